@@ -1,0 +1,1 @@
+"""mnemobot's channels, commands, tools, LLM client wiring and CLI."""

@@ -1,0 +1,89 @@
+"""The composition root: builds the workspace, stores, LLM client, tools, pipeline, commands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.assistant import Assistant
+from bot.commands import Commands
+from bot.llm_client import OpenAIChatModel
+from bot.tools.clock_tool import DATETIME_TOOL
+from bot.tools.files_tool import FilesTool
+from bot.tools.registry import ToolRegistry
+from config.runtime import RuntimeConfig
+from config.runtime_store import RuntimeConfigStore
+from config.settings import Settings
+from config.workspace import WorkspacePaths
+from memory.session import SessionStore
+from systems.context import ChatRef
+from systems.llm import ChatModel
+from systems.pipeline import Pipeline, System, load_entry_point_systems
+from systems.tool_loop import ToolLoop
+
+
+def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
+    """The memory scope of a chat: the chat itself (default) or one global scope.
+
+    Forum topics of one group share the group's memory but have their own sessions.
+    """
+    if config.memory.scope == "global":
+        return "global"
+    return f"{chat.channel}:{chat.chat_id}"
+
+
+@dataclass(slots=True)
+class App:
+    settings: Settings
+    paths: WorkspacePaths
+    runtime: RuntimeConfigStore
+    sessions: SessionStore
+    llm: ChatModel
+    tools: ToolRegistry
+    pipeline: Pipeline
+    assistant: Assistant
+    commands: Commands
+
+    async def close(self) -> None:
+        close = getattr(self.llm, "close", None)
+        if close is not None:
+            await close()
+
+
+def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
+    paths = WorkspacePaths(settings.bot_workspace)
+    paths.create()
+    runtime = RuntimeConfigStore(paths.runtime_config)
+    runtime.ensure_file()
+    config = runtime.current()
+    sessions = SessionStore(paths.sessions)
+    if llm is None:
+        llm = OpenAIChatModel(
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            base_url=settings.openai_base_url,
+            max_retries=config.llm.max_retries,
+            timeout_seconds=config.llm.request_timeout_seconds,
+        )
+    tools = ToolRegistry([DATETIME_TOOL, FilesTool(paths.files).tool()])
+    systems: list[System] = [ToolLoop(llm, tools)]
+    systems += load_entry_point_systems()
+    pipeline = Pipeline(systems)
+    assistant = Assistant(
+        settings=settings,
+        paths=paths,
+        runtime=runtime,
+        sessions=sessions,
+        pipeline=pipeline,
+        scope_for=scope_for,
+    )
+    commands = Commands(assistant)
+    return App(
+        settings=settings,
+        paths=paths,
+        runtime=runtime,
+        sessions=sessions,
+        llm=llm,
+        tools=tools,
+        pipeline=pipeline,
+        assistant=assistant,
+        commands=commands,
+    )

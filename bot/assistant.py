@@ -1,0 +1,180 @@
+"""The Assistant: one turn of one chat, from user text to reply, through the pipeline.
+
+Channels (console, Telegram) own ordering and queueing; the Assistant owns the turn: it
+keeps the user's message first (saved before anything can fail), runs the pipeline, and
+always produces a reply, either the model's answer or a short apology.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from bot.tools.clock_tool import now_in_zone
+from config.runtime import RuntimeConfig
+from config.runtime_store import RuntimeConfigStore
+from config.settings import Settings
+from config.workspace import WorkspacePaths
+from memory.items import to_iso
+from memory.session import AgentSession, SessionStore
+from systems.context import ChatRef, TurnContext
+from systems.llm import LLMFailureKind
+from systems.pipeline import Pipeline
+
+log = logging.getLogger(__name__)
+
+MAX_INPUT_CHARS = 200_000
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    reply: str
+    ctx: TurnContext
+    answered: bool
+
+
+@dataclass(slots=True)
+class ChatActivity:
+    """Per-chat facts for /status that are not worth persisting."""
+
+    last_pack_tokens: int | None = None
+    last_turn_at: float | None = None
+    extras: dict[str, object] = field(default_factory=dict)
+
+
+def apology_for(ctx: TurnContext) -> str:
+    kept = "Your message was kept; send another message to carry on."
+    if ctx.llm_error is not None:
+        if ctx.llm_error.kind is LLMFailureKind.CONTEXT_OVERFLOW:
+            return (
+                "Sorry, this conversation no longer fits the model's context, even after "
+                "compacting. Your message was kept; try /compact 2 or /new."
+            )
+        return f"Sorry, {ctx.llm_error.user_text()}. {kept}"
+    failed = ", ".join(sorted({f.system for f in ctx.failures})) or "the turn"
+    return f"Sorry, something went wrong ({failed} failed). {kept}"
+
+
+class Assistant:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        paths: WorkspacePaths,
+        runtime: RuntimeConfigStore,
+        sessions: SessionStore,
+        pipeline: Pipeline,
+        scope_for: Callable[[ChatRef, RuntimeConfig], str],
+    ) -> None:
+        self.settings = settings
+        self.paths = paths
+        self.runtime = runtime
+        self.sessions = sessions
+        self.pipeline = pipeline
+        self.scope_for = scope_for
+        self.activity: dict[str, ChatActivity] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.started_at = time.time()
+
+    def config(self) -> RuntimeConfig:
+        return self.runtime.current()
+
+    def model_name(self, config: RuntimeConfig | None = None) -> str:
+        config = config or self.config()
+        return config.llm.model or self.settings.bot_model
+
+    def lock_for(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    def session(self, chat: ChatRef) -> AgentSession:
+        return self.sessions.get(chat.key)
+
+    def activity_for(self, chat: ChatRef) -> ChatActivity:
+        found = self.activity.get(chat.key)
+        if found is None:
+            found = self.activity[chat.key] = ChatActivity()
+        return found
+
+    async def handle_text(
+        self,
+        chat: ChatRef,
+        text: str,
+        *,
+        message_refs: list[str] | None = None,
+        notify: Callable[[str], Awaitable[None]] | None = None,
+    ) -> TurnOutcome | None:
+        """Run one turn; None for empty input (ignored, nothing stored)."""
+        text = text.strip()
+        if not text:
+            return None
+        if len(text) > MAX_INPUT_CHARS:
+            text = text[:MAX_INPUT_CHARS] + "\n[... message cut: it was too long to process whole]"
+        async with self.lock_for(chat.key):
+            return await self._turn(chat, text, message_refs or [], notify)
+
+    async def _turn(
+        self,
+        chat: ChatRef,
+        text: str,
+        message_refs: list[str],
+        notify: Callable[[str], Awaitable[None]] | None,
+    ) -> TurnOutcome:
+        config = self.config()
+        session = self.sessions.get(chat.key)
+        now = now_in_zone(config.assistant.timezone)
+        user_message: dict[str, object] = {
+            "role": "user",
+            "content": text,
+            "at": to_iso(time.time()),
+        }
+        if message_refs:
+            user_message["refs"] = message_refs
+        if chat.user_name:
+            user_message["from"] = chat.user_name
+        session.messages.append(user_message)
+        # Kept before anything else can fail: a model outage never loses the message.
+        self.sessions.save(session)
+        ctx = TurnContext(
+            chat=chat,
+            session=session,
+            user_text=text,
+            config=config,
+            now=now,
+            model=self.model_name(config),
+            scope=self.scope_for(chat, config),
+            message_refs=message_refs,
+            notify=notify,
+        )
+        try:
+            await self.pipeline.run(ctx)
+        finally:
+            # Saved on every exit, cancellation included, so nothing of the turn is lost.
+            self.sessions.save(session)
+            activity = self.activity_for(chat)
+            activity.last_turn_at = time.time()
+            if ctx.memory_pack is not None:
+                activity.last_pack_tokens = ctx.memory_pack.diagnostics.total_tokens
+        answered = ctx.reply is not None
+        reply = ctx.reply if ctx.reply is not None else apology_for(ctx)
+        if ctx.failures:
+            log.info("turn in %s had failures: %s", chat.key, ctx.failures)
+        return TurnOutcome(reply=reply, ctx=ctx, answered=answered)
+
+    def reset_session(self, chat: ChatRef) -> int:
+        """/new: clear the conversation, keep memory; returns how many messages were cleared."""
+        session = self.sessions.get(chat.key)
+        cleared = len(session.messages)
+        if session.messages:
+            # The raw conversation stays searchable in the chat's append-only log.
+            self.sessions.append_offload(chat.key, session.messages)
+        session.messages.clear()
+        session.state.clear()
+        session.metadata["resetAt"] = to_iso(time.time())
+        self.sessions.save(session)
+        return cleared

@@ -1,0 +1,71 @@
+"""The `mnemobot` command line: run, chat, doctor, memory, eval, bench."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from bot.app import build_app
+from bot.console import run_console
+from bot.doctor import doctor
+from bot.logging_setup import configure_logging
+from config.settings import Settings, SettingsError, load_settings
+
+
+def _secrets(settings: Settings) -> list[str]:
+    values = [settings.telegram_bot_token, settings.openai_api_key, settings.bot_webhook_secret]
+    return [v.get_secret_value() for v in values if v is not None]
+
+
+def _settings_or_exit() -> Settings:
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"mnemobot: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    configure_logging(settings.bot_log_level, _secrets(settings))
+    return settings
+
+
+def _cmd_chat(args: argparse.Namespace) -> int:
+    settings = _settings_or_exit()
+
+    async def session() -> int:
+        app = build_app(settings)
+        try:
+            return await run_console(app, chat_id=args.chat_id, user_id=args.user_id)
+        finally:
+            await app.close()
+
+    try:
+        return asyncio.run(session())
+    except KeyboardInterrupt:
+        return 130
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    return doctor(sys.stdout)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mnemobot", description="A Telegram AI assistant that remembers."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    chat = sub.add_parser("chat", help="talk to the bot in this terminal (or pipe lines in)")
+    chat.add_argument("--chat-id", default="local", help="console chat id (default: local)")
+    chat.add_argument("--user-id", default="local", help="user id shown to the bot")
+    chat.set_defaults(handler=_cmd_chat)
+
+    check = sub.add_parser("doctor", help="check settings, workspace, model and Telegram token")
+    check.set_defaults(handler=_cmd_doctor)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.handler(args))

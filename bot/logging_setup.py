@@ -1,0 +1,52 @@
+"""Logging to stderr with secrets redacted, whatever library logs them."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable
+
+
+class RedactSecrets(logging.Filter):
+    """Replaces every known secret (bot token, API keys) in a record with `[REDACTED]`.
+
+    httpx logs request URLs at INFO, and Telegram's URLs contain the bot token, so the
+    filter sits on the handler and sees every library's records.
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
+
+    def _clean(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "[REDACTED]")
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.secrets:
+            return True
+        message = record.getMessage()
+        cleaned = self._clean(message)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._clean(record.exc_text)
+        if cleaned != message:
+            record.msg = cleaned
+            record.args = None
+        return True
+
+
+def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactSecrets(secrets))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    # Request lines of the HTTP clients are noise at INFO (and carry the bot token in URLs).
+    for noisy in ("httpx", "httpx2", "httpcore", "openai", "telegram.ext.Updater"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))

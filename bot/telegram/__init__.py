@@ -1,0 +1,1 @@
+"""Telegram channel: rendering and delivery of replies."""

@@ -1,0 +1,1 @@
+"""Tools the model can call: the registry and the built-in tools."""

@@ -1,0 +1,1 @@
+"""Static settings (environment, `.env`) and the hot-reloaded runtime config."""

@@ -1,0 +1,106 @@
+"""The runtime config model: every tunable default of mnemobot lives here.
+
+`preferences/runtime-config.json` is validated against these models (camelCase keys,
+unknown keys rejected), written with the defaults on first start and re-read when it
+changes on disk. See `RuntimeConfigStore` for the reload rules.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+
+class ConfigSection(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+class AssistantConfig(ConfigSection):
+    name: str = "mnemobot"
+    # IANA zone name such as "Europe/Berlin"; null means the machine's local zone.
+    timezone: str | None = None
+    # Extra operator instructions appended to the built-in system prompt.
+    instructions: str | None = None
+
+
+class LlmConfig(ConfigSection):
+    model: str | None = None
+    summary_model: str | None = None
+    temperature: float = Field(0.7, ge=0, le=2)
+    max_input_tokens: int = Field(128_000, ge=1_000)
+    max_output_tokens: int = Field(2048, ge=16)
+    request_timeout_seconds: float = Field(120, gt=0, le=3600)
+    max_retries: int = Field(2, ge=0, le=10)
+
+
+class MemoryConfig(ConfigSection):
+    enabled: bool = True
+    scope: Literal["chat", "global"] = "chat"
+    recent_days: int = Field(7, ge=0, le=365)
+    soft_prompt_budget_tokens: int = Field(1800, ge=0)
+    max_prompt_budget_tokens: int = Field(3500, ge=0)
+    working_top_k: int = Field(6, ge=0)
+    episodic_top_k: int = Field(8, ge=0)
+    semantic_top_k: int = Field(6, ge=0)
+    procedural_top_k: int = Field(4, ge=0)
+    promotion_enabled: bool = True
+    promotion_min_confidence: float = Field(0.75, ge=0, le=1)
+    decay_enabled: bool = True
+    decay_days: float = Field(30, gt=0)
+    code_aware_extraction_enabled: bool = True
+    legacy_daily_notes_enabled: bool = True
+    # Budgets of the other system-prompt parts, in estimated tokens.
+    operator_memory_budget_tokens: int = Field(2000, ge=0)
+    scope_memory_budget_tokens: int = Field(2000, ge=0)
+    legacy_context_budget_tokens: int = Field(1500, ge=0)
+
+    @model_validator(mode="after")
+    def _budgets_ordered(self) -> MemoryConfig:
+        if self.max_prompt_budget_tokens < self.soft_prompt_budget_tokens:
+            raise ValueError(
+                "memory.maxPromptBudgetTokens must be >= memory.softPromptBudgetTokens"
+            )
+        return self
+
+
+class CompactionConfig(ConfigSection):
+    enabled: bool = True
+    max_context_tokens: int = Field(50_000, ge=1_000)
+    keep_last_messages: int = Field(20, ge=1, le=1_000)
+    summary_max_output_tokens: int = Field(500, ge=50)
+    summary_timeout_seconds: float = Field(15, gt=0)
+    summary_temperature: float = Field(0.3, ge=0, le=2)
+    # Tool results older than this many user turns are stubbed in the LLM request.
+    prune_tool_results_after_turns: int = Field(3, ge=0)
+    tool_result_eviction_chars: int = Field(80_000, ge=1_000)
+
+
+class ToolLoopConfig(ConfigSection):
+    max_llm_calls: int = Field(20, ge=1, le=1_000)
+    max_tool_executions: int = Field(80, ge=0, le=10_000)
+
+
+class TelegramConfig(ConfigSection):
+    queue_mode: Literal["queue", "collect"] = "queue"
+    queue_cap: int = Field(20, ge=1, le=1_000)
+    typing_interval_seconds: float = Field(4, gt=0, le=5)
+
+
+class RuntimeConfig(ConfigSection):
+    assistant: AssistantConfig = AssistantConfig()
+    llm: LlmConfig = LlmConfig()
+    memory: MemoryConfig = MemoryConfig()
+    compaction: CompactionConfig = CompactionConfig()
+    tool_loop: ToolLoopConfig = ToolLoopConfig()
+    telegram: TelegramConfig = TelegramConfig()
+
+    def compaction_threshold_tokens(self) -> int:
+        """Estimated request size past which AutoCompaction compacts (80% of the model's input)."""
+        return min(int(self.llm.max_input_tokens * 0.8), self.compaction.max_context_tokens)
+
+    def to_json_dict(self) -> dict[str, object]:
+        return self.model_dump(by_alias=True, mode="json")

@@ -1,0 +1,131 @@
+"""Static settings from the environment and `.env` (DESIGN §4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+HOW_TO_FIX = {
+    "TELEGRAM_BOT_TOKEN": "get one from @BotFather and set TELEGRAM_BOT_TOKEN=123456:ABC...",
+    "TELEGRAM_API_BASE_URL": "use a URL such as https://api.telegram.org/bot",
+    "TELEGRAM_ALLOWED_USERS": "use comma-separated user ids, e.g. 1234,5678, or * for everyone",
+    "OPENAI_BASE_URL": "use the server's base URL, e.g. http://127.0.0.1:8000/v1",
+    "BOT_MODEL": "set the chat model name, e.g. BOT_MODEL=gpt-4o-mini",
+    "BOT_WORKSPACE": "point it at a writable directory",
+    "BOT_LOG_LEVEL": "use one of DEBUG, INFO, WARNING, ERROR",
+    "BOT_WEBHOOK_LISTEN": "use host:port, e.g. 0.0.0.0:8443",
+}
+
+
+class SettingsError(Exception):
+    """A setting is missing or invalid; the message is one line a person can act on."""
+
+
+class AllowedUsers(frozenset[int]):
+    """The Telegram user ids allowed to talk to the bot; `everyone` for `*`."""
+
+    everyone: bool = False
+
+    @classmethod
+    def parse(cls, raw: str) -> AllowedUsers:
+        raw = raw.strip()
+        if raw == "*":
+            users = cls()
+            users.everyone = True
+            return users
+        ids: list[int] = []
+        for part in raw.replace(";", ",").split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if not part.lstrip("-").isdigit():
+                raise ValueError(f"{part!r} is not a numeric user id")
+            ids.append(int(part))
+        return cls(ids)
+
+    def allows(self, user_id: int | None) -> bool:
+        return self.everyone or (user_id is not None and user_id in self)
+
+    def describe(self) -> str:
+        if self.everyone:
+            return "everyone"
+        return ", ".join(str(i) for i in sorted(self)) or "nobody"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    telegram_bot_token: SecretStr | None = None
+    telegram_api_base_url: str = "https://api.telegram.org/bot"
+    telegram_allowed_users: Annotated[AllowedUsers, NoDecode] = Field(default_factory=AllowedUsers)
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    bot_model: str = "gpt-4o-mini"
+    bot_workspace: Path = Path("~/.mnemobot/workspace")
+    bot_log_level: str = "INFO"
+    bot_webhook_url: str | None = None
+    bot_webhook_secret: SecretStr | None = None
+    bot_webhook_listen: str = "0.0.0.0:8443"
+
+    @field_validator("telegram_allowed_users", mode="before")
+    @classmethod
+    def _parse_users(cls, value: object) -> AllowedUsers:
+        if isinstance(value, AllowedUsers):
+            return value
+        return AllowedUsers.parse(str(value or ""))
+
+    @field_validator("telegram_api_base_url", "openai_base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("bot_model")
+    @classmethod
+    def _model(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+
+    @field_validator("bot_workspace")
+    @classmethod
+    def _workspace(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @field_validator("bot_log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError(f"{value!r} is not a logging level")
+        return level
+
+    @field_validator("bot_webhook_listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        host, sep, port = value.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{value!r} is not host:port")
+        return value
+
+    @property
+    def webhook_host_port(self) -> tuple[str, int]:
+        host, _, port = self.bot_webhook_listen.rpartition(":")
+        return host, int(port)
+
+
+def load_settings(env_file: str | Path | None = ".env") -> Settings:
+    """Load settings, turning any validation problem into one actionable SettingsError."""
+    try:
+        return Settings(_env_file=env_file)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "settings"
+        variable = field.upper()
+        reason = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+        fix = HOW_TO_FIX.get(variable, "check its value")
+        raise SettingsError(f"{variable} is invalid: {reason}; {fix}.") from None

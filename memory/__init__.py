@@ -1,0 +1,1 @@
+"""Memory: sessions, daily notes, MEMORY.md, structured items, retrieval and the MemoryPack."""

@@ -1,0 +1,148 @@
+"""The memory data model: items, the turn event handed to the write path, queries."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+
+class Layer(StrEnum):
+    EPISODIC = "EPISODIC"
+    SEMANTIC = "SEMANTIC"
+    PROCEDURAL = "PROCEDURAL"
+
+
+class ItemType(StrEnum):
+    DECISION = "DECISION"
+    CONSTRAINT = "CONSTRAINT"
+    FAILURE = "FAILURE"
+    FIX = "FIX"
+    PREFERENCE = "PREFERENCE"
+    PROJECT_FACT = "PROJECT_FACT"
+    TASK_STATE = "TASK_STATE"
+    COMMAND_RESULT = "COMMAND_RESULT"
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_content(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def fingerprint(item_type: ItemType, content: str) -> str:
+    digest = hashlib.sha1(f"{item_type.value}\n{normalize_content(content)}".encode())
+    return digest.hexdigest()[:20]
+
+
+def to_iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def from_iso(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass(slots=True)
+class MemoryItem:
+    """One remembered thing. Times are UTC epoch seconds in memory, ISO-8601 on disk."""
+
+    id: str
+    layer: Layer
+    type: ItemType
+    title: str
+    content: str
+    scope: str
+    created_at: float
+    updated_at: float
+    tags: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    source: str = "turn"
+    confidence: float = 0.65
+    salience: float = 0.5
+    ttl_days: float | None = None
+    last_accessed_at: float | None = None
+    fingerprint: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.fingerprint:
+            self.fingerprint = fingerprint(self.type, self.content)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "layer": self.layer.value,
+            "type": self.type.value,
+            "title": self.title,
+            "content": self.content,
+            "scope": self.scope,
+            "tags": self.tags,
+            "references": self.references,
+            "source": self.source,
+            "confidence": round(self.confidence, 4),
+            "salience": round(self.salience, 4),
+            "ttlDays": self.ttl_days,
+            "createdAt": to_iso(self.created_at),
+            "updatedAt": to_iso(self.updated_at),
+            "lastAccessedAt": (
+                to_iso(self.last_accessed_at) if self.last_accessed_at is not None else None
+            ),
+            "fingerprint": self.fingerprint,
+        }
+
+    @classmethod
+    def from_json_dict(cls, data: dict[str, Any]) -> MemoryItem:
+        """Build from a stored line; raises KeyError/ValueError/TypeError on a bad one."""
+        last = data.get("lastAccessedAt")
+        return cls(
+            id=str(data["id"]),
+            layer=Layer(data["layer"]),
+            type=ItemType(data["type"]),
+            title=str(data.get("title", "")),
+            content=str(data["content"]),
+            scope=str(data.get("scope", "")),
+            tags=[str(t) for t in data.get("tags") or []],
+            references=[str(r) for r in data.get("references") or []],
+            source=str(data.get("source", "turn")),
+            confidence=float(data.get("confidence", 0.65)),
+            salience=float(data.get("salience", 0.5)),
+            ttl_days=data.get("ttlDays"),
+            created_at=from_iso(data["createdAt"]),
+            updated_at=from_iso(data.get("updatedAt") or data["createdAt"]),
+            last_accessed_at=from_iso(last) if last else None,
+            fingerprint=str(data.get("fingerprint") or ""),
+        )
+
+
+@dataclass(slots=True)
+class TurnMemoryEvent:
+    """A finalized turn, handed from the pipeline to the memory write path."""
+
+    scope: str
+    chat_key: str
+    user_text: str
+    assistant_text: str
+    at: float
+    tool_outputs: list[str] = field(default_factory=list)
+    # Ids of the messages this turn came from (Telegram message ids, LoCoMo dia_ids, ...).
+    message_refs: list[str] = field(default_factory=list)
+    # Who said the user text, when known (a group member, a LoCoMo speaker).
+    speaker: str | None = None
+
+
+@dataclass(slots=True)
+class MemoryQuery:
+    text: str
+    scope: str
+    now: float
+    episodic_top_k: int = 8
+    semantic_top_k: int = 6
+    procedural_top_k: int = 4
+    working_top_k: int = 6
+    soft_budget_tokens: int = 1800
+    max_budget_tokens: int = 3500
+    tags: list[str] = field(default_factory=list)

@@ -1,0 +1,1 @@
+"""The pipeline core and the ordered systems that handle every turn."""

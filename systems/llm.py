@@ -1,0 +1,78 @@
+"""What the pipeline needs from a chat model, as a protocol the bot layer implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class LLMFailureKind(StrEnum):
+    CONTEXT_OVERFLOW = "context_overflow"
+    RATE_LIMITED = "rate_limited"
+    UNAVAILABLE = "unavailable"
+    TIMEOUT = "timeout"
+    AUTH = "auth"
+    BAD_REQUEST = "bad_request"
+
+
+_USER_TEXT = {
+    LLMFailureKind.CONTEXT_OVERFLOW: "the conversation no longer fits the model's context",
+    LLMFailureKind.RATE_LIMITED: "the model is rate-limited right now",
+    LLMFailureKind.UNAVAILABLE: "the model is unavailable right now",
+    LLMFailureKind.TIMEOUT: "the model did not answer in time",
+    LLMFailureKind.AUTH: "the model refused our credentials (check OPENAI_API_KEY)",
+    LLMFailureKind.BAD_REQUEST: "the model rejected the request",
+}
+
+
+class LLMError(Exception):
+    """A classified failure of a chat-model call; `detail` never contains secrets."""
+
+    def __init__(self, kind: LLMFailureKind, detail: str, *, status: int | None = None) -> None:
+        super().__init__(f"{kind.value}: {detail}")
+        self.kind = kind
+        self.detail = detail
+        self.status = status
+
+    def user_text(self) -> str:
+        return _USER_TEXT[self.kind]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+
+    def to_message_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    messages: list[dict[str, Any]]
+    model: str
+    temperature: float
+    max_output_tokens: int
+    timeout_seconds: float
+    tools: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ChatResponse:
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class ChatModel(Protocol):
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Run one chat completion; raise LLMError on any failure."""
+        ...

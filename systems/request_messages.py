@@ -1,0 +1,79 @@
+"""Turn the stored session into the messages the model sees (pure functions).
+
+The stored session keeps extra keys (timestamps, message refs) and whole tool results;
+the model gets only the API keys, and tool results older than the last few user turns
+are shortened to a one-line stub so old bulky output does not crowd out the context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from memory.session import Message
+from memory.tokens import estimate_tokens
+
+API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+STUB_PREFIX = "[older tool result shortened"
+
+
+def api_message(message: Message) -> dict[str, Any]:
+    return {key: message[key] for key in API_KEYS if key in message}
+
+
+def tool_result_stub(content: str) -> str:
+    first_line = content.strip().splitlines()[0][:120] if content.strip() else ""
+    return f"{STUB_PREFIX}: {len(content)} chars] {first_line}"
+
+
+def model_messages(
+    system_prompt: str, history: list[Message], *, keep_tool_results_turns: int
+) -> list[dict[str, Any]]:
+    """System prompt + history with API keys only; old tool results stubbed."""
+    user_turns_seen = 0
+    cutoff_index = -1
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].get("role") == "user":
+            user_turns_seen += 1
+            if user_turns_seen > keep_tool_results_turns:
+                cutoff_index = index
+                break
+    answered = {m.get("tool_call_id") for m in history if m.get("role") == "tool"}
+    out: list[dict[str, Any]] = []
+    if system_prompt:
+        out.append({"role": "system", "content": system_prompt})
+    for index, message in enumerate(history):
+        item = api_message(message)
+        if index < cutoff_index and item.get("role") == "tool":
+            content = str(item.get("content") or "")
+            if len(content) > 200:
+                item["content"] = tool_result_stub(content)
+        out.append(item)
+        # A turn stopped mid-tool-run leaves calls without results; the API rejects that
+        # history, so the model is told they were not run.
+        for call in item.get("tool_calls") or ():
+            if call.get("id") not in answered:
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.get("id"),
+                        "content": "error: not run (the turn was stopped)",
+                    }
+                )
+    return out
+
+
+def estimate_request_tokens(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> int:
+    """Heuristic size of a chat request: content, tool-call arguments and tool schemas."""
+    total = 0
+    for message in messages:
+        total += 4 + estimate_tokens(str(message.get("content") or ""))
+        for call in message.get("tool_calls") or ():
+            function = call.get("function", {})
+            total += 8 + estimate_tokens(function.get("name", "") + function.get("arguments", ""))
+    for tool in tools or ():
+        total += estimate_tokens(orjson.dumps(tool).decode())
+    return total

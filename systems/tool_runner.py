@@ -1,0 +1,22 @@
+"""What the ToolLoop needs from the tool registry, as a protocol the bot layer implements."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from systems.context import TurnContext
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model should be told about; the message goes to the model."""
+
+
+class ToolRunner(Protocol):
+    def schemas(self, ctx: TurnContext) -> list[dict[str, Any]]:
+        """OpenAI `tools` entries for this turn."""
+        ...
+
+    async def run(self, name: str, arguments: str, ctx: TurnContext) -> str:
+        """Run one tool call; raise ToolError for anything the model should see as an error."""
+        ...

@@ -1,0 +1,75 @@
+"""Shared fixtures: a clean environment and workspace for every test."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from config.settings import Settings
+from tests.fakes.openai_server import FakeOpenAIServer
+
+_OUR_VARIABLES = (
+    "TELEGRAM_BOT_TOKEN",
+    "TELEGRAM_API_BASE_URL",
+    "TELEGRAM_ALLOWED_USERS",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "BOT_MODEL",
+    "BOT_WORKSPACE",
+    "BOT_LOG_LEVEL",
+    "BOT_WEBHOOK_URL",
+    "BOT_WEBHOOK_SECRET",
+    "BOT_WEBHOOK_LISTEN",
+)
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No test sees the developer's own keys, tokens or `.env`."""
+    for name in _OUR_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    yield
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    return root
+
+
+def subprocess_env(**overrides: str) -> dict[str, str]:
+    """Environment for running `mnemobot` as a subprocess: ours removed, overrides added."""
+    env = {k: v for k, v in os.environ.items() if k not in _OUR_VARIABLES}
+    env.update(overrides)
+    return env
+
+
+@pytest.fixture
+def openai_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+def make_settings(
+    workspace: Path, server: FakeOpenAIServer | None = None, **extra: object
+) -> Settings:
+    values: dict[str, object] = {
+        "bot_workspace": workspace,
+        "openai_api_key": "test-key",
+        "openai_base_url": server.base_url if server else "http://127.0.0.1:9/v1",
+    }
+    values.update(extra)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+def write_runtime_config(workspace: Path, config: dict[str, object]) -> None:
+    """Write runtime-config.json before the app starts (sections merge over defaults)."""
+    path = workspace / "preferences" / "runtime-config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config))

@@ -1,0 +1,83 @@
+"""`mnemobot chat` as a subprocess with piped input, against the fake OpenAI server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import subprocess_env
+from tests.fakes.openai_server import FakeOpenAIServer, reply, user_texts
+
+
+def run_chat(
+    stdin: str, workspace: Path, server: FakeOpenAIServer | None, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    base = {
+        "BOT_WORKSPACE": str(workspace),
+        "OPENAI_API_KEY": "sk-test-secret-value",
+        "OPENAI_BASE_URL": server.base_url if server else "http://127.0.0.1:9/v1",
+    }
+    base.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "chat", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(**base),
+        cwd=workspace.parent,
+        check=False,
+    )
+
+
+def test_piped_lines_are_answered_on_stdout(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.script(reply("Hi! I am the fake model."))
+    result = run_chat("hello\n\n   \nsecond line\n", workspace, openai_server)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["Hi! I am the fake model.", "echo: second line"]
+    assert [user_texts(r)[-1] for r in openai_server.requests] == ["hello", "second line"]
+    assert "sk-test-secret-value" not in result.stderr + result.stdout
+
+
+def test_commands_work_in_the_console(workspace: Path, openai_server: FakeOpenAIServer) -> None:
+    result = run_chat("hello\n/status\n/new\n/help\n", workspace, openai_server)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "echo: hello" in out
+    assert "Model: gpt-4o-mini" in out and "Session: 2 messages" in out
+    assert "Runtime config: ok" in out and str(workspace) in out
+    assert "Started a new conversation (2 messages cleared)" in out
+    assert "/compact" in out and "/stop" in out
+
+
+def test_the_conversation_continues_after_a_restart(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    run_chat("my name is Ada\n", workspace, openai_server)
+    run_chat("what is my name?\n", workspace, openai_server)
+    assert user_texts(openai_server.last_request()) == ["my name is Ada", "what is my name?"]
+
+
+def test_chat_ids_have_separate_sessions(workspace: Path, openai_server: FakeOpenAIServer) -> None:
+    run_chat("secret plan\n", workspace, openai_server, "--chat-id", "a")
+    run_chat("hello\n", workspace, openai_server, "--chat-id", "b")
+    assert user_texts(openai_server.last_request()) == ["hello"]
+
+
+def test_model_unreachable_gets_a_short_reply(workspace: Path) -> None:
+    result = run_chat("hello\n", workspace, None)
+    assert result.returncode == 0
+    assert "model is unavailable" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_bad_settings_stop_with_one_line(workspace: Path) -> None:
+    result = run_chat("hello\n", workspace, None, TELEGRAM_ALLOWED_USERS="alice,bob")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "TELEGRAM_ALLOWED_USERS" in lines[0] and "comma-separated" in lines[0]
+    assert result.stdout == ""

@@ -1,0 +1,105 @@
+"""The files tool works inside `<workspace>/files/` and refuses every way out."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.tools.files_tool import FilesTool
+from bot.tools.registry import ToolRegistry
+from config.runtime import RuntimeConfig
+from memory.session import AgentSession
+from systems.context import ChatRef, TurnContext
+from systems.tool_runner import ToolError
+
+
+@pytest.fixture
+def files_root(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace" / "files"
+    root.mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def registry(files_root: Path) -> ToolRegistry:
+    return ToolRegistry([FilesTool(files_root).tool()])
+
+
+def ctx() -> TurnContext:
+    return TurnContext(
+        chat=ChatRef("console", "local"),
+        session=AgentSession.new("console:local"),
+        user_text="x",
+        config=RuntimeConfig(),
+        now=datetime.now(UTC),
+        model="m",
+    )
+
+
+async def test_write_read_and_list(registry: ToolRegistry, files_root: Path) -> None:
+    written = await registry.run(
+        "files", '{"operation": "write", "path": "notes/todo.txt", "content": "buy milk"}', ctx()
+    )
+    assert "wrote 8 characters" in written
+    assert (files_root / "notes" / "todo.txt").read_text() == "buy milk"
+    assert await registry.run(
+        "files", '{"operation": "read", "path": "notes/todo.txt"}', ctx()
+    ) == ("buy milk")
+    assert "notes/" in await registry.run("files", '{"operation": "list"}', ctx())
+
+
+async def test_reading_a_large_file_pages(registry: ToolRegistry, files_root: Path) -> None:
+    (files_root / "big.txt").write_text("a" * 25_000 + "END")
+    first = await registry.run("files", '{"operation": "read", "path": "big.txt"}', ctx())
+    assert "read again with offset=20000" in first
+    second = await registry.run(
+        "files", '{"operation": "read", "path": "big.txt", "offset": 20000}', ctx()
+    )
+    assert second.endswith("END")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["../secret.txt", "notes/../../secret.txt", "/etc/passwd", "~/secret.txt", "a/../../x"],
+)
+async def test_escapes_by_dotdot_or_absolute_path_are_refused(
+    registry: ToolRegistry, files_root: Path, path: str
+) -> None:
+    (files_root.parent / "secret.txt").write_text("top secret")
+    for operation in ("read", "write", "list"):
+        with pytest.raises(ToolError, match="refused"):
+            await registry.run(
+                "files",
+                f'{{"operation": "{operation}", "path": "{path}", "content": "pwned"}}',
+                ctx(),
+            )
+    assert (files_root.parent / "secret.txt").read_text() == "top secret"
+
+
+async def test_symlinks_pointing_outside_are_refused(
+    registry: ToolRegistry, files_root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("top secret")
+    os.symlink(outside, files_root / "link")
+    os.symlink(outside / "secret.txt", files_root / "file-link")
+    with pytest.raises(ToolError, match="outside the files folder"):
+        await registry.run("files", '{"operation": "read", "path": "link/secret.txt"}', ctx())
+    with pytest.raises(ToolError, match="outside the files folder"):
+        await registry.run(
+            "files", '{"operation": "write", "path": "file-link", "content": "pwned"}', ctx()
+        )
+    assert (outside / "secret.txt").read_text() == "top secret"
+
+
+async def test_bad_arguments_are_tool_errors(registry: ToolRegistry) -> None:
+    with pytest.raises(ToolError, match="not valid JSON"):
+        await registry.run("files", '{"operation": "read", ', ctx())
+    with pytest.raises(ToolError, match="operation"):
+        await registry.run("files", '{"operation": "delete"}', ctx())
+    with pytest.raises(ToolError, match="unknown tool 'rm'"):
+        await registry.run("rm", "{}", ctx())

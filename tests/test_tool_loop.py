@@ -1,0 +1,143 @@
+"""The ToolLoop end to end through the real openai client and the fake server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import App, build_app
+from systems.context import ChatRef
+from tests.conftest import make_settings, write_runtime_config
+from tests.fakes.openai_server import (
+    FakeOpenAIServer,
+    error,
+    reply,
+    tool_call,
+    tool_calls,
+    tool_messages,
+    user_texts,
+)
+
+CHAT = ChatRef("console", "local", user_id="u1")
+
+
+@pytest.fixture
+async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    built = build_app(make_settings(workspace, openai_server))
+    yield built
+    await built.close()
+
+
+async def ask(app: App, text: str) -> str:
+    outcome = await app.assistant.handle_text(CHAT, text)
+    assert outcome is not None
+    return outcome.reply
+
+
+async def test_plain_answer_round_trip(app: App, openai_server: FakeOpenAIServer) -> None:
+    openai_server.script(reply("Hello there!"))
+    assert await ask(app, "hi") == "Hello there!"
+    request = openai_server.last_request()
+    assert user_texts(request) == ["hi"]
+    assert {t["function"]["name"] for t in request["tools"]} >= {"datetime", "files"}
+    session = app.sessions.get(CHAT.key)
+    assert [m["role"] for m in session.messages] == ["user", "assistant"]
+
+
+async def test_tool_results_go_back_to_the_model(app: App, openai_server: FakeOpenAIServer) -> None:
+    openai_server.script(tool_call("datetime", {}), reply("It is late."))
+    assert await ask(app, "what time is it?") == "It is late."
+    second = openai_server.requests[1]
+    results = tool_messages(second)
+    assert len(results) == 1
+    assert "T" in results[0]["content"] and "error" not in results[0]["content"]
+
+
+async def test_invalid_json_and_unknown_tools_go_back_as_tool_errors(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.script(
+        tool_calls([tool_call("datetime", '{"timezone": '), tool_call("launch_rockets", {})]),
+        reply("Sorry, my tools misbehaved."),
+    )
+    assert await ask(app, "go") == "Sorry, my tools misbehaved."
+    results = [m["content"] for m in tool_messages(openai_server.requests[1])]
+    assert results[0].startswith("error: arguments are not valid JSON")
+    assert results[1].startswith("error: unknown tool 'launch_rockets'")
+
+
+async def test_llm_call_limit_stops_the_turn_and_says_why(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, {"toolLoop": {"maxLlmCalls": 3}, "llm": {"maxRetries": 0}})
+    app = build_app(make_settings(workspace, openai_server))
+    openai_server.responder = lambda body: tool_call("datetime", {})
+    answer = await ask(app, "loop forever")
+    await app.close()
+    assert len(openai_server.requests) == 3
+    assert "stopped" in answer and "3 model calls" in answer and "toolLoop.maxLlmCalls" in answer
+
+
+async def test_tool_execution_limit_stops_the_turn(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(
+        workspace, {"toolLoop": {"maxToolExecutions": 2}, "llm": {"maxRetries": 0}}
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    openai_server.script(
+        tool_calls(
+            [tool_call("datetime", {}), tool_call("datetime", {}), tool_call("datetime", {})]
+        )
+    )
+    answer = await ask(app, "three clocks please")
+    await app.close()
+    assert "2 tool runs" in answer and "toolLoop.maxToolExecutions" in answer
+    session = app.sessions.get(CHAT.key)
+    results = [m["content"] for m in session.messages if m["role"] == "tool"]
+    assert len(results) == 3 and results[2].startswith("error: not run")
+
+
+async def test_model_outage_keeps_the_message_and_the_next_turn_carries_on(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.script(error(500, "boom"))
+    answer = await ask(app, "first message")
+    assert "unavailable" in answer and "kept" in answer
+    openai_server.script(reply("Back again."))
+    assert await ask(app, "second message") == "Back again."
+    assert user_texts(openai_server.last_request()) == ["first message", "second message"]
+
+
+async def test_rate_limit_is_retried_by_the_sdk(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 2}})
+    app = build_app(make_settings(workspace, openai_server))
+    openai_server.script(error(429, "slow down", retry_after=0), reply("Made it."))
+    assert await ask(app, "hi") == "Made it."
+    await app.close()
+    assert len(openai_server.requests) == 2
+
+
+async def test_unreachable_endpoint_without_api_key(workspace: Path) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    app = build_app(make_settings(workspace, None, openai_api_key=None))
+    answer = await ask(app, "anyone there?")
+    await app.close()
+    assert "model is unavailable" in answer and "kept" in answer
+    assert app.sessions.get(CHAT.key).messages[-1]["content"] == "anyone there?"
+
+
+async def test_empty_input_is_ignored_and_huge_input_is_accepted(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    assert await app.assistant.handle_text(CHAT, "   \n\t ") is None
+    assert openai_server.requests == []
+    big = "word " * 20_000
+    answer = await ask(app, big)
+    assert answer.startswith("echo: word word")
+    assert len(app.sessions.get(CHAT.key).messages[0]["content"]) == len(big.strip())
