@@ -10,11 +10,15 @@ from bot.llm_client import OpenAIChatModel
 from bot.tools.clock_tool import DATETIME_TOOL
 from bot.tools.files_tool import FilesTool
 from bot.tools.registry import ToolRegistry
+from bot.tools.session_tools import SessionTools
 from config.runtime import RuntimeConfig
 from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings
 from config.workspace import WorkspacePaths
+from memory.large_results import LargeResultStore
 from memory.session import SessionStore
+from systems.auto_compaction import AutoCompaction, OverflowRecovery
+from systems.compactor import Compactor
 from systems.context import ChatRef
 from systems.llm import ChatModel
 from systems.pipeline import Pipeline, System, load_entry_point_systems
@@ -63,8 +67,28 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
             max_retries=config.llm.max_retries,
             timeout_seconds=config.llm.request_timeout_seconds,
         )
-    tools = ToolRegistry([DATETIME_TOOL, FilesTool(paths.files).tool()])
-    systems: list[System] = [ToolLoop(llm, tools)]
+    large_results = LargeResultStore(paths.large_tool_results)
+    tools = ToolRegistry(
+        [
+            DATETIME_TOOL,
+            FilesTool(paths.files).tool(),
+            *SessionTools(sessions, large_results).tools(),
+        ]
+    )
+
+    def chat_model_for(config: RuntimeConfig) -> str:
+        return config.llm.model or settings.bot_model
+
+    compactor = Compactor(llm, sessions, None, chat_model_for=chat_model_for)
+    systems: list[System] = [
+        AutoCompaction(compactor, tools),
+        ToolLoop(
+            llm,
+            tools,
+            overflow_recovery=OverflowRecovery(compactor),
+            large_results=large_results,
+        ),
+    ]
     systems += load_entry_point_systems()
     pipeline = Pipeline(systems)
     assistant = Assistant(
@@ -75,7 +99,7 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         pipeline=pipeline,
         scope_for=scope_for,
     )
-    commands = Commands(assistant)
+    commands = Commands(assistant, compactor=compactor)
     return App(
         settings=settings,
         paths=paths,

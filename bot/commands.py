@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from bot.assistant import Assistant
 from memory.session import AgentSession
+from systems.compaction_plan import is_summary
+from systems.compactor import Compactor
 from systems.context import ChatRef
 from systems.request_messages import estimate_request_tokens, model_messages
 
@@ -52,7 +54,19 @@ def parse_command(text: str, bot_username: str | None = None) -> ParsedCommand |
 # What a channel or subsystem adds to /status, /stop and /compact.
 StatusProvider = Callable[[ChatRef], list[str]]
 StopHandler = Callable[[ChatRef], Awaitable[str]]
-CompactHandler = Callable[[ChatRef, str], Awaitable[str]]
+
+DEFAULT_COMPACT_KEEP = 10
+
+
+def parse_keep_count(args: str) -> int | None:
+    """`/compact [N]`: N defaults to 10 and is clamped to 1..100; None if N is not a number."""
+    args = args.strip()
+    if not args:
+        return DEFAULT_COMPACT_KEEP
+    try:
+        return min(100, max(1, int(args.split()[0])))
+    except ValueError:
+        return None
 
 
 def estimate_session_tokens(assistant: Assistant, session: AgentSession) -> int:
@@ -67,11 +81,11 @@ class Commands:
         assistant: Assistant,
         *,
         status_providers: list[StatusProvider] | None = None,
-        compact: CompactHandler | None = None,
+        compactor: Compactor | None = None,
     ) -> None:
         self.assistant = assistant
         self.status_providers = list(status_providers or [])
-        self.compact = compact
+        self.compactor = compactor
 
     async def run(
         self, chat: ChatRef, command: ParsedCommand, *, stop: StopHandler | None = None
@@ -93,10 +107,37 @@ class Commands:
                 return "Nothing is running."
             return await stop(chat)
         if command.name == "compact":
-            if self.compact is None:
-                return "Compaction is turned off in this build."
             return await self.compact(chat, command.args)
         return self.help_text()
+
+    async def compact(self, chat: ChatRef, args: str) -> str:
+        keep = parse_keep_count(args)
+        if keep is None:
+            return "Usage: /compact [N] - keep the last N messages (1-100, default 10)."
+        if self.compactor is None:
+            return "Compaction is not available."
+        assistant = self.assistant
+        # Waits for a running turn of this chat, so the two never rewrite the session at once.
+        async with assistant.lock_for(chat.key):
+            session = assistant.session(chat)
+            count = sum(1 for m in session.messages if not is_summary(m))
+            if count <= keep:
+                return f"Nothing to compact (session has {count} messages)."
+            config = assistant.config()
+            result = await self.compactor.compact(
+                session, keep_last=keep, config=config, scope=assistant.scope_for(chat, config)
+            )
+        if result.removed == 0:
+            return f"Nothing to compact (session has {count} messages)."
+        if result.summary_ok:
+            return (
+                f"Compacted with summary: removed {result.removed} messages, "
+                f"kept last {result.kept}."
+            )
+        return (
+            f"Compacted: removed {result.removed} messages, kept last {result.kept} "
+            f"(no summary: {result.no_summary_reason})."
+        )
 
     def start_text(self, chat: ChatRef) -> str:
         name = self.assistant.config().assistant.name
@@ -128,6 +169,13 @@ class Commands:
             f"Session: {len(session.messages)} messages, ~{tokens:,} of {threshold:,} tokens "
             "before compaction",
         ]
+        compactions = int(session.metadata.get("compactions", 0))
+        if compactions:
+            lines.append(
+                f"Compactions: {compactions}, last at {session.metadata.get('lastCompactionAt')}"
+            )
+        else:
+            lines.append("Compactions: none yet")
         for provider in self.status_providers:
             lines += provider(chat)
         lines.append(f"Workspace: {assistant.paths.root}")

@@ -37,6 +37,48 @@ class LlmConfig(ConfigSection):
     max_retries: int = Field(2, ge=0, le=10)
 
 
+class TypeBoostConfig(ConfigSection):
+    """Added to an item's score by its type: what must not be forgotten ranks a bit higher."""
+
+    constraint: float = Field(0.05, ge=-1, le=1)
+    preference: float = Field(0.04, ge=-1, le=1)
+    decision: float = Field(0.03, ge=-1, le=1)
+    fix: float = Field(0.03, ge=-1, le=1)
+    failure: float = Field(0.02, ge=-1, le=1)
+    project_fact: float = Field(0.02, ge=-1, le=1)
+    task_state: float = Field(0.01, ge=-1, le=1)
+    command_result: float = Field(0.0, ge=-1, le=1)
+
+
+class RankingConfig(ConfigSection):
+    """How memory items are scored into the MemoryPack (memory.scoring, memory.pack).
+
+    score = decay * (relevance_weight * relevance + recency_weight * recency
+                     + salience_weight * salience + confidence_weight * confidence
+                     + type boost + tag boost)
+    Relevance (BM25 scaled to 0..1 within the query's candidates) carries most of the
+    weight: the other terms together cannot lift a half-as-relevant item over the best
+    match, so for a question the best-matching items win and the rest break near-ties.
+    """
+
+    relevance_weight: float = Field(0.75, ge=0)
+    recency_weight: float = Field(0.10, ge=0)
+    salience_weight: float = Field(0.075, ge=0)
+    confidence_weight: float = Field(0.075, ge=0)
+    # Recency halves every this many days (age since the item was last updated).
+    recency_half_life_days: float = Field(14, gt=0)
+    # Decay of durable (semantic, procedural) items: the multiplier falls from 1 toward
+    # this floor, halving the gap every memory.decayDays; it never reaches 0.
+    decay_floor: float = Field(0.5, gt=0, le=1)
+    type_boost: TypeBoostConfig = TypeBoostConfig()
+    # Added when the item shares a tag with the query.
+    tag_match_boost: float = Field(0.05, ge=0, le=1)
+    # Past the soft budget, only items scoring at least this are added (up to the max).
+    overflow_min_score: float = Field(0.6, ge=0)
+    # BM25 hits kept per layer (best first) before the full score is computed.
+    candidate_pool_per_layer: int = Field(64, ge=1, le=10_000)
+
+
 class MemoryConfig(ConfigSection):
     enabled: bool = True
     scope: Literal["chat", "global"] = "chat"
@@ -57,6 +99,7 @@ class MemoryConfig(ConfigSection):
     operator_memory_budget_tokens: int = Field(2000, ge=0)
     scope_memory_budget_tokens: int = Field(2000, ge=0)
     legacy_context_budget_tokens: int = Field(1500, ge=0)
+    ranking: RankingConfig = RankingConfig()
 
     @model_validator(mode="after")
     def _budgets_ordered(self) -> MemoryConfig:

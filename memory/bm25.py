@@ -15,7 +15,8 @@ The scores are exactly `rank_bm25.BM25Plus(corpus, k1=1.5, b=0.75, delta=1).get_
 for every document that contains at least one query term:
 
     score(D, Q) = sum over q in Q (repeats counted) of
-                  idf(q) * (delta + tf(q, D) * (k1 + 1) / (k1 * (1 - b + b * |D| / avgdl) + tf(q, D)))
+                  idf(q) * (delta + tf * (k1 + 1) / (k1 * (1 - b + b * |D| / avgdl) + tf))
+    with tf the frequency of q in D and avgdl the mean document length.
 
 BM25+ gives `idf(q) * delta` for a query term even to a document that lacks it, so every
 document gets the same constant `base_score(Q) = delta * sum of idf(q)` over the query

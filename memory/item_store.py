@@ -13,6 +13,7 @@ tombstones, which must outlive the items they forget); it is for a CLI, not per 
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 import uuid
@@ -66,16 +67,19 @@ def _strings(values: Any) -> list[str]:
         return []
     if type(values) is not list:
         raise TypeError("expected a list")
-    if all(type(value) is str for value in values):
-        return values
-    return [str(value) for value in values]
+    try:
+        # str.join checks every element is a str, in C.
+        "".join(values)
+    except TypeError:
+        return [str(value) for value in values]
+    return values
 
 
 def item_from_record(record: dict[str, Any]) -> MemoryItem:
     """`MemoryItem.from_json_dict`, about 3x faster (a 100k-item load spends most time here).
 
-    Raises KeyError/ValueError/TypeError on a bad record, like `from_json_dict`; a test
-    keeps the two equal.
+    Raises KeyError/ValueError/TypeError on a bad record, like `from_json_dict`.
+    Arguments are positional for speed; a test keeps this equal to `from_json_dict`.
     """
     get = record.get
     content = record["content"]
@@ -86,22 +90,22 @@ def item_from_record(record: dict[str, Any]) -> MemoryItem:
     accessed = get("lastAccessedAt")
     ttl_days = get("ttlDays")
     return MemoryItem(
-        id=str(record["id"]),
-        layer=_LAYERS[record["layer"]],
-        type=_TYPES[record["type"]],
-        title=str(get("title", "")),
-        content=content,
-        scope=str(get("scope", "")),
-        created_at=_from_iso(created).timestamp(),
-        updated_at=_from_iso(updated).timestamp(),
-        tags=_strings(get("tags")),
-        references=_strings(get("references")),
-        source=str(get("source", "turn")),
-        confidence=float(get("confidence", 0.65)),
-        salience=float(get("salience", 0.5)),
-        ttl_days=float(ttl_days) if ttl_days is not None else None,
-        last_accessed_at=_from_iso(accessed).timestamp() if accessed else None,
-        fingerprint=str(get("fingerprint") or ""),
+        str(record["id"]),
+        _LAYERS[record["layer"]],
+        _TYPES[record["type"]],
+        str(get("title", "")),
+        content,
+        str(get("scope", "")),
+        _from_iso(created).timestamp(),
+        _from_iso(updated).timestamp(),
+        _strings(get("tags")),
+        _strings(get("references")),
+        str(get("source", "turn")),
+        float(get("confidence", 0.65)),
+        float(get("salience", 0.5)),
+        float(ttl_days) if ttl_days is not None else None,
+        _from_iso(accessed).timestamp() if accessed else None,
+        str(get("fingerprint") or ""),
     )
 
 
@@ -200,6 +204,17 @@ class ScopeItemStore:
 
     def load(self) -> StoreStats:
         """(Re)read every item file of the scope; replaces what is in memory."""
+        # Building ~10^5 objects triggers repeated full GC passes over them, which more
+        # than doubles load time; nothing here creates reference cycles to collect.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._load()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _load(self) -> StoreStats:
         with self._lock:
             for item_id in list(self.items):
                 self._unindex(item_id)

@@ -33,8 +33,8 @@ _CJK_RANGES = (
     "\U00020000-\U0003134f"  # Han extensions B-G
 )
 
-STOPWORDS: frozenset[str] = frozenset(
-    """
+# NLTK-style English list, plus contractions written without the apostrophe.
+_STOPWORD_TEXT = """
     a about above after again against all am an and any are aren't as at be because been
     before being below between both but by can can't cannot could couldn't did didn't do
     does doesn't doing don't down during each few for from further had hadn't has hasn't
@@ -48,8 +48,8 @@ STOPWORDS: frozenset[str] = frozenset(
     whom why why's will with won't would wouldn't you you'd you'll you're you've your yours
     yourself yourselves also just yes s t d ll m re ve dont doesnt didnt isnt arent wasnt
     werent cant couldnt wont wouldnt shouldnt im ive youre theyre thats whats lets
-    """.split()
-)
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
 
 @cache

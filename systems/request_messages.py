@@ -41,9 +41,18 @@ def model_messages(
                 break
     answered = {m.get("tool_call_id") for m in history if m.get("role") == "tool"}
     out: list[dict[str, Any]] = []
+    start = 0
+    # Some local servers accept only one leading system message: the conversation summary
+    # stored at the head of the history joins the system prompt.
+    while start < len(history) and history[start].get("role") == "system":
+        extra = str(history[start].get("content") or "")
+        system_prompt = f"{system_prompt}\n\n{extra}" if system_prompt else extra
+        start += 1
     if system_prompt:
         out.append({"role": "system", "content": system_prompt})
     for index, message in enumerate(history):
+        if index < start:
+            continue
         item = api_message(message)
         if index < cutoff_index and item.get("role") == "tool":
             content = str(item.get("content") or "")

@@ -7,6 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from memory.items import to_iso
+from memory.large_results import LargeResultStore
 from systems.context import TurnContext
 from systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
 from systems.request_messages import model_messages
@@ -35,10 +36,12 @@ class ToolLoop:
         tools: ToolRunner,
         *,
         overflow_recovery: OverflowRecovery | None = None,
+        large_results: LargeResultStore | None = None,
     ) -> None:
         self.llm = llm
         self.tools = tools
         self.overflow_recovery = overflow_recovery
+        self.large_results = large_results
 
     def enabled(self, ctx: TurnContext) -> bool:
         return ctx.reply is None
@@ -122,6 +125,7 @@ class ToolLoop:
                 else:
                     ctx.tool_executions += 1
                     result = await self._run_tool(ctx, call.name, call.arguments)
+                    result = self._evict_if_large(ctx, call.id, result)
                 ctx.add_message(
                     {
                         "role": "tool",
@@ -150,6 +154,12 @@ class ToolLoop:
             return f"error: the tool {name} failed ({type(error).__name__}: {error})"
         ctx.tool_outputs.append(result)
         return result
+
+    def _evict_if_large(self, ctx: TurnContext, call_id: str, result: str) -> str:
+        limit = ctx.config.compaction.tool_result_eviction_chars
+        if self.large_results is None or len(result) <= limit:
+            return result
+        return self.large_results.evict(ctx.session.id, call_id, result)
 
     def _stop(self, ctx: TurnContext, why: str, last_content: str | None) -> None:
         ctx.stop_reason = why

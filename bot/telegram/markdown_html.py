@@ -75,7 +75,9 @@ def _escape_attribute(text: str) -> str:
 def _visible_text(html: str) -> str:
     """Tags removed, our own four entities decoded (we never emit any other)."""
     text = _TAG.sub("", html)
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    return (
+        text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    )
 
 
 def _is_link_target(url: str) -> bool:
@@ -200,7 +202,11 @@ class _BlockParser:
         while i < len(self._lines):
             line = self._lines[i]
             close = _FENCE_CLOSE.match(line)
-            if close and close.group("fence")[0] == marker[0] and len(close.group("fence")) >= len(marker):
+            if (
+                close
+                and close.group("fence")[0] == marker[0]
+                and len(close.group("fence")) >= len(marker)
+            ):
                 i += 1
                 break
             # A fence indented inside a list item indents its content too; take that back.
@@ -683,7 +689,10 @@ def _match_emphasis(delimiters: list[_Delimiter]) -> None:
             opener_index = -1
             for index in range(closer_index - 1, bottom, -1):
                 opener = delimiters[index]
-                if not (opener.active and opener.can_open and opener.count) or opener.char != closer.char:
+                if (
+                    not (opener.active and opener.can_open and opener.count)
+                    or opener.char != closer.char
+                ):
                     continue
                 if (
                     opener.char != "~"

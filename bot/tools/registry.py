@@ -71,9 +71,7 @@ class ToolRegistry:
         try:
             raw = orjson.loads(arguments) if arguments.strip() else {}
         except orjson.JSONDecodeError as exc:
-            raise ToolError(
-                f"arguments are not valid JSON ({exc}); send a JSON object"
-            ) from None
+            raise ToolError(f"arguments are not valid JSON ({exc}); send a JSON object") from None
         if not isinstance(raw, dict):
             raise ToolError("the arguments must be a JSON object")
         try:

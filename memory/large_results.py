@@ -1,0 +1,49 @@
+"""Tool results too large for the conversation, kept whole on disk and read back in pages."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from memory.atomic_file import write_atomic
+
+EXCERPT_CHARS = 2_000
+_SAFE = re.compile(r"[^A-Za-z0-9_.:@-]")
+
+
+class LargeResultStore:
+    """`<workspace>/large_tool_results/<session>/<call-id>.txt`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_for(self, session_key: str, call_id: str) -> Path:
+        return self.root / _SAFE.sub("_", session_key) / f"{_SAFE.sub('_', call_id)}.txt"
+
+    def evict(self, session_key: str, call_id: str, text: str) -> str:
+        """Store `text` whole; return what the conversation keeps instead."""
+        path = self.path_for(session_key, call_id)
+        write_atomic(path, text.encode())
+        relative = f"large_tool_results/{path.parent.name}/{path.name}"
+        return (
+            f"[This tool result was {len(text):,} characters, too large to keep in the "
+            f"conversation. Whole text saved as {relative}; read it in pages with the "
+            f"read_tool_result tool, call_id={call_id!r}.]\n"
+            f"--- first {EXCERPT_CHARS} characters ---\n{text[:EXCERPT_CHARS]}\n"
+            f"--- last {EXCERPT_CHARS} characters ---\n{text[-EXCERPT_CHARS:]}"
+        )
+
+    def read_page(self, session_key: str, call_id: str, offset: int, limit: int) -> str | None:
+        path = self.path_for(session_key, call_id)
+        try:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return None
+        page = text[offset : offset + limit]
+        end = offset + len(page)
+        footer = (
+            f"\n[characters {offset}-{end} of {len(text)}; next page: offset={end}]"
+            if end < len(text)
+            else f"\n[characters {offset}-{end} of {len(text)}; end of result]"
+        )
+        return page + footer

@@ -1,0 +1,364 @@
+"""The MemoryPack: the memory items chosen for one turn, within a token budget, as Markdown.
+
+`build_pack` turns a scope's items (the store's `id -> MemoryItem` dict) and the BM25
+index over the same ids into a pack:
+
+1. Candidates: every item a query term matches (BM25+, `memory.bm25`), plus the
+   `working_top_k` newest episodic items as recent context even when nothing matches.
+   Per layer only the best `RankingConfig.candidate_pool_per_layer` BM25 hits are scored
+   further; a hit below that many better ones of its layer cannot make its layer's topK.
+2. Score each candidate (`memory.scoring.combined_score`): relevance is BM25 scaled to
+   0..1 within the query's hits, plus recency, salience, confidence and a type boost;
+   durable items decay with age (never to zero).
+3. Walk candidates best first: skip an item its layer's topK has no room for, or whose
+   content a chosen item already covers (same fingerprint, or all of its references are
+   chosen episodes whose text contains it); take it while the running total stays within
+   the soft budget, and past that only items scoring `overflow_min_score` or more, up to
+   the max budget. Token cost = `estimate_item_tokens(rendered line)`.
+4. Render under `# Memory`: `## Recent episodes` (oldest first, each line dated),
+   `## Relevant facts`, `## Applicable procedures`; empty sections are left out and an
+   empty pack renders as "".
+
+Neither building nor rendering changes any item (no access-time bumps): a caller that
+wants to record access does so itself.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
+from enum import StrEnum
+from typing import Any
+
+from config.runtime import RankingConfig
+from memory.bm25 import BM25Index
+from memory.item_store import PROMOTED_FROM_PREFIX
+from memory.items import Layer, MemoryItem, MemoryQuery, normalize_content
+from memory.scoring import (
+    age_days,
+    combined_score,
+    decay_factor,
+    normalized_relevance,
+    recency_score,
+    type_boost,
+)
+from memory.text_terms import terms
+from memory.tokens import estimate_item_tokens
+
+_SECONDS_PER_DAY = 86_400.0
+# How far back from the newest end of the store's dict `working` context is looked for.
+# The store keeps its dict in write order, so the newest episodes are at the end; durable
+# items written since then are skipped over, up to this many entries.
+_WORKING_SCAN_LIMIT = 5_000
+
+
+class PackSection(StrEnum):
+    RECENT_EPISODES = "Recent episodes"
+    RELEVANT_FACTS = "Relevant facts"
+    APPLICABLE_PROCEDURES = "Applicable procedures"
+
+
+SECTION_OF_LAYER: dict[Layer, PackSection] = {
+    Layer.EPISODIC: PackSection.RECENT_EPISODES,
+    Layer.SEMANTIC: PackSection.RELEVANT_FACTS,
+    Layer.PROCEDURAL: PackSection.APPLICABLE_PROCEDURES,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PackedItem:
+    item: MemoryItem
+    score: float
+    tokens: int
+    section: PackSection
+    # The Markdown line the item renders as (what `tokens` was estimated from).
+    line: str
+    # BM25 relevance within the query's hits, 0..1; 0 for a recent-context item.
+    relevance: float = 0.0
+
+
+@dataclass(slots=True)
+class PackDiagnostics:
+    candidates_per_layer: dict[str, int]
+    chosen_per_layer: dict[str, int]
+    dropped_by_budget: int
+    build_ms: float
+    # Set by the caller when it fell back to the legacy daily notes (DESIGN §6).
+    legacy_fallback_used: bool
+    total_tokens: int
+    soft_budget_tokens: int
+    max_budget_tokens: int
+    query_terms: list[str] = field(default_factory=list)
+    skipped_duplicates: int = 0
+    skipped_expired: int = 0
+    # Items whose scope is not the query's: a store bug if ever non-zero.
+    skipped_other_scope: int = 0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "candidatesPerLayer": dict(self.candidates_per_layer),
+            "chosenPerLayer": dict(self.chosen_per_layer),
+            "droppedByBudget": self.dropped_by_budget,
+            "buildMs": round(self.build_ms, 3),
+            "legacyFallbackUsed": self.legacy_fallback_used,
+            "totalTokens": self.total_tokens,
+            "softBudgetTokens": self.soft_budget_tokens,
+            "maxBudgetTokens": self.max_budget_tokens,
+            "queryTerms": list(self.query_terms),
+            "skippedDuplicates": self.skipped_duplicates,
+            "skippedExpired": self.skipped_expired,
+            "skippedOtherScope": self.skipped_other_scope,
+        }
+
+
+@dataclass(slots=True)
+class MemoryPack:
+    # In selection order (best score first); `rendered` orders episodes by time.
+    items: list[PackedItem]
+    diagnostics: PackDiagnostics
+    rendered: str
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.items
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "items": [
+                {
+                    "id": packed.item.id,
+                    "layer": packed.item.layer.value,
+                    "type": packed.item.type.value,
+                    "section": packed.section.value,
+                    "score": round(packed.score, 6),
+                    "tokens": packed.tokens,
+                    "references": list(packed.item.references),
+                    "title": packed.item.title,
+                    "content": packed.item.content,
+                }
+                for packed in self.items
+            ],
+            "diagnostics": self.diagnostics.to_json_dict(),
+            "rendered": self.rendered,
+        }
+
+
+def _day(ts: float, tz: tzinfo) -> str:
+    return datetime.fromtimestamp(ts, tz).strftime("%Y-%m-%d")
+
+
+def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
+    """One Markdown list line for an item; episodes start with their date.
+
+    The title is shown only when it adds something (the store's titles often repeat the
+    content). Multi-line content keeps its lines, indented as a list continuation.
+    """
+    content = item.content.strip()
+    title = item.title.strip()
+    text = content
+    if title and normalize_content(title) not in normalize_content(content):
+        text = f"{title}: {content}" if content else title
+    text = "\n  ".join(line.rstrip() for line in text.splitlines()) if "\n" in text else text
+    if item.layer is Layer.EPISODIC:
+        return f"- {_day(item.created_at, tz)}: {text}"
+    return f"- {text}"
+
+
+def render_pack(packed: Sequence[PackedItem]) -> str:
+    """Markdown under `# Memory`; episodes oldest first, facts and procedures best first."""
+    if not packed:
+        return ""
+    by_section: dict[PackSection, list[PackedItem]] = {section: [] for section in PackSection}
+    for entry in packed:
+        by_section[entry.section].append(entry)
+    by_section[PackSection.RECENT_EPISODES].sort(key=lambda p: (p.item.created_at, p.item.id))
+    parts = ["# Memory"]
+    for section in PackSection:
+        entries = by_section[section]
+        if entries:
+            parts.append(f"## {section.value}\n" + "\n".join(p.line for p in entries))
+    return "\n\n".join(parts) + "\n"
+
+
+def _recent_episodes(items: Mapping[str, MemoryItem], count: int) -> list[MemoryItem]:
+    """The `count` newest episodic items, looking only at the newest end of the store."""
+    if count <= 0 or not items:
+        return []
+    try:
+        newest_first: Iterable[str] = reversed(items)  # type: ignore[call-overload]
+    except TypeError:
+        newest_first = reversed(list(items))
+    window: list[MemoryItem] = []
+    # A few more than asked, so episodes written slightly out of time order still sort.
+    wanted = count * 4
+    for scanned, item_id in enumerate(newest_first):
+        if scanned >= _WORKING_SCAN_LIMIT:
+            break
+        item = items[item_id]
+        if item.layer is Layer.EPISODIC:
+            window.append(item)
+            if len(window) >= wanted:
+                break
+    return heapq.nlargest(count, window, key=lambda it: (it.created_at, it.id))
+
+
+class _Coverage:
+    """What the chosen items already say, to skip candidates that would repeat it."""
+
+    def __init__(self) -> None:
+        self.fingerprints: set[str] = set()
+        # reference -> normalized texts of chosen episodes carrying it
+        self.episode_texts: dict[str, list[str]] = {}
+
+    def covers(self, item: MemoryItem) -> bool:
+        if item.fingerprint in self.fingerprints:
+            return True
+        if not item.references:
+            return False
+        text = normalize_content(item.content)
+        return all(
+            any(text in episode for episode in self.episode_texts.get(ref, ()))
+            for ref in item.references
+        )
+
+    def add(self, item: MemoryItem) -> None:
+        self.fingerprints.add(item.fingerprint)
+        if item.layer is not Layer.EPISODIC:
+            return
+        text = normalize_content(item.content)
+        for ref in (*item.references, item.id, PROMOTED_FROM_PREFIX + item.id):
+            self.episode_texts.setdefault(ref, []).append(text)
+
+
+def _is_expired(item: MemoryItem, now: float) -> bool:
+    return item.ttl_days is not None and now > item.created_at + item.ttl_days * _SECONDS_PER_DAY
+
+
+def build_pack(
+    items: Mapping[str, MemoryItem],
+    index: BM25Index,
+    query: MemoryQuery,
+    ranking: RankingConfig,
+    *,
+    decay_enabled: bool,
+    decay_days: float,
+    tz: tzinfo = UTC,
+) -> MemoryPack:
+    """Choose, score and render the memory for one turn (see the module docstring).
+
+    `items` is the store's dict and `index` holds the same ids; an id in one but not the
+    other is ignored. `tz` sets the dates shown on episodes (UTC by default).
+    """
+    started = time.perf_counter()
+    now = query.now
+    top_k = {
+        Layer.EPISODIC: query.episodic_top_k,
+        Layer.SEMANTIC: query.semantic_top_k,
+        Layer.PROCEDURAL: query.procedural_top_k,
+    }
+    query_terms = terms(query.text)
+    hits = index.scores(query_terms) if query_terms else {}
+    diagnostics = PackDiagnostics(
+        candidates_per_layer={layer.value: 0 for layer in Layer},
+        chosen_per_layer={layer.value: 0 for layer in Layer},
+        dropped_by_budget=0,
+        build_ms=0.0,
+        legacy_fallback_used=False,
+        total_tokens=0,
+        soft_budget_tokens=query.soft_budget_tokens,
+        max_budget_tokens=query.max_budget_tokens,
+        query_terms=query_terms,
+    )
+
+    # 1. Candidates: BM25 hits per layer (best `pool` of each), plus recent episodes.
+    hit_ids: dict[Layer, list[str]] = {layer: [] for layer in Layer}
+    get_item = items.get
+    for doc_id in hits:
+        item = get_item(doc_id)
+        if item is not None:
+            hit_ids[item.layer].append(doc_id)
+    candidates: dict[str, MemoryItem] = {}
+    for layer, ids in hit_ids.items():
+        diagnostics.candidates_per_layer[layer.value] = len(ids)
+        if top_k[layer] <= 0:
+            continue
+        pool = max(ranking.candidate_pool_per_layer, 2 * top_k[layer])
+        if len(ids) > pool:
+            ids = heapq.nlargest(pool, ids, key=hits.__getitem__)
+        for doc_id in ids:
+            candidates[doc_id] = items[doc_id]
+    if top_k[Layer.EPISODIC] > 0:
+        for item in _recent_episodes(items, query.working_top_k):
+            if item.id not in hits:
+                diagnostics.candidates_per_layer[Layer.EPISODIC.value] += 1
+            candidates.setdefault(item.id, item)
+
+    # 2. Score.
+    base = index.base_score(query_terms) if hits else 0.0
+    best = max(hits.values()) if hits else 0.0
+    query_tags = set(query.tags)
+    boosts = ranking.type_boost
+    scored: list[tuple[float, float, MemoryItem]] = []
+    for item in candidates.values():
+        if item.scope and query.scope and item.scope != query.scope:
+            diagnostics.skipped_other_scope += 1
+            continue
+        if _is_expired(item, now):
+            diagnostics.skipped_expired += 1
+            continue
+        hit = hits.get(item.id)
+        relevance = normalized_relevance(hit, base, best) if hit is not None else 0.0
+        decay = 1.0
+        if item.layer is not Layer.EPISODIC:
+            reinforced = max(item.updated_at, item.last_accessed_at or 0.0)
+            decay = decay_factor(
+                age_days(now, reinforced), decay_days, decay_enabled, ranking.decay_floor
+            )
+        boost = type_boost(item.type, boosts)
+        if query_tags and not query_tags.isdisjoint(item.tags):
+            boost += ranking.tag_match_boost
+        score = combined_score(
+            relevance,
+            recency_score(age_days(now, item.updated_at), ranking.recency_half_life_days),
+            item.salience,
+            item.confidence,
+            boost,
+            decay=decay,
+            ranking=ranking,
+        )
+        scored.append((score, relevance, item))
+    scored.sort(key=lambda entry: (-entry[0], -entry[2].updated_at, entry[2].id))
+
+    # 3. Select: per-layer topK, coverage, budgets.
+    chosen: list[PackedItem] = []
+    taken = dict.fromkeys(Layer, 0)
+    coverage = _Coverage()
+    total = 0
+    for score, relevance, item in scored:
+        if taken[item.layer] >= top_k[item.layer]:
+            continue
+        if coverage.covers(item):
+            diagnostics.skipped_duplicates += 1
+            continue
+        line = render_line(item, tz=tz)
+        tokens = estimate_item_tokens(line)
+        within_soft = total + tokens <= query.soft_budget_tokens
+        overflow_ok = score >= ranking.overflow_min_score
+        if not (within_soft or (overflow_ok and total + tokens <= query.max_budget_tokens)):
+            diagnostics.dropped_by_budget += 1
+            continue
+        chosen.append(
+            PackedItem(item, score, tokens, SECTION_OF_LAYER[item.layer], line, relevance)
+        )
+        coverage.add(item)
+        taken[item.layer] += 1
+        total += tokens
+
+    diagnostics.chosen_per_layer = {layer.value: taken[layer] for layer in Layer}
+    diagnostics.total_tokens = total
+    rendered = render_pack(chosen)
+    diagnostics.build_ms = (time.perf_counter() - started) * 1000.0
+    return MemoryPack(items=chosen, diagnostics=diagnostics, rendered=rendered)

@@ -1,0 +1,73 @@
+"""AutoCompaction (order 18): compact before the LLM turn when the request would be too big."""
+
+from __future__ import annotations
+
+import logging
+
+from systems.compactor import Compactor
+from systems.context import TurnContext
+from systems.request_messages import estimate_request_tokens, model_messages
+from systems.tool_runner import ToolRunner
+
+log = logging.getLogger(__name__)
+
+# Until ContextBuilding has run once in a chat, assume a system prompt of this size.
+DEFAULT_SYSTEM_PROMPT_TOKENS = 500
+
+
+def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
+    prompt_tokens = int(
+        ctx.session.metadata.get("lastSystemPromptTokens", DEFAULT_SYSTEM_PROMPT_TOKENS)
+    )
+    messages = model_messages(
+        "",
+        ctx.session.messages,
+        keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
+    )
+    schemas = tools.schemas(ctx) if tools is not None else []
+    return prompt_tokens + estimate_request_tokens(messages, schemas)
+
+
+class AutoCompaction:
+    name = "AutoCompaction"
+    order = 18
+
+    def __init__(self, compactor: Compactor, tools: ToolRunner | None = None) -> None:
+        self.compactor = compactor
+        self.tools = tools
+
+    def enabled(self, ctx: TurnContext) -> bool:
+        return ctx.config.compaction.enabled
+
+    async def process(self, ctx: TurnContext) -> None:
+        threshold = ctx.config.compaction_threshold_tokens()
+        estimate = estimated_request_tokens(ctx, self.tools)
+        if estimate <= threshold:
+            return
+        log.info("compacting %s: ~%d tokens > %d", ctx.chat.key, estimate, threshold)
+        result = await self.compactor.compact(
+            ctx.session,
+            keep_last=ctx.config.compaction.keep_last_messages,
+            config=ctx.config,
+            scope=ctx.scope,
+        )
+        ctx.extras["compaction"] = result
+
+
+class OverflowRecovery:
+    """For the ToolLoop: after a context-overflow error, compact harder and retry.
+
+    Each round halves what is kept (of keepLastMessages, or of the session when it is
+    shorter); the newest user message and tool-call pairs always stay (see plan_compaction).
+    """
+
+    def __init__(self, compactor: Compactor) -> None:
+        self.compactor = compactor
+
+    async def __call__(self, ctx: TurnContext, attempt: int) -> bool:
+        history = sum(1 for m in ctx.session.messages if m.get("role") != "system")
+        keep = max(1, min(ctx.config.compaction.keep_last_messages, history) >> attempt)
+        result = await self.compactor.compact(
+            ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope
+        )
+        return result.removed > 0

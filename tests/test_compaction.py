@@ -1,0 +1,262 @@
+"""Compaction end to end: offload log, summary message, failures, /compact, eviction."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from bot.app import App, build_app
+from bot.commands import ParsedCommand
+from bot.tools.registry import Tool
+from memory.atomic_file import read_jsonl
+from memory.session import SessionStore
+from systems.context import ChatRef
+from tests.conftest import make_settings, write_runtime_config
+from tests.fakes.openai_server import (
+    FakeOpenAIServer,
+    error,
+    hang,
+    reply,
+    system_text,
+    tool_call,
+    tool_messages,
+)
+
+CHAT = ChatRef("console", "local", user_id="u1")
+LONG = "lorem ipsum dolor sit amet " * 40  # ~1,080 chars, ~270 tokens
+
+
+def is_summary_request(body: dict[str, object]) -> bool:
+    return system_text(body).startswith("You compress a chat")
+
+
+def is_flush_request(body: dict[str, object]) -> bool:
+    return system_text(body).startswith("You keep an assistant's long-term memory")
+
+
+def scripted_responder(body: dict[str, object]) -> object:
+    if is_summary_request(body):
+        return reply("SESSION INTENT: test\nSUMMARY: talked\nARTIFACTS: none\nNEXT STEPS: none")
+    if is_flush_request(body):
+        return reply("NO_REPLY")
+    return reply("ok")
+
+
+@pytest.fixture
+async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
+    write_runtime_config(
+        workspace,
+        {
+            "llm": {"maxRetries": 0},
+            "compaction": {"maxContextTokens": 1000, "keepLastMessages": 4},
+        },
+    )
+    openai_server.responder = scripted_responder
+    built = build_app(make_settings(workspace, openai_server))
+    yield built
+    await built.close()
+
+
+async def ask(app: App, text: str) -> str:
+    outcome = await app.assistant.handle_text(CHAT, text)
+    assert outcome is not None
+    return outcome.reply
+
+
+def offloaded(app: App) -> list[dict[str, object]]:
+    return read_jsonl(app.sessions.offload_path_for(CHAT.key)).records
+
+
+async def test_auto_compaction_at_the_threshold_keeps_pairs_and_loses_nothing(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    # A tool call early on, so the cut has a pair to respect.
+    openai_server.script(tool_call("datetime", {}), reply("noted the time"))
+    sent = [f"message {i}: {LONG}".strip() for i in range(8)]
+    for text in sent:
+        assert await ask(app, text) in {"ok", "noted the time"}
+    session = app.sessions.get(CHAT.key)
+    assert session.messages[0]["role"] == "system"
+    assert session.messages[0]["content"].startswith("[Conversation summary]\nSESSION INTENT")
+    assert session.metadata["compactions"] >= 1
+    # Every user message is in the session or, verbatim, in the offload log.
+    everything = [m.get("content") for m in offloaded(app)] + [
+        m.get("content") for m in session.messages
+    ]
+    assert all(text in everything for text in sent)
+    # The fake server validates tool-call pairing on every request it gets (400 otherwise).
+    assert not [r for r in openai_server.recorded_requests if r.rejected]
+    summary_requests = [r for r in openai_server.requests if is_summary_request(r)]
+    assert summary_requests and summary_requests[0]["temperature"] == 0.3
+    assert summary_requests[0]["max_tokens"] == 500
+    assert all(m["role"] != "tool" for m in summary_requests[0]["messages"][1:])
+
+
+@pytest.mark.parametrize("failure", ["500", "timeout"])
+async def test_summary_failure_still_compacts_and_points_at_the_log(
+    workspace: Path, openai_server: FakeOpenAIServer, failure: str
+) -> None:
+    write_runtime_config(
+        workspace,
+        {
+            "llm": {"maxRetries": 0},
+            "compaction": {"enabled": False, "summaryTimeoutSeconds": 0.5},
+        },
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    for i in range(12):
+        await ask(app, f"note {i}")
+
+    def failing(body: dict[str, object]) -> object:
+        if is_summary_request(body):
+            return error(500, "summary broke") if failure == "500" else hang()
+        return reply("NO_REPLY")
+
+    openai_server.responder = failing
+    answer = await app.commands.run(CHAT, ParsedCommand("compact", "2"))
+    await app.close()
+    assert answer.startswith("Compacted: removed 22 messages, kept last 2 (no summary: ")
+    session = app.sessions.get(CHAT.key)
+    head = session.messages[0]["content"]
+    assert "No summary is available" in head and "console:local.log.jsonl" in head
+    logged = [m["content"] for m in offloaded(app)]
+    assert [f"note {i}" for i in range(11)] == [t for t in logged if t.startswith("note")]
+    assert session.messages[1]["content"] == "note 11"
+
+
+async def test_compact_command_replies(workspace: Path, openai_server: FakeOpenAIServer) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    openai_server.responder = scripted_responder
+    app = build_app(make_settings(workspace, openai_server))
+    answer = await app.commands.run(CHAT, ParsedCommand("compact", ""))
+    assert answer == "Nothing to compact (session has 0 messages)."
+    for i in range(3):
+        await ask(app, f"short {i}")
+    answer = await app.commands.run(CHAT, ParsedCommand("compact", "2"))
+    assert answer == "Compacted with summary: removed 4 messages, kept last 2."
+    assert await app.commands.run(CHAT, ParsedCommand("compact", "500")) == (
+        "Nothing to compact (session has 2 messages)."
+    )
+    assert "Usage: /compact" in await app.commands.run(CHAT, ParsedCommand("compact", "lots"))
+    status = app.commands.status_text(CHAT)
+    await app.close()
+    assert "Compactions: 1, last at 20" in status
+
+
+async def test_session_tools_reach_into_the_offload_log(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    await ask(app, "the launch code is amber falcon")
+    for i in range(5):
+        await ask(app, f"filler {i}")
+    await app.commands.run(CHAT, ParsedCommand("compact", "2"))
+    openai_server.script(
+        tool_call("session_search", {"query": "launch code"}),
+        tool_call("session_history", {"count": 12}),
+        reply("found it"),
+    )
+    assert await ask(app, "what was the code?") == "found it"
+    search = tool_messages(openai_server.requests[-2])[-1]["content"]
+    assert "user: the launch code is amber falcon" in search
+    history = tool_messages(openai_server.requests[-1])[-1]["content"]
+    assert "user: what was the code?" in history
+    assert "user: filler 1" in history  # compacted away, read back from the log
+
+
+async def test_huge_tool_result_is_evicted_and_read_back_in_pages(
+    openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    app = build_app(make_settings(workspace, openai_server))
+    big = "".join(f"line {i:06d}\n" for i in range(18_200))  # 200,200 chars
+    app.tools.register(Tool("dump", "dump a big log", NoArguments, lambda arguments, ctx: big))
+    openai_server.script(tool_call("dump", {}, call_id="call_big"), reply("got it"))
+    assert await ask(app, "dump it") == "got it"
+    stored = workspace / "large_tool_results" / "console:local" / "call_big.txt"
+    assert stored.read_text() == big
+    kept = tool_messages(openai_server.requests[-1])[-1]["content"]
+    assert len(kept) < 5_000 and "line 000000" in kept and "line 018199" in kept
+    assert "large_tool_results/console:local/call_big.txt" in kept
+    pages: list[str] = []
+    offset = 0
+    while True:
+        openai_server.script(
+            tool_call("read_tool_result", {"call_id": "call_big", "offset": offset}),
+            reply("page read"),
+        )
+        await ask(app, "next page")
+        page = tool_messages(openai_server.requests[-1])[-1]["content"]
+        body, _, footer = page.rpartition("\n[characters ")
+        pages.append(body)
+        if "end of result" in footer:
+            break
+        assert "offset=" in footer, page[-300:]
+        offset = int(footer.split("offset=")[1].rstrip("]"))
+    await app.close()
+    assert "".join(pages) == big
+
+
+class NoArguments(BaseModel):
+    pass
+
+
+KILLER = """
+import asyncio, sys
+from pathlib import Path
+from config.runtime import RuntimeConfig
+from memory.session import SessionStore
+from systems.compactor import Compactor
+from systems.llm import LLMError, LLMFailureKind
+
+class Down:
+    async def complete(self, request):
+        raise LLMError(LLMFailureKind.UNAVAILABLE, "down")
+
+async def main():
+    store = SessionStore(Path(sys.argv[1]))
+    compactor = Compactor(Down(), store, None, chat_model_for=lambda c: "m")
+    session = store.get("console:local")
+    i = 0
+    print("ready", flush=True)
+    while True:
+        i += 1
+        session.messages.append({"role": "user", "content": f"m{i} " + "x" * 5000})
+        store.save(session)
+        await compactor.compact(session, keep_last=3, config=RuntimeConfig(), scope="s")
+
+asyncio.run(main())
+"""
+
+
+def test_a_kill_between_offload_and_save_loses_no_message(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parent.parent
+    for _attempt in range(4):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILLER, str(tmp_path)],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        time.sleep(0.4)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        store = SessionStore(tmp_path)
+        session = store.get("console:local")
+        logged = read_jsonl(store.offload_path_for("console:local")).records
+        seen = {
+            int(str(m["content"]).split()[0][1:])
+            for m in [*logged, *session.messages]
+            if m["role"] == "user"
+        }
+        assert seen == set(range(1, max(seen) + 1)), "a message went missing"
+        assert max(seen) > 3
+    json.loads((tmp_path / "console:local.json").read_text())

@@ -1,0 +1,81 @@
+"""Context safety through `mnemobot chat`: overflow recovery and a long conversation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory.atomic_file import read_jsonl
+from tests.conftest import write_runtime_config
+from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
+from tests.test_console_e2e import run_chat
+
+
+def answer_everything(body: dict[str, object]) -> object:
+    system = system_text(body)
+    if system.startswith("You compress a chat"):
+        return reply("SESSION INTENT: chat\nSUMMARY: long talk\nARTIFACTS: none\nNEXT STEPS: none")
+    if system.startswith("You keep an assistant's long-term memory"):
+        return reply("NO_REPLY")
+    return reply(f"answer to {user_texts(body)[-1][:12]}")
+
+
+@pytest.mark.parametrize("form", ["openai", "vllm", "llamacpp"])
+def test_context_overflow_is_recovered_in_each_server_form(
+    workspace: Path, openai_server: FakeOpenAIServer, form: str
+) -> None:
+    # Auto compaction off: only the overflow error can make the bot compact.
+    write_runtime_config(workspace, {"compaction": {"enabled": False}, "llm": {"maxRetries": 0}})
+    openai_server.responder = answer_everything
+    openai_server.max_request_chars = 9_000
+    openai_server.overflow_form = form
+    lines = [f"q{i:02d} " + "blah " * 200 for i in range(12)]
+    result = run_chat("".join(line + "\n" for line in lines), workspace, openai_server)
+    assert result.returncode == 0, result.stderr
+    answers = result.stdout.splitlines()
+    assert answers == [f"answer to {line[:12]}" for line in lines]
+    rejected = [r for r in openai_server.recorded_requests if r.rejected]
+    assert rejected, "the fake server never overflowed; the test proves nothing"
+    assert "context_length_exceeded" not in result.stdout and "400" not in result.stdout
+
+
+def test_a_single_message_too_big_for_the_model_gets_one_clear_sentence(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    openai_server.max_request_chars = 2_000
+    result = run_chat("x" * 5_000 + "\n", workspace, openai_server)
+    assert result.returncode == 0
+    assert result.stdout.strip() == (
+        "Sorry, this conversation no longer fits the model's context, even after compacting. "
+        "Your message was kept; try /compact 2 or /new."
+    )
+
+
+def test_three_hundred_long_messages_all_answered_with_nothing_lost(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """The 'done when' of the compaction issue, scripted through `mnemobot chat`."""
+    write_runtime_config(
+        workspace,
+        {"compaction": {"maxContextTokens": 6_000}, "llm": {"maxRetries": 0}},
+    )
+    openai_server.responder = answer_everything
+    openai_server.max_request_chars = 40_000  # any bigger request is a context overflow
+    lines = [f"m{i:03d} " + f"long message number {i} about many things " * 12 for i in range(300)]
+    script = "".join(line + "\n" for line in lines) + "/compact 2\n"
+    result = run_chat(script, workspace, openai_server)
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout.splitlines()
+    assert out[:300] == [f"answer to {line[:12]}" for line in lines]
+    assert out[300].startswith("Compacted with summary: removed ")
+    assert out[300].endswith(" messages, kept last 2.")
+    session = json.loads((workspace / "sessions" / "console:local.json").read_text())
+    assert session["messages"][0]["content"].startswith("[Conversation summary]\nSESSION INTENT")
+    logged = read_jsonl(workspace / "sessions" / "console:local.log.jsonl").records
+    everything = {m.get("content") for m in logged} | {
+        m.get("content") for m in session["messages"]
+    }
+    assert all(line.strip() in everything for line in lines)
