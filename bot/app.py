@@ -9,6 +9,7 @@ from bot.commands import Commands
 from bot.llm_client import OpenAIChatModel
 from bot.tools.clock_tool import DATETIME_TOOL
 from bot.tools.files_tool import FilesTool
+from bot.tools.memory_tool import MemoryTool
 from bot.tools.registry import ToolRegistry
 from bot.tools.session_tools import SessionTools
 from config.runtime import RuntimeConfig
@@ -16,11 +17,14 @@ from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings
 from config.workspace import WorkspacePaths
 from memory.large_results import LargeResultStore
+from memory.service import MemoryService
 from memory.session import SessionStore
 from systems.auto_compaction import AutoCompaction, OverflowRecovery
 from systems.compactor import Compactor
 from systems.context import ChatRef
+from systems.context_building import ContextBuilding
 from systems.llm import ChatModel
+from systems.memory_persist import MemoryPersist
 from systems.pipeline import Pipeline, System, load_entry_point_systems
 from systems.tool_loop import ToolLoop
 
@@ -41,6 +45,7 @@ class App:
     paths: WorkspacePaths
     runtime: RuntimeConfigStore
     sessions: SessionStore
+    memory: MemoryService
     llm: ChatModel
     tools: ToolRegistry
     pipeline: Pipeline
@@ -60,6 +65,7 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
     runtime.ensure_file()
     config = runtime.current()
     sessions = SessionStore(paths.sessions)
+    memory = MemoryService(paths.root)
     if llm is None:
         llm = OpenAIChatModel(
             api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
@@ -72,6 +78,7 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         [
             DATETIME_TOOL,
             FilesTool(paths.files).tool(),
+            MemoryTool(memory).tool(),
             *SessionTools(sessions, large_results).tools(),
         ]
     )
@@ -79,15 +86,18 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
     def chat_model_for(config: RuntimeConfig) -> str:
         return config.llm.model or settings.bot_model
 
-    compactor = Compactor(llm, sessions, None, chat_model_for=chat_model_for)
+    compactor = Compactor(llm, sessions, memory, chat_model_for=chat_model_for)
+    context_building = ContextBuilding(memory)
     systems: list[System] = [
         AutoCompaction(compactor, tools),
+        context_building,
         ToolLoop(
             llm,
             tools,
-            overflow_recovery=OverflowRecovery(compactor),
+            overflow_recovery=OverflowRecovery(compactor, context_building),
             large_results=large_results,
         ),
+        MemoryPersist(memory),
     ]
     systems += load_entry_point_systems()
     pipeline = Pipeline(systems)
@@ -99,12 +109,23 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         pipeline=pipeline,
         scope_for=scope_for,
     )
-    commands = Commands(assistant, compactor=compactor)
+
+    def memory_lines(chat: ChatRef) -> list[str]:
+        scope = scope_for(chat, assistant.config())
+        stats = memory.stats(scope)
+        layers = ", ".join(f"{layer.lower()} {count}" for layer, count in stats.per_layer.items())
+        last = assistant.activity_for(chat).last_pack_tokens
+        pack = f"last pack {last} tokens" if last is not None else "no pack built yet"
+        skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
+        return [f"Memory ({scope}): {layers}; {pack}{skipped}"]
+
+    commands = Commands(assistant, compactor=compactor, status_providers=[memory_lines])
     return App(
         settings=settings,
         paths=paths,
         runtime=runtime,
         sessions=sessions,
+        memory=memory,
         llm=llm,
         tools=tools,
         pipeline=pipeline,

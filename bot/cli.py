@@ -7,30 +7,17 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
+from bot import bench_memory, bench_telegram, memory_cli
+from bot import eval_locomo
 from bot.app import build_app
 from bot.console import run_console
 from bot.doctor import doctor
-from bot.logging_setup import configure_logging
-from config.settings import Settings, SettingsError, load_settings
-
-
-def _secrets(settings: Settings) -> list[str]:
-    values = [settings.telegram_bot_token, settings.openai_api_key, settings.bot_webhook_secret]
-    return [v.get_secret_value() for v in values if v is not None]
-
-
-def _settings_or_exit() -> Settings:
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(f"mnemobot: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    configure_logging(settings.bot_log_level, _secrets(settings))
-    return settings
+from bot.startup import settings_or_exit
+from bot.telegram import run as telegram_run
 
 
 def _cmd_chat(args: argparse.Namespace) -> int:
-    settings = _settings_or_exit()
+    settings = settings_or_exit()
 
     async def session() -> int:
         app = build_app(settings)
@@ -62,6 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("doctor", help="check settings, workspace, model and Telegram token")
     check.set_defaults(handler=_cmd_doctor)
+
+    memory_cli.register(sub)
+    eval_locomo.register(sub)
+    telegram_run.register(sub)
+    bench = sub.add_parser("bench", help="measure throughput and latency")
+    benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    bench_telegram.register(benches)
+    bench_memory.register(benches)
     return parser
 
 

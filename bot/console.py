@@ -31,7 +31,7 @@ async def run_console(
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     interactive = stdin.isatty() and stdout.isatty()
-    chat = ChatRef(channel="console", chat_id=chat_id, user_id=user_id, user_name=user_id)
+    chat = ChatRef(channel="console", chat_id=chat_id, user_id=user_id)
 
     def say(text: str) -> None:
         stdout.write((f"bot> {text}" if interactive else text) + "\n")

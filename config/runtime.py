@@ -7,9 +7,11 @@ changes on disk. See `RuntimeConfigStore` for the reload rules.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, tzinfo
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -25,6 +27,23 @@ class AssistantConfig(ConfigSection):
     timezone: str | None = None
     # Extra operator instructions appended to the built-in system prompt.
     instructions: str | None = None
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown timezone {value!r}; use an IANA name") from None
+        return value
+
+    def tzinfo(self) -> tzinfo:
+        """The configured zone, or the machine's local zone when none is set."""
+        if self.timezone:
+            return ZoneInfo(self.timezone)
+        local = datetime.now().astimezone().tzinfo
+        return local if local is not None else UTC
 
 
 class LlmConfig(ConfigSection):
@@ -75,8 +94,15 @@ class RankingConfig(ConfigSection):
     tag_match_boost: float = Field(0.05, ge=0, le=1)
     # Past the soft budget, only items scoring at least this are added (up to the max).
     overflow_min_score: float = Field(0.6, ge=0)
-    # BM25 hits kept per layer (best first) before the full score is computed.
-    candidate_pool_per_layer: int = Field(64, ge=1, le=10_000)
+    # BM25 hits kept (best first, all layers together) before the full score is computed.
+    candidate_pool: int = Field(256, ge=1, le=100_000)
+    # Conversation windows: turns of one conversation (each less than this many minutes
+    # after the previous matching turn) share one episodic topK slot, so the pack shows
+    # a stretch of the conversation around a remembered moment instead of lone lines.
+    # Every turn still costs its own tokens. 0 turns windows off (one slot per turn).
+    episode_window_gap_minutes: float = Field(30, ge=0)
+    # At most this many turns in one window; a longer stretch opens another slot.
+    episode_window_max_turns: int = Field(8, ge=1, le=1_000)
 
 
 class MemoryConfig(ConfigSection):

@@ -23,10 +23,19 @@ document gets the same constant `base_score(Q) = delta * sum of idf(q)` over the
 terms present in the corpus. That constant is included in `scores()` (so the numbers equal
 rank-bm25's), it is exactly the score of any document not in `scores()`' result, and it
 does not change the ranking; `memory.pack` subtracts it before normalizing relevance.
+
+`top(query_terms, k)` returns only the best `k` of `scores()` (same floats), without
+scoring every document a common term matches: a speaker's name is on about half of a
+group chat's items, and `scores()` then builds a dict of 50,000 entries in pure Python.
+It is MaxScore-style pruning on the (tf, length) groups: terms are taken rarest first (the
+order `scores()` adds them in, so sums are bit-identical), a term's groups best value
+first, and documents a term would bring in are skipped once even that group's value plus
+the best value of every later term cannot reach the k-th best score found so far.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 
@@ -118,6 +127,129 @@ class BM25Index:
         """The score BM25+ gives every document, even one with none of the query terms."""
         return self.delta * sum(self.idf(term) for term in query_terms)
 
+    def _query_weights(
+        self, query_terms: list[str]
+    ) -> tuple[list[tuple[str, float]], float, float, float]:
+        """([(term, weight)] rarest first, base score, length_a, length_b), as `scores()`.
+
+        A term's contribution to a document is `weight * tf / (length_a + length_b * dl + tf)`.
+        """
+        n_docs = len(self._doc_len)
+        df = self._df
+        query_counts = Counter(term for term in query_terms if term in df)
+        if not query_counts:
+            return [], 0.0, 0.0, 0.0
+        k1 = self.k1
+        ordered = sorted(query_counts, key=df.__getitem__)
+        idfs = [math.log((n_docs + 1) / df[term]) for term in ordered]
+        base = self.delta * sum(
+            query_counts[term] * idf for term, idf in zip(ordered, idfs, strict=True)
+        )
+        weights = [
+            (term, query_counts[term] * idf * (k1 + 1.0))
+            for term, idf in zip(ordered, idfs, strict=True)
+        ]
+        avgdl = self._total_len / n_docs
+        return weights, base, k1 * (1.0 - self.b), k1 * self.b / avgdl
+
+    def score_documents(self, query_terms: list[str], doc_ids: list[str]) -> dict[str, float]:
+        """`scores(query_terms)` at just `doc_ids` (those containing a query term)."""
+        weights, base, length_a, length_b = self._query_weights(query_terms)
+        found: dict[str, float] = {}
+        for doc_id in doc_ids:
+            frequencies = self._doc_terms.get(doc_id)
+            if frequencies is None:
+                continue
+            length = self._doc_len[doc_id]
+            score = base
+            matched = False
+            for term, weight in weights:
+                tf = frequencies.get(term)
+                if tf:
+                    score += weight * tf / (length_a + length_b * length + tf)
+                    matched = True
+            if matched:
+                found[doc_id] = score
+        return found
+
+    def top(self, query_terms: list[str], k: int) -> dict[str, float]:
+        """The `k` best documents of `scores(query_terms)`, with the very same scores.
+
+        Ties: every document scoring exactly the k-th best score is returned too, so the
+        result can hold more than `k` entries and the caller picks among equal scores by
+        its own rule (the pack prefers recent items). Fewer than `k` when fewer documents
+        contain a query term; {} when none does or `k` < 1.
+        """
+        if k < 1:
+            return {}
+        weights, base, length_a, length_b = self._query_weights(query_terms)
+        if not weights:
+            return {}
+        postings = self._postings
+        # Each term's groups with their contribution, best first.
+        term_groups: list[list[tuple[float, set[str]]]] = []
+        for term, weight in weights:
+            groups = [
+                (weight * tf / (length_a + length_b * length + tf), group)
+                for (tf, length), group in postings[term].items()
+            ]
+            groups.sort(key=_first, reverse=True)
+            term_groups.append(groups)
+        # later_best[i]: the most the terms after term i can still add to any document.
+        later_best = [0.0] * len(weights)
+        for i in range(len(weights) - 2, -1, -1):
+            later_best[i] = later_best[i + 1] + term_groups[i + 1][0][0]
+
+        doc_terms = self._doc_terms
+        doc_len = self._doc_len
+        acc: dict[str, float] = {}
+        # A lower bound of the k-th best final score (partial sums only grow).
+        threshold = -math.inf
+        for i, (term, weight) in enumerate(weights):
+            groups = term_groups[i]
+            if i and len(acc) >= k:
+                threshold = max(threshold, heapq.nlargest(k, acc.values())[-1])
+            # A margin, so float rounding in the bound never prunes a document that ties.
+            margin = 1e-9 * max(1.0, abs(threshold))
+            reach = base + later_best[i]
+            if acc and self._df[term] > 4 * len(acc):
+                # A common term after rarer ones: look it up in the few documents held.
+                for doc_id in list(acc):
+                    tf = doc_terms[doc_id].get(term)
+                    if tf:
+                        acc[doc_id] += weight * tf / (length_a + length_b * doc_len[doc_id] + tf)
+                held_before = None
+            else:
+                held_before = len(acc)
+            added = 0
+            for value, group in groups:
+                if reach + value < threshold - margin:
+                    if held_before is None:
+                        break
+                    # Too weak to bring documents in; still add to those already held.
+                    seen = group - group.difference(acc) if held_before else ()
+                    for doc_id in seen:
+                        acc[doc_id] += value
+                    continue
+                fresh = group.difference(acc) if acc else group
+                if held_before:
+                    seen = group - fresh if len(fresh) < len(group) else ()
+                    for doc_id in seen:
+                        acc[doc_id] += value
+                if fresh:
+                    acc.update(dict.fromkeys(fresh, base + value))
+                    if i == 0:
+                        # The first term's partial scores are exactly base + value, and
+                        # groups come best first: the k-th held is the k-th best so far.
+                        added += len(fresh)
+                        if added >= k:
+                            threshold = max(threshold, base + value)
+                            margin = 1e-9 * max(1.0, abs(threshold))
+        if len(acc) <= k:
+            return acc
+        cut = heapq.nlargest(k, acc.values())[-1]
+        return {doc_id: score for doc_id, score in acc.items() if score >= cut}
+
     def scores(self, query_terms: list[str]) -> dict[str, float]:
         """BM25+ score of every document containing at least one query term.
 
@@ -153,3 +285,7 @@ class BM25Index:
                 else:
                     acc.update(dict.fromkeys(group, base + value))
         return acc
+
+
+def _first(pair: tuple[float, set[str]]) -> float:
+    return pair[0]

@@ -14,6 +14,7 @@ tombstones, which must outlive the items they forget); it is for a CLI, not per 
 from __future__ import annotations
 
 import gc
+import math
 import threading
 import time
 import uuid
@@ -50,7 +51,7 @@ class TermIndex(Protocol):
 
     def add(self, doc_id: str, terms: list[str]) -> None: ...
 
-    def remove(self, doc_id: str) -> None: ...
+    def remove(self, doc_id: str) -> object: ...
 
 
 def new_item_id() -> str:
@@ -134,6 +135,24 @@ def _union(first: Sequence[str], second: Sequence[str]) -> list[str]:
     seen = dict.fromkeys(first)
     seen.update(dict.fromkeys(second))
     return list(seen)
+
+
+def _whole_seconds(item: MemoryItem) -> MemoryItem:
+    """Times as stored on disk (ISO seconds), so a reload gives back equal items."""
+    created, updated = float(item.created_at), float(item.updated_at)
+    accessed = float(item.last_accessed_at) if item.last_accessed_at is not None else None
+    if (
+        created.is_integer()
+        and updated.is_integer()
+        and (accessed is None or accessed.is_integer())
+    ):
+        return item
+    return replace(
+        item,
+        created_at=float(math.floor(created)),
+        updated_at=float(math.floor(updated)),
+        last_accessed_at=float(math.floor(accessed)) if accessed is not None else None,
+    )
 
 
 def merge_items(existing: MemoryItem, incoming: MemoryItem) -> MemoryItem:
@@ -316,9 +335,15 @@ class ScopeItemStore:
 
     def _write(self, lines_by_file: dict[Path, list[dict[str, Any]]]) -> None:
         # One append per file: each is a single write() of whole lines (crash-safe).
-        for path, records in lines_by_file.items():
-            append_jsonl(path, records)
-            self._lines[path] += len(records)
+        try:
+            for path, records in lines_by_file.items():
+                append_jsonl(path, records)
+                self._lines[path] += len(records)
+        except OSError:
+            # Memory is ahead of the files now (disk full, permissions): the next call
+            # reloads from disk, so what the store shows matches what survives.
+            self._loaded = False
+            raise
 
     def get(self, item_id: str) -> MemoryItem | None:
         return self.items.get(item_id)
@@ -342,26 +367,29 @@ class ScopeItemStore:
         """
         with self._lock:
             self._ensure_loaded()
-            stored: dict[str, MemoryItem] = {}
-            for incoming in items:
+            batch = list(items)
+            # Refuse a bad batch before touching anything, so memory and files stay equal.
+            for incoming in batch:
                 if incoming.scope and incoming.scope != self.scope:
                     raise ValueError(
                         f"item {incoming.id} belongs to scope {incoming.scope!r},"
                         f" not {self.scope!r}"
                     )
-                item = incoming if incoming.scope else replace(incoming, scope=self.scope)
+                existing = self.items.get(incoming.id)
+                if existing is not None and existing.layer is not incoming.layer:
+                    raise ValueError(f"item {incoming.id} exists in layer {existing.layer}")
+            stored: dict[str, MemoryItem] = {}
+            for incoming in batch:
+                item = _whole_seconds(
+                    incoming if incoming.scope else replace(incoming, scope=self.scope)
+                )
                 if self._is_forgotten(item):
                     continue
-                same_id = self.items.get(item.id)
                 twin_id = self._by_fingerprint.get((item.layer, item.fingerprint))
                 if twin_id is not None and twin_id != item.id:
                     result = merge_items(self.items[twin_id], item)
-                elif same_id is not None and same_id.layer is item.layer:
-                    # The same id written again is an update of that item.
-                    result = item
-                elif same_id is not None:
-                    raise ValueError(f"item {item.id} exists in layer {same_id.layer}")
                 else:
+                    # New, or the same id written again: an update of that item.
                     result = item
                 self._insert(result)
                 stored[result.id] = result
@@ -398,7 +426,8 @@ class ScopeItemStore:
             current = self.items.get(item_id)
             if current is None:
                 return None
-            changes: dict[str, Any] = {"updated_at": max(self._clock(), current.updated_at)}
+            now = float(math.floor(self._clock()))
+            changes: dict[str, Any] = {"updated_at": max(now, current.updated_at)}
             if content is not None:
                 if not content.strip():
                     raise ValueError("item content may not be empty")

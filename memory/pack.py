@@ -5,8 +5,10 @@ index over the same ids into a pack:
 
 1. Candidates: every item a query term matches (BM25+, `memory.bm25`), plus the
    `working_top_k` newest episodic items as recent context even when nothing matches.
-   Per layer only the best `RankingConfig.candidate_pool_per_layer` BM25 hits are scored
-   further; a hit below that many better ones of its layer cannot make its layer's topK.
+   Only the best `RankingConfig.candidate_pool` BM25 hits (all layers together) are
+   scored further: a common query term can match most of a 100k-item store, and an item
+   that hundreds of others outmatch would not make the pack. Per-layer topK picks from
+   these.
 2. Score each candidate (`memory.scoring.combined_score`): relevance is BM25 scaled to
    0..1 within the query's hits, plus recency, salience, confidence and a type boost;
    durable items decay with age (never to zero).
@@ -15,6 +17,13 @@ index over the same ids into a pack:
    chosen episodes whose text contains it); take it while the running total stays within
    the soft budget, and past that only items scoring `overflow_min_score` or more, up to
    the max budget. Token cost = `estimate_item_tokens(rendered line)`.
+   Conversation turns (episodic items tagged "turn") close in time form *windows*
+   (`RankingConfig.episode_window_gap_minutes`): the first turn of a window takes an
+   episodic topK slot, and later matching turns of the same window join it without
+   one (up to `episode_window_max_turns`), each still paying its own tokens. A stretch
+   of conversation around a remembered moment is more use to the model than the same
+   number of lone lines, and a chat of short messages would otherwise fill its topK
+   long before its budget.
 4. Render under `# Memory`: `## Recent episodes` (oldest first, each line dated),
    `## Relevant facts`, `## Applicable procedures`; empty sections are left out and an
    empty pack renders as "".
@@ -27,10 +36,12 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
+from itertools import compress
 from typing import Any
 
 from config.runtime import RankingConfig
@@ -53,6 +64,8 @@ _SECONDS_PER_DAY = 86_400.0
 # The store keeps its dict in write order, so the newest episodes are at the end; durable
 # items written since then are skipped over, up to this many entries.
 _WORKING_SCAN_LIMIT = 5_000
+# Extraction tags the item that records a whole turn with this (memory.extraction).
+TURN_TAG = "turn"
 
 
 class PackSection(StrEnum):
@@ -96,6 +109,8 @@ class PackDiagnostics:
     skipped_expired: int = 0
     # Items whose scope is not the query's: a store bug if ever non-zero.
     skipped_other_scope: int = 0
+    # Episodic topK slots used (a conversation window of several turns uses one).
+    episodic_slots: int = 0
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -111,6 +126,7 @@ class PackDiagnostics:
             "skippedDuplicates": self.skipped_duplicates,
             "skippedExpired": self.skipped_expired,
             "skippedOtherScope": self.skipped_other_scope,
+            "episodicSlots": self.episodic_slots,
         }
 
 
@@ -233,6 +249,55 @@ class _Coverage:
             self.episode_texts.setdefault(ref, []).append(text)
 
 
+def _best_hits(hits: dict[str, float], count: int, items: Mapping[str, MemoryItem]) -> list[str]:
+    """The ids of the `count` best-scoring hits; among equal scores, the most recent items.
+
+    Runs in C-level passes (Counter, compress) where it can: a common query term can hit
+    tens of thousands of items, and a per-hit Python loop would cost more than the query.
+    """
+    if len(hits) <= count:
+        return list(hits)
+    threshold = 0.0
+    remaining = count
+    for value, frequency in sorted(Counter(hits.values()).items(), reverse=True):
+        threshold = value
+        if frequency >= remaining:
+            break
+        remaining -= frequency
+    above = list(compress(hits, map(threshold.__lt__, hits.values())))
+    tied = list(compress(hits, map(threshold.__eq__, hits.values())))
+
+    def recency(doc_id: str) -> tuple[float, str]:
+        item = items.get(doc_id)
+        return (item.updated_at if item is not None else float("-inf"), doc_id)
+
+    return above + heapq.nlargest(count - len(above), tied, key=recency)
+
+
+def conversation_windows(candidates: Iterable[MemoryItem], gap_seconds: float) -> dict[str, int]:
+    """Window number of each conversation turn among `candidates` (others are left out).
+
+    Turns sorted by time form one window while each is at most `gap_seconds` after the
+    previous one. Only candidates are looked at, so the cost follows the query's hits,
+    not the store's size.
+    """
+    if gap_seconds <= 0:
+        return {}
+    turns = sorted(
+        (item for item in candidates if item.layer is Layer.EPISODIC and TURN_TAG in item.tags),
+        key=lambda item: (item.created_at, item.id),
+    )
+    windows: dict[str, int] = {}
+    number = -1
+    previous = float("-inf")
+    for item in turns:
+        if item.created_at - previous > gap_seconds:
+            number += 1
+        windows[item.id] = number
+        previous = item.created_at
+    return windows
+
+
 def _is_expired(item: MemoryItem, now: float) -> bool:
     return item.ttl_days is not None and now > item.created_at + item.ttl_days * _SECONDS_PER_DAY
 
@@ -273,23 +338,14 @@ def build_pack(
         query_terms=query_terms,
     )
 
-    # 1. Candidates: BM25 hits per layer (best `pool` of each), plus recent episodes.
-    hit_ids: dict[Layer, list[str]] = {layer: [] for layer in Layer}
-    get_item = items.get
-    for doc_id in hits:
-        item = get_item(doc_id)
-        if item is not None:
-            hit_ids[item.layer].append(doc_id)
+    # 1. Candidates: the best BM25 hits (see `_best_hits`), plus recent episodes.
     candidates: dict[str, MemoryItem] = {}
-    for layer, ids in hit_ids.items():
-        diagnostics.candidates_per_layer[layer.value] = len(ids)
-        if top_k[layer] <= 0:
-            continue
-        pool = max(ranking.candidate_pool_per_layer, 2 * top_k[layer])
-        if len(ids) > pool:
-            ids = heapq.nlargest(pool, ids, key=hits.__getitem__)
-        for doc_id in ids:
-            candidates[doc_id] = items[doc_id]
+    get_item = items.get
+    for doc_id in _best_hits(hits, ranking.candidate_pool, items):
+        item = get_item(doc_id)
+        if item is not None and top_k[item.layer] > 0:
+            candidates[doc_id] = item
+            diagnostics.candidates_per_layer[item.layer.value] += 1
     if top_k[Layer.EPISODIC] > 0:
         for item in _recent_episodes(items, query.working_top_k):
             if item.id not in hits:
@@ -332,13 +388,22 @@ def build_pack(
         scored.append((score, relevance, item))
     scored.sort(key=lambda entry: (-entry[0], -entry[2].updated_at, entry[2].id))
 
-    # 3. Select: per-layer topK, coverage, budgets.
+    # 3. Select: per-layer topK (a conversation window takes one slot), coverage, budgets.
     chosen: list[PackedItem] = []
     taken = dict.fromkeys(Layer, 0)
+    slots = dict.fromkeys(Layer, 0)
+    window_of = conversation_windows(
+        (item for _score, _relevance, item in scored),
+        ranking.episode_window_gap_minutes * 60.0,
+    )
+    # Turns a window's open slot still has room for.
+    window_room: dict[int, int] = {}
     coverage = _Coverage()
     total = 0
     for score, relevance, item in scored:
-        if taken[item.layer] >= top_k[item.layer]:
+        window = window_of.get(item.id)
+        joins = window is not None and window_room.get(window, 0) > 0
+        if not joins and slots[item.layer] >= top_k[item.layer]:
             continue
         if coverage.covers(item):
             diagnostics.skipped_duplicates += 1
@@ -356,8 +421,15 @@ def build_pack(
         coverage.add(item)
         taken[item.layer] += 1
         total += tokens
+        if joins:
+            window_room[window] -= 1  # type: ignore[index]
+        else:
+            slots[item.layer] += 1
+            if window is not None:
+                window_room[window] = ranking.episode_window_max_turns - 1
 
     diagnostics.chosen_per_layer = {layer.value: taken[layer] for layer in Layer}
+    diagnostics.episodic_slots = slots[Layer.EPISODIC]
     diagnostics.total_tokens = total
     rendered = render_pack(chosen)
     diagnostics.build_ms = (time.perf_counter() - started) * 1000.0

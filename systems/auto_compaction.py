@@ -6,6 +6,7 @@ import logging
 
 from systems.compactor import Compactor
 from systems.context import TurnContext
+from systems.context_building import ContextBuilding
 from systems.request_messages import estimate_request_tokens, model_messages
 from systems.tool_runner import ToolRunner
 
@@ -61,8 +62,9 @@ class OverflowRecovery:
     shorter); the newest user message and tool-call pairs always stay (see plan_compaction).
     """
 
-    def __init__(self, compactor: Compactor) -> None:
+    def __init__(self, compactor: Compactor, context: ContextBuilding | None = None) -> None:
         self.compactor = compactor
+        self.context = context
 
     async def __call__(self, ctx: TurnContext, attempt: int) -> bool:
         history = sum(1 for m in ctx.session.messages if m.get("role") != "system")
@@ -70,4 +72,11 @@ class OverflowRecovery:
         result = await self.compactor.compact(
             ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope
         )
-        return result.removed > 0
+        shrunk = False
+        if self.context is not None:
+            # The memory parts of the prompt shrink too: a small model's context may not
+            # hold a full MemoryPack next to even a short conversation.
+            before = len(ctx.system_prompt)
+            self.context.build(ctx, memory_scale=0.5**attempt)
+            shrunk = len(ctx.system_prompt) < before
+        return result.removed > 0 or shrunk

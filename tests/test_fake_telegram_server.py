@@ -72,7 +72,7 @@ async def test_wrong_token_is_rejected_as_invalid_token(server: TelegramServer) 
 
     try:
         with pytest.raises(InvalidToken):
-            await stranger.get_me()
+            await stranger.initialize()  # calls getMe, as a token check does
     finally:
         await stranger.shutdown()
     assert server.calls("getMe")[-1]["status"] == 401
@@ -420,6 +420,7 @@ async def test_unreachable_server_is_a_network_error(server: TelegramServer, bot
     await bot.send_message(CHAT, "back")
 
     assert [r["text"] for r in server.sent_messages()] == ["back"]
+    assert [c["status"] for c in server.calls("sendMessage")] == [0, 502, 200]
 
 
 def test_wait_for_messages_reports_what_arrived(server: TelegramServer) -> None:
@@ -443,11 +444,16 @@ def test_stop_ends_a_long_poll_in_flight() -> None:
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     server.wait_for_call("getUpdates")
+    base_url = server.base_url
     server.stop()
     poller.join(timeout=10)
 
     assert not poller.is_alive()
     assert outcome
+    # A restart serves on the same address, so a bot configured with base_url keeps working.
+    with server.start():
+        assert server.base_url == base_url
+        assert raw_call(f"{base_url}{server.token}/getMe")[0] == 200
 
 
 async def test_application_polls_and_replies(server: TelegramServer) -> None:

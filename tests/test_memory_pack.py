@@ -291,3 +291,16 @@ def test_json_form_lists_items_and_diagnostics() -> None:
     assert data["diagnostics"]["legacyFallbackUsed"] is False
     assert data["diagnostics"]["softBudgetTokens"] == 1800
     assert data["rendered"].startswith("# Memory\n\n## Recent episodes\n- ")
+
+
+def test_candidate_pool_keeps_the_best_hits_and_breaks_ties_by_recency() -> None:
+    items, index = store(
+        make_item("best", "solar panel solar panel invoice", days_ago=50),
+        *[make_item(f"tie{i}", f"solar note {i}", days_ago=10 - i) for i in range(6)],
+    )
+    pool_of_three = RankingConfig(candidate_pool=3)
+    pack = pack_for(items, index, "solar panel", ranking=pool_of_three, working_top_k=0)
+    # The strongest match always makes the pool; of the equal ones, the two newest.
+    assert ids(pack)[0] == "best"
+    assert set(ids(pack)[1:]) == {"tie5", "tie4"}
+    assert sum(pack.diagnostics.candidates_per_layer.values()) == 3

@@ -13,13 +13,62 @@ from bot.telegram.markdown_html import markdown_to_telegram_html
 
 # Markdown pieces a model produces, mixed with arbitrary text so odd combinations come up.
 MARKDOWN_FRAGMENTS = [
-    "**", "__", "*", "_", "~~", "~", "`", "``", "```", "```python\n", "\n```\n", "~~~\n",
-    "\n", "\n\n", "# ", "### ", "> ", ">> ", "- ", "* ", "  - ", "1. ", "2) ", "- [ ] ",
-    "|", " | ", "| a | b |\n|---|:-:|\n", "---\n", "***", "[", "]", "(", ")",
-    "](https://example.com/a_b?x=1&y=\"2\")", "](javascript:alert(1))", "<", ">", "&",
-    "&amp;", '"', "\\", "https://example.com/snake_case_path", "<https://t.me/x>",
-    "![img](http://i.example/p.png)", "snake_case", "2*3*4", " ", "  ", "\t", "😀", "é",
-    "中文", "\u200b", "word", "Word", "x",
+    "**",
+    "__",
+    "*",
+    "_",
+    "~~",
+    "~",
+    "`",
+    "``",
+    "```",
+    "```python\n",
+    "\n```\n",
+    "~~~\n",
+    "\n",
+    "\n\n",
+    "# ",
+    "### ",
+    "> ",
+    ">> ",
+    "- ",
+    "* ",
+    "  - ",
+    "1. ",
+    "2) ",
+    "- [ ] ",
+    "|",
+    " | ",
+    "| a | b |\n|---|:-:|\n",
+    "---\n",
+    "***",
+    "[",
+    "]",
+    "(",
+    ")",
+    '](https://example.com/a_b?x=1&y="2")',
+    "](javascript:alert(1))",
+    "<",
+    ">",
+    "&",
+    "&amp;",
+    '"',
+    "\\",
+    "https://example.com/snake_case_path",
+    "<https://t.me/x>",
+    "![img](http://i.example/p.png)",
+    "snake_case",
+    "2*3*4",
+    " ",
+    "  ",
+    "\t",
+    "😀",
+    "é",
+    "中文",
+    "\u200b",
+    "word",
+    "Word",
+    "x",
 ]
 markdown_text = st.lists(
     st.one_of(st.sampled_from(MARKDOWN_FRAGMENTS), st.text(max_size=8)), max_size=60
@@ -33,8 +82,15 @@ _TOKEN = re.compile(
 _ATTRIBUTE = re.compile(r' ([a-z]+)="([^"]*)"')
 _ATTRIBUTE_VALUE = re.compile(r"(?:[^&]|&(?:amp|lt|gt|quot|#[0-9]+|#x[0-9a-fA-F]+);)*")
 _ALLOWED_ATTRIBUTES = {
-    "b": set(), "i": set(), "u": set(), "s": set(), "tg-spoiler": set(), "blockquote": set(),
-    "pre": set(), "code": {"class"}, "a": {"href"},
+    "b": set(),
+    "i": set(),
+    "u": set(),
+    "s": set(),
+    "tg-spoiler": set(),
+    "blockquote": set(),
+    "pre": set(),
+    "code": {"class"},
+    "a": {"href"},
 }
 
 
@@ -114,8 +170,7 @@ def test_emphasis_strike_and_inline_code() -> None:
     assert markdown_to_telegram_html(
         "**bold**, __bold__, *italic*, _italic_, ~~gone~~, `x < y`"
     ) == (
-        "<b>bold</b>, <b>bold</b>, <i>italic</i>, <i>italic</i>, <s>gone</s>, "
-        "<code>x &lt; y</code>"
+        "<b>bold</b>, <b>bold</b>, <i>italic</i>, <i>italic</i>, <s>gone</s>, <code>x &lt; y</code>"
     )
 
 
@@ -210,7 +265,9 @@ def test_headings_become_bold_lines() -> None:
 
 
 def test_bullet_numbered_nested_and_task_lists() -> None:
-    markdown = "- apples\n* pears\n  - green\n1. one\n1. two\n   more of two\n- [ ] todo\n- [x] done"
+    markdown = (
+        "- apples\n* pears\n  - green\n1. one\n1. two\n   more of two\n- [ ] todo\n- [x] done"
+    )
     assert markdown_to_telegram_html(markdown) == (
         "• apples\n• pears\n  • green\n1. one\n2. two\n   more of two\n• ☐ todo\n• ☑ done"
     )

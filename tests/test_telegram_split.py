@@ -31,7 +31,9 @@ def assert_reassembles(whole: str, pieces: list[str]) -> list[str]:
     for index, piece in enumerate(pieces):
         assert piece, "an empty chunk"
         assert piece[0] not in WHITESPACE and piece[-1] not in WHITESPACE, repr(piece)
-        assert whole.startswith(piece, position), f"chunk {index} {piece!r} is not next in {whole!r}"
+        assert whole.startswith(piece, position), (
+            f"chunk {index} {piece!r} is not next in {whole!r}"
+        )
         position += len(piece)
         run_end = len(whole) - len(whole[position:].lstrip(WHITESPACE))
         if index < len(pieces) - 1:
@@ -72,36 +74,42 @@ def test_any_plain_text_splits_into_pieces_that_reassemble(text: str, limit: int
 
 
 def long_reply() -> str:
-    paragraphs = [
-        f"Paragraph {n}: the **answer** explains step {n} in detail, with `code_{n}` and "
-        "a [link](https://example.com/docs?a=1&b=2) so the reader can follow along. " * 4
-        for n in range(6)
-    ]
-    code = "\n".join(f"    result_{n} = compute({n}) if {n} < limit else None" for n in range(70))
+    """About 10,000 characters: paragraphs, a code block longer than one message, a list."""
+    paragraph = (
+        "Step {n}: the **answer** explains this part in detail, with `code_{n}` and a "
+        "[link](https://example.com/docs?a=1&b=2) so the reader can follow along. "
+    )
+    paragraphs = [(paragraph * 4).format(n=n).strip() for n in range(4)]
+    code = "\n".join(f"    total_{n} = compute({n}) if {n} < limit else None" for n in range(90))
     items = "\n".join(f"- item {n}: keep *this* point & that one in mind" for n in range(60))
     return (
         "# Report\n\n"
-        + "\n\n".join(paragraphs[:3])
+        + "\n\n".join(paragraphs[:2])
         + f"\n\n```python\ndef run(limit):\n{code}\n```\n\n"
-        + "\n\n".join(paragraphs[3:])
-        + "\n\n"
-        + items
-        + "\n\nThat is all."
+        + "\n\n".join(paragraphs[2:])
+        + f"\n\n{items}\n\nThat is all."
     )
 
 
 def test_a_long_reply_splits_at_line_breaks_and_reassembles_exactly() -> None:
     markdown = long_reply()
-    assert 9_000 <= len(markdown) <= 12_000
+    assert 9_500 <= len(markdown) <= 10_500
     rendered = markdown_to_telegram_html(markdown)
     chunks = split_for_telegram(rendered)
 
     assert len(chunks) >= 3
     dropped = assert_valid_chunks(rendered, chunks, 4096)
-    assert set(dropped) <= {"\n", "\n\n"}, dropped  # no cut inside a line
-    # The code block is cut inside: its next part is a code block again, same language.
-    continued = [c for c in chunks[1:] if c.html.startswith('<pre><code class="language-python">')]
-    assert continued
+    # Every cut falls between lines (what is dropped is the line break, plus the next
+    # line's indentation when the cut is inside the code block).
+    assert all(run.strip(" ") in ("\n", "\n\n") for run in dropped), dropped
+    # The code block is longer than a message: its second part is a code block again, in
+    # the same language, and the first part ends the chunk it starts in.
+    python_block = '<pre><code class="language-python">'
+    first = next(c for c in chunks if python_block in c.html)
+    assert first.html.endswith("</code></pre>")
+    second = chunks[chunks.index(first) + 1]
+    assert second.html.startswith(python_block)
+    assert second.plain.startswith("total_")
 
 
 def test_empty_or_whitespace_only_input_gives_no_chunks() -> None:
@@ -137,7 +145,11 @@ def test_a_break_in_the_first_half_of_a_chunk_yields_to_a_later_lesser_one() -> 
 def test_line_break_preferred_over_space_when_no_paragraph_fits() -> None:
     rendered = "alpha beta gamma delta\nepsilon zeta eta theta iota kappa"
     chunks = split_for_telegram(rendered, 30)
-    assert [c.html for c in chunks] == ["alpha beta gamma delta", "epsilon zeta eta theta iota", "kappa"]
+    assert [c.html for c in chunks] == [
+        "alpha beta gamma delta",
+        "epsilon zeta eta theta iota",
+        "kappa",
+    ]
 
 
 def test_open_tags_are_closed_and_reopened_with_their_attributes() -> None:

@@ -27,8 +27,10 @@ LINK_SCHEMES = ("http://", "https://", "tg://", "mailto:")
 
 _HORIZONTAL_RULE_TEXT = "─" * 12
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
-# A URL longer than this stays text: it would not fit a chunk once re-opened by the splitter.
+# A longer URL stays text: its opening tag alone would crowd out a message when re-opened.
 _MAX_URL_LENGTH = 2048
+# A URL that cannot be a link is shown after its label, unless it is longer than this.
+_MAX_SHOWN_URL = 200
 # Bound the work spent on one '[' that never becomes a link (keeps rendering linear).
 _MAX_LINK_LABEL = 1000
 
@@ -38,6 +40,9 @@ _HEADING = re.compile(r"^[ \t]{0,3}(?P<level>#{1,6})(?:[ \t]+(?P<text>.*?))?(?:[
 _SETEXT_H1 = re.compile(r"^[ \t]{0,3}=+[ \t]*$")
 _RULE = re.compile(r"^[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _QUOTE = re.compile(r"^[ \t]{0,3}> ?(?P<text>.*)$")
+# Inside a quote every further level is flattened at once (Telegram has no nested quotes),
+# which also keeps the parser's recursion one level deep whatever the input.
+_NESTED_QUOTE = re.compile(r"^(?:[ \t]*>)+ ?(?P<text>.*)$")
 _BULLET = re.compile(r"^(?P<indent>[ \t]*)[-*+][ \t]+(?P<text>\S.*)$")
 _ORDERED = re.compile(r"^(?P<indent>[ \t]*)(?P<number>\d{1,9})[.)][ \t]+(?P<text>\S.*)$")
 _TABLE_DELIMITER_CELL = re.compile(r"^:?-+:?$")
@@ -49,6 +54,7 @@ _LANGUAGE_JUNK = re.compile(r"[^\w+#.-]")
 _INLINE_SPECIAL = re.compile(r"[\\`*_~\[!<]|(?<![\w/])https?://", re.IGNORECASE)
 _BARE_URL = re.compile(r"https?://[^\s<>`]*", re.IGNORECASE)
 _AUTOLINK = re.compile(r"<((?:https?|tg)://[^\s<>]+|mailto:[^\s<>]+)>", re.IGNORECASE)
+_URL_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 _URL_TRAILING_PUNCTUATION = ".,:;!?\"'*_~"
 
 
@@ -85,7 +91,7 @@ def _is_link_target(url: str) -> bool:
     return (
         lowered.startswith(LINK_SCHEMES)
         and len(url) <= _MAX_URL_LENGTH
-        and not any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in url)
+        and _URL_FORBIDDEN.search(url) is None
     )
 
 
@@ -229,8 +235,9 @@ class _BlockParser:
     def _quote(self, start: int) -> int:
         inner: list[str] = []
         i = start
+        marker = _NESTED_QUOTE if self._in_quote else _QUOTE
         while i < len(self._lines):
-            match = _QUOTE.match(self._lines[i])
+            match = marker.match(self._lines[i]) if _QUOTE.match(self._lines[i]) else None
             if not match:
                 break
             inner.append(match.group("text"))
@@ -448,6 +455,8 @@ class _Delimiter:
     close_tags: list[str] = field(default_factory=list)
 
     def render(self) -> str:
+        if not self.open_tags and not self.close_tags:
+            return self.char * self.count
         closing = "".join(f"</{tag}>" for tag in self.close_tags)
         opening = "".join(f"<{tag}>" for tag in self.open_tags)
         return closing + self.char * self.count + opening
@@ -464,7 +473,9 @@ def _is_space(ch: str) -> bool:
 
 
 def _is_punctuation(ch: str) -> bool:
-    return ch in _ASCII_PUNCTUATION or unicodedata.category(ch)[0] in "PS"
+    if ch.isascii():
+        return ch in _ASCII_PUNCTUATION
+    return unicodedata.category(ch)[0] in "PS"
 
 
 def _delimiter(text: str, start: int, end: int) -> _Delimiter:
@@ -501,6 +512,7 @@ def _inline_nodes(text: str, *, in_link: bool) -> list[str | _Delimiter]:
     nodes: list[str | _Delimiter] = []
     literal: list[str] = []
     no_closer_after: dict[int, int] = {}  # backtick run length -> position with no closer beyond
+    next_label_end = -1  # where the next "](" is: without one, no '[' can start a link
 
     def flush() -> None:
         if literal:
@@ -559,7 +571,12 @@ def _inline_nodes(text: str, *, in_link: bool) -> list[str | _Delimiter]:
                 literal.append("!")
                 i = j + 1
                 continue
-            link = None if in_link else _parse_link(text, j + 1 if image else j)
+            bracket = j + 1 if image else j
+            if next_label_end < bracket:
+                next_label_end = text.find("](", bracket)
+                if next_label_end < 0:
+                    next_label_end = n  # no link can start from here on
+            link = None if in_link or next_label_end >= n else _parse_link(text, bracket)
             if link is None:
                 literal.append(ch)
                 i = j + 1
@@ -604,8 +621,8 @@ def _render_link(label: str, url: str) -> str:
     if _is_link_target(url):
         shown = label_html if _visible_text(label_html).strip() else _escape_text(url)
         return f'<a href="{_escape_attribute(url)}">{shown}</a>'
-    if not url:
-        return label_html
+    if not url or len(url) > _MAX_SHOWN_URL:
+        return label_html  # (a data: URL of an image would flood the message)
     return f"{label_html} ({_escape_text(url)})"
 
 

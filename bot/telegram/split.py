@@ -18,6 +18,7 @@ from __future__ import annotations
 import html as html_lib
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "MIN_LIMIT",
@@ -38,11 +39,11 @@ WHITESPACE = " \t\n\r\f\v"
 _WS = r" \t\n\r\f\v"
 _ENTITY = r"&(?:amp|lt|gt|quot|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});"
 _HTML_TOKEN = re.compile(
-    r"(?P<tag><(?P<slash>/?)(?P<name>[A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?>)"
     # A segment: text up to the next tag or line break, spaces inside it included. Whole
     # lines as one token keep the splitter fast; cuts inside are found only when needed.
-    rf"|(?P<segment>(?:[^<>&{_WS}]|{_ENTITY})+(?:[ \t\r\f\v]+(?:[^<>&{_WS}]|{_ENTITY})+)*)"
+    rf"(?P<segment>(?:[^<>&{_WS}]+|{_ENTITY})+(?:[ \t\r\f\v]+(?:[^<>&{_WS}]+|{_ENTITY})+)*)"
     r"|(?P<space>[ \t\n\r\f\v]+)"
+    r"|(?P<tag><(?P<slash>/?)(?P<name>[A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?>)"
     r"|(?P<entity>&[A-Za-z][A-Za-z0-9]{1,31};)"
     r"|(?P<stray>[^<>& \t\n\r\f\v]|[<>&])"
 )
@@ -88,8 +89,8 @@ def _check_limit(limit: int) -> None:
         raise ValueError(f"limit must be at least {MIN_LIMIT} UTF-16 units, got {limit}")
 
 
-# A token: (kind, html, plain, cost, name). A tag's name is the tag name; a space token
-# that starts a whitespace run holds the run's break rank ("0".."2"), else "".
+# A token: (kind, html, plain, cost, name). A tag's name is the tag name; a space token's
+# is its break rank: "2" a paragraph break (blank line), "1" a line break, "0" a space.
 _Token = tuple[int, str, str, int, str]
 
 
@@ -99,10 +100,10 @@ def _html_tokens(html: str) -> list[_Token]:
         kind = match.lastgroup
         raw = match.group(0)
         if kind == "segment":
-            plain = html_lib.unescape(raw) if "&" in raw else raw
+            plain = _unescape(raw) if "&" in raw else raw
             tokens.append((_SEGMENT, raw, plain, utf16_len(raw), ""))
         elif kind == "space":
-            tokens.append((_SPACE, raw, raw, len(raw), ""))
+            tokens.append((_SPACE, raw, raw, len(raw), _break_rank(raw)))
         elif kind == "tag":
             if raw.endswith("/>"):
                 continue  # a void tag has no content to carry; Telegram knows none
@@ -117,37 +118,28 @@ def _html_tokens(html: str) -> list[_Token]:
             if plain == raw:
                 tokens.append((_TEXT, "&amp;" + raw[1:], raw, len(raw) + 4, ""))
             else:
-                tokens.extend((_TEXT, f"&#{ord(ch)};", ch, len(f"&#{ord(ch)};"), "") for ch in plain)
+                tokens.extend(
+                    (_TEXT, f"&#{ord(ch)};", ch, len(f"&#{ord(ch)};"), "") for ch in plain
+                )
         else:
             escaped = html_lib.escape(raw, quote=False)
             tokens.append((_TEXT, escaped, raw, utf16_len(escaped), ""))
-    return _mark_breaks(tokens)
+    return tokens
+
+
+def _break_rank(space: str) -> str:
+    newlines = space.count("\n")
+    return "2" if newlines >= 2 else "1" if newlines else "0"
 
 
 def _plain_tokens(text: str) -> list[_Token]:
     tokens: list[_Token] = []
     for match in _PLAIN_TOKEN.finditer(text):
         raw = match.group(0)
-        kind = _SEGMENT if match.lastgroup == "segment" else _SPACE
-        tokens.append((kind, raw, raw, utf16_len(raw), ""))
-    return _mark_breaks(tokens)
-
-
-def _mark_breaks(tokens: list[_Token]) -> list[_Token]:
-    """Give each whitespace run (tags inside it included) its rank at its first token."""
-    run_start = -1
-    newlines = 0
-    for index, token in enumerate([*tokens, (_TEXT, "", "", 0, "")]):
-        kind = token[0]
-        if kind == _SPACE:
-            if run_start < 0:
-                run_start, newlines = index, 0
-            newlines += token[1].count("\n")
-        elif kind >= _TEXT and run_start >= 0:
-            rank = _PARAGRAPH if newlines >= 2 else _LINE if newlines else _WORD
-            first = tokens[run_start]
-            tokens[run_start] = (first[0], first[1], first[2], first[3], str(rank))
-            run_start = -1
+        if match.lastgroup == "segment":
+            tokens.append((_SEGMENT, raw, raw, utf16_len(raw), ""))
+        else:
+            tokens.append((_SPACE, raw, raw, len(raw), _break_rank(raw)))
     return tokens
 
 
@@ -155,8 +147,7 @@ def _mark_breaks(tokens: list[_Token]) -> list[_Token]:
 _Open = tuple[str, str, int, int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class _Cut:
+class _Cut(NamedTuple):
     """Where the chunk may end: just before a whitespace run (``offset`` > 0: inside the
     segment at ``token_index``, after its first ``offset`` characters)."""
 
@@ -183,7 +174,7 @@ class _Splitter:
             index = self._fill_chunk(index)
         return self._chunks
 
-    def _fill_chunk(self, index: int) -> int:  # noqa: C901 - one loop, kept together for speed
+    def _fill_chunk(self, index: int) -> int:
         """Build one chunk from ``index``; returns where the next chunk starts."""
         tokens = self._tokens
         limit = self._limit
@@ -197,10 +188,14 @@ class _Splitter:
         has_text = False
         cuts: dict[int, _Cut] = {}
         trailing: _Cut | None = None  # set while the chunk ends in a whitespace run
+        in_space_run = False
+
+        frozen_stack: tuple[_Open, ...] | None = None  # `stack` as a tuple, until it changes
 
         def flush_pending() -> None:
-            nonlocal html_len, emitted_close, pending_open, pending_close
+            nonlocal html_len, emitted_close, pending_open, pending_close, frozen_stack
             if pending_open:
+                frozen_stack = None
                 for position, entry in enumerate(stack):
                     if entry[4] == _PENDING:
                         html_parts.append(entry[1])
@@ -213,12 +208,14 @@ class _Splitter:
             kind, token_html, token_plain, cost, name = tokens[index]
             if kind == _OPEN:
                 stack.append((name, token_html, cost, len(name) + 3, _PENDING))
+                frozen_stack = None
                 pending_open += cost
                 pending_close += len(name) + 3
                 index += 1
                 continue
             if kind == _CLOSE:
                 position = _innermost(stack, name)
+                frozen_stack = None
                 while 0 <= position < len(stack):
                     entry = stack.pop()
                     if entry[4] == _EMITTED:
@@ -234,20 +231,31 @@ class _Splitter:
                 if not has_text:
                     index += 1  # a chunk never starts with whitespace
                     continue
-                if name:
+                if not in_space_run:  # the chunk may end here, before the whole run
+                    in_space_run = True
+                    if frozen_stack is None:
+                        frozen_stack = tuple(stack)
                     trailing = _Cut(
-                        int(name), index, 0, html_len, len(html_parts), len(plain_parts), tuple(stack)
+                        int(name),
+                        index,
+                        0,
+                        html_len,
+                        len(html_parts),
+                        len(plain_parts),
+                        frozen_stack,
                     )
                     cuts[trailing.rank] = trailing
             room = limit - html_len - pending_open - emitted_close - pending_close
             if cost <= room:
-                flush_pending()
+                if pending_open:
+                    flush_pending()
                 html_parts.append(token_html)
                 plain_parts.append(token_plain)
                 html_len += cost
                 if kind != _SPACE:
                     has_text = True
                     trailing = None
+                    in_space_run = False
                 index += 1
                 continue
 
@@ -262,6 +270,7 @@ class _Splitter:
                 )
                 entry = stack[position]
                 stack[position] = (*entry[:4], _SUPPRESSED)
+                frozen_stack = None
                 pending_open -= entry[2]
                 pending_close -= entry[3]
                 continue
@@ -307,7 +316,7 @@ class _Splitter:
 
     def _plain(self, segment_html: str) -> str:
         if self._is_html and "&" in segment_html:
-            return html_lib.unescape(segment_html)
+            return _unescape(segment_html)
         return segment_html
 
     def _emit(
@@ -324,6 +333,18 @@ class _Splitter:
                 "".join(html_parts[:html_count]) + closing, "".join(plain_parts[:plain_count])
             )
         )
+
+
+def _unescape(segment_html: str) -> str:
+    """Text of a segment; quicker than html.unescape for the four entities we meet."""
+    if "&#" in segment_html:
+        return html_lib.unescape(segment_html)
+    return (
+        segment_html.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", '"')
+        .replace("&amp;", "&")
+    )
 
 
 def _innermost(stack: list[_Open], name: str) -> int:

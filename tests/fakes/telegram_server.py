@@ -836,7 +836,8 @@ class TelegramServer:
 
     def calls(self, method: str | None = None) -> list[JsonDict]:
         """Every request: ``method, params`` (decoded), ``time`` (epoch), ``token_valid``,
-        ``status`` (HTTP status answered; None while a long poll is in flight)."""
+        ``status`` (HTTP status answered; None while a long poll is in flight; 0 when the
+        connection was dropped by set_unreachable())."""
         with self._cond:
             return [
                 copy.deepcopy(call)
@@ -967,19 +968,10 @@ class TelegramServer:
         except (OSError, ValueError):
             handler.close_connection = True
             return
-        with self._cond:
-            unreachable, unreachable_status = self._unreachable, self._unreachable_status
-        if unreachable:
-            if unreachable_status is None:
-                handler.drop()
-            else:
-                description = _default_error_description(unreachable_status, None)
-                handler.write_json(
-                    unreachable_status,
-                    BotApiError(unreachable_status, description).payload(),
-                )
+        if self._stopping:
+            # Answering would let a polling client spin until its connection is cut.
+            handler.drop()
             return
-
         parts = urlsplit(handler.path)
         path = unquote(parts.path)
         token_and_method = re.fullmatch(r"/bot([^/]*)/([^/]+)/?", path)
@@ -987,11 +979,29 @@ class TelegramServer:
             token, method = token_and_method.groups()
             self._serve_method(handler, token, method, parts.query, body)
             return
+        if self._answer_outage(handler, None):
+            return
         file_download = re.fullmatch(r"/file/bot([^/]*)/(.+)", path)
         if file_download and handler.command == "GET":
             self._serve_file(handler, *file_download.groups())
             return
         handler.write_json(404, BotApiError(404, "Not Found").payload())
+
+    def _answer_outage(self, handler: _BotApiRequestHandler, call: JsonDict | None) -> bool:
+        """During set_unreachable(): drop or fail the request and return True."""
+        with self._cond:
+            if not self._unreachable:
+                return False
+            status = self._unreachable_status
+            if call is not None:
+                call["status"] = status or 0
+                self._cond.notify_all()
+        if status is None:
+            handler.drop()
+        else:
+            description = _default_error_description(status, None)
+            handler.write_json(status, BotApiError(status, description).payload())
+        return True
 
     def _serve_method(
         self,
@@ -1008,15 +1018,19 @@ class TelegramServer:
             "token_valid": token == self.token,
             "status": None,
         }
+        body_error: BotApiError | None = None
         try:
             call["params"] = _decode_params(query, handler.headers.get("Content-Type", ""), body)
         except ValueError as exc:
-            error = BotApiError(400, f"Bad Request: can't parse request body: {exc}")
-            self._answer(handler, call, error.status, error.payload())
-            return
+            body_error = BotApiError(400, f"Bad Request: can't parse request body: {exc}")
         with self._cond:
             self._calls.append(call)
             self._cond.notify_all()
+        if self._answer_outage(handler, call):
+            return
+        if body_error is not None:
+            self._answer(handler, call, body_error.status, body_error.payload())
+            return
         if token != self.token:
             self._answer(handler, call, 401, BotApiError(401, "Unauthorized").payload())
             return
@@ -1116,10 +1130,10 @@ class TelegramServer:
                 self._allowed_updates = frozenset(allowed) if allowed else None
             self._confirm_updates(offset)
             while True:
-                if self._unreachable:
+                if self._unreachable or self._stopping:
                     raise _DropConnection
                 batch = self._deliverable_updates(limit)
-                if batch or self._stopping:
+                if batch:
                     return batch
                 if generation != self._poll_generation:
                     raise BotApiError(409, CONFLICT_OTHER_POLLER)

@@ -1,0 +1,505 @@
+"""`mnemobot eval locomo FILE`: how much of the evidence a question needs the MemoryPack holds.
+
+Each conversation of a LoCoMo-format file (Maharana et al., 2024; DESIGN §8) is written
+into a fresh memory scope through the bot's own write path (`MemoryPersist.process` on a
+real `TurnContext`, one turn at a time at the session's date), then every question of
+categories 1-4 gets the pack ContextBuilding would build (`pack_for_turn`), with the
+question as the user's message and the clock just after the last session. The score is
+the share of the question's evidence turns (`dia_id`s) found in the pack's items.
+
+How a two-person dialogue maps onto the bot: every LoCoMo turn is one user message from
+its speaker (`ChatRef.user_name`), with an empty reply; a shared photo is added to the
+text as "[shares a photo: <caption>]", which is what a bot that describes images would
+see. The turn's `dia_id` is its message ref, so every item written from it (the turn
+item, the derived facts, their promoted copies) carries it in `references`.
+
+Budget: `--budget N` sets `memory.softPromptBudgetTokens` to N and keeps the default
+ratio of max to soft budget (3500/1800), so N=1800 is exactly the bot's default config.
+The pack may pass the soft budget (up to the max) for high-scoring items, as in the bot;
+the mean tokens it used are reported beside the recall so the comparison stays honest.
+
+Two baselines on the same soft budget and the same token cost per item
+(`estimate_item_tokens("Speaker: text")`): plain `rank_bm25.BM25Okapi` over single turns
+with lowercase word tokens, taken in rank order while they fit; and the newest turns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+from rank_bm25 import BM25Okapi
+
+from config.runtime import MemoryConfig, RuntimeConfig
+from memory.item_store import PROMOTED_FROM_PREFIX
+from memory.pack import MemoryPack
+from memory.service import MemoryService
+from memory.session import AgentSession
+from memory.tokens import estimate_item_tokens
+from systems.context import ChatRef, TurnContext
+from systems.context_building import pack_for_turn
+from systems.memory_persist import MemoryPersist
+
+CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+# Consecutive turns of a session are this far apart (the data only dates sessions).
+TURN_SPACING_SECONDS = 30
+# The questions are asked this long after the last turn.
+QUESTION_DELAY_SECONDS = 60
+_DEFAULTS = MemoryConfig()
+_DIA_ID = re.compile(r"^D\d+:\d+$")
+_WORD = re.compile(r"\w+")
+_SESSION_KEY = re.compile(r"^session_(\d+)$")
+
+
+# ------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True, slots=True)
+class DialogueTurn:
+    dia_id: str
+    speaker: str
+    text: str
+    at: datetime
+
+    @property
+    def line(self) -> str:
+        """The turn as one line, the way the baselines see and cost it."""
+        return f"{self.speaker}: {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class EvalQuestion:
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Conversation:
+    sample_id: str
+    turns: list[DialogueTurn]
+    questions: list[EvalQuestion]
+    skipped_evidence: int = 0
+
+
+def parse_session_time(text: str) -> datetime:
+    """ "1:56 pm on 8 May, 2023" -> an aware UTC datetime."""
+    cleaned = " ".join(text.replace(",", " ").split())
+    for pattern in ("%I:%M %p on %d %B %Y", "%H:%M on %d %B %Y", "%I:%M %p on %d %b %Y"):
+        try:
+            return datetime.strptime(cleaned, pattern).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    raise ValueError(f"unrecognized session date {text!r}")
+
+
+def _turn_text(raw: dict[str, Any]) -> str:
+    text = str(raw.get("text") or "").strip()
+    caption = str(raw.get("blip_caption") or "").strip()
+    if caption:
+        text = f"{text} [shares a photo: {caption}]".strip()
+    return text
+
+
+def load_conversations(path: Path) -> list[Conversation]:
+    """Read a LoCoMo-format file; evidence ids that are malformed or unknown are skipped."""
+    data = orjson.loads(path.read_bytes())
+    if not isinstance(data, list):
+        raise ValueError("a LoCoMo file holds a JSON list of conversations")
+    conversations: list[Conversation] = []
+    for sample in data:
+        raw = sample["conversation"]
+        sessions = sorted(
+            (int(m.group(1)), key) for key in raw if (m := _SESSION_KEY.match(key))
+        )
+        turns: list[DialogueTurn] = []
+        for number, key in sessions:
+            started = parse_session_time(raw[f"session_{number}_date_time"])
+            for position, turn in enumerate(raw[key] or []):
+                at = started + timedelta(seconds=position * TURN_SPACING_SECONDS)
+                text = _turn_text(turn)
+                if text:
+                    turns.append(DialogueTurn(str(turn["dia_id"]), str(turn["speaker"]), text, at))
+        known = {turn.dia_id for turn in turns}
+        questions: list[EvalQuestion] = []
+        skipped = 0
+        for qa in sample.get("qa", []):
+            category = int(qa.get("category", 0))
+            if category not in CATEGORIES:
+                continue
+            evidence: list[str] = []
+            for ref in qa.get("evidence") or []:
+                ref = str(ref).strip()
+                if _DIA_ID.match(ref) and ref in known:
+                    evidence.append(ref)
+                else:
+                    skipped += 1
+            if evidence:
+                questions.append(
+                    EvalQuestion(str(qa["question"]), category, tuple(dict.fromkeys(evidence)))
+                )
+        conversations.append(
+            Conversation(str(sample.get("sample_id", len(conversations))), turns, questions, skipped)
+        )
+    return conversations
+
+
+# --------------------------------------------------------------------- progress
+
+
+class ProgressBar:
+    """A one-line `\\r` progress bar on a terminal stream (no dependency)."""
+
+    def __init__(self, total: int, stream: TextIO, width: int = 30) -> None:
+        self.total = max(1, total)
+        self.stream = stream
+        self.width = width
+        self.done = 0
+        self._shown = -1
+        self.started = time.perf_counter()
+
+    def advance(self, steps: int = 1, label: str = "") -> None:
+        self.done += steps
+        percent = self.done * 100 // self.total
+        if percent == self._shown:
+            return
+        self._shown = percent
+        filled = self.width * self.done // self.total
+        bar = "#" * filled + "-" * (self.width - filled)
+        elapsed = time.perf_counter() - self.started
+        self.stream.write(
+            f"\r[{bar}] {self.done * 100 / self.total:5.1f}% {elapsed:6.1f}s {label[:24]:<24}"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+# ------------------------------------------------------------------------ scoring
+
+
+@dataclass(slots=True)
+class RecallTally:
+    """Mean over questions of the share of each question's evidence found; per category too.
+
+    A question with one evidence turn counts as much as one with five (as in DESIGN §8,
+    where plain BM25 finds 0.67 of the evidence).
+    """
+
+    shares: dict[int, float] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
+    questions: dict[int, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    found: int = 0
+    total: int = 0
+
+    def add(self, question: EvalQuestion, present: set[str]) -> None:
+        hits = sum(1 for ref in question.evidence if ref in present)
+        self.shares[question.category] += hits / len(question.evidence)
+        self.questions[question.category] += 1
+        self.found += hits
+        self.total += len(question.evidence)
+
+    def overall(self) -> float:
+        asked = sum(self.questions.values())
+        return sum(self.shares.values()) / asked if asked else 0.0
+
+    def per_category(self) -> dict[str, float]:
+        return {
+            CATEGORIES[c]: (self.shares[c] / self.questions[c] if self.questions[c] else 0.0)
+            for c in CATEGORIES
+        }
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "overall": round(self.overall(), 4),
+            "perCategory": {k: round(v, 4) for k, v in self.per_category().items()},
+            "evidenceFound": self.found,
+            "evidenceTotal": self.total,
+        }
+
+
+def pack_dia_ids(pack: MemoryPack, memory: MemoryService, scope: str) -> set[str]:
+    """The dia_ids the pack's items came from; a promoted copy counts as its source's."""
+    store = memory.store(scope)
+    found: set[str] = set()
+    for packed in pack.items:
+        pending = list(packed.item.references)
+        seen: set[str] = set()
+        while pending:
+            ref = pending.pop()
+            if ref in seen:
+                continue
+            seen.add(ref)
+            if ref.startswith(PROMOTED_FROM_PREFIX):
+                source = store.get(ref[len(PROMOTED_FROM_PREFIX) :])
+                if source is not None:
+                    pending.extend(source.references)
+            else:
+                found.add(ref)
+    return found
+
+
+def _tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def take_within_budget(turns: Iterable[DialogueTurn], budget: int) -> set[str]:
+    """dia_ids of `turns`, in the given order, while their running cost fits `budget`."""
+    taken: set[str] = set()
+    used = 0
+    for turn in turns:
+        cost = estimate_item_tokens(turn.line)
+        if used + cost > budget:
+            break
+        used += cost
+        taken.add(turn.dia_id)
+    return taken
+
+
+class Bm25Baseline:
+    """Plain Okapi BM25 over single turns of one conversation."""
+
+    def __init__(self, turns: Sequence[DialogueTurn]) -> None:
+        self.turns = list(turns)
+        self.model = BM25Okapi([_tokens(turn.line) for turn in self.turns])
+
+    def retrieve(self, question: str, budget: int) -> set[str]:
+        scores = self.model.get_scores(_tokens(question))
+        order = sorted(range(len(self.turns)), key=lambda i: -scores[i])
+        return take_within_budget((self.turns[i] for i in order), budget)
+
+
+def newest_first(turns: Sequence[DialogueTurn], budget: int) -> set[str]:
+    return take_within_budget(reversed(turns), budget)
+
+
+# ----------------------------------------------------------------------- running
+
+
+def memory_config_for_budget(budget: int | None) -> MemoryConfig:
+    """The default memory config, with the soft budget set and the max scaled alike."""
+    if budget is None:
+        return _DEFAULTS
+    ratio = _DEFAULTS.max_prompt_budget_tokens / _DEFAULTS.soft_prompt_budget_tokens
+    return _DEFAULTS.model_copy(
+        update={
+            "soft_prompt_budget_tokens": budget,
+            "max_prompt_budget_tokens": max(budget, math.ceil(budget * ratio)),
+        }
+    )
+
+
+async def ingest(
+    memory: MemoryService,
+    scope: str,
+    conversation: Conversation,
+    config: RuntimeConfig,
+    progress: ProgressBar | None = None,
+) -> None:
+    """Write every turn through MemoryPersist, as the bot does after each answered turn."""
+    persist = MemoryPersist(memory)
+    channel, _, chat_id = scope.partition(":")
+    session = AgentSession.new(scope)
+    for turn in conversation.turns:
+        ctx = TurnContext(
+            chat=ChatRef(channel, chat_id, user_id=turn.speaker, user_name=turn.speaker),
+            session=session,
+            user_text=turn.text,
+            config=config,
+            now=turn.at,
+            model="eval",
+            scope=scope,
+            message_refs=[turn.dia_id],
+            reply="",
+        )
+        ctx.extras["memory_time"] = turn.at.timestamp()
+        if persist.enabled(ctx):
+            await persist.process(ctx)
+        if ctx.extras.get("memory_write_failed"):
+            raise RuntimeError(f"memory write failed at {turn.dia_id} of {scope}")
+        if progress is not None:
+            progress.advance(label=f"{conversation.sample_id} ingest")
+
+
+@dataclass(slots=True)
+class EvalResult:
+    budget: int
+    max_budget: int
+    conversations: int
+    questions: int
+    skipped_evidence: int
+    pack: RecallTally
+    bm25: RecallTally
+    newest: RecallTally
+    pack_tokens: list[int]
+    build_ms: list[float]
+    seconds: float
+
+    def to_json_dict(self) -> dict[str, Any]:
+        ordered = sorted(self.build_ms)
+        p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] if ordered else 0.0
+        return {
+            "budget": self.budget,
+            "maxBudget": self.max_budget,
+            "conversations": self.conversations,
+            "questions": self.questions,
+            "skippedEvidence": self.skipped_evidence,
+            "pack": self.pack.to_json_dict(),
+            "bm25": self.bm25.to_json_dict(),
+            "newestFirst": self.newest.to_json_dict(),
+            "packTokensMean": round(sum(self.pack_tokens) / max(1, len(self.pack_tokens)), 1),
+            "packTokensMax": max(self.pack_tokens, default=0),
+            "packBuildMsP95": round(p95, 3),
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def run_eval(
+    path: Path,
+    workspace: Path,
+    *,
+    budget: int | None = None,
+    progress_stream: TextIO | None = None,
+) -> EvalResult:
+    started = time.perf_counter()
+    conversations = load_conversations(path)
+    memory_config = memory_config_for_budget(budget)
+    config = RuntimeConfig().model_copy(update={"memory": memory_config})
+    memory = MemoryService(workspace)
+    total_steps = sum(len(c.turns) + len(c.questions) for c in conversations)
+    progress = ProgressBar(total_steps, progress_stream) if progress_stream else None
+    soft = memory_config.soft_prompt_budget_tokens
+    result = EvalResult(
+        budget=soft,
+        max_budget=memory_config.max_prompt_budget_tokens,
+        conversations=len(conversations),
+        questions=sum(len(c.questions) for c in conversations),
+        skipped_evidence=sum(c.skipped_evidence for c in conversations),
+        pack=RecallTally(),
+        bm25=RecallTally(),
+        newest=RecallTally(),
+        pack_tokens=[],
+        build_ms=[],
+        seconds=0.0,
+    )
+    try:
+        for conversation in conversations:
+            scope = f"locomo:{_scope_safe(conversation.sample_id)}"
+            if memory.store(scope).items:
+                raise ValueError(f"the workspace already holds memory of {scope}; use a new one")
+            asyncio.run(ingest(memory, scope, conversation, config, progress))
+            if not conversation.turns:
+                continue
+            asked_at = conversation.turns[-1].at + timedelta(seconds=QUESTION_DELAY_SECONDS)
+            baseline = Bm25Baseline(conversation.turns)
+            for question in conversation.questions:
+                pack = pack_for_turn(memory, scope, question.text, asked_at, memory_config)
+                result.pack.add(question, pack_dia_ids(pack, memory, scope))
+                result.pack_tokens.append(pack.diagnostics.total_tokens)
+                result.build_ms.append(pack.diagnostics.build_ms)
+                result.bm25.add(question, baseline.retrieve(question.text, soft))
+                result.newest.add(question, newest_first(conversation.turns, soft))
+                if progress is not None:
+                    progress.advance(label=f"{conversation.sample_id} questions")
+    finally:
+        if progress is not None:
+            progress.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _scope_safe(sample_id: str) -> str:
+    return re.sub(r"[^\w.-]+", "-", sample_id).strip("-") or "sample"
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def format_report(result: EvalResult) -> str:
+    data = result.to_json_dict()
+    rows = [("memory pack", result.pack), ("bm25 turns", result.bm25), ("newest first", result.newest)]
+    header = f"{'':<14}{'overall':>9}" + "".join(f"{name:>13}" for name in CATEGORIES.values())
+    lines = [
+        f"LoCoMo evidence recall: {result.conversations} conversations, {result.questions} "
+        f"questions (categories 1-4), soft budget {result.budget} tokens "
+        f"(pack max {result.max_budget})",
+        header,
+    ]
+    for name, tally in rows:
+        per = tally.per_category()
+        lines.append(
+            f"{name:<14}{tally.overall():>9.3f}" + "".join(f"{per[c]:>13.3f}" for c in per)
+        )
+    lines.append(
+        f"pack tokens: mean {data['packTokensMean']}, max {data['packTokensMax']}; "
+        f"pack build p95 {data['packBuildMsP95']} ms; skipped evidence ids "
+        f"{result.skipped_evidence}"
+    )
+    lines.append(f"time taken: {result.seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def _cmd_locomo(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"mnemobot: no such file: {path}", file=sys.stderr)
+        return 2
+    if args.budget is not None and args.budget < 1:
+        print("mnemobot: --budget must be a positive number of tokens", file=sys.stderr)
+        return 2
+    stream = None if args.no_progress else sys.stderr
+    try:
+        if args.workspace:
+            workspace = Path(args.workspace)
+            workspace.mkdir(parents=True, exist_ok=True)
+            result = run_eval(path, workspace, budget=args.budget, progress_stream=stream)
+        else:
+            with tempfile.TemporaryDirectory(prefix="mnemobot-eval-") as tmp:
+                result = run_eval(path, Path(tmp), budget=args.budget, progress_stream=stream)
+    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
+        print(f"mnemobot: cannot evaluate {path}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        sys.stdout.write(orjson.dumps(result.to_json_dict(), option=orjson.OPT_INDENT_2).decode())
+        sys.stdout.write("\n")
+    else:
+        print(format_report(result))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
+    benchmarks = evaluate.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    locomo = benchmarks.add_parser(
+        "locomo",
+        help="evidence recall of the memory pack on a LoCoMo-format file",
+        description="Ingest each conversation through the bot's memory write path, build the "
+        "pack for every question (categories 1-4) and report the share of evidence turns "
+        "in it, beside plain BM25 and newest-first baselines on the same budget.",
+    )
+    locomo.add_argument("file", help="LoCoMo-format JSON file (e.g. locomo-dev.json)")
+    locomo.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="memory.softPromptBudgetTokens (default: the runtime default, 1800); the max "
+        "budget keeps the default max/soft ratio",
+    )
+    locomo.add_argument("--json", action="store_true", help="print machine-readable results")
+    locomo.add_argument(
+        "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
+    )
+    locomo.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    locomo.set_defaults(handler=_cmd_locomo)

@@ -1,0 +1,200 @@
+"""`mnemobot run [--webhook]`: serve Telegram until SIGINT/SIGTERM, then shut down cleanly.
+
+Shutdown order: stop taking updates (polling or the webhook server), let running turns
+finish for up to 10 s and cancel the rest (a cancelled turn still saves its session), send
+what is still being sent, close the Bot API and LLM clients, exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import re
+import secrets
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from telegram import Update
+from telegram.error import TelegramError
+from telegram.ext import BaseRateLimiter
+
+from bot.app import App, build_app
+from bot.logging_setup import configure_logging
+from bot.telegram.channel import build_telegram_application, channel_of
+from config.settings import Settings, SettingsError, load_settings
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE_SECONDS = 10.0
+POLL_TIMEOUT_SECONDS = 30.0
+NO_TOKEN = (
+    "mnemobot: TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather "
+    "(https://t.me/BotFather) and set TELEGRAM_BOT_TOKEN=123456:ABC...; "
+    "`mnemobot chat` works without one."
+)
+# What Telegram accepts as a webhook secret_token.
+_SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+ALLOWED_UPDATES = [Update.MESSAGE]
+
+
+class WebhookSettingsError(ValueError):
+    """The webhook cannot start with these settings; the message says what to fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookPlan:
+    url: str
+    url_path: str
+    listen: str
+    port: int
+    secret: str
+
+
+def webhook_plan(settings: Settings) -> WebhookPlan:
+    url = settings.bot_webhook_url
+    if not url:
+        raise WebhookSettingsError(
+            "BOT_WEBHOOK_URL is not set: set it to the public https URL Telegram should "
+            "post updates to, e.g. https://bot.example.com/telegram"
+        )
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise WebhookSettingsError(f"BOT_WEBHOOK_URL is invalid: {url!r} is not an http(s) URL")
+    if settings.bot_webhook_secret is not None:
+        secret = settings.bot_webhook_secret.get_secret_value()
+        if not _SECRET_TOKEN.match(secret):
+            raise WebhookSettingsError(
+                "BOT_WEBHOOK_SECRET is invalid: use 1-256 characters A-Z, a-z, 0-9, _ and -"
+            )
+    else:
+        # Telegram echoes whatever secret setWebhook registered, so a fresh one per start
+        # protects the endpoint just as well as a configured one.
+        secret = secrets.token_urlsafe(32)
+    host, port = settings.webhook_host_port
+    return WebhookPlan(
+        url=url, url_path=parts.path.strip("/"), listen=host, port=port, secret=secret
+    )
+
+
+def _log_polling_error(error: TelegramError) -> None:
+    # PTB retries by itself (1 s growing to 30 s); one line per failure is enough.
+    log.warning("polling Telegram failed, retrying: %s", error)
+
+
+async def serve_telegram(
+    app: App,
+    settings: Settings,
+    *,
+    stop: asyncio.Event,
+    webhook: bool = False,
+    poll_timeout_seconds: float = POLL_TIMEOUT_SECONDS,
+    grace_seconds: float = SHUTDOWN_GRACE_SECONDS,
+    on_ready: Callable[[], None] | None = None,
+    rate_limiter: BaseRateLimiter | None = None,
+) -> None:
+    """Run the Telegram channel until `stop` is set; used by `mnemobot run` and the tests."""
+    plan = webhook_plan(settings) if webhook else None
+    application = build_telegram_application(app, settings, rate_limiter=rate_limiter)
+    channel = channel_of(application)
+    await application.initialize()
+    try:
+        # run_polling/run_webhook would call post_init; we drive the lifecycle ourselves to
+        # control the shutdown, so we call it too.
+        if application.post_init is not None:
+            await application.post_init(application)
+        updater = application.updater
+        assert updater is not None
+        if plan is not None:
+            await updater.start_webhook(
+                listen=plan.listen,
+                port=plan.port,
+                url_path=plan.url_path,
+                webhook_url=plan.url,
+                secret_token=plan.secret,
+                allowed_updates=ALLOWED_UPDATES,
+            )
+            log.info("listening for Telegram webhooks on %s:%s", plan.listen, plan.port)
+        else:
+            await updater.start_polling(
+                timeout=int(poll_timeout_seconds),
+                allowed_updates=ALLOWED_UPDATES,
+                error_callback=_log_polling_error,
+            )
+            log.info("polling Telegram for updates")
+        await application.start()
+        if on_ready is not None:
+            on_ready()
+        await stop.wait()
+        log.info("stopping: no new updates; finishing running turns")
+    finally:
+        if application.updater is not None and application.updater.running:
+            await application.updater.stop()
+        if application.running:
+            await application.stop()
+        await channel.shutdown(grace_seconds)
+        await application.shutdown()
+
+
+def _settings_or_exit() -> Settings:
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"mnemobot: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    secret_values = [
+        settings.telegram_bot_token,
+        settings.openai_api_key,
+        settings.bot_webhook_secret,
+    ]
+    configure_logging(
+        settings.bot_log_level, [v.get_secret_value() for v in secret_values if v is not None]
+    )
+    return settings
+
+
+def run_command(args: argparse.Namespace) -> int:
+    settings = _settings_or_exit()
+    if settings.telegram_bot_token is None:
+        print(NO_TOKEN, file=sys.stderr)
+        return 2
+    if args.webhook:
+        try:
+            webhook_plan(settings)
+        except WebhookSettingsError as exc:
+            print(f"mnemobot: {exc}", file=sys.stderr)
+            return 2
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        app = build_app(settings)
+        try:
+            await serve_telegram(app, settings, stop=stop, webhook=args.webhook)
+        finally:
+            await app.close()
+        return 0
+
+    try:
+        return asyncio.run(main())
+    except TelegramError as exc:
+        # Start-up failures (bad token, unreachable API): one line, not a traceback.
+        print(f"mnemobot: Telegram refused to start: {exc}", file=sys.stderr)
+        return 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `run` to the `mnemobot` command line."""
+    run = sub.add_parser("run", help="serve the bot on Telegram (long polling, or --webhook)")
+    run.add_argument(
+        "--webhook",
+        action="store_true",
+        help="receive updates on BOT_WEBHOOK_URL (listening on BOT_WEBHOOK_LISTEN, checking "
+        "BOT_WEBHOOK_SECRET) instead of polling",
+    )
+    run.set_defaults(handler=run_command)

@@ -1,0 +1,116 @@
+"""ContextBuilding (order 20): the system prompt of the turn, every part within its budget.
+
+Parts, in order: the bot's instructions (with guidance on the memory tool), the current
+time, the operator's `memory/MEMORY.md`, the chat's own `MEMORY.md`, and the MemoryPack
+for the user's message; the legacy daily-notes context when the pack is empty.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from config.runtime import MemoryConfig
+from memory.daily_notes import read_memory_file
+from memory.pack import MemoryPack
+from memory.service import MemoryService
+from memory.tokens import estimate_tokens
+from systems.context import TurnContext
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS_BUDGET_TOKENS = 2_000
+
+BASE_INSTRUCTIONS = """You are {name}, a helpful assistant that remembers, talking in a \
+{channel} chat. Answer in the user's language, clearly and concisely; use Markdown when it \
+helps.
+
+Memory: the "# Memory" section below is what you remember from earlier conversations in \
+this chat (dated episodes, facts, procedures), chosen for the current message. Trust it \
+over guesses, never invent memories, and say so when you do not know.
+Use the `memory` tool to `add` a durable fact when the user tells you something worth \
+keeping for weeks (a preference, a fact about their life, people or work, a decision) or \
+asks you to remember something; `search` it when the answer may lie in older \
+conversations not shown here; `forget` when asked to. Do not store small talk."""
+
+
+def pack_for_turn(
+    memory: MemoryService, scope: str, text: str, now: datetime, config: MemoryConfig
+) -> MemoryPack:
+    """The MemoryPack for one user message; also used by `mnemobot memory pack` and eval."""
+    return memory.build_pack(scope, text, now=now.timestamp(), config=config, tz=now.tzinfo)
+
+
+def scaled_memory_config(config: MemoryConfig, scale: float) -> MemoryConfig:
+    if scale >= 1.0:
+        return config
+    fields = (
+        "soft_prompt_budget_tokens",
+        "max_prompt_budget_tokens",
+        "operator_memory_budget_tokens",
+        "scope_memory_budget_tokens",
+        "legacy_context_budget_tokens",
+    )
+    return config.model_copy(update={f: int(getattr(config, f) * scale) for f in fields})
+
+
+def _cut_to_budget(text: str, budget_tokens: int) -> str:
+    if estimate_tokens(text) <= budget_tokens:
+        return text
+    return text[: budget_tokens * 3] + "\n[... cut to fit its budget]"
+
+
+class ContextBuilding:
+    name = "ContextBuilding"
+    order = 20
+
+    def __init__(self, memory: MemoryService | None) -> None:
+        self.memory = memory
+
+    def enabled(self, ctx: TurnContext) -> bool:
+        return True
+
+    async def process(self, ctx: TurnContext) -> None:
+        self.build(ctx)
+
+    def build(self, ctx: TurnContext, *, memory_scale: float = 1.0) -> None:
+        """Set ctx.system_prompt; `memory_scale` < 1 shrinks every memory budget (overflow)."""
+        config = ctx.config
+        parts = [
+            BASE_INSTRUCTIONS.format(name=config.assistant.name, channel=ctx.chat.channel),
+        ]
+        if config.assistant.instructions:
+            parts.append(_cut_to_budget(config.assistant.instructions, INSTRUCTIONS_BUDGET_TOKENS))
+        parts.append(f"Current date and time: {ctx.now.strftime('%A, %Y-%m-%d %H:%M %Z')}.")
+        # Until the memory parts are in, the prompt is usable on its own.
+        ctx.system_prompt = "\n\n".join(parts)
+        memory_config = scaled_memory_config(config.memory, memory_scale)
+        if self.memory is not None and memory_config.enabled:
+            parts += self._memory_parts(ctx, self.memory, memory_config)
+        ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
+        ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(ctx.system_prompt)
+
+    def _memory_parts(
+        self, ctx: TurnContext, memory: MemoryService, config: MemoryConfig
+    ) -> list[str]:
+        parts: list[str] = []
+        operator = read_memory_file(
+            memory.workspace / "memory" / "MEMORY.md", config.operator_memory_budget_tokens
+        )
+        if operator.strip():
+            parts.append(f"# Operator notes\n{operator.strip()}")
+        pack = pack_for_turn(memory, ctx.scope, ctx.user_text, ctx.now, config)
+        use_legacy = pack.is_empty and config.legacy_daily_notes_enabled
+        if not use_legacy:
+            scope_memory = memory.scope_memory_text(ctx.scope, config.scope_memory_budget_tokens)
+            if scope_memory.strip():
+                parts.append(f"# Long-term memory of this chat\n{scope_memory.strip()}")
+            parts.append(pack.rendered)
+        else:
+            legacy = memory.legacy_context_text(ctx.scope, ctx.now, config)
+            if legacy.strip():
+                parts.append(f"# Memory\n{legacy.strip()}")
+        pack.diagnostics.legacy_fallback_used = use_legacy
+        ctx.memory_pack = pack
+        log.debug("memory pack for %s: %s", ctx.chat.key, pack.diagnostics.to_json_dict())
+        return parts

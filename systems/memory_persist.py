@@ -1,0 +1,43 @@
+"""MemoryPersist (order 50): after an answered turn, write it to the chat's memory."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from memory.service import MemoryService
+from systems.context import TurnContext
+
+log = logging.getLogger(__name__)
+
+
+class MemoryPersist:
+    name = "MemoryPersist"
+    order = 50
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+
+    def enabled(self, ctx: TurnContext) -> bool:
+        return ctx.config.memory.enabled and ctx.reply is not None and ctx.llm_error is None
+
+    async def process(self, ctx: TurnContext) -> None:
+        try:
+            recorded = self.memory.record_turn(
+                scope=ctx.scope,
+                user_text=ctx.user_text,
+                assistant_text=ctx.reply or "",
+                at=ctx.extras.get("memory_time", time.time()),
+                config=ctx.config.memory,
+                tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
+                message_refs=ctx.message_refs,
+                tool_outputs=ctx.tool_outputs,
+                speaker=ctx.chat.user_name,
+                chat_key=ctx.chat.key,
+            )
+        except Exception:
+            # Fail-safe: the reply goes out whatever happens to the memory write.
+            log.exception("memory write failed for %s; the reply is unaffected", ctx.chat.key)
+            ctx.extras["memory_write_failed"] = True
+            return
+        ctx.extras["memory_recorded"] = len(recorded.stored)

@@ -1,0 +1,499 @@
+"""The JSONL item store of one scope: files, dedup, tombstones, promotion, torn lines."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+
+from memory.bm25 import BM25Index
+from memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, item_from_record
+from memory.items import ItemType, Layer, MemoryItem
+from memory.scope_paths import GLOBAL_SCOPE, ScopePaths, scope_key, validate_scope_key
+from memory.text_terms import terms as bm25_terms
+
+SCOPE = "telegram:42"
+DAY1 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC).timestamp()
+DAY2 = datetime(2025, 3, 2, 9, 30, tzinfo=UTC).timestamp()
+
+
+class SetIndex:
+    """A trivial real term index: which ids hold which terms."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, set[str]] = {}
+
+    def add(self, doc_id: str, terms: list[str]) -> None:
+        self.docs[doc_id] = set(terms)
+
+    def remove(self, doc_id: str) -> None:
+        self.docs.pop(doc_id, None)
+
+    def find(self, term: str) -> set[str]:
+        return {doc_id for doc_id, terms in self.docs.items() if term in terms}
+
+
+def words(text: str) -> list[str]:
+    return text.lower().replace(".", " ").replace(":", " ").split()
+
+
+_ids = itertools.count()
+
+
+def item(
+    content: str,
+    *,
+    layer: Layer = Layer.EPISODIC,
+    item_type: ItemType = ItemType.PREFERENCE,
+    at: float = DAY1,
+    confidence: float = 0.85,
+    salience: float = 0.6,
+    tags: list[str] | None = None,
+    references: list[str] | None = None,
+    item_id: str | None = None,
+) -> MemoryItem:
+    return MemoryItem(
+        id=item_id or f"it{next(_ids)}",
+        layer=layer,
+        type=item_type,
+        title=content[:40],
+        content=content,
+        scope=SCOPE,
+        created_at=at,
+        updated_at=at,
+        tags=tags or [],
+        references=references or [],
+        confidence=confidence,
+        salience=salience,
+    )
+
+
+@pytest.fixture
+def paths(workspace: Path) -> ScopePaths:
+    return ScopePaths(workspace, SCOPE)
+
+
+def open_store(paths: ScopePaths, index: SetIndex | None = None) -> ScopeItemStore:
+    store = ScopeItemStore(paths, index=index, terms=words if index is not None else None)
+    store.load()
+    return store
+
+
+def file_lines(path: Path) -> list[bytes]:
+    return [line for line in path.read_bytes().split(b"\n") if line]
+
+
+# ------------------------------------------------------------------- scope paths
+
+
+def test_scope_keys_and_the_paths_of_a_scope(workspace: Path) -> None:
+    assert scope_key("telegram", -100123) == "telegram:-100123"
+    assert scope_key("telegram", 5, "global") == GLOBAL_SCOPE
+    paths = ScopePaths(workspace, "telegram:7")
+    root = workspace / "memory" / "telegram:7"
+    assert paths.directory == root
+    assert paths.memory_file == root / "MEMORY.md"
+    assert paths.operator_memory_file == workspace / "memory" / "MEMORY.md"
+    assert paths.daily_note(date(2025, 1, 2)) == root / "2025-01-02.md"
+    assert paths.episodic_file(date(2025, 1, 2)) == root / "items/episodic/2025-01-02.jsonl"
+    assert paths.semantic_file == root / "items/semantic.jsonl"
+    assert paths.procedural_file == root / "items/procedural.jsonl"
+
+
+@pytest.mark.parametrize(
+    "bad", ["", " ", "../x", "a/b", "..", "a\\b", "a\x00b", ".hidden", "x..y", "MEMORY.md"]
+)
+def test_scope_keys_that_could_escape_the_memory_directory_are_refused(
+    workspace: Path, bad: str
+) -> None:
+    with pytest.raises(ValueError):
+        validate_scope_key(bad)
+    with pytest.raises(ValueError):
+        ScopePaths(workspace, bad)
+
+
+def test_a_chat_id_with_a_slash_cannot_build_a_scope() -> None:
+    with pytest.raises(ValueError):
+        scope_key("telegram", "../../etc")
+    with pytest.raises(ValueError):
+        scope_key("tele:gram", 1)
+
+
+# ------------------------------------------------------------------ add and load
+
+
+def test_items_go_to_their_layer_files_and_load_back(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    added = store.add(
+        [
+            item("I prefer tea.", at=DAY1),
+            item("We use Postgres.", item_type=ItemType.PROJECT_FACT, at=DAY2),
+            item("Pin numpy below 2.", layer=Layer.PROCEDURAL, item_type=ItemType.FIX),
+            item("Never push to main.", layer=Layer.SEMANTIC, item_type=ItemType.CONSTRAINT),
+        ]
+    )
+    assert len(added) == 4
+    assert len(file_lines(paths.episodic_file(date(2025, 3, 1)))) == 1
+    assert len(file_lines(paths.episodic_file(date(2025, 3, 2)))) == 1
+    assert len(file_lines(paths.semantic_file)) == 1
+    assert len(file_lines(paths.procedural_file)) == 1
+
+    reloaded = open_store(paths)
+    assert {i.content for i in reloaded.items.values()} == {a.content for a in added}
+    assert reloaded.items == {a.id: a for a in added}
+    stats = reloaded.stats()
+    assert stats.per_layer == {"EPISODIC": 2, "SEMANTIC": 1, "PROCEDURAL": 1}
+    assert stats.files == 4
+    assert stats.skipped_lines == 0
+
+
+def test_a_duplicate_merges_into_the_stored_item(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    [first] = store.add(
+        [item("I prefer tea.", confidence=0.7, salience=0.9, tags=["a"], references=["m1"])]
+    )
+    later = DAY1 + 3600
+    [merged] = store.add(
+        [
+            item(
+                "I  prefer   TEA.",  # same fingerprint: whitespace and case do not count
+                confidence=0.9,
+                salience=0.2,
+                tags=["b", "a"],
+                references=["m2"],
+                at=later,
+            )
+        ]
+    )
+    assert merged.id == first.id
+    assert merged.content == "I  prefer   TEA."  # the longer text is kept
+    assert merged.confidence == 0.9
+    assert merged.salience == 0.9
+    assert merged.tags == ["a", "b"]
+    assert merged.references == ["m1", "m2"]
+    assert merged.updated_at == later
+    assert merged.created_at == DAY1
+    assert len(store) == 1
+    # The merge is an appended line, the first line is untouched.
+    lines = file_lines(paths.episodic_file(date(2025, 3, 1)))
+    assert len(lines) == 2
+    assert orjson.loads(lines[0])["content"] == "I prefer tea."
+    assert open_store(paths).items == {first.id: merged}
+
+
+def test_duplicates_within_one_add_merge_and_layers_do_not(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    stored = store.add(
+        [
+            item("Never deploy on Fridays.", item_type=ItemType.CONSTRAINT),
+            item("never deploy on fridays.", item_type=ItemType.CONSTRAINT, confidence=0.95),
+            item(
+                "Never deploy on Fridays.",
+                item_type=ItemType.CONSTRAINT,
+                layer=Layer.SEMANTIC,
+            ),
+        ]
+    )
+    assert len(stored) == 2
+    assert sorted(i.layer for i in store.items.values()) == [Layer.EPISODIC, Layer.SEMANTIC]
+    episodic = next(i for i in store.items.values() if i.layer is Layer.EPISODIC)
+    assert episodic.confidence == 0.95
+
+
+def test_writes_append_and_never_rewrite_earlier_bytes(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    store.add([item("I prefer tea.")])
+    before = paths.episodic_file(date(2025, 3, 1)).read_bytes()
+    [stored] = store.add([item("I like chess.")])
+    store.update(stored.id, title="Chess")
+    after = paths.episodic_file(date(2025, 3, 1)).read_bytes()
+    assert after.startswith(before)
+    assert len(file_lines(paths.episodic_file(date(2025, 3, 1)))) == 3
+
+
+def test_update_is_last_write_wins_across_reloads(paths: ScopePaths) -> None:
+    index = SetIndex()
+    store = open_store(paths, index)
+    [stored] = store.add([item("I prefer tea.")])
+    updated = store.update(stored.id, content="I prefer green tea.", tags=["drinks"])
+    assert updated is not None
+    assert updated.fingerprint != stored.fingerprint
+    assert index.find("green") == {stored.id}
+    assert store.update("missing", title="x") is None
+
+    reloaded = open_store(paths, SetIndex())
+    assert reloaded.items[stored.id].content == "I prefer green tea."
+    assert reloaded.items[stored.id].tags == ["drinks"]
+    # The old text is no longer a duplicate of anything; the new one is.
+    [merged] = reloaded.add([item("i prefer green tea.")])
+    assert merged.id == stored.id
+
+
+# --------------------------------------------------------------------- forgetting
+
+
+def test_a_forgotten_item_never_comes_back(paths: ScopePaths) -> None:
+    index = SetIndex()
+    store = open_store(paths, index)
+    [stored] = store.add([item("My sister lives in Oslo.", item_type=ItemType.PROJECT_FACT)])
+    assert index.find("oslo") == {stored.id}
+    assert store.forget(stored.id) is True
+    assert store.forget(stored.id) is False
+    assert stored.id not in store.items
+    assert index.find("oslo") == set()
+
+    tombstone = orjson.loads(file_lines(paths.episodic_file(date(2025, 3, 1)))[-1])
+    assert tombstone["id"] == stored.id
+    assert tombstone["tombstone"] is True
+    assert tombstone["fingerprint"] == stored.fingerprint
+    assert "forgottenAt" in tombstone
+
+    # The same sentence extracted again later, under a new id and on another day.
+    again = item("My sister lives in Oslo.", item_type=ItemType.PROJECT_FACT, at=DAY2)
+    assert store.add([again]) == []
+    reloaded = open_store(paths, SetIndex())
+    assert reloaded.items == {}
+    assert reloaded.add([again]) == []
+    assert reloaded.stats().tombstones == 1
+    # Re-adding the old id itself does not revive it either.
+    assert reloaded.add([item("Something new.", item_id=stored.id)]) == []
+
+
+def test_forgetting_an_episode_also_forgets_its_promoted_copy(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    [episode] = store.add([item("I prefer tea.")])
+    promoted = store.promote(episode.id)
+    assert promoted is not None
+    assert store.forget(promoted.id)
+    assert store.items == {}
+    assert open_store(paths).items == {}
+
+
+def test_a_tombstone_wins_whichever_file_holds_it(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    [stored] = store.add([item("I prefer tea.", layer=Layer.SEMANTIC)])
+    store.forget(stored.id)
+    # The same text lands in an episodic file by hand (a restore, a copy); episodic files
+    # load before semantic.jsonl where the tombstone is: still gone.
+    record = item("I prefer tea.", at=DAY2).to_json_dict()
+    paths.episodic_dir.mkdir(parents=True)
+    paths.episodic_file(date(2025, 3, 2)).write_bytes(orjson.dumps(record) + b"\n")
+    assert open_store(paths).items == {}
+
+
+# ------------------------------------------------------------ corrupt and torn lines
+
+
+def test_torn_and_corrupt_lines_are_skipped_and_counted(paths: ScopePaths) -> None:
+    good = [item(f"Fact number {n} is true.", item_type=ItemType.PROJECT_FACT) for n in range(4)]
+    lines = [orjson.dumps(i.to_json_dict()) for i in good]
+    torn = orjson.dumps(item("I was being written when the power went.").to_json_dict())[:37]
+    bad_record = orjson.dumps({"id": "x", "layer": "NOPE", "content": "?"})
+    path = paths.episodic_file(date(2025, 3, 1))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(
+        b"\n".join([lines[0], b"{not json at all", lines[1], bad_record, lines[2], lines[3], torn])
+    )
+    store = open_store(paths)
+    assert set(store.items) == {i.id for i in good}
+    assert store.stats().skipped_lines == 3
+
+    # Appending after a torn line starts a fresh line, so the new item is not lost.
+    [new] = store.add([item("Added after the crash.")])
+    reloaded = open_store(paths)
+    assert new.id in reloaded.items
+    assert reloaded.stats().skipped_lines == 3
+
+
+def test_the_fast_loader_reads_items_exactly_like_from_json_dict() -> None:
+    original = MemoryItem(
+        id="abc",
+        layer=Layer.PROCEDURAL,
+        type=ItemType.COMMAND_RESULT,
+        title="Run tests",
+        content="$ pytest -q",
+        scope=SCOPE,
+        created_at=DAY1,
+        updated_at=DAY2,
+        tags=["command", "pytest"],
+        references=["m1", "file:tests/test_x.py"],
+        source="user",
+        confidence=0.81,
+        salience=0.33,
+        ttl_days=30,
+        last_accessed_at=DAY2 + 5,
+    )
+    record = orjson.loads(orjson.dumps(original.to_json_dict()))
+    assert item_from_record(record) == MemoryItem.from_json_dict(record) == original
+    sparse = {"id": "s", "layer": "SEMANTIC", "type": "DECISION", "content": "Use uv."}
+    sparse["createdAt"] = "2025-03-01T10:00:00Z"
+    sparse["tags"] = ["x", 3]  # a hand edit
+    assert item_from_record(sparse) == MemoryItem.from_json_dict(sparse)
+
+
+# --------------------------------------------------------------------- promotion
+
+
+def test_promotion_copies_an_episode_to_the_right_durable_file(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    preference, failure, already = store.add(
+        [
+            item("I prefer tea.", references=["m1"]),
+            item("ImportError: no module named x", item_type=ItemType.FAILURE),
+            item("Use uv.", item_type=ItemType.DECISION, layer=Layer.SEMANTIC),
+        ]
+    )
+    semantic = store.promote(preference.id)
+    procedural = store.promote(failure.id)
+    assert semantic is not None and procedural is not None
+    assert semantic.layer is Layer.SEMANTIC and semantic.id != preference.id
+    assert procedural.layer is Layer.PROCEDURAL
+    assert semantic.references == ["m1", PROMOTED_FROM_PREFIX + preference.id]
+    assert semantic.content == preference.content
+    assert store.promote(already.id) is None
+    assert store.promote("missing") is None
+    # The episode stays an episode.
+    assert store.items[preference.id].layer is Layer.EPISODIC
+
+    # Promoting the same text again merges into the durable copy.
+    assert store.promote(preference.id) == store.items[semantic.id]
+    assert len(file_lines(paths.semantic_file)) == 3  # the decision, the copy, its merge
+
+    reloaded = open_store(paths)
+    assert reloaded.items[semantic.id].layer is Layer.SEMANTIC
+    assert reloaded.items[procedural.id].layer is Layer.PROCEDURAL
+    assert {i.content for i in reloaded.items.values() if i.layer is Layer.PROCEDURAL} == {
+        "ImportError: no module named x"
+    }
+
+
+def test_auto_promote_takes_only_confident_new_episodes(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    store.add([item("Old confident fact.", item_type=ItemType.PROJECT_FACT, confidence=0.9)])
+    store.auto_promote(0.75)  # consumes the first batch
+    added = store.add(
+        [
+            item("I prefer tea.", confidence=0.9),
+            item("Maybe I like jazz.", confidence=0.6),
+            item("Fix: pin numpy.", item_type=ItemType.FIX, confidence=0.75),
+        ]
+    )
+    promoted = store.auto_promote(0.75)
+    assert sorted((p.layer, p.content) for p in promoted) == [
+        (Layer.PROCEDURAL, "Fix: pin numpy."),
+        (Layer.SEMANTIC, "I prefer tea."),
+    ]
+    assert store.auto_promote(0.75) == []  # nothing new since
+    assert store.auto_promote(0.5, added) != []  # explicit items are always considered
+    assert store.stats().per_layer["SEMANTIC"] == 3
+
+
+# --------------------------------------------------------- index and maintenance
+
+
+def test_the_bm25_index_follows_adds_updates_and_forgets(paths: ScopePaths) -> None:
+    index = BM25Index()
+    store = ScopeItemStore(paths, index=index, terms=bm25_terms)
+    store.load()
+    tea, chess = store.add([item("I prefer green tea."), item("I play chess on Sundays.")])
+    assert set(index.scores(bm25_terms("tea"))) == {tea.id}
+    store.update(tea.id, content="I prefer black coffee.")
+    assert index.scores(bm25_terms("tea")) == {}
+    assert set(index.scores(bm25_terms("coffee"))) == {tea.id}
+    store.forget(chess.id)
+    assert index.scores(bm25_terms("chess")) == {}
+
+    fresh_index = BM25Index()
+    ScopeItemStore(paths, index=fresh_index, terms=bm25_terms).load()
+    assert set(fresh_index.scores(bm25_terms("coffee"))) == {tea.id}
+    assert len(fresh_index) == 1
+
+
+def test_compaction_keeps_live_items_and_tombstones_only(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    kept, gone = store.add([item("I prefer tea."), item("I like chess.")])
+    for n in range(5):
+        store.update(kept.id, title=f"title {n}")
+    store.forget(gone.id)
+    day_file = paths.episodic_file(date(2025, 3, 1))
+    with day_file.open("ab") as handle:
+        handle.write(b"{torn")
+    assert len(day_file.read_bytes().splitlines()) == 9
+
+    stats = store.compact_files()
+    assert stats.lines == 2  # the live item and the tombstone
+    assert stats.skipped_lines == 0
+    reloaded = open_store(paths)
+    assert reloaded.items == {kept.id: store.items[kept.id]}
+    assert reloaded.items[kept.id].title == "title 4"
+    assert reloaded.add([item("I like chess.")]) == []  # still forgotten
+    assert reloaded.stats().skipped_lines == 0
+
+
+def test_items_of_another_scope_are_refused(paths: ScopePaths) -> None:
+    store = open_store(paths)
+    foreign = item("I prefer tea.")
+    foreign.scope = "telegram:other"
+    with pytest.raises(ValueError):
+        store.add([foreign])
+
+
+# ----------------------------------------------------------------- crash safety
+
+_WRITER = """
+import sys, itertools
+from pathlib import Path
+from memory.item_store import ScopeItemStore
+from memory.items import ItemType, Layer, MemoryItem
+from memory.scope_paths import ScopePaths
+
+store = ScopeItemStore(ScopePaths(Path(sys.argv[1]), "telegram:42"))
+store.load()
+filler = "x" * 20000  # big lines make a kill in the middle of a write likely
+for n in itertools.count():
+    batch = [
+        MemoryItem(
+            id=f"w{n}-{k}", layer=Layer.EPISODIC, type=ItemType.PROJECT_FACT,
+            title="t", content=f"fact {n} {k} {filler}", scope="telegram:42",
+            created_at=1740823200.0, updated_at=1740823200.0,
+        )
+        for k in range(5)
+    ]
+    store.add(batch)
+    if n == 3:
+        print("ready", flush=True)
+"""
+
+
+def test_a_writer_killed_mid_run_leaves_a_file_that_loads(paths: ScopePaths) -> None:
+    repo_root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(repo_root)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(paths.workspace)],
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == b"ready"
+        time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+
+    data = paths.episodic_file(date(2025, 3, 1)).read_bytes()
+    complete = data.split(b"\n")[:-1]  # whatever follows the last newline is torn
+    complete_ids = {orjson.loads(line)["id"] for line in complete}
+    assert len(complete_ids) >= 20
+
+    store = open_store(paths)
+    assert set(store.items) == complete_ids
+    assert store.stats().skipped_lines == (1 if data.split(b"\n")[-1] else 0)
