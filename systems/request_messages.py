@@ -31,12 +31,13 @@ def model_messages(
     system_prompt: str, history: list[Message], *, keep_tool_results_turns: int
 ) -> list[dict[str, Any]]:
     """System prompt + history with API keys only; old tool results stubbed."""
+    # Tool results before the Nth most recent user message are stubbed (all when N is 0).
+    cutoff_index = len(history) if keep_tool_results_turns <= 0 else -1
     user_turns_seen = 0
-    cutoff_index = -1
     for index in range(len(history) - 1, -1, -1):
-        if history[index].get("role") == "user":
+        if keep_tool_results_turns > 0 and history[index].get("role") == "user":
             user_turns_seen += 1
-            if user_turns_seen > keep_tool_results_turns:
+            if user_turns_seen == keep_tool_results_turns:
                 cutoff_index = index
                 break
     answered = {m.get("tool_call_id") for m in history if m.get("role") == "tool"}

@@ -260,3 +260,42 @@ def test_a_kill_between_offload_and_save_loses_no_message(tmp_path: Path) -> Non
         assert seen == set(range(1, max(seen) + 1)), "a message went missing"
         assert max(seen) > 3
     json.loads((tmp_path / "console:local.json").read_text())
+
+
+async def test_flush_writes_new_facts_to_memory_and_the_daily_note(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "compaction": {"enabled": False}})
+    app = build_app(make_settings(workspace, openai_server))
+    for i in range(6):
+        await ask(app, f"chatting about the boat trip, part {i}")
+    seen_known: list[str] = []
+
+    def flush_aware(body: dict[str, object]) -> object:
+        if is_flush_request(body):
+            seen_known.append(str(body["messages"][1]["content"]))  # type: ignore[index]
+            return reply(
+                "- The user's boat is named Kestrel\n"
+                "- [procedure] Restart the bilge pump by holding reset for 5 seconds"
+            )
+        return scripted_responder(body)
+
+    openai_server.responder = flush_aware
+    assert (await app.commands.run(CHAT, ParsedCommand("compact", "2"))).startswith(
+        "Compacted with summary"
+    )
+    await app.close()
+    assert "KNOWN MEMORY" in seen_known[0] and "boat trip, part 0" in seen_known[0]
+    items = workspace / "memory" / "console:local" / "items"
+    assert "Kestrel" in (items / "semantic.jsonl").read_text()
+    assert "bilge pump" in (items / "procedural.jsonl").read_text()
+    notes = "".join(p.read_text() for p in (workspace / "memory" / "console:local").glob("*.md"))
+    assert "- The user's boat is named Kestrel" in notes
+    pack = app.memory.build_pack(
+        "console:local",
+        "what is my boat called",
+        now=9e9,
+        config=app.assistant.config().memory,
+        tz=None,
+    )
+    assert "Kestrel" in pack.rendered

@@ -141,3 +141,12 @@ async def test_empty_input_is_ignored_and_huge_input_is_accepted(
     answer = await ask(app, big)
     assert answer.startswith("echo: word word")
     assert len(app.sessions.get(CHAT.key).messages[0]["content"]) == len(big.strip())
+
+
+async def test_a_wrong_api_key_is_reported_as_such(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.required_api_key = "the-right-key"
+    answer = await ask(app, "hello")
+    assert "refused our credentials (check OPENAI_API_KEY)" in answer
+    assert "test-key" not in answer

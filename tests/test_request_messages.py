@@ -1,0 +1,50 @@
+"""What the model sees of the stored session (pure functions)."""
+
+from __future__ import annotations
+
+from systems.request_messages import STUB_PREFIX, model_messages
+
+
+def history_with_tools(turns: int) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for i in range(turns):
+        out += [
+            {"role": "user", "content": f"u{i}", "at": "2026-01-01T00:00:00Z"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "t", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"c{i}", "name": "t", "content": f"r{i} " + "x" * 500},
+            {"role": "assistant", "content": f"a{i}"},
+        ]
+    return out
+
+
+def test_old_tool_results_are_stubbed_recent_ones_kept_and_extra_keys_dropped() -> None:
+    messages = model_messages("sys", history_with_tools(6), keep_tool_results_turns=2)
+    tools = [m["content"] for m in messages if m["role"] == "tool"]
+    assert [t.startswith(STUB_PREFIX) for t in tools] == [True] * 4 + [False] * 2
+    assert tools[0].endswith("r0 " + "x" * 117)
+    assert all("at" not in m for m in messages)
+    assert messages[0] == {"role": "system", "content": "sys"}
+
+
+def test_a_summary_at_the_head_joins_the_system_prompt() -> None:
+    history = [{"role": "system", "content": "[Conversation summary]\nS"}, *history_with_tools(1)]
+    messages = model_messages("base", history, keep_tool_results_turns=3)
+    assert messages[0] == {"role": "system", "content": "base\n\n[Conversation summary]\nS"}
+    assert sum(1 for m in messages if m["role"] == "system") == 1
+
+
+def test_tool_calls_left_unanswered_by_a_stopped_turn_get_an_error_result() -> None:
+    history = [*history_with_tools(1)[:2], {"role": "user", "content": "again"}]
+    messages = model_messages("", history, keep_tool_results_turns=3)
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "user"]
+    assert messages[2]["tool_call_id"] == "c0" and "not run" in messages[2]["content"]
