@@ -97,10 +97,58 @@ FIXES = [
     "run it with sudo", "set DATABASE_URL in the .env file", "clear the build cache",
     "bump the timeout to 120 seconds", "delete node_modules and reinstall",
 ]  # fmt: skip
+# Free-text words for the chatter around the facts, drawn with Zipf weights (a few common,
+# a long tail of rare ones) so term frequencies and item lengths vary as in real chats.
+CHATTER = """
+    really think maybe kind pretty actually time today week weekend morning evening night
+    work home friend family kids dog cat coffee tea dinner lunch breakfast movie book show
+    music song game weather rain sun snow cold warm tired happy busy excited nervous proud
+    plan idea question problem reason story moment thing place people house car train bus
+    bike walk run drive trip flight hotel ticket photo picture video message call email
+    meeting deadline report budget client team manager colleague office laptop phone screen
+    garden kitchen balcony window door street park river mountain forest island village
+    city country border museum concert festival market shop store price sale gift birthday
+    wedding party holiday vacation anniversary graduation interview promotion salary rent
+    doctor dentist appointment medicine headache fever allergy gym workout stretch diet
+    recipe oven pasta salad soup cake cookie bread cheese apple orange banana berry grape
+    garlic onion pepper tomato potato carrot spinach rice noodle chicken fish tofu bean
+    learn teach study class lesson course exam homework practice skill language spanish
+    french german japanese korean italian portuguese arabic hindi mandarin russian
+    paint draw write read sing dance cook bake fix build clean wash sleep wake travel visit
+    borrow lend buy sell pay save spend invest donate volunteer adopt rescue foster
+    brother sister mother father grandma grandpa cousin aunt uncle neighbor roommate
+    partner husband wife daughter son niece nephew baby toddler teenager classmate mentor
+    bright quiet noisy crowded empty huge tiny cozy fancy cheap expensive broken shiny
+    ancient modern strange funny weird lovely awful gorgeous delicious spicy sweet salty
+    blue green red yellow purple orange golden silver black white pink brown
+    guitar violin drum piano flute trumpet cello harmonica ukulele saxophone
+    tent backpack compass lantern kayak paddle canoe sailboat telescope microscope
+    marathon triathlon tournament championship league season coach referee stadium
+    volcano glacier canyon waterfall desert meadow lagoon reef cliff cave harbor
+    sculpture mural gallery exhibit theater opera ballet symphony poetry novel memoir
+"""
+CHATTER_WORDS = CHATTER.split()
+CHATTER_WEIGHTS = [1.0 / (rank + 1) for rank in range(len(CHATTER_WORDS))]
 FEELINGS = ["great", "exhausting", "so much fun", "a bit stressful", "relaxing", "amazing"]
 
 
+def _chatter(rng: random.Random) -> str:
+    words = rng.choices(CHATTER_WORDS, CHATTER_WEIGHTS, k=rng.randint(3, 14))
+    return " ".join(words).capitalize() + rng.choice([".", "!", "...", " lol."])
+
+
 def _user_text(rng: random.Random) -> str:
+    fact = _fact_text(rng)
+    # Most messages carry some chatter around the fact, before or after it.
+    roll = rng.random()
+    if roll < 0.3:
+        return fact
+    if roll < 0.65:
+        return f"{fact} {_chatter(rng)}"
+    return f"{_chatter(rng)} {fact}"
+
+
+def _fact_text(rng: random.Random) -> str:
     person, place, hobby = rng.choice(PEOPLE), rng.choice(PLACES), rng.choice(HOBBIES)
     day, food, project = rng.choice(WEEKDAYS), rng.choice(FOODS), rng.choice(PROJECTS)
     kind = rng.random()
@@ -133,7 +181,7 @@ def _user_text(rng: random.Random) -> str:
 def _assistant_text(rng: random.Random, user: str) -> str:
     if "failed with" in user:
         return f"That usually means a setup issue. Fix: {rng.choice(FIXES)}, then run it again."
-    if user.endswith("?"):
+    if "?" in user:
         return "You mentioned it a while ago; I will look through what I remember."
     return rng.choice(
         [

@@ -325,7 +325,9 @@ def build_pack(
         Layer.PROCEDURAL: query.procedural_top_k,
     }
     query_terms = terms(query.text)
-    hits = index.scores(query_terms) if query_terms else {}
+    # Only the best `candidate_pool` hits (and their ties) can become candidates; `top`
+    # finds them without scoring every item a common term matches.
+    hits = index.top(query_terms, ranking.candidate_pool) if query_terms else {}
     diagnostics = PackDiagnostics(
         candidates_per_layer={layer.value: 0 for layer in Layer},
         chosen_per_layer={layer.value: 0 for layer in Layer},
@@ -347,7 +349,13 @@ def build_pack(
             candidates[doc_id] = item
             diagnostics.candidates_per_layer[item.layer.value] += 1
     if top_k[Layer.EPISODIC] > 0:
-        for item in _recent_episodes(items, query.working_top_k):
+        recent = _recent_episodes(items, query.working_top_k)
+        if hits:
+            # A recent episode past the pool keeps the BM25 score it has (as with `scores`).
+            hits.update(
+                index.score_documents(query_terms, [i.id for i in recent if i.id not in hits])
+            )
+        for item in recent:
             if item.id not in hits:
                 diagnostics.candidates_per_layer[Layer.EPISODIC.value] += 1
             candidates.setdefault(item.id, item)

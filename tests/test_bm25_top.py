@@ -1,0 +1,78 @@
+"""`BM25Index.top(q, k)` returns exactly the k best of `scores(q)`, ties at the cut included."""
+
+from __future__ import annotations
+
+import heapq
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory.bm25 import BM25Index
+
+# "name" plays a speaker's name: on most documents, so pruning has common terms to skip.
+COMMON = st.just("name")
+RARE = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"])
+DOC = st.lists(st.one_of(COMMON, COMMON, RARE), max_size=9)
+QUERY = st.lists(st.one_of(COMMON, RARE, st.just("absent")), min_size=1, max_size=6)
+
+
+def expected_top(index: BM25Index, query: list[str], k: int) -> dict[str, float]:
+    """The documented rule: every document scoring at least the k-th best score."""
+    everything = index.scores(query)
+    if len(everything) <= k:
+        return everything
+    cut = heapq.nlargest(k, everything.values())[-1]
+    return {doc_id: score for doc_id, score in everything.items() if score >= cut}
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(DOC, max_size=60),
+    st.lists(st.integers(0, 59), max_size=10),
+    QUERY,
+    st.integers(1, 12),
+)
+def test_top_is_exactly_the_k_best_of_scores_with_ties_at_the_cut(
+    docs: list[list[str]], removed: list[int], query: list[str], k: int
+) -> None:
+    index = BM25Index()
+    for position, doc in enumerate(docs):
+        index.add(f"d{position}", doc)
+    for position in removed:
+        index.remove(f"d{position}")
+    best = index.top(query, k)
+    assert best == expected_top(index, query, k)
+    everything = index.scores(query)
+    # At least k results whenever k documents match, and never a worse one left in.
+    assert len(best) >= min(k, len(everything))
+    if best and len(everything) > len(best):
+        assert min(best.values()) > max(
+            score for doc_id, score in everything.items() if doc_id not in best
+        )
+
+
+def test_ties_at_the_cut_are_all_returned_for_the_caller_to_choose() -> None:
+    index = BM25Index()
+    for position in range(5):
+        index.add(f"same{position}", ["name", "alpha"])
+    index.add("best", ["alpha", "alpha"])
+    index.add("worst", ["name", "beta", "gamma", "delta"])
+    best = index.top(["alpha"], 2)
+    assert set(best) == {"best", *(f"same{position}" for position in range(5))}
+    assert index.top(["alpha"], 0) == {}
+    assert index.top(["absent"], 3) == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(DOC, min_size=1, max_size=30), QUERY, st.data())
+def test_score_documents_equals_scores_at_those_documents(
+    docs: list[list[str]], query: list[str], data: st.DataObject
+) -> None:
+    index = BM25Index()
+    for position, doc in enumerate(docs):
+        index.add(f"d{position}", doc)
+    asked = data.draw(st.lists(st.sampled_from([f"d{i}" for i in range(len(docs))] + ["gone"])))
+    everything = index.scores(query)
+    assert index.score_documents(query, asked) == {
+        doc_id: everything[doc_id] for doc_id in asked if doc_id in everything
+    }
