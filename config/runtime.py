@@ -103,6 +103,10 @@ class RankingConfig(ConfigSection):
     episode_window_gap_minutes: float = Field(30, ge=0)
     # At most this many turns in one window; a longer stretch opens another slot.
     episode_window_max_turns: int = Field(8, ge=1, le=1_000)
+    # A turn gets this share of the relevance of a matching turn right before or after it
+    # (at most neighbour_gap_seconds apart), so an answer is found through its question.
+    neighbour_relevance_share: float = Field(0.5, ge=0, le=1)
+    neighbour_gap_seconds: float = Field(120, ge=0)
 
 
 class MemoryConfig(ConfigSection):

@@ -298,6 +298,40 @@ def conversation_windows(candidates: Iterable[MemoryItem], gap_seconds: float) -
     return windows
 
 
+def _lent_relevance(
+    candidates: Mapping[str, MemoryItem],
+    hits: Mapping[str, float],
+    base: float,
+    best: float,
+    ranking: RankingConfig,
+) -> dict[str, float]:
+    """Relevance a conversation turn borrows from the matching turns right next to it.
+
+    The reply to a matching question ("For walking or running?" after "I got new
+    shoes") often holds the answer without sharing a word with the query.
+    """
+    share = ranking.neighbour_relevance_share
+    gap = ranking.neighbour_gap_seconds
+    if share <= 0 or gap <= 0:
+        return {}
+    turns = sorted(
+        (it for it in candidates.values() if it.layer is Layer.EPISODIC and TURN_TAG in it.tags),
+        key=lambda it: (it.created_at, it.id),
+    )
+    own = [
+        normalized_relevance(hits[it.id], base, best) if it.id in hits else 0.0 for it in turns
+    ]
+    lent: dict[str, float] = {}
+    for position, item in enumerate(turns):
+        borrowed = 0.0
+        for other in (position - 1, position + 1):
+            if 0 <= other < len(turns) and abs(turns[other].created_at - item.created_at) <= gap:
+                borrowed = max(borrowed, own[other])
+        if borrowed > 0:
+            lent[item.id] = share * borrowed
+    return lent
+
+
 def _is_expired(item: MemoryItem, now: float) -> bool:
     return item.ttl_days is not None and now > item.created_at + item.ttl_days * _SECONDS_PER_DAY
 
@@ -366,6 +400,7 @@ def build_pack(
     query_tags = set(query.tags)
     boosts = ranking.type_boost
     scored: list[tuple[float, float, MemoryItem]] = []
+    lent = _lent_relevance(candidates, hits, base, best, ranking)
     for item in candidates.values():
         if item.scope and query.scope and item.scope != query.scope:
             diagnostics.skipped_other_scope += 1
@@ -375,6 +410,7 @@ def build_pack(
             continue
         hit = hits.get(item.id)
         relevance = normalized_relevance(hit, base, best) if hit is not None else 0.0
+        relevance = max(relevance, lent.get(item.id, 0.0))
         decay = 1.0
         if item.layer is not Layer.EPISODIC:
             reinforced = max(item.updated_at, item.last_accessed_at or 0.0)

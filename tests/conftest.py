@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from bot.app import App
+from config.runtime import RuntimeConfig
 from config.settings import Settings
+from memory.session import AgentSession
+from systems.context import ChatRef, TurnContext
 from tests.fakes.openai_server import FakeOpenAIServer
 
 _OUR_VARIABLES = (
@@ -73,3 +78,26 @@ def write_runtime_config(workspace: Path, config: dict[str, object]) -> None:
     path = workspace / "preferences" / "runtime-config.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config))
+
+
+CONSOLE_CHAT = ChatRef("console", "local", user_id="u1")
+
+
+async def ask(app: App, text: str, chat: ChatRef = CONSOLE_CHAT) -> str:
+    """One turn through the real assistant; the reply the user would see."""
+    outcome = await app.assistant.handle_text(chat, text)
+    assert outcome is not None
+    return outcome.reply
+
+
+def turn_context(config: RuntimeConfig | None = None, text: str = "hi") -> TurnContext:
+    """A real TurnContext for systems and tools tested on their own."""
+    return TurnContext(
+        chat=ChatRef("console", "local"),
+        session=AgentSession.new("console:local"),
+        user_text=text,
+        config=config or RuntimeConfig(),
+        now=datetime.now(UTC),
+        model="m",
+        scope="console:local",
+    )

@@ -18,8 +18,8 @@ from bot.commands import ParsedCommand
 from bot.tools.registry import Tool
 from memory.atomic_file import read_jsonl
 from memory.session import SessionStore
-from systems.context import ChatRef
-from tests.conftest import make_settings, write_runtime_config
+from tests.conftest import CONSOLE_CHAT as CHAT
+from tests.conftest import ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -30,7 +30,6 @@ from tests.fakes.openai_server import (
     tool_messages,
 )
 
-CHAT = ChatRef("console", "local", user_id="u1")
 LONG = "lorem ipsum dolor sit amet " * 40  # ~1,080 chars, ~270 tokens
 
 
@@ -63,12 +62,6 @@ async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator
     built = build_app(make_settings(workspace, openai_server))
     yield built
     await built.close()
-
-
-async def ask(app: App, text: str) -> str:
-    outcome = await app.assistant.handle_text(CHAT, text)
-    assert outcome is not None
-    return outcome.reply
 
 
 def offloaded(app: App) -> list[dict[str, object]]:

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from bot.tools.files_tool import FilesTool
 from bot.tools.registry import ToolRegistry
-from config.runtime import RuntimeConfig
-from memory.session import AgentSession
-from systems.context import ChatRef, TurnContext
 from systems.tool_runner import ToolError
+from tests.conftest import turn_context
 
 
 @pytest.fixture
@@ -28,35 +25,26 @@ def registry(files_root: Path) -> ToolRegistry:
     return ToolRegistry([FilesTool(files_root).tool()])
 
 
-def ctx() -> TurnContext:
-    return TurnContext(
-        chat=ChatRef("console", "local"),
-        session=AgentSession.new("console:local"),
-        user_text="x",
-        config=RuntimeConfig(),
-        now=datetime.now(UTC),
-        model="m",
-    )
-
-
 async def test_write_read_and_list(registry: ToolRegistry, files_root: Path) -> None:
     written = await registry.run(
-        "files", '{"operation": "write", "path": "notes/todo.txt", "content": "buy milk"}', ctx()
+        "files",
+        '{"operation": "write", "path": "notes/todo.txt", "content": "buy milk"}',
+        turn_context(),
     )
     assert "wrote 8 characters" in written
     assert (files_root / "notes" / "todo.txt").read_text() == "buy milk"
     assert await registry.run(
-        "files", '{"operation": "read", "path": "notes/todo.txt"}', ctx()
+        "files", '{"operation": "read", "path": "notes/todo.txt"}', turn_context()
     ) == ("buy milk")
-    assert "notes/" in await registry.run("files", '{"operation": "list"}', ctx())
+    assert "notes/" in await registry.run("files", '{"operation": "list"}', turn_context())
 
 
 async def test_reading_a_large_file_pages(registry: ToolRegistry, files_root: Path) -> None:
     (files_root / "big.txt").write_text("a" * 25_000 + "END")
-    first = await registry.run("files", '{"operation": "read", "path": "big.txt"}', ctx())
+    first = await registry.run("files", '{"operation": "read", "path": "big.txt"}', turn_context())
     assert "read again with offset=20000" in first
     second = await registry.run(
-        "files", '{"operation": "read", "path": "big.txt", "offset": 20000}', ctx()
+        "files", '{"operation": "read", "path": "big.txt", "offset": 20000}', turn_context()
     )
     assert second.endswith("END")
 
@@ -74,7 +62,7 @@ async def test_escapes_by_dotdot_or_absolute_path_are_refused(
             await registry.run(
                 "files",
                 f'{{"operation": "{operation}", "path": "{path}", "content": "pwned"}}',
-                ctx(),
+                turn_context(),
             )
     assert (files_root.parent / "secret.txt").read_text() == "top secret"
 
@@ -88,18 +76,22 @@ async def test_symlinks_pointing_outside_are_refused(
     os.symlink(outside, files_root / "link")
     os.symlink(outside / "secret.txt", files_root / "file-link")
     with pytest.raises(ToolError, match="outside the files folder"):
-        await registry.run("files", '{"operation": "read", "path": "link/secret.txt"}', ctx())
+        await registry.run(
+            "files", '{"operation": "read", "path": "link/secret.txt"}', turn_context()
+        )
     with pytest.raises(ToolError, match="outside the files folder"):
         await registry.run(
-            "files", '{"operation": "write", "path": "file-link", "content": "pwned"}', ctx()
+            "files",
+            '{"operation": "write", "path": "file-link", "content": "pwned"}',
+            turn_context(),
         )
     assert (outside / "secret.txt").read_text() == "top secret"
 
 
 async def test_bad_arguments_are_tool_errors(registry: ToolRegistry) -> None:
     with pytest.raises(ToolError, match="not valid JSON"):
-        await registry.run("files", '{"operation": "read", ', ctx())
+        await registry.run("files", '{"operation": "read", ', turn_context())
     with pytest.raises(ToolError, match="operation"):
-        await registry.run("files", '{"operation": "delete"}', ctx())
+        await registry.run("files", '{"operation": "delete"}', turn_context())
     with pytest.raises(ToolError, match="unknown tool 'rm'"):
-        await registry.run("rm", "{}", ctx())
+        await registry.run("rm", "{}", turn_context())

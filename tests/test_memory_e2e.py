@@ -13,7 +13,7 @@ import pytest
 from bot.app import App, build_app
 from bot.commands import ParsedCommand
 from systems.context import ChatRef
-from tests.conftest import make_settings, subprocess_env, write_runtime_config
+from tests.conftest import ask, make_settings, subprocess_env, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call, tool_messages
 from tests.test_console_e2e import run_chat
 
@@ -51,24 +51,18 @@ async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator
     await built.close()
 
 
-async def ask(app: App, chat: ChatRef, text: str) -> str:
-    outcome = await app.assistant.handle_text(chat, text)
-    assert outcome is not None
-    return outcome.reply
-
-
 async def test_one_chat_never_sees_another_chats_memory(
     app: App, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
-    await ask(app, CHAT_A, "My sister lives in Lisbon and I'm allergic to peanuts.")
-    await ask(app, CHAT_A, "I prefer answers in bullet points.")
+    await ask(app, chat=CHAT_A, text="My sister lives in Lisbon and I'm allergic to peanuts.")
+    await ask(app, chat=CHAT_A, text="I prefer answers in bullet points.")
     # B's turn: the model searches memory with a tool; B asks about the same things.
     openai_server.script(
         tool_call("memory", {"operation": "search", "query": "sister Lisbon peanuts allergic"}),
         tool_call("session_search", {"query": "Lisbon peanuts"}),
         reply("I don't know."),
     )
-    await ask(app, CHAT_B, "Where does my sister live? Am I allergic to peanuts?")
+    await ask(app, chat=CHAT_B, text="Where does my sister live? Am I allergic to peanuts?")
     b_requests = openai_server.requests[-3:]
     for request in b_requests:
         assert "Lisbon" not in system_text(request) and "peanut" not in system_text(request)
@@ -95,25 +89,25 @@ async def test_memory_tool_add_search_forget(app: App, openai_server: FakeOpenAI
         ),
         reply("Saved."),
     )
-    await ask(app, CHAT_A, "remember that my cat is called Miso")
+    await ask(app, chat=CHAT_A, text="remember that my cat is called Miso")
     saved = tool_messages(openai_server.last_request())[-1]["content"]
     assert saved.startswith("saved ") and "[semantic/project_fact]" in saved
     item_id = saved.split()[1]
     openai_server.script(
         tool_call("memory", {"operation": "search", "query": "cat name"}), reply("Miso.")
     )
-    await ask(app, CHAT_A, "what's my cat called?")
+    await ask(app, chat=CHAT_A, text="what's my cat called?")
     assert "Miso" in tool_messages(openai_server.last_request())[-1]["content"]
     assert "Miso" in memory_section(openai_server.last_request())
     openai_server.script(
         tool_call("memory", {"operation": "forget", "id": item_id}), reply("Forgotten.")
     )
-    await ask(app, CHAT_A, "forget my cat's name")
+    await ask(app, chat=CHAT_A, text="forget my cat's name")
     # Forgotten means gone from the tool's reach and from every pack; B cannot touch A's ids.
     openai_server.script(
         tool_call("memory", {"operation": "read", "id": item_id}), reply("Nothing.")
     )
-    await ask(app, CHAT_B, "read item please")
+    await ask(app, chat=CHAT_B, text="read item please")
     assert "no memory item" in tool_messages(openai_server.last_request())[-1]["content"]
     pack = app.memory.build_pack(
         "telegram:1001", "cat called", now=9e9, config=app.assistant.config().memory, tz=None
@@ -122,8 +116,8 @@ async def test_memory_tool_add_search_forget(app: App, openai_server: FakeOpenAI
 
 
 async def test_status_shows_memory_counts_and_last_pack(app: App) -> None:
-    await ask(app, CHAT_A, "I work at the harbour office as an engineer.")
-    await ask(app, CHAT_A, "Where do I work?")
+    await ask(app, chat=CHAT_A, text="I work at the harbour office as an engineer.")
+    await ask(app, chat=CHAT_A, text="Where do I work?")
     status = await app.commands.run(CHAT_A, ParsedCommand("status", ""))
     memory_line = next(line for line in status.splitlines() if line.startswith("Memory"))
     assert "episodic" in memory_line and "semantic" in memory_line
@@ -137,7 +131,7 @@ async def test_a_failed_memory_write_never_breaks_the_reply(
     (workspace / "memory").mkdir(exist_ok=True)
     (workspace / "memory" / "telegram:1001").write_text("not a directory")
     openai_server.script(reply("Still here."))
-    assert await ask(app, CHAT_A, "I prefer tea over coffee.") == "Still here."
+    assert await ask(app, chat=CHAT_A, text="I prefer tea over coffee.") == "Still here."
 
 
 async def test_bad_memory_files_do_not_stop_the_bot(
@@ -162,7 +156,7 @@ async def test_bad_memory_files_do_not_stop_the_bot(
     )
     (scope_dir / "MEMORY.md").write_bytes(b"Ada \xc3\x28 likes sailing.\n")
     openai_server.script(reply("Fine."))
-    assert await ask(app, CHAT_A, "what tea do I like?") == "Fine."
+    assert await ask(app, chat=CHAT_A, text="what tea do I like?") == "Fine."
     system = system_text(openai_server.last_request())
     assert "Ada prefers green tea" in system
     assert "\ufffd" in system and "likes sailing" in system

@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from config.runtime import RuntimeConfig
-from memory.session import AgentSession
-from systems.context import ChatRef, TurnContext
+from systems.context import TurnContext
 from systems.pipeline import Pipeline
-
-
-def make_ctx() -> TurnContext:
-    return TurnContext(
-        chat=ChatRef("console", "local"),
-        session=AgentSession.new("console:local"),
-        user_text="hi",
-        config=RuntimeConfig(),
-        now=datetime.now(UTC),
-        model="m",
-    )
+from tests.conftest import turn_context
 
 
 class Recording:
@@ -47,14 +33,14 @@ async def test_systems_run_sorted_by_order_then_name() -> None:
             Recording("ToolLoop", 30, log),
         ]
     )
-    await pipeline.run(make_ctx())
+    await pipeline.run(turn_context())
     assert log == ["AutoCompaction", "ContextBuilding", "b-plugin", "ToolLoop", "MemoryPersist"]
 
 
 async def test_a_failing_system_is_recorded_and_the_rest_still_run() -> None:
     log: list[str] = []
     pipeline = Pipeline([Recording("first", 10, log, fail=True), Recording("second", 20, log)])
-    ctx = await pipeline.run(make_ctx())
+    ctx = await pipeline.run(turn_context())
     assert log == ["first", "second"]
     assert [f.system for f in ctx.failures] == ["first"]
     assert "first broke" in ctx.failures[0].error
@@ -63,5 +49,5 @@ async def test_a_failing_system_is_recorded_and_the_rest_still_run() -> None:
 async def test_disabled_systems_are_skipped() -> None:
     log: list[str] = []
     pipeline = Pipeline([Recording("off", 10, log, on=False), Recording("on", 20, log)])
-    await pipeline.run(make_ctx())
+    await pipeline.run(turn_context())
     assert log == ["on"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.app import App, build_app
-from systems.context import ChatRef
-from tests.conftest import make_settings, write_runtime_config
+from tests.conftest import CONSOLE_CHAT as CHAT
+from tests.conftest import ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -20,8 +20,6 @@ from tests.fakes.openai_server import (
     user_texts,
 )
 
-CHAT = ChatRef("console", "local", user_id="u1")
-
 
 @pytest.fixture
 async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
@@ -29,12 +27,6 @@ async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator
     built = build_app(make_settings(workspace, openai_server))
     yield built
     await built.close()
-
-
-async def ask(app: App, text: str) -> str:
-    outcome = await app.assistant.handle_text(CHAT, text)
-    assert outcome is not None
-    return outcome.reply
 
 
 async def test_plain_answer_round_trip(app: App, openai_server: FakeOpenAIServer) -> None:

@@ -1,0 +1,97 @@
+"""Runs mnemobot's real PTB Application in-process against the fake Bot API and fake LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import App, build_app
+from bot.telegram.run import serve_telegram
+from config.settings import Settings
+from tests.conftest import make_settings, write_runtime_config
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.telegram_server import TelegramServer
+
+
+@dataclass
+class RunningBot:
+    app: App
+    settings: Settings
+    stop: asyncio.Event
+    task: asyncio.Task[None]
+
+    async def shutdown(self) -> None:
+        self.stop.set()
+        await asyncio.wait_for(self.task, 15)
+        await self.app.close()
+
+
+StartBot = Callable[..., Awaitable[RunningBot]]
+
+
+@pytest.fixture
+def telegram() -> Any:
+    with TelegramServer() as server:
+        yield server
+
+
+@pytest.fixture
+async def start_bot(
+    workspace: Path, openai_server: FakeOpenAIServer, telegram: TelegramServer
+) -> AsyncIterator[StartBot]:
+    running: list[RunningBot] = []
+
+    async def start(
+        *,
+        allowed: str = "*",
+        runtime: dict[str, object] | None = None,
+        webhook: bool = False,
+        **extra: object,
+    ) -> RunningBot:
+        if runtime is not None:
+            write_runtime_config(workspace, runtime)
+        settings = make_settings(
+            workspace,
+            openai_server,
+            telegram_bot_token=telegram.token,
+            telegram_api_base_url=telegram.base_url,
+            telegram_allowed_users=allowed,
+            **extra,
+        )
+        app = build_app(settings)
+        stop, ready = asyncio.Event(), asyncio.Event()
+        task = asyncio.create_task(
+            serve_telegram(
+                app,
+                settings,
+                stop=stop,
+                webhook=webhook,
+                poll_timeout_seconds=1,
+                grace_seconds=2,
+                on_ready=ready.set,
+            )
+        )
+        waiter = asyncio.create_task(ready.wait())
+        await asyncio.wait({task, waiter}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            await task
+        assert ready.is_set(), "the bot did not start within 10 s"
+        bot = RunningBot(app, settings, stop, task)
+        running.append(bot)
+        return bot
+
+    yield start
+    for bot in running:
+        if not bot.task.done():
+            await bot.shutdown()
+
+
+def session_messages(workspace: Path, key: str) -> list[dict[str, Any]]:
+    path = workspace / "sessions" / f"{key}.json"
+    return json.loads(path.read_text())["messages"]

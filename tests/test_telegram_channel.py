@@ -1,0 +1,287 @@
+"""The Telegram channel end to end: real PTB Application <-> fake Bot API, fake LLM over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from bot.commands import COMMANDS
+from tests.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
+from tests.fakes.telegram_server import TelegramServer
+from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+USER = 4242
+
+
+async def test_private_round_trip(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    assert [c["command"] for c in telegram.commands] == [spec.name for spec in COMMANDS]
+
+    said = telegram.send_text("hello there", chat_id=USER, first_name="Ada")
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+
+    assert answer["plain_text"] == "echo: hello there"
+    assert "typing" in telegram.chat_actions(USER)
+    assert user_texts(openai_server.last_request()) == ["hello there"]
+    user, assistant = session_messages(workspace, f"telegram:{USER}")
+    assert user["refs"] == [f"tg:{said['message']['message_id']}"]
+    assert user["from"] == "Ada"
+    assert assistant["content"] == "echo: hello there"
+
+
+async def test_stranger_is_told_their_id_and_nothing_else_happens(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot(allowed="1,2")
+    telegram.send_text("hi, can you help?", chat_id=777)
+    telegram.send_text("/start", chat_id=777)
+    first, second = await telegram.wait_for_messages_async(777, 2)
+
+    for refusal in (first, second):
+        assert "777" in refusal["plain_text"]
+        assert "TELEGRAM_ALLOWED_USERS" in refusal["plain_text"]
+    assert openai_server.requests == []
+    assert not (workspace / "sessions" / "telegram:777.json").exists()
+
+
+async def test_group_answers_only_mentions_replies_and_its_commands(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    group = -1001
+    telegram.send_text("lunch anyone?", chat_id=group, user_id=5, chat_type="supergroup")
+    telegram.send_text("/status@other_bot", chat_id=group, user_id=5, chat_type="supergroup")
+    telegram.send_text(
+        "@mnemo_test_bot what is BM25?", chat_id=group, user_id=5, chat_type="supergroup"
+    )
+    [first] = await telegram.wait_for_messages_async(group, 1)
+    telegram.send_text(
+        "and in short?", chat_id=group, user_id=6, chat_type="supergroup", reply_to_bot=True
+    )
+    await telegram.wait_for_messages_async(group, 2)
+    telegram.send_text("/status", chat_id=group, user_id=6, chat_type="supergroup")
+    sent = await telegram.wait_for_messages_async(group, 3)
+
+    assert first["plain_text"] == "echo: what is BM25?"
+    assert sent[1]["plain_text"] == "echo: and in short?"
+    assert "Chat: telegram:-1001" in sent[2]["plain_text"]
+    # Only what was addressed to the bot reached the model, and every answer quotes its question.
+    assert user_texts(openai_server.last_request()) == ["what is BM25?", "and in short?"]
+    assert all(message["reply_to_message_id"] for message in sent)
+    assert len(telegram.sent_messages(group)) == 3
+
+    # A forum topic is its own conversation and is answered inside the topic.
+    telegram.send_text(
+        "@mnemo_test_bot topic question",
+        chat_id=group,
+        user_id=5,
+        chat_type="supergroup",
+        thread_id=77,
+    )
+    sent = await telegram.wait_for_messages_async(group, 4)
+    assert sent[3]["message_thread_id"] == 77
+    assert user_texts(openai_server.last_request()) == ["topic question"]
+    assert session_messages(workspace, f"telegram:{group}:77")[0]["content"] == "topic question"
+
+
+async def test_every_command(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    telegram.send_text("/start", chat_id=USER)
+    telegram.send_text("/help", chat_id=USER)
+    telegram.send_text("remember that I like tea", chat_id=USER)
+    telegram.send_text("and green tea most", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 4)
+    # One at a time: /status and /stop answer at once, the others wait their turn.
+    for n, command in enumerate(("/status", "/compact", "/compact 1", "/new", "/stop"), 5):
+        telegram.send_text(command, chat_id=USER)
+        await telegram.wait_for_messages_async(USER, n)
+    texts = [m["plain_text"] for m in telegram.sent_messages(USER)]
+
+    start, help_, answer, _, status, compact_none, compact, new, stop = texts
+    assert "remembers" in start and f"Your user id is {USER}" in start
+    assert all(f"/{spec.name}" in help_ for spec in COMMANDS)
+    assert answer == "echo: remember that I like tea"
+    assert "Session: 4 messages" in status and "Queue: idle, 0 waiting" in status
+    assert compact_none == "Nothing to compact (session has 4 messages)."
+    assert compact.startswith("Compacted") and "kept last 1" in compact
+    assert "Started a new conversation" in new
+    assert stop == "Nothing is running."
+
+
+async def test_ten_thousand_character_reply_is_split_and_reassembles_exactly(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    paragraphs = [
+        f"Paragraph {n}: a < b & c > d, " + " ".join(f"word{n}x{i}" for i in range(60))
+        for n in range(20)
+    ]
+    long_reply = "\n\n".join(paragraphs)
+    assert len(long_reply) >= 10_000
+    openai_server.script(reply(long_reply))
+    await start_bot()
+
+    telegram.send_text("tell me everything", chat_id=USER)
+    telegram.send_text("thanks", chat_id=USER)
+    # The second turn starts only after every chunk of the first reply is out.
+    sent = await telegram.wait_for_messages_async(USER, 4)
+    while sent[-1]["plain_text"] != "echo: thanks":
+        sent = await telegram.wait_for_messages_async(USER, len(sent) + 1)
+    chunks = sent[:-1]
+
+    assert len(chunks) >= 3
+    assert all(len(chunk["text"]) <= 4096 for chunk in chunks)
+    assert all(chunk["parse_mode"] == "HTML" for chunk in chunks)
+    assert "\n\n".join(chunk["plain_text"] for chunk in chunks) == long_reply
+
+
+async def test_rejected_html_is_resent_as_plain_text(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.script(reply("This is **important**: use `pip`."))
+    telegram.reject_html_when(lambda html: "<b>" in html)
+    await start_bot()
+
+    telegram.send_text("what should I use?", chat_id=USER)
+    [message] = await telegram.wait_for_messages_async(USER, 1)
+
+    assert message["parse_mode"] is None
+    assert message["text"] == "This is important: use pip."
+    assert [call["status"] for call in telegram.calls("sendMessage")] == [400, 200]
+
+
+async def test_rate_limit_429_waits_retry_after_then_delivers(
+    start_bot: StartBot, telegram: TelegramServer
+) -> None:
+    await start_bot()
+    telegram.fail_next("sendMessage", status=429, retry_after=1)
+
+    telegram.send_text("hello", chat_id=USER)
+    [message] = await telegram.wait_for_messages_async(USER, 1, timeout=10)
+
+    assert message["plain_text"] == "echo: hello"
+    first, second = telegram.calls("sendMessage")
+    assert first["status"] == 429
+    assert second["time"] - first["time"] >= 1.0
+
+
+async def test_quick_messages_are_answered_in_order(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    release = threading.Event()
+    openai_server.script(gated(release, reply("first answer")))
+    await start_bot()
+
+    for text in ("one", "two", "three"):
+        telegram.send_text(text, chat_id=USER)
+    await openai_server.wait_for_requests_async(1)
+    telegram.send_text("/status", chat_id=USER)
+    [status] = await telegram.wait_for_messages_async(USER, 1)
+    release.set()
+    sent = await telegram.wait_for_messages_async(USER, 4)
+
+    assert "Queue: a reply is running, 2 waiting" in status["plain_text"]
+    assert [m["plain_text"] for m in sent[1:]] == ["first answer", "echo: two", "echo: three"]
+    assert user_texts(openai_server.last_request()) == ["one", "two", "three"]
+
+
+async def test_collect_mode_merges_waiting_messages_into_one_turn(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    release = threading.Event()
+    openai_server.script(gated(release, reply("first answer")))
+    await start_bot(runtime={"telegram": {"queueMode": "collect"}})
+
+    for text in ("one", "two", "three"):
+        telegram.send_text(text, chat_id=USER)
+    await openai_server.wait_for_requests_async(1)
+    telegram.send_text("/status", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    release.set()
+    sent = await telegram.wait_for_messages_async(USER, 3)
+
+    assert sent[2]["plain_text"] == "echo: two\n\nthree"
+    assert len(openai_server.requests) == 2
+
+
+async def test_full_queue_tells_the_sender(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    release = threading.Event()
+    openai_server.script(gated(release, reply("done")))
+    await start_bot(runtime={"telegram": {"queueCap": 1}})
+
+    telegram.send_text("slow one", chat_id=USER)
+    await openai_server.wait_for_requests_async(1)
+    telegram.send_text("waits", chat_id=USER)
+    telegram.send_text("does not fit", chat_id=USER)
+    [full] = await telegram.wait_for_messages_async(USER, 1)
+    release.set()
+    sent = await telegram.wait_for_messages_async(USER, 3)
+
+    assert "did not take this one" in full["plain_text"]
+    assert [m["plain_text"] for m in sent[1:]] == ["done", "echo: waits"]
+
+
+async def test_stop_cancels_a_slow_llm_call_and_drops_the_queue(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    release = threading.Event()
+    openai_server.script(gated(release, reply("too late")))
+    await start_bot()
+    try:
+        telegram.send_text("write me a novel", chat_id=USER)
+        await openai_server.wait_for_requests_async(1)
+        telegram.send_text("queued 1", chat_id=USER)
+        telegram.send_text("queued 2", chat_id=USER)
+        telegram.send_text("/stop", chat_id=USER)
+        [stopped] = await telegram.wait_for_messages_async(USER, 1)
+        telegram.send_text("still there?", chat_id=USER)
+        sent = await telegram.wait_for_messages_async(USER, 2)
+    finally:
+        release.set()
+
+    assert stopped["plain_text"] == "Stopped the reply in progress. Dropped 2 queued messages."
+    assert sent[1]["plain_text"] == "echo: still there?"
+    assert "too late" not in [m["plain_text"] for m in telegram.sent_messages(USER)]
+    # The stopped question was kept; the dropped ones never became turns.
+    assert user_texts(openai_server.last_request()) == ["write me a novel", "still there?"]
+    contents = [m["content"] for m in session_messages(workspace, f"telegram:{USER}")]
+    assert contents[0] == "write me a novel"
+
+
+async def test_media_without_text_gets_a_polite_answer(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    telegram.send_photo(chat_id=USER)
+    telegram.send_voice(chat_id=USER)
+    telegram.send_sticker(chat_id=USER)
+    telegram.send_document(chat_id=USER, caption="summarize this please")
+    sent = await telegram.wait_for_messages_async(USER, 4)
+
+    assert all("only read text" in m["plain_text"] for m in sent[:3])
+    assert sent[3]["plain_text"] == "echo: summarize this please"
+    assert len(openai_server.requests) == 1
+
+
+async def test_polling_resumes_after_the_bot_api_was_unreachable(
+    start_bot: StartBot, telegram: TelegramServer
+) -> None:
+    await start_bot()
+    polls_before = len(telegram.calls("getUpdates"))
+    telegram.set_unreachable(True)
+    await asyncio.sleep(1.5)  # the outage itself
+    telegram.set_unreachable(False)
+
+    telegram.send_text("back again?", chat_id=USER)
+    [message] = await telegram.wait_for_messages_async(USER, 1, timeout=15)
+
+    assert message["plain_text"] == "echo: back again?"
+    assert len(telegram.calls("getUpdates")) > polls_before
