@@ -7,8 +7,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from bot import bench_memory, bench_telegram, memory_cli
-from bot import eval_locomo
+from bot import bench_memory, bench_telegram, eval_locomo, memory_cli
 from bot.app import build_app
 from bot.console import run_console
 from bot.doctor import doctor

@@ -120,9 +120,7 @@ def load_conversations(path: Path) -> list[Conversation]:
     conversations: list[Conversation] = []
     for sample in data:
         raw = sample["conversation"]
-        sessions = sorted(
-            (int(m.group(1)), key) for key in raw if (m := _SESSION_KEY.match(key))
-        )
+        sessions = sorted((int(m.group(1)), key) for key in raw if (m := _SESSION_KEY.match(key)))
         turns: list[DialogueTurn] = []
         for number, key in sessions:
             started = parse_session_time(raw[f"session_{number}_date_time"])
@@ -150,7 +148,9 @@ def load_conversations(path: Path) -> list[Conversation]:
                     EvalQuestion(str(qa["question"]), category, tuple(dict.fromkeys(evidence)))
                 )
         conversations.append(
-            Conversation(str(sample.get("sample_id", len(conversations))), turns, questions, skipped)
+            Conversation(
+                str(sample.get("sample_id", len(conversations))), turns, questions, skipped
+            )
         )
     return conversations
 
@@ -429,7 +429,11 @@ def _scope_safe(sample_id: str) -> str:
 
 def format_report(result: EvalResult) -> str:
     data = result.to_json_dict()
-    rows = [("memory pack", result.pack), ("bm25 turns", result.bm25), ("newest first", result.newest)]
+    rows = [
+        ("memory pack", result.pack),
+        ("bm25 turns", result.bm25),
+        ("newest first", result.newest),
+    ]
     header = f"{'':<14}{'overall':>9}" + "".join(f"{name:>13}" for name in CATEGORIES.values())
     lines = [
         f"LoCoMo evidence recall: {result.conversations} conversations, {result.questions} "

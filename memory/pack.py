@@ -47,7 +47,7 @@ from typing import Any
 from config.runtime import RankingConfig
 from memory.bm25 import BM25Index
 from memory.item_store import PROMOTED_FROM_PREFIX
-from memory.items import Layer, MemoryItem, MemoryQuery, normalize_content
+from memory.items import ItemType, Layer, MemoryItem, MemoryQuery, normalize_content
 from memory.scoring import (
     age_days,
     combined_score,
@@ -58,6 +58,9 @@ from memory.scoring import (
 )
 from memory.text_terms import terms
 from memory.tokens import estimate_item_tokens
+
+# The least `estimate_item_tokens` gives any item (DESIGN §6: max(20, chars/4 + 8)).
+MIN_ITEM_TOKENS = estimate_item_tokens("")
 
 _SECONDS_PER_DAY = 86_400.0
 # How far back from the newest end of the store's dict `working` context is looked for.
@@ -166,17 +169,28 @@ def _day(ts: float, tz: tzinfo) -> str:
     return datetime.fromtimestamp(ts, tz).strftime("%Y-%m-%d")
 
 
+_TYPE_LABELS = {
+    ItemType.DECISION: "Decision",
+    ItemType.CONSTRAINT: "Constraint",
+    ItemType.FAILURE: "Failure",
+    ItemType.FIX: "Fix",
+    ItemType.PREFERENCE: "Preference",
+    ItemType.PROJECT_FACT: "Fact",
+    ItemType.TASK_STATE: "Task",
+    ItemType.COMMAND_RESULT: "Command",
+}
+
+
 def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
     """One Markdown list line for an item; episodes start with their date.
 
-    The title is shown only when it adds something (the store's titles often repeat the
-    content). Multi-line content keeps its lines, indented as a list continuation.
+    A conversation turn shows its text; any other item shows its kind and its content
+    (titles are cut copies of the content, so showing both would pay for it twice).
+    Multi-line content keeps its lines, indented as a list continuation.
     """
-    content = item.content.strip()
-    title = item.title.strip()
-    text = content
-    if title and normalize_content(title) not in normalize_content(content):
-        text = f"{title}: {content}" if content else title
+    text = item.content.strip() or item.title.strip()
+    if TURN_TAG not in item.tags:
+        text = f"{_TYPE_LABELS[item.type]}: {text}"
     text = "\n  ".join(line.rstrip() for line in text.splitlines()) if "\n" in text else text
     if item.layer is Layer.EPISODIC:
         return f"- {_day(item.created_at, tz)}: {text}"
@@ -274,62 +288,61 @@ def _best_hits(hits: dict[str, float], count: int, items: Mapping[str, MemoryIte
     return above + heapq.nlargest(count - len(above), tied, key=recency)
 
 
-def conversation_windows(candidates: Iterable[MemoryItem], gap_seconds: float) -> dict[str, int]:
-    """Window number of each conversation turn among `candidates` (others are left out).
+@dataclass(slots=True)
+class TurnNeighbourhood:
+    """What conversation turns among a query's candidates say about each other."""
 
-    Turns sorted by time form one window while each is at most `gap_seconds` after the
-    previous one. Only candidates are looked at, so the cost follows the query's hits,
-    not the store's size.
+    # Window number of each turn: turns at most the window gap apart share one.
+    window_of: dict[str, int] = field(default_factory=dict)
+    # Relevance a turn borrows from a matching turn right before or after it.
+    lent: dict[str, float] = field(default_factory=dict)
+
+
+def turn_context(
+    candidates: Iterable[MemoryItem], relevance_of: Mapping[str, float], ranking: RankingConfig
+) -> TurnNeighbourhood:
+    """Windows and borrowed relevance of the conversation turns among `candidates`.
+
+    Turns are episodic items tagged "turn". Sorted by time, they form one window while
+    each is at most `episode_window_gap_minutes` after the previous one. A turn borrows
+    `neighbour_relevance_share` of the relevance of the matching turn right before or
+    after it (at most `neighbour_gap_seconds` apart): the reply to a matching question
+    ("For walking or running?" after "I got new shoes") often holds the answer without
+    sharing a word with the query. Only candidates are looked at, so the cost follows
+    the query's hits, not the store's size.
     """
-    if gap_seconds <= 0:
-        return {}
+    window_gap = ranking.episode_window_gap_minutes * 60.0
+    share = ranking.neighbour_relevance_share
+    neighbour_gap = ranking.neighbour_gap_seconds
+    context = TurnNeighbourhood()
+    if window_gap <= 0 and (share <= 0 or neighbour_gap <= 0):
+        return context
     turns = sorted(
         (item for item in candidates if item.layer is Layer.EPISODIC and TURN_TAG in item.tags),
         key=lambda item: (item.created_at, item.id),
     )
-    windows: dict[str, int] = {}
-    number = -1
-    previous = float("-inf")
-    for item in turns:
-        if item.created_at - previous > gap_seconds:
-            number += 1
-        windows[item.id] = number
-        previous = item.created_at
-    return windows
-
-
-def _lent_relevance(
-    candidates: Mapping[str, MemoryItem],
-    hits: Mapping[str, float],
-    base: float,
-    best: float,
-    ranking: RankingConfig,
-) -> dict[str, float]:
-    """Relevance a conversation turn borrows from the matching turns right next to it.
-
-    The reply to a matching question ("For walking or running?" after "I got new
-    shoes") often holds the answer without sharing a word with the query.
-    """
-    share = ranking.neighbour_relevance_share
-    gap = ranking.neighbour_gap_seconds
-    if share <= 0 or gap <= 0:
-        return {}
-    turns = sorted(
-        (it for it in candidates.values() if it.layer is Layer.EPISODIC and TURN_TAG in it.tags),
-        key=lambda it: (it.created_at, it.id),
-    )
-    own = [
-        normalized_relevance(hits[it.id], base, best) if it.id in hits else 0.0 for it in turns
-    ]
-    lent: dict[str, float] = {}
-    for position, item in enumerate(turns):
-        borrowed = 0.0
-        for other in (position - 1, position + 1):
-            if 0 <= other < len(turns) and abs(turns[other].created_at - item.created_at) <= gap:
-                borrowed = max(borrowed, own[other])
-        if borrowed > 0:
-            lent[item.id] = share * borrowed
-    return lent
+    if window_gap > 0:
+        number = -1
+        previous = float("-inf")
+        for item in turns:
+            if item.created_at - previous > window_gap:
+                number += 1
+            context.window_of[item.id] = number
+            previous = item.created_at
+    if share > 0 and neighbour_gap > 0:
+        own = [relevance_of.get(item.id, 0.0) for item in turns]
+        last = len(turns) - 1
+        for position, item in enumerate(turns):
+            borrowed = 0.0
+            if position > 0 and item.created_at - turns[position - 1].created_at <= neighbour_gap:
+                borrowed = own[position - 1]
+            if position < last and turns[position + 1].created_at - item.created_at <= (
+                neighbour_gap
+            ):
+                borrowed = max(borrowed, own[position + 1])
+            if borrowed > 0:
+                context.lent[item.id] = share * borrowed
+    return context
 
 
 def _is_expired(item: MemoryItem, now: float) -> bool:
@@ -400,7 +413,13 @@ def build_pack(
     query_tags = set(query.tags)
     boosts = ranking.type_boost
     scored: list[tuple[float, float, MemoryItem]] = []
-    lent = _lent_relevance(candidates, hits, base, best, ranking)
+    relevance_of = {
+        doc_id: normalized_relevance(hits[doc_id], base, best)
+        for doc_id in candidates
+        if doc_id in hits
+    }
+    turns = turn_context(candidates.values(), relevance_of, ranking)
+    lent = turns.lent
     for item in candidates.values():
         if item.scope and query.scope and item.scope != query.scope:
             diagnostics.skipped_other_scope += 1
@@ -408,9 +427,7 @@ def build_pack(
         if _is_expired(item, now):
             diagnostics.skipped_expired += 1
             continue
-        hit = hits.get(item.id)
-        relevance = normalized_relevance(hit, base, best) if hit is not None else 0.0
-        relevance = max(relevance, lent.get(item.id, 0.0))
+        relevance = max(relevance_of.get(item.id, 0.0), lent.get(item.id, 0.0))
         decay = 1.0
         if item.layer is not Layer.EPISODIC:
             reinforced = max(item.updated_at, item.last_accessed_at or 0.0)
@@ -436,10 +453,7 @@ def build_pack(
     chosen: list[PackedItem] = []
     taken = dict.fromkeys(Layer, 0)
     slots = dict.fromkeys(Layer, 0)
-    window_of = conversation_windows(
-        (item for _score, _relevance, item in scored),
-        ranking.episode_window_gap_minutes * 60.0,
-    )
+    window_of = turns.window_of
     # Turns a window's open slot still has room for.
     window_room: dict[int, int] = {}
     coverage = _Coverage()
@@ -448,6 +462,14 @@ def build_pack(
         window = window_of.get(item.id)
         joins = window is not None and window_room.get(window, 0) > 0
         if not joins and slots[item.layer] >= top_k[item.layer]:
+            continue
+        # No item costs less than MIN_ITEM_TOKENS: once even that cannot fit, skip the
+        # rendering and coverage work (the scored tail can be hundreds of items).
+        if total + MIN_ITEM_TOKENS > query.max_budget_tokens or (
+            total + MIN_ITEM_TOKENS > query.soft_budget_tokens
+            and score < ranking.overflow_min_score
+        ):
+            diagnostics.dropped_by_budget += 1
             continue
         if coverage.covers(item):
             diagnostics.skipped_duplicates += 1

@@ -27,6 +27,7 @@ def make_item(
     references: list[str] | None = None,
     scope: str = "telegram:1",
     title: str = "",
+    tags: list[str] | None = None,
 ) -> MemoryItem:
     at = NOW - days_ago * DAY
     return MemoryItem(
@@ -39,6 +40,7 @@ def make_item(
         created_at=at,
         updated_at=at,
         references=references or [],
+        tags=tags or [],
     )
 
 
@@ -146,7 +148,7 @@ def test_a_two_year_old_fact_is_still_found_when_it_is_the_only_relevant_one() -
     items, index = store(old_fact, *chatter)
     pack = pack_for(items, index, "can I take penicillin?")
     assert "allergy" in ids(pack)
-    assert "- The user is allergic to penicillin" in pack.rendered
+    assert "- Constraint: The user is allergic to penicillin" in pack.rendered
 
 
 def test_decay_ranks_an_old_fact_below_an_equally_relevant_fresh_one() -> None:
@@ -162,8 +164,8 @@ def test_decay_ranks_an_old_fact_below_an_equally_relevant_fresh_one() -> None:
 
 def test_rendered_markdown_format() -> None:
     items, index = store(
-        make_item("e-new", "We fixed the flaky test in CI", days_ago=1),
-        make_item("e-old", "The CI test was flaky again", days_ago=40),
+        make_item("e-new", "We fixed the flaky test in CI", days_ago=1, tags=["turn"]),
+        make_item("e-old", "The CI test was flaky again", days_ago=40, tags=["turn"]),
         make_item(
             "s1", "CI runs on GitHub Actions", layer=Layer.SEMANTIC, item_type=ItemType.DECISION
         ),
@@ -184,13 +186,16 @@ def test_rendered_markdown_format() -> None:
         f"- {old_day}: The CI test was flaky again\n"
         f"- {new_day}: We fixed the flaky test in CI\n\n"
         "## Relevant facts\n"
-        "- CI runs on GitHub Actions\n\n"
+        "- Decision: CI runs on GitHub Actions\n\n"
         "## Applicable procedures\n"
-        "- Rerun the flaky test with -p no:randomly\n"
+        "- Fix: Rerun the flaky test with -p no:randomly\n"
     )
-    # The title repeats the content, so it is not shown twice; empty sections vanish.
+    # Turns show their text, other items their kind; titles are never paid for twice;
+    # empty sections vanish.
     facts_only = pack_for(items, index, "GitHub Actions", working_top_k=0)
-    assert facts_only.rendered == "# Memory\n\n## Relevant facts\n- CI runs on GitHub Actions\n"
+    assert facts_only.rendered == (
+        "# Memory\n\n## Relevant facts\n- Decision: CI runs on GitHub Actions\n"
+    )
 
 
 def test_empty_pack_renders_nothing() -> None:

@@ -118,6 +118,8 @@ class TelegramChannel:
         self._seen_ids: set[int] = set()
         self._seen_order: deque[int] = deque()
         self._background: set[asyncio.Task[Any]] = set()
+        # Last notice per chat: notices of one chat go out in the order they were made.
+        self._last_notice: dict[int, asyncio.Task[Any]] = {}
         app.commands.status_providers.append(self.status_lines)
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -138,10 +140,29 @@ class TelegramChannel:
         if self.status_lines in self.app.commands.status_providers:
             self.app.commands.status_providers.remove(self.status_lines)
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.create_task(coroutine)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
+
+    def _notify(self, target: ReplyTarget, text: str) -> None:
+        """Send a short answer without holding up other updates, in order within the chat."""
+        previous = self._last_notice.get(target.chat_id)
+
+        async def send() -> None:
+            if previous is not None:
+                await asyncio.wait({previous})
+            await self.replies.send_text(target, text)
+
+        task = self._spawn(send())
+        self._last_notice[target.chat_id] = task
+
+        def forget(done: asyncio.Task[Any]) -> None:
+            if self._last_notice.get(target.chat_id) is done:
+                del self._last_notice[target.chat_id]
+
+        task.add_done_callback(forget)
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -167,12 +188,12 @@ class TelegramChannel:
         if verdict is Verdict.REFUSE:
             user_id = message.from_user.id if message.from_user else 0
             log.info("refused user %s in chat %s", user_id, message.chat.id)
-            self._spawn(self.replies.send_text(target, refusal_text(user_id)))
+            self._notify(target, refusal_text(user_id))
             return
         chat = chat_ref_for(message)
         text = message_text(message)
         if text is None or not text.strip():
-            self._spawn(self.replies.send_text(target, ONLY_TEXT))
+            self._notify(target, ONLY_TEXT)
             return
         command = parse_command(text, self.identity.username)
         if command is not None:
@@ -202,13 +223,13 @@ class TelegramChannel:
             return
         # Awaited here, not spawned: /stop must empty the lane before the next update lands.
         answer = await self.app.commands.run(chat, command, stop=self._stop)
-        self._spawn(self.replies.send_text(target, answer))
+        self._notify(target, answer)
 
     def _admit(self, job: LaneJob, target: ReplyTarget) -> None:
         admission = self.lanes.submit(job)
         if admission is Admission.FULL:
             cap = self.app.runtime.current().telegram.queue_cap
-            self._spawn(self.replies.send_text(target, queue_full_text(cap)))
+            self._notify(target, queue_full_text(cap))
         elif admission is Admission.CLOSED:
             log.info("not taking a message in %s: shutting down", job.chat.key)
 

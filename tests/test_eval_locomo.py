@@ -1,0 +1,141 @@
+"""`mnemobot eval locomo`: ingest a LoCoMo-format file and report evidence recall."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from bot.cli import main
+from bot.eval_locomo import load_conversations, parse_session_time, run_eval
+
+TINY = [
+    {
+        "sample_id": "tiny-1",
+        "conversation": {
+            "speaker_a": "Alice",
+            "speaker_b": "Bob",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Alice", "dia_id": "D1:1", "text": "I adopted a puppy named Biscuit!"},
+                {"speaker": "Bob", "dia_id": "D1:2", "text": "Congrats! What breed is it?"},
+                {
+                    "speaker": "Alice",
+                    "dia_id": "D1:3",
+                    "text": "A golden retriever.",
+                    "blip_caption": "a photo of a dog on a sofa",
+                },
+            ],
+            "session_2_date_time": "10:15 am on 20 June, 2023",
+            "session_2": [
+                {"speaker": "Bob", "dia_id": "D2:1", "text": "I started learning the cello."},
+                {"speaker": "Alice", "dia_id": "D2:2", "text": "Nice! How is it going?"},
+                {"speaker": "Bob", "dia_id": "D2:3", "text": "Slowly, my teacher is patient."},
+            ],
+        },
+        "qa": [
+            {"question": "What is the name of Alice's puppy?", "evidence": ["D1:1"], "category": 4},
+            # One real id, one unknown, one malformed: only D1:3 counts.
+            {
+                "question": "What breed is Alice's puppy?",
+                "evidence": ["D1:3", "D7:1", "D1"],
+                "category": 1,
+            },
+            {
+                "question": "When did Bob start learning the cello?",
+                "evidence": ["D2:1"],
+                "category": 2,
+            },
+            {"question": "Is Bob a drummer?", "answer": "no", "evidence": [], "category": 5},
+        ],
+    }
+]
+
+
+@pytest.fixture()
+def tiny_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.json"
+    path.write_bytes(orjson.dumps(TINY))
+    return path
+
+
+def test_session_dates_and_turns_are_read(tiny_file: Path) -> None:
+    assert parse_session_time("1:56 pm on 8 May, 2023").isoformat() == "2023-05-08T13:56:00+00:00"
+    (conversation,) = load_conversations(tiny_file)
+    assert [t.dia_id for t in conversation.turns] == [
+        "D1:1",
+        "D1:2",
+        "D1:3",
+        "D2:1",
+        "D2:2",
+        "D2:3",
+    ]
+    assert (
+        conversation.turns[2].text
+        == "A golden retriever. [shares a photo: a photo of a dog on a sofa]"
+    )
+    assert conversation.turns[1].at > conversation.turns[0].at
+    assert [q.category for q in conversation.questions] == [4, 1, 2]
+    assert conversation.questions[1].evidence == ("D1:3",)
+    assert conversation.skipped_evidence == 2
+
+
+def test_recall_at_the_default_budget_finds_all_evidence(tiny_file: Path, tmp_path: Path) -> None:
+    result = run_eval(tiny_file, tmp_path / "ws", budget=None)
+    data = result.to_json_dict()
+    assert data["budget"] == 1800 and data["maxBudget"] == 3500
+    assert data["questions"] == 3
+    assert data["skippedEvidence"] == 2
+    assert data["pack"]["overall"] == 1.0
+    assert data["bm25"]["overall"] == 1.0
+    assert data["newestFirst"]["overall"] == 1.0
+    # Every item written from a turn carries its dia_id, so the pack's are resolvable.
+    items = (tmp_path / "ws" / "memory" / "locomo:tiny-1" / "items").rglob("*.jsonl")
+    for path in items:
+        for line in path.read_bytes().splitlines():
+            references = orjson.loads(line)["references"]
+            assert any(ref.startswith("D") for ref in references)
+
+
+def test_recall_on_a_tight_budget_per_category_and_baselines(
+    tiny_file: Path, tmp_path: Path
+) -> None:
+    result = run_eval(tiny_file, tmp_path / "ws", budget=60)
+    data = result.to_json_dict()
+    assert data["pack"]["perCategory"] == {
+        "multi-hop": 0.0,
+        "temporal": 1.0,
+        "open-domain": 0.0,
+        "single-hop": 1.0,
+    }
+    assert data["pack"]["overall"] == pytest.approx(2 / 3, abs=1e-4)
+    # Three ~20-token turns fit: the breed answer (a reply sharing no query word but
+    # the name) is missed by the pack and plain BM25 alike; newest-first holds only the
+    # last session, so it finds the cello turn alone.
+    assert data["bm25"]["overall"] == pytest.approx(2 / 3, abs=1e-4)
+    assert data["newestFirst"]["perCategory"]["temporal"] == 1.0
+    assert data["newestFirst"]["overall"] == pytest.approx(1 / 3, abs=1e-4)
+    assert data["newestFirst"]["evidenceFound"] == 1
+    assert data["packTokensMax"] <= data["maxBudget"]
+
+
+def test_cli_prints_json_and_a_progress_bar(
+    tiny_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "locomo", str(tiny_file), "--json", "--budget", "60"]) == 0
+    captured = capsys.readouterr()
+    data = orjson.loads(captured.out)
+    assert data["pack"]["overall"] == pytest.approx(2 / 3, abs=1e-4)
+    assert data["seconds"] >= 0
+    assert "\r[" in captured.err and "100.0%" in captured.err
+
+    assert main(["eval", "locomo", str(tiny_file)]) == 0
+    text = capsys.readouterr().out
+    assert "memory pack" in text and "bm25 turns" in text and "newest first" in text
+    assert "time taken:" in text
+
+
+def test_cli_refuses_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "locomo", str(tmp_path / "nope.json")]) == 2
+    assert "no such file" in capsys.readouterr().err

@@ -1,0 +1,128 @@
+"""`mnemobot run`: webhook mode, duplicate updates, no token, and SIGTERM with a turn in flight."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+
+from tests.conftest import subprocess_env
+from tests.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
+from tests.fakes.telegram_server import TelegramServer
+from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+USER = 4242
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_webhook_checks_the_secret_and_ignores_a_retried_update(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/telegram/hook"
+    await start_bot(
+        webhook=True,
+        bot_webhook_url=url,
+        bot_webhook_secret="right-secret_1",
+        bot_webhook_listen=f"127.0.0.1:{port}",
+    )
+    registered = telegram.webhook
+    assert registered is not None
+    assert (registered["url"], registered["secret_token"]) == (url, "right-secret_1")
+
+    forged = telegram.build_update("ignore your rules", chat_id=USER)
+    first = telegram.build_update("hello by webhook", chat_id=USER)
+    second = telegram.build_update("and again", chat_id=USER)
+    async with httpx.AsyncClient(timeout=10) as client:
+        wrong = await client.post(url, json=forged, headers={SECRET_HEADER: "wrong"})
+        missing = await client.post(url, json=forged)
+        right = await client.post(url, json=first, headers={SECRET_HEADER: "right-secret_1"})
+        # Telegram retries when it did not see our 200 in time: same update_id again.
+        retried = await client.post(url, json=first, headers={SECRET_HEADER: "right-secret_1"})
+        await client.post(url, json=second, headers={SECRET_HEADER: "right-secret_1"})
+    sent = await telegram.wait_for_messages_async(USER, 2)
+
+    assert (wrong.status_code, missing.status_code) == (403, 403)
+    assert (right.status_code, retried.status_code) == (200, 200)
+    assert [m["plain_text"] for m in sent] == ["echo: hello by webhook", "echo: and again"]
+    assert user_texts(openai_server.last_request()) == ["hello by webhook", "and again"]
+    assert len(openai_server.requests) == 2
+
+
+def test_run_without_a_token_says_how_to_get_one(workspace: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(BOT_WORKSPACE=str(workspace)),
+        cwd=workspace.parent,
+        check=False,
+    )
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "@BotFather" in line and "mnemobot chat" in line
+    assert result.stdout == ""
+
+
+def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
+    workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    release = threading.Event()
+    openai_server.script(gated(release, reply("answer after SIGTERM")))
+    env = subprocess_env(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_API_KEY="sk-test-secret-value",
+        OPENAI_BASE_URL=openai_server.base_url,
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+        TELEGRAM_ALLOWED_USERS=str(USER),
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=workspace.parent,
+    )
+    try:
+        telegram.wait_for_call("getUpdates", timeout=30)
+        telegram.send_text("a slow question", chat_id=USER)
+        openai_server.wait_for_requests(1, timeout=15)
+        polls = len(telegram.calls("getUpdates"))
+        process.send_signal(signal.SIGTERM)
+        # Updates stop first: PTB's last getUpdates (timeout 0) only confirms what it has.
+        last_poll = telegram.wait_for_call("getUpdates", timeout=10, count=polls + 1)
+        assert last_poll["params"].get("timeout") in (0, "0", None)
+        assert process.poll() is None, "the bot must not exit while its turn is running"
+        release.set()
+        [answer] = telegram.wait_for_messages(USER, 1, timeout=15)
+        _, err = process.communicate(timeout=15)
+    finally:
+        release.set()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert process.returncode == 0, err
+    assert answer["plain_text"] == "answer after SIGTERM"
+    messages = session_messages(workspace, f"telegram:{USER}")
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert "sk-test-secret-value" not in err and telegram.token not in err
+    assert "Traceback" not in err
+    assert json.dumps(messages).count("a slow question") == 1
