@@ -23,9 +23,9 @@ from telegram.error import TelegramError
 from telegram.ext import BaseRateLimiter
 
 from bot.app import App, build_app
-from bot.logging_setup import configure_logging
+from bot.startup import settings_or_exit
 from bot.telegram.channel import build_telegram_application, channel_of
-from config.settings import Settings, SettingsError, load_settings
+from config.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -139,25 +139,8 @@ async def serve_telegram(
         await application.shutdown()
 
 
-def _settings_or_exit() -> Settings:
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(f"mnemobot: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    secret_values = [
-        settings.telegram_bot_token,
-        settings.openai_api_key,
-        settings.bot_webhook_secret,
-    ]
-    configure_logging(
-        settings.bot_log_level, [v.get_secret_value() for v in secret_values if v is not None]
-    )
-    return settings
-
-
 def run_command(args: argparse.Namespace) -> int:
-    settings = _settings_or_exit()
+    settings = settings_or_exit()
     if settings.telegram_bot_token is None:
         print(NO_TOKEN, file=sys.stderr)
         return 2
