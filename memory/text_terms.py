@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import cache, lru_cache
+from itertools import chain
 
 _CJK_RANGES = (
     "\u3040-\u30ff"  # hiragana, katakana
@@ -198,6 +200,57 @@ def _normalize(text: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The BM25 terms of `text`, in order, duplicates kept (BM25 counts them)."""
+    if text.isascii():
+        return [term for run in _ASCII_RUN.findall(text.lower()) for term in _run_terms(run)]
+    return _unicode_terms(text)
+
+
+# The ASCII fast path (exact, ~5x faster; loading a 100k-item scope tokenizes every item).
+# For ASCII text `_normalize` is just `lower()`, and the word pattern only matches runs of
+# [a-z0-9'], so no word spans any other character: the terms of a text are the terms of
+# its [a-z0-9'] runs, in order, and those runs repeat a lot, so their terms are cached.
+_ASCII_RUN = re.compile(r"[a-z0-9']+")
+# Every ASCII byte but [a-z0-9'] and the text separator becomes a space (see terms_many).
+_ASCII_RUN_BYTES = bytes(
+    byte if chr(byte) in "abcdefghijklmnopqrstuvwxyz0123456789'\x01" else 0x20
+    for byte in range(256)
+)
+
+
+@lru_cache(maxsize=65_536)
+def _run_terms(run: str) -> tuple[str, ...]:
+    return tuple(_unicode_terms(run))
+
+
+class _RunTermsCache(dict[bytes, tuple[str, ...]]):
+    def __missing__(self, run: bytes) -> tuple[str, ...]:
+        found = self[run] = _run_terms(run.decode("ascii"))
+        return found
+
+
+def terms_many(texts: Sequence[str]) -> list[list[str]]:
+    """`[terms(text) for text in texts]`, several times faster for a corpus of ASCII texts.
+
+    All ASCII texts are lowered, split into runs and looked up in one pass of C-level
+    bytes and dict operations instead of a regex and a loop per text.
+    """
+    result: list[list[str]] = [[] for _ in texts]
+    bulk = [i for i, text in enumerate(texts) if text.isascii() and "\x01" not in text]
+    if bulk:
+        data = "\x01".join([texts[i] for i in bulk]).lower().encode("ascii")
+        chunks = data.translate(_ASCII_RUN_BYTES).split(b"\x01")
+        run_terms = _RunTermsCache().__getitem__
+        flatten = chain.from_iterable
+        for i, chunk in zip(bulk, chunks, strict=True):
+            result[i] = list(flatten(map(run_terms, chunk.split())))
+    for i, text in enumerate(texts):
+        if not text.isascii() or "\x01" in text:
+            result[i] = _unicode_terms(text)
+    return result
+
+
+def _unicode_terms(text: str) -> list[str]:
+    """`terms` of any text: the reference the ASCII fast path must equal."""
     out: list[str] = []
     for match in _word_pattern().finditer(_normalize(text)):
         word = match.group()
@@ -215,4 +268,4 @@ def terms(text: str) -> list[str]:
     return out
 
 
-__all__ = ["STOPWORDS", "stem", "terms"]
+__all__ = ["STOPWORDS", "stem", "terms", "terms_many"]

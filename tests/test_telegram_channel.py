@@ -96,6 +96,8 @@ async def test_every_command(
     telegram.send_text("/start", chat_id=USER)
     telegram.send_text("/help", chat_id=USER)
     telegram.send_text("/stop", chat_id=USER)
+    # Instant answers are not ordered against a turn's reply; wait before the next turn.
+    await telegram.wait_for_messages_async(USER, 3)
     telegram.send_text("remember that I like tea", chat_id=USER)
     telegram.send_text("and green tea most", chat_id=USER)
     await telegram.wait_for_messages_async(USER, 5)
