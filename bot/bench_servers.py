@@ -3,12 +3,22 @@
 The test fakes (tests/fakes) are thorough but not shipped with the package and run one
 thread per request; the bench needs something small, fast and installable. Both servers run
 on one asyncio loop in a child process, so the bot under test has the main process to
-itself and the numbers are the bot's, not the fakes'. The child also drives the load: each
-simulated chat sends its next message when the reply to the previous one arrives (a closed
-loop, like people waiting for answers), and it timestamps both ends itself.
+itself and the numbers are the bot's, not the fakes'. The child also drives the load and
+timestamps every message itself:
+
+- open loop (`LoadPlan(mode="open")`): messages arrive at a fixed rate, round-robin over the
+  chats, whatever the bot does; this is how real users behave and the only way to see the
+  latency the bot adds rather than the queue the load generator builds;
+- closed loop (`mode="closed"`): each chat sends its next message when the reply to the
+  previous one arrives; the replies per second it reaches is the bot's max sustainable rate.
+
+Every message carries a marker `u<update_id>`; the fake LLM repeats the markers of the last
+user message in its answer, so each sendMessage is matched to the updates it answers (also
+when the lane merged several waiting messages into one turn).
 
 Protocol with the parent over a multiprocessing Pipe: child sends `(bot_api_base_url,
-llm_base_url)`; parent sends `"go"` once the bot polls; child sends a `BenchResult`.
+llm_base_url)`; parent sends a `LoadPlan` per phase and gets a `BenchResult` back for each;
+parent sends `None` to end.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 BENCH_TOKEN = "123456:BENCH-TOKEN"
@@ -39,78 +49,140 @@ BENCH_REPLY = (
     "Here is what I remember about **that**:\n\n"
     "- the first point, with `code`\n- the second point\n\nAnything else?"
 )
-_MARKER = re.compile(rb"bench c(\d+) m(\d+)")
+_MARKER = re.compile(r"\bu(\d+)\b")
+# Replies still missing this long after the last message went out are counted as lost.
+DRAIN_SECONDS = 30.0
 
 Route = Callable[[str, str, bytes], Awaitable[tuple[int, Any]]]
 
 
+@dataclass(frozen=True, slots=True)
+class LoadPlan:
+    mode: Literal["open", "closed"]
+    chats: int
+    seconds: float
+    # Messages per second over all chats (open loop only).
+    rate: float = 0.0
+    # Chat ids start here, so the phases of one run use chats of their own.
+    first_chat_id: int = 10_000
+    # Time the fake LLM waits before answering; subtracted from the bot's latency.
+    llm_delay_seconds: float = 0.0
+
+
 @dataclass
 class BenchResult:
+    plan: LoadPlan
+    messages_sent: int
     replies: int
-    seconds: float
-    # Per reply: from the update being available to the bot until its sendMessage arrived,
-    # minus the time the LLM server spent on that turn's completion.
+    # Replies (answered messages) whose sendMessage arrived inside the load window.
+    replies_in_window: int
+    window_seconds: float
+    # From the first message to the last reply.
+    seconds_to_last_reply: float
+    # Per answered message: update handed to getUpdates -> its sendMessage arrived, minus the
+    # fake LLM's own time for that turn. This is the latency the bot adds.
     added_latency_ms: list[float] = field(default_factory=list)
+    # Per answered message: message created -> handed to getUpdates (the bot polls late when
+    # its loop is busy, so this is the bot's too, but it is not in added_latency_ms).
+    poll_wait_ms: list[float] = field(default_factory=list)
     llm_requests: int = 0
+    unanswered: int = 0
     unmatched_replies: int = 0
 
 
+@dataclass(slots=True)
+class _Pending:
+    chat: int
+    pushed_at: float
+    handed_at: float | None = None
+    llm_seconds: float = 0.0
+
+
 class _LoadState:
-    def __init__(self, chats: int, messages: int) -> None:
-        self.chats = chats
-        self.messages = messages
+    def __init__(self) -> None:
         self.updates: list[dict[str, Any]] = []
         self.next_update_id = 1
         self.next_message_id = 1
         self.new_update = asyncio.Event()
-        self.pushed_at: dict[int, float] = {}
         self.sent_count: dict[int, int] = {}
-        self.llm_seconds: dict[int, float] = {}
-        self.latencies: list[float] = []
         self.llm_requests = 0
-        self.unmatched = 0
-        self.started_at = 0.0
-        self.finished_at = 0.0
-        self.done = asyncio.Event()
+        self.reset(None)
 
-    def chat_id(self, index: int) -> int:
-        return 10_000 + index
+    def reset(self, plan: LoadPlan | None) -> None:
+        self.plan = plan
+        self.pending: dict[int, _Pending] = {}
+        self.latencies: list[float] = []
+        self.poll_waits: list[float] = []
+        self.unmatched = 0
+        self.sent = 0
+        self.in_window = 0
+        self.started_at = 0.0
+        self.window_ends_at = float("inf")
+        self.last_reply_at = 0.0
+        self.accepting = True
+        self.all_answered = asyncio.Event()
+        self.llm_requests_at_start = self.llm_requests
 
     def push(self, chat: int) -> None:
         number = self.sent_count.get(chat, 0) + 1
         self.sent_count[chat] = number
+        update_id = self.next_update_id
+        self.next_update_id += 1
         user = {"id": chat, "is_bot": False, "first_name": "Bench"}
         message = {
             "message_id": self.next_message_id,
             "from": user,
             "chat": {"id": chat, "type": "private", "first_name": "Bench"},
             "date": int(time.time()),
-            "text": f"bench c{chat} m{number}: what do you remember about the plan?",
+            "text": f"bench c{chat} m{number} u{update_id}: what do you remember about the plan?",
         }
         self.next_message_id += 1
-        self.updates.append({"update_id": self.next_update_id, "message": message})
-        self.next_update_id += 1
-        self.pushed_at[chat] = time.perf_counter()
+        self.updates.append({"update_id": update_id, "message": message})
+        self.pending[update_id] = _Pending(chat=chat, pushed_at=time.perf_counter())
+        self.sent += 1
         self.new_update.set()
 
-    def start(self) -> None:
-        self.started_at = time.perf_counter()
-        for index in range(self.chats):
-            self.push(self.chat_id(index))
+    def handed(self, updates: list[dict[str, Any]]) -> None:
+        now = time.perf_counter()
+        for update in updates:
+            pending = self.pending.get(update["update_id"])
+            if pending is not None and pending.handed_at is None:
+                pending.handed_at = now
 
-    def replied(self, chat: int) -> None:
-        pushed = self.pushed_at.pop(chat, None)
-        if pushed is None:
+    def llm_time(self, update_ids: list[int], seconds: float) -> None:
+        for update_id in update_ids:
+            pending = self.pending.get(update_id)
+            if pending is not None:
+                pending.llm_seconds += seconds
+
+    def replied(self, chat: int, text: str) -> None:
+        now = time.perf_counter()
+        answered = [int(m) for m in _MARKER.findall(text)]
+        matched = False
+        for update_id in answered:
+            pending = self.pending.pop(update_id, None)
+            if pending is None or pending.chat != chat:
+                continue
+            matched = True
+            handed = pending.handed_at if pending.handed_at is not None else pending.pushed_at
+            self.latencies.append((now - handed - pending.llm_seconds) * 1000)
+            self.poll_waits.append((handed - pending.pushed_at) * 1000)
+            if now <= self.window_ends_at:
+                self.in_window += 1
+            self.last_reply_at = now
+        if not matched:
             self.unmatched += 1
             return
-        now = time.perf_counter()
-        llm = self.llm_seconds.pop(chat, 0.0)
-        self.latencies.append((now - pushed - llm) * 1000)
-        if self.sent_count[chat] < self.messages:
+        plan = self.plan
+        if plan is not None and plan.mode == "closed" and self.accepting:
             self.push(chat)
-        elif len(self.latencies) >= self.chats * self.messages:
-            self.finished_at = now
-            self.done.set()
+        if not self.accepting and not self.pending:
+            self.all_answered.set()
+
+    def stop_accepting(self) -> None:
+        self.accepting = False
+        if not self.pending:
+            self.all_answered.set()
 
 
 async def _serve_http(
@@ -141,6 +213,9 @@ async def _serve_http(
             await writer.drain()
     except (ConnectionError, asyncio.IncompleteReadError, ValueError):
         return
+    except asyncio.CancelledError:
+        # The child is shutting down with a long poll still open; nobody awaits this task.
+        return
     finally:
         with contextlib.suppress(Exception):
             writer.close()
@@ -162,22 +237,32 @@ def _bot_api(state: _LoadState) -> Route:
                     await asyncio.wait_for(
                         state.new_update.wait(), float(params.get("timeout") or 0)
                     )
-            return 200, {"ok": True, "result": state.updates[:100]}
+            batch = state.updates[:100]
+            state.handed(batch)
+            return 200, {"ok": True, "result": batch}
         if name == "sendmessage":
             chat = int(params["chat_id"])
-            state.replied(chat)
+            text = params.get("text", "")
+            state.replied(chat, text)
             message = {
                 "message_id": 1,
                 "from": {k: BENCH_BOT[k] for k in ("id", "is_bot", "first_name", "username")},
                 "chat": {"id": chat, "type": "private", "first_name": "Bench"},
                 "date": int(time.time()),
-                "text": params.get("text", ""),
+                "text": text,
             }
             return 200, {"ok": True, "result": message}
         # setMyCommands, deleteWebhook, sendChatAction...: accepted, nothing to model.
         return 200, {"ok": True, "result": True}
 
     return route
+
+
+def _last_user_markers(request: dict[str, Any]) -> list[int]:
+    for message in reversed(request.get("messages") or []):
+        if message.get("role") == "user":
+            return [int(m) for m in _MARKER.findall(str(message.get("content") or ""))]
+    return []
 
 
 def _llm_api(state: _LoadState) -> Route:
@@ -187,7 +272,11 @@ def _llm_api(state: _LoadState) -> Route:
             return 200, {"object": "list", "data": [{"id": "bench-model", "object": "model"}]}
         state.llm_requests += 1
         request = json.loads(body)
-        markers = _MARKER.findall(body)
+        markers = _last_user_markers(request)
+        delay = state.plan.llm_delay_seconds if state.plan is not None else 0.0
+        if delay > 0:
+            await asyncio.sleep(delay)
+        answered = " ".join(f"u{m}" for m in markers)
         completion = {
             "id": f"chatcmpl-bench-{state.llm_requests}",
             "object": "chat.completion",
@@ -196,7 +285,11 @@ def _llm_api(state: _LoadState) -> Route:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": BENCH_REPLY, "refusal": None},
+                    "message": {
+                        "role": "assistant",
+                        "content": f"{BENCH_REPLY} (re {answered})",
+                        "refusal": None,
+                    },
                     "logprobs": None,
                     "finish_reason": "stop",
                 }
@@ -207,17 +300,59 @@ def _llm_api(state: _LoadState) -> Route:
                 "total_tokens": len(body) // 4 + 30,
             },
         }
-        if markers:
-            chat = int(markers[-1][0])
-            elapsed = time.perf_counter() - started
-            state.llm_seconds[chat] = state.llm_seconds.get(chat, 0.0) + elapsed
+        state.llm_time(markers, time.perf_counter() - started)
         return 200, completion
 
     return route
 
 
-async def _serve(conn: Connection, chats: int, messages: int) -> None:
-    state = _LoadState(chats, messages)
+async def _open_loop(state: _LoadState, plan: LoadPlan) -> None:
+    """Messages at fixed times start + k/rate, whatever the bot does (no coordinated omission)."""
+    loop = asyncio.get_running_loop()
+    interval = 1.0 / plan.rate
+    total = max(1, round(plan.rate * plan.seconds))
+    start = loop.time()
+    for k in range(total):
+        due = start + k * interval
+        delay = due - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        # When the child falls behind it catches up at once: arrivals stay on schedule.
+        state.push(plan.first_chat_id + k % plan.chats)
+
+
+async def run_phase(state: _LoadState, plan: LoadPlan) -> BenchResult:
+    state.reset(plan)
+    state.started_at = time.perf_counter()
+    state.window_ends_at = state.started_at + plan.seconds
+    if plan.mode == "open":
+        await _open_loop(state, plan)
+        # The last arrival is one interval before the window's end.
+        await asyncio.sleep(max(0.0, state.window_ends_at - time.perf_counter()))
+    else:
+        for index in range(plan.chats):
+            state.push(plan.first_chat_id + index)
+        await asyncio.sleep(plan.seconds)
+    state.stop_accepting()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(state.all_answered.wait(), DRAIN_SECONDS)
+    return BenchResult(
+        plan=plan,
+        messages_sent=state.sent,
+        replies=len(state.latencies),
+        replies_in_window=state.in_window,
+        window_seconds=plan.seconds,
+        seconds_to_last_reply=max(0.0, state.last_reply_at - state.started_at),
+        added_latency_ms=state.latencies,
+        poll_wait_ms=state.poll_waits,
+        llm_requests=state.llm_requests - state.llm_requests_at_start,
+        unanswered=len(state.pending),
+        unmatched_replies=state.unmatched,
+    )
+
+
+async def _serve(conn: Connection) -> None:
+    state = _LoadState()
     bot_server = await asyncio.start_server(
         lambda r, w: _serve_http(r, w, _bot_api(state)), "127.0.0.1", 0
     )
@@ -227,27 +362,15 @@ async def _serve(conn: Connection, chats: int, messages: int) -> None:
     bot_port = bot_server.sockets[0].getsockname()[1]
     llm_port = llm_server.sockets[0].getsockname()[1]
     conn.send((f"http://127.0.0.1:{bot_port}/bot", f"http://127.0.0.1:{llm_port}/v1"))
-    command = await asyncio.to_thread(conn.recv)
-    if command != "go":
-        return
-    state.start()
-    await state.done.wait()
-    conn.send(
-        BenchResult(
-            replies=len(state.latencies),
-            seconds=state.finished_at - state.started_at,
-            added_latency_ms=state.latencies,
-            llm_requests=state.llm_requests,
-            unmatched_replies=state.unmatched,
-        )
-    )
-    # Keep answering (the bot's final getUpdates, shutdown calls) until told to stop.
-    await asyncio.to_thread(conn.recv)
+    # Between phases the servers keep answering (polls, shutdown calls) while we wait.
+    while (plan := await asyncio.to_thread(conn.recv)) is not None:
+        conn.send(await run_phase(state, plan))
+        state.reset(None)
     bot_server.close()
     llm_server.close()
 
 
-def serve_bench_servers(conn: Connection, chats: int, messages: int) -> None:
+def serve_bench_servers(conn: Connection) -> None:
     """Entry point of the child process."""
     with contextlib.suppress(KeyboardInterrupt, EOFError):
-        asyncio.run(_serve(conn, chats, messages))
+        asyncio.run(_serve(conn))

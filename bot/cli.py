@@ -11,12 +11,19 @@ from bot import bench_memory, bench_telegram, eval_locomo, memory_cli
 from bot.app import build_app
 from bot.console import run_console
 from bot.doctor import doctor
-from bot.startup import settings_or_exit
+from bot.startup import fail, settings_or_exit
 from bot.telegram import run as telegram_run
+from memory.session import InvalidSessionKey, check_session_key
+from systems.context import ChatRef
 
 
 def _cmd_chat(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
+
+    try:
+        check_session_key(ChatRef("console", args.chat_id).key)
+    except InvalidSessionKey as exc:
+        return fail(str(exc).replace("chat key", "--chat-id", 1))
 
     async def session() -> int:
         app = build_app(settings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from bot.assistant import Assistant
 from memory.session import AgentSession
@@ -67,6 +68,16 @@ def parse_keep_count(args: str) -> int | None:
         return min(100, max(1, int(args.split()[0])))
     except ValueError:
         return None
+
+
+def endpoint_for_display(base_url: str | None) -> str:
+    """Scheme, host and port only: a base URL may carry credentials or a key parameter."""
+    if not base_url:
+        return "OpenAI default endpoint"
+    parts = urlsplit(base_url)
+    host = parts.hostname or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
 
 
 def estimate_session_tokens(assistant: Assistant, session: AgentSession) -> int:
@@ -159,10 +170,8 @@ class Commands:
         config = assistant.config()
         session = assistant.session(chat)
         tokens = estimate_session_tokens(assistant, session)
-        threshold = min(
-            int(config.llm.max_input_tokens * 0.8), config.compaction.max_context_tokens
-        )
-        llm_base = assistant.settings.openai_base_url or "OpenAI default endpoint"
+        threshold = config.compaction_threshold_tokens()
+        llm_base = endpoint_for_display(assistant.settings.openai_base_url)
         lines = [
             f"Model: {assistant.model_name(config)} ({llm_base})",
             f"Chat: {chat.key}",

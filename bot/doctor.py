@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
+import logging
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -12,6 +11,8 @@ import telegram
 from telegram.error import InvalidToken, TelegramError
 
 from bot.llm_client import OpenAIChatModel
+from bot.logging_setup import configure_logging
+from bot.startup import secrets_of, workspace_problem
 from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings, SettingsError, load_settings
 from config.workspace import WorkspacePaths
@@ -26,13 +27,9 @@ class CheckResult:
 
 
 def check_workspace(paths: WorkspacePaths) -> CheckResult:
-    try:
-        paths.create()
-        fd, probe = tempfile.mkstemp(dir=paths.root, prefix=".doctor-")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        return CheckResult("workspace", False, f"{paths.root} is not writable: {exc.strerror}")
+    problem = workspace_problem(paths)
+    if problem:
+        return CheckResult("workspace", False, problem)
     return CheckResult("workspace", True, f"{paths.root} is writable")
 
 
@@ -97,8 +94,12 @@ async def run_checks(settings: Settings | None, settings_error: str | None) -> l
         return [CheckResult("settings", False, settings_error or "invalid settings")]
     results = [CheckResult("settings", True, "environment and .env are valid")]
     paths = WorkspacePaths(settings.bot_workspace)
-    results.append(check_workspace(paths))
-    results.append(check_runtime_config(paths))
+    workspace = check_workspace(paths)
+    results.append(workspace)
+    if workspace.ok:
+        results.append(check_runtime_config(paths))
+    else:
+        results.append(CheckResult("runtime config", False, "skipped: no usable workspace"))
     store = RuntimeConfigStore(paths.runtime_config)
     model = store.current().llm.model or settings.bot_model
     results.append(await check_llm(settings, model))
@@ -112,6 +113,10 @@ def doctor(out: TextIO) -> int:
         error = None
     except SettingsError as exc:
         settings, error = None, str(exc)
+    if settings is not None:
+        configure_logging(settings.bot_log_level, secrets_of(settings))
+        # The llm check reports a failed call itself; its warning would say it twice.
+        logging.getLogger("bot.llm_client").setLevel(logging.ERROR)
     results = asyncio.run(run_checks(settings, error))
     for result in results:
         out.write(f"{'ok  ' if result.ok else 'FAIL'} {result.name}: {result.detail}\n")

@@ -20,6 +20,7 @@ from systems.context_building import pack_for_turn
 
 
 def _open(args: argparse.Namespace) -> tuple[MemoryService, RuntimeConfig] | str:
+    """The memory service and config; `args.chat` becomes the scope the bot would use."""
     settings = settings_or_exit()
     try:
         validate_scope_key(args.chat)
@@ -30,6 +31,10 @@ def _open(args: argparse.Namespace) -> tuple[MemoryService, RuntimeConfig] | str
     config = runtime.current()
     if runtime.error:
         print(f"mnemobot: warning: {runtime.error}; using defaults", file=sys.stderr)
+    if config.memory.scope == "global" and args.chat != "global":
+        # With memory.scope "global" every chat reads and writes the one global scope.
+        print(f"mnemobot: memory.scope is global: {args.chat} uses scope 'global'", file=sys.stderr)
+        args.chat = "global"
     return MemoryService(paths.root), config
 
 

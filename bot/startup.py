@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 
 from bot.logging_setup import configure_logging
 from config.settings import Settings, SettingsError, load_settings
+from config.workspace import WorkspacePaths
 
 
 def secrets_of(settings: Settings) -> list[str]:
@@ -13,13 +16,34 @@ def secrets_of(settings: Settings) -> list[str]:
     return [v.get_secret_value() for v in values if v is not None]
 
 
+def workspace_problem(paths: WorkspacePaths) -> str | None:
+    """Why the workspace cannot be used, in one line, or None when it can."""
+    try:
+        paths.create()
+        fd, probe = tempfile.mkstemp(dir=paths.root, prefix=".probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        return (
+            f"BOT_WORKSPACE {paths.root} is not a writable directory ({reason}); "
+            "point it at a directory you can write to"
+        )
+    return None
+
+
 def settings_or_exit() -> Settings:
+    """Settings and a usable workspace, or one clear line on stderr and exit 2."""
     try:
         settings = load_settings()
     except SettingsError as exc:
         print(f"mnemobot: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     configure_logging(settings.bot_log_level, secrets_of(settings))
+    problem = workspace_problem(WorkspacePaths(settings.bot_workspace))
+    if problem:
+        print(f"mnemobot: {problem}", file=sys.stderr)
+        raise SystemExit(2)
     return settings
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
@@ -74,15 +75,14 @@ class RuntimeConfigStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = orjson.dumps(RuntimeConfig().to_json_dict(), option=orjson.OPT_INDENT_2) + b"\n"
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".runtime-config.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # link-or-keep: never overwrite a file someone created meanwhile.
         try:
-            os.link(tmp, self.path)
-        except FileExistsError:
-            pass
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            # Link, not replace: never overwrite a file someone created meanwhile.
+            with contextlib.suppress(FileExistsError):
+                os.link(tmp, self.path)
         finally:
             os.unlink(tmp)
 
@@ -93,6 +93,10 @@ class RuntimeConfigStore:
             stamp: _FileStamp | None = _FileStamp(stat.st_mtime_ns, stat.st_size)
         except FileNotFoundError:
             stamp = None
+        except OSError as exc:
+            # Unreadable location: keep what is in force and say why in /status.
+            self.error = f"{self.path}: {exc.strerror or exc}"
+            return self._config
         if stamp == self._stamp and self.loaded_at_least_once:
             return self._config
         with self._lock:
@@ -104,7 +108,7 @@ class RuntimeConfigStore:
         self._stamp = stamp
         self.loaded_at_least_once = True
         if stamp is None:
-            pass  # no file: keep what is in force (the defaults at first)
+            # No file (deleted by hand): keep what is in force, the defaults at first.
             self.error = None
             return
         try:

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import tzinfo
 from typing import Protocol
 
 from config.runtime import RuntimeConfig
@@ -52,7 +53,7 @@ class MemoryFlushTarget(Protocol):
     def known_facts(self, scope: str, budget_tokens: int) -> str: ...
 
     def add_flushed_facts(
-        self, scope: str, bullets: list[str], *, at: float, session_key: str
+        self, scope: str, bullets: list[str], *, at: float, session_key: str, tz: tzinfo
     ) -> int: ...
 
 
@@ -219,7 +220,11 @@ class Compactor:
             if not bullets:
                 return 0
             return self.memory.add_flushed_facts(
-                scope, bullets, at=time.time(), session_key=session_key
+                scope,
+                bullets,
+                at=time.time(),
+                session_key=session_key,
+                tz=config.assistant.tzinfo(),
             )
         except (LLMError, TimeoutError) as error:
             log.warning("memory flush skipped for %s: %s", session_key, error)

@@ -11,7 +11,6 @@ import logging
 from datetime import datetime
 
 from config.runtime import MemoryConfig
-from memory.daily_notes import read_memory_file
 from memory.pack import MemoryPack
 from memory.service import MemoryService
 from memory.tokens import estimate_tokens
@@ -85,8 +84,13 @@ class ContextBuilding:
         # Until the memory parts are in, the prompt is usable on its own.
         ctx.system_prompt = "\n\n".join(parts)
         memory_config = scaled_memory_config(config.memory, memory_scale)
-        if self.memory is not None and memory_config.enabled:
-            parts += self._memory_parts(ctx, self.memory, memory_config)
+        if self.memory is not None:
+            # The operator's notes go to every chat, whether or not the bot's memory is on.
+            operator = self.memory.operator_memory_text(memory_config.operator_memory_budget_tokens)
+            if operator.strip():
+                parts.append(f"# Operator notes\n{operator.strip()}")
+            if memory_config.enabled:
+                parts += self._memory_parts(ctx, self.memory, memory_config)
         ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
         ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(ctx.system_prompt)
 
@@ -94,11 +98,6 @@ class ContextBuilding:
         self, ctx: TurnContext, memory: MemoryService, config: MemoryConfig
     ) -> list[str]:
         parts: list[str] = []
-        operator = read_memory_file(
-            memory.workspace / "memory" / "MEMORY.md", config.operator_memory_budget_tokens
-        )
-        if operator.strip():
-            parts.append(f"# Operator notes\n{operator.strip()}")
         pack = pack_for_turn(memory, ctx.scope, ctx.user_text, ctx.now, config)
         use_legacy = pack.is_empty and config.legacy_daily_notes_enabled
         if not use_legacy:

@@ -40,7 +40,6 @@ def model_messages(
             if user_turns_seen == keep_tool_results_turns:
                 cutoff_index = index
                 break
-    answered = {m.get("tool_call_id") for m in history if m.get("role") == "tool"}
     out: list[dict[str, Any]] = []
     start = 0
     # Some local servers accept only one leading system message: the conversation summary
@@ -61,7 +60,9 @@ def model_messages(
                 item["content"] = tool_result_stub(content)
         out.append(item)
         # A turn stopped mid-tool-run leaves calls without results; the API rejects that
-        # history, so the model is told they were not run.
+        # history, so the model is told they were not run. Results are matched among the
+        # tool messages right after the call: some servers reuse ids across turns.
+        answered = _results_following(history, index)
         for call in item.get("tool_calls") or ():
             if call.get("id") not in answered:
                 out.append(
@@ -72,6 +73,15 @@ def model_messages(
                     }
                 )
     return out
+
+
+def _results_following(history: list[Message], index: int) -> set[object]:
+    found: set[object] = set()
+    for message in history[index + 1 :]:
+        if message.get("role") != "tool":
+            break
+        found.add(message.get("tool_call_id"))
+    return found
 
 
 def estimate_request_tokens(

@@ -182,7 +182,7 @@ async def test_huge_tool_result_is_evicted_and_read_back_in_pages(
     offset = 0
     while True:
         openai_server.script(
-            tool_call("read_tool_result", {"call_id": "call_big", "offset": offset}),
+            tool_call("read_tool_result", {"result_id": "call_big", "offset": offset}),
             reply("page read"),
         )
         await ask(app, "next page")

@@ -48,3 +48,11 @@ def test_tool_calls_left_unanswered_by_a_stopped_turn_get_an_error_result() -> N
     messages = model_messages("", history, keep_tool_results_turns=3)
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "user"]
     assert messages[2]["tool_call_id"] == "c0" and "not run" in messages[2]["content"]
+
+
+def test_a_reused_call_id_does_not_hide_an_unanswered_call() -> None:
+    first_turn = history_with_tools(1)
+    stopped = [{"role": "user", "content": "u1"}, first_turn[1]]  # same id "c0", no result
+    messages = model_messages("", [*first_turn, *stopped], keep_tool_results_turns=3)
+    assert [m["role"] for m in messages][-3:] == ["user", "assistant", "tool"]
+    assert "not run" in messages[-1]["content"]

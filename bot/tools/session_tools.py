@@ -38,8 +38,8 @@ class SearchArguments(BaseModel):
 
 class ReadResultArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    call_id: str = Field(
-        ..., min_length=1, description="The call_id named in the shortened result."
+    result_id: str = Field(
+        ..., min_length=1, description="The result_id named in the shortened result."
     )
     offset: int = Field(0, ge=0)
 
@@ -88,8 +88,8 @@ class SessionTools:
 
     def read_result(self, arguments: ReadResultArguments, ctx: TurnContext) -> str:
         page = self.large_results.read_page(
-            ctx.session.id, arguments.call_id, arguments.offset, PAGE_CHARS
+            ctx.session.id, arguments.result_id, arguments.offset, PAGE_CHARS
         )
         if page is None:
-            raise ToolError(f"no saved result with call_id {arguments.call_id!r} in this chat")
+            raise ToolError(f"no saved result {arguments.result_id!r} in this chat")
         return page
