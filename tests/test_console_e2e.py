@@ -81,3 +81,17 @@ def test_bad_settings_stop_with_one_line(workspace: Path) -> None:
     assert len(lines) == 1
     assert "TELEGRAM_ALLOWED_USERS" in lines[0] and "comma-separated" in lines[0]
     assert result.stdout == ""
+
+
+def test_an_unusable_workspace_or_chat_id_gets_one_line(workspace: Path, tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "plain-file"
+    not_a_dir.write_text("x")
+    result = run_chat("hello\n", not_a_dir, None)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"mnemobot: BOT_WORKSPACE {not_a_dir} is not a writable directory (Not a directory); "
+        "point it at a directory you can write to"
+    ]
+    result = run_chat("hello\n", workspace, None, "--chat-id", "a/b")
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "--chat-id" in result.stderr
