@@ -19,14 +19,12 @@ from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings
 from config.workspace import WorkspacePaths
 from memory.items import to_iso
-from memory.session import AgentSession, SessionStore
+from memory.session import AgentSession, SessionStore, valid_unicode
 from systems.context import ChatRef, TurnContext
 from systems.llm import LLMFailureKind
 from systems.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
-
-MAX_INPUT_CHARS = 200_000
 
 
 @dataclass(slots=True)
@@ -110,11 +108,9 @@ class Assistant:
         notify: Callable[[str], Awaitable[None]] | None = None,
     ) -> TurnOutcome | None:
         """Run one turn; None for empty input (ignored, nothing stored)."""
-        text = text.strip()
+        text = valid_unicode(text).strip()
         if not text:
             return None
-        if len(text) > MAX_INPUT_CHARS:
-            text = text[:MAX_INPUT_CHARS] + "\n[... message cut: it was too long to process whole]"
         async with self.lock_for(chat.key):
             return await self._turn(chat, text, message_refs or [], notify)
 
@@ -138,8 +134,9 @@ class Assistant:
         if chat.user_name:
             user_message["from"] = chat.user_name
         session.messages.append(user_message)
-        # Kept before anything else can fail: a model outage never loses the message.
-        self.sessions.save(session)
+        # Kept before anything else can fail: a model outage never loses the message. The
+        # write runs off the event loop, so other chats go on while this one waits for it.
+        await self.sessions.save_async(session)
         ctx = TurnContext(
             chat=chat,
             session=session,
@@ -154,8 +151,9 @@ class Assistant:
         try:
             await self.pipeline.run(ctx)
         finally:
-            # Saved on every exit, cancellation included, so nothing of the turn is lost.
-            self.sessions.save(session)
+            # Saved on every exit, cancellation included, so nothing of the turn is lost; the
+            # reply goes out only after this, so what the user reads is always on disk.
+            await self.sessions.save_async(session)
             activity = self.activity_for(chat)
             activity.last_turn_at = time.time()
             if ctx.memory_pack is not None:

@@ -22,7 +22,7 @@ from memory.item_store import ScopeItemStore, StoreStats, new_item_id
 from memory.items import ItemType, Layer, MemoryItem, MemoryQuery, TurnMemoryEvent
 from memory.pack import MemoryPack, build_pack
 from memory.scope_paths import ScopePaths
-from memory.text_terms import terms
+from memory.text_terms import terms, terms_joined
 from memory.tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,9 @@ class MemoryService:
             found = self._stores.get(scope)
             if found is None:
                 index = BM25Index()
-                store = ScopeItemStore(self.paths(scope), index=index, terms=terms)
+                store = ScopeItemStore(
+                    self.paths(scope), index=index, terms=terms, terms_joined=terms_joined
+                )
                 stats = store.load()
                 if stats.skipped_lines:
                     log.warning(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +22,36 @@ log = logging.getLogger(__name__)
 _SESSION_KEY = re.compile(r"^[A-Za-z0-9_-]+:[A-Za-z0-9_@.:-]+$")
 
 Message = dict[str, Any]
+
+
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+def valid_unicode(text: str) -> str:
+    """`text` with lone surrogates replaced by U+FFFD.
+
+    They arrive from undecodable stdin bytes or a model's JSON (`"\\udcff"`), and JSON
+    writers refuse them: left in, one such string would block every later save of a chat.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    try:
+        # Undecodable input bytes come as surrogate escapes: one U+FFFD per original byte.
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _valid_unicode_deep(value: Any) -> Any:
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, list):
+        return [_valid_unicode_deep(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_unicode(str(k)): _valid_unicode_deep(v) for k, v in value.items()}
+    return value
 
 
 class InvalidSessionKey(ValueError):
@@ -65,8 +98,10 @@ class AgentSession:
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> AgentSession:
         messages = data["messages"]
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            raise ValueError("messages must be a list of objects")
+        if not isinstance(messages, list) or not all(
+            isinstance(m, dict) and m.get("role") in _ROLES for m in messages
+        ):
+            raise ValueError("messages must be a list of objects with a valid role")
         return cls(
             id=str(data["id"]),
             channel_type=str(data["channelType"]),
@@ -80,11 +115,21 @@ class AgentSession:
 
 
 class SessionStore:
-    """Sessions cached in memory, loaded lazily, saved atomically after every turn."""
+    """Sessions cached in memory, loaded lazily, saved atomically after every turn.
+
+    `save_async` keeps the event loop free while the file and its directory are fsynced
+    (milliseconds on a busy disk, which would stall every other chat): the session is
+    serialized on the loop, so the snapshot is exactly the state at the call, and written
+    in a worker thread. Writes of one session are ordered: each snapshot gets a number and
+    an older one never replaces a newer one on disk.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._cache: dict[str, AgentSession] = {}
+        self._snapshot_numbers = itertools.count(1)
+        self._write_locks: dict[str, threading.Lock] = {}
+        self._written: dict[str, int] = {}
 
     def path_for(self, key: str) -> Path:
         return self.directory / f"{check_session_key(key)}.json"
@@ -105,13 +150,17 @@ class SessionStore:
             data = path.read_bytes()
         except FileNotFoundError:
             return AgentSession.new(key)
+        except OSError as exc:
+            data = b""
+            log.warning("session file of %s is unreadable (%s)", key, exc)
         try:
             session = AgentSession.from_json_dict(orjson.loads(data))
             if session.id != key:
                 raise ValueError(f"file holds session {session.id!r}")
             return session
         except (orjson.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
-            aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+            stamp = time.strftime("%Y%m%dT%H%M%S") + f"{time.time_ns() % 1_000_000_000:09d}"
+            aside = path.with_name(f"{path.name}.corrupt-{stamp}")
             path.replace(aside)
             log.warning(
                 "session %s was unreadable (%s); moved it to %s and started fresh",
@@ -122,9 +171,38 @@ class SessionStore:
             return AgentSession.new(key)
 
     def save(self, session: AgentSession) -> None:
+        """Write the session now, on the calling thread (blocks until it is on disk)."""
+        self._write(*self._snapshot(session))
+
+    async def save_async(self, session: AgentSession) -> None:
+        """Write the session in a worker thread; returns once it is on disk.
+
+        The write finishes even if the awaiting task is cancelled (/stop, shutdown), so a
+        save that was started is never lost halfway through the queue.
+        """
+        snapshot = self._snapshot(session)
+        await asyncio.shield(asyncio.to_thread(self._write, *snapshot))
+
+    def _snapshot(self, session: AgentSession) -> tuple[str, bytes, int]:
         session.updated_at = time.time()
-        data = orjson.dumps(session.to_json_dict(), option=orjson.OPT_INDENT_2)
-        write_atomic(self.path_for(session.id), data)
+        try:
+            data = orjson.dumps(session.to_json_dict(), option=orjson.OPT_INDENT_2)
+        except TypeError:
+            # A string no JSON writer accepts slipped in: repair it rather than never save.
+            session.messages[:] = _valid_unicode_deep(session.messages)
+            session.metadata = _valid_unicode_deep(session.metadata)
+            session.state = _valid_unicode_deep(session.state)
+            data = orjson.dumps(session.to_json_dict(), option=orjson.OPT_INDENT_2)
+        return session.id, data, next(self._snapshot_numbers)
+
+    def _write(self, key: str, data: bytes, number: int) -> None:
+        path = self.path_for(key)
+        lock = self._write_locks.setdefault(key, threading.Lock())
+        with lock:
+            if number <= self._written.get(key, 0):
+                return  # a newer snapshot of this session is already on disk
+            write_atomic(path, data)
+            self._written[key] = number
 
     def append_offload(self, key: str, messages: list[Message]) -> None:
         """Append raw messages to the chat's append-only log before they leave the session."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from functools import cache, lru_cache
 from itertools import chain
 
@@ -210,9 +210,11 @@ def terms(text: str) -> list[str]:
 # [a-z0-9'], so no word spans any other character: the terms of a text are the terms of
 # its [a-z0-9'] runs, in order, and those runs repeat a lot, so their terms are cached.
 _ASCII_RUN = re.compile(r"[a-z0-9']+")
-# Every ASCII byte but [a-z0-9'] and the text separator becomes a space (see terms_many).
+# Marks the end of each text's terms in `terms_joined`; never a term (not a word character).
+TEXT_END = "\x01"
+# Every ASCII byte but [a-z0-9'] and TEXT_END becomes a space (see `terms_joined`).
 _ASCII_RUN_BYTES = bytes(
-    byte if chr(byte) in "abcdefghijklmnopqrstuvwxyz0123456789'\x01" else 0x20
+    byte if chr(byte) in "abcdefghijklmnopqrstuvwxyz0123456789'" + TEXT_END else 0x20
     for byte in range(256)
 )
 
@@ -228,25 +230,60 @@ class _RunTermsCache(dict[bytes, tuple[str, ...]]):
         return found
 
 
-def terms_many(texts: Sequence[str]) -> list[list[str]]:
-    """`[terms(text) for text in texts]`, several times faster for a corpus of ASCII texts.
+def terms_joined(texts: Iterable[str]) -> Iterator[str]:
+    """The terms of every text, each text's followed by TEXT_END (e.g. to index a corpus).
 
-    All ASCII texts are lowered, split into runs and looked up in one pass of C-level
-    bytes and dict operations instead of a regex and a loop per text.
+    Yields `*terms(t0), TEXT_END, *terms(t1), TEXT_END, ...`; for ASCII texts several times
+    faster than calling `terms` on each: all of them are lowered, split into runs and
+    looked up in a few C-level passes, with no regex and no loop per text.
     """
-    result: list[list[str]] = [[] for _ in texts]
-    bulk = [i for i, text in enumerate(texts) if text.isascii() and "\x01" not in text]
-    if bulk:
-        data = "\x01".join([texts[i] for i in bulk]).lower().encode("ascii")
-        chunks = data.translate(_ASCII_RUN_BYTES).split(b"\x01")
-        run_terms = _RunTermsCache().__getitem__
-        flatten = chain.from_iterable
-        for i, chunk in zip(bulk, chunks, strict=True):
-            result[i] = list(flatten(map(run_terms, chunk.split())))
-    for i, text in enumerate(texts):
-        if not text.isascii() or "\x01" in text:
-            result[i] = _unicode_terms(text)
-    return result
+    texts = list(texts)
+    separator = f" {TEXT_END} "
+    joined = separator.join(texts)
+    if joined.isascii() and joined.count(TEXT_END) == len(texts) - 1:
+        # The common case, checked in two C-level passes: all ASCII, no TEXT_END inside.
+        return _ascii_terms_joined(joined + separator)
+    parts: list[Iterable[str]] = []
+    batch: list[str] = []
+    for text in texts:
+        if text.isascii() and TEXT_END not in text:
+            batch.append(text)
+            continue
+        if batch:
+            parts.append(_ascii_terms_joined(separator.join(batch) + separator))
+            batch = []
+        parts.append([*_unicode_terms(text), TEXT_END])
+    if batch:
+        parts.append(_ascii_terms_joined(separator.join(batch) + separator))
+    return chain.from_iterable(parts)
+
+
+def _ascii_terms_joined(texts: str) -> Iterable[str]:
+    """`terms_joined` of ASCII texts given joined, each followed by " TEXT_END "."""
+    runs = texts.lower().encode("ascii").translate(_ASCII_RUN_BYTES).split()
+    end = {TEXT_END.encode("ascii"): TEXT_END}
+    try:
+        # A run is at most one word unless it holds "''" between letters; then this
+        # gives up and the general way below handles the batch.
+        return list(filter(None, map(_RunTermCache(end).__getitem__, runs)))
+    except _SeveralTerms:
+        run_terms = _RunTermsCache({key: (value,) for key, value in end.items()})
+        return chain.from_iterable(map(run_terms.__getitem__, runs))
+
+
+class _SeveralTerms(Exception):
+    pass
+
+
+class _RunTermCache(dict[bytes, str | None]):
+    """Run -> its one term or None (none); raises _SeveralTerms for a run with more."""
+
+    def __missing__(self, run: bytes) -> str | None:
+        found = _run_terms(run.decode("ascii"))
+        if len(found) > 1:
+            raise _SeveralTerms
+        term = self[run] = found[0] if found else None
+        return term
 
 
 def _unicode_terms(text: str) -> list[str]:
@@ -268,4 +305,4 @@ def _unicode_terms(text: str) -> list[str]:
     return out
 
 
-__all__ = ["STOPWORDS", "stem", "terms", "terms_many"]
+__all__ = ["STOPWORDS", "TEXT_END", "stem", "terms", "terms_joined"]

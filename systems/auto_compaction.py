@@ -25,8 +25,8 @@ def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
         ctx.session.messages,
         keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
     )
-    schemas = tools.schemas(ctx) if tools is not None else []
-    return prompt_tokens + estimate_request_tokens(messages, schemas)
+    schema_tokens = tools.schema_tokens(ctx) if tools is not None else 0
+    return prompt_tokens + estimate_request_tokens(messages) + schema_tokens
 
 
 class AutoCompaction:

@@ -16,6 +16,18 @@ from memory.tokens import estimate_tokens
 
 API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 STUB_PREFIX = "[older tool result shortened"
+# One message never takes more than this of a request; the session keeps it whole.
+MAX_MODEL_MESSAGE_CHARS = 100_000
+
+
+def _fit_message(content: str) -> str:
+    if len(content) <= MAX_MODEL_MESSAGE_CHARS:
+        return content
+    hidden = len(content) - MAX_MODEL_MESSAGE_CHARS
+    return (
+        content[:MAX_MODEL_MESSAGE_CHARS]
+        + f"\n[... {hidden:,} more characters not shown; the whole message is kept]"
+    )
 
 
 def api_message(message: Message) -> dict[str, Any]:
@@ -54,6 +66,8 @@ def model_messages(
         if index < start:
             continue
         item = api_message(message)
+        if isinstance(item.get("content"), str):
+            item["content"] = _fit_message(item["content"])
         if index < cutoff_index and item.get("role") == "tool":
             content = str(item.get("content") or "")
             if len(content) > 200:

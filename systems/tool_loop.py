@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from memory.items import to_iso
 from memory.large_results import LargeResultStore
+from memory.session import valid_unicode
 from systems.context import TurnContext
 from systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
 from systems.request_messages import model_messages
@@ -152,6 +153,7 @@ class ToolLoop:
         except Exception as error:  # a broken tool must not end the turn
             log.exception("tool %s failed in %s", name, ctx.chat.key)
             return f"error: the tool {name} failed ({type(error).__name__}: {error})"
+        result = valid_unicode(result)
         ctx.tool_outputs.append(result)
         return result
 

@@ -14,7 +14,11 @@ class ToolError(Exception):
 
 class ToolRunner(Protocol):
     def schemas(self, ctx: TurnContext) -> list[dict[str, Any]]:
-        """OpenAI `tools` entries for this turn."""
+        """OpenAI `tools` entries for this turn; sent with every request, so keep it cheap."""
+        ...
+
+    def schema_tokens(self, ctx: TurnContext) -> int:
+        """Estimated prompt tokens of `schemas(ctx)`, for the compaction threshold."""
         ...
 
     async def run(self, name: str, arguments: str, ctx: TurnContext) -> str:

@@ -76,3 +76,31 @@ def test_score_documents_equals_scores_at_those_documents(
     assert index.score_documents(query, asked) == {
         doc_id: everything[doc_id] for doc_id in asked if doc_id in everything
     }
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(DOC, max_size=40),
+    st.lists(st.tuples(st.integers(0, 59), DOC), max_size=20),
+    st.lists(st.integers(0, 59), max_size=10),
+    QUERY,
+    st.integers(1, 12),
+)
+def test_top_over_a_bulk_loaded_base_with_later_adds_and_removals(
+    loaded: list[list[str]],
+    later: list[tuple[int, list[str]]],
+    removed: list[int],
+    query: list[str],
+    k: int,
+) -> None:
+    # A scope load builds the base in bulk; turns then add, replace and forget items.
+    index = BM25Index()
+    index.add_many((f"d{position}", doc) for position, doc in enumerate(loaded))
+    for position, doc in later:
+        index.add(f"d{position}", doc)
+    for position in removed:
+        index.remove(f"d{position}")
+    assert index.top(query, k) == expected_top(index, query, k)
+    asked = [f"d{position}" for position in range(60)]
+    everything = index.scores(query)
+    assert index.score_documents(query, asked) == everything

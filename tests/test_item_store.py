@@ -497,3 +497,21 @@ def test_a_writer_killed_mid_run_leaves_a_file_that_loads(paths: ScopePaths) -> 
     store = open_store(paths)
     assert set(store.items) == complete_ids
     assert store.stats().skipped_lines == (1 if data.split(b"\n")[-1] else 0)
+
+
+def test_a_reload_keeps_the_newest_episodes_at_the_end_of_the_store(paths: ScopePaths) -> None:
+    # The pack looks for recent context at the newest end of the store's dict only; after
+    # a restart, durable items (loaded from their own files) must not bury the episodes.
+    store = open_store(paths)
+    for day in range(3):
+        episodes = store.add(
+            [item(f"day {day} turn {n}", at=DAY1 + day * 86_400 + n) for n in range(3)]
+        )
+        store.promote(episodes[0].id)
+    reloaded = open_store(paths)
+    assert [i.content for i in reloaded.items.values()][-3:] == [
+        "day 2 turn 0",
+        "day 2 turn 1",
+        "day 2 turn 2",
+    ]
+    assert reloaded.items.keys() == store.items.keys()

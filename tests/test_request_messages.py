@@ -56,3 +56,14 @@ def test_a_reused_call_id_does_not_hide_an_unanswered_call() -> None:
     messages = model_messages("", [*first_turn, *stopped], keep_tool_results_turns=3)
     assert [m["role"] for m in messages][-3:] == ["user", "assistant", "tool"]
     assert "not run" in messages[-1]["content"]
+
+
+def test_a_huge_message_is_shortened_for_the_model_only() -> None:
+    huge = "x" * 300_000
+    history = [{"role": "user", "content": huge}]
+    [message] = model_messages("", history, keep_tool_results_turns=3)
+    assert len(message["content"]) < 100_200
+    assert message["content"].endswith(
+        "200,000 more characters not shown; the whole message is kept]"
+    )
+    assert history[0]["content"] == huge

@@ -89,3 +89,33 @@ def test_a_save_killed_mid_write_leaves_a_valid_file(tmp_path: Path) -> None:
         assert not list(tmp_path.glob("*.corrupt-*"))
         assert session.messages
         assert all(m["content"].startswith("x" * 20000) for m in session.messages)
+
+
+def test_undecodable_text_never_blocks_a_save(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.get("console:local")
+    session.messages.append({"role": "user", "content": "bad \udcff\udcfe bytes"})
+    session.messages.append({"role": "assistant", "content": "lone \ud800 surrogate"})
+    store.save(session)
+    reloaded = SessionStore(tmp_path).get("console:local")
+    assert [m["content"] for m in reloaded.messages] == [
+        "bad \ufffd\ufffd bytes",
+        "lone \ufffd\ufffd\ufffd surrogate",
+    ]
+
+
+def test_a_session_with_a_roleless_message_is_moved_aside(tmp_path: Path) -> None:
+    (tmp_path / "console:local.json").write_text(
+        json.dumps(
+            {
+                "id": "console:local",
+                "channelType": "console",
+                "chatId": "local",
+                "messages": [{"content": "hand edit without a role"}],
+                "createdAt": "2026-01-01T00:00:00Z",
+                "updatedAt": "2026-01-01T00:00:00Z",
+            }
+        )
+    )
+    assert SessionStore(tmp_path).get("console:local").messages == []
+    assert len(list(tmp_path.glob("console:local.json.corrupt-*"))) == 1

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.text_terms import STOPWORDS, stem, terms
+from memory.text_terms import STOPWORDS, TEXT_END, _unicode_terms, stem, terms, terms_joined
 
 
 def test_inflections_of_a_word_meet() -> None:
@@ -68,3 +72,65 @@ def test_english_like_words_are_stable(words: list[str]) -> None:
     assert terms(" ".join(first)) == first
     for term in first:
         assert stem(term) == term
+
+
+# ------------------------------------------------ the ASCII fast path and terms_joined
+
+LOCOMO = Path("/work/shared/data/locomo/locomo-dev.json")
+# ASCII with what matters to the word split: letters of both cases, digits, apostrophes,
+# underscores, punctuation, whitespace of every kind and control characters (TEXT_END too).
+ASCII_TEXT = st.text(
+    alphabet=st.sampled_from(
+        [*"abcdeinrstyABCZ019'_-.,!?:;`\"()[]/\\@#", " ", "\t", "\n", "\r", "\x0b", "\x01"]
+    ),
+    max_size=60,
+) | st.text(alphabet=st.characters(max_codepoint=127), max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(ASCII_TEXT)
+def test_ascii_fast_path_equals_the_unicode_reference(text: str) -> None:
+    assert terms(text) == _unicode_terms(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ASCII_TEXT | st.text(max_size=30), max_size=8))
+def test_terms_joined_is_every_texts_terms_each_followed_by_the_end_mark(
+    texts: list[str],
+) -> None:
+    expected: list[str] = []
+    for text in texts:
+        expected += _unicode_terms(text)
+        expected.append(TEXT_END)
+    assert list(terms_joined(texts)) == expected
+    assert TEXT_END not in {term for text in texts for term in terms(text)}
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
+def test_locomo_turns_get_the_same_terms_on_every_path() -> None:
+    conversations = json.loads(LOCOMO.read_bytes())
+    texts = [
+        f"{turn['speaker']}: {turn['text']}"
+        for conversation in conversations
+        for key, session in conversation["conversation"].items()
+        if key.startswith("session_") and isinstance(session, list)
+        for turn in session
+    ]
+    assert len(texts) > 1000
+    reference = [_unicode_terms(text) for text in texts]
+    assert [terms(text) for text in texts] == reference
+    assert list(terms_joined(texts)) == [
+        term for doc_terms in reference for term in [*doc_terms, TEXT_END]
+    ]
+
+
+def test_runs_with_several_words_split_by_apostrophes_keep_every_word() -> None:
+    # "o''neil" is two words ("o", "neil"): the bulk path must not take it for one.
+    texts = ["Pat o''neil and Sam's rock''n''roll", "plain text"]
+    assert list(terms_joined(texts)) == [
+        *_unicode_terms(texts[0]),
+        TEXT_END,
+        *_unicode_terms(texts[1]),
+        TEXT_END,
+    ]
+    assert _unicode_terms(texts[0]) == ["pat", "o", "neil", "sam", "rock", "n", "roll"]

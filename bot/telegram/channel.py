@@ -39,6 +39,7 @@ from bot.telegram.access import (
     verdict_for,
     without_bot_mention,
 )
+from bot.telegram.aiohttp_request import AiohttpRequest
 from bot.telegram.lanes import Admission, ChatLanes, LaneJob
 from bot.telegram.replies import ReplySender, ReplyTarget
 from config.settings import Settings
@@ -52,6 +53,15 @@ CHANNEL_KEY = "mnemobot.telegram_channel"
 REMEMBERED_UPDATE_IDS = 10_000
 # RetryAfter (429) is retried by the rate limiter after the wait Telegram asks for.
 RATE_LIMIT_RETRIES = 3
+# Bot API connections for sends (getUpdates has its own). Telegram takes ~30 messages/s
+# per bot, which a few dozen keep-alive connections carry with room to spare even at a 1 s
+# round trip; PTB's default of 256 only made httpcore scan more idle connections per call.
+CONNECTION_POOL_SIZE = 32
+# How long a send may wait for a free connection in a burst (PTB's default is 1 s).
+POOL_TIMEOUT_SECONDS = 10.0
+CONNECT_TIMEOUT_SECONDS = 10.0
+READ_TIMEOUT_SECONDS = 30.0
+WRITE_TIMEOUT_SECONDS = 30.0
 # Commands that change the session run in the chat's lane, in order with its messages.
 LANE_COMMANDS = frozenset({"new", "compact"})
 
@@ -303,9 +313,21 @@ def build_telegram_application(
         )
         # One update at a time keeps arrival order; the handlers never wait on a turn.
         .concurrent_updates(False)
-        .connect_timeout(10)
-        .read_timeout(30)
-        .write_timeout(30)
+        # One long poll at a time: PTB's own (httpx) request is cheap enough there. PTB
+        # accepts these only before `.request(...)`.
+        .get_updates_connect_timeout(CONNECT_TIMEOUT_SECONDS)
+        .get_updates_read_timeout(READ_TIMEOUT_SECONDS)
+        .get_updates_write_timeout(WRITE_TIMEOUT_SECONDS)
+        # Sends (replies, typing) go through aiohttp: a fraction of httpx's CPU per call.
+        .request(
+            AiohttpRequest(
+                connection_pool_size=CONNECTION_POOL_SIZE,
+                pool_timeout=POOL_TIMEOUT_SECONDS,
+                connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                read_timeout=READ_TIMEOUT_SECONDS,
+                write_timeout=WRITE_TIMEOUT_SECONDS,
+            )
+        )
     )
     application = builder.build()
     channel = TelegramChannel(app, settings, application)

@@ -1,4 +1,8 @@
-"""ToolRegistry: JSON-schema'd tools whose arguments are validated by pydantic models."""
+"""ToolRegistry: JSON-schema'd tools whose arguments are validated by pydantic models.
+
+Schemas are built once, when a tool is registered: pydantic's `model_json_schema()` costs
+about a millisecond per tool, and the schemas go out with every LLM request.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from memory.tokens import estimate_tokens
 from systems.context import TurnContext
 from systems.tool_runner import ToolError
 
@@ -49,20 +54,32 @@ class ToolRegistry:
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self._schemas: list[dict[str, Any]] = []
+        self._schema_tokens = 0
         for tool in tools or []:
             self.register(tool)
 
     def register(self, tool: Tool) -> None:
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is registered twice")
+        schema = tool.schema()
         self._tools[tool.name] = tool
+        # A new list, never an in-place append: a request already holding the old list
+        # keeps a consistent view.
+        self._schemas = [*self._schemas, schema]
+        self._schema_tokens += estimate_tokens(orjson.dumps(schema).decode())
 
     @property
     def names(self) -> list[str]:
         return sorted(self._tools)
 
     def schemas(self, ctx: TurnContext) -> list[dict[str, Any]]:
-        return [tool.schema() for tool in self._tools.values()]
+        """The tools for the model, built at registration; callers must not modify them."""
+        return self._schemas
+
+    def schema_tokens(self, ctx: TurnContext) -> int:
+        """Estimated prompt tokens of `schemas(ctx)`, also computed at registration."""
+        return self._schema_tokens
 
     async def run(self, name: str, arguments: str, ctx: TurnContext) -> str:
         tool = self._tools.get(name)
