@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Coroutine
 from typing import Any
@@ -43,6 +44,7 @@ from bot.telegram.aiohttp_request import AiohttpRequest
 from bot.telegram.lanes import Admission, ChatLanes, LaneJob
 from bot.telegram.replies import ReplySender, ReplyTarget
 from config.settings import Settings
+from memory.items import to_iso
 from systems.context import ChatRef
 
 log = logging.getLogger(__name__)
@@ -123,7 +125,11 @@ class TelegramChannel:
         self.app = app
         self.allowed = settings.telegram_allowed_users
         self.replies = ReplySender(application.bot)
-        self.lanes = ChatLanes(self._run_job, lambda: app.runtime.current().telegram)
+        self.lanes = ChatLanes(
+            self._run_job,
+            lambda: app.runtime.current().telegram,
+            keep_unanswered=self._keep_unanswered,
+        )
         self.identity: BotIdentity | None = None
         self._seen_ids: set[int] = set()
         self._seen_order: deque[int] = deque()
@@ -285,6 +291,22 @@ class TelegramChannel:
             f"Queue: {running}, {waiting} waiting "
             f"(mode {config.queue_mode}, cap {config.queue_cap})"
         ]
+
+    def _keep_unanswered(self, jobs: list[LaneJob]) -> None:
+        """Queued messages that never got a turn stay in their sessions, marked unanswered."""
+        for job in jobs:
+            session = self.app.assistant.session(job.chat)
+            session.messages.append(
+                {
+                    "role": "user",
+                    "content": job.text,
+                    "at": to_iso(time.time()),
+                    "refs": list(job.message_refs),
+                    "unanswered": True,
+                }
+            )
+            self.app.sessions.save(session)
+        log.warning("kept %d queued messages unanswered in their sessions", len(jobs))
 
 
 def channel_of(application: Application) -> TelegramChannel:

@@ -76,8 +76,17 @@ def merge_jobs(jobs: list[LaneJob]) -> LaneJob:
 
 
 class ChatLanes:
-    def __init__(self, runner: JobRunner, config: Callable[[], TelegramConfig]) -> None:
+    def __init__(
+        self,
+        runner: JobRunner,
+        config: Callable[[], TelegramConfig],
+        *,
+        keep_unanswered: Callable[[list[LaneJob]], None] | None = None,
+    ) -> None:
         self._runner = runner
+        # At shutdown, queued messages that never got their turn are handed here, so they
+        # are kept (in their sessions) instead of vanishing with the process.
+        self._keep_unanswered = keep_unanswered
         # Read on every submit, so a hot-reloaded queueCap or queueMode applies at once.
         self._config = config
         self._lanes: dict[str, _Lane] = {}
@@ -171,6 +180,12 @@ class ChatLanes:
         if not unfinished:
             return
         log.warning("cancelling %d chat turn(s) still running at shutdown", len(unfinished))
+        left = [job for lane in self._lanes.values() for job in lane.pending if job.command is None]
+        if left and self._keep_unanswered is not None:
+            try:
+                self._keep_unanswered(left)
+            except Exception:
+                log.exception("could not keep %d queued messages at shutdown", len(left))
         for lane in list(self._lanes.values()):
             lane.pending.clear()
             if lane.job is not None:

@@ -1,0 +1,27 @@
+"""Lanes at shutdown: queued messages that never got their turn are kept, not lost."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.telegram.lanes import Admission, ChatLanes, LaneJob
+from config.runtime import TelegramConfig
+from systems.context import ChatRef
+
+
+async def test_queued_messages_are_handed_over_when_shutdown_cuts_them_off() -> None:
+    started = asyncio.Event()
+    kept: list[LaneJob] = []
+
+    async def slow_turn(job: LaneJob) -> None:
+        started.set()
+        await asyncio.sleep(30)
+
+    lanes = ChatLanes(slow_turn, TelegramConfig, keep_unanswered=kept.extend)
+    chat = ChatRef("telegram", "42", user_id="42")
+    admissions = [lanes.submit(LaneJob(chat, f"message {i}")) for i in range(3)]
+    assert admissions == [Admission.STARTED, Admission.QUEUED, Admission.QUEUED]
+    await started.wait()
+    await lanes.shutdown(grace_seconds=0.05)
+    assert [job.text for job in kept] == ["message 1", "message 2"]
+    assert lanes.submit(LaneJob(chat, "too late")) is Admission.CLOSED
