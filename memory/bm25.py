@@ -29,10 +29,11 @@ Why numpy (installed with rank-bm25 anyway, declared in pyproject since this ind
 speaker's name is on about half of a group chat's items, so a common query term hits
 ~50,000 documents at 100k items, and the former pure-Python index (sets of ids per
 (tf, length) group, a term dict per document) built a 50k-entry dict for such a query.
-Measured on the `mnemobot bench memory` scope at 100k items, before -> after: pack p95
-68 -> ~11 ms, index build at load 2.4 -> ~0.3 s (with the bulk tokenizer
-`memory.text_terms.terms_joined`), peak RSS of the whole bot 480 -> ~275 MB (the
-per-document dicts and small sets were most of it). Layout:
+Measured with `mnemobot bench memory --items 100000` (2 cores), before -> after: pack
+p95 68 -> 10 ms, index build at load 2.4 -> ~0.3 s (and tokenizing 5.3 -> ~0.5 s with
+the bulk `memory.text_terms.terms_joined`), peak RSS of the whole process 480 -> ~280 MB
+(the per-document dicts and small sets were most of it); numpy's import costs ~0.13 s.
+Layout:
 
 - the base segment is immutable and columnar, built in bulk (`add_many`, or `add_joined`
   at a scope load): per term a CSR slice of document positions and term frequencies
@@ -177,6 +178,7 @@ class BM25Index:
         """Index many documents at once: one vectorized build, no per-add work.
 
         Same result as `add` for each pair in order (a repeated id keeps its last terms).
+        Terms are never "\x01" (no term holds a control character; see `text_terms`).
         """
 
         def chunks() -> Iterator[tuple[list[str], Iterable[str]]]:

@@ -254,28 +254,35 @@ class ScopeItemStore:
 
             # Tombstones win regardless of file order: an id or fingerprint once forgotten
             # stays forgotten, whichever file (or day) the item and its tombstone are in.
+            # Locals for the per-item loop (100k iterations at a big scope).
             forgotten_ids = self._forgotten_ids
+            forgotten_fingerprints = self._forgotten_fingerprints
+            home = self._home
             scope = self.scope
-            shared_sources: dict[str, str] = {}
+            sources: dict[str, str] = {}
+            share_source = sources.setdefault
+            episodic = Layer.EPISODIC
             loaded: list[MemoryItem] = []
             episodes: list[MemoryItem] = []
+            skipped = 0
             for item_id, (item, path) in latest.items():
                 if item_id in forgotten_ids:
                     continue
                 if item is None:
-                    self._skipped += 1
+                    skipped += 1
                     continue
-                if item.fingerprint in self._forgotten_fingerprints:
+                if item.fingerprint in forgotten_fingerprints:
                     continue
                 # One shared string instead of one per item (the scope is always the same).
                 if item.scope == scope:
                     item.scope = scope
-                item.source = shared_sources.setdefault(item.source, item.source)
-                self._home[item_id] = path
-                if item.layer is Layer.EPISODIC:
+                item.source = share_source(item.source, item.source)
+                home[item_id] = path
+                if item.layer is episodic:
                     episodes.append(item)
                 else:
                     loaded.append(item)
+            self._skipped += skipped
             # Episodes last, so the dict ends with the newest episodes as it does while
             # the bot runs (durable items are written as episodes are promoted): the
             # pack looks for recent context at that end only. Files load episodic days
