@@ -17,7 +17,8 @@ import re
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 
-from memory.atomic_file import append_bytes, read_text_lenient
+from memory.atomic_file import append_bytes, read_text_lenient, write_atomic
+from memory.items import normalize_content
 from memory.scope_paths import MEMORY_FILE_NAME
 from memory.tokens import estimate_tokens
 
@@ -225,3 +226,27 @@ def legacy_context(scope_dir: Path, today: date, recent_days: int, budget_tokens
     if days:
         sections.append(recent_heading + "\n\n" + "\n\n".join(days))
     return "\n\n".join(sections)
+
+
+FORGOTTEN_MARK = "[forgotten]"
+
+
+def redact_daily_notes(scope_dir: Path, needle: str) -> int:
+    """Replace every note line containing `needle` (normalized) with a marker; lines changed.
+
+    Forgetting must reach the notes too: with an empty pack they are shown to the model.
+    Each changed file is rewritten atomically.
+    """
+    changed = 0
+    for path in sorted(scope_dir.glob("????-??-??.md")):
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        hits = [i for i, line in enumerate(lines) if needle in normalize_content(line)]
+        if not hits:
+            continue
+        for i in hits:
+            clock = lines[i][:7] if lines[i].startswith("[") else ""
+            lines[i] = f"{clock} {FORGOTTEN_MARK}".strip()
+        write_atomic(path, "\n".join(lines).encode())
+        changed += len(hits)
+    return changed

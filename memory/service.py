@@ -9,17 +9,28 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
 
 from config.runtime import MemoryConfig
 from memory.bm25 import BM25Index
-from memory.daily_notes import append_daily_note, legacy_context, read_memory_file
+from memory.daily_notes import (
+    append_daily_note,
+    legacy_context,
+    read_memory_file,
+    redact_daily_notes,
+)
 from memory.extraction import extract_items
 from memory.item_store import ScopeItemStore, StoreStats, new_item_id
-from memory.items import ItemType, Layer, MemoryItem, MemoryQuery, TurnMemoryEvent
+from memory.items import (
+    ItemType,
+    Layer,
+    MemoryItem,
+    MemoryQuery,
+    TurnMemoryEvent,
+    normalize_content,
+)
 from memory.pack import MemoryPack, build_pack
 from memory.scope_paths import ScopePaths
 from memory.text_terms import terms, terms_joined
@@ -189,20 +200,54 @@ class MemoryService:
     def search(
         self, scope: str, text: str, *, config: MemoryConfig, tz: tzinfo, limit: int = 10
     ) -> list[tuple[MemoryItem, float]]:
-        """Best-scored items for `text`, ignoring the prompt budget (for tools and the CLI)."""
-        wide = config.model_copy(
-            update={
-                "episodic_top_k": limit,
-                "semantic_top_k": limit,
-                "procedural_top_k": limit,
-                "working_top_k": 0,
-                "soft_prompt_budget_tokens": 1_000_000,
-                "max_prompt_budget_tokens": 1_000_000,
-            }
-        )
-        pack = self.build_pack(scope, text, now=time.time(), config=wide, tz=tz)
-        ranked = sorted(pack.items, key=lambda p: p.score, reverse=True)
-        return [(p.item, p.score) for p in ranked[:limit]]
+        """Items of every layer ranked by BM25 relevance (0..1), best first.
+
+        Unlike the pack, nothing is deduplicated or budgeted: the memory tool must see
+        the durable copy of a fact as well as the episode it came from, to update it.
+        """
+        store, index = self._scope(scope)
+        query_terms = terms(text)
+        if not query_terms:
+            return []
+        hits = index.top(query_terms, max(limit, 1))
+        base = index.base_score(query_terms)
+        best = max(hits.values(), default=0.0) - base
+        ranked = sorted(hits.items(), key=lambda hit: hit[1], reverse=True)
+        found = []
+        for item_id, score in ranked:
+            item = store.items.get(item_id)
+            if item is not None:
+                found.append((item, (score - base) / best if best > 0 else 0.0))
+        return found[:limit]
+
+    def forget(self, scope: str, item_id: str) -> list[str]:
+        """Forget an item and whatever would still tell the same thing; ids forgotten.
+
+        Tombstoning the item also removes its promoted copies (same fingerprint). The turn
+        it was said in still holds the text, so turns of the same messages, or containing
+        the text, go too, and daily-note lines containing it are redacted.
+        """
+        store = self.store(scope)
+        item = store.get(item_id)
+        if item is None:
+            return []
+        needle = normalize_content(item.content.split(": ", 1)[-1])
+        refs = {r for r in item.references if not r.startswith(("file:", "promotedFrom:"))}
+        related = [
+            other.id
+            for other in store.items.values()
+            if other.id != item_id
+            and other.layer is Layer.EPISODIC
+            and (
+                (refs and refs.intersection(other.references))
+                or needle in normalize_content(other.content)
+            )
+        ]
+        forgotten = [item_id] if store.forget(item_id) else []
+        forgotten += [other for other in related if store.forget(other)]
+        if needle:
+            redact_daily_notes(self.paths(scope).directory, needle)
+        return forgotten
 
     def known_facts(self, scope: str, budget_tokens: int) -> str:
         """What the scope already holds durably, newest first, for the compaction flush."""

@@ -33,8 +33,11 @@ def valid_unicode(text: str) -> str:
     They arrive from undecodable stdin bytes or a model's JSON (`"\\udcff"`), and JSON
     writers refuse them: left in, one such string would block every later save of a chat.
     """
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
+        return text
     except UnicodeEncodeError:
         pass
     try:

@@ -211,3 +211,34 @@ def test_memory_cli_pack_json_is_the_pack_the_bot_builds(
         check=False,
     )
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+async def test_a_forgotten_fact_never_comes_back_in_any_form(
+    app: App, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await ask(app, chat=CHAT_A, text="My favourite colour is teal.")
+    openai_server.script(
+        tool_call("memory", {"operation": "search", "query": "favourite colour"}), reply("ok")
+    )
+    await ask(app, chat=CHAT_A, text="what do you know about my colours?")
+    found = tool_messages(openai_server.last_request())[-1]["content"]
+    durable = next(line for line in found.splitlines() if "[semantic/preference]" in line)
+    openai_server.script(
+        tool_call("memory", {"operation": "forget", "id": durable.split()[0]}), reply("Done.")
+    )
+    await ask(app, chat=CHAT_A, text="please forget my favourite colour")
+    openai_server.script(reply("I don't know."))
+    await ask(app, chat=CHAT_A, text="what is my favourite colour?")
+    assert "teal" not in system_text(openai_server.last_request())
+    notes = "".join(p.read_text() for p in (workspace / "memory" / "telegram:1001").glob("*.md"))
+    assert "teal" not in notes and "[forgotten]" in notes
+    # Said again later, it stays forgotten (tombstoned by fingerprint).
+    await ask(app, chat=CHAT_A, text="My favourite colour is teal.")
+    pack = app.memory.build_pack(
+        "telegram:1001",
+        "favourite colour",
+        now=9e9,
+        config=app.assistant.config().memory,
+        tz=None,
+    )
+    assert all(p.item.type.value != "PREFERENCE" for p in pack.items)

@@ -124,8 +124,8 @@ class MemoryTool:
             if operation == "read":
                 return _line(item) + f"\nreferences: {', '.join(item.references) or '-'}"
             if operation == "forget":
-                store.forget(item_id)
-                return f"forgotten {item_id}; it will not come back"
+                gone = self.memory.forget(ctx.scope, item_id)
+                return f"forgotten {item_id} (and {len(gone) - 1} related); it will not come back"
             if operation == "promote":
                 promoted = store.promote(item_id)
                 return f"promoted to {_line(promoted)}" if promoted else "already durable"
