@@ -412,6 +412,7 @@ def build_pack(
     best = max(hits.values()) if hits else 0.0
     query_tags = set(query.tags)
     boosts = ranking.type_boost
+    boost_of = {item_type: type_boost(item_type, boosts) for item_type in ItemType}
     scored: list[tuple[float, float, MemoryItem]] = []
     relevance_of = {
         doc_id: normalized_relevance(hits[doc_id], base, best)
@@ -434,7 +435,7 @@ def build_pack(
             decay = decay_factor(
                 age_days(now, reinforced), decay_days, decay_enabled, ranking.decay_floor
             )
-        boost = type_boost(item.type, boosts)
+        boost = boost_of[item.type]
         if query_tags and not query_tags.isdisjoint(item.tags):
             boost += ranking.tag_match_boost
         score = combined_score(

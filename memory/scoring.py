@@ -91,14 +91,15 @@ def combined_score(
     ranking: RankingConfig = DEFAULT_RANKING,
 ) -> float:
     """The item's rank score; inputs other than `boost` are clamped to 0..1."""
-
-    def unit(value: float) -> float:
-        return min(1.0, max(0.0, value))
-
-    return unit(decay) * (
-        ranking.relevance_weight * unit(relevance)
-        + ranking.recency_weight * unit(recency)
-        + ranking.salience_weight * unit(salience)
-        + ranking.confidence_weight * unit(confidence)
+    return _unit(decay) * (
+        ranking.relevance_weight * _unit(relevance)
+        + ranking.recency_weight * _unit(recency)
+        + ranking.salience_weight * _unit(salience)
+        + ranking.confidence_weight * _unit(confidence)
         + boost
     )
+
+
+def _unit(value: float) -> float:
+    # Comparisons, not min/max: this runs for every candidate of every pack.
+    return 0.0 if value < 0.0 else 1.0 if value > 1.0 else value
