@@ -24,6 +24,8 @@ from systems.context import ChatRef
 
 log = logging.getLogger(__name__)
 
+FINISHING_GRACE_SECONDS = 0.05
+
 
 @dataclass(frozen=True, slots=True)
 class LaneJob:
@@ -163,6 +165,10 @@ class ChatLanes:
         dropped = len(lane.pending)
         lane.pending.clear()
         job = lane.job
+        if job is not None and not job.done():
+            # A job whose reply just went out is only tidying up (typing indicator, save):
+            # let it end rather than claim to have stopped something.
+            await asyncio.wait({job}, timeout=FINISHING_GRACE_SECONDS)
         if job is None or job.done():
             return StopOutcome(cancelled_running=False, dropped=dropped)
         job.cancel()
