@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from bot.bench_report import cpu_model, percentile, usable_cpus
 from memory.extraction import extract_items
 from memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
 from memory.items import Layer, MemoryItem, TurnMemoryEvent
@@ -299,14 +300,6 @@ class MemoryBenchFigures:
     generate_s: float
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    """Nearest-rank percentile (as `mnemobot bench telegram` reports)."""
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
-
-
 # Runs in the fresh child. Imports are timed from the first line, before anything of ours.
 _CHILD_SCRIPT = """
 import time
@@ -461,17 +454,9 @@ def run_bench(item_count: int, queries: int, writes: int, seed: int) -> MemoryBe
 
 
 def machine() -> dict[str, Any]:
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     return {
-        "nproc": os.cpu_count(),
-        "cpu": model,
+        "nproc": usable_cpus(),
+        "cpu": cpu_model(),
         "python": platform.python_version(),
         "platform": platform.platform(),
     }

@@ -40,6 +40,7 @@ from pathlib import Path
 from telegram.ext import AIORateLimiter
 
 from bot.app import build_app
+from bot.bench_report import cpu_model, percentile, usable_cpus
 from bot.bench_servers import BENCH_TOKEN, BenchResult, LoadPlan, serve_bench_servers
 from bot.telegram.run import serve_telegram
 from config.settings import Settings
@@ -72,14 +73,6 @@ class BenchFigures:
     cpu_ms_per_reply: float
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def figures_from(result: BenchResult, cpu_seconds: float) -> BenchFigures:
     latencies = result.added_latency_ms
     plan = result.plan
@@ -104,23 +97,9 @@ def figures_from(result: BenchResult, cpu_seconds: float) -> BenchFigures:
     )
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def machine_line() -> str:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count() or 0
     return (
-        f"machine: nproc {usable}, CPU {cpu_model()}, "
+        f"machine: nproc {usable_cpus()}, CPU {cpu_model()}, "
         f"Python {platform.python_version()} ({platform.python_implementation()}), "
         f"{platform.system()} {platform.release()}"
     )
