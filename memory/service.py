@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -39,6 +40,7 @@ from memory.tokens import estimate_tokens
 log = logging.getLogger(__name__)
 
 FLUSH_CONFIDENCE = 0.8
+MAX_CACHED_SCOPES = 256
 _PROCEDURE_MARK = "[procedure]"
 
 
@@ -63,10 +65,13 @@ def memory_query(text: str, scope: str, now: float, config: MemoryConfig) -> Mem
 
 
 class MemoryService:
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, *, max_cached_scopes: int = MAX_CACHED_SCOPES) -> None:
         self.workspace = workspace
-        self._stores: dict[str, tuple[ScopeItemStore, BM25Index]] = {}
+        # Most recently used last; a bot with thousands of chats keeps only the active
+        # ones in memory, the others reload from their files when they speak again.
+        self._stores: OrderedDict[str, tuple[ScopeItemStore, BM25Index]] = OrderedDict()
         self._lock = threading.Lock()
+        self.max_cached_scopes = max_cached_scopes
 
     # ----------------------------------------------------------------- scopes
 
@@ -79,6 +84,9 @@ class MemoryService:
     def _scope(self, scope: str) -> tuple[ScopeItemStore, BM25Index]:
         found = self._stores.get(scope)
         if found is not None:
+            with self._lock:
+                if scope in self._stores:
+                    self._stores.move_to_end(scope)
             return found
         with self._lock:
             found = self._stores.get(scope)
@@ -95,6 +103,8 @@ class MemoryService:
                         stats.skipped_lines,
                     )
                 found = self._stores[scope] = (store, index)
+                while len(self._stores) > self.max_cached_scopes:
+                    self._stores.popitem(last=False)
         return found
 
     # ------------------------------------------------------------------ write

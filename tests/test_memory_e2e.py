@@ -242,3 +242,22 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
         tz=None,
     )
     assert all(p.item.type.value != "PREFERENCE" for p in pack.items)
+
+
+def test_scopes_beyond_the_cache_reload_from_their_files(workspace: Path) -> None:
+    from config.runtime import MemoryConfig
+    from memory.service import MemoryService
+
+    memory = MemoryService(workspace, max_cached_scopes=2)
+    config = MemoryConfig()
+    for chat in range(4):
+        memory.record_turn(
+            scope=f"telegram:{chat}",
+            user_text=f"I prefer tea number {chat}.",
+            assistant_text="ok",
+            at=1_700_000_000.0 + chat,
+            config=config,
+            tz=None,
+        )
+    pack = memory.build_pack("telegram:0", "tea", now=1_800_000_000.0, config=config, tz=None)
+    assert "tea number 0" in pack.rendered and "tea number 1" not in pack.rendered
