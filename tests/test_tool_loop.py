@@ -13,6 +13,7 @@ from tests.conftest import ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import (
     FakeOpenAIServer,
     error,
+    hang,
     reply,
     tool_call,
     tool_calls,
@@ -142,3 +143,14 @@ async def test_a_wrong_api_key_is_reported_as_such(
     answer = await ask(app, "hello")
     assert "refused our credentials (check OPENAI_API_KEY)" in answer
     assert "test-key" not in answer
+
+
+async def test_a_model_that_never_answers_times_out_with_a_clear_reply(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0, "requestTimeoutSeconds": 0.5}})
+    app = build_app(make_settings(workspace, openai_server))
+    openai_server.script(hang())
+    answer = await ask(app, "are you there?")
+    await app.close()
+    assert "did not answer in time" in answer and "kept" in answer
