@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from bot.bench_report import cpu_model, percentile, usable_cpus
+from bot.bench_report import cpu_model, percentile, positive, usable_cpus
 from memory.extraction import extract_items
 from memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
 from memory.items import Layer, MemoryItem, TurnMemoryEvent
@@ -523,13 +523,6 @@ def bench_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `memory` under `mnemobot bench`."""
     bench = sub.add_parser(
@@ -537,19 +530,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     bench.add_argument(
         "--items",
-        type=_positive,
+        type=positive(int),
         default=DEFAULT_ITEMS,
         help=f"items in the synthetic scope (default {DEFAULT_ITEMS})",
     )
     bench.add_argument(
         "--queries",
-        type=_positive,
+        type=positive(int),
         default=DEFAULT_QUERIES,
         help=f"packs built after the first one (default {DEFAULT_QUERIES})",
     )
     bench.add_argument(
         "--writes",
-        type=_positive,
+        type=positive(int),
         default=DEFAULT_WRITES,
         help=f"turns written with record_turn (default {DEFAULT_WRITES})",
     )

@@ -40,7 +40,7 @@ from pathlib import Path
 from telegram.ext import AIORateLimiter
 
 from bot.app import build_app
-from bot.bench_report import cpu_model, percentile, usable_cpus
+from bot.bench_report import cpu_model, percentile, positive, usable_cpus
 from bot.bench_servers import BENCH_TOKEN, BenchResult, LoadPlan, serve_bench_servers
 from bot.telegram.run import serve_telegram
 from config.settings import Settings
@@ -282,16 +282,6 @@ def bench_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(kind: type[int] | type[float]) -> argparse._ActionType:
-    def parse(text: str) -> int | float:
-        value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-        return value
-
-    return parse
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `telegram` under `mnemobot bench`."""
     bench = sub.add_parser(
@@ -299,13 +289,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     bench.add_argument(
         "--chats",
-        type=_positive(int),
+        type=positive(int),
         default=DEFAULT_CHATS,
         help=f"chats the load is spread over (default {DEFAULT_CHATS})",
     )
     bench.add_argument(
         "--rate",
-        type=_positive(float),
+        type=positive(float),
         default=DEFAULT_RATE,
         help=f"open loop: messages per second over all chats (default {DEFAULT_RATE:g})",
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +48,18 @@ def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "workspace"
     root.mkdir()
     return root
+
+
+def run_mnemobot(*args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -m bot ARGS` as a person would run it, with our variables set to `env` only."""
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=subprocess_env(**env),
+        check=False,
+    )
 
 
 def subprocess_env(**overrides: str) -> dict[str, str]:

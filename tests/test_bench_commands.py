@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
-from tests.conftest import subprocess_env
+from tests.conftest import run_mnemobot
 
 
 def run_bot(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=subprocess_env(),
-        check=False,
-    )
+    return run_mnemobot(*args, timeout=240)
 
 
 def test_bench_memory_reports_every_figure() -> None:

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import subprocess_env
+from tests.conftest import run_mnemobot
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer
 
 
 def run_doctor(**env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", "doctor"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=subprocess_env(**env),
-        check=False,
-    )
+    return run_mnemobot("doctor", **env)
 
 
 def test_all_checks_pass(workspace: Path, openai_server: FakeOpenAIServer) -> None:

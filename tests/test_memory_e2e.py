@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import pytest
 from bot.app import App, build_app
 from bot.commands import ParsedCommand
 from systems.context import ChatRef
-from tests.conftest import ask, make_settings, subprocess_env, write_runtime_config
+from tests.conftest import ask, make_settings, run_mnemobot, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call, tool_messages
 from tests.test_console_e2e import run_chat
 
@@ -161,13 +159,8 @@ async def test_bad_memory_files_do_not_stop_the_bot(
     assert "Ada prefers green tea" in system
     assert "\ufffd" in system and "likes sailing" in system
     assert len(system) < 60_000, "the huge MEMORY.md was not cut to its budget"
-    stats = subprocess.run(
-        [sys.executable, "-m", "bot", "memory", "stats", "--chat", "telegram:1001", "--json"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(BOT_WORKSPACE=str(workspace)),
-        timeout=60,
-        check=False,
+    stats = run_mnemobot(
+        "memory", "stats", "--chat", "telegram:1001", "--json", BOT_WORKSPACE=str(workspace)
     )
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["skippedLines"] == 2
@@ -177,23 +170,14 @@ def test_memory_cli_pack_json_is_the_pack_the_bot_builds(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
     run_chat("My favourite colour is teal\n", workspace, openai_server)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bot",
-            "memory",
-            "pack",
-            "favourite colour",
-            "--chat",
-            "console:local",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(BOT_WORKSPACE=str(workspace)),
-        timeout=60,
-        check=False,
+    result = run_mnemobot(
+        "memory",
+        "pack",
+        "favourite colour",
+        "--chat",
+        "console:local",
+        "--json",
+        BOT_WORKSPACE=str(workspace),
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
@@ -202,14 +186,7 @@ def test_memory_cli_pack_json_is_the_pack_the_bot_builds(
     item = data["items"][0]
     assert {"id", "layer", "type", "score", "tokens", "references"} <= set(item)
     assert data["diagnostics"]["candidatesPerLayer"]["EPISODIC"] >= 1
-    bad = subprocess.run(
-        [sys.executable, "-m", "bot", "memory", "pack", "x", "--chat", "../etc"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(BOT_WORKSPACE=str(workspace)),
-        timeout=60,
-        check=False,
-    )
+    bad = run_mnemobot("memory", "pack", "x", "--chat", "../etc", BOT_WORKSPACE=str(workspace))
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
