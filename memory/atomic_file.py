@@ -1,4 +1,4 @@
-"""Crash-safe file writes and tolerant JSONL reads (DESIGN §3).
+"""Crash-safe file writes and tolerant JSONL reads.
 
 Whole-file rewrites go to a temp file in the same directory, are fsynced, then
 `os.replace`d over the target, so a crash at any moment leaves the old or the new file.
@@ -43,27 +43,43 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def append_bytes(path: Path, data: bytes) -> None:
-    """Append in a single write so concurrent readers never see half a line of ours."""
+def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
+    """Append whole lines in one go; a failed append leaves the file as it was.
+
+    `os.write` may write less than asked (a full disk, a signal): the rest is written in
+    further calls, and if one fails the file is cut back to its size before this append,
+    so a reader never meets half a record of ours and the caller gets the error. With
+    `durable`, the data is fsynced before returning (what an acknowledgement relies on).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
+        start = os.fstat(fd).st_size
         # A previous writer killed mid-line leaves no trailing newline; start on a fresh
         # line so our record is not glued to the torn one.
-        if os.fstat(fd).st_size > 0:
-            with open(path, "rb") as reader:
-                reader.seek(-1, os.SEEK_END)
-                if reader.read(1) != b"\n":
-                    data = b"\n" + data
-        os.write(fd, data)
+        if start > 0 and os.pread(fd, 1, start - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        try:
+            while view:
+                written = os.write(fd, view)
+                if written <= 0:
+                    raise OSError(f"could not append to {path.name}: nothing written")
+                view = view[written:]
+            if durable:
+                os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise
     finally:
         os.close(fd)
 
 
-def append_jsonl(path: Path, records: Iterable[Any]) -> None:
+def append_jsonl(path: Path, records: Iterable[Any], *, durable: bool = False) -> None:
     payload = b"".join(orjson.dumps(record) + b"\n" for record in records)
     if payload:
-        append_bytes(path, payload)
+        append_bytes(path, payload, durable=durable)
 
 
 @dataclass(slots=True)
