@@ -1,0 +1,1 @@
+"""Durable delivery: accepted updates and undelivered replies kept on disk until done."""
