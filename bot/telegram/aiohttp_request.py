@@ -65,6 +65,9 @@ class AiohttpRequest(BaseRequest):
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._pool_size),
                 headers={"User-Agent": self.USER_AGENT},
+                # HTTP(S)_PROXY and NO_PROXY, as PTB's own httpx requests and the LLM client
+                # honour them: behind a proxy, every Bot API call must take the same road.
+                trust_env=True,
             )
 
     async def shutdown(self) -> None:
