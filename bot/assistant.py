@@ -111,7 +111,7 @@ class Assistant:
         text = valid_unicode(text).strip()
         if not text:
             return None
-        async with self.lock_for(chat.key):
+        async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
             return await self._turn(chat, text, message_refs or [], notify)
 
     async def _turn(

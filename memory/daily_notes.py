@@ -17,6 +17,8 @@ import re
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 
+from filelock import FileLock
+
 from memory.atomic_file import append_bytes, read_text_lenient, write_atomic
 from memory.items import normalize_content
 from memory.scope_paths import MEMORY_FILE_NAME
@@ -250,3 +252,23 @@ def redact_daily_notes(scope_dir: Path, needle: str) -> int:
         write_atomic(path, "\n".join(lines).encode())
         changed += len(hits)
     return changed
+
+
+class MemoryFileTooLong(ValueError):
+    """A MEMORY.md write that would pass its size limit; the file is left as it was."""
+
+
+def write_memory_file(path: Path, text: str, *, append: bool, max_chars: int) -> int:
+    """Replace a scope's MEMORY.md with `text`, or append `text` to it; returns its length.
+
+    Read, change and write happen under the file's lock, so two processes appending at
+    once (a running bot and `mnemobot chat` on the same scope) both keep their lines.
+    """
+    with FileLock(path.with_name(f".{path.name}.lock"), thread_local=False):
+        if append:
+            current = read_memory_file(path, 1_000_000) if path.exists() else ""
+            text = (current.rstrip() + "\n" + text).strip() if current else text
+        if len(text) > max_chars:
+            raise MemoryFileTooLong(f"MEMORY.md would exceed {max_chars} characters; shorten it")
+        write_atomic(path, (text.rstrip() + "\n").encode())
+    return len(text)

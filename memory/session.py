@@ -1,18 +1,21 @@
-"""AgentSession: a chat's conversation, stored as `sessions/<channel>:<chatId>.json` (DESIGN §3)."""
+"""AgentSession: a chat's conversation, stored as `sessions/<channel>:<chatId>.json`."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import re
 import threading
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+from filelock import FileLock
 
 from memory.atomic_file import append_jsonl, write_atomic
 from memory.items import from_iso, to_iso
@@ -130,6 +133,10 @@ class SessionStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._cache: dict[str, AgentSession] = {}
+        # What each cached session's file looked like when we last read or wrote it: a
+        # different file on disk means another process (a second `mnemobot chat`, the CLI)
+        # wrote it, and the cache must be read again before the next turn builds on it.
+        self._known_files: dict[str, tuple[int, int, int] | None] = {}
         self._snapshot_numbers = itertools.count(1)
         self._write_locks: dict[str, threading.Lock] = {}
         self._written: dict[str, int] = {}
@@ -140,12 +147,43 @@ class SessionStore:
     def offload_path_for(self, key: str) -> Path:
         return self.directory / f"{check_session_key(key)}.log.jsonl"
 
+    def lock_path_for(self, key: str) -> Path:
+        return self.directory / f"{check_session_key(key)}.lock"
+
     def get(self, key: str) -> AgentSession:
         session = self._cache.get(key)
         if session is None:
+            self._known_files[key] = _file_signature(self.path_for(key))
             session = self._load(key)
             self._cache[key] = session
         return session
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, key: str) -> AsyncIterator[AgentSession]:
+        """Hold a chat's session for one turn, against other processes on this workspace.
+
+        Takes the session's lock file (waiting in a worker thread, so other chats go on),
+        re-reads the session if another process changed it since we last saw it, and
+        yields the current session; its saves inside the block are never interleaved
+        with another process's turn of the same chat, so no message is lost.
+        """
+        lock = FileLock(self.lock_path_for(key), thread_local=False)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(lock.acquire)
+        try:
+            await asyncio.to_thread(self.refresh, key)
+            yield self.get(key)
+        finally:
+            lock.release()
+
+    def refresh(self, key: str) -> bool:
+        """Drop the cached session if its file changed behind our back; True if it did."""
+        if key not in self._cache:
+            return False
+        if _file_signature(self.path_for(key)) == self._known_files.get(key):
+            return False
+        del self._cache[key]
+        return True
 
     def _load(self, key: str) -> AgentSession:
         path = self.path_for(key)
@@ -206,6 +244,7 @@ class SessionStore:
                 return  # a newer snapshot of this session is already on disk
             write_atomic(path, data)
             self._written[key] = number
+            self._known_files[key] = _file_signature(path)
 
     def append_offload(self, key: str, messages: list[Message]) -> None:
         """Append raw messages to the chat's append-only log before they leave the session."""
@@ -213,3 +252,12 @@ class SessionStore:
 
     def cached_keys(self) -> list[str]:
         return list(self._cache)
+
+
+def _file_signature(path: Path) -> tuple[int, int, int] | None:
+    """Identity of a file's current content as cheap as a stat: inode, size, mtime."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns

@@ -95,3 +95,30 @@ def test_an_unusable_workspace_or_chat_id_gets_one_line(workspace: Path, tmp_pat
     result = run_chat("hello\n", workspace, None, "--chat-id", "a/b")
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "--chat-id" in result.stderr
+
+
+def test_two_consoles_on_one_chat_lose_no_message(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    def lines(who: str) -> str:
+        return "".join(f"{who} line {n}\n" for n in range(8))
+
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(
+            pool.map(
+                lambda who: run_chat(lines(who), workspace, openai_server, "--chat-id", "shared"),
+                ["first", "second"],
+            )
+        )
+    for result in runs:
+        assert result.returncode == 0, result.stderr
+    session = json.loads((workspace / "sessions" / "console:shared.json").read_text())
+    users = [m["content"] for m in session["messages"] if m["role"] == "user"]
+    assert sorted(users) == sorted(
+        [f"first line {n}" for n in range(8)] + [f"second line {n}" for n in range(8)]
+    )
+    # Each process's own lines stay in the order it sent them.
+    assert [u for u in users if u.startswith("first")] == [f"first line {n}" for n in range(8)]

@@ -121,3 +121,24 @@ def test_a_10_mb_memory_md_is_cut_to_the_budget_with_a_marker(tmp_path: Path) ->
     ru_text = read_memory_file(cyrillic, 500)
     assert estimate_tokens(ru_text) <= 500
     assert "cut here" in ru_text
+
+
+_APPENDER = """
+import sys
+from pathlib import Path
+from memory.daily_notes import write_memory_file
+for n in range(60):
+    write_memory_file(Path(sys.argv[1]), f"- {sys.argv[2]} fact {n}", append=True, max_chars=10**5)
+"""
+
+
+def test_two_processes_appending_to_memory_md_keep_every_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "global" / "MEMORY.md"
+    path.parent.mkdir()
+    writers = [subprocess.Popen([sys.executable, "-c", _APPENDER, str(path), who]) for who in "ab"]
+    assert [w.wait(60) for w in writers] == [0, 0]
+    lines = path.read_text().splitlines()
+    assert sorted(lines) == sorted(f"- {who} fact {n}" for who in "ab" for n in range(60))

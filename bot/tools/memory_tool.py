@@ -12,8 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.registry import Tool
-from memory.atomic_file import write_atomic
-from memory.daily_notes import read_memory_file
+from memory.daily_notes import MemoryFileTooLong, read_memory_file, write_memory_file
 from memory.item_store import new_item_id
 from memory.items import ItemType, Layer, MemoryItem
 from memory.service import MemoryService
@@ -142,15 +141,16 @@ class MemoryTool:
         if arguments.operation == "read_file":
             return read_memory_file(path, ctx.config.memory.scope_memory_budget_tokens) or "(empty)"
         text = self._need(arguments.content, "content")
-        if arguments.operation == "append_file":
-            current = read_memory_file(path, 1_000_000) if path.exists() else ""
-            text = (current.rstrip() + "\n" + text).strip() if current else text
-        if len(text) > MEMORY_FILE_MAX_CHARS:
-            raise ToolError(
-                f"MEMORY.md would exceed {MEMORY_FILE_MAX_CHARS} characters; shorten it"
+        try:
+            written = write_memory_file(
+                path,
+                text,
+                append=arguments.operation == "append_file",
+                max_chars=MEMORY_FILE_MAX_CHARS,
             )
-        write_atomic(path, (text.rstrip() + "\n").encode())
-        return f"MEMORY.md of this chat now has {len(text)} characters"
+        except MemoryFileTooLong as exc:
+            raise ToolError(str(exc)) from None
+        return f"MEMORY.md of this chat now has {written} characters"
 
     @staticmethod
     def _need(value: str | None, name: str) -> str:
