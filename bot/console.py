@@ -98,8 +98,9 @@ async def run_console(
             )
             stdout.flush()
         while (line := await _read_line(stdin)) is not None:
-            if line.strip():
-                await channel.dispatcher.receive(LaneJob(chat, line, command=parse_command(line)))
+            text = line.rstrip("\r\n")
+            if text.strip():
+                await channel.dispatcher.receive(LaneJob(chat, text, command=parse_command(text)))
             if not interactive:
                 await channel.dispatcher.wait_idle(chat)
                 continue
