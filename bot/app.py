@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.assistant import Assistant
+from bot.channels.registry import open_runtime_config
 from bot.commands import Commands
 from bot.llm_client import OpenAIChatModel
 from bot.tools.clock_tool import DATETIME_TOOL
@@ -61,7 +62,7 @@ class App:
 def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
     paths = WorkspacePaths(settings.bot_workspace)
     paths.create()
-    runtime = RuntimeConfigStore(paths.runtime_config)
+    runtime = open_runtime_config(paths.runtime_config)
     runtime.ensure_file()
     config = runtime.current()
     sessions = SessionStore(paths.sessions)

@@ -10,10 +10,10 @@ from typing import TextIO
 import telegram
 from telegram.error import InvalidToken, TelegramError
 
+from bot.channels.registry import open_runtime_config
 from bot.llm_client import OpenAIChatModel
 from bot.logging_setup import configure_logging
 from bot.startup import secrets_of, workspace_problem
-from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings, SettingsError, load_settings
 from config.workspace import WorkspacePaths
 from systems.llm import ChatRequest, LLMError
@@ -34,7 +34,7 @@ def check_workspace(paths: WorkspacePaths) -> CheckResult:
 
 
 def check_runtime_config(paths: WorkspacePaths) -> CheckResult:
-    store = RuntimeConfigStore(paths.runtime_config)
+    store = open_runtime_config(paths.runtime_config)
     store.ensure_file()
     store.current()
     if store.error:
@@ -100,7 +100,7 @@ async def run_checks(settings: Settings | None, settings_error: str | None) -> l
         results.append(check_runtime_config(paths))
     else:
         results.append(CheckResult("runtime config", False, "skipped: no usable workspace"))
-    store = RuntimeConfigStore(paths.runtime_config)
+    store = open_runtime_config(paths.runtime_config)
     model = store.current().llm.model or settings.bot_model
     results.append(await check_llm(settings, model))
     results.append(await check_telegram(settings))

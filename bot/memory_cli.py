@@ -9,10 +9,10 @@ from typing import Any
 
 import orjson
 
+from bot.channels.registry import open_runtime_config
 from bot.startup import fail, settings_or_exit
 from bot.tools.clock_tool import now_in_zone
 from config.runtime import RuntimeConfig
-from config.runtime_store import RuntimeConfigStore
 from config.workspace import WorkspacePaths
 from memory.scope_paths import validate_scope_key
 from memory.service import MemoryService
@@ -27,7 +27,7 @@ def _open(args: argparse.Namespace) -> tuple[MemoryService, RuntimeConfig] | str
     except ValueError as exc:
         return f"{exc}; use the chat's scope key, e.g. console:local or telegram:12345"
     paths = WorkspacePaths(settings.bot_workspace)
-    runtime = RuntimeConfigStore(paths.runtime_config)
+    runtime = open_runtime_config(paths.runtime_config)
     config = runtime.current()
     if runtime.error:
         print(f"mnemobot: warning: {runtime.error}; using defaults", file=sys.stderr)

@@ -3,15 +3,19 @@
 `preferences/runtime-config.json` is validated against these models (camelCase keys,
 unknown keys rejected), written with the defaults on first start and re-read when it
 changes on disk. See `RuntimeConfigStore` for the reload rules.
+
+Channel settings are the exception: each channel keeps its section (`telegram`, `console`)
+with its own code and adds it through `with_sections`, so a new channel needs no edit here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, tzinfo
-from typing import Literal
+from typing import Any, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -19,6 +23,9 @@ class ConfigSection(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
     )
+
+
+SectionT = TypeVar("SectionT", bound=ConfigSection)
 
 
 class AssistantConfig(ConfigSection):
@@ -157,19 +164,12 @@ class ToolLoopConfig(ConfigSection):
     max_tool_executions: int = Field(80, ge=0, le=10_000)
 
 
-class TelegramConfig(ConfigSection):
-    queue_mode: Literal["queue", "collect"] = "queue"
-    queue_cap: int = Field(20, ge=1, le=1_000)
-    typing_interval_seconds: float = Field(4, gt=0, le=5)
-
-
 class RuntimeConfig(ConfigSection):
     assistant: AssistantConfig = AssistantConfig()
     llm: LlmConfig = LlmConfig()
     memory: MemoryConfig = MemoryConfig()
     compaction: CompactionConfig = CompactionConfig()
     tool_loop: ToolLoopConfig = ToolLoopConfig()
-    telegram: TelegramConfig = TelegramConfig()
 
     def compaction_threshold_tokens(self) -> int:
         """Estimated request size past which AutoCompaction compacts (80% of the model's input)."""
@@ -177,3 +177,29 @@ class RuntimeConfig(ConfigSection):
 
     def to_json_dict(self) -> dict[str, object]:
         return self.model_dump(by_alias=True, mode="json")
+
+    def section(self, name: str, model: type[SectionT]) -> SectionT:
+        """A section added with `with_sections` (a channel's own settings), typed."""
+        value = getattr(self, name, None)
+        if not isinstance(value, model):
+            raise LookupError(
+                f"the runtime config has no {name!r} section of type {model.__name__}; "
+                "pass it to RuntimeConfigStore(sections=...)"
+            )
+        return value
+
+
+def with_sections(sections: Mapping[str, type[ConfigSection]]) -> type[RuntimeConfig]:
+    """RuntimeConfig plus top-level sections owned by code above this layer (channels).
+
+    Each section is validated, defaulted and written like a built-in one, so the file keeps
+    one flat shape (`"telegram": {...}`) while its model lives with the channel. Section
+    names are snake_case; the file key is their camelCase alias.
+    """
+    if not sections:
+        return RuntimeConfig
+    taken = sorted(set(sections) & set(RuntimeConfig.model_fields))
+    if taken:
+        raise ValueError(f"runtime config sections already built in: {', '.join(taken)}")
+    fields: dict[str, Any] = {name: (model, model()) for name, model in sections.items()}
+    return create_model("RuntimeConfigWithSections", __base__=RuntimeConfig, **fields)

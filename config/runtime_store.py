@@ -7,13 +7,14 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 from pydantic import ValidationError
 
-from config.runtime import RuntimeConfig
+from config.runtime import ConfigSection, RuntimeConfig, with_sections
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ def describe_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
-def parse_runtime_config(data: bytes) -> RuntimeConfig:
+def parse_runtime_config(data: bytes, model: type[RuntimeConfig] = RuntimeConfig) -> RuntimeConfig:
     try:
         raw = orjson.loads(data) if data.strip() else {}
     except orjson.JSONDecodeError as exc:
@@ -42,7 +43,7 @@ def parse_runtime_config(data: bytes) -> RuntimeConfig:
     if not isinstance(raw, dict):
         raise RuntimeConfigError("the top level must be a JSON object")
     try:
-        return RuntimeConfig.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         raise RuntimeConfigError(describe_validation_error(exc)) from None
 
@@ -60,10 +61,14 @@ class RuntimeConfigStore:
     for `/status` until the file is fixed.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, *, sections: Mapping[str, type[ConfigSection]] | None = None
+    ) -> None:
+        """`sections`: extra top-level sections by name, e.g. each channel's own settings."""
         self.path = path
+        self._model = with_sections(sections or {})
         self._lock = threading.Lock()
-        self._config = RuntimeConfig()
+        self._config = self._model()
         self._stamp: _FileStamp | None = None
         self.error: str | None = None
         self.loaded_at_least_once = False
@@ -73,7 +78,7 @@ class RuntimeConfigStore:
         if self.path.exists():
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = orjson.dumps(RuntimeConfig().to_json_dict(), option=orjson.OPT_INDENT_2) + b"\n"
+        data = orjson.dumps(self._model().to_json_dict(), option=orjson.OPT_INDENT_2) + b"\n"
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".runtime-config.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -112,7 +117,7 @@ class RuntimeConfigStore:
             self.error = None
             return
         try:
-            config = parse_runtime_config(self.path.read_bytes())
+            config = parse_runtime_config(self.path.read_bytes(), self._model)
         except (RuntimeConfigError, OSError) as exc:
             self.error = f"{self.path.name}: {exc}"
             log.error("runtime config rejected, keeping the last good one: %s", self.error)

@@ -8,12 +8,10 @@ and arrival order is the order in which the lanes see messages.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections import deque
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 
 from telegram import BotCommand, LinkPreviewOptions, Message, Update
 from telegram.ext import (
@@ -26,11 +24,14 @@ from telegram.ext import (
     Defaults,
     MessageHandler,
     TypeHandler,
+    Updater,
     filters,
 )
 
 from bot.app import App
-from bot.commands import COMMANDS, ParsedCommand, parse_command
+from bot.channels.dispatch import ChatDispatcher
+from bot.channels.lanes import LaneJob
+from bot.commands import COMMANDS, parse_command
 from bot.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -41,10 +42,9 @@ from bot.telegram.access import (
     without_bot_mention,
 )
 from bot.telegram.aiohttp_request import AiohttpRequest
-from bot.telegram.lanes import Admission, ChatLanes, LaneJob
+from bot.telegram.config import TelegramConfig
 from bot.telegram.replies import ReplySender, ReplyTarget
 from config.settings import Settings
-from memory.items import to_iso
 from systems.context import ChatRef
 
 log = logging.getLogger(__name__)
@@ -64,28 +64,14 @@ POOL_TIMEOUT_SECONDS = 10.0
 CONNECT_TIMEOUT_SECONDS = 10.0
 READ_TIMEOUT_SECONDS = 30.0
 WRITE_TIMEOUT_SECONDS = 30.0
-# Commands that change the session run in the chat's lane, in order with its messages.
-LANE_COMMANDS = frozenset({"new", "compact"})
+
+# Starts receiving updates (long polling or a webhook) once the bot is initialized.
+UpdatesStarter = Callable[[Updater], Awaitable[None]]
 
 ONLY_TEXT = (
     "I can only read text for now. Please write your message as text "
     "(a caption on a photo or file works too)."
 )
-
-
-def queue_full_text(cap: int) -> str:
-    return (
-        f"I'm still working on your earlier messages and {cap} more are already waiting, "
-        "so I did not take this one. Send it again after my reply, or /stop to cancel."
-    )
-
-
-def stop_text(cancelled: bool, dropped: int) -> str:
-    if not cancelled and not dropped:
-        return "Nothing is running."
-    first = "Stopped the reply in progress." if cancelled else "Nothing was running."
-    noun = "message" if dropped == 1 else "messages"
-    return f"{first} Dropped {dropped} queued {noun}."
 
 
 def chat_ref_for(message: Message) -> ChatRef:
@@ -101,15 +87,6 @@ def chat_ref_for(message: Message) -> ChatRef:
     )
 
 
-def target_for(message: Message) -> ReplyTarget:
-    in_group = message.chat.type in GROUP_TYPES
-    return ReplyTarget(
-        chat_id=message.chat.id,
-        thread_id=message.message_thread_id if message.is_topic_message else None,
-        reply_to_message_id=message.message_id if in_group else None,
-    )
-
-
 def target_for_job(job: LaneJob) -> ReplyTarget:
     return ReplyTarget(
         chat_id=int(job.chat.chat_id),
@@ -119,26 +96,56 @@ def target_for_job(job: LaneJob) -> ReplyTarget:
 
 
 class TelegramChannel:
-    """Per-application state: bot identity, lanes, update de-duplication, replies."""
+    """Per-application state: bot identity, update de-duplication, replies; lanes shared."""
 
-    def __init__(self, app: App, settings: Settings, application: Application) -> None:
+    name = CHANNEL
+
+    def __init__(
+        self,
+        app: App,
+        settings: Settings,
+        application: Application,
+        start_updates: UpdatesStarter,
+    ) -> None:
         self.app = app
+        self.application = application
         self.allowed = settings.telegram_allowed_users
         self.replies = ReplySender(application.bot)
-        self.lanes = ChatLanes(
-            self._run_job,
-            lambda: app.runtime.current().telegram,
-            keep_unanswered=self._keep_unanswered,
-        )
+        self.dispatcher = ChatDispatcher(app, self, self.config)
         self.identity: BotIdentity | None = None
+        self._start_updates = start_updates
         self._seen_ids: set[int] = set()
         self._seen_order: deque[int] = deque()
-        self._background: set[asyncio.Task[Any]] = set()
-        # Last notice per chat: notices of one chat go out in the order they were made.
-        self._last_notice: dict[int, asyncio.Task[Any]] = {}
-        app.commands.status_providers.append(self.status_lines)
+
+    def config(self) -> TelegramConfig:
+        return self.app.runtime.current().section(CHANNEL, TelegramConfig)
 
     # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect, say who we are, start receiving updates (polling or webhook)."""
+        application = self.application
+        await application.initialize()
+        # run_polling/run_webhook would call post_init; we drive the lifecycle ourselves to
+        # control the shutdown, so we call it too.
+        if application.post_init is not None:
+            await application.post_init(application)
+        assert application.updater is not None
+        await self._start_updates(application.updater)
+        await application.start()
+
+    async def stop(self, grace_seconds: float) -> None:
+        """Stop taking updates, finish (or cancel) running turns and sends, disconnect.
+
+        Safe after a start that failed half-way.
+        """
+        application = self.application
+        if application.updater is not None and application.updater.running:
+            await application.updater.stop()
+        if application.running:
+            await application.stop()
+        await self.dispatcher.shutdown(grace_seconds)
+        await application.shutdown()
 
     async def post_init(self, application: Application) -> None:
         me = await application.bot.get_me()
@@ -148,37 +155,16 @@ class TelegramChannel:
         )
         log.info("Telegram bot @%s ready; allowed users: %s", me.username, self.allowed.describe())
 
-    async def shutdown(self, grace_seconds: float) -> None:
-        """Finish (or after `grace_seconds` cancel) running turns, then pending sends."""
-        await self.lanes.shutdown(grace_seconds)
-        if self._background:
-            await asyncio.wait(set(self._background), timeout=5)
-        if self.status_lines in self.app.commands.status_providers:
-            self.app.commands.status_providers.remove(self.status_lines)
+    # -- sending ---------------------------------------------------------------------------------
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.create_task(coroutine)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        return task
+    async def send_text(self, job: LaneJob, text: str) -> None:
+        await self.replies.send_text(target_for_job(job), text)
 
-    def _notify(self, target: ReplyTarget, text: str) -> None:
-        """Send a short answer without holding up other updates, in order within the chat."""
-        previous = self._last_notice.get(target.chat_id)
+    async def send_reply(self, job: LaneJob, markdown: str) -> None:
+        await self.replies.send_reply(target_for_job(job), markdown)
 
-        async def send() -> None:
-            if previous is not None:
-                await asyncio.wait({previous})
-            await self.replies.send_text(target, text)
-
-        task = self._spawn(send())
-        self._last_notice[target.chat_id] = task
-
-        def forget(done: asyncio.Task[Any]) -> None:
-            if self._last_notice.get(target.chat_id) is done:
-                del self._last_notice[target.chat_id]
-
-        task.add_done_callback(forget)
+    def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
+        return self.replies.typing(target_for_job(job), self.config().typing_interval_seconds)
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -200,113 +186,33 @@ class TelegramChannel:
         verdict = verdict_for(message, self.identity, self.allowed)
         if verdict is Verdict.IGNORE:
             return
-        target = target_for(message)
+        chat = chat_ref_for(message)
+        quote = message.message_id if message.chat.type in GROUP_TYPES else None
         if verdict is Verdict.REFUSE:
             user_id = message.from_user.id if message.from_user else 0
             log.info("refused user %s in chat %s", user_id, message.chat.id)
-            self._notify(target, refusal_text(user_id))
+            self.dispatcher.notify(
+                LaneJob(chat, "", reply_to_message_id=quote), refusal_text(user_id)
+            )
             return
-        chat = chat_ref_for(message)
         text = message_text(message)
         if text is None or not text.strip():
-            self._notify(target, ONLY_TEXT)
+            self.dispatcher.notify(LaneJob(chat, "", reply_to_message_id=quote), ONLY_TEXT)
             return
         command = parse_command(text, self.identity.username)
-        if command is not None:
-            await self._on_command(chat, command, target, message)
-            return
-        if message.chat.type in GROUP_TYPES:
+        if command is None and message.chat.type in GROUP_TYPES:
             text = without_bot_mention(text, self.identity) or text
         job = LaneJob(
             chat=chat,
             text=text,
-            message_refs=(f"tg:{message.message_id}",),
-            reply_to_message_id=target.reply_to_message_id,
+            message_refs=(f"tg:{message.message_id}",) if command is None else (),
+            reply_to_message_id=quote,
+            command=command,
         )
-        self._admit(job, target)
-
-    async def _on_command(
-        self, chat: ChatRef, command: ParsedCommand, target: ReplyTarget, message: Message
-    ) -> None:
-        if command.name in LANE_COMMANDS:
-            job = LaneJob(
-                chat=chat,
-                text=message_text(message) or "",
-                reply_to_message_id=target.reply_to_message_id,
-                command=command,
-            )
-            self._admit(job, target)
-            return
-        # Awaited here, not spawned: /stop must empty the lane before the next update lands.
-        answer = await self.app.commands.run(chat, command, stop=self._stop)
-        self._notify(target, answer)
-
-    def _admit(self, job: LaneJob, target: ReplyTarget) -> None:
-        admission = self.lanes.submit(job)
-        if admission is Admission.FULL:
-            cap = self.app.runtime.current().telegram.queue_cap
-            self._notify(target, queue_full_text(cap))
-        elif admission is Admission.CLOSED:
-            log.info("not taking a message in %s: shutting down", job.chat.key)
-
-    async def _stop(self, chat: ChatRef) -> str:
-        outcome = await self.lanes.stop(chat.key)
-        return stop_text(outcome.cancelled_running, outcome.dropped)
+        await self.dispatcher.receive(job)
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("error while handling a Telegram update", exc_info=context.error)
-
-    # -- turns ---------------------------------------------------------------------------------
-
-    async def _run_job(self, job: LaneJob) -> None:
-        target = target_for_job(job)
-        interval = self.app.runtime.current().telegram.typing_interval_seconds
-        if job.command is not None and job.command.name != "compact":
-            answer = await self.app.commands.run(job.chat, job.command, stop=self._stop)
-            await self.replies.send_text(target, answer)
-            return
-        progress_target = ReplyTarget(target.chat_id, target.thread_id)
-
-        async def notify(text: str) -> None:
-            await self.replies.send_text(progress_target, text)
-
-        async with self.replies.typing(target, interval):
-            if job.command is not None:
-                answer = await self.app.commands.run(job.chat, job.command, stop=self._stop)
-                await self.replies.send_text(target, answer)
-                return
-            outcome = await self.app.assistant.handle_text(
-                job.chat, job.text, message_refs=list(job.message_refs), notify=notify
-            )
-            if outcome is not None:
-                await self.replies.send_reply(target, outcome.reply)
-
-    def status_lines(self, chat: ChatRef) -> list[str]:
-        if chat.channel != CHANNEL:
-            return []
-        config = self.app.runtime.current().telegram
-        running = "a reply is running" if self.lanes.is_running(chat.key) else "idle"
-        waiting = self.lanes.waiting(chat.key)
-        return [
-            f"Queue: {running}, {waiting} waiting "
-            f"(mode {config.queue_mode}, cap {config.queue_cap})"
-        ]
-
-    def _keep_unanswered(self, jobs: list[LaneJob]) -> None:
-        """Queued messages that never got a turn stay in their sessions, marked unanswered."""
-        for job in jobs:
-            session = self.app.assistant.session(job.chat)
-            session.messages.append(
-                {
-                    "role": "user",
-                    "content": job.text,
-                    "at": to_iso(time.time()),
-                    "refs": list(job.message_refs),
-                    "unanswered": True,
-                }
-            )
-            self.app.sessions.save(session)
-        log.warning("kept %d queued messages unanswered in their sessions", len(jobs))
 
 
 def channel_of(application: Application) -> TelegramChannel:
@@ -316,9 +222,13 @@ def channel_of(application: Application) -> TelegramChannel:
 
 
 def build_telegram_application(
-    app: App, settings: Settings, *, rate_limiter: BaseRateLimiter | None = None
+    app: App,
+    settings: Settings,
+    *,
+    start_updates: UpdatesStarter,
+    rate_limiter: BaseRateLimiter | None = None,
 ) -> Application:
-    """The PTB Application of mnemobot; start it with `bot.telegram.run.serve_telegram`."""
+    """The PTB Application of mnemobot; `channel_of(application).start()` starts it."""
     if settings.telegram_bot_token is None:
         raise ValueError("TELEGRAM_BOT_TOKEN is not set")
     builder = (
@@ -352,7 +262,7 @@ def build_telegram_application(
         )
     )
     application = builder.build()
-    channel = TelegramChannel(app, settings, application)
+    channel = TelegramChannel(app, settings, application, start_updates)
     application.bot_data[CHANNEL_KEY] = channel
     application.post_init = channel.post_init
     application.add_handler(TypeHandler(Update, channel.drop_duplicates), group=-1)

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from telegram import Update
 from telegram.error import TelegramError
-from telegram.ext import BaseRateLimiter
+from telegram.ext import BaseRateLimiter, Updater
 
 from bot.app import App, build_app
 from bot.startup import settings_or_exit
@@ -98,16 +98,8 @@ async def serve_telegram(
 ) -> None:
     """Run the Telegram channel until `stop` is set; used by `mnemobot run` and the tests."""
     plan = webhook_plan(settings) if webhook else None
-    application = build_telegram_application(app, settings, rate_limiter=rate_limiter)
-    channel = channel_of(application)
-    await application.initialize()
-    try:
-        # run_polling/run_webhook would call post_init; we drive the lifecycle ourselves to
-        # control the shutdown, so we call it too.
-        if application.post_init is not None:
-            await application.post_init(application)
-        updater = application.updater
-        assert updater is not None
+
+    async def start_updates(updater: Updater) -> None:
         if plan is not None:
             await updater.start_webhook(
                 listen=plan.listen,
@@ -125,18 +117,19 @@ async def serve_telegram(
                 error_callback=_log_polling_error,
             )
             log.info("polling Telegram for updates")
-        await application.start()
+
+    application = build_telegram_application(
+        app, settings, start_updates=start_updates, rate_limiter=rate_limiter
+    )
+    channel = channel_of(application)
+    try:
+        await channel.start()
         if on_ready is not None:
             on_ready()
         await stop.wait()
         log.info("stopping: no new updates; finishing running turns")
     finally:
-        if application.updater is not None and application.updater.running:
-            await application.updater.stop()
-        if application.running:
-            await application.stop()
-        await channel.shutdown(grace_seconds)
-        await application.shutdown()
+        await channel.stop(grace_seconds)
 
 
 def run_command(args: argparse.Namespace) -> int:

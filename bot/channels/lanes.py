@@ -1,10 +1,11 @@
 """Per-chat ordered lanes: chats run side by side, one chat's work runs strictly in order.
 
-A lane belongs to one session key (`telegram:<chatId>[:<threadId>]`). What arrives while the
-lane's current job runs waits in the lane's queue, up to `telegram.queueCap` jobs; in
-`collect` mode the waiting messages of one user are merged into a single turn, the way a
-person who sends three short messages in a row means one thing. Each job runs as its own
-asyncio task so `/stop` can cancel it even while it waits on the LLM.
+Shared by every channel. A lane belongs to one session key (`telegram:<chatId>[:<threadId>]`,
+`console:local`). What arrives while the lane's current job runs waits in the lane's queue,
+up to the channel's `queueCap` jobs; in `collect` mode the waiting messages of one user are
+merged into a single turn, the way a person who sends three short messages in a row means
+one thing. Each job runs as its own asyncio task so `/stop` can cancel it even while it
+waits on the LLM.
 """
 
 from __future__ import annotations
@@ -17,14 +18,24 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from pydantic import Field
 
 from bot.commands import ParsedCommand
-from config.runtime import TelegramConfig
+from config.runtime import ConfigSection
 from systems.context import ChatRef
 
 log = logging.getLogger(__name__)
 
 FINISHING_GRACE_SECONDS = 0.05
+
+
+class LaneConfig(ConfigSection):
+    """The lane settings every channel's runtime-config section carries."""
+
+    queue_mode: Literal["queue", "collect"] = "queue"
+    queue_cap: int = Field(20, ge=1, le=1_000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +45,8 @@ class LaneJob:
     chat: ChatRef
     text: str
     message_refs: tuple[str, ...] = ()
-    # Telegram message id to quote in the reply (groups), the newest one when merged.
+    # The channel's id of the message to quote in the reply (Telegram groups), the newest
+    # one when merged.
     reply_to_message_id: int | None = None
     # /new and /compact run in order with the messages around them, never merged.
     command: ParsedCommand | None = None
@@ -81,7 +93,7 @@ class ChatLanes:
     def __init__(
         self,
         runner: JobRunner,
-        config: Callable[[], TelegramConfig],
+        config: Callable[[], LaneConfig],
         *,
         keep_unanswered: Callable[[list[LaneJob]], None] | None = None,
     ) -> None:
@@ -107,6 +119,11 @@ class ChatLanes:
     @property
     def active_chats(self) -> int:
         return sum(1 for lane in self._lanes.values() if lane.worker is not None)
+
+    async def wait_idle(self, key: str) -> None:
+        """Return once the chat has nothing running and nothing waiting."""
+        while (lane := self._lanes.get(key)) is not None and lane.worker is not None:
+            await asyncio.wait({lane.worker})
 
     # -- intake ----------------------------------------------------------------------------------
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.telegram.lanes import Admission, ChatLanes, LaneJob
-from config.runtime import TelegramConfig
+from bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
 from systems.context import ChatRef
 
 
@@ -17,7 +16,7 @@ async def test_queued_messages_are_handed_over_when_shutdown_cuts_them_off() -> 
         started.set()
         await asyncio.sleep(30)
 
-    lanes = ChatLanes(slow_turn, TelegramConfig, keep_unanswered=kept.extend)
+    lanes = ChatLanes(slow_turn, LaneConfig, keep_unanswered=kept.extend)
     chat = ChatRef("telegram", "42", user_id="42")
     admissions = [lanes.submit(LaneJob(chat, f"message {i}")) for i in range(3)]
     assert admissions == [Admission.STARTED, Admission.QUEUED, Admission.QUEUED]

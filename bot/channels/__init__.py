@@ -1,0 +1,1 @@
+"""What every channel shares: the `Channel` protocol, per-chat lanes, message dispatch."""

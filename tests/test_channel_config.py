@@ -1,0 +1,68 @@
+"""Channel sections of runtime-config.json: written, validated and hot-reloaded like the rest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.channels.lanes import LaneConfig
+from bot.channels.registry import open_runtime_config
+from bot.telegram.config import TelegramConfig
+from config.runtime_store import RuntimeConfigStore
+from tests.test_runtime_config import touch_later
+
+
+def test_first_start_writes_every_channel_section_with_its_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "preferences" / "runtime-config.json"
+    open_runtime_config(path).ensure_file()
+    data = json.loads(path.read_text())
+    assert data["telegram"] == {"queueMode": "queue", "queueCap": 20, "typingIntervalSeconds": 4}
+    assert data["console"] == {"queueMode": "queue", "queueCap": 20}
+    assert data["toolLoop"] == {"maxLlmCalls": 20, "maxToolExecutions": 80}
+
+
+def test_an_existing_telegram_section_is_read_and_an_edit_applies_without_restart(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "runtime-config.json"
+    path.write_text('{"telegram": {"queueMode": "collect", "queueCap": 3}}')
+    store = open_runtime_config(path)
+    telegram = store.current().section("telegram", TelegramConfig)
+    assert (telegram.queue_mode, telegram.queue_cap, telegram.typing_interval_seconds) == (
+        "collect",
+        3,
+        4,
+    )
+    assert store.current().section("console", LaneConfig).queue_mode == "queue"
+    touch_later(path, '{"telegram": {"queueCap": 7}}')
+    assert store.current().section("telegram", TelegramConfig).queue_cap == 7
+    assert store.error is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        ('{"telegram": {"queueCapp": 5}}', "telegram.queueCapp: unknown key"),
+        ('{"console": {"typingIntervalSeconds": 2}}', "console.typingIntervalSeconds: unknown key"),
+        ('{"telegram": {"typingIntervalSeconds": 9}}', "telegram.typingIntervalSeconds"),
+        ('{"telegram": {"queueMode": "fifo"}}', "telegram.queueMode"),
+        ('{"telegrm": {}}', "telegrm: unknown key"),
+    ],
+)
+def test_a_bad_channel_edit_is_named_and_the_last_good_config_stays(
+    tmp_path: Path, edit: str, expected: str
+) -> None:
+    path = tmp_path / "runtime-config.json"
+    path.write_text('{"telegram": {"queueCap": 4}}')
+    store = open_runtime_config(path)
+    assert store.current().section("telegram", TelegramConfig).queue_cap == 4
+    touch_later(path, edit)
+    assert store.current().section("telegram", TelegramConfig).queue_cap == 4
+    assert store.error is not None and expected in store.error
+
+
+def test_a_channel_section_cannot_shadow_a_built_in_one(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="already built in: memory"):
+        RuntimeConfigStore(tmp_path / "runtime-config.json", sections={"memory": LaneConfig})
