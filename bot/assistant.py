@@ -26,6 +26,10 @@ from systems.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
 
+# How far back a redelivered message is looked for: far more than one crash can leave
+# unanswered in a chat (its queue is capped), few enough to cost nothing per turn.
+RECEIVED_LOOKBACK_MESSAGES = 200
+
 
 @dataclass(slots=True)
 class TurnOutcome:
@@ -54,6 +58,37 @@ def apology_for(ctx: TurnContext) -> str:
         return f"Sorry, {ctx.llm_error.user_text()}. {kept}"
     failed = ", ".join(sorted({f.system for f in ctx.failures})) or "the turn"
     return f"Sorry, something went wrong ({failed} failed). {kept}"
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedMessage:
+    index: int
+    # The final answer that followed it, if the turn got that far.
+    answer: str | None
+
+
+def find_received(messages: list[dict[str, object]], refs: list[str]) -> ReceivedMessage | None:
+    """The user message with these channel refs among the newest ones, and its answer.
+
+    A message handed to the bot again (redelivered after a crash) is recognised by its refs,
+    so it is neither stored twice nor, if it was answered, answered by a second turn.
+    """
+    if not refs:
+        return None
+    wanted = list(refs)
+    start = max(0, len(messages) - RECEIVED_LOOKBACK_MESSAGES)
+    for index in range(len(messages) - 1, start - 1, -1):
+        message = messages[index]
+        if message.get("role") == "user" and message.get("refs") == wanted:
+            answer = None
+            for later in messages[index + 1 :]:
+                if later.get("role") == "user":
+                    break
+                content = later.get("content")
+                if later.get("role") == "assistant" and content and not later.get("tool_calls"):
+                    answer = str(content)
+            return ReceivedMessage(index, answer)
+    return None
 
 
 class Assistant:
@@ -124,19 +159,36 @@ class Assistant:
         config = self.config()
         session = self.sessions.get(chat.key)
         now = now_in_zone(config.assistant.timezone)
-        user_message: dict[str, object] = {
-            "role": "user",
-            "content": text,
-            "at": to_iso(time.time()),
-        }
-        if message_refs:
-            user_message["refs"] = message_refs
-        if chat.user_name:
-            user_message["from"] = chat.user_name
-        session.messages.append(user_message)
-        # Kept before anything else can fail: a model outage never loses the message. The
-        # write runs off the event loop, so other chats go on while this one waits for it.
-        await self.sessions.save_async(session)
+        earlier = find_received(session.messages, message_refs)
+        if earlier is not None and earlier.answer is not None:
+            # Answered before a crash cut the delivery short: the same answer, no new turn.
+            log.info("message %s of %s was answered before; replying again", message_refs, chat.key)
+            ctx = TurnContext(
+                chat=chat,
+                session=session,
+                user_text=text,
+                config=config,
+                now=now,
+                model=self.model_name(config),
+                scope=self.scope_for(chat, config),
+                message_refs=message_refs,
+            )
+            ctx.reply = earlier.answer
+            return TurnOutcome(reply=earlier.answer, ctx=ctx, answered=True)
+        if earlier is None:
+            user_message: dict[str, object] = {
+                "role": "user",
+                "content": text,
+                "at": to_iso(time.time()),
+            }
+            if message_refs:
+                user_message["refs"] = message_refs
+            if chat.user_name:
+                user_message["from"] = chat.user_name
+            session.messages.append(user_message)
+            # Kept before anything else can fail: a model outage never loses the message.
+            # The write runs off the event loop, so other chats go on while it waits.
+            await self.sessions.save_async(session)
         ctx = TurnContext(
             chat=chat,
             session=session,

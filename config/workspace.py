@@ -1,4 +1,4 @@
-"""Where everything lives under the workspace root (DESIGN §3)."""
+"""Where everything lives under the workspace root."""
 
 from __future__ import annotations
 
@@ -29,6 +29,16 @@ class WorkspacePaths:
     @property
     def files(self) -> Path:
         return self.root / "files"
+
+    @property
+    def delivery(self) -> Path:
+        """Durable inbox and outbox journals of the channels."""
+        return self.root / "delivery"
+
+    @property
+    def run_lock(self) -> Path:
+        """Held by the one `mnemobot run` serving this workspace (without Redis)."""
+        return self.root / ".run.lock"
 
     @property
     def large_tool_results(self) -> Path:

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from bot.commands import COMMANDS
-from tests.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
+from tests.fakes.openai_server import FakeOpenAIServer, delay, gated, reply, user_texts
 from tests.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
@@ -26,7 +26,8 @@ async def test_private_round_trip(
     [answer] = await telegram.wait_for_messages_async(USER, 1)
 
     assert answer["plain_text"] == "echo: hello there"
-    assert "typing" in telegram.chat_actions(USER)
+    # A quick reply needs no "typing..." (it would only spend rate limit).
+    assert telegram.chat_actions(USER) == []
     assert user_texts(openai_server.last_request()) == ["hello there"]
     user, assistant = session_messages(workspace, f"telegram:{USER}")
     assert user["refs"] == [f"tg:{said['message']['message_id']}"]
@@ -292,3 +293,19 @@ async def test_polling_resumes_after_the_bot_api_was_unreachable(
 
     assert message["plain_text"] == "echo: back again?"
     assert len(telegram.calls("getUpdates")) > polls_before
+
+
+async def test_a_slow_reply_shows_typing_until_it_is_sent(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(runtime={"telegram": {"typingDelaySeconds": 0.2}})
+    openai_server.script(delay(0.8, reply("thought about it")))
+    telegram.send_text("a hard question", chat_id=USER)
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+    assert answer["plain_text"] == "thought about it"
+    typing_calls = telegram.calls("sendChatAction")
+    assert typing_calls and all(c["time"] < answer_time(telegram) for c in typing_calls)
+
+
+def answer_time(telegram: TelegramServer) -> float:
+    return telegram.calls("sendMessage")[-1]["time"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -46,15 +46,38 @@ def stop_text(cancelled: bool, dropped: int) -> str:
     return f"{first} Dropped {dropped} queued {noun}."
 
 
-class ChatDispatcher:
-    """One channel's lanes, command routing and turn running."""
+Answered = Callable[[Sequence[LaneJob]], Awaitable[None]]
 
-    def __init__(self, app: App, channel: Channel, config: Callable[[], LaneConfig]) -> None:
+
+class ChatDispatcher:
+    """One channel's lanes, command routing and turn running.
+
+    `answered`, when given, hears of every job whose answer has been handed to the channel,
+    or that will get none (dropped by /stop, refused by a full queue); a channel with a
+    durable inbox marks those messages done there. Jobs still queued at shutdown are not
+    answered: with `answered` they stay in the channel's inbox for the next start, without
+    it they are kept in their sessions, marked unanswered.
+    """
+
+    def __init__(
+        self,
+        app: App,
+        channel: Channel,
+        config: Callable[[], LaneConfig],
+        *,
+        answered: Answered | None = None,
+    ) -> None:
         self.app = app
         self.channel = channel
         # Read on every message, so a hot-reloaded queueCap or queueMode applies at once.
         self.config = config
-        self.lanes = ChatLanes(self._run_job, config, keep_unanswered=self._keep_unanswered)
+        self.answered = answered
+        self._shutting_down = False
+        self.lanes = ChatLanes(
+            self._run_job,
+            config,
+            keep_unanswered=None if answered is not None else self._keep_unanswered,
+        )
         self._background: set[asyncio.Task[Any]] = set()
         # Last notice per chat: notices of one chat go out in the order they were made.
         self._last_notice: dict[str, asyncio.Task[Any]] = {}
@@ -68,17 +91,20 @@ class ChatDispatcher:
         if command is not None and command.name not in LANE_COMMANDS:
             # Awaited, not spawned: /stop must empty the lane before the next message lands.
             answer = await self.app.commands.run(job.chat, command, stop=self.stop)
-            self.notify(job, answer)
+            self.notify(job, answer, answered=True)
             return None
         admission = self.lanes.submit(job)
         if admission is Admission.FULL:
-            self.notify(job, queue_full_text(self.config().queue_cap))
+            self.notify(job, queue_full_text(self.config().queue_cap), answered=True)
         elif admission is Admission.CLOSED:
             log.info("not taking a message in %s: shutting down", job.chat.key)
         return admission
 
-    def notify(self, job: LaneJob, text: str) -> None:
-        """Send a short answer without holding up intake, in order within the chat."""
+    def notify(self, job: LaneJob, text: str, *, answered: bool = False) -> None:
+        """Send a short answer without holding up intake, in order within the chat.
+
+        With `answered`, the job counts as answered once the text is handed to the channel.
+        """
         key = job.chat.key
         previous = self._last_notice.get(key)
 
@@ -86,6 +112,8 @@ class ChatDispatcher:
             if previous is not None:
                 await asyncio.wait({previous})
             await self.channel.send_text(job, text)
+            if answered:
+                await self._answered([job])
 
         task = asyncio.create_task(send())
         self._background.add(task)
@@ -109,10 +137,12 @@ class ChatDispatcher:
     async def stop(self, chat: ChatRef) -> str:
         """/stop: cancel the running reply, drop the queued messages, say what was done."""
         outcome = await self.lanes.stop(chat.key)
+        await self._answered(outcome.dropped_jobs)
         return stop_text(outcome.cancelled_running, outcome.dropped)
 
     async def shutdown(self, grace_seconds: float) -> None:
         """Finish (or after `grace_seconds` cancel) running turns, then pending sends."""
+        self._shutting_down = True
         await self.lanes.shutdown(grace_seconds)
         if self._background:
             await asyncio.wait(set(self._background), timeout=SEND_DRAIN_SECONDS)
@@ -132,7 +162,25 @@ class ChatDispatcher:
 
     # -- turns -----------------------------------------------------------------------------------
 
+    async def _answered(self, jobs: Sequence[LaneJob]) -> None:
+        if self.answered is not None and jobs:
+            await self.answered(jobs)
+
     async def _run_job(self, job: LaneJob) -> None:
+        try:
+            await self._answer_job(job)
+        except asyncio.CancelledError:
+            # Cancelled by /stop: the user dropped it. By shutdown: it runs again next start.
+            if not self._shutting_down:
+                await asyncio.shield(self._answered([job]))
+            raise
+        except Exception:
+            # Logged by the lane; answered anyway, so one bad message cannot come back forever.
+            await self._answered([job])
+            raise
+        await self._answered([job])
+
+    async def _answer_job(self, job: LaneJob) -> None:
         command = job.command
         if command is not None and command.name not in SLOW_COMMANDS:
             answer = await self.app.commands.run(job.chat, command, stop=self.stop)

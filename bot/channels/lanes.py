@@ -51,6 +51,9 @@ class LaneJob:
     # /new and /compact run in order with the messages around them, never merged.
     command: ParsedCommand | None = None
     received_at: float = field(default_factory=time.monotonic)
+    # Ids of the durable inbox entries this job answers (all of them, when merged): they
+    # are marked done once the job's answer is safely on its way.
+    receipts: tuple[str, ...] = ()
 
 
 JobRunner = Callable[[LaneJob], Awaitable[None]]
@@ -66,7 +69,11 @@ class Admission(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class StopOutcome:
     cancelled_running: bool
-    dropped: int
+    dropped_jobs: tuple[LaneJob, ...] = ()
+
+    @property
+    def dropped(self) -> int:
+        return len(self.dropped_jobs)
 
 
 @dataclass(slots=True)
@@ -86,6 +93,7 @@ def merge_jobs(jobs: list[LaneJob]) -> LaneJob:
         text="\n\n".join(job.text for job in jobs),
         message_refs=refs,
         received_at=jobs[0].received_at,
+        receipts=tuple(receipt for job in jobs for receipt in job.receipts),
     )
 
 
@@ -158,7 +166,8 @@ class ChatLanes:
 
     async def _work(self, key: str, lane: _Lane) -> None:
         try:
-            while lane.pending:
+            # Once shutdown begins no queued job starts: it would only be cancelled.
+            while lane.pending and not self._closed:
                 job = self._next_job(lane)
                 lane.job = asyncio.create_task(self._runner(job), name=f"turn:{key}")
                 # wait() instead of awaiting the task: a cancelled job must not cancel the lane.
@@ -178,8 +187,8 @@ class ChatLanes:
         """/stop: drop the queue and cancel the running job; returns once it has ended."""
         lane = self._lanes.get(key)
         if lane is None:
-            return StopOutcome(cancelled_running=False, dropped=0)
-        dropped = len(lane.pending)
+            return StopOutcome(cancelled_running=False)
+        dropped = tuple(lane.pending)
         lane.pending.clear()
         job = lane.job
         if job is not None and not job.done():
@@ -187,15 +196,24 @@ class ChatLanes:
             # let it end rather than claim to have stopped something.
             await asyncio.wait({job}, timeout=FINISHING_GRACE_SECONDS)
         if job is None or job.done():
-            return StopOutcome(cancelled_running=False, dropped=dropped)
+            return StopOutcome(cancelled_running=False, dropped_jobs=dropped)
         job.cancel()
         # The turn saves its session in a finally block; wait for that before answering.
         await asyncio.wait({job}, timeout=5)
-        return StopOutcome(cancelled_running=True, dropped=dropped)
+        return StopOutcome(cancelled_running=True, dropped_jobs=dropped)
 
     async def shutdown(self, grace_seconds: float) -> None:
-        """Take nothing new; let work finish for `grace_seconds`, then cancel what remains."""
+        """Take nothing new and start nothing queued; let running jobs finish for
+        `grace_seconds`, then cancel them. Queued jobs go to `keep_unanswered`."""
         self._closed = True
+        left = [job for lane in self._lanes.values() for job in lane.pending if job.command is None]
+        for lane in self._lanes.values():
+            lane.pending.clear()
+        if left and self._keep_unanswered is not None:
+            try:
+                self._keep_unanswered(left)
+            except Exception:
+                log.exception("could not keep %d queued messages at shutdown", len(left))
         workers = [lane.worker for lane in self._lanes.values() if lane.worker is not None]
         if not workers:
             return
@@ -203,14 +221,7 @@ class ChatLanes:
         if not unfinished:
             return
         log.warning("cancelling %d chat turn(s) still running at shutdown", len(unfinished))
-        left = [job for lane in self._lanes.values() for job in lane.pending if job.command is None]
-        if left and self._keep_unanswered is not None:
-            try:
-                self._keep_unanswered(left)
-            except Exception:
-                log.exception("could not keep %d queued messages at shutdown", len(left))
         for lane in list(self._lanes.values()):
-            lane.pending.clear()
             if lane.job is not None:
                 lane.job.cancel()
         with contextlib.suppress(asyncio.CancelledError):

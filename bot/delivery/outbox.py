@@ -80,9 +80,16 @@ class Outbox:
             log.info("outbox: %d replies from an earlier run still to deliver", waiting)
         return waiting
 
-    async def put(self, key: str, messages: list[dict[str, Any]]) -> None:
-        """Keep `messages` for chat `key` durably, then deliver them in order."""
-        entries = [QueuedEntry(id=uuid.uuid4().hex, key=key, data=m) for m in messages]
+    async def put(
+        self, key: str, messages: list[dict[str, Any]], *, ids: list[str] | None = None
+    ) -> None:
+        """Keep `messages` for chat `key` durably, then deliver them in order.
+
+        With `ids`, a message whose id the outbox has seen before is not kept again: the
+        same answer put twice (a turn answered again after a crash) goes out once.
+        """
+        ids = ids or [uuid.uuid4().hex for _ in messages]
+        entries = [QueuedEntry(id=i, key=key, data=m) for i, m in zip(ids, messages, strict=True)]
         await asyncio.to_thread(self.queue.add, entries)
         self._wake(key)
 

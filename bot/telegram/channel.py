@@ -1,37 +1,35 @@
-"""The Telegram channel: a python-telegram-bot Application wired to mnemobot's pipeline.
+"""The Telegram channel: updates kept durably, answered in per-chat lanes, replies via the outbox.
 
-PTB hands us updates one at a time (`concurrent_updates` off), and every handler returns
-after a few microseconds of bookkeeping: messages go into per-chat lanes that run turns in
-the background, so `/status` and `/stop` are answered while a turn of the same chat runs,
-and arrival order is the order in which the lanes see messages.
+Updates come from an `UpdateSource` (long polling or the webhook server) and are kept in the
+durable inbox before Telegram is told (see `bot.telegram.intake`). Each is then handled in
+arrival order, in microseconds: commands like `/status` and `/stop` are answered on the
+spot, messages go into their chat's lane (see `bot.channels`). Every answer goes into the
+durable outbox, which delivers it in order per chat and keeps retrying through outages; a
+message's inbox entry is marked done once its answer is in the outbox.
+
+python-telegram-bot provides the Bot (requests, rate limiter, defaults); its Updater and
+handler machinery are not used, because they acknowledge updates before they are kept and
+stop on one they cannot parse.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
-from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 from telegram import BotCommand, LinkPreviewOptions, Message, Update
-from telegram.ext import (
-    AIORateLimiter,
-    Application,
-    ApplicationBuilder,
-    ApplicationHandlerStop,
-    BaseRateLimiter,
-    ContextTypes,
-    Defaults,
-    MessageHandler,
-    TypeHandler,
-    Updater,
-    filters,
-)
+from telegram.error import InvalidToken, TelegramError
+from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defaults
 
 from bot.app import App
 from bot.channels.dispatch import ChatDispatcher
 from bot.channels.lanes import LaneJob
 from bot.commands import COMMANDS, parse_command
+from bot.delivery.outbox import Outbox
 from bot.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -43,16 +41,22 @@ from bot.telegram.access import (
 )
 from bot.telegram.aiohttp_request import AiohttpRequest
 from bot.telegram.config import TelegramConfig
-from bot.telegram.replies import ReplySender, ReplyTarget
+from bot.telegram.intake import TelegramIntake
+from bot.telegram.poller import KeepUpdates
+from bot.telegram.rate_limits import RepliesFirstRateLimiter
+from bot.telegram.replies import (
+    ReplyTarget,
+    TelegramDelivery,
+    reply_messages,
+    text_messages,
+    typing,
+)
 from config.settings import Settings
 from systems.context import ChatRef
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "telegram"
-CHANNEL_KEY = "mnemobot.telegram_channel"
-# Enough to catch a webhook's retries and a restart's re-delivery without growing forever.
-REMEMBERED_UPDATE_IDS = 10_000
 # RetryAfter (429) is retried by the rate limiter after the wait Telegram asks for.
 RATE_LIMIT_RETRIES = 3
 # Bot API connections for sends (getUpdates has its own). Telegram takes ~30 messages/s
@@ -64,14 +68,23 @@ POOL_TIMEOUT_SECONDS = 10.0
 CONNECT_TIMEOUT_SECONDS = 10.0
 READ_TIMEOUT_SECONDS = 30.0
 WRITE_TIMEOUT_SECONDS = 30.0
-
-# Starts receiving updates (long polling or a webhook) once the bot is initialized.
-UpdatesStarter = Callable[[Updater], Awaitable[None]]
+# At start-up, the Bot API is retried with growing pauses up to this long each.
+STARTUP_RETRY_MAX_SECONDS = 30.0
+# At shutdown, replies still in the outbox get this long; the rest go out on the next start.
+OUTBOX_CLOSE_SECONDS = 2.0
 
 ONLY_TEXT = (
     "I can only read text for now. Please write your message as text "
     "(a caption on a photo or file works too)."
 )
+
+
+class UpdateSource(Protocol):
+    """Where updates come from: long polling, or the webhook server."""
+
+    async def start(self, application: Application, keep: KeepUpdates) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 def chat_ref_for(message: Message) -> ChatRef:
@@ -95,27 +108,42 @@ def target_for_job(job: LaneJob) -> ReplyTarget:
     )
 
 
+def outbox_ids(job: LaneJob, kind: str, text: str, count: int) -> list[str] | None:
+    """Stable outbox ids for what answers an inbox message, so answering it again after a
+    crash (before its inbox entry was marked done) does not send the answer twice.
+
+    A reply is one per message whatever its words; notes (progress, notices) are told
+    apart by their text.
+    """
+    if not job.receipts:
+        return None
+    label = kind
+    if kind != "reply":
+        label += ":" + hashlib.blake2s(text.encode(), digest_size=6).hexdigest()
+    return [f"{job.receipts[-1]}:{label}:{n}" for n in range(count)]
+
+
 class TelegramChannel:
-    """Per-application state: bot identity, update de-duplication, replies; lanes shared."""
+    """Bot identity, intake, lanes and outbox of one bot token."""
 
     name = CHANNEL
 
     def __init__(
-        self,
-        app: App,
-        settings: Settings,
-        application: Application,
-        start_updates: UpdatesStarter,
+        self, app: App, settings: Settings, application: Application, source: UpdateSource
     ) -> None:
         self.app = app
         self.application = application
         self.allowed = settings.telegram_allowed_users
-        self.replies = ReplySender(application.bot)
-        self.dispatcher = ChatDispatcher(app, self, self.config)
+        self.source = source
+        delivery = app.paths.delivery
+        self.intake = TelegramIntake(
+            delivery / "telegram-inbox.jsonl", application.bot, self.on_update
+        )
+        self.outbox = Outbox(
+            delivery / "telegram-outbox.jsonl", TelegramDelivery(application.bot).deliver
+        )
+        self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
         self.identity: BotIdentity | None = None
-        self._start_updates = start_updates
-        self._seen_ids: set[int] = set()
-        self._seen_order: deque[int] = deque()
 
     def config(self) -> TelegramConfig:
         return self.app.runtime.current().section(CHANNEL, TelegramConfig)
@@ -123,81 +151,96 @@ class TelegramChannel:
     # -- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect, say who we are, start receiving updates (polling or webhook)."""
-        application = self.application
-        await application.initialize()
-        # run_polling/run_webhook would call post_init; we drive the lifecycle ourselves to
-        # control the shutdown, so we call it too.
-        if application.post_init is not None:
-            await application.post_init(application)
-        assert application.updater is not None
-        await self._start_updates(application.updater)
-        await application.start()
+        """Reach the Bot API (retrying while it is unreachable), answer what an earlier run
+        left unanswered, then start taking updates."""
+        await self._connect()
+        await self.outbox.start()
+        await self.intake.replay()
+        await self.source.start(self.application, self.intake.keep)
 
-    async def stop(self, grace_seconds: float) -> None:
-        """Stop taking updates, finish (or cancel) running turns and sends, disconnect.
-
-        Safe after a start that failed half-way.
-        """
-        application = self.application
-        if application.updater is not None and application.updater.running:
-            await application.updater.stop()
-        if application.running:
-            await application.stop()
-        await self.dispatcher.shutdown(grace_seconds)
-        await application.shutdown()
-
-    async def post_init(self, application: Application) -> None:
-        me = await application.bot.get_me()
+    async def _connect(self) -> None:
+        pause = 1.0
+        while True:
+            try:
+                await self.application.initialize()
+                me = await self.application.bot.get_me()
+                break
+            except InvalidToken:
+                raise
+            except (TelegramError, OSError) as exc:
+                log.warning(
+                    "waiting for the Telegram Bot API (%s); trying again in %.0f s", exc, pause
+                )
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, STARTUP_RETRY_MAX_SECONDS)
         self.identity = BotIdentity(user_id=me.id, username=me.username or "")
-        await application.bot.set_my_commands(
+        await self.application.bot.set_my_commands(
             [BotCommand(spec.name, spec.description) for spec in COMMANDS]
         )
         log.info("Telegram bot @%s ready; allowed users: %s", me.username, self.allowed.describe())
 
+    async def stop(self, grace_seconds: float) -> None:
+        """Take no new updates, finish (or cancel) running turns, flush the outbox a little,
+        disconnect. What is left stays in the inbox and outbox for the next start.
+
+        Safe after a start that failed half-way.
+        """
+        try:
+            await self.source.stop()
+            await self.dispatcher.shutdown(grace_seconds)
+            await self.outbox.close(OUTBOX_CLOSE_SECONDS)
+        finally:
+            await self.application.shutdown()
+
     # -- sending ---------------------------------------------------------------------------------
 
     async def send_text(self, job: LaneJob, text: str) -> None:
-        await self.replies.send_text(target_for_job(job), text)
+        messages = text_messages(target_for_job(job), text)
+        await self.outbox.put(
+            job.chat.key, messages, ids=outbox_ids(job, "note", text, len(messages))
+        )
 
     async def send_reply(self, job: LaneJob, markdown: str) -> None:
-        await self.replies.send_reply(target_for_job(job), markdown)
+        messages = reply_messages(target_for_job(job), markdown)
+        await self.outbox.put(
+            job.chat.key, messages, ids=outbox_ids(job, "reply", markdown, len(messages))
+        )
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
-        return self.replies.typing(target_for_job(job), self.config().typing_interval_seconds)
+        config = self.config()
+        return typing(
+            self.application.bot,
+            target_for_job(job),
+            config.typing_interval_seconds,
+            config.typing_delay_seconds,
+        )
 
-    # -- handlers ------------------------------------------------------------------------------
+    async def _answered(self, jobs: Sequence[LaneJob]) -> None:
+        await self.intake.done([receipt for job in jobs for receipt in job.receipts])
 
-    async def drop_duplicates(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Group -1: an update seen before (a webhook retry, a re-delivery) goes no further."""
-        update_id = update.update_id
-        if update_id in self._seen_ids:
-            log.info("ignoring update %s: already handled", update_id)
-            raise ApplicationHandlerStop
-        self._seen_ids.add(update_id)
-        self._seen_order.append(update_id)
-        if len(self._seen_order) > REMEMBERED_UPDATE_IDS:
-            self._seen_ids.discard(self._seen_order.popleft())
+    # -- updates ---------------------------------------------------------------------------------
 
-    async def on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    async def on_update(self, update: Update, receipt: str) -> None:
+        """Handle one kept update; `receipt` is its inbox id, done once it is answered."""
         message = update.message
         if message is None or self.identity is None:
+            await self.intake.done([receipt])
             return
         verdict = verdict_for(message, self.identity, self.allowed)
         if verdict is Verdict.IGNORE:
+            await self.intake.done([receipt])
             return
         chat = chat_ref_for(message)
         quote = message.message_id if message.chat.type in GROUP_TYPES else None
+        notice = LaneJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
         if verdict is Verdict.REFUSE:
             user_id = message.from_user.id if message.from_user else 0
             log.info("refused user %s in chat %s", user_id, message.chat.id)
-            self.dispatcher.notify(
-                LaneJob(chat, "", reply_to_message_id=quote), refusal_text(user_id)
-            )
+            self.dispatcher.notify(notice, refusal_text(user_id), answered=True)
             return
         text = message_text(message)
         if text is None or not text.strip():
-            self.dispatcher.notify(LaneJob(chat, "", reply_to_message_id=quote), ONLY_TEXT)
+            self.dispatcher.notify(notice, ONLY_TEXT, answered=True)
             return
         command = parse_command(text, self.identity.username)
         if command is None and message.chat.type in GROUP_TYPES:
@@ -208,34 +251,32 @@ class TelegramChannel:
             message_refs=(f"tg:{message.message_id}",) if command is None else (),
             reply_to_message_id=quote,
             command=command,
+            receipts=(receipt,),
         )
         await self.dispatcher.receive(job)
 
-    async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        log.error("error while handling a Telegram update", exc_info=context.error)
-
-
-def channel_of(application: Application) -> TelegramChannel:
-    channel = application.bot_data[CHANNEL_KEY]
-    assert isinstance(channel, TelegramChannel)
-    return channel
+    def status_lines(self, chat: ChatRef) -> list[str]:
+        if chat.channel != CHANNEL:
+            return []
+        waiting = self.outbox.waiting(chat.key)
+        return [f"Replies waiting for Telegram: {waiting}"] if waiting else []
 
 
 def build_telegram_application(
     app: App,
     settings: Settings,
     *,
-    start_updates: UpdatesStarter,
+    source: UpdateSource,
     rate_limiter: BaseRateLimiter | None = None,
-) -> Application:
-    """The PTB Application of mnemobot; `channel_of(application).start()` starts it."""
+) -> tuple[Application, TelegramChannel]:
+    """The PTB Application (the Bot and its requests) and the channel that drives it."""
     if settings.telegram_bot_token is None:
         raise ValueError("TELEGRAM_BOT_TOKEN is not set")
     builder = (
         ApplicationBuilder()
         .token(settings.telegram_bot_token.get_secret_value())
         .base_url(settings.telegram_api_base_url)
-        .rate_limiter(rate_limiter or AIORateLimiter(max_retries=RATE_LIMIT_RETRIES))
+        .rate_limiter(rate_limiter or RepliesFirstRateLimiter(max_retries=RATE_LIMIT_RETRIES))
         .defaults(
             Defaults(
                 allow_sending_without_reply=True,
@@ -243,8 +284,8 @@ def build_telegram_application(
                 link_preview_options=LinkPreviewOptions(is_disabled=True),
             )
         )
-        # One update at a time keeps arrival order; the handlers never wait on a turn.
-        .concurrent_updates(False)
+        # Updates come from our own poller or webhook server (see the module docstring).
+        .updater(None)
         # One long poll at a time: PTB's own (httpx) request is cheap enough there. PTB
         # accepts these only before `.request(...)`.
         .get_updates_connect_timeout(CONNECT_TIMEOUT_SECONDS)
@@ -262,10 +303,6 @@ def build_telegram_application(
         )
     )
     application = builder.build()
-    channel = TelegramChannel(app, settings, application, start_updates)
-    application.bot_data[CHANNEL_KEY] = channel
-    application.post_init = channel.post_init
-    application.add_handler(TypeHandler(Update, channel.drop_duplicates), group=-1)
-    application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, channel.on_message))
-    application.add_error_handler(channel.on_error)
-    return application
+    channel = TelegramChannel(app, settings, application, source)
+    app.commands.status_providers.append(channel.status_lines)
+    return application, channel

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import re
 import secrets
@@ -16,15 +17,19 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
+from aiohttp import web
 from telegram import Update
 from telegram.error import TelegramError
-from telegram.ext import BaseRateLimiter, Updater
+from telegram.ext import Application, BaseRateLimiter
 
 from bot.app import App, build_app
 from bot.startup import settings_or_exit
-from bot.telegram.channel import build_telegram_application, channel_of
+from bot.telegram.channel import UpdateSource, build_telegram_application
+from bot.telegram.poller import KeepUpdates, UpdatePoller
+from bot.telegram.webhook_server import start_webhook_server, webhook_application
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -80,9 +85,59 @@ def webhook_plan(settings: Settings) -> WebhookPlan:
     )
 
 
-def _log_polling_error(error: TelegramError) -> None:
-    # PTB retries by itself (1 s growing to 30 s); one line per failure is enough.
-    log.warning("polling Telegram failed, retrying: %s", error)
+class PollingSource:
+    """Long polling with `UpdatePoller`: the offset moves only past kept updates."""
+
+    def __init__(self, timeout_seconds: float) -> None:
+        self.timeout_seconds = timeout_seconds
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, application: Application, keep: KeepUpdates) -> None:
+        # A webhook left over from an earlier `run --webhook` makes getUpdates fail (409).
+        await application.bot.delete_webhook(drop_pending_updates=False)
+        poller = UpdatePoller(
+            application.bot,
+            keep,
+            timeout_seconds=self.timeout_seconds,
+            allowed_updates=ALLOWED_UPDATES,
+        )
+        self._task = asyncio.create_task(poller.run(self._stop), name="telegram-poller")
+        log.info("polling Telegram for updates")
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            try:
+                await self._task
+            except Exception:
+                log.exception("polling had stopped with an error")
+
+
+class WebhookSource:
+    """Our own webhook server (see `bot.telegram.webhook_server`), registered with Telegram."""
+
+    def __init__(self, plan: WebhookPlan) -> None:
+        self.plan = plan
+        self._runner: web.AppRunner | None = None
+
+    async def start(self, application: Application, keep: KeepUpdates) -> None:
+        plan = self.plan
+
+        async def keep_one(update: dict[str, Any]) -> None:
+            await keep([update])
+
+        server = webhook_application(plan.url_path, plan.secret, keep_one)
+        self._runner = await start_webhook_server(server, plan.listen, plan.port)
+        await application.bot.set_webhook(
+            url=plan.url, secret_token=plan.secret, allowed_updates=ALLOWED_UPDATES
+        )
+        log.info("listening for Telegram webhooks on %s:%s", plan.listen, plan.port)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
 
 
 async def serve_telegram(
@@ -97,33 +152,25 @@ async def serve_telegram(
     rate_limiter: BaseRateLimiter | None = None,
 ) -> None:
     """Run the Telegram channel until `stop` is set; used by `mnemobot run` and the tests."""
-    plan = webhook_plan(settings) if webhook else None
-
-    async def start_updates(updater: Updater) -> None:
-        if plan is not None:
-            await updater.start_webhook(
-                listen=plan.listen,
-                port=plan.port,
-                url_path=plan.url_path,
-                webhook_url=plan.url,
-                secret_token=plan.secret,
-                allowed_updates=ALLOWED_UPDATES,
-            )
-            log.info("listening for Telegram webhooks on %s:%s", plan.listen, plan.port)
-        else:
-            await updater.start_polling(
-                timeout=int(poll_timeout_seconds),
-                allowed_updates=ALLOWED_UPDATES,
-                error_callback=_log_polling_error,
-            )
-            log.info("polling Telegram for updates")
-
-    application = build_telegram_application(
-        app, settings, start_updates=start_updates, rate_limiter=rate_limiter
+    source: UpdateSource = (
+        WebhookSource(webhook_plan(settings)) if webhook else PollingSource(poll_timeout_seconds)
     )
-    channel = channel_of(application)
+    _application, channel = build_telegram_application(
+        app, settings, source=source, rate_limiter=rate_limiter
+    )
     try:
-        await channel.start()
+        # Start-up retries while the Bot API is unreachable; a stop request ends the wait.
+        starting = asyncio.ensure_future(channel.start())
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not starting.done():
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await starting
+            stopping.cancel()
+            return
+        stopping.cancel()
+        starting.result()
         if on_ready is not None:
             on_ready()
         await stop.wait()

@@ -52,8 +52,8 @@ def webhook_application(
             update = orjson.loads(body)
         except orjson.JSONDecodeError:
             return web.Response(status=400, text="body is not valid JSON\n")
-        if not isinstance(update, dict):
-            return web.Response(status=400, text="body is not a JSON object\n")
+        if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
+            return web.Response(status=400, text="body is not a Telegram update\n")
         try:
             await accept(update)
         except Exception:
