@@ -162,8 +162,9 @@ class TelegramChannel:
         pause = 1.0
         while True:
             try:
+                # Initializing the bot asks Telegram who it is (getMe).
                 await self.application.initialize()
-                me = await self.application.bot.get_me()
+                me = self.application.bot.bot
                 break
             except InvalidToken:
                 raise

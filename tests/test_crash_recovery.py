@@ -1,0 +1,115 @@
+"""Killing `mnemobot run` (SIGKILL) at random moments never loses a message Telegram accepted.
+
+Twenty chats keep writing while the bot is killed and restarted again and again. Telegram
+(the fake Bot API) counts an update as accepted once a later getUpdates moves past it; the
+bot must answer every one of them, in order per chat, with at most one duplicate reply per
+chat per kill (the instant between a send and its mark), and leave every file readable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from memory.atomic_file import read_jsonl
+from tests.conftest import subprocess_env
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.telegram_server import TelegramServer
+from tests.telegram_harness import telegram
+
+__all__ = ["telegram"]  # fixture used by name below
+
+CHATS = [5000 + n for n in range(20)]
+KILLS = int(os.environ.get("CRASH_KILLS", "10"))
+
+
+def start_bot(
+    workspace: Path, telegram: TelegramServer, llm: FakeOpenAIServer
+) -> subprocess.Popen[str]:
+    env = subprocess_env(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=llm.base_url,
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+        TELEGRAM_ALLOWED_USERS="*",
+        BOT_LOG_LEVEL="WARNING",
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", "run"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=workspace.parent,
+    )
+
+
+def test_random_kills_lose_no_accepted_message(
+    workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    rng = random.Random(7)
+    sent: dict[int, list[str]] = {chat: [] for chat in CHATS}
+    counter = 0
+
+    def send_some(n: int) -> None:
+        nonlocal counter
+        for _ in range(n):
+            chat = rng.choice(CHATS)
+            counter += 1
+            text = f"m{counter}"
+            sent[chat].append(text)
+            telegram.send_text(text, chat_id=chat)
+
+    for _kill in range(KILLS):
+        bot = start_bot(workspace, telegram, openai_server)
+        polls = len(telegram.calls("getUpdates"))
+        telegram.wait_for_call("getUpdates", timeout=30, count=polls + 1)
+        deadline = time.monotonic() + rng.uniform(0.2, 1.2)
+        while time.monotonic() < deadline:
+            send_some(rng.randint(1, 4))
+            time.sleep(0.05)
+        bot.send_signal(signal.SIGKILL)
+        bot.wait()
+
+    polls = len(telegram.calls("getUpdates"))
+    bot = start_bot(workspace, telegram, openai_server)
+    try:
+        telegram.wait_for_call("getUpdates", timeout=30, count=polls + 1)
+        deadline = time.monotonic() + 60
+        for chat in CHATS:
+            expected = {f"echo: {text}" for text in sent[chat]}
+            while time.monotonic() < deadline:
+                got = {m["plain_text"] for m in telegram.sent_messages(chat)}
+                if expected <= got:
+                    break
+                time.sleep(0.1)
+        bot.send_signal(signal.SIGTERM)
+        _, err = bot.communicate(timeout=30)
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.communicate()
+
+    assert bot.returncode == 0, err
+    duplicates = 0
+    for chat in CHATS:
+        replies = [m["plain_text"] for m in telegram.sent_messages(chat)]
+        expected = [f"echo: {text}" for text in sent[chat]]
+        first_seen = list(dict.fromkeys(replies))
+        assert first_seen == expected, f"chat {chat}: missing or out of order"
+        duplicates_here = len(replies) - len(first_seen)
+        assert duplicates_here <= KILLS, f"chat {chat}: {duplicates_here} duplicates"
+        duplicates += duplicates_here
+    # Every file is readable: JSON whole, JSONL with at most a torn last line per kill.
+    for path in workspace.rglob("*.json"):
+        json.loads(path.read_text())
+    for path in workspace.rglob("*.jsonl"):
+        assert read_jsonl(path).skipped <= KILLS, path
+    print(f"{counter} messages, {KILLS} kills, {duplicates} duplicate replies")

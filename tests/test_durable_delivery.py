@@ -1,0 +1,82 @@
+"""Nothing Telegram handed us is lost or answered twice: bad updates, outages, restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import httpx
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAIServer, user_texts
+from tests.fakes.telegram_server import TelegramServer
+from tests.redis_server import free_port
+from tests.telegram_harness import StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+USER = 4242
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+async def test_a_malformed_update_costs_one_log_line_and_nothing_else(
+    start_bot: StartBot, telegram: TelegramServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    await start_bot()
+    telegram.push_update({"message": "not an object"})
+    telegram.push_update({"message": {"message_id": 1, "date": "soon", "chat": {"id": 5}}})
+    telegram.send_text("still there?", chat_id=USER)
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+    assert answer["plain_text"] == "echo: still there?"
+    skipped = [r for r in caplog.records if "skipping update" in r.getMessage()]
+    assert len(skipped) == 2
+    assert all(r.exc_info is None for r in skipped)
+
+
+async def test_a_reply_that_could_not_be_delivered_goes_out_after_a_restart(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    bot = await start_bot()
+    telegram.send_text("are you there?", chat_id=USER)
+    await asyncio.to_thread(openai_server.wait_for_requests, 1, 10)
+    telegram.set_unreachable(True, status=502)
+    await asyncio.sleep(1.0)
+    await bot.shutdown()
+    assert telegram.sent_messages(USER) == []
+    telegram.set_unreachable(False)
+    await start_bot()
+    [answer] = await telegram.wait_for_messages_async(USER, 1, timeout=15)
+    assert answer["plain_text"] == "echo: are you there?"
+    assert len(openai_server.requests) == 1  # answered once, delivered later
+
+
+async def test_a_webhook_retry_after_a_restart_is_not_answered_twice(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/telegram/hook"
+    options = {
+        "webhook": True,
+        "bot_webhook_url": url,
+        "bot_webhook_secret": "right-secret",
+        "bot_webhook_listen": f"127.0.0.1:{port}",
+    }
+    update = telegram.build_update("only once, please", chat_id=USER)
+    headers = {SECRET_HEADER: "right-secret"}
+    bot = await start_bot(**options)
+    async with httpx.AsyncClient(timeout=10) as client:
+        assert (await client.post(url, json=update, headers=headers)).status_code == 200
+        await telegram.wait_for_messages_async(USER, 1)
+        await bot.shutdown()
+        await start_bot(**options)
+        # Telegram did not see our 200 in time and sends it again, to the new process.
+        assert (await client.post(url, json=update, headers=headers)).status_code == 200
+        later = telegram.build_update("and a new one", chat_id=USER)
+        assert (await client.post(url, json=later, headers=headers)).status_code == 200
+    sent = await telegram.wait_for_messages_async(USER, 2)
+    assert [m["plain_text"] for m in sent] == ["echo: only once, please", "echo: and a new one"]
+    assert [user_texts(r)[-1] for r in openai_server.requests] == [
+        "only once, please",
+        "and a new one",
+    ]
