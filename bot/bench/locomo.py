@@ -36,11 +36,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import orjson
 from rank_bm25 import BM25Okapi
 
+from bot.bench.progress import ProgressBar, terminal_progress
 from config.runtime import MemoryConfig, RuntimeConfig
 from memory.item_store import PROMOTED_FROM_PREFIX
 from memory.pack import MemoryPack
@@ -153,39 +154,6 @@ def load_conversations(path: Path) -> list[Conversation]:
             )
         )
     return conversations
-
-
-# --------------------------------------------------------------------- progress
-
-
-class ProgressBar:
-    """A one-line `\\r` progress bar on a terminal stream (no dependency)."""
-
-    def __init__(self, total: int, stream: TextIO, width: int = 30) -> None:
-        self.total = max(1, total)
-        self.stream = stream
-        self.width = width
-        self.done = 0
-        self._shown = -1
-        self.started = time.perf_counter()
-
-    def advance(self, steps: int = 1, label: str = "") -> None:
-        self.done += steps
-        percent = self.done * 100 // self.total
-        if percent == self._shown:
-            return
-        self._shown = percent
-        filled = self.width * self.done // self.total
-        bar = "#" * filled + "-" * (self.width - filled)
-        elapsed = time.perf_counter() - self.started
-        self.stream.write(
-            f"\r[{bar}] {self.done * 100 / self.total:5.1f}% {elapsed:6.1f}s {label[:24]:<24}"
-        )
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
 
 
 # ------------------------------------------------------------------------ scoring
@@ -323,11 +291,11 @@ async def ingest(
             scope=scope,
             message_refs=[turn.dia_id],
             reply="",
+            occurred_at=turn.at.timestamp(),
         )
-        ctx.extras["memory_time"] = turn.at.timestamp()
         if persist.enabled(ctx):
             await persist.process(ctx)
-        if ctx.extras.get("memory_write_failed"):
+        if ctx.memory_write_failed:
             raise RuntimeError(f"memory write failed at {turn.dia_id} of {scope}")
         if progress is not None:
             progress.advance(label=f"{conversation.sample_id} ingest")
@@ -371,15 +339,19 @@ def run_eval(
     workspace: Path,
     *,
     budget: int | None = None,
-    progress_stream: TextIO | None = None,
+    show_progress: bool = False,
 ) -> EvalResult:
+    """Ingest and question every conversation of `path` in `workspace`.
+
+    `show_progress` draws a bar on stderr when stderr is a terminal.
+    """
     started = time.perf_counter()
     conversations = load_conversations(path)
     memory_config = memory_config_for_budget(budget)
     config = RuntimeConfig().model_copy(update={"memory": memory_config})
     memory = MemoryService(workspace)
     total_steps = sum(len(c.turns) + len(c.questions) for c in conversations)
-    progress = ProgressBar(total_steps, progress_stream) if progress_stream else None
+    progress = terminal_progress(total_steps) if show_progress else None
     soft = memory_config.soft_prompt_budget_tokens
     result = EvalResult(
         budget=soft,
@@ -455,7 +427,7 @@ def format_report(result: EvalResult) -> str:
     return "\n".join(lines)
 
 
-def _cmd_locomo(args: argparse.Namespace) -> int:
+def eval_command(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         print(f"mnemobot: no such file: {path}", file=sys.stderr)
@@ -463,15 +435,15 @@ def _cmd_locomo(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 1:
         print("mnemobot: --budget must be a positive number of tokens", file=sys.stderr)
         return 2
-    stream = None if args.no_progress else sys.stderr
+    show_progress = not args.no_progress
     try:
         if args.workspace:
             workspace = Path(args.workspace)
             workspace.mkdir(parents=True, exist_ok=True)
-            result = run_eval(path, workspace, budget=args.budget, progress_stream=stream)
+            result = run_eval(path, workspace, budget=args.budget, show_progress=show_progress)
         else:
             with tempfile.TemporaryDirectory(prefix="mnemobot-eval-") as tmp:
-                result = run_eval(path, Path(tmp), budget=args.budget, progress_stream=stream)
+                result = run_eval(path, Path(tmp), budget=args.budget, show_progress=show_progress)
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
         print(f"mnemobot: cannot evaluate {path}: {exc}", file=sys.stderr)
         return 1
@@ -481,29 +453,3 @@ def _cmd_locomo(args: argparse.Namespace) -> int:
     else:
         print(format_report(result))
     return 0
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
-    benchmarks = evaluate.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
-    locomo = benchmarks.add_parser(
-        "locomo",
-        help="evidence recall of the memory pack on a LoCoMo-format file",
-        description="Ingest each conversation through the bot's memory write path, build the "
-        "pack for every question (categories 1-4) and report the share of evidence turns "
-        "in it, beside plain BM25 and newest-first baselines on the same budget.",
-    )
-    locomo.add_argument("file", help="LoCoMo-format JSON file (e.g. locomo-dev.json)")
-    locomo.add_argument(
-        "--budget",
-        type=int,
-        default=None,
-        help="memory.softPromptBudgetTokens (default: the runtime default, 1800); the max "
-        "budget keeps the default max/soft ratio",
-    )
-    locomo.add_argument("--json", action="store_true", help="print machine-readable results")
-    locomo.add_argument(
-        "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
-    )
-    locomo.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    locomo.set_defaults(handler=_cmd_locomo)
