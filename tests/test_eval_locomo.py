@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import orjson
 import pytest
 
-from bot.cli import main
 from bot.bench.locomo import load_conversations, parse_session_time, run_eval
+from bot.cli import main
+from tests.terminal import run_with_terminal_stderr
 
 TINY = [
     {
@@ -138,3 +140,23 @@ def test_cli_prints_json_and_a_report(tiny_file: Path, capsys: pytest.CaptureFix
 def test_cli_refuses_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "locomo", str(tmp_path / "nope.json")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_eval_with_stderr_redirected_to_a_file_writes_no_progress(
+    tiny_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "eval.log"
+    with log.open("w") as stderr, contextlib.redirect_stderr(stderr):
+        assert main(["eval", "locomo", str(tiny_file), "--json"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["questions"] == 3
+    assert "\r" not in log.read_text()
+
+
+def test_eval_on_a_terminal_shows_progress(tiny_file: Path) -> None:
+    returncode, stdout, stderr = run_with_terminal_stderr(
+        "eval", "locomo", str(tiny_file), "--json"
+    )
+    assert returncode == 0, stderr[-2000:]
+    assert orjson.loads(stdout)["questions"] == 3
+    assert "\r[" in stderr and "100.0%" in stderr
+    assert "\r" not in stdout
