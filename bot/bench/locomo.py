@@ -1,11 +1,12 @@
 """`mnemobot eval locomo FILE`: how much of the evidence a question needs the MemoryPack holds.
 
-Each conversation of a LoCoMo-format file (Maharana et al., 2024; DESIGN §8) is written
-into a fresh memory scope through the bot's own write path (`MemoryPersist.process` on a
-real `TurnContext`, one turn at a time at the session's date), then every question of
-categories 1-4 gets the pack ContextBuilding would build (`pack_for_turn`), with the
-question as the user's message and the clock just after the last session. The score is
-the share of the question's evidence turns (`dia_id`s) found in the pack's items.
+Each conversation of a LoCoMo-format file (Maharana et al., 2024) is written into a fresh
+memory scope through the bot's own write path (`MemoryPersist.process` on a real
+`TurnContext` whose `occurred_at` is the turn's time, as any caller replaying a past
+conversation sets it), then every question of categories 1-4 gets the pack
+ContextBuilding would build (`pack_for_turn`), with the question as the user's message
+and the clock just after the last session. The score is the share of the question's
+evidence turns (`dia_id`s) found in the pack's items.
 
 How a two-person dialogue maps onto the bot: every LoCoMo turn is one user message from
 its speaker (`ChatRef.user_name`), with an empty reply; a shared photo is added to the
@@ -163,8 +164,8 @@ def load_conversations(path: Path) -> list[Conversation]:
 class RecallTally:
     """Mean over questions of the share of each question's evidence found; per category too.
 
-    A question with one evidence turn counts as much as one with five (as in DESIGN §8,
-    where plain BM25 finds 0.67 of the evidence).
+    A question with one evidence turn counts as much as one with five, the usual way
+    evidence recall on LoCoMo is averaged (plain BM25 over turns finds 0.67 that way).
     """
 
     shares: dict[int, float] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
