@@ -142,6 +142,20 @@ def test_cli_refuses_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "no such file" in capsys.readouterr().err
 
 
+def test_cli_stops_with_one_line_when_memory_cannot_be_written(
+    tiny_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A file where the conversation's memory directory would go: every write fails.
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "memory" / "locomo:tiny-1").write_text("")
+    code = main(["eval", "locomo", str(tiny_file), "--workspace", str(workspace)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "cannot evaluate" in err and "memory write failed at D1:1 of locomo:tiny-1" in err
+    assert "Traceback" not in err
+
+
 def test_eval_with_stderr_redirected_to_a_file_writes_no_progress(
     tiny_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

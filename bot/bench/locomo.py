@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import math
 import re
 import sys
@@ -270,6 +271,18 @@ def memory_config_for_budget(budget: int | None) -> MemoryConfig:
     )
 
 
+class MemoryWriteFailed(Exception):
+    """MemoryPersist could not write a turn (it logged why); the eval cannot go on."""
+
+
+class _OneLineErrors(logging.Formatter):
+    """Log lines with the exception as `Type: message`, not a traceback, for a CLI user."""
+
+    def formatException(self, ei: Any) -> str:
+        kind, error = ei[0], ei[1]
+        return f"  {kind.__name__ if kind else 'Error'}: {error}"
+
+
 async def ingest(
     memory: MemoryService,
     scope: str,
@@ -297,7 +310,7 @@ async def ingest(
         if persist.enabled(ctx):
             await persist.process(ctx)
         if ctx.memory_write_failed:
-            raise RuntimeError(f"memory write failed at {turn.dia_id} of {scope}")
+            raise MemoryWriteFailed(f"memory write failed at {turn.dia_id} of {scope}")
         if progress is not None:
             progress.advance(label=f"{conversation.sample_id} ingest")
 
@@ -437,6 +450,10 @@ def eval_command(args: argparse.Namespace) -> int:
         print("mnemobot: --budget must be a positive number of tokens", file=sys.stderr)
         return 2
     show_progress = not args.no_progress
+    # The bot's systems log their failures (a memory write that raised); say why briefly.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLineErrors("mnemobot: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     try:
         if args.workspace:
             workspace = Path(args.workspace)
@@ -445,7 +462,7 @@ def eval_command(args: argparse.Namespace) -> int:
         else:
             with tempfile.TemporaryDirectory(prefix="mnemobot-eval-") as tmp:
                 result = run_eval(path, Path(tmp), budget=args.budget, show_progress=show_progress)
-    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
+    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError, MemoryWriteFailed) as exc:
         print(f"mnemobot: cannot evaluate {path}: {exc}", file=sys.stderr)
         return 1
     if args.json:
