@@ -7,7 +7,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from bot import bench_memory, bench_telegram, eval_locomo, memory_cli
+from bot import memory_cli, tooling_cli
 from bot.app import build_app
 from bot.console import run_console
 from bot.doctor import doctor
@@ -57,12 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_cmd_doctor)
 
     memory_cli.register(sub)
-    eval_locomo.register(sub)
     telegram_run.register(sub)
-    bench = sub.add_parser("bench", help="measure throughput and latency")
-    benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
-    bench_telegram.register(benches)
-    bench_memory.register(benches)
+    tooling_cli.register(sub)
     return parser
 
 

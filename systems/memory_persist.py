@@ -27,7 +27,7 @@ class MemoryPersist:
                 scope=ctx.scope,
                 user_text=ctx.user_text,
                 assistant_text=ctx.reply or "",
-                at=ctx.extras.get("memory_time", time.time()),
+                at=time.time() if ctx.occurred_at is None else ctx.occurred_at,
                 config=ctx.config.memory,
                 tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
                 message_refs=ctx.message_refs,
@@ -38,6 +38,6 @@ class MemoryPersist:
         except Exception:
             # Fail-safe: the reply goes out whatever happens to the memory write.
             log.exception("memory write failed for %s; the reply is unaffected", ctx.chat.key)
-            ctx.extras["memory_write_failed"] = True
+            ctx.memory_write_failed = True
             return
-        ctx.extras["memory_recorded"] = len(recorded.stored)
+        ctx.memory_items_recorded = len(recorded.stored)
