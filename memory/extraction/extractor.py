@@ -53,6 +53,8 @@ SENTENCE_CHARS = 500
 
 
 class TurnExtractor:
+    """The findings of one turn; one instance per turn (it keeps the errors seen so far)."""
+
     def __init__(
         self, event: TurnMemoryEvent, *, code_aware: bool, config: ExtractionConfig
     ) -> None:
@@ -117,8 +119,9 @@ class TurnExtractor:
             return
         if origin != "user":
             return
-        statement = match_constraint(sentence, self.speaker, self.config) or match_personal(
-            sentence, self.config
+        config = self.config
+        statement = match_constraint(sentence, self.speaker, config) or match_personal(
+            sentence, config
         )
         if statement is not None:
             statement.paths = paths
