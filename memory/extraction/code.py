@@ -217,7 +217,7 @@ def errors_in_text(text: str) -> list[ErrorSighting]:
 
 
 def program_tag(command: str) -> list[str]:
-    """The program a command runs, as a tag (\"pip\" for \"sudo pip install x\")."""
+    """The program a command runs, as a tag ("pip" for "sudo pip install x")."""
     words = command.split()
     if words and words[0] == "sudo":
         words = words[1:]

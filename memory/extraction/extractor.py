@@ -255,15 +255,13 @@ class TurnExtractor:
             return
         content = f"{one_line(intro)}\n{line}" if useful_intro else line
         tags = ["command", *program_tag(run.command)] + (["suggested"] if suggested else [])
+        config = self.config
+        confidence = config.suggested_command_confidence if suggested else config.command_confidence
         self.found.append(
             Finding(
                 ItemType.COMMAND_RESULT,
                 run.command,
-                (
-                    self.config.suggested_command_confidence
-                    if suggested
-                    else self.config.command_confidence
-                ),
+                confidence,
                 COMMAND_SALIENCE,
                 tags,
                 origin,

@@ -97,6 +97,6 @@ def match_failure(sentence: str, origin: Origin, config: ExtractionConfig) -> Fi
 
 
 def error_tags(line: str) -> list[str]:
-    """The exception class a line names, lowercased, as a tag (\"importerror\")."""
+    """The exception class a line names, lowercased, as a tag ("importerror")."""
     match = re.search(r"\b([A-Z]\w*(?:Error|Exception))\b", line)
     return [match.group(1).lower()] if match else []

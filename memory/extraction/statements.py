@@ -118,7 +118,7 @@ def _is_order_must(sentence: str) -> bool:
 def match_constraint(
     sentence: str, speaker: str | None, config: ExtractionConfig
 ) -> Finding | None:
-    """A rule or order for the assistant (\"never push to main\", \"tests must pass\")."""
+    """A rule or order for the assistant ("never push to main", "tests must pass")."""
     normalized = normalize_quotes(sentence)
     if is_question(sentence) or HYPOTHETICAL_START.match(normalized):
         return None

@@ -1,8 +1,8 @@
 """The word lists the extraction rules read sentences and code with.
 
 Data, not code: each list is what one rule treats alike, so a missed word is fixed by
-adding it here. All lower case (the text is lowered before lookup) except `PROGRAMS`,
-which is matched as typed.
+adding it here. All lower case: words are lowered before lookup, except a command's
+first word, which must match `PROGRAMS` as typed.
 """
 
 # ------------------------------------------------------------ sentence splitting
