@@ -121,10 +121,10 @@ class ExtractionConfig(ConfigSection):
     beside the pattern in memory.extraction.personal_rules.
     """
 
-    # The item recording the whole turn: below promotion, so it stays an episode.
+    # The item recording the whole turn: below promotion, so it stays an episode. It
+    # matters a bit more when something was derived from it.
     turn_confidence: float = Field(0.65, ge=0, le=1)
     turn_salience: float = Field(0.5, ge=0, le=1)
-    # ... when something was derived from the turn.
     turn_with_findings_salience: float = Field(0.6, ge=0, le=1)
     # "I think", "maybe", "sometimes": a statement never scores above this.
     hedged_confidence_cap: float = Field(0.6, ge=0, le=1)
