@@ -74,6 +74,8 @@ class TypeBoostConfig(ConfigSection):
     project_fact: float = Field(0.02, ge=-1, le=1)
     task_state: float = Field(0.01, ge=-1, le=1)
     command_result: float = Field(0.0, ge=-1, le=1)
+    # The item recording a whole conversation turn.
+    turn: float = Field(0.01, ge=-1, le=1)
 
 
 class RankingConfig(ConfigSection):
@@ -116,6 +118,54 @@ class RankingConfig(ConfigSection):
     neighbour_gap_seconds: float = Field(120, ge=0)
 
 
+class ExtractionConfig(ConfigSection):
+    """How sure the rule-based extraction (memory.extraction) is of what it reads in a turn.
+
+    Confidence decides promotion: an item at or above memory.promotionMinConfidence (0.75)
+    becomes durable and shows in every later prompt. The defaults keep the user's own
+    explicit statements and reports above it, and guesses, suggestions, hedged words and
+    advice among several people below it. Each statement pattern's own confidence sits
+    beside the pattern in memory.extraction.personal_rules.
+    """
+
+    # The item recording the whole turn: below promotion, so it stays an episode. It
+    # matters a bit more when something was derived from it.
+    turn_confidence: float = Field(0.65, ge=0, le=1)
+    turn_salience: float = Field(0.5, ge=0, le=1)
+    turn_with_findings_salience: float = Field(0.6, ge=0, le=1)
+    # "I think", "maybe", "sometimes": a statement never scores above this.
+    hedged_confidence_cap: float = Field(0.6, ge=0, le=1)
+    # An order or rule from the user ("never push to main", "tests must pass").
+    constraint_confidence: float = Field(0.85, ge=0, le=1)
+    # An order among several people (mostly advice to each other), or a soft rule
+    # ("we always ...", "every release needs to ...").
+    weak_constraint_confidence: float = Field(0.7, ge=0, le=1)
+    # A fix someone reports as done, and one only suggested (by the assistant, "try ...").
+    confirmed_fix_confidence: float = Field(0.85, ge=0, le=1)
+    suggested_fix_confidence: float = Field(0.65, ge=0, le=1)
+    # A command suggested right after an error, as a step of its fix.
+    suggested_fix_command_confidence: float = Field(0.7, ge=0, le=1)
+    # A fix at or above this is tagged "confirmed", else "suggested".
+    confirmed_fix_min_confidence: float = Field(0.8, ge=0, le=1)
+    # A failure sentence naming a concrete error (an exception, an exit code, a quote),
+    # told by the user; any other failure sentence.
+    concrete_failure_confidence: float = Field(0.8, ge=0, le=1)
+    vague_failure_confidence: float = Field(0.7, ge=0, le=1)
+    # An error line of a log or traceback from the user or a tool; one the assistant wrote.
+    error_line_confidence: float = Field(0.85, ge=0, le=1)
+    assistant_error_line_confidence: float = Field(0.7, ge=0, le=1)
+    # A shell command that was run; one the assistant only suggested.
+    command_confidence: float = Field(0.8, ge=0, le=1)
+    suggested_command_confidence: float = Field(0.7, ge=0, le=1)
+    # Caps per turn, so a pasted log cannot flood memory.
+    max_derived_items: int = Field(12, ge=0, le=1_000)
+    max_commands: int = Field(6, ge=0, le=1_000)
+    max_errors: int = Field(3, ge=0, le=1_000)
+    # Characters of each side kept in the turn item.
+    turn_user_chars: int = Field(1200, ge=40, le=100_000)
+    turn_assistant_chars: int = Field(800, ge=40, le=100_000)
+
+
 class MemoryConfig(ConfigSection):
     enabled: bool = True
     scope: Literal["chat", "global"] = "chat"
@@ -137,6 +187,7 @@ class MemoryConfig(ConfigSection):
     scope_memory_budget_tokens: int = Field(2000, ge=0)
     legacy_context_budget_tokens: int = Field(1500, ge=0)
     ranking: RankingConfig = RankingConfig()
+    extraction: ExtractionConfig = ExtractionConfig()
 
     @model_validator(mode="after")
     def _budgets_ordered(self) -> MemoryConfig:

@@ -46,6 +46,8 @@ PROMOTION_TARGET: dict[ItemType, Layer] = {
     ItemType.FAILURE: Layer.PROCEDURAL,
     ItemType.FIX: Layer.PROCEDURAL,
     ItemType.COMMAND_RESULT: Layer.PROCEDURAL,
+    # Only by hand: a turn's confidence keeps it below automatic promotion.
+    ItemType.TURN: Layer.SEMANTIC,
 }
 
 

@@ -25,6 +25,13 @@ class ItemType(StrEnum):
     PROJECT_FACT = "PROJECT_FACT"
     TASK_STATE = "TASK_STATE"
     COMMAND_RESULT = "COMMAND_RESULT"
+    # The record of one whole conversation turn (what was said, by whom, when).
+    TURN = "TURN"
+
+
+# Every turn item also carries this tag: it is part of the text an item is found by, and
+# files written before TURN existed mark their turns (typed TASK_STATE) with it alone.
+TURN_TAG = "turn"
 
 
 _SPACES = re.compile(r"\s+")
@@ -109,16 +116,22 @@ class MemoryItem:
         updated = get("updatedAt") or created
         accessed = get("lastAccessedAt")
         ttl_days = get("ttlDays")
+        item_type = _TYPES[record["type"]]
+        tags = _strings(get("tags"))
+        if item_type is _TASK_STATE and TURN_TAG in tags:
+            # A turn written before turns had their own type. Its stored fingerprint is
+            # kept, so tombstones and promoted copies that name it still match.
+            item_type = ItemType.TURN
         return cls(
             str(record["id"]),
             _LAYERS[record["layer"]],
-            _TYPES[record["type"]],
+            item_type,
             str(get("title", "")),
             content,
             str(get("scope", "")),
             _from_iso(created).timestamp(),
             _from_iso(updated).timestamp(),
-            _strings(get("tags")),
+            tags,
             _strings(get("references")),
             str(get("source", "turn")),
             float(get("confidence", 0.65)),
@@ -131,6 +144,7 @@ class MemoryItem:
 
 _LAYERS = {layer.value: layer for layer in Layer}
 _TYPES = {item_type.value: item_type for item_type in ItemType}
+_TASK_STATE = ItemType.TASK_STATE
 _from_iso = datetime.fromisoformat
 
 

@@ -137,7 +137,10 @@ class MemoryService:
             speaker=speaker,
         )
         items = extract_items(
-            event, code_aware=config.code_aware_extraction_enabled, id_factory=new_item_id
+            event,
+            code_aware=config.code_aware_extraction_enabled,
+            id_factory=new_item_id,
+            config=config.extraction,
         )
         store = self.store(scope)
         stored = store.add(items)
