@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from bot import bench_memory, bench_telegram, eval_locomo, memory_cli
 from bot.app import build_app
+from bot.bench_cold_scope import register as register_cold_scope_bench
 from bot.console import run_console
 from bot.doctor import doctor
 from bot.startup import fail, settings_or_exit
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
     bench_telegram.register(benches)
     bench_memory.register(benches)
+    register_cold_scope_bench(benches)
     return parser
 
 
