@@ -32,7 +32,7 @@ from bot.app import App, build_app
 from bot.bench_memory import SCOPE, machine
 from bot.bench_report import positive
 from config.settings import Settings
-from memory.gc_tuning import tune_gc
+from memory.process_tuning import tune_process
 from systems.context import ChatRef
 
 DEFAULT_ITEMS = 100_000
@@ -164,7 +164,7 @@ def run_bench(items: int, rounds: int, baseline_turns: int, seed: int) -> ColdSc
         written = _generate(workspace, items, seed)
         fake, url = _start_fake_llm()
         try:
-            tune_gc()  # as `mnemobot` does at start-up
+            tune_process()  # as `mnemobot` does at start-up
             colds, baseline, during = asyncio.run(_measure(workspace, url, rounds, baseline_turns))
         finally:
             fake.kill()

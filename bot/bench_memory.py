@@ -308,9 +308,9 @@ import sys
 from systems.context_building import pack_for_turn
 from memory.service import MemoryService
 from config.runtime import MemoryConfig
-from memory.gc_tuning import tune_gc
+from memory.process_tuning import tune_process
 t1 = time.perf_counter()
-tune_gc()  # as `mnemobot` does at start-up; its cost counts in the load
+tune_process()  # as `mnemobot` does at start-up; its cost counts in the load
 from bot.bench_memory import measure_in_child
 measure_in_child(sys.argv[1], t0, t1)
 """
