@@ -133,7 +133,7 @@ class MemoryConfig(ConfigSection):
     flush_confidence: float = Field(0.8, ge=0, le=1)
     flush_salience: float = Field(0.6, ge=0, le=1)
     # Scopes kept loaded (most recently used); the others reload from their files when
-    # their chat speaks again. Read at start-up: a change applies after a restart.
+    # their chat speaks again (a cold load: about a second at 100k items).
     max_cached_scopes: int = Field(256, ge=1, le=100_000)
     ranking: RankingConfig = RankingConfig()
 

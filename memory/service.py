@@ -64,6 +64,7 @@ WARM_WORKERS = 4
 COLD_LOAD_WORKERS = 4
 
 T = TypeVar("T")
+_MEMORY_DEFAULTS = MemoryConfig()
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +88,9 @@ class MemoryService:
         self,
         workspace: Path,
         *,
-        max_cached_scopes: int = MemoryConfig().max_cached_scopes,
+        max_cached_scopes: int | Callable[[], int] = _MEMORY_DEFAULTS.max_cached_scopes,
     ) -> None:
+        """`max_cached_scopes`: a number, or a callable read at each load (a live config)."""
         self.workspace = workspace
         # Most recently used last; a bot with thousands of chats keeps only the active
         # ones in memory, the others reload from their files when they speak again.
@@ -99,7 +101,10 @@ class MemoryService:
         self._scope_locks: weakref.WeakValueDictionary[str, threading.RLock] = (
             weakref.WeakValueDictionary()
         )
-        self.max_cached_scopes = max_cached_scopes
+        limit = max_cached_scopes
+        self._max_cached_scopes: Callable[[], int] = (
+            limit if callable(limit) else lambda: limit  # type: ignore[return-value]
+        )
         self._warm_pool = ThreadPoolExecutor(WARM_WORKERS, thread_name_prefix="memory")
         self._cold_pool = ThreadPoolExecutor(COLD_LOAD_WORKERS, thread_name_prefix="memory-load")
 
@@ -152,7 +157,7 @@ class MemoryService:
         loaded = _LoadedScope(store, index)
         with self._cache_lock:
             self._stores[scope] = loaded
-            while len(self._stores) > self.max_cached_scopes:
+            while len(self._stores) > max(1, self._max_cached_scopes()):
                 self._stores.popitem(last=False)
         return loaded
 
@@ -308,7 +313,7 @@ class MemoryService:
         config: MemoryConfig | None = None,
     ) -> int:
         """Facts the compaction flush found: into the daily note and the durable layers."""
-        config = config or MemoryConfig()
+        config = config or _MEMORY_DEFAULTS
         items: list[MemoryItem] = []
         for bullet in bullets:
             procedural = bullet.lower().startswith(_PROCEDURE_MARK)

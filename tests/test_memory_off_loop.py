@@ -15,7 +15,7 @@ from memory.items import Layer
 from memory.service import MemoryService
 from systems.context import ChatRef
 from tests.conftest import make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import FakeOpenAIServer, system_text
 
 SLOW_CHAT = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
 WARM_CHAT = ChatRef("telegram", "2002", user_id="2002", user_name="Bob")
@@ -117,3 +117,22 @@ def test_writes_and_packs_of_one_scope_from_many_threads_lose_nothing(workspace:
     # Every turn of both writers is on disk, once.
     assert reloaded.per_layer[Layer.EPISODIC.value] >= 80
     assert reloaded.skipped_lines == 0
+
+
+async def test_max_cached_scopes_from_the_runtime_config_bounds_loaded_scopes(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "memory": {"maxCachedScopes": 1}})
+    built = build_app(make_settings(workspace, openai_server))
+    try:
+        config = built.assistant.config()
+        scope_a = built.assistant.scope_for(SLOW_CHAT, config)
+        scope_b = built.assistant.scope_for(WARM_CHAT, config)
+        await built.assistant.handle_text(SLOW_CHAT, "My cat is called Miso")
+        await built.assistant.handle_text(WARM_CHAT, "hello")
+        assert built.memory.is_loaded(scope_b) and not built.memory.is_loaded(scope_a)
+        # Chat A's memory comes back from its files when it speaks again.
+        await built.assistant.handle_text(SLOW_CHAT, "what is my cat called?")
+        assert "Miso" in system_text(openai_server.last_request())
+    finally:
+        await built.close()
