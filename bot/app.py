@@ -57,6 +57,7 @@ class App:
         close = getattr(self.llm, "close", None)
         if close is not None:
             await close()
+        self.memory.close()
 
 
 def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
@@ -66,7 +67,9 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
     runtime.ensure_file()
     config = runtime.current()
     sessions = SessionStore(paths.sessions)
-    memory = MemoryService(paths.root)
+    memory = MemoryService(
+        paths.root, max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes
+    )
     if llm is None:
         llm = OpenAIChatModel(
             api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,

@@ -13,6 +13,7 @@ from bot.console import run_console
 from bot.doctor import doctor
 from bot.startup import fail, settings_or_exit
 from bot.telegram import run as telegram_run
+from memory.process_tuning import tune_process
 from memory.session import InvalidSessionKey, check_session_key
 from systems.context import ChatRef
 
@@ -65,4 +66,5 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    tune_process()
     return int(args.handler(args))

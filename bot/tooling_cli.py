@@ -18,6 +18,8 @@ DEFAULT_BENCH_CHATS = 50
 DEFAULT_BENCH_RATE = 100.0
 DEFAULT_BENCH_SECONDS = 10.0
 DEFAULT_BENCH_CLOSED_SECONDS = 5.0
+DEFAULT_COLD_SCOPE_ROUNDS = 3
+DEFAULT_COLD_SCOPE_BASELINE_TURNS = 20
 
 
 def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
@@ -50,6 +52,12 @@ def _bench_telegram(args: argparse.Namespace) -> int:
     return telegram.bench_command(args)
 
 
+def _bench_cold_scope(args: argparse.Namespace) -> int:
+    from bot.bench import cold_scope
+
+    return cold_scope.bench_command(args)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `eval` and `bench` to the `mnemobot` command line."""
     evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
@@ -59,6 +67,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
     _register_bench_telegram(benches)
     _register_bench_memory(benches)
+    _register_bench_cold_scope(benches)
 
 
 def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -163,3 +172,31 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         help="write a cProfile of the bot process during the open-loop phase to this file",
     )
     bench.set_defaults(handler=_bench_telegram)
+
+
+def _register_bench_cold_scope(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "cold-scope", help="reply delay of a warm chat while another chat's big scope loads"
+    )
+    bench.add_argument(
+        "--items",
+        type=positive(int),
+        default=DEFAULT_BENCH_ITEMS,
+        help=f"items in the cold chat's scope (default {DEFAULT_BENCH_ITEMS})",
+    )
+    bench.add_argument(
+        "--rounds",
+        type=positive(int),
+        default=DEFAULT_COLD_SCOPE_ROUNDS,
+        help=f"cold loads, each in a fresh app (default {DEFAULT_COLD_SCOPE_ROUNDS})",
+    )
+    bench.add_argument(
+        "--baseline-turns",
+        type=positive(int),
+        default=DEFAULT_COLD_SCOPE_BASELINE_TURNS,
+        help="warm turns timed before each cold load "
+        f"(default {DEFAULT_COLD_SCOPE_BASELINE_TURNS})",
+    )
+    bench.add_argument("--seed", type=int, default=DEFAULT_BENCH_SEED, help="RNG seed (default 7)")
+    bench.add_argument("--json", action="store_true", help="print one JSON object instead")
+    bench.set_defaults(handler=_bench_cold_scope)

@@ -186,6 +186,12 @@ class MemoryConfig(ConfigSection):
     operator_memory_budget_tokens: int = Field(2000, ge=0)
     scope_memory_budget_tokens: int = Field(2000, ge=0)
     legacy_context_budget_tokens: int = Field(1500, ge=0)
+    # Facts the compaction flush keeps: their confidence and salience (ranking inputs).
+    flush_confidence: float = Field(0.8, ge=0, le=1)
+    flush_salience: float = Field(0.6, ge=0, le=1)
+    # Scopes kept loaded (most recently used); the others reload from their files when
+    # their chat speaks again (a cold load: about a second at 100k items).
+    max_cached_scopes: int = Field(256, ge=1, le=100_000)
     ranking: RankingConfig = RankingConfig()
     extraction: ExtractionConfig = ExtractionConfig()
 

@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from config.runtime import MemoryConfig
+
 
 class Layer(StrEnum):
     EPISODIC = "EPISODIC"
@@ -177,15 +179,34 @@ class TurnMemoryEvent:
     speaker: str | None = None
 
 
+_MEMORY_DEFAULTS = MemoryConfig()
+
+
 @dataclass(slots=True)
 class MemoryQuery:
+    """What a pack is built for; limits default to the runtime config's (`for_config`)."""
+
     text: str
     scope: str
     now: float
-    episodic_top_k: int = 8
-    semantic_top_k: int = 6
-    procedural_top_k: int = 4
-    working_top_k: int = 6
-    soft_budget_tokens: int = 1800
-    max_budget_tokens: int = 3500
+    episodic_top_k: int = _MEMORY_DEFAULTS.episodic_top_k
+    semantic_top_k: int = _MEMORY_DEFAULTS.semantic_top_k
+    procedural_top_k: int = _MEMORY_DEFAULTS.procedural_top_k
+    working_top_k: int = _MEMORY_DEFAULTS.working_top_k
+    soft_budget_tokens: int = _MEMORY_DEFAULTS.soft_prompt_budget_tokens
+    max_budget_tokens: int = _MEMORY_DEFAULTS.max_prompt_budget_tokens
     tags: list[str] = field(default_factory=list)
+
+    @classmethod
+    def for_config(cls, text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:
+        return cls(
+            text=text,
+            scope=scope,
+            now=now,
+            episodic_top_k=config.episodic_top_k,
+            semantic_top_k=config.semantic_top_k,
+            procedural_top_k=config.procedural_top_k,
+            working_top_k=config.working_top_k,
+            soft_budget_tokens=config.soft_prompt_budget_tokens,
+            max_budget_tokens=config.max_prompt_budget_tokens,
+        )

@@ -77,6 +77,6 @@ class OverflowRecovery:
             # The memory parts of the prompt shrink too: a small model's context may not
             # hold a full MemoryPack next to even a short conversation.
             before = len(ctx.system_prompt)
-            self.context.build(ctx, memory_scale=0.5**attempt)
+            await self.context.build_async(ctx, memory_scale=0.5**attempt)
             shrunk = len(ctx.system_prompt) < before
         return result.removed > 0 or shrunk

@@ -23,7 +23,8 @@ class MemoryPersist:
 
     async def process(self, ctx: TurnContext) -> None:
         try:
-            recorded = self.memory.record_turn(
+            # In a worker thread: the write may have to load the scope first.
+            recorded = await self.memory.record_turn_async(
                 scope=ctx.scope,
                 user_text=ctx.user_text,
                 assistant_text=ctx.reply or "",

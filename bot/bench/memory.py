@@ -311,7 +311,9 @@ import sys
 from systems.context_building import pack_for_turn
 from memory.service import MemoryService
 from config.runtime import MemoryConfig
+from memory.process_tuning import tune_process
 t1 = time.perf_counter()
+tune_process()  # as `mnemobot` does at start-up; its cost counts in the load
 from bot.bench.memory import measure_in_child
 measure_in_child(sys.argv[1], t0, t1)
 """
