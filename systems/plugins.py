@@ -45,7 +45,8 @@ def as_list(made: object) -> list[object]:
 
 
 def describe(entry: EntryPoint) -> str:
-    return f"{entry.name} ({entry.value})"
+    dist = f" of {entry.dist.name} {entry.dist.version}" if entry.dist is not None else ""
+    return f"{entry.name} ({entry.value}){dist}"
 
 
 def load_plugins(group: str, services: Services, install: Callable[[object], None]) -> list[str]:
@@ -59,12 +60,14 @@ def load_plugins(group: str, services: Services, install: Callable[[object], Non
         try:
             install(call_factory(entry.load(), services))
         except Exception as exc:  # any plugin bug, import errors included
+            owner = entry.dist.name if entry.dist is not None else "its distribution"
             log.error(
-                "skipping plugin %s from %s: %s: %s",
+                "skipping plugin %s from %s: %s: %s; fix or uninstall %s",
                 describe(entry),
                 group,
                 type(exc).__name__,
                 exc,
+                owner,
             )
             log.debug("plugin %s failed", entry.name, exc_info=True)
             continue
