@@ -58,7 +58,11 @@ def load_plugins(group: str, services: Services, install: Callable[[object], Non
     installed: list[str] = []
     for entry in entry_points(group=group):
         try:
-            install(call_factory(entry.load(), services))
+            made = call_factory(entry.load(), services)
+            if inspect.iscoroutine(made):
+                made.close()  # never awaited: close it so Python does not warn at exit
+                raise TypeError("the factory is async; it must return its object directly")
+            install(made)
         except Exception as exc:  # any plugin bug, import errors included
             owner = entry.dist.name if entry.dist is not None else "its distribution"
             log.error(

@@ -77,6 +77,10 @@ def make_tools(services):
     return [Tool("shout", "Repeat text loudly.", ShoutArguments, shout)]
 
 
+async def async_tools(services):
+    return []
+
+
 CLASHING = Tool("datetime", "Another clock.", ShoutArguments, lambda arguments, ctx: "no")
 '''
 
@@ -90,6 +94,7 @@ missing = echo_plugin_missing:System
 [mnemobot.tools]
 shout = echo_plugin:make_tools
 clash = echo_plugin:CLASHING
+async_factory = echo_plugin:async_tools
 """
 
 
@@ -136,8 +141,9 @@ async def test_plugin_system_and_tool_run_in_a_turn_and_broken_plugins_are_skipp
         for r in caplog.records
         if r.getMessage().startswith("skipping plugin")
     }
-    assert sorted(skipped) == ["bad_signature", "clash", "missing"]
+    assert sorted(skipped) == ["async_factory", "bad_signature", "clash", "missing"]
     assert "No module named 'echo_plugin_missing'" in skipped["missing"]
     assert "already taken: datetime" in skipped["clash"]
     assert "must take one argument (the Services) or none" in skipped["bad_signature"]
+    assert "the factory is async" in skipped["async_factory"]
     assert all("\n" not in line for line in skipped.values())
