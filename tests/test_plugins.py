@@ -18,6 +18,7 @@ from tests.fakes.openai_server import (
     system_text,
     tool_call,
     tool_messages,
+    user_texts,
 )
 
 PLUGIN_CODE = '''
@@ -129,7 +130,7 @@ async def test_plugin_system_and_tool_run_in_a_turn_and_broken_plugins_are_skipp
         await app.close()
 
     assert answer == "Done shouting."
-    first, second = openai_server.requests
+    first, second = [r for r in openai_server.requests if "Shout hello for me" in user_texts(r)]
     prompt = system_text(first)
     assert f"Banner plugin: model {app.settings.bot_model}, workspace workspace" in prompt
     assert "Legacy plugin was here" in prompt

@@ -26,7 +26,8 @@ async def test_long_operator_instructions_are_cut_to_their_budget(
         await ask(app, "hello")
     finally:
         await app.close()
-    prompt = system_text(openai_server.last_request())
+    (turn,) = [r for r in openai_server.requests if user_texts(r) == ["hello"]]
+    prompt = system_text(turn)
     assert "Always answer like a pirate." in prompt and "[... cut to fit its budget]" in prompt
     assert "FINAL-LINE" not in prompt and prompt.count("Arr") < 200
 
@@ -55,9 +56,8 @@ async def test_compaction_shows_its_model_only_the_configured_sizes(
         await app.commands.run(CONSOLE_CHAT, ParsedCommand("compact", "2"))
     finally:
         await app.close()
-    summary, flush = openai_server.requests[-2:]
-    if "CONVERSATION EXCERPT" in user_texts(summary)[0]:
-        summary, flush = flush, summary  # the two calls run concurrently
+    (summary,) = [r for r in openai_server.requests if "CONVERSATION:" in user_texts(r)[0]]
+    (flush,) = [r for r in openai_server.requests if "CONVERSATION EXCERPT" in user_texts(r)[0]]
     summary_lines = user_texts(summary)[0].split("CONVERSATION:\n")[1].splitlines()
     assert summary_lines and all(len(line) <= len("assistant: ") + 60 for line in summary_lines)
     excerpt = user_texts(flush)[0].split("CONVERSATION EXCERPT:\n")[1]
