@@ -34,6 +34,8 @@ class AssistantConfig(ConfigSection):
     timezone: str | None = None
     # Extra operator instructions appended to the built-in system prompt.
     instructions: str | None = None
+    # Longer instructions are cut to this many estimated tokens.
+    instructions_budget_tokens: int = Field(2_000, ge=50)
 
     @field_validator("timezone")
     @classmethod
@@ -214,6 +216,16 @@ class CompactionConfig(ConfigSection):
     # Tool results older than this many user turns are stubbed in the LLM request.
     prune_tool_results_after_turns: int = Field(3, ge=0)
     tool_result_eviction_chars: int = Field(80_000, ge=1_000)
+    # How much of each dropped message the summary call sees.
+    summary_message_chars: int = Field(300, ge=50)
+    # The memory-flush call (durable facts out of the dropped messages): each message is
+    # cut to flushMessageChars, the excerpt to its last flushInputChars, and the memory it
+    # must not repeat to flushKnownFactsBudgetTokens. Lower them for a summary model with
+    # a small context (a token is about 3-4 characters).
+    flush_message_chars: int = Field(1_200, ge=50)
+    flush_input_chars: int = Field(24_000, ge=1_000)
+    flush_known_facts_budget_tokens: int = Field(1_200, ge=0)
+    flush_temperature: float = Field(0.2, ge=0, le=2)
 
 
 class ToolLoopConfig(ConfigSection):

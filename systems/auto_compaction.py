@@ -46,13 +46,12 @@ class AutoCompaction:
         if estimate <= threshold:
             return
         log.info("compacting %s: ~%d tokens > %d", ctx.chat.key, estimate, threshold)
-        result = await self.compactor.compact(
+        await self.compactor.compact(
             ctx.session,
             keep_last=ctx.config.compaction.keep_last_messages,
             config=ctx.config,
             scope=ctx.scope,
         )
-        ctx.extras["compaction"] = result
 
 
 class OverflowRecovery:

@@ -23,10 +23,8 @@ from systems.llm import ChatModel, ChatRequest, LLMError
 
 log = logging.getLogger(__name__)
 
-SUMMARY_MESSAGE_CHARS = 300
-FLUSH_MESSAGE_CHARS = 1_200
-FLUSH_INPUT_CHARS = 24_000
-KNOWN_FACTS_TOKENS = 1_200
+# The flush model's answer when nothing is worth keeping: part of the prompt's contract
+# with parse_bullets, not a tunable.
 NO_REPLY = "NO_REPLY"
 
 SUMMARY_INSTRUCTIONS = f"""You compress a chat between a user and an assistant so the \
@@ -181,7 +179,8 @@ class Compactor:
             previous = plan.previous_summary.removeprefix(SUMMARY_PREFIX).strip()
             parts.append(f"PREVIOUS SUMMARY:\n{previous}")
         parts.append(
-            "CONVERSATION:\n" + transcript(plan.dropped, SUMMARY_MESSAGE_CHARS, tools=False)
+            "CONVERSATION:\n"
+            + transcript(plan.dropped, settings.summary_message_chars, tools=False)
         )
         request = ChatRequest(
             messages=[
@@ -209,8 +208,11 @@ class Compactor:
     ) -> int:
         if self.memory is None or not config.memory.enabled:
             return 0
-        excerpt = transcript(plan.dropped, FLUSH_MESSAGE_CHARS, tools=True)[-FLUSH_INPUT_CHARS:]
-        known = await self.memory.known_facts_async(scope, KNOWN_FACTS_TOKENS) or "(nothing yet)"
+        settings = config.compaction
+        excerpt = transcript(plan.dropped, settings.flush_message_chars, tools=True)
+        excerpt = excerpt[-settings.flush_input_chars :]
+        known_budget = settings.flush_known_facts_budget_tokens
+        known = await self.memory.known_facts_async(scope, known_budget) or "(nothing yet)"
         request = ChatRequest(
             messages=[
                 {"role": "system", "content": FLUSH_INSTRUCTIONS},
@@ -220,7 +222,7 @@ class Compactor:
                 },
             ],
             model=config.llm.summary_model or self.chat_model_for(config),
-            temperature=0.2,
+            temperature=settings.flush_temperature,
             max_output_tokens=config.compaction.summary_max_output_tokens,
             timeout_seconds=config.compaction.summary_timeout_seconds,
         )

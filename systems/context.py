@@ -68,7 +68,9 @@ class TurnContext:
     tool_executions: int = 0
     # Messages that were added to the session during this turn (assistant and tool messages).
     new_messages: list[Message] = field(default_factory=list)
-    # Free-form per-turn values systems share (diagnostics, flags); keys are namespaced.
+    # Free-form per-turn values for third-party systems and tools, which cannot add fields
+    # here: key by your distribution name ("myplugin.topic"). Built-in systems use the
+    # typed fields above instead.
     extras: dict[str, Any] = field(default_factory=dict)
     # Lets a tool or system publish progress to the channel (e.g. "still working").
     notify: Callable[[str], Awaitable[None]] | None = None

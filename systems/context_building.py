@@ -19,8 +19,6 @@ from systems.context import TurnContext
 
 log = logging.getLogger(__name__)
 
-INSTRUCTIONS_BUDGET_TOKENS = 2_000
-
 BASE_INSTRUCTIONS = """You are {name}, a helpful assistant that remembers, talking in a \
 {channel} chat. Answer in the user's language, clearly and concisely; use Markdown when it \
 helps.
@@ -91,7 +89,8 @@ class ContextBuilding:
             BASE_INSTRUCTIONS.format(name=config.assistant.name, channel=ctx.chat.channel),
         ]
         if config.assistant.instructions:
-            parts.append(_cut_to_budget(config.assistant.instructions, INSTRUCTIONS_BUDGET_TOKENS))
+            budget = config.assistant.instructions_budget_tokens
+            parts.append(_cut_to_budget(config.assistant.instructions, budget))
         parts.append(f"Current date and time: {ctx.now.strftime('%A, %Y-%m-%d %H:%M %Z')}.")
         # Until the memory parts are in, the prompt is usable on its own.
         ctx.system_prompt = "\n\n".join(parts)
