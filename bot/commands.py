@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -187,6 +188,10 @@ class Commands:
             lines.append("Compactions: none yet")
         for provider in self.status_providers:
             lines += provider(chat)
-        lines.append(f"Workspace: {assistant.paths.root}")
+        # Everyone in a group reads /status: no file-system paths here (`doctor` shows them).
+        workspace_ok = os.access(assistant.paths.sessions, os.W_OK)
+        lines.append(
+            "Workspace: ok" if workspace_ok else "Workspace: not writable (run mnemobot doctor)"
+        )
         lines.append(f"Runtime config: {assistant.runtime.describe_state()}")
         return "\n".join(lines)
