@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import App, build_app
+from bot.commands import ParsedCommand
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, subprocess_env, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, error, reply, user_texts
 
@@ -142,3 +143,28 @@ async def test_a_corrupt_session_that_was_set_aside_is_mentioned_once(
     finally:
         await app.close()
     assert user_texts(openai_server.last_request()) == ["hi", "and now?", "after restart"]
+
+
+async def test_new_on_failing_storage_gets_the_storage_line(
+    app: App, workspace: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert await ask(app, "hello") == "echo: hello"
+    sessions = workspace / "sessions"
+    shutil.rmtree(sessions)
+    sessions.write_text("not a folder")
+    with caplog.at_level(logging.INFO):
+        answer = await app.commands.run(CONSOLE_CHAT, ParsedCommand("new", ""))
+    assert answer == STORAGE_LINE
+    assert all(r.exc_info is None for r in caplog.records)
+
+
+async def test_status_shows_nothing_of_the_file_system_even_when_the_config_is_broken(
+    app: App, workspace: Path
+) -> None:
+    config = workspace / "preferences" / "runtime-config.json"
+    config.unlink()
+    config.mkdir()  # unreadable as a file: the OS error names the full path
+    status = await app.commands.run(CONSOLE_CHAT, ParsedCommand("status", ""))
+    assert "Runtime config: INVALID" in status and "runtime-config.json" in status
+    assert "Workspace: ok" in status
+    assert not any(part in status for part in workspace.parts[1:-1])
