@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from bot.assistant import Assistant
+from bot.assistant import STORAGE_FAILED_TEXT, Assistant
 from memory.session import AgentSession
 from systems.compaction_plan import is_summary
 from systems.compactor import Compactor
 from systems.context import ChatRef
 from systems.request_messages import estimate_request_tokens, model_messages
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +110,11 @@ class Commands:
         if command.name == "help":
             return self.help_text()
         if command.name == "new":
-            cleared = self.assistant.reset_session(chat)
+            try:
+                cleared = self.assistant.reset_session(chat)
+            except OSError as exc:
+                log.warning("could not store the session of %s (%s)", chat.key, exc)
+                return STORAGE_FAILED_TEXT
             return (
                 f"Started a new conversation ({cleared} messages cleared). "
                 "I still remember what I learned about you."
@@ -187,6 +195,11 @@ class Commands:
             lines.append("Compactions: none yet")
         for provider in self.status_providers:
             lines += provider(chat)
-        lines.append(f"Workspace: {assistant.paths.root}")
+        # Everyone in a group reads /status: no file-system paths here (`doctor` shows them).
+        workspace_ok = os.access(assistant.paths.sessions, os.W_OK)
+        lines.append(
+            "Workspace: ok" if workspace_ok else "Workspace: not writable (run mnemobot doctor)"
+        )
         lines.append(f"Runtime config: {assistant.runtime.describe_state()}")
-        return "\n".join(lines)
+        # A provider or an OS error message may still name a file: show it relative.
+        return "\n".join(lines).replace(f"{assistant.paths.root}{os.sep}", "<workspace>/")

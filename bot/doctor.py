@@ -67,7 +67,11 @@ async def check_llm(settings: Settings, model: str) -> CheckResult:
             )
             detail = f"{where} answers a chat completion"
     except LLMError as error:
-        return CheckResult("llm", False, f"{where}: {error.user_text()} ({error.detail[:120]})")
+        return CheckResult(
+            "llm",
+            False,
+            f"{where}: {error.user_text()} ({error.detail[:120]}); {error.operator_hint()}",
+        )
     finally:
         await llm.close()
     return CheckResult("llm", True, detail)

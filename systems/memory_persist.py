@@ -10,6 +10,10 @@ from systems.context import TurnContext
 
 log = logging.getLogger(__name__)
 
+# Set in `ctx.extras` when the memory write failed on storage (a full disk...): the reply
+# still goes out, with a note that this turn is not remembered.
+STORAGE_FAILED_EXTRA = "memory_storage_failed"
+
 
 class MemoryPersist:
     name = "MemoryPersist"
@@ -36,6 +40,12 @@ class MemoryPersist:
                 speaker=ctx.chat.user_name,
                 chat_key=ctx.chat.key,
             )
+        except OSError as exc:
+            # The disk, not the code: one line, no traceback.
+            log.warning("memory write failed for %s: %s", ctx.chat.key, exc)
+            ctx.extras["memory_write_failed"] = True
+            ctx.extras[STORAGE_FAILED_EXTRA] = True
+            return
         except Exception:
             # Fail-safe: the reply goes out whatever happens to the memory write.
             log.exception("memory write failed for %s; the reply is unaffected", ctx.chat.key)

@@ -43,6 +43,7 @@ from bot.telegram.access import (
 )
 from bot.telegram.aiohttp_request import AiohttpRequest
 from bot.telegram.config import TelegramConfig
+from bot.telegram.refusals import RefusalMemory, refusals_path
 from bot.telegram.replies import ReplySender, ReplyTarget
 from config.settings import Settings
 from systems.context import ChatRef
@@ -113,6 +114,7 @@ class TelegramChannel:
         self.replies = ReplySender(application.bot)
         self.dispatcher = ChatDispatcher(app, self, self.config)
         self.identity: BotIdentity | None = None
+        self.refusals = RefusalMemory(refusals_path(app.paths.root))
         self._start_updates = start_updates
         self._seen_ids: set[int] = set()
         self._seen_order: deque[int] = deque()
@@ -191,6 +193,8 @@ class TelegramChannel:
         if verdict is Verdict.REFUSE:
             user_id = message.from_user.id if message.from_user else 0
             log.info("refused user %s in chat %s", user_id, message.chat.id)
+            if not await self.refusals.claim(user_id):
+                return  # told already today
             self.dispatcher.notify(
                 LaneJob(chat, "", reply_to_message_id=quote), refusal_text(user_id)
             )
