@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from bot import bench_memory, bench_telegram, eval_locomo, memory_cli
 from bot.app import build_app
+from bot.config_cli import register as add_config_command
 from bot.console import run_console
 from bot.doctor import doctor
 from bot.startup import fail, settings_or_exit
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_cmd_doctor)
 
     memory_cli.register(sub)
+    add_config_command(sub)
     eval_locomo.register(sub)
     telegram_run.register(sub)
     bench = sub.add_parser("bench", help="measure throughput and latency")
