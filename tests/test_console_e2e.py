@@ -48,7 +48,7 @@ def test_commands_work_in_the_console(workspace: Path, openai_server: FakeOpenAI
     out = result.stdout
     assert "echo: hello" in out
     assert "Model: gpt-4o-mini" in out and "Session: 2 messages" in out
-    assert "Runtime config: ok" in out and str(workspace) in out
+    assert "Runtime config: values of runtime-config.json in force" in out and str(workspace) in out
     assert "Started a new conversation (2 messages cleared)" in out
     assert "/compact" in out and "/stop" in out
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import build_app
 from config.runtime_store import RuntimeConfigStore
+from tests.conftest import CONSOLE_CHAT, make_settings, write_runtime_config
 
 
 def touch_later(path: Path, text: str) -> None:
@@ -116,3 +118,22 @@ def test_status_says_defaults_when_the_file_never_was_valid(tmp_path: Path) -> N
     )
     missing = RuntimeConfigStore(tmp_path / "nowhere.json")
     assert missing.describe_state().endswith("defaults in force")
+
+
+async def test_status_names_the_unknown_key_and_whose_values_are_in_force(
+    workspace: Path,
+) -> None:
+    write_runtime_config(workspace, {"toolLoop": {"maxLlmCals": 3}})
+    app = build_app(make_settings(workspace))
+    try:
+        status = app.commands.status_text(CONSOLE_CHAT)
+        assert (
+            "Runtime config: values of runtime-config.json in force; "
+            "unknown keys ignored: toolLoop.maxLlmCals"
+        ) in status
+        touch_later(app.paths.runtime_config, "")
+        status = app.commands.status_text(CONSOLE_CHAT)
+        assert "Runtime config: INVALID (runtime-config.json: the file is empty" in status
+        assert status.endswith("values of runtime-config.json in force")
+    finally:
+        await app.close()
