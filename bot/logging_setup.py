@@ -6,6 +6,18 @@ import logging
 import sys
 from collections.abc import Iterable
 
+REDACTED = "[REDACTED]"
+# Shorter strings are too likely to occur by chance to be worth replacing.
+MIN_SECRET_CHARS = 6
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """`text` with every secret (longest first) replaced by `[REDACTED]`."""
+    usable = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
+    for secret in usable:
+        text = text.replace(secret, REDACTED)
+    return text
+
 
 class RedactSecrets(logging.Filter):
     """Replaces every known secret (bot token, API keys) in a record with `[REDACTED]`.
@@ -16,12 +28,10 @@ class RedactSecrets(logging.Filter):
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
-        self.secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
+        self.secrets = [s for s in secrets if s and len(s) >= MIN_SECRET_CHARS]
 
     def _clean(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "[REDACTED]")
-        return text
+        return redact(text, self.secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.secrets:
