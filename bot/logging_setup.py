@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable
+import traceback
+from collections.abc import Callable, Iterable
+from types import TracebackType
 
 REDACTED = "[REDACTED]"
 # Shorter strings are too likely to occur by chance to be worth replacing.
@@ -48,10 +50,23 @@ class RedactSecrets(logging.Filter):
         return True
 
 
+def _redacting_excepthook(secrets: list[str]) -> Callable[..., None]:
+    def excepthook(
+        kind: type[BaseException], value: BaseException, tb: TracebackType | None
+    ) -> None:
+        text = "".join(traceback.format_exception(kind, value, tb))
+        sys.stderr.write(redact(text, secrets))
+
+    return excepthook
+
+
 def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
+    secrets = list(secrets)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactSecrets(secrets))
+    # A crash's traceback bypasses logging; it must not print a token either.
+    sys.excepthook = _redacting_excepthook(secrets)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from urllib.parse import urlsplit
 
 from bot.logging_setup import configure_logging
 from config.settings import Settings, SettingsError, load_settings
@@ -45,6 +46,17 @@ def settings_or_exit() -> Settings:
         print(f"mnemobot: {problem}", file=sys.stderr)
         raise SystemExit(2)
     return settings
+
+
+def token_rejected_line(settings: Settings) -> str:
+    """What `run` says when Telegram rejects the token: where, and how to fix it; no token."""
+    parts = urlsplit(settings.telegram_api_base_url)
+    # Host and port only: a base URL may carry credentials.
+    host = f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+    return (
+        f"mnemobot: TELEGRAM_BOT_TOKEN was rejected by {host}; copy it again from @BotFather "
+        "(https://t.me/BotFather) and check `mnemobot doctor`."
+    )
 
 
 def fail(message: str, code: int = 2) -> int:

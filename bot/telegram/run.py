@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from telegram import Update
-from telegram.error import TelegramError
+from telegram.error import InvalidToken, TelegramError
 from telegram.ext import BaseRateLimiter
 
 from bot.app import App, build_app
-from bot.startup import settings_or_exit
+from bot.logging_setup import redact
+from bot.startup import secrets_of, settings_or_exit, token_rejected_line
 from bot.telegram.channel import build_telegram_application, channel_of
 from config.settings import Settings
 
@@ -100,7 +101,12 @@ async def serve_telegram(
     plan = webhook_plan(settings) if webhook else None
     application = build_telegram_application(app, settings, rate_limiter=rate_limiter)
     channel = channel_of(application)
-    await application.initialize()
+    try:
+        await application.initialize()
+    except BaseException:
+        # A rejected token fails after the HTTP sessions were opened: close them.
+        await application.bot.shutdown()
+        raise
     try:
         # run_polling/run_webhook would call post_init; we drive the lifecycle ourselves to
         # control the shutdown, so we call it too.
@@ -165,9 +171,13 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         return asyncio.run(main())
+    except InvalidToken:
+        print(token_rejected_line(settings), file=sys.stderr)
+        return 1
     except TelegramError as exc:
-        # Start-up failures (bad token, unreachable API): one line, not a traceback.
-        print(f"mnemobot: Telegram refused to start: {exc}", file=sys.stderr)
+        # Start-up failures (unreachable API...): one line, not a traceback, no token.
+        reason = redact(str(exc), secrets_of(settings))
+        print(f"mnemobot: Telegram refused to start: {reason}", file=sys.stderr)
         return 1
 
 
