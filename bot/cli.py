@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 
@@ -12,8 +13,10 @@ from bot.app import build_app
 from bot.config_cli import register as add_config_command
 from bot.console import run_console
 from bot.doctor import doctor
+from bot.onboarding import register as add_init_command
 from bot.startup import fail, settings_or_exit
 from bot.telegram import run as telegram_run
+from config.settings import ENV_FILE_VARIABLE
 from memory.session import InvalidSessionKey, check_session_key
 from systems.context import ChatRef
 
@@ -47,7 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mnemobot", description="A Telegram AI assistant that remembers."
     )
+    parser.add_argument(
+        "--env-file",
+        dest="global_env_file",
+        metavar="PATH",
+        help="read settings from this file only (like MNEMOBOT_ENV_FILE); default: ./.env "
+        "over ~/.mnemobot/.env",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_init_command(sub)
 
     chat = sub.add_parser("chat", help="talk to the bot in this terminal (or pipe lines in)")
     chat.add_argument("--chat-id", default="local", help="console chat id (default: local)")
@@ -71,4 +82,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.global_env_file:
+        os.environ[ENV_FILE_VARIABLE] = args.global_env_file
     return int(args.handler(args))

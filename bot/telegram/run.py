@@ -24,6 +24,7 @@ from telegram.ext import BaseRateLimiter
 
 from bot.app import App, build_app
 from bot.logging_setup import redact
+from bot.onboarding import offer_init
 from bot.startup import secrets_of, settings_or_exit, token_rejected_line
 from bot.telegram.channel import build_telegram_application, channel_of
 from config.settings import Settings
@@ -148,8 +149,7 @@ async def serve_telegram(
 def run_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     if settings.telegram_bot_token is None:
-        print(NO_TOKEN, file=sys.stderr)
-        return 2
+        return offer_init(NO_TOKEN)
     if args.webhook:
         try:
             webhook_plan(settings)

@@ -1,0 +1,114 @@
+"""`mnemobot init` against the fake Telegram and OpenAI servers; where settings are read."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from config.settings import load_settings
+from tests.conftest import subprocess_env
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.telegram_server import TelegramServer
+
+API_KEY = "sk-test-not-to-be-shown"
+
+
+def init_flags(telegram: TelegramServer, llm: FakeOpenAIServer, **overrides: str) -> list[str]:
+    flags = {
+        "--token": telegram.token,
+        "--base-url": llm.base_url,
+        "--model": "fake-model",
+        "--api-key": API_KEY,
+        "--allowed-users": "42,43",
+    }
+    flags.update(overrides)
+    return [part for pair in flags.items() for part in pair]
+
+
+def test_init_without_a_terminal_writes_a_private_env_file_that_run_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env_file = tmp_path / "conf" / "bot.env"
+    with TelegramServer() as telegram, FakeOpenAIServer() as llm:
+        flags, base_url = init_flags(telegram, llm), llm.base_url
+        result = subprocess.run(
+            [sys.executable, "-m", "bot", "init", "--env-file", str(env_file), *flags],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=subprocess_env(TELEGRAM_API_BASE_URL=telegram.base_url),
+            check=False,
+        )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the token belongs to @mnemo_test_bot" in result.stdout
+    assert f"Wrote {env_file}" in result.stdout
+    assert telegram.token not in result.stdout + result.stderr
+    assert API_KEY not in result.stdout + result.stderr
+    assert env_file.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in env_file.parent.iterdir()] == ["bot.env"]  # no temp file left
+    monkeypatch.setenv("MNEMOBOT_ENV_FILE", str(env_file))
+    settings = load_settings()
+    assert settings.telegram_bot_token is not None
+    assert settings.telegram_bot_token.get_secret_value() == telegram.token
+    assert settings.openai_base_url == base_url
+    assert settings.bot_model == "fake-model"
+    assert sorted(settings.telegram_allowed_users) == [42, 43]
+
+
+def test_a_failed_check_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env_file = tmp_path / "bot.env"
+    with TelegramServer() as telegram, FakeOpenAIServer(models=["qwen2.5", "llama3"]) as llm:
+        monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+        args = ["init", "--non-interactive", "--env-file", str(env_file)]
+        assert main([*args, *init_flags(telegram, llm, **{"--token": "1:WRONG-TOKEN"})]) == 1
+        assert "rejected TELEGRAM_BOT_TOKEN" in capsys.readouterr().err
+        assert main([*args, *init_flags(telegram, llm)]) == 1
+        err = capsys.readouterr().err
+        assert "does not serve 'fake-model'; it offers: qwen2.5, llama3" in err
+        assert main([*args, *init_flags(telegram, llm, **{"--allowed-users": "me"})]) == 1
+        assert "TELEGRAM_ALLOWED_USERS: 'me' is not a numeric user id" in capsys.readouterr().err
+        assert main(["init", "--non-interactive", "--env-file", str(env_file)]) == 1
+    err = capsys.readouterr().err
+    assert "pass --token" in err and "nothing was written" in err
+    assert not env_file.exists()
+
+
+def test_settings_come_from_home_with_the_current_directory_winning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with TelegramServer() as telegram, FakeOpenAIServer() as llm:
+        monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+        assert main(["init", "--non-interactive", *init_flags(telegram, llm)]) == 0
+        base_url = llm.base_url
+    home_env = Path.home() / ".mnemobot" / ".env"
+    assert home_env.stat().st_mode & 0o777 == 0o600
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert load_settings().bot_model == "fake-model"
+    (elsewhere / ".env").write_text("BOT_MODEL=local-model\n")
+    settings = load_settings()
+    assert settings.bot_model == "local-model"
+    assert settings.openai_base_url == base_url
+
+
+def test_run_with_nothing_configured_points_to_init(workspace: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "run"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(BOT_WORKSPACE=str(workspace)),
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "no settings found; `mnemobot init` sets them up." in result.stderr
+    assert "Traceback" not in result.stderr
