@@ -252,10 +252,13 @@ def run_init(args: argparse.Namespace) -> int:
 def offer_init(hint: str, ask: Callable[[str], str] = input) -> int:
     """What `run` does with no token: on a terminal with no settings at all, offer to set
     up now; otherwise print the one-line `hint`. Returns the exit code."""
-    if env_files_found() or not sys.stdin.isatty():
+    if env_files_found():
         print(hint, file=sys.stderr)
-        if not env_files_found():
-            print("mnemobot: no settings found; `mnemobot init` sets them up.", file=sys.stderr)
+        return 2
+    if not sys.stdin.isatty():
+        print(
+            f"{hint} No settings file found: `mnemobot init` sets everything up.", file=sys.stderr
+        )
         return 2
     try:
         answer = ask("No settings found. Set them up now with `mnemobot init`? [Y/n] ")
