@@ -97,19 +97,3 @@ def test_settings_come_from_home_with_the_current_directory_winning(
     settings = load_settings()
     assert settings.bot_model == "local-model"
     assert settings.openai_base_url == base_url
-
-
-def test_run_with_nothing_configured_points_to_init(workspace: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "bot", "run"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=subprocess_env(BOT_WORKSPACE=str(workspace)),
-        check=False,
-    )
-    assert result.returncode == 2
-    [line] = result.stderr.strip().splitlines()
-    assert line.endswith("No settings file found: `mnemobot init` sets everything up.")
-    assert "Traceback" not in result.stderr
