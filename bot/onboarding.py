@@ -201,15 +201,16 @@ def _ask_model(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> d
         default = old.get("BOT_MODEL") or DEFAULT_MODEL
         if listed.models and default not in listed.models:
             default = listed.models[0]
-        model = asker.value("Model", flags["model"], default, flag="--model", required=True)
-        flags["model"] = None
-        assert model is not None
-        if listed.serves(model) is False:
+        while True:
+            model = asker.value("Model", flags["model"], default, flag="--model", required=True)
+            flags["model"] = None
+            assert model is not None
+            if listed.serves(model) is not False:
+                break
             asker.retry(
                 f"the server does not serve {model!r}; it offers: {listed.describe()}; "
-                "pass one of them as --model"
+                "pick one of them (--model)"
             )
-            continue
         values = {"BOT_MODEL": model}
         if base_url:
             values["OPENAI_BASE_URL"] = base_url

@@ -71,7 +71,7 @@ def test_a_failed_check_writes_nothing(
         assert "rejected TELEGRAM_BOT_TOKEN" in capsys.readouterr().err
         assert main([*args, *init_flags(telegram, llm)]) == 1
         err = capsys.readouterr().err
-        assert "does not serve 'fake-model'; it offers: qwen2.5, llama3" in err
+        assert "does not serve 'fake-model'; it offers: qwen2.5, llama3; pick one" in err
         assert main([*args, *init_flags(telegram, llm, **{"--allowed-users": "me"})]) == 1
         assert "TELEGRAM_ALLOWED_USERS: 'me' is not a numeric user id" in capsys.readouterr().err
         assert main(["init", "--non-interactive", "--env-file", str(env_file)]) == 1
