@@ -168,7 +168,7 @@ class RuntimeConfigStore:
                 self.path,
                 ", ".join(parsed.unknown_keys),
             )
-        if parsed.config != self._config or not self.from_file:
+        if parsed.config != self._config:
             log.info("runtime config loaded from %s", self.path)
         self._config = parsed.config
         self.unknown_keys = parsed.unknown_keys

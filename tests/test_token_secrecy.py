@@ -27,3 +27,9 @@ def test_a_rejected_token_is_redacted_and_sessions_are_closed(workspace: Path) -
     assert "TELEGRAM_BOT_TOKEN was rejected by 127.0.0.1" in output
     assert "@BotFather" in output
     assert "Unclosed" not in output and "Traceback" not in output
+    # The start-up line names where everything comes from, and no secret.
+    config = workspace / "preferences" / "runtime-config.json"
+    assert (
+        f"starting: workspace {workspace}, runtime config {config}, model gpt-4o-mini at "
+        "http://127.0.0.1:9, settings from none (environment only)"
+    ) in result.stderr
