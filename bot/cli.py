@@ -14,7 +14,7 @@ from bot.config_cli import register as add_config_command
 from bot.console import run_console
 from bot.doctor import doctor
 from bot.onboarding import register as add_init_command
-from bot.startup import fail, settings_or_exit
+from bot.startup import fail, log_startup, settings_or_exit
 from bot.telegram import run as telegram_run
 from config.settings import ENV_FILE_VARIABLE
 from memory.session import InvalidSessionKey, check_session_key
@@ -28,6 +28,7 @@ def _cmd_chat(args: argparse.Namespace) -> int:
         check_session_key(ChatRef("console", args.chat_id).key)
     except InvalidSessionKey as exc:
         return fail(str(exc).replace("chat key", "--chat-id", 1))
+    log_startup(settings)
 
     async def session() -> int:
         app = build_app(settings)

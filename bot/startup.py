@@ -46,17 +46,19 @@ def settings_or_exit() -> Settings:
         print(f"mnemobot: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     configure_logging(settings.bot_log_level, secrets_of(settings))
-    paths = WorkspacePaths(settings.bot_workspace)
-    problem = workspace_problem(paths)
+    problem = workspace_problem(WorkspacePaths(settings.bot_workspace))
     if problem:
         print(f"mnemobot: {problem}", file=sys.stderr)
         raise SystemExit(2)
-    log_startup(settings, paths)
     return settings
 
 
-def log_startup(settings: Settings, paths: WorkspacePaths) -> None:
-    """One line saying which settings are in force, so a wrong file or model shows at once."""
+def log_startup(settings: Settings) -> None:
+    """One line saying which settings are in force, so a wrong file or model shows at once.
+
+    `run` and `chat` log it once their input is checked (bad input gets its one line alone).
+    """
+    paths = WorkspacePaths(settings.bot_workspace)
     try:
         configured = parse_runtime_config(paths.runtime_config.read_bytes()).config.llm.model
     except (OSError, RuntimeConfigError):

@@ -25,7 +25,7 @@ from telegram.ext import BaseRateLimiter
 from bot.app import App, build_app
 from bot.logging_setup import redact
 from bot.onboarding import offer_init
-from bot.startup import secrets_of, settings_or_exit, token_rejected_line
+from bot.startup import log_startup, secrets_of, settings_or_exit, token_rejected_line
 from bot.telegram.channel import build_telegram_application, channel_of
 from config.settings import Settings
 
@@ -156,6 +156,8 @@ def run_command(args: argparse.Namespace) -> int:
         except WebhookSettingsError as exc:
             print(f"mnemobot: {exc}", file=sys.stderr)
             return 2
+
+    log_startup(settings)
 
     async def main() -> int:
         stop = asyncio.Event()
