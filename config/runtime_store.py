@@ -60,7 +60,9 @@ def _without(raw: dict[str, object], locs: list[tuple[int | str, ...]]) -> dict[
     return stripped
 
 
-def parse_runtime_config(data: bytes) -> ParsedRuntimeConfig:
+def parse_runtime_config(
+    data: bytes, model: type[RuntimeConfig] = RuntimeConfig
+) -> ParsedRuntimeConfig:
     """Validate the file's bytes; unknown keys are left out and listed, anything else raises.
 
     A typo'd key must not throw away every other setting of the file, so it is reported
@@ -75,13 +77,13 @@ def parse_runtime_config(data: bytes) -> ParsedRuntimeConfig:
     if not isinstance(raw, dict):
         raise RuntimeConfigError("the top level must be a JSON object")
     try:
-        return ParsedRuntimeConfig(RuntimeConfig.model_validate(raw))
+        return ParsedRuntimeConfig(model.model_validate(raw))
     except ValidationError as exc:
         unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden" and e["loc"]]
         if not unknown:
             raise RuntimeConfigError(describe_validation_error(exc)) from None
     try:
-        config = RuntimeConfig.model_validate(_without(raw, unknown))
+        config = model.model_validate(_without(raw, unknown))
     except ValidationError as exc:
         raise RuntimeConfigError(describe_validation_error(exc)) from None
     return ParsedRuntimeConfig(config, tuple(_dotted(loc) for loc in unknown))
