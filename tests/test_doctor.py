@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
+import time
 from pathlib import Path
 
+import pytest
+
 from bot.doctor import check_allowed_users
+from bot.probes import ProbeError, list_models, telegram_username
 from tests.conftest import make_settings, run_mnemobot
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer
@@ -119,3 +124,17 @@ def test_invalid_settings_fail_the_first_check() -> None:
     result = run_doctor(BOT_LOG_LEVEL="chatty")
     assert result.returncode == 1
     assert result.stdout.startswith("FAIL settings: BOT_LOG_LEVEL is invalid")
+
+
+async def test_a_silent_server_fails_the_check_at_its_time_limit() -> None:
+    # Accepts connections (the kernel's backlog) and never answers a byte.
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(ProbeError, match=r"did not answer within 0\.5 s"):
+            await list_models(f"http://127.0.0.1:{port}/v1", None, "the server", seconds=0.5)
+        with pytest.raises(ProbeError, match=r"did not answer within 0\.5 s"):
+            await telegram_username(
+                "1:SECRET", f"http://127.0.0.1:{port}/bot", "the server", seconds=0.5
+            )
+        assert time.monotonic() - started < 5
