@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pty
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -97,3 +102,57 @@ def test_settings_come_from_home_with_the_current_directory_winning(
     settings = load_settings()
     assert settings.bot_model == "local-model"
     assert settings.openai_base_url == base_url
+
+
+class Terminal:
+    """A child process on a pseudo-terminal: read until a prompt, type an answer."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child
+            os.execvpe(argv[0], argv, env)
+        self.output = ""
+
+    def expect(self, text: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.output:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise AssertionError(f"no {text!r} in {self.output!r}")
+            try:
+                self.output += os.read(self.fd, 4096).decode(errors="replace")
+            except OSError:  # the child exited
+                raise AssertionError(f"no {text!r} in {self.output!r}") from None
+
+    def answer(self, prompt: str, text: str) -> None:
+        self.expect(prompt)
+        os.write(self.fd, f"{text}\n".encode())
+
+    def exit_code(self) -> int:
+        with contextlib.suppress(OSError):
+            while os.read(self.fd, 4096):
+                pass
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(status)
+
+
+def test_run_at_a_terminal_with_nothing_configured_offers_init(workspace: Path) -> None:
+    with TelegramServer() as telegram, FakeOpenAIServer(models=["qwen2.5", "llama3"]) as llm:
+        env = subprocess_env(BOT_WORKSPACE=str(workspace), TELEGRAM_API_BASE_URL=telegram.base_url)
+        terminal = Terminal([sys.executable, "-m", "bot", "run"], env)
+        terminal.answer("Set them up now with `mnemobot init`? [Y/n]", "")
+        terminal.answer("Telegram bot token (from @BotFather): ", "1:WRONG")
+        terminal.answer("copy it again from @BotFather", telegram.token)
+        terminal.answer("(comma-separated, * for everyone): ", "42")
+        terminal.answer("Model server base URL (empty for OpenAI): ", llm.base_url)
+        terminal.answer("API key (empty for local servers): ", "")
+        terminal.answer("Model [qwen2.5]: ", "gpt-4o-mini")
+        terminal.answer("it offers: qwen2.5, llama3; pick one", "llama3")
+        terminal.expect("Next: `mnemobot doctor`, then `mnemobot run`.")
+        assert terminal.exit_code() == 0
+    assert telegram.token not in terminal.output
+    written = Path.home() / ".mnemobot" / ".env"
+    assert written.stat().st_mode & 0o777 == 0o600
+    assert "BOT_MODEL=llama3\n" in written.read_text()
+    assert f"TELEGRAM_BOT_TOKEN={telegram.token}\n" in written.read_text()
