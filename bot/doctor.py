@@ -53,7 +53,8 @@ Emit = Callable[[str], None]
 def check_settings(settings: Settings) -> CheckResult:
     found = env_files_found()
     if found:
-        return CheckResult("settings", "ok", f"read {' and '.join(map(str, found))}")
+        order = ", then ".join(map(str, found)) + (" (its keys win)" if len(found) > 1 else "")
+        return CheckResult("settings", "ok", f"read {order}")
     looked = " and ".join(str(p.absolute()) for p in env_file_candidates())
     return CheckResult(
         "settings",
