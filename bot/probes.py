@@ -45,8 +45,10 @@ async def list_models(
     base_url: str | None, api_key: str | None, where: str, seconds: float = NETWORK_CHECK_SECONDS
 ) -> ModelsList:
     """`GET /models` of an OpenAI-compatible server."""
+    # The clients' own timeouts are a margin longer, so the overall limit always ends the
+    # wait first and says so in one way.
     llm = OpenAIChatModel(
-        api_key=api_key, base_url=base_url, max_retries=0, timeout_seconds=seconds
+        api_key=api_key, base_url=base_url, max_retries=0, timeout_seconds=seconds + 1
     )
     try:
         async with asyncio.timeout(seconds):
@@ -67,12 +69,13 @@ async def telegram_username(
     token: str, base_url: str, where: str, seconds: float = NETWORK_CHECK_SECONDS
 ) -> str:
     """The bot's @username from getMe: proves the token and the Bot API endpoint."""
+    client_seconds = seconds + 1  # see list_models
     request = HTTPXRequest(
         connection_pool_size=1,
-        connect_timeout=seconds,
-        read_timeout=seconds,
-        write_timeout=seconds,
-        pool_timeout=seconds,
+        connect_timeout=client_seconds,
+        read_timeout=client_seconds,
+        write_timeout=client_seconds,
+        pool_timeout=client_seconds,
     )
     bot = telegram.Bot(token, base_url=base_url, request=request)
     try:

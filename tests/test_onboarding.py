@@ -112,10 +112,12 @@ class Terminal:
         if self.pid == 0:  # the child
             os.execvpe(argv[0], argv, env)
         self.output = ""
+        self.seen = 0  # output before this was matched already
 
     def expect(self, text: str, timeout: float = 30) -> None:
+        """Wait for `text` after what was matched before (a prompt asked again counts)."""
         deadline = time.monotonic() + timeout
-        while text not in self.output:
+        while text not in self.output[self.seen :]:
             ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
             if not ready:
                 raise AssertionError(f"no {text!r} in {self.output!r}")
@@ -123,6 +125,7 @@ class Terminal:
                 self.output += os.read(self.fd, 4096).decode(errors="replace")
             except OSError:  # the child exited
                 raise AssertionError(f"no {text!r} in {self.output!r}") from None
+        self.seen = self.output.index(text, self.seen) + len(text)
 
     def answer(self, prompt: str, text: str) -> None:
         self.expect(prompt)
@@ -143,12 +146,15 @@ def test_run_at_a_terminal_with_nothing_configured_offers_init(workspace: Path) 
         terminal = Terminal([sys.executable, "-m", "bot", "run"], env)
         terminal.answer("Set them up now with `mnemobot init`? [Y/n]", "")
         terminal.answer("Telegram bot token (from @BotFather): ", "1:WRONG")
-        terminal.answer("copy it again from @BotFather", telegram.token)
+        terminal.expect("copy it again from @BotFather")
+        # getpass discards what was typed before it asks, so wait for the prompt itself.
+        terminal.answer("Telegram bot token (from @BotFather): ", telegram.token)
         terminal.answer("(comma-separated, * for everyone): ", "42")
         terminal.answer("Model server base URL (empty for OpenAI): ", llm.base_url)
         terminal.answer("API key (empty for local servers): ", "")
         terminal.answer("Model [qwen2.5]: ", "gpt-4o-mini")
-        terminal.answer("it offers: qwen2.5, llama3; pick one", "llama3")
+        terminal.expect("it offers: qwen2.5, llama3; pick one")
+        terminal.answer("Model [qwen2.5]: ", "llama3")
         terminal.expect("Next: `mnemobot doctor`, then `mnemobot run`.")
         assert terminal.exit_code() == 0
     assert telegram.token not in terminal.output
