@@ -63,15 +63,23 @@ StopHandler = Callable[[ChatRef], Awaitable[str]]
 DEFAULT_COMPACT_KEEP = 10
 
 
+MAX_COMPACT_KEEP = 100
+
+
 def parse_keep_count(args: str) -> int | None:
-    """`/compact [N]`: N defaults to 10 and is clamped to 1..100; None if N is not a number."""
+    """`/compact [N]`: N defaults to 10; None if N is not a number in 1..100.
+
+    Out of range is refused, not clamped: `/compact -5` meaning "keep 1" would throw away
+    nearly the whole conversation on a typo.
+    """
     args = args.strip()
     if not args:
         return DEFAULT_COMPACT_KEEP
     try:
-        return min(100, max(1, int(args.split()[0])))
+        keep = int(args.split()[0])
     except ValueError:
         return None
+    return keep if 1 <= keep <= MAX_COMPACT_KEEP else None
 
 
 def endpoint_for_display(base_url: str | None) -> str:

@@ -8,5 +8,5 @@ from bot.channels.lanes import LaneConfig
 
 
 class TelegramConfig(LaneConfig):
-    # Telegram shows "typing..." for 5 s per call, so it is renewed a bit sooner.
     typing_interval_seconds: float = Field(4, gt=0, le=5)
+    """Seconds between "typing..." actions (Telegram shows one for about 5 s)."""

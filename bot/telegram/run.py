@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from telegram import Update
-from telegram.error import TelegramError
+from telegram.error import InvalidToken, TelegramError
 from telegram.ext import BaseRateLimiter, Updater
 
 from bot.app import App, build_app
-from bot.startup import settings_or_exit
+from bot.logging_setup import redact
+from bot.onboarding import offer_init
+from bot.startup import log_startup, secrets_of, settings_or_exit, token_rejected_line
 from bot.telegram.channel import build_telegram_application, channel_of
 from config.settings import Settings
 
@@ -135,14 +137,15 @@ async def serve_telegram(
 def run_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     if settings.telegram_bot_token is None:
-        print(NO_TOKEN, file=sys.stderr)
-        return 2
+        return offer_init(NO_TOKEN)
     if args.webhook:
         try:
             webhook_plan(settings)
         except WebhookSettingsError as exc:
             print(f"mnemobot: {exc}", file=sys.stderr)
             return 2
+
+    log_startup(settings)
 
     async def main() -> int:
         stop = asyncio.Event()
@@ -158,9 +161,13 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         return asyncio.run(main())
+    except InvalidToken:
+        print(token_rejected_line(settings), file=sys.stderr)
+        return 1
     except TelegramError as exc:
-        # Start-up failures (bad token, unreachable API): one line, not a traceback.
-        print(f"mnemobot: Telegram refused to start: {exc}", file=sys.stderr)
+        # Start-up failures (unreachable API...): one line, not a traceback, no token.
+        reason = redact(str(exc), secrets_of(settings))
+        print(f"mnemobot: Telegram refused to start: {reason}", file=sys.stderr)
         return 1
 
 
