@@ -11,7 +11,7 @@ from bot.llm_client import OpenAIChatModel
 from bot.tools.clock_tool import DATETIME_TOOL
 from bot.tools.files_tool import FilesTool
 from bot.tools.memory_tool import MemoryTool
-from bot.tools.registry import ToolRegistry
+from bot.tools.registry import ToolRegistry, load_entry_point_tools
 from bot.tools.session_tools import SessionTools
 from config.runtime import RuntimeConfig
 from config.runtime_store import RuntimeConfigStore
@@ -27,6 +27,7 @@ from systems.context_building import ContextBuilding
 from systems.llm import ChatModel
 from systems.memory_persist import MemoryPersist
 from systems.pipeline import Pipeline, System, load_entry_point_systems
+from systems.services import Services
 from systems.tool_loop import ToolLoop
 
 
@@ -57,6 +58,7 @@ class App:
         close = getattr(self.llm, "close", None)
         if close is not None:
             await close()
+        self.memory.close()
 
 
 def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
@@ -66,7 +68,9 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
     runtime.ensure_file()
     config = runtime.current()
     sessions = SessionStore(paths.sessions)
-    memory = MemoryService(paths.root)
+    memory = MemoryService(
+        paths.root, max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes
+    )
     if llm is None:
         llm = OpenAIChatModel(
             api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
@@ -83,11 +87,17 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
             *SessionTools(sessions, large_results).tools(),
         ]
     )
-
-    def chat_model_for(config: RuntimeConfig) -> str:
-        return config.llm.model or settings.bot_model
-
-    compactor = Compactor(llm, sessions, memory, chat_model_for=chat_model_for)
+    services = Services(
+        settings=settings,
+        paths=paths,
+        runtime=runtime,
+        memory=memory,
+        sessions=sessions,
+        llm=llm,
+        tools=tools,
+    )
+    load_entry_point_tools(tools, services)
+    compactor = Compactor(llm, sessions, memory, chat_model_for=services.chat_model)
     context_building = ContextBuilding(memory)
     systems: list[System] = [
         AutoCompaction(compactor, tools),
@@ -100,7 +110,7 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         ),
         MemoryPersist(memory),
     ]
-    systems += load_entry_point_systems()
+    systems += load_entry_point_systems(services)
     pipeline = Pipeline(systems)
     assistant = Assistant(
         settings=settings,

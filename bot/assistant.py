@@ -19,9 +19,10 @@ from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings
 from config.workspace import WorkspacePaths
 from memory.items import to_iso
-from memory.session import AgentSession, SessionStore, valid_unicode
+from memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
 from systems.context import ChatRef, TurnContext
 from systems.llm import LLMFailureKind
+from systems.memory_persist import STORAGE_FAILED_EXTRA
 from systems.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
@@ -31,11 +32,27 @@ log = logging.getLogger(__name__)
 RECEIVED_LOOKBACK_MESSAGES = 200
 
 
+STORAGE_FAILED_TEXT = (
+    "Sorry, I could not save this conversation (the bot's storage is failing); "
+    "please try again later."
+)
+STORAGE_NOTE = "(I could not save this to memory: the bot's storage is failing.)"
+
+
 @dataclass(slots=True)
 class TurnOutcome:
     reply: str
-    ctx: TurnContext
+    # None when the turn never started (the session could not be stored).
+    ctx: TurnContext | None
     answered: bool
+
+
+def set_aside_note(file_name: str) -> str:
+    """Told once, in the first reply after an unreadable session was replaced by a new one."""
+    return (
+        "(I could not read our earlier conversation, so I set it aside as "
+        f"{file_name} and started a new one. My memory of what you told me is unaffected.)"
+    )
 
 
 @dataclass(slots=True)
@@ -146,8 +163,19 @@ class Assistant:
         text = valid_unicode(text).strip()
         if not text:
             return None
-        async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
-            return await self._turn(chat, text, message_refs or [], notify)
+        try:
+            async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
+                return await self._turn(chat, text, message_refs or [], notify)
+        except OSError as exc:
+            # A full disk, a read-only or vanished workspace: nothing the user can fix, so
+            # one line for them and one for the operator (the cause is in the message).
+            log.warning(
+                "could not store the session of %s (%s); check the workspace's free space "
+                "and permissions",
+                chat.key,
+                exc,
+            )
+            return TurnOutcome(reply=STORAGE_FAILED_TEXT, ctx=None, answered=False)
 
     async def _turn(
         self,
@@ -158,6 +186,7 @@ class Assistant:
     ) -> TurnOutcome:
         config = self.config()
         session = self.sessions.get(chat.key)
+        set_aside = session.metadata.pop(SET_ASIDE_KEY, None)
         now = now_in_zone(config.assistant.timezone)
         earlier = find_received(session.messages, message_refs)
         if earlier is not None and earlier.answer is not None:
@@ -212,8 +241,23 @@ class Assistant:
                 activity.last_pack_tokens = ctx.memory_pack.diagnostics.total_tokens
         answered = ctx.reply is not None
         reply = ctx.reply if ctx.reply is not None else apology_for(ctx)
+        if ctx.llm_error is not None:
+            error = ctx.llm_error
+            status = f", HTTP {error.status}" if error.status else ""
+            log.warning(
+                "no answer in %s: %s%s: %s; %s",
+                chat.key,
+                error.kind.value,
+                status,
+                error.detail,
+                error.operator_hint(),
+            )
         if ctx.failures:
             log.info("turn in %s had failures: %s", chat.key, ctx.failures)
+        if ctx.extras.get(STORAGE_FAILED_EXTRA):
+            reply = f"{reply}\n\n{STORAGE_NOTE}"
+        if isinstance(set_aside, str):
+            reply = f"{set_aside_note(set_aside)}\n\n{reply}"
         return TurnOutcome(reply=reply, ctx=ctx, answered=answered)
 
     def reset_session(self, chat: ChatRef) -> int:

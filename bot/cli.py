@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 
-from bot import bench_memory, bench_telegram, eval_locomo, memory_cli
+from bot import memory_cli, tooling_cli
 from bot.app import build_app
+from bot.config_cli import register as add_config_command
 from bot.console import run_console
 from bot.doctor import doctor
-from bot.startup import fail, settings_or_exit
+from bot.onboarding import register as add_init_command
+from bot.startup import fail, log_startup, settings_or_exit
 from bot.telegram import run as telegram_run
+from config.settings import ENV_FILE_VARIABLE
+from memory.process_tuning import tune_process
 from memory.session import InvalidSessionKey, check_session_key
 from systems.context import ChatRef
 
@@ -24,6 +29,7 @@ def _cmd_chat(args: argparse.Namespace) -> int:
         check_session_key(ChatRef("console", args.chat_id).key)
     except InvalidSessionKey as exc:
         return fail(str(exc).replace("chat key", "--chat-id", 1))
+    log_startup(settings)
 
     async def session() -> int:
         app = build_app(settings)
@@ -46,7 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mnemobot", description="A Telegram AI assistant that remembers."
     )
+    parser.add_argument(
+        "--env-file",
+        dest="global_env_file",
+        metavar="PATH",
+        help="read settings from this file only (like MNEMOBOT_ENV_FILE); default: ./.env "
+        "over ~/.mnemobot/.env",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_init_command(sub)
 
     chat = sub.add_parser("chat", help="talk to the bot in this terminal (or pipe lines in)")
     chat.add_argument("--chat-id", default="local", help="console chat id (default: local)")
@@ -57,16 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_cmd_doctor)
 
     memory_cli.register(sub)
-    eval_locomo.register(sub)
+    add_config_command(sub)
     telegram_run.register(sub)
-    bench = sub.add_parser("bench", help="measure throughput and latency")
-    benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
-    bench_telegram.register(benches)
-    bench_memory.register(benches)
+    tooling_cli.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.global_env_file:
+        os.environ[ENV_FILE_VARIABLE] = args.global_env_file
+    tune_process()
     return int(args.handler(args))

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from bot.assistant import Assistant
+from bot.assistant import STORAGE_FAILED_TEXT, Assistant
 from memory.session import AgentSession
 from systems.compaction_plan import is_summary
 from systems.compactor import Compactor
 from systems.context import ChatRef
 from systems.request_messages import estimate_request_tokens, model_messages
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +63,23 @@ StopHandler = Callable[[ChatRef], Awaitable[str]]
 DEFAULT_COMPACT_KEEP = 10
 
 
+MAX_COMPACT_KEEP = 100
+
+
 def parse_keep_count(args: str) -> int | None:
-    """`/compact [N]`: N defaults to 10 and is clamped to 1..100; None if N is not a number."""
+    """`/compact [N]`: N defaults to 10; None if N is not a number in 1..100.
+
+    Out of range is refused, not clamped: `/compact -5` meaning "keep 1" would throw away
+    nearly the whole conversation on a typo.
+    """
     args = args.strip()
     if not args:
         return DEFAULT_COMPACT_KEEP
     try:
-        return min(100, max(1, int(args.split()[0])))
+        keep = int(args.split()[0])
     except ValueError:
         return None
+    return keep if 1 <= keep <= MAX_COMPACT_KEEP else None
 
 
 def endpoint_for_display(base_url: str | None) -> str:
@@ -106,7 +118,11 @@ class Commands:
         if command.name == "help":
             return self.help_text()
         if command.name == "new":
-            cleared = self.assistant.reset_session(chat)
+            try:
+                cleared = self.assistant.reset_session(chat)
+            except OSError as exc:
+                log.warning("could not store the session of %s (%s)", chat.key, exc)
+                return STORAGE_FAILED_TEXT
             return (
                 f"Started a new conversation ({cleared} messages cleared). "
                 "I still remember what I learned about you."
@@ -187,6 +203,11 @@ class Commands:
             lines.append("Compactions: none yet")
         for provider in self.status_providers:
             lines += provider(chat)
-        lines.append(f"Workspace: {assistant.paths.root}")
+        # Everyone in a group reads /status: no file-system paths here (`doctor` shows them).
+        workspace_ok = os.access(assistant.paths.sessions, os.W_OK)
+        lines.append(
+            "Workspace: ok" if workspace_ok else "Workspace: not writable (run mnemobot doctor)"
+        )
         lines.append(f"Runtime config: {assistant.runtime.describe_state()}")
-        return "\n".join(lines)
+        # A provider or an OS error message may still name a file: show it relative.
+        return "\n".join(lines).replace(f"{assistant.paths.root}{os.sep}", "<workspace>/")

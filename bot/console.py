@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sys
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import TextIO
 
 from bot.app import App
 from bot.channels.dispatch import ChatDispatcher
 from bot.channels.lanes import LaneConfig, LaneJob
 from bot.commands import parse_command
+from bot.console_input import TerminalInput
 from systems.context import ChatRef
 
 CHANNEL = "console"
@@ -25,6 +28,10 @@ CHANNEL = "console"
 # cancelled at once (its session is still saved) and queued lines are kept unanswered.
 LEAVE_GRACE_SECONDS = 0.0
 PROMPT = "you> "
+# In the workspace: what was typed belongs with the conversations it started.
+HISTORY_FILE = "console-history"
+# What a shell reports for a program ended by Ctrl-C (128 + SIGINT).
+INTERRUPTED_EXIT_STATUS = 130
 CLEAR_LINE = "\r\x1b[2K"
 
 
@@ -38,10 +45,18 @@ class ConsoleChannel:
 
     name = CHANNEL
 
-    def __init__(self, app: App, stdout: TextIO, *, interactive: bool) -> None:
+    def __init__(
+        self,
+        app: App,
+        stdout: TextIO,
+        *,
+        interactive: bool,
+        terminal: TerminalInput | None = None,
+    ) -> None:
         self.app = app
         self.stdout = stdout
         self.interactive = interactive
+        self.terminal = terminal
         self.dispatcher = ChatDispatcher(app, self, self.config)
 
     def config(self) -> LaneConfig:
@@ -64,7 +79,13 @@ class ConsoleChannel:
         return contextlib.nullcontext()
 
     def say(self, text: str) -> None:
-        if self.interactive:
+        terminal = self.terminal
+        if terminal is not None:
+            # Readline owns the input line: show the answer above it, then the prompt and
+            # what was typed so far again, so typing goes on where it was.
+            again = f"{PROMPT}{terminal.typed_so_far()}" if terminal.prompting else ""
+            self.stdout.write(f"{CLEAR_LINE}bot> {text}\n{again}")
+        elif self.interactive:
             # Answers can arrive while the prompt waits for input: clear its line, then show
             # it again below the answer.
             self.stdout.write(f"{CLEAR_LINE}bot> {text}\n{PROMPT}")
@@ -82,30 +103,48 @@ async def run_console(
     stdout: TextIO | None = None,
     interactive: bool | None = None,
 ) -> int:
-    """Talk until end of input; `interactive` defaults to whether both streams are a tty."""
+    """Talk until end of input; `interactive` defaults to whether both streams are a tty.
+
+    At a real terminal, lines are edited with readline (history in the workspace), Ctrl-C
+    stops the running reply (or, with nothing running, leaves: exit status 130) and Ctrl-D
+    leaves.
+    """
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     if interactive is None:
         interactive = stdin.isatty() and stdout.isatty()
+    at_terminal = interactive and stdin is sys.stdin and stdout is sys.stdout and stdin.isatty()
+    terminal = TerminalInput(PROMPT, history_path(app)) if at_terminal else None
     chat = ChatRef(channel=CHANNEL, chat_id=chat_id, user_id=user_id)
-    channel = ConsoleChannel(app, stdout, interactive=interactive)
+    channel = ConsoleChannel(app, stdout, interactive=interactive, terminal=terminal)
     await channel.start()
+    if terminal is not None:
+        _stop_on_ctrl_c(channel, chat, terminal)
     try:
         if interactive:
+            prompt = "" if terminal is not None else PROMPT  # readline shows its own
             stdout.write(
                 f"bot> mnemobot console, chat {chat.key}. "
-                f"Type /help for commands, Ctrl-D to quit.\n{PROMPT}"
+                f"Type /help for commands, Ctrl-D to quit.\n{prompt}"
             )
             stdout.flush()
-        while (line := await _read_line(stdin)) is not None:
+        while True:
+            line = await terminal.read() if terminal is not None else await _read_line(stdin)
+            if line is None:
+                break
             text = line.rstrip("\r\n")
             if text.strip():
                 await channel.dispatcher.receive(LaneJob(chat, text, command=parse_command(text)))
             if not interactive:
                 await channel.dispatcher.wait_idle(chat)
                 continue
-            stdout.write(PROMPT)
+            if terminal is None:
+                stdout.write(PROMPT)
+                stdout.flush()
+        if terminal is not None and terminal.interrupted:
+            stdout.write("\n")
             stdout.flush()
+            return INTERRUPTED_EXIT_STATUS
         # End of input: what was typed still gets its answer.
         await channel.dispatcher.wait_idle(chat)
         if interactive:
@@ -113,4 +152,30 @@ async def run_console(
             stdout.flush()
         return 0
     finally:
+        if terminal is not None:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+            terminal.close()
         await channel.stop(LEAVE_GRACE_SECONDS)
+
+
+def history_path(app: App) -> Path:
+    return app.paths.root / HISTORY_FILE
+
+
+def _stop_on_ctrl_c(channel: ConsoleChannel, chat: ChatRef, terminal: TerminalInput) -> None:
+    """Ctrl-C stops the reply being written (like /stop); with nothing running, it leaves."""
+    stops: set[asyncio.Task[None]] = set()
+
+    async def stop() -> None:
+        channel.say(await channel.dispatcher.stop(chat))
+
+    def on_ctrl_c() -> None:
+        lanes = channel.dispatcher.lanes
+        if lanes.is_running(chat.key) or lanes.waiting(chat.key):
+            task = asyncio.create_task(stop())
+            stops.add(task)
+            task.add_done_callback(stops.discard)
+        else:
+            terminal.interrupt()
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_ctrl_c)

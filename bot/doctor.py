@@ -1,123 +1,212 @@
-"""`mnemobot doctor`: one line per check, exit 1 if any fails."""
+"""`mnemobot doctor`: one line per check, exit 1 if any fails; it changes nothing on disk.
+
+Each network check first prints what it is waiting for, then waits at most
+NETWORK_CHECK_SECONDS. WARN lines (a setting that works but is probably not what was
+meant) do not fail the run.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
-
-import telegram
-from telegram.error import InvalidToken, TelegramError
+from pathlib import Path
+from typing import Literal, TextIO
 
 from bot.channels.registry import open_runtime_config
-from bot.llm_client import OpenAIChatModel
+from bot.commands import endpoint_for_display
 from bot.logging_setup import configure_logging
-from bot.startup import secrets_of, workspace_problem
-from config.settings import Settings, SettingsError, load_settings
+from bot.probes import NETWORK_CHECK_SECONDS, ProbeError, list_models, telegram_username
+from bot.startup import secrets_of
+from config.runtime_store import RuntimeConfigStore
+from config.settings import (
+    Settings,
+    SettingsError,
+    env_file_candidates,
+    env_files_found,
+    load_settings,
+)
 from config.workspace import WorkspacePaths
-from systems.llm import ChatRequest, LLMError
+
+Status = Literal["ok", "warn", "fail"]
+_LABEL: dict[Status, str] = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
 
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     name: str
-    ok: bool
+    status: Status
     detail: str
 
+    @property
+    def ok(self) -> bool:
+        return self.status != "fail"
 
-def check_workspace(paths: WorkspacePaths) -> CheckResult:
-    problem = workspace_problem(paths)
-    if problem:
-        return CheckResult("workspace", False, problem)
-    return CheckResult("workspace", True, f"{paths.root} is writable")
-
-
-def check_runtime_config(paths: WorkspacePaths) -> CheckResult:
-    store = open_runtime_config(paths.runtime_config)
-    store.ensure_file()
-    store.current()
-    if store.error:
-        return CheckResult("runtime config", False, f"{store.error}; fix the file and retry")
-    return CheckResult("runtime config", True, f"{paths.runtime_config} is valid")
+    def line(self) -> str:
+        return f"{_LABEL[self.status]} {self.name}: {self.detail}"
 
 
-async def check_llm(settings: Settings, model: str) -> CheckResult:
-    llm = OpenAIChatModel(
-        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-        base_url=settings.openai_base_url,
-        max_retries=0,
-        timeout_seconds=15,
+Emit = Callable[[str], None]
+
+
+def check_settings(settings: Settings) -> CheckResult:
+    found = env_files_found()
+    if found:
+        order = ", then ".join(map(str, found)) + (" (its keys win)" if len(found) > 1 else "")
+        return CheckResult("settings", "ok", f"read {order}")
+    looked = " and ".join(str(p.absolute()) for p in env_file_candidates())
+    return CheckResult(
+        "settings",
+        "warn",
+        f"no env file found (looked for {looked}); only the environment's variables are "
+        "used; `mnemobot init` writes one",
     )
-    where = settings.openai_base_url or "the OpenAI API"
-    try:
-        try:
-            models = await llm.list_models()
-            detail = f"{where} answers; {len(models)} models listed"
-        except LLMError:
-            # Some servers have no /models; a one-token completion proves the endpoint.
-            await llm.complete(
-                ChatRequest(
-                    messages=[{"role": "user", "content": "ping"}],
-                    model=model,
-                    temperature=0,
-                    max_output_tokens=1,
-                    timeout_seconds=15,
-                )
+
+
+def check_allowed_users(settings: Settings) -> CheckResult:
+    users = settings.telegram_allowed_users
+    if users.everyone:
+        return CheckResult(
+            "allowed users", "warn", "TELEGRAM_ALLOWED_USERS is *: the bot serves anyone"
+        )
+    if not users:
+        return CheckResult(
+            "allowed users",
+            "warn",
+            "TELEGRAM_ALLOWED_USERS is empty: the bot serves nobody; set your numeric user "
+            "id (the bot tells you yours when you write to it)",
+        )
+    return CheckResult("allowed users", "ok", f"serves {users.describe()}")
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_workspace(root: Path) -> CheckResult:
+    if root.exists():
+        if not root.is_dir():
+            return CheckResult(
+                "workspace", "fail", f"BOT_WORKSPACE {root} is not a directory; point it at one"
             )
-            detail = f"{where} answers a chat completion"
-    except LLMError as error:
-        return CheckResult("llm", False, f"{where}: {error.user_text()} ({error.detail[:120]})")
-    finally:
-        await llm.close()
-    return CheckResult("llm", True, detail)
-
-
-async def check_telegram(settings: Settings) -> CheckResult:
-    if settings.telegram_bot_token is None:
-        return CheckResult("telegram", True, "no TELEGRAM_BOT_TOKEN set (only needed for `run`)")
-    bot = telegram.Bot(
-        settings.telegram_bot_token.get_secret_value(), base_url=settings.telegram_api_base_url
+        if not os.access(root, os.W_OK | os.X_OK):
+            return CheckResult(
+                "workspace", "fail", f"BOT_WORKSPACE {root} is not writable; fix its permissions"
+            )
+        return CheckResult("workspace", "ok", f"{root} is writable")
+    parent = _nearest_existing(root.parent)
+    if parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
+        return CheckResult(
+            "workspace",
+            "warn",
+            f"{root} does not exist; `mnemobot run` or `chat` will create it "
+            "(check BOT_WORKSPACE for a typo)",
+        )
+    return CheckResult(
+        "workspace",
+        "fail",
+        f"BOT_WORKSPACE {root} does not exist and cannot be created ({parent} is not a "
+        "writable directory); point it at a directory you can write to",
     )
+
+
+def check_runtime_config(store: RuntimeConfigStore) -> CheckResult:
+    store.current()
+    path = store.path
+    if store.error:
+        return CheckResult(
+            "runtime config", "fail", f"{path}: {store.describe_state()}; fix the file and retry"
+        )
+    if not store.from_file:
+        return CheckResult(
+            "runtime config", "ok", f"no {path} yet; defaults in force (`run` writes it)"
+        )
+    if store.unknown_keys:
+        return CheckResult(
+            "runtime config",
+            "warn",
+            f"{path}: unknown keys ignored: {', '.join(store.unknown_keys)} "
+            "(`mnemobot config docs` lists every key)",
+        )
+    return CheckResult("runtime config", "ok", f"{path} is valid")
+
+
+async def check_llm(settings: Settings, model: str, model_source: str, emit: Emit) -> CheckResult:
+    where = endpoint_for_display(settings.openai_base_url)
+    emit(f"...  llm: asking {where} for its models (up to {NETWORK_CHECK_SECONDS:g} s)")
+    api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     try:
-        async with bot:
-            me = await bot.get_me()
-    except InvalidToken:
-        return CheckResult("telegram", False, "token rejected; get a new one from @BotFather")
-    except TelegramError as exc:
-        return CheckResult("telegram", False, f"Bot API unreachable: {exc}")
-    return CheckResult("telegram", True, f"token valid for @{me.username}")
+        listed = await list_models(settings.openai_base_url, api_key, where)
+    except ProbeError as error:
+        return CheckResult("llm", "fail", str(error))
+    served = listed.serves(model)
+    if served is None:
+        return CheckResult(
+            "llm",
+            "warn",
+            f"{where} answers but has no models list, so whether it serves {model!r} "
+            f"({model_source}) is unchecked",
+        )
+    if not served:
+        return CheckResult(
+            "llm",
+            "fail",
+            f"{where} does not serve {model!r} ({model_source}); it offers: "
+            f"{listed.describe()}; set {model_source} to one of them",
+        )
+    return CheckResult("llm", "ok", f"{where} serves {model!r}")
 
 
-async def run_checks(settings: Settings | None, settings_error: str | None) -> list[CheckResult]:
-    if settings is None:
-        return [CheckResult("settings", False, settings_error or "invalid settings")]
-    results = [CheckResult("settings", True, "environment and .env are valid")]
-    paths = WorkspacePaths(settings.bot_workspace)
-    workspace = check_workspace(paths)
-    results.append(workspace)
-    if workspace.ok:
-        results.append(check_runtime_config(paths))
-    else:
-        results.append(CheckResult("runtime config", False, "skipped: no usable workspace"))
-    store = open_runtime_config(paths.runtime_config)
-    model = store.current().llm.model or settings.bot_model
-    results.append(await check_llm(settings, model))
-    results.append(await check_telegram(settings))
+async def check_telegram(settings: Settings, emit: Emit) -> CheckResult:
+    if settings.telegram_bot_token is None:
+        return CheckResult("telegram", "ok", "no TELEGRAM_BOT_TOKEN set (only needed for `run`)")
+    where = endpoint_for_display(settings.telegram_api_base_url)
+    emit(f"...  telegram: asking {where} whose token this is (up to {NETWORK_CHECK_SECONDS:g} s)")
+    try:
+        username = await telegram_username(
+            settings.telegram_bot_token.get_secret_value(), settings.telegram_api_base_url, where
+        )
+    except ProbeError as error:
+        return CheckResult("telegram", "fail", str(error))
+    return CheckResult("telegram", "ok", f"token valid for @{username}")
+
+
+async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
+    results: list[CheckResult] = []
+
+    def record(result: CheckResult) -> None:
+        results.append(result)
+        emit(result.line())
+
+    record(check_settings(settings))
+    record(check_allowed_users(settings))
+    record(check_workspace(settings.bot_workspace))
+    store = open_runtime_config(WorkspacePaths(settings.bot_workspace).runtime_config)
+    record(check_runtime_config(store))
+    configured = store.current().llm.model
+    model, source = (configured, "llm.model") if configured else (settings.bot_model, "BOT_MODEL")
+    record(await check_llm(settings, model, source, emit))
+    record(await check_telegram(settings, emit))
     return results
 
 
 def doctor(out: TextIO) -> int:
+    def emit(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
     try:
-        settings: Settings | None = load_settings()
-        error = None
+        settings = load_settings()
     except SettingsError as exc:
-        settings, error = None, str(exc)
-    if settings is not None:
-        configure_logging(settings.bot_log_level, secrets_of(settings))
-        # The llm check reports a failed call itself; its warning would say it twice.
-        logging.getLogger("bot.llm_client").setLevel(logging.ERROR)
-    results = asyncio.run(run_checks(settings, error))
-    for result in results:
-        out.write(f"{'ok  ' if result.ok else 'FAIL'} {result.name}: {result.detail}\n")
+        emit(CheckResult("settings", "fail", str(exc)).line())
+        return 1
+    configure_logging(settings.bot_log_level, secrets_of(settings))
+    # Each check reports its own failure; these loggers would say it a second time.
+    logging.getLogger("bot.llm_client").setLevel(logging.CRITICAL)
+    logging.getLogger("config.runtime_store").setLevel(logging.CRITICAL)
+    results = asyncio.run(run_checks(settings, emit))
     return 0 if all(r.ok for r in results) else 1

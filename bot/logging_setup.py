@@ -4,7 +4,21 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable
+import traceback
+from collections.abc import Callable, Iterable
+from types import TracebackType
+
+REDACTED = "[REDACTED]"
+# Shorter strings are too likely to occur by chance to be worth replacing.
+MIN_SECRET_CHARS = 6
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """`text` with every secret (longest first) replaced by `[REDACTED]`."""
+    usable = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
+    for secret in usable:
+        text = text.replace(secret, REDACTED)
+    return text
 
 
 class RedactSecrets(logging.Filter):
@@ -16,12 +30,10 @@ class RedactSecrets(logging.Filter):
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
-        self.secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
+        self.secrets = [s for s in secrets if s and len(s) >= MIN_SECRET_CHARS]
 
     def _clean(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "[REDACTED]")
-        return text
+        return redact(text, self.secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.secrets:
@@ -38,10 +50,23 @@ class RedactSecrets(logging.Filter):
         return True
 
 
+def _redacting_excepthook(secrets: list[str]) -> Callable[..., None]:
+    def excepthook(
+        kind: type[BaseException], value: BaseException, tb: TracebackType | None
+    ) -> None:
+        text = "".join(traceback.format_exception(kind, value, tb))
+        sys.stderr.write(redact(text, secrets))
+
+    return excepthook
+
+
 def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
+    secrets = list(secrets)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactSecrets(secrets))
+    # A crash's traceback bypasses logging; it must not print a token either.
+    sys.excepthook = _redacting_excepthook(secrets)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -1,8 +1,9 @@
 """The runtime config model: every tunable default of mnemobot lives here.
 
-`preferences/runtime-config.json` is validated against these models (camelCase keys,
-unknown keys rejected), written with the defaults on first start and re-read when it
-changes on disk. See `RuntimeConfigStore` for the reload rules.
+`preferences/runtime-config.json` is validated against these models (camelCase keys;
+an unknown key is reported and ignored), written with the defaults on first start and
+re-read when it changes on disk. See `RuntimeConfigStore` for the reload rules. Each
+field's docstring is its meaning in `mnemobot config docs` and the README's reference.
 
 Channel settings are the exception: each channel keeps its section (`telegram`, `console`)
 with its own code and adds it through `with_sections`, so a new channel needs no edit here.
@@ -21,7 +22,11 @@ from pydantic.alias_generators import to_camel
 
 class ConfigSection(BaseModel):
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
     )
 
 
@@ -30,10 +35,13 @@ SectionT = TypeVar("SectionT", bound=ConfigSection)
 
 class AssistantConfig(ConfigSection):
     name: str = "mnemobot"
-    # IANA zone name such as "Europe/Berlin"; null means the machine's local zone.
+    """The name the bot introduces itself with."""
     timezone: str | None = None
-    # Extra operator instructions appended to the built-in system prompt.
+    """IANA zone name such as "Europe/Berlin"; null means the machine's local zone."""
     instructions: str | None = None
+    """Extra operator instructions appended to the built-in system prompt."""
+    instructions_budget_tokens: int = Field(2_000, ge=50)
+    """Longer instructions are cut to this many estimated tokens."""
 
     @field_validator("timezone")
     @classmethod
@@ -55,25 +63,42 @@ class AssistantConfig(ConfigSection):
 
 class LlmConfig(ConfigSection):
     model: str | None = None
+    """Chat model name; null means BOT_MODEL."""
     summary_model: str | None = None
+    """Model that writes compaction summaries; null means the chat model."""
     temperature: float = Field(0.7, ge=0, le=2)
+    """Sampling temperature of replies (0-2)."""
     max_input_tokens: int = Field(128_000, ge=1_000)
+    """The model's context window in tokens; compaction starts at 80% of it."""
     max_output_tokens: int = Field(2048, ge=16)
+    """Most tokens one reply may have."""
     request_timeout_seconds: float = Field(120, gt=0, le=3600)
+    """Seconds one model call may take before it fails."""
     max_retries: int = Field(2, ge=0, le=10)
+    """Retries of a failed model call (connection errors, 429, 5xx)."""
 
 
 class TypeBoostConfig(ConfigSection):
     """Added to an item's score by its type: what must not be forgotten ranks a bit higher."""
 
     constraint: float = Field(0.05, ge=-1, le=1)
+    """Boost of a constraint item."""
     preference: float = Field(0.04, ge=-1, le=1)
+    """Boost of a preference item."""
     decision: float = Field(0.03, ge=-1, le=1)
+    """Boost of a decision item."""
     fix: float = Field(0.03, ge=-1, le=1)
+    """Boost of a fix item."""
     failure: float = Field(0.02, ge=-1, le=1)
+    """Boost of a failure item."""
     project_fact: float = Field(0.02, ge=-1, le=1)
+    """Boost of a project fact item."""
     task_state: float = Field(0.01, ge=-1, le=1)
+    """Boost of a task state item."""
     command_result: float = Field(0.0, ge=-1, le=1)
+    """Boost of a command result item."""
+    turn: float = Field(0.01, ge=-1, le=1)
+    """Boost of the item recording a whole conversation turn."""
 
 
 class RankingConfig(ConfigSection):
@@ -88,55 +113,142 @@ class RankingConfig(ConfigSection):
     """
 
     relevance_weight: float = Field(0.75, ge=0)
+    """Weight of BM25 relevance (scaled to 0..1 within the query's candidates)."""
     recency_weight: float = Field(0.10, ge=0)
+    """Weight of recency."""
     salience_weight: float = Field(0.075, ge=0)
+    """Weight of the item's salience."""
     confidence_weight: float = Field(0.075, ge=0)
-    # Recency halves every this many days (age since the item was last updated).
+    """Weight of the item's confidence."""
     recency_half_life_days: float = Field(14, gt=0)
-    # Decay of durable (semantic, procedural) items: the multiplier falls from 1 toward
-    # this floor, halving the gap every memory.decayDays; it never reaches 0.
+    """Recency halves every this many days (age since the item was last updated)."""
     decay_floor: float = Field(0.5, gt=0, le=1)
+    """Decay of durable (semantic, procedural) items: the multiplier falls from 1 toward
+    this floor, halving the gap every memory.decayDays; it never reaches 0."""
     type_boost: TypeBoostConfig = TypeBoostConfig()
-    # Added when the item shares a tag with the query.
+    """Added to an item's score by its type."""
     tag_match_boost: float = Field(0.05, ge=0, le=1)
-    # Past the soft budget, only items scoring at least this are added (up to the max).
+    """Added when the item shares a tag with the query."""
     overflow_min_score: float = Field(0.6, ge=0)
-    # BM25 hits kept (best first, all layers together) before the full score is computed.
+    """Past the soft budget, only items scoring at least this are added (up to the max)."""
     candidate_pool: int = Field(256, ge=1, le=100_000)
-    # Conversation windows: turns of one conversation (each less than this many minutes
-    # after the previous matching turn) share one episodic topK slot, so the pack shows
-    # a stretch of the conversation around a remembered moment instead of lone lines.
-    # Every turn still costs its own tokens. 0 turns windows off (one slot per turn).
+    """BM25 hits kept (best first, all layers together) before the full score is computed."""
     episode_window_gap_minutes: float = Field(30, ge=0)
-    # At most this many turns in one window; a longer stretch opens another slot.
+    """Turns of one conversation less than this many minutes apart share one episodic
+    topK slot, so the pack shows a stretch of the conversation around a remembered moment
+    (every turn still costs its own tokens); 0 turns windows off."""
     episode_window_max_turns: int = Field(8, ge=1, le=1_000)
-    # A turn gets this share of the relevance of a matching turn right before or after it
-    # (at most neighbour_gap_seconds apart), so an answer is found through its question.
+    """At most this many turns in one window; a longer stretch opens another slot."""
     neighbour_relevance_share: float = Field(0.5, ge=0, le=1)
+    """A turn gets this share of the relevance of a matching turn right before or after
+    it, so an answer is found through its question."""
     neighbour_gap_seconds: float = Field(120, ge=0)
+    """Most seconds between a turn and the neighbour it shares relevance with."""
+
+
+class ExtractionConfig(ConfigSection):
+    """How sure the rule-based extraction (memory.extraction) is of what it reads in a turn.
+
+    Confidence decides promotion: an item at or above memory.promotionMinConfidence (0.75)
+    becomes durable and shows in every later prompt. The defaults keep the user's own
+    explicit statements and reports above it, and guesses, suggestions, hedged words and
+    advice among several people below it. Each statement pattern's own confidence sits
+    beside the pattern in memory.extraction.personal_rules.
+    """
+
+    turn_confidence: float = Field(0.65, ge=0, le=1)
+    """Confidence of the item recording a whole turn: below promotion, so it stays an
+    episode."""
+    turn_salience: float = Field(0.5, ge=0, le=1)
+    """Salience of a turn item."""
+    turn_with_findings_salience: float = Field(0.6, ge=0, le=1)
+    """Salience of a turn item something else was derived from."""
+    hedged_confidence_cap: float = Field(0.6, ge=0, le=1)
+    """A hedged statement ("I think", "maybe", "sometimes") never scores above this."""
+    constraint_confidence: float = Field(0.85, ge=0, le=1)
+    """An order or rule from the user ("never push to main", "tests must pass")."""
+    weak_constraint_confidence: float = Field(0.7, ge=0, le=1)
+    """An order among several people (mostly advice to each other), or a soft rule."""
+    confirmed_fix_confidence: float = Field(0.85, ge=0, le=1)
+    """A fix someone reports as done."""
+    suggested_fix_confidence: float = Field(0.65, ge=0, le=1)
+    """A fix only suggested (by the assistant, "try ...")."""
+    suggested_fix_command_confidence: float = Field(0.7, ge=0, le=1)
+    """A command suggested right after an error, as a step of its fix."""
+    confirmed_fix_min_confidence: float = Field(0.8, ge=0, le=1)
+    """A fix at or above this is tagged "confirmed", else "suggested"."""
+    concrete_failure_confidence: float = Field(0.8, ge=0, le=1)
+    """A failure sentence from the user naming a concrete error (exception, exit code)."""
+    vague_failure_confidence: float = Field(0.7, ge=0, le=1)
+    """Any other failure sentence."""
+    error_line_confidence: float = Field(0.85, ge=0, le=1)
+    """An error line of a log or traceback from the user or a tool."""
+    assistant_error_line_confidence: float = Field(0.7, ge=0, le=1)
+    """An error line the assistant wrote."""
+    command_confidence: float = Field(0.8, ge=0, le=1)
+    """A shell command that was run."""
+    suggested_command_confidence: float = Field(0.7, ge=0, le=1)
+    """A shell command the assistant only suggested."""
+    max_derived_items: int = Field(12, ge=0, le=1_000)
+    """Most items derived from one turn, so a pasted log cannot flood memory."""
+    max_commands: int = Field(6, ge=0, le=1_000)
+    """Most commands taken from one turn."""
+    max_errors: int = Field(3, ge=0, le=1_000)
+    """Most error lines taken from one turn."""
+    turn_user_chars: int = Field(1200, ge=40, le=100_000)
+    """Characters of the user's side kept in the turn item."""
+    turn_assistant_chars: int = Field(800, ge=40, le=100_000)
+    """Characters of the assistant's side kept in the turn item."""
 
 
 class MemoryConfig(ConfigSection):
     enabled: bool = True
+    """Remember conversations and put a MemoryPack into every request."""
     scope: Literal["chat", "global"] = "chat"
+    """"chat": every chat has its own memory; "global": all chats share one."""
     recent_days: int = Field(7, ge=0, le=365)
+    """Days of daily notes shown as recent context when no memory item matches."""
     soft_prompt_budget_tokens: int = Field(1800, ge=0)
+    """Tokens the MemoryPack fills normally."""
     max_prompt_budget_tokens: int = Field(3500, ge=0)
+    """Tokens the MemoryPack may reach with high-scoring items (ranking.overflowMinScore)."""
     working_top_k: int = Field(6, ge=0)
+    """Newest episodic items always shown as recent context."""
     episodic_top_k: int = Field(8, ge=0)
+    """Most episodic items (or conversation windows) in a pack."""
     semantic_top_k: int = Field(6, ge=0)
+    """Most semantic items (facts, preferences) in a pack."""
     procedural_top_k: int = Field(4, ge=0)
+    """Most procedural items (how-tos, fixes) in a pack."""
     promotion_enabled: bool = True
+    """Promote confident episodic facts to durable semantic or procedural items."""
     promotion_min_confidence: float = Field(0.75, ge=0, le=1)
+    """Least confidence an item needs to be promoted."""
     decay_enabled: bool = True
+    """Let unused durable items lose weight over time (ranking.decayFloor)."""
     decay_days: float = Field(30, gt=0)
+    """Days in which the decay gap halves."""
     code_aware_extraction_enabled: bool = True
+    """Extract commands, errors and fixes from code-related turns."""
     legacy_daily_notes_enabled: bool = True
-    # Budgets of the other system-prompt parts, in estimated tokens.
+    """Fall back to recent daily notes when the MemoryPack is empty."""
     operator_memory_budget_tokens: int = Field(2000, ge=0)
+    """Tokens of memory/MEMORY.md (the operator's notes) in the system prompt."""
     scope_memory_budget_tokens: int = Field(2000, ge=0)
+    """Tokens of the chat's own MEMORY.md in the system prompt."""
     legacy_context_budget_tokens: int = Field(1500, ge=0)
+    """Tokens of recent daily notes in the system prompt."""
+    flush_confidence: float = Field(0.8, ge=0, le=1)
+    """Confidence of the facts the compaction flush keeps (a ranking input)."""
+    flush_salience: float = Field(0.6, ge=0, le=1)
+    """Salience of the facts the compaction flush keeps (a ranking input)."""
+    max_cached_scopes: int = Field(256, ge=1, le=100_000)
+    """Scopes kept loaded (most recently used); the others reload from their files when
+    their chat speaks again (a cold load: about a second at 100k items)."""
     ranking: RankingConfig = RankingConfig()
+    """How memory items are scored."""
+    extraction: ExtractionConfig = ExtractionConfig()
+    """How sure the rule-based extraction is of what it reads in a turn."""
 
     @model_validator(mode="after")
     def _budgets_ordered(self) -> MemoryConfig:
@@ -149,19 +261,39 @@ class MemoryConfig(ConfigSection):
 
 class CompactionConfig(ConfigSection):
     enabled: bool = True
+    """Compact long conversations automatically before they reach the model's limit."""
     max_context_tokens: int = Field(50_000, ge=1_000)
+    """Compact when a request would exceed this many tokens (or 80% of llm.maxInputTokens)."""
     keep_last_messages: int = Field(20, ge=1, le=1_000)
+    """Messages kept verbatim by an automatic compaction."""
     summary_max_output_tokens: int = Field(500, ge=50)
+    """Most tokens of a compaction summary."""
     summary_timeout_seconds: float = Field(15, gt=0)
+    """Seconds a summary may take; past it the old messages are dropped without one."""
     summary_temperature: float = Field(0.3, ge=0, le=2)
-    # Tool results older than this many user turns are stubbed in the LLM request.
+    """Sampling temperature of summaries."""
     prune_tool_results_after_turns: int = Field(3, ge=0)
+    """Tool results older than this many user turns are stubbed in the LLM request."""
     tool_result_eviction_chars: int = Field(80_000, ge=1_000)
+    """A tool result longer than this is stored in large_tool_results/ and referenced."""
+    summary_message_chars: int = Field(300, ge=50)
+    """How much of each dropped message the summary call sees."""
+    flush_message_chars: int = Field(1_200, ge=50)
+    """The memory-flush call (durable facts out of the dropped messages) sees each dropped
+    message cut to this many characters."""
+    flush_input_chars: int = Field(24_000, ge=1_000)
+    """The memory-flush call sees the last this many characters of the dropped messages."""
+    flush_known_facts_budget_tokens: int = Field(1_200, ge=0)
+    """Tokens of known memory the flush call is shown so it does not repeat it."""
+    flush_temperature: float = Field(0.2, ge=0, le=2)
+    """Sampling temperature of the memory-flush call."""
 
 
 class ToolLoopConfig(ConfigSection):
     max_llm_calls: int = Field(20, ge=1, le=1_000)
+    """Most model calls in one turn."""
     max_tool_executions: int = Field(80, ge=0, le=10_000)
+    """Most tool calls executed in one turn."""
 
 
 class RuntimeConfig(ConfigSection):
@@ -170,6 +302,18 @@ class RuntimeConfig(ConfigSection):
     memory: MemoryConfig = MemoryConfig()
     compaction: CompactionConfig = CompactionConfig()
     tool_loop: ToolLoopConfig = ToolLoopConfig()
+
+    @model_validator(mode="after")
+    def _request_fits_the_model(self) -> RuntimeConfig:
+        # The memory pack and the reply must fit the context window with room to spare.
+        needed = self.memory.max_prompt_budget_tokens + self.llm.max_output_tokens
+        if self.llm.max_input_tokens < needed:
+            raise ValueError(
+                f"llm.maxInputTokens ({self.llm.max_input_tokens}) is smaller than "
+                f"memory.maxPromptBudgetTokens + llm.maxOutputTokens ({needed}); "
+                "raise the first or lower the others"
+            )
+        return self
 
     def compaction_threshold_tokens(self) -> int:
         """Estimated request size past which AutoCompaction compacts (80% of the model's input)."""

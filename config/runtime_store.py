@@ -1,8 +1,9 @@
-"""Load, create and hot-reload `preferences/runtime-config.json` (DESIGN §5)."""
+"""Load, create and hot-reload `preferences/runtime-config.json`."""
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import tempfile
@@ -23,29 +24,70 @@ class RuntimeConfigError(Exception):
     """The runtime config file is invalid; the message names the key and the problem."""
 
 
+@dataclass(frozen=True, slots=True)
+class ParsedRuntimeConfig:
+    config: RuntimeConfig
+    # Dotted camelCase paths of keys the model does not know; they were left out.
+    unknown_keys: tuple[str, ...] = ()
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(root)"
+
+
 def describe_validation_error(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors()[:3]:
-        key = ".".join(str(p) for p in error["loc"]) or "(root)"
         message = str(error["msg"]).removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             message = "unknown key"
-        parts.append(f"{key}: {message}")
+        if error["loc"]:
+            parts.append(f"{_dotted(error['loc'])}: {message}")
+        else:
+            parts.append(message)
     more = len(exc.errors()) - len(parts)
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
-def parse_runtime_config(data: bytes, model: type[RuntimeConfig] = RuntimeConfig) -> RuntimeConfig:
+def _without(raw: dict[str, object], locs: list[tuple[int | str, ...]]) -> dict[str, object]:
+    """A copy of `raw` without the keys at `locs` (each a path of keys into nested objects)."""
+    stripped = copy.deepcopy(raw)
+    for loc in locs:
+        node: object = stripped
+        for part in loc[:-1]:
+            node = node.get(str(part)) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(str(loc[-1]), None)
+    return stripped
+
+
+def parse_runtime_config(
+    data: bytes, model: type[RuntimeConfig] = RuntimeConfig
+) -> ParsedRuntimeConfig:
+    """Validate the file's bytes; unknown keys are left out and listed, anything else raises.
+
+    A typo'd key must not throw away every other setting of the file, so it is reported
+    and ignored; a value the model rejects makes the whole file invalid.
+    """
+    if not data.strip():
+        raise RuntimeConfigError("the file is empty; write {} to use every default")
     try:
-        raw = orjson.loads(data) if data.strip() else {}
+        raw = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise RuntimeConfigError(f"not valid JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise RuntimeConfigError("the top level must be a JSON object")
     try:
-        return model.model_validate(raw)
+        return ParsedRuntimeConfig(model.model_validate(raw))
+    except ValidationError as exc:
+        unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden" and e["loc"]]
+        if not unknown:
+            raise RuntimeConfigError(describe_validation_error(exc)) from None
+    try:
+        config = model.model_validate(_without(raw, unknown))
     except ValidationError as exc:
         raise RuntimeConfigError(describe_validation_error(exc)) from None
+    return ParsedRuntimeConfig(config, tuple(_dotted(loc) for loc in unknown))
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +100,7 @@ class RuntimeConfigStore:
     """The runtime config in force, re-read when the file's mtime or size changes.
 
     An invalid edit is rejected: the last good config stays in force and the error is kept
-    for `/status` until the file is fixed.
+    for `/status` until the file is fixed. Unknown keys are ignored and listed.
     """
 
     def __init__(
@@ -71,6 +113,9 @@ class RuntimeConfigStore:
         self._config = self._model()
         self._stamp: _FileStamp | None = None
         self.error: str | None = None
+        self.unknown_keys: tuple[str, ...] = ()
+        # Whether the config in force came from the file (else it is the defaults).
+        self.from_file = False
         self.loaded_at_least_once = False
 
     def ensure_file(self) -> None:
@@ -117,18 +162,36 @@ class RuntimeConfigStore:
             self.error = None
             return
         try:
-            config = parse_runtime_config(self.path.read_bytes(), self._model)
+            parsed = parse_runtime_config(self.path.read_bytes(), self._model)
         except (RuntimeConfigError, OSError) as exc:
             self.error = f"{self.path.name}: {exc}"
-            log.error("runtime config rejected, keeping the last good one: %s", self.error)
+            kept = "the last good values of the file" if self.from_file else "the defaults"
+            log.error("runtime config rejected, keeping %s: %s", kept, self.error)
             return
-        if config != self._config:
+        if parsed.unknown_keys and parsed.unknown_keys != self.unknown_keys:
+            log.warning(
+                "runtime config %s: unknown keys ignored: %s "
+                "(check the spelling; `mnemobot config docs` lists every key)",
+                self.path,
+                ", ".join(parsed.unknown_keys),
+            )
+        if parsed.config != self._config:
             log.info("runtime config loaded from %s", self.path)
-        self._config = config
+        self._config = parsed.config
+        self.unknown_keys = parsed.unknown_keys
+        self.from_file = True
         self.error = None
 
     def describe_state(self) -> str:
+        """One line for `/status`: whose values are in force, and what is wrong with the file."""
         self.current()
+        in_force = f"values of {self.path.name} in force" if self.from_file else "defaults in force"
         if self.error:
-            return f"INVALID, last good config in force ({self.error})"
-        return "ok"
+            return f"INVALID ({self.error}); {in_force}"
+        if self._stamp is None and not self.from_file:
+            return f"no file at {self.path}; defaults in force"
+        if self._stamp is None:
+            return f"{self.path} was deleted; its last values in force"
+        if self.unknown_keys:
+            return f"{in_force}; unknown keys ignored: {', '.join(self.unknown_keys)}"
+        return in_force

@@ -1,7 +1,13 @@
-"""Static settings from the environment and `.env` (DESIGN §4)."""
+"""Static settings from the environment and env files.
+
+Where they are read from, strongest first: the process environment; then either the one
+file named by `--env-file` / `MNEMOBOT_ENV_FILE`, or `./.env` (the current directory)
+over `~/.mnemobot/.env` (written by `mnemobot init`), a key in `./.env` winning.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -18,6 +24,33 @@ HOW_TO_FIX = {
     "BOT_LOG_LEVEL": "use one of DEBUG, INFO, WARNING, ERROR",
     "BOT_WEBHOOK_LISTEN": "use host:port, e.g. 0.0.0.0:8443",
 }
+
+
+ENV_FILE_VARIABLE = "MNEMOBOT_ENV_FILE"
+
+
+def user_env_file() -> Path:
+    """Where `mnemobot init` writes settings by default, read from any directory."""
+    return Path.home() / ".mnemobot" / ".env"
+
+
+def explicit_env_file() -> Path | None:
+    """The file named by `--env-file` / MNEMOBOT_ENV_FILE, if any."""
+    named = os.environ.get(ENV_FILE_VARIABLE, "").strip()
+    return Path(named).expanduser() if named else None
+
+
+def env_file_candidates() -> tuple[Path, ...]:
+    """The env files settings may come from, weakest first (a later file's key wins)."""
+    explicit = explicit_env_file()
+    if explicit is not None:
+        return (explicit,)
+    return (user_env_file(), Path(".env"))
+
+
+def env_files_found() -> list[Path]:
+    """The candidate env files that exist, weakest first, as absolute paths."""
+    return [path.resolve() for path in env_file_candidates() if path.is_file()]
 
 
 class SettingsError(Exception):
@@ -118,10 +151,16 @@ class Settings(BaseSettings):
         return host, int(port)
 
 
-def load_settings(env_file: str | Path | None = ".env") -> Settings:
+def load_settings() -> Settings:
     """Load settings, turning any validation problem into one actionable SettingsError."""
+    explicit = explicit_env_file()
+    if explicit is not None and not explicit.is_file():
+        raise SettingsError(
+            f"{ENV_FILE_VARIABLE} / --env-file names {explicit}, which does not exist; "
+            f"fix the path or create it with `mnemobot init --env-file {explicit}`."
+        )
     try:
-        return Settings(_env_file=env_file)  # type: ignore[call-arg]
+        return Settings(_env_file=env_file_candidates())  # type: ignore[call-arg]
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else "settings"

@@ -13,7 +13,6 @@ tombstones, which must outlive the items they forget); it is for a CLI, not per 
 
 from __future__ import annotations
 
-import gc
 import math
 import threading
 import time
@@ -33,8 +32,10 @@ from memory.scope_paths import ScopePaths
 from memory.text_terms import TEXT_END
 
 PROMOTED_FROM_PREFIX = "promotedFrom:"
-# Items tokenized per `terms_joined` call at load (bounds the transient memory).
-_INDEX_CHUNK = 8192
+# Items tokenized per `terms_joined` call at load. It bounds the transient memory, and the
+# time the GIL is held in one C-level pass (~4 ms here; 8192 held it ~18 ms, a lag for
+# every other chat while a scope loads in a worker thread) at no cost in load time.
+_INDEX_CHUNK = 2048
 
 # Where a promoted episodic item goes (DESIGN §6).
 PROMOTION_TARGET: dict[ItemType, Layer] = {
@@ -46,6 +47,8 @@ PROMOTION_TARGET: dict[ItemType, Layer] = {
     ItemType.FAILURE: Layer.PROCEDURAL,
     ItemType.FIX: Layer.PROCEDURAL,
     ItemType.COMMAND_RESULT: Layer.PROCEDURAL,
+    # Only by hand: a turn's confidence keeps it below automatic promotion.
+    ItemType.TURN: Layer.SEMANTIC,
 }
 
 
@@ -149,6 +152,7 @@ class ScopeItemStore:
         id_factory: Callable[[], str] = new_item_id,
         clock: Callable[[], float] = time.time,
         tz: tzinfo = UTC,
+        lock: threading.RLock | None = None,
     ) -> None:
         if index is not None and terms is None:
             raise ValueError("an index needs a `terms` function to turn item text into terms")
@@ -162,7 +166,9 @@ class ScopeItemStore:
         self._clock = clock
         # Episodic day files are named by this zone's calendar date of created_at.
         self._tz = tz
-        self._lock = threading.RLock()
+        # Given by an owner that serializes more than the store's own calls under it (the
+        # memory service's per-scope lock also covers its reads of `items` and the index).
+        self._lock = lock if lock is not None else threading.RLock()
         self._loaded = False
         self._home: dict[str, Path] = {}
         self._by_fingerprint: dict[tuple[Layer, str], str] = {}
@@ -181,22 +187,12 @@ class ScopeItemStore:
     # ----------------------------------------------------------------- loading
 
     def load(self) -> StoreStats:
-        """(Re)read every item file of the scope; replaces what is in memory."""
-        # Building ~10^5 objects triggers repeated full GC passes over them, which more
-        # than doubles load time; nothing here creates reference cycles to collect.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return self._load()
-        finally:
-            if gc_was_enabled:
-                # The loaded items are long-lived and hold no cycles: move them out of the
-                # collector's reach, or its next passes walk all of them (the first pack
-                # after a 100k-item load paid ~0.12 s for that, and packs paid again later).
-                gc.freeze()
-                gc.enable()
+        """(Re)read every item file of the scope; replaces what is in memory.
 
-    def _load(self) -> StoreStats:
+        The collector is left alone here (a load may run in a worker thread while other
+        chats go on); `memory.process_tuning.tune_process()`, called once at start-up,
+        keeps full collections from walking a big scope again and again while it loads.
+        """
         with self._lock:
             for item_id in list(self.items):
                 self._unindex(item_id)

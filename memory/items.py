@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from config.runtime import MemoryConfig
+
 
 class Layer(StrEnum):
     EPISODIC = "EPISODIC"
@@ -25,6 +27,13 @@ class ItemType(StrEnum):
     PROJECT_FACT = "PROJECT_FACT"
     TASK_STATE = "TASK_STATE"
     COMMAND_RESULT = "COMMAND_RESULT"
+    # The record of one whole conversation turn (what was said, by whom, when).
+    TURN = "TURN"
+
+
+# Every turn item also carries this tag: it is part of the text an item is found by, and
+# files written before TURN existed mark their turns (typed TASK_STATE) with it alone.
+TURN_TAG = "turn"
 
 
 _SPACES = re.compile(r"\s+")
@@ -109,16 +118,22 @@ class MemoryItem:
         updated = get("updatedAt") or created
         accessed = get("lastAccessedAt")
         ttl_days = get("ttlDays")
+        item_type = _TYPES[record["type"]]
+        tags = _strings(get("tags"))
+        if item_type is _TASK_STATE and TURN_TAG in tags:
+            # A turn written before turns had their own type. Its stored fingerprint is
+            # kept, so tombstones and promoted copies that name it still match.
+            item_type = ItemType.TURN
         return cls(
             str(record["id"]),
             _LAYERS[record["layer"]],
-            _TYPES[record["type"]],
+            item_type,
             str(get("title", "")),
             content,
             str(get("scope", "")),
             _from_iso(created).timestamp(),
             _from_iso(updated).timestamp(),
-            _strings(get("tags")),
+            tags,
             _strings(get("references")),
             str(get("source", "turn")),
             float(get("confidence", 0.65)),
@@ -131,6 +146,7 @@ class MemoryItem:
 
 _LAYERS = {layer.value: layer for layer in Layer}
 _TYPES = {item_type.value: item_type for item_type in ItemType}
+_TASK_STATE = ItemType.TASK_STATE
 _from_iso = datetime.fromisoformat
 
 
@@ -163,15 +179,34 @@ class TurnMemoryEvent:
     speaker: str | None = None
 
 
+_MEMORY_DEFAULTS = MemoryConfig()
+
+
 @dataclass(slots=True)
 class MemoryQuery:
+    """What a pack is built for; limits default to the runtime config's (`for_config`)."""
+
     text: str
     scope: str
     now: float
-    episodic_top_k: int = 8
-    semantic_top_k: int = 6
-    procedural_top_k: int = 4
-    working_top_k: int = 6
-    soft_budget_tokens: int = 1800
-    max_budget_tokens: int = 3500
+    episodic_top_k: int = _MEMORY_DEFAULTS.episodic_top_k
+    semantic_top_k: int = _MEMORY_DEFAULTS.semantic_top_k
+    procedural_top_k: int = _MEMORY_DEFAULTS.procedural_top_k
+    working_top_k: int = _MEMORY_DEFAULTS.working_top_k
+    soft_budget_tokens: int = _MEMORY_DEFAULTS.soft_prompt_budget_tokens
+    max_budget_tokens: int = _MEMORY_DEFAULTS.max_prompt_budget_tokens
     tags: list[str] = field(default_factory=list)
+
+    @classmethod
+    def for_config(cls, text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:
+        return cls(
+            text=text,
+            scope=scope,
+            now=now,
+            episodic_top_k=config.episodic_top_k,
+            semantic_top_k=config.semantic_top_k,
+            procedural_top_k=config.procedural_top_k,
+            working_top_k=config.working_top_k,
+            soft_budget_tokens=config.soft_prompt_budget_tokens,
+            max_budget_tokens=config.max_prompt_budget_tokens,
+        )

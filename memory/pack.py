@@ -17,7 +17,7 @@ index over the same ids into a pack:
    chosen episodes whose text contains it); take it while the running total stays within
    the soft budget, and past that only items scoring `overflow_min_score` or more, up to
    the max budget. Token cost = `estimate_item_tokens(rendered line)`.
-   Conversation turns (episodic items tagged "turn") close in time form *windows*
+   Conversation turns (episodic TURN items) close in time form *windows*
    (`RankingConfig.episode_window_gap_minutes`): the first turn of a window takes an
    episodic topK slot, and later matching turns of the same window join it without
    one (up to `episode_window_max_turns`), each still paying its own tokens. A stretch
@@ -67,8 +67,6 @@ _SECONDS_PER_DAY = 86_400.0
 # The store keeps its dict in write order, so the newest episodes are at the end; durable
 # items written since then are skipped over, up to this many entries.
 _WORKING_SCAN_LIMIT = 5_000
-# Extraction tags the item that records a whole turn with this (memory.extraction).
-TURN_TAG = "turn"
 
 
 class PackSection(StrEnum):
@@ -178,6 +176,7 @@ _TYPE_LABELS = {
     ItemType.PROJECT_FACT: "Fact",
     ItemType.TASK_STATE: "Task",
     ItemType.COMMAND_RESULT: "Command",
+    ItemType.TURN: "Turn",
 }
 
 
@@ -189,7 +188,7 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
     Multi-line content keeps its lines, indented as a list continuation.
     """
     text = item.content.strip() or item.title.strip()
-    if TURN_TAG not in item.tags:
+    if item.type is not ItemType.TURN:
         text = f"{_TYPE_LABELS[item.type]}: {text}"
     text = "\n  ".join(line.rstrip() for line in text.splitlines()) if "\n" in text else text
     if item.layer is Layer.EPISODIC:
@@ -303,7 +302,7 @@ def turn_context(
 ) -> TurnNeighbourhood:
     """Windows and borrowed relevance of the conversation turns among `candidates`.
 
-    Turns are episodic items tagged "turn". Sorted by time, they form one window while
+    Turns are episodic TURN items. Sorted by time, they form one window while
     each is at most `episode_window_gap_minutes` after the previous one. A turn borrows
     `neighbour_relevance_share` of the relevance of the matching turn right before or
     after it (at most `neighbour_gap_seconds` apart): the reply to a matching question
@@ -318,7 +317,11 @@ def turn_context(
     if window_gap <= 0 and (share <= 0 or neighbour_gap <= 0):
         return context
     turns = sorted(
-        (item for item in candidates if item.layer is Layer.EPISODIC and TURN_TAG in item.tags),
+        (
+            item
+            for item in candidates
+            if item.layer is Layer.EPISODIC and item.type is ItemType.TURN
+        ),
         key=lambda item: (item.created_at, item.id),
     )
     if window_gap > 0:

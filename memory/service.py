@@ -3,16 +3,32 @@
 It is what the systems (ContextBuilding, MemoryPersist, compaction's flush), the memory
 tool and the CLI use, so that the bot, `mnemobot memory pack` and `mnemobot eval` build
 the very same pack from the very same write path.
+
+Threads: every method is synchronous and safe to call from any thread. Each scope has its
+own lock, held for the whole of a call on that scope (its load included), so one scope's
+work is serialized while calls on other scopes proceed in parallel; the cache of loaded
+scopes has a lock of its own, held only for dictionary operations. The `*_async` methods
+(and `offload`) run a call in a worker thread, for the event loop: a cold load of a big
+scope (about a second at 100k items) must not stall the other chats. Calls on a scope
+that is not loaded yet go to a pool of their own, so a warm chat's pack or write never
+waits in a queue behind cold loads.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
+import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from config.runtime import MemoryConfig
 from memory.bm25 import BM25Index
@@ -39,9 +55,16 @@ from memory.tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
 
-FLUSH_CONFIDENCE = 0.8
-MAX_CACHED_SCOPES = 256
 _PROCEDURE_MARK = "[procedure]"
+# Worker threads for calls on loaded scopes, and for calls that load a scope first. Not
+# runtime-config fields: the pools exist from start-up on, and threads share one GIL, so
+# more workers buy isolation between chats, not speed. Four cold loads at once is already
+# a restart burst; a fifth waits for one of them, warm chats never do.
+WARM_WORKERS = 4
+COLD_LOAD_WORKERS = 4
+
+T = TypeVar("T")
+_MEMORY_DEFAULTS = MemoryConfig()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,27 +74,39 @@ class RecordedTurn:
 
 
 def memory_query(text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:
-    return MemoryQuery(
-        text=text,
-        scope=scope,
-        now=now,
-        episodic_top_k=config.episodic_top_k,
-        semantic_top_k=config.semantic_top_k,
-        procedural_top_k=config.procedural_top_k,
-        working_top_k=config.working_top_k,
-        soft_budget_tokens=config.soft_prompt_budget_tokens,
-        max_budget_tokens=config.max_prompt_budget_tokens,
-    )
+    return MemoryQuery.for_config(text, scope, now, config)
+
+
+@dataclass(frozen=True, slots=True)
+class _LoadedScope:
+    store: ScopeItemStore
+    index: BM25Index
 
 
 class MemoryService:
-    def __init__(self, workspace: Path, *, max_cached_scopes: int = MAX_CACHED_SCOPES) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        max_cached_scopes: int | Callable[[], int] = _MEMORY_DEFAULTS.max_cached_scopes,
+    ) -> None:
+        """`max_cached_scopes`: a number, or a callable read at each load (a live config)."""
         self.workspace = workspace
         # Most recently used last; a bot with thousands of chats keeps only the active
         # ones in memory, the others reload from their files when they speak again.
-        self._stores: OrderedDict[str, tuple[ScopeItemStore, BM25Index]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_cached_scopes = max_cached_scopes
+        self._stores: OrderedDict[str, _LoadedScope] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        # One lock per scope, alive while a loaded store or a running call holds it: an
+        # evicted scope still in use keeps its lock, so its reload waits for that call.
+        self._scope_locks: weakref.WeakValueDictionary[str, threading.RLock] = (
+            weakref.WeakValueDictionary()
+        )
+        limit = max_cached_scopes
+        self._max_cached_scopes: Callable[[], int] = (
+            limit if callable(limit) else lambda: limit  # type: ignore[return-value]
+        )
+        self._warm_pool = ThreadPoolExecutor(WARM_WORKERS, thread_name_prefix="memory")
+        self._cold_pool = ThreadPoolExecutor(COLD_LOAD_WORKERS, thread_name_prefix="memory-load")
 
     # ----------------------------------------------------------------- scopes
 
@@ -79,33 +114,125 @@ class MemoryService:
         return ScopePaths(self.workspace, scope)
 
     def store(self, scope: str) -> ScopeItemStore:
-        return self._scope(scope)[0]
+        """The scope's store, loaded; its own methods take the scope's lock."""
+        with self._scope(scope) as loaded:
+            return loaded.store
 
-    def _scope(self, scope: str) -> tuple[ScopeItemStore, BM25Index]:
-        found = self._stores.get(scope)
-        if found is not None:
-            with self._lock:
-                if scope in self._stores:
+    def is_loaded(self, scope: str) -> bool:
+        return scope in self._stores
+
+    def scope_lock(self, scope: str) -> threading.RLock:
+        """The lock every call on `scope` holds (re-entrant; shared with its store)."""
+        with self._cache_lock:
+            lock = self._scope_locks.get(scope)
+            if lock is None:
+                lock = threading.RLock()
+                self._scope_locks[scope] = lock
+            return lock
+
+    @contextmanager
+    def _scope(self, scope: str) -> Iterator[_LoadedScope]:
+        """The loaded scope, with its lock held until the block ends."""
+        lock = self.scope_lock(scope)
+        with lock:
+            with self._cache_lock:
+                found = self._stores.get(scope)
+                if found is not None:
                     self._stores.move_to_end(scope)
-            return found
-        with self._lock:
-            found = self._stores.get(scope)
             if found is None:
-                index = BM25Index()
-                store = ScopeItemStore(
-                    self.paths(scope), index=index, terms=terms, terms_joined=terms_joined
-                )
-                stats = store.load()
-                if stats.skipped_lines:
-                    log.warning(
-                        "memory scope %s: skipped %d torn or corrupt lines",
-                        scope,
-                        stats.skipped_lines,
-                    )
-                found = self._stores[scope] = (store, index)
-                while len(self._stores) > self.max_cached_scopes:
-                    self._stores.popitem(last=False)
-        return found
+                found = self._load(scope, lock)
+            yield found
+
+    def _load(self, scope: str, lock: threading.RLock) -> _LoadedScope:
+        # Under the scope's lock only: other scopes load and answer meanwhile.
+        index = BM25Index()
+        store = ScopeItemStore(
+            self.paths(scope), index=index, terms=terms, terms_joined=terms_joined, lock=lock
+        )
+        stats = store.load()
+        if stats.skipped_lines:
+            log.warning(
+                "memory scope %s: skipped %d torn or corrupt lines", scope, stats.skipped_lines
+            )
+        loaded = _LoadedScope(store, index)
+        with self._cache_lock:
+            self._stores[scope] = loaded
+            while len(self._stores) > max(1, self._max_cached_scopes()):
+                self._stores.popitem(last=False)
+        return loaded
+
+    # ------------------------------------------------------------ off the loop
+
+    async def offload(self, scope: str, work: Callable[[], T]) -> T:
+        """Run `work` (calls on `scope`) in a worker thread; for the event loop."""
+        pool: Executor = self._warm_pool if self.is_loaded(scope) else self._cold_pool
+        return await asyncio.get_running_loop().run_in_executor(pool, work)
+
+    async def build_pack_async(
+        self, scope: str, text: str, *, now: float, config: MemoryConfig, tz: tzinfo
+    ) -> MemoryPack:
+        return await self.offload(
+            scope, partial(self.build_pack, scope, text, now=now, config=config, tz=tz)
+        )
+
+    async def record_turn_async(
+        self,
+        *,
+        scope: str,
+        user_text: str,
+        assistant_text: str,
+        at: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        message_refs: list[str] | None = None,
+        tool_outputs: list[str] | None = None,
+        speaker: str | None = None,
+        chat_key: str = "",
+    ) -> RecordedTurn:
+        """`record_turn` in a worker thread; a write once queued completes even if cancelled."""
+        work = partial(
+            self.record_turn,
+            scope=scope,
+            user_text=user_text,
+            assistant_text=assistant_text,
+            at=at,
+            config=config,
+            tz=tz,
+            message_refs=message_refs,
+            tool_outputs=tool_outputs,
+            speaker=speaker,
+            chat_key=chat_key,
+        )
+        return await asyncio.shield(self.offload(scope, work))
+
+    async def add_flushed_facts_async(
+        self,
+        scope: str,
+        bullets: list[str],
+        *,
+        at: float,
+        session_key: str,
+        tz: tzinfo,
+        config: MemoryConfig,
+    ) -> int:
+        work = partial(
+            self.add_flushed_facts,
+            scope,
+            bullets,
+            at=at,
+            session_key=session_key,
+            tz=tz,
+            config=config,
+        )
+        return await asyncio.shield(self.offload(scope, work))
+
+    async def known_facts_async(self, scope: str, budget_tokens: int) -> str:
+        return await self.offload(scope, partial(self.known_facts, scope, budget_tokens))
+
+    def close(self) -> None:
+        """Stop the worker threads once their calls are done (queued ones still run)."""
+        self._warm_pool.shutdown(wait=False)
+        self._cold_pool.shutdown(wait=False)
 
     # ------------------------------------------------------------------ write
 
@@ -124,6 +251,36 @@ class MemoryService:
         chat_key: str = "",
     ) -> RecordedTurn:
         """The dual write of one answered turn: the daily note line, then the items."""
+        with self._scope(scope) as loaded:
+            return self._record_turn(
+                loaded.store,
+                scope=scope,
+                user_text=user_text,
+                assistant_text=assistant_text,
+                at=at,
+                config=config,
+                tz=tz,
+                message_refs=message_refs,
+                tool_outputs=tool_outputs,
+                speaker=speaker,
+                chat_key=chat_key,
+            )
+
+    def _record_turn(
+        self,
+        store: ScopeItemStore,
+        *,
+        scope: str,
+        user_text: str,
+        assistant_text: str,
+        at: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        message_refs: list[str] | None,
+        tool_outputs: list[str] | None,
+        speaker: str | None,
+        chat_key: str,
+    ) -> RecordedTurn:
         paths = self.paths(scope)
         append_daily_note(paths.directory, user_text, assistant_text, at=at, tz=tz)
         event = TurnMemoryEvent(
@@ -137,9 +294,11 @@ class MemoryService:
             speaker=speaker,
         )
         items = extract_items(
-            event, code_aware=config.code_aware_extraction_enabled, id_factory=new_item_id
+            event,
+            code_aware=config.code_aware_extraction_enabled,
+            id_factory=new_item_id,
+            config=config.extraction,
         )
-        store = self.store(scope)
         stored = store.add(items)
         promoted: list[MemoryItem] = []
         if config.promotion_enabled and stored:
@@ -154,8 +313,10 @@ class MemoryService:
         at: float,
         session_key: str,
         tz: tzinfo | None = None,
+        config: MemoryConfig | None = None,
     ) -> int:
         """Facts the compaction flush found: into the daily note and the durable layers."""
+        config = config or _MEMORY_DEFAULTS
         items: list[MemoryItem] = []
         for bullet in bullets:
             procedural = bullet.lower().startswith(_PROCEDURE_MARK)
@@ -175,37 +336,38 @@ class MemoryService:
                     tags=["flush"],
                     references=[f"session:{session_key}"],
                     source="compaction",
-                    confidence=FLUSH_CONFIDENCE,
-                    salience=0.6,
+                    confidence=config.flush_confidence,
+                    salience=config.flush_salience,
                 )
             )
         if not items:
             return 0
         notes = "\n".join(f"- {item.content}" for item in items)
-        append_daily_note(
-            self.paths(scope).directory,
-            "(facts kept from a compacted conversation)",
-            notes,
-            at=at,
-            tz=tz,
-        )
-        return len(self.store(scope).add(items))
+        with self._scope(scope) as loaded:
+            append_daily_note(
+                self.paths(scope).directory,
+                "(facts kept from a compacted conversation)",
+                notes,
+                at=at,
+                tz=tz,
+            )
+            return len(loaded.store.add(items))
 
     # ------------------------------------------------------------------- read
 
     def build_pack(
         self, scope: str, text: str, *, now: float, config: MemoryConfig, tz: tzinfo
     ) -> MemoryPack:
-        store, index = self._scope(scope)
-        return build_pack(
-            store.items,
-            index,
-            memory_query(text, scope, now, config),
-            config.ranking,
-            decay_enabled=config.decay_enabled,
-            decay_days=config.decay_days,
-            tz=tz,
-        )
+        with self._scope(scope) as loaded:
+            return build_pack(
+                loaded.store.items,
+                loaded.index,
+                memory_query(text, scope, now, config),
+                config.ranking,
+                decay_enabled=config.decay_enabled,
+                decay_days=config.decay_days,
+                tz=tz,
+            )
 
     def search(
         self, scope: str, text: str, *, config: MemoryConfig, tz: tzinfo, limit: int = 10
@@ -215,20 +377,20 @@ class MemoryService:
         Unlike the pack, nothing is deduplicated or budgeted: the memory tool must see
         the durable copy of a fact as well as the episode it came from, to update it.
         """
-        store, index = self._scope(scope)
         query_terms = terms(text)
-        if not query_terms:
-            return []
-        hits = index.top(query_terms, max(limit, 1))
-        base = index.base_score(query_terms)
-        best = max(hits.values(), default=0.0) - base
-        ranked = sorted(hits.items(), key=lambda hit: hit[1], reverse=True)
-        found = []
-        for item_id, score in ranked:
-            item = store.items.get(item_id)
-            if item is not None:
-                found.append((item, (score - base) / best if best > 0 else 0.0))
-        return found[:limit]
+        with self._scope(scope) as loaded:
+            if not query_terms:
+                return []
+            hits = loaded.index.top(query_terms, max(limit, 1))
+            base = loaded.index.base_score(query_terms)
+            best = max(hits.values(), default=0.0) - base
+            ranked = sorted(hits.items(), key=lambda hit: hit[1], reverse=True)
+            found = []
+            for item_id, score in ranked:
+                item = loaded.store.items.get(item_id)
+                if item is not None:
+                    found.append((item, (score - base) / best if best > 0 else 0.0))
+            return found[:limit]
 
     def forget(self, scope: str, item_id: str) -> list[str]:
         """Forget an item and whatever would still tell the same thing; ids forgotten.
@@ -237,7 +399,10 @@ class MemoryService:
         it was said in still holds the text, so turns of the same messages, or containing
         the text, go too, and daily-note lines containing it are redacted.
         """
-        store = self.store(scope)
+        with self._scope(scope) as loaded:
+            return self._forget(loaded.store, scope, item_id)
+
+    def _forget(self, store: ScopeItemStore, scope: str, item_id: str) -> list[str]:
         item = store.get(item_id)
         if item is None:
             return []
@@ -261,8 +426,9 @@ class MemoryService:
 
     def known_facts(self, scope: str, budget_tokens: int) -> str:
         """What the scope already holds durably, newest first, for the compaction flush."""
-        store = self.store(scope)
-        durable = [i for i in store.items.values() if i.layer is not Layer.EPISODIC]
+        with self._scope(scope) as loaded:
+            items = loaded.store.items.values()
+            durable = [i for i in items if i.layer is not Layer.EPISODIC]
         durable.sort(key=lambda i: i.updated_at, reverse=True)
         scope_memory = self.scope_memory_text(scope, budget_tokens // 2)
         used = estimate_tokens(scope_memory)
@@ -290,7 +456,8 @@ class MemoryService:
         )
 
     def stats(self, scope: str) -> StoreStats:
-        return self.store(scope).stats()
+        with self._scope(scope) as loaded:
+            return loaded.store.stats()
 
     def layer_counts(self, scope: str) -> dict[str, int]:
         return self.stats(scope).per_layer

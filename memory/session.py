@@ -29,6 +29,10 @@ Message = dict[str, Any]
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 
+# Metadata of a fresh session that replaced an unreadable file: the set-aside file's name,
+# so the chat's next reply can say so once (the assistant removes it when it does).
+SET_ASIDE_KEY = "setAsideFile"
+
 
 def valid_unicode(text: str) -> str:
     """`text` with lone surrogates replaced by U+FFFD.
@@ -209,7 +213,9 @@ class SessionStore:
                 exc,
                 aside.name,
             )
-            return AgentSession.new(key)
+            fresh = AgentSession.new(key)
+            fresh.metadata[SET_ASIDE_KEY] = aside.name
+            return fresh
 
     def save(self, session: AgentSession) -> None:
         """Write the session now, on the calling thread (blocks until it is on disk)."""

@@ -46,13 +46,12 @@ class AutoCompaction:
         if estimate <= threshold:
             return
         log.info("compacting %s: ~%d tokens > %d", ctx.chat.key, estimate, threshold)
-        result = await self.compactor.compact(
+        await self.compactor.compact(
             ctx.session,
             keep_last=ctx.config.compaction.keep_last_messages,
             config=ctx.config,
             scope=ctx.scope,
         )
-        ctx.extras["compaction"] = result
 
 
 class OverflowRecovery:
@@ -77,6 +76,6 @@ class OverflowRecovery:
             # The memory parts of the prompt shrink too: a small model's context may not
             # hold a full MemoryPack next to even a short conversation.
             before = len(ctx.system_prompt)
-            self.context.build(ctx, memory_scale=0.5**attempt)
+            await self.context.build_async(ctx, memory_scale=0.5**attempt)
             shrunk = len(ctx.system_prompt) < before
         return result.removed > 0 or shrunk

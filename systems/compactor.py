@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Protocol
 
-from config.runtime import RuntimeConfig
+from config.runtime import MemoryConfig, RuntimeConfig
 from memory.items import to_iso
 from memory.session import AgentSession, Message, SessionStore
 from systems.compaction_plan import SUMMARY_PREFIX, CompactionPlan, plan_compaction
@@ -23,10 +23,8 @@ from systems.llm import ChatModel, ChatRequest, LLMError
 
 log = logging.getLogger(__name__)
 
-SUMMARY_MESSAGE_CHARS = 300
-FLUSH_MESSAGE_CHARS = 1_200
-FLUSH_INPUT_CHARS = 24_000
-KNOWN_FACTS_TOKENS = 1_200
+# The flush model's answer when nothing is worth keeping: part of the prompt's contract
+# with parse_bullets, not a tunable.
 NO_REPLY = "NO_REPLY"
 
 SUMMARY_INSTRUCTIONS = f"""You compress a chat between a user and an assistant so the \
@@ -48,12 +46,22 @@ KNOWN MEMORY. If nothing new is worth keeping, answer exactly {NO_REPLY}."""
 
 
 class MemoryFlushTarget(Protocol):
-    """What compaction needs from memory: what is known, and a place for new facts."""
+    """What compaction needs from memory: what is known, and a place for new facts.
 
-    def known_facts(self, scope: str, budget_tokens: int) -> str: ...
+    Both may read or load a whole scope: they run off the event loop (a worker thread).
+    """
 
-    def add_flushed_facts(
-        self, scope: str, bullets: list[str], *, at: float, session_key: str, tz: tzinfo
+    async def known_facts_async(self, scope: str, budget_tokens: int) -> str: ...
+
+    async def add_flushed_facts_async(
+        self,
+        scope: str,
+        bullets: list[str],
+        *,
+        at: float,
+        session_key: str,
+        tz: tzinfo,
+        config: MemoryConfig,
     ) -> int: ...
 
 
@@ -126,7 +134,9 @@ class Compactor:
         plan = plan_compaction(session.messages, keep_last)
         if plan.is_empty:
             return CompactionResult(removed=0, kept=len(plan.kept), summary_ok=False)
-        self.sessions.append_offload(session.id, plan.dropped)
+        # File writes (an append, then a rewrite with fsync) go to a worker thread, so other
+        # chats go on meanwhile; awaited in turn, so the order above still holds.
+        await asyncio.to_thread(self.sessions.append_offload, session.id, plan.dropped)
         summary_task = self._summarize(plan, config)
         flush_task = self._flush(plan, config, scope, session.id)
         summary, flushed = await asyncio.gather(summary_task, flush_task)
@@ -145,7 +155,7 @@ class Compactor:
         session.messages += plan.kept
         session.metadata["compactions"] = int(session.metadata.get("compactions", 0)) + 1
         session.metadata["lastCompactionAt"] = to_iso(time.time())
-        self.sessions.save(session)
+        await self.sessions.save_async(session)
         log.info(
             "compacted %s: removed %d, kept %d, summary=%s, facts flushed=%d",
             session.id,
@@ -169,7 +179,8 @@ class Compactor:
             previous = plan.previous_summary.removeprefix(SUMMARY_PREFIX).strip()
             parts.append(f"PREVIOUS SUMMARY:\n{previous}")
         parts.append(
-            "CONVERSATION:\n" + transcript(plan.dropped, SUMMARY_MESSAGE_CHARS, tools=False)
+            "CONVERSATION:\n"
+            + transcript(plan.dropped, settings.summary_message_chars, tools=False)
         )
         request = ChatRequest(
             messages=[
@@ -197,8 +208,11 @@ class Compactor:
     ) -> int:
         if self.memory is None or not config.memory.enabled:
             return 0
-        excerpt = transcript(plan.dropped, FLUSH_MESSAGE_CHARS, tools=True)[-FLUSH_INPUT_CHARS:]
-        known = self.memory.known_facts(scope, KNOWN_FACTS_TOKENS) or "(nothing yet)"
+        settings = config.compaction
+        excerpt = transcript(plan.dropped, settings.flush_message_chars, tools=True)
+        excerpt = excerpt[-settings.flush_input_chars :]
+        known_budget = settings.flush_known_facts_budget_tokens
+        known = await self.memory.known_facts_async(scope, known_budget) or "(nothing yet)"
         request = ChatRequest(
             messages=[
                 {"role": "system", "content": FLUSH_INSTRUCTIONS},
@@ -208,7 +222,7 @@ class Compactor:
                 },
             ],
             model=config.llm.summary_model or self.chat_model_for(config),
-            temperature=0.2,
+            temperature=settings.flush_temperature,
             max_output_tokens=config.compaction.summary_max_output_tokens,
             timeout_seconds=config.compaction.summary_timeout_seconds,
         )
@@ -219,12 +233,13 @@ class Compactor:
             bullets = parse_bullets(response.content or "")
             if not bullets:
                 return 0
-            return self.memory.add_flushed_facts(
+            return await self.memory.add_flushed_facts_async(
                 scope,
                 bullets,
                 at=time.time(),
                 session_key=session_key,
                 tz=config.assistant.tzinfo(),
+                config=config.memory,
             )
         except (LLMError, TimeoutError) as error:
             log.warning("memory flush skipped for %s: %s", session_key, error)

@@ -50,6 +50,13 @@ class TurnContext:
     message_refs: list[str] = field(default_factory=list)
     system_prompt: str = ""
     memory_pack: MemoryPack | None = None
+    # When the turn happened, in epoch seconds, for the memory it leaves; None means the
+    # moment it is written. Set by a caller replaying a past conversation (an import, an eval).
+    occurred_at: float | None = None
+    # Set by MemoryPersist: the turn's memory write raised (the reply went out regardless).
+    memory_write_failed: bool = False
+    # Set by MemoryPersist: how many memory items the turn's write stored.
+    memory_items_recorded: int = 0
     reply: str | None = None
     # Why the turn ended without a plain answer (limits, LLM failure), for the user and logs.
     stop_reason: str | None = None
@@ -61,7 +68,9 @@ class TurnContext:
     tool_executions: int = 0
     # Messages that were added to the session during this turn (assistant and tool messages).
     new_messages: list[Message] = field(default_factory=list)
-    # Free-form per-turn values systems share (diagnostics, flags); keys are namespaced.
+    # Free-form per-turn values for third-party systems and tools, which cannot add fields
+    # here: key by your distribution name ("myplugin.topic"). Built-in systems use the
+    # typed fields above instead.
     extras: dict[str, Any] = field(default_factory=dict)
     # Lets a tool or system publish progress to the channel (e.g. "still working").
     notify: Callable[[str], Awaitable[None]] | None = None

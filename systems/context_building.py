@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from functools import partial
 
 from config.runtime import MemoryConfig
 from memory.pack import MemoryPack
@@ -17,8 +18,6 @@ from memory.tokens import estimate_tokens
 from systems.context import TurnContext
 
 log = logging.getLogger(__name__)
-
-INSTRUCTIONS_BUDGET_TOKENS = 2_000
 
 BASE_INSTRUCTIONS = """You are {name}, a helpful assistant that remembers, talking in a \
 {channel} chat. Answer in the user's language, clearly and concisely; use Markdown when it \
@@ -70,16 +69,28 @@ class ContextBuilding:
         return True
 
     async def process(self, ctx: TurnContext) -> None:
-        self.build(ctx)
+        await self.build_async(ctx)
+
+    async def build_async(self, ctx: TurnContext, *, memory_scale: float = 1.0) -> None:
+        """`build` in a memory worker thread: the pack (and a cold load of the chat's scope,
+        about a second at 100k items) and the memory files must not stall other chats."""
+        if self.memory is None:
+            self.build(ctx, memory_scale=memory_scale)
+            return
+        await self.memory.offload(ctx.scope, partial(self.build, ctx, memory_scale=memory_scale))
 
     def build(self, ctx: TurnContext, *, memory_scale: float = 1.0) -> None:
-        """Set ctx.system_prompt; `memory_scale` < 1 shrinks every memory budget (overflow)."""
+        """Set ctx.system_prompt; `memory_scale` < 1 shrinks every memory budget (overflow).
+
+        Blocking (files, the pack): from the event loop, await `build_async` instead.
+        """
         config = ctx.config
         parts = [
             BASE_INSTRUCTIONS.format(name=config.assistant.name, channel=ctx.chat.channel),
         ]
         if config.assistant.instructions:
-            parts.append(_cut_to_budget(config.assistant.instructions, INSTRUCTIONS_BUDGET_TOKENS))
+            budget = config.assistant.instructions_budget_tokens
+            parts.append(_cut_to_budget(config.assistant.instructions, budget))
         parts.append(f"Current date and time: {ctx.now.strftime('%A, %Y-%m-%d %H:%M %Z')}.")
         # Until the memory parts are in, the prompt is usable on its own.
         ctx.system_prompt = "\n\n".join(parts)

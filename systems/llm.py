@@ -21,8 +21,19 @@ _USER_TEXT = {
     LLMFailureKind.RATE_LIMITED: "the model is rate-limited right now",
     LLMFailureKind.UNAVAILABLE: "the model is unavailable right now",
     LLMFailureKind.TIMEOUT: "the model did not answer in time",
-    LLMFailureKind.AUTH: "the model refused our credentials (check OPENAI_API_KEY)",
+    # Users cannot fix credentials: what to check is the operator's hint, kept for the log.
+    LLMFailureKind.AUTH: "the model is not available right now",
     LLMFailureKind.BAD_REQUEST: "the model rejected the request",
+}
+
+# What the operator can do about each failure; logged, never sent to chat users.
+_OPERATOR_HINT = {
+    LLMFailureKind.CONTEXT_OVERFLOW: "check llm.maxInputTokens against the model's context window",
+    LLMFailureKind.RATE_LIMITED: "check the account's rate limits and quota",
+    LLMFailureKind.UNAVAILABLE: "check OPENAI_BASE_URL and that the model server is up",
+    LLMFailureKind.TIMEOUT: "check the model server or raise llm.requestTimeoutSeconds",
+    LLMFailureKind.AUTH: "check OPENAI_API_KEY: the model server refused it",
+    LLMFailureKind.BAD_REQUEST: "check the model name (BOT_MODEL or llm.model)",
 }
 
 
@@ -36,7 +47,12 @@ class LLMError(Exception):
         self.status = status
 
     def user_text(self) -> str:
+        """What a chat user is told: what happened, with nothing for them to fix."""
         return _USER_TEXT[self.kind]
+
+    def operator_hint(self) -> str:
+        """What the operator should check; for logs and `doctor`, never for chat users."""
+        return _OPERATOR_HINT[self.kind]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,10 @@ from systems.context import TurnContext
 
 log = logging.getLogger(__name__)
 
+# Set in `ctx.extras` when the memory write failed on storage (a full disk...): the reply
+# still goes out, with a note that this turn is not remembered.
+STORAGE_FAILED_EXTRA = "memory_storage_failed"
+
 
 class MemoryPersist:
     name = "MemoryPersist"
@@ -23,11 +27,12 @@ class MemoryPersist:
 
     async def process(self, ctx: TurnContext) -> None:
         try:
-            recorded = self.memory.record_turn(
+            # In a worker thread: the write may have to load the scope first.
+            recorded = await self.memory.record_turn_async(
                 scope=ctx.scope,
                 user_text=ctx.user_text,
                 assistant_text=ctx.reply or "",
-                at=ctx.extras.get("memory_time", time.time()),
+                at=time.time() if ctx.occurred_at is None else ctx.occurred_at,
                 config=ctx.config.memory,
                 tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
                 message_refs=ctx.message_refs,
@@ -35,9 +40,15 @@ class MemoryPersist:
                 speaker=ctx.chat.user_name,
                 chat_key=ctx.chat.key,
             )
+        except OSError as exc:
+            # The disk, not the code: one line, no traceback.
+            log.warning("memory write failed for %s: %s", ctx.chat.key, exc)
+            ctx.extras["memory_write_failed"] = True
+            ctx.extras[STORAGE_FAILED_EXTRA] = True
+            return
         except Exception:
             # Fail-safe: the reply goes out whatever happens to the memory write.
             log.exception("memory write failed for %s; the reply is unaffected", ctx.chat.key)
-            ctx.extras["memory_write_failed"] = True
+            ctx.memory_write_failed = True
             return
-        ctx.extras["memory_recorded"] = len(recorded.stored)
+        ctx.memory_items_recorded = len(recorded.stored)

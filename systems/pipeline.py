@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
 from systems.context import SystemFailure, TurnContext
+from systems.plugins import as_list, load_plugins
+from systems.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -48,20 +49,25 @@ class Pipeline:
         return ctx
 
 
-def load_entry_point_systems() -> list[System]:
+def load_entry_point_systems(services: Services) -> list[System]:
     """Third-party systems registered under the `mnemobot.systems` entry-point group.
 
-    An entry point names a System class or a zero-argument factory; one that fails to load
-    is logged and skipped so a broken plugin cannot keep the bot from starting.
+    An entry point names `factory(services) -> System` (or a list of them), a System class
+    taking the services, or, as before, a zero-argument factory or class.
     """
     found: list[System] = []
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            factory = entry.load()
-            system = factory()
-            if not isinstance(system, System):
-                raise TypeError("does not provide name, order, enabled() and process()")
-            found.append(system)
-        except Exception as exc:
-            log.error("skipping system plugin %s: %s", entry.name, exc)
+
+    def install(made: object) -> None:
+        checked: list[System] = []
+        for system in as_list(made):
+            if isinstance(system, type) or not isinstance(system, System):
+                raise TypeError(
+                    f"got {system!r}, not a System (name, order, enabled() and process())"
+                )
+            if not isinstance(system.name, str) or not isinstance(system.order, int):
+                raise TypeError(f"system {system!r}: name must be a str and order an int")
+            checked.append(system)
+        found.extend(checked)
+
+    load_plugins(ENTRY_POINT_GROUP, services, install)
     return found

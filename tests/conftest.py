@@ -31,14 +31,19 @@ _OUR_VARIABLES = (
     "BOT_WEBHOOK_URL",
     "BOT_WEBHOOK_SECRET",
     "BOT_WEBHOOK_LISTEN",
+    "MNEMOBOT_ENV_FILE",
 )
 
 
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+def clean_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     """No test sees the developer's own keys, tokens or `.env`."""
     for name in _OUR_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    # ~/.mnemobot/.env is read too: a test's home is its own (subprocesses inherit it).
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.chdir(tmp_path)
     yield
 

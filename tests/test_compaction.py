@@ -135,10 +135,14 @@ async def test_compact_command_replies(workspace: Path, openai_server: FakeOpenA
         await ask(app, f"short {i}")
     answer = await app.commands.run(CHAT, ParsedCommand("compact", "2"))
     assert answer == "Compacted with summary: removed 4 messages, kept last 2."
-    assert await app.commands.run(CHAT, ParsedCommand("compact", "500")) == (
+    assert await app.commands.run(CHAT, ParsedCommand("compact", "100")) == (
         "Nothing to compact (session has 2 messages)."
     )
-    assert "Usage: /compact" in await app.commands.run(CHAT, ParsedCommand("compact", "lots"))
+    for out_of_range in ("lots", "-5", "0", "101"):
+        assert await app.commands.run(CHAT, ParsedCommand("compact", out_of_range)) == (
+            "Usage: /compact [N] - keep the last N messages (1-100, default 10)."
+        )
+    assert len(app.sessions.get(CHAT.key).messages) == 3  # the summary and the last 2
     status = app.commands.status_text(CHAT)
     await app.close()
     assert "Compactions: 1, last at 20" in status

@@ -48,7 +48,11 @@ def test_commands_work_in_the_console(workspace: Path, openai_server: FakeOpenAI
     out = result.stdout
     assert "echo: hello" in out
     assert "Model: gpt-4o-mini" in out and "Session: 2 messages" in out
-    assert "Runtime config: ok" in out and str(workspace) in out
+    assert "Runtime config: values of runtime-config.json in force" in out
+    assert "Workspace: ok" in out
+    # /status is read by everyone in a group: nothing of the file system shows.
+    status = out[out.index("Model:") : out.index("Started a new conversation")]
+    assert not any(part in status for part in workspace.parts[1:-1])
     assert "Started a new conversation (2 messages cleared)" in out
     assert "/compact" in out and "/stop" in out
 

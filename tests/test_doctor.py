@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
+import time
 from pathlib import Path
 
-from tests.conftest import run_mnemobot
+import pytest
+
+from bot.doctor import check_allowed_users
+from bot.probes import ProbeError, list_models, telegram_username
+from tests.conftest import make_settings, run_mnemobot
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer
 
@@ -14,47 +20,121 @@ def run_doctor(**env: str) -> subprocess.CompletedProcess[str]:
     return run_mnemobot("doctor", **env)
 
 
-def test_all_checks_pass(workspace: Path, openai_server: FakeOpenAIServer) -> None:
+def checks(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    """`{"ok   llm": detail, ...}` of the result lines (not the `...` waiting lines)."""
+    return dict(
+        line.split(": ", 1) for line in result.stdout.splitlines() if not line.startswith("...")
+    )
+
+
+def test_all_checks_pass_and_nothing_is_written(
+    tmp_path: Path, workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
     with TelegramServer() as telegram:
-        result = run_doctor(
-            BOT_WORKSPACE=str(workspace),
-            OPENAI_BASE_URL=openai_server.base_url,
-            TELEGRAM_BOT_TOKEN=telegram.token,
-            TELEGRAM_API_BASE_URL=telegram.base_url,
+        env_file = tmp_path / ".env"
+        env_file.write_text(
+            f"BOT_WORKSPACE={workspace}\nOPENAI_BASE_URL={openai_server.base_url}\n"
+            f"TELEGRAM_BOT_TOKEN={telegram.token}\nTELEGRAM_API_BASE_URL={telegram.base_url}\n"
+            "TELEGRAM_ALLOWED_USERS=42\n"
         )
+        result = run_doctor()
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == [
         "ok   settings",
+        "ok   allowed users",
         "ok   workspace",
         "ok   runtime config",
+        "...  llm",
         "ok   llm",
+        "...  telegram",
         "ok   telegram",
     ]
-    assert "@mnemo_test_bot" in lines[-1]
+    assert lines[0] == f"ok   settings: read {env_file}"
+    assert "up to 10 s" in lines[4] and "up to 10 s" in lines[6]
+    assert lines[5].endswith("serves 'gpt-4o-mini'")
+    assert lines[-1].endswith("token valid for @mnemo_test_bot")
     assert telegram.token not in result.stdout + result.stderr
+    assert list(workspace.iterdir()) == []
+
+
+def test_warnings_say_what_is_probably_not_meant(tmp_path: Path) -> None:
+    typo = tmp_path / "worksapce"
+    with FakeOpenAIServer(models=()) as server:
+        server.models = None
+        result = run_doctor(
+            BOT_WORKSPACE=str(typo),
+            OPENAI_BASE_URL=server.base_url,
+            TELEGRAM_ALLOWED_USERS="",
+        )
+    assert result.returncode == 0, result.stdout + result.stderr
+    found = checks(result)
+    assert "no env file found" in found["WARN settings"]
+    assert "valid" not in found["WARN settings"]
+    assert "serves nobody" in found["WARN allowed users"]
+    assert (
+        f"{typo} does not exist; `mnemobot run` or `chat` will create it"
+        in (found["WARN workspace"])
+    )
+    assert not typo.exists()
+    assert "has no models list" in found["WARN llm"]
+    everyone = check_allowed_users(make_settings(typo, telegram_allowed_users="*"))
+    assert everyone.line() == (
+        "WARN allowed users: TELEGRAM_ALLOWED_USERS is *: the bot serves anyone"
+    )
 
 
 def test_failures_are_reported_one_line_each(workspace: Path) -> None:
     (workspace / "preferences").mkdir()
-    (workspace / "preferences" / "runtime-config.json").write_text('{"llm": {"temprature": 1}}')
-    with TelegramServer() as telegram:
+    config = workspace / "preferences" / "runtime-config.json"
+    config.write_text('{"llm": {"temperature": 5}}')
+    with TelegramServer() as telegram, FakeOpenAIServer(models=["qwen2.5", "llama3"]) as llm:
         result = run_doctor(
             BOT_WORKSPACE=str(workspace),
-            OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+            OPENAI_BASE_URL=llm.base_url,
+            BOT_MODEL="gpt-5",
             TELEGRAM_BOT_TOKEN="999:WRONG-TOKEN",
             TELEGRAM_API_BASE_URL=telegram.base_url,
         )
     assert result.returncode == 1
-    lines = dict(line.split(":", 1) for line in result.stdout.splitlines())
-    assert lines["ok   workspace"]
-    assert "llm.temprature: unknown key" in lines["FAIL runtime config"]
-    assert "unavailable" in lines["FAIL llm"]
-    assert "@BotFather" in lines["FAIL telegram"]
+    found = checks(result)
+    assert "llm.temperature" in found["FAIL runtime config"]
+    assert "defaults in force" in found["FAIL runtime config"]
+    assert found["FAIL llm"].endswith(
+        "does not serve 'gpt-5' (BOT_MODEL); it offers: qwen2.5, llama3; "
+        "set BOT_MODEL to one of them"
+    )
+    assert "@BotFather" in found["FAIL telegram"]
+    assert "WRONG-TOKEN" not in result.stdout + result.stderr
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_an_unknown_key_warns_and_a_dead_endpoint_fails(workspace: Path) -> None:
+    (workspace / "preferences").mkdir()
+    config = workspace / "preferences" / "runtime-config.json"
+    config.write_text('{"llm": {"temprature": 1, "model": "fake-model"}}')
+    result = run_doctor(BOT_WORKSPACE=str(workspace), OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+    found = checks(result)
+    assert "unknown keys ignored: llm.temprature" in found["WARN runtime config"]
+    assert "unavailable" in found["FAIL llm"]
+    assert result.returncode == 1
 
 
 def test_invalid_settings_fail_the_first_check() -> None:
     result = run_doctor(BOT_LOG_LEVEL="chatty")
     assert result.returncode == 1
     assert result.stdout.startswith("FAIL settings: BOT_LOG_LEVEL is invalid")
+
+
+async def test_a_silent_server_fails_the_check_at_its_time_limit() -> None:
+    # Accepts connections (the kernel's backlog) and never answers a byte.
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(ProbeError, match=r"did not answer within 0\.5 s"):
+            await list_models(f"http://127.0.0.1:{port}/v1", None, "the server", seconds=0.5)
+        with pytest.raises(ProbeError, match=r"did not answer within 0\.5 s"):
+            await telegram_username(
+                "1:SECRET", f"http://127.0.0.1:{port}/bot", "the server", seconds=0.5
+            )
+        assert time.monotonic() - started < 5

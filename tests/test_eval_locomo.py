@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import orjson
 import pytest
 
+from bot.bench.locomo import load_conversations, parse_session_time, run_eval
 from bot.cli import main
-from bot.eval_locomo import load_conversations, parse_session_time, run_eval
+from tests.terminal import run_with_terminal_stderr
 
 TINY = [
     {
@@ -120,15 +122,14 @@ def test_recall_on_a_tight_budget_per_category_and_baselines(
     assert data["packTokensMax"] <= data["maxBudget"]
 
 
-def test_cli_prints_json_and_a_progress_bar(
-    tiny_file: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_prints_json_and_a_report(tiny_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "locomo", str(tiny_file), "--json", "--budget", "60"]) == 0
     captured = capsys.readouterr()
     data = orjson.loads(captured.out)
     assert data["pack"]["overall"] == pytest.approx(2 / 3, abs=1e-4)
     assert data["seconds"] >= 0
-    assert "\r[" in captured.err and "100.0%" in captured.err
+    # Captured stderr is no terminal: no progress frames in it.
+    assert "\r" not in captured.err
 
     assert main(["eval", "locomo", str(tiny_file)]) == 0
     text = capsys.readouterr().out
@@ -139,3 +140,37 @@ def test_cli_prints_json_and_a_progress_bar(
 def test_cli_refuses_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "locomo", str(tmp_path / "nope.json")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_cli_stops_with_one_line_when_memory_cannot_be_written(
+    tiny_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A file where the conversation's memory directory would go: every write fails.
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "memory" / "locomo:tiny-1").write_text("")
+    code = main(["eval", "locomo", str(tiny_file), "--workspace", str(workspace)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "cannot evaluate" in err and "memory write failed at D1:1 of locomo:tiny-1" in err
+    assert "Traceback" not in err
+
+
+def test_eval_with_stderr_redirected_to_a_file_writes_no_progress(
+    tiny_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "eval.log"
+    with log.open("w") as stderr, contextlib.redirect_stderr(stderr):
+        assert main(["eval", "locomo", str(tiny_file), "--json"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["questions"] == 3
+    assert "\r" not in log.read_text()
+
+
+def test_eval_on_a_terminal_shows_progress(tiny_file: Path) -> None:
+    returncode, stdout, stderr = run_with_terminal_stderr(
+        "eval", "locomo", str(tiny_file), "--json"
+    )
+    assert returncode == 0, stderr[-2000:]
+    assert orjson.loads(stdout)["questions"] == 3
+    assert "\r[" in stderr and "100.0%" in stderr
+    assert "\r" not in stdout

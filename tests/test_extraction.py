@@ -59,6 +59,7 @@ def test_every_turn_leaves_one_episode_with_both_sides() -> None:
     items = extract("Can you suggest a name for my cat?", "How about Miso?", refs=["m1", "m2"])
     [turn] = [i for i in items if "turn" in i.tags]
     assert items[0] is turn
+    assert turn.type is ItemType.TURN
     assert turn.layer is Layer.EPISODIC
     assert turn.confidence == 0.65
     assert turn.content == "User: Can you suggest a name for my cat?\nAssistant: How about Miso?"

@@ -95,3 +95,20 @@ async def test_bad_arguments_are_tool_errors(registry: ToolRegistry) -> None:
         await registry.run("files", '{"operation": "delete"}', turn_context())
     with pytest.raises(ToolError, match="unknown tool 'rm'"):
         await registry.run("rm", "{}", turn_context())
+
+
+async def test_file_system_errors_name_the_relative_path_only(
+    registry: ToolRegistry, files_root: Path
+) -> None:
+    (files_root / "notes.txt").write_text("a file, not a folder")
+    for path in ("notes.txt/inside.txt", "notes.txt/deeper/inside.txt"):
+        with pytest.raises(ToolError) as refused:
+            await registry.run(
+                "files",
+                f'{{"operation": "write", "path": "{path}", "content": "x"}}',
+                turn_context(),
+            )
+        message = str(refused.value)
+        assert message.startswith(f"could not write {path!r}: ")
+        # The model may repeat a tool error in chat: no absolute path in it.
+        assert str(files_root.parent) not in message

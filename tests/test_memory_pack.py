@@ -164,8 +164,8 @@ def test_decay_ranks_an_old_fact_below_an_equally_relevant_fresh_one() -> None:
 
 def test_rendered_markdown_format() -> None:
     items, index = store(
-        make_item("e-new", "We fixed the flaky test in CI", days_ago=1, tags=["turn"]),
-        make_item("e-old", "The CI test was flaky again", days_ago=40, tags=["turn"]),
+        make_item("e-new", "We fixed the flaky test in CI", days_ago=1, item_type=ItemType.TURN),
+        make_item("e-old", "The CI test was flaky again", days_ago=40, item_type=ItemType.TURN),
         make_item(
             "s1", "CI runs on GitHub Actions", layer=Layer.SEMANTIC, item_type=ItemType.DECISION
         ),

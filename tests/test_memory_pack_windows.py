@@ -19,7 +19,7 @@ def turn(item_id: str, content: str, at: float) -> MemoryItem:
     return MemoryItem(
         id=item_id,
         layer=Layer.EPISODIC,
-        type=ItemType.TASK_STATE,
+        type=ItemType.TURN,
         title="",
         content=content,
         scope="telegram:1",

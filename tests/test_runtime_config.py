@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import build_app
 from config.runtime_store import RuntimeConfigStore
+from tests.conftest import CONSOLE_CHAT, make_settings, write_runtime_config
 
 
 def touch_later(path: Path, text: str) -> None:
@@ -47,7 +49,13 @@ def test_an_edit_takes_effect_without_restart(tmp_path: Path) -> None:
     [
         ("{not json", "not valid JSON"),
         ('{"toolLoop": {"maxLlmCalls": 0}}', "toolLoop.maxLlmCalls"),
-        ('{"memory": {"softPromtBudget": 5}}', "memory.softPromtBudget: unknown key"),
+        ("", "the file is empty"),
+        ('{"toolLoop": {"maxLlmCalls": 7', "not valid JSON"),
+        (
+            '{"llm": {"maxInputTokens": 4096}}',
+            "llm.maxInputTokens (4096) is smaller than memory.maxPromptBudgetTokens + "
+            "llm.maxOutputTokens (5548)",
+        ),
         ('{"compaction": {"keepLastMessages": "many"}}', "compaction.keepLastMessages"),
     ],
 )
@@ -63,7 +71,69 @@ def test_a_bad_edit_keeps_the_last_good_config(
         assert store.current().tool_loop.max_llm_calls == 7
     assert store.error is not None and expected in store.error
     assert expected in caplog.text
-    assert "INVALID" in store.describe_state()
+    assert store.describe_state().startswith("INVALID")
+    assert store.describe_state().endswith("values of runtime-config.json in force")
     touch_later(path, '{"toolLoop": {"maxLlmCalls": 9}}')
     assert store.current().tool_loop.max_llm_calls == 9
     assert store.error is None
+
+
+def test_an_unknown_key_is_ignored_and_named_not_fatal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "runtime-config.json"
+    path.write_text(
+        '{"toolLoop": {"maxLlmCalls": 7}, "memory": {"softPromtBudget": 5, "episodicTopK": 3},'
+        ' "lmm": {"model": "x"}}'
+    )
+    store = RuntimeConfigStore(path)
+    with caplog.at_level(logging.WARNING):
+        config = store.current()
+    assert config.tool_loop.max_llm_calls == 7
+    assert config.memory.episodic_top_k == 3
+    assert store.error is None
+    assert "memory.softPromtBudget" in caplog.text and "lmm" in caplog.text
+    assert store.describe_state() == (
+        "values of runtime-config.json in force; unknown keys ignored: memory.softPromtBudget, lmm"
+    )
+
+
+def test_unknown_keys_do_not_hide_a_bad_value(tmp_path: Path) -> None:
+    path = tmp_path / "runtime-config.json"
+    path.write_text('{"memory": {"softPromtBudget": 5, "episodicTopK": -1}}')
+    store = RuntimeConfigStore(path)
+    assert store.current().memory.episodic_top_k == 8
+    assert store.error is not None and "memory.episodicTopK" in store.error
+    assert store.describe_state().endswith("defaults in force")
+
+
+def test_status_says_defaults_when_the_file_never_was_valid(tmp_path: Path) -> None:
+    path = tmp_path / "runtime-config.json"
+    path.write_text("")
+    store = RuntimeConfigStore(path)
+    assert store.current().tool_loop.max_llm_calls == 20
+    assert store.describe_state() == (
+        "INVALID (runtime-config.json: the file is empty; write {} to use every default); "
+        "defaults in force"
+    )
+    missing = RuntimeConfigStore(tmp_path / "nowhere.json")
+    assert missing.describe_state().endswith("defaults in force")
+
+
+async def test_status_names_the_unknown_key_and_whose_values_are_in_force(
+    workspace: Path,
+) -> None:
+    write_runtime_config(workspace, {"toolLoop": {"maxLlmCals": 3}})
+    app = build_app(make_settings(workspace))
+    try:
+        status = app.commands.status_text(CONSOLE_CHAT)
+        assert (
+            "Runtime config: values of runtime-config.json in force; "
+            "unknown keys ignored: toolLoop.maxLlmCals"
+        ) in status
+        touch_later(app.paths.runtime_config, "")
+        status = app.commands.status_text(CONSOLE_CHAT)
+        assert "Runtime config: INVALID (runtime-config.json: the file is empty" in status
+        assert status.endswith("values of runtime-config.json in force")
+    finally:
+        await app.close()

@@ -77,6 +77,7 @@ def test_run_without_a_token_says_how_to_get_one(workspace: Path) -> None:
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert "@BotFather" in line and "mnemobot chat" in line
+    assert line.endswith("No settings file found: `mnemobot init` sets everything up.")
     assert result.stdout == ""
 
 

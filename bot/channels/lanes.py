@@ -35,7 +35,10 @@ class LaneConfig(ConfigSection):
     """The lane settings every channel's runtime-config section carries."""
 
     queue_mode: Literal["queue", "collect"] = "queue"
+    """"queue": messages sent during a reply wait and get their own turns; "collect": they
+    are merged into one turn."""
     queue_cap: int = Field(20, ge=1, le=1_000)
+    """Most messages waiting in one chat; more are refused with a note."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,8 @@ class BotIdentity:
 def refusal_text(user_id: int) -> str:
     return (
         f"Sorry, this is a private bot. Your Telegram user id is {user_id}. "
-        f"To let you in, the owner adds {user_id} to TELEGRAM_ALLOWED_USERS."
+        f"To let you in, the owner adds {user_id} to TELEGRAM_ALLOWED_USERS. "
+        "Until then I will not reply to your messages."
     )
 
 

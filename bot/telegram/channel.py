@@ -44,6 +44,7 @@ from bot.telegram.config import TelegramConfig
 from bot.telegram.intake import TelegramIntake
 from bot.telegram.poller import KeepUpdates
 from bot.telegram.rate_limits import RepliesFirstRateLimiter
+from bot.telegram.refusals import RefusalMemory, refusals_path
 from bot.telegram.replies import (
     ReplyTarget,
     TelegramDelivery,
@@ -144,6 +145,7 @@ class TelegramChannel:
         )
         self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
         self.identity: BotIdentity | None = None
+        self.refusals = RefusalMemory(refusals_path(app.paths.root))
 
     def config(self) -> TelegramConfig:
         return self.app.runtime.current().section(CHANNEL, TelegramConfig)
@@ -167,6 +169,8 @@ class TelegramChannel:
                 me = self.application.bot.bot
                 break
             except InvalidToken:
+                # initialize() opened the HTTP sessions before Telegram said no: close them.
+                await self.application.bot.shutdown()
                 raise
             except (TelegramError, OSError) as exc:
                 log.warning(
@@ -237,6 +241,9 @@ class TelegramChannel:
         if verdict is Verdict.REFUSE:
             user_id = message.from_user.id if message.from_user else 0
             log.info("refused user %s in chat %s", user_id, message.chat.id)
+            if not await self.refusals.claim(user_id):
+                await self.intake.done([receipt])
+                return  # told already today
             self.dispatcher.notify(notice, refusal_text(user_id), answered=True)
             return
         text = message_text(message)

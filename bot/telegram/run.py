@@ -22,11 +22,13 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 from telegram import Update
-from telegram.error import TelegramError
+from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application, BaseRateLimiter
 
 from bot.app import App, build_app
-from bot.startup import settings_or_exit
+from bot.logging_setup import redact
+from bot.onboarding import offer_init
+from bot.startup import log_startup, secrets_of, settings_or_exit, token_rejected_line
 from bot.telegram.channel import UpdateSource, build_telegram_application
 from bot.telegram.poller import KeepUpdates, UpdatePoller
 from bot.telegram.webhook_server import start_webhook_server, webhook_application
@@ -182,14 +184,15 @@ async def serve_telegram(
 def run_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     if settings.telegram_bot_token is None:
-        print(NO_TOKEN, file=sys.stderr)
-        return 2
+        return offer_init(NO_TOKEN)
     if args.webhook:
         try:
             webhook_plan(settings)
         except WebhookSettingsError as exc:
             print(f"mnemobot: {exc}", file=sys.stderr)
             return 2
+
+    log_startup(settings)
 
     async def main() -> int:
         stop = asyncio.Event()
@@ -205,9 +208,13 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         return asyncio.run(main())
+    except InvalidToken:
+        print(token_rejected_line(settings), file=sys.stderr)
+        return 1
     except TelegramError as exc:
-        # Start-up failures (bad token, unreachable API): one line, not a traceback.
-        print(f"mnemobot: Telegram refused to start: {exc}", file=sys.stderr)
+        # Start-up failures (unreachable API...): one line, not a traceback, no token.
+        reason = redact(str(exc), secrets_of(settings))
+        print(f"mnemobot: Telegram refused to start: {reason}", file=sys.stderr)
         return 1
 
 

@@ -64,13 +64,20 @@ class FilesTool:
         )
 
     def handle(self, arguments: FilesArguments, ctx: TurnContext) -> str:
-        self.root.mkdir(parents=True, exist_ok=True)
-        target = resolve_inside(self.root, arguments.path)
-        if arguments.operation == "list":
-            return self._list(target, arguments.path)
-        if arguments.operation == "read":
-            return self._read(target, arguments.path, arguments.offset)
-        return self._write(target, arguments.path, arguments.content)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            target = resolve_inside(self.root, arguments.path)
+            if arguments.operation == "list":
+                return self._list(target, arguments.path)
+            if arguments.operation == "read":
+                return self._read(target, arguments.path, arguments.offset)
+            return self._write(target, arguments.path, arguments.content)
+        except OSError as exc:
+            # The OS message names the absolute path, which the model may repeat in chat:
+            # say what failed in terms of the path it asked for.
+            reason = exc.strerror or type(exc).__name__
+            shown = arguments.path or "."
+            raise ToolError(f"could not {arguments.operation} {shown!r}: {reason}") from None
 
     def _list(self, target: Path, shown: str) -> str:
         if not target.is_dir():

@@ -7,6 +7,7 @@ about a millisecond per tool, and the schemas go out with every LLM request.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,15 @@ from pydantic import BaseModel, ValidationError
 
 from memory.tokens import estimate_tokens
 from systems.context import TurnContext
+from systems.plugins import as_list, load_plugins
+from systems.services import Services
 from systems.tool_runner import ToolError
+
+TOOL_ENTRY_POINT_GROUP = "mnemobot.tools"
+
+# What OpenAI-compatible servers accept as a function name; one bad name would make
+# every request of every chat fail, so it is refused at registration.
+TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 ToolHandler = Callable[[Any, TurnContext], Awaitable[str] | str]
 
@@ -41,6 +50,13 @@ class Tool:
         }
 
 
+def checked_schema(tool: Tool) -> dict[str, Any]:
+    """The tool's schema, or ValueError when its name would make the model reject requests."""
+    if not TOOL_NAME_PATTERN.fullmatch(tool.name):
+        raise ValueError(f"tool name {tool.name!r} is not 1-64 letters, digits, '_' or '-'")
+    return tool.schema()
+
+
 def describe_arguments_error(error: ValidationError) -> str:
     problems = []
     for item in error.errors()[:5]:
@@ -62,7 +78,7 @@ class ToolRegistry:
     def register(self, tool: Tool) -> None:
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is registered twice")
-        schema = tool.schema()
+        schema = checked_schema(tool)
         self._tools[tool.name] = tool
         # A new list, never an in-place append: a request already holding the old list
         # keeps a consistent view.
@@ -99,3 +115,28 @@ class ToolRegistry:
         if inspect.isawaitable(result):
             result = await result
         return str(result)
+
+
+def load_entry_point_tools(registry: ToolRegistry, services: Services) -> list[str]:
+    """Register the tools of the `mnemobot.tools` entry-point group; returns the plugins.
+
+    An entry point names `factory(services) -> Tool` (or a list of Tools), a zero-argument
+    factory, or a Tool itself. A plugin's tools go in all together or not at all.
+    """
+
+    def install(made: object) -> None:
+        tools: list[Tool] = []
+        for tool in as_list(made):
+            if not isinstance(tool, Tool):
+                raise TypeError(f"got {tool!r}, not a bot.tools.registry.Tool")
+            tools.append(tool)
+        names = [tool.name for tool in tools]
+        clashes = sorted({n for n in names if n in registry.names or names.count(n) > 1})
+        if clashes:
+            raise ValueError(f"tool name(s) already taken: {', '.join(clashes)}")
+        for tool in tools:
+            checked_schema(tool)  # a bad tool fails here, before any of the plugin's is in
+        for tool in tools:
+            registry.register(tool)
+
+    return load_plugins(TOOL_ENTRY_POINT_GROUP, services, install)

@@ -464,7 +464,8 @@ class FakeOpenAIServer:
         models: Iterable[str] = DEFAULT_MODELS,
         responder: Responder = echo_responder,
     ) -> None:
-        self.models: list[str] = list(models)
+        # None: the server has no models list (GET /v1/models answers 404, as some do).
+        self.models: list[str] | None = list(models)
         # Used when the script is empty; receives the request body, returns a step.
         self.responder: Responder = responder
         # When set, chat requests whose request_chars() exceed it get overflow(overflow_form).
@@ -734,7 +735,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
-        if path == "/v1/models":
+        if path == "/v1/models" and self.fake.models is not None:
             data = [
                 {"id": name, "object": "model", "created": 0, "owned_by": "fake"}
                 for name in self.fake.models

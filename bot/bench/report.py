@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
-from collections.abc import Callable
 from pathlib import Path
 
 
@@ -32,15 +30,3 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 0
-
-
-def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
-    """An argparse type for a number that must be greater than zero."""
-
-    def parse(text: str) -> int | float:
-        value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-        return value
-
-    return parse

@@ -1,11 +1,12 @@
 """`mnemobot eval locomo FILE`: how much of the evidence a question needs the MemoryPack holds.
 
-Each conversation of a LoCoMo-format file (Maharana et al., 2024; DESIGN §8) is written
-into a fresh memory scope through the bot's own write path (`MemoryPersist.process` on a
-real `TurnContext`, one turn at a time at the session's date), then every question of
-categories 1-4 gets the pack ContextBuilding would build (`pack_for_turn`), with the
-question as the user's message and the clock just after the last session. The score is
-the share of the question's evidence turns (`dia_id`s) found in the pack's items.
+Each conversation of a LoCoMo-format file (Maharana et al., 2024) is written into a fresh
+memory scope through the bot's own write path (`MemoryPersist.process` on a real
+`TurnContext` whose `occurred_at` is the turn's time, as any caller replaying a past
+conversation sets it), then every question of categories 1-4 gets the pack
+ContextBuilding would build (`pack_for_turn`), with the question as the user's message
+and the clock just after the last session. The score is the share of the question's
+evidence turns (`dia_id`s) found in the pack's items.
 
 How a two-person dialogue maps onto the bot: every LoCoMo turn is one user message from
 its speaker (`ChatRef.user_name`), with an empty reply; a shared photo is added to the
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import math
 import re
 import sys
@@ -36,11 +38,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import orjson
 from rank_bm25 import BM25Okapi
 
+from bot.bench.progress import ProgressBar, terminal_progress
 from config.runtime import MemoryConfig, RuntimeConfig
 from memory.item_store import PROMOTED_FROM_PREFIX
 from memory.pack import MemoryPack
@@ -155,39 +158,6 @@ def load_conversations(path: Path) -> list[Conversation]:
     return conversations
 
 
-# --------------------------------------------------------------------- progress
-
-
-class ProgressBar:
-    """A one-line `\\r` progress bar on a terminal stream (no dependency)."""
-
-    def __init__(self, total: int, stream: TextIO, width: int = 30) -> None:
-        self.total = max(1, total)
-        self.stream = stream
-        self.width = width
-        self.done = 0
-        self._shown = -1
-        self.started = time.perf_counter()
-
-    def advance(self, steps: int = 1, label: str = "") -> None:
-        self.done += steps
-        percent = self.done * 100 // self.total
-        if percent == self._shown:
-            return
-        self._shown = percent
-        filled = self.width * self.done // self.total
-        bar = "#" * filled + "-" * (self.width - filled)
-        elapsed = time.perf_counter() - self.started
-        self.stream.write(
-            f"\r[{bar}] {self.done * 100 / self.total:5.1f}% {elapsed:6.1f}s {label[:24]:<24}"
-        )
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
-
-
 # ------------------------------------------------------------------------ scoring
 
 
@@ -195,8 +165,8 @@ class ProgressBar:
 class RecallTally:
     """Mean over questions of the share of each question's evidence found; per category too.
 
-    A question with one evidence turn counts as much as one with five (as in DESIGN §8,
-    where plain BM25 finds 0.67 of the evidence).
+    A question with one evidence turn counts as much as one with five, the usual way
+    evidence recall on LoCoMo is averaged (plain BM25 over turns finds 0.67 that way).
     """
 
     shares: dict[int, float] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
@@ -301,6 +271,18 @@ def memory_config_for_budget(budget: int | None) -> MemoryConfig:
     )
 
 
+class MemoryWriteFailed(Exception):
+    """MemoryPersist could not write a turn (it logged why); the eval cannot go on."""
+
+
+class _OneLineErrors(logging.Formatter):
+    """Log lines with the exception as `Type: message`, not a traceback, for a CLI user."""
+
+    def formatException(self, ei: Any) -> str:
+        kind, error = ei[0], ei[1]
+        return f"  {kind.__name__ if kind else 'Error'}: {error}"
+
+
 async def ingest(
     memory: MemoryService,
     scope: str,
@@ -323,12 +305,12 @@ async def ingest(
             scope=scope,
             message_refs=[turn.dia_id],
             reply="",
+            occurred_at=turn.at.timestamp(),
         )
-        ctx.extras["memory_time"] = turn.at.timestamp()
         if persist.enabled(ctx):
             await persist.process(ctx)
-        if ctx.extras.get("memory_write_failed"):
-            raise RuntimeError(f"memory write failed at {turn.dia_id} of {scope}")
+        if ctx.memory_write_failed:
+            raise MemoryWriteFailed(f"memory write failed at {turn.dia_id} of {scope}")
         if progress is not None:
             progress.advance(label=f"{conversation.sample_id} ingest")
 
@@ -371,15 +353,19 @@ def run_eval(
     workspace: Path,
     *,
     budget: int | None = None,
-    progress_stream: TextIO | None = None,
+    show_progress: bool = False,
 ) -> EvalResult:
+    """Ingest and question every conversation of `path` in `workspace`.
+
+    `show_progress` draws a bar on stderr when stderr is a terminal.
+    """
     started = time.perf_counter()
     conversations = load_conversations(path)
     memory_config = memory_config_for_budget(budget)
     config = RuntimeConfig().model_copy(update={"memory": memory_config})
     memory = MemoryService(workspace)
     total_steps = sum(len(c.turns) + len(c.questions) for c in conversations)
-    progress = ProgressBar(total_steps, progress_stream) if progress_stream else None
+    progress = terminal_progress(total_steps) if show_progress else None
     soft = memory_config.soft_prompt_budget_tokens
     result = EvalResult(
         budget=soft,
@@ -455,7 +441,7 @@ def format_report(result: EvalResult) -> str:
     return "\n".join(lines)
 
 
-def _cmd_locomo(args: argparse.Namespace) -> int:
+def eval_command(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         print(f"mnemobot: no such file: {path}", file=sys.stderr)
@@ -463,16 +449,20 @@ def _cmd_locomo(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 1:
         print("mnemobot: --budget must be a positive number of tokens", file=sys.stderr)
         return 2
-    stream = None if args.no_progress else sys.stderr
+    show_progress = not args.no_progress
+    # The bot's systems log their failures (a memory write that raised); say why briefly.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLineErrors("mnemobot: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     try:
         if args.workspace:
             workspace = Path(args.workspace)
             workspace.mkdir(parents=True, exist_ok=True)
-            result = run_eval(path, workspace, budget=args.budget, progress_stream=stream)
+            result = run_eval(path, workspace, budget=args.budget, show_progress=show_progress)
         else:
             with tempfile.TemporaryDirectory(prefix="mnemobot-eval-") as tmp:
-                result = run_eval(path, Path(tmp), budget=args.budget, progress_stream=stream)
-    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
+                result = run_eval(path, Path(tmp), budget=args.budget, show_progress=show_progress)
+    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError, MemoryWriteFailed) as exc:
         print(f"mnemobot: cannot evaluate {path}: {exc}", file=sys.stderr)
         return 1
     if args.json:
@@ -481,29 +471,3 @@ def _cmd_locomo(args: argparse.Namespace) -> int:
     else:
         print(format_report(result))
     return 0
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
-    benchmarks = evaluate.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
-    locomo = benchmarks.add_parser(
-        "locomo",
-        help="evidence recall of the memory pack on a LoCoMo-format file",
-        description="Ingest each conversation through the bot's memory write path, build the "
-        "pack for every question (categories 1-4) and report the share of evidence turns "
-        "in it, beside plain BM25 and newest-first baselines on the same budget.",
-    )
-    locomo.add_argument("file", help="LoCoMo-format JSON file (e.g. locomo-dev.json)")
-    locomo.add_argument(
-        "--budget",
-        type=int,
-        default=None,
-        help="memory.softPromptBudgetTokens (default: the runtime default, 1800); the max "
-        "budget keeps the default max/soft ratio",
-    )
-    locomo.add_argument("--json", action="store_true", help="print machine-readable results")
-    locomo.add_argument(
-        "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
-    )
-    locomo.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    locomo.set_defaults(handler=_cmd_locomo)

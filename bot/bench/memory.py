@@ -33,16 +33,13 @@ from typing import Any
 
 import orjson
 
-from bot.bench_report import cpu_model, percentile, positive, usable_cpus
+from bot.bench.progress import ProgressBar
+from bot.bench.report import cpu_model, percentile, usable_cpus
 from memory.extraction import extract_items
 from memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
 from memory.items import Layer, MemoryItem, TurnMemoryEvent
 from memory.scope_paths import ScopePaths
 
-DEFAULT_ITEMS = 100_000
-DEFAULT_QUERIES = 300
-DEFAULT_WRITES = 200
-DEFAULT_SEED = 7
 SCOPE = "telegram:-1001234"
 # Targets from the issue: (items, figure) -> limit. Only listed sizes are judged.
 TARGETS: dict[int, dict[str, float]] = {
@@ -251,7 +248,9 @@ def _turn_items(rng: random.Random, at: float) -> list[MemoryItem]:
     return items + promoted
 
 
-def write_synthetic_scope(workspace: Path, item_count: int, seed: int) -> int:
+def write_synthetic_scope(
+    workspace: Path, item_count: int, seed: int, progress: ProgressBar | None = None
+) -> int:
     """Write about `item_count` items as the store would have; returns the exact count.
 
     Duplicates (same layer and fingerprint) are dropped, as the store would merge them.
@@ -272,9 +271,13 @@ def write_synthetic_scope(workspace: Path, item_count: int, seed: int) -> int:
             path = paths.layer_file(item.layer, day_of(item.created_at))
             lines.setdefault(path, []).append(orjson.dumps(item.to_json_dict()))
             written += 1
+            if progress is not None:
+                progress.advance(label="generating items")
     for path, chunk in lines.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"\n".join(chunk) + b"\n")
+    if progress is not None:
+        progress.close()
     return written
 
 
@@ -308,8 +311,10 @@ import sys
 from systems.context_building import pack_for_turn
 from memory.service import MemoryService
 from config.runtime import MemoryConfig
+from memory.process_tuning import tune_process
 t1 = time.perf_counter()
-from bot.bench_memory import measure_in_child
+tune_process()  # as `mnemobot` does at start-up; its cost counts in the load
+from bot.bench.memory import measure_in_child
 measure_in_child(sys.argv[1], t0, t1)
 """
 
@@ -317,8 +322,10 @@ measure_in_child(sys.argv[1], t0, t1)
 _GENERATOR_SCRIPT = """
 import sys
 from pathlib import Path
-from bot.bench_memory import write_synthetic_scope
-print(write_synthetic_scope(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))
+from bot.bench.memory import write_synthetic_scope
+from bot.bench.progress import terminal_progress
+count = int(sys.argv[2])
+print(write_synthetic_scope(Path(sys.argv[1]), count, int(sys.argv[3]), terminal_progress(count)))
 """
 
 
@@ -393,21 +400,25 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
 def run_bench(item_count: int, queries: int, writes: int, seed: int) -> MemoryBenchFigures:
     with tempfile.TemporaryDirectory(prefix="mnemobot-bench-memory-") as tmp:
         workspace = Path(tmp)
-        root = Path(__file__).resolve().parent.parent
+        root = Path(__file__).resolve().parents[2]
         env = {**os.environ, "PYTHONPATH": str(root)}
         # Generated in a child too: a child started from a big parent would inherit the
         # parent's peak in ru_maxrss (Linux keeps it across exec).
+        # On a terminal the generator draws its progress bar on our stderr directly.
+        on_terminal = sys.stderr.isatty()
         begin = time.perf_counter()
         generator = subprocess.run(
             [sys.executable, "-c", _GENERATOR_SCRIPT, str(workspace), str(item_count), str(seed)],
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=None if on_terminal else subprocess.PIPE,
             text=True,
             env=env,
             cwd=root,
             check=False,
         )
         if generator.returncode != 0:
-            raise RuntimeError(f"bench generator failed:\n{generator.stderr}")
+            detail = generator.stderr or "(its error is printed above)"
+            raise RuntimeError(f"bench generator failed:\n{detail}")
         written = int(generator.stdout.strip().splitlines()[-1])
         generated = time.perf_counter() - begin
         request = {
@@ -418,6 +429,12 @@ def run_bench(item_count: int, queries: int, writes: int, seed: int) -> MemoryBe
             # "Now" is just after the last generated turn, so recency behaves as in use.
             "now": _START + item_count * 400.0,
         }
+        if on_terminal:
+            print(
+                f"measuring in a fresh process: cold start, {queries + 1} packs, {writes} writes",
+                file=sys.stderr,
+                flush=True,
+            )
         child = subprocess.run(
             [sys.executable, "-c", _CHILD_SCRIPT, json.dumps(request)],
             capture_output=True,
@@ -521,31 +538,3 @@ def bench_command(args: argparse.Namespace) -> int:
     else:
         print(format_table(figures, host))
     return 0
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `memory` under `mnemobot bench`."""
-    bench = sub.add_parser(
-        "memory", help="pack build, turn write, cold start and RSS on a synthetic scope"
-    )
-    bench.add_argument(
-        "--items",
-        type=positive(int),
-        default=DEFAULT_ITEMS,
-        help=f"items in the synthetic scope (default {DEFAULT_ITEMS})",
-    )
-    bench.add_argument(
-        "--queries",
-        type=positive(int),
-        default=DEFAULT_QUERIES,
-        help=f"packs built after the first one (default {DEFAULT_QUERIES})",
-    )
-    bench.add_argument(
-        "--writes",
-        type=positive(int),
-        default=DEFAULT_WRITES,
-        help=f"turns written with record_turn (default {DEFAULT_WRITES})",
-    )
-    bench.add_argument("--seed", type=int, default=DEFAULT_SEED, help="RNG seed (default 7)")
-    bench.add_argument("--json", action="store_true", help="print one JSON object instead")
-    bench.set_defaults(handler=bench_command)

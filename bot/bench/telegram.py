@@ -2,7 +2,7 @@
 
 Path measured: fake Bot API (getUpdates long poll) -> PTB -> lanes -> Assistant and the
 whole pipeline (as `build_app` assembles it) -> fake LLM (no delay unless asked) -> Markdown
-to HTML, split -> sendMessage. The fakes run in a child process (bot/bench_servers.py) so
+to HTML, split -> sendMessage. The fakes run in a child process (bot/bench/servers.py) so
 the bot has this process and its event loop to itself.
 
 Two phases on one running bot:
@@ -40,15 +40,11 @@ from pathlib import Path
 from telegram.ext import AIORateLimiter
 
 from bot.app import build_app
-from bot.bench_report import cpu_model, percentile, positive, usable_cpus
-from bot.bench_servers import BENCH_TOKEN, BenchResult, LoadPlan, serve_bench_servers
+from bot.bench.report import cpu_model, percentile, usable_cpus
+from bot.bench.servers import BENCH_TOKEN, BenchResult, LoadPlan, serve_bench_servers
 from bot.telegram.run import serve_telegram
 from config.settings import Settings
 
-DEFAULT_CHATS = 50
-DEFAULT_RATE = 100.0
-DEFAULT_SECONDS = 10.0
-DEFAULT_CLOSED_SECONDS = 5.0
 # Load phase plus the child's drain time, with room to spare.
 PHASE_TIMEOUT_SECONDS = 120.0
 
@@ -280,48 +276,3 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.profile is not None:
         print(f"cProfile of the bot during the open-loop phase: {args.profile}")
     return 0
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `telegram` under `mnemobot bench`."""
-    bench = sub.add_parser(
-        "telegram", help="replies/s and added latency: fake Bot API -> bot -> fake LLM"
-    )
-    bench.add_argument(
-        "--chats",
-        type=positive(int),
-        default=DEFAULT_CHATS,
-        help=f"chats the load is spread over (default {DEFAULT_CHATS})",
-    )
-    bench.add_argument(
-        "--rate",
-        type=positive(float),
-        default=DEFAULT_RATE,
-        help=f"open loop: messages per second over all chats (default {DEFAULT_RATE:g})",
-    )
-    bench.add_argument(
-        "--seconds",
-        type=float,
-        default=DEFAULT_SECONDS,
-        help=f"open loop duration; 0 skips it (default {DEFAULT_SECONDS:g})",
-    )
-    bench.add_argument(
-        "--closed-seconds",
-        type=float,
-        default=DEFAULT_CLOSED_SECONDS,
-        help="closed loop (max sustainable rate) duration; 0 skips it "
-        f"(default {DEFAULT_CLOSED_SECONDS:g})",
-    )
-    bench.add_argument(
-        "--llm-delay-ms",
-        type=float,
-        default=0.0,
-        help="fake LLM answer delay, subtracted from the latency (default 0)",
-    )
-    bench.add_argument(
-        "--profile",
-        type=Path,
-        default=None,
-        help="write a cProfile of the bot process during the open-loop phase to this file",
-    )
-    bench.set_defaults(handler=bench_command)

@@ -1,0 +1,147 @@
+"""Statements of the user: preferences, facts, decisions, tasks and rules for the assistant.
+
+Precision matters more than recall: a wrong durable item is injected into every later
+prompt. So questions, hypotheticals ("if I moved ..."), guesses ("that must be fun") and
+small talk are no statements, and hedged ones ("I think ...") stay below promotion.
+"""
+
+from __future__ import annotations
+
+import re
+
+from config.runtime import ExtractionConfig
+from memory.extraction.finding import CONSTRAINT_SALIENCE, Finding
+from memory.extraction.personal_rules import PERSONAL_RULES, StatementRule
+from memory.extraction.vocabulary import EVALUATIVE, GUESSING_SUBJECTS, GUESSING_VERBS
+from memory.extraction.words import (
+    HEDGE,
+    HYPOTHETICAL_START,
+    TECH_CONTEXT,
+    content_words,
+    has_durable_object,
+    is_question,
+    normalize_quotes,
+)
+from memory.items import ItemType
+
+_LEAD_IN = r"^(?:(?:please|pls|and|also|oh|btw|remember|note|ok|okay)[,:]?\s+)*"
+# Words after "always"/"never" that show it is not an order ("Always happy to help").
+_NOT_VERBS = (
+    r"(?:happy|glad|welcome|good|great|nice|fun|there|here|a|an|the|been|so|too|more|less"
+    r"|better|fine|ready|sure|true|right|late|early|again|ever|alone|mind|forget\s+you"
+    r"|been|was|is|has|had|my|your|his|her|our|their|up\s+for|down\s+for|in\s+the|on\s+the"
+    r"|saw|heard|thought|knew|did|got|felt|went|came|made|took|gave|said|told|found|met|left"
+    r"|really|[a-z]+ed|[a-z]+ing)"
+)
+_CONSTRAINT_IMPERATIVE = re.compile(
+    _LEAD_IN + r"(?:(?:always|never)\s+(?!" + _NOT_VERBS + r"\b)[a-z]+"
+    r"|(?:don't|do\s+not|dont|avoid|make\s+sure|ensure|refrain\s+from)\b"
+    r"|only\s+(?:use|answer|reply|respond|write|speak|run|deploy|commit|push|call|send|show"
+    r"|return|talk|suggest|recommend)\b|stop\s+[a-z]+ing\b)",
+    re.IGNORECASE,
+)
+_CONSTRAINT_NOT = re.compile(
+    _LEAD_IN + r"(?:don't|do\s+not|dont|never)\s+"
+    r"(?:worry|mind|know|care|think|be\s+sorry|apologi[sz]e|hesitate|bother|get\s+me\s+wrong"
+    r"|ask|feel|forget(?=\s*[,!.-])|forget\s+(?:it|that|the\s+details)|give\s+up|be\s+(?:afraid"
+    r"|scared|shy|sad|so\s+hard|too\s+hard|a\s+stranger)|stop\s+(?:believing|dreaming))\b"
+    r"|^never\s+mind\b",
+    re.IGNORECASE,
+)
+_CONSTRAINT_STRONG = re.compile(
+    r"\b(?:from\s+now\s+on|going\s+forward|mustn't|must\s+not|shall\s+not|should\s+never"
+    r"|should\s+always|(?:is|are)\s+(?:strictly\s+)?(?:required|mandatory|forbidden|prohibited"
+    r"|not\s+allowed)|not\s+allowed\s+to|required\s+to)\b",
+    re.IGNORECASE,
+)
+# "must" is an order ("Tests must pass") unless it is a guess ("that must have been fun",
+# "you must be tired", "must be nice").
+_MUST = re.compile(
+    r"(?:^|\b(?P<subject>[\w'-]+)\s+)must\s+(?P<next>[\w']+)(?:\s+(?P<after>[\w']+))?",
+    re.IGNORECASE,
+)
+_CONSTRAINT_SOFT = re.compile(
+    r"\bwe\s+(?:always|never|must|cannot|can't|should\s+(?:always|never))\b"
+    r"|\b(?:every|each|all)\s+[\w-]+\s+(?:has\s+to|have\s+to|needs?\s+to)\b",
+    re.IGNORECASE,
+)
+_REQUIRES = re.compile(r"\b(?:requires?|required)\b", re.IGNORECASE)
+_FIRST_PERSON_MODAL = re.compile(r"\bi\s+(?:must|have\s+to|need\s+to|can't|cannot)\b", re.I)
+_ENTHUSIASM = re.compile(
+    r"\byou\s+(?:have|need|must)\s+to\s+(?:try|see|check|watch|come|meet|visit|read|listen"
+    r"|hear|go|taste|get)\b",
+    re.IGNORECASE,
+)
+
+
+def match_personal(sentence: str, config: ExtractionConfig) -> Finding | None:
+    """A preference, fact, decision or task the user states about themselves."""
+    normalized = normalize_quotes(sentence)
+    if is_question(sentence) or HYPOTHETICAL_START.match(normalized):
+        return None
+    best: StatementRule | None = None
+    for rule in PERSONAL_RULES:
+        match = rule.pattern.search(normalized)
+        if match is None or (best is not None and best.confidence >= rule.confidence):
+            continue
+        if rule.needs_object == "after" and not has_durable_object(normalized[match.end() :]):
+            continue
+        if rule.needs_object == "before" and not has_durable_object(normalized[: match.start()]):
+            continue
+        best = rule  # the most specific (most confident) reading of the sentence wins
+    if best is None:
+        return None
+    hedged = bool(HEDGE.search(normalized))
+    confidence = min(best.confidence, config.hedged_confidence_cap) if hedged else best.confidence
+    tags = [best.tag] + (["hedged"] if hedged else [])
+    return Finding(best.type, sentence, confidence, best.salience, tags, "user")
+
+
+def _is_order_must(sentence: str) -> bool:
+    for match in _MUST.finditer(sentence):
+        subject = (match.group("subject") or "").lower()
+        following = match.group("next").lower()
+        after = (match.group("after") or "").lower()
+        if following in GUESSING_VERBS or subject in ("a", "i"):
+            continue  # "must have been", "a must", "I must say"
+        if following == "be" and (
+            not subject
+            or subject in GUESSING_SUBJECTS
+            or after in EVALUATIVE
+            or after.endswith("ing")
+        ):
+            continue  # "must be so rewarding", "you must be tired", "must be having fun"
+        return True
+    return False
+
+
+def match_constraint(
+    sentence: str, speaker: str | None, config: ExtractionConfig
+) -> Finding | None:
+    """A rule or order for the assistant ("never push to main", "tests must pass")."""
+    normalized = normalize_quotes(sentence)
+    if is_question(sentence) or HYPOTHETICAL_START.match(normalized):
+        return None
+    if _CONSTRAINT_NOT.match(normalized) or _ENTHUSIASM.search(normalized):
+        return None
+    if len(content_words(normalized)) < 2:
+        return None  # "Never mind!", "Always!"
+    if _FIRST_PERSON_MODAL.search(normalized):
+        return None  # "I have to pick up the kids": the user's errand, not a rule for us
+    if _CONSTRAINT_STRONG.search(normalized) or _is_order_must(normalized):
+        confidence = config.constraint_confidence
+    elif _CONSTRAINT_IMPERATIVE.match(normalized):
+        # Among several people an order is mostly advice to one another, not a rule for
+        # the assistant: keep it as an episode, below the promotion threshold.
+        confidence = config.weak_constraint_confidence if speaker else config.constraint_confidence
+    elif _CONSTRAINT_SOFT.search(normalized) or (
+        _REQUIRES.search(normalized) and TECH_CONTEXT.search(normalized)
+    ):
+        confidence = config.weak_constraint_confidence
+    else:
+        return None
+    if HEDGE.search(normalized):
+        confidence = min(confidence, config.hedged_confidence_cap)
+    return Finding(
+        ItemType.CONSTRAINT, sentence, confidence, CONSTRAINT_SALIENCE, ["constraint"], "user"
+    )

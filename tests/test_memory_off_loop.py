@@ -1,0 +1,138 @@
+"""Memory work runs off the event loop, one lock per scope: a slow scope stalls only its chat."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import App, build_app
+from config.runtime import MemoryConfig
+from memory.items import Layer
+from memory.service import MemoryService
+from systems.context import ChatRef
+from tests.conftest import make_settings, write_runtime_config
+from tests.fakes.openai_server import FakeOpenAIServer, system_text
+
+SLOW_CHAT = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
+WARM_CHAT = ChatRef("telegram", "2002", user_id="2002", user_name="Bob")
+# Long enough never to run out before chat B's turn ends in a sound build; short enough
+# that a build which did the memory work on the loop fails the test instead of hanging.
+HOLD_SECONDS = 20.0
+
+
+@pytest.fixture
+async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    built = build_app(make_settings(workspace, openai_server))
+    yield built
+    await built.close()
+
+
+class ScopeHolder:
+    """Another thread holding a scope's lock, as a cold load of a huge scope would."""
+
+    def __init__(self, memory: MemoryService, scope: str) -> None:
+        self._lock = memory.scope_lock(scope)
+        self._release = threading.Event()
+        self._held = threading.Event()
+        self.holding = False
+        self._thread = threading.Thread(target=self._hold, daemon=True)
+
+    def _hold(self) -> None:
+        with self._lock:
+            self.holding = True
+            self._held.set()
+            self._release.wait(HOLD_SECONDS)
+            self.holding = False
+
+    def __enter__(self) -> ScopeHolder:
+        self._thread.start()
+        self._held.wait()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._release.set()
+        self._thread.join()
+
+
+async def test_a_chat_answers_while_another_chats_scope_is_busy(app: App) -> None:
+    slow_scope = app.assistant.scope_for(SLOW_CHAT, app.assistant.config())
+    with ScopeHolder(app.memory, slow_scope) as holder:
+        slow_turn = asyncio.create_task(app.assistant.handle_text(SLOW_CHAT, "I like tea"))
+        await asyncio.sleep(0.05)  # chat A's turn is waiting for its scope by now
+        warm = await app.assistant.handle_text(WARM_CHAT, "I like coffee")
+        # Chat B got its answer while chat A's scope was still held by the other thread.
+        assert warm is not None and warm.reply == "echo: I like coffee"
+        assert holder.holding
+        assert not slow_turn.done()
+    slow = await asyncio.wait_for(slow_turn, 10)
+    assert slow is not None and slow.reply == "echo: I like tea"
+    # Both turns reached their own chat's memory.
+    assert app.memory.stats(slow_scope).items > 0
+    assert app.memory.search(slow_scope, "tea", config=MemoryConfig(), tz=None)  # type: ignore[arg-type]
+
+
+def test_writes_and_packs_of_one_scope_from_many_threads_lose_nothing(workspace: Path) -> None:
+    memory = MemoryService(workspace, max_cached_scopes=1)
+    config = MemoryConfig()
+    errors: list[BaseException] = []
+
+    def writer(name: str) -> None:
+        try:
+            for i in range(40):
+                memory.record_turn(
+                    scope="global",
+                    user_text=f"{name} note number {i}: I visited museum {name}{i}",
+                    assistant_text="Noted.",
+                    at=1_700_000_000.0 + i,
+                    config=config,
+                    tz=None,  # type: ignore[arg-type]
+                )
+                # Another scope in between: with one cached scope, "global" is evicted
+                # and reloaded while the other threads still use it.
+                memory.stats(f"other:{name}")
+        except BaseException as exc:
+            errors.append(exc)
+
+    def reader() -> None:
+        try:
+            for _ in range(40):
+                memory.build_pack("global", "museum", now=1_700_000_100.0, config=config, tz=None)  # type: ignore[arg-type]
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in ("a", "b")]
+    threads.append(threading.Thread(target=reader))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    memory.close()
+    reloaded = MemoryService(workspace).stats("global")
+    # Every turn of both writers is on disk, once.
+    assert reloaded.per_layer[Layer.EPISODIC.value] >= 80
+    assert reloaded.skipped_lines == 0
+
+
+async def test_max_cached_scopes_from_the_runtime_config_bounds_loaded_scopes(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "memory": {"maxCachedScopes": 1}})
+    built = build_app(make_settings(workspace, openai_server))
+    try:
+        config = built.assistant.config()
+        scope_a = built.assistant.scope_for(SLOW_CHAT, config)
+        scope_b = built.assistant.scope_for(WARM_CHAT, config)
+        await built.assistant.handle_text(SLOW_CHAT, "My cat is called Miso")
+        await built.assistant.handle_text(WARM_CHAT, "hello")
+        assert built.memory.is_loaded(scope_b) and not built.memory.is_loaded(scope_a)
+        # Chat A's memory comes back from its files when it speaks again.
+        await built.assistant.handle_text(SLOW_CHAT, "what is my cat called?")
+        assert "Miso" in system_text(openai_server.last_request())
+    finally:
+        await built.close()

@@ -1,0 +1,164 @@
+"""`mnemobot init` against the fake Telegram and OpenAI servers; where settings are read."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from config.settings import load_settings
+from tests.conftest import subprocess_env
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.telegram_server import TelegramServer
+
+API_KEY = "sk-test-not-to-be-shown"
+
+
+def init_flags(telegram: TelegramServer, llm: FakeOpenAIServer, **overrides: str) -> list[str]:
+    flags = {
+        "--token": telegram.token,
+        "--base-url": llm.base_url,
+        "--model": "fake-model",
+        "--api-key": API_KEY,
+        "--allowed-users": "42,43",
+    }
+    flags.update(overrides)
+    return [part for pair in flags.items() for part in pair]
+
+
+def test_init_without_a_terminal_writes_a_private_env_file_that_run_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env_file = tmp_path / "conf" / "bot.env"
+    with TelegramServer() as telegram, FakeOpenAIServer() as llm:
+        flags, base_url = init_flags(telegram, llm), llm.base_url
+        result = subprocess.run(
+            [sys.executable, "-m", "bot", "init", "--env-file", str(env_file), *flags],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=subprocess_env(TELEGRAM_API_BASE_URL=telegram.base_url),
+            check=False,
+        )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the token belongs to @mnemo_test_bot" in result.stdout
+    assert f"Wrote {env_file}" in result.stdout
+    assert telegram.token not in result.stdout + result.stderr
+    assert API_KEY not in result.stdout + result.stderr
+    assert env_file.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in env_file.parent.iterdir()] == ["bot.env"]  # no temp file left
+    monkeypatch.setenv("MNEMOBOT_ENV_FILE", str(env_file))
+    settings = load_settings()
+    assert settings.telegram_bot_token is not None
+    assert settings.telegram_bot_token.get_secret_value() == telegram.token
+    assert settings.openai_base_url == base_url
+    assert settings.bot_model == "fake-model"
+    assert sorted(settings.telegram_allowed_users) == [42, 43]
+
+
+def test_a_failed_check_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env_file = tmp_path / "bot.env"
+    with TelegramServer() as telegram, FakeOpenAIServer(models=["qwen2.5", "llama3"]) as llm:
+        monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+        args = ["init", "--non-interactive", "--env-file", str(env_file)]
+        assert main([*args, *init_flags(telegram, llm, **{"--token": "1:WRONG-TOKEN"})]) == 1
+        assert "rejected TELEGRAM_BOT_TOKEN" in capsys.readouterr().err
+        assert main([*args, *init_flags(telegram, llm)]) == 1
+        err = capsys.readouterr().err
+        assert "does not serve 'fake-model'; it offers: qwen2.5, llama3; pick one" in err
+        assert main([*args, *init_flags(telegram, llm, **{"--allowed-users": "me"})]) == 1
+        assert "TELEGRAM_ALLOWED_USERS: 'me' is not a numeric user id" in capsys.readouterr().err
+        assert main(["init", "--non-interactive", "--env-file", str(env_file)]) == 1
+    err = capsys.readouterr().err
+    assert "pass --token" in err and "nothing was written" in err
+    assert not env_file.exists()
+
+
+def test_settings_come_from_home_with_the_current_directory_winning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with TelegramServer() as telegram, FakeOpenAIServer() as llm:
+        monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+        assert main(["init", "--non-interactive", *init_flags(telegram, llm)]) == 0
+        base_url = llm.base_url
+    home_env = Path.home() / ".mnemobot" / ".env"
+    assert home_env.stat().st_mode & 0o777 == 0o600
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert load_settings().bot_model == "fake-model"
+    (elsewhere / ".env").write_text("BOT_MODEL=local-model\n")
+    settings = load_settings()
+    assert settings.bot_model == "local-model"
+    assert settings.openai_base_url == base_url
+
+
+class Terminal:
+    """A child process on a pseudo-terminal: read until a prompt, type an answer."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child
+            os.execvpe(argv[0], argv, env)
+        self.output = ""
+        self.seen = 0  # output before this was matched already
+
+    def expect(self, text: str, timeout: float = 30) -> None:
+        """Wait for `text` after what was matched before (a prompt asked again counts)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output[self.seen :]:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise AssertionError(f"no {text!r} in {self.output!r}")
+            try:
+                self.output += os.read(self.fd, 4096).decode(errors="replace")
+            except OSError:  # the child exited
+                raise AssertionError(f"no {text!r} in {self.output!r}") from None
+        self.seen = self.output.index(text, self.seen) + len(text)
+
+    def answer(self, prompt: str, text: str) -> None:
+        self.expect(prompt)
+        os.write(self.fd, f"{text}\n".encode())
+
+    def exit_code(self) -> int:
+        with contextlib.suppress(OSError):
+            while os.read(self.fd, 4096):
+                pass
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(status)
+
+
+def test_run_at_a_terminal_with_nothing_configured_offers_init(workspace: Path) -> None:
+    with TelegramServer() as telegram, FakeOpenAIServer(models=["qwen2.5", "llama3"]) as llm:
+        env = subprocess_env(BOT_WORKSPACE=str(workspace), TELEGRAM_API_BASE_URL=telegram.base_url)
+        terminal = Terminal([sys.executable, "-m", "bot", "run"], env)
+        terminal.answer("Set them up now with `mnemobot init`? [Y/n]", "")
+        terminal.answer("Telegram bot token (from @BotFather): ", "1:WRONG")
+        terminal.expect("copy it again from @BotFather")
+        # getpass discards what was typed before it asks, so wait for the prompt itself.
+        terminal.answer("Telegram bot token (from @BotFather): ", telegram.token)
+        terminal.answer("(comma-separated, * for everyone): ", "42")
+        terminal.answer("Model server base URL (empty for OpenAI): ", llm.base_url)
+        terminal.answer("API key (empty for local servers): ", "")
+        terminal.answer("Model [qwen2.5]: ", "gpt-4o-mini")
+        terminal.expect("it offers: qwen2.5, llama3; pick one")
+        terminal.answer("Model [qwen2.5]: ", "llama3")
+        terminal.expect("Next: `mnemobot doctor`, then `mnemobot run`.")
+        assert terminal.exit_code() == 0
+    assert telegram.token not in terminal.output
+    written = Path.home() / ".mnemobot" / ".env"
+    assert written.stat().st_mode & 0o777 == 0o600
+    assert "BOT_MODEL=llama3\n" in written.read_text()
+    assert f"TELEGRAM_BOT_TOKEN={telegram.token}\n" in written.read_text()

@@ -1,0 +1,66 @@
+"""Prompt sizes an operator can tune: instructions, and what compaction shows its model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.app import build_app
+from bot.commands import ParsedCommand
+from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
+from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
+
+
+async def test_long_operator_instructions_are_cut_to_their_budget(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    instructions = "Always answer like a pirate. " + "Arr " * 2_000 + "FINAL-LINE"
+    write_runtime_config(
+        workspace,
+        {
+            "llm": {"maxRetries": 0},
+            "assistant": {"instructions": instructions, "instructionsBudgetTokens": 100},
+        },
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        await ask(app, "hello")
+    finally:
+        await app.close()
+    (turn,) = [r for r in openai_server.requests if user_texts(r) == ["hello"]]
+    prompt = system_text(turn)
+    assert "Always answer like a pirate." in prompt and "[... cut to fit its budget]" in prompt
+    assert "FINAL-LINE" not in prompt and prompt.count("Arr") < 200
+
+
+async def test_compaction_shows_its_model_only_the_configured_sizes(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(
+        workspace,
+        {
+            "llm": {"maxRetries": 0},
+            "compaction": {
+                "enabled": False,
+                "summaryMessageChars": 60,
+                "flushMessageChars": 80,
+                "flushInputChars": 1_000,
+                "flushTemperature": 0.9,
+            },
+        },
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        for i in range(6):
+            await ask(app, f"message {i} " + "x" * 400)
+        openai_server.script(reply("SUMMARY: talked"), reply("NO_REPLY"))
+        await app.commands.run(CONSOLE_CHAT, ParsedCommand("compact", "2"))
+    finally:
+        await app.close()
+    (summary,) = [r for r in openai_server.requests if "CONVERSATION:" in user_texts(r)[0]]
+    (flush,) = [r for r in openai_server.requests if "CONVERSATION EXCERPT" in user_texts(r)[0]]
+    summary_lines = user_texts(summary)[0].split("CONVERSATION:\n")[1].splitlines()
+    assert summary_lines and all(len(line) <= len("assistant: ") + 60 for line in summary_lines)
+    excerpt = user_texts(flush)[0].split("CONVERSATION EXCERPT:\n")[1]
+    assert len(excerpt) <= 1_000 and "message 4" in excerpt
+    assert all(len(line) <= len("assistant: ") + 80 for line in excerpt.splitlines())
+    assert flush["temperature"] == 0.9

@@ -1,0 +1,44 @@
+"""`mnemobot config docs`: every runtime-config key with its default, and the README's copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.channels.registry import CHANNEL_SECTIONS
+from bot.cli import main
+from config.runtime import with_sections
+from config.runtime_reference import reference_markdown
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def leaf_keys(data: dict[str, object], prefix: str = "") -> list[str]:
+    keys = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            keys += leaf_keys(value, f"{prefix}{key}.")
+        else:
+            keys.append(f"{prefix}{key}")
+    return keys
+
+
+def test_config_docs_lists_every_key_with_its_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "docs"]) == 0
+    rows = {
+        line.split("|")[1].strip().strip("`"): line
+        for line in capsys.readouterr().out.splitlines()[2:]
+    }
+    defaults = with_sections(CHANNEL_SECTIONS)().to_json_dict()
+    assert sorted(rows) == sorted(leaf_keys(defaults))
+    assert "| `1800` |" in rows["memory.softPromptBudgetTokens"]
+    assert "Chat model name; null means BOT_MODEL." in rows["llm.model"]
+    assert '"chat" or "global"' in rows["memory.scope"]
+
+
+def test_the_readme_carries_the_generated_reference() -> None:
+    section = README.read_text().split("## Runtime config reference\n", 1)[1].split("\n## ")[0]
+    assert reference_markdown() in section, (
+        "README's runtime config reference is stale: paste `mnemobot config docs` into it"
+    )

@@ -1,0 +1,59 @@
+"""Benches and evals stay apart from the bot: running it never imports them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import subprocess_env
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Imports every module of the running bot (all of bot/ but the tooling, and every layer
+# below it; iter_modules, unlike walk_packages, imports nothing by itself), then lists
+# whatever of `bot.bench` came along.
+_IMPORT_RUNTIME = """
+import importlib, json, pkgutil, sys
+
+OURS = {"bot", "config", "memory", "systems"}
+
+def import_tree(name):
+    try:
+        package = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        # An optional third-party extra that is not installed is not our concern here.
+        if (exc.name or "").split(".")[0] in OURS:
+            raise
+        return
+    for module in pkgutil.iter_modules(getattr(package, "__path__", [])):
+        child = f"{name}.{module.name}"
+        if child != "bot.__main__" and child != "bot.bench":
+            import_tree(child)
+
+for root in sorted(OURS):
+    import_tree(root)
+import bot.cli
+bot.cli.build_parser()
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_running_bot_never_imports_the_benches_or_evals() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_RUNTIME],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=subprocess_env(),
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    loaded = set(json.loads(result.stdout))
+    # The walk reached the running bot: app, CLI, both channels, pipeline, memory.
+    runtime = {"bot.app", "bot.cli", "bot.console", "bot.telegram.channel", "bot.telegram.run"}
+    runtime |= {"systems.pipeline", "systems.memory_persist", "memory.service", "memory.pack"}
+    assert runtime <= loaded
+    assert sorted(n for n in loaded if n == "bot.bench" or n.startswith("bot.bench.")) == []

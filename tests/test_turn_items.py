@@ -1,0 +1,115 @@
+"""Turn items have their own type, old memory files still read right, and the extraction
+confidences are settings of the runtime config."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from config.runtime import RuntimeConfig
+from memory.items import ItemType, Layer
+from memory.scope_paths import ScopePaths
+from memory.service import MemoryService
+
+SCOPE = "telegram:42"
+AT = datetime(2025, 3, 1, 10, tzinfo=UTC)
+
+
+def old_line(item_id: str, item_type: str, content: str, tags: list[str]) -> bytes:
+    """An item line as files written before turns had their own type hold it."""
+    return orjson.dumps(
+        {
+            "id": item_id,
+            "layer": "EPISODIC",
+            "type": item_type,
+            "title": content[:80],
+            "content": content,
+            "scope": SCOPE,
+            "tags": tags,
+            "references": [f"m-{item_id}"],
+            "source": "turn",
+            "confidence": 0.65,
+            "salience": 0.5,
+            "ttlDays": None,
+            "createdAt": "2025-03-01T10:00:00Z",
+            "updatedAt": "2025-03-01T10:00:00Z",
+            "lastAccessedAt": None,
+            "fingerprint": f"fp-{item_id}",
+        }
+    )
+
+
+def test_a_turn_is_recorded_as_a_turn(workspace: Path) -> None:
+    memory = MemoryService(workspace)
+    recorded = memory.record_turn(
+        scope=SCOPE,
+        user_text="I'm working on the parser rewrite.",
+        assistant_text="Good luck with it!",
+        at=AT.timestamp(),
+        config=RuntimeConfig().memory,
+        tz=UTC,
+    )
+    assert [item.type for item in recorded.stored] == [ItemType.TURN, ItemType.TASK_STATE]
+    assert "turn" in recorded.stored[0].tags
+    stored = ScopePaths(workspace, SCOPE).episodic_file(AT.date()).read_bytes()
+    assert b'"type":"TURN"' in stored
+
+
+def test_a_turn_written_before_the_turn_type_loads_as_a_turn(workspace: Path) -> None:
+    episodes = ScopePaths(workspace, SCOPE).episodic_file(AT.date())
+    episodes.parent.mkdir(parents=True)
+    episodes.write_bytes(
+        old_line("t1", "TASK_STATE", "Ana: we repainted the boat on Saturday", ["turn"])
+        + b"\n"
+        + old_line("k1", "TASK_STATE", "Ana: I still need to sand the mast", ["task"])
+        + b"\n"
+    )
+    memory = MemoryService(workspace)
+    store = memory.store(SCOPE)
+    turn, task = store.get("t1"), store.get("k1")
+    assert turn is not None and task is not None
+    assert turn.type is ItemType.TURN
+    assert turn.fingerprint == "fp-t1"  # tombstones naming the old fingerprint still match
+    assert task.type is ItemType.TASK_STATE
+
+    pack = memory.build_pack(
+        SCOPE, "boat mast", now=AT.timestamp() + 60, config=RuntimeConfig().memory, tz=UTC
+    )
+    assert "- 2025-03-01: Ana: we repainted the boat on Saturday\n" in pack.rendered
+    assert "- 2025-03-01: Task: Ana: I still need to sand the mast\n" in pack.rendered
+
+    assert memory.forget(SCOPE, "t1") == ["t1"]
+    assert MemoryService(workspace).store(SCOPE).get("t1") is None
+
+
+def test_extraction_confidences_come_from_the_runtime_config(workspace: Path) -> None:
+    rule = "Never push to main on Fridays."
+    default = RuntimeConfig().memory
+    cautious = RuntimeConfig.model_validate(
+        {"memory": {"extraction": {"constraintConfidence": 0.7, "turnConfidence": 0.5}}}
+    ).memory
+    assert default.extraction.constraint_confidence == 0.85
+    assert default.extraction.turn_confidence == 0.65
+
+    memory = MemoryService(workspace)
+    trusted = memory.record_turn(
+        scope="telegram:1",
+        user_text=rule,
+        assistant_text="",
+        at=AT.timestamp(),
+        config=default,
+        tz=UTC,
+    )
+    assert [item.layer for item in trusted.promoted] == [Layer.SEMANTIC]
+    doubted = memory.record_turn(
+        scope="telegram:2",
+        user_text=rule,
+        assistant_text="",
+        at=AT.timestamp(),
+        config=cautious,
+        tz=UTC,
+    )
+    assert doubted.promoted == []
+    assert [item.confidence for item in doubted.stored] == [0.5, 0.7]
