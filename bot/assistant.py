@@ -22,7 +22,6 @@ from memory.items import to_iso
 from memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
 from systems.context import ChatRef, TurnContext
 from systems.llm import LLMFailureKind
-from systems.memory_persist import STORAGE_FAILED_EXTRA
 from systems.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
@@ -254,7 +253,7 @@ class Assistant:
             )
         if ctx.failures:
             log.info("turn in %s had failures: %s", chat.key, ctx.failures)
-        if ctx.extras.get(STORAGE_FAILED_EXTRA):
+        if ctx.memory_storage_failed:
             reply = f"{reply}\n\n{STORAGE_NOTE}"
         if isinstance(set_aside, str):
             reply = f"{set_aside_note(set_aside)}\n\n{reply}"

@@ -55,6 +55,8 @@ class TurnContext:
     occurred_at: float | None = None
     # Set by MemoryPersist: the turn's memory write raised (the reply went out regardless).
     memory_write_failed: bool = False
+    # The memory write failed on storage (a full disk...): the reply carries a note.
+    memory_storage_failed: bool = False
     # Set by MemoryPersist: how many memory items the turn's write stored.
     memory_items_recorded: int = 0
     reply: str | None = None

@@ -10,11 +10,6 @@ from systems.context import TurnContext
 
 log = logging.getLogger(__name__)
 
-# Set in `ctx.extras` when the memory write failed on storage (a full disk...): the reply
-# still goes out, with a note that this turn is not remembered.
-STORAGE_FAILED_EXTRA = "memory_storage_failed"
-
-
 class MemoryPersist:
     name = "MemoryPersist"
     order = 50
@@ -43,8 +38,8 @@ class MemoryPersist:
         except OSError as exc:
             # The disk, not the code: one line, no traceback.
             log.warning("memory write failed for %s: %s", ctx.chat.key, exc)
-            ctx.extras["memory_write_failed"] = True
-            ctx.extras[STORAGE_FAILED_EXTRA] = True
+            ctx.memory_write_failed = True
+            ctx.memory_storage_failed = True
             return
         except Exception:
             # Fail-safe: the reply goes out whatever happens to the memory write.

@@ -38,7 +38,7 @@ TARGET_ADDED_MS = 50.0
 # Chat A's scope is the generator's scope (`telegram:<chat id>`).
 COLD_CHAT = ChatRef("telegram", SCOPE.split(":", 1)[1], user_id="1", user_name="Caroline")
 WARM_CHAT = ChatRef("telegram", "4242", user_id="2", user_name="Bob")
-_REPO = Path(__file__).resolve().parent.parent
+_REPO = Path(__file__).resolve().parents[2]
 _FAKE_SERVER_START_SECONDS = 30.0
 
 
@@ -59,7 +59,7 @@ class ColdScopeFigures:
 def _generate(workspace: Path, items: int, seed: int) -> int:
     """The big scope, written by a child (its heap stays out of the measured process)."""
     script = (
-        "import sys\nfrom pathlib import Path\nfrom bot.bench_memory import write_synthetic_scope\n"
+        "import sys\nfrom pathlib import Path\nfrom bot.bench.memory import write_synthetic_scope\n"
         "print(write_synthetic_scope(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))"
     )
     done = subprocess.run(
