@@ -1,31 +1,72 @@
-"""BM25 terms of a text: Unicode word split, English stopwords, a light suffix stemmer.
+"""BM25 terms of a text in any language: Unicode word split, per-language stopwords and
+Snowball stemming, character bigrams for Chinese and Japanese.
 
 `terms(text)` is what both the index (on every item add) and the query side call, so the
-two always agree. It is pure and deterministic, and a fixed point on its own output:
-`terms(" ".join(terms(x))) == terms(x)`.
+two always agree. It is pure and deterministic.
 
 - Text is NFKC-normalized and case-folded, so "ＡＢＣ", "ABC" and "abc" meet.
 - Words are runs of letters and digits (combining marks included, so Devanagari, Thai or
   Hebrew-with-points words stay whole); punctuation and underscores split. Numbers stay.
-- Han ideographs and kana are emitted one character per term (as Lucene's standard
-  tokenizer does): those scripts write no spaces, so a whole sentence would otherwise be
-  one term that no question ever matches.
-- Apostrophes inside a word are kept long enough to drop contractions ("don't", "it's")
-  and possessives ("Caroline's" -> "caroline"), then removed.
-- The stemmer only touches ASCII-letter words and is iterated to a fixed point, which is
-  what makes `terms` idempotent; it strips plurals, -ed/-ing (with Porter's step-1b
-  repairs: "running" -> "run", "making" -> "make", "created" -> "create") and common -ly
-  adverb endings. It is deliberately conservative: a stem must keep a vowel and three
-  letters.
+- Each word's language comes from its script and, where a script is shared, from its
+  text (`memory.languages`): Latin text by which language's stopwords it uses most
+  (English on a tie or none), Cyrillic text is Russian unless it holds a Ukrainian,
+  Serbian or Belarusian letter, and so on. The word is dropped if it is one of that
+  language's stopwords, else stemmed by that language's Snowball stemmer (PyStemmer),
+  so "Шкода", "Шкоде" and "Шкоду" meet, as do "fährt"/"fahren" or "coches"/"coche".
+- English apostrophes are kept long enough to drop contractions ("don't", "it's") and
+  possessives ("Caroline's" -> "caroline"); in other languages an apostrophe splits
+  ("l'homme" -> "l", "homme"), as French and Italian elisions want.
+- Han ideographs and kana write no spaces. A run of them is cut at single-character
+  stopwords ("的", "是", "の", "は"...) and each piece becomes its overlapping character
+  bigrams (a piece of one character stays a unigram); bigrams that are two-character
+  stopwords ("什么", "我们") are dropped. Bigrams rather than a word segmenter (Lucene's
+  CJKAnalyzer does the same): jieba 0.42 (the maintained-but-unreleased-since-2020
+  reference segmenter) took 0.9 s and 82 MB for its dictionary on first use and 64 us for
+  a 24-character sentence (6 s for a 100k-item scope, three times the cold-start budget),
+  while bigrams cost nothing to load and about 1 us a sentence. On retrieval they are
+  at least as good for short memory lines: a query bigram meets every sentence that
+  contains the word, however a segmenter would have cut either side ("红色" in "红色的车"
+  and "辆红色"), and a one-character word ("车") still matches as a unigram.
+
+Idempotence: `terms(" ".join(terms(x)))` equals `terms(x)` when the text's languages do not
+change between the two passes, i.e. always for English, for any text in scripts that name
+their language (Cyrillic without marker letters, Greek, CJK...), and for every text once
+its languages are fixed: `terms_in(" ".join(terms(x)), languages(x)) == terms(x)`. A German
+text is known as German by its stopwords, which `terms` drops, so its terms alone read as
+English; stems are iterated to a fixed point and never stopwords, which is what makes the
+second pass give the same terms under the same languages.
+
+Speed: loading a 100k-item scope tokenizes every item, so `terms_joined` does a whole
+batch in a few C-level passes (one normalization, one split, dictionary lookups per word,
+numpy for the per-text language counts) and caches terms per distinct word.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache, lru_cache
 from itertools import chain
+from typing import Any, TypeVar
+
+import numpy as np
+
+from memory.languages import (
+    END_BIT,
+    ENGLISH_TEXT,
+    FOREIGN_LATIN_MASK,
+    LATIN_BIT_COUNT,
+    MARKER_MASK,
+    MIN_FOREIGN_HITS,
+    Language,
+    TextLanguages,
+    language,
+    languages_of_masks,
+    script_of,
+    text_languages,
+    word_mask,
+)
 
 _CJK_RANGES = (
     "\u3040-\u30ff"  # hiragana, katakana
@@ -34,28 +75,15 @@ _CJK_RANGES = (
     "\uf900-\ufaff"  # Han compatibility
     "\U00020000-\U0003134f"  # Han extensions B-G
 )
+_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
 
-# NLTK-style English list, plus contractions written without the apostrophe.
-_STOPWORD_TEXT = """
-    a about above after again against all am an and any are aren't as at be because been
-    before being below between both but by can can't cannot could couldn't did didn't do
-    does doesn't doing don't down during each few for from further had hadn't has hasn't
-    have haven't having he he'd he'll he's her here here's hers herself him himself his how
-    how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
-    mustn't my myself no nor not of off on once only or other ought our ours ourselves out
-    over own same shan't she she'd she'll she's should shouldn't so some such than that
-    that's the their theirs them themselves then there there's these they they'd they'll
-    they're they've this those through to too under until up very was wasn't we we'd we'll
-    we're we've were weren't what what's when when's where where's which while who who's
-    whom why why's will with won't would wouldn't you you'd you'll you're you've your yours
-    yourself yourselves also just yes s t d ll m re ve dont doesnt didnt isnt arent wasnt
-    werent cant couldnt wont wouldnt shouldnt im ive youre theyre thats whats lets
-"""
-STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+# Marks the end of each text's terms in `terms_joined`; never a term (not a word character).
+TEXT_END = "\x01"
 
 
 @cache
-def _word_pattern() -> re.Pattern[str]:
+def _word_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(words of a text, words of texts joined around TEXT_END with TEXT_END matched too)."""
     # Python's \w leaves out combining marks (a Devanagari vowel sign is not alphanumeric),
     # which would cut most Indic words apart. Collect them once, on first use (~50 ms).
     word_char = re.compile(r"\w")
@@ -75,119 +103,13 @@ def _word_pattern() -> re.Pattern[str]:
         for lo, hi in ranges
     )
     letter = rf"(?:[^\W_{_CJK_RANGES}]|[{mark_class}])"
-    return re.compile(rf"[{_CJK_RANGES}]|{letter}+(?:'{letter}+)*")
+    word = rf"[{_CJK_RANGES}]+|{letter}+(?:'{letter}+)*"
+    return re.compile(word), re.compile(rf"{word}|{TEXT_END}")
 
 
-_VOWELS = frozenset("aeiou")
-
-
-def _is_consonant(word: str, i: int) -> bool:
-    ch = word[i]
-    if ch in _VOWELS:
-        return False
-    if ch == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
-
-
-def _has_vowel(word: str) -> bool:
-    return any(not _is_consonant(word, i) for i in range(len(word)))
-
-
-def _measure(word: str) -> int:
-    """Porter's m: the number of vowel-consonant sequences in the word."""
-    m = 0
-    previous_vowel = False
-    for i in range(len(word)):
-        consonant = _is_consonant(word, i)
-        if consonant and previous_vowel:
-            m += 1
-        previous_vowel = not consonant
-    return m
-
-
-def _ends_cvc(word: str) -> bool:
-    # consonant-vowel-consonant, last not w/x/y: "hop" (from "hoping") wants its "e" back.
-    n = len(word)
-    return (
-        n >= 3
-        and _is_consonant(word, n - 3)
-        and not _is_consonant(word, n - 2)
-        and _is_consonant(word, n - 1)
-        and word[-1] not in "wxy"
-    )
-
-
-# -ly endings that reliably mark an adverb, with what to keep ("happily" -> "happy").
-_ADVERB_ENDINGS: tuple[tuple[str, str, int], ...] = (
-    # (ending, replacement, minimum word length)
-    ("ily", "y", 7),
-    ("ally", "al", 6),
-    ("ully", "ul", 6),
-    ("ously", "ous", 7),
-    ("ively", "ive", 7),
-    ("ently", "ent", 7),
-    ("antly", "ant", 7),
-    ("ctly", "ct", 6),
-    ("ckly", "ck", 6),
-    ("stly", "st", 6),
-    ("etly", "et", 6),
-    ("ssly", "ss", 6),
-    ("wly", "w", 5),
-    ("dly", "d", 6),
-    ("ely", "e", 6),
-)
-
-
-def _stem_once(word: str) -> str:
-    n = len(word)
-    # Plurals and third person.
-    if word.endswith("sses"):
-        return word[:-2]
-    if word.endswith("ies") or word.endswith("ied"):
-        return word[:-3] + "y" if n > 4 else word[:-1]
-    if word.endswith(("xes", "zzes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and n >= 4 and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    # Past tense and participles.
-    if word.endswith("eed"):
-        stem = word[:-3]
-        return stem + "ee" if _has_vowel(stem) else word
-    for suffix in ("ing", "ed"):
-        if word.endswith(suffix):
-            stem = word[: -len(suffix)]
-            if not _has_vowel(stem):
-                return word
-            if len(stem) == 2:
-                # "using" -> "use", "aged" -> "age"; anything else this short is not a stem.
-                if not _is_consonant(stem, 0) and _ends_cvc("c" + stem):
-                    return stem + "e"
-                return word
-            if len(stem) >= 4 and stem.endswith(("at", "bl", "iz")):
-                return stem + "e"
-            if stem[-1] == stem[-2] and _is_consonant(stem, len(stem) - 1):
-                return stem if stem[-1] in "lsz" else stem[:-1]
-            if _measure(stem) == 1 and _ends_cvc(stem):
-                return stem + "e"
-            return stem
-    for ending, replacement, min_len in _ADVERB_ENDINGS:
-        if word.endswith(ending) and n >= min_len:
-            return word[: -len(ending)] + replacement
-    return word
-
-
-@lru_cache(maxsize=65_536)
-def stem(word: str) -> str:
-    """Stem a lower-case word; words that are not plain ASCII letters come back unchanged."""
-    if not (word.isascii() and word.isalpha()) or len(word) < 4:
-        return word
-    # Iterate to a fixed point so stem(stem(w)) == stem(w): every rule shortens the word.
-    while True:
-        stemmed = _stem_once(word)
-        if stemmed == word:
-            return word
-        word = stemmed
+# For ASCII text `_normalize` is just `lower()` and a word is this (the letter class above
+# restricted to ASCII is [a-z0-9] once lowered; no ASCII character is a mark).
+_ASCII_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
 
 
 def _normalize(text: str) -> str:
@@ -198,111 +120,286 @@ def _normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", folded).casefold().replace("\u2019", "'")
 
 
+# ------------------------------------------------------------------ one word's terms
+
+
+def _plain_word_terms(word: str, lang: Language) -> tuple[str, ...]:
+    if word in lang.stopwords:
+        return ()
+    stemmed = lang.stem(word)
+    # A stem that is a stopword would be dropped on a second pass: drop it now.
+    return () if stemmed in lang.stopwords else (stemmed,)
+
+
+def _english_word_terms(word: str, lang: Language) -> tuple[str, ...]:
+    if word in lang.stopwords:
+        return ()
+    if "'" in word:
+        if word.endswith("'s"):
+            word = word[:-2]
+        word = word.replace("'", "")
+    return _plain_word_terms(word, lang)
+
+
+@cache
+def _cjk_stopwords() -> tuple[frozenset[str], frozenset[str]]:
+    """(single-character, two-character) Chinese and Japanese stopwords."""
+    words = language("chinese").stopwords | language("japanese").stopwords
+    return (
+        frozenset(word for word in words if len(word) == 1),
+        frozenset(word for word in words if len(word) == 2),
+    )
+
+
+def _cjk_terms(run: str) -> tuple[str, ...]:
+    """Bigrams of a Han/kana run, cut at one-character stopwords (see the docstring)."""
+    single, double = _cjk_stopwords()
+    out: list[str] = []
+    start = 0
+    for end in range(len(run) + 1):
+        if end < len(run) and run[end] not in single:
+            continue
+        piece = run[start:end]
+        if len(piece) == 1:
+            out.append(piece)
+        else:
+            out.extend(
+                bigram
+                for bigram in (piece[i : i + 2] for i in range(len(piece) - 1))
+                if bigram not in double
+            )
+        start = end + 1
+    return tuple(out)
+
+
+def _word_terms_uncached(word: str, languages: TextLanguages) -> tuple[str, ...]:
+    if not word:
+        return ()
+    if _CJK_CHAR.match(word):
+        return _cjk_terms(word)
+    script = script_of(word)
+    lang = languages.of_script(script)
+    if lang.name == "english":
+        return _english_word_terms(word, lang)
+    if "'" in word:
+        return tuple(
+            term for part in word.split("'") if part for term in _plain_word_terms(part, lang)
+        )
+    return _plain_word_terms(word, lang)
+
+
+_word_terms = lru_cache(maxsize=65_536)(_word_terms_uncached)
+_word_mask = lru_cache(maxsize=65_536)(word_mask)
+
+
+def stem(word: str, language_name: str = "english") -> str:
+    """The stem `terms` gives a lower-case word of that language (a Snowball name)."""
+    return language(language_name).stem(word)
+
+
+# ---------------------------------------------------------------- one text's terms
+
+
+def _words(text: str) -> list[str]:
+    if text.isascii():
+        return _ASCII_WORD.findall(text.lower())
+    return _word_patterns()[0].findall(_normalize(text))
+
+
+def languages(text: str) -> TextLanguages:
+    """The language `terms` takes for each script of `text`."""
+    return languages_of_masks(list(map(_word_mask, _words(text))))
+
+
+def terms_in(text: str, text_languages: TextLanguages) -> list[str]:
+    """The terms of `text` with its languages given instead of detected."""
+    return [term for word in _words(text) for term in _word_terms(word, text_languages)]
+
+
 def terms(text: str) -> list[str]:
     """The BM25 terms of `text`, in order, duplicates kept (BM25 counts them)."""
-    if text.isascii():
-        return [term for run in _ASCII_RUN.findall(text.lower()) for term in _run_terms(run)]
-    return _unicode_terms(text)
+    words = _words(text)
+    detected = languages_of_masks(list(map(_word_mask, words)))
+    return [term for word in words for term in _word_terms(word, detected)]
 
 
-# The ASCII fast path (exact, ~5x faster; loading a 100k-item scope tokenizes every item).
-# For ASCII text `_normalize` is just `lower()`, and the word pattern only matches runs of
-# [a-z0-9'], so no word spans any other character: the terms of a text are the terms of
-# its [a-z0-9'] runs, in order, and those runs repeat a lot, so their terms are cached.
-_ASCII_RUN = re.compile(r"[a-z0-9']+")
-# Marks the end of each text's terms in `terms_joined`; never a term (not a word character).
-TEXT_END = "\x01"
-# Every ASCII byte but [a-z0-9'] and TEXT_END becomes a space (see `terms_joined`).
-_ASCII_RUN_BYTES = bytes(
-    byte if chr(byte) in "abcdefghijklmnopqrstuvwxyz0123456789'" + TEXT_END else 0x20
-    for byte in range(256)
-)
+def _unicode_terms(text: str) -> list[str]:
+    """`terms` of any text with no shortcut and no cache: the reference the fast paths equal."""
+    words = _word_patterns()[0].findall(_normalize(text))
+    detected = languages_of_masks([word_mask(word) for word in words])
+    return [term for word in words for term in _word_terms_uncached(word, detected)]
 
 
-@lru_cache(maxsize=65_536)
-def _run_terms(run: str) -> tuple[str, ...]:
-    return tuple(_unicode_terms(run))
-
-
-class _RunTermsCache(dict[bytes, tuple[str, ...]]):
-    def __missing__(self, run: bytes) -> tuple[str, ...]:
-        found = self[run] = _run_terms(run.decode("ascii"))
-        return found
+# ---------------------------------------------------------------- many texts at once
 
 
 def terms_joined(texts: Iterable[str]) -> Iterator[str]:
     """The terms of every text, each text's followed by TEXT_END (e.g. to index a corpus).
 
-    Yields `*terms(t0), TEXT_END, *terms(t1), TEXT_END, ...`; for ASCII texts several times
-    faster than calling `terms` on each: all of them are lowered, split into runs and
-    looked up in a few C-level passes, with no regex and no loop per text.
+    Yields `*terms(t0), TEXT_END, *terms(t1), TEXT_END, ...`; several times faster than
+    calling `terms` on each: consecutive ASCII texts, and consecutive other texts, are
+    joined, normalized, split and looked up in a few C-level passes each.
     """
     texts = list(texts)
     separator = f" {TEXT_END} "
     joined = separator.join(texts)
-    if joined.isascii() and joined.count(TEXT_END) == len(texts) - 1:
-        # The common case, checked in two C-level passes: all ASCII, no TEXT_END inside.
-        return _ascii_terms_joined(joined + separator)
+    if joined.count(TEXT_END) == len(texts) - 1:
+        # The common case, checked in one C-level pass: no TEXT_END inside any text.
+        if joined.isascii():
+            return iter(_ascii_terms_joined(joined + separator))
+        if not any(map(str.isascii, texts)):
+            return iter(_unicode_terms_joined(joined + separator))
     parts: list[Iterable[str]] = []
     batch: list[str] = []
+    batch_ascii = True
     for text in texts:
-        if text.isascii() and TEXT_END not in text:
-            batch.append(text)
+        if TEXT_END in text:
+            if batch:
+                parts.append(_batch_terms(batch, batch_ascii, separator))
+                batch = []
+            parts.append([*terms(text), TEXT_END])
             continue
-        if batch:
-            parts.append(_ascii_terms_joined(separator.join(batch) + separator))
+        is_ascii = text.isascii()
+        if batch and is_ascii != batch_ascii:
+            parts.append(_batch_terms(batch, batch_ascii, separator))
             batch = []
-        parts.append([*_unicode_terms(text), TEXT_END])
+        batch.append(text)
+        batch_ascii = is_ascii
     if batch:
-        parts.append(_ascii_terms_joined(separator.join(batch) + separator))
+        parts.append(_batch_terms(batch, batch_ascii, separator))
     return chain.from_iterable(parts)
 
 
+def _batch_terms(batch: list[str], is_ascii: bool, separator: str) -> Iterable[str]:
+    joined = separator.join(batch) + separator
+    return _ascii_terms_joined(joined) if is_ascii else _unicode_terms_joined(joined)
+
+
+class _SeveralWords(Exception):
+    pass
+
+
+# Every ASCII byte but [a-z0-9'] and TEXT_END becomes a space (see `_ascii_terms_joined`).
+_ASCII_RUN_BYTES = bytes(
+    byte if chr(byte) in "abcdefghijklmnopqrstuvwxyz0123456789'" + TEXT_END else 0x20
+    for byte in range(256)
+)
+_END_BYTES = TEXT_END.encode("ascii")
+
+
 def _ascii_terms_joined(texts: str) -> Iterable[str]:
-    """`terms_joined` of ASCII texts given joined, each followed by " TEXT_END "."""
+    """`terms_joined` of ASCII texts given joined, each followed by " TEXT_END ".
+
+    For ASCII text `_normalize` is `lower()` and words only hold [a-z0-9'], so the words of
+    a text are the words of its [a-z0-9'] runs: split on everything else, in C. A run is
+    one word unless it holds "''" between letters or starts/ends with "'"; then the batch
+    goes the general way.
+    """
     runs = texts.lower().encode("ascii").translate(_ASCII_RUN_BYTES).split()
-    end = {TEXT_END.encode("ascii"): TEXT_END}
+
+    def run_word(run: bytes) -> str:
+        words = _ASCII_WORD.findall(run.decode("ascii"))
+        if len(words) != 1:
+            if not words:
+                return ""
+            raise _SeveralWords
+        return words[0]
+
     try:
-        # A run is at most one word unless it holds "''" between letters; then this
-        # gives up and the general way below handles the batch.
-        return list(filter(None, map(_RunTermCache(end).__getitem__, runs)))
+        return _joined_terms(runs, run_word, _END_BYTES)
+    except _SeveralWords:
+        return _unicode_terms_joined(texts)
+
+
+def _unicode_terms_joined(texts: str) -> Iterable[str]:
+    """`terms_joined` of texts given joined, each followed by " TEXT_END "."""
+    words = _word_patterns()[1].findall(_normalize(texts))
+    return _joined_terms(words, None, TEXT_END)
+
+
+# A word, or an ASCII run of `_ascii_terms_joined` (bytes).
+Unit = TypeVar("Unit", str, bytes)
+
+
+class _Lookup(dict[Any, Any]):
+    """A per-call memo of `function` over the units of one batch (words repeat a lot)."""
+
+    def __init__(self, function: Callable[[Any], Any], seed: dict[Any, Any]) -> None:
+        super().__init__(seed)
+        self.function = function
+
+    def __missing__(self, key: Any) -> Any:
+        found = self[key] = self.function(key)
+        return found
+
+
+def _joined_terms(
+    units: list[Unit], unit_word: Callable[[Unit], str] | None, end: Unit
+) -> list[str]:
+    """The terms of units (words, or ASCII runs that `unit_word` makes words), texts ended
+    by `end`, each text in its own languages."""
+    word_of: Callable[[Unit], str] = unit_word if unit_word is not None else str  # type: ignore[assignment]
+    masks_of = _Lookup(lambda unit: _word_mask(word_of(unit)), {end: END_BIT})
+    masks = np.fromiter(map(masks_of.__getitem__, units), dtype=np.int64, count=len(units))
+    if not np.any(masks & (FOREIGN_LATIN_MASK | MARKER_MASK)):
+        # Every text reads as English (or Russian, or...): one pass over all the units.
+        return _terms_of_units(units, word_of, end, ENGLISH_TEXT)
+    ends = np.flatnonzero(masks & END_BIT)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    counts = np.empty((len(ends), LATIN_BIT_COUNT), dtype=np.int64)
+    for bit in range(LATIN_BIT_COUNT):
+        running = np.cumsum((masks >> bit) & 1)[ends]
+        counts[:, bit] = np.diff(running, prepend=0)
+    # As `languages_of_masks`: the foreign language with the most hits (the first of
+    # equal counts), if it has MIN_FOREIGN_HITS and more than English; else English.
+    foreign = counts[:, 1:].argmax(axis=1) + 1
+    foreign_hits = counts[np.arange(len(ends)), foreign]
+    latin = np.where((foreign_hits >= MIN_FOREIGN_HITS) & (foreign_hits > counts[:, 0]), foreign, 0)
+    markers = np.bitwise_or.reduceat(masks & MARKER_MASK, starts)
+    keys = latin * (MARKER_MASK + 1) + markers
+    changes = np.flatnonzero(np.diff(keys)) + 1
+    out: list[str] = []
+    for first, last in zip(
+        np.concatenate(([0], changes)).tolist(),
+        np.concatenate((changes, [len(ends)])).tolist(),
+        strict=True,
+    ):
+        text_langs = text_languages(int(latin[first]), int(markers[first]))
+        out += _terms_of_units(
+            units[int(starts[first]) : int(ends[last - 1]) + 1], word_of, end, text_langs
+        )
+    return out
+
+
+def _terms_of_units(
+    units: list[Unit], word_of: Callable[[Unit], str], end: Unit, text_langs: TextLanguages
+) -> list[str]:
+    def one_term(unit: Unit) -> str | None:
+        found = _word_terms(word_of(unit), text_langs) if unit != end else (TEXT_END,)
+        if len(found) > 1:
+            raise _SeveralTerms
+        return found[0] if found else None
+
+    try:
+        # Most words give one term or none: a str-or-None memo and filter() stay in C.
+        return list(filter(None, map(_Lookup(one_term, {}).__getitem__, units)))
     except _SeveralTerms:
-        run_terms = _RunTermsCache({key: (value,) for key, value in end.items()})
-        return chain.from_iterable(map(run_terms.__getitem__, runs))
+        all_terms = _Lookup(
+            lambda unit: _word_terms(word_of(unit), text_langs) if unit != end else (TEXT_END,),
+            {},
+        )
+        return list(chain.from_iterable(map(all_terms.__getitem__, units)))
 
 
 class _SeveralTerms(Exception):
     pass
 
 
-class _RunTermCache(dict[bytes, str | None]):
-    """Run -> its one term or None (none); raises _SeveralTerms for a run with more."""
-
-    def __missing__(self, run: bytes) -> str | None:
-        found = _run_terms(run.decode("ascii"))
-        if len(found) > 1:
-            raise _SeveralTerms
-        term = self[run] = found[0] if found else None
-        return term
-
-
-def _unicode_terms(text: str) -> list[str]:
-    """`terms` of any text: the reference the ASCII fast path must equal."""
-    out: list[str] = []
-    for match in _word_pattern().finditer(_normalize(text)):
-        word = match.group()
-        if word in STOPWORDS:
-            continue
-        if "'" in word:
-            if word.endswith("'s"):
-                word = word[:-2]
-            word = word.replace("'", "")
-            if word in STOPWORDS:
-                continue
-        stemmed = stem(word)
-        if stemmed not in STOPWORDS:
-            out.append(stemmed)
-    return out
-
-
-__all__ = ["STOPWORDS", "TEXT_END", "stem", "terms", "terms_joined"]
+__all__ = [
+    "TEXT_END",
+    "languages",
+    "stem",
+    "terms",
+    "terms_in",
+    "terms_joined",
+]
