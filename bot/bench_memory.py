@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from bot.bench_languages import LANGUAGES, localize
 from bot.bench_report import cpu_model, percentile, positive, usable_cpus
 from memory.extraction import extract_items
 from memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
@@ -194,13 +195,14 @@ def _assistant_text(rng: random.Random, user: str) -> str:
     )
 
 
-def synthetic_turn(rng: random.Random) -> tuple[str, str, str]:
+def synthetic_turn(rng: random.Random, lang: str = "en") -> tuple[str, str, str]:
     """(speaker, user text, assistant text) of one conversational turn."""
     user = _user_text(rng)
-    return rng.choice(SPEAKERS), user, _assistant_text(rng, user)
+    assistant = _assistant_text(rng, user)
+    return rng.choice(SPEAKERS), localize(user, lang), localize(assistant, lang)
 
 
-def synthetic_queries(rng: random.Random, count: int) -> list[str]:
+def synthetic_queries(rng: random.Random, count: int, lang: str = "en") -> list[str]:
     """Questions a user might ask of this chat: entities of the corpus, common words too."""
     makers = [
         lambda: f"What did {rng.choice(SPEAKERS)} say about {rng.choice(HOBBIES)}?",
@@ -218,11 +220,11 @@ def synthetic_queries(rng: random.Random, count: int) -> list[str]:
             f"Tell me about {rng.choice(PEOPLE)} and {rng.choice(HOBBIES)} in {rng.choice(PLACES)}"
         ),
     ]
-    return [rng.choice(makers)() for _ in range(count)]
+    return [localize(rng.choice(makers)(), lang) for _ in range(count)]
 
 
-def _turn_items(rng: random.Random, at: float) -> list[MemoryItem]:
-    speaker, user, assistant = synthetic_turn(rng)
+def _turn_items(rng: random.Random, at: float, lang: str = "en") -> list[MemoryItem]:
+    speaker, user, assistant = synthetic_turn(rng, lang)
     event = TurnMemoryEvent(
         scope=SCOPE,
         chat_key=SCOPE,
@@ -251,7 +253,7 @@ def _turn_items(rng: random.Random, at: float) -> list[MemoryItem]:
     return items + promoted
 
 
-def write_synthetic_scope(workspace: Path, item_count: int, seed: int) -> int:
+def write_synthetic_scope(workspace: Path, item_count: int, seed: int, lang: str = "en") -> int:
     """Write about `item_count` items as the store would have; returns the exact count.
 
     Duplicates (same layer and fingerprint) are dropped, as the store would merge them.
@@ -264,7 +266,7 @@ def write_synthetic_scope(workspace: Path, item_count: int, seed: int) -> int:
     at = _START
     while written < item_count:
         at += rng.uniform(60, 900)
-        for item in _turn_items(rng, float(int(at))):
+        for item in _turn_items(rng, float(int(at)), lang):
             key = (item.layer, item.fingerprint)
             if key in seen:
                 continue
@@ -318,7 +320,7 @@ _GENERATOR_SCRIPT = """
 import sys
 from pathlib import Path
 from bot.bench_memory import write_synthetic_scope
-print(write_synthetic_scope(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))
+print(write_synthetic_scope(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]))
 """
 
 
@@ -363,7 +365,7 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     write_ms: list[float] = []
     at = request["now"]
     for _ in range(request["writes"]):
-        speaker, user, assistant = synthetic_turn(rng)
+        speaker, user, assistant = synthetic_turn(rng, request["lang"])
         at += 30.0
         begin = time.perf_counter()
         service.record_turn(
@@ -390,7 +392,9 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     print(json.dumps(result))
 
 
-def run_bench(item_count: int, queries: int, writes: int, seed: int) -> MemoryBenchFigures:
+def run_bench(
+    item_count: int, queries: int, writes: int, seed: int, lang: str = "en"
+) -> MemoryBenchFigures:
     with tempfile.TemporaryDirectory(prefix="mnemobot-bench-memory-") as tmp:
         workspace = Path(tmp)
         root = Path(__file__).resolve().parent.parent
@@ -399,7 +403,10 @@ def run_bench(item_count: int, queries: int, writes: int, seed: int) -> MemoryBe
         # parent's peak in ru_maxrss (Linux keeps it across exec).
         begin = time.perf_counter()
         generator = subprocess.run(
-            [sys.executable, "-c", _GENERATOR_SCRIPT, str(workspace), str(item_count), str(seed)],
+            [
+                *(sys.executable, "-c", _GENERATOR_SCRIPT),
+                *(str(workspace), str(item_count), str(seed), lang),
+            ],
             capture_output=True,
             text=True,
             env=env,
@@ -412,7 +419,8 @@ def run_bench(item_count: int, queries: int, writes: int, seed: int) -> MemoryBe
         generated = time.perf_counter() - begin
         request = {
             "workspace": str(workspace),
-            "queries": synthetic_queries(random.Random(seed + 2), queries + 1),
+            "queries": synthetic_queries(random.Random(seed + 2), queries + 1, lang),
+            "lang": lang,
             "writes": writes,
             "seed": seed,
             # "Now" is just after the last generated turn, so recency behaves as in use.
@@ -512,7 +520,7 @@ def format_table(figures: MemoryBenchFigures, host: dict[str, Any]) -> str:
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    figures = run_bench(args.items, args.queries, args.writes, args.seed)
+    figures = run_bench(args.items, args.queries, args.writes, args.seed, args.lang)
     host = machine()
     if args.json:
         print(
@@ -547,5 +555,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"turns written with record_turn (default {DEFAULT_WRITES})",
     )
     bench.add_argument("--seed", type=int, default=DEFAULT_SEED, help="RNG seed (default 7)")
+    bench.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default="en",
+        help="language of the synthetic chat: en, or ru/zh to time other scripts (default en)",
+    )
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=bench_command)

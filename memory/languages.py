@@ -32,7 +32,8 @@ import bisect
 import unicodedata
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import cache
+from functools import cache, reduce
+from operator import or_
 
 import Stemmer
 import stop_words
@@ -105,7 +106,9 @@ def script_of(word: str) -> Script:
     return Script.OTHER
 
 
-@dataclass(frozen=True, slots=True)
+# eq=False: one instance per language (`language` is cached), hashed by identity, which
+# is cheap; the default hash would hash the stopword set on every memo lookup.
+@dataclass(frozen=True, slots=True, eq=False)
 class Language:
     """A language as far as BM25 terms go: its stopwords and its stemmer (if Snowball has one)."""
 
@@ -264,7 +267,7 @@ def word_mask(word: str) -> int:
     return mask
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class TextLanguages:
     """The language of each script in one text."""
 
@@ -303,21 +306,27 @@ def text_languages(latin_index: int, markers: int) -> TextLanguages:
 
 def languages_of_masks(masks: list[int]) -> TextLanguages:
     """The languages of one text from its words' masks (`word_mask`)."""
-    counts = [0] * _LATIN_BITS
-    markers = 0
-    for mask in masks:
-        if mask:
-            markers |= mask
-            for bit in range(_LATIN_BITS):
-                if mask >> bit & 1:
-                    counts[bit] += 1
-    best = 1
-    for index in range(2, _LATIN_BITS):
-        if counts[index] > counts[best]:
-            best = index
-    if counts[best] < MIN_FOREIGN_HITS or counts[best] <= counts[0]:
-        best = 0
-    return text_languages(best, markers & MARKER_MASK)
+    clues = [mask for mask in masks if mask & (FOREIGN_LATIN_MASK | MARKER_MASK)]
+    if not clues:
+        return ENGLISH_TEXT
+    best = 0
+    # A language wins only with more hits than English, so only if some word is on its
+    # list and not on the English one.
+    if len(clues) >= MIN_FOREIGN_HITS and not all(mask & 1 for mask in clues):
+        # Hits per foreign language, keyed by its bit; the lowest bit wins a tie.
+        hits: dict[int, int] = {}
+        for mask in clues:
+            foreign = mask & FOREIGN_LATIN_MASK
+            while foreign:
+                low = foreign & -foreign
+                hits[low] = hits.get(low, 0) + 1
+                foreign ^= low
+        if hits:
+            top_bit = min(hits, key=lambda bit: (-hits[bit], bit))
+            english = sum(mask & 1 for mask in masks)
+            if hits[top_bit] >= MIN_FOREIGN_HITS and hits[top_bit] > english:
+                best = top_bit.bit_length() - 1
+    return text_languages(best, reduce(or_, clues, 0) & MARKER_MASK)
 
 
 ENGLISH_TEXT = text_languages(0, 0)
@@ -329,6 +338,7 @@ __all__ = [
     "FOREIGN_LATIN_MASK",
     "LATIN_BIT_COUNT",
     "LATIN_LANGUAGES",
+    "LATIN_MASK",
     "MARKER_MASK",
     "MIN_FOREIGN_HITS",
     "NO_LANGUAGE",

@@ -46,9 +46,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from functools import cache, lru_cache
+from functools import cache, partial
 from itertools import chain
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +57,7 @@ from memory.languages import (
     ENGLISH_TEXT,
     FOREIGN_LATIN_MASK,
     LATIN_BIT_COUNT,
+    LATIN_MASK,
     MARKER_MASK,
     MIN_FOREIGN_HITS,
     Language,
@@ -117,7 +118,10 @@ def _normalize(text: str) -> str:
     # decomposed letters that NFKC composes again); normalize once more so the terms of a
     # text and of its own terms agree.
     folded = unicodedata.normalize("NFKC", text).casefold()
-    return unicodedata.normalize("NFKC", folded).casefold().replace("\u2019", "'")
+    if not unicodedata.is_normalized("NFKC", folded):
+        # (Else the second round changes nothing: casefold is idempotent.)
+        folded = unicodedata.normalize("NFKC", folded).casefold()
+    return folded.replace("\u2019", "'")
 
 
 # ------------------------------------------------------------------ one word's terms
@@ -188,10 +192,6 @@ def _word_terms_uncached(word: str, languages: TextLanguages) -> tuple[str, ...]
     return _plain_word_terms(word, lang)
 
 
-_word_terms = lru_cache(maxsize=65_536)(_word_terms_uncached)
-_word_mask = lru_cache(maxsize=65_536)(word_mask)
-
-
 def stem(word: str, language_name: str = "english") -> str:
     """The stem `terms` gives a lower-case word of that language (a Snowball name)."""
     return language(language_name).stem(word)
@@ -203,24 +203,28 @@ def stem(word: str, language_name: str = "english") -> str:
 def _words(text: str) -> list[str]:
     if text.isascii():
         return _ASCII_WORD.findall(text.lower())
-    return _word_patterns()[0].findall(_normalize(text))
+    # No word holds whitespace, so the words of a text are those of its whitespace-split
+    # runs; runs repeat, and the word pattern (with its mark classes) is slow on new text.
+    return list(chain.from_iterable(map(_RUN_WORDS.fresh().__getitem__, _normalize(text).split())))
 
 
 def languages(text: str) -> TextLanguages:
     """The language `terms` takes for each script of `text`."""
-    return languages_of_masks(list(map(_word_mask, _words(text))))
+    return languages_of_masks(list(map(_WORD_MASKS.fresh().__getitem__, _words(text))))
 
 
 def terms_in(text: str, text_languages: TextLanguages) -> list[str]:
     """The terms of `text` with its languages given instead of detected."""
-    return [term for word in _words(text) for term in _word_terms(word, text_languages)]
+    all_terms = _word_terms_memos(text_languages)[1].fresh()
+    return list(chain.from_iterable(map(all_terms.__getitem__, _words(text))))
 
 
 def terms(text: str) -> list[str]:
     """The BM25 terms of `text`, in order, duplicates kept (BM25 counts them)."""
     words = _words(text)
-    detected = languages_of_masks(list(map(_word_mask, words)))
-    return [term for word in words for term in _word_terms(word, detected)]
+    detected = languages_of_masks(list(map(_WORD_MASKS.fresh().__getitem__, words)))
+    all_terms = _word_terms_memos(detected)[1].fresh()
+    return list(chain.from_iterable(map(all_terms.__getitem__, words)))
 
 
 def _unicode_terms(text: str) -> list[str]:
@@ -275,8 +279,31 @@ def _batch_terms(batch: list[str], is_ascii: bool, separator: str) -> Iterable[s
     return _ascii_terms_joined(joined) if is_ascii else _unicode_terms_joined(joined)
 
 
-class _SeveralWords(Exception):
-    pass
+class _Memo(dict[Any, Any]):
+    """A memo of `function` over words or runs, looked up in C by `map(memo.__getitem__)`.
+
+    Kept across batches (a scope's words repeat from one chunk to the next) but bounded:
+    `fresh()` empties it, before a batch, once it holds more than `_MEMO_LIMIT` entries.
+    """
+
+    def __init__(self, function: Callable[[Any], Any], seed: dict[Any, Any]) -> None:
+        super().__init__(seed)
+        self.function = function
+        self.seed = seed
+
+    def __missing__(self, key: Any) -> Any:
+        found = self[key] = self.function(key)
+        return found
+
+    def fresh(self) -> _Memo:
+        if len(self) > _MEMO_LIMIT:
+            self.clear()
+            self.update(self.seed)
+        return self
+
+
+# Entries per memo: a few MB each, and more than the distinct words of most scopes.
+_MEMO_LIMIT = 65_536
 
 
 # Every ASCII byte but [a-z0-9'] and TEXT_END becomes a space (see `_ascii_terms_joined`).
@@ -284,115 +311,117 @@ _ASCII_RUN_BYTES = bytes(
     byte if chr(byte) in "abcdefghijklmnopqrstuvwxyz0123456789'" + TEXT_END else 0x20
     for byte in range(256)
 )
-_END_BYTES = TEXT_END.encode("ascii")
+_END_WORDS = (TEXT_END,)
 
 
-def _ascii_terms_joined(texts: str) -> Iterable[str]:
+def _ascii_terms_joined(texts: str) -> list[str]:
     """`terms_joined` of ASCII texts given joined, each followed by " TEXT_END ".
 
     For ASCII text `_normalize` is `lower()` and words only hold [a-z0-9'], so the words of
-    a text are the words of its [a-z0-9'] runs: split on everything else, in C. A run is
-    one word unless it holds "''" between letters or starts/ends with "'"; then the batch
-    goes the general way.
+    a text are those of its [a-z0-9'] runs: split on everything else, in C.
     """
     runs = texts.lower().encode("ascii").translate(_ASCII_RUN_BYTES).split()
-
-    def run_word(run: bytes) -> str:
-        words = _ASCII_WORD.findall(run.decode("ascii"))
-        if len(words) != 1:
-            if not words:
-                return ""
-            raise _SeveralWords
-        return words[0]
-
-    try:
-        return _joined_terms(runs, run_word, _END_BYTES)
-    except _SeveralWords:
-        return _unicode_terms_joined(texts)
+    run_words = _ASCII_RUN_WORDS.fresh()
+    return _joined_terms(list(chain.from_iterable(map(run_words.__getitem__, runs))))
 
 
-def _unicode_terms_joined(texts: str) -> Iterable[str]:
+def _unicode_terms_joined(texts: str) -> list[str]:
     """`terms_joined` of texts given joined, each followed by " TEXT_END "."""
-    words = _word_patterns()[1].findall(_normalize(texts))
-    return _joined_terms(words, None, TEXT_END)
+    runs = _normalize(texts).split()
+    run_words = _RUN_WORDS.fresh()
+    return _joined_terms(list(chain.from_iterable(map(run_words.__getitem__, runs))))
 
 
-# A word, or an ASCII run of `_ascii_terms_joined` (bytes).
-Unit = TypeVar("Unit", str, bytes)
+_ASCII_RUN_WORDS = _Memo(
+    lambda run: tuple(_ASCII_WORD.findall(run.decode("ascii"))),
+    {TEXT_END.encode("ascii"): _END_WORDS},
+)
+_RUN_WORDS = _Memo(lambda run: tuple(_word_patterns()[0].findall(run)), {TEXT_END: _END_WORDS})
+_WORD_MASKS = _Memo(word_mask, {TEXT_END: END_BIT})
 
 
-class _Lookup(dict[Any, Any]):
-    """A per-call memo of `function` over the units of one batch (words repeat a lot)."""
+@cache
+def _word_terms_memos(text_langs: TextLanguages) -> tuple[_Memo, _Memo]:
+    """(word -> its one term or None, raising _SeveralTerms; word -> its terms) memos."""
 
-    def __init__(self, function: Callable[[Any], Any], seed: dict[Any, Any]) -> None:
-        super().__init__(seed)
-        self.function = function
+    def one_term(word: str) -> str | None:
+        found = _word_terms_uncached(word, text_langs)
+        if len(found) > 1:
+            raise _SeveralTerms
+        return found[0] if found else None
 
-    def __missing__(self, key: Any) -> Any:
-        found = self[key] = self.function(key)
-        return found
+    return (
+        _Memo(one_term, {TEXT_END: TEXT_END}),
+        _Memo(partial(_word_terms_uncached, languages=text_langs), {TEXT_END: _END_WORDS}),
+    )
 
 
-def _joined_terms(
-    units: list[Unit], unit_word: Callable[[Unit], str] | None, end: Unit
-) -> list[str]:
-    """The terms of units (words, or ASCII runs that `unit_word` makes words), texts ended
-    by `end`, each text in its own languages."""
-    word_of: Callable[[Unit], str] = unit_word if unit_word is not None else str  # type: ignore[assignment]
-    masks_of = _Lookup(lambda unit: _word_mask(word_of(unit)), {end: END_BIT})
-    masks = np.fromiter(map(masks_of.__getitem__, units), dtype=np.int64, count=len(units))
+def _joined_terms(words: list[str]) -> list[str]:
+    """The terms of `words`, texts ended by TEXT_END, each text in its own languages."""
+    masks = np.fromiter(map(_WORD_MASKS.fresh().__getitem__, words), np.int64, len(words))
     if not np.any(masks & (FOREIGN_LATIN_MASK | MARKER_MASK)):
-        # Every text reads as English (or Russian, or...): one pass over all the units.
-        return _terms_of_units(units, word_of, end, ENGLISH_TEXT)
-    ends = np.flatnonzero(masks & END_BIT)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    counts = np.empty((len(ends), LATIN_BIT_COUNT), dtype=np.int64)
-    for bit in range(LATIN_BIT_COUNT):
-        running = np.cumsum((masks >> bit) & 1)[ends]
-        counts[:, bit] = np.diff(running, prepend=0)
-    # As `languages_of_masks`: the foreign language with the most hits (the first of
-    # equal counts), if it has MIN_FOREIGN_HITS and more than English; else English.
-    foreign = counts[:, 1:].argmax(axis=1) + 1
-    foreign_hits = counts[np.arange(len(ends)), foreign]
-    latin = np.where((foreign_hits >= MIN_FOREIGN_HITS) & (foreign_hits > counts[:, 0]), foreign, 0)
-    markers = np.bitwise_or.reduceat(masks & MARKER_MASK, starts)
+        # Every text reads as English (or Russian, or...): one pass over all the words.
+        return _terms_of_words(words, ENGLISH_TEXT)
+    is_end = (masks & END_BIT) != 0
+    ends = np.flatnonzero(is_end)
+    # The text of each word: how many texts ended before it.
+    text_of = np.cumsum(is_end) - is_end
+    latin = np.zeros(len(ends), dtype=np.int64)
+    # Only a text with MIN_FOREIGN_HITS words on some foreign list, one of them not on the
+    # English list, can be foreign (see `languages_of_masks`).
+    foreign = masks & FOREIGN_LATIN_MASK
+    foreign_words = np.bincount(text_of[np.flatnonzero(foreign)], minlength=len(ends))
+    foreign_only = np.bincount(
+        text_of[np.flatnonzero((foreign != 0) & ((masks & 1) == 0))], minlength=len(ends)
+    )
+    candidates = (foreign_words >= MIN_FOREIGN_HITS) & (foreign_only > 0)
+    hit = np.flatnonzero(masks & LATIN_MASK)
+    hit = hit[candidates[text_of[hit]]]
+    if len(hit):
+        # Stopword hits per candidate text and Latin language: the mask bits of its words
+        # that hit any list, unpacked and summed over the text.
+        bits = np.unpackbits(
+            masks[hit].astype("<u4").view(np.uint8).reshape(-1, 4), axis=1, bitorder="little"
+        )[:, :LATIN_BIT_COUNT]
+        texts_hit = text_of[hit]
+        firsts = np.concatenate(([0], np.flatnonzero(np.diff(texts_hit)) + 1))
+        counts = np.add.reduceat(bits, firsts, axis=0, dtype=np.int64)
+        # As `languages_of_masks`: the foreign language with the most hits (the first of
+        # equal counts), if it has MIN_FOREIGN_HITS and more than English; else English.
+        foreign = counts[:, 1:].argmax(axis=1) + 1
+        foreign_hits = counts[np.arange(len(counts)), foreign]
+        latin[texts_hit[firsts]] = np.where(
+            (foreign_hits >= MIN_FOREIGN_HITS) & (foreign_hits > counts[:, 0]), foreign, 0
+        )
+    markers = np.zeros(len(ends), dtype=np.int64)
+    marked = np.flatnonzero(masks & MARKER_MASK)
+    np.bitwise_or.at(markers, text_of[marked], masks[marked] & MARKER_MASK)
     keys = latin * (MARKER_MASK + 1) + markers
     changes = np.flatnonzero(np.diff(keys)) + 1
+    starts = np.concatenate(([0], ends[:-1] + 1))
     out: list[str] = []
+    # One pass per stretch of consecutive texts in the same languages.
     for first, last in zip(
         np.concatenate(([0], changes)).tolist(),
         np.concatenate((changes, [len(ends)])).tolist(),
         strict=True,
     ):
         text_langs = text_languages(int(latin[first]), int(markers[first]))
-        out += _terms_of_units(
-            units[int(starts[first]) : int(ends[last - 1]) + 1], word_of, end, text_langs
-        )
+        out += _terms_of_words(words[int(starts[first]) : int(ends[last - 1]) + 1], text_langs)
     return out
-
-
-def _terms_of_units(
-    units: list[Unit], word_of: Callable[[Unit], str], end: Unit, text_langs: TextLanguages
-) -> list[str]:
-    def one_term(unit: Unit) -> str | None:
-        found = _word_terms(word_of(unit), text_langs) if unit != end else (TEXT_END,)
-        if len(found) > 1:
-            raise _SeveralTerms
-        return found[0] if found else None
-
-    try:
-        # Most words give one term or none: a str-or-None memo and filter() stay in C.
-        return list(filter(None, map(_Lookup(one_term, {}).__getitem__, units)))
-    except _SeveralTerms:
-        all_terms = _Lookup(
-            lambda unit: _word_terms(word_of(unit), text_langs) if unit != end else (TEXT_END,),
-            {},
-        )
-        return list(chain.from_iterable(map(all_terms.__getitem__, units)))
 
 
 class _SeveralTerms(Exception):
     pass
+
+
+def _terms_of_words(words: list[str], text_langs: TextLanguages) -> list[str]:
+    one_term, all_terms = _word_terms_memos(text_langs)
+    try:
+        # Most words give one term or none: a str-or-None memo and filter() stay in C.
+        return list(filter(None, map(one_term.fresh().__getitem__, words)))
+    except _SeveralTerms:
+        return list(chain.from_iterable(map(all_terms.fresh().__getitem__, words)))
 
 
 __all__ = [
