@@ -254,6 +254,12 @@ def _latin_stopword_masks() -> dict[str, int]:
             # text (initials, "rock'n'roll"): no clue to the language.
             if len(word) > 1:
                 masks[word] = masks.get(word, 0) | (1 << bit)
+    # A word on the English list counts for English only: "on", "in" or "me" in a line
+    # say nothing against English, and with them "CI runs on GitHub Actions" had two
+    # French stopwords ("ci", "on") to English's one.
+    for word in language("english").stopwords:
+        if word in masks:
+            masks[word] = 1
     return masks
 
 
@@ -330,9 +336,7 @@ def languages_of_masks(masks: list[int]) -> TextLanguages:
     if not clues:
         return ENGLISH_TEXT
     best = 0
-    # A language wins only with more hits than English, so only if some word is on its
-    # list and not on the English one.
-    if len(clues) >= MIN_FOREIGN_HITS and not all(mask & 1 for mask in clues):
+    if len(clues) >= MIN_FOREIGN_HITS:
         # Hits per foreign language, keyed by its bit; the lowest bit wins a tie.
         hits: dict[int, int] = {}
         for mask in clues:

@@ -368,14 +368,11 @@ def _joined_terms(words: list[str]) -> list[str]:
     # The text of each word: how many texts ended before it.
     text_of = np.cumsum(is_end) - is_end
     latin = np.zeros(len(ends), dtype=np.int64)
-    # Only a text with MIN_FOREIGN_HITS words on some foreign list, one of them not on the
-    # English list, can be foreign (see `languages_of_masks`).
-    foreign = masks & FOREIGN_LATIN_MASK
-    foreign_words = np.bincount(text_of[np.flatnonzero(foreign)], minlength=len(ends))
-    foreign_only = np.bincount(
-        text_of[np.flatnonzero((foreign != 0) & ((masks & 1) == 0))], minlength=len(ends)
+    # Only a text with MIN_FOREIGN_HITS words on some foreign list can be foreign.
+    foreign_words = np.bincount(
+        text_of[np.flatnonzero(masks & FOREIGN_LATIN_MASK)], minlength=len(ends)
     )
-    candidates = (foreign_words >= MIN_FOREIGN_HITS) & (foreign_only > 0)
+    candidates = foreign_words >= MIN_FOREIGN_HITS
     hit = np.flatnonzero(masks & LATIN_MASK)
     hit = hit[candidates[text_of[hit]]]
     if len(hit):
