@@ -49,7 +49,8 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache, partial
-from itertools import chain
+from itertools import chain, filterfalse
+from operator import add
 from typing import Any
 
 import numpy as np
@@ -148,11 +149,12 @@ def _english_word_terms(word: str, lang: Language) -> tuple[str, ...]:
 
 
 @cache
-def _cjk_stopwords() -> tuple[frozenset[str], frozenset[str]]:
-    """(single-character, two-character) Chinese and Japanese stopwords."""
+def _cjk_stopwords() -> tuple[dict[int, str], frozenset[str]]:
+    """(a str.translate table turning one-character Chinese and Japanese stopwords into
+    spaces, their two-character stopwords)."""
     words = language("chinese").stopwords | language("japanese").stopwords
     return (
-        frozenset(word for word in words if len(word) == 1),
+        {ord(word): " " for word in words if len(word) == 1},
         frozenset(word for word in words if len(word) == 2),
     )
 
@@ -161,19 +163,10 @@ def _cjk_terms(run: str) -> tuple[str, ...]:
     """Characters and bigrams of a Han/kana run, cut at one-character stopwords."""
     single, double = _cjk_stopwords()
     out: list[str] = []
-    start = 0
-    for end in range(len(run) + 1):
-        if end < len(run) and run[end] not in single:
-            continue
-        piece = run[start:end]
-        start = end + 1
-        if piece in double:
-            continue
-        for i, char in enumerate(piece):
-            out.append(char)
-            bigram = piece[i : i + 2]
-            if len(bigram) == 2 and bigram not in double:
-                out.append(bigram)
+    for piece in run.translate(single).split():
+        if piece not in double:
+            out += piece
+            out += filterfalse(double.__contains__, map(add, piece, piece[1:]))
     return tuple(out)
 
 
