@@ -126,11 +126,17 @@ class Language:
         if self.stemmer_name is None:
             return word
         stemmer = _stemmer(self.stemmer_name)
-        while True:
+        # Real words settle in a round or two, random letter strings in up to 7 (Russian);
+        # the bound only guards against a stemmer that would ever cycle.
+        for _ in range(_MAX_STEM_ROUNDS):
             stemmed = stemmer.stemWord(word)
             if stemmed == word or not stemmed:
                 return word
             word = stemmed
+        return word
+
+
+_MAX_STEM_ROUNDS = 32
 
 
 @cache

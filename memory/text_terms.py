@@ -14,7 +14,7 @@ two always agree. It is pure and deterministic.
   language's stopwords, else stemmed by that language's Snowball stemmer (PyStemmer),
   so "Шкода", "Шкоде" and "Шкоду" meet, as do "fährt"/"fahren" or "coches"/"coche".
 - English apostrophes are kept long enough to drop contractions ("don't", "it's") and
-  possessives ("Caroline's" -> "caroline"); in other languages an apostrophe splits
+  possessives ("Caroline's" -> the term of "Caroline"); in other languages an apostrophe splits
   ("l'homme" -> "l", "homme"), as French and Italian elisions want.
 - Han ideographs and kana write no spaces. A run of them is cut at single-character
   stopwords ("的", "是", "の", "は"...), and each piece gives its characters and its
@@ -28,19 +28,20 @@ two always agree. It is pure and deterministic.
   a few us a sentence; and a query bigram meets a stored word however a segmenter would
   have cut either side.
 
-Idempotence: `terms(" ".join(terms(x)))` equals `terms(x)` when the text's languages do not
-change between the two passes, i.e. always for English, for any text in scripts that name
-their language (Cyrillic without marker letters, Greek...), and for every text once its
-languages are fixed: `terms_in(" ".join(terms(x)), languages(x)) == terms(x)`. For Han and
-kana it holds for the set of terms, not their counts: a bigram term read again also gives
-its two characters, which the first pass already had. A German
-text is known as German by its stopwords, which `terms` drops, so its terms alone read as
-English; stems are iterated to a fixed point and never stopwords, which is what makes the
-second pass give the same terms under the same languages.
+Idempotence holds under fixed languages: `terms_in(" ".join(terms(x)), languages(x)) ==
+terms(x)`, because stems are iterated to a fixed point and are never stopwords. Plain
+`terms(" ".join(terms(x))) == terms(x)` holds when the terms alone read in the languages
+of their text: for scripts that name their language (Russian, Greek...), and for English
+unless what is left holds two stopwords of one other language. A German text, though, is
+known as German by its stopwords, which `terms` drops, so its terms read as English. For
+Han and kana the fixed point is on the set of terms, not their counts: a bigram term read
+again also gives its two characters, which the first pass already had.
 
 Speed: loading a 100k-item scope tokenizes every item, so `terms_joined` does a whole
 batch in a few C-level passes (one normalization, one split, dictionary lookups per word,
-numpy for the per-text language counts) and caches terms per distinct word.
+numpy for the per-text language counts) and caches terms per distinct word. (Hence a
+module of a little over 400 lines: the reference `_unicode_terms` and the paths that must
+equal it stay side by side.)
 """
 
 from __future__ import annotations
@@ -86,8 +87,7 @@ TEXT_END = "\x01"
 
 
 @cache
-def _word_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(words of a text, words of texts joined around TEXT_END with TEXT_END matched too)."""
+def _word_pattern() -> re.Pattern[str]:
     # Python's \w leaves out combining marks (a Devanagari vowel sign is not alphanumeric),
     # which would cut most Indic words apart. Collect them once, on first use (~50 ms).
     word_char = re.compile(r"\w")
@@ -107,8 +107,7 @@ def _word_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
         for lo, hi in ranges
     )
     letter = rf"(?:[^\W_{_CJK_RANGES}]|[{mark_class}])"
-    word = rf"[{_CJK_RANGES}]+|{letter}+(?:'{letter}+)*"
-    return re.compile(word), re.compile(rf"{word}|{TEXT_END}")
+    return re.compile(rf"[{_CJK_RANGES}]+|{letter}+(?:'{letter}+)*")
 
 
 # For ASCII text `_normalize` is just `lower()` and a word is this (the letter class above
@@ -223,7 +222,7 @@ def terms(text: str) -> list[str]:
 
 def _unicode_terms(text: str) -> list[str]:
     """`terms` of any text with no shortcut and no cache: the reference the fast paths equal."""
-    words = _word_patterns()[0].findall(_normalize(text))
+    words = _word_pattern().findall(_normalize(text))
     detected = languages_of_masks([word_mask(word) for word in words])
     return [term for word in words for term in _word_terms_uncached(word, detected)]
 
@@ -330,7 +329,7 @@ _ASCII_RUN_WORDS = _Memo(
     lambda run: tuple(_ASCII_WORD.findall(run.decode("ascii"))),
     {TEXT_END.encode("ascii"): _END_WORDS},
 )
-_RUN_WORDS = _Memo(lambda run: tuple(_word_patterns()[0].findall(run)), {TEXT_END: _END_WORDS})
+_RUN_WORDS = _Memo(lambda run: tuple(_word_pattern().findall(run)), {TEXT_END: _END_WORDS})
 _WORD_MASKS = _Memo(word_mask, {TEXT_END: END_BIT})
 
 
