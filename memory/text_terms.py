@@ -49,9 +49,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from functools import cache, partial
+from functools import cache, reduce
 from itertools import chain, filterfalse
-from operator import add
+from operator import add, or_
 from typing import Any
 
 import numpy as np
@@ -315,46 +315,70 @@ def _ascii_terms_joined(texts: str) -> list[str]:
     """
     runs = texts.lower().encode("ascii").translate(_ASCII_RUN_BYTES).split()
     run_words = _ASCII_RUN_WORDS.fresh()
-    return _joined_terms(list(chain.from_iterable(map(run_words.__getitem__, runs))))
+    distinct = set(runs)
+    if max(map(len, map(run_words.__getitem__, distinct))) <= 1:
+        # A run is one word (or none: "'") unless it holds "''" between letters; then
+        # the runs stand for their words themselves (see `_unit_word`).
+        return _joined_terms(runs, distinct)
+    words = list(chain.from_iterable(map(run_words.__getitem__, runs)))
+    return _joined_terms(words, set(words))
 
 
 def _unicode_terms_joined(texts: str) -> list[str]:
     """`terms_joined` of texts given joined, each followed by " TEXT_END "."""
     runs = _normalize(texts).split()
-    run_words = _RUN_WORDS.fresh()
-    return _joined_terms(list(chain.from_iterable(map(run_words.__getitem__, runs))))
+    words = list(chain.from_iterable(map(_RUN_WORDS.fresh().__getitem__, runs)))
+    return _joined_terms(words, set(words))
 
 
+_END_RUN = TEXT_END.encode("ascii")
 _ASCII_RUN_WORDS = _Memo(
-    lambda run: tuple(_ASCII_WORD.findall(run.decode("ascii"))),
-    {TEXT_END.encode("ascii"): _END_WORDS},
+    lambda run: tuple(_ASCII_WORD.findall(run.decode("ascii"))), {_END_RUN: _END_WORDS}
 )
 _RUN_WORDS = _Memo(lambda run: tuple(_word_pattern().findall(run)), {TEXT_END: _END_WORDS})
-_WORD_MASKS = _Memo(word_mask, {TEXT_END: END_BIT})
+
+
+def _unit_word(unit: str | bytes) -> str:
+    """A word, or the word of an ASCII run of at most one (bytes): what `_joined_terms` takes."""
+    if isinstance(unit, str):
+        return unit
+    words = _ASCII_RUN_WORDS[unit]
+    return words[0] if words else ""
+
+
+# Keyed by words and by one-word ASCII runs alike (a str never equals a bytes).
+_WORD_MASKS = _Memo(
+    lambda unit: word_mask(_unit_word(unit)), {TEXT_END: END_BIT, _END_RUN: END_BIT}
+)
 
 
 @cache
 def _word_terms_memos(text_langs: TextLanguages) -> tuple[_Memo, _Memo]:
     """(word -> its one term or None, raising _SeveralTerms; word -> its terms) memos."""
 
-    def one_term(word: str) -> str | None:
-        found = _word_terms_uncached(word, text_langs)
+    def one_term(unit: str | bytes) -> str | None:
+        found = _word_terms_uncached(_unit_word(unit), text_langs)
         if len(found) > 1:
             raise _SeveralTerms
         return found[0] if found else None
 
+    def all_terms(unit: str | bytes) -> tuple[str, ...]:
+        return _word_terms_uncached(_unit_word(unit), text_langs)
+
     return (
-        _Memo(one_term, {TEXT_END: TEXT_END}),
-        _Memo(partial(_word_terms_uncached, languages=text_langs), {TEXT_END: _END_WORDS}),
+        _Memo(one_term, {TEXT_END: TEXT_END, _END_RUN: TEXT_END}),
+        _Memo(all_terms, {TEXT_END: _END_WORDS, _END_RUN: _END_WORDS}),
     )
 
 
-def _joined_terms(words: list[str]) -> list[str]:
-    """The terms of `words`, texts ended by TEXT_END, each text in its own languages."""
-    masks = np.fromiter(map(_WORD_MASKS.fresh().__getitem__, words), np.int64, len(words))
-    if not np.any(masks & (FOREIGN_LATIN_MASK | MARKER_MASK)):
+def _joined_terms(words: list[str] | list[bytes], distinct: set[str] | set[bytes]) -> list[str]:
+    """The terms of `words` (or one-word ASCII runs), texts ended by TEXT_END, each text in
+    its own languages; `distinct` is the set of `words`."""
+    mask_of = _WORD_MASKS.fresh()
+    if not reduce(or_, map(mask_of.__getitem__, distinct), 0) & (FOREIGN_LATIN_MASK | MARKER_MASK):
         # Every text reads as English (or Russian, or...): one pass over all the words.
         return _terms_of_words(words, ENGLISH_TEXT)
+    masks = np.fromiter(map(mask_of.__getitem__, words), np.int64, len(words))
     is_end = (masks & END_BIT) != 0
     ends = np.flatnonzero(is_end)
     # The text of each word: how many texts ended before it.
@@ -405,7 +429,7 @@ class _SeveralTerms(Exception):
     pass
 
 
-def _terms_of_words(words: list[str], text_langs: TextLanguages) -> list[str]:
+def _terms_of_words(words: list[str] | list[bytes], text_langs: TextLanguages) -> list[str]:
     one_term, all_terms = _word_terms_memos(text_langs)
     try:
         # Most words give one term or none: a str-or-None memo and filter() stay in C.
