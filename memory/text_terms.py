@@ -49,7 +49,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from functools import cache, reduce
+from functools import cache, partial, reduce
 from itertools import chain, filterfalse
 from operator import add, or_
 from typing import Any
@@ -203,20 +203,21 @@ def _words(text: str) -> list[str]:
 
 def languages(text: str) -> TextLanguages:
     """The language `terms` takes for each script of `text`."""
-    return languages_of_masks(list(map(_WORD_MASKS.fresh().__getitem__, _words(text))))
+    return languages_of_masks(list(map(_RUN_MASKS.fresh().__getitem__, _words(text))))
 
 
 def terms_in(text: str, text_languages: TextLanguages) -> list[str]:
     """The terms of `text` with its languages given instead of detected."""
-    all_terms = _word_terms_memos(text_languages)[1].fresh()
+    all_terms = _word_terms_memo(text_languages).fresh()
     return list(chain.from_iterable(map(all_terms.__getitem__, _words(text))))
 
 
 def terms(text: str) -> list[str]:
     """The BM25 terms of `text`, in order, duplicates kept (BM25 counts them)."""
     words = _words(text)
-    detected = languages_of_masks(list(map(_WORD_MASKS.fresh().__getitem__, words)))
-    all_terms = _word_terms_memos(detected)[1].fresh()
+    # (A word is a run of one word: the run memos serve words too.)
+    detected = languages_of_masks(list(map(_RUN_MASKS.fresh().__getitem__, words)))
+    all_terms = _word_terms_memo(detected).fresh()
     return list(chain.from_iterable(map(all_terms.__getitem__, words)))
 
 
@@ -283,6 +284,8 @@ class _Memo(dict[Any, Any]):
         super().__init__(seed)
         self.function = function
         self.seed = seed
+        # Keys whose value stands for several terms (see `_terms_of_runs`).
+        self.several: set[Any] = set()
 
     def __missing__(self, key: Any) -> Any:
         found = self[key] = self.function(key)
@@ -292,6 +295,7 @@ class _Memo(dict[Any, Any]):
         if len(self) > _MEMO_LIMIT:
             self.clear()
             self.update(self.seed)
+            self.several.clear()
         return self
 
 
@@ -304,7 +308,14 @@ _ASCII_RUN_BYTES = bytes(
     byte if chr(byte) in "abcdefghijklmnopqrstuvwxyz0123456789'" + TEXT_END else 0x20
     for byte in range(256)
 )
+# The same for UTF-8 text: bytes of multi-byte characters (>= 0x80) are kept as well.
+_UTF8_RUN_BYTES = bytes(
+    byte if byte >= 0x80 or chr(byte) in "abcdefghijklmnopqrstuvwxyz0123456789'" + TEXT_END
+    else 0x20
+    for byte in range(256)
+)  # fmt: skip
 _END_WORDS = (TEXT_END,)
+_END_RUN = TEXT_END.encode("ascii")
 
 
 def _ascii_terms_joined(texts: str) -> list[str]:
@@ -314,74 +325,76 @@ def _ascii_terms_joined(texts: str) -> list[str]:
     a text are those of its [a-z0-9'] runs: split on everything else, in C.
     """
     runs = texts.lower().encode("ascii").translate(_ASCII_RUN_BYTES).split()
-    run_words = _ASCII_RUN_WORDS.fresh()
-    distinct = set(runs)
-    if max(map(len, map(run_words.__getitem__, distinct))) <= 1:
-        # A run is one word (or none: "'") unless it holds "''" between letters; then
-        # the runs stand for their words themselves (see `_unit_word`).
-        return _joined_terms(runs, distinct)
-    words = list(chain.from_iterable(map(run_words.__getitem__, runs)))
-    return _joined_terms(words, set(words))
+    return _joined_terms(runs, set(runs))
 
 
 def _unicode_terms_joined(texts: str) -> list[str]:
     """`terms_joined` of texts given joined, each followed by " TEXT_END "."""
-    runs = _normalize(texts).split()
-    words = list(chain.from_iterable(map(_RUN_WORDS.fresh().__getitem__, runs)))
-    return _joined_terms(words, set(words))
+    # Split in UTF-8 at ASCII spaces and punctuation (no UTF-8 sequence holds a byte below
+    # 0x80, and no word holds ASCII punctuation but "'"), in C: faster than str.split, and
+    # tags ("speaker:anna", on every turn) or "что-то" do not make runs of several words.
+    runs = _normalize(texts).encode("utf-8").translate(_UTF8_RUN_BYTES).split()
+    return _joined_terms(runs, set(runs))
 
 
-_END_RUN = TEXT_END.encode("ascii")
-_ASCII_RUN_WORDS = _Memo(
-    lambda run: tuple(_ASCII_WORD.findall(run.decode("ascii"))), {_END_RUN: _END_WORDS}
-)
-_RUN_WORDS = _Memo(lambda run: tuple(_word_pattern().findall(run)), {TEXT_END: _END_WORDS})
+def _words_of_run(run: str | bytes) -> tuple[str, ...]:
+    text = run if isinstance(run, str) else run.decode("utf-8")
+    if text.isascii():
+        return tuple(_ASCII_WORD.findall(text))
+    return tuple(_word_pattern().findall(text))
 
 
-def _unit_word(unit: str | bytes) -> str:
-    """A word, or the word of an ASCII run of at most one (bytes): what `_joined_terms` takes."""
-    if isinstance(unit, str):
-        return unit
-    words = _ASCII_RUN_WORDS[unit]
-    return words[0] if words else ""
-
-
-# Keyed by words and by one-word ASCII runs alike (a str never equals a bytes).
-_WORD_MASKS = _Memo(
-    lambda unit: word_mask(_unit_word(unit)), {TEXT_END: END_BIT, _END_RUN: END_BIT}
+# Runs are pieces of normalized text between spaces (str, in `terms`), or between ASCII
+# spaces and punctuation (UTF-8 bytes, in `terms_joined`); a run holds any number of words
+# (most one; "o''neil" two; "—" none).
+# (Only the bytes TEXT_END is seeded: a text given to `terms` may hold "\x01" itself.)
+_RUN_WORDS = _Memo(_words_of_run, {_END_RUN: _END_WORDS})
+# A run's language clues: those of its words together (one word's, for most runs).
+_RUN_MASKS = _Memo(
+    lambda run: reduce(or_, map(word_mask, _RUN_WORDS[run]), 0),
+    {TEXT_END: END_BIT, _END_RUN: END_BIT},
 )
 
 
 @cache
-def _word_terms_memos(text_langs: TextLanguages) -> tuple[_Memo, _Memo]:
-    """(word -> its one term or None, raising _SeveralTerms; word -> its terms) memos."""
+def _run_terms_memo(text_langs: TextLanguages) -> _Memo:
+    """run -> its terms in those languages: None for none, else a str, with spaces between
+    terms if several (no term holds whitespace; see `_terms_of_runs`)."""
 
-    def one_term(unit: str | bytes) -> str | None:
-        found = _word_terms_uncached(_unit_word(unit), text_langs)
+    def run_terms(run: str | bytes) -> str | None:
+        found = [
+            term for word in _RUN_WORDS[run] for term in _word_terms_uncached(word, text_langs)
+        ]
         if len(found) > 1:
-            raise _SeveralTerms
-        return found[0] if found else None
+            memo.several.add(run)
+        return " ".join(found) or None
 
-    def all_terms(unit: str | bytes) -> tuple[str, ...]:
-        return _word_terms_uncached(_unit_word(unit), text_langs)
-
-    return (
-        _Memo(one_term, {TEXT_END: TEXT_END, _END_RUN: TEXT_END}),
-        _Memo(all_terms, {TEXT_END: _END_WORDS, _END_RUN: _END_WORDS}),
-    )
+    memo = _Memo(run_terms, {TEXT_END: TEXT_END, _END_RUN: TEXT_END})
+    return memo
 
 
-def _joined_terms(words: list[str] | list[bytes], distinct: set[str] | set[bytes]) -> list[str]:
-    """The terms of `words` (or one-word ASCII runs), texts ended by TEXT_END, each text in
-    its own languages; `distinct` is the set of `words`."""
-    mask_of = _WORD_MASKS.fresh()
+@cache
+def _word_terms_memo(text_langs: TextLanguages) -> _Memo:
+    """word -> its terms in those languages (for `terms`, a text at a time)."""
+    return _Memo(partial(_word_terms_uncached, languages=text_langs), {})
+
+
+def _joined_terms(runs: list[str] | list[bytes], distinct: set[str] | set[bytes]) -> list[str]:
+    """The terms of `runs`, texts ended by TEXT_END, each text in its own languages;
+    `distinct` is the set of `runs`."""
+    mask_of = _RUN_MASKS.fresh()
+    run_words = _RUN_WORDS.fresh()
     if not reduce(or_, map(mask_of.__getitem__, distinct), 0) & (FOREIGN_LATIN_MASK | MARKER_MASK):
-        # Every text reads as English (or Russian, or...): one pass over all the words.
-        return _terms_of_words(words, ENGLISH_TEXT)
-    masks = np.fromiter(map(mask_of.__getitem__, words), np.int64, len(words))
+        # Every text reads as English (or Russian, or...): one pass over all the runs.
+        return _terms_of_runs(runs, distinct, ENGLISH_TEXT)
+    if any(mask_of[run] & LATIN_MASK and len(run_words[run]) > 1 for run in distinct):
+        # Stopword hits are counted per word: split the few runs of several words.
+        words = list(chain.from_iterable(map(run_words.__getitem__, runs)))
+        return _joined_terms(words, set(words))
+    masks = np.fromiter(map(mask_of.__getitem__, runs), np.int64, len(runs))
     is_end = (masks & END_BIT) != 0
     ends = np.flatnonzero(is_end)
-    # The text of each word: how many texts ended before it.
+    # The text of each run: how many texts ended before it.
     text_of = np.cumsum(is_end) - is_end
     latin = np.zeros(len(ends), dtype=np.int64)
     # Only a text with MIN_FOREIGN_HITS words on some foreign list can be foreign.
@@ -421,21 +434,22 @@ def _joined_terms(words: list[str] | list[bytes], distinct: set[str] | set[bytes
         strict=True,
     ):
         text_langs = text_languages(int(latin[first]), int(markers[first]))
-        out += _terms_of_words(words[int(starts[first]) : int(ends[last - 1]) + 1], text_langs)
+        stretch = runs[int(starts[first]) : int(ends[last - 1]) + 1]
+        out += _terms_of_runs(stretch, distinct, text_langs)
     return out
 
 
-class _SeveralTerms(Exception):
-    pass
-
-
-def _terms_of_words(words: list[str] | list[bytes], text_langs: TextLanguages) -> list[str]:
-    one_term, all_terms = _word_terms_memos(text_langs)
-    try:
-        # Most words give one term or none: a str-or-None memo and filter() stay in C.
-        return list(filter(None, map(one_term.fresh().__getitem__, words)))
-    except _SeveralTerms:
-        return list(chain.from_iterable(map(all_terms.fresh().__getitem__, words)))
+def _terms_of_runs(
+    runs: list[str] | list[bytes], distinct: set[str] | set[bytes], text_langs: TextLanguages
+) -> list[str]:
+    """The terms of `runs` in `text_langs`; `distinct` holds every run of `runs`."""
+    memo = _run_terms_memo(text_langs).fresh()
+    # Most runs give one term or none: a str-or-None memo and filter() stay in C.
+    out = list(filter(None, map(memo.__getitem__, runs)))
+    if not out or memo.several.isdisjoint(distinct):
+        return out
+    # Some runs gave several terms, space-separated in one str: split them, in C.
+    return " ".join(out).split(" ")
 
 
 __all__ = [
