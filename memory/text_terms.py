@@ -235,8 +235,8 @@ def terms_joined(texts: Iterable[str]) -> Iterator[str]:
     """The terms of every text, each text's followed by TEXT_END (e.g. to index a corpus).
 
     Yields `*terms(t0), TEXT_END, *terms(t1), TEXT_END, ...`; several times faster than
-    calling `terms` on each: consecutive ASCII texts, and consecutive other texts, are
-    joined, normalized, split and looked up in a few C-level passes each.
+    calling `terms` on each: the texts are joined, normalized, split and looked up in a
+    few C-level passes (fewer still when all are ASCII).
     """
     texts = list(texts)
     separator = f" {TEXT_END} "
@@ -245,32 +245,20 @@ def terms_joined(texts: Iterable[str]) -> Iterator[str]:
         # The common case, checked in one C-level pass: no TEXT_END inside any text.
         if joined.isascii():
             return iter(_ascii_terms_joined(joined + separator))
-        if not any(map(str.isascii, texts)):
-            return iter(_unicode_terms_joined(joined + separator))
+        return iter(_unicode_terms_joined(joined + separator))
     parts: list[Iterable[str]] = []
     batch: list[str] = []
-    batch_ascii = True
     for text in texts:
         if TEXT_END in text:
             if batch:
-                parts.append(_batch_terms(batch, batch_ascii, separator))
+                parts.append(_unicode_terms_joined(separator.join(batch) + separator))
                 batch = []
             parts.append([*terms(text), TEXT_END])
-            continue
-        is_ascii = text.isascii()
-        if batch and is_ascii != batch_ascii:
-            parts.append(_batch_terms(batch, batch_ascii, separator))
-            batch = []
-        batch.append(text)
-        batch_ascii = is_ascii
+        else:
+            batch.append(text)
     if batch:
-        parts.append(_batch_terms(batch, batch_ascii, separator))
+        parts.append(_unicode_terms_joined(separator.join(batch) + separator))
     return chain.from_iterable(parts)
-
-
-def _batch_terms(batch: list[str], is_ascii: bool, separator: str) -> Iterable[str]:
-    joined = separator.join(batch) + separator
-    return _ascii_terms_joined(joined) if is_ascii else _unicode_terms_joined(joined)
 
 
 class _Memo(dict[Any, Any]):
@@ -284,8 +272,11 @@ class _Memo(dict[Any, Any]):
         super().__init__(seed)
         self.function = function
         self.seed = seed
-        # Keys whose value stands for several terms (see `_terms_of_runs`).
+        # Run keys whose value stands for several terms (see `_terms_of_runs`), that hold
+        # a clue to a language other than English, that hold several words with a clue.
         self.several: set[Any] = set()
+        self.clues: set[Any] = set()
+        self.clue_words: set[Any] = set()
 
     def __missing__(self, key: Any) -> Any:
         found = self[key] = self.function(key)
@@ -296,6 +287,8 @@ class _Memo(dict[Any, Any]):
             self.clear()
             self.update(self.seed)
             self.several.clear()
+            self.clues.clear()
+            self.clue_words.clear()
         return self
 
 
@@ -325,7 +318,7 @@ def _ascii_terms_joined(texts: str) -> list[str]:
     a text are those of its [a-z0-9'] runs: split on everything else, in C.
     """
     runs = texts.lower().encode("ascii").translate(_ASCII_RUN_BYTES).split()
-    return _joined_terms(runs, set(runs))
+    return _joined_terms(runs)
 
 
 def _unicode_terms_joined(texts: str) -> list[str]:
@@ -334,7 +327,7 @@ def _unicode_terms_joined(texts: str) -> list[str]:
     # 0x80, and no word holds ASCII punctuation but "'"), in C: faster than str.split, and
     # tags ("speaker:anna", on every turn) or "что-то" do not make runs of several words.
     runs = _normalize(texts).encode("utf-8").translate(_UTF8_RUN_BYTES).split()
-    return _joined_terms(runs, set(runs))
+    return _joined_terms(runs)
 
 
 def _words_of_run(run: str | bytes) -> tuple[str, ...]:
@@ -362,11 +355,15 @@ def _run_terms_memo(text_langs: TextLanguages) -> _Memo:
     terms if several (no term holds whitespace; see `_terms_of_runs`)."""
 
     def run_terms(run: str | bytes) -> str | None:
-        found = [
-            term for word in _RUN_WORDS[run] for term in _word_terms_uncached(word, text_langs)
-        ]
+        words = _RUN_WORDS[run]
+        found = [term for word in words for term in _word_terms_uncached(word, text_langs)]
         if len(found) > 1:
             memo.several.add(run)
+        mask = _RUN_MASKS[run]
+        if mask & (FOREIGN_LATIN_MASK | MARKER_MASK):
+            memo.clues.add(run)
+        if mask & LATIN_MASK and len(words) > 1:
+            memo.clue_words.add(run)
         return " ".join(found) or None
 
     memo = _Memo(run_terms, {TEXT_END: TEXT_END, _END_RUN: TEXT_END})
@@ -379,18 +376,20 @@ def _word_terms_memo(text_langs: TextLanguages) -> _Memo:
     return _Memo(partial(_word_terms_uncached, languages=text_langs), {})
 
 
-def _joined_terms(runs: list[str] | list[bytes], distinct: set[str] | set[bytes]) -> list[str]:
-    """The terms of `runs`, texts ended by TEXT_END, each text in its own languages;
-    `distinct` is the set of `runs`."""
+def _joined_terms(runs: list[str] | list[bytes]) -> list[str]:
+    """The terms of `runs`, texts ended by TEXT_END, each text in its own languages."""
     mask_of = _RUN_MASKS.fresh()
     run_words = _RUN_WORDS.fresh()
-    if not reduce(or_, map(mask_of.__getitem__, distinct), 0) & (FOREIGN_LATIN_MASK | MARKER_MASK):
-        # Every text reads as English (or Russian, or...): one pass over all the runs.
-        return _terms_of_runs(runs, distinct, ENGLISH_TEXT)
-    if any(mask_of[run] & LATIN_MASK and len(run_words[run]) > 1 for run in distinct):
+    english = _run_terms_memo(ENGLISH_TEXT).fresh()
+    out = list(filter(None, map(english.__getitem__, runs)))
+    if not english.clues or english.clues.isdisjoint(runs):
+        # No run holds a clue to another language: every text reads as English (or
+        # Russian, or...), which is what this one pass took.
+        return _several_split(out, english, runs)
+    if english.clue_words and not english.clue_words.isdisjoint(runs):
         # Stopword hits are counted per word: split the few runs of several words.
         words = list(chain.from_iterable(map(run_words.__getitem__, runs)))
-        return _joined_terms(words, set(words))
+        return _joined_terms(words)
     masks = np.fromiter(map(mask_of.__getitem__, runs), np.int64, len(runs))
     is_end = (masks & END_BIT) != 0
     ends = np.flatnonzero(is_end)
@@ -435,18 +434,19 @@ def _joined_terms(runs: list[str] | list[bytes], distinct: set[str] | set[bytes]
     ):
         text_langs = text_languages(int(latin[first]), int(markers[first]))
         stretch = runs[int(starts[first]) : int(ends[last - 1]) + 1]
-        out += _terms_of_runs(stretch, distinct, text_langs)
+        out += _terms_of_runs(stretch, text_langs)
     return out
 
 
-def _terms_of_runs(
-    runs: list[str] | list[bytes], distinct: set[str] | set[bytes], text_langs: TextLanguages
-) -> list[str]:
-    """The terms of `runs` in `text_langs`; `distinct` holds every run of `runs`."""
+def _terms_of_runs(runs: list[str] | list[bytes], text_langs: TextLanguages) -> list[str]:
+    """The terms of `runs` in `text_langs`."""
     memo = _run_terms_memo(text_langs).fresh()
     # Most runs give one term or none: a str-or-None memo and filter() stay in C.
-    out = list(filter(None, map(memo.__getitem__, runs)))
-    if not out or memo.several.isdisjoint(distinct):
+    return _several_split(list(filter(None, map(memo.__getitem__, runs))), memo, runs)
+
+
+def _several_split(out: list[str], memo: _Memo, runs: list[str] | list[bytes]) -> list[str]:
+    if not out or not memo.several or memo.several.isdisjoint(runs):
         return out
     # Some runs gave several terms, space-separated in one str: split them, in C.
     return " ".join(out).split(" ")
