@@ -127,6 +127,12 @@ def _register_bench_memory(sub: argparse._SubParsersAction[argparse.ArgumentPars
         help=f"RNG seed (default {DEFAULT_BENCH_SEED})",
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
+    bench.add_argument(
+        "--lang",
+        choices=("en", "ru", "zh"),
+        default="en",
+        help="language of the synthetic chat: en, or ru/zh to time other scripts (default en)",
+    )
     bench.set_defaults(handler=_bench_memory)
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from bot.bench.languages import localize
 from bot.bench.progress import ProgressBar
 from bot.bench.report import cpu_model, percentile, usable_cpus
 from memory.extraction import extract_items
@@ -191,13 +192,14 @@ def _assistant_text(rng: random.Random, user: str) -> str:
     )
 
 
-def synthetic_turn(rng: random.Random) -> tuple[str, str, str]:
+def synthetic_turn(rng: random.Random, lang: str = "en") -> tuple[str, str, str]:
     """(speaker, user text, assistant text) of one conversational turn."""
     user = _user_text(rng)
-    return rng.choice(SPEAKERS), user, _assistant_text(rng, user)
+    assistant = _assistant_text(rng, user)
+    return rng.choice(SPEAKERS), localize(user, lang), localize(assistant, lang)
 
 
-def synthetic_queries(rng: random.Random, count: int) -> list[str]:
+def synthetic_queries(rng: random.Random, count: int, lang: str = "en") -> list[str]:
     """Questions a user might ask of this chat: entities of the corpus, common words too."""
     makers = [
         lambda: f"What did {rng.choice(SPEAKERS)} say about {rng.choice(HOBBIES)}?",
@@ -215,11 +217,11 @@ def synthetic_queries(rng: random.Random, count: int) -> list[str]:
             f"Tell me about {rng.choice(PEOPLE)} and {rng.choice(HOBBIES)} in {rng.choice(PLACES)}"
         ),
     ]
-    return [rng.choice(makers)() for _ in range(count)]
+    return [localize(rng.choice(makers)(), lang) for _ in range(count)]
 
 
-def _turn_items(rng: random.Random, at: float) -> list[MemoryItem]:
-    speaker, user, assistant = synthetic_turn(rng)
+def _turn_items(rng: random.Random, at: float, lang: str = "en") -> list[MemoryItem]:
+    speaker, user, assistant = synthetic_turn(rng, lang)
     event = TurnMemoryEvent(
         scope=SCOPE,
         chat_key=SCOPE,
@@ -249,7 +251,11 @@ def _turn_items(rng: random.Random, at: float) -> list[MemoryItem]:
 
 
 def write_synthetic_scope(
-    workspace: Path, item_count: int, seed: int, progress: ProgressBar | None = None
+    workspace: Path,
+    item_count: int,
+    seed: int,
+    progress: ProgressBar | None = None,
+    lang: str = "en",
 ) -> int:
     """Write about `item_count` items as the store would have; returns the exact count.
 
@@ -263,7 +269,7 @@ def write_synthetic_scope(
     at = _START
     while written < item_count:
         at += rng.uniform(60, 900)
-        for item in _turn_items(rng, float(int(at))):
+        for item in _turn_items(rng, float(int(at)), lang):
             key = (item.layer, item.fingerprint)
             if key in seen:
                 continue
@@ -325,7 +331,9 @@ from pathlib import Path
 from bot.bench.memory import write_synthetic_scope
 from bot.bench.progress import terminal_progress
 count = int(sys.argv[2])
-print(write_synthetic_scope(Path(sys.argv[1]), count, int(sys.argv[3]), terminal_progress(count)))
+print(write_synthetic_scope(
+    Path(sys.argv[1]), count, int(sys.argv[3]), terminal_progress(count), sys.argv[4]
+))
 """
 
 
@@ -370,7 +378,7 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     write_ms: list[float] = []
     at = request["now"]
     for _ in range(request["writes"]):
-        speaker, user, assistant = synthetic_turn(rng)
+        speaker, user, assistant = synthetic_turn(rng, request["lang"])
         at += 30.0
         begin = time.perf_counter()
         service.record_turn(
@@ -397,7 +405,9 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     print(json.dumps(result))
 
 
-def run_bench(item_count: int, queries: int, writes: int, seed: int) -> MemoryBenchFigures:
+def run_bench(
+    item_count: int, queries: int, writes: int, seed: int, lang: str = "en"
+) -> MemoryBenchFigures:
     with tempfile.TemporaryDirectory(prefix="mnemobot-bench-memory-") as tmp:
         workspace = Path(tmp)
         root = Path(__file__).resolve().parents[2]
@@ -408,7 +418,10 @@ def run_bench(item_count: int, queries: int, writes: int, seed: int) -> MemoryBe
         on_terminal = sys.stderr.isatty()
         begin = time.perf_counter()
         generator = subprocess.run(
-            [sys.executable, "-c", _GENERATOR_SCRIPT, str(workspace), str(item_count), str(seed)],
+            [
+                *(sys.executable, "-c", _GENERATOR_SCRIPT),
+                *(str(workspace), str(item_count), str(seed), lang),
+            ],
             stdout=subprocess.PIPE,
             stderr=None if on_terminal else subprocess.PIPE,
             text=True,
@@ -423,7 +436,8 @@ def run_bench(item_count: int, queries: int, writes: int, seed: int) -> MemoryBe
         generated = time.perf_counter() - begin
         request = {
             "workspace": str(workspace),
-            "queries": synthetic_queries(random.Random(seed + 2), queries + 1),
+            "queries": synthetic_queries(random.Random(seed + 2), queries + 1, lang),
+            "lang": lang,
             "writes": writes,
             "seed": seed,
             # "Now" is just after the last generated turn, so recency behaves as in use.
@@ -529,7 +543,7 @@ def format_table(figures: MemoryBenchFigures, host: dict[str, Any]) -> str:
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    figures = run_bench(args.items, args.queries, args.writes, args.seed)
+    figures = run_bench(args.items, args.queries, args.writes, args.seed, args.lang)
     host = machine()
     if args.json:
         print(
