@@ -128,7 +128,12 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         last = assistant.activity_for(chat).last_pack_tokens
         pack = f"last pack {last} tokens" if last is not None else "no pack built yet"
         skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
-        return [f"Memory ({scope}): {layers}; {pack}{skipped}"]
+        files = (
+            "one folder shared by all chats (files.shared)"
+            if assistant.config().files.shared
+            else "this chat's own folder"
+        )
+        return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
     commands = Commands(assistant, compactor=compactor, status_providers=[memory_lines])
     return App(

@@ -296,12 +296,19 @@ class ToolLoopConfig(ConfigSection):
     """Most tool calls executed in one turn."""
 
 
+class FilesConfig(ConfigSection):
+    shared: bool = False
+    """false: the files tool gives every chat a folder of its own (files/<scope>/); true:
+    one folder (files/shared/) for all chats, so what one chat writes every chat can read."""
+
+
 class RuntimeConfig(ConfigSection):
     assistant: AssistantConfig = AssistantConfig()
     llm: LlmConfig = LlmConfig()
     memory: MemoryConfig = MemoryConfig()
     compaction: CompactionConfig = CompactionConfig()
     tool_loop: ToolLoopConfig = ToolLoopConfig()
+    files: FilesConfig = FilesConfig()
 
     @model_validator(mode="after")
     def _request_fits_the_model(self) -> RuntimeConfig:
