@@ -177,6 +177,12 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         default=None,
         help="write a cProfile of the bot process during the open-loop phase to this file",
     )
+    bench.add_argument(
+        "--production-limits",
+        action="store_true",
+        help="keep Telegram's rate limits in the bot's limiter, as in production (replies/s "
+        "then tops out near 30)",
+    )
     bench.set_defaults(handler=_bench_telegram)
 
 
