@@ -58,6 +58,12 @@ def _bench_cold_scope(args: argparse.Namespace) -> int:
     return cold_scope.bench_command(args)
 
 
+def _bench_crash(args: argparse.Namespace) -> int:
+    from bot.bench import crash
+
+    return crash.bench_command(args)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `eval` and `bench` to the `mnemobot` command line."""
     evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
@@ -68,6 +74,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _register_bench_telegram(benches)
     _register_bench_memory(benches)
     _register_bench_cold_scope(benches)
+    _register_bench_crash(benches)
 
 
 def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -212,3 +219,15 @@ def _register_bench_cold_scope(sub: argparse._SubParsersAction[argparse.Argument
     bench.add_argument("--seed", type=int, default=DEFAULT_BENCH_SEED, help="RNG seed (default 7)")
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_cold_scope)
+
+
+def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "crash", help="SIGKILL `mnemobot run` again and again; count lost and duplicate replies"
+    )
+    bench.add_argument(
+        "--kills", type=positive(int), default=50, help="SIGKILLs while chats write (default 50)"
+    )
+    bench.add_argument("--seed", type=int, default=DEFAULT_BENCH_SEED, help="RNG seed (default 7)")
+    bench.add_argument("--json", action="store_true", help="print one JSON object instead")
+    bench.set_defaults(handler=_bench_crash)
