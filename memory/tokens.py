@@ -1,4 +1,8 @@
-"""Token estimates without a tokenizer download (tiktoken downloads its encodings at first use and fails offline)."""
+"""Token estimates without a tokenizer download.
+
+tiktoken downloads its encodings at first use and fails offline, so tokens are estimated
+from characters instead.
+"""
 
 from __future__ import annotations
 
