@@ -358,3 +358,19 @@ async def test_a_compaction_starts_maintenance_once_per_half_hour(
     await asyncio.sleep(0.3)
     assert json.loads(last.read_text())["at"] == first["at"]
     assert len(consolidation_requests(openai_server)) == 1
+
+
+def test_bench_consolidation_counts_calls_and_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    turns = [
+        {"speaker": "A" if n % 2 == 0 else "B", "dia_id": f"D1:{n}", "text": f"line {n} " * 20}
+        for n in range(40)
+    ]
+    data = tmp_path / "conversations.json"
+    data.write_text(json.dumps([{"conversation": {"session_1": turns}}]))
+    assert main(["bench", "consolidation", str(data), "--every", "10", "20", "--json"]) == 0
+    every_10, every_20 = json.loads(capsys.readouterr().out)
+    assert every_10["turns"] == 20 and every_10["calls"] == 2 and every_20["calls"] == 1
+    assert every_10["per100Turns"]["calls"] == 10
+    assert every_10["input_tokens"] > every_20["input_tokens"] > 20 * 40
