@@ -9,7 +9,10 @@ one replaces it atomically and the watermark moves past what was read. A rejecte
 failed run changes nothing, so the next run reads the same material again.
 
 Episodic turn items are not read: every turn is also a daily-note line, which is what the
-model sees of it (shorter, so a run costs fewer tokens). The caller holds the scope's
+model sees of it (shorter, so a run costs fewer tokens). Durable items are loaded only when
+the notes have grown since the last run: every way a fact is learned (a turn, the memory
+tool within a turn, a compaction's flush) writes a note line, so an idle scope costs a few
+file stats, not a load of its items. The caller holds the scope's
 maintenance lock; the model is reached through `complete`, passed in from above, and this
 never runs inside a turn.
 """
@@ -164,7 +167,10 @@ _NOTE_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 
 
 def gather_new_material(
-    paths: ScopePaths, state: ConsolidationState, items: Iterable[MemoryItem], budget_tokens: int
+    paths: ScopePaths,
+    state: ConsolidationState,
+    load_items: Callable[[], Iterable[MemoryItem]],
+    budget_tokens: int,
 ) -> NewMaterial:
     """Note lines and durable items newer than the watermark, oldest first, within budget.
 
@@ -180,6 +186,9 @@ def gather_new_material(
     # Notes moved to the archive are done with: forget their offsets.
     names = {p.name for p in notes}
     next_state.note_offsets = {k: v for k, v in state.note_offsets.items() if k in names}
+    grown = any(p.stat().st_size > state.note_offsets.get(p.name, 0) for p in notes)
+    if not grown:
+        return NewMaterial([], [], next_state)
     used = 0
     full = False
     lines: list[str] = []
@@ -209,7 +218,11 @@ def gather_new_material(
         return NewMaterial(lines, taken, next_state)
     notes_text = normalize_content("\n".join(lines))
     fresh = sorted(
-        (i for i in items if i.layer is not Layer.EPISODIC and i.updated_at > state.items_after),
+        (
+            i
+            for i in load_items()
+            if i.layer is not Layer.EPISODIC and i.updated_at > state.items_after
+        ),
         key=lambda i: i.updated_at,
     )
     boundary: float | None = None
@@ -333,11 +346,14 @@ def consolidate_scope(
     *,
     complete: CompleteText,
     config: ConsolidationConfig,
-    items: Iterable[MemoryItem],
+    items: Callable[[], Iterable[MemoryItem]],
     now: float,
     on_superseded: SupersededHook = ignore_superseded,
 ) -> ConsolidationOutcome:
-    """One consolidation run of `paths.scope` (the caller holds its maintenance lock)."""
+    """One consolidation run of `paths.scope` (the caller holds its maintenance lock).
+
+    `items` returns the scope's items; it is called only when there is something new.
+    """
     max_chars = config.max_tokens * CHARS_PER_TOKEN
     memory_file = paths.memory_file
     previous_bytes = memory_file.read_bytes() if memory_file.is_file() else b""

@@ -126,7 +126,7 @@ def consolidate(run: MaintenanceRun) -> str:
         run.paths,
         complete=run.complete,
         config=settings,
-        items=_durable_items(run),
+        items=lambda: _durable_items(run),
         now=run.now,
         on_superseded=run.on_superseded,
     )
@@ -199,6 +199,9 @@ def prune_old_sessions(run: MaintenanceRun) -> str:
 
 
 def reindex(run: MaintenanceRun) -> str:
+    if not run.memory.is_loaded(run.scope):
+        # Loading it only to drop it would push an active chat out of the cache.
+        return "not loaded; read from its files at next use"
     stats = run.memory.reload(run.scope)
     skipped = (
         f", {stats.skipped_lines} torn or corrupt lines skipped" if stats.skipped_lines else ""

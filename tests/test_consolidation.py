@@ -272,7 +272,7 @@ def test_a_memory_tool_append_during_a_run_is_kept(workspace: Path) -> None:
         return OLD_MEMORY + "- Sister Ana visits in May\n"
 
     outcome = consolidate_scope(
-        paths, complete=complete, config=ConsolidationConfig(), items=[], now=time.time()
+        paths, complete=complete, config=ConsolidationConfig(), items=list, now=time.time()
     )
     assert outcome.changed, outcome.line
     text = paths.memory_file.read_text()

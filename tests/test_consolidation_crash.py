@@ -38,7 +38,7 @@ for i in range(1, 100_000):
         return f"- fact {i}\\n- base fact\\n## Superseded\\n- fact {i - 1}\\n"
 
     outcome = consolidate_scope(
-        paths, complete=complete, config=ConsolidationConfig(), items=[], now=time.time()
+        paths, complete=complete, config=ConsolidationConfig(), items=list, now=time.time()
     )
     assert outcome.changed, outcome.line
     print(i, flush=True)
@@ -95,7 +95,7 @@ def test_sigkill_leaves_the_old_or_the_new_file(
             "## Superseded\n- " + "\n- ".join(f"fact {n}" for n in range(done + 2))
         ),
         config=ConsolidationConfig(),
-        items=[],
+        items=list,
         now=time.time(),
     )
     assert outcome.changed or outcome.line == "nothing new since the last run", outcome.line
