@@ -198,6 +198,9 @@ def gather_new_material(
         if offset > len(data):
             # The note was rewritten shorter (a forgotten line redacted): read it again.
             offset = 0
+        elif offset and data[offset - 1 : offset] != b"\n":
+            # Rewritten, and the old offset now falls inside a line: go on at the next one.
+            offset = data.find(b"\n", offset) + 1 or len(data)
         position = offset
         for raw in data[offset : data.rfind(b"\n") + 1].split(b"\n")[:-1]:
             line = raw.decode("utf-8", errors="replace").strip()
