@@ -374,3 +374,32 @@ def test_bench_consolidation_counts_calls_and_tokens(
     assert every_10["turns"] == 20 and every_10["calls"] == 2 and every_20["calls"] == 1
     assert every_10["per100Turns"]["calls"] == 10
     assert every_10["input_tokens"] > every_20["input_tokens"] > 20 * 40
+
+
+async def test_the_tick_maintains_every_scope_and_stopping_cancels_a_waiting_run(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(
+        workspace, {"llm": {"maxRetries": 0}, "memory": {"maintenance": {"intervalHours": 1e-4}}}
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    paths = seed_scope(workspace)
+    other = scope_paths(workspace, OTHER)
+    write_note(workspace, OTHER, "2026-11-20", "[10:00] User: I keep bees")
+    other.memory_file.write_text("- Bob\n")
+    openai_server.script(reply(OLD_MEMORY + "- Sister Ana visits in May\n"), hang())
+    app.start_background()
+    try:
+        for _ in range(300):
+            if len(consolidation_requests(openai_server)) == 2:
+                break
+            await asyncio.sleep(0.02)
+        assert len(consolidation_requests(openai_server)) == 2
+    finally:
+        started = time.monotonic()
+        await app.close()
+    # The bot stops at once, though the model never answers the second scope's run.
+    assert time.monotonic() - started < 5
+    assert "Ana visits in May" in paths.memory_file.read_text()
+    assert other.memory_file.read_text() == "- Bob\n"
+    assert not (other.directory / ".consolidation_state").exists()
