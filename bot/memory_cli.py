@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -143,6 +144,8 @@ def _maintain(args: argparse.Namespace) -> int:
         opened[0].close()
     runtime = open_runtime_config(paths.runtime_config)
     config = runtime.current()
+    # The step lines are printed below; logged as well they would show twice.
+    logging.getLogger("memory.maintenance").setLevel(logging.WARNING)
 
     async def run() -> list[MaintenanceReport]:
         llm = OpenAIChatModel(

@@ -282,13 +282,23 @@ def parse_rewrite(answer: str) -> Rewrite:
             break
     head = lines[cut].strip().strip("#* ") if cut < len(lines) else ""
     inline = head.split(":", 1)[1].strip() if ":" in head else ""
-    tail = ([inline] if inline else []) + lines[cut + 1 :]
+    tail = ([inline if _BULLET.match(inline) else f"- {inline}"] if inline else []) + lines[
+        cut + 1 :
+    ]
     superseded = [
         bullet
         for bullet in (m.group(1) for m in map(_BULLET.match, tail) if m)
         if bullet.strip().lower().rstrip(".") not in ("none", "nothing", "n/a")
     ]
-    return Rewrite("\n".join(lines[:cut]).strip(), superseded)
+    body = lines[:cut]
+    first = next(
+        (i for i, line in enumerate(body) if line.lstrip().startswith("#") or _BULLET.match(line)),
+        0,
+    )
+    preface = [line for line in body[:first] if line.strip()]
+    if 0 < len(preface) <= 2 and preface[-1].rstrip().endswith(":"):
+        body = body[first:]  # a preface such as "Here is the updated file:"
+    return Rewrite("\n".join(body).strip(), superseded)
 
 
 def _covered(entry: str, vocabulary: set[str]) -> bool:

@@ -242,7 +242,9 @@ def maintain_scope(
             except Exception as exc:  # one broken step must not stop the others
                 log.exception("maintenance %s: %s failed", run.scope, step.name)
                 result = StepResult(step.name, f"failed: {exc}", failed=True)
-            log.info(
+            worth_a_look = result.failed or result.line.startswith(("rejected", "skipped"))
+            log.log(
+                logging.WARNING if worth_a_look else logging.INFO,
                 "maintenance %s: %s: %s (%.1f s)",
                 run.scope,
                 step.name,

@@ -19,7 +19,7 @@ from bot.app import App, build_app
 from bot.cli import main
 from bot.commands import ParsedCommand
 from config.runtime import ConsolidationConfig
-from memory.consolidation import consolidate_scope
+from memory.consolidation import consolidate_scope, parse_rewrite
 from memory.daily_notes import write_memory_file
 from memory.scope_paths import ScopePaths
 from systems.context import ChatRef
@@ -403,3 +403,24 @@ async def test_the_tick_maintains_every_scope_and_stopping_cancels_a_waiting_run
     assert "Ana visits in May" in paths.memory_file.read_text()
     assert other.memory_file.read_text() == "- Bob\n"
     assert not (other.directory / ".consolidation_state").exists()
+
+
+@pytest.mark.parametrize(
+    ("answer", "memory", "superseded"),
+    [
+        ("- Lives in Berlin\n\n## Superseded\n- none", "- Lives in Berlin", []),
+        (
+            "Here is the updated MEMORY.md:\n\n```markdown\n## About\n- Lives in Berlin\n```\n"
+            "Superseded: Lives in Paris",
+            "## About\n- Lives in Berlin",
+            ["Lives in Paris"],
+        ),
+        ("- a\n**Superseded:**\n- b\n- c", "- a", ["b", "c"]),
+    ],
+    ids=["plain", "fenced-with-preface", "bold-heading"],
+)
+def test_the_rewrite_and_its_superseded_entries_are_read_from_common_answer_shapes(
+    answer: str, memory: str, superseded: list[str]
+) -> None:
+    rewrite = parse_rewrite(answer)
+    assert (rewrite.memory, rewrite.superseded) == (memory, superseded)
