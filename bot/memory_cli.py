@@ -20,8 +20,8 @@ from bot.startup import fail, settings_or_exit
 from bot.tools.clock_tool import now_in_zone
 from config.runtime import RuntimeConfig
 from config.workspace import WorkspacePaths
-from memory.consolidation import entries
 from memory.maintenance import MaintenanceReport
+from memory.memory_rewrite import entries
 from memory.memory_versions import find_version, list_versions, restore_version
 from memory.scope_paths import ScopePaths, validate_scope_key
 from memory.service import MemoryService

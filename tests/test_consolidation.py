@@ -19,8 +19,9 @@ from bot.app import App, build_app
 from bot.cli import main
 from bot.commands import ParsedCommand
 from config.runtime import ConsolidationConfig
-from memory.consolidation import consolidate_scope, parse_rewrite
+from memory.consolidation import consolidate_scope
 from memory.daily_notes import write_memory_file
+from memory.memory_rewrite import parse_rewrite
 from memory.scope_paths import ScopePaths
 from systems.context import ChatRef
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config

@@ -22,8 +22,9 @@ from datetime import UTC
 from pathlib import Path
 
 from config.runtime import MemoryConfig
-from memory.consolidation import CHARS_PER_TOKEN, SUPERSEDED_HEADING, entries
+from memory.consolidation import CHARS_PER_TOKEN
 from memory.maintenance import MaintenanceRun, maintain_scope
+from memory.memory_rewrite import SUPERSEDED_HEADING, entries
 from memory.scope_paths import ScopePaths
 from memory.service import MemoryService
 from memory.tokens import estimate_tokens
