@@ -4,18 +4,17 @@ A run reads the scope's daily-note lines and durable items written since its wat
 (`memory/<scope>/.consolidation_state`) plus the current `MEMORY.md`, asks the model to
 merge, deduplicate and trim them into a new `MEMORY.md` under a size cap, and names the
 previous entries it replaced in a `## Superseded` section. The rewrite is accepted only if
-it passes the loss guard (`check_rewrite`); then the old file goes to the archive, the new
-one replaces it atomically and the watermark moves past what was read. Parsing the answer
-and the loss guard are in memory.memory_rewrite. A rejected or
-failed run changes nothing, so the next run reads the same material again.
+it passes the loss guard (memory.memory_rewrite); then the old file goes to the archive,
+the new one replaces it atomically and the watermark moves past what was read. A rejected
+or failed run changes nothing, so the next run reads the same material again.
 
 Episodic turn items are not read: every turn is also a daily-note line, which is what the
 model sees of it (shorter, so a run costs fewer tokens). Durable items are loaded only when
 the notes have grown since the last run: every way a fact is learned (a turn, the memory
 tool within a turn, a compaction's flush) writes a note line, so an idle scope costs a few
-file stats, not a load of its items. The caller holds the scope's
-maintenance lock; the model is reached through `complete`, passed in from above, and this
-never runs inside a turn.
+file stats, not a load of its items. The caller holds the scope's maintenance lock; the
+model is reached through `complete`, passed in from above, and this never runs inside a
+turn.
 """
 
 from __future__ import annotations
