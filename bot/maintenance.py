@@ -34,7 +34,7 @@ from memory.maintenance import (
 )
 from memory.scope_paths import ScopePaths
 from memory.service import MemoryService
-from systems.llm import ChatModel, ChatRequest, LLMError
+from systems.llm import ChatModel, ChatRequest, ChatResponse, LLMError
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,8 @@ class LoopModelCaller:
         self.llm = llm
         self.loop = loop
         self.request_for = request_for
-        self.in_flight: set[concurrent.futures.Future[object]] = set()
+        self.in_flight: set[concurrent.futures.Future[ChatResponse]] = set()
+        self.stopped = False
 
     def __call__(self, instructions: str, material: str) -> str:
         request: ChatRequest = self.request_for(instructions, material)
@@ -68,7 +69,9 @@ class LoopModelCaller:
         future = asyncio.run_coroutine_threadsafe(
             asyncio.wait_for(self.llm.complete(request), timeout), self.loop
         )
-        self.in_flight.add(future)  # type: ignore[arg-type]
+        self.in_flight.add(future)
+        if self.stopped:  # cancel_all ran while this call was being sent
+            future.cancel()
         try:
             response = future.result(timeout + CALL_GRACE_SECONDS)
         except TimeoutError:
@@ -81,12 +84,13 @@ class LoopModelCaller:
         except LLMError as error:
             raise ConsolidationCallFailed(f"the model call failed ({error})") from None
         finally:
-            self.in_flight.discard(future)  # type: ignore[arg-type]
+            self.in_flight.discard(future)
         if response.finish_reason == "length":
             raise ConsolidationCallFailed("the model's answer was cut off at its output limit")
         return response.content or ""
 
     def cancel_all(self) -> None:
+        self.stopped = True
         for future in list(self.in_flight):
             future.cancel()
 
