@@ -8,6 +8,7 @@ from bot.assistant import Assistant
 from bot.channels.registry import open_runtime_config
 from bot.commands import Commands
 from bot.llm_client import OpenAIChatModel
+from bot.maintenance import MaintenanceScheduler
 from bot.tools.clock_tool import DATETIME_TOOL
 from bot.tools.files_tool import FilesTool
 from bot.tools.memory_tool import MemoryTool
@@ -53,8 +54,16 @@ class App:
     pipeline: Pipeline
     assistant: Assistant
     commands: Commands
+    maintenance: MaintenanceScheduler | None = None
+
+    def start_background(self) -> None:
+        """Start background work (memory maintenance); call from inside the event loop."""
+        if self.maintenance is not None:
+            self.maintenance.start()
 
     async def close(self) -> None:
+        if self.maintenance is not None:
+            await self.maintenance.stop()
         close = getattr(self.llm, "close", None)
         if close is not None:
             await close()
@@ -97,7 +106,16 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         tools=tools,
     )
     load_entry_point_tools(tools, services)
-    compactor = Compactor(llm, sessions, memory, chat_model_for=services.chat_model)
+    maintenance = MaintenanceScheduler(
+        paths=paths, runtime=runtime, memory=memory, llm=llm, chat_model_name=settings.bot_model
+    )
+    compactor = Compactor(
+        llm,
+        sessions,
+        memory,
+        chat_model_for=services.chat_model,
+        on_compacted=maintenance.notify_compacted,
+    )
     context_building = ContextBuilding(memory)
     systems: list[System] = [
         AutoCompaction(compactor, tools),
@@ -136,6 +154,9 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
     commands = Commands(assistant, compactor=compactor, status_providers=[memory_lines])
+    commands.status_providers.append(
+        lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))
+    )
     return App(
         settings=settings,
         paths=paths,
@@ -147,4 +168,5 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         pipeline=pipeline,
         assistant=assistant,
         commands=commands,
+        maintenance=maintenance,
     )

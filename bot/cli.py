@@ -33,6 +33,7 @@ def _cmd_chat(args: argparse.Namespace) -> int:
 
     async def session() -> int:
         app = build_app(settings)
+        app.start_background()
         try:
             return await run_console(app, chat_id=args.chat_id, user_id=args.user_id)
         finally:

@@ -64,6 +64,12 @@ def _bench_crash(args: argparse.Namespace) -> int:
     return crash.bench_command(args)
 
 
+def _bench_consolidation(args: argparse.Namespace) -> int:
+    from bot.bench import consolidation
+
+    return consolidation.bench_command(args)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `eval` and `bench` to the `mnemobot` command line."""
     evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
@@ -75,6 +81,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _register_bench_memory(benches)
     _register_bench_cold_scope(benches)
     _register_bench_crash(benches)
+    _register_bench_consolidation(benches)
 
 
 def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -231,3 +238,24 @@ def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParse
     bench.add_argument("--seed", type=int, default=DEFAULT_BENCH_SEED, help="RNG seed (default 7)")
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_crash)
+
+
+def _register_bench_consolidation(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    bench = sub.add_parser(
+        "consolidation", help="model calls and tokens consolidation costs per 100 turns"
+    )
+    bench.add_argument("file", help="a LoCoMo-format JSON file (its turns are replayed)")
+    bench.add_argument(
+        "--turns", type=positive(int), default=500, help="turns replayed (default 500)"
+    )
+    bench.add_argument(
+        "--every",
+        type=positive(int),
+        nargs="+",
+        default=[10, 25, 100],
+        help="turns between two maintenance runs; several values compare (default 10 25 100)",
+    )
+    bench.add_argument("--json", action="store_true", help="print one JSON object instead")
+    bench.set_defaults(handler=_bench_consolidation)

@@ -201,6 +201,42 @@ class ExtractionConfig(ConfigSection):
     """Characters of the assistant's side kept in the turn item."""
 
 
+class ConsolidationConfig(ConfigSection):
+    """How a scope's MEMORY.md is rewritten from what was said since the last rewrite."""
+
+    enabled: bool = True
+    """Let maintenance merge new daily notes and facts into the chat's MEMORY.md with the
+    model (llm.summaryModel, else the chat model)."""
+    max_tokens: int = Field(4_000, ge=100, le=100_000)
+    """Largest MEMORY.md a rewrite may produce, in estimated tokens (the model is told
+    about 4 characters per token); a longer rewrite is rejected."""
+    max_drop_share: float = Field(0.25, ge=0, le=1)
+    """A rewrite that loses more than this share of the previous entries without listing
+    them as superseded is rejected and the old file kept."""
+    max_input_tokens: int = Field(12_000, ge=500, le=1_000_000)
+    """New notes and facts one run reads at most (oldest first); the rest waits for the
+    next run."""
+    timeout_seconds: float = Field(120, gt=0, le=3_600)
+    """Seconds the model may take for one rewrite; past it the run is dropped and retried
+    later."""
+    temperature: float = Field(0.2, ge=0, le=2)
+    """Sampling temperature of the rewrite."""
+    keep_versions: int = Field(50, ge=1, le=10_000)
+    """Previous MEMORY.md versions kept in the scope's archive/ (oldest removed first)."""
+
+
+class MaintenanceConfig(ConfigSection):
+    """The background job that consolidates memory and applies the retention rules."""
+
+    enabled: bool = True
+    """Run maintenance in the background while `mnemobot run` or `mnemobot chat` runs."""
+    interval_hours: float = Field(6, gt=0, le=24 * 365)
+    """Hours between two maintenance rounds over every scope."""
+    after_compaction_min_minutes: float = Field(30, ge=0, le=24 * 60)
+    """A compaction (and its memory flush) starts maintenance of its scope, at most once
+    per this many minutes per scope."""
+
+
 class MemoryConfig(ConfigSection):
     enabled: bool = True
     """Remember conversations and put a MemoryPack into every request."""
@@ -249,6 +285,15 @@ class MemoryConfig(ConfigSection):
     """How memory items are scored."""
     extraction: ExtractionConfig = ExtractionConfig()
     """How sure the rule-based extraction is of what it reads in a turn."""
+    daily_retention_days: int = Field(90, ge=0, le=100_000)
+    """Daily notes older than this many days move to the scope's archive/; 0 keeps them."""
+    session_retention_days: int = Field(180, ge=0, le=100_000)
+    """Sessions and offload logs (sessions/*.log.jsonl) untouched for this many days are
+    deleted by maintenance; 0 keeps everything."""
+    consolidation: ConsolidationConfig = ConsolidationConfig()
+    """How the chat's MEMORY.md is rewritten from new notes and facts."""
+    maintenance: MaintenanceConfig = MaintenanceConfig()
+    """The background maintenance job."""
 
     @model_validator(mode="after")
     def _budgets_ordered(self) -> MemoryConfig:

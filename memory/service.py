@@ -118,6 +118,14 @@ class MemoryService:
         with self._scope(scope) as loaded:
             return loaded.store
 
+    def reload(self, scope: str) -> StoreStats:
+        """Read the scope's files again: after maintenance or a hand edit rewrote them."""
+        lock = self.scope_lock(scope)
+        with lock:
+            with self._cache_lock:
+                self._stores.pop(scope, None)
+            return self._load(scope, lock).store.stats()
+
     def is_loaded(self, scope: str) -> bool:
         return scope in self._stores
 

@@ -200,6 +200,7 @@ def run_command(args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         app = build_app(settings)
+        app.start_background()
         try:
             await serve_telegram(app, settings, stop=stop, webhook=args.webhook)
         finally:
