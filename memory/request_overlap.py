@@ -13,6 +13,7 @@ lasting form of what was said, and the conversation window will soon move past i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,8 @@ from memory.items import Layer, MemoryItem, normalize_content
 
 # References that name something other than a message (a file, a promoted item's source).
 _NON_MESSAGE_PREFIXES = ("file:", "promotedFrom:", "session:")
+# A daily note line: "[HH:MM] User: ... | Assistant: ..." (memory.daily_notes).
+_NOTE_LINE = re.compile(r"^\[\d\d:\d\d\] User: (.*?)(?: \| Assistant: .*)?$")
 # What `cut_text` leaves at the end of a shortened reply.
 _CUT_MARKS = " …."
 
@@ -57,3 +60,31 @@ class RequestOverlap:
             if said and said not in self.text:
                 return False
         return True
+
+    def without_carried_notes(self, notes: str) -> str:
+        """Daily-note text without the lines of turns the request carries, and without
+        headings left with nothing under them."""
+        if not self.text:
+            return notes
+        kept: list[str] = []
+        for line in notes.splitlines():
+            match = _NOTE_LINE.match(line)
+            if match and normalize_content(match.group(1)) in self.text:
+                continue
+            kept.append(line)
+        return _drop_empty_headings(kept)
+
+
+def _drop_empty_headings(lines: list[str]) -> str:
+    out: list[str] = []
+    for line in reversed(lines):
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            following = next((other for other in reversed(out) if other.strip()), None)
+            below = following is not None and (
+                not following.startswith("#") or len(following) - len(following.lstrip("#")) > level
+            )
+            if not below:
+                continue
+        out.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(reversed(out))).strip("\n")

@@ -22,6 +22,7 @@ from config.runtime import MemoryConfig
 from memory.extraction import is_small_talk
 from memory.extraction.words import lower_words
 from memory.pack import MemoryPack, PackDiagnostics
+from memory.request_overlap import RequestOverlap
 from memory.service import MemoryService
 from memory.tokens import estimate_tokens
 from systems.context import TurnContext
@@ -180,6 +181,7 @@ class ContextBuilding:
         if not wants_memory(ctx.user_text):
             ctx.memory_pack = empty_pack(config)
             return parts
+        overlap = RequestOverlap.of_messages(ctx.session.messages)
         pack = pack_for_turn(
             memory,
             ctx.scope,
@@ -195,7 +197,9 @@ class ContextBuilding:
                 parts.append(f"# Long-term memory of this chat\n{scope_memory.strip()}")
             parts.append(pack.rendered)
         else:
-            legacy = memory.legacy_context_text(ctx.scope, ctx.now, config)
+            legacy = overlap.without_carried_notes(
+                memory.legacy_context_text(ctx.scope, ctx.now, config)
+            )
             if legacy.strip():
                 parts.append(f"# Memory\n{legacy.strip()}")
         pack.diagnostics.legacy_fallback_used = use_legacy
