@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from bot.channels.registry import open_runtime_config
+from bot.memory_import import register_import
 from bot.startup import fail, settings_or_exit
 from bot.tools.clock_tool import now_in_zone
 from config.runtime import RuntimeConfig
@@ -144,3 +145,4 @@ def register(sub: Any) -> None:
     search = add("search", "the best-scoring items, whatever the budget", _search, True)
     search.add_argument("--limit", type=int, default=10)
     add("stats", "counts per layer and type, skipped lines", _stats, False)
+    register_import(actions)
