@@ -58,6 +58,12 @@ def _bench_cold_scope(args: argparse.Namespace) -> int:
     return cold_scope.bench_command(args)
 
 
+def _bench_chat_tokens(args: argparse.Namespace) -> int:
+    from bot.bench import chat_tokens
+
+    return chat_tokens.bench_command(args)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `eval` and `bench` to the `mnemobot` command line."""
     evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
@@ -68,6 +74,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _register_bench_telegram(benches)
     _register_bench_memory(benches)
     _register_bench_cold_scope(benches)
+    _register_bench_chat_tokens(benches)
 
 
 def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -200,3 +207,12 @@ def _register_bench_cold_scope(sub: argparse._SubParsersAction[argparse.Argument
     bench.add_argument("--seed", type=int, default=DEFAULT_BENCH_SEED, help="RNG seed (default 7)")
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_cold_scope)
+
+
+def _register_bench_chat_tokens(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "chat-tokens",
+        help="memory tokens per turn and recall of scripted live chats (en, ru, zh)",
+    )
+    bench.add_argument("--json", action="store_true", help="print machine-readable results")
+    bench.set_defaults(handler=_bench_chat_tokens)
