@@ -15,11 +15,13 @@ again finishes it.
 from __future__ import annotations
 
 import argparse
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
 from bot.startup import fail
 from bot.telegram.export_file import ChatExport, ExportError, read_export
+from config.runtime import MemoryConfig
 from memory.atomic_file import append_bytes
 from memory.service import MemoryService
 
@@ -49,7 +51,7 @@ def _import(args: argparse.Namespace) -> int:
         return fail(str(exc))
     scope = args.chat
     try:
-        imported, already = write_export(memory, scope, export, config_memory=config.memory, tz=tz)
+        imported, already = write_export(memory, scope, export, config=config.memory, tz=tz)
     finally:
         memory.close()
     print(
@@ -60,7 +62,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def write_export(
-    memory: MemoryService, scope: str, export: ChatExport, *, config_memory: Any, tz: Any
+    memory: MemoryService, scope: str, export: ChatExport, *, config: MemoryConfig, tz: tzinfo
 ) -> tuple[int, int]:
     """Write the export's new messages; (imported, already there)."""
     from bot.bench.progress import terminal_progress
@@ -77,7 +79,7 @@ def write_export(
                 user_text=message.text,
                 assistant_text="",
                 at=message.at,
-                config=config_memory,
+                config=config,
                 tz=tz,
                 message_refs=[message.ref],
                 speaker=message.author,
