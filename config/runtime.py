@@ -146,7 +146,8 @@ class RankingConfig(ConfigSection):
     """Most seconds between a turn and the neighbour it shares relevance with."""
     date_match_boost: float = Field(0.5, ge=0, le=1)
     """Added to an item written on a day the message names ("last Tuesday", "on March 3"):
-    with the default weights such an item outranks a better word match from another day."""
+    with the default weights such an item outranks a better word match from another day.
+    A wider range gets less (divided by the square root of its days: "in March", 0.09)."""
     date_candidates: int = Field(200, ge=0, le=100_000)
     """Most items of the named days taken as candidates (newest first), matching or not."""
 
