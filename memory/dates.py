@@ -117,6 +117,10 @@ def languages_for(text: str, languages: Sequence[str]) -> list[str]:
 
 
 _import_lock = threading.Lock()
+# dateparser keeps module-level caches (loaded languages, compiled patterns) that it does
+# not promise to fill safely from several threads; a call is about a millisecond, so the
+# memory worker threads take turns.
+_parse_lock = threading.Lock()
 _search_dates: Any = None
 
 
@@ -151,7 +155,9 @@ def find_dates(text: str, now: datetime, languages: Sequence[str]) -> list[DateS
         "RETURN_TIME_AS_PERIOD": True,
     }
     try:
-        found = _searcher()(text, languages=chosen, settings=settings) or []
+        search = _searcher()
+        with _parse_lock:
+            found = search(text, languages=chosen, settings=settings) or []
     except Exception:  # the parser's own failure on odd input must not fail a turn
         log.debug("date search failed for %r", text, exc_info=True)
         return []
