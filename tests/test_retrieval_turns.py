@@ -11,6 +11,7 @@ import pytest
 
 from bot.app import App, build_app
 from config.runtime import MemoryConfig
+from memory.dates import find_dates
 from memory.service import MemoryService
 from memory.tokens import estimate_tokens
 from systems.context import ChatRef
@@ -165,3 +166,27 @@ async def test_small_talk_gets_almost_no_memory(
     await ask(app, chat=CHAT, text=text)
     assert _memory_tokens(openai_server.last_request()) <= 50
     assert "Oslo" not in system_text(openai_server.last_request())
+
+
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("see you next week", None),  # the future: nothing said then yet
+        ("call me at 5pm", None),  # a time of day, not a day
+        ("I have 3 cats and 2 dogs", None),
+        ("how are you", None),
+        ("what did we discuss last week?", ("2026-11-16", "2026-11-23")),
+        ("what did I tell you in March?", ("2026-03-01", "2026-04-01")),
+        ("что было позавчера?", ("2026-11-21", "2026-11-22")),
+    ],
+)
+def test_only_past_days_named_in_the_message_count(text: str, days: tuple[str, str] | None) -> None:
+    spans = find_dates(text, NOW, ["en", "ru", "zh"])
+    if days is None:
+        assert spans == []
+        return
+    [span] = spans
+    shown = tuple(
+        datetime.fromtimestamp(t, BERLIN).strftime("%Y-%m-%d") for t in (span.start, span.end)
+    )
+    assert shown == days
