@@ -16,6 +16,7 @@ import orjson
 from bot.channels.registry import open_runtime_config
 from bot.llm_client import OpenAIChatModel
 from bot.maintenance import MaintenanceScheduler
+from bot.memory_import import register_import
 from bot.startup import fail, settings_or_exit
 from bot.tools.clock_tool import now_in_zone
 from config.runtime import RuntimeConfig
@@ -250,3 +251,4 @@ def register(sub: Any) -> None:
     restore.add_argument("--chat", required=True, help="scope key, e.g. console:local")
     restore.add_argument("version", help="a version from `mnemobot memory history`")
     restore.set_defaults(handler=_restore)
+    register_import(actions)

@@ -70,6 +70,12 @@ def _bench_consolidation(args: argparse.Namespace) -> int:
     return consolidation.bench_command(args)
 
 
+def _bench_chat_tokens(args: argparse.Namespace) -> int:
+    from bot.bench import chat_tokens
+
+    return chat_tokens.bench_command(args)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `eval` and `bench` to the `mnemobot` command line."""
     evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
@@ -82,6 +88,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _register_bench_cold_scope(benches)
     _register_bench_crash(benches)
     _register_bench_consolidation(benches)
+    _register_bench_chat_tokens(benches)
 
 
 def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -259,3 +266,12 @@ def _register_bench_consolidation(
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_consolidation)
+
+
+def _register_bench_chat_tokens(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "chat-tokens",
+        help="memory tokens per turn and recall of scripted live chats (en, ru, zh)",
+    )
+    bench.add_argument("--json", action="store_true", help="print machine-readable results")
+    bench.set_defaults(handler=_bench_chat_tokens)

@@ -144,6 +144,12 @@ class RankingConfig(ConfigSection):
     it, so an answer is found through its question."""
     neighbour_gap_seconds: float = Field(120, ge=0)
     """Most seconds between a turn and the neighbour it shares relevance with."""
+    date_match_boost: float = Field(0.5, ge=0, le=1)
+    """Added to an item written on a day the message names ("last Tuesday", "on March 3"):
+    with the default weights such an item outranks a better word match from another day.
+    A wider range gets less (divided by the square root of its days: "in March", 0.09)."""
+    date_candidates: int = Field(200, ge=0, le=100_000)
+    """Most items of the named days taken as candidates (newest first), matching or not."""
 
 
 class ExtractionConfig(ConfigSection):
@@ -196,7 +202,9 @@ class ExtractionConfig(ConfigSection):
     max_errors: int = Field(3, ge=0, le=1_000)
     """Most error lines taken from one turn."""
     turn_user_chars: int = Field(1200, ge=40, le=100_000)
-    """Characters of the user's side kept in the turn item."""
+    """Most characters of the user's words in one turn item. A longer message is not cut:
+    it is split into several turn items (at paragraph, line or sentence ends), each found
+    by its own words."""
     turn_assistant_chars: int = Field(800, ge=40, le=100_000)
     """Characters of the assistant's side kept in the turn item."""
 
@@ -278,6 +286,10 @@ class MemoryConfig(ConfigSection):
     """Confidence of the facts the compaction flush keeps (a ranking input)."""
     flush_salience: float = Field(0.6, ge=0, le=1)
     """Salience of the facts the compaction flush keeps (a ranking input)."""
+    date_languages: list[str] = Field(default_factory=lambda: ["en", "ru", "zh"])
+    """Languages (ISO 639-1 codes, as the dateparser library knows them) in which dates in
+    a message are read ("last Tuesday", "в прошлую пятницу", "上周"); a message is read only
+    in those of them written in its script. Empty turns date reading off."""
     max_cached_scopes: int = Field(256, ge=1, le=100_000)
     """Scopes kept loaded (most recently used); the others reload from their files when
     their chat speaks again (a cold load: about a second at 100k items)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -196,6 +197,11 @@ class MemoryQuery:
     soft_budget_tokens: int = _MEMORY_DEFAULTS.soft_prompt_budget_tokens
     max_budget_tokens: int = _MEMORY_DEFAULTS.max_prompt_budget_tokens
     tags: list[str] = field(default_factory=list)
+    # Days the message names ([start, end) epoch seconds): items of those days are
+    # candidates and get `RankingConfig.date_match_boost`.
+    date_ranges: tuple[tuple[float, float], ...] = ()
+    # Items the request already carries (its conversation window): left out of the pack.
+    carried: Callable[[MemoryItem], bool] | None = None
 
     @classmethod
     def for_config(cls, text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:

@@ -8,7 +8,9 @@ index over the same ids into a pack:
    Only the best `RankingConfig.candidate_pool` BM25 hits (all layers together) are
    scored further: a common query term can match most of a 100k-item store, and an item
    that hundreds of others outmatch would not make the pack. Per-layer topK picks from
-   these.
+   these. When the query names days (`MemoryQuery.date_ranges`), the items written on
+   them are candidates too (and get `date_match_boost`) instead of the newest episodes.
+   Episodes the request already carries (`MemoryQuery.carried`) are left out.
 2. Score each candidate (`memory.scoring.combined_score`): relevance is BM25 scaled to
    0..1 within the query's hits, plus recency, salience, confidence and a type boost;
    durable items decay with age (never to zero).
@@ -46,6 +48,7 @@ from typing import Any
 
 from config.runtime import RankingConfig
 from memory.bm25 import BM25Index
+from memory.dates import mentions_relative_day
 from memory.item_store import PROMOTED_FROM_PREFIX
 from memory.items import ItemType, Layer, MemoryItem, MemoryQuery, normalize_content
 from memory.scoring import (
@@ -67,6 +70,8 @@ _SECONDS_PER_DAY = 86_400.0
 # The store keeps its dict in write order, so the newest episodes are at the end; durable
 # items written since then are skipped over, up to this many entries.
 _WORKING_SCAN_LIMIT = 5_000
+# Named days up to a week long make their items candidates (`_dated_items`).
+_NAMED_DAYS_SECONDS = 7 * _SECONDS_PER_DAY
 
 
 class PackSection(StrEnum):
@@ -112,6 +117,10 @@ class PackDiagnostics:
     skipped_other_scope: int = 0
     # Episodic topK slots used (a conversation window of several turns uses one).
     episodic_slots: int = 0
+    # Candidates left out because the request already carries them (its messages).
+    skipped_in_request: int = 0
+    # Candidates found by a day the query names rather than by its words.
+    date_candidates: int = 0
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +137,8 @@ class PackDiagnostics:
             "skippedExpired": self.skipped_expired,
             "skippedOtherScope": self.skipped_other_scope,
             "episodicSlots": self.episodic_slots,
+            "skippedInRequest": self.skipped_in_request,
+            "dateCandidates": self.date_candidates,
         }
 
 
@@ -193,6 +204,8 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
     text = "\n  ".join(line.rstrip() for line in text.splitlines()) if "\n" in text else text
     if item.layer is Layer.EPISODIC:
         return f"- {_day(item.created_at, tz)}: {text}"
+    if mentions_relative_day(text):  # "turns 7 next week" needs the day it was said
+        return f"- {text} (said {_day(item.created_at, tz)})"
     return f"- {text}"
 
 
@@ -348,6 +361,34 @@ def turn_context(
     return context
 
 
+def _dated_items(
+    items: Mapping[str, MemoryItem], ranges: Sequence[tuple[float, float]], limit: int
+) -> list[MemoryItem]:
+    """The `limit` newest items written within the ranges of a week or less (one pass over
+    the store, only when the query names a day: about 5 ms at 100k items). A month or a
+    year holds too much to be a candidate for being in it alone."""
+    short = [(start, end) for start, end in ranges if end - start <= _NAMED_DAYS_SECONDS]
+    if not short or limit <= 0:
+        return []
+    found = [
+        item
+        for item in items.values()
+        if any(start <= item.created_at < end for start, end in short)
+    ]
+    return heapq.nlargest(limit, found, key=lambda it: (it.created_at, it.id))
+
+
+def date_boost(created_at: float, ranges: Sequence[tuple[float, float]], boost: float) -> float:
+    """`boost` for an item written on a named day, less for a wider range: a day named
+    ("last Tuesday") says more than a month ("in March"), which holds thirty of them."""
+    best = 0.0
+    for start, end in ranges:
+        if start <= created_at < end:
+            days = max(1.0, (end - start) / _SECONDS_PER_DAY)
+            best = max(best, boost / days**0.5)
+    return best
+
+
 def _is_expired(item: MemoryItem, now: float) -> bool:
     return item.ttl_days is not None and now > item.created_at + item.ttl_days * _SECONDS_PER_DAY
 
@@ -398,7 +439,14 @@ def build_pack(
         if item is not None and top_k[item.layer] > 0:
             candidates[doc_id] = item
             diagnostics.candidates_per_layer[item.layer.value] += 1
-    if top_k[Layer.EPISODIC] > 0:
+    dated = _dated_items(items, query.date_ranges, ranking.date_candidates)
+    for item in dated:
+        if item.id not in candidates and top_k[item.layer] > 0:
+            candidates[item.id] = item
+            diagnostics.candidates_per_layer[item.layer.value] += 1
+            diagnostics.date_candidates += 1
+    # A question about named days wants those days, not the latest turns.
+    if top_k[Layer.EPISODIC] > 0 and not query.date_ranges:
         recent = _recent_episodes(items, query.working_top_k)
         if hits:
             # A recent episode past the pool keeps the BM25 score it has (as with `scores`).
@@ -422,6 +470,12 @@ def build_pack(
         for doc_id in candidates
         if doc_id in hits
     }
+    carried = query.carried
+    if carried is not None:
+        for doc_id in [doc_id for doc_id, item in candidates.items() if carried(item)]:
+            del candidates[doc_id]
+            diagnostics.skipped_in_request += 1
+    date_ranges = query.date_ranges
     turns = turn_context(candidates.values(), relevance_of, ranking)
     lent = turns.lent
     for item in candidates.values():
@@ -441,6 +495,8 @@ def build_pack(
         boost = boost_of[item.type]
         if query_tags and not query_tags.isdisjoint(item.tags):
             boost += ranking.tag_match_boost
+        if date_ranges:
+            boost += date_boost(item.created_at, date_ranges, ranking.date_match_boost)
         score = combined_score(
             relevance,
             recency_score(age_days(now, item.updated_at), ranking.recency_half_life_days),

@@ -21,14 +21,14 @@ import logging
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from config.runtime import MemoryConfig
 from memory.bm25 import BM25Index
@@ -38,6 +38,7 @@ from memory.daily_notes import (
     read_memory_file,
     redact_daily_notes,
 )
+from memory.dates import find_dates
 from memory.extraction import extract_items
 from memory.item_store import ScopeItemStore, StoreStats, new_item_id
 from memory.items import (
@@ -49,6 +50,7 @@ from memory.items import (
     normalize_content,
 )
 from memory.pack import MemoryPack, build_pack
+from memory.request_overlap import RequestOverlap
 from memory.scope_paths import ScopePaths
 from memory.text_terms import terms, terms_joined
 from memory.tokens import estimate_tokens
@@ -73,8 +75,23 @@ class RecordedTurn:
     promoted: list[MemoryItem]
 
 
-def memory_query(text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:
-    return MemoryQuery.for_config(text, scope, now, config)
+def memory_query(
+    text: str,
+    scope: str,
+    now: float,
+    config: MemoryConfig,
+    *,
+    tz: tzinfo | None = None,
+    request_messages: Sequence[Mapping[str, Any]] | None = None,
+) -> MemoryQuery:
+    """The query for `text`: with the days it names (read in `tz`) and, given the
+    messages the request sends, what they already carry."""
+    spans = find_dates(text, datetime.fromtimestamp(now, tz), config.date_languages) if tz else []
+    query = MemoryQuery.for_config(text, scope, now, config)
+    query.date_ranges = tuple((span.start, span.end) for span in spans)
+    if request_messages:
+        query.carried = RequestOverlap.of_messages(request_messages).carries
+    return query
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,11 +194,25 @@ class MemoryService:
         return await asyncio.get_running_loop().run_in_executor(pool, work)
 
     async def build_pack_async(
-        self, scope: str, text: str, *, now: float, config: MemoryConfig, tz: tzinfo
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        request_messages: Sequence[Mapping[str, Any]] | None = None,
     ) -> MemoryPack:
-        return await self.offload(
-            scope, partial(self.build_pack, scope, text, now=now, config=config, tz=tz)
+        work = partial(
+            self.build_pack,
+            scope,
+            text,
+            now=now,
+            config=config,
+            tz=tz,
+            request_messages=request_messages,
         )
+        return await self.offload(scope, work)
 
     async def record_turn_async(
         self,
@@ -364,13 +395,24 @@ class MemoryService:
     # ------------------------------------------------------------------- read
 
     def build_pack(
-        self, scope: str, text: str, *, now: float, config: MemoryConfig, tz: tzinfo
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        request_messages: Sequence[Mapping[str, Any]] | None = None,
     ) -> MemoryPack:
+        """The pack for `text`; episodes of `request_messages` (what the request to the
+        model sends beside it) are left out. Dates in `text` are read in `tz`."""
+        # Read before the scope's lock: the date parser is the slow part of a query.
+        query = memory_query(text, scope, now, config, tz=tz, request_messages=request_messages)
         with self._scope(scope) as loaded:
             return build_pack(
                 loaded.store.items,
                 loaded.index,
-                memory_query(text, scope, now, config),
+                query,
                 config.ranking,
                 decay_enabled=config.decay_enabled,
                 decay_days=config.decay_days,
