@@ -31,11 +31,16 @@ def is_small_talk(text: str) -> bool:
     words = lower_words(text)
     if all(w in FILLER_WORDS or w in SMALL_TALK_EXTRA for w in words):
         return True
+    if len(text) > SMALL_TALK_MAX_CHARS:
+        return False
     rules = rules_for(text)
     return rules is not None and is_small_talk_in(text, rules, _ENGLISH_SMALL_TALK)
 
 
 _ENGLISH_SMALL_TALK = FILLER_WORDS | SMALL_TALK_EXTRA
+# Greetings and thanks are short: a longer message in another language is never only
+# that, so its language is not even guessed. A bound on work, not a setting.
+SMALL_TALK_MAX_CHARS = 200
 
 
 def has_durable_object(text: str) -> bool:
