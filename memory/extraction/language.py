@@ -41,13 +41,15 @@ _GERMAN_WORDS = word_set(
     "hat sind ein eine einen einem einer der das dem den des mit bei auf für nach aus von "
     "zu im ihr sie du dich dir wohne arbeite heiße heisse lebe mag liebe gerne gern kein "
     "keine keinen niemals nie immer bitte danke vielleicht auch sehr noch schon wo wie "
-    "warum wann wer welche haben wohnst arbeitest oder aber doch"
+    "warum wann wer welche haben wohnst arbeitest oder aber doch lass uns wird werden "
+    "nur dass heute jetzt hier"
 )
 _SPANISH_WORDS = word_set(
     "yo mi mis soy estoy tengo vivo trabajo el la los las en con que de del y por para "
     "nunca siempre es se llama llamo un una unos muy también pero gracias hola quizás quizas "
     "tal vez gusta gustan encanta prefiero hemos decidimos usar usaremos hagas uses dónde "
-    "cómo qué cuándo quién cuál su sus al lo le les esposa esposo marido perro gato"
+    "cómo qué cuándo quién cuál su sus al lo le les esposa esposo marido perro gato vamos "
+    "hacer ahora aquí bien este esta eso porque cuando donde mucho todo nosotros tú"
 )
 _ENGLISH_WORDS = word_set(
     "i my me we our you your the a an and is are was am to of in on at for with it this "
@@ -71,6 +73,10 @@ def script_language(text: str) -> str | None:
     return None
 
 
+def has_latin_letters(text: str) -> bool:
+    return bool(_LATIN.search(text))
+
+
 def guess_language(text: str) -> str:
     """The language of `text`: "ru", "zh", "de", "es", or else "en" (Latin or unknown)."""
     by_script = script_language(text)
@@ -89,9 +95,11 @@ def guess_language(text: str) -> str:
     german += len(words & _GERMAN_WORDS)
     spanish += len(words & _SPANISH_WORDS)
     english = len(words & _ENGLISH_WORDS)
-    if german > english and german > spanish:
+    # A tie with English goes to the other language: English rules have read the
+    # sentence already and found nothing.
+    if german > spanish and german >= english:
         return GERMAN
-    if spanish > english and spanish > german:
+    if spanish > german and spanish >= english:
         return SPANISH
     return ENGLISH
 

@@ -263,7 +263,7 @@ GERMAN_RULES = LanguageRules(
         re.IGNORECASE,
     ),
     constraint_soft=re.compile(
-        r"\bwir\s+(?:immer|nie|niemals|müssen|dürfen\s+nicht)\b"
+        r"\bwir\s+(?:[\w-]+\s+)?(?:immer|nie|niemals|stets|müssen|dürfen\s+nicht)\b"
         r"|\b(?:jede[rsn]?|alle)\s+[\w-]+\s+(?:muss|müssen|braucht|brauchen)\b",
         re.IGNORECASE,
     ),

@@ -196,7 +196,8 @@ _LEAD = r"^(?:(?:por\s+favor|y|además|recuerda|importante|ok|vale|oye)[,:!]?\s+
 _NOT_ORDER_AFTER = (
     r"(?:me|te|se|nos|he|has|ha|hemos|han|fue|fui|era|eras|estoy|estaba|es|está|estás|lo|la"
     r"|le|les|soy|eres|tengo|tuve|hay|había|quise|pensé|creí|supe|vi|voy|vas|va|digo|dices"
-    r"|[\w-]+o)"
+    r"|llueve|nieva|hace|pasa|dice|tiene|sale|viene|puede|quiere|sabe|gana|pierde|funciona"
+    r"|llega|ocurre|sucede|termina|acaba|[\w-]+o|[\w-]+mos)"
 )
 # After "no", words that make it a statement or a kind word ("No te preocupes").
 _NOT_ORDER_NO = (

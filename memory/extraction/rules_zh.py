@@ -170,6 +170,14 @@ PERSONAL = (
         0.75,
         "decision",
     ),
+    statement_rule(
+        ItemType.DECISION,
+        r"(?:我们|咱们)就?(?:用|使用|采用|选)[^，。,]{1,20}?吧",
+        0.85,
+        0.75,
+        "decision",
+        needs_object=None,
+    ),
     # Task state.
     statement_rule(ItemType.TASK_STATE, r"我正在(?:做|写|开发|搞|修|准备)", 0.8, 0.6, "task"),
     statement_rule(ItemType.TASK_STATE, r"我(?:打算|计划|准备)", 0.8, 0.55, "task"),

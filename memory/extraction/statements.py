@@ -15,6 +15,7 @@ from memory.extraction.language import (
     LanguageRules,
     content_count,
     guess_language,
+    has_latin_letters,
     has_object,
     script_language,
 )
@@ -169,11 +170,13 @@ def match_statement(sentence: str, speaker: str | None, config: ExtractionConfig
     Chinese one, is read with its own language's table.
     """
     language = script_language(sentence)
-    if language is None:
+    if language is None or has_latin_letters(sentence):
+        # Also a Russian or Chinese sentence with Latin words in it: it may be English
+        # quoting them ("I love the word привет").
         found = match_constraint(sentence, speaker, config) or match_personal(sentence, config)
         if found is not None:
             return found
-        language = guess_language(sentence)
+        language = language or guess_language(sentence)
     rules = RULES_BY_LANGUAGE.get(language)
     if rules is None:
         return None
