@@ -80,7 +80,8 @@ PERSONAL = (
     # Where they live and come from.
     statement_rule(
         ItemType.PROJECT_FACT,
-        _I + r"(?:wohne|lebe)\s+(?:[\w-]+\s+){0,2}?(?:in|im|bei|nahe|am|an|auf|mit|zusammen"
+        _I + r"(?:wohne|lebe)\s+" + _ADVERBS + r"(?:[\w-]+\s+){0,2}?(?:in|im|bei|nahe|am|an|auf|mit"
+        r"|zusammen"
         r"|außerhalb|ausserhalb)\b",
         0.85,
         0.7,
