@@ -20,7 +20,7 @@ from memory.extraction.language import (
     script_language,
 )
 from memory.extraction.personal_rules import PERSONAL_RULES, StatementRule
-from memory.extraction.rule_tables import RULES_BY_LANGUAGE
+from memory.extraction.rule_tables import rules_of
 from memory.extraction.vocabulary import EVALUATIVE, GUESSING_SUBJECTS, GUESSING_VERBS
 from memory.extraction.words import (
     HEDGE,
@@ -177,7 +177,7 @@ def match_statement(sentence: str, speaker: str | None, config: ExtractionConfig
         if found is not None:
             return found
         language = language or guess_language(sentence)
-    rules = RULES_BY_LANGUAGE.get(language)
+    rules = rules_of(language)
     if rules is None:
         return None
     text = normalize_quotes(sentence).lstrip(_OPENING_MARKS)
