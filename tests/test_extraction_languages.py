@@ -220,3 +220,35 @@ def test_questions_are_told_in_each_language(text: str, question: bool) -> None:
 )
 def test_small_talk_is_told_in_each_language(text: str, small_talk: bool) -> None:
     assert is_small_talk(text) is small_talk
+
+
+@pytest.mark.parametrize(
+    ("text", "item_type"),
+    [
+        ("I love the word привет.", PREFERENCE),  # English quoting Russian stays English
+        ("Мы решили перейти на PostgreSQL 16 и Redis.", DECISION),  # Latin names in Russian
+        ("Ich wohne seit fünf Jahren in Hamburg.", FACT),
+        ("Tengo dos hijos y vivo en Valencia.", FACT),
+        ("我们用Postgres吧。", DECISION),
+    ],
+)
+def test_mixed_scripts_and_word_order_still_give_the_fact(
+    memory: MemoryService, text: str, item_type: ItemType
+) -> None:
+    recorded = record(memory, text)
+    assert [(item.type, item.content) for item in recorded.promoted] == [(item_type, text)]
+
+
+def test_an_order_among_several_people_stays_an_episode(memory: MemoryService) -> None:
+    recorded = memory.record_turn(
+        scope="telegram:-100",
+        user_text="Никогда не пушь в main.",
+        assistant_text="",
+        at=AT,
+        config=CONFIG,
+        tz=UTC,
+        speaker="Олег",
+    )
+    assert recorded.promoted == []
+    [order] = [item for item in recorded.stored if item.type is CONSTRAINT]
+    assert order.content == "Олег: Никогда не пушь в main."
