@@ -527,6 +527,33 @@ class ScopeItemStore:
                 self._fresh.pop(victim.id, None)
             return True
 
+    def remove(self, item_id: str, *, merged_into: str) -> bool:
+        """Drop an item merged into another: a tombstone of its id only.
+
+        Unlike `forget`, its fingerprint stays allowed: the same words said again are a
+        new mention of the fact, to be merged again, not something to keep out.
+        """
+        with self._lock:
+            self._ensure_loaded()
+            item = self.items.get(item_id)
+            if item is None:
+                return False
+            record = {
+                "id": item_id,
+                "tombstone": True,
+                "mergedInto": merged_into,
+                "forgottenAt": to_iso(self._clock()),
+            }
+            path = self._file_for(item)
+            self._write({path: [record]})
+            self._tombstones[item_id] = record
+            self._tombstone_home[item_id] = path
+            self._forgotten_ids.add(item_id)
+            self._drop(item_id)
+            self._home.pop(item_id, None)
+            self._fresh.pop(item_id, None)
+            return True
+
     def promote(self, item_id: str) -> MemoryItem | None:
         """Copy an EPISODIC item into the SEMANTIC or PROCEDURAL layer (by its type).
 

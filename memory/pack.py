@@ -181,18 +181,32 @@ _TYPE_LABELS = {
 
 
 def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
-    """One Markdown list line for an item; episodes start with their date.
+    """One Markdown list line for an item; every line says when it was said.
 
-    A conversation turn shows its text; any other item shows its kind and its content
-    (titles are cut copies of the content, so showing both would pay for it twice).
-    Multi-line content keeps its lines, indented as a list continuation.
+    A conversation turn shows its text; any other item shows its kind, when it was said,
+    and its content (titles are cut copies of the content, so showing both would pay for
+    it twice). An item a newer statement replaced says so ("earlier, until DATE"), so the
+    model never takes it for the current state. Multi-line content keeps its lines,
+    indented as a list continuation.
     """
     text = item.content.strip() or item.title.strip()
+    earlier = ""
+    if item.valid_to is not None:
+        earlier = f"earlier, until {_day(item.valid_to, tz)}"
+    elif item.superseded_by is not None:
+        earlier = "earlier, since replaced"
     if item.type is not ItemType.TURN:
+        said = _day(item.created_at, tz)
+        said = f"said {item.mentions} times since {said}" if item.mentions > 1 else f"said {said}"
+        if earlier and item.layer is not Layer.EPISODIC:
+            said = f"{said}; {earlier}"
         text = f"{_TYPE_LABELS[item.type]}: {text}"
+        if item.layer is not Layer.EPISODIC:
+            text = f"{_TYPE_LABELS[item.type]} ({said}): {item.content.strip() or item.title}"
     text = "\n  ".join(line.rstrip() for line in text.splitlines()) if "\n" in text else text
     if item.layer is Layer.EPISODIC:
-        return f"- {_day(item.created_at, tz)}: {text}"
+        day = _day(item.created_at, tz)
+        return f"- {day} ({earlier}): {text}" if earlier else f"- {day}: {text}"
     return f"- {text}"
 
 
@@ -235,16 +249,38 @@ def _recent_episodes(items: Mapping[str, MemoryItem], count: int) -> list[Memory
 
 
 class _Coverage:
-    """What the chosen items already say, to skip candidates that would repeat it."""
+    """What the chosen items already say, to skip candidates that would repeat it.
 
-    def __init__(self) -> None:
+    Beside exact repeats (same fingerprint, an episode holding the fact's text), a
+    durable fact is covered by a chosen one of near-equal terms (the same fact in other
+    words), and a turn by the facts extracted from it when its user's words add nothing
+    to them. Terms are computed only for candidates that reach this check, a few dozen
+    at most per pack.
+    """
+
+    def __init__(self, duplicate_overlap: float = 1.0) -> None:
         self.fingerprints: set[str] = set()
         # reference -> normalized texts of chosen episodes carrying it
         self.episode_texts: dict[str, list[str]] = {}
+        self.duplicate_overlap = duplicate_overlap
+        self.fact_terms: list[set[str]] = []
+        # time said -> terms of the chosen durable facts said then
+        self.fact_terms_at: dict[float, set[str]] = {}
 
     def covers(self, item: MemoryItem) -> bool:
         if item.fingerprint in self.fingerprints:
             return True
+        if item.layer is not Layer.EPISODIC:
+            if self.fact_terms:
+                own = set(terms(item.content))
+                for chosen in self.fact_terms:
+                    union = len(own | chosen)
+                    if union and len(own & chosen) / union >= self.duplicate_overlap:
+                        return True
+        elif item.type is ItemType.TURN and item.created_at in self.fact_terms_at:
+            user_part = item.content.split("\nAssistant:", 1)[0].split(": ", 1)[-1]
+            if set(terms(user_part)) <= self.fact_terms_at[item.created_at]:
+                return True
         if not item.references:
             return False
         text = normalize_content(item.content)
@@ -256,6 +292,9 @@ class _Coverage:
     def add(self, item: MemoryItem) -> None:
         self.fingerprints.add(item.fingerprint)
         if item.layer is not Layer.EPISODIC:
+            fact_terms = set(terms(item.content.split(": ", 1)[-1]))
+            self.fact_terms.append(set(terms(item.content)))
+            self.fact_terms_at.setdefault(item.created_at, set()).update(fact_terms)
             return
         text = normalize_content(item.content)
         for ref in (*item.references, item.id, PROMOTED_FROM_PREFIX + item.id):
@@ -438,6 +477,9 @@ def build_pack(
             decay = decay_factor(
                 age_days(now, reinforced), decay_days, decay_enabled, ranking.decay_floor
             )
+        if item.valid_to is not None or item.superseded_by is not None:
+            # Replaced by a newer statement: still worth knowing, never ahead of it.
+            decay *= ranking.superseded_weight
         boost = boost_of[item.type]
         if query_tags and not query_tags.isdisjoint(item.tags):
             boost += ranking.tag_match_boost
@@ -460,7 +502,7 @@ def build_pack(
     window_of = turns.window_of
     # Turns a window's open slot still has room for.
     window_room: dict[int, int] = {}
-    coverage = _Coverage()
+    coverage = _Coverage(ranking.duplicate_term_overlap)
     total = 0
     for score, relevance, item in scored:
         window = window_of.get(item.id)

@@ -39,6 +39,7 @@ from memory.daily_notes import (
     redact_daily_notes,
 )
 from memory.extraction import extract_items
+from memory.facts import SimilarFinder, apply_fact_updates, supersede
 from memory.item_store import ScopeItemStore, StoreStats, new_item_id
 from memory.items import (
     ItemType,
@@ -303,7 +304,40 @@ class MemoryService:
         promoted: list[MemoryItem] = []
         if config.promotion_enabled and stored:
             promoted = store.auto_promote(config.promotion_min_confidence, stored)
+        if stored:
+            apply_fact_updates(
+                store,
+                [*stored, *promoted],
+                user_text=user_text,
+                speaker=speaker,
+                at=at,
+                similar=self._similar_finder(scope),
+                duplicate_overlap=config.ranking.duplicate_term_overlap,
+            )
         return RecordedTurn(stored, promoted)
+
+    def _similar_finder(self, scope: str) -> SimilarFinder:
+        def similar(text: str, count: int) -> list[str]:
+            query_terms = terms(text)
+            if not query_terms:
+                return []
+            with self._scope(scope) as loaded:
+                hits = loaded.index.top(query_terms, count)
+            return sorted(hits, key=hits.__getitem__, reverse=True)[:count]
+
+        return similar
+
+    def supersede_facts(
+        self, scope: str, old_ids: list[str], new_id: str | None, *, at: float
+    ) -> list[str]:
+        """Mark facts no longer true from `at` on (replaced by `new_id`, if any); ids marked.
+
+        For consolidation: replacements the write-time slot rules cannot see. The items
+        stay, dated and marked, and a pack never shows them as current.
+        """
+        with self._scope(scope) as loaded:
+            marked = supersede(loaded.store, old_ids, new_id, at, self._similar_finder(scope))
+            return [item.id for item in marked]
 
     def add_flushed_facts(
         self,
