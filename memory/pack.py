@@ -477,9 +477,10 @@ def build_pack(
             decay = decay_factor(
                 age_days(now, reinforced), decay_days, decay_enabled, ranking.decay_floor
             )
-        if item.valid_to is not None or item.superseded_by is not None:
-            # Replaced by a newer statement: still worth knowing, never ahead of it.
-            decay *= ranking.superseded_weight
+            if item.valid_to is not None or item.superseded_by is not None:
+                # Replaced by a newer statement: still worth knowing, never ahead of it.
+                # (An episode keeps its rank: it is history, dated and marked "earlier".)
+                decay *= ranking.superseded_weight
         boost = boost_of[item.type]
         if query_tags and not query_tags.isdisjoint(item.tags):
             boost += ranking.tag_match_boost
