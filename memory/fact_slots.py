@@ -128,8 +128,7 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     ),
     _rule(
         "partner",
-        r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:dating|seeing|with|married\s+to|engaged\s+to)\s+"
-        + _NAME,
+        r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:dating|seeing|with|married\s+to|engaged\s+to)\s+" + _NAME,
         _PARTNER_KEYS,
     ),
     _rule(

@@ -18,6 +18,7 @@ consolidation through `supersede`, for replacements no rule can see.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
@@ -89,9 +90,7 @@ def apply_fact_updates(
     with store._lock:
         recorded = [store.items[i.id] for i in recorded if i.id in store.items]
         turn = next((i for i in recorded if i.type is ItemType.TURN), None)
-        speaker_tag = (
-            _SPEAKER_PREFIX + "-".join(speaker.lower().split()) if speaker else None
-        )
+        speaker_tag = _SPEAKER_PREFIX + "-".join(speaker.lower().split()) if speaker else None
         new_facts = [i for i in recorded if _is_durable(i)]
         for statement in slot_statements(user_text) if user_text.strip() else ():
             fact = next(
@@ -231,6 +230,7 @@ def supersede(
     so no copy of the old value reads as current. Returns the items marked.
     """
     marked: list[MemoryItem] = []
+    at = float(math.floor(at))  # as stored on disk (ISO seconds)
     with store._lock:
         for old_id in old_ids:
             old = store.items.get(old_id)

@@ -263,24 +263,21 @@ class _Coverage:
         # reference -> normalized texts of chosen episodes carrying it
         self.episode_texts: dict[str, list[str]] = {}
         self.duplicate_overlap = duplicate_overlap
-        self.fact_terms: list[set[str]] = []
+        # terms of what each chosen fact or turn says
+        self.said_terms: list[set[str]] = []
         # time said -> terms of the chosen durable facts said then
         self.fact_terms_at: dict[float, set[str]] = {}
 
     def covers(self, item: MemoryItem) -> bool:
         if item.fingerprint in self.fingerprints:
             return True
-        if item.layer is not Layer.EPISODIC:
-            if self.fact_terms:
-                own = set(terms(item.content))
-                for chosen in self.fact_terms:
-                    union = len(own | chosen)
-                    if union and len(own & chosen) / union >= self.duplicate_overlap:
-                        return True
-        elif item.type is ItemType.TURN and item.created_at in self.fact_terms_at:
-            user_part = item.content.split("\nAssistant:", 1)[0].split(": ", 1)[-1]
-            if set(terms(user_part)) <= self.fact_terms_at[item.created_at]:
+        if self.said_terms:
+            own = set(terms(_said(item)))
+            if own and any(self._same(own, chosen) for chosen in self.said_terms):
                 return True
+            if item.type is ItemType.TURN and item.created_at in self.fact_terms_at:
+                if own <= self.fact_terms_at[item.created_at]:
+                    return True
         if not item.references:
             return False
         text = normalize_content(item.content)
@@ -289,16 +286,25 @@ class _Coverage:
             for ref in item.references
         )
 
+    def _same(self, first: set[str], second: set[str]) -> bool:
+        union = len(first | second)
+        return bool(union) and len(first & second) / union >= self.duplicate_overlap
+
     def add(self, item: MemoryItem) -> None:
         self.fingerprints.add(item.fingerprint)
+        said = set(terms(_said(item)))
+        self.said_terms.append(said)
         if item.layer is not Layer.EPISODIC:
-            fact_terms = set(terms(item.content.split(": ", 1)[-1]))
-            self.fact_terms.append(set(terms(item.content)))
-            self.fact_terms_at.setdefault(item.created_at, set()).update(fact_terms)
+            self.fact_terms_at.setdefault(item.created_at, set()).update(said)
             return
         text = normalize_content(item.content)
         for ref in (*item.references, item.id, PROMOTED_FROM_PREFIX + item.id):
             self.episode_texts.setdefault(ref, []).append(text)
+
+
+def _said(item: MemoryItem) -> str:
+    """What the user said in a turn, or a fact's statement, without the speaker's name."""
+    return item.content.split("\nAssistant:", 1)[0].split(": ", 1)[-1]
 
 
 def _best_hits(hits: dict[str, float], count: int, items: Mapping[str, MemoryItem]) -> list[str]:

@@ -39,7 +39,17 @@ from memory.daily_notes import (
     redact_daily_notes,
 )
 from memory.extraction import extract_items
+from memory.fact_slots import slot_statements
 from memory.facts import SimilarFinder, apply_fact_updates, supersede
+from memory.forgetting import (
+    ErasureReport,
+    erase_scope,
+    erase_texts,
+    export_scope,
+    finish_erasure,
+    note_forgotten,
+    pending_needles,
+)
 from memory.item_store import ScopeItemStore, StoreStats, new_item_id
 from memory.items import (
     ItemType,
@@ -82,6 +92,22 @@ def memory_query(text: str, scope: str, now: float, config: MemoryConfig) -> Mem
 class _LoadedScope:
     store: ScopeItemStore
     index: BM25Index
+
+
+# A slot value shorter than this ("NY", "5") would redact unrelated lines everywhere.
+_MIN_VALUE_NEEDLE_CHARS = 4
+
+
+def forget_needles(content: str) -> list[str]:
+    """The texts to erase with an item: its words (without a speaker prefix) and, when it
+    states a slot ("my address is 12 Baker Street"), the value, which other turns may
+    hold in other words ("send it to 12 Baker Street")."""
+    needles = [normalize_content(content.split(": ", 1)[-1])]
+    for statement in slot_statements(content):
+        value = normalize_content(statement.value)
+        if len(value) >= _MIN_VALUE_NEEDLE_CHARS:
+            needles.append(value)
+    return [n for n in dict.fromkeys(needles) if n]
 
 
 class MemoryService:
@@ -440,23 +466,63 @@ class MemoryService:
         item = store.get(item_id)
         if item is None:
             return []
-        needle = normalize_content(item.content.split(": ", 1)[-1])
+        needles = forget_needles(item.content)
         refs = {r for r in item.references if not r.startswith(("file:", "promotedFrom:"))}
         related = [
             other.id
             for other in store.items.values()
             if other.id != item_id
-            and other.layer is Layer.EPISODIC
             and (
-                (refs and refs.intersection(other.references))
-                or needle in normalize_content(other.content)
+                (other.layer is Layer.EPISODIC and refs and refs.intersection(other.references))
+                or any(needle in normalize_content(other.content) for needle in needles)
             )
         ]
         forgotten = [item_id] if store.forget(item_id) else []
         forgotten += [other for other in related if store.forget(other)]
-        if needle:
-            redact_daily_notes(self.paths(scope).directory, needle)
+        paths = self.paths(scope)
+        for needle in needles:
+            redact_daily_notes(paths.directory, needle)
+        # The rest (item files, sessions, offload logs, MEMORY.md) at the next maintenance.
+        note_forgotten(paths, needles)
         return forgotten
+
+    def erase_forgotten(self, scope: str) -> ErasureReport:
+        """Maintenance step: remove what `forget` hid from every file of the scope.
+
+        Live items still holding a forgotten text are forgotten too; item files are
+        rewritten without forgotten items (tombstones keep only ids and fingerprints);
+        daily notes, MEMORY.md and its versions, the chat's session and offload log are
+        redacted. Cheap when nothing was forgotten since the last run.
+        """
+        paths = self.paths(scope)
+        needles = pending_needles(paths)
+        with self._scope(scope) as loaded:
+            store = loaded.store
+            stale = [
+                other.id
+                for other in list(store.items.values())
+                if needles and any(n in normalize_content(other.content) for n in needles)
+            ]
+            for other in stale:
+                store.forget(other)
+            stats = store.stats()
+            if needles or stats.lines > stats.items + stats.tombstones:
+                store.compact_files()
+            report = erase_texts(self.workspace, paths, needles, skip=paths.item_files())
+            finish_erasure(paths)
+        return report
+
+    def erase_scope(self, scope: str) -> list[str]:
+        """Delete the scope's memory and the chat's session files (/forget_me); what went."""
+        with self._scope(scope):
+            with self._cache_lock:
+                self._stores.pop(scope, None)
+            return erase_scope(self.workspace, scope)
+
+    def export_scope(self, scope: str) -> bytes:
+        """The scope's memory files as one zip (/export)."""
+        with self.scope_lock(scope):
+            return export_scope(self.workspace, scope)
 
     def known_facts(self, scope: str, budget_tokens: int) -> str:
         """What the scope already holds durably, newest first, for the compaction flush."""
