@@ -147,7 +147,7 @@ class RankingConfig(ConfigSection):
     superseded_weight: float = Field(0.5, ge=0, le=1)
     """Score multiplier of a fact a newer statement replaced ("I moved to Berlin" after
     "I live in Paris"): it still shows, marked "earlier", below the current one."""
-    duplicate_term_overlap: float = Field(0.75, gt=0, le=1)
+    duplicate_term_overlap: float = Field(0.8, gt=0, le=1)
     """Two durable facts whose stemmed terms overlap this much (Jaccard) are one fact
     said twice: they collapse into one item, and a pack never shows both."""
 

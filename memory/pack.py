@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
+from functools import lru_cache
 from itertools import compress
 from typing import Any
 
@@ -264,20 +265,21 @@ class _Coverage:
         self.episode_texts: dict[str, list[str]] = {}
         self.duplicate_overlap = duplicate_overlap
         # terms of what each chosen fact or turn says
-        self.said_terms: list[set[str]] = []
+        self.said_terms: list[frozenset[str]] = []
         # time said -> terms of the chosen durable facts said then
         self.fact_terms_at: dict[float, set[str]] = {}
 
     def covers(self, item: MemoryItem) -> bool:
         if item.fingerprint in self.fingerprints:
             return True
-        if self.said_terms:
-            own = set(terms(_said(item)))
+        said = _said(item)
+        if self.said_terms and len(said) <= _SHORT_STATEMENT_CHARS:
+            own = _term_set(said)
             if own and any(self._same(own, chosen) for chosen in self.said_terms):
                 return True
-            if item.type is ItemType.TURN and item.created_at in self.fact_terms_at:
-                if own <= self.fact_terms_at[item.created_at]:
-                    return True
+            facts_then = self.fact_terms_at.get(item.created_at)
+            if item.type is ItemType.TURN and facts_then is not None and own <= facts_then:
+                return True
         if not item.references:
             return False
         text = normalize_content(item.content)
@@ -286,13 +288,13 @@ class _Coverage:
             for ref in item.references
         )
 
-    def _same(self, first: set[str], second: set[str]) -> bool:
+    def _same(self, first: frozenset[str], second: frozenset[str]) -> bool:
         union = len(first | second)
         return bool(union) and len(first & second) / union >= self.duplicate_overlap
 
     def add(self, item: MemoryItem) -> None:
         self.fingerprints.add(item.fingerprint)
-        said = set(terms(_said(item)))
+        said = _term_set(_said(item))
         self.said_terms.append(said)
         if item.layer is not Layer.EPISODIC:
             self.fact_terms_at.setdefault(item.created_at, set()).update(said)
@@ -300,6 +302,16 @@ class _Coverage:
         text = normalize_content(item.content)
         for ref in (*item.references, item.id, PROMOTED_FROM_PREFIX + item.id):
             self.episode_texts.setdefault(ref, []).append(text)
+
+
+# Repeats of one fact are short statements; a longer turn is not checked term by term,
+# which keeps the check off most of a long conversation's candidates.
+_SHORT_STATEMENT_CHARS = 240
+
+
+@lru_cache(maxsize=16_384)
+def _term_set(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
 
 
 def _said(item: MemoryItem) -> str:
