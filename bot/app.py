@@ -130,7 +130,9 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
         return [f"Memory ({scope}): {layers}; {pack}{skipped}"]
 
-    commands = Commands(assistant, compactor=compactor, status_providers=[memory_lines])
+    commands = Commands(
+        assistant, compactor=compactor, status_providers=[memory_lines], memory=memory
+    )
     return App(
         settings=settings,
         paths=paths,

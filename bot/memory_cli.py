@@ -1,10 +1,11 @@
-"""`mnemobot memory pack|search|stats`: look at a chat's memory the way the bot does."""
+"""`mnemobot memory pack|search|stats|export|erase`: a chat's memory, as the bot sees it."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -125,6 +126,44 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    """`memory export --chat CHAT [--out FILE]`: the chat's memory as one zip."""
+    opened = _open(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, _config = opened
+    data = memory.export_scope(args.chat)
+    out = Path(args.out) if args.out else Path(f"memory-{args.chat.replace(':', '-')}.zip")
+    try:
+        out.write_bytes(data)
+    except OSError as exc:
+        return fail(f"cannot write {out}: {exc.strerror}; pass --out with a writable path")
+    print(f"wrote {out} ({len(data):,} bytes): MEMORY.md, daily notes, items (JSONL)")
+    return 0
+
+
+def _erase(args: argparse.Namespace) -> int:
+    """`memory erase --chat CHAT`: delete the chat's memory, session and logs."""
+    opened = _open(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, _config = opened
+    removed = memory.erase_scope(args.chat)
+    if not removed:
+        print(f"nothing to erase for {args.chat}")
+        return 0
+    print(f"erased {args.chat}:")
+    for entry in removed:
+        print(f"  {entry}")
+    return 0
+
+
+def _register_export_erase(actions: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
+    export = add("export", "the chat's memory (MEMORY.md, notes, items) as one zip", _export, False)
+    export.add_argument("--out", help="where to write the zip (default: memory-<chat>.zip)")
+    add("erase", "delete the chat's memory, session and logs for good", _erase, False)
+
+
 def register(sub: Any) -> None:
     memory = sub.add_parser("memory", help="inspect a chat's memory: pack, search, stats")
     actions = memory.add_subparsers(dest="memory_action", required=True, metavar="ACTION")
@@ -144,3 +183,4 @@ def register(sub: Any) -> None:
     search = add("search", "the best-scoring items, whatever the budget", _search, True)
     search.add_argument("--limit", type=int, default=10)
     add("stats", "counts per layer and type, skipped lines", _stats, False)
+    _register_export_erase(actions, add)
