@@ -140,3 +140,16 @@ def test_forget_me_wipes_the_scope_and_export_zips_it(tmp_path: Path) -> None:
     assert removed
     assert not (tmp_path / "memory" / SCOPE).exists()
     assert "teal" not in pack_text(memory, "favourite colour?")
+
+
+def test_eval_updates_counts_current_and_stale_values(tmp_path: Path) -> None:
+    from bot.bench.updates import DATA_FILE, evaluate
+
+    data = orjson.loads(DATA_FILE.read_bytes())
+    wanted = {"en-residence-1", "de-employer-1", "ru-residence-1"}
+    data["cases"] = [case for case in data["cases"] if case["id"] in wanted]
+    cases = tmp_path / "cases.json"
+    cases.write_bytes(orjson.dumps(data))
+    results = evaluate(cases, tmp_path / "ws")
+    assert len(results) == 3
+    assert all(r.current and not r.stale for r in results), [r.pack for r in results]
