@@ -143,7 +143,7 @@ class MemoryItem:
             # A turn written before turns had their own type. Its stored fingerprint is
             # kept, so tombstones and promoted copies that name it still match.
             item_type = ItemType.TURN
-        return cls(
+        item = cls(
             str(record["id"]),
             _LAYERS[record["layer"]],
             item_type,
@@ -160,14 +160,16 @@ class MemoryItem:
             float(ttl_days) if ttl_days is not None else None,
             _from_iso(accessed).timestamp() if accessed else None,
             str(get("fingerprint") or ""),
-            *(_history(record) if _HISTORY_KEYS.intersection(record) else ()),
         )
+        # Most lines carry none of these (only replaced or repeated facts do).
+        if "validTo" in record or "supersededBy" in record or "mentions" in record:
+            item.valid_to, item.superseded_by, item.mentions = _history(record)
+        return item
 
 
 _LAYERS = {layer.value: layer for layer in Layer}
 _TYPES = {item_type.value: item_type for item_type in ItemType}
 _TASK_STATE = ItemType.TASK_STATE
-_HISTORY_KEYS = frozenset(("validTo", "supersededBy", "mentions"))
 _from_iso = datetime.fromisoformat
 
 
