@@ -228,6 +228,76 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     ),
 )
 
+# Words one of a slot's statements always holds (lower case, any language above): a cheap
+# test that lets a scan over many stored facts run the rules on a few of them only.
+SLOT_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "residence": (
+        "live",
+        "moved",
+        "relocated",
+        "living",
+        "reside",
+        "home",
+        "wohne",
+        "lebe",
+        "gezogen",
+        "живу",
+        "переех",
+    ),
+    "employer": ("work", "joined", "started", "job", "arbeite", "работа", "устро"),
+    "role": ("work", "arbeite"),
+    "partner": (
+        "partner",
+        "girlfriend",
+        "boyfriend",
+        "wife",
+        "husband",
+        "fianc",
+        "spouse",
+        "dating",
+        "seeing",
+        "married",
+        "engaged",
+        " with ",
+        "freund",
+        "frau",
+        "mann",
+        "девушк",
+        "жен",
+        "парн",
+        "муж",
+        "встреча",
+    ),
+    "pet": (
+        "dog",
+        "cat",
+        "pupp",
+        "kitten",
+        "parrot",
+        "hamster",
+        "rabbit",
+        "horse",
+        "hund",
+        "katze",
+        "kater",
+        "собак",
+        "кошк",
+        "кот",
+        "пса",
+    ),
+    "phone": ("number", "nummer", "номер", "телефон"),
+    "email": ("mail",),
+    "address": ("address", "adresse", "адрес"),
+    "favourite": ("favorite", "favourite", "lieblings", "любим"),
+    "diet": ("vegetarian", "vegan", "pescatarian", "meat", "vegetar"),
+}
+
+
+def may_state(slot: str, lowered_text: str) -> bool:
+    """False when `lowered_text` surely sets no value of `slot` (its family's words absent)."""
+    return any(word in lowered_text for word in SLOT_TRIGGERS[slot.split(":", 1)[0]])
+
+
 # Quick test before the rules run one by one: most sentences name no slot at all.
 _ANY_SLOT = re.compile(
     r"(?<!\w)(?:i|i'm|i've|my|ich|mein|meine|я|мой|моя|мою|моего|мое|моё|мои)(?!\w)",

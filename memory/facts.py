@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from memory.fact_slots import SlotStatement, slot_statements, value_terms
+from memory.fact_slots import SlotStatement, may_state, slot_statements, value_terms
 from memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
 from memory.items import ItemType, Layer, MemoryItem
 from memory.text_terms import terms
@@ -185,9 +185,11 @@ def _same_slot(
 ) -> list[MemoryItem]:
     """Current durable facts of the same speaker that set the same slot, stated earlier."""
     found = []
+    slot = statement.slot
     for item in list(store.items.values()):
         if (
             item.layer is Layer.EPISODIC
+            or not may_state(slot, item.content.lower())
             or item.id == fact.id
             or item.is_superseded
             or item.created_at > fact.created_at

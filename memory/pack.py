@@ -266,19 +266,24 @@ class _Coverage:
         self.duplicate_overlap = duplicate_overlap
         # terms of what each chosen fact or turn says
         self.said_terms: list[frozenset[str]] = []
+        self.said_exact: set[frozenset[str]] = set()
         # time said -> terms of the chosen durable facts said then
         self.fact_terms_at: dict[float, set[str]] = {}
 
     def covers(self, item: MemoryItem) -> bool:
         if item.fingerprint in self.fingerprints:
             return True
-        said = _said(item)
-        if self.said_terms and len(said) <= _SHORT_STATEMENT_CHARS:
-            own = _term_set(said)
-            if own and any(self._same(own, chosen) for chosen in self.said_terms):
+        if self.said_terms and len(item.content) <= _SHORT_STATEMENT_CHARS:
+            own = _term_set(_said(item))
+            if own and own in self.said_exact:
+                return True
+            turn = item.type is ItemType.TURN
+            # A turn is checked for an equal statement only (the common case, and cheap:
+            # most candidates are turns); facts, fewer, for near-equal ones too.
+            if not turn and own and any(self._same(own, chosen) for chosen in self.said_terms):
                 return True
             facts_then = self.fact_terms_at.get(item.created_at)
-            if item.type is ItemType.TURN and facts_then is not None and own <= facts_then:
+            if turn and facts_then is not None and own <= facts_then:
                 return True
         if not item.references:
             return False
@@ -294,9 +299,12 @@ class _Coverage:
 
     def add(self, item: MemoryItem) -> None:
         self.fingerprints.add(item.fingerprint)
-        said = _term_set(_said(item))
-        self.said_terms.append(said)
-        if item.layer is not Layer.EPISODIC:
+        durable = item.layer is not Layer.EPISODIC
+        if durable or len(item.content) <= _SHORT_STATEMENT_CHARS:
+            said = _term_set(_said(item))
+            self.said_terms.append(said)
+            self.said_exact.add(said)
+        if durable:
             self.fact_terms_at.setdefault(item.created_at, set()).update(said)
             return
         text = normalize_content(item.content)
