@@ -33,6 +33,8 @@ SimilarFinder = Callable[[str, int], list[str]]
 # duplicate shares most terms, so it is among the very first hits when there is one.
 _SIMILAR_HITS = 8
 _SLOT_TAG = "slot"
+# Most earlier facts one statement replaces (see `_same_slot`).
+_MAX_REPLACED_PER_STATEMENT = 8
 _SPEAKER_PREFIX = "speaker:"
 # Confidence and salience of a slot fact made here: the slot rules are as specific as
 # extraction's explicit first-person rules, so they sit where those do (above promotion).
@@ -198,7 +200,10 @@ def _same_slot(
             continue
         if any(s.slot == statement.slot for s in _slots(item)):
             found.append(item)
-    return found
+    # Newest first, and a bounded number: a store written before these rules may hold
+    # the same slot stated many times; marking them all at once would stall this write.
+    found.sort(key=lambda item: item.created_at, reverse=True)
+    return found[:_MAX_REPLACED_PER_STATEMENT]
 
 
 def _collapse(store: ScopeItemStore, old: MemoryItem, new: MemoryItem) -> MemoryItem:
