@@ -89,7 +89,7 @@ def apply_fact_updates(
     `recorded`: the items the turn stored and promoted. Holds the store's lock.
     """
     updates = FactUpdates()
-    with store._lock:
+    with store.lock:
         recorded = [store.items[i.id] for i in recorded if i.id in store.items]
         turn = next((i for i in recorded if i.type is ItemType.TURN), None)
         speaker_tag = _SPEAKER_PREFIX + "-".join(speaker.lower().split()) if speaker else None
@@ -238,7 +238,7 @@ def supersede(
     """
     marked: list[MemoryItem] = []
     at = float(math.floor(at))  # as stored on disk (ISO seconds)
-    with store._lock:
+    with store.lock:
         for old_id in old_ids:
             old = store.items.get(old_id)
             if old is None or old.is_superseded or old_id == new_id:

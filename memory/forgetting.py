@@ -35,6 +35,9 @@ from memory.scope_paths import ScopePaths
 
 PENDING_FILE_NAME = ".forget_pending.jsonl"
 SESSIONS_DIR_NAME = "sessions"
+LARGE_RESULTS_DIR_NAME = "large_tool_results"
+CONSOLE_HISTORY_NAME = "console-history"
+CONSOLE_SCOPE_PREFIX = "console:"
 
 
 @dataclass(slots=True)
@@ -73,9 +76,19 @@ def pending_needles(paths: ScopePaths) -> list[str]:
 
 
 def session_files(workspace: Path, scope: str) -> list[Path]:
-    """The chat's session file and its offload log (a chat's session key is its scope)."""
+    """Files of the chat outside its memory directory that hold what was said in it.
+
+    The session and its offload log (a chat's session key is its scope), its large tool
+    results, and for the console the terminal's line history.
+    """
     directory = workspace / SESSIONS_DIR_NAME
-    return [directory / f"{scope}.json", directory / f"{scope}.log.jsonl"]
+    files = [directory / f"{scope}.json", directory / f"{scope}.log.jsonl"]
+    results = workspace / LARGE_RESULTS_DIR_NAME / scope
+    if results.is_dir():
+        files += sorted(p for p in results.rglob("*") if p.is_file())
+    if scope.startswith(CONSOLE_SCOPE_PREFIX):
+        files.append(workspace / CONSOLE_HISTORY_NAME)
+    return files
 
 
 def _contains(text: str, needles: list[str]) -> bool:
@@ -174,7 +187,12 @@ def erase_scope(workspace: Path, scope: str) -> list[str]:
         shutil.rmtree(paths.directory)
         removed.append(f"{paths.directory.relative_to(workspace)}/ ({count} files)")
     directory = workspace / SESSIONS_DIR_NAME
-    for path in [*session_files(workspace, scope), directory / f"{scope}.lock"]:
+    results = workspace / LARGE_RESULTS_DIR_NAME / scope
+    if results.is_dir():
+        shutil.rmtree(results)
+        removed.append(f"{results.relative_to(workspace)}/")
+    chat_files = [p for p in session_files(workspace, scope) if p.name != CONSOLE_HISTORY_NAME]
+    for path in [*chat_files, directory / f"{scope}.lock"]:
         if path.exists():
             path.unlink()
             removed.append(str(path.relative_to(workspace)))

@@ -187,6 +187,11 @@ class ScopeItemStore:
     def scope(self) -> str:
         return self.paths.scope
 
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every store call holds; hold it to read and write as one step."""
+        return self._lock
+
     # ----------------------------------------------------------------- loading
 
     def load(self) -> StoreStats:

@@ -105,6 +105,10 @@ def test_forgetting_erases_the_text_from_every_file(tmp_path: Path) -> None:
     (sessions / f"{SCOPE}.json").write_bytes(orjson.dumps({"messages": [message]}))
     (sessions / f"{SCOPE}.log.jsonl").write_bytes(orjson.dumps(message) + b"\n")
     (tmp_path / "memory" / SCOPE / "MEMORY.md").write_text("- Lives at 12 Baker Street, London\n")
+    results = tmp_path / "large_tool_results" / SCOPE
+    results.mkdir(parents=True)
+    (results / "call-1.txt").write_text("route to 12 Baker Street, London: 4 km\n")
+    (tmp_path / "console-history").write_text("My address is 12 Baker Street, London.\nhi\n")
     fact = next(
         i
         for i in memory.store(SCOPE).items.values()
