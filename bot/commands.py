@@ -220,9 +220,13 @@ class Commands:
         filename = f"memory-{scope.replace(':', '-')}-{stamp}.zip"
         path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
         await memory.offload(scope, partial(_write_file, path, data))
+        # Everyone in a group sees the reply: a path only where the reader owns the disk.
+        shown = (
+            str(path) if chat.channel == "console" else f"<workspace>/{EXPORTS_DIR_NAME}/{filename}"
+        )
         return CommandReply(
             f"Your memory of this chat: {filename} (MEMORY.md, daily notes, items as JSONL). "
-            f"Written to <workspace>/{EXPORTS_DIR_NAME}/{filename}.",
+            f"Written to {shown}.",
             Attachment(filename, data, str(path)),
         )
 

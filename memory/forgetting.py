@@ -192,7 +192,8 @@ def erase_scope(workspace: Path, scope: str) -> list[str]:
         shutil.rmtree(results)
         removed.append(f"{results.relative_to(workspace)}/")
     chat_files = [p for p in session_files(workspace, scope) if p.name != CONSOLE_HISTORY_NAME]
-    for path in [*chat_files, directory / f"{scope}.lock"]:
+    # The session's lock file stays: another process may hold it, and it holds no text.
+    for path in chat_files:
         if path.exists():
             path.unlink()
             removed.append(str(path.relative_to(workspace)))
