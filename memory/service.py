@@ -42,6 +42,7 @@ from memory.extraction import extract_items
 from memory.fact_slots import slot_statements
 from memory.facts import SimilarFinder, apply_fact_updates, supersede
 from memory.forgetting import (
+    PENDING_FILE_NAME,
     ErasureReport,
     erase_scope,
     erase_texts,
@@ -496,6 +497,9 @@ class MemoryService:
         """
         paths = self.paths(scope)
         needles = pending_needles(paths)
+        if not needles and not self.is_loaded(scope):
+            # Nothing forgotten since the last run: not worth loading a cold scope for.
+            return ErasureReport(scope)
         with self._scope(scope) as loaded:
             store = loaded.store
             stale = [
@@ -511,6 +515,13 @@ class MemoryService:
             report = erase_texts(self.workspace, paths, needles, skip=paths.item_files())
             finish_erasure(paths)
         return report
+
+    def scopes_to_erase(self) -> list[str]:
+        """Scopes with forgotten texts still on disk (what `erase_forgotten` has to do)."""
+        root = self.workspace / "memory"
+        if not root.is_dir():
+            return []
+        return sorted(p.parent.name for p in root.glob(f"*/{PENDING_FILE_NAME}"))
 
     def erase_scope(self, scope: str) -> list[str]:
         """Delete the scope's memory and the chat's session files (/forget_me); what went."""

@@ -115,7 +115,9 @@ def test_forgetting_erases_the_text_from_every_file(tmp_path: Path) -> None:
         if i.layer is Layer.SEMANTIC and "Baker" in i.content
     )
     assert memory.forget(SCOPE, fact.id)
+    assert memory.scopes_to_erase() == [SCOPE]
     report = memory.erase_forgotten(SCOPE)
+    assert memory.scopes_to_erase() == []
     assert report.lines_redacted > 0
     for path in tmp_path.rglob("*"):
         if path.is_file():
