@@ -11,10 +11,12 @@ index over the same ids into a pack:
    these.
 2. Score each candidate (`memory.scoring.combined_score`): relevance is BM25 scaled to
    0..1 within the query's hits, plus recency, salience, confidence and a type boost;
-   durable items decay with age (never to zero).
+   durable items decay with age (never to zero), and a fact a newer statement replaced
+   keeps `superseded_weight` of its score.
 3. Walk candidates best first: skip an item its layer's topK has no room for, or whose
-   content a chosen item already covers (same fingerprint, or all of its references are
-   chosen episodes whose text contains it); take it while the running total stays within
+   content a chosen item already covers (same fingerprint, all of its references are
+   chosen episodes whose text contains it, the same statement in other words, or a turn
+   saying nothing beyond the facts extracted from it); take it while the running total stays within
    the soft budget, and past that only items scoring `overflow_min_score` or more, up to
    the max budget. Token cost = `estimate_item_tokens(rendered line)`.
    Conversation turns (episodic TURN items) close in time form *windows*
@@ -27,6 +29,9 @@ index over the same ids into a pack:
 4. Render under `# Memory`: `## Recent episodes` (oldest first, each line dated),
    `## Relevant facts`, `## Applicable procedures`; empty sections are left out and an
    empty pack renders as "".
+
+The steps share the candidate walk and its state (coverage, windows, budgets), so they
+stay in one module, longer than most.
 
 Neither building nor rendering changes any item (no access-time bumps): a caller that
 wants to record access does so itself.

@@ -12,6 +12,10 @@ scopes has a lock of its own, held only for dictionary operations. The `*_async`
 scope (about a second at 100k items) must not stall the other chats. Calls on a scope
 that is not loaded yet go to a pool of their own, so a warm chat's pack or write never
 waits in a queue behind cold loads.
+
+The module is longer than most because it is that one surface; each method only takes
+the scope's lock and calls the module doing the work (`pack`, `facts`, `forgetting`,
+`item_store`, `daily_notes`).
 """
 
 from __future__ import annotations
