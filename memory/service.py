@@ -55,7 +55,7 @@ from memory.forgetting import (
     note_forgotten,
     pending_needles,
 )
-from memory.item_store import ScopeItemStore, StoreStats, new_item_id
+from memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats, new_item_id
 from memory.items import (
     ItemType,
     Layer,
@@ -472,6 +472,15 @@ class MemoryService:
         if item is None:
             return []
         needles = forget_needles(item.content)
+        # A fact merged from other wordings: each wording it was promoted from goes too.
+        for ref in item.references:
+            source = (
+                store.get(ref[len(PROMOTED_FROM_PREFIX) :])
+                if ref.startswith(PROMOTED_FROM_PREFIX)
+                else None
+            )
+            if source is not None and source.type is not ItemType.TURN:
+                needles += [n for n in forget_needles(source.content) if n not in needles]
         refs = {r for r in item.references if not r.startswith(("file:", "promotedFrom:"))}
         related = [
             other.id

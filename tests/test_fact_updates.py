@@ -92,6 +92,12 @@ def test_the_same_fact_in_other_words_takes_one_entry(tmp_path: Path) -> None:
     assert facts[0].content == "Really, I love hiking the mountains."
     rendered = pack_text(memory, "what do I love doing?")
     assert sum("hiking" in line for line in fact_lines(rendered)) == 1, rendered
+    # Forgetting the fact forgets every wording it was said in.
+    assert memory.forget(SCOPE, facts[0].id)
+    memory.erase_forgotten(SCOPE)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert b"hiking" not in path.read_bytes(), path
 
 
 def test_forgetting_erases_the_text_from_every_file(tmp_path: Path) -> None:
