@@ -19,6 +19,7 @@ from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings
 from config.workspace import WorkspacePaths
 from memory.large_results import LargeResultStore
+from memory.maintenance import supersede_matching_facts
 from memory.service import MemoryService
 from memory.session import SessionStore
 from systems.auto_compaction import AutoCompaction, OverflowRecovery
@@ -107,7 +108,12 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
     )
     load_entry_point_tools(tools, services)
     maintenance = MaintenanceScheduler(
-        paths=paths, runtime=runtime, memory=memory, llm=llm, chat_model_name=settings.bot_model
+        paths=paths,
+        runtime=runtime,
+        memory=memory,
+        llm=llm,
+        chat_model_name=settings.bot_model,
+        on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
     )
     compactor = Compactor(
         llm,
@@ -153,7 +159,9 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         )
         return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
-    commands = Commands(assistant, compactor=compactor, status_providers=[memory_lines])
+    commands = Commands(
+        assistant, compactor=compactor, status_providers=[memory_lines], memory=memory
+    )
     commands.status_providers.append(
         lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))
     )

@@ -1,5 +1,6 @@
 """`mnemobot memory pack|search|stats`: look at a chat's memory the way the bot does;
-`maintain|history|restore`: consolidate it now, list and restore MEMORY.md versions."""
+`maintain|history|restore`: consolidate it now, list and restore MEMORY.md versions;
+`export|erase`: take a chat's memory out, or delete it for good."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -218,6 +220,44 @@ def _restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    """`memory export --chat CHAT [--out FILE]`: the chat's memory as one zip."""
+    opened = _open(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, _config = opened
+    data = memory.export_scope(args.chat)
+    out = Path(args.out) if args.out else Path(f"memory-{args.chat.replace(':', '-')}.zip")
+    try:
+        out.write_bytes(data)
+    except OSError as exc:
+        return fail(f"cannot write {out}: {exc.strerror}; pass --out with a writable path")
+    print(f"wrote {out} ({len(data):,} bytes): MEMORY.md, daily notes, items (JSONL)")
+    return 0
+
+
+def _erase(args: argparse.Namespace) -> int:
+    """`memory erase --chat CHAT`: delete the chat's memory, session and logs."""
+    opened = _open(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, _config = opened
+    removed = memory.erase_scope(args.chat)
+    if not removed:
+        print(f"nothing to erase for {args.chat}")
+        return 0
+    print(f"erased {args.chat}:")
+    for entry in removed:
+        print(f"  {entry}")
+    return 0
+
+
+def _register_export_erase(actions: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
+    export = add("export", "the chat's memory (MEMORY.md, notes, items) as one zip", _export, False)
+    export.add_argument("--out", help="where to write the zip (default: memory-<chat>.zip)")
+    add("erase", "delete the chat's memory, session and logs for good", _erase, False)
+
+
 def register(sub: Any) -> None:
     memory = sub.add_parser(
         "memory", help="a chat's memory: pack, search, stats, maintain, history, restore"
@@ -252,3 +292,4 @@ def register(sub: Any) -> None:
     restore.add_argument("version", help="a version from `mnemobot memory history`")
     restore.set_defaults(handler=_restore)
     register_import(actions)
+    _register_export_erase(actions, add)

@@ -40,6 +40,12 @@ def _eval_locomo(args: argparse.Namespace) -> int:
     return locomo.eval_command(args)
 
 
+def _eval_updates(args: argparse.Namespace) -> int:
+    from bot.bench import updates
+
+    return updates.eval_command(args)
+
+
 def _bench_memory(args: argparse.Namespace) -> int:
     from bot.bench import memory
 
@@ -81,6 +87,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
     benchmarks = evaluate.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     _register_eval_locomo(benchmarks)
+    _register_eval_updates(benchmarks)
     bench = sub.add_parser("bench", help="measure throughput and latency")
     benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
     _register_bench_telegram(benches)
@@ -117,6 +124,24 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         help="no progress bar (there is one only when stderr is a terminal)",
     )
     locomo.set_defaults(handler=_eval_locomo)
+
+
+def _register_eval_updates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    updates = sub.add_parser(
+        "updates",
+        help="does the pack hold the new value of a fact that changed (and never the old)?",
+        description="Write an old statement (60 days ago), filler, a newer one replacing it "
+        "(10 days ago) through the memory write path, then build the pack for a question.",
+    )
+    updates.add_argument(
+        "file", nargs="?", default=None, help="cases JSON (default: the bundled set)"
+    )
+    updates.add_argument("--json", action="store_true", help="print machine-readable results")
+    updates.add_argument("--verbose", action="store_true", help="print the packs of failures")
+    updates.add_argument(
+        "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
+    )
+    updates.set_defaults(handler=_eval_updates)
 
 
 def _register_bench_memory(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

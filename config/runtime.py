@@ -150,6 +150,12 @@ class RankingConfig(ConfigSection):
     A wider range gets less (divided by the square root of its days: "in March", 0.09)."""
     date_candidates: int = Field(200, ge=0, le=100_000)
     """Most items of the named days taken as candidates (newest first), matching or not."""
+    superseded_weight: float = Field(0.5, ge=0, le=1)
+    """Score multiplier of a fact a newer statement replaced ("I moved to Berlin" after
+    "I live in Paris"): it still shows, marked "earlier", below the current one."""
+    duplicate_term_overlap: float = Field(0.8, gt=0, le=1)
+    """Two durable facts whose stemmed terms overlap this much (Jaccard) are one fact
+    said twice: they collapse into one item, and a pack never shows both."""
 
 
 class ExtractionConfig(ConfigSection):

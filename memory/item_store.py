@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import orjson
 
 from memory.atomic_file import append_jsonl, write_atomic
-from memory.items import ItemType, Layer, MemoryItem, fingerprint, to_iso
+from memory.items import ItemType, Layer, MemoryItem, fingerprint, from_iso, to_iso
 from memory.scope_paths import ScopePaths
 from memory.text_terms import TEXT_END
 
@@ -173,7 +173,10 @@ class ScopeItemStore:
         self._home: dict[str, Path] = {}
         self._by_fingerprint: dict[tuple[Layer, str], str] = {}
         self._forgotten_ids: set[str] = set()
-        self._forgotten_fingerprints: set[str] = set()
+        # fingerprint -> when it was forgotten: the same text from before that time (an old
+        # conversation replayed, extracted again) stays out; said anew afterwards, on
+        # purpose, it is a new statement and is kept.
+        self._forgotten_fingerprints: dict[str, float] = {}
         self._tombstones: dict[str, dict[str, Any]] = {}
         self._tombstone_home: dict[str, Path] = {}
         self._skipped = 0
@@ -183,6 +186,11 @@ class ScopeItemStore:
     @property
     def scope(self) -> str:
         return self.paths.scope
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every store call holds; hold it to read and write as one step."""
+        return self._lock
 
     # ----------------------------------------------------------------- loading
 
@@ -200,7 +208,7 @@ class ScopeItemStore:
             self._home = {}
             self._by_fingerprint = {}
             self._forgotten_ids = set()
-            self._forgotten_fingerprints = set()
+            self._forgotten_fingerprints = {}
             self._tombstones = {}
             self._tombstone_home = {}
             self._skipped = 0
@@ -267,7 +275,7 @@ class ScopeItemStore:
                 if item is None:
                     skipped += 1
                     continue
-                if item.fingerprint in forgotten_fingerprints:
+                if item.created_at <= forgotten_fingerprints.get(item.fingerprint, -math.inf):
                     continue
                 # One shared string instead of one per item (the scope is always the same).
                 if item.scope == scope:
@@ -330,7 +338,11 @@ class ScopeItemStore:
         self._forgotten_ids.add(item_id)
         fp = record.get("fingerprint")
         if isinstance(fp, str) and fp:
-            self._forgotten_fingerprints.add(fp)
+            try:
+                when = from_iso(str(record.get("forgottenAt")))
+            except ValueError:
+                when = math.inf
+            self._forgotten_fingerprints[fp] = max(when, self._forgotten_fingerprints.get(fp, when))
         self._tombstones[item_id] = record
         self._tombstone_home[item_id] = path
 
@@ -341,7 +353,9 @@ class ScopeItemStore:
     # ------------------------------------------------------------ in-memory state
 
     def _is_forgotten(self, item: MemoryItem) -> bool:
-        return item.id in self._forgotten_ids or item.fingerprint in self._forgotten_fingerprints
+        return item.id in self._forgotten_ids or item.created_at <= (
+            self._forgotten_fingerprints.get(item.fingerprint, -math.inf)
+        )
 
     def _insert(self, item: MemoryItem) -> None:
         if item.id in self.items:
@@ -521,10 +535,37 @@ class ScopeItemStore:
             self._write(lines_by_file)
             for victim in victims:
                 self._forgotten_ids.add(victim.id)
-                self._forgotten_fingerprints.add(victim.fingerprint)
+                self._forgotten_fingerprints[victim.fingerprint] = from_iso(now)
                 self._drop(victim.id)
                 self._home.pop(victim.id, None)
                 self._fresh.pop(victim.id, None)
+            return True
+
+    def remove(self, item_id: str, *, merged_into: str) -> bool:
+        """Drop an item merged into another: a tombstone of its id only.
+
+        Unlike `forget`, its fingerprint stays allowed: the same words said again are a
+        new mention of the fact, to be merged again, not something to keep out.
+        """
+        with self._lock:
+            self._ensure_loaded()
+            item = self.items.get(item_id)
+            if item is None:
+                return False
+            record = {
+                "id": item_id,
+                "tombstone": True,
+                "mergedInto": merged_into,
+                "forgottenAt": to_iso(self._clock()),
+            }
+            path = self._file_for(item)
+            self._write({path: [record]})
+            self._tombstones[item_id] = record
+            self._tombstone_home[item_id] = path
+            self._forgotten_ids.add(item_id)
+            self._drop(item_id)
+            self._home.pop(item_id, None)
+            self._fresh.pop(item_id, None)
             return True
 
     def promote(self, item_id: str) -> MemoryItem | None:

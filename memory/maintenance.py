@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, timedelta
 from pathlib import Path
 
 import orjson
@@ -36,7 +36,7 @@ from memory.consolidation import (
     consolidate_scope,
     ignore_superseded,
 )
-from memory.items import MemoryItem
+from memory.items import Layer, MemoryItem
 from memory.memory_versions import archive_dir
 from memory.scope_paths import GLOBAL_SCOPE, MEMORY_DIR_NAME, ScopePaths, validate_scope_key
 from memory.service import MemoryService
@@ -68,6 +68,10 @@ class MaintenanceRun:
 
 
 StepFunction = Callable[[MaintenanceRun], str]
+
+# BM25 relevance (0..1 within the query's hits) a durable fact needs to count as the one
+# a superseded MEMORY.md entry is about: only a near-certain match is marked.
+SUPERSEDED_MATCH_MIN = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,8 +213,42 @@ def reindex(run: MaintenanceRun) -> str:
     return f"{stats.items} items in {stats.files} files{skipped}"
 
 
-# The steps in the order they run. Consolidation reads notes before they are archived.
+def erase_forgotten(run: MaintenanceRun) -> str:
+    report = run.memory.erase_forgotten(run.scope)
+    if not report.needles:
+        return "nothing forgotten since the last run"
+    files = len(report.files_rewritten)
+    return (
+        f"erased {report.needles} forgotten texts: {files} files rewritten, "
+        f"{report.lines_redacted} lines redacted"
+    )
+
+
+def supersede_matching_facts(
+    memory: MemoryService, config: Callable[[], MemoryConfig]
+) -> SupersededHook:
+    """A consolidation hook: the durable facts matching entries the model called superseded
+    are marked as earlier (dated, kept), so no pack shows them as current."""
+
+    def mark(scope: str, entries: list[str]) -> None:
+        now = time.time()
+        for entry in entries:
+            hits = memory.search(scope, entry, config=config(), tz=UTC, limit=3)
+            stale = [
+                item.id
+                for item, score in hits
+                if score >= SUPERSEDED_MATCH_MIN and item.layer is not Layer.EPISODIC
+            ]
+            if stale:
+                memory.supersede_facts(scope, stale, None, at=now)
+
+    return mark
+
+
+# The steps in the order they run. Forgotten text goes first, so consolidation never reads
+# it back; consolidation reads notes before they are archived.
 MAINTENANCE_STEPS: tuple[MaintenanceStep, ...] = (
+    MaintenanceStep("erase forgotten", erase_forgotten),
     MaintenanceStep("consolidate", consolidate),
     MaintenanceStep("archive notes", archive_old_notes),
     MaintenanceStep("prune sessions", prune_old_sessions),

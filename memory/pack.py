@@ -13,10 +13,12 @@ index over the same ids into a pack:
    Episodes the request already carries (`MemoryQuery.carried`) are left out.
 2. Score each candidate (`memory.scoring.combined_score`): relevance is BM25 scaled to
    0..1 within the query's hits, plus recency, salience, confidence and a type boost;
-   durable items decay with age (never to zero).
+   durable items decay with age (never to zero), and a fact a newer statement replaced
+   keeps `superseded_weight` of its score.
 3. Walk candidates best first: skip an item its layer's topK has no room for, or whose
-   content a chosen item already covers (same fingerprint, or all of its references are
-   chosen episodes whose text contains it); take it while the running total stays within
+   content a chosen item already covers (same fingerprint, all of its references are
+   chosen episodes whose text contains it, the same statement in other words, or a turn
+   saying nothing beyond the facts extracted from it); take it while the running total stays within
    the soft budget, and past that only items scoring `overflow_min_score` or more, up to
    the max budget. Token cost = `estimate_item_tokens(rendered line)`.
    Conversation turns (episodic TURN items) close in time form *windows*
@@ -29,6 +31,9 @@ index over the same ids into a pack:
 4. Render under `# Memory`: `## Recent episodes` (oldest first, each line dated),
    `## Relevant facts`, `## Applicable procedures`; empty sections are left out and an
    empty pack renders as "".
+
+The steps share the candidate walk and its state (coverage, windows, budgets), so they
+stay in one module, longer than most.
 
 Neither building nor rendering changes any item (no access-time bumps): a caller that
 wants to record access does so itself.
@@ -43,12 +48,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
+from functools import lru_cache
 from itertools import compress
 from typing import Any
 
 from config.runtime import RankingConfig
 from memory.bm25 import BM25Index
-from memory.dates import mentions_relative_day
 from memory.item_store import PROMOTED_FROM_PREFIX
 from memory.items import ItemType, Layer, MemoryItem, MemoryQuery, normalize_content
 from memory.scoring import (
@@ -192,20 +197,32 @@ _TYPE_LABELS = {
 
 
 def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
-    """One Markdown list line for an item; episodes start with their date.
+    """One Markdown list line for an item; every line says when it was said.
 
-    A conversation turn shows its text; any other item shows its kind and its content
-    (titles are cut copies of the content, so showing both would pay for it twice).
-    Multi-line content keeps its lines, indented as a list continuation.
+    A conversation turn shows its text; any other item shows its kind, when it was said,
+    and its content (titles are cut copies of the content, so showing both would pay for
+    it twice). An item a newer statement replaced says so ("earlier, until DATE"), so the
+    model never takes it for the current state. Multi-line content keeps its lines,
+    indented as a list continuation.
     """
     text = item.content.strip() or item.title.strip()
+    earlier = ""
+    if item.valid_to is not None:
+        earlier = f"earlier, until {_day(item.valid_to, tz)}"
+    elif item.superseded_by is not None:
+        earlier = "earlier, since replaced"
     if item.type is not ItemType.TURN:
+        said = _day(item.created_at, tz)
+        said = f"said {item.mentions} times since {said}" if item.mentions > 1 else f"said {said}"
+        if earlier and item.layer is not Layer.EPISODIC:
+            said = f"{said}; {earlier}"
         text = f"{_TYPE_LABELS[item.type]}: {text}"
+        if item.layer is not Layer.EPISODIC:
+            text = f"{_TYPE_LABELS[item.type]} ({said}): {item.content.strip() or item.title}"
     text = "\n  ".join(line.rstrip() for line in text.splitlines()) if "\n" in text else text
     if item.layer is Layer.EPISODIC:
-        return f"- {_day(item.created_at, tz)}: {text}"
-    if mentions_relative_day(text):  # "turns 7 next week" needs the day it was said
-        return f"- {text} (said {_day(item.created_at, tz)})"
+        day = _day(item.created_at, tz)
+        return f"- {day} ({earlier}): {text}" if earlier else f"- {day}: {text}"
     return f"- {text}"
 
 
@@ -248,16 +265,41 @@ def _recent_episodes(items: Mapping[str, MemoryItem], count: int) -> list[Memory
 
 
 class _Coverage:
-    """What the chosen items already say, to skip candidates that would repeat it."""
+    """What the chosen items already say, to skip candidates that would repeat it.
 
-    def __init__(self) -> None:
+    Beside exact repeats (same fingerprint, an episode holding the fact's text), a
+    durable fact is covered by a chosen one of near-equal terms (the same fact in other
+    words), and a turn by the facts extracted from it when its user's words add nothing
+    to them. Terms are computed only for candidates that reach this check, a few dozen
+    at most per pack.
+    """
+
+    def __init__(self, duplicate_overlap: float = 1.0) -> None:
         self.fingerprints: set[str] = set()
         # reference -> normalized texts of chosen episodes carrying it
         self.episode_texts: dict[str, list[str]] = {}
+        self.duplicate_overlap = duplicate_overlap
+        # terms of what each chosen fact or turn says
+        self.said_terms: list[frozenset[str]] = []
+        self.said_exact: set[frozenset[str]] = set()
+        # time said -> terms of the chosen durable facts said then
+        self.fact_terms_at: dict[float, set[str]] = {}
 
     def covers(self, item: MemoryItem) -> bool:
         if item.fingerprint in self.fingerprints:
             return True
+        if self.said_terms and len(item.content) <= _SHORT_STATEMENT_CHARS:
+            own = _term_set(_said(item))
+            if own and own in self.said_exact:
+                return True
+            turn = item.type is ItemType.TURN
+            # A turn is checked for an equal statement only (the common case, and cheap:
+            # most candidates are turns); facts, fewer, for near-equal ones too.
+            if not turn and own and any(self._same(own, chosen) for chosen in self.said_terms):
+                return True
+            facts_then = self.fact_terms_at.get(item.created_at)
+            if turn and facts_then is not None and own <= facts_then:
+                return True
         if not item.references:
             return False
         text = normalize_content(item.content)
@@ -266,13 +308,38 @@ class _Coverage:
             for ref in item.references
         )
 
+    def _same(self, first: frozenset[str], second: frozenset[str]) -> bool:
+        union = len(first | second)
+        return bool(union) and len(first & second) / union >= self.duplicate_overlap
+
     def add(self, item: MemoryItem) -> None:
         self.fingerprints.add(item.fingerprint)
-        if item.layer is not Layer.EPISODIC:
+        durable = item.layer is not Layer.EPISODIC
+        if durable or len(item.content) <= _SHORT_STATEMENT_CHARS:
+            said = _term_set(_said(item))
+            self.said_terms.append(said)
+            self.said_exact.add(said)
+        if durable:
+            self.fact_terms_at.setdefault(item.created_at, set()).update(said)
             return
         text = normalize_content(item.content)
         for ref in (*item.references, item.id, PROMOTED_FROM_PREFIX + item.id):
             self.episode_texts.setdefault(ref, []).append(text)
+
+
+# Repeats of one fact are short statements; a longer turn is not checked term by term,
+# which keeps the check off most of a long conversation's candidates.
+_SHORT_STATEMENT_CHARS = 240
+
+
+@lru_cache(maxsize=16_384)
+def _term_set(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+def _said(item: MemoryItem) -> str:
+    """What the user said in a turn, or a fact's statement, without the speaker's name."""
+    return item.content.split("\nAssistant:", 1)[0].split(": ", 1)[-1]
 
 
 def _best_hits(hits: dict[str, float], count: int, items: Mapping[str, MemoryItem]) -> list[str]:
@@ -492,6 +559,10 @@ def build_pack(
             decay = decay_factor(
                 age_days(now, reinforced), decay_days, decay_enabled, ranking.decay_floor
             )
+            if item.valid_to is not None or item.superseded_by is not None:
+                # Replaced by a newer statement: still worth knowing, never ahead of it.
+                # (An episode keeps its rank: it is history, dated and marked "earlier".)
+                decay *= ranking.superseded_weight
         boost = boost_of[item.type]
         if query_tags and not query_tags.isdisjoint(item.tags):
             boost += ranking.tag_match_boost
@@ -516,7 +587,7 @@ def build_pack(
     window_of = turns.window_of
     # Turns a window's open slot still has room for.
     window_room: dict[int, int] = {}
-    coverage = _Coverage()
+    coverage = _Coverage(ranking.duplicate_term_overlap)
     total = 0
     for score, relevance, item in scored:
         window = window_of.get(item.id)

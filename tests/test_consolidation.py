@@ -21,6 +21,7 @@ from bot.commands import ParsedCommand
 from config.runtime import ConsolidationConfig
 from memory.consolidation import consolidate_scope
 from memory.daily_notes import write_memory_file
+from memory.maintenance import MaintenanceReport, StepResult
 from memory.memory_rewrite import parse_rewrite
 from memory.scope_paths import ScopePaths
 from systems.context import ChatRef
@@ -32,6 +33,10 @@ OTHER = "telegram:2002"
 OLD_MEMORY = (
     "## About the user\n- Has a cat named Miso\n- Works as a nurse\n- Plays the cello on Sundays\n"
 )
+
+
+def consolidate_step(report: MaintenanceReport) -> StepResult:
+    return next(step for step in report.steps if step.name == "consolidate")
 
 
 def scope_paths(workspace: Path, scope: str = SCOPE) -> ScopePaths:
@@ -95,12 +100,13 @@ def test_paris_then_berlin_leaves_berlin_in_memory(
     assert code == 0, out
     steps = out.splitlines()
     assert [line.split(": ")[1] for line in steps] == [
+        "erase forgotten",
         "consolidate",
         "archive notes",
         "prune sessions",
         "reindex",
     ]
-    assert "rewrote MEMORY.md" in steps[0]
+    assert "rewrote MEMORY.md" in steps[1]
     say(workspace, openai_server, "I moved to Berlin")
     openai_server.script(
         reply(
@@ -160,7 +166,7 @@ async def test_a_bad_rewrite_changes_nothing_and_is_retried(
     assert app.maintenance is not None
     openai_server.script(answer)  # type: ignore[arg-type]
     report = await app.maintenance.maintain(SCOPE)
-    line = report.steps[0].line
+    line = consolidate_step(report).line
     assert line.startswith("rejected: ") and why in line, line
     assert paths.memory_file.read_text() == OLD_MEMORY
     assert not (paths.directory / ".consolidation_state").exists()
@@ -168,7 +174,8 @@ async def test_a_bad_rewrite_changes_nothing_and_is_retried(
     # The next run reads the same material again and may succeed.
     openai_server.script(reply(OLD_MEMORY + "- Sister Ana visits in May\n## Superseded\n- none"))
     report = await app.maintenance.maintain(SCOPE)
-    assert report.steps[0].line.startswith("rewrote MEMORY.md"), report.steps[0].line
+    line = consolidate_step(report).line
+    assert line.startswith("rewrote MEMORY.md"), line
     assert "sister Ana visits in May" in consolidation_requests(openai_server)[-1]
     assert "Ana visits in May" in paths.memory_file.read_text()
 
@@ -183,13 +190,13 @@ async def test_dropping_entries_needs_them_named_as_superseded(
     kept = "## About the user\n- Works as a nurse\n- Sister Ana visits in May\n"
     openai_server.script(reply(kept))
     report = await app.maintenance.maintain(SCOPE)
-    assert "drops 2 of 3 entries" in report.steps[0].line
+    assert "drops 2 of 3 entries" in consolidate_step(report).line
     assert paths.memory_file.read_text() == OLD_MEMORY and not superseded
     openai_server.script(
         reply(kept + "\n## Superseded\n- Has a cat named Miso\n- Plays the cello on Sundays")
     )
     report = await app.maintenance.maintain(SCOPE)
-    assert "3 -> 2 entries, 2 superseded" in report.steps[0].line
+    assert "3 -> 2 entries, 2 superseded" in consolidate_step(report).line
     assert paths.memory_file.read_text() == kept
     assert superseded == [(SCOPE, ["Has a cat named Miso", "Plays the cello on Sundays"])]
 
@@ -203,7 +210,7 @@ async def test_nothing_new_means_no_model_call(
     await app.maintenance.maintain(SCOPE)
     calls = len(openai_server.requests)
     report = await app.maintenance.maintain(SCOPE)
-    assert report.steps[0].line == "nothing new since the last run"
+    assert consolidate_step(report).line == "nothing new since the last run"
     assert len(openai_server.requests) == calls
 
 
@@ -352,7 +359,7 @@ async def test_a_compaction_starts_maintenance_once_per_half_hour(
             break
         await asyncio.sleep(0.02)
     first = json.loads(last.read_text())
-    assert first["steps"][0]["name"] == "consolidate"
+    assert [s["name"] for s in first["steps"]][:2] == ["erase forgotten", "consolidate"]
     await ask(app, "I have a cat too")
     await ask(app, "and a bird")
     await app.commands.run(CONSOLE_CHAT, ParsedCommand("compact", "1"))

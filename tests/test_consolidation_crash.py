@@ -47,7 +47,8 @@ MEMORY = re.compile(r"\A- fact (\d+)\n- base fact\n\Z")
 
 
 def run_and_kill(workspace: Path, sleep: float, after_runs: int, extra: float) -> int:
-    """Start the worker, SIGKILL it `extra` s after its `after_runs`-th run; runs done."""
+    """Start the worker, SIGKILL it `extra` s after its `after_runs`-th run; the runs it had
+    reported finished when it died."""
     worker = subprocess.Popen(
         [sys.executable, "-c", WORKER, str(workspace), str(sleep)],
         stdout=subprocess.PIPE,
@@ -65,6 +66,9 @@ def run_and_kill(workspace: Path, sleep: float, after_runs: int, extra: float) -
     finally:
         worker.send_signal(signal.SIGKILL)
         worker.wait(10)
+    # Runs may have finished between the last line read and the kill.
+    for line in worker.stdout.read().split():
+        done = int(line)
     return done
 
 

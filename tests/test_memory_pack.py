@@ -148,7 +148,8 @@ def test_a_two_year_old_fact_is_still_found_when_it_is_the_only_relevant_one() -
     items, index = store(old_fact, *chatter)
     pack = pack_for(items, index, "can I take penicillin?")
     assert "allergy" in ids(pack)
-    assert "- Constraint: The user is allergic to penicillin" in pack.rendered
+    said = datetime.fromtimestamp(NOW - 730 * DAY, UTC).strftime("%Y-%m-%d")
+    assert f"- Constraint (said {said}): The user is allergic to penicillin" in pack.rendered
 
 
 def test_decay_ranks_an_old_fact_below_an_equally_relevant_fresh_one() -> None:
@@ -180,21 +181,22 @@ def test_rendered_markdown_format() -> None:
     pack = pack_for(items, index, "flaky CI test", working_top_k=0)
     old_day = datetime.fromtimestamp(NOW - 40 * DAY, UTC).strftime("%Y-%m-%d")
     new_day = datetime.fromtimestamp(NOW - DAY, UTC).strftime("%Y-%m-%d")
+    today = new_day
     assert pack.rendered == (
         "# Memory\n\n"
         "## Recent episodes\n"
         f"- {old_day}: The CI test was flaky again\n"
         f"- {new_day}: We fixed the flaky test in CI\n\n"
         "## Relevant facts\n"
-        "- Decision: CI runs on GitHub Actions\n\n"
+        f"- Decision (said {today}): CI runs on GitHub Actions\n\n"
         "## Applicable procedures\n"
-        "- Fix: Rerun the flaky test with -p no:randomly\n"
+        f"- Fix (said {today}): Rerun the flaky test with -p no:randomly\n"
     )
     # Turns show their text, other items their kind; titles are never paid for twice;
     # empty sections vanish.
     facts_only = pack_for(items, index, "GitHub Actions", working_top_k=0)
     assert facts_only.rendered == (
-        "# Memory\n\n## Relevant facts\n- Decision: CI runs on GitHub Actions\n"
+        f"# Memory\n\n## Relevant facts\n- Decision (said {today}): CI runs on GitHub Actions\n"
     )
 
 
