@@ -17,12 +17,14 @@ from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings
 from config.workspace import WorkspacePaths
 from memory.large_results import LargeResultStore
+from memory.model_windows import ModelWindowStore
 from memory.service import MemoryService
 from memory.session import SessionStore
 from systems.auto_compaction import AutoCompaction, OverflowRecovery
 from systems.compactor import Compactor
 from systems.context import ChatRef
 from systems.context_building import ContextBuilding
+from systems.context_window import ContextWindowLimit
 from systems.llm import ChatModel
 from systems.memory_persist import MemoryPersist
 from systems.pipeline import Pipeline, System, load_entry_point_systems
@@ -72,6 +74,7 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
             base_url=settings.openai_base_url,
             max_retries=config.llm.max_retries,
             timeout_seconds=config.llm.request_timeout_seconds,
+            windows=ModelWindowStore.in_workspace(paths.root),
         )
     large_results = LargeResultStore(paths.large_tool_results)
     tools = ToolRegistry(
@@ -99,6 +102,8 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         ),
         MemoryPersist(memory),
     ]
+    if isinstance(llm, OpenAIChatModel):
+        systems.append(ContextWindowLimit(llm))
     systems += load_entry_point_systems()
     pipeline = Pipeline(systems)
     assistant = Assistant(
@@ -119,7 +124,12 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
         return [f"Memory ({scope}): {layers}; {pack}{skipped}"]
 
-    commands = Commands(assistant, compactor=compactor, status_providers=[memory_lines])
+    commands = Commands(
+        assistant,
+        compactor=compactor,
+        status_providers=[memory_lines],
+        known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
+    )
     return App(
         settings=settings,
         paths=paths,

@@ -16,6 +16,7 @@ from bot.startup import secrets_of, workspace_problem
 from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings, SettingsError, load_settings
 from config.workspace import WorkspacePaths
+from memory.model_windows import ModelWindowStore
 from systems.llm import ChatRequest, LLMError
 
 
@@ -73,6 +74,32 @@ async def check_llm(settings: Settings, model: str) -> CheckResult:
     return CheckResult("llm", True, detail)
 
 
+async def check_context_window(
+    settings: Settings, model: str, paths: WorkspacePaths
+) -> CheckResult:
+    """The window the bot will use for `model`, and where that figure comes from."""
+    llm = OpenAIChatModel(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        base_url=settings.openai_base_url,
+        max_retries=0,
+        timeout_seconds=15,
+        windows=ModelWindowStore.in_workspace(paths.root),
+    )
+    try:
+        window = await llm.context_window(model)
+    finally:
+        await llm.close()
+    if window is None:
+        limit = RuntimeConfigStore(paths.runtime_config).current().llm.max_input_tokens
+        return CheckResult(
+            "context window",
+            True,
+            f"{model}: not reported by the server; llm.maxInputTokens ({limit:,}) is used "
+            "until an overflow error states the real window",
+        )
+    return CheckResult("context window", True, f"{model} has {window.describe()}")
+
+
 async def check_telegram(settings: Settings) -> CheckResult:
     if settings.telegram_bot_token is None:
         return CheckResult("telegram", True, "no TELEGRAM_BOT_TOKEN set (only needed for `run`)")
@@ -103,6 +130,8 @@ async def run_checks(settings: Settings | None, settings_error: str | None) -> l
     store = RuntimeConfigStore(paths.runtime_config)
     model = store.current().llm.model or settings.bot_model
     results.append(await check_llm(settings, model))
+    if workspace.ok and results[-1].ok:
+        results.append(await check_context_window(settings, model, paths))
     results.append(await check_telegram(settings))
     return results
 

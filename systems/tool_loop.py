@@ -8,8 +8,10 @@ from collections.abc import Awaitable, Callable
 
 from memory.items import to_iso
 from memory.large_results import LargeResultStore
+from memory.model_windows import ModelWindow
 from memory.session import valid_unicode
 from systems.context import TurnContext
+from systems.context_window import narrow_to_window
 from systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
 from systems.request_messages import model_messages
 from systems.tool_runner import ToolError, ToolRunner
@@ -79,6 +81,7 @@ class ToolLoop:
                 ),
                 model=ctx.model,
                 temperature=llm_config.temperature,
+                # A cap: a model client that knows the window asks for what still fits.
                 max_output_tokens=llm_config.max_output_tokens,
                 timeout_seconds=llm_config.request_timeout_seconds,
                 tools=tool_schemas,
@@ -87,6 +90,9 @@ class ToolLoop:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
             except LLMError as error:
+                if error.context_window is not None:
+                    # The server stated its window: compact and budget against it from now on.
+                    narrow_to_window(ctx, ModelWindow(error.context_window, "overflow error"))
                 if (
                     error.kind is LLMFailureKind.CONTEXT_OVERFLOW
                     and self.overflow_recovery is not None

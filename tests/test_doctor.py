@@ -29,6 +29,7 @@ def test_all_checks_pass(workspace: Path, openai_server: FakeOpenAIServer) -> No
         "ok   workspace",
         "ok   runtime config",
         "ok   llm",
+        "ok   context window",
         "ok   telegram",
     ]
     assert "@mnemo_test_bot" in lines[-1]
