@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from bot import bench_memory, bench_telegram, eval_locomo, memory_cli
 from bot.app import build_app
@@ -42,10 +43,19 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return doctor(sys.stdout)
 
 
+def installed_version() -> str:
+    """The version pip installed; a source tree that was never installed has none."""
+    try:
+        return version("mnemobot")
+    except PackageNotFoundError:
+        return "unknown (not installed; run pip install .)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mnemobot", description="A Telegram AI assistant that remembers."
     )
+    parser.add_argument("--version", action="version", version=f"mnemobot {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     chat = sub.add_parser("chat", help="talk to the bot in this terminal (or pipe lines in)")
