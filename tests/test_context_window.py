@@ -14,9 +14,10 @@ import pytest
 
 from bot.app import App, build_app
 from bot.commands import ParsedCommand
+from bot.doctor import run_checks
 from bot.window_reports import answer_tokens_that_fit, overflow_figures
 from config.runtime import RuntimeConfig
-from tests.conftest import CONSOLE_CHAT, ask, make_settings, run_mnemobot, write_runtime_config
+from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import (
     FakeOpenAIServer,
     OverflowForm,
@@ -150,16 +151,15 @@ async def test_status_shows_the_configured_window_while_nothing_is_learned(
     assert "Context window: 128,000 tokens (from the config: llm.maxInputTokens)" in shown
 
 
-def test_doctor_shows_the_window_and_where_it_came_from(
+async def test_doctor_shows_the_window_and_where_it_came_from(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
     serve_small_model(openai_server, "llamacpp", "llamacpp")
-    result = run_mnemobot(
-        "doctor", BOT_WORKSPACE=str(workspace), OPENAI_BASE_URL=openai_server.base_url
-    )
-    line = next(x for x in result.stdout.splitlines() if "context window" in x)
-    assert line.startswith("ok   context window: gpt-4o-mini has 2,048 tokens (reported by")
-    assert "/props n_ctx" in line
+    results = await run_checks(make_settings(workspace, openai_server), None)
+    [check] = [r for r in results if r.name == "context window"]
+    assert check.ok
+    assert check.detail.startswith("gpt-4o-mini has 2,048 tokens (reported by the server")
+    assert "/props n_ctx" in check.detail
 
 
 @pytest.mark.parametrize(

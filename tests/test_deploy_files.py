@@ -12,10 +12,10 @@ import json
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
-from bot.cli import installed_version
-from tests.conftest import run_mnemobot
+from bot.cli import installed_version, main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -116,9 +116,10 @@ def test_license_is_the_mit_license_pyproject_declares() -> None:
     assert f"## [{pyproject['project']['version']}]" in changelog
 
 
-def test_version_prints_the_installed_version() -> None:
-    result = run_mnemobot("--version")
-    assert result.returncode == 0
-    assert result.stdout.strip() == f"mnemobot {installed_version()}"
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"mnemobot {installed_version()}"
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert installed_version() == pyproject["project"]["version"]
