@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from config.runtime import SMALL_WINDOW_ANSWER_SHARE
 from memory.model_windows import ModelWindow
 
 # The window and the prompt size as the servers we know state them in an overflow error:
@@ -63,8 +64,14 @@ def overflow_figures(message: str, fields: Mapping[str, Any]) -> tuple[int | Non
 
 
 def answer_tokens_that_fit(window_tokens: int, prompt_estimate: int, cap: int) -> int:
-    """max_tokens for a request: what the window leaves after the prompt, within [floor, cap]."""
+    """max_tokens for a request: what the window leaves after the prompt, within [floor, cap].
+
+    The cap is also the answer's share of the window (a quarter), the room the compaction
+    threshold leaves for it: a small model that talks until its budget ends would otherwise
+    fill the window with one answer and force a compaction on every turn.
+    """
     floor = min(MIN_ANSWER_TOKENS, window_tokens // 8)
+    cap = min(cap, max(floor, int(window_tokens * SMALL_WINDOW_ANSWER_SHARE)))
     room = window_tokens - math.ceil(prompt_estimate * PROMPT_ESTIMATE_MARGIN)
     return max(1, min(cap, max(floor, room)))
 

@@ -61,7 +61,6 @@ class ToolLoop:
     async def _loop(self, ctx: TurnContext) -> None:
         limits = ctx.config.tool_loop
         llm_config = ctx.config.llm
-        tool_schemas = self.tools.schemas(ctx)
         last_content: str | None = None
         overflow_rounds = 0
         while True:
@@ -84,7 +83,9 @@ class ToolLoop:
                 # A cap: a model client that knows the window asks for what still fits.
                 max_output_tokens=llm_config.max_output_tokens,
                 timeout_seconds=llm_config.request_timeout_seconds,
-                tools=tool_schemas,
+                # Asked on every call: after an overflow error the window may be known and
+                # the tool definitions may no longer fit (the registry leaves them out).
+                tools=self.tools.schemas(ctx),
             )
             try:
                 ctx.llm_calls += 1

@@ -199,9 +199,11 @@ def test_overflow_errors_state_window_and_prompt(
 
 
 def test_answer_budget_is_what_the_window_leaves_within_cap_and_floor() -> None:
-    assert answer_tokens_that_fit(2048, 1000, 2048) == 948
-    assert answer_tokens_that_fit(2048, 100, 500) == 500
+    assert answer_tokens_that_fit(2048, 1500, 2048) == 2048 - 1651
+    assert answer_tokens_that_fit(2048, 1000, 2048) == 512  # a quarter of the window at most
+    assert answer_tokens_that_fit(2048, 100, 300) == 300
     assert answer_tokens_that_fit(2048, 5000, 2048) == 256
+    assert answer_tokens_that_fit(128_000, 1000, 2048) == 2048
 
 
 def test_a_small_window_narrows_input_and_memory_budgets_once() -> None:
