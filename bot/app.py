@@ -20,12 +20,14 @@ from config.settings import Settings
 from config.workspace import WorkspacePaths
 from memory.large_results import LargeResultStore
 from memory.maintenance import supersede_matching_facts
+from memory.model_windows import ModelWindowStore
 from memory.service import MemoryService
 from memory.session import SessionStore
 from systems.auto_compaction import AutoCompaction, OverflowRecovery
 from systems.compactor import Compactor
 from systems.context import ChatRef
 from systems.context_building import ContextBuilding
+from systems.context_window import ContextWindowLimit
 from systems.llm import ChatModel
 from systems.memory_persist import MemoryPersist
 from systems.pipeline import Pipeline, System, load_entry_point_systems
@@ -87,6 +89,7 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
             base_url=settings.openai_base_url,
             max_retries=config.llm.max_retries,
             timeout_seconds=config.llm.request_timeout_seconds,
+            windows=ModelWindowStore.in_workspace(paths.root),
         )
     large_results = LargeResultStore(paths.large_tool_results)
     tools = ToolRegistry(
@@ -134,6 +137,8 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         ),
         MemoryPersist(memory),
     ]
+    if isinstance(llm, OpenAIChatModel):
+        systems.append(ContextWindowLimit(llm))
     systems += load_entry_point_systems(services)
     pipeline = Pipeline(systems)
     assistant = Assistant(
@@ -160,7 +165,11 @@ def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
         return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
     commands = Commands(
-        assistant, compactor=compactor, status_providers=[memory_lines], memory=memory
+        assistant,
+        compactor=compactor,
+        status_providers=[memory_lines],
+        memory=memory,
+        known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
     )
     commands.status_providers.append(
         lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))

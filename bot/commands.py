@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bot.assistant import STORAGE_FAILED_TEXT, Assistant
+from memory.model_windows import ModelWindow
 from memory.service import MemoryService
 from memory.session import AgentSession
 from systems.compaction_plan import is_summary
@@ -133,10 +134,13 @@ class Commands:
         status_providers: list[StatusProvider] | None = None,
         compactor: Compactor | None = None,
         memory: MemoryService | None = None,
+        known_window: Callable[[str], ModelWindow | None] | None = None,
     ) -> None:
         self.assistant = assistant
         self.status_providers = list(status_providers or [])
         self.compactor = compactor
+        # The model's learned context window, when the model client knows one.
+        self.known_window = known_window
         self.memory = memory
         # chat key -> time until which "/forget_me confirm" is accepted
         self._forget_me_asked: dict[str, float] = {}
@@ -287,10 +291,17 @@ class Commands:
         config = assistant.config()
         session = assistant.session(chat)
         tokens = estimate_session_tokens(assistant, session)
+        model = assistant.model_name(config)
+        window = self.known_window(model) if self.known_window else None
+        if window is not None:
+            config = config.for_context_window(window.tokens)
+        else:
+            window = ModelWindow(config.llm.max_input_tokens, "config", "llm.maxInputTokens")
         threshold = config.compaction_threshold_tokens()
         llm_base = endpoint_for_display(assistant.settings.openai_base_url)
         lines = [
-            f"Model: {assistant.model_name(config)} ({llm_base})",
+            f"Model: {model} ({llm_base})",
+            f"Context window: {window.describe()}",
             f"Chat: {chat.key}",
             f"Session: {len(session.messages)} messages, ~{tokens:,} of {threshold:,} tokens "
             "before compaction",

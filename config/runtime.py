@@ -365,6 +365,21 @@ class FilesConfig(ConfigSection):
     one folder (files/shared/) for all chats, so what one chat writes every chat can read."""
 
 
+# On a model whose context window is smaller than llm.maxInputTokens, the memory parts of
+# the prompt (pack, operator notes, the chat's MEMORY.md) together take at most this share
+# of the input, so the conversation keeps room; and at most this share of the window is set
+# aside for the answer. Not tunable: they only scale the tunable budgets down to a window.
+SMALL_WINDOW_MEMORY_SHARE = 0.3
+SMALL_WINDOW_ANSWER_SHARE = 0.25
+_MEMORY_BUDGET_FIELDS = (
+    "soft_prompt_budget_tokens",
+    "max_prompt_budget_tokens",
+    "operator_memory_budget_tokens",
+    "scope_memory_budget_tokens",
+    "legacy_context_budget_tokens",
+)
+
+
 class RuntimeConfig(ConfigSection):
     assistant: AssistantConfig = AssistantConfig()
     llm: LlmConfig = LlmConfig()
@@ -388,6 +403,34 @@ class RuntimeConfig(ConfigSection):
     def compaction_threshold_tokens(self) -> int:
         """Estimated request size past which AutoCompaction compacts (80% of the model's input)."""
         return min(int(self.llm.max_input_tokens * 0.8), self.compaction.max_context_tokens)
+
+    def for_context_window(self, window_tokens: int) -> RuntimeConfig:
+        """This config for a model whose whole context (prompt and answer) is `window_tokens`.
+
+        The input limit becomes the smaller of llm.maxInputTokens and the window less the
+        room for an answer; when that cuts it, the memory budgets shrink in proportion, so
+        compaction and the prompt fit a small local model. Applying it twice changes nothing.
+        """
+        answer_room = min(
+            self.llm.max_output_tokens, int(window_tokens * SMALL_WINDOW_ANSWER_SHARE)
+        )
+        input_limit = max(1, window_tokens - answer_room)
+        if input_limit >= self.llm.max_input_tokens:
+            return self
+        memory = self.memory
+        memory_tokens = (
+            memory.max_prompt_budget_tokens
+            + memory.operator_memory_budget_tokens
+            + memory.scope_memory_budget_tokens
+        )
+        if memory_tokens > SMALL_WINDOW_MEMORY_SHARE * input_limit:
+            scale = SMALL_WINDOW_MEMORY_SHARE * input_limit / memory_tokens
+            memory = memory.model_copy(
+                update={f: int(getattr(memory, f) * scale) for f in _MEMORY_BUDGET_FIELDS}
+            )
+        # model_copy skips validation on purpose: a window may be below maxInputTokens' floor.
+        llm = self.llm.model_copy(update={"max_input_tokens": input_limit})
+        return self.model_copy(update={"llm": llm, "memory": memory})
 
     def to_json_dict(self) -> dict[str, object]:
         return self.model_dump(by_alias=True, mode="json")
