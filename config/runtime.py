@@ -144,6 +144,17 @@ class RankingConfig(ConfigSection):
     it, so an answer is found through its question."""
     neighbour_gap_seconds: float = Field(120, ge=0)
     """Most seconds between a turn and the neighbour it shares relevance with."""
+    turns_around_hits: int = Field(1, ge=0, le=3)
+    """Each matching turn brings this many turns before and after it in the conversation
+    as candidates, sharing neighbour_relevance_share of its relevance, even when they
+    share no word with the query (the question a matching answer replies to, the answer
+    to a matching question); 0 turns it off."""
+    turns_around_max_gap_minutes: float = Field(30, ge=0)
+    """A turn further than this from the matching turn (or the turn between them) is
+    another conversation and is not brought along."""
+    fill_budget_past_top_k: bool = True
+    """When the topK limits leave soft budget unused, fill it with the next matching
+    items (best first) past those limits, instead of sending a shorter pack."""
 
 
 class ExtractionConfig(ConfigSection):

@@ -37,7 +37,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
@@ -58,6 +58,10 @@ from memory.scoring import (
 )
 from memory.text_terms import terms
 from memory.tokens import estimate_item_tokens
+from memory.turn_timeline import is_turn
+
+# The turns right before and after a turn in its conversation (None at either end).
+TurnsAround = Callable[[MemoryItem], tuple[MemoryItem | None, MemoryItem | None]]
 
 # The least `estimate_item_tokens` gives any item (DESIGN §6: max(20, chars/4 + 8)).
 MIN_ITEM_TOKENS = estimate_item_tokens("")
@@ -112,6 +116,10 @@ class PackDiagnostics:
     skipped_other_scope: int = 0
     # Episodic topK slots used (a conversation window of several turns uses one).
     episodic_slots: int = 0
+    # Turns brought in as the turns around a matching turn.
+    turns_around_hits: int = 0
+    # Items taken past the topK limits to fill the soft budget.
+    filled_past_top_k: int = 0
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +136,8 @@ class PackDiagnostics:
             "skippedExpired": self.skipped_expired,
             "skippedOtherScope": self.skipped_other_scope,
             "episodicSlots": self.episodic_slots,
+            "turnsAroundHits": self.turns_around_hits,
+            "filledPastTopK": self.filled_past_top_k,
         }
 
 
@@ -348,6 +358,41 @@ def turn_context(
     return context
 
 
+def _turns_around_hits(
+    candidates: Mapping[str, MemoryItem],
+    relevance_of: Mapping[str, float],
+    turns_around: TurnsAround,
+    ranking: RankingConfig,
+) -> dict[str, tuple[MemoryItem, float]]:
+    """Turns around the matching turns that are not candidates yet, with what they borrow.
+
+    Each step away from the matching turn shares `neighbour_relevance_share` once more,
+    and a step longer than `turns_around_max_gap_minutes` ends the walk that way.
+    """
+    steps = ranking.turns_around_hits
+    share = ranking.neighbour_relevance_share
+    max_gap = ranking.turns_around_max_gap_minutes * 60.0
+    found: dict[str, tuple[MemoryItem, float]] = {}
+    for doc_id, relevance in relevance_of.items():
+        hit = candidates[doc_id]
+        if relevance <= 0 or not is_turn(hit):
+            continue
+        for side in (0, 1):
+            current = hit
+            borrowed = relevance
+            for _ in range(steps):
+                neighbour = turns_around(current)[side]
+                if neighbour is None or abs(neighbour.created_at - current.created_at) > max_gap:
+                    break
+                borrowed *= share
+                if neighbour.id not in candidates:
+                    known = found.get(neighbour.id)
+                    if known is None or known[1] < borrowed:
+                        found[neighbour.id] = (neighbour, borrowed)
+                current = neighbour
+    return found
+
+
 def _is_expired(item: MemoryItem, now: float) -> bool:
     return item.ttl_days is not None and now > item.created_at + item.ttl_days * _SECONDS_PER_DAY
 
@@ -361,11 +406,14 @@ def build_pack(
     decay_enabled: bool,
     decay_days: float,
     tz: tzinfo = UTC,
+    turns_around: TurnsAround | None = None,
 ) -> MemoryPack:
     """Choose, score and render the memory for one turn (see the module docstring).
 
     `items` is the store's dict and `index` holds the same ids; an id in one but not the
     other is ignored. `tz` sets the dates shown on episodes (UTC by default).
+    `turns_around` (the store's timeline) finds the turns around a matching turn; without
+    it only matching turns and recent episodes are candidates.
     """
     started = time.perf_counter()
     now = query.now
@@ -422,8 +470,19 @@ def build_pack(
         for doc_id in candidates
         if doc_id in hits
     }
+    if turns_around is not None and ranking.turns_around_hits > 0 and relevance_of:
+        around = _turns_around_hits(candidates, relevance_of, turns_around, ranking)
+        diagnostics.turns_around_hits = len(around)
+        for neighbour, _ in around.values():
+            candidates[neighbour.id] = neighbour
+            diagnostics.candidates_per_layer[Layer.EPISODIC.value] += 1
+    else:
+        around = {}
     turns = turn_context(candidates.values(), relevance_of, ranking)
     lent = turns.lent
+    for neighbour_id, (_, borrowed) in around.items():
+        if borrowed > lent.get(neighbour_id, 0.0):
+            lent[neighbour_id] = borrowed
     for item in candidates.values():
         if item.scope and query.scope and item.scope != query.scope:
             diagnostics.skipped_other_scope += 1
@@ -497,6 +556,27 @@ def build_pack(
             slots[item.layer] += 1
             if window is not None:
                 window_room[window] = ranking.episode_window_max_turns - 1
+
+    if ranking.fill_budget_past_top_k and total + MIN_ITEM_TOKENS <= query.soft_budget_tokens:
+        # The topK limits stopped the walk with budget left: go on with the next
+        # matching items, best first, within the soft budget only.
+        chosen_ids = {packed.item.id for packed in chosen}
+        for score, relevance, item in scored:
+            if total + MIN_ITEM_TOKENS > query.soft_budget_tokens:
+                break
+            if relevance <= 0 or item.id in chosen_ids or coverage.covers(item):
+                continue
+            line = render_line(item, tz=tz)
+            tokens = estimate_item_tokens(line)
+            if total + tokens > query.soft_budget_tokens:
+                continue
+            chosen.append(
+                PackedItem(item, score, tokens, SECTION_OF_LAYER[item.layer], line, relevance)
+            )
+            coverage.add(item)
+            taken[item.layer] += 1
+            total += tokens
+            diagnostics.filled_past_top_k += 1
 
     diagnostics.chosen_per_layer = {layer.value: taken[layer] for layer in Layer}
     diagnostics.episodic_slots = slots[Layer.EPISODIC]
