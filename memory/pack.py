@@ -8,7 +8,10 @@ index over the same ids into a pack:
    Only the best `RankingConfig.candidate_pool` BM25 hits (all layers together) are
    scored further: a common query term can match most of a 100k-item store, and an item
    that hundreds of others outmatch would not make the pack. Per-layer topK picks from
-   these.
+   these. Each matching conversation turn brings the `turns_around_hits` turns before
+   and after it (the store's timeline, `memory.turn_timeline`), which borrow part of its
+   relevance: the question a matching answer replies to, or the answer to a matching
+   question, rarely shares a word with the query.
 2. Score each candidate (`memory.scoring.combined_score`): relevance is BM25 scaled to
    0..1 within the query's hits, plus recency, salience, confidence and a type boost;
    durable items decay with age (never to zero).
@@ -16,14 +19,14 @@ index over the same ids into a pack:
    content a chosen item already covers (same fingerprint, or all of its references are
    chosen episodes whose text contains it); take it while the running total stays within
    the soft budget, and past that only items scoring `overflow_min_score` or more, up to
-   the max budget. Token cost = `estimate_item_tokens(rendered line)`.
-   Conversation turns (episodic TURN items) close in time form *windows*
-   (`RankingConfig.episode_window_gap_minutes`): the first turn of a window takes an
-   episodic topK slot, and later matching turns of the same window join it without
-   one (up to `episode_window_max_turns`), each still paying its own tokens. A stretch
-   of conversation around a remembered moment is more use to the model than the same
-   number of lone lines, and a chat of short messages would otherwise fill its topK
-   long before its budget.
+   the max budget. Token cost = `estimate_item_tokens(rendered line)`. When the topK
+   limits end the walk with soft budget left, the next matching items (best first) fill
+   it past those limits (`fill_budget_past_top_k`): the limits keep a pack from being
+   all one layer, not from using its budget.
+   Optionally (`RankingConfig.episode_window_gap_minutes`, off by default), turns close
+   in time form *windows*: the first turn of a window takes an episodic topK slot, and
+   later matching turns of the same window join it without one (up to
+   `episode_window_max_turns`), each still paying its own tokens.
 4. Render under `# Memory`: `## Recent episodes` (oldest first, each line dated),
    `## Relevant facts`, `## Applicable procedures`; empty sections are left out and an
    empty pack renders as "".
@@ -37,7 +40,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
@@ -58,10 +61,7 @@ from memory.scoring import (
 )
 from memory.text_terms import terms
 from memory.tokens import estimate_item_tokens
-from memory.turn_timeline import is_turn
-
-# The turns right before and after a turn in its conversation (None at either end).
-TurnsAround = Callable[[MemoryItem], tuple[MemoryItem | None, MemoryItem | None]]
+from memory.turn_neighbours import TurnsAround, turn_context, turns_around_hits
 
 # The least `estimate_item_tokens` gives any item (DESIGN §6: max(20, chars/4 + 8)).
 MIN_ITEM_TOKENS = estimate_item_tokens("")
@@ -297,102 +297,6 @@ def _best_hits(hits: dict[str, float], count: int, items: Mapping[str, MemoryIte
     return above + heapq.nlargest(count - len(above), tied, key=recency)
 
 
-@dataclass(slots=True)
-class TurnNeighbourhood:
-    """What conversation turns among a query's candidates say about each other."""
-
-    # Window number of each turn: turns at most the window gap apart share one.
-    window_of: dict[str, int] = field(default_factory=dict)
-    # Relevance a turn borrows from a matching turn right before or after it.
-    lent: dict[str, float] = field(default_factory=dict)
-
-
-def turn_context(
-    candidates: Iterable[MemoryItem], relevance_of: Mapping[str, float], ranking: RankingConfig
-) -> TurnNeighbourhood:
-    """Windows and borrowed relevance of the conversation turns among `candidates`.
-
-    Turns are episodic TURN items. Sorted by time, they form one window while
-    each is at most `episode_window_gap_minutes` after the previous one. A turn borrows
-    `neighbour_relevance_share` of the relevance of the matching turn right before or
-    after it (at most `neighbour_gap_seconds` apart): the reply to a matching question
-    ("For walking or running?" after "I got new shoes") often holds the answer without
-    sharing a word with the query. Only candidates are looked at, so the cost follows
-    the query's hits, not the store's size.
-    """
-    window_gap = ranking.episode_window_gap_minutes * 60.0
-    share = ranking.neighbour_relevance_share
-    neighbour_gap = ranking.neighbour_gap_seconds
-    context = TurnNeighbourhood()
-    if window_gap <= 0 and (share <= 0 or neighbour_gap <= 0):
-        return context
-    turns = sorted(
-        (
-            item
-            for item in candidates
-            if item.layer is Layer.EPISODIC and item.type is ItemType.TURN
-        ),
-        key=lambda item: (item.created_at, item.id),
-    )
-    if window_gap > 0:
-        number = -1
-        previous = float("-inf")
-        for item in turns:
-            if item.created_at - previous > window_gap:
-                number += 1
-            context.window_of[item.id] = number
-            previous = item.created_at
-    if share > 0 and neighbour_gap > 0:
-        own = [relevance_of.get(item.id, 0.0) for item in turns]
-        last = len(turns) - 1
-        for position, item in enumerate(turns):
-            borrowed = 0.0
-            if position > 0 and item.created_at - turns[position - 1].created_at <= neighbour_gap:
-                borrowed = own[position - 1]
-            if position < last and turns[position + 1].created_at - item.created_at <= (
-                neighbour_gap
-            ):
-                borrowed = max(borrowed, own[position + 1])
-            if borrowed > 0:
-                context.lent[item.id] = share * borrowed
-    return context
-
-
-def _turns_around_hits(
-    candidates: Mapping[str, MemoryItem],
-    relevance_of: Mapping[str, float],
-    turns_around: TurnsAround,
-    ranking: RankingConfig,
-) -> dict[str, tuple[MemoryItem, float]]:
-    """Turns around the matching turns that are not candidates yet, with what they borrow.
-
-    Each step away from the matching turn shares `neighbour_relevance_share` once more,
-    and a step longer than `turns_around_max_gap_minutes` ends the walk that way.
-    """
-    steps = ranking.turns_around_hits
-    share = ranking.neighbour_relevance_share
-    max_gap = ranking.turns_around_max_gap_minutes * 60.0
-    found: dict[str, tuple[MemoryItem, float]] = {}
-    for doc_id, relevance in relevance_of.items():
-        hit = candidates[doc_id]
-        if relevance <= 0 or not is_turn(hit):
-            continue
-        for side in (0, 1):
-            current = hit
-            borrowed = relevance
-            for _ in range(steps):
-                neighbour = turns_around(current)[side]
-                if neighbour is None or abs(neighbour.created_at - current.created_at) > max_gap:
-                    break
-                borrowed *= share
-                if neighbour.id not in candidates:
-                    known = found.get(neighbour.id)
-                    if known is None or known[1] < borrowed:
-                        found[neighbour.id] = (neighbour, borrowed)
-                current = neighbour
-    return found
-
-
 def _is_expired(item: MemoryItem, now: float) -> bool:
     return item.ttl_days is not None and now > item.created_at + item.ttl_days * _SECONDS_PER_DAY
 
@@ -471,7 +375,7 @@ def build_pack(
         if doc_id in hits
     }
     if turns_around is not None and ranking.turns_around_hits > 0 and relevance_of:
-        around = _turns_around_hits(candidates, relevance_of, turns_around, ranking)
+        around = turns_around_hits(candidates, relevance_of, turns_around, ranking)
         diagnostics.turns_around_hits = len(around)
         for neighbour, _ in around.values():
             candidates[neighbour.id] = neighbour

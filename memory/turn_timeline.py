@@ -3,8 +3,8 @@
 A turn that matches a question often needs the turn before it (the question it answers)
 or after it (the reply that holds the answer), and those rarely share a word with the
 question: the pack asks the timeline for them. The timeline holds only times and item
-ids (the items stay in the store's dict), sorted by (created_at, id), so it costs 16 bytes a turn;
-a write inserts in O(log n) comparisons and one shift of each column.
+ids (the items stay in the store's dict), sorted by (created_at, id): 16 bytes a turn,
+and a write inserts in O(log n) comparisons and one shift of each column.
 """
 
 from __future__ import annotations
