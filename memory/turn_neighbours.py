@@ -9,6 +9,7 @@ matching turn (`turns_around_hits`). A reply that follows a question (a turn end
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -16,8 +17,8 @@ from config.runtime import RankingConfig
 from memory.items import ItemType, Layer, MemoryItem
 from memory.turn_timeline import is_turn
 
-# The turns right before and after a turn in its conversation (None at either end).
-TurnsAround = Callable[[MemoryItem], tuple[MemoryItem | None, MemoryItem | None]]
+# Up to `steps` turns before and after a turn in its conversation, nearest first.
+TurnsAround = Callable[[MemoryItem, int], tuple[list[MemoryItem], list[MemoryItem]]]
 
 
 @dataclass(slots=True)
@@ -94,23 +95,27 @@ def turns_around_hits(
     """Turns around the matching turns that are not candidates yet, with what they borrow.
 
     Each step away from the matching turn shares `neighbour_relevance_share` once more,
-    and a step longer than `turns_around_max_gap_minutes` ends the walk that way.
+    and a step longer than `turns_around_max_gap_minutes` ends the walk that way. Only
+    the `turns_around_max_hits` best matching turns are walked from: every turn brought
+    in is scored, and the best hits with their turns already fill the largest budget.
     """
     steps = ranking.turns_around_hits
     share = ranking.neighbour_relevance_share
     answer_share = ranking.answer_relevance_share
     max_gap = ranking.turns_around_max_gap_minutes * 60.0
     found: dict[str, tuple[MemoryItem, float]] = {}
-    for doc_id, relevance in relevance_of.items():
+    matching = [
+        (relevance, doc_id)
+        for doc_id, relevance in relevance_of.items()
+        if relevance > 0 and is_turn(candidates[doc_id])
+    ]
+    for relevance, doc_id in heapq.nlargest(ranking.turns_around_max_hits, matching):
         hit = candidates[doc_id]
-        if relevance <= 0 or not is_turn(hit):
-            continue
-        for side in (0, 1):
+        for side, neighbours in enumerate(turns_around(hit, steps)):
             current = hit
             borrowed = relevance
-            for _ in range(steps):
-                neighbour = turns_around(current)[side]
-                if neighbour is None or abs(neighbour.created_at - current.created_at) > max_gap:
+            for neighbour in neighbours:
+                if abs(neighbour.created_at - current.created_at) > max_gap:
                     break
                 asks = side == 1 and current.content.rstrip().endswith("?")
                 borrowed *= answer_share if asks else share

@@ -68,12 +68,20 @@ class TurnTimeline:
             del self._times[position]
             del self._ids[position]
 
-    def around(self, item: MemoryItem) -> tuple[MemoryItem | None, MemoryItem | None]:
-        """The turns right before and right after `item` (None at either end)."""
-        ids = self._ids
+    def around(self, item: MemoryItem, steps: int = 1) -> tuple[list[MemoryItem], list[MemoryItem]]:
+        """Up to `steps` turns before and after `item`, nearest first (none if unknown)."""
+        ids, lookup = self._ids, self._lookup
         position = self._position(item)
         if position >= len(ids) or ids[position] != item.id:
-            return (None, None)
-        before = self._lookup(ids[position - 1]) if position > 0 else None
-        after = self._lookup(ids[position + 1]) if position + 1 < len(ids) else None
+            return ([], [])
+        before = [
+            found
+            for i in range(position - 1, max(-1, position - 1 - steps), -1)
+            if (found := lookup(ids[i])) is not None
+        ]
+        after = [
+            found
+            for i in range(position + 1, min(len(ids), position + 1 + steps))
+            if (found := lookup(ids[i])) is not None
+        ]
         return (before, after)
