@@ -95,6 +95,13 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         help="seconds between consecutive turns of a session (the data dates only "
         "sessions; default %(default)g)",
     )
+    locomo.add_argument(
+        "--memory",
+        default=None,
+        metavar="JSON",
+        help="memory settings over the defaults, keyed as the runtime config's memory "
+        'section, e.g. \'{"ranking": {"turnsAroundHits": 0}}\' (for ablations)',
+    )
     locomo.add_argument("--json", action="store_true", help="print machine-readable results")
     locomo.add_argument(
         "--workspace", default=None, help="keep the memory written here (default: a temp dir)"

@@ -19,9 +19,12 @@ ratio of max to soft budget (3500/1800), so N=1800 is exactly the bot's default 
 The pack may pass the soft budget (up to the max) for high-scoring items, as in the bot;
 the mean tokens it used are reported beside the recall so the comparison stays honest.
 
-Two baselines on the same soft budget and the same token cost per item
-(`estimate_item_tokens("Speaker: text")`): plain `rank_bm25.BM25Okapi` over single turns
-with lowercase word tokens, taken in rank order while they fit; and the newest turns.
+Three baselines (`bot.bench.locomo_baselines`) on the same soft budget, each turn priced
+as the pack prices its line: newest turns first; plain `rank_bm25.BM25Okapi` over single
+turns; and the strong one, BM25+ over the project's own terms with each hit's turns
+before and after it. The data dates only sessions, so turns of a session are spaced
+`--turn-gap-seconds` apart (30 by default); the pack's neighbour rules look at time, so
+the README shows two spacings.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
 from bot.bench.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
 from bot.bench.progress import ProgressBar, terminal_progress
@@ -227,12 +231,16 @@ def pack_dia_ids(pack: MemoryPack, memory: MemoryService, scope: str) -> set[str
 # ----------------------------------------------------------------------- running
 
 
-def memory_config_for_budget(budget: int | None) -> MemoryConfig:
-    """The default memory config, with the soft budget set and the max scaled alike."""
+def memory_config_for_budget(
+    budget: int | None, overrides: dict[str, Any] | None = None
+) -> MemoryConfig:
+    """The memory config (defaults, or `overrides` over them, keyed as in the runtime
+    config's `memory` section), with the soft budget set and the max scaled alike."""
+    base = MemoryConfig.model_validate(overrides) if overrides else _DEFAULTS
     if budget is None:
-        return _DEFAULTS
+        return base
     ratio = _DEFAULTS.max_prompt_budget_tokens / _DEFAULTS.soft_prompt_budget_tokens
-    return _DEFAULTS.model_copy(
+    return base.model_copy(
         update={
             "soft_prompt_budget_tokens": budget,
             "max_prompt_budget_tokens": max(budget, math.ceil(budget * ratio)),
@@ -327,6 +335,7 @@ def run_eval(
     *,
     budget: int | None = None,
     turn_gap_seconds: float = TURN_SPACING_SECONDS,
+    memory_overrides: dict[str, Any] | None = None,
     show_progress: bool = False,
 ) -> EvalResult:
     """Ingest and question every conversation of `path` in `workspace`.
@@ -335,7 +344,7 @@ def run_eval(
     """
     started = time.perf_counter()
     conversations = load_conversations(path, turn_gap_seconds)
-    memory_config = memory_config_for_budget(budget)
+    memory_config = memory_config_for_budget(budget, memory_overrides)
     config = RuntimeConfig().model_copy(update={"memory": memory_config})
     memory = MemoryService(workspace)
     total_steps = sum(len(c.turns) + len(c.questions) for c in conversations)
@@ -431,6 +440,20 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.turn_gap_seconds < 0:
         print("mnemobot: --turn-gap-seconds must be 0 or more", file=sys.stderr)
         return 2
+    overrides: dict[str, Any] | None = None
+    if args.memory:
+        try:
+            overrides = orjson.loads(args.memory)
+            if not isinstance(overrides, dict):
+                raise ValueError("not a JSON object")
+            MemoryConfig.model_validate(overrides)
+        except ValidationError as exc:
+            where = ".".join(str(part) for part in exc.errors()[0]["loc"])
+            print(f"mnemobot: --memory: {where}: {exc.errors()[0]['msg']}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
+            print(f"mnemobot: --memory must be a JSON object ({exc})", file=sys.stderr)
+            return 2
     show_progress = not args.no_progress
     # The bot's systems log their failures (a memory write that raised); say why briefly.
     handler = logging.StreamHandler(sys.stderr)
@@ -445,6 +468,7 @@ def eval_command(args: argparse.Namespace) -> int:
                 workspace,
                 budget=args.budget,
                 turn_gap_seconds=args.turn_gap_seconds,
+                memory_overrides=overrides,
                 show_progress=show_progress,
             )
         else:
@@ -454,6 +478,7 @@ def eval_command(args: argparse.Namespace) -> int:
                     Path(tmp),
                     budget=args.budget,
                     turn_gap_seconds=args.turn_gap_seconds,
+                    memory_overrides=overrides,
                     show_progress=show_progress,
                 )
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError, MemoryWriteFailed) as exc:
