@@ -468,7 +468,12 @@ def build_pack(
         for score, relevance, item in scored:
             if total + MIN_ITEM_TOKENS > query.soft_budget_tokens:
                 break
-            if relevance <= 0 or item.id in chosen_ids or coverage.covers(item):
+            if relevance <= 0 or item.id in chosen_ids:
+                continue
+            # The rendered line is longer than the content: skip what cannot fit unrendered.
+            if total + estimate_item_tokens(item.content) > query.soft_budget_tokens:
+                continue
+            if coverage.covers(item):
                 continue
             line = render_line(item, tz=tz)
             tokens = estimate_item_tokens(line)
