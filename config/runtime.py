@@ -155,7 +155,7 @@ class RankingConfig(ConfigSection):
     as candidates, sharing neighbour_relevance_share of its relevance, even when they
     share no word with the query (the question a matching answer replies to, the answer
     to a matching question); 0 turns it off."""
-    turns_around_max_hits: int = Field(64, ge=1, le=1_000)
+    turns_around_max_hits: int = Field(32, ge=1, le=1_000)
     """Only the turns around this many best matching turns are brought (each is scored,
     and these already fill the largest budget)."""
     turns_around_max_gap_minutes: float = Field(30, ge=0)
