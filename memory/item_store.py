@@ -296,7 +296,7 @@ class ScopeItemStore:
                 items[item.id] = item
                 by_fingerprint[(item.layer, item.fingerprint)] = item.id
             del latest
-            self.timeline.rebuild(loaded)
+            self.timeline.rebuild(items.values())
             self._index_all(loaded)
             self._loaded = True
             return self.stats()
