@@ -90,3 +90,14 @@ def test_the_question_and_the_answer_around_a_matching_turn_come_along(tmp_path:
     assert reloaded.forget("t1")
     assert chosen(pack_of(reloaded, question)) == ["t2", "t3", "t4"]
     assert len(reloaded.timeline) == 4
+
+
+def test_a_turn_written_late_takes_its_place_in_time(tmp_path: Path) -> None:
+    start = NOW - 5 * HOUR
+    store = open_store(tmp_path)
+    store.add([turn("a", "Bob: first", start), turn("c", "Bob: third", start + 120)])
+    # Written after "c" (a delayed write), said between the two.
+    store.add([turn("b", "Alice: second", start + 60)])
+    before, after = store.timeline.around(store.items["b"], 2)
+    assert [t.id for t in before] == ["a"] and [t.id for t in after] == ["c"]
+    assert [t.id for t in store.timeline.around(store.items["c"], 2)[0]] == ["b", "a"]
