@@ -20,6 +20,8 @@ DEFAULT_BENCH_SECONDS = 10.0
 DEFAULT_BENCH_CLOSED_SECONDS = 5.0
 DEFAULT_COLD_SCOPE_ROUNDS = 3
 DEFAULT_COLD_SCOPE_BASELINE_TURNS = 20
+# LoCoMo dates only sessions; this spacing of their turns is an assumption of the eval.
+DEFAULT_LOCOMO_TURN_GAP_SECONDS = 30.0
 
 
 def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
@@ -113,6 +115,20 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         default=None,
         help="memory.softPromptBudgetTokens (default: the runtime default, 1800); the max "
         "budget keeps the default max/soft ratio",
+    )
+    locomo.add_argument(
+        "--turn-gap-seconds",
+        type=float,
+        default=DEFAULT_LOCOMO_TURN_GAP_SECONDS,
+        help="seconds between consecutive turns of a session (the data dates only "
+        "sessions; default %(default)g)",
+    )
+    locomo.add_argument(
+        "--memory",
+        default=None,
+        metavar="JSON",
+        help="memory settings over the defaults, keyed as the runtime config's memory "
+        'section, e.g. \'{"ranking": {"turnsAroundHits": 0}}\' (for ablations)',
     )
     locomo.add_argument("--json", action="store_true", help="print machine-readable results")
     locomo.add_argument(

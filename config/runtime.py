@@ -133,17 +133,37 @@ class RankingConfig(ConfigSection):
     """Past the soft budget, only items scoring at least this are added (up to the max)."""
     candidate_pool: int = Field(256, ge=1, le=100_000)
     """BM25 hits kept (best first, all layers together) before the full score is computed."""
-    episode_window_gap_minutes: float = Field(30, ge=0)
+    episode_window_gap_minutes: float = Field(0, ge=0)
     """Turns of one conversation less than this many minutes apart share one episodic
     topK slot, so the pack shows a stretch of the conversation around a remembered moment
-    (every turn still costs its own tokens); 0 turns windows off."""
+    (every turn still costs its own tokens); 0 (the default) turns windows off: with the
+    turns around each hit and the budget filled past topK, windows only reorder the pack,
+    and measured worse."""
     episode_window_max_turns: int = Field(8, ge=1, le=1_000)
     """At most this many turns in one window; a longer stretch opens another slot."""
     neighbour_relevance_share: float = Field(0.5, ge=0, le=1)
     """A turn gets this share of the relevance of a matching turn right before or after
     it, so an answer is found through its question."""
-    neighbour_gap_seconds: float = Field(120, ge=0)
-    """Most seconds between a turn and the neighbour it shares relevance with."""
+    neighbour_gap_seconds: float = Field(1800, ge=0)
+    """Most seconds between a turn and the neighbour it shares relevance with (a reply
+    in a real chat can come many minutes later)."""
+    answer_relevance_share: float = Field(0.8, ge=0, le=1)
+    """The share a turn gets instead when the matching turn right before it asks a
+    question (ends with "?"): the reply to it is the likely answer."""
+    turns_around_hits: int = Field(2, ge=0, le=3)
+    """Each matching turn brings this many turns before and after it in the conversation
+    as candidates, sharing neighbour_relevance_share of its relevance, even when they
+    share no word with the query (the question a matching answer replies to, the answer
+    to a matching question); 0 turns it off."""
+    turns_around_max_hits: int = Field(32, ge=1, le=1_000)
+    """Only the turns around this many best matching turns are brought (each is scored,
+    and these already fill the largest budget)."""
+    turns_around_max_gap_minutes: float = Field(30, ge=0)
+    """A turn further than this from the matching turn (or the turn between them) is
+    another conversation and is not brought along."""
+    fill_budget_past_top_k: bool = True
+    """When the topK limits leave soft budget unused, fill it with the next matching
+    items (best first) past those limits, instead of sending a shorter pack."""
     date_match_boost: float = Field(0.5, ge=0, le=1)
     """Added to an item written on a day the message names ("last Tuesday", "on March 3"):
     with the default weights such an item outranks a better word match from another day.

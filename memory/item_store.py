@@ -30,6 +30,7 @@ from memory.atomic_file import append_jsonl, write_atomic
 from memory.items import ItemType, Layer, MemoryItem, fingerprint, from_iso, to_iso
 from memory.scope_paths import ScopePaths
 from memory.text_terms import TEXT_END
+from memory.turn_timeline import TurnTimeline
 
 PROMOTED_FROM_PREFIX = "promotedFrom:"
 # Items tokenized per `terms_joined` call at load. It bounds the transient memory, and the
@@ -158,6 +159,8 @@ class ScopeItemStore:
             raise ValueError("an index needs a `terms` function to turn item text into terms")
         self.paths = paths
         self.items: dict[str, MemoryItem] = {}
+        # The turns in time order, for the pack's "turns around a hit".
+        self.timeline = TurnTimeline(lambda item_id: self.items.get(item_id))
         self._index = index
         self._terms = terms
         # The terms of many texts at once, for `load()` (see `memory.text_terms.terms_joined`).
@@ -205,6 +208,7 @@ class ScopeItemStore:
             for item_id in list(self.items):
                 self._unindex(item_id)
             self.items = {}
+            self.timeline.rebuild(())
             self._home = {}
             self._by_fingerprint = {}
             self._forgotten_ids = set()
@@ -300,6 +304,7 @@ class ScopeItemStore:
                 items[item.id] = item
                 by_fingerprint[(item.layer, item.fingerprint)] = item.id
             del latest
+            self.timeline.rebuild(items.values())
             self._index_all(loaded)
             self._loaded = True
             return self.stats()
@@ -361,11 +366,15 @@ class ScopeItemStore:
         if item.id in self.items:
             self._drop(item.id)
         self.items[item.id] = item
+        self.timeline.add(item)
         self._by_fingerprint[(item.layer, item.fingerprint)] = item.id
         if self._index is not None and self._terms is not None:
             self._index.add(item.id, self._terms(indexed_text(item)))
 
     def _drop(self, item_id: str) -> MemoryItem | None:
+        current = self.items.get(item_id)
+        if current is not None:
+            self.timeline.discard(current)
         item = self.items.pop(item_id, None)
         if item is None:
             return None

@@ -10,7 +10,11 @@ index over the same ids into a pack:
    that hundreds of others outmatch would not make the pack. Per-layer topK picks from
    these. When the query names days (`MemoryQuery.date_ranges`), the items written on
    them are candidates too (and get `date_match_boost`) instead of the newest episodes.
-   Episodes the request already carries (`MemoryQuery.carried`) are left out.
+   Episodes the request already carries (`MemoryQuery.carried`) are left out. Each
+   matching conversation turn brings the `turns_around_hits` turns before
+   and after it (the store's timeline, `memory.turn_timeline`), which borrow part of its
+   relevance: the question a matching answer replies to, or the answer to a matching
+   question, rarely shares a word with the query.
 2. Score each candidate (`memory.scoring.combined_score`): relevance is BM25 scaled to
    0..1 within the query's hits, plus recency, salience, confidence and a type boost;
    durable items decay with age (never to zero), and a fact a newer statement replaced
@@ -20,14 +24,14 @@ index over the same ids into a pack:
    chosen episodes whose text contains it, the same statement in other words, or a turn
    saying nothing beyond the facts extracted from it); take it while the running total stays within
    the soft budget, and past that only items scoring `overflow_min_score` or more, up to
-   the max budget. Token cost = `estimate_item_tokens(rendered line)`.
-   Conversation turns (episodic TURN items) close in time form *windows*
-   (`RankingConfig.episode_window_gap_minutes`): the first turn of a window takes an
-   episodic topK slot, and later matching turns of the same window join it without
-   one (up to `episode_window_max_turns`), each still paying its own tokens. A stretch
-   of conversation around a remembered moment is more use to the model than the same
-   number of lone lines, and a chat of short messages would otherwise fill its topK
-   long before its budget.
+   the max budget. Token cost = `estimate_item_tokens(rendered line)`. When the topK
+   limits end the walk with soft budget left, the next matching items (best first) fill
+   it past those limits (`fill_budget_past_top_k`): the limits keep a pack from being
+   all one layer, not from using its budget.
+   Optionally (`RankingConfig.episode_window_gap_minutes`, off by default), turns close
+   in time form *windows*: the first turn of a window takes an episodic topK slot, and
+   later matching turns of the same window join it without one (up to
+   `episode_window_max_turns`), each still paying its own tokens.
 4. Render under `# Memory`: `## Recent episodes` (oldest first, each line dated),
    `## Relevant facts`, `## Applicable procedures`; empty sections are left out and an
    empty pack renders as "".
@@ -66,6 +70,7 @@ from memory.scoring import (
 )
 from memory.text_terms import terms
 from memory.tokens import estimate_item_tokens
+from memory.turn_neighbours import TurnsAround, turn_context, turns_around_hits
 
 # The least `estimate_item_tokens` gives any item (DESIGN §6: max(20, chars/4 + 8)).
 MIN_ITEM_TOKENS = estimate_item_tokens("")
@@ -126,6 +131,10 @@ class PackDiagnostics:
     skipped_in_request: int = 0
     # Candidates found by a day the query names rather than by its words.
     date_candidates: int = 0
+    # Turns brought in as the turns around a matching turn.
+    turns_around_hits: int = 0
+    # Items taken past the topK limits to fill the soft budget.
+    filled_past_top_k: int = 0
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -144,6 +153,8 @@ class PackDiagnostics:
             "episodicSlots": self.episodic_slots,
             "skippedInRequest": self.skipped_in_request,
             "dateCandidates": self.date_candidates,
+            "turnsAroundHits": self.turns_around_hits,
+            "filledPastTopK": self.filled_past_top_k,
         }
 
 
@@ -367,67 +378,6 @@ def _best_hits(hits: dict[str, float], count: int, items: Mapping[str, MemoryIte
     return above + heapq.nlargest(count - len(above), tied, key=recency)
 
 
-@dataclass(slots=True)
-class TurnNeighbourhood:
-    """What conversation turns among a query's candidates say about each other."""
-
-    # Window number of each turn: turns at most the window gap apart share one.
-    window_of: dict[str, int] = field(default_factory=dict)
-    # Relevance a turn borrows from a matching turn right before or after it.
-    lent: dict[str, float] = field(default_factory=dict)
-
-
-def turn_context(
-    candidates: Iterable[MemoryItem], relevance_of: Mapping[str, float], ranking: RankingConfig
-) -> TurnNeighbourhood:
-    """Windows and borrowed relevance of the conversation turns among `candidates`.
-
-    Turns are episodic TURN items. Sorted by time, they form one window while
-    each is at most `episode_window_gap_minutes` after the previous one. A turn borrows
-    `neighbour_relevance_share` of the relevance of the matching turn right before or
-    after it (at most `neighbour_gap_seconds` apart): the reply to a matching question
-    ("For walking or running?" after "I got new shoes") often holds the answer without
-    sharing a word with the query. Only candidates are looked at, so the cost follows
-    the query's hits, not the store's size.
-    """
-    window_gap = ranking.episode_window_gap_minutes * 60.0
-    share = ranking.neighbour_relevance_share
-    neighbour_gap = ranking.neighbour_gap_seconds
-    context = TurnNeighbourhood()
-    if window_gap <= 0 and (share <= 0 or neighbour_gap <= 0):
-        return context
-    turns = sorted(
-        (
-            item
-            for item in candidates
-            if item.layer is Layer.EPISODIC and item.type is ItemType.TURN
-        ),
-        key=lambda item: (item.created_at, item.id),
-    )
-    if window_gap > 0:
-        number = -1
-        previous = float("-inf")
-        for item in turns:
-            if item.created_at - previous > window_gap:
-                number += 1
-            context.window_of[item.id] = number
-            previous = item.created_at
-    if share > 0 and neighbour_gap > 0:
-        own = [relevance_of.get(item.id, 0.0) for item in turns]
-        last = len(turns) - 1
-        for position, item in enumerate(turns):
-            borrowed = 0.0
-            if position > 0 and item.created_at - turns[position - 1].created_at <= neighbour_gap:
-                borrowed = own[position - 1]
-            if position < last and turns[position + 1].created_at - item.created_at <= (
-                neighbour_gap
-            ):
-                borrowed = max(borrowed, own[position + 1])
-            if borrowed > 0:
-                context.lent[item.id] = share * borrowed
-    return context
-
-
 def _dated_items(
     items: Mapping[str, MemoryItem], ranges: Sequence[tuple[float, float]], limit: int
 ) -> list[MemoryItem]:
@@ -469,11 +419,14 @@ def build_pack(
     decay_enabled: bool,
     decay_days: float,
     tz: tzinfo = UTC,
+    turns_around: TurnsAround | None = None,
 ) -> MemoryPack:
     """Choose, score and render the memory for one turn (see the module docstring).
 
     `items` is the store's dict and `index` holds the same ids; an id in one but not the
     other is ignored. `tz` sets the dates shown on episodes (UTC by default).
+    `turns_around` (the store's timeline) finds the turns around a matching turn; without
+    it only matching turns and recent episodes are candidates.
     """
     started = time.perf_counter()
     now = query.now
@@ -537,6 +490,14 @@ def build_pack(
         for doc_id in candidates
         if doc_id in hits
     }
+    if turns_around is not None and ranking.turns_around_hits > 0 and relevance_of:
+        around = turns_around_hits(candidates, relevance_of, turns_around, ranking)
+        diagnostics.turns_around_hits = len(around)
+        for neighbour, _ in around.values():
+            candidates[neighbour.id] = neighbour
+            diagnostics.candidates_per_layer[Layer.EPISODIC.value] += 1
+    else:
+        around = {}
     carried = query.carried
     if carried is not None:
         for doc_id in [doc_id for doc_id, item in candidates.items() if carried(item)]:
@@ -545,6 +506,9 @@ def build_pack(
     date_ranges = query.date_ranges
     turns = turn_context(candidates.values(), relevance_of, ranking)
     lent = turns.lent
+    for neighbour_id, (_, borrowed) in around.items():
+        if borrowed > lent.get(neighbour_id, 0.0):
+            lent[neighbour_id] = borrowed
     for item in candidates.values():
         if item.scope and query.scope and item.scope != query.scope:
             diagnostics.skipped_other_scope += 1
@@ -624,6 +588,32 @@ def build_pack(
             slots[item.layer] += 1
             if window is not None:
                 window_room[window] = ranking.episode_window_max_turns - 1
+
+    if ranking.fill_budget_past_top_k and total + MIN_ITEM_TOKENS <= query.soft_budget_tokens:
+        # The topK limits stopped the walk with budget left: go on with the next
+        # matching items, best first, within the soft budget only.
+        chosen_ids = {packed.item.id for packed in chosen}
+        for score, relevance, item in scored:
+            if total + MIN_ITEM_TOKENS > query.soft_budget_tokens:
+                break
+            if relevance <= 0 or item.id in chosen_ids:
+                continue
+            # The rendered line is longer than the content: skip what cannot fit unrendered.
+            if total + estimate_item_tokens(item.content) > query.soft_budget_tokens:
+                continue
+            if coverage.covers(item):
+                continue
+            line = render_line(item, tz=tz)
+            tokens = estimate_item_tokens(line)
+            if total + tokens > query.soft_budget_tokens:
+                continue
+            chosen.append(
+                PackedItem(item, score, tokens, SECTION_OF_LAYER[item.layer], line, relevance)
+            )
+            coverage.add(item)
+            taken[item.layer] += 1
+            total += tokens
+            diagnostics.filled_past_top_k += 1
 
     diagnostics.chosen_per_layer = {layer.value: taken[layer] for layer in Layer}
     diagnostics.episodic_slots = slots[Layer.EPISODIC]

@@ -482,6 +482,7 @@ class MemoryService:
                 decay_enabled=config.decay_enabled,
                 decay_days=config.decay_days,
                 tz=tz,
+                turns_around=loaded.store.timeline.around,
             )
 
     def search(
