@@ -61,13 +61,17 @@ class App:
         self.memory.close()
 
 
-def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
+def build_app(
+    settings: Settings, *, llm: ChatModel | None = None, sessions: SessionStore | None = None
+) -> App:
+    """`sessions`: another store than the workspace's files (replicas keep them in Redis)."""
     paths = WorkspacePaths(settings.bot_workspace)
     paths.create()
     runtime = open_runtime_config(paths.runtime_config)
     runtime.ensure_file()
     config = runtime.current()
-    sessions = SessionStore(paths.sessions)
+    if sessions is None:
+        sessions = SessionStore(paths.sessions)
     memory = MemoryService(
         paths.root, max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes
     )

@@ -19,7 +19,7 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from telegram import BotCommand, LinkPreviewOptions, Message, Update
 from telegram.error import InvalidToken, TelegramError
@@ -30,6 +30,7 @@ from bot.channels.dispatch import ChatDispatcher
 from bot.channels.lanes import LaneJob
 from bot.commands import COMMANDS, parse_command
 from bot.delivery.outbox import Outbox
+from bot.delivery.redis_ingress import RedisInbox
 from bot.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -41,7 +42,7 @@ from bot.telegram.access import (
 )
 from bot.telegram.aiohttp_request import AiohttpRequest
 from bot.telegram.config import TelegramConfig
-from bot.telegram.intake import TelegramIntake
+from bot.telegram.intake import RedisTelegramIntake, TelegramIntake
 from bot.telegram.poller import KeepUpdates
 from bot.telegram.rate_limits import RepliesFirstRateLimiter
 from bot.telegram.refusals import RefusalMemory, refusals_path
@@ -54,6 +55,9 @@ from bot.telegram.replies import (
 )
 from config.settings import Settings
 from systems.context import ChatRef
+
+if TYPE_CHECKING:
+    from bot.telegram.replicas import Replicas
 
 log = logging.getLogger(__name__)
 
@@ -130,19 +134,36 @@ class TelegramChannel:
     name = CHANNEL
 
     def __init__(
-        self, app: App, settings: Settings, application: Application, source: UpdateSource
+        self,
+        app: App,
+        settings: Settings,
+        application: Application,
+        source: UpdateSource,
+        replicas: Replicas | None = None,
     ) -> None:
         self.app = app
         self.application = application
         self.allowed = settings.telegram_allowed_users
         self.source = source
         delivery = app.paths.delivery
-        self.intake = TelegramIntake(
-            delivery / "telegram-inbox.jsonl", application.bot, self.on_update
-        )
-        self.outbox = Outbox(
-            delivery / "telegram-outbox.jsonl", TelegramDelivery(application.bot).deliver
-        )
+        self.intake: TelegramIntake
+        if replicas is None:
+            self.intake = TelegramIntake(
+                delivery / "telegram-inbox.jsonl", application.bot, self.on_update
+            )
+            outbox_path = delivery / "telegram-outbox.jsonl"
+        else:
+            config = self.config()
+            inbox = RedisInbox(
+                replicas.coordination,
+                replicas.leases,
+                lease_seconds=config.lease_seconds,
+                sweep_seconds=config.sweep_seconds,
+            )
+            self.intake = RedisTelegramIntake(inbox, application.bot, self.on_update)
+            # Each replica's undelivered replies are its own: one journal per replica name.
+            outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
+        self.outbox = Outbox(outbox_path, TelegramDelivery(application.bot).deliver)
         self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
         self.identity: BotIdentity | None = None
         self.refusals = RefusalMemory(refusals_path(app.paths.root))
@@ -193,6 +214,7 @@ class TelegramChannel:
         try:
             await self.source.stop()
             await self.dispatcher.shutdown(grace_seconds)
+            await self.intake.close()
             await self.outbox.close(OUTBOX_CLOSE_SECONDS)
         finally:
             await self.application.shutdown()
@@ -276,6 +298,7 @@ def build_telegram_application(
     *,
     source: UpdateSource,
     rate_limiter: BaseRateLimiter | None = None,
+    replicas: Replicas | None = None,
 ) -> tuple[Application, TelegramChannel]:
     """The PTB Application (the Bot and its requests) and the channel that drives it."""
     if settings.telegram_bot_token is None:
@@ -311,6 +334,6 @@ def build_telegram_application(
         )
     )
     application = builder.build()
-    channel = TelegramChannel(app, settings, application, source)
+    channel = TelegramChannel(app, settings, application, source, replicas)
     app.commands.status_providers.append(channel.status_lines)
     return application, channel
