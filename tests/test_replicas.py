@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Iterator
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +23,7 @@ from bot.app import App
 from bot.telegram.replicas import Replicas, build_replica_app, open_replicas
 from bot.telegram.run import serve_telegram
 from memory.atomic_file import read_jsonl
-from tests.conftest import make_settings, write_runtime_config
+from tests.conftest import make_settings, subprocess_env, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer
 from tests.redis_server import free_port, running_redis
@@ -30,7 +34,8 @@ __all__ = ["telegram"]  # fixture used by name below
 SECRET = "replica-secret_1"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Short leases and sweeps, so a test sees a takeover in a second or two.
-FAST_LEASES = {"telegram": {"leaseSeconds": 2, "pollerLeaseSeconds": 2, "sweepSeconds": 0.2}}
+FAST_LEASES = {"telegram": {"leaseSeconds": 3, "pollerLeaseSeconds": 3, "sweepSeconds": 0.2}}
+LEADING = "this replica polls Telegram now"
 
 
 @pytest.fixture
@@ -159,3 +164,126 @@ async def test_two_replicas_answer_every_message_once_in_order(
     for name in ("a", "b"):
         replies = read_jsonl(delivery / f"telegram-outbox-{name}.jsonl").records
         assert any(r["op"] == "add" for r in replies), f"replica {name} answered nothing"
+
+
+# -- replicas as `mnemobot run` processes ------------------------------------------------------
+
+
+@dataclass
+class ReplicaProcess:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    url: str | None
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def spawn_replica(
+    name: str,
+    workspace: Path,
+    redis_url: str,
+    telegram: TelegramServer,
+    llm: FakeOpenAIServer,
+    *,
+    webhook: bool,
+) -> ReplicaProcess:
+    env = subprocess_env(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=llm.base_url,
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+        TELEGRAM_ALLOWED_USERS="*",
+        BOT_REDIS_URL=redis_url,
+        BOT_REPLICA_ID=name,
+        BOT_LOG_LEVEL="INFO",
+    )
+    url = None
+    if webhook:
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/hook"
+        env.update(
+            BOT_WEBHOOK_URL=url, BOT_WEBHOOK_SECRET=SECRET, BOT_WEBHOOK_LISTEN=f"127.0.0.1:{port}"
+        )
+    log = workspace.parent / f"replica-{name}.log"
+    with log.open("ab") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bot", "run", *(["--webhook"] if webhook else [])],
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+            env=env,
+            cwd=workspace.parent,
+        )
+    return ReplicaProcess(name, process, log, url)
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def stop_all(replicas: list[ReplicaProcess]) -> None:
+    for replica in replicas:
+        if replica.process.poll() is None:
+            replica.process.send_signal(signal.SIGTERM)
+    for replica in replicas:
+        try:
+            replica.process.wait(20)
+        except subprocess.TimeoutExpired:
+            replica.process.kill()
+            replica.process.wait()
+
+
+def texts_sent(telegram: TelegramServer, chat: int) -> list[str]:
+    return [m["plain_text"] for m in telegram.sent_messages(chat)]
+
+
+def polls_now(replica: ReplicaProcess) -> bool | None:
+    """Whether the replica's log last said it polls (True) or stands by; None before either."""
+    text = replica.log_text()
+    leading = text.rfind(LEADING)
+    standing = text.rfind("standing by")
+    if leading < 0 and standing < 0:
+        return None
+    return leading > standing
+
+
+def test_a_standby_polls_within_seconds_of_the_leaders_death(
+    workspace: Path, redis_url: str, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, FAST_LEASES)
+    replicas = [
+        spawn_replica(name, workspace, redis_url, telegram, openai_server, webhook=False)
+        for name in ("p1", "p2")
+    ]
+    try:
+        wait_until(
+            lambda: all(polls_now(r) is not None for r in replicas), 60, "both replicas to start"
+        )
+        telegram.send_text("before", chat_id=7300)
+        telegram.wait_for_messages(7300, 1, timeout=15)
+        [leader] = [r for r in replicas if polls_now(r)]
+        [standby] = [r for r in replicas if r is not leader]
+
+        leader.process.send_signal(signal.SIGKILL)
+        leader.process.wait()
+        killed_at = time.monotonic()
+        telegram.send_text("after", chat_id=7300)
+        wait_until(lambda: "echo: after" in texts_sent(telegram, 7300), 30, "the standby to answer")
+        took = time.monotonic() - killed_at
+    finally:
+        stop_all(replicas)
+
+    replies = texts_sent(telegram, 7300)
+    assert list(dict.fromkeys(replies)) == ["echo: before", "echo: after"]
+    # The kill may fall between a reply's send and its mark: one duplicate at most.
+    assert len(replies) <= 3
+    assert polls_now(standby)
+    # The lease is 3 s here (15 s by default): the standby took over well within 30 s.
+    assert took < 10, took
+    assert "Traceback" not in standby.log_text()
