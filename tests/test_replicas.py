@@ -7,10 +7,12 @@ the real `serve_telegram` of each replica.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ from bot.telegram.replicas import Replicas, build_replica_app, open_replicas
 from bot.telegram.run import serve_telegram
 from memory.atomic_file import read_jsonl
 from tests.conftest import make_settings, subprocess_env, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import FakeOpenAIServer, gated, reply
 from tests.fakes.telegram_server import TelegramServer
 from tests.redis_server import free_port, running_redis
 from tests.telegram_harness import telegram
@@ -287,3 +289,46 @@ def test_a_standby_polls_within_seconds_of_the_leaders_death(
     # The lease is 3 s here (15 s by default): the standby took over well within 30 s.
     assert took < 10, took
     assert "Traceback" not in standby.log_text()
+
+
+async def test_redis_down_mid_turn_loses_nothing_and_says_so_once(
+    workspace: Path,
+    tmp_path: Path,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    write_runtime_config(workspace, FAST_LEASES)
+    port, folder = free_port(), tmp_path / "redis-data"
+    redis = contextlib.ExitStack()
+    url = redis.enter_context(running_redis(folder, port=port))
+    replica = await start_replica("solo", workspace, url, telegram, openai_server)
+    release = threading.Event()
+    openai_server.script(gated(release, reply("first answer")))
+    chat = 7400
+    first = telegram.build_update("first", chat_id=chat)
+    second = telegram.build_update("second", chat_id=chat)
+    urls = itertools.cycle([replica.url])
+    try:
+        async with httpx.AsyncClient(timeout=10) as client:
+            await post_until_taken(client, urls, first)
+            await openai_server.wait_for_requests_async(1, timeout=10)
+            # Redis goes away while the first turn waits on the model.
+            await asyncio.to_thread(redis.close)
+            release.set()
+            refused = await client.post(replica.url, json=second, headers={SECRET_HEADER: SECRET})
+            assert refused.status_code == 500  # not kept: Telegram keeps it and retries
+            retrying = asyncio.create_task(post_until_taken(client, urls, second))
+            await asyncio.sleep(1)
+            await asyncio.to_thread(redis.enter_context, running_redis(folder, port=port))
+            await retrying
+            sent = await telegram.wait_for_messages_async(chat, 2, timeout=20)
+    finally:
+        release.set()
+        await replica.shutdown()
+        redis.close()
+
+    assert [m["plain_text"] for m in sent] == ["first answer", "echo: second"]
+    lines = [r.getMessage() for r in caplog.records]
+    assert len([line for line in lines if line.startswith("Redis unreachable")]) == 1, lines
+    assert "Redis reachable again" in lines

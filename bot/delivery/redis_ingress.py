@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -57,25 +58,29 @@ class LeaseBook:
 
 
 class RedisOutage:
-    """One log line when Redis stops answering and one when it answers again."""
+    """One log line when Redis stops answering and one when it answers again (one per
+    replica: every part that talks to Redis shares it)."""
 
     def __init__(self) -> None:
-        self.down = False
-        self.failures = 0
+        self.down_since: float | None = None
+
+    @property
+    def down(self) -> bool:
+        return self.down_since is not None
 
     def failed(self, what: str, exc: BaseException) -> float:
-        self.failures += 1
-        pause = min(LAST_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2 ** (self.failures - 1))
-        if not self.down:
-            self.down = True
+        """Note a failure; returns how long the caller should wait before trying again."""
+        now = time.monotonic()
+        if self.down_since is None:
+            self.down_since = now
             log.warning("Redis unreachable while %s (%s); retrying with backoff", what, exc)
-        return pause
+        # Pauses grow with the outage, not with the number of callers that hit it.
+        return min(LAST_RETRY_SECONDS, max(FIRST_RETRY_SECONDS, (now - self.down_since) / 2))
 
     def ok(self) -> None:
-        if self.down:
+        if self.down_since is not None:
             log.warning("Redis reachable again")
-        self.down = False
-        self.failures = 0
+        self.down_since = None
 
 
 @dataclass(slots=True)
@@ -94,13 +99,14 @@ class RedisInbox:
         *,
         lease_seconds: float,
         sweep_seconds: float,
+        outage: RedisOutage | None = None,
     ) -> None:
         self.coordination = coordination
         self.leases = leases
         self.lease_ms = max(1, int(lease_seconds * 1000))
         self.sweep_seconds = sweep_seconds
         self.handle: HandleEntry | None = None
-        self.outage = RedisOutage()
+        self.outage = outage or RedisOutage()
         self._drains: dict[str, _Drain] = {}
         # Entries handed to `handle` and not yet done, by id.
         self._in_flight: dict[str, QueuedEntry] = {}
@@ -117,7 +123,9 @@ class RedisInbox:
             try:
                 claimed = await self.coordination.accept(entry)
             except RedisError as exc:
+                self.outage.failed("keeping an update", exc)
                 raise InboxUnavailable(f"Redis did not take update {entry.id}: {exc}") from exc
+            self.outage.ok()
             if claimed:
                 fresh += 1
                 touched.append(entry.key)
@@ -191,7 +199,6 @@ class RedisInbox:
                 try:
                     if not await self._drain_once(key, lease, drain):
                         break
-                    self.outage.ok()
                 except RedisError as exc:
                     # Keep the lease (and the turns running under it) through a short
                     # outage; a renewal refused afterwards means it ran out meanwhile.
@@ -219,6 +226,7 @@ class RedisInbox:
         """Hand out what is new in the chat's list; False once nothing is left to answer."""
         drain.wake.clear()
         entries = await self.coordination.pending(key)
+        self.outage.ok()
         mine = [e for e in self._in_flight.values() if e.key == key]
         if not entries and not mine:
             return False
@@ -234,7 +242,9 @@ class RedisInbox:
     async def _renew(self, lease: Lease) -> bool:
         while True:
             try:
-                return await self.coordination.renew(lease)
+                renewed = await self.coordination.renew(lease)
+                self.outage.ok()
+                return renewed
             except RedisError as exc:
                 if self._closing:
                     return False

@@ -159,6 +159,7 @@ class TelegramChannel:
                 replicas.leases,
                 lease_seconds=config.lease_seconds,
                 sweep_seconds=config.sweep_seconds,
+                outage=replicas.outage,
             )
             self.intake = RedisTelegramIntake(inbox, application.bot, self.on_update)
             # Each replica's undelivered replies are its own: one journal per replica name.

@@ -53,6 +53,7 @@ class Replicas:
     client: Redis
     coordination: RedisCoordination
     leases: LeaseBook = field(default_factory=LeaseBook)
+    outage: RedisOutage = field(default_factory=RedisOutage)
     where: str = ""
 
     async def close(self) -> None:
@@ -84,7 +85,7 @@ class LeasedSessions:
     def __init__(self, replicas: Replicas) -> None:
         self.coordination = replicas.coordination
         self.leases = replicas.leases
-        self.outage = RedisOutage()
+        self.outage = replicas.outage
 
     async def load(self, key: str) -> bytes | None:
         # A turn waits through a Redis outage rather than fail its message; the chat's
@@ -127,7 +128,7 @@ class LeaderPollingSource:
         self.polling: UpdateSource | None = None
         self.coordination = replicas.coordination
         self.lease_ms = max(1, int(lease_seconds * 1000))
-        self.outage = RedisOutage()
+        self.outage = replicas.outage
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
 
