@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,9 @@ HandleEntry = Callable[[QueuedEntry], Awaitable[None]]
 
 FIRST_RETRY_SECONDS = 0.5
 LAST_RETRY_SECONDS = 10.0
+# Ids of entries finished by this replica that are remembered: far more than a chat's list
+# holds at once, few enough to cost nothing.
+REMEMBERED_FINISHED = 10_000
 # Marking an answered entry done is tried this often before it is left for the next holder.
 DONE_ATTEMPTS = 5
 
@@ -110,6 +114,9 @@ class RedisInbox:
         self._drains: dict[str, _Drain] = {}
         # Entries handed to `handle` and not yet done, by id.
         self._in_flight: dict[str, QueuedEntry] = {}
+        # Entries this replica finished lately: a list read just before one was removed
+        # still shows it, and it must not be handed out again.
+        self._finished: OrderedDict[str, None] = OrderedDict()
         self._sweeper: asyncio.Task[None] | None = None
         self._closing = False
 
@@ -144,9 +151,13 @@ class RedisInbox:
     async def done(self, entry_ids: Sequence[str]) -> None:
         """Remove answered entries from their chats' lists, under this replica's lease."""
         for entry_id in entry_ids:
-            entry = self._in_flight.pop(entry_id, None)
+            entry = self._in_flight.get(entry_id)
             if entry is None:
                 continue
+            self._finished[entry_id] = None
+            while len(self._finished) > REMEMBERED_FINISHED:
+                self._finished.popitem(last=False)
+            del self._in_flight[entry_id]
             await self._mark_done(entry)
             self.wake(entry.key)
 
@@ -231,7 +242,11 @@ class RedisInbox:
         if not entries and not mine:
             return False
         for entry in entries:
-            if entry.id not in self._in_flight and self.handle is not None:
+            if (
+                entry.id not in self._in_flight
+                and entry.id not in self._finished
+                and self.handle is not None
+            ):
                 self._in_flight[entry.id] = entry
                 await self.handle(entry)
         # Renew well before the lease runs out, or sooner when there is news.
