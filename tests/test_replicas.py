@@ -20,10 +20,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from filelock import FileLock
 
 from bot.app import App
+from bot.doctor import check_redis
 from bot.telegram.replicas import Replicas, build_replica_app, open_replicas
 from bot.telegram.run import serve_telegram
+from config.workspace import WorkspacePaths
 from memory.atomic_file import read_jsonl
 from tests.conftest import make_settings, subprocess_env, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, delay, echo_responder, gated, reply
@@ -400,3 +403,45 @@ async def test_sigkill_of_a_replica_mid_turn_loses_no_message(
         assert len(replies) - per_chat <= 1, f"chat {chat}: {replies}"
     for replica in replicas[1:]:
         assert "Traceback" not in replica.log_text()
+
+
+async def test_doctor_checks_redis_and_never_shows_its_password(
+    workspace: Path, redis_url: str
+) -> None:
+    lines: list[str] = []
+    healthy = await check_redis(make_settings(workspace, bot_redis_url=redis_url), lines.append)
+    assert healthy.line().startswith("ok   redis: 127.0.0.1:")
+    assert "appendonly yes" in healthy.line()
+    assert lines[0].startswith("...  redis: connecting to 127.0.0.1:")
+
+    dead = f"redis://:hunter2-secret@127.0.0.1:{free_port()}/0"
+    failed = await check_redis(make_settings(workspace, bot_redis_url=dead), lines.append)
+    assert failed.status == "fail"
+    assert "does not answer" in failed.line() and "BOT_REDIS_URL" in failed.line()
+    assert "hunter2" not in failed.line() + "".join(lines)
+
+
+def test_a_second_run_on_one_workspace_is_refused_without_redis(
+    workspace: Path, telegram: TelegramServer
+) -> None:
+    env = subprocess_env(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_API_KEY="sk-test",
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+    )
+    workspace_lock = FileLock(WorkspacePaths(workspace).run_lock)
+    with workspace_lock.acquire(timeout=1):  # as a running `mnemobot run` holds it
+        result = subprocess.run(
+            [sys.executable, "-m", "bot", "run"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=workspace.parent,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "another `mnemobot run` is serving workspace" in line and "BOT_REDIS_URL" in line
+    assert not telegram.calls("getUpdates")
