@@ -62,9 +62,14 @@ class App:
 
 
 def build_app(
-    settings: Settings, *, llm: ChatModel | None = None, sessions: SessionStore | None = None
+    settings: Settings,
+    *,
+    llm: ChatModel | None = None,
+    sessions: SessionStore | None = None,
+    shared_workspace: bool = False,
 ) -> App:
-    """`sessions`: another store than the workspace's files (replicas keep them in Redis)."""
+    """`sessions`: another store than the workspace's files (replicas keep them in Redis);
+    `shared_workspace`: other processes write the memory files too (replicas)."""
     paths = WorkspacePaths(settings.bot_workspace)
     paths.create()
     runtime = open_runtime_config(paths.runtime_config)
@@ -73,7 +78,9 @@ def build_app(
     if sessions is None:
         sessions = SessionStore(paths.sessions)
     memory = MemoryService(
-        paths.root, max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes
+        paths.root,
+        max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
+        shared_files=shared_workspace,
     )
     if llm is None:
         llm = OpenAIChatModel(

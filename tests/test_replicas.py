@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 
 import httpx
@@ -26,13 +27,16 @@ from bot.app import App
 from bot.doctor import check_redis
 from bot.telegram.replicas import Replicas, build_replica_app, open_replicas
 from bot.telegram.run import serve_telegram
+from config.runtime import MemoryConfig
 from config.workspace import WorkspacePaths
 from memory.atomic_file import read_jsonl
+from memory.service import MemoryService
 from tests.conftest import make_settings, subprocess_env, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, delay, echo_responder, gated, reply
 from tests.fakes.telegram_server import TelegramServer
 from tests.redis_server import free_port, running_redis
 from tests.telegram_harness import telegram
+from tests.test_memory_e2e import memory_section
 
 __all__ = ["telegram"]  # fixture used by name below
 
@@ -445,3 +449,59 @@ def test_a_second_run_on_one_workspace_is_refused_without_redis(
     [line] = result.stderr.strip().splitlines()
     assert "another `mnemobot run` is serving workspace" in line and "BOT_REDIS_URL" in line
     assert not telegram.calls("getUpdates")
+
+
+async def test_a_turn_on_one_replica_sees_what_another_just_remembered(
+    two_replicas: list[Replica], telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    a, b = two_replicas
+    chat = 7600
+    coordination = a.replicas.coordination
+
+    async def say(replica: Replica, text: str, answers: int) -> None:
+        async with httpx.AsyncClient(timeout=10) as client:
+            update = telegram.build_update(text, chat_id=chat)
+            await post_until_taken(client, itertools.cycle([replica.url]), update)
+        await telegram.wait_for_messages_async(chat, answers, timeout=15)
+        # The chat is quiet again: whoever takes the next message takes its lease.
+        deadline = time.monotonic() + 10
+        while await coordination.holder(f"telegram:{chat}") is not None:
+            assert time.monotonic() < deadline, "the chat's lease was never let go"
+            await asyncio.sleep(0.05)
+
+    await say(b, "hello", 1)  # b loads the chat's (empty) memory
+    await say(a, "My favourite colour is teal", 2)
+    await say(b, "what is my favourite colour?", 3)
+
+    last = openai_server.last_request()
+    assert "teal" in memory_section(last)
+    delivery = b.app.paths.delivery
+    answered_by_b = [
+        r["data"].get("plain", "")
+        for r in read_jsonl(delivery / "telegram-outbox-b.jsonl").records
+        if r["op"] == "add"
+    ]
+    assert any("what is my favourite colour?" in text for text in answered_by_b)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_cached_memory_scope_is_read_again_once_another_process_wrote_it(
+    workspace: Path, shared: bool
+) -> None:
+    writer = MemoryService(workspace)
+    reader = MemoryService(workspace, shared_files=shared)
+    scope = "telegram:7700"
+    assert sum(reader.layer_counts(scope).values()) == 0  # loaded, and cached
+    writer.record_turn(
+        scope=scope,
+        user_text="My favourite colour is teal",
+        assistant_text="Noted.",
+        at=time.time(),
+        config=MemoryConfig(),
+        tz=UTC,
+    )
+    seen = sum(reader.layer_counts(scope).values())
+    # Without `shared_files` (one process per workspace) the cache is trusted as it is.
+    assert (seen > 0) is shared
+    writer.close()
+    reader.close()

@@ -115,7 +115,7 @@ def build_replica_app(settings: Settings, replicas: Replicas) -> App:
     """The app of one replica: sessions in Redis, everything else on the shared workspace."""
     paths = WorkspacePaths(settings.bot_workspace)
     sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas))
-    return build_app(settings, sessions=sessions)
+    return build_app(settings, sessions=sessions, shared_workspace=True)
 
 
 class LeaderPollingSource:
