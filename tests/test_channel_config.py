@@ -18,7 +18,15 @@ def test_first_start_writes_every_channel_section_with_its_defaults(tmp_path: Pa
     path = tmp_path / "preferences" / "runtime-config.json"
     open_runtime_config(path).ensure_file()
     data = json.loads(path.read_text())
-    assert data["telegram"] == {"queueMode": "queue", "queueCap": 20, "typingIntervalSeconds": 4}
+    assert data["telegram"] == {
+        "queueMode": "queue",
+        "queueCap": 20,
+        "typingIntervalSeconds": 4,
+        "typingDelaySeconds": 1,
+        "leaseSeconds": 15,
+        "pollerLeaseSeconds": 15,
+        "sweepSeconds": 1,
+    }
     assert data["console"] == {"queueMode": "queue", "queueCap": 20}
     assert data["toolLoop"] == {"maxLlmCalls": 20, "maxToolExecutions": 80}
 

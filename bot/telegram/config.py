@@ -16,10 +16,12 @@ class TelegramConfig(LaneConfig):
 
     # Replicas on Redis (BOT_REDIS_URL); read at start.
     lease_seconds: float = Field(15, gt=0, le=600)
-    """How long a replica's hold on a chat outlives the replica: after a crash, another
-    replica answers the chat's waiting messages this long after the last renewal."""
+    """Replicas on Redis: how long a replica's hold on a chat outlives the replica; after a
+    crash, another replica answers the chat's waiting messages this long after the last
+    renewal."""
     poller_lease_seconds: float = Field(15, gt=0, le=600)
-    """The same for the one replica that polls Telegram; a standby takes over within this
-    plus a third of it."""
+    """Replicas on Redis: the same for the one replica that polls Telegram; a standby takes
+    over within this plus a third of it."""
     sweep_seconds: float = Field(1, gt=0, le=60)
-    """How often each replica looks for chats with waiting messages and no live holder."""
+    """Replicas on Redis: how often each replica looks for chats with waiting messages and
+    no live holder."""
