@@ -33,6 +33,7 @@ import platform
 import statistics
 import sys
 import tempfile
+import uuid
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -42,6 +43,7 @@ from telegram.ext import AIORateLimiter
 from bot.app import build_app
 from bot.bench.report import cpu_model, percentile, usable_cpus
 from bot.bench.servers import BENCH_TOKEN, BenchResult, LoadPlan, serve_bench_servers
+from bot.telegram.replicas import build_replica_app, open_replicas
 from bot.telegram.run import serve_telegram
 from config.settings import Settings
 
@@ -107,7 +109,12 @@ def load_line(label: str) -> str:
 
 
 async def _run_bot(
-    workspace: Path, bot_url: str, llm_url: str, go: asyncio.Event, stop: asyncio.Event
+    workspace: Path,
+    bot_url: str,
+    llm_url: str,
+    go: asyncio.Event,
+    stop: asyncio.Event,
+    redis_url: str | None = None,
 ) -> None:
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
@@ -118,8 +125,14 @@ async def _run_bot(
         telegram_bot_token=BENCH_TOKEN,
         telegram_api_base_url=bot_url,
         telegram_allowed_users="*",
+        bot_redis_url=redis_url,
     )
-    app = build_app(settings)
+    # With Redis: one replica (the poller), its claims, leases and sessions in Redis, under
+    # a namespace of its own so a shared Redis keeps nothing of an earlier run in the way.
+    replicas = (
+        open_replicas(redis_url, namespace=f"bench-{uuid.uuid4().hex[:8]}") if redis_url else None
+    )
+    app = build_replica_app(settings, replicas) if replicas is not None else build_app(settings)
     try:
         await serve_telegram(
             app,
@@ -128,9 +141,12 @@ async def _run_bot(
             poll_timeout_seconds=10,
             on_ready=go.set,
             rate_limiter=AIORateLimiter(overall_max_rate=0, group_max_rate=0, max_retries=3),
+            replicas=replicas,
         )
     finally:
         await app.close()
+        if replicas is not None:
+            await replicas.close()
 
 
 async def _receive(conn: Connection, child: multiprocessing.process.BaseProcess) -> object:
@@ -175,6 +191,7 @@ async def run_bench(
     closed_seconds: float,
     llm_delay_seconds: float = 0.0,
     profile_path: Path | None = None,
+    redis_url: str | None = None,
 ) -> list[BenchFigures]:
     """Open-loop phase at `rate` (if seconds > 0), then closed loop (if closed_seconds > 0)."""
     context = multiprocessing.get_context("spawn")
@@ -189,7 +206,9 @@ async def run_bench(
         bot_url, llm_url = urls
         go, stop = asyncio.Event(), asyncio.Event()
         with tempfile.TemporaryDirectory(prefix="mnemobot-bench-") as tmp:
-            bot = asyncio.create_task(_run_bot(Path(tmp), bot_url, llm_url, go, stop))
+            bot = asyncio.create_task(
+                _run_bot(Path(tmp), bot_url, llm_url, go, stop, redis_url=redis_url)
+            )
             await asyncio.wait(
                 {bot, asyncio.create_task(go.wait())}, return_when=asyncio.FIRST_COMPLETED
             )
@@ -267,6 +286,7 @@ def bench_command(args: argparse.Namespace) -> int:
             closed_seconds=args.closed_seconds,
             llm_delay_seconds=args.llm_delay_ms / 1000,
             profile_path=args.profile,
+            redis_url=args.redis_url,
         )
     )
     for figures in all_figures:
