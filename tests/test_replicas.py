@@ -24,12 +24,14 @@ import pytest
 from filelock import FileLock
 
 from bot.app import App
+from bot.delivery.redis_coordination import LeaseLost
 from bot.doctor import check_redis
-from bot.telegram.replicas import Replicas, build_replica_app, open_replicas
+from bot.telegram.replicas import LeasedSessions, Replicas, build_replica_app, open_replicas
 from bot.telegram.run import serve_telegram
 from config.runtime import MemoryConfig
 from config.workspace import WorkspacePaths
 from memory.atomic_file import read_jsonl
+from memory.redis_sessions import RedisSessionStore
 from memory.service import MemoryService
 from tests.conftest import make_settings, subprocess_env, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, delay, echo_responder, gated, reply
@@ -505,3 +507,34 @@ def test_a_cached_memory_scope_is_read_again_once_another_process_wrote_it(
     assert (seen > 0) is shared
     writer.close()
     reader.close()
+
+
+async def test_a_replica_that_lost_the_chat_cannot_overwrite_its_session(
+    workspace: Path, redis_url: str
+) -> None:
+    old, new = open_replicas(redis_url), open_replicas(redis_url)
+    stores = [RedisSessionStore(workspace / "sessions", LeasedSessions(r)) for r in (old, new)]
+    key = "telegram:7800"
+    lease = await old.coordination.acquire(key, ttl_ms=200)
+    assert lease is not None
+    old.leases.held[key] = lease
+    async with stores[0].exclusive(key) as session:
+        session.messages.append({"role": "user", "content": "first"})
+        await stores[0].save_async(session)
+    await asyncio.sleep(0.35)  # the old holder stalls past its lease
+    taken = await new.coordination.acquire(key, ttl_ms=5_000)
+    assert taken is not None
+    new.leases.held[key] = taken
+    async with stores[1].exclusive(key) as session:
+        assert [m["content"] for m in session.messages] == ["first"]
+        session.messages.append({"role": "user", "content": "second"})
+        await stores[1].save_async(session)
+
+    stale = stores[0].get(key)
+    stale.messages.append({"role": "assistant", "content": "late answer"})
+    with pytest.raises(LeaseLost):
+        await stores[0].save_async(stale)
+    async with stores[1].exclusive(key) as session:
+        assert [m["content"] for m in session.messages] == ["first", "second"]
+    await old.close()
+    await new.close()

@@ -7,6 +7,10 @@ spot, messages go into their chat's lane (see `bot.channels`). Every answer goes
 durable outbox, which delivers it in order per chat and keeps retrying through outages; a
 message's inbox entry is marked done once its answer is in the outbox.
 
+With replicas on Redis (`BOT_REDIS_URL`), the inbox is in Redis and shared: an update is
+claimed once across replicas and answered by the replica holding its chat's lease (see
+`bot.delivery.redis_ingress`); each replica keeps its own outbox file.
+
 python-telegram-bot provides the Bot (requests, rate limiter, defaults); its Updater and
 handler machinery are not used, because they acknowledge updates before they are kept and
 stop on one they cannot parse.

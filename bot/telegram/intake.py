@@ -11,6 +11,9 @@ safely in the outbox, or at once for what gets no turn (ignored group chatter, r
 commands answered on the spot). On start, what an earlier run kept but never finished is
 handled again, in the order it arrived.
 
+`RedisTelegramIntake` does the same for replicas on Redis: kept means claimed and queued
+in Redis, and its chat's lease holder (maybe another replica) handles it.
+
 An update that cannot be parsed, or whose handling raises, is logged once (id and reason),
 marked done and skipped: one bad update never stops the others.
 """

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
+from telegram.error import TelegramError
 from telegram.ext import Application
 
 from bot.app import App, build_app
@@ -147,7 +148,14 @@ class LeaderPollingSource:
                         if lease is not None:
                             log.info("this replica polls Telegram now (poller lease taken)")
                             self.polling = self.make_polling()
-                            await self.polling.start(application, keep)
+                            try:
+                                await self.polling.start(application, keep)
+                            except (TelegramError, OSError) as exc:
+                                # Let another replica (or this one, next round) try.
+                                log.warning("could not start polling (%s); retrying", exc)
+                                self.polling = None
+                                await self.coordination.release(lease)
+                                lease = None
                         elif not announced:
                             announced = True
                             log.info("another replica polls Telegram; standing by")
