@@ -26,9 +26,11 @@ from filelock import FileLock
 from bot.app import App
 from bot.delivery.redis_coordination import LeaseLost
 from bot.doctor import check_redis
+from bot.startup import secrets_of
 from bot.telegram.replicas import LeasedSessions, Replicas, build_replica_app, open_replicas
-from bot.telegram.run import serve_telegram
+from bot.telegram.run import WebhookSettingsError, serve_telegram, webhook_plan
 from config.runtime import MemoryConfig
+from config.settings import SettingsError, load_settings
 from config.workspace import WorkspacePaths
 from memory.atomic_file import read_jsonl
 from memory.redis_sessions import RedisSessionStore
@@ -538,3 +540,22 @@ async def test_a_replica_that_lost_the_chat_cannot_overwrite_its_session(
         assert [m["content"] for m in session.messages] == ["first", "second"]
     await old.close()
     await new.close()
+
+
+def test_bad_replica_settings_get_one_line_and_never_show_the_password(
+    monkeypatch: pytest.MonkeyPatch, workspace: Path
+) -> None:
+    monkeypatch.setenv("BOT_REDIS_URL", "http://:hunter2-secret@redis:6379")
+    with pytest.raises(SettingsError) as bad_url:
+        load_settings()
+    assert str(bad_url.value).startswith("BOT_REDIS_URL is invalid: must start with redis://")
+    assert "hunter2" not in str(bad_url.value)
+
+    url = "redis://:hunter2-secret@redis:6379/0"
+    settings = make_settings(
+        workspace, bot_redis_url=url, bot_webhook_url="https://bot.example.com/telegram"
+    )
+    assert "hunter2" not in repr(settings)
+    assert "hunter2-secret" in secrets_of(settings)  # redacted from every log line
+    with pytest.raises(WebhookSettingsError, match="BOT_WEBHOOK_SECRET is not set: replicas"):
+        webhook_plan(settings, replicas=True)
