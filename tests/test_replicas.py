@@ -464,6 +464,25 @@ def test_a_second_run_on_one_workspace_is_refused_without_redis(
     assert "another `mnemobot run` is serving workspace" in line and "BOT_REDIS_URL" in line
     assert not telegram.calls("getUpdates")
 
+    # With Redis, replicas share the workspace, but two of one name would share an outbox.
+    env.update(BOT_REDIS_URL=f"redis://127.0.0.1:{free_port()}/0", BOT_REPLICA_ID="twin")
+    (workspace / "delivery").mkdir(exist_ok=True)
+    with FileLock(workspace / "delivery" / ".replica-twin.lock").acquire(timeout=1):
+        twin = subprocess.run(
+            [sys.executable, "-m", "bot", "run"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=workspace.parent,
+            timeout=60,
+            check=False,
+        )
+    assert twin.returncode == 2
+    assert twin.stderr.strip() == (
+        f"mnemobot: a replica named twin is already serving workspace {workspace}; "
+        "give each replica its own BOT_REPLICA_ID"
+    )
+
 
 async def test_a_turn_on_one_replica_sees_what_another_just_remembered(
     two_replicas: list[Replica], telegram: TelegramServer, openai_server: FakeOpenAIServer

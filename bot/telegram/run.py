@@ -219,20 +219,28 @@ def run_command(args: argparse.Namespace) -> int:
         except WebhookSettingsError as exc:
             print(f"mnemobot: {exc}", file=sys.stderr)
             return 2
-    run_lock: FileLock | None = None
+    # One `run` per workspace on files (two would answer every message twice); with Redis,
+    # one per replica name (a replica's outbox file is its own).
+    paths = WorkspacePaths(settings.bot_workspace)
     if redis_url is None:
-        # On files, one `run` per workspace: two would answer every message twice.
-        paths = WorkspacePaths(settings.bot_workspace)
-        run_lock = FileLock(paths.run_lock, thread_local=False)
-        try:
-            run_lock.acquire(timeout=0)
-        except Timeout:
-            print(
-                f"mnemobot: another `mnemobot run` is serving workspace {paths.root}; stop it "
-                "first (or set BOT_REDIS_URL to run several replicas)",
-                file=sys.stderr,
-            )
-            return 2
+        lock_path = paths.run_lock
+        refusal = (
+            f"another `mnemobot run` is serving workspace {paths.root}; stop it first "
+            "(or set BOT_REDIS_URL to run several replicas)"
+        )
+    else:
+        paths.delivery.mkdir(parents=True, exist_ok=True)
+        lock_path = paths.delivery / f".replica-{settings.replica_id}.lock"
+        refusal = (
+            f"a replica named {settings.replica_id} is already serving workspace "
+            f"{paths.root}; give each replica its own BOT_REPLICA_ID"
+        )
+    run_lock = FileLock(lock_path, thread_local=False)
+    try:
+        run_lock.acquire(timeout=0)
+    except Timeout:
+        print(f"mnemobot: {refusal}", file=sys.stderr)
+        return 2
 
     log_startup(settings)
 
@@ -270,8 +278,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"mnemobot: Telegram refused to start: {reason}", file=sys.stderr)
         return 1
     finally:
-        if run_lock is not None:
-            run_lock.release()
+        run_lock.release()
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
