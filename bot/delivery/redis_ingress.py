@@ -242,11 +242,13 @@ class RedisInbox:
         if not entries and not mine:
             return False
         for entry in entries:
-            if (
-                entry.id not in self._in_flight
-                and entry.id not in self._finished
-                and self.handle is not None
-            ):
+            if entry.id in self._finished:
+                # Answered here, but its removal failed (an outage) or is under way: remove
+                # it now, or the chat would look busy forever.
+                with contextlib.suppress(LeaseLost):
+                    await self.coordination.done(lease, entry)
+                continue
+            if entry.id not in self._in_flight and self.handle is not None:
                 self._in_flight[entry.id] = entry
                 await self.handle(entry)
         # Renew well before the lease runs out, or sooner when there is news.
