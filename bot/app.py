@@ -8,6 +8,7 @@ from bot.assistant import Assistant
 from bot.channels.registry import open_runtime_config
 from bot.commands import Commands
 from bot.llm_client import OpenAIChatModel
+from bot.maintenance import MaintenanceScheduler
 from bot.tools.clock_tool import DATETIME_TOOL
 from bot.tools.files_tool import FilesTool
 from bot.tools.memory_tool import MemoryTool
@@ -18,12 +19,15 @@ from config.runtime_store import RuntimeConfigStore
 from config.settings import Settings
 from config.workspace import WorkspacePaths
 from memory.large_results import LargeResultStore
+from memory.maintenance import supersede_matching_facts
+from memory.model_windows import ModelWindowStore
 from memory.service import MemoryService
 from memory.session import SessionStore
 from systems.auto_compaction import AutoCompaction, OverflowRecovery
 from systems.compactor import Compactor
 from systems.context import ChatRef
 from systems.context_building import ContextBuilding
+from systems.context_window import ContextWindowLimit
 from systems.llm import ChatModel
 from systems.memory_persist import MemoryPersist
 from systems.pipeline import Pipeline, System, load_entry_point_systems
@@ -53,8 +57,16 @@ class App:
     pipeline: Pipeline
     assistant: Assistant
     commands: Commands
+    maintenance: MaintenanceScheduler | None = None
+
+    def start_background(self) -> None:
+        """Start background work (memory maintenance); call from inside the event loop."""
+        if self.maintenance is not None:
+            self.maintenance.start()
 
     async def close(self) -> None:
+        if self.maintenance is not None:
+            await self.maintenance.stop()
         close = getattr(self.llm, "close", None)
         if close is not None:
             await close()
@@ -88,6 +100,7 @@ def build_app(
             base_url=settings.openai_base_url,
             max_retries=config.llm.max_retries,
             timeout_seconds=config.llm.request_timeout_seconds,
+            windows=ModelWindowStore.in_workspace(paths.root),
         )
     large_results = LargeResultStore(paths.large_tool_results)
     tools = ToolRegistry(
@@ -108,7 +121,21 @@ def build_app(
         tools=tools,
     )
     load_entry_point_tools(tools, services)
-    compactor = Compactor(llm, sessions, memory, chat_model_for=services.chat_model)
+    maintenance = MaintenanceScheduler(
+        paths=paths,
+        runtime=runtime,
+        memory=memory,
+        llm=llm,
+        chat_model_name=settings.bot_model,
+        on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+    )
+    compactor = Compactor(
+        llm,
+        sessions,
+        memory,
+        chat_model_for=services.chat_model,
+        on_compacted=maintenance.notify_compacted,
+    )
     context_building = ContextBuilding(memory)
     systems: list[System] = [
         AutoCompaction(compactor, tools),
@@ -121,6 +148,8 @@ def build_app(
         ),
         MemoryPersist(memory),
     ]
+    if isinstance(llm, OpenAIChatModel):
+        systems.append(ContextWindowLimit(llm))
     systems += load_entry_point_systems(services)
     pipeline = Pipeline(systems)
     assistant = Assistant(
@@ -139,9 +168,23 @@ def build_app(
         last = assistant.activity_for(chat).last_pack_tokens
         pack = f"last pack {last} tokens" if last is not None else "no pack built yet"
         skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
-        return [f"Memory ({scope}): {layers}; {pack}{skipped}"]
+        files = (
+            "one folder shared by all chats (files.shared)"
+            if assistant.config().files.shared
+            else "this chat's own folder"
+        )
+        return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
-    commands = Commands(assistant, compactor=compactor, status_providers=[memory_lines])
+    commands = Commands(
+        assistant,
+        compactor=compactor,
+        status_providers=[memory_lines],
+        memory=memory,
+        known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
+    )
+    commands.status_providers.append(
+        lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))
+    )
     return App(
         settings=settings,
         paths=paths,
@@ -153,4 +196,5 @@ def build_app(
         pipeline=pipeline,
         assistant=assistant,
         commands=commands,
+        maintenance=maintenance,
     )

@@ -7,6 +7,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from bot import memory_cli, tooling_cli
 from bot.app import build_app
@@ -33,6 +34,7 @@ def _cmd_chat(args: argparse.Namespace) -> int:
 
     async def session() -> int:
         app = build_app(settings)
+        app.start_background()
         try:
             return await run_console(app, chat_id=args.chat_id, user_id=args.user_id)
         finally:
@@ -48,6 +50,14 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return doctor(sys.stdout)
 
 
+def installed_version() -> str:
+    """The version pip installed; a source tree that was never installed has none."""
+    try:
+        return version("mnemobot")
+    except PackageNotFoundError:
+        return "unknown (not installed; run pip install .)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mnemobot", description="A Telegram AI assistant that remembers."
@@ -59,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="read settings from this file only (like MNEMOBOT_ENV_FILE); default: ./.env "
         "over ~/.mnemobot/.env",
     )
+    parser.add_argument("--version", action="version", version=f"mnemobot {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_init_command(sub)
 

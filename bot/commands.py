@@ -1,14 +1,20 @@
-"""Slash commands shared by every channel: /start /help /new /compact /status /stop."""
+"""Slash commands shared by every channel: /start /help /new /compact /status /stop,
+/export and /forget_me."""
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from bot.assistant import STORAGE_FAILED_TEXT, Assistant
+from memory.model_windows import ModelWindow
+from memory.service import MemoryService
 from memory.session import AgentSession
 from systems.compaction_plan import is_summary
 from systems.compactor import Compactor
@@ -31,8 +37,30 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("compact", "Summarize older messages: /compact [N] keeps the last N"),
     CommandSpec("status", "Model, context size, memory and config state"),
     CommandSpec("stop", "Stop the running reply and drop queued messages"),
+    CommandSpec("export", "Send me everything you remember of this chat, as a file"),
+    CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
 )
+# How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
+# guards against a mistyped command, and a few minutes is enough to read the warning.
+FORGET_ME_CONFIRM_MINUTES = 5
+EXPORTS_DIR_NAME = "exports"
 COMMAND_NAMES = frozenset(spec.name for spec in COMMANDS)
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file a command sends back (a channel that can sends it as a document)."""
+
+    filename: str
+    data: bytes
+    # Where a copy was written, for channels that show a path instead (the console).
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CommandReply:
+    text: str
+    attachment: Attachment | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,14 +133,34 @@ class Commands:
         *,
         status_providers: list[StatusProvider] | None = None,
         compactor: Compactor | None = None,
+        memory: MemoryService | None = None,
+        known_window: Callable[[str], ModelWindow | None] | None = None,
     ) -> None:
         self.assistant = assistant
         self.status_providers = list(status_providers or [])
         self.compactor = compactor
+        # The model's learned context window, when the model client knows one.
+        self.known_window = known_window
+        self.memory = memory
+        # chat key -> time until which "/forget_me confirm" is accepted
+        self._forget_me_asked: dict[str, float] = {}
+
+    async def reply(
+        self, chat: ChatRef, command: ParsedCommand, *, stop: StopHandler | None = None
+    ) -> CommandReply:
+        """The command's answer, with a file when it has one (/export)."""
+        if command.name == "export":
+            return await self.export(chat)
+        return CommandReply(await self.run(chat, command, stop=stop))
 
     async def run(
         self, chat: ChatRef, command: ParsedCommand, *, stop: StopHandler | None = None
     ) -> str:
+        """The command's answer as text; /export's file is written and its path named."""
+        if command.name == "export":
+            return (await self.export(chat)).text
+        if command.name == "forget_me":
+            return await self.forget_me(chat, command.args)
         if command.name == "start":
             return self.start_text(chat)
         if command.name == "help":
@@ -166,6 +214,63 @@ class Commands:
             f"(no summary: {result.no_summary_reason})."
         )
 
+    async def export(self, chat: ChatRef) -> CommandReply:
+        memory = self.memory
+        if memory is None:
+            return CommandReply("Export is not available.")
+        scope = self.assistant.scope_for(chat, self.assistant.config())
+        data = await memory.offload(scope, partial(memory.export_scope, scope))
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        filename = f"memory-{scope.replace(':', '-')}-{stamp}.zip"
+        path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
+        await memory.offload(scope, partial(_write_file, path, data))
+        # Everyone in a group sees the reply: a path only where the reader owns the disk.
+        shown = (
+            str(path) if chat.channel == "console" else f"<workspace>/{EXPORTS_DIR_NAME}/{filename}"
+        )
+        return CommandReply(
+            f"Your memory of this chat: {filename} (MEMORY.md, daily notes, items as JSONL). "
+            f"Written to {shown}.",
+            Attachment(filename, data, str(path)),
+        )
+
+    async def forget_me(self, chat: ChatRef, args: str) -> str:
+        memory = self.memory
+        if memory is None:
+            return "Erasing memory is not available."
+        now = time.monotonic()
+        asked_until = self._forget_me_asked.pop(chat.key, 0.0)
+        if args.strip().lower() != "confirm" or now > asked_until:
+            self._forget_me_asked[chat.key] = now + FORGET_ME_CONFIRM_MINUTES * 60
+            return (
+                "This erases everything I remember of this chat: long-term memory, daily "
+                "notes, remembered items, this conversation and its logs. It cannot be "
+                f"undone. To go ahead, send /forget_me confirm within "
+                f"{FORGET_ME_CONFIRM_MINUTES} minutes. (/export first keeps a copy.)"
+            )
+        assistant = self.assistant
+        scope = assistant.scope_for(chat, assistant.config())
+        # Waits for a running turn of this chat, so none writes back what is erased.
+        async with assistant.lock_for(chat.key):
+            removed = await memory.offload(scope, partial(memory.erase_scope, scope))
+            exports = assistant.paths.root / EXPORTS_DIR_NAME
+            prefix = f"memory-{scope.replace(':', '-')}-"
+            for path in exports.glob(f"{prefix}*.zip") if exports.is_dir() else []:
+                path.unlink(missing_ok=True)
+                removed.append(f"{EXPORTS_DIR_NAME}/{path.name}")
+            session = assistant.session(chat)
+            cleared = len(session.messages)
+            session.messages.clear()
+            session.state.clear()
+            session.metadata.clear()
+        if not removed and not cleared:
+            return "There was nothing to erase: I hold no memory of this chat."
+        listing = "\n".join(f"- {entry}" for entry in removed)
+        return (
+            f"Erased. I no longer remember anything of this chat "
+            f"({cleared} messages of the conversation cleared).\n{listing}"
+        ).rstrip()
+
     def start_text(self, chat: ChatRef) -> str:
         name = self.assistant.config().assistant.name
         user = f"Your user id is {chat.user_id}." if chat.user_id else ""
@@ -186,10 +291,17 @@ class Commands:
         config = assistant.config()
         session = assistant.session(chat)
         tokens = estimate_session_tokens(assistant, session)
+        model = assistant.model_name(config)
+        window = self.known_window(model) if self.known_window else None
+        if window is not None:
+            config = config.for_context_window(window.tokens)
+        else:
+            window = ModelWindow(config.llm.max_input_tokens, "config", "llm.maxInputTokens")
         threshold = config.compaction_threshold_tokens()
         llm_base = endpoint_for_display(assistant.settings.openai_base_url)
         lines = [
-            f"Model: {assistant.model_name(config)} ({llm_base})",
+            f"Model: {model} ({llm_base})",
+            f"Context window: {window.describe()}",
             f"Chat: {chat.key}",
             f"Session: {len(session.messages)} messages, ~{tokens:,} of {threshold:,} tokens "
             "before compaction",
@@ -211,3 +323,8 @@ class Commands:
         lines.append(f"Runtime config: {assistant.runtime.describe_state()}")
         # A provider or an OS error message may still name a file: show it relative.
         return "\n".join(lines).replace(f"{assistant.paths.root}{os.sep}", "<workspace>/")
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)

@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 
 from bot.channels.registry import open_runtime_config
 from bot.commands import endpoint_for_display
+from bot.llm_client import OpenAIChatModel
 from bot.logging_setup import configure_logging, redact
 from bot.probes import NETWORK_CHECK_SECONDS, ProbeError, list_models, telegram_username
 from bot.startup import secrets_of
@@ -34,6 +35,8 @@ from config.settings import (
     load_settings,
 )
 from config.workspace import WorkspacePaths
+from memory.model_windows import ModelWindowStore
+from systems.llm import LLMError
 
 Status = Literal["ok", "warn", "fail"]
 _LABEL: dict[Status, str] = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
@@ -166,6 +169,36 @@ async def check_llm(settings: Settings, model: str, model_source: str, emit: Emi
     return CheckResult("llm", "ok", f"{where} serves {model!r}")
 
 
+async def check_context_window(
+    settings: Settings, model: str, paths: WorkspacePaths, store: RuntimeConfigStore, emit: Emit
+) -> CheckResult:
+    """The window the bot will use for `model`, and where that figure comes from."""
+    where = endpoint_for_display(settings.openai_base_url or "https://api.openai.com/v1")
+    emit(f"...  context window: asking {where} (up to {NETWORK_CHECK_SECONDS:g} s)")
+    llm = OpenAIChatModel(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        base_url=settings.openai_base_url,
+        max_retries=0,
+        timeout_seconds=NETWORK_CHECK_SECONDS,
+        windows=ModelWindowStore.in_workspace(paths.root),
+    )
+    try:
+        window = await asyncio.wait_for(llm.context_window(model), NETWORK_CHECK_SECONDS)
+    except (TimeoutError, LLMError) as error:
+        return CheckResult("context window", "warn", f"{model}: not learned ({error})")
+    finally:
+        await llm.close()
+    if window is None:
+        limit = store.current().llm.max_input_tokens
+        return CheckResult(
+            "context window",
+            "ok",
+            f"{model}: not reported by the server; llm.maxInputTokens ({limit:,}) is used "
+            "until an overflow error states the real window",
+        )
+    return CheckResult("context window", "ok", f"{model} has {window.describe()}")
+
+
 async def check_telegram(settings: Settings, emit: Emit) -> CheckResult:
     if settings.telegram_bot_token is None:
         return CheckResult("telegram", "ok", "no TELEGRAM_BOT_TOKEN set (only needed for `run`)")
@@ -229,7 +262,11 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
         record(await check_redis(settings, emit))
     configured = store.current().llm.model
     model, source = (configured, "llm.model") if configured else (settings.bot_model, "BOT_MODEL")
-    record(await check_llm(settings, model, source, emit))
+    llm_result = await check_llm(settings, model, source, emit)
+    record(llm_result)
+    paths = WorkspacePaths(settings.bot_workspace)
+    if llm_result.status == "ok" and paths.root.is_dir():
+        record(await check_context_window(settings, model, paths, store, emit))
     record(await check_telegram(settings, emit))
     return results
 

@@ -20,6 +20,8 @@ DEFAULT_BENCH_SECONDS = 10.0
 DEFAULT_BENCH_CLOSED_SECONDS = 5.0
 DEFAULT_COLD_SCOPE_ROUNDS = 3
 DEFAULT_COLD_SCOPE_BASELINE_TURNS = 20
+# LoCoMo dates only sessions; this spacing of their turns is an assumption of the eval.
+DEFAULT_LOCOMO_TURN_GAP_SECONDS = 30.0
 
 
 def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
@@ -40,6 +42,12 @@ def _eval_locomo(args: argparse.Namespace) -> int:
     return locomo.eval_command(args)
 
 
+def _eval_updates(args: argparse.Namespace) -> int:
+    from bot.bench import updates
+
+    return updates.eval_command(args)
+
+
 def _bench_memory(args: argparse.Namespace) -> int:
     from bot.bench import memory
 
@@ -58,16 +66,38 @@ def _bench_cold_scope(args: argparse.Namespace) -> int:
     return cold_scope.bench_command(args)
 
 
+def _bench_crash(args: argparse.Namespace) -> int:
+    from bot.bench import crash
+
+    return crash.bench_command(args)
+
+
+def _bench_consolidation(args: argparse.Namespace) -> int:
+    from bot.bench import consolidation
+
+    return consolidation.bench_command(args)
+
+
+def _bench_chat_tokens(args: argparse.Namespace) -> int:
+    from bot.bench import chat_tokens
+
+    return chat_tokens.bench_command(args)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `eval` and `bench` to the `mnemobot` command line."""
     evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
     benchmarks = evaluate.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     _register_eval_locomo(benchmarks)
+    _register_eval_updates(benchmarks)
     bench = sub.add_parser("bench", help="measure throughput and latency")
     benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
     _register_bench_telegram(benches)
     _register_bench_memory(benches)
     _register_bench_cold_scope(benches)
+    _register_bench_crash(benches)
+    _register_bench_consolidation(benches)
+    _register_bench_chat_tokens(benches)
 
 
 def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -86,6 +116,20 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         help="memory.softPromptBudgetTokens (default: the runtime default, 1800); the max "
         "budget keeps the default max/soft ratio",
     )
+    locomo.add_argument(
+        "--turn-gap-seconds",
+        type=float,
+        default=DEFAULT_LOCOMO_TURN_GAP_SECONDS,
+        help="seconds between consecutive turns of a session (the data dates only "
+        "sessions; default %(default)g)",
+    )
+    locomo.add_argument(
+        "--memory",
+        default=None,
+        metavar="JSON",
+        help="memory settings over the defaults, keyed as the runtime config's memory "
+        'section, e.g. \'{"ranking": {"turnsAroundHits": 0}}\' (for ablations)',
+    )
     locomo.add_argument("--json", action="store_true", help="print machine-readable results")
     locomo.add_argument(
         "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
@@ -96,6 +140,24 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         help="no progress bar (there is one only when stderr is a terminal)",
     )
     locomo.set_defaults(handler=_eval_locomo)
+
+
+def _register_eval_updates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    updates = sub.add_parser(
+        "updates",
+        help="does the pack hold the new value of a fact that changed (and never the old)?",
+        description="Write an old statement (60 days ago), filler, a newer one replacing it "
+        "(10 days ago) through the memory write path, then build the pack for a question.",
+    )
+    updates.add_argument(
+        "file", nargs="?", default=None, help="cases JSON (default: the bundled set)"
+    )
+    updates.add_argument("--json", action="store_true", help="print machine-readable results")
+    updates.add_argument("--verbose", action="store_true", help="print the packs of failures")
+    updates.add_argument(
+        "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
+    )
+    updates.set_defaults(handler=_eval_updates)
 
 
 def _register_bench_memory(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -183,6 +245,12 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         help="run the bot as one replica on this Redis (claims, leases, sessions there) to "
         "compare with files; e.g. redis://127.0.0.1:6379/0",
     )
+    bench.add_argument(
+        "--production-limits",
+        action="store_true",
+        help="keep Telegram's rate limits in the bot's limiter, as in production (replies/s "
+        "then tops out near 30)",
+    )
     bench.set_defaults(handler=_bench_telegram)
 
 
@@ -212,3 +280,45 @@ def _register_bench_cold_scope(sub: argparse._SubParsersAction[argparse.Argument
     bench.add_argument("--seed", type=int, default=DEFAULT_BENCH_SEED, help="RNG seed (default 7)")
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_cold_scope)
+
+
+def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "crash", help="SIGKILL `mnemobot run` again and again; count lost and duplicate replies"
+    )
+    bench.add_argument(
+        "--kills", type=positive(int), default=50, help="SIGKILLs while chats write (default 50)"
+    )
+    bench.add_argument("--seed", type=int, default=DEFAULT_BENCH_SEED, help="RNG seed (default 7)")
+    bench.add_argument("--json", action="store_true", help="print one JSON object instead")
+    bench.set_defaults(handler=_bench_crash)
+
+
+def _register_bench_consolidation(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    bench = sub.add_parser(
+        "consolidation", help="model calls and tokens consolidation costs per 100 turns"
+    )
+    bench.add_argument("file", help="a LoCoMo-format JSON file (its turns are replayed)")
+    bench.add_argument(
+        "--turns", type=positive(int), default=500, help="turns replayed (default 500)"
+    )
+    bench.add_argument(
+        "--every",
+        type=positive(int),
+        nargs="+",
+        default=[10, 25, 100],
+        help="turns between two maintenance runs; several values compare (default 10 25 100)",
+    )
+    bench.add_argument("--json", action="store_true", help="print one JSON object instead")
+    bench.set_defaults(handler=_bench_consolidation)
+
+
+def _register_bench_chat_tokens(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "chat-tokens",
+        help="memory tokens per turn and recall of scripted live chats (en, ru, zh)",
+    )
+    bench.add_argument("--json", action="store_true", help="print machine-readable results")
+    bench.set_defaults(handler=_bench_chat_tokens)

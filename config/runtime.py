@@ -133,17 +133,49 @@ class RankingConfig(ConfigSection):
     """Past the soft budget, only items scoring at least this are added (up to the max)."""
     candidate_pool: int = Field(256, ge=1, le=100_000)
     """BM25 hits kept (best first, all layers together) before the full score is computed."""
-    episode_window_gap_minutes: float = Field(30, ge=0)
+    episode_window_gap_minutes: float = Field(0, ge=0)
     """Turns of one conversation less than this many minutes apart share one episodic
     topK slot, so the pack shows a stretch of the conversation around a remembered moment
-    (every turn still costs its own tokens); 0 turns windows off."""
+    (every turn still costs its own tokens); 0 (the default) turns windows off: with the
+    turns around each hit and the budget filled past topK, windows only reorder the pack,
+    and measured worse."""
     episode_window_max_turns: int = Field(8, ge=1, le=1_000)
     """At most this many turns in one window; a longer stretch opens another slot."""
     neighbour_relevance_share: float = Field(0.5, ge=0, le=1)
     """A turn gets this share of the relevance of a matching turn right before or after
     it, so an answer is found through its question."""
-    neighbour_gap_seconds: float = Field(120, ge=0)
-    """Most seconds between a turn and the neighbour it shares relevance with."""
+    neighbour_gap_seconds: float = Field(1800, ge=0)
+    """Most seconds between a turn and the neighbour it shares relevance with (a reply
+    in a real chat can come many minutes later)."""
+    answer_relevance_share: float = Field(0.8, ge=0, le=1)
+    """The share a turn gets instead when the matching turn right before it asks a
+    question (ends with "?"): the reply to it is the likely answer."""
+    turns_around_hits: int = Field(2, ge=0, le=3)
+    """Each matching turn brings this many turns before and after it in the conversation
+    as candidates, sharing neighbour_relevance_share of its relevance, even when they
+    share no word with the query (the question a matching answer replies to, the answer
+    to a matching question); 0 turns it off."""
+    turns_around_max_hits: int = Field(32, ge=1, le=1_000)
+    """Only the turns around this many best matching turns are brought (each is scored,
+    and these already fill the largest budget)."""
+    turns_around_max_gap_minutes: float = Field(30, ge=0)
+    """A turn further than this from the matching turn (or the turn between them) is
+    another conversation and is not brought along."""
+    fill_budget_past_top_k: bool = True
+    """When the topK limits leave soft budget unused, fill it with the next matching
+    items (best first) past those limits, instead of sending a shorter pack."""
+    date_match_boost: float = Field(0.5, ge=0, le=1)
+    """Added to an item written on a day the message names ("last Tuesday", "on March 3"):
+    with the default weights such an item outranks a better word match from another day.
+    A wider range gets less (divided by the square root of its days: "in March", 0.09)."""
+    date_candidates: int = Field(200, ge=0, le=100_000)
+    """Most items of the named days taken as candidates (newest first), matching or not."""
+    superseded_weight: float = Field(0.5, ge=0, le=1)
+    """Score multiplier of a fact a newer statement replaced ("I moved to Berlin" after
+    "I live in Paris"): it still shows, marked "earlier", below the current one."""
+    duplicate_term_overlap: float = Field(0.8, gt=0, le=1)
+    """Two durable facts whose stemmed terms overlap this much (Jaccard) are one fact
+    said twice: they collapse into one item, and a pack never shows both."""
 
 
 class ExtractionConfig(ConfigSection):
@@ -196,9 +228,47 @@ class ExtractionConfig(ConfigSection):
     max_errors: int = Field(3, ge=0, le=1_000)
     """Most error lines taken from one turn."""
     turn_user_chars: int = Field(1200, ge=40, le=100_000)
-    """Characters of the user's side kept in the turn item."""
+    """Most characters of the user's words in one turn item. A longer message is not cut:
+    it is split into several turn items (at paragraph, line or sentence ends), each found
+    by its own words."""
     turn_assistant_chars: int = Field(800, ge=40, le=100_000)
     """Characters of the assistant's side kept in the turn item."""
+
+
+class ConsolidationConfig(ConfigSection):
+    """How a scope's MEMORY.md is rewritten from what was said since the last rewrite."""
+
+    enabled: bool = True
+    """Let maintenance merge new daily notes and facts into the chat's MEMORY.md with the
+    model (llm.summaryModel, else the chat model)."""
+    max_tokens: int = Field(4_000, ge=100, le=100_000)
+    """Largest MEMORY.md a rewrite may produce, in estimated tokens (the model is told
+    about 4 characters per token); a longer rewrite is rejected."""
+    max_drop_share: float = Field(0.25, ge=0, le=1)
+    """A rewrite that loses more than this share of the previous entries without listing
+    them as superseded is rejected and the old file kept."""
+    max_input_tokens: int = Field(12_000, ge=500, le=1_000_000)
+    """New notes and facts one run reads at most (oldest first); the rest waits for the
+    next run."""
+    timeout_seconds: float = Field(120, gt=0, le=3_600)
+    """Seconds the model may take for one rewrite; past it the run is dropped and retried
+    later."""
+    temperature: float = Field(0.2, ge=0, le=2)
+    """Sampling temperature of the rewrite."""
+    keep_versions: int = Field(50, ge=1, le=10_000)
+    """Previous MEMORY.md versions kept in the scope's archive/ (oldest removed first)."""
+
+
+class MaintenanceConfig(ConfigSection):
+    """The background job that consolidates memory and applies the retention rules."""
+
+    enabled: bool = True
+    """Run maintenance in the background while `mnemobot run` or `mnemobot chat` runs."""
+    interval_hours: float = Field(6, gt=0, le=24 * 365)
+    """Hours between two maintenance rounds over every scope."""
+    after_compaction_min_minutes: float = Field(30, ge=0, le=24 * 60)
+    """A compaction (and its memory flush) starts maintenance of its scope, at most once
+    per this many minutes per scope."""
 
 
 class MemoryConfig(ConfigSection):
@@ -242,6 +312,10 @@ class MemoryConfig(ConfigSection):
     """Confidence of the facts the compaction flush keeps (a ranking input)."""
     flush_salience: float = Field(0.6, ge=0, le=1)
     """Salience of the facts the compaction flush keeps (a ranking input)."""
+    date_languages: list[str] = Field(default_factory=lambda: ["en", "ru", "zh"])
+    """Languages (ISO 639-1 codes, as the dateparser library knows them) in which dates in
+    a message are read ("last Tuesday", "в прошлую пятницу", "上周"); a message is read only
+    in those of them written in its script. Empty turns date reading off."""
     max_cached_scopes: int = Field(256, ge=1, le=100_000)
     """Scopes kept loaded (most recently used); the others reload from their files when
     their chat speaks again (a cold load: about a second at 100k items)."""
@@ -249,6 +323,15 @@ class MemoryConfig(ConfigSection):
     """How memory items are scored."""
     extraction: ExtractionConfig = ExtractionConfig()
     """How sure the rule-based extraction is of what it reads in a turn."""
+    daily_retention_days: int = Field(90, ge=0, le=100_000)
+    """Daily notes older than this many days move to the scope's archive/; 0 keeps them."""
+    session_retention_days: int = Field(180, ge=0, le=100_000)
+    """Sessions and offload logs (sessions/*.log.jsonl) untouched for this many days are
+    deleted by maintenance; 0 keeps everything."""
+    consolidation: ConsolidationConfig = ConsolidationConfig()
+    """How the chat's MEMORY.md is rewritten from new notes and facts."""
+    maintenance: MaintenanceConfig = MaintenanceConfig()
+    """The background maintenance job."""
 
     @model_validator(mode="after")
     def _budgets_ordered(self) -> MemoryConfig:
@@ -296,12 +379,34 @@ class ToolLoopConfig(ConfigSection):
     """Most tool calls executed in one turn."""
 
 
+class FilesConfig(ConfigSection):
+    shared: bool = False
+    """false: the files tool gives every chat a folder of its own (files/<scope>/); true:
+    one folder (files/shared/) for all chats, so what one chat writes every chat can read."""
+
+
+# On a model whose context window is smaller than llm.maxInputTokens, the memory parts of
+# the prompt (pack, operator notes, the chat's MEMORY.md) together take at most this share
+# of the input, so the conversation keeps room; and at most this share of the window is set
+# aside for the answer. Not tunable: they only scale the tunable budgets down to a window.
+SMALL_WINDOW_MEMORY_SHARE = 0.3
+SMALL_WINDOW_ANSWER_SHARE = 0.25
+_MEMORY_BUDGET_FIELDS = (
+    "soft_prompt_budget_tokens",
+    "max_prompt_budget_tokens",
+    "operator_memory_budget_tokens",
+    "scope_memory_budget_tokens",
+    "legacy_context_budget_tokens",
+)
+
+
 class RuntimeConfig(ConfigSection):
     assistant: AssistantConfig = AssistantConfig()
     llm: LlmConfig = LlmConfig()
     memory: MemoryConfig = MemoryConfig()
     compaction: CompactionConfig = CompactionConfig()
     tool_loop: ToolLoopConfig = ToolLoopConfig()
+    files: FilesConfig = FilesConfig()
 
     @model_validator(mode="after")
     def _request_fits_the_model(self) -> RuntimeConfig:
@@ -318,6 +423,34 @@ class RuntimeConfig(ConfigSection):
     def compaction_threshold_tokens(self) -> int:
         """Estimated request size past which AutoCompaction compacts (80% of the model's input)."""
         return min(int(self.llm.max_input_tokens * 0.8), self.compaction.max_context_tokens)
+
+    def for_context_window(self, window_tokens: int) -> RuntimeConfig:
+        """This config for a model whose whole context (prompt and answer) is `window_tokens`.
+
+        The input limit becomes the smaller of llm.maxInputTokens and the window less the
+        room for an answer; when that cuts it, the memory budgets shrink in proportion, so
+        compaction and the prompt fit a small local model. Applying it twice changes nothing.
+        """
+        answer_room = min(
+            self.llm.max_output_tokens, int(window_tokens * SMALL_WINDOW_ANSWER_SHARE)
+        )
+        input_limit = max(1, window_tokens - answer_room)
+        if input_limit >= self.llm.max_input_tokens:
+            return self
+        memory = self.memory
+        memory_tokens = (
+            memory.max_prompt_budget_tokens
+            + memory.operator_memory_budget_tokens
+            + memory.scope_memory_budget_tokens
+        )
+        if memory_tokens > SMALL_WINDOW_MEMORY_SHARE * input_limit:
+            scale = SMALL_WINDOW_MEMORY_SHARE * input_limit / memory_tokens
+            memory = memory.model_copy(
+                update={f: int(getattr(memory, f) * scale) for f in _MEMORY_BUDGET_FIELDS}
+            )
+        # model_copy skips validation on purpose: a window may be below maxInputTokens' floor.
+        llm = self.llm.model_copy(update={"max_input_tokens": input_limit})
+        return self.model_copy(update={"llm": llm, "memory": memory})
 
     def to_json_dict(self) -> dict[str, object]:
         return self.model_dump(by_alias=True, mode="json")

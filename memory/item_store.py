@@ -27,9 +27,10 @@ from typing import Any, Protocol
 import orjson
 
 from memory.atomic_file import append_jsonl, write_atomic
-from memory.items import ItemType, Layer, MemoryItem, fingerprint, to_iso
+from memory.items import ItemType, Layer, MemoryItem, fingerprint, from_iso, to_iso
 from memory.scope_paths import ScopePaths
 from memory.text_terms import TEXT_END
+from memory.turn_timeline import TurnTimeline
 
 PROMOTED_FROM_PREFIX = "promotedFrom:"
 # Items tokenized per `terms_joined` call at load. It bounds the transient memory, and the
@@ -158,6 +159,8 @@ class ScopeItemStore:
             raise ValueError("an index needs a `terms` function to turn item text into terms")
         self.paths = paths
         self.items: dict[str, MemoryItem] = {}
+        # The turns in time order, for the pack's "turns around a hit".
+        self.timeline = TurnTimeline(lambda item_id: self.items.get(item_id))
         self._index = index
         self._terms = terms
         # The terms of many texts at once, for `load()` (see `memory.text_terms.terms_joined`).
@@ -173,7 +176,10 @@ class ScopeItemStore:
         self._home: dict[str, Path] = {}
         self._by_fingerprint: dict[tuple[Layer, str], str] = {}
         self._forgotten_ids: set[str] = set()
-        self._forgotten_fingerprints: set[str] = set()
+        # fingerprint -> when it was forgotten: the same text from before that time (an old
+        # conversation replayed, extracted again) stays out; said anew afterwards, on
+        # purpose, it is a new statement and is kept.
+        self._forgotten_fingerprints: dict[str, float] = {}
         self._tombstones: dict[str, dict[str, Any]] = {}
         self._tombstone_home: dict[str, Path] = {}
         self._skipped = 0
@@ -183,6 +189,11 @@ class ScopeItemStore:
     @property
     def scope(self) -> str:
         return self.paths.scope
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every store call holds; hold it to read and write as one step."""
+        return self._lock
 
     # ----------------------------------------------------------------- loading
 
@@ -197,10 +208,11 @@ class ScopeItemStore:
             for item_id in list(self.items):
                 self._unindex(item_id)
             self.items = {}
+            self.timeline.rebuild(())
             self._home = {}
             self._by_fingerprint = {}
             self._forgotten_ids = set()
-            self._forgotten_fingerprints = set()
+            self._forgotten_fingerprints = {}
             self._tombstones = {}
             self._tombstone_home = {}
             self._skipped = 0
@@ -267,7 +279,7 @@ class ScopeItemStore:
                 if item is None:
                     skipped += 1
                     continue
-                if item.fingerprint in forgotten_fingerprints:
+                if item.created_at <= forgotten_fingerprints.get(item.fingerprint, -math.inf):
                     continue
                 # One shared string instead of one per item (the scope is always the same).
                 if item.scope == scope:
@@ -292,6 +304,7 @@ class ScopeItemStore:
                 items[item.id] = item
                 by_fingerprint[(item.layer, item.fingerprint)] = item.id
             del latest
+            self.timeline.rebuild(items.values())
             self._index_all(loaded)
             self._loaded = True
             return self.stats()
@@ -330,7 +343,11 @@ class ScopeItemStore:
         self._forgotten_ids.add(item_id)
         fp = record.get("fingerprint")
         if isinstance(fp, str) and fp:
-            self._forgotten_fingerprints.add(fp)
+            try:
+                when = from_iso(str(record.get("forgottenAt")))
+            except ValueError:
+                when = math.inf
+            self._forgotten_fingerprints[fp] = max(when, self._forgotten_fingerprints.get(fp, when))
         self._tombstones[item_id] = record
         self._tombstone_home[item_id] = path
 
@@ -341,17 +358,23 @@ class ScopeItemStore:
     # ------------------------------------------------------------ in-memory state
 
     def _is_forgotten(self, item: MemoryItem) -> bool:
-        return item.id in self._forgotten_ids or item.fingerprint in self._forgotten_fingerprints
+        return item.id in self._forgotten_ids or item.created_at <= (
+            self._forgotten_fingerprints.get(item.fingerprint, -math.inf)
+        )
 
     def _insert(self, item: MemoryItem) -> None:
         if item.id in self.items:
             self._drop(item.id)
         self.items[item.id] = item
+        self.timeline.add(item)
         self._by_fingerprint[(item.layer, item.fingerprint)] = item.id
         if self._index is not None and self._terms is not None:
             self._index.add(item.id, self._terms(indexed_text(item)))
 
     def _drop(self, item_id: str) -> MemoryItem | None:
+        current = self.items.get(item_id)
+        if current is not None:
+            self.timeline.discard(current)
         item = self.items.pop(item_id, None)
         if item is None:
             return None
@@ -521,10 +544,37 @@ class ScopeItemStore:
             self._write(lines_by_file)
             for victim in victims:
                 self._forgotten_ids.add(victim.id)
-                self._forgotten_fingerprints.add(victim.fingerprint)
+                self._forgotten_fingerprints[victim.fingerprint] = from_iso(now)
                 self._drop(victim.id)
                 self._home.pop(victim.id, None)
                 self._fresh.pop(victim.id, None)
+            return True
+
+    def remove(self, item_id: str, *, merged_into: str) -> bool:
+        """Drop an item merged into another: a tombstone of its id only.
+
+        Unlike `forget`, its fingerprint stays allowed: the same words said again are a
+        new mention of the fact, to be merged again, not something to keep out.
+        """
+        with self._lock:
+            self._ensure_loaded()
+            item = self.items.get(item_id)
+            if item is None:
+                return False
+            record = {
+                "id": item_id,
+                "tombstone": True,
+                "mergedInto": merged_into,
+                "forgottenAt": to_iso(self._clock()),
+            }
+            path = self._file_for(item)
+            self._write({path: [record]})
+            self._tombstones[item_id] = record
+            self._tombstone_home[item_id] = path
+            self._forgotten_ids.add(item_id)
+            self._drop(item_id)
+            self._home.pop(item_id, None)
+            self._fresh.pop(item_id, None)
             return True
 
     def promote(self, item_id: str) -> MemoryItem | None:

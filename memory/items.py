@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -76,13 +77,24 @@ class MemoryItem:
     ttl_days: float | None = None
     last_accessed_at: float | None = None
     fingerprint: str = ""
+    # Set when a newer statement replaced this one ("I moved to Berlin" after "I live in
+    # Paris"): the time it stopped being true and the id of the item that replaced it.
+    # The item is kept (the past is still worth knowing) but never shown as current.
+    valid_to: float | None = None
+    superseded_by: str | None = None
+    # How many times the same fact was stated (near-duplicates collapsed into this item).
+    mentions: int = 1
+
+    @property
+    def is_superseded(self) -> bool:
+        return self.valid_to is not None or self.superseded_by is not None
 
     def __post_init__(self) -> None:
         if not self.fingerprint:
             self.fingerprint = fingerprint(self.type, self.content)
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "id": self.id,
             "layer": self.layer.value,
             "type": self.type.value,
@@ -102,6 +114,14 @@ class MemoryItem:
             ),
             "fingerprint": self.fingerprint,
         }
+        # Written only when set: most items never change, and old files lack the keys.
+        if self.valid_to is not None:
+            record["validTo"] = to_iso(self.valid_to)
+        if self.superseded_by is not None:
+            record["supersededBy"] = self.superseded_by
+        if self.mentions != 1:
+            record["mentions"] = self.mentions
+        return record
 
     @classmethod
     def from_json_dict(cls, record: dict[str, Any]) -> MemoryItem:
@@ -124,7 +144,7 @@ class MemoryItem:
             # A turn written before turns had their own type. Its stored fingerprint is
             # kept, so tombstones and promoted copies that name it still match.
             item_type = ItemType.TURN
-        return cls(
+        item = cls(
             str(record["id"]),
             _LAYERS[record["layer"]],
             item_type,
@@ -142,12 +162,27 @@ class MemoryItem:
             _from_iso(accessed).timestamp() if accessed else None,
             str(get("fingerprint") or ""),
         )
+        # Most lines carry none of these (only replaced or repeated facts do).
+        if "validTo" in record or "supersededBy" in record or "mentions" in record:
+            item.valid_to, item.superseded_by, item.mentions = _history(record)
+        return item
 
 
 _LAYERS = {layer.value: layer for layer in Layer}
 _TYPES = {item_type.value: item_type for item_type in ItemType}
 _TASK_STATE = ItemType.TASK_STATE
 _from_iso = datetime.fromisoformat
+
+
+def _history(record: dict[str, Any]) -> tuple[float | None, str | None, int]:
+    """validTo, supersededBy, mentions of a stored line (only lines that have them)."""
+    valid_to = record.get("validTo")
+    superseded_by = record.get("supersededBy")
+    return (
+        _from_iso(valid_to).timestamp() if valid_to else None,
+        str(superseded_by) if superseded_by else None,
+        max(1, int(record.get("mentions") or 1)),
+    )
 
 
 def _strings(values: Any) -> list[str]:
@@ -196,6 +231,11 @@ class MemoryQuery:
     soft_budget_tokens: int = _MEMORY_DEFAULTS.soft_prompt_budget_tokens
     max_budget_tokens: int = _MEMORY_DEFAULTS.max_prompt_budget_tokens
     tags: list[str] = field(default_factory=list)
+    # Days the message names ([start, end) epoch seconds): items of those days are
+    # candidates and get `RankingConfig.date_match_boost`.
+    date_ranges: tuple[tuple[float, float], ...] = ()
+    # Items the request already carries (its conversation window): left out of the pack.
+    carried: Callable[[MemoryItem], bool] | None = None
 
     @classmethod
     def for_config(cls, text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:

@@ -8,25 +8,36 @@ index over the same ids into a pack:
    Only the best `RankingConfig.candidate_pool` BM25 hits (all layers together) are
    scored further: a common query term can match most of a 100k-item store, and an item
    that hundreds of others outmatch would not make the pack. Per-layer topK picks from
-   these.
+   these. When the query names days (`MemoryQuery.date_ranges`), the items written on
+   them are candidates too (and get `date_match_boost`) instead of the newest episodes.
+   Episodes the request already carries (`MemoryQuery.carried`) are left out. Each
+   matching conversation turn brings the `turns_around_hits` turns before
+   and after it (the store's timeline, `memory.turn_timeline`), which borrow part of its
+   relevance: the question a matching answer replies to, or the answer to a matching
+   question, rarely shares a word with the query.
 2. Score each candidate (`memory.scoring.combined_score`): relevance is BM25 scaled to
    0..1 within the query's hits, plus recency, salience, confidence and a type boost;
-   durable items decay with age (never to zero).
+   durable items decay with age (never to zero), and a fact a newer statement replaced
+   keeps `superseded_weight` of its score.
 3. Walk candidates best first: skip an item its layer's topK has no room for, or whose
-   content a chosen item already covers (same fingerprint, or all of its references are
-   chosen episodes whose text contains it); take it while the running total stays within
+   content a chosen item already covers (same fingerprint, all of its references are
+   chosen episodes whose text contains it, the same statement in other words, or a turn
+   saying nothing beyond the facts extracted from it); take it while the running total stays within
    the soft budget, and past that only items scoring `overflow_min_score` or more, up to
-   the max budget. Token cost = `estimate_item_tokens(rendered line)`.
-   Conversation turns (episodic TURN items) close in time form *windows*
-   (`RankingConfig.episode_window_gap_minutes`): the first turn of a window takes an
-   episodic topK slot, and later matching turns of the same window join it without
-   one (up to `episode_window_max_turns`), each still paying its own tokens. A stretch
-   of conversation around a remembered moment is more use to the model than the same
-   number of lone lines, and a chat of short messages would otherwise fill its topK
-   long before its budget.
+   the max budget. Token cost = `estimate_item_tokens(rendered line)`. When the topK
+   limits end the walk with soft budget left, the next matching items (best first) fill
+   it past those limits (`fill_budget_past_top_k`): the limits keep a pack from being
+   all one layer, not from using its budget.
+   Optionally (`RankingConfig.episode_window_gap_minutes`, off by default), turns close
+   in time form *windows*: the first turn of a window takes an episodic topK slot, and
+   later matching turns of the same window join it without one (up to
+   `episode_window_max_turns`), each still paying its own tokens.
 4. Render under `# Memory`: `## Recent episodes` (oldest first, each line dated),
    `## Relevant facts`, `## Applicable procedures`; empty sections are left out and an
    empty pack renders as "".
+
+The steps share the candidate walk and its state (coverage, windows, budgets), so they
+stay in one module, longer than most.
 
 Neither building nor rendering changes any item (no access-time bumps): a caller that
 wants to record access does so itself.
@@ -41,6 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
+from functools import lru_cache
 from itertools import compress
 from typing import Any
 
@@ -58,6 +70,7 @@ from memory.scoring import (
 )
 from memory.text_terms import terms
 from memory.tokens import estimate_item_tokens
+from memory.turn_neighbours import TurnsAround, turn_context, turns_around_hits
 
 # The least `estimate_item_tokens` gives any item (DESIGN §6: max(20, chars/4 + 8)).
 MIN_ITEM_TOKENS = estimate_item_tokens("")
@@ -67,6 +80,8 @@ _SECONDS_PER_DAY = 86_400.0
 # The store keeps its dict in write order, so the newest episodes are at the end; durable
 # items written since then are skipped over, up to this many entries.
 _WORKING_SCAN_LIMIT = 5_000
+# Named days up to a week long make their items candidates (`_dated_items`).
+_NAMED_DAYS_SECONDS = 7 * _SECONDS_PER_DAY
 
 
 class PackSection(StrEnum):
@@ -112,6 +127,14 @@ class PackDiagnostics:
     skipped_other_scope: int = 0
     # Episodic topK slots used (a conversation window of several turns uses one).
     episodic_slots: int = 0
+    # Candidates left out because the request already carries them (its messages).
+    skipped_in_request: int = 0
+    # Candidates found by a day the query names rather than by its words.
+    date_candidates: int = 0
+    # Turns brought in as the turns around a matching turn.
+    turns_around_hits: int = 0
+    # Items taken past the topK limits to fill the soft budget.
+    filled_past_top_k: int = 0
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +151,10 @@ class PackDiagnostics:
             "skippedExpired": self.skipped_expired,
             "skippedOtherScope": self.skipped_other_scope,
             "episodicSlots": self.episodic_slots,
+            "skippedInRequest": self.skipped_in_request,
+            "dateCandidates": self.date_candidates,
+            "turnsAroundHits": self.turns_around_hits,
+            "filledPastTopK": self.filled_past_top_k,
         }
 
 
@@ -181,18 +208,32 @@ _TYPE_LABELS = {
 
 
 def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
-    """One Markdown list line for an item; episodes start with their date.
+    """One Markdown list line for an item; every line says when it was said.
 
-    A conversation turn shows its text; any other item shows its kind and its content
-    (titles are cut copies of the content, so showing both would pay for it twice).
-    Multi-line content keeps its lines, indented as a list continuation.
+    A conversation turn shows its text; any other item shows its kind, when it was said,
+    and its content (titles are cut copies of the content, so showing both would pay for
+    it twice). An item a newer statement replaced says so ("earlier, until DATE"), so the
+    model never takes it for the current state. Multi-line content keeps its lines,
+    indented as a list continuation.
     """
     text = item.content.strip() or item.title.strip()
+    earlier = ""
+    if item.valid_to is not None:
+        earlier = f"earlier, until {_day(item.valid_to, tz)}"
+    elif item.superseded_by is not None:
+        earlier = "earlier, since replaced"
     if item.type is not ItemType.TURN:
+        said = _day(item.created_at, tz)
+        said = f"said {item.mentions} times since {said}" if item.mentions > 1 else f"said {said}"
+        if earlier and item.layer is not Layer.EPISODIC:
+            said = f"{said}; {earlier}"
         text = f"{_TYPE_LABELS[item.type]}: {text}"
+        if item.layer is not Layer.EPISODIC:
+            text = f"{_TYPE_LABELS[item.type]} ({said}): {item.content.strip() or item.title}"
     text = "\n  ".join(line.rstrip() for line in text.splitlines()) if "\n" in text else text
     if item.layer is Layer.EPISODIC:
-        return f"- {_day(item.created_at, tz)}: {text}"
+        day = _day(item.created_at, tz)
+        return f"- {day} ({earlier}): {text}" if earlier else f"- {day}: {text}"
     return f"- {text}"
 
 
@@ -235,16 +276,41 @@ def _recent_episodes(items: Mapping[str, MemoryItem], count: int) -> list[Memory
 
 
 class _Coverage:
-    """What the chosen items already say, to skip candidates that would repeat it."""
+    """What the chosen items already say, to skip candidates that would repeat it.
 
-    def __init__(self) -> None:
+    Beside exact repeats (same fingerprint, an episode holding the fact's text), a
+    durable fact is covered by a chosen one of near-equal terms (the same fact in other
+    words), and a turn by the facts extracted from it when its user's words add nothing
+    to them. Terms are computed only for candidates that reach this check, a few dozen
+    at most per pack.
+    """
+
+    def __init__(self, duplicate_overlap: float = 1.0) -> None:
         self.fingerprints: set[str] = set()
         # reference -> normalized texts of chosen episodes carrying it
         self.episode_texts: dict[str, list[str]] = {}
+        self.duplicate_overlap = duplicate_overlap
+        # terms of what each chosen fact or turn says
+        self.said_terms: list[frozenset[str]] = []
+        self.said_exact: set[frozenset[str]] = set()
+        # time said -> terms of the chosen durable facts said then
+        self.fact_terms_at: dict[float, set[str]] = {}
 
     def covers(self, item: MemoryItem) -> bool:
         if item.fingerprint in self.fingerprints:
             return True
+        if self.said_terms and len(item.content) <= _SHORT_STATEMENT_CHARS:
+            own = _term_set(_said(item))
+            if own and own in self.said_exact:
+                return True
+            turn = item.type is ItemType.TURN
+            # A turn is checked for an equal statement only (the common case, and cheap:
+            # most candidates are turns); facts, fewer, for near-equal ones too.
+            if not turn and own and any(self._same(own, chosen) for chosen in self.said_terms):
+                return True
+            facts_then = self.fact_terms_at.get(item.created_at)
+            if turn and facts_then is not None and own <= facts_then:
+                return True
         if not item.references:
             return False
         text = normalize_content(item.content)
@@ -253,13 +319,38 @@ class _Coverage:
             for ref in item.references
         )
 
+    def _same(self, first: frozenset[str], second: frozenset[str]) -> bool:
+        union = len(first | second)
+        return bool(union) and len(first & second) / union >= self.duplicate_overlap
+
     def add(self, item: MemoryItem) -> None:
         self.fingerprints.add(item.fingerprint)
-        if item.layer is not Layer.EPISODIC:
+        durable = item.layer is not Layer.EPISODIC
+        if durable or len(item.content) <= _SHORT_STATEMENT_CHARS:
+            said = _term_set(_said(item))
+            self.said_terms.append(said)
+            self.said_exact.add(said)
+        if durable:
+            self.fact_terms_at.setdefault(item.created_at, set()).update(said)
             return
         text = normalize_content(item.content)
         for ref in (*item.references, item.id, PROMOTED_FROM_PREFIX + item.id):
             self.episode_texts.setdefault(ref, []).append(text)
+
+
+# Repeats of one fact are short statements; a longer turn is not checked term by term,
+# which keeps the check off most of a long conversation's candidates.
+_SHORT_STATEMENT_CHARS = 240
+
+
+@lru_cache(maxsize=16_384)
+def _term_set(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+def _said(item: MemoryItem) -> str:
+    """What the user said in a turn, or a fact's statement, without the speaker's name."""
+    return item.content.split("\nAssistant:", 1)[0].split(": ", 1)[-1]
 
 
 def _best_hits(hits: dict[str, float], count: int, items: Mapping[str, MemoryItem]) -> list[str]:
@@ -287,65 +378,32 @@ def _best_hits(hits: dict[str, float], count: int, items: Mapping[str, MemoryIte
     return above + heapq.nlargest(count - len(above), tied, key=recency)
 
 
-@dataclass(slots=True)
-class TurnNeighbourhood:
-    """What conversation turns among a query's candidates say about each other."""
+def _dated_items(
+    items: Mapping[str, MemoryItem], ranges: Sequence[tuple[float, float]], limit: int
+) -> list[MemoryItem]:
+    """The `limit` newest items written within the ranges of a week or less (one pass over
+    the store, only when the query names a day: about 5 ms at 100k items). A month or a
+    year holds too much to be a candidate for being in it alone."""
+    short = [(start, end) for start, end in ranges if end - start <= _NAMED_DAYS_SECONDS]
+    if not short or limit <= 0:
+        return []
+    found = [
+        item
+        for item in items.values()
+        if any(start <= item.created_at < end for start, end in short)
+    ]
+    return heapq.nlargest(limit, found, key=lambda it: (it.created_at, it.id))
 
-    # Window number of each turn: turns at most the window gap apart share one.
-    window_of: dict[str, int] = field(default_factory=dict)
-    # Relevance a turn borrows from a matching turn right before or after it.
-    lent: dict[str, float] = field(default_factory=dict)
 
-
-def turn_context(
-    candidates: Iterable[MemoryItem], relevance_of: Mapping[str, float], ranking: RankingConfig
-) -> TurnNeighbourhood:
-    """Windows and borrowed relevance of the conversation turns among `candidates`.
-
-    Turns are episodic TURN items. Sorted by time, they form one window while
-    each is at most `episode_window_gap_minutes` after the previous one. A turn borrows
-    `neighbour_relevance_share` of the relevance of the matching turn right before or
-    after it (at most `neighbour_gap_seconds` apart): the reply to a matching question
-    ("For walking or running?" after "I got new shoes") often holds the answer without
-    sharing a word with the query. Only candidates are looked at, so the cost follows
-    the query's hits, not the store's size.
-    """
-    window_gap = ranking.episode_window_gap_minutes * 60.0
-    share = ranking.neighbour_relevance_share
-    neighbour_gap = ranking.neighbour_gap_seconds
-    context = TurnNeighbourhood()
-    if window_gap <= 0 and (share <= 0 or neighbour_gap <= 0):
-        return context
-    turns = sorted(
-        (
-            item
-            for item in candidates
-            if item.layer is Layer.EPISODIC and item.type is ItemType.TURN
-        ),
-        key=lambda item: (item.created_at, item.id),
-    )
-    if window_gap > 0:
-        number = -1
-        previous = float("-inf")
-        for item in turns:
-            if item.created_at - previous > window_gap:
-                number += 1
-            context.window_of[item.id] = number
-            previous = item.created_at
-    if share > 0 and neighbour_gap > 0:
-        own = [relevance_of.get(item.id, 0.0) for item in turns]
-        last = len(turns) - 1
-        for position, item in enumerate(turns):
-            borrowed = 0.0
-            if position > 0 and item.created_at - turns[position - 1].created_at <= neighbour_gap:
-                borrowed = own[position - 1]
-            if position < last and turns[position + 1].created_at - item.created_at <= (
-                neighbour_gap
-            ):
-                borrowed = max(borrowed, own[position + 1])
-            if borrowed > 0:
-                context.lent[item.id] = share * borrowed
-    return context
+def date_boost(created_at: float, ranges: Sequence[tuple[float, float]], boost: float) -> float:
+    """`boost` for an item written on a named day, less for a wider range: a day named
+    ("last Tuesday") says more than a month ("in March"), which holds thirty of them."""
+    best = 0.0
+    for start, end in ranges:
+        if start <= created_at < end:
+            days = max(1.0, (end - start) / _SECONDS_PER_DAY)
+            best = max(best, boost / days**0.5)
+    return best
 
 
 def _is_expired(item: MemoryItem, now: float) -> bool:
@@ -361,11 +419,14 @@ def build_pack(
     decay_enabled: bool,
     decay_days: float,
     tz: tzinfo = UTC,
+    turns_around: TurnsAround | None = None,
 ) -> MemoryPack:
     """Choose, score and render the memory for one turn (see the module docstring).
 
     `items` is the store's dict and `index` holds the same ids; an id in one but not the
     other is ignored. `tz` sets the dates shown on episodes (UTC by default).
+    `turns_around` (the store's timeline) finds the turns around a matching turn; without
+    it only matching turns and recent episodes are candidates.
     """
     started = time.perf_counter()
     now = query.now
@@ -398,7 +459,14 @@ def build_pack(
         if item is not None and top_k[item.layer] > 0:
             candidates[doc_id] = item
             diagnostics.candidates_per_layer[item.layer.value] += 1
-    if top_k[Layer.EPISODIC] > 0:
+    dated = _dated_items(items, query.date_ranges, ranking.date_candidates)
+    for item in dated:
+        if item.id not in candidates and top_k[item.layer] > 0:
+            candidates[item.id] = item
+            diagnostics.candidates_per_layer[item.layer.value] += 1
+            diagnostics.date_candidates += 1
+    # A question about named days wants those days, not the latest turns.
+    if top_k[Layer.EPISODIC] > 0 and not query.date_ranges:
         recent = _recent_episodes(items, query.working_top_k)
         if hits:
             # A recent episode past the pool keeps the BM25 score it has (as with `scores`).
@@ -422,8 +490,25 @@ def build_pack(
         for doc_id in candidates
         if doc_id in hits
     }
+    if turns_around is not None and ranking.turns_around_hits > 0 and relevance_of:
+        around = turns_around_hits(candidates, relevance_of, turns_around, ranking)
+        diagnostics.turns_around_hits = len(around)
+        for neighbour, _ in around.values():
+            candidates[neighbour.id] = neighbour
+            diagnostics.candidates_per_layer[Layer.EPISODIC.value] += 1
+    else:
+        around = {}
+    carried = query.carried
+    if carried is not None:
+        for doc_id in [doc_id for doc_id, item in candidates.items() if carried(item)]:
+            del candidates[doc_id]
+            diagnostics.skipped_in_request += 1
+    date_ranges = query.date_ranges
     turns = turn_context(candidates.values(), relevance_of, ranking)
     lent = turns.lent
+    for neighbour_id, (_, borrowed) in around.items():
+        if borrowed > lent.get(neighbour_id, 0.0):
+            lent[neighbour_id] = borrowed
     for item in candidates.values():
         if item.scope and query.scope and item.scope != query.scope:
             diagnostics.skipped_other_scope += 1
@@ -438,9 +523,15 @@ def build_pack(
             decay = decay_factor(
                 age_days(now, reinforced), decay_days, decay_enabled, ranking.decay_floor
             )
+            if item.valid_to is not None or item.superseded_by is not None:
+                # Replaced by a newer statement: still worth knowing, never ahead of it.
+                # (An episode keeps its rank: it is history, dated and marked "earlier".)
+                decay *= ranking.superseded_weight
         boost = boost_of[item.type]
         if query_tags and not query_tags.isdisjoint(item.tags):
             boost += ranking.tag_match_boost
+        if date_ranges:
+            boost += date_boost(item.created_at, date_ranges, ranking.date_match_boost)
         score = combined_score(
             relevance,
             recency_score(age_days(now, item.updated_at), ranking.recency_half_life_days),
@@ -460,7 +551,7 @@ def build_pack(
     window_of = turns.window_of
     # Turns a window's open slot still has room for.
     window_room: dict[int, int] = {}
-    coverage = _Coverage()
+    coverage = _Coverage(ranking.duplicate_term_overlap)
     total = 0
     for score, relevance, item in scored:
         window = window_of.get(item.id)
@@ -497,6 +588,32 @@ def build_pack(
             slots[item.layer] += 1
             if window is not None:
                 window_room[window] = ranking.episode_window_max_turns - 1
+
+    if ranking.fill_budget_past_top_k and total + MIN_ITEM_TOKENS <= query.soft_budget_tokens:
+        # The topK limits stopped the walk with budget left: go on with the next
+        # matching items, best first, within the soft budget only.
+        chosen_ids = {packed.item.id for packed in chosen}
+        for score, relevance, item in scored:
+            if total + MIN_ITEM_TOKENS > query.soft_budget_tokens:
+                break
+            if relevance <= 0 or item.id in chosen_ids:
+                continue
+            # The rendered line is longer than the content: skip what cannot fit unrendered.
+            if total + estimate_item_tokens(item.content) > query.soft_budget_tokens:
+                continue
+            if coverage.covers(item):
+                continue
+            line = render_line(item, tz=tz)
+            tokens = estimate_item_tokens(line)
+            if total + tokens > query.soft_budget_tokens:
+                continue
+            chosen.append(
+                PackedItem(item, score, tokens, SECTION_OF_LAYER[item.layer], line, relevance)
+            )
+            coverage.add(item)
+            taken[item.layer] += 1
+            total += tokens
+            diagnostics.filled_past_top_k += 1
 
     diagnostics.chosen_per_layer = {layer.value: taken[layer] for layer in Layer}
     diagnostics.episodic_slots = slots[Layer.EPISODIC]

@@ -1,4 +1,4 @@
-"""Where a memory scope lives on disk (DESIGN §3).
+"""Where a memory scope lives on disk.
 
 ```
 <workspace>/memory/MEMORY.md                               operator-curated, every chat

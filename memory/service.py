@@ -12,6 +12,10 @@ scopes has a lock of its own, held only for dictionary operations. The `*_async`
 scope (about a second at 100k items) must not stall the other chats. Calls on a scope
 that is not loaded yet go to a pool of their own, so a warm chat's pack or write never
 waits in a queue behind cold loads.
+
+The module is longer than most because it is that one surface; each method only takes
+the scope's lock and calls the module doing the work (`pack`, `facts`, `forgetting`,
+`item_store`, `daily_notes`).
 """
 
 from __future__ import annotations
@@ -21,14 +25,14 @@ import logging
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from config.runtime import MemoryConfig
 from memory.bm25 import BM25Index
@@ -38,8 +42,21 @@ from memory.daily_notes import (
     read_memory_file,
     redact_daily_notes,
 )
+from memory.dates import find_dates
 from memory.extraction import extract_items
-from memory.item_store import ScopeItemStore, StoreStats, new_item_id
+from memory.fact_slots import slot_statements
+from memory.facts import SimilarFinder, apply_fact_updates, supersede
+from memory.forgetting import (
+    PENDING_FILE_NAME,
+    ErasureReport,
+    erase_scope,
+    erase_texts,
+    export_scope,
+    finish_erasure,
+    note_forgotten,
+    pending_needles,
+)
+from memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats, new_item_id
 from memory.items import (
     ItemType,
     Layer,
@@ -49,6 +66,7 @@ from memory.items import (
     normalize_content,
 )
 from memory.pack import MemoryPack, build_pack
+from memory.request_overlap import RequestOverlap
 from memory.scope_paths import ScopePaths
 from memory.text_terms import terms, terms_joined
 from memory.tokens import estimate_tokens
@@ -73,8 +91,23 @@ class RecordedTurn:
     promoted: list[MemoryItem]
 
 
-def memory_query(text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:
-    return MemoryQuery.for_config(text, scope, now, config)
+def memory_query(
+    text: str,
+    scope: str,
+    now: float,
+    config: MemoryConfig,
+    *,
+    tz: tzinfo | None = None,
+    request_messages: Sequence[Mapping[str, Any]] | None = None,
+) -> MemoryQuery:
+    """The query for `text`: with the days it names (read in `tz`) and, given the
+    messages the request sends, what they already carry."""
+    spans = find_dates(text, datetime.fromtimestamp(now, tz), config.date_languages) if tz else []
+    query = MemoryQuery.for_config(text, scope, now, config)
+    query.date_ranges = tuple((span.start, span.end) for span in spans)
+    if request_messages:
+        query.carried = RequestOverlap.of_messages(request_messages).carries
+    return query
 
 
 def scope_files_signature(paths: ScopePaths) -> tuple[tuple[str, int, int, int], ...]:
@@ -94,6 +127,22 @@ def scope_files_signature(paths: ScopePaths) -> tuple[tuple[str, int, int, int],
 class _LoadedScope:
     store: ScopeItemStore
     index: BM25Index
+
+
+# A slot value shorter than this ("NY", "5") would redact unrelated lines everywhere.
+_MIN_VALUE_NEEDLE_CHARS = 4
+
+
+def forget_needles(content: str) -> list[str]:
+    """The texts to erase with an item: its words (without a speaker prefix) and, when it
+    states a slot ("my address is 12 Baker Street"), the value, which other turns may
+    hold in other words ("send it to 12 Baker Street")."""
+    needles = [normalize_content(content.split(": ", 1)[-1])]
+    for statement in slot_statements(content):
+        value = normalize_content(statement.value)
+        if len(value) >= _MIN_VALUE_NEEDLE_CHARS:
+            needles.append(value)
+    return [n for n in dict.fromkeys(needles) if n]
 
 
 class MemoryService:
@@ -139,6 +188,14 @@ class MemoryService:
         """The scope's store, loaded; its own methods take the scope's lock."""
         with self._scope(scope) as loaded:
             return loaded.store
+
+    def reload(self, scope: str) -> StoreStats:
+        """Read the scope's files again: after maintenance or a hand edit rewrote them."""
+        lock = self.scope_lock(scope)
+        with lock:
+            with self._cache_lock:
+                self._stores.pop(scope, None)
+            return self._load(scope, lock).store.stats()
 
     def is_loaded(self, scope: str) -> bool:
         return scope in self._stores
@@ -202,11 +259,25 @@ class MemoryService:
         return await asyncio.get_running_loop().run_in_executor(pool, work)
 
     async def build_pack_async(
-        self, scope: str, text: str, *, now: float, config: MemoryConfig, tz: tzinfo
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        request_messages: Sequence[Mapping[str, Any]] | None = None,
     ) -> MemoryPack:
-        return await self.offload(
-            scope, partial(self.build_pack, scope, text, now=now, config=config, tz=tz)
+        work = partial(
+            self.build_pack,
+            scope,
+            text,
+            now=now,
+            config=config,
+            tz=tz,
+            request_messages=request_messages,
         )
+        return await self.offload(scope, work)
 
     async def record_turn_async(
         self,
@@ -336,7 +407,40 @@ class MemoryService:
         promoted: list[MemoryItem] = []
         if config.promotion_enabled and stored:
             promoted = store.auto_promote(config.promotion_min_confidence, stored)
+        if stored:
+            apply_fact_updates(
+                store,
+                [*stored, *promoted],
+                user_text=user_text,
+                speaker=speaker,
+                at=at,
+                similar=self._similar_finder(scope),
+                duplicate_overlap=config.ranking.duplicate_term_overlap,
+            )
         return RecordedTurn(stored, promoted)
+
+    def _similar_finder(self, scope: str) -> SimilarFinder:
+        def similar(text: str, count: int) -> list[str]:
+            query_terms = terms(text)
+            if not query_terms:
+                return []
+            with self._scope(scope) as loaded:
+                hits = loaded.index.top(query_terms, count)
+            return sorted(hits, key=hits.__getitem__, reverse=True)[:count]
+
+        return similar
+
+    def supersede_facts(
+        self, scope: str, old_ids: list[str], new_id: str | None, *, at: float
+    ) -> list[str]:
+        """Mark facts no longer true from `at` on (replaced by `new_id`, if any); ids marked.
+
+        For consolidation: replacements the write-time slot rules cannot see. The items
+        stay, dated and marked, and a pack never shows them as current.
+        """
+        with self._scope(scope) as loaded:
+            marked = supersede(loaded.store, old_ids, new_id, at, self._similar_finder(scope))
+            return [item.id for item in marked]
 
     def add_flushed_facts(
         self,
@@ -389,17 +493,29 @@ class MemoryService:
     # ------------------------------------------------------------------- read
 
     def build_pack(
-        self, scope: str, text: str, *, now: float, config: MemoryConfig, tz: tzinfo
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        request_messages: Sequence[Mapping[str, Any]] | None = None,
     ) -> MemoryPack:
+        """The pack for `text`; episodes of `request_messages` (what the request to the
+        model sends beside it) are left out. Dates in `text` are read in `tz`."""
+        # Read before the scope's lock: the date parser is the slow part of a query.
+        query = memory_query(text, scope, now, config, tz=tz, request_messages=request_messages)
         with self._scope(scope) as loaded:
             return build_pack(
                 loaded.store.items,
                 loaded.index,
-                memory_query(text, scope, now, config),
+                query,
                 config.ranking,
                 decay_enabled=config.decay_enabled,
                 decay_days=config.decay_days,
                 tz=tz,
+                turns_around=loaded.store.timeline.around,
             )
 
     def search(
@@ -439,23 +555,82 @@ class MemoryService:
         item = store.get(item_id)
         if item is None:
             return []
-        needle = normalize_content(item.content.split(": ", 1)[-1])
+        needles = forget_needles(item.content)
+        # A fact merged from other wordings: each wording it was promoted from goes too.
+        for ref in item.references:
+            source = (
+                store.get(ref[len(PROMOTED_FROM_PREFIX) :])
+                if ref.startswith(PROMOTED_FROM_PREFIX)
+                else None
+            )
+            if source is not None and source.type is not ItemType.TURN:
+                needles += [n for n in forget_needles(source.content) if n not in needles]
         refs = {r for r in item.references if not r.startswith(("file:", "promotedFrom:"))}
         related = [
             other.id
             for other in store.items.values()
             if other.id != item_id
-            and other.layer is Layer.EPISODIC
             and (
-                (refs and refs.intersection(other.references))
-                or needle in normalize_content(other.content)
+                (other.layer is Layer.EPISODIC and refs and refs.intersection(other.references))
+                or any(needle in normalize_content(other.content) for needle in needles)
             )
         ]
         forgotten = [item_id] if store.forget(item_id) else []
         forgotten += [other for other in related if store.forget(other)]
-        if needle:
-            redact_daily_notes(self.paths(scope).directory, needle)
+        paths = self.paths(scope)
+        for needle in needles:
+            redact_daily_notes(paths.directory, needle)
+        # The rest (item files, sessions, offload logs, MEMORY.md) at the next maintenance.
+        note_forgotten(paths, needles)
         return forgotten
+
+    def erase_forgotten(self, scope: str) -> ErasureReport:
+        """Maintenance step: remove what `forget` hid from every file of the scope.
+
+        Live items still holding a forgotten text are forgotten too; item files are
+        rewritten without forgotten items (tombstones keep only ids and fingerprints);
+        daily notes, MEMORY.md and its versions, the chat's session and offload log are
+        redacted. Cheap when nothing was forgotten since the last run.
+        """
+        paths = self.paths(scope)
+        needles = pending_needles(paths)
+        if not needles and not self.is_loaded(scope):
+            # Nothing forgotten since the last run: not worth loading a cold scope for.
+            return ErasureReport(scope)
+        with self._scope(scope) as loaded:
+            store = loaded.store
+            stale = [
+                other.id
+                for other in list(store.items.values())
+                if needles and any(n in normalize_content(other.content) for n in needles)
+            ]
+            for other in stale:
+                store.forget(other)
+            stats = store.stats()
+            if needles or stats.lines > stats.items + stats.tombstones:
+                store.compact_files()
+            report = erase_texts(self.workspace, paths, needles, skip=paths.item_files())
+            finish_erasure(paths)
+        return report
+
+    def scopes_to_erase(self) -> list[str]:
+        """Scopes with forgotten texts still on disk (what `erase_forgotten` has to do)."""
+        root = self.workspace / "memory"
+        if not root.is_dir():
+            return []
+        return sorted(p.parent.name for p in root.glob(f"*/{PENDING_FILE_NAME}"))
+
+    def erase_scope(self, scope: str) -> list[str]:
+        """Delete the scope's memory and the chat's session files (/forget_me); what went."""
+        with self._scope(scope):
+            with self._cache_lock:
+                self._stores.pop(scope, None)
+            return erase_scope(self.workspace, scope)
+
+    def export_scope(self, scope: str) -> bytes:
+        """The scope's memory files as one zip (/export)."""
+        with self.scope_lock(scope):
+            return export_scope(self.workspace, scope)
 
     def known_facts(self, scope: str, budget_tokens: int) -> str:
         """What the scope already holds durably, newest first, for the compaction flush."""

@@ -253,8 +253,17 @@ class SessionStore:
             self._known_files[key] = _file_signature(path)
 
     def append_offload(self, key: str, messages: list[Message]) -> None:
-        """Append raw messages to the chat's append-only log before they leave the session."""
-        append_jsonl(self.offload_path_for(key), messages)
+        """Append raw messages to the chat's append-only log before they leave the session.
+
+        Idempotent across a crash: when a compaction was killed after writing the log but
+        before saving the shortened session, the next one offloads the same messages again;
+        the ones already at the end of the log are not written twice.
+        """
+        path = self.offload_path_for(key)
+        already = _overlap(_tail_records(path, len(messages)), messages)
+        if already:
+            log.info("offload log of %s already holds %d of these messages", key, already)
+        append_jsonl(path, messages[already:])
 
     def cached_keys(self) -> list[str]:
         return list(self._cache)
@@ -267,3 +276,38 @@ def _file_signature(path: Path) -> tuple[int, int, int] | None:
     except FileNotFoundError:
         return None
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+# The end of an offload log read back to find a batch written before a crash; a batch is
+# the messages one compaction drops, far smaller than this.
+_TAIL_READ_BYTES = 8 << 20
+
+
+def _tail_records(path: Path, count: int) -> list[Message]:
+    """The last `count` whole JSON records of a JSONL file (fewer if it has fewer)."""
+    if count <= 0:
+        return []
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - _TAIL_READ_BYTES))
+            data = handle.read()
+    except FileNotFoundError:
+        return []
+    records: list[Message] = []
+    for line in data.split(b"\n")[-(count + 2) :]:
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records[-count:]
+
+
+def _overlap(logged: list[Message], batch: list[Message]) -> int:
+    """How many leading messages of `batch` are exactly the last ones of `logged`."""
+    for size in range(min(len(logged), len(batch)), 0, -1):
+        if logged[-size:] == batch[:size]:
+            return size
+    return 0

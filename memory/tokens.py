@@ -1,4 +1,8 @@
-"""Token estimates without a tokenizer download (DESIGN §7: tiktoken fails offline)."""
+"""Token estimates without a tokenizer download.
+
+tiktoken downloads its encodings at first use and fails offline, so tokens are estimated
+from characters instead.
+"""
 
 from __future__ import annotations
 
@@ -30,5 +34,5 @@ def estimate_tokens(text: str) -> int:
 
 
 def estimate_item_tokens(text: str) -> int:
-    """Token cost of one memory item as rendered in a pack (DESIGN §6)."""
+    """Token cost of one memory item as rendered in a pack."""
     return max(20, estimate_tokens(text) + 8)

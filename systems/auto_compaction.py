@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from memory.session import Message
 from systems.compactor import Compactor
 from systems.context import TurnContext
 from systems.context_building import ContextBuilding
@@ -14,6 +15,16 @@ log = logging.getLogger(__name__)
 
 # Until ContextBuilding has run once in a chat, assume a system prompt of this size.
 DEFAULT_SYSTEM_PROMPT_TOKENS = 500
+
+
+def newest_messages_within(messages: list[Message], budget_tokens: int) -> int:
+    """How many of the newest messages fit in `budget_tokens` together (at least 1)."""
+    total = 0
+    for count, message in enumerate(reversed(messages)):
+        total += estimate_request_tokens([message])
+        if total > budget_tokens:
+            return max(1, count)
+    return max(1, len(messages))
 
 
 def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
@@ -46,9 +57,17 @@ class AutoCompaction:
         if estimate <= threshold:
             return
         log.info("compacting %s: ~%d tokens > %d", ctx.chat.key, estimate, threshold)
+        # On a small window, keepLastMessages long messages may not fit at all: keep what
+        # fills half the room the prompt leaves, so the next turns fit before compacting again.
+        prompt_tokens = int(ctx.session.metadata.get("lastSystemPromptTokens", 0) or 0)
+        room = max(0, threshold - prompt_tokens) // 2
+        keep = min(
+            ctx.config.compaction.keep_last_messages,
+            newest_messages_within(ctx.session.messages, room),
+        )
         await self.compactor.compact(
             ctx.session,
-            keep_last=ctx.config.compaction.keep_last_messages,
+            keep_last=keep,
             config=ctx.config,
             scope=ctx.scope,
         )

@@ -119,11 +119,15 @@ class Compactor:
         memory: MemoryFlushTarget | None,
         *,
         chat_model_for: Callable[[RuntimeConfig], str],
+        on_compacted: Callable[[str], None] | None = None,
     ) -> None:
+        """`on_compacted(scope)` is called on the loop after each compaction (and its
+        memory flush), so memory maintenance above this layer can follow it."""
         self.llm = llm
         self.sessions = sessions
         self.memory = memory
         self.chat_model_for = chat_model_for
+        self.on_compacted = on_compacted
 
     def offload_path_text(self, session: AgentSession) -> str:
         return f"sessions/{self.sessions.offload_path_for(session.id).name}"
@@ -164,6 +168,11 @@ class Compactor:
             reason is None,
             flushed,
         )
+        if self.on_compacted is not None:
+            try:
+                self.on_compacted(scope)
+            except Exception:  # a listener's problem must not fail the compaction
+                log.exception("compaction listener failed for %s", session.id)
         return CompactionResult(
             removed=len(plan.dropped),
             kept=len(plan.kept),

@@ -3,16 +3,26 @@
 Parts, in order: the bot's instructions (with guidance on the memory tool), the current
 time, the operator's `memory/MEMORY.md`, the chat's own `MEMORY.md`, and the MemoryPack
 for the user's message; the legacy daily-notes context when the pack is empty.
+
+Memory earns its tokens: the pack leaves out episodes of the messages the request sends
+anyway (the session's current window), and small talk ("hi", "thanks", "ok", an emoji:
+no content words) gets no memory at all, neither pack nor daily notes.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import partial
+from typing import Any
 
 from config.runtime import MemoryConfig
-from memory.pack import MemoryPack
+from memory.extraction import is_small_talk
+from memory.extraction.words import lower_words
+from memory.pack import MemoryPack, PackDiagnostics
+from memory.request_overlap import RequestOverlap
 from memory.service import MemoryService
 from memory.tokens import estimate_tokens
 from systems.context import TurnContext
@@ -33,10 +43,70 @@ conversations not shown here; `forget` when asked to. Do not store small talk.""
 
 
 def pack_for_turn(
-    memory: MemoryService, scope: str, text: str, now: datetime, config: MemoryConfig
+    memory: MemoryService,
+    scope: str,
+    text: str,
+    now: datetime,
+    config: MemoryConfig,
+    *,
+    request_messages: Sequence[Mapping[str, Any]] | None = None,
 ) -> MemoryPack:
-    """The MemoryPack for one user message; also used by `mnemobot memory pack` and eval."""
-    return memory.build_pack(scope, text, now=now.timestamp(), config=config, tz=now.tzinfo)
+    """The MemoryPack for one user message; also used by `mnemobot memory pack` and eval.
+
+    `request_messages`: the conversation the request sends with it, whose episodes the
+    pack leaves out.
+    """
+    return memory.build_pack(
+        scope,
+        text,
+        now=now.timestamp(),
+        config=config,
+        tz=now.tzinfo,
+        request_messages=request_messages,
+    )
+
+
+# Small talk in the other languages the bot is used in most; English is the extraction's
+# own list (`is_small_talk`). A fixed vocabulary, not a setting: a missing word costs one
+# pack, not a wrong answer.
+_OTHER_SMALL_TALK = frozenset(
+    {"спасибо", "спс", "благодарю", "привет", "здравствуйте", "здравствуй", "пока", "ок"}
+    | {"окей", "ага", "угу", "да", "нет", "хорошо", "понятно", "ясно", "отлично", "супер"}
+    | {"большое", "круто", "класс", "доброе", "добрый", "утро", "день", "вечер", "ночи"}
+    | {"спокойной", "пожалуйста", "ладно", "норм", "ну", "вам", "тебе", "всё", "все"}
+    | {"ещё", "еще", "снова", "раз", "пока", "до", "свидания", "увидимся"}
+    | {"danke", "merci", "gracias", "hallo", "salut", "hola", "ciao", "grazie", "tschüss"}
+)
+_CJK_SMALL_TALK = re.compile(
+    r"谢谢|多谢|感谢|你好|您好|好的|好吧|好|嗯+|哦+|行|对|是的|再见|拜拜|晚安|早安|早上好|晚上好|"
+    r"没问题|明白了?|知道了|收到|了|啊|呀|吧|啦|您|你|非常|很|太|棒"
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def wants_memory(text: str) -> bool:
+    """False for small talk ("hi", "thanks", "ok", "спасибо", "谢谢", an emoji): nothing
+    in it to look up, and whatever memory came with it would be paid for in vain."""
+    if is_small_talk(text):
+        return False
+    if _CJK.search(text):
+        return _CJK.search(_CJK_SMALL_TALK.sub("", text)) is not None
+    rest = [word for word in lower_words(text) if word not in _OTHER_SMALL_TALK]
+    return bool(rest) and not is_small_talk(" ".join(rest))
+
+
+def empty_pack(config: MemoryConfig) -> MemoryPack:
+    diagnostics = PackDiagnostics(
+        candidates_per_layer={},
+        chosen_per_layer={},
+        dropped_by_budget=0,
+        build_ms=0.0,
+        legacy_fallback_used=False,
+        total_tokens=0,
+        soft_budget_tokens=config.soft_prompt_budget_tokens,
+        max_budget_tokens=config.max_prompt_budget_tokens,
+    )
+    return MemoryPack(items=[], diagnostics=diagnostics, rendered="")
 
 
 def scaled_memory_config(config: MemoryConfig, scale: float) -> MemoryConfig:
@@ -109,7 +179,18 @@ class ContextBuilding:
         self, ctx: TurnContext, memory: MemoryService, config: MemoryConfig
     ) -> list[str]:
         parts: list[str] = []
-        pack = pack_for_turn(memory, ctx.scope, ctx.user_text, ctx.now, config)
+        if not wants_memory(ctx.user_text):
+            ctx.memory_pack = empty_pack(config)
+            return parts
+        overlap = RequestOverlap.of_messages(ctx.session.messages)
+        pack = pack_for_turn(
+            memory,
+            ctx.scope,
+            ctx.user_text,
+            ctx.now,
+            config,
+            request_messages=ctx.session.messages,
+        )
         use_legacy = pack.is_empty and config.legacy_daily_notes_enabled
         if not use_legacy:
             scope_memory = memory.scope_memory_text(ctx.scope, config.scope_memory_budget_tokens)
@@ -117,7 +198,9 @@ class ContextBuilding:
                 parts.append(f"# Long-term memory of this chat\n{scope_memory.strip()}")
             parts.append(pack.rendered)
         else:
-            legacy = memory.legacy_context_text(ctx.scope, ctx.now, config)
+            legacy = overlap.without_carried_notes(
+                memory.legacy_context_text(ctx.scope, ctx.now, config)
+            )
             if legacy.strip():
                 parts.append(f"# Memory\n{legacy.strip()}")
         pack.diagnostics.legacy_fallback_used = use_legacy

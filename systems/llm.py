@@ -38,13 +38,27 @@ _OPERATOR_HINT = {
 
 
 class LLMError(Exception):
-    """A classified failure of a chat-model call; `detail` never contains secrets."""
+    """A classified failure of a chat-model call; `detail` never contains secrets.
 
-    def __init__(self, kind: LLMFailureKind, detail: str, *, status: int | None = None) -> None:
+    A context overflow may say how big the model's window is and how many tokens the
+    prompt had, in the server's own count; both are None when the server did not say.
+    """
+
+    def __init__(
+        self,
+        kind: LLMFailureKind,
+        detail: str,
+        *,
+        status: int | None = None,
+        context_window: int | None = None,
+        prompt_tokens: int | None = None,
+    ) -> None:
         super().__init__(f"{kind.value}: {detail}")
         self.kind = kind
         self.detail = detail
         self.status = status
+        self.context_window = context_window
+        self.prompt_tokens = prompt_tokens
 
     def user_text(self) -> str:
         """What a chat user is told: what happened, with nothing for them to fix."""

@@ -10,6 +10,7 @@ from systems.context import TurnContext
 
 log = logging.getLogger(__name__)
 
+
 class MemoryPersist:
     name = "MemoryPersist"
     order = 50

@@ -8,8 +8,10 @@ from collections.abc import Awaitable, Callable
 
 from memory.items import to_iso
 from memory.large_results import LargeResultStore
+from memory.model_windows import ModelWindow
 from memory.session import valid_unicode
 from systems.context import TurnContext
+from systems.context_window import narrow_to_window
 from systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
 from systems.request_messages import model_messages
 from systems.tool_runner import ToolError, ToolRunner
@@ -59,7 +61,6 @@ class ToolLoop:
     async def _loop(self, ctx: TurnContext) -> None:
         limits = ctx.config.tool_loop
         llm_config = ctx.config.llm
-        tool_schemas = self.tools.schemas(ctx)
         last_content: str | None = None
         overflow_rounds = 0
         while True:
@@ -79,14 +80,20 @@ class ToolLoop:
                 ),
                 model=ctx.model,
                 temperature=llm_config.temperature,
+                # A cap: a model client that knows the window asks for what still fits.
                 max_output_tokens=llm_config.max_output_tokens,
                 timeout_seconds=llm_config.request_timeout_seconds,
-                tools=tool_schemas,
+                # Asked on every call: after an overflow error the window may be known and
+                # the tool definitions may no longer fit (the registry leaves them out).
+                tools=self.tools.schemas(ctx),
             )
             try:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
             except LLMError as error:
+                if error.context_window is not None:
+                    # The server stated its window: compact and budget against it from now on.
+                    narrow_to_window(ctx, ModelWindow(error.context_window, "overflow error"))
                 if (
                     error.kind is LLMFailureKind.CONTEXT_OVERFLOW
                     and self.overflow_recovery is not None

@@ -225,7 +225,7 @@ async def main():
     print("ready", flush=True)
     while True:
         i += 1
-        session.messages.append({"role": "user", "content": f"m{i} " + "x" * 5000})
+        session.messages.append({"role": "user", "content": f"{sys.argv[2]}-{i} " + "x" * 5000})
         store.save(session)
         await compactor.compact(session, keep_last=3, config=RuntimeConfig(), scope="s")
 
@@ -235,9 +235,9 @@ asyncio.run(main())
 
 def test_a_kill_between_offload_and_save_loses_no_message(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
-    for _attempt in range(4):
+    for attempt in range(4):
         proc = subprocess.Popen(
-            [sys.executable, "-c", KILLER, str(tmp_path)],
+            [sys.executable, "-c", KILLER, str(tmp_path), f"a{attempt}"],
             cwd=root,
             stdout=subprocess.PIPE,
             text=True,
@@ -249,13 +249,18 @@ def test_a_kill_between_offload_and_save_loses_no_message(tmp_path: Path) -> Non
         store = SessionStore(tmp_path)
         session = store.get("console:local")
         logged = read_jsonl(store.offload_path_for("console:local")).records
+
+        def labels(messages: list[dict[str, object]]) -> list[str]:
+            return [str(m["content"]).split()[0] for m in messages if m["role"] == "user"]
+
         seen = {
-            int(str(m["content"]).split()[0][1:])
-            for m in [*logged, *session.messages]
-            if m["role"] == "user"
+            int(label.split("-")[1])
+            for label in labels([*logged, *session.messages])
+            if label.startswith(f"a{attempt}-")
         }
         assert seen == set(range(1, max(seen) + 1)), "a message went missing"
         assert max(seen) > 3
+        assert len(labels(logged)) == len(set(labels(logged))), "a message was logged twice"
     json.loads((tmp_path / "console:local.json").read_text())
 
 

@@ -50,6 +50,7 @@ def test_commands_work_in_the_console(workspace: Path, openai_server: FakeOpenAI
     assert "Model: gpt-4o-mini" in out and "Session: 2 messages" in out
     assert "Runtime config: values of runtime-config.json in force" in out
     assert "Workspace: ok" in out
+    assert "Files: this chat's own folder" in out
     # /status is read by everyone in a group: nothing of the file system shows.
     status = out[out.index("Model:") : out.index("Started a new conversation")]
     assert not any(part in status for part in workspace.parts[1:-1])

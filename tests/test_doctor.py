@@ -47,6 +47,8 @@ def test_all_checks_pass_and_nothing_is_written(
         "ok   runtime config",
         "...  llm",
         "ok   llm",
+        "...  context window",
+        "ok   context window",
         "...  telegram",
         "ok   telegram",
     ]

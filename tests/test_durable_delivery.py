@@ -80,3 +80,23 @@ async def test_a_webhook_retry_after_a_restart_is_not_answered_twice(
         "only once, please",
         "and a new one",
     ]
+
+
+async def test_start_up_waits_for_an_unreachable_bot_api_and_says_so(
+    start_bot: StartBot, telegram: TelegramServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    telegram.set_unreachable(True, status=502)
+
+    async def come_back() -> None:
+        await asyncio.sleep(1.5)
+        telegram.set_unreachable(False)
+
+    returning = asyncio.create_task(come_back())
+    await start_bot()
+    await returning
+    waits = [r for r in caplog.records if "waiting for the Telegram Bot API" in r.getMessage()]
+    assert waits, "start-up must say what it is waiting for"
+    telegram.send_text("hello after the outage", chat_id=USER)
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+    assert answer["plain_text"] == "echo: hello after the outage"

@@ -70,14 +70,20 @@ def test_every_turn_leaves_one_episode_with_both_sides() -> None:
     assert "question" in turn.tags
 
 
-def test_a_long_turn_is_cut_at_a_sentence_and_titled_in_one_short_line() -> None:
+def test_a_long_message_is_kept_whole_in_pieces_and_the_reply_is_cut() -> None:
     user = "\n".join(f"Line {n} tells a long story about the garden." for n in range(200))
-    [turn] = extract(user, "Sounds lovely. " * 300)
+    turn, *rest = [i for i in extract(user, "Sounds lovely. " * 300) if i.type is ItemType.TURN]
     user_part, assistant_part = turn.content.split("\nAssistant: ")
     assert 600 < len(user_part) < 1300
-    assert user_part.endswith("garden. …")
     assert len(assistant_part) < 900
     assert "\n" not in turn.title and len(turn.title) <= 81
+    # Every line the user wrote is in one of the pieces, the last one included.
+    pieces = [user_part] + [item.content for item in rest]
+    assert all(p.startswith(("User: ", "User (continued): ")) for p in pieces)
+    assert all(len(p) < 1300 for p in pieces)
+    kept = "\n".join(pieces)
+    assert all(f"Line {n} tells" in kept for n in range(200))
+    assert all(item.references == turn.references and item.created_at == AT for item in rest)
 
 
 def test_greetings_and_thanks_leave_nothing() -> None:

@@ -1,7 +1,9 @@
-"""The files tool works inside `<workspace>/files/` and refuses every way out."""
+"""The files tool works inside the chat's own folder under `<workspace>/files/` and refuses
+every way out, into the workspace or into another chat's folder."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -9,20 +11,78 @@ import pytest
 
 from bot.tools.files_tool import FilesTool
 from bot.tools.registry import ToolRegistry
+from config.runtime import RuntimeConfig
+from systems.context import ChatRef, TurnContext
 from systems.tool_runner import ToolError
 from tests.conftest import turn_context
 
 
 @pytest.fixture
 def files_root(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace" / "files"
+    """The folder of the chat `turn_context()` speaks in."""
+    root = tmp_path / "workspace" / "files" / "console:local"
     root.mkdir(parents=True)
     return root
 
 
 @pytest.fixture
 def registry(files_root: Path) -> ToolRegistry:
-    return ToolRegistry([FilesTool(files_root).tool()])
+    return ToolRegistry([FilesTool(files_root.parent).tool()])
+
+
+def chat_context(chat_id: str, config: RuntimeConfig | None = None) -> TurnContext:
+    ctx = turn_context(config)
+    ctx.chat = ChatRef("telegram", chat_id)
+    ctx.scope = f"telegram:{chat_id}"
+    return ctx
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "b-notes.txt",
+        "../telegram:43/b-notes.txt",
+        "../telegram:43",
+        "/work/files/telegram:43/b-notes.txt",
+        "link-to-43/b-notes.txt",
+    ],
+)
+async def test_one_chat_cannot_see_another_chats_files(
+    registry: ToolRegistry, files_root: Path, path: str
+) -> None:
+    chat_43, chat_42 = chat_context("43"), chat_context("42")
+    await registry.run(
+        "files",
+        '{"operation": "write", "path": "b-notes.txt", "content": "password hunter2"}',
+        chat_43,
+    )
+    own_42 = files_root.parent / "telegram:42"
+    own_42.mkdir()
+    (own_42 / "link-to-43").symlink_to(files_root.parent / "telegram:43")
+    assert "b-notes" not in await registry.run("files", '{"operation": "list"}', chat_42)
+    for operation in ("read", "list"):
+        try:
+            answer = await registry.run(
+                "files", json.dumps({"operation": operation, "path": path}), chat_42
+            )
+        except ToolError as refused:
+            answer = str(refused)
+        assert "hunter2" not in answer and "b-notes (" not in answer
+
+
+async def test_a_shared_folder_is_the_operators_choice(
+    registry: ToolRegistry, files_root: Path
+) -> None:
+    shared = RuntimeConfig.model_validate({"files": {"shared": True}})
+    await registry.run(
+        "files",
+        '{"operation": "write", "path": "team.txt", "content": "for everyone"}',
+        chat_context("43", shared),
+    )
+    read = '{"operation": "read", "path": "team.txt"}'
+    assert await registry.run("files", read, chat_context("42", shared)) == "for everyone"
+    with pytest.raises(ToolError, match="no file"):
+        await registry.run("files", read, chat_context("42"))
 
 
 async def test_write_read_and_list(registry: ToolRegistry, files_root: Path) -> None:

@@ -1,4 +1,4 @@
-"""DESIGN §1: config <- memory <- systems <- bot; dependencies point one way only."""
+"""Layers: config <- memory <- systems <- bot; dependencies point one way only."""
 
 from __future__ import annotations
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -210,16 +212,27 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
     assert "teal" not in system_text(openai_server.last_request())
     notes = "".join(p.read_text() for p in (workspace / "memory" / "telegram:1001").glob("*.md"))
     assert "teal" not in notes and "[forgotten]" in notes
-    # Said again later, it stays forgotten (tombstoned by fingerprint).
-    await ask(app, chat=CHAT_A, text="My favourite colour is teal.")
-    pack = app.memory.build_pack(
-        "telegram:1001",
-        "favourite colour",
-        now=9e9,
-        config=app.assistant.config().memory,
-        tz=None,
-    )
-    assert all(p.item.type.value != "PREFERENCE" for p in pack.items)
+    # The same words from before the forgetting (a replayed conversation) stay out; said
+    # anew afterwards, on purpose, they are a new statement and are kept.
+    config = app.assistant.config().memory
+    for at in (time.time() - 3600, time.time() + 5):
+        app.memory.record_turn(
+            scope="telegram:1001",
+            user_text="My favourite colour is teal.",
+            assistant_text="Noted.",
+            at=at,
+            config=config,
+            tz=UTC,
+            speaker="Ada",
+        )
+        pack = app.memory.build_pack(
+            "telegram:1001", "favourite colour", now=at + 60, config=config, tz=UTC
+        )
+        kept = [p.item for p in pack.items if p.item.type.value == "PREFERENCE"]
+        assert bool(kept) is (at > time.time()), pack.rendered
+    # One maintenance run later, the forgotten text is gone from every file but the
+    # statement made after the forgetting.
+    app.memory.erase_forgotten("telegram:1001")
 
 
 def test_scopes_beyond_the_cache_reload_from_their_files(workspace: Path) -> None:

@@ -124,7 +124,9 @@ def test_per_layer_top_k() -> None:
             for i in range(10)
         ],
     )
-    pack = pack_for(items, index, "backup", episodic_top_k=3, semantic_top_k=2, procedural_top_k=1)
+    limits = {"episodic_top_k": 3, "semantic_top_k": 2, "procedural_top_k": 1}
+    capped = RankingConfig(fill_budget_past_top_k=False)
+    pack = pack_for(items, index, "backup", ranking=capped, **limits)
     assert pack.diagnostics.candidates_per_layer == {
         "EPISODIC": 10,
         "SEMANTIC": 10,
@@ -134,6 +136,21 @@ def test_per_layer_top_k() -> None:
     assert [p.section for p in pack.items].count(PackSection.RELEVANT_FACTS) == 2
     none_semantic = pack_for(items, index, "backup", semantic_top_k=0)
     assert all(p.item.layer is not Layer.SEMANTIC for p in none_semantic.items)
+
+    # By default budget the limits leave unused goes to the next matching items: all 30
+    # fit here, within the soft budget; a layer with topK 0 stays out all the same.
+    filled = pack_for(items, index, "backup", **limits)
+    assert filled.diagnostics.chosen_per_layer == {
+        "EPISODIC": 10,
+        "SEMANTIC": 10,
+        "PROCEDURAL": 10,
+    }
+    assert filled.diagnostics.filled_past_top_k == 24
+    assert filled.diagnostics.total_tokens <= filled.diagnostics.soft_budget_tokens
+    tight = pack_for(
+        items, index, "backup", soft_budget_tokens=200, max_budget_tokens=200, **limits
+    )
+    assert tight.diagnostics.total_tokens <= 200
 
 
 def test_a_two_year_old_fact_is_still_found_when_it_is_the_only_relevant_one() -> None:
@@ -148,7 +165,8 @@ def test_a_two_year_old_fact_is_still_found_when_it_is_the_only_relevant_one() -
     items, index = store(old_fact, *chatter)
     pack = pack_for(items, index, "can I take penicillin?")
     assert "allergy" in ids(pack)
-    assert "- Constraint: The user is allergic to penicillin" in pack.rendered
+    said = datetime.fromtimestamp(NOW - 730 * DAY, UTC).strftime("%Y-%m-%d")
+    assert f"- Constraint (said {said}): The user is allergic to penicillin" in pack.rendered
 
 
 def test_decay_ranks_an_old_fact_below_an_equally_relevant_fresh_one() -> None:
@@ -180,21 +198,22 @@ def test_rendered_markdown_format() -> None:
     pack = pack_for(items, index, "flaky CI test", working_top_k=0)
     old_day = datetime.fromtimestamp(NOW - 40 * DAY, UTC).strftime("%Y-%m-%d")
     new_day = datetime.fromtimestamp(NOW - DAY, UTC).strftime("%Y-%m-%d")
+    today = new_day
     assert pack.rendered == (
         "# Memory\n\n"
         "## Recent episodes\n"
         f"- {old_day}: The CI test was flaky again\n"
         f"- {new_day}: We fixed the flaky test in CI\n\n"
         "## Relevant facts\n"
-        "- Decision: CI runs on GitHub Actions\n\n"
+        f"- Decision (said {today}): CI runs on GitHub Actions\n\n"
         "## Applicable procedures\n"
-        "- Fix: Rerun the flaky test with -p no:randomly\n"
+        f"- Fix (said {today}): Rerun the flaky test with -p no:randomly\n"
     )
     # Turns show their text, other items their kind; titles are never paid for twice;
     # empty sections vanish.
     facts_only = pack_for(items, index, "GitHub Actions", working_top_k=0)
     assert facts_only.rendered == (
-        "# Memory\n\n## Relevant facts\n- Decision: CI runs on GitHub Actions\n"
+        f"# Memory\n\n## Relevant facts\n- Decision (said {today}): CI runs on GitHub Actions\n"
     )
 
 

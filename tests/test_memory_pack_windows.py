@@ -47,6 +47,10 @@ def pack_for(
     )
 
 
+# Windows on, and no filling past topK: these tests watch what the topK slots hold.
+WINDOWS = RankingConfig(episode_window_gap_minutes=30, fill_budget_past_top_k=False)
+
+
 def chosen(pack: MemoryPack) -> set[str]:
     return {packed.item.id for packed in pack.items}
 
@@ -60,7 +64,7 @@ def test_turns_of_one_conversation_share_a_slot_and_other_conversations_get_thei
         turn("m3", "Alice: yes, the boiler in the basement", morning + 80),
         turn("e1", "Bob: the boiler man comes on Tuesday", evening),
     ]
-    pack = pack_for(items, "boiler", episodic_top_k=2)
+    pack = pack_for(items, "boiler", WINDOWS, episodic_top_k=2)
     # Three turns of the morning use one slot, so the evening turn still gets in.
     assert chosen(pack) == {"m1", "m2", "m3", "e1"}
     assert pack.diagnostics.episodic_slots == 2
@@ -73,14 +77,16 @@ def test_turns_of_one_conversation_share_a_slot_and_other_conversations_get_thei
     assert "basement" in lines[5]
 
     # Without windows every turn takes its own slot.
-    no_windows = RankingConfig(episode_window_gap_minutes=0, neighbour_relevance_share=0)
+    no_windows = WINDOWS.model_copy(
+        update={"episode_window_gap_minutes": 0, "neighbour_relevance_share": 0}
+    )
     assert len(pack_for(items, "boiler", no_windows, episodic_top_k=2).items) == 2
 
 
 def test_a_window_holds_at_most_its_max_turns_per_slot() -> None:
     start = NOW - 10 * HOUR
     items = [turn(f"t{i}", f"Alice: garden note {i}", start + 30 * i) for i in range(6)]
-    ranking = RankingConfig(episode_window_max_turns=2)
+    ranking = WINDOWS.model_copy(update={"episode_window_max_turns": 2})
     pack = pack_for(items, "garden", ranking, episodic_top_k=2)
     assert len(pack.items) == 4
     assert pack.diagnostics.episodic_slots == 2
@@ -96,13 +102,15 @@ def test_the_reply_next_to_a_matching_question_ranks_above_other_weak_matches() 
         for i in range(3)
     ]
     items = [question, answer, *newer]
-    lone_turns = RankingConfig(episode_window_gap_minutes=0)
+    lone_turns = RankingConfig(fill_budget_past_top_k=False)
     pack = pack_for(items, "did Melanie like the concert", lone_turns, episodic_top_k=2)
     # The answer shares only the name with the query but borrows from its question.
     assert chosen(pack) == {"q", "a"}
     by_id = {p.item.id: p for p in pack.items}
     assert 0 < by_id["a"].relevance < by_id["q"].relevance
-    no_lending = RankingConfig(episode_window_gap_minutes=0, neighbour_relevance_share=0)
+    no_lending = RankingConfig(
+        neighbour_relevance_share=0, answer_relevance_share=0, fill_budget_past_top_k=False
+    )
     plain = pack_for(items, "did Melanie like the concert", no_lending, episodic_top_k=2)
     assert chosen(plain) == {"q", "u0"}
 

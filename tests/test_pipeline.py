@@ -1,4 +1,4 @@
-"""Pipeline order and failure isolation (DESIGN §2)."""
+"""Pipeline order and failure isolation."""
 
 from __future__ import annotations
 

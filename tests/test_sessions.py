@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.atomic_file import read_jsonl
 from memory.session import InvalidSessionKey, SessionStore
 
 
@@ -119,3 +120,20 @@ def test_a_session_with_a_roleless_message_is_moved_aside(tmp_path: Path) -> Non
     )
     assert SessionStore(tmp_path).get("console:local").messages == []
     assert len(list(tmp_path.glob("console:local.json.corrupt-*"))) == 1
+
+
+def test_offloading_the_same_messages_again_after_a_crash_logs_them_once(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+
+    def message(text: str, second: int) -> dict[str, object]:
+        return {"role": "user", "content": text, "at": f"2026-01-01T00:00:{second:02}Z"}
+
+    first = [message(f"m{n}", n) for n in range(3)]
+    store.append_offload("console:local", first)
+    # Killed before the shortened session was saved: the next compaction drops the same
+    # messages and one more.
+    store.append_offload("console:local", [*first[1:], message("m3", 3)])
+    # The same words said again later are another message, and logged.
+    store.append_offload("console:local", [message("m3", 9), message("m0", 10)])
+    logged = [m["content"] for m in read_jsonl(store.offload_path_for("console:local")).records]
+    assert logged == ["m0", "m1", "m2", "m3", "m3", "m0"]

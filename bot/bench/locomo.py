@@ -19,9 +19,12 @@ ratio of max to soft budget (3500/1800), so N=1800 is exactly the bot's default 
 The pack may pass the soft budget (up to the max) for high-scoring items, as in the bot;
 the mean tokens it used are reported beside the recall so the comparison stays honest.
 
-Two baselines on the same soft budget and the same token cost per item
-(`estimate_item_tokens("Speaker: text")`): plain `rank_bm25.BM25Okapi` over single turns
-with lowercase word tokens, taken in rank order while they fit; and the newest turns.
+Three baselines (`bot.bench.locomo_baselines`) on the same soft budget, each turn priced
+as the pack prices its line: newest turns first; plain `rank_bm25.BM25Okapi` over single
+turns; and the strong one, BM25+ over the project's own terms with each hit's turns
+before and after it. The data dates only sessions, so turns of a session are spaced
+`--turn-gap-seconds` apart (30 by default); the pack's neighbour rules look at time, so
+the README shows two spacings.
 """
 
 from __future__ import annotations
@@ -34,34 +37,33 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
-from rank_bm25 import BM25Okapi
+from pydantic import ValidationError
 
+from bot.bench.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
 from bot.bench.progress import ProgressBar, terminal_progress
 from config.runtime import MemoryConfig, RuntimeConfig
 from memory.item_store import PROMOTED_FROM_PREFIX
 from memory.pack import MemoryPack
 from memory.service import MemoryService
 from memory.session import AgentSession
-from memory.tokens import estimate_item_tokens
 from systems.context import ChatRef, TurnContext
 from systems.context_building import pack_for_turn
 from systems.memory_persist import MemoryPersist
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-# Consecutive turns of a session are this far apart (the data only dates sessions).
-TURN_SPACING_SECONDS = 30
+# Consecutive turns of a session are this far apart by default (the data only dates
+# sessions; `--turn-gap-seconds` sets another spacing).
+TURN_SPACING_SECONDS = 30.0
 # The questions are asked this long after the last turn.
 QUESTION_DELAY_SECONDS = 60
 _DEFAULTS = MemoryConfig()
 _DIA_ID = re.compile(r"^D\d+:\d+$")
-_WORD = re.compile(r"\w+")
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 
@@ -115,8 +117,13 @@ def _turn_text(raw: dict[str, Any]) -> str:
     return text
 
 
-def load_conversations(path: Path) -> list[Conversation]:
-    """Read a LoCoMo-format file; evidence ids that are malformed or unknown are skipped."""
+def load_conversations(
+    path: Path, turn_gap_seconds: float = TURN_SPACING_SECONDS
+) -> list[Conversation]:
+    """Read a LoCoMo-format file; evidence ids that are malformed or unknown are skipped.
+
+    The data dates only sessions: turn n of a session is `turn_gap_seconds` * n after it.
+    """
     data = orjson.loads(path.read_bytes())
     if not isinstance(data, list):
         raise ValueError("a LoCoMo file holds a JSON list of conversations")
@@ -128,7 +135,7 @@ def load_conversations(path: Path) -> list[Conversation]:
         for number, key in sessions:
             started = parse_session_time(raw[f"session_{number}_date_time"])
             for position, turn in enumerate(raw[key] or []):
-                at = started + timedelta(seconds=position * TURN_SPACING_SECONDS)
+                at = started + timedelta(seconds=position * turn_gap_seconds)
                 text = _turn_text(turn)
                 if text:
                     turns.append(DialogueTurn(str(turn["dia_id"]), str(turn["speaker"]), text, at))
@@ -221,49 +228,19 @@ def pack_dia_ids(pack: MemoryPack, memory: MemoryService, scope: str) -> set[str
     return found
 
 
-def _tokens(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
-def take_within_budget(turns: Iterable[DialogueTurn], budget: int) -> set[str]:
-    """dia_ids of `turns`, in the given order, while their running cost fits `budget`."""
-    taken: set[str] = set()
-    used = 0
-    for turn in turns:
-        cost = estimate_item_tokens(turn.line)
-        if used + cost > budget:
-            break
-        used += cost
-        taken.add(turn.dia_id)
-    return taken
-
-
-class Bm25Baseline:
-    """Plain Okapi BM25 over single turns of one conversation."""
-
-    def __init__(self, turns: Sequence[DialogueTurn]) -> None:
-        self.turns = list(turns)
-        self.model = BM25Okapi([_tokens(turn.line) for turn in self.turns])
-
-    def retrieve(self, question: str, budget: int) -> set[str]:
-        scores = self.model.get_scores(_tokens(question))
-        order = sorted(range(len(self.turns)), key=lambda i: -scores[i])
-        return take_within_budget((self.turns[i] for i in order), budget)
-
-
-def newest_first(turns: Sequence[DialogueTurn], budget: int) -> set[str]:
-    return take_within_budget(reversed(turns), budget)
-
-
 # ----------------------------------------------------------------------- running
 
 
-def memory_config_for_budget(budget: int | None) -> MemoryConfig:
-    """The default memory config, with the soft budget set and the max scaled alike."""
+def memory_config_for_budget(
+    budget: int | None, overrides: dict[str, Any] | None = None
+) -> MemoryConfig:
+    """The memory config (defaults, or `overrides` over them, keyed as in the runtime
+    config's `memory` section), with the soft budget set and the max scaled alike."""
+    base = MemoryConfig.model_validate(overrides) if overrides else _DEFAULTS
     if budget is None:
-        return _DEFAULTS
+        return base
     ratio = _DEFAULTS.max_prompt_budget_tokens / _DEFAULTS.soft_prompt_budget_tokens
-    return _DEFAULTS.model_copy(
+    return base.model_copy(
         update={
             "soft_prompt_budget_tokens": budget,
             "max_prompt_budget_tokens": max(budget, math.ceil(budget * ratio)),
@@ -324,7 +301,9 @@ class EvalResult:
     skipped_evidence: int
     pack: RecallTally
     bm25: RecallTally
+    bm25_windows: RecallTally
     newest: RecallTally
+    turn_gap_seconds: float
     pack_tokens: list[int]
     build_ms: list[float]
     seconds: float
@@ -334,12 +313,14 @@ class EvalResult:
         p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] if ordered else 0.0
         return {
             "budget": self.budget,
+            "turnGapSeconds": self.turn_gap_seconds,
             "maxBudget": self.max_budget,
             "conversations": self.conversations,
             "questions": self.questions,
             "skippedEvidence": self.skipped_evidence,
             "pack": self.pack.to_json_dict(),
             "bm25": self.bm25.to_json_dict(),
+            "bm25Windows": self.bm25_windows.to_json_dict(),
             "newestFirst": self.newest.to_json_dict(),
             "packTokensMean": round(sum(self.pack_tokens) / max(1, len(self.pack_tokens)), 1),
             "packTokensMax": max(self.pack_tokens, default=0),
@@ -353,6 +334,8 @@ def run_eval(
     workspace: Path,
     *,
     budget: int | None = None,
+    turn_gap_seconds: float = TURN_SPACING_SECONDS,
+    memory_overrides: dict[str, Any] | None = None,
     show_progress: bool = False,
 ) -> EvalResult:
     """Ingest and question every conversation of `path` in `workspace`.
@@ -360,8 +343,8 @@ def run_eval(
     `show_progress` draws a bar on stderr when stderr is a terminal.
     """
     started = time.perf_counter()
-    conversations = load_conversations(path)
-    memory_config = memory_config_for_budget(budget)
+    conversations = load_conversations(path, turn_gap_seconds)
+    memory_config = memory_config_for_budget(budget, memory_overrides)
     config = RuntimeConfig().model_copy(update={"memory": memory_config})
     memory = MemoryService(workspace)
     total_steps = sum(len(c.turns) + len(c.questions) for c in conversations)
@@ -375,7 +358,9 @@ def run_eval(
         skipped_evidence=sum(c.skipped_evidence for c in conversations),
         pack=RecallTally(),
         bm25=RecallTally(),
+        bm25_windows=RecallTally(),
         newest=RecallTally(),
+        turn_gap_seconds=turn_gap_seconds,
         pack_tokens=[],
         build_ms=[],
         seconds=0.0,
@@ -390,12 +375,14 @@ def run_eval(
                 continue
             asked_at = conversation.turns[-1].at + timedelta(seconds=QUESTION_DELAY_SECONDS)
             baseline = Bm25Baseline(conversation.turns)
+            windows = Bm25WindowBaseline(conversation.turns)
             for question in conversation.questions:
                 pack = pack_for_turn(memory, scope, question.text, asked_at, memory_config)
                 result.pack.add(question, pack_dia_ids(pack, memory, scope))
                 result.pack_tokens.append(pack.diagnostics.total_tokens)
                 result.build_ms.append(pack.diagnostics.build_ms)
                 result.bm25.add(question, baseline.retrieve(question.text, soft))
+                result.bm25_windows.add(question, windows.retrieve(question.text, soft))
                 result.newest.add(question, newest_first(conversation.turns, soft))
                 if progress is not None:
                     progress.advance(label=f"{conversation.sample_id} questions")
@@ -418,13 +405,14 @@ def format_report(result: EvalResult) -> str:
     rows = [
         ("memory pack", result.pack),
         ("bm25 turns", result.bm25),
+        ("bm25+ windows", result.bm25_windows),
         ("newest first", result.newest),
     ]
     header = f"{'':<14}{'overall':>9}" + "".join(f"{name:>13}" for name in CATEGORIES.values())
     lines = [
         f"LoCoMo evidence recall: {result.conversations} conversations, {result.questions} "
         f"questions (categories 1-4), soft budget {result.budget} tokens "
-        f"(pack max {result.max_budget})",
+        f"(pack max {result.max_budget}), {result.turn_gap_seconds:g} s between turns",
         header,
     ]
     for name, tally in rows:
@@ -449,6 +437,23 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 1:
         print("mnemobot: --budget must be a positive number of tokens", file=sys.stderr)
         return 2
+    if args.turn_gap_seconds < 0:
+        print("mnemobot: --turn-gap-seconds must be 0 or more", file=sys.stderr)
+        return 2
+    overrides: dict[str, Any] | None = None
+    if args.memory:
+        try:
+            overrides = orjson.loads(args.memory)
+            if not isinstance(overrides, dict):
+                raise ValueError("not a JSON object")
+            MemoryConfig.model_validate(overrides)
+        except ValidationError as exc:
+            where = ".".join(str(part) for part in exc.errors()[0]["loc"])
+            print(f"mnemobot: --memory: {where}: {exc.errors()[0]['msg']}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
+            print(f"mnemobot: --memory must be a JSON object ({exc})", file=sys.stderr)
+            return 2
     show_progress = not args.no_progress
     # The bot's systems log their failures (a memory write that raised); say why briefly.
     handler = logging.StreamHandler(sys.stderr)
@@ -458,10 +463,24 @@ def eval_command(args: argparse.Namespace) -> int:
         if args.workspace:
             workspace = Path(args.workspace)
             workspace.mkdir(parents=True, exist_ok=True)
-            result = run_eval(path, workspace, budget=args.budget, show_progress=show_progress)
+            result = run_eval(
+                path,
+                workspace,
+                budget=args.budget,
+                turn_gap_seconds=args.turn_gap_seconds,
+                memory_overrides=overrides,
+                show_progress=show_progress,
+            )
         else:
             with tempfile.TemporaryDirectory(prefix="mnemobot-eval-") as tmp:
-                result = run_eval(path, Path(tmp), budget=args.budget, show_progress=show_progress)
+                result = run_eval(
+                    path,
+                    Path(tmp),
+                    budget=args.budget,
+                    turn_gap_seconds=args.turn_gap_seconds,
+                    memory_overrides=overrides,
+                    show_progress=show_progress,
+                )
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError, MemoryWriteFailed) as exc:
         print(f"mnemobot: cannot evaluate {path}: {exc}", file=sys.stderr)
         return 1

@@ -38,12 +38,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from telegram.ext import AIORateLimiter
+from telegram.ext import AIORateLimiter, BaseRateLimiter
 
 from bot.app import build_app
 from bot.bench.report import cpu_model, percentile, usable_cpus
 from bot.bench.servers import BENCH_TOKEN, BenchResult, LoadPlan, serve_bench_servers
 from bot.telegram.replicas import build_replica_app, open_replicas
+from bot.telegram.rate_limits import RepliesFirstRateLimiter
 from bot.telegram.run import serve_telegram
 from config.settings import Settings
 
@@ -108,6 +109,13 @@ def load_line(label: str) -> str:
     return f"load average {label}: {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
+def bench_rate_limiter(production_limits: bool) -> BaseRateLimiter:
+    """The bot's own limiter as in production, or the same with Telegram's caps lifted."""
+    if production_limits:
+        return RepliesFirstRateLimiter(max_retries=3)
+    return AIORateLimiter(overall_max_rate=0, group_max_rate=0, max_retries=3)
+
+
 async def _run_bot(
     workspace: Path,
     bot_url: str,
@@ -115,6 +123,7 @@ async def _run_bot(
     go: asyncio.Event,
     stop: asyncio.Event,
     redis_url: str | None = None,
+    production_limits: bool = False,
 ) -> None:
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
@@ -140,7 +149,7 @@ async def _run_bot(
             stop=stop,
             poll_timeout_seconds=10,
             on_ready=go.set,
-            rate_limiter=AIORateLimiter(overall_max_rate=0, group_max_rate=0, max_retries=3),
+            rate_limiter=bench_rate_limiter(production_limits),
             replicas=replicas,
         )
     finally:
@@ -192,6 +201,7 @@ async def run_bench(
     llm_delay_seconds: float = 0.0,
     profile_path: Path | None = None,
     redis_url: str | None = None,
+    production_limits: bool = False,
 ) -> list[BenchFigures]:
     """Open-loop phase at `rate` (if seconds > 0), then closed loop (if closed_seconds > 0)."""
     context = multiprocessing.get_context("spawn")
@@ -207,7 +217,15 @@ async def run_bench(
         go, stop = asyncio.Event(), asyncio.Event()
         with tempfile.TemporaryDirectory(prefix="mnemobot-bench-") as tmp:
             bot = asyncio.create_task(
-                _run_bot(Path(tmp), bot_url, llm_url, go, stop, redis_url=redis_url)
+                _run_bot(
+                    Path(tmp),
+                    bot_url,
+                    llm_url,
+                    go,
+                    stop,
+                    redis_url=redis_url,
+                    production_limits=production_limits,
+                )
             )
             await asyncio.wait(
                 {bot, asyncio.create_task(go.wait())}, return_when=asyncio.FIRST_COMPLETED
@@ -287,8 +305,15 @@ def bench_command(args: argparse.Namespace) -> int:
             llm_delay_seconds=args.llm_delay_ms / 1000,
             profile_path=args.profile,
             redis_url=args.redis_url,
+            production_limits=args.production_limits,
         )
     )
+    limits = (
+        "Telegram's limits on (30 calls/s overall, 20/min per group; typing on its own budget)"
+        if args.production_limits
+        else "Telegram's limits lifted (the bot's own cost)"
+    )
+    print(limits)
     for figures in all_figures:
         for line in report_lines(figures):
             print(line)

@@ -259,6 +259,7 @@ def run_command(args: argparse.Namespace) -> int:
             app = build_replica_app(settings, replicas)
         else:
             app = build_app(settings)
+        app.start_background()
         try:
             await serve_telegram(app, settings, stop=stop, webhook=args.webhook, replicas=replicas)
         finally:

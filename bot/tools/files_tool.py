@@ -1,4 +1,10 @@
-"""The `files` tool: read, write and list files under `<workspace>/files/`, and nowhere else."""
+"""The `files` tool: read, write and list files in the chat's own folder, and nowhere else.
+
+Each memory scope has its folder, `<workspace>/files/<scope>/` (a chat, or `global` when
+memory is shared): what one chat's model writes, another chat's model can neither list nor
+read, whatever path it tries. With `files.shared` the operator chooses one folder,
+`<workspace>/files/shared/`, for all chats.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.registry import Tool
 from memory.atomic_file import write_atomic
+from memory.scope_paths import validate_scope_key
 from systems.context import TurnContext
 from systems.tool_runner import ToolError
 
@@ -47,6 +54,16 @@ class FilesArguments(BaseModel):
     offset: int = Field(0, ge=0, description="Character offset to read from (operation=read).")
 
 
+SHARED_FOLDER = "shared"
+
+
+def files_folder(root: Path, ctx: TurnContext) -> Path:
+    """The folder the files tool works in for this turn's chat."""
+    if ctx.config.files.shared:
+        return root / SHARED_FOLDER
+    return root / validate_scope_key(ctx.scope)
+
+
 class FilesTool:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -65,8 +82,9 @@ class FilesTool:
 
     def handle(self, arguments: FilesArguments, ctx: TurnContext) -> str:
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            target = resolve_inside(self.root, arguments.path)
+            folder = files_folder(self.root, ctx)
+            folder.mkdir(parents=True, exist_ok=True)
+            target = resolve_inside(folder, arguments.path)
             if arguments.operation == "list":
                 return self._list(target, arguments.path)
             if arguments.operation == "read":

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.tools.registry import Tool
 from memory.daily_notes import MemoryFileTooLong, read_memory_file, write_memory_file
 from memory.item_store import new_item_id
-from memory.items import ItemType, Layer, MemoryItem
+from memory.items import ItemType, Layer, MemoryItem, to_iso
 from memory.service import MemoryService
 from systems.context import TurnContext
 from systems.tool_runner import ToolError
@@ -58,6 +58,8 @@ def _line(item: MemoryItem, score: float | None = None) -> str:
     head = f"{item.id} [{item.layer.value.lower()}/{item.type.value.lower()}]"
     if score is not None:
         head += f" score={score:.2f}"
+    if item.valid_to is not None:
+        head += f" (earlier, until {to_iso(item.valid_to)[:10]})"
     return f"{head}: {item.content}"
 
 
@@ -124,7 +126,10 @@ class MemoryTool:
                 return _line(item) + f"\nreferences: {', '.join(item.references) or '-'}"
             if operation == "forget":
                 gone = self.memory.forget(ctx.scope, item_id)
-                return f"forgotten {item_id} (and {len(gone) - 1} related); it will not come back"
+                return (
+                    f"forgotten {item_id} (and {len(gone) - 1} related); hidden now, erased "
+                    "from every file at the next memory maintenance"
+                )
             if operation == "promote":
                 promoted = store.promote(item_id)
                 return f"promoted to {_line(promoted)}" if promoted else "already durable"

@@ -65,6 +65,12 @@ def describe_arguments_error(error: ValidationError) -> str:
     return "; ".join(problems)
 
 
+# Tool definitions go with every request. When they would take more than this share of the
+# model's input limit (its real context window, once learned), the turn goes without tools:
+# on a small local model a conversation that fits beats tools that crowd it out.
+MAX_TOOL_SCHEMA_SHARE = 1 / 3
+
+
 class ToolRegistry:
     """Implements the pipeline's ToolRunner: schemas for the model, validated execution."""
 
@@ -91,11 +97,14 @@ class ToolRegistry:
 
     def schemas(self, ctx: TurnContext) -> list[dict[str, Any]]:
         """The tools for the model, built at registration; callers must not modify them."""
-        return self._schemas
+        return self._schemas if self._fit(ctx) else []
 
     def schema_tokens(self, ctx: TurnContext) -> int:
         """Estimated prompt tokens of `schemas(ctx)`, also computed at registration."""
-        return self._schema_tokens
+        return self._schema_tokens if self._fit(ctx) else 0
+
+    def _fit(self, ctx: TurnContext) -> bool:
+        return self._schema_tokens <= ctx.config.llm.max_input_tokens * MAX_TOOL_SCHEMA_SHARE
 
     async def run(self, name: str, arguments: str, ctx: TurnContext) -> str:
         tool = self._tools.get(name)

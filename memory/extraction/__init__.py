@@ -17,10 +17,18 @@ talk ("I love it!") and hedged statements are left out or kept below the promoti
 threshold. First-person explicit statements score >= 0.8 and are promoted. How sure
 each kind of finding is comes from `config.runtime.ExtractionConfig`.
 
+Statements are read in English, Russian, Chinese, German and Spanish: English rules
+read every sentence in Latin script; a sentence they find nothing in, or one in Cyrillic
+or Han script, is read with its language's own table (same item types, same confidence
+scale, its own question, hedge and small-talk words). Sentences also end at CJK marks.
+
 Modules, in reading order: `vocabulary` (word lists), `sentences` (splitting),
 `words` (word-level checks), `personal_rules` and `statements` (the user's statements),
+`language` (which language a sentence is in, what a language's table holds),
+`rules_ru`, `rules_zh`, `rules_de`, `rules_es` and `rule_tables` (those tables),
 `failures` (failures and fixes in prose), `code` (code blocks, commands, error lines,
 paths), `extractor` (reading a turn into findings), `build` (findings into items).
+Failures, fixes and commands are read in English only.
 """
 
 from memory.extraction.build import extract_items

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import PurePath
 
 from config.runtime import ExtractionConfig
+from memory.extraction.chunks import split_long_text
 from memory.extraction.code import split_code
 from memory.extraction.extractor import MAX_SCAN_CHARS, TurnExtractor
 from memory.extraction.finding import Finding
@@ -73,7 +74,7 @@ def extract_items(
     items: list[MemoryItem] = []
     small_talk = is_small_talk(user_text[:MAX_SCAN_CHARS])
     if derived or not small_talk or (not user_text.strip() and assistant_text):
-        items.append(_turn_item(event, speaker, found, id_factory, config))
+        items.extend(_turn_items(event, speaker, found, id_factory, config))
     items.extend(derived)
     return items
 
@@ -109,18 +110,28 @@ def _derived_item(
     )
 
 
-def _turn_item(
+def _turn_items(
     event: TurnMemoryEvent,
     speaker: str | None,
     found: list[Finding],
     id_factory: Callable[[], str],
     config: ExtractionConfig,
-) -> MemoryItem:
+) -> list[MemoryItem]:
+    """The turn's record: one item, or one per piece of a user message too long for one.
+
+    Nothing the user said is cut: a message longer than `turn_user_chars` is split at
+    paragraph, line or sentence ends, the first piece sharing its item with the reply and
+    each later one an item of its own ("User (continued): ..."), with the same time, tags
+    and message refs. Only the assistant's side is shortened (the reply is kept whole in
+    the session and its log).
+    """
     user_text = event.user_text.strip()
     assistant_text = event.assistant_text.strip()
+    who = speaker or "User"
+    pieces = split_long_text(user_text, config.turn_user_chars) if user_text else []
     parts: list[str] = []
-    if user_text:
-        parts.append(f"{speaker or 'User'}: {cut_text(user_text, config.turn_user_chars)}")
+    if pieces:
+        parts.append(f"{who}: {pieces[0]}")
     if assistant_text:
         parts.append(f"Assistant: {cut_text(assistant_text, config.turn_assistant_chars)}")
     content = "\n".join(parts)
@@ -141,19 +152,32 @@ def _turn_item(
     tags.extend(_LABELS[f.type].lower() for f in found)
     paths = list(dict.fromkeys(path for f in found for path in f.paths))[:10]
     tags.extend(f"file:{_basename(path)}" for path in paths)
-    # At the turn confidence (below promotion) it stays episodic unless promoted by hand.
-    return MemoryItem(
-        id=id_factory(),
-        layer=Layer.EPISODIC,
-        type=ItemType.TURN,
-        title=title,
-        content=content,
-        scope=event.scope,
-        created_at=event.at,
-        updated_at=event.at,
-        tags=list(dict.fromkeys(tags)),
-        references=list(event.message_refs) + [f"file:{path}" for path in paths],
-        source="turn",
-        confidence=config.turn_confidence,
-        salience=config.turn_with_findings_salience if found else config.turn_salience,
-    )
+    tags = list(dict.fromkeys(tags))
+    references = list(event.message_refs) + [f"file:{path}" for path in paths]
+    salience = config.turn_with_findings_salience if found else config.turn_salience
+
+    def item(text: str, item_title: str) -> MemoryItem:
+        # At the turn confidence (below promotion) it stays episodic unless promoted by hand.
+        return MemoryItem(
+            id=id_factory(),
+            layer=Layer.EPISODIC,
+            type=ItemType.TURN,
+            title=item_title,
+            content=text,
+            scope=event.scope,
+            created_at=event.at,
+            updated_at=event.at,
+            tags=list(tags),
+            references=list(references),
+            source="turn",
+            confidence=config.turn_confidence,
+            salience=salience,
+        )
+
+    items = [item(content, title)]
+    for piece in pieces[1:]:
+        piece_title = cut_text(one_line(piece), TITLE_CHARS)
+        if speaker:
+            piece_title = f"{speaker}: {piece_title}"
+        items.append(item(f"{who} (continued): {piece}", piece_title))
+    return items

@@ -39,7 +39,7 @@ from memory.extraction.finding import (
     Origin,
 )
 from memory.extraction.sentences import cut_text, one_line, split_sentences
-from memory.extraction.statements import match_constraint, match_personal
+from memory.extraction.statements import match_statement
 from memory.extraction.vocabulary import SHELL_LANGS
 from memory.extraction.words import content_words, is_question
 from memory.items import ItemType, TurnMemoryEvent
@@ -119,10 +119,7 @@ class TurnExtractor:
             return
         if origin != "user":
             return
-        config = self.config
-        statement = match_constraint(sentence, self.speaker, config) or match_personal(
-            sentence, config
-        )
+        statement = match_statement(sentence, self.speaker, self.config)
         if statement is not None:
             statement.paths = paths
             self.found.append(statement)

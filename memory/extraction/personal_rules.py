@@ -44,6 +44,10 @@ def _rule(
     )
 
 
+# The same builder for the rule tables of the other languages.
+statement_rule = _rule
+
+
 # "I", then adverbs that do not change the statement ("I really like").
 _I = (
     r"\bi\s+(?:(?:really|also|just|truly|absolutely|totally|definitely|still|do|much"

@@ -11,7 +11,16 @@ import re
 
 from config.runtime import ExtractionConfig
 from memory.extraction.finding import CONSTRAINT_SALIENCE, Finding
+from memory.extraction.language import (
+    LanguageRules,
+    content_count,
+    guess_language,
+    has_latin_letters,
+    has_object,
+    script_language,
+)
 from memory.extraction.personal_rules import PERSONAL_RULES, StatementRule
+from memory.extraction.rule_tables import rules_of
 from memory.extraction.vocabulary import EVALUATIVE, GUESSING_SUBJECTS, GUESSING_VERBS
 from memory.extraction.words import (
     HEDGE,
@@ -145,3 +154,84 @@ def match_constraint(
     return Finding(
         ItemType.CONSTRAINT, sentence, confidence, CONSTRAINT_SALIENCE, ["constraint"], "user"
     )
+
+
+# ------------------------------------------------------------- other languages
+
+# Opening marks that a pattern anchored at the sentence start must look past.
+_OPENING_MARKS = "¡¿«\"'“‘—–- "
+
+
+def match_statement(sentence: str, speaker: str | None, config: ExtractionConfig) -> Finding | None:
+    """A rule for the assistant or a statement about the user, in any known language.
+
+    English rules read every sentence in Latin script first (so English gives what it
+    always gave); a German or Spanish sentence they find nothing in, and a Russian or
+    Chinese one, is read with its own language's table.
+    """
+    language = script_language(sentence)
+    if language is None or has_latin_letters(sentence):
+        # Also a Russian or Chinese sentence with Latin words in it: it may be English
+        # quoting them ("I love the word привет").
+        found = match_constraint(sentence, speaker, config) or match_personal(sentence, config)
+        if found is not None:
+            return found
+        language = language or guess_language(sentence)
+    rules = rules_of(language)
+    if rules is None:
+        return None
+    text = normalize_quotes(sentence).lstrip(_OPENING_MARKS)
+    if is_question(sentence) or rules.hypothetical.search(text):
+        return None
+    return _constraint_in(rules, text, sentence, speaker, config) or _personal_in(
+        rules, text, sentence, config
+    )
+
+
+def _personal_in(
+    rules: LanguageRules, text: str, sentence: str, config: ExtractionConfig
+) -> Finding | None:
+    best: StatementRule | None = None
+    for rule in rules.personal:
+        if best is not None and best.confidence >= rule.confidence:
+            continue
+        match = rule.pattern.search(text)
+        if match is None:
+            continue
+        if rule.needs_object == "after" and not has_object(text[match.end() :], rules):
+            continue
+        if rule.needs_object == "before" and not has_object(text[: match.start()], rules):
+            continue
+        if rule.needs_object is None and content_count(text, rules) < 1:
+            continue
+        best = rule
+    if best is None:
+        return None
+    hedged = bool(rules.hedge.search(text))
+    confidence = min(best.confidence, config.hedged_confidence_cap) if hedged else best.confidence
+    tags = [best.tag, f"lang:{rules.code}"] + (["hedged"] if hedged else [])
+    return Finding(best.type, sentence, confidence, best.salience, tags, "user")
+
+
+def _constraint_in(
+    rules: LanguageRules,
+    text: str,
+    sentence: str,
+    speaker: str | None,
+    config: ExtractionConfig,
+) -> Finding | None:
+    if rules.not_constraint.search(text) or content_count(text, rules) < 2:
+        return None
+    if rules.constraint_strong.search(text):
+        confidence = config.constraint_confidence
+    elif rules.constraint_order.search(text):
+        # As in English: among several people an order is mostly advice to one another.
+        confidence = config.weak_constraint_confidence if speaker else config.constraint_confidence
+    elif rules.constraint_soft.search(text):
+        confidence = config.weak_constraint_confidence
+    else:
+        return None
+    if rules.hedge.search(text):
+        confidence = min(confidence, config.hedged_confidence_cap)
+    tags = ["constraint", f"lang:{rules.code}"]
+    return Finding(ItemType.CONSTRAINT, sentence, confidence, CONSTRAINT_SALIENCE, tags, "user")

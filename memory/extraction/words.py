@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from memory.extraction.language import is_small_talk_in
+from memory.extraction.rule_tables import rules_for
 from memory.extraction.vocabulary import (
     DEICTIC_START,
     FILLER_WORDS,
@@ -27,7 +29,18 @@ def content_words(text: str) -> list[str]:
 def is_small_talk(text: str) -> bool:
     """Greetings, thanks and acknowledgements with nothing else in them."""
     words = lower_words(text)
-    return all(w in FILLER_WORDS or w in SMALL_TALK_EXTRA for w in words)
+    if all(w in FILLER_WORDS or w in SMALL_TALK_EXTRA for w in words):
+        return True
+    if len(text) > SMALL_TALK_MAX_CHARS:
+        return False
+    rules = rules_for(text)
+    return rules is not None and is_small_talk_in(text, rules, _ENGLISH_SMALL_TALK)
+
+
+_ENGLISH_SMALL_TALK = FILLER_WORDS | SMALL_TALK_EXTRA
+# Greetings and thanks are short: a longer message in another language is never only
+# that, so its language is not even guessed. A bound on work, not a setting.
+SMALL_TALK_MAX_CHARS = 200
 
 
 def has_durable_object(text: str) -> bool:
@@ -55,13 +68,20 @@ _TRAILING = re.compile(r"[\s\"'”’)\]*_~\U0001F300-\U0001FAFF\u2600-\u27BF]+$
 
 
 def is_question(sentence: str) -> bool:
-    """Ends with a question mark, or starts like a question and ends without a full stop."""
+    """Ends with a question mark, or starts like a question and ends without a full stop.
+
+    "Starts like a question" is read in the sentence's language ("где ты живёшь",
+    "wo wohnst du", "¿dónde vives", "你住在哪里").
+    """
     stripped = _TRAILING.sub("", sentence)
     if stripped.endswith(("?", "？")):
         return True
-    if stripped.endswith((".", "!")):
+    if stripped.endswith((".", "!", "。", "！")):
         return False
-    return bool(_QUESTION_START.match(normalize_quotes(stripped)))
+    if _QUESTION_START.match(normalize_quotes(stripped)):
+        return True
+    rules = rules_for(stripped)
+    return rules is not None and bool(rules.question.search(stripped.lstrip("¡«\"'“ ")))
 
 
 # A sentence that only imagines something ("If I moved to Oslo ...").

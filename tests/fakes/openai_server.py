@@ -20,7 +20,9 @@ How a chat request is answered, in this order:
    a broken message sequence while ``validate_messages`` is on -> 400, the way OpenAI answers
    (a ``tool`` message with no matching ``tool_calls`` and the reverse);
 2. ``max_request_chars`` set and :func:`request_chars` of the body above it -> the context
-   overflow error of ``overflow_form`` (see :func:`overflow`);
+   overflow error of ``overflow_form`` (see :func:`overflow`); likewise ``context_window``
+   set and the request's tokens (:func:`request_tokens`, plus ``max_tokens`` except in the
+   ``"llamacpp"`` form, which counts the prompt only, as llama.cpp does) above it;
 3. otherwise the next scripted step (``server.script(...)``) or, when the script is empty,
    ``server.responder(body)``; the default responder answers ``"echo: <last user text>"``.
 
@@ -32,7 +34,11 @@ Steps are small frozen dataclasses made by the factory functions :func:`reply`,
 :func:`hang`, :func:`gated` and :func:`disconnect`. Each one works for both plain and
 ``stream=True`` requests.
 
-Run by hand: ``python -m tests.fakes.openai_server [--port N] [--reply TEXT]``.
+With ``context_window`` set, ``window_reported_by`` makes the server tell its window the way
+a real one does: ``"vllm"`` (``max_model_len`` in ``/v1/models``), ``"llamacpp"`` (``/props``
+``default_generation_settings.n_ctx``) or ``"ollama"`` (``/api/show`` ``model_info``).
+
+Run by hand: ``python -m tests.fakes.openai_server [--port N] [--reply TEXT] [--window N]``.
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ __all__ = [
     "overflow",
     "reply",
     "request_chars",
+    "request_tokens",
     "system_text",
     "tool_call",
     "tool_calls",
@@ -91,6 +98,7 @@ __all__ = [
 DEFAULT_MODELS: tuple[str, ...] = ("gpt-4o-mini", "fake-model")
 
 OverflowForm: TypeAlias = Literal["openai", "vllm", "llamacpp"]
+WindowReporter: TypeAlias = Literal["vllm", "llamacpp", "ollama"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -243,12 +251,19 @@ def error(
 
 
 def overflow(
-    form: OverflowForm = "openai", *, context_tokens: int = 4096, prompt_tokens: int = 5000
+    form: OverflowForm = "openai",
+    *,
+    context_tokens: int = 4096,
+    prompt_tokens: int = 5000,
+    completion_tokens: int | None = None,
 ) -> ErrorResponse:
     """The 400 a server sends when the prompt does not fit its context (DESIGN §7).
 
     ``context_tokens`` is the model's window and ``prompt_tokens`` the size of the request the
-    server complains about; both only appear in the message text / llama.cpp fields.
+    server complains about; both only appear in the message text / llama.cpp fields. With
+    ``completion_tokens`` (the request's ``max_tokens``), the ``"openai"`` and ``"vllm"`` forms
+    read the way vLLM and llama-cpp-python's server say it: "However, you requested 4285
+    tokens (2237 in the messages, 2048 in the completion)".
 
     - ``"openai"``: ``error.code == "context_length_exceeded"``
       (SDK: ``exc.code == "context_length_exceeded"``);
@@ -257,6 +272,25 @@ def overflow(
     - ``"llamacpp"``: ``error.type == "exceed_context_size_error"`` with ``n_prompt_tokens`` and
       ``n_ctx`` (SDK: ``exc.type``, ``exc.body["n_ctx"]``).
     """
+    if completion_tokens is not None and form in ("openai", "vllm"):
+        message = (
+            f"This model's maximum context length is {context_tokens} tokens. However, you "
+            f"requested {prompt_tokens + completion_tokens} tokens ({prompt_tokens} in the "
+            f"messages, {completion_tokens} in the completion). Please reduce the length of "
+            "the messages or completion."
+        )
+        if form == "openai":
+            return error(400, message, code="context_length_exceeded", param="messages")
+        return ErrorResponse(
+            400,
+            {
+                "object": "error",
+                "message": message,
+                "type": "BadRequestError",
+                "param": None,
+                "code": 400,
+            },
+        )
     if form == "openai":
         return ErrorResponse(
             400,
@@ -378,6 +412,15 @@ def request_chars(request: Mapping[str, Any]) -> int:
     return size
 
 
+def request_tokens(request: Mapping[str, Any]) -> int:
+    """The prompt tokens the fake counts for a request: :func:`request_chars` / 4, rounded up.
+
+    JSON punctuation counts too, so this is a little above the bot's own estimate, the way a
+    real tokenizer with its chat template often is.
+    """
+    return math.ceil(request_chars(request) / 4)
+
+
 def echo_responder(request: dict[str, Any]) -> Step:
     """Default responder: ``"echo: <text of the last user message>"``."""
     texts = user_texts(request)
@@ -471,6 +514,11 @@ class FakeOpenAIServer:
         # When set, chat requests whose request_chars() exceed it get overflow(overflow_form).
         self.max_request_chars: int | None = None
         self.overflow_form: OverflowForm = "openai"
+        # When set, the model's context window in tokens: requests that do not fit it get
+        # overflow(overflow_form) with the real figures (see the module docstring).
+        self.context_window: int | None = None
+        # Which server's way of reporting context_window the fake imitates (None: it doesn't).
+        self.window_reported_by: WindowReporter | None = None
         # Reject broken tool-call sequences the way OpenAI does (catches real tool-loop bugs).
         self.validate_messages: bool = True
         # When set, requests must carry "Authorization: Bearer <key>" or get OpenAI's 401.
@@ -639,6 +687,8 @@ class FakeOpenAIServer:
                 context_tokens=max(self.max_request_chars // 4, 1),
                 prompt_tokens=math.ceil(size / 4),
             )
+        elif step is None and (window_error := self._window_overflow(body)) is not None:
+            rejection, step = "context_overflow", window_error
         with self._lock:
             if step is None and self._script:
                 step = self._script.popleft()
@@ -646,6 +696,45 @@ class FakeOpenAIServer:
         if step is None:
             step = self.responder(body)
         return step
+
+    def _window_overflow(self, body: dict[str, Any]) -> ErrorResponse | None:
+        window = self.context_window
+        if window is None:
+            return None
+        prompt = request_tokens(body)
+        if self.overflow_form == "llamacpp":
+            # llama.cpp refuses a prompt that does not fit; a long answer is just cut short.
+            if prompt <= window:
+                return None
+            return overflow("llamacpp", context_tokens=window, prompt_tokens=prompt)
+        completion = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+        if not isinstance(completion, int) or prompt + completion <= window:
+            return None
+        if prompt > window:
+            return overflow(self.overflow_form, context_tokens=window, prompt_tokens=prompt)
+        return overflow(
+            self.overflow_form,
+            context_tokens=window,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+        )
+
+    def _window_report(self, path: str, body: dict[str, Any] | None) -> Any | None:
+        """What `window_reported_by` answers on `path`; None when that server has no such path."""
+        window, reporter = self.context_window, self.window_reported_by
+        if window is None or reporter is None:
+            return None
+        if reporter == "llamacpp" and path == "/props" and body is None:
+            return {
+                "default_generation_settings": {"n_ctx": window, "temperature": 0.8},
+                "total_slots": 1,
+            }
+        if reporter == "ollama" and path == "/api/show" and body is not None:
+            return {
+                "parameters": "stop <|im_end|>",
+                "model_info": {"general.architecture": "llama", "llama.context_length": window},
+            }
+        return None
 
     def _next_completion_id(self) -> str:
         return f"chatcmpl-fake-{next(self._completion_ids)}"
@@ -736,11 +825,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/v1/models" and self.fake.models is not None:
-            data = [
+            data: list[dict[str, Any]] = [
                 {"id": name, "object": "model", "created": 0, "owned_by": "fake"}
                 for name in self.fake.models
             ]
+            if self.fake.window_reported_by == "vllm" and self.fake.context_window:
+                for entry in data:
+                    entry["max_model_len"] = self.fake.context_window
             self._send_json(200, {"object": "list", "data": data})
+        elif (report := self.fake._window_report(path, None)) is not None:
+            self._send_json(200, report)
         else:
             self._send_not_found()
 
@@ -748,6 +842,10 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         path = self.path.split("?", 1)[0].rstrip("/")
         if path != "/v1/chat/completions":
+            with contextlib.suppress(ValueError):
+                report = self.fake._window_report(path, json.loads(raw or b"{}"))
+                if report is not None:
+                    return self._send_json(200, report)
             self._send_not_found()
             return
         try:
@@ -988,6 +1086,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--port", type=int, default=0, help="port to bind (default: any free)")
     parser.add_argument("--reply", help="always answer with this text (default: echo)")
+    parser.add_argument(
+        "--window", type=int, help="context window in tokens; bigger requests get overflow errors"
+    )
+    parser.add_argument(
+        "--overflow-form",
+        choices=("openai", "vllm", "llamacpp"),
+        default="openai",
+        help="how overflow errors read (default: openai)",
+    )
     args = parser.parse_args(argv)
 
     fixed = Reply(args.reply) if args.reply is not None else None
@@ -1004,6 +1111,8 @@ def main(argv: list[str] | None = None) -> None:
         return step
 
     with FakeOpenAIServer(port=args.port, responder=answer_and_log) as server:
+        server.context_window = args.window
+        server.overflow_form = args.overflow_form
         print(server.base_url, flush=True)
         print(
             f"try: OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY=test mnemobot chat",

@@ -1,0 +1,36 @@
+"""`mnemobot bench chat-tokens` measures what it says, on a short chat of its own kind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.bench.chat_scripts import NEW, Turn
+from bot.bench.chat_tokens import memory_part, run_chat
+from tests.fakes.openai_server import FakeOpenAIServer
+
+SCRIPT = [
+    Turn("My cat Miso is afraid of the vacuum cleaner.", "Poor Miso!"),
+    Turn("What is Miso afraid of?", "The vacuum cleaner."),
+    NEW,
+    Turn("thanks!", "You're welcome."),
+    Turn("What is my cat Miso afraid of?", "The vacuum cleaner.", "vacuum"),
+]
+
+
+async def test_the_bench_counts_memory_tokens_and_recall(
+    tmp_path: Path, openai_server: FakeOpenAIServer
+) -> None:
+    figures = await run_chat("en", SCRIPT, tmp_path, openai_server)
+    assert figures.turns == 4
+    assert figures.small_talk_turns == 1 and figures.small_talk_max_tokens == 0
+    assert figures.recalled == 1 and figures.recall_questions == 1
+    # The first question's answer is in the request itself: memory adds nothing to it.
+    assert 0 < figures.mean_memory_tokens < 100
+
+
+def test_only_the_memory_sections_are_counted() -> None:
+    prompt = (
+        'You are a bot. The "# Memory" section below...\n\nCurrent date.\n\n'
+        "# Operator notes\nbe kind\n\n# Memory\n\n## Recent episodes\n- x\n\n## Relevant facts\n- y"
+    )
+    assert memory_part(prompt) == "# Memory\n\n## Recent episodes\n- x\n\n## Relevant facts\n- y"

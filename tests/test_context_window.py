@@ -1,0 +1,222 @@
+"""A local model with a small context window works out of the box.
+
+The fake server enforces a 2048-token window the way llama.cpp-based servers do; the bot
+learns the window (from the server's own report, or from the first overflow error), keeps
+it in the workspace, sizes each answer to what fits and compacts against the real window.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.app import App, build_app
+from bot.commands import ParsedCommand
+from bot.doctor import run_checks
+from bot.window_reports import answer_tokens_that_fit, overflow_figures
+from config.runtime import RuntimeConfig
+from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
+from tests.fakes.openai_server import (
+    FakeOpenAIServer,
+    OverflowForm,
+    WindowReporter,
+    reply,
+    request_tokens,
+    system_text,
+    user_texts,
+)
+
+WINDOW = 2048
+# A long turn: ~1,300 characters, about 330 tokens, like pasting a paragraph.
+LONG_TEXT = "we talked about the garden, the tomatoes, the rain and the old fence; " * 18
+
+
+def local_model(body: dict[str, object]) -> object:
+    system = system_text(body)
+    if system.startswith("You compress a chat"):
+        return reply(
+            "SESSION INTENT: chat\nSUMMARY: garden talk\nARTIFACTS: none\nNEXT STEPS: none"
+        )
+    if system.startswith("You keep an assistant's long-term memory"):
+        return reply("NO_REPLY")
+    # A long answer too, as a chatty small model gives.
+    return reply(f"answer to {user_texts(body)[-1][:3]}: " + "sure, tomatoes like sun. " * 20)
+
+
+def windows_file(workspace: Path) -> dict[str, dict[str, object]]:
+    return json.loads((workspace / "preferences" / "model-windows.json").read_text())
+
+
+def serve_small_model(
+    server: FakeOpenAIServer, form: OverflowForm, reporter: WindowReporter | None
+) -> None:
+    server.responder = local_model
+    server.context_window = WINDOW
+    server.overflow_form = form
+    server.window_reported_by = reporter
+
+
+async def status(app: App) -> str:
+    return await app.commands.run(CONSOLE_CHAT, ParsedCommand("status", ""))
+
+
+def accepted_requests_fit(server: FakeOpenAIServer) -> bool:
+    return all(
+        request_tokens(r.body) + int(r.body["max_tokens"]) <= WINDOW
+        for r in server.recorded_requests
+        if not r.rejected
+    )
+
+
+async def test_a_long_chat_learns_the_window_from_the_first_overflow_error(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """llama-cpp-python's server: reports no window; its overflow error states it."""
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    serve_small_model(openai_server, "openai", None)
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        replies = [await ask(app, f"t{turn:02d} {LONG_TEXT}") for turn in range(26)]
+        shown = await status(app)
+    finally:
+        await app.close()
+
+    assert [r[:13] for r in replies] == [f"answer to t{turn:02d}" for turn in range(26)]
+    rejected = [r for r in openai_server.recorded_requests if r.rejected]
+    # One overflow to learn the window (answered on the retry), none after.
+    assert len(rejected) == 1
+    assert openai_server.recorded_requests[1].body["max_tokens"] < WINDOW
+    assert accepted_requests_fit(openai_server)
+    session = json.loads((workspace / "sessions" / "console:local.json").read_text())
+    # Two long exchanges fill this window; it compacts at most every other turn.
+    assert 1 <= session["metadata"]["compactions"] <= 26 // 2
+    [(key, entry)] = windows_file(workspace).items()
+    assert key == f"{openai_server.base_url} gpt-4o-mini"
+    assert (entry["tokens"], entry["source"]) == (WINDOW, "overflow error")
+    assert "Context window: 2,048 tokens (learned from an overflow error" in shown
+    assert "of 1,228 tokens before compaction" in shown
+
+    # After a restart the window is known: not a single overflow.
+    openai_server.clear()
+    restarted = build_app(make_settings(workspace, openai_server))
+    try:
+        assert (await ask(restarted, f"t26 {LONG_TEXT}")).startswith("answer to t26")
+    finally:
+        await restarted.close()
+    assert not [r for r in openai_server.recorded_requests if r.rejected]
+    assert accepted_requests_fit(openai_server)
+
+
+@pytest.mark.parametrize(
+    ("reporter", "form", "detail"),
+    [
+        ("llamacpp", "llamacpp", "/props n_ctx"),
+        ("vllm", "vllm", "/models max_model_len"),
+        ("ollama", "openai", "/api/show llama.context_length"),
+    ],
+)
+async def test_a_window_the_server_reports_is_used_before_any_overflow(
+    workspace: Path,
+    openai_server: FakeOpenAIServer,
+    reporter: WindowReporter,
+    form: OverflowForm,
+    detail: str,
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    serve_small_model(openai_server, form, reporter)
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        replies = [await ask(app, f"t{turn:02d} {LONG_TEXT}") for turn in range(8)]
+        shown = await status(app)
+    finally:
+        await app.close()
+    assert all(r.startswith(f"answer to t{turn:02d}") for turn, r in enumerate(replies))
+    assert not [r for r in openai_server.recorded_requests if r.rejected]
+    assert accepted_requests_fit(openai_server)
+    [entry] = windows_file(workspace).values()
+    assert (entry["tokens"], entry["source"], entry["detail"]) == (WINDOW, "server", detail)
+    assert f"Context window: 2,048 tokens (reported by the server: {detail}" in shown
+
+
+async def test_status_shows_the_configured_window_while_nothing_is_learned(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        shown = await status(app)
+    finally:
+        await app.close()
+    assert "Context window: 128,000 tokens (from the config: llm.maxInputTokens)" in shown
+
+
+async def test_doctor_shows_the_window_and_where_it_came_from(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    serve_small_model(openai_server, "llamacpp", "llamacpp")
+    results = await run_checks(make_settings(workspace, openai_server), lambda line: None)
+    [check] = [r for r in results if r.name == "context window"]
+    assert check.ok
+    assert check.detail.startswith("gpt-4o-mini has 2,048 tokens (reported by the server")
+    assert "/props n_ctx" in check.detail
+
+
+@pytest.mark.parametrize(
+    ("message", "fields", "figures"),
+    [
+        (  # llama-cpp-python's server, measured; vLLM before 0.6 reads the same
+            "This model's maximum context length is 2048 tokens. However, you requested "
+            "4285 tokens (2237 in the messages, 2048 in the completion). Please reduce the "
+            "length of the messages or completion.",
+            {},
+            (2048, 2237),
+        ),
+        (  # OpenAI
+            "This model's maximum context length is 128000 tokens. However, your messages "
+            "resulted in 130512 tokens. Please reduce the length of the messages.",
+            {"code": "context_length_exceeded"},
+            (128000, 130512),
+        ),
+        (  # vLLM
+            "This model's maximum context length is 1536 tokens. However, your request has "
+            "4176 input tokens. Please reduce the length of the input messages.",
+            {},
+            (1536, 4176),
+        ),
+        (  # llama.cpp's server
+            "the request exceeds the available context size, try increasing it",
+            {"type": "exceed_context_size_error", "n_prompt_tokens": 2500, "n_ctx": 2048},
+            (2048, 2500),
+        ),
+        ("prompt is too long", {}, (None, None)),
+    ],
+)
+def test_overflow_errors_state_window_and_prompt(
+    message: str, fields: dict[str, object], figures: tuple[int | None, int | None]
+) -> None:
+    assert overflow_figures(message, fields) == figures
+
+
+def test_answer_budget_is_what_the_window_leaves_within_cap_and_floor() -> None:
+    assert answer_tokens_that_fit(2048, 1500, 2048) == 2048 - 1651
+    assert answer_tokens_that_fit(2048, 1000, 2048) == 512  # a quarter of the window at most
+    assert answer_tokens_that_fit(2048, 100, 300) == 300
+    assert answer_tokens_that_fit(2048, 5000, 2048) == 256
+    assert answer_tokens_that_fit(128_000, 1000, 2048) == 2048
+
+
+def test_a_small_window_narrows_input_and_memory_budgets_once() -> None:
+    config = RuntimeConfig()
+    narrowed = config.for_context_window(WINDOW)
+    assert narrowed.llm.max_input_tokens == 1536
+    assert narrowed.compaction_threshold_tokens() == 1228
+    memory = narrowed.memory
+    memory_parts = (
+        memory.max_prompt_budget_tokens
+        + memory.operator_memory_budget_tokens
+        + memory.scope_memory_budget_tokens
+    )
+    assert memory_parts <= 0.3 * 1536
+    assert narrowed.for_context_window(WINDOW) == narrowed
+    assert config.for_context_window(1_000_000) == config

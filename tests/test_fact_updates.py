@@ -1,0 +1,167 @@
+"""Memory that stays current: replaced facts, repeated facts, forgetting that erases."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC
+from pathlib import Path
+
+import orjson
+
+from config.runtime import MemoryConfig
+from memory.items import Layer, MemoryItem
+from memory.service import MemoryService
+
+DAY = 86_400.0
+NOW = time.time()
+CONFIG = MemoryConfig()
+SCOPE = "console:local"
+
+
+def say(memory: MemoryService, text: str, days_ago: float, reply: str = "Noted.") -> None:
+    memory.record_turn(
+        scope=SCOPE,
+        user_text=text,
+        assistant_text=reply,
+        at=NOW - days_ago * DAY,
+        config=CONFIG,
+        tz=UTC,
+    )
+
+
+def pack_text(memory: MemoryService, question: str) -> str:
+    return memory.build_pack(SCOPE, question, now=NOW, config=CONFIG, tz=UTC).rendered
+
+
+def fact_lines(rendered: str) -> list[str]:
+    return [line for line in rendered.splitlines() if line.startswith("- ")]
+
+
+def test_a_move_replaces_the_old_city_in_the_pack(tmp_path: Path) -> None:
+    memory = MemoryService(tmp_path)
+    say(memory, "I live in Paris.", 60)
+    for day in range(59, 11, -6):
+        say(memory, f"Remind me to water the plants on day {day}.", day)
+    say(memory, "I moved to Berlin.", 10)
+    for question in ("where do I live?", "What's my home city?"):
+        lines = fact_lines(pack_text(memory, question))
+        assert any("Berlin" in line for line in lines), (question, lines)
+        for line in lines:
+            if "Paris" in line:
+                assert "earlier, until" in line, line
+    durable = [i for i in memory.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC]
+    paris = next(i for i in durable if "Paris" in i.content)
+    berlin = next(i for i in durable if "Berlin" in i.content)
+    assert paris.superseded_by == berlin.id
+    # The marks survive a restart, and files without them still load.
+    reloaded = MemoryService(tmp_path).store(SCOPE).items[paris.id]
+    assert reloaded.valid_to == paris.valid_to and reloaded.superseded_by == berlin.id
+
+
+def test_updates_in_russian_and_german_are_rules_too(tmp_path: Path) -> None:
+    memory = MemoryService(tmp_path)
+    say(memory, "Я живу в Москве.", 60)
+    say(memory, "Ich arbeite bei Siemens.", 59)
+    say(memory, "Я переехал в Казань.", 10)
+    say(memory, "Ich arbeite jetzt bei Bosch.", 9)
+    moscow = [line for line in fact_lines(pack_text(memory, "Где я живу?")) if "Москве" in line]
+    assert moscow and all("earlier" in line for line in moscow)
+    assert "Казань" in pack_text(memory, "Где я живу?")
+    work = pack_text(memory, "Wo arbeite ich?")
+    assert "Bosch" in work
+    assert all("earlier" in line for line in fact_lines(work) if "Siemens" in line)
+
+
+def test_the_same_fact_in_other_words_takes_one_entry(tmp_path: Path) -> None:
+    memory = MemoryService(tmp_path)
+    wordings = [
+        "I really love hiking in the mountains.",
+        "I really love hiking in the mountains!",
+        "I really love hiking in mountains.",
+        "Really, I love hiking the mountains.",
+    ]
+    for n, text in enumerate(wordings * 3):
+        say(memory, text, 40 - n)
+    facts = [
+        i
+        for i in memory.store(SCOPE).items.values()
+        if i.layer is Layer.SEMANTIC and "hiking" in i.content
+    ]
+    assert len(facts) == 1
+    assert facts[0].mentions == 12
+    assert facts[0].content == "Really, I love hiking the mountains."
+    rendered = pack_text(memory, "what do I love doing?")
+    assert sum("hiking" in line for line in fact_lines(rendered)) == 1, rendered
+    # Forgetting the fact forgets every wording it was said in.
+    assert memory.forget(SCOPE, facts[0].id)
+    memory.erase_forgotten(SCOPE)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert b"hiking" not in path.read_bytes(), path
+
+
+def test_forgetting_erases_the_text_from_every_file(tmp_path: Path) -> None:
+    memory = MemoryService(tmp_path)
+    say(memory, "My address is 12 Baker Street, London.", 5)
+    say(memory, "Please send the parcel to 12 Baker Street, London tomorrow.", 4)
+    say(memory, "I like tea.", 3)
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    message = {"role": "user", "content": "My address is 12 Baker Street, London."}
+    (sessions / f"{SCOPE}.json").write_bytes(orjson.dumps({"messages": [message]}))
+    (sessions / f"{SCOPE}.log.jsonl").write_bytes(orjson.dumps(message) + b"\n")
+    (tmp_path / "memory" / SCOPE / "MEMORY.md").write_text("- Lives at 12 Baker Street, London\n")
+    results = tmp_path / "large_tool_results" / SCOPE
+    results.mkdir(parents=True)
+    (results / "call-1.txt").write_text("route to 12 Baker Street, London: 4 km\n")
+    (tmp_path / "console-history").write_text("My address is 12 Baker Street, London.\nhi\n")
+    fact = next(
+        i
+        for i in memory.store(SCOPE).items.values()
+        if i.layer is Layer.SEMANTIC and "Baker" in i.content
+    )
+    assert memory.forget(SCOPE, fact.id)
+    assert memory.scopes_to_erase() == [SCOPE]
+    report = memory.erase_forgotten(SCOPE)
+    assert memory.scopes_to_erase() == []
+    assert report.lines_redacted > 0
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert b"baker street" not in path.read_bytes().lower(), path
+    assert "tea" in pack_text(MemoryService(tmp_path), "what do I like to drink?")
+    # The same words from before the forgetting stay out; said again now, they are kept.
+    said_again: MemoryItem | None = None
+    memory.record_turn(
+        scope=SCOPE,
+        user_text="My address is 12 Baker Street, London.",
+        assistant_text="Noted.",
+        at=time.time() + 5,
+        config=CONFIG,
+        tz=UTC,
+    )
+    said_again = next((i for i in memory.store(SCOPE).items.values() if "Baker" in i.content), None)
+    assert said_again is not None
+
+
+def test_forget_me_wipes_the_scope_and_export_zips_it(tmp_path: Path) -> None:
+    memory = MemoryService(tmp_path)
+    say(memory, "My favourite colour is teal.", 2)
+    data = memory.export_scope(SCOPE)
+    assert data[:2] == b"PK" and b"teal" not in data[:0]
+    removed = memory.erase_scope(SCOPE)
+    assert removed
+    assert not (tmp_path / "memory" / SCOPE).exists()
+    assert "teal" not in pack_text(memory, "favourite colour?")
+
+
+def test_eval_updates_counts_current_and_stale_values(tmp_path: Path) -> None:
+    from bot.bench.updates import DATA_FILE, evaluate
+
+    data = orjson.loads(DATA_FILE.read_bytes())
+    wanted = {"en-residence-1", "de-employer-1", "ru-residence-1"}
+    data["cases"] = [case for case in data["cases"] if case["id"] in wanted]
+    cases = tmp_path / "cases.json"
+    cases.write_bytes(orjson.dumps(data))
+    results = evaluate(cases, tmp_path / "ws")
+    assert len(results) == 3
+    assert all(r.current and not r.stale for r in results), [r.pack for r in results]
