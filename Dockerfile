@@ -17,10 +17,7 @@ RUN groupadd --system --gid 10001 mnemobot \
 
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
-COPY config ./config
-COPY memory ./memory
-COPY systems ./systems
-COPY bot ./bot
+COPY mnemobot ./mnemobot
 RUN pip install . && rm -rf /src
 
 RUN mkdir /data && chown mnemobot:mnemobot /data

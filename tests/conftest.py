@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App
-from config.runtime import RuntimeConfig
-from config.settings import Settings
-from memory.session import AgentSession
-from systems.context import ChatRef, TurnContext
+from mnemobot.bot.app import App
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.settings import Settings
+from mnemobot.memory.session import AgentSession
+from mnemobot.systems.context import ChatRef, TurnContext
 from tests.fakes.openai_server import FakeOpenAIServer
 
 _OUR_VARIABLES = (
@@ -60,7 +60,7 @@ def workspace(tmp_path: Path) -> Path:
 def run_mnemobot(*args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
     """`python -m bot ARGS` as a person would run it, with our variables set to `env` only."""
     return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
+        [sys.executable, "-m", "mnemobot", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

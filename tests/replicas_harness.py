@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.app import App
-from bot.telegram.replicas import Replicas, build_replica_app, open_replicas
-from bot.telegram.run import serve_telegram
+from mnemobot.bot.app import App
+from mnemobot.bot.telegram.replicas import Replicas, build_replica_app, open_replicas
+from mnemobot.bot.telegram.run import serve_telegram
 from tests.conftest import make_settings, subprocess_env, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer
@@ -168,7 +168,7 @@ def spawn_replica(
     log = workspace.parent / f"replica-{name}.log"
     with log.open("ab") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "bot", "run", *(["--webhook"] if webhook else [])],
+            [sys.executable, "-m", "mnemobot", "run", *(["--webhook"] if webhook else [])],
             stdout=subprocess.DEVNULL,
             stderr=sink,
             env=env,

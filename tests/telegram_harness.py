@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from bot.app import App, build_app
-from bot.telegram.run import serve_telegram
-from config.settings import Settings
+from mnemobot.bot.app import App, build_app
+from mnemobot.bot.telegram.run import serve_telegram
+from mnemobot.config.settings import Settings
 from tests.conftest import make_settings, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer

@@ -15,7 +15,7 @@ from tests.conftest import subprocess_env
 
 def mnemobot_command(*args: str) -> list[str]:
     """`python -m bot ARGS`, the command `mnemobot ARGS` runs."""
-    return [sys.executable, "-m", "bot", *args]
+    return [sys.executable, "-m", "mnemobot", *args]
 
 
 def run_with_terminal_stderr(*args: str, timeout: float = 120) -> tuple[int, str, str]:

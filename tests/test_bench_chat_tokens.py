@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.bench.chat_scripts import NEW, Turn
-from bot.bench.chat_tokens import memory_part, run_chat
+from mnemobot.bot.bench.chat_scripts import NEW, Turn
+from mnemobot.bot.bench.chat_tokens import memory_part, run_chat
 from tests.fakes.openai_server import FakeOpenAIServer
 
 SCRIPT = [

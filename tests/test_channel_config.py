@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.channels.lanes import LaneConfig
-from bot.channels.registry import open_runtime_config
-from bot.telegram.config import TelegramConfig
-from config.runtime_store import RuntimeConfigStore
+from mnemobot.bot.channels.lanes import LaneConfig
+from mnemobot.bot.channels.registry import open_runtime_config
+from mnemobot.bot.telegram.config import TelegramConfig
+from mnemobot.config.runtime_store import RuntimeConfigStore
 from tests.test_runtime_config import touch_later
 
 

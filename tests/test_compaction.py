@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from bot.app import App, build_app
-from bot.commands import ParsedCommand
-from bot.tools.registry import Tool
-from memory.atomic_file import read_jsonl
-from memory.session import SessionStore
+from mnemobot.bot.app import App, build_app
+from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.tools.registry import Tool
+from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot.memory.session import SessionStore
 from tests.conftest import CONSOLE_CHAT as CHAT
 from tests.conftest import ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import (
@@ -208,10 +208,10 @@ class NoArguments(BaseModel):
 KILLER = """
 import asyncio, sys
 from pathlib import Path
-from config.runtime import RuntimeConfig
-from memory.session import SessionStore
-from systems.compactor import Compactor
-from systems.llm import LLMError, LLMFailureKind
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.memory.session import SessionStore
+from mnemobot.systems.compactor import Compactor
+from mnemobot.systems.llm import LLMError, LLMFailureKind
 
 class Down:
     async def complete(self, request):

@@ -20,7 +20,7 @@ def run_chat(
     }
     base.update(env)
     return subprocess.run(
-        [sys.executable, "-m", "bot", "chat", *args],
+        [sys.executable, "-m", "mnemobot", "chat", *args],
         input=stdin,
         capture_output=True,
         text=True,

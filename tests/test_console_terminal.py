@@ -69,7 +69,7 @@ def terminal(
 ) -> Iterator[Terminal]:
     master, slave = os.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot", "chat"],
+        [sys.executable, "-m", "mnemobot", "chat"],
         stdin=slave,
         stdout=slave,
         stderr=(tmp_path / "stderr.txt").open("wb"),

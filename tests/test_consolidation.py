@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from bot.app import App, build_app
-from bot.cli import main
-from bot.commands import ParsedCommand
-from config.runtime import ConsolidationConfig
-from memory.consolidation import consolidate_scope
-from memory.daily_notes import write_memory_file
-from memory.maintenance import MaintenanceReport, StepResult
-from memory.memory_rewrite import parse_rewrite
-from memory.scope_paths import ScopePaths
-from systems.context import ChatRef
+from mnemobot.bot.app import App, build_app
+from mnemobot.bot.cli import main
+from mnemobot.bot.commands import ParsedCommand
+from mnemobot.config.runtime import ConsolidationConfig
+from mnemobot.memory.consolidation import consolidate_scope
+from mnemobot.memory.daily_notes import write_memory_file
+from mnemobot.memory.maintenance import MaintenanceReport, StepResult
+from mnemobot.memory.memory_rewrite import parse_rewrite
+from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.systems.context import ChatRef
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, error, hang, reply, user_texts
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from config.runtime import ConsolidationConfig
-from memory.consolidation import consolidate_scope, load_state
-from memory.scope_paths import ScopePaths
+from mnemobot.config.runtime import ConsolidationConfig
+from mnemobot.memory.consolidation import consolidate_scope, load_state
+from mnemobot.memory.scope_paths import ScopePaths
 from tests.conftest import subprocess_env
 
 # Consolidates the scope again and again, each run with one new note line; the "model"
@@ -23,10 +23,10 @@ from tests.conftest import subprocess_env
 WORKER = """
 import random, sys, time
 from pathlib import Path
-from config.runtime import ConsolidationConfig
-from memory.consolidation import consolidate_scope
-from memory.daily_notes import append_daily_note
-from memory.scope_paths import ScopePaths
+from mnemobot.config.runtime import ConsolidationConfig
+from mnemobot.memory.consolidation import consolidate_scope
+from mnemobot.memory.daily_notes import append_daily_note
+from mnemobot.memory.scope_paths import ScopePaths
 
 paths = ScopePaths(Path(sys.argv[1]), "console:local")
 sleep = float(sys.argv[2])

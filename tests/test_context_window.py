@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App, build_app
-from bot.commands import ParsedCommand
-from bot.doctor import run_checks
-from bot.window_reports import answer_tokens_that_fit, overflow_figures
-from config.runtime import RuntimeConfig
+from mnemobot.bot.app import App, build_app
+from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.doctor import run_checks
+from mnemobot.bot.window_reports import answer_tokens_that_fit, overflow_figures
+from mnemobot.config.runtime import RuntimeConfig
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import (
     FakeOpenAIServer,

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from memory.atomic_file import read_jsonl
+from mnemobot.memory.atomic_file import read_jsonl
 from tests.conftest import subprocess_env
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer
@@ -42,7 +42,7 @@ def start_bot(
         BOT_LOG_LEVEL="WARNING",
     )
     return subprocess.Popen(
-        [sys.executable, "-m", "bot", "run"],
+        [sys.executable, "-m", "mnemobot", "run"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bot.delivery.journal as journal_module
-from bot.delivery.journal import DurableQueue, QueuedEntry
+import mnemobot.bot.delivery.journal as journal_module
+from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 
 
 def entry(n: int, key: str = "telegram:1") -> QueuedEntry:
@@ -85,7 +85,7 @@ def test_torn_and_foreign_lines_are_skipped_and_counted(tmp_path: Path) -> None:
 _WRITER = """
 import sys
 from pathlib import Path
-from bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 queue = DurableQueue(Path(sys.argv[1]))
 prefix = sys.argv[2]
 n = 0

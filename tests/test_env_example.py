@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from config.settings import ENV_FILE_VARIABLE, Settings
+from mnemobot.config.settings import ENV_FILE_VARIABLE, Settings
 
 EXAMPLE = Path(__file__).resolve().parent.parent / ".env.example"
 

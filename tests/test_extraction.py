@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.extraction import extract_items, split_sentences
-from memory.item_store import ScopeItemStore
-from memory.items import ItemType, Layer, MemoryItem, TurnMemoryEvent
-from memory.scope_paths import ScopePaths
+from mnemobot.memory.extraction import extract_items, split_sentences
+from mnemobot.memory.item_store import ScopeItemStore
+from mnemobot.memory.items import ItemType, Layer, MemoryItem, TurnMemoryEvent
+from mnemobot.memory.scope_paths import ScopePaths
 
 SCOPE = "telegram:42"
 AT = 1_740_823_200.0

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from config.runtime import RuntimeConfig
-from memory.extraction import is_question, is_small_talk, split_sentences
-from memory.items import ItemType, Layer
-from memory.service import MemoryService
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.memory.extraction import is_question, is_small_talk, split_sentences
+from mnemobot.memory.items import ItemType, Layer
+from mnemobot.memory.service import MemoryService
 
 AT = datetime(2025, 3, 1, 10, tzinfo=UTC).timestamp()
 CONFIG = RuntimeConfig().memory

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import orjson
 
-from config.runtime import MemoryConfig
-from memory.items import Layer, MemoryItem
-from memory.service import MemoryService
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.items import Layer, MemoryItem
+from mnemobot.memory.service import MemoryService
 
 DAY = 86_400.0
 NOW = time.time()
@@ -155,7 +155,7 @@ def test_forget_me_wipes_the_scope_and_export_zips_it(tmp_path: Path) -> None:
 
 
 def test_eval_updates_counts_current_and_stale_values(tmp_path: Path) -> None:
-    from bot.bench.updates import DATA_FILE, evaluate
+    from mnemobot.bot.bench.updates import DATA_FILE, evaluate
 
     data = orjson.loads(DATA_FILE.read_bytes())
     wanted = {"en-residence-1", "de-employer-1", "ru-residence-1"}

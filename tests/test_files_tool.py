@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.tools.files_tool import FilesTool
-from bot.tools.registry import ToolRegistry
-from config.runtime import RuntimeConfig
-from systems.context import ChatRef, TurnContext
-from systems.tool_runner import ToolError
+from mnemobot.bot.tools.files_tool import FilesTool
+from mnemobot.bot.tools.registry import ToolRegistry
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.systems.context import ChatRef, TurnContext
+from mnemobot.systems.tool_runner import ToolError
 from tests.conftest import turn_context
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App, build_app
-from bot.cli import main
-from bot.commands import ParsedCommand
-from config.runtime import MemoryConfig
-from memory.service import MemoryService
-from systems.context import ChatRef
+from mnemobot.bot.app import App, build_app
+from mnemobot.bot.cli import main
+from mnemobot.bot.commands import ParsedCommand
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.service import MemoryService
+from mnemobot.systems.context import ChatRef
 from tests.conftest import ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer
 

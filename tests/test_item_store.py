@@ -14,11 +14,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memory.bm25 import BM25Index
-from memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore
-from memory.items import ItemType, Layer, MemoryItem
-from memory.scope_paths import GLOBAL_SCOPE, ScopePaths, scope_key, validate_scope_key
-from memory.text_terms import terms as bm25_terms
+from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore
+from mnemobot.memory.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.scope_paths import GLOBAL_SCOPE, ScopePaths, scope_key, validate_scope_key
+from mnemobot.memory.text_terms import terms as bm25_terms
 
 SCOPE = "telegram:42"
 DAY1 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC).timestamp()
@@ -451,9 +451,9 @@ def test_items_of_another_scope_are_refused(paths: ScopePaths) -> None:
 _WRITER = """
 import sys, itertools
 from pathlib import Path
-from memory.item_store import ScopeItemStore
-from memory.items import ItemType, Layer, MemoryItem
-from memory.scope_paths import ScopePaths
+from mnemobot.memory.item_store import ScopeItemStore
+from mnemobot.memory.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.scope_paths import ScopePaths
 
 store = ScopeItemStore(ScopePaths(Path(sys.argv[1]), "telegram:42"))
 store.load()

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from config.runtime import MemoryConfig
-from memory.service import MemoryService
-from memory.text_terms import TEXT_END, _unicode_terms, languages, terms, terms_joined
-from memory.tokens import estimate_tokens
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.service import MemoryService
+from mnemobot.memory.text_terms import TEXT_END, _unicode_terms, languages, terms, terms_joined
+from mnemobot.memory.tokens import estimate_tokens
 
 NOW = 1_800_000_000.0
 

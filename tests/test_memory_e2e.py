@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App, build_app
-from bot.commands import ParsedCommand
-from systems.context import ChatRef
+from mnemobot.bot.app import App, build_app
+from mnemobot.bot.commands import ParsedCommand
+from mnemobot.systems.context import ChatRef
 from tests.conftest import ask, make_settings, run_mnemobot, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call, tool_messages
 from tests.test_console_e2e import run_chat
@@ -236,8 +236,8 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
 
 
 def test_scopes_beyond_the_cache_reload_from_their_files(workspace: Path) -> None:
-    from config.runtime import MemoryConfig
-    from memory.service import MemoryService
+    from mnemobot.config.runtime import MemoryConfig
+    from mnemobot.memory.service import MemoryService
 
     memory = MemoryService(workspace, max_cached_scopes=2)
     config = MemoryConfig()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App, build_app
-from config.runtime import MemoryConfig
-from memory.items import Layer
-from memory.service import MemoryService
-from systems.context import ChatRef
+from mnemobot.bot.app import App, build_app
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.items import Layer
+from mnemobot.memory.service import MemoryService
+from mnemobot.systems.context import ChatRef
 from tests.conftest import make_settings, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, system_text
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 from datetime import UTC, datetime
 
-from config.runtime import RankingConfig
-from memory.bm25 import BM25Index
-from memory.item_store import PROMOTED_FROM_PREFIX
-from memory.items import ItemType, Layer, MemoryItem, MemoryQuery
-from memory.pack import MemoryPack, PackSection, build_pack
-from memory.text_terms import terms
+from mnemobot.config.runtime import RankingConfig
+from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.pack import MemoryPack, PackSection, build_pack
+from mnemobot.memory.text_terms import terms
 
 DAY = 86_400.0
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC).timestamp()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config.runtime import MemoryConfig, RankingConfig, RuntimeConfig
-from memory.items import ItemType
-from memory.scoring import (
+from mnemobot.config.runtime import MemoryConfig, RankingConfig, RuntimeConfig
+from mnemobot.memory.items import ItemType
+from mnemobot.memory.scoring import (
     combined_score,
     decay_factor,
     normalized_relevance,

@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from config.runtime import RankingConfig
-from memory.bm25 import BM25Index
-from memory.item_store import ScopeItemStore
-from memory.items import ItemType, Layer, MemoryItem, MemoryQuery
-from memory.pack import MemoryPack, build_pack
-from memory.scope_paths import ScopePaths
-from memory.text_terms import terms
+from mnemobot.config.runtime import RankingConfig
+from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.item_store import ScopeItemStore
+from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.pack import MemoryPack, build_pack
+from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.text_terms import terms
 
 SCOPE = "telegram:1"
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC).timestamp()

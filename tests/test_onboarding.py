@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from config.settings import load_settings
+from mnemobot.bot.cli import main
+from mnemobot.config.settings import load_settings
 from tests.conftest import subprocess_env
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer
@@ -41,7 +41,7 @@ def test_init_without_a_terminal_writes_a_private_env_file_that_run_reads(
     with TelegramServer() as telegram, FakeOpenAIServer() as llm:
         flags, base_url = init_flags(telegram, llm), llm.base_url
         result = subprocess.run(
-            [sys.executable, "-m", "bot", "init", "--env-file", str(env_file), *flags],
+            [sys.executable, "-m", "mnemobot", "init", "--env-file", str(env_file), *flags],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -143,7 +143,7 @@ class Terminal:
 def test_run_at_a_terminal_with_nothing_configured_offers_init(workspace: Path) -> None:
     with TelegramServer() as telegram, FakeOpenAIServer(models=["qwen2.5", "llama3"]) as llm:
         env = subprocess_env(BOT_WORKSPACE=str(workspace), TELEGRAM_API_BASE_URL=telegram.base_url)
-        terminal = Terminal([sys.executable, "-m", "bot", "run"], env)
+        terminal = Terminal([sys.executable, "-m", "mnemobot", "run"], env)
         terminal.answer("Set them up now with `mnemobot init`? [Y/n]", "")
         terminal.answer("Telegram bot token (from @BotFather): ", "1:WRONG")
         terminal.expect("copy it again from @BotFather")

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from bot.delivery.outbox import Delivery, DeliveryResult, Outbox
+from mnemobot.bot.delivery.outbox import Delivery, DeliveryResult, Outbox
 
 
 class FlakyChannel:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.atomic_file import read_jsonl
+from mnemobot.memory.atomic_file import read_jsonl
 from tests.conftest import write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 from tests.test_console_e2e import run_chat

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from systems.context import TurnContext
-from systems.pipeline import Pipeline
+from mnemobot.systems.context import TurnContext
+from mnemobot.systems.pipeline import Pipeline
 from tests.conftest import turn_context
 
 

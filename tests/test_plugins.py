@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_app
+from mnemobot.bot.app import build_app
 from tests.conftest import ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import (
     FakeOpenAIServer,
@@ -24,7 +24,7 @@ from tests.fakes.openai_server import (
 PLUGIN_CODE = '''
 from pydantic import BaseModel
 
-from bot.tools.registry import Tool
+from mnemobot.bot.tools.registry import Tool
 
 
 class Banner:
@@ -121,7 +121,7 @@ async def test_plugin_system_and_tool_run_in_a_turn_and_broken_plugins_are_skipp
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "assistant": {"name": "Echo"}})
-    with caplog.at_level(logging.INFO, logger="systems.plugins"):
+    with caplog.at_level(logging.INFO, logger="mnemobot.systems.plugins"):
         app = build_app(make_settings(workspace, openai_server))
     try:
         openai_server.script(tool_call("shout", {"text": "hello"}), reply("Done shouting."))

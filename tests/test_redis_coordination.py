@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from bot.delivery.journal import QueuedEntry
-from bot.delivery.redis_coordination import LeaseLost, RedisCoordination
+from mnemobot.bot.delivery.journal import QueuedEntry
+from mnemobot.bot.delivery.redis_coordination import LeaseLost, RedisCoordination
 from tests.redis_server import running_redis
 
 

@@ -19,17 +19,17 @@ import httpx
 import pytest
 from filelock import FileLock
 
-from bot.delivery.redis_coordination import LeaseLost
-from bot.doctor import check_redis
-from bot.startup import secrets_of
-from bot.telegram.replicas import LeasedSessions, open_replicas
-from bot.telegram.run import WebhookSettingsError, webhook_plan
-from config.runtime import MemoryConfig
-from config.settings import SettingsError, load_settings
-from config.workspace import WorkspacePaths
-from memory.atomic_file import read_jsonl
-from memory.redis_sessions import RedisSessionStore
-from memory.service import MemoryService
+from mnemobot.bot.delivery.redis_coordination import LeaseLost
+from mnemobot.bot.doctor import check_redis
+from mnemobot.bot.startup import secrets_of
+from mnemobot.bot.telegram.replicas import LeasedSessions, open_replicas
+from mnemobot.bot.telegram.run import WebhookSettingsError, webhook_plan
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.config.settings import SettingsError, load_settings
+from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot.memory.redis_sessions import RedisSessionStore
+from mnemobot.memory.service import MemoryService
 from tests.conftest import make_settings, subprocess_env
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer
@@ -112,7 +112,7 @@ def test_a_second_run_on_one_workspace_is_refused_without_redis(
     workspace_lock = FileLock(WorkspacePaths(workspace).run_lock)
     with workspace_lock.acquire(timeout=1):  # as a running `mnemobot run` holds it
         result = subprocess.run(
-            [sys.executable, "-m", "bot", "run"],
+            [sys.executable, "-m", "mnemobot", "run"],
             capture_output=True,
             text=True,
             env=env,
@@ -130,7 +130,7 @@ def test_a_second_run_on_one_workspace_is_refused_without_redis(
     (workspace / "delivery").mkdir(exist_ok=True)
     with FileLock(workspace / "delivery" / ".replica-twin.lock").acquire(timeout=1):
         twin = subprocess.run(
-            [sys.executable, "-m", "bot", "run"],
+            [sys.executable, "-m", "mnemobot", "run"],
             capture_output=True,
             text=True,
             env=env,

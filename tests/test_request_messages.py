@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from systems.request_messages import STUB_PREFIX, model_messages
+from mnemobot.systems.request_messages import STUB_PREFIX, model_messages
 
 
 def history_with_tools(turns: int) -> list[dict[str, object]]:

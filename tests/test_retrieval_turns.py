@@ -9,12 +9,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.app import App, build_app
-from config.runtime import MemoryConfig
-from memory.dates import find_dates
-from memory.service import MemoryService
-from memory.tokens import estimate_tokens
-from systems.context import ChatRef
+from mnemobot.bot.app import App, build_app
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.dates import find_dates
+from mnemobot.memory.service import MemoryService
+from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.systems.context import ChatRef
 from tests.conftest import ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, system_text
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_app
-from config.runtime_store import RuntimeConfigStore
+from mnemobot.bot.app import build_app
+from mnemobot.config.runtime_store import RuntimeConfigStore
 from tests.conftest import CONSOLE_CHAT, make_settings, write_runtime_config
 
 

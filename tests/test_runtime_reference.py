@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.channels.registry import CHANNEL_SECTIONS
-from bot.cli import main
-from config.runtime import with_sections
-from config.runtime_reference import reference_markdown
+from mnemobot.bot.channels.registry import CHANNEL_SECTIONS
+from mnemobot.bot.cli import main
+from mnemobot.config.runtime import with_sections
+from mnemobot.config.runtime_reference import reference_markdown
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

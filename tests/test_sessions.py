@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.atomic_file import read_jsonl
-from memory.session import InvalidSessionKey, SessionStore
+from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot.memory.session import InvalidSessionKey, SessionStore
 
 
 def test_a_conversation_survives_a_restart(tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ def test_session_keys_cannot_escape_the_sessions_folder(tmp_path: Path) -> None:
 WRITER = """
 import sys, time
 from pathlib import Path
-from memory.session import SessionStore
+from mnemobot.memory.session import SessionStore
 store = SessionStore(Path(sys.argv[1]))
 session = store.get("console:local")
 i = 0

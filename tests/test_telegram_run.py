@@ -66,7 +66,7 @@ async def test_webhook_checks_the_secret_and_ignores_a_retried_update(
 
 def test_run_without_a_token_says_how_to_get_one(workspace: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bot", "run"],
+        [sys.executable, "-m", "mnemobot", "run"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -95,7 +95,7 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
         TELEGRAM_ALLOWED_USERS=str(USER),
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot", "run"],
+        [sys.executable, "-m", "mnemobot", "run"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

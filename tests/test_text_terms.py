@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.text_terms import (
+from mnemobot.memory.text_terms import (
     _CJK_CHAR,
     TEXT_END,
     _unicode_terms,

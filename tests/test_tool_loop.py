@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App, build_app
+from mnemobot.bot.app import App, build_app
 from tests.conftest import CONSOLE_CHAT as CHAT
 from tests.conftest import ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import (

@@ -17,25 +17,25 @@ ROOT = Path(__file__).resolve().parent.parent
 _IMPORT_RUNTIME = """
 import importlib, json, pkgutil, sys
 
-OURS = {"bot", "config", "memory", "systems"}
+OURS = {"mnemobot.bot", "mnemobot.config", "mnemobot.memory", "mnemobot.systems"}
 
 def import_tree(name):
     try:
         package = importlib.import_module(name)
     except ModuleNotFoundError as exc:
         # An optional third-party extra that is not installed is not our concern here.
-        if (exc.name or "").split(".")[0] in OURS:
+        if (exc.name or "").startswith("mnemobot"):
             raise
         return
     for module in pkgutil.iter_modules(getattr(package, "__path__", [])):
         child = f"{name}.{module.name}"
-        if child != "bot.__main__" and child != "bot.bench":
+        if child not in ("mnemobot.__main__", "mnemobot.bot.__main__", "mnemobot.bot.bench"):
             import_tree(child)
 
 for root in sorted(OURS):
     import_tree(root)
-import bot.cli
-bot.cli.build_parser()
+import mnemobot.bot.cli
+mnemobot.bot.cli.build_parser()
 print(json.dumps(sorted(sys.modules)))
 """
 
@@ -54,6 +54,11 @@ def test_the_running_bot_never_imports_the_benches_or_evals() -> None:
     loaded = set(json.loads(result.stdout))
     # The walk reached the running bot: app, CLI, both channels, pipeline, memory.
     runtime = {"bot.app", "bot.cli", "bot.console", "bot.telegram.channel", "bot.telegram.run"}
-    runtime |= {"systems.pipeline", "systems.memory_persist", "memory.service", "memory.pack"}
+    runtime = {f"mnemobot.{name}" for name in runtime}
+    runtime |= {
+        f"mnemobot.{name}"
+        for name in ("systems.pipeline", "systems.memory_persist", "memory.service", "memory.pack")
+    }
     assert runtime <= loaded
-    assert sorted(n for n in loaded if n == "bot.bench" or n.startswith("bot.bench.")) == []
+    bench = "mnemobot.bot.bench"
+    assert sorted(n for n in loaded if n == bench or n.startswith(bench + ".")) == []

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import orjson
 
-from config.runtime import RuntimeConfig
-from memory.items import ItemType, Layer
-from memory.scope_paths import ScopePaths
-from memory.service import MemoryService
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.memory.items import ItemType, Layer
+from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.service import MemoryService
 
 SCOPE = "telegram:42"
 AT = datetime(2025, 3, 1, 10, tzinfo=UTC)

@@ -1,0 +1,3 @@
+from mnemobot.bot.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,200 @@
+"""The composition root: builds the workspace, stores, LLM client, tools, pipeline, commands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mnemobot.bot.assistant import Assistant
+from mnemobot.bot.channels.registry import open_runtime_config
+from mnemobot.bot.commands import Commands
+from mnemobot.bot.llm_client import OpenAIChatModel
+from mnemobot.bot.maintenance import MaintenanceScheduler
+from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
+from mnemobot.bot.tools.files_tool import FilesTool
+from mnemobot.bot.tools.memory_tool import MemoryTool
+from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
+from mnemobot.bot.tools.session_tools import SessionTools
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.runtime_store import RuntimeConfigStore
+from mnemobot.config.settings import Settings
+from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.large_results import LargeResultStore
+from mnemobot.memory.maintenance import supersede_matching_facts
+from mnemobot.memory.model_windows import ModelWindowStore
+from mnemobot.memory.service import MemoryService
+from mnemobot.memory.session import SessionStore
+from mnemobot.systems.auto_compaction import AutoCompaction, OverflowRecovery
+from mnemobot.systems.compactor import Compactor
+from mnemobot.systems.context import ChatRef
+from mnemobot.systems.context_building import ContextBuilding
+from mnemobot.systems.context_window import ContextWindowLimit
+from mnemobot.systems.llm import ChatModel
+from mnemobot.systems.memory_persist import MemoryPersist
+from mnemobot.systems.pipeline import Pipeline, System, load_entry_point_systems
+from mnemobot.systems.services import Services
+from mnemobot.systems.tool_loop import ToolLoop
+
+
+def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
+    """The memory scope of a chat: the chat itself (default) or one global scope.
+
+    Forum topics of one group share the group's memory but have their own sessions.
+    """
+    if config.memory.scope == "global":
+        return "global"
+    return f"{chat.channel}:{chat.chat_id}"
+
+
+@dataclass(slots=True)
+class App:
+    settings: Settings
+    paths: WorkspacePaths
+    runtime: RuntimeConfigStore
+    sessions: SessionStore
+    memory: MemoryService
+    llm: ChatModel
+    tools: ToolRegistry
+    pipeline: Pipeline
+    assistant: Assistant
+    commands: Commands
+    maintenance: MaintenanceScheduler | None = None
+
+    def start_background(self) -> None:
+        """Start background work (memory maintenance); call from inside the event loop."""
+        if self.maintenance is not None:
+            self.maintenance.start()
+
+    async def close(self) -> None:
+        if self.maintenance is not None:
+            await self.maintenance.stop()
+        close = getattr(self.llm, "close", None)
+        if close is not None:
+            await close()
+        self.memory.close()
+
+
+def build_app(
+    settings: Settings,
+    *,
+    llm: ChatModel | None = None,
+    sessions: SessionStore | None = None,
+    shared_workspace: bool = False,
+) -> App:
+    """`sessions`: another store than the workspace's files (replicas keep them in Redis);
+    `shared_workspace`: other processes write the memory files too (replicas)."""
+    paths = WorkspacePaths(settings.bot_workspace)
+    paths.create()
+    runtime = open_runtime_config(paths.runtime_config)
+    runtime.ensure_file()
+    config = runtime.current()
+    if sessions is None:
+        sessions = SessionStore(paths.sessions)
+    memory = MemoryService(
+        paths.root,
+        max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
+        shared_files=shared_workspace,
+    )
+    if llm is None:
+        llm = OpenAIChatModel(
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            base_url=settings.openai_base_url,
+            max_retries=config.llm.max_retries,
+            timeout_seconds=config.llm.request_timeout_seconds,
+            windows=ModelWindowStore.in_workspace(paths.root),
+        )
+    large_results = LargeResultStore(paths.large_tool_results)
+    tools = ToolRegistry(
+        [
+            DATETIME_TOOL,
+            FilesTool(paths.files).tool(),
+            MemoryTool(memory).tool(),
+            *SessionTools(sessions, large_results).tools(),
+        ]
+    )
+    services = Services(
+        settings=settings,
+        paths=paths,
+        runtime=runtime,
+        memory=memory,
+        sessions=sessions,
+        llm=llm,
+        tools=tools,
+    )
+    load_entry_point_tools(tools, services)
+    maintenance = MaintenanceScheduler(
+        paths=paths,
+        runtime=runtime,
+        memory=memory,
+        llm=llm,
+        chat_model_name=settings.bot_model,
+        on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+    )
+    compactor = Compactor(
+        llm,
+        sessions,
+        memory,
+        chat_model_for=services.chat_model,
+        on_compacted=maintenance.notify_compacted,
+    )
+    context_building = ContextBuilding(memory)
+    systems: list[System] = [
+        AutoCompaction(compactor, tools),
+        context_building,
+        ToolLoop(
+            llm,
+            tools,
+            overflow_recovery=OverflowRecovery(compactor, context_building),
+            large_results=large_results,
+        ),
+        MemoryPersist(memory),
+    ]
+    if isinstance(llm, OpenAIChatModel):
+        systems.append(ContextWindowLimit(llm))
+    systems += load_entry_point_systems(services)
+    pipeline = Pipeline(systems)
+    assistant = Assistant(
+        settings=settings,
+        paths=paths,
+        runtime=runtime,
+        sessions=sessions,
+        pipeline=pipeline,
+        scope_for=scope_for,
+    )
+
+    def memory_lines(chat: ChatRef) -> list[str]:
+        scope = scope_for(chat, assistant.config())
+        stats = memory.stats(scope)
+        layers = ", ".join(f"{layer.lower()} {count}" for layer, count in stats.per_layer.items())
+        last = assistant.activity_for(chat).last_pack_tokens
+        pack = f"last pack {last} tokens" if last is not None else "no pack built yet"
+        skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
+        files = (
+            "one folder shared by all chats (files.shared)"
+            if assistant.config().files.shared
+            else "this chat's own folder"
+        )
+        return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
+
+    commands = Commands(
+        assistant,
+        compactor=compactor,
+        status_providers=[memory_lines],
+        memory=memory,
+        known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
+    )
+    commands.status_providers.append(
+        lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))
+    )
+    return App(
+        settings=settings,
+        paths=paths,
+        runtime=runtime,
+        sessions=sessions,
+        memory=memory,
+        llm=llm,
+        tools=tools,
+        pipeline=pipeline,
+        assistant=assistant,
+        commands=commands,
+        maintenance=maintenance,
+    )

@@ -1,0 +1,162 @@
+"""`mnemobot bench crash`: kill `mnemobot run` with SIGKILL again and again; count what is lost.
+
+Twenty chats write to the bot (the test suite's fake Bot API and fake LLM, in this process)
+while `mnemobot run` is killed at random moments and started again, `--kills` times. Then
+the bot runs until every message is answered, and the report says how many messages were
+sent, answered, missing, answered out of order, answered twice, and whether every file of
+the workspace still reads. It needs a checkout of the repository (for `tests/fakes`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from mnemobot.memory.atomic_file import read_jsonl
+
+_REPO = Path(__file__).resolve().parents[2]
+CHATS = 20
+ANSWER_TIMEOUT_SECONDS = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class CrashFigures:
+    kills: int
+    messages: int
+    answered: int
+    missing: int
+    chats_out_of_order: int
+    duplicate_replies: int
+    unreadable_files: int
+    torn_jsonl_lines: int
+    seconds: float
+
+
+def _fakes() -> tuple[Any, Any]:
+    if not (_REPO / "tests" / "fakes" / "telegram_server.py").exists():
+        raise RuntimeError("bench crash needs tests/fakes of a checkout of the repository")
+    sys.path.insert(0, str(_REPO))
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.fakes.telegram_server import TelegramServer
+
+    return TelegramServer, FakeOpenAIServer
+
+
+def _start(workspace: Path, telegram: Any, llm: Any) -> subprocess.Popen[bytes]:
+    ours = ("TELEGRAM_", "OPENAI_", "BOT_", "MNEMOBOT_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
+    env.update(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_API_KEY="bench",
+        OPENAI_BASE_URL=llm.base_url,
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+        TELEGRAM_ALLOWED_USERS="*",
+        BOT_LOG_LEVEL="ERROR",
+        PYTHONPATH=str(_REPO),
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "mnemobot", "run"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=workspace.parent,
+    )
+
+
+def run_bench(kills: int, seed: int) -> CrashFigures:
+    telegram_server, openai_server = _fakes()
+    rng = random.Random(seed)
+    chats = [7000 + n for n in range(CHATS)]
+    sent: dict[int, list[str]] = {chat: [] for chat in chats}
+    began = time.monotonic()
+    with (
+        telegram_server() as telegram,
+        openai_server() as llm,
+        tempfile.TemporaryDirectory(prefix="mnemobot-bench-crash-") as tmp,
+    ):
+        workspace = Path(tmp) / "workspace"
+        workspace.mkdir()
+        counter = 0
+        for _ in range(kills):
+            polls = len(telegram.calls("getUpdates"))
+            bot = _start(workspace, telegram, llm)
+            telegram.wait_for_call("getUpdates", timeout=60, count=polls + 1)
+            deadline = time.monotonic() + rng.uniform(0.2, 1.5)
+            while time.monotonic() < deadline:
+                for _ in range(rng.randint(1, 4)):
+                    chat = rng.choice(chats)
+                    counter += 1
+                    sent[chat].append(f"m{counter}")
+                    telegram.send_text(f"m{counter}", chat_id=chat)
+                time.sleep(0.05)
+            bot.send_signal(signal.SIGKILL)
+            bot.wait()
+        bot = _start(workspace, telegram, llm)
+        deadline = time.monotonic() + ANSWER_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            answered = {
+                chat: {m["plain_text"] for m in telegram.sent_messages(chat)} for chat in chats
+            }
+            if all({f"echo: {t}" for t in sent[c]} <= answered[c] for c in chats):
+                break
+            time.sleep(0.2)
+        bot.send_signal(signal.SIGTERM)
+        bot.wait(30)
+        missing = out_of_order = duplicates = answered_count = 0
+        for chat in chats:
+            replies = [m["plain_text"] for m in telegram.sent_messages(chat)]
+            expected = [f"echo: {t}" for t in sent[chat]]
+            first_seen = list(dict.fromkeys(replies))
+            missing += len(set(expected) - set(first_seen))
+            answered_count += len(set(expected) & set(first_seen))
+            out_of_order += [r for r in first_seen if r in expected] != expected
+            duplicates += len(replies) - len(first_seen)
+        unreadable = torn = 0
+        for path in workspace.rglob("*.json"):
+            try:
+                json.loads(path.read_text())
+            except (ValueError, OSError):
+                unreadable += 1
+        for path in workspace.rglob("*.jsonl"):
+            torn += read_jsonl(path).skipped
+    return CrashFigures(
+        kills=kills,
+        messages=counter,
+        answered=answered_count,
+        missing=missing,
+        chats_out_of_order=out_of_order,
+        duplicate_replies=duplicates,
+        unreadable_files=unreadable,
+        torn_jsonl_lines=torn,
+        seconds=round(time.monotonic() - began, 1),
+    )
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    figures = run_bench(args.kills, args.seed)
+    if args.json:
+        print(json.dumps(asdict(figures)))
+        return 0
+    print(
+        f"bench crash: {figures.kills} SIGKILLs of `mnemobot run` while {CHATS} chats wrote "
+        f"({figures.seconds:g} s)"
+    )
+    print(f"  messages accepted by Telegram   {figures.messages}")
+    print(f"  answered                        {figures.answered}")
+    print(f"  missing                         {figures.missing}")
+    print(f"  chats answered out of order     {figures.chats_out_of_order}")
+    print(f"  duplicate replies               {figures.duplicate_replies}")
+    print(f"  unreadable JSON files           {figures.unreadable_files}")
+    print(f"  torn JSONL lines (skipped)      {figures.torn_jsonl_lines}")
+    return 0 if figures.missing == 0 and figures.chats_out_of_order == 0 else 1

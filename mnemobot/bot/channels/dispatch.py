@@ -1,0 +1,220 @@
+"""What any channel does with a chat message: commands now or in order, turns in the lane.
+
+`/status`, `/stop`, `/help` and `/start` are answered at once, even while a reply of the
+same chat is being written; `/new` and `/compact` change the session, so they wait their
+turn in the chat's lane with the messages around them. Answers outside the lane go out in
+the background, in order per chat, so a channel's intake never waits on a send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from mnemobot.bot.app import App
+from mnemobot.bot.channels.base import Channel
+from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
+from mnemobot.memory.items import to_iso
+from mnemobot.systems.context import ChatRef
+
+log = logging.getLogger(__name__)
+
+# Commands that change the session run in the chat's lane, in order with its messages.
+LANE_COMMANDS = frozenset({"new", "compact"})
+# Lane commands slow enough (an LLM summary) to show the channel's "working" sign.
+SLOW_COMMANDS = frozenset({"compact"})
+# How long shutdown waits for answers still being sent once the turns are over.
+SEND_DRAIN_SECONDS = 5.0
+
+
+def queue_full_text(cap: int) -> str:
+    return (
+        f"I'm still working on your earlier messages and {cap} more are already waiting, "
+        "so I did not take this one. Send it again after my reply, or /stop to cancel."
+    )
+
+
+def stop_text(cancelled: bool, dropped: int) -> str:
+    if not cancelled and not dropped:
+        return "Nothing is running."
+    first = "Stopped the reply in progress." if cancelled else "Nothing was running."
+    noun = "message" if dropped == 1 else "messages"
+    return f"{first} Dropped {dropped} queued {noun}."
+
+
+Answered = Callable[[Sequence[LaneJob]], Awaitable[None]]
+
+
+class ChatDispatcher:
+    """One channel's lanes, command routing and turn running.
+
+    `answered`, when given, hears of every job whose answer has been handed to the channel,
+    or that will get none (dropped by /stop, refused by a full queue); a channel with a
+    durable inbox marks those messages done there. Jobs still queued at shutdown are not
+    answered: with `answered` they stay in the channel's inbox for the next start, without
+    it they are kept in their sessions, marked unanswered.
+    """
+
+    def __init__(
+        self,
+        app: App,
+        channel: Channel,
+        config: Callable[[], LaneConfig],
+        *,
+        answered: Answered | None = None,
+    ) -> None:
+        self.app = app
+        self.channel = channel
+        # Read on every message, so a hot-reloaded queueCap or queueMode applies at once.
+        self.config = config
+        self.answered = answered
+        self._shutting_down = False
+        self.lanes = ChatLanes(
+            self._run_job,
+            config,
+            keep_unanswered=None if answered is not None else self._keep_unanswered,
+        )
+        self._background: set[asyncio.Task[Any]] = set()
+        # Last notice per chat: notices of one chat go out in the order they were made.
+        self._last_notice: dict[str, asyncio.Task[Any]] = {}
+        app.commands.status_providers.append(self.status_lines)
+
+    # -- intake ----------------------------------------------------------------------------------
+
+    async def receive(self, job: LaneJob) -> Admission | None:
+        """Take one message or command; returns the lane admission, None if answered now."""
+        command = job.command
+        if command is not None and command.name not in LANE_COMMANDS:
+            # Awaited, not spawned: /stop must empty the lane before the next message lands.
+            answer = await self.app.commands.run(job.chat, command, stop=self.stop)
+            self.notify(job, answer, answered=True)
+            return None
+        admission = self.lanes.submit(job)
+        if admission is Admission.FULL:
+            self.notify(job, queue_full_text(self.config().queue_cap), answered=True)
+        elif admission is Admission.CLOSED:
+            log.info("not taking a message in %s: shutting down", job.chat.key)
+        return admission
+
+    def notify(self, job: LaneJob, text: str, *, answered: bool = False) -> None:
+        """Send a short answer without holding up intake, in order within the chat.
+
+        With `answered`, the job counts as answered once the text is handed to the channel.
+        """
+        key = job.chat.key
+        previous = self._last_notice.get(key)
+
+        async def send() -> None:
+            if previous is not None:
+                await asyncio.wait({previous})
+            await self.channel.send_text(job, text)
+            if answered:
+                await self._answered([job])
+
+        task = asyncio.create_task(send())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        self._last_notice[key] = task
+
+        def forget(done: asyncio.Task[Any]) -> None:
+            if self._last_notice.get(key) is done:
+                del self._last_notice[key]
+
+        task.add_done_callback(forget)
+
+    async def wait_idle(self, chat: ChatRef) -> None:
+        """Return once the chat's lane is empty and its notices are out."""
+        await self.lanes.wait_idle(chat.key)
+        while (notice := self._last_notice.get(chat.key)) is not None:
+            await asyncio.wait({notice})
+
+    # -- control ---------------------------------------------------------------------------------
+
+    async def stop(self, chat: ChatRef) -> str:
+        """/stop: cancel the running reply, drop the queued messages, say what was done."""
+        outcome = await self.lanes.stop(chat.key)
+        await self._answered(outcome.dropped_jobs)
+        return stop_text(outcome.cancelled_running, outcome.dropped)
+
+    async def shutdown(self, grace_seconds: float) -> None:
+        """Finish (or after `grace_seconds` cancel) running turns, then pending sends."""
+        self._shutting_down = True
+        await self.lanes.shutdown(grace_seconds)
+        if self._background:
+            await asyncio.wait(set(self._background), timeout=SEND_DRAIN_SECONDS)
+        if self.status_lines in self.app.commands.status_providers:
+            self.app.commands.status_providers.remove(self.status_lines)
+
+    def status_lines(self, chat: ChatRef) -> list[str]:
+        if chat.channel != self.channel.name:
+            return []
+        config = self.config()
+        running = "a reply is running" if self.lanes.is_running(chat.key) else "idle"
+        waiting = self.lanes.waiting(chat.key)
+        return [
+            f"Queue: {running}, {waiting} waiting "
+            f"(mode {config.queue_mode}, cap {config.queue_cap})"
+        ]
+
+    # -- turns -----------------------------------------------------------------------------------
+
+    async def _answered(self, jobs: Sequence[LaneJob]) -> None:
+        if self.answered is not None and jobs:
+            await self.answered(jobs)
+
+    async def _run_job(self, job: LaneJob) -> None:
+        try:
+            await self._answer_job(job)
+        except asyncio.CancelledError:
+            # Cancelled by /stop: the user dropped it. By shutdown: it runs again next start.
+            if not self._shutting_down:
+                await asyncio.shield(self._answered([job]))
+            raise
+        except Exception:
+            # Logged by the lane; answered anyway, so one bad message cannot come back forever.
+            await self._answered([job])
+            raise
+        await self._answered([job])
+
+    async def _answer_job(self, job: LaneJob) -> None:
+        command = job.command
+        if command is not None and command.name not in SLOW_COMMANDS:
+            answer = await self.app.commands.run(job.chat, command, stop=self.stop)
+            await self.channel.send_text(job, answer)
+            return
+        # Progress notes are not answers: they quote nothing.
+        progress_job = replace(job, reply_to_message_id=None)
+
+        async def progress(text: str) -> None:
+            await self.channel.send_text(progress_job, text)
+
+        async with self.channel.working(job):
+            if command is not None:
+                answer = await self.app.commands.run(job.chat, command, stop=self.stop)
+                await self.channel.send_text(job, answer)
+                return
+            outcome = await self.app.assistant.handle_text(
+                job.chat, job.text, message_refs=list(job.message_refs), notify=progress
+            )
+            if outcome is not None:
+                await self.channel.send_reply(job, outcome.reply)
+
+    def _keep_unanswered(self, jobs: list[LaneJob]) -> None:
+        """Queued messages that never got a turn stay in their sessions, marked unanswered."""
+        for job in jobs:
+            session = self.app.assistant.session(job.chat)
+            session.messages.append(
+                {
+                    "role": "user",
+                    "content": job.text,
+                    "at": to_iso(time.time()),
+                    "refs": list(job.message_refs),
+                    "unanswered": True,
+                }
+            )
+            self.app.sessions.save(session)
+        log.warning("kept %d queued messages unanswered in their sessions", len(jobs))

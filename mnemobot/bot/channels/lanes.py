@@ -1,0 +1,231 @@
+"""Per-chat ordered lanes: chats run side by side, one chat's work runs strictly in order.
+
+Shared by every channel. A lane belongs to one session key (`telegram:<chatId>[:<threadId>]`,
+`console:local`). What arrives while the lane's current job runs waits in the lane's queue,
+up to the channel's `queueCap` jobs; in `collect` mode the waiting messages of one user are
+merged into a single turn, the way a person who sends three short messages in a row means
+one thing. Each job runs as its own asyncio task so `/stop` can cancel it even while it
+waits on the LLM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from pydantic import Field
+
+from mnemobot.bot.commands import ParsedCommand
+from mnemobot.config.runtime import ConfigSection
+from mnemobot.systems.context import ChatRef
+
+log = logging.getLogger(__name__)
+
+FINISHING_GRACE_SECONDS = 0.05
+
+
+class LaneConfig(ConfigSection):
+    """The lane settings every channel's runtime-config section carries."""
+
+    queue_mode: Literal["queue", "collect"] = "queue"
+    """"queue": messages sent during a reply wait and get their own turns; "collect": they
+    are merged into one turn."""
+    queue_cap: int = Field(20, ge=1, le=1_000)
+    """Most messages waiting in one chat; more are refused with a note."""
+
+
+@dataclass(frozen=True, slots=True)
+class LaneJob:
+    """A message (or a queued command such as /new) waiting for its turn in a chat."""
+
+    chat: ChatRef
+    text: str
+    message_refs: tuple[str, ...] = ()
+    # The channel's id of the message to quote in the reply (Telegram groups), the newest
+    # one when merged.
+    reply_to_message_id: int | None = None
+    # /new and /compact run in order with the messages around them, never merged.
+    command: ParsedCommand | None = None
+    received_at: float = field(default_factory=time.monotonic)
+    # Ids of the durable inbox entries this job answers (all of them, when merged): they
+    # are marked done once the job's answer is safely on its way.
+    receipts: tuple[str, ...] = ()
+
+
+JobRunner = Callable[[LaneJob], Awaitable[None]]
+
+
+class Admission(enum.Enum):
+    STARTED = "started"
+    QUEUED = "queued"
+    FULL = "full"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class StopOutcome:
+    cancelled_running: bool
+    dropped_jobs: tuple[LaneJob, ...] = ()
+
+    @property
+    def dropped(self) -> int:
+        return len(self.dropped_jobs)
+
+
+@dataclass(slots=True)
+class _Lane:
+    pending: deque[LaneJob] = field(default_factory=deque)
+    worker: asyncio.Task[None] | None = None
+    job: asyncio.Task[None] | None = None
+
+
+def merge_jobs(jobs: list[LaneJob]) -> LaneJob:
+    """One turn from several messages of the same sender, texts in arrival order."""
+    if len(jobs) == 1:
+        return jobs[0]
+    refs = tuple(ref for job in jobs for ref in job.message_refs)
+    return replace(
+        jobs[-1],
+        text="\n\n".join(job.text for job in jobs),
+        message_refs=refs,
+        received_at=jobs[0].received_at,
+        receipts=tuple(receipt for job in jobs for receipt in job.receipts),
+    )
+
+
+class ChatLanes:
+    def __init__(
+        self,
+        runner: JobRunner,
+        config: Callable[[], LaneConfig],
+        *,
+        keep_unanswered: Callable[[list[LaneJob]], None] | None = None,
+    ) -> None:
+        self._runner = runner
+        # At shutdown, queued messages that never got their turn are handed here, so they
+        # are kept (in their sessions) instead of vanishing with the process.
+        self._keep_unanswered = keep_unanswered
+        # Read on every submit, so a hot-reloaded queueCap or queueMode applies at once.
+        self._config = config
+        self._lanes: dict[str, _Lane] = {}
+        self._closed = False
+
+    # -- state for /status --------------------------------------------------------------------
+
+    def is_running(self, key: str) -> bool:
+        lane = self._lanes.get(key)
+        return lane is not None and lane.job is not None and not lane.job.done()
+
+    def waiting(self, key: str) -> int:
+        lane = self._lanes.get(key)
+        return len(lane.pending) if lane is not None else 0
+
+    @property
+    def active_chats(self) -> int:
+        return sum(1 for lane in self._lanes.values() if lane.worker is not None)
+
+    async def wait_idle(self, key: str) -> None:
+        """Return once the chat has nothing running and nothing waiting."""
+        while (lane := self._lanes.get(key)) is not None and lane.worker is not None:
+            await asyncio.wait({lane.worker})
+
+    # -- intake ----------------------------------------------------------------------------------
+
+    def submit(self, job: LaneJob) -> Admission:
+        if self._closed:
+            return Admission.CLOSED
+        key = job.chat.key
+        lane = self._lanes.get(key)
+        if lane is None:
+            lane = self._lanes[key] = _Lane()
+        busy = lane.worker is not None
+        if busy and len(lane.pending) >= self._config().queue_cap:
+            return Admission.FULL
+        lane.pending.append(job)
+        if not busy:
+            lane.worker = asyncio.create_task(self._work(key, lane), name=f"lane:{key}")
+            return Admission.STARTED
+        return Admission.QUEUED
+
+    def _next_job(self, lane: _Lane) -> LaneJob:
+        first = lane.pending.popleft()
+        if first.command is not None or self._config().queue_mode != "collect":
+            return first
+        batch = [first]
+        while (
+            lane.pending
+            and lane.pending[0].command is None
+            and lane.pending[0].chat.user_id == first.chat.user_id
+        ):
+            batch.append(lane.pending.popleft())
+        return merge_jobs(batch)
+
+    async def _work(self, key: str, lane: _Lane) -> None:
+        try:
+            # Once shutdown begins no queued job starts: it would only be cancelled.
+            while lane.pending and not self._closed:
+                job = self._next_job(lane)
+                lane.job = asyncio.create_task(self._runner(job), name=f"turn:{key}")
+                # wait() instead of awaiting the task: a cancelled job must not cancel the lane.
+                await asyncio.wait({lane.job})
+                if not lane.job.cancelled() and lane.job.exception() is not None:
+                    log.error("job in %s failed", key, exc_info=lane.job.exception())
+                lane.job = None
+        finally:
+            lane.worker = None
+            lane.job = None
+            if not lane.pending and self._lanes.get(key) is lane:
+                del self._lanes[key]
+
+    # -- control ---------------------------------------------------------------------------------
+
+    async def stop(self, key: str) -> StopOutcome:
+        """/stop: drop the queue and cancel the running job; returns once it has ended."""
+        lane = self._lanes.get(key)
+        if lane is None:
+            return StopOutcome(cancelled_running=False)
+        dropped = tuple(lane.pending)
+        lane.pending.clear()
+        job = lane.job
+        if job is not None and not job.done():
+            # A job whose reply just went out is only tidying up (typing indicator, save):
+            # let it end rather than claim to have stopped something.
+            await asyncio.wait({job}, timeout=FINISHING_GRACE_SECONDS)
+        if job is None or job.done():
+            return StopOutcome(cancelled_running=False, dropped_jobs=dropped)
+        job.cancel()
+        # The turn saves its session in a finally block; wait for that before answering.
+        await asyncio.wait({job}, timeout=5)
+        return StopOutcome(cancelled_running=True, dropped_jobs=dropped)
+
+    async def shutdown(self, grace_seconds: float) -> None:
+        """Take nothing new and start nothing queued; let running jobs finish for
+        `grace_seconds`, then cancel them. Queued jobs go to `keep_unanswered`."""
+        self._closed = True
+        left = [job for lane in self._lanes.values() for job in lane.pending if job.command is None]
+        for lane in self._lanes.values():
+            lane.pending.clear()
+        if left and self._keep_unanswered is not None:
+            try:
+                self._keep_unanswered(left)
+            except Exception:
+                log.exception("could not keep %d queued messages at shutdown", len(left))
+        workers = [lane.worker for lane in self._lanes.values() if lane.worker is not None]
+        if not workers:
+            return
+        _, unfinished = await asyncio.wait(workers, timeout=grace_seconds)
+        if not unfinished:
+            return
+        log.warning("cancelling %d chat turn(s) still running at shutdown", len(unfinished))
+        for lane in list(self._lanes.values()):
+            if lane.job is not None:
+                lane.job.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait(unfinished, timeout=5)

@@ -1,0 +1,330 @@
+"""Slash commands shared by every channel: /start /help /new /compact /status /stop,
+/export and /forget_me."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from mnemobot.bot.assistant import STORAGE_FAILED_TEXT, Assistant
+from mnemobot.memory.model_windows import ModelWindow
+from mnemobot.memory.service import MemoryService
+from mnemobot.memory.session import AgentSession
+from mnemobot.systems.compaction_plan import is_summary
+from mnemobot.systems.compactor import Compactor
+from mnemobot.systems.context import ChatRef
+from mnemobot.systems.request_messages import estimate_request_tokens, model_messages
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    name: str
+    description: str
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("start", "What this bot is and what it remembers"),
+    CommandSpec("help", "List the commands"),
+    CommandSpec("new", "Start a new conversation (memory is kept)"),
+    CommandSpec("compact", "Summarize older messages: /compact [N] keeps the last N"),
+    CommandSpec("status", "Model, context size, memory and config state"),
+    CommandSpec("stop", "Stop the running reply and drop queued messages"),
+    CommandSpec("export", "Send me everything you remember of this chat, as a file"),
+    CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
+)
+# How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
+# guards against a mistyped command, and a few minutes is enough to read the warning.
+FORGET_ME_CONFIRM_MINUTES = 5
+EXPORTS_DIR_NAME = "exports"
+COMMAND_NAMES = frozenset(spec.name for spec in COMMANDS)
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file a command sends back (a channel that can sends it as a document)."""
+
+    filename: str
+    data: bytes
+    # Where a copy was written, for channels that show a path instead (the console).
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CommandReply:
+    text: str
+    attachment: Attachment | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    name: str
+    args: str
+
+
+def parse_command(text: str, bot_username: str | None = None) -> ParsedCommand | None:
+    """`/name[@bot] args` -> ParsedCommand; None if not one of ours or addressed elsewhere."""
+    text = text.strip()
+    if not text.startswith("/") or len(text) < 2:
+        return None
+    head, _, args = text[1:].partition(" ")
+    name, _, target = head.partition("@")
+    if target and bot_username and target.lower() != bot_username.lower():
+        return None
+    name = name.lower()
+    if name not in COMMAND_NAMES:
+        return None
+    return ParsedCommand(name, args.strip())
+
+
+# What a channel or subsystem adds to /status, /stop and /compact.
+StatusProvider = Callable[[ChatRef], list[str]]
+StopHandler = Callable[[ChatRef], Awaitable[str]]
+
+DEFAULT_COMPACT_KEEP = 10
+
+
+MAX_COMPACT_KEEP = 100
+
+
+def parse_keep_count(args: str) -> int | None:
+    """`/compact [N]`: N defaults to 10; None if N is not a number in 1..100.
+
+    Out of range is refused, not clamped: `/compact -5` meaning "keep 1" would throw away
+    nearly the whole conversation on a typo.
+    """
+    args = args.strip()
+    if not args:
+        return DEFAULT_COMPACT_KEEP
+    try:
+        keep = int(args.split()[0])
+    except ValueError:
+        return None
+    return keep if 1 <= keep <= MAX_COMPACT_KEEP else None
+
+
+def endpoint_for_display(base_url: str | None) -> str:
+    """Scheme, host and port only: a base URL may carry credentials or a key parameter."""
+    if not base_url:
+        return "OpenAI default endpoint"
+    parts = urlsplit(base_url)
+    host = parts.hostname or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+def estimate_session_tokens(assistant: Assistant, session: AgentSession) -> int:
+    prompt_tokens = int(session.metadata.get("lastSystemPromptTokens", 0) or 0)
+    messages = model_messages("", session.messages, keep_tool_results_turns=1_000_000)
+    return prompt_tokens + estimate_request_tokens(messages)
+
+
+class Commands:
+    def __init__(
+        self,
+        assistant: Assistant,
+        *,
+        status_providers: list[StatusProvider] | None = None,
+        compactor: Compactor | None = None,
+        memory: MemoryService | None = None,
+        known_window: Callable[[str], ModelWindow | None] | None = None,
+    ) -> None:
+        self.assistant = assistant
+        self.status_providers = list(status_providers or [])
+        self.compactor = compactor
+        # The model's learned context window, when the model client knows one.
+        self.known_window = known_window
+        self.memory = memory
+        # chat key -> time until which "/forget_me confirm" is accepted
+        self._forget_me_asked: dict[str, float] = {}
+
+    async def reply(
+        self, chat: ChatRef, command: ParsedCommand, *, stop: StopHandler | None = None
+    ) -> CommandReply:
+        """The command's answer, with a file when it has one (/export)."""
+        if command.name == "export":
+            return await self.export(chat)
+        return CommandReply(await self.run(chat, command, stop=stop))
+
+    async def run(
+        self, chat: ChatRef, command: ParsedCommand, *, stop: StopHandler | None = None
+    ) -> str:
+        """The command's answer as text; /export's file is written and its path named."""
+        if command.name == "export":
+            return (await self.export(chat)).text
+        if command.name == "forget_me":
+            return await self.forget_me(chat, command.args)
+        if command.name == "start":
+            return self.start_text(chat)
+        if command.name == "help":
+            return self.help_text()
+        if command.name == "new":
+            try:
+                cleared = self.assistant.reset_session(chat)
+            except OSError as exc:
+                log.warning("could not store the session of %s (%s)", chat.key, exc)
+                return STORAGE_FAILED_TEXT
+            return (
+                f"Started a new conversation ({cleared} messages cleared). "
+                "I still remember what I learned about you."
+            )
+        if command.name == "status":
+            return self.status_text(chat)
+        if command.name == "stop":
+            if stop is None:
+                return "Nothing is running."
+            return await stop(chat)
+        if command.name == "compact":
+            return await self.compact(chat, command.args)
+        return self.help_text()
+
+    async def compact(self, chat: ChatRef, args: str) -> str:
+        keep = parse_keep_count(args)
+        if keep is None:
+            return "Usage: /compact [N] - keep the last N messages (1-100, default 10)."
+        if self.compactor is None:
+            return "Compaction is not available."
+        assistant = self.assistant
+        # Waits for a running turn of this chat, so the two never rewrite the session at once.
+        async with assistant.lock_for(chat.key):
+            session = assistant.session(chat)
+            count = sum(1 for m in session.messages if not is_summary(m))
+            if count <= keep:
+                return f"Nothing to compact (session has {count} messages)."
+            config = assistant.config()
+            result = await self.compactor.compact(
+                session, keep_last=keep, config=config, scope=assistant.scope_for(chat, config)
+            )
+        if result.removed == 0:
+            return f"Nothing to compact (session has {count} messages)."
+        if result.summary_ok:
+            return (
+                f"Compacted with summary: removed {result.removed} messages, "
+                f"kept last {result.kept}."
+            )
+        return (
+            f"Compacted: removed {result.removed} messages, kept last {result.kept} "
+            f"(no summary: {result.no_summary_reason})."
+        )
+
+    async def export(self, chat: ChatRef) -> CommandReply:
+        memory = self.memory
+        if memory is None:
+            return CommandReply("Export is not available.")
+        scope = self.assistant.scope_for(chat, self.assistant.config())
+        data = await memory.offload(scope, partial(memory.export_scope, scope))
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        filename = f"memory-{scope.replace(':', '-')}-{stamp}.zip"
+        path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
+        await memory.offload(scope, partial(_write_file, path, data))
+        # Everyone in a group sees the reply: a path only where the reader owns the disk.
+        shown = (
+            str(path) if chat.channel == "console" else f"<workspace>/{EXPORTS_DIR_NAME}/{filename}"
+        )
+        return CommandReply(
+            f"Your memory of this chat: {filename} (MEMORY.md, daily notes, items as JSONL). "
+            f"Written to {shown}.",
+            Attachment(filename, data, str(path)),
+        )
+
+    async def forget_me(self, chat: ChatRef, args: str) -> str:
+        memory = self.memory
+        if memory is None:
+            return "Erasing memory is not available."
+        now = time.monotonic()
+        asked_until = self._forget_me_asked.pop(chat.key, 0.0)
+        if args.strip().lower() != "confirm" or now > asked_until:
+            self._forget_me_asked[chat.key] = now + FORGET_ME_CONFIRM_MINUTES * 60
+            return (
+                "This erases everything I remember of this chat: long-term memory, daily "
+                "notes, remembered items, this conversation and its logs. It cannot be "
+                f"undone. To go ahead, send /forget_me confirm within "
+                f"{FORGET_ME_CONFIRM_MINUTES} minutes. (/export first keeps a copy.)"
+            )
+        assistant = self.assistant
+        scope = assistant.scope_for(chat, assistant.config())
+        # Waits for a running turn of this chat, so none writes back what is erased.
+        async with assistant.lock_for(chat.key):
+            removed = await memory.offload(scope, partial(memory.erase_scope, scope))
+            exports = assistant.paths.root / EXPORTS_DIR_NAME
+            prefix = f"memory-{scope.replace(':', '-')}-"
+            for path in exports.glob(f"{prefix}*.zip") if exports.is_dir() else []:
+                path.unlink(missing_ok=True)
+                removed.append(f"{EXPORTS_DIR_NAME}/{path.name}")
+            session = assistant.session(chat)
+            cleared = len(session.messages)
+            session.messages.clear()
+            session.state.clear()
+            session.metadata.clear()
+        if not removed and not cleared:
+            return "There was nothing to erase: I hold no memory of this chat."
+        listing = "\n".join(f"- {entry}" for entry in removed)
+        return (
+            f"Erased. I no longer remember anything of this chat "
+            f"({cleared} messages of the conversation cleared).\n{listing}"
+        ).rstrip()
+
+    def start_text(self, chat: ChatRef) -> str:
+        name = self.assistant.config().assistant.name
+        user = f"Your user id is {chat.user_id}." if chat.user_id else ""
+        return (
+            f"Hi, I'm {name}, an assistant that remembers. I keep notes of our conversations "
+            "and the facts you tell me (preferences, people, projects, decisions), so I can "
+            "recall them weeks later, even after /new. Each chat has its own memory. "
+            f"{user}\n\n{self.help_text()}"
+        ).replace("  ", " ")
+
+    def help_text(self) -> str:
+        lines = ["Commands:"]
+        lines += [f"/{spec.name} - {spec.description}" for spec in COMMANDS]
+        return "\n".join(lines)
+
+    def status_text(self, chat: ChatRef) -> str:
+        assistant = self.assistant
+        config = assistant.config()
+        session = assistant.session(chat)
+        tokens = estimate_session_tokens(assistant, session)
+        model = assistant.model_name(config)
+        window = self.known_window(model) if self.known_window else None
+        if window is not None:
+            config = config.for_context_window(window.tokens)
+        else:
+            window = ModelWindow(config.llm.max_input_tokens, "config", "llm.maxInputTokens")
+        threshold = config.compaction_threshold_tokens()
+        llm_base = endpoint_for_display(assistant.settings.openai_base_url)
+        lines = [
+            f"Model: {model} ({llm_base})",
+            f"Context window: {window.describe()}",
+            f"Chat: {chat.key}",
+            f"Session: {len(session.messages)} messages, ~{tokens:,} of {threshold:,} tokens "
+            "before compaction",
+        ]
+        compactions = int(session.metadata.get("compactions", 0))
+        if compactions:
+            lines.append(
+                f"Compactions: {compactions}, last at {session.metadata.get('lastCompactionAt')}"
+            )
+        else:
+            lines.append("Compactions: none yet")
+        for provider in self.status_providers:
+            lines += provider(chat)
+        # Everyone in a group reads /status: no file-system paths here (`doctor` shows them).
+        workspace_ok = os.access(assistant.paths.sessions, os.W_OK)
+        lines.append(
+            "Workspace: ok" if workspace_ok else "Workspace: not writable (run mnemobot doctor)"
+        )
+        lines.append(f"Runtime config: {assistant.runtime.describe_state()}")
+        # A provider or an OS error message may still name a file: show it relative.
+        return "\n".join(lines).replace(f"{assistant.paths.root}{os.sep}", "<workspace>/")
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)

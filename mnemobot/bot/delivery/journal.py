@@ -1,0 +1,185 @@
+"""DurableQueue: entries kept on disk from the moment they are accepted until marked done.
+
+One mechanism carries both directions of a chat:
+
+- the inbox holds every update Telegram handed us, written (and fsynced) before Telegram is
+  told we have it, until its reply is out;
+- the outbox holds every reply that could not be delivered yet, until Telegram takes it.
+
+The file is an append-only JSONL journal, one whole line per record:
+
+    {"op": "add", "id": "...", "key": "telegram:42", "at": 1700000000.0, "data": {...}}
+    {"op": "done", "id": "..."}
+    {"op": "seen", "ids": ["...", ...]}      (first line after a rewrite: the dedupe window)
+
+Replaying it gives the live entries (added, not done) in the order they were added, and the
+ids seen recently (live or done), so an entry that arrives again after a restart (a webhook
+retry, a re-delivered update) is recognised. The window is bounded: the oldest ids are
+forgotten first. When done records outnumber live ones, the journal is rewritten whole
+(temp file, fsync, rename), so it stays small and a crash mid-rewrite leaves the old file.
+
+Methods do file I/O and are synchronous; async callers run them in a worker thread. A lock
+makes them safe to call from several threads; two processes must not share one journal
+(the workspace lock of `mnemobot run` sees to that).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mnemobot.memory.atomic_file import append_jsonl, read_jsonl, write_atomic
+
+log = logging.getLogger(__name__)
+
+# Rewrite the journal once this many done records have piled up and they outnumber the
+# live entries: often enough to keep replay fast, rarely enough to cost nothing per entry.
+REWRITE_AFTER_DONE = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedEntry:
+    """One accepted item: its id, the chat (or other key) it belongs to, and its data."""
+
+    id: str
+    key: str
+    data: dict[str, Any]
+    at: float = field(default_factory=time.time)
+
+    def record(self) -> dict[str, Any]:
+        return {"op": "add", "id": self.id, "key": self.key, "at": self.at, "data": self.data}
+
+
+class DurableQueue:
+    """Accepted entries on disk until done; a bounded memory of ids already seen."""
+
+    def __init__(self, path: Path, *, remembered_ids: int = 100_000) -> None:
+        self.path = path
+        self.remembered_ids = remembered_ids
+        self._lock = threading.Lock()
+        self._live: OrderedDict[str, QueuedEntry] = OrderedDict()
+        # Ids seen, oldest first; a value of True means the entry is done.
+        self._seen: OrderedDict[str, bool] = OrderedDict()
+        self._done_records = 0
+        self.skipped_lines = 0
+        self._replay()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _replay(self) -> None:
+        read = read_jsonl(self.path)
+        self.skipped_lines = read.skipped
+        if read.skipped:
+            log.warning("%s: skipped %d torn or corrupt lines", self.path.name, read.skipped)
+        for record in read.records:
+            op = record.get("op")
+            if op == "seen":
+                for entry_id in record.get("ids") or ():
+                    self._remember(str(entry_id), done=True)
+            elif op == "add":
+                entry = _entry_from(record)
+                if entry is None:
+                    self.skipped_lines += 1
+                    continue
+                if entry.id not in self._seen:
+                    self._live[entry.id] = entry
+                    self._remember(entry.id, done=False)
+            elif op == "done":
+                entry_id = str(record.get("id"))
+                self._live.pop(entry_id, None)
+                self._remember(entry_id, done=True)
+                self._done_records += 1
+
+    def pending(self, key: str | None = None) -> list[QueuedEntry]:
+        """Live entries in the order they were added (of one key, or all)."""
+        with self._lock:
+            return [e for e in self._live.values() if key is None or e.key == key]
+
+    def pending_keys(self) -> list[str]:
+        with self._lock:
+            return list(dict.fromkeys(e.key for e in self._live.values()))
+
+    def seen(self, entry_id: str) -> bool:
+        with self._lock:
+            return entry_id in self._seen
+
+    def is_live(self, entry_id: str) -> bool:
+        with self._lock:
+            return entry_id in self._live
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._live)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def add(self, entries: Iterable[QueuedEntry]) -> list[QueuedEntry]:
+        """Keep `entries` durably; returns those not seen before (the rest are duplicates).
+
+        Returns only after the new entries are fsynced: the caller may then acknowledge them.
+        """
+        with self._lock:
+            fresh: list[QueuedEntry] = []
+            ids: set[str] = set()
+            for entry in entries:
+                if entry.id in self._seen or entry.id in ids:
+                    continue
+                ids.add(entry.id)
+                fresh.append(entry)
+            if not fresh:
+                return []
+            append_jsonl(self.path, [entry.record() for entry in fresh], durable=True)
+            for entry in fresh:
+                self._live[entry.id] = entry
+                self._remember(entry.id, done=False)
+            return fresh
+
+    def done(self, entry_ids: Iterable[str]) -> None:
+        """Mark entries finished; they will not come back after a restart."""
+        with self._lock:
+            finished = [i for i in entry_ids if i in self._live]
+            if not finished:
+                return
+            append_jsonl(self.path, [{"op": "done", "id": i} for i in finished], durable=True)
+            for entry_id in finished:
+                del self._live[entry_id]
+                self._seen[entry_id] = True
+            self._done_records += len(finished)
+            if self._done_records >= REWRITE_AFTER_DONE and self._done_records > len(self._live):
+                self._rewrite()
+
+    def _remember(self, entry_id: str, *, done: bool) -> None:
+        self._seen[entry_id] = done
+        self._seen.move_to_end(entry_id)
+        while len(self._seen) > self.remembered_ids:
+            oldest, oldest_done = next(iter(self._seen.items()))
+            if not oldest_done:
+                # A live entry is never forgotten: move it to the young end and stop here.
+                self._seen.move_to_end(oldest)
+                break
+            del self._seen[oldest]
+
+    def _rewrite(self) -> None:
+        seen_done = [entry_id for entry_id, done in self._seen.items() if done]
+        lines = [orjson.dumps({"op": "seen", "ids": seen_done})]
+        lines += [orjson.dumps(entry.record()) for entry in self._live.values()]
+        write_atomic(self.path, b"\n".join(lines) + b"\n")
+        self._done_records = 0
+
+
+def _entry_from(record: dict[str, Any]) -> QueuedEntry | None:
+    entry_id, key, data = record.get("id"), record.get("key"), record.get("data")
+    if not isinstance(entry_id, str) or not isinstance(key, str) or not isinstance(data, dict):
+        return None
+    at = record.get("at")
+    return QueuedEntry(
+        id=entry_id, key=key, data=data, at=float(at) if isinstance(at, int | float) else 0.0
+    )

@@ -1,0 +1,143 @@
+"""Telegram intake: every update is kept in the durable inbox before Telegram is told.
+
+Polling and the webhook both hand raw updates to `TelegramIntake.keep`, which returns only
+once they are fsynced in the inbox (`delivery/telegram-inbox.jsonl`): only then does the
+poller move its offset past them or the webhook answer 200. An update already in the inbox
+(a webhook retry, a re-delivery after a restart) is dropped there, by `update_id`.
+
+Each kept update is then handled: parsed, and given to the channel with its inbox id. The
+id rides along with the message into its chat's lane and is marked done once the answer is
+safely in the outbox, or at once for what gets no turn (ignored group chatter, refusals,
+commands answered on the spot). On start, what an earlier run kept but never finished is
+handled again, in the order it arrived.
+
+`RedisTelegramIntake` does the same for replicas on Redis: kept means claimed and queued
+in Redis, and its chat's lease holder (maybe another replica) handles it.
+
+An update that cannot be parsed, or whose handling raises, is logged once (id and reason),
+marked done and skipped: one bad update never stops the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from telegram import Bot, Update
+
+from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.delivery.redis_ingress import RedisInbox
+
+log = logging.getLogger(__name__)
+
+HandleUpdate = Callable[[Update, str], Awaitable[None]]
+
+
+def inbox_key(raw: dict[str, Any]) -> str:
+    """The chat an update belongs to, for the inbox's per-chat view; '?' when unknown."""
+    for field in ("message", "edited_message", "channel_post", "business_message"):
+        message = raw.get(field)
+        if isinstance(message, dict) and isinstance(message.get("chat"), dict):
+            return f"telegram:{message['chat'].get('id')}"
+    return "telegram:?"
+
+
+class TelegramIntake:
+    def __init__(self, path: Path, bot: Bot, handle: HandleUpdate) -> None:
+        self.inbox = DurableQueue(path)
+        self.bot = bot
+        self.handle = handle
+        self.skipped = 0
+
+    async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
+        """Keep `raw_updates` durably, then handle the ones not seen before."""
+        entries = [
+            QueuedEntry(id=f"u:{raw['update_id']}", key=inbox_key(raw), data=dict(raw))
+            for raw in raw_updates
+        ]
+        fresh = await asyncio.to_thread(self.inbox.add, entries)
+        if len(fresh) < len(entries):
+            log.info("ignoring %d update(s) already received", len(entries) - len(fresh))
+        for entry in fresh:
+            await self._handle(entry)
+
+    async def replay(self) -> int:
+        """Handle what an earlier run kept but did not finish; returns how many."""
+        pending = self.inbox.pending()
+        if pending:
+            log.info("answering %d message(s) received before the last stop", len(pending))
+        for entry in pending:
+            await self._handle(entry)
+        return len(pending)
+
+    async def done(self, receipts: Sequence[str]) -> None:
+        if receipts:
+            await asyncio.to_thread(self.inbox.done, list(receipts))
+
+    def waiting(self) -> int:
+        return len(self.inbox)
+
+    async def close(self) -> None:
+        """Nothing to let go: the journal is written as it goes."""
+
+    async def _handle(self, entry: QueuedEntry) -> None:
+        try:
+            update = Update.de_json(entry.data, self.bot)
+            if update is None:
+                raise ValueError("empty update")
+        except Exception as exc:
+            self.skipped += 1
+            log.warning("skipping update %s: it cannot be read (%s)", entry.id[2:], _reason(exc))
+            await self.done([entry.id])
+            return
+        try:
+            await self.handle(update, entry.id)
+        except Exception as exc:
+            self.skipped += 1
+            log.error("skipping update %s: handling it failed (%s)", entry.id[2:], _reason(exc))
+            await self.done([entry.id])
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+class RedisTelegramIntake(TelegramIntake):
+    """The intake of a replica on Redis: updates kept in Redis (claimed once across
+    replicas), handled by whichever replica holds their chat's lease."""
+
+    def __init__(self, inbox: RedisInbox, bot: Bot, handle: HandleUpdate) -> None:
+        # No journal of its own: Redis is the inbox (see `bot.delivery.redis_ingress`).
+        self.redis_inbox = inbox
+        self.bot = bot
+        self.handle = handle
+        self.skipped = 0
+        inbox.handle = self._handle
+
+    async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
+        entries = [
+            QueuedEntry(id=f"u:{raw['update_id']}", key=inbox_key(raw), data=dict(raw))
+            for raw in raw_updates
+        ]
+        fresh = await self.redis_inbox.accept(entries)
+        if fresh < len(entries):
+            log.info("ignoring %d update(s) already received", len(entries) - fresh)
+
+    async def replay(self) -> int:
+        # The sweeper finds what waits in Redis, from this replica's last run or another's.
+        self.redis_inbox.start()
+        return 0
+
+    async def done(self, receipts: Sequence[str]) -> None:
+        if receipts:
+            await self.redis_inbox.done(receipts)
+
+    def waiting(self) -> int:
+        return self.redis_inbox.in_flight()
+
+    async def close(self) -> None:
+        await self.redis_inbox.close()

@@ -1,0 +1,166 @@
+"""Replies to Telegram: Markdown -> HTML chunks for the outbox, one delivery, typing.
+
+A reply becomes outbox messages (`reply_messages`, `text_messages`): each chunk under
+Telegram's 4096 UTF-16 units, with its HTML and a plain-text twin. The outbox keeps them on
+disk and calls `TelegramDelivery.deliver` for each, in order per chat, until Telegram takes
+it. `deliver` makes one attempt and says what happened: sent; worth retrying (network,
+server errors, rate limits, with Telegram's `retry_after` when it gives one); or refused for
+good (blocked by the user, chat gone, a request Telegram will never accept). A chunk whose
+HTML Telegram cannot parse is sent again at once as plain text: the words matter more than
+the formatting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import Bot, ReplyParameters
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
+
+from mnemobot.bot.delivery.outbox import Delivery, DeliveryResult
+from mnemobot.bot.telegram.markdown_html import markdown_to_telegram_html
+from mnemobot.bot.telegram.split import split_for_telegram, split_plain_for_telegram
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyTarget:
+    chat_id: int
+    # Forum topic of the message being answered; replies must go to the same topic.
+    thread_id: int | None = None
+    # Quoted by the first chunk (groups), so it is clear whom the bot answers.
+    reply_to_message_id: int | None = None
+
+
+def is_entity_parse_error(error: BadRequest) -> bool:
+    return "can't parse entities" in error.message.lower()
+
+
+def _message(target: ReplyTarget, index: int, plain: str, html: str | None) -> dict[str, Any]:
+    return {
+        "chat_id": target.chat_id,
+        "thread_id": target.thread_id,
+        "quote": target.reply_to_message_id if index == 0 else None,
+        "html": html,
+        "plain": plain,
+    }
+
+
+def reply_messages(target: ReplyTarget, markdown: str) -> list[dict[str, Any]]:
+    """The model's Markdown as outbox messages: formatted chunks with plain twins."""
+    chunks = split_for_telegram(markdown_to_telegram_html(markdown))
+    return [_message(target, i, chunk.plain, chunk.html) for i, chunk in enumerate(chunks)]
+
+
+def text_messages(target: ReplyTarget, text: str) -> list[dict[str, Any]]:
+    """Our own plain text (notices, command answers) as outbox messages."""
+    return [
+        _message(target, i, part, None) for i, part in enumerate(split_plain_for_telegram(text))
+    ]
+
+
+def _retry_seconds(error: RetryAfter) -> float:
+    wait = error.retry_after
+    return wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
+
+
+class TelegramDelivery:
+    """Sends outbox messages through the bot (and its rate limiter), one attempt each."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+
+    async def deliver(self, message: dict[str, Any]) -> DeliveryResult:
+        try:
+            html = message.get("html")
+            if html is not None:
+                try:
+                    await self._send(message, html, ParseMode.HTML)
+                    return DeliveryResult(Delivery.SENT)
+                except BadRequest as error:
+                    if not is_entity_parse_error(error):
+                        raise
+                    log.warning(
+                        "Telegram rejected reply HTML in %s (%s); sending plain text",
+                        message["chat_id"],
+                        error.message,
+                    )
+            await self._send(message, message["plain"], None)
+            return DeliveryResult(Delivery.SENT)
+        except RetryAfter as error:
+            return DeliveryResult(Delivery.RETRY, "rate limited", _retry_seconds(error))
+        except (Forbidden, ChatMigrated) as error:
+            # Blocked by the user, removed from the group, or the group moved: no retry helps.
+            return DeliveryResult(Delivery.REFUSED, str(error))
+        except BadRequest as error:
+            return DeliveryResult(Delivery.REFUSED, error.message)
+        except InvalidToken as error:
+            # A revoked token may be replaced by the operator; keep the reply until then.
+            return DeliveryResult(Delivery.RETRY, f"token rejected ({type(error).__name__})")
+        except (NetworkError, TelegramError, OSError) as error:
+            return DeliveryResult(Delivery.RETRY, str(error) or type(error).__name__)
+
+    async def _send(self, message: dict[str, Any], text: str, parse_mode: str | None) -> None:
+        quote = message.get("quote")
+        await self.bot.send_message(
+            chat_id=message["chat_id"],
+            text=text,
+            parse_mode=parse_mode,
+            message_thread_id=message.get("thread_id"),
+            reply_parameters=(
+                ReplyParameters(message_id=quote, allow_sending_without_reply=True)
+                if quote is not None
+                else None
+            ),
+        )
+
+
+@contextlib.asynccontextmanager
+async def typing(
+    bot: Bot, target: ReplyTarget, interval_seconds: float, delay_seconds: float
+) -> AsyncIterator[None]:
+    """Show "typing..." while a reply is written, once it takes longer than `delay_seconds`.
+
+    A quick reply needs no indicator, and every action spends part of the bot's share of
+    Telegram's rate limit; a slow one shows it, refreshed every `interval_seconds` (an
+    action lasts about 5 s).
+    """
+    task = asyncio.create_task(_keep_typing(bot, target, interval_seconds, delay_seconds))
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _keep_typing(
+    bot: Bot, target: ReplyTarget, interval_seconds: float, delay_seconds: float
+) -> None:
+    await asyncio.sleep(delay_seconds)
+    while True:
+        try:
+            await bot.send_chat_action(
+                chat_id=target.chat_id,
+                action=ChatAction.TYPING,
+                message_thread_id=target.thread_id,
+            )
+        except TelegramError as error:
+            # Cosmetic: a lost typing action must never hold up or fail the reply.
+            log.debug("typing action for %s failed: %s", target.chat_id, error)
+        await asyncio.sleep(interval_seconds)

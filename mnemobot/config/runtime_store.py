@@ -1,0 +1,197 @@
+"""Load, create and hot-reload `preferences/runtime-config.json`."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+from pydantic import ValidationError
+
+from mnemobot.config.runtime import ConfigSection, RuntimeConfig, with_sections
+
+log = logging.getLogger(__name__)
+
+
+class RuntimeConfigError(Exception):
+    """The runtime config file is invalid; the message names the key and the problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRuntimeConfig:
+    config: RuntimeConfig
+    # Dotted camelCase paths of keys the model does not know; they were left out.
+    unknown_keys: tuple[str, ...] = ()
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(root)"
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:3]:
+        message = str(error["msg"]).removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown key"
+        if error["loc"]:
+            parts.append(f"{_dotted(error['loc'])}: {message}")
+        else:
+            parts.append(message)
+    more = len(exc.errors()) - len(parts)
+    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _without(raw: dict[str, object], locs: list[tuple[int | str, ...]]) -> dict[str, object]:
+    """A copy of `raw` without the keys at `locs` (each a path of keys into nested objects)."""
+    stripped = copy.deepcopy(raw)
+    for loc in locs:
+        node: object = stripped
+        for part in loc[:-1]:
+            node = node.get(str(part)) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(str(loc[-1]), None)
+    return stripped
+
+
+def parse_runtime_config(
+    data: bytes, model: type[RuntimeConfig] = RuntimeConfig
+) -> ParsedRuntimeConfig:
+    """Validate the file's bytes; unknown keys are left out and listed, anything else raises.
+
+    A typo'd key must not throw away every other setting of the file, so it is reported
+    and ignored; a value the model rejects makes the whole file invalid.
+    """
+    if not data.strip():
+        raise RuntimeConfigError("the file is empty; write {} to use every default")
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise RuntimeConfigError(f"not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise RuntimeConfigError("the top level must be a JSON object")
+    try:
+        return ParsedRuntimeConfig(model.model_validate(raw))
+    except ValidationError as exc:
+        unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden" and e["loc"]]
+        if not unknown:
+            raise RuntimeConfigError(describe_validation_error(exc)) from None
+    try:
+        config = model.model_validate(_without(raw, unknown))
+    except ValidationError as exc:
+        raise RuntimeConfigError(describe_validation_error(exc)) from None
+    return ParsedRuntimeConfig(config, tuple(_dotted(loc) for loc in unknown))
+
+
+@dataclass(frozen=True, slots=True)
+class _FileStamp:
+    mtime_ns: int
+    size: int
+
+
+class RuntimeConfigStore:
+    """The runtime config in force, re-read when the file's mtime or size changes.
+
+    An invalid edit is rejected: the last good config stays in force and the error is kept
+    for `/status` until the file is fixed. Unknown keys are ignored and listed.
+    """
+
+    def __init__(
+        self, path: Path, *, sections: Mapping[str, type[ConfigSection]] | None = None
+    ) -> None:
+        """`sections`: extra top-level sections by name, e.g. each channel's own settings."""
+        self.path = path
+        self._model = with_sections(sections or {})
+        self._lock = threading.Lock()
+        self._config = self._model()
+        self._stamp: _FileStamp | None = None
+        self.error: str | None = None
+        self.unknown_keys: tuple[str, ...] = ()
+        # Whether the config in force came from the file (else it is the defaults).
+        self.from_file = False
+        self.loaded_at_least_once = False
+
+    def ensure_file(self) -> None:
+        """Write the defaults on first start so a person can see and edit every key."""
+        if self.path.exists():
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = orjson.dumps(self._model().to_json_dict(), option=orjson.OPT_INDENT_2) + b"\n"
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".runtime-config.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            # Link, not replace: never overwrite a file someone created meanwhile.
+            with contextlib.suppress(FileExistsError):
+                os.link(tmp, self.path)
+        finally:
+            os.unlink(tmp)
+
+    def current(self) -> RuntimeConfig:
+        """The config in force now; cheap enough to call once per turn (one stat)."""
+        try:
+            stat = self.path.stat()
+            stamp: _FileStamp | None = _FileStamp(stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            stamp = None
+        except OSError as exc:
+            # Unreadable location: keep what is in force and say why in /status.
+            self.error = f"{self.path}: {exc.strerror or exc}"
+            return self._config
+        if stamp == self._stamp and self.loaded_at_least_once:
+            return self._config
+        with self._lock:
+            if stamp != self._stamp or not self.loaded_at_least_once:
+                self._reload(stamp)
+        return self._config
+
+    def _reload(self, stamp: _FileStamp | None) -> None:
+        self._stamp = stamp
+        self.loaded_at_least_once = True
+        if stamp is None:
+            # No file (deleted by hand): keep what is in force, the defaults at first.
+            self.error = None
+            return
+        try:
+            parsed = parse_runtime_config(self.path.read_bytes(), self._model)
+        except (RuntimeConfigError, OSError) as exc:
+            self.error = f"{self.path.name}: {exc}"
+            kept = "the last good values of the file" if self.from_file else "the defaults"
+            log.error("runtime config rejected, keeping %s: %s", kept, self.error)
+            return
+        if parsed.unknown_keys and parsed.unknown_keys != self.unknown_keys:
+            log.warning(
+                "runtime config %s: unknown keys ignored: %s "
+                "(check the spelling; `mnemobot config docs` lists every key)",
+                self.path,
+                ", ".join(parsed.unknown_keys),
+            )
+        if parsed.config != self._config:
+            log.info("runtime config loaded from %s", self.path)
+        self._config = parsed.config
+        self.unknown_keys = parsed.unknown_keys
+        self.from_file = True
+        self.error = None
+
+    def describe_state(self) -> str:
+        """One line for `/status`: whose values are in force, and what is wrong with the file."""
+        self.current()
+        in_force = f"values of {self.path.name} in force" if self.from_file else "defaults in force"
+        if self.error:
+            return f"INVALID ({self.error}); {in_force}"
+        if self._stamp is None and not self.from_file:
+            return f"no file at {self.path}; defaults in force"
+        if self._stamp is None:
+            return f"{self.path} was deleted; its last values in force"
+        if self.unknown_keys:
+            return f"{in_force}; unknown keys ignored: {', '.join(self.unknown_keys)}"
+        return in_force

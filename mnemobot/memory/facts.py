@@ -1,0 +1,271 @@
+"""Keeping durable facts current: newer statements replace older ones, repeats collapse.
+
+Called on the write path after a turn's items are stored and promoted (cheap: it works
+only when the turn states a slot, see `memory.fact_slots`, or promoted a fact), and by
+consolidation through `supersede`, for replacements no rule can see.
+
+- Update: a newer statement of a single-valued slot ("I moved to Berlin") replaces the
+  older one ("I live in Paris") by the same speaker. The old item is not deleted: it gets
+  `valid_to` and `superseded_by`, and so do the episodes it came from, so a pack shows
+  it only as "earlier (until DATE)", below the current value.
+- Duplicates: a durable fact whose stemmed terms overlap an existing one's by
+  `RankingConfig.duplicate_term_overlap` (or that sets a slot to the value it already
+  has) is the same fact said again: the two collapse into one item with the newest
+  wording, the earliest date and the sum of their `mentions`.
+- Slot statements extraction has no rule for (German, Russian, or phrasings it misses)
+  become durable facts here, so they can be replaced like the others.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+from mnemobot.memory.fact_slots import SlotStatement, may_state, slot_statements, value_terms
+from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
+from mnemobot.memory.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.text_terms import terms
+
+# ids of the items best matching a text, best first (the scope's BM25 index).
+SimilarFinder = Callable[[str, int], list[str]]
+# How many of the best matches are looked at for a duplicate or a source turn. A
+# duplicate shares most terms, so it is among the very first hits when there is one.
+_SIMILAR_HITS = 8
+_SLOT_TAG = "slot"
+# Most earlier facts one statement replaces (see `_same_slot`).
+_MAX_REPLACED_PER_STATEMENT = 8
+_SPEAKER_PREFIX = "speaker:"
+# Confidence and salience of a slot fact made here: the slot rules are as specific as
+# extraction's explicit first-person rules, so they sit where those do (above promotion).
+_SLOT_FACT_CONFIDENCE = 0.85
+_SLOT_FACT_SALIENCE = 0.7
+
+
+@dataclass(slots=True)
+class FactUpdates:
+    created: list[MemoryItem] = field(default_factory=list)
+    superseded: list[MemoryItem] = field(default_factory=list)
+    # (id removed, id it was merged into)
+    merged: list[tuple[str, str]] = field(default_factory=list)
+
+
+def term_overlap(first: str, second: str) -> float:
+    """Jaccard overlap of the stemmed term sets of two texts (0..1)."""
+    a, b = set(terms(first)), set(terms(second))
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def _speaker(item: MemoryItem) -> str | None:
+    for tag in item.tags:
+        if tag.startswith(_SPEAKER_PREFIX):
+            return tag
+    return None
+
+
+def _slots(item: MemoryItem) -> tuple[SlotStatement, ...]:
+    return slot_statements(item.content) if item.type is not ItemType.TURN else ()
+
+
+def _is_durable(item: MemoryItem) -> bool:
+    return item.layer is not Layer.EPISODIC
+
+
+def apply_fact_updates(
+    store: ScopeItemStore,
+    recorded: Iterable[MemoryItem],
+    *,
+    user_text: str,
+    speaker: str | None,
+    at: float,
+    similar: SimilarFinder,
+    duplicate_overlap: float,
+    id_factory: Callable[[], str] = new_item_id,
+) -> FactUpdates:
+    """Supersede, merge and create durable facts after one turn was recorded.
+
+    `recorded`: the items the turn stored and promoted. Holds the store's lock.
+    """
+    updates = FactUpdates()
+    with store.lock:
+        recorded = [store.items[i.id] for i in recorded if i.id in store.items]
+        turn = next((i for i in recorded if i.type is ItemType.TURN), None)
+        speaker_tag = _SPEAKER_PREFIX + "-".join(speaker.lower().split()) if speaker else None
+        new_facts = [i for i in recorded if _is_durable(i)]
+        for statement in slot_statements(user_text) if user_text.strip() else ():
+            fact = next(
+                (i for i in new_facts if any(s.slot == statement.slot for s in _slots(i))), None
+            )
+            if fact is None:
+                fact = _slot_fact(store, statement, turn, speaker, speaker_tag, at, id_factory)
+                if fact is None:
+                    continue
+                updates.created.append(fact)
+                new_facts.append(fact)
+            fact = _with_keywords(store, fact, statement)
+            for old in _same_slot(store, fact, statement, speaker_tag):
+                old_statement = next(s for s in _slots(old) if s.slot == statement.slot)
+                if value_terms(old_statement) == value_terms(statement):
+                    fact = _collapse(store, old, fact)
+                    updates.merged.append((old.id, fact.id))
+                else:
+                    updates.superseded += supersede(store, [old.id], fact.id, at, similar)
+        merged = {old for old, _ in updates.merged}
+        for fact in new_facts:
+            current = store.items.get(fact.id)
+            if current is None:
+                continue
+            for twin_id in similar(current.content, _SIMILAR_HITS):
+                twin = store.items.get(twin_id)
+                if (
+                    twin is None
+                    or twin.id == current.id
+                    or twin.id in merged
+                    or twin.layer is not current.layer
+                    or twin.is_superseded
+                    or twin.created_at > current.created_at
+                    or _speaker(twin) != _speaker(current)
+                    or term_overlap(twin.content, current.content) < duplicate_overlap
+                ):
+                    continue
+                current = _collapse(store, twin, current)
+                merged.add(twin.id)
+                updates.merged.append((twin.id, current.id))
+    return updates
+
+
+def _slot_fact(
+    store: ScopeItemStore,
+    statement: SlotStatement,
+    turn: MemoryItem | None,
+    speaker: str | None,
+    speaker_tag: str | None,
+    at: float,
+    id_factory: Callable[[], str],
+) -> MemoryItem | None:
+    """A durable fact for a slot statement extraction did not make one of."""
+    content = f"{speaker}: {statement.sentence}" if speaker else statement.sentence
+    preference = statement.slot.startswith(("favourite", "diet"))
+    tags = ["preference" if preference else "fact", _SLOT_TAG]
+    if speaker_tag:
+        tags.append(speaker_tag)
+    references = list(turn.references) if turn is not None else []
+    if turn is not None:
+        references.append(PROMOTED_FROM_PREFIX + turn.id)
+    item = MemoryItem(
+        id=id_factory(),
+        layer=Layer.SEMANTIC,
+        type=ItemType.PREFERENCE if preference else ItemType.PROJECT_FACT,
+        title=content[:80],
+        content=content,
+        scope=store.scope,
+        created_at=at,
+        updated_at=at,
+        tags=tags,
+        references=references,
+        source="slot",
+        confidence=_SLOT_FACT_CONFIDENCE,
+        salience=_SLOT_FACT_SALIENCE,
+    )
+    stored = store.add([item])
+    return stored[0] if stored else None
+
+
+def _with_keywords(store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement) -> MemoryItem:
+    """The fact, tagged with the words a question about its slot uses ("home", "city")."""
+    wanted = [_SLOT_TAG, *statement.keywords]
+    if all(tag in fact.tags for tag in wanted):
+        return fact
+    tagged = replace(fact, tags=list(dict.fromkeys([*fact.tags, *wanted])))
+    return store.add([tagged])[0]
+
+
+def _same_slot(
+    store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement, speaker_tag: str | None
+) -> list[MemoryItem]:
+    """Current durable facts of the same speaker that set the same slot, stated earlier."""
+    found = []
+    slot = statement.slot
+    for item in list(store.items.values()):
+        if (
+            item.layer is Layer.EPISODIC
+            or not may_state(slot, item.content.lower())
+            or item.id == fact.id
+            or item.is_superseded
+            or item.created_at > fact.created_at
+            or _speaker(item) != speaker_tag
+        ):
+            continue
+        if any(s.slot == statement.slot for s in _slots(item)):
+            found.append(item)
+    # Newest first, and a bounded number: a store written before these rules may hold
+    # the same slot stated many times; marking them all at once would stall this write.
+    found.sort(key=lambda item: item.created_at, reverse=True)
+    return found[:_MAX_REPLACED_PER_STATEMENT]
+
+
+def _collapse(store: ScopeItemStore, old: MemoryItem, new: MemoryItem) -> MemoryItem:
+    """One item of two statements of a fact: the newest wording, the earliest date."""
+    survivor = replace(
+        new,
+        created_at=min(old.created_at, new.created_at),
+        updated_at=max(old.updated_at, new.updated_at),
+        mentions=old.mentions + new.mentions,
+        references=list(dict.fromkeys([*new.references, *old.references])),
+        tags=list(dict.fromkeys([*new.tags, *old.tags])),
+        confidence=max(old.confidence, new.confidence),
+        salience=max(old.salience, new.salience),
+    )
+    stored = store.add([survivor])[0]
+    store.remove(old.id, merged_into=stored.id)
+    return stored
+
+
+def supersede(
+    store: ScopeItemStore,
+    old_ids: Iterable[str],
+    new_id: str | None,
+    at: float,
+    similar: SimilarFinder,
+) -> list[MemoryItem]:
+    """Mark `old_ids` as no longer true from `at` on, replaced by `new_id` (if any).
+
+    The hook consolidation calls with the facts it found outdated. The episodes a
+    superseded fact was promoted from, and the turns they were said in, are marked too,
+    so no copy of the old value reads as current. Returns the items marked.
+    """
+    marked: list[MemoryItem] = []
+    at = float(math.floor(at))  # as stored on disk (ISO seconds)
+    with store.lock:
+        for old_id in old_ids:
+            old = store.items.get(old_id)
+            if old is None or old.is_superseded or old_id == new_id:
+                continue
+            for item in [old, *_sources(store, old, similar)]:
+                if item.is_superseded:
+                    continue
+                marked += store.add([replace(item, valid_to=at, superseded_by=new_id)])
+    return marked
+
+
+def _sources(store: ScopeItemStore, fact: MemoryItem, similar: SimilarFinder) -> list[MemoryItem]:
+    """The episodes `fact` came from, and the turns those were said in."""
+    episodes = [
+        store.items[ref[len(PROMOTED_FROM_PREFIX) :]]
+        for ref in fact.references
+        if ref.startswith(PROMOTED_FROM_PREFIX) and ref[len(PROMOTED_FROM_PREFIX) :] in store.items
+    ]
+    said_at = {episode.created_at for episode in episodes} or {fact.created_at}
+    turns = []
+    for hit in similar(fact.content, _SIMILAR_HITS):
+        item = store.items.get(hit)
+        if (
+            item is not None
+            and item.type is ItemType.TURN
+            and item.created_at in said_at
+            and item not in episodes
+        ):
+            turns.append(item)
+    return episodes + turns

@@ -1,0 +1,252 @@
+"""The memory data model: items, the turn event handed to the write path, queries."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from mnemobot.config.runtime import MemoryConfig
+
+
+class Layer(StrEnum):
+    EPISODIC = "EPISODIC"
+    SEMANTIC = "SEMANTIC"
+    PROCEDURAL = "PROCEDURAL"
+
+
+class ItemType(StrEnum):
+    DECISION = "DECISION"
+    CONSTRAINT = "CONSTRAINT"
+    FAILURE = "FAILURE"
+    FIX = "FIX"
+    PREFERENCE = "PREFERENCE"
+    PROJECT_FACT = "PROJECT_FACT"
+    TASK_STATE = "TASK_STATE"
+    COMMAND_RESULT = "COMMAND_RESULT"
+    # The record of one whole conversation turn (what was said, by whom, when).
+    TURN = "TURN"
+
+
+# Every turn item also carries this tag: it is part of the text an item is found by, and
+# files written before TURN existed mark their turns (typed TASK_STATE) with it alone.
+TURN_TAG = "turn"
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_content(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def fingerprint(item_type: ItemType, content: str) -> str:
+    digest = hashlib.sha1(f"{item_type.value}\n{normalize_content(content)}".encode())
+    return digest.hexdigest()[:20]
+
+
+def to_iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def from_iso(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass(slots=True)
+class MemoryItem:
+    """One remembered thing. Times are UTC epoch seconds in memory, ISO-8601 on disk."""
+
+    id: str
+    layer: Layer
+    type: ItemType
+    title: str
+    content: str
+    scope: str
+    created_at: float
+    updated_at: float
+    tags: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    source: str = "turn"
+    confidence: float = 0.65
+    salience: float = 0.5
+    ttl_days: float | None = None
+    last_accessed_at: float | None = None
+    fingerprint: str = ""
+    # Set when a newer statement replaced this one ("I moved to Berlin" after "I live in
+    # Paris"): the time it stopped being true and the id of the item that replaced it.
+    # The item is kept (the past is still worth knowing) but never shown as current.
+    valid_to: float | None = None
+    superseded_by: str | None = None
+    # How many times the same fact was stated (near-duplicates collapsed into this item).
+    mentions: int = 1
+
+    @property
+    def is_superseded(self) -> bool:
+        return self.valid_to is not None or self.superseded_by is not None
+
+    def __post_init__(self) -> None:
+        if not self.fingerprint:
+            self.fingerprint = fingerprint(self.type, self.content)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "id": self.id,
+            "layer": self.layer.value,
+            "type": self.type.value,
+            "title": self.title,
+            "content": self.content,
+            "scope": self.scope,
+            "tags": self.tags,
+            "references": self.references,
+            "source": self.source,
+            "confidence": round(self.confidence, 4),
+            "salience": round(self.salience, 4),
+            "ttlDays": self.ttl_days,
+            "createdAt": to_iso(self.created_at),
+            "updatedAt": to_iso(self.updated_at),
+            "lastAccessedAt": (
+                to_iso(self.last_accessed_at) if self.last_accessed_at is not None else None
+            ),
+            "fingerprint": self.fingerprint,
+        }
+        # Written only when set: most items never change, and old files lack the keys.
+        if self.valid_to is not None:
+            record["validTo"] = to_iso(self.valid_to)
+        if self.superseded_by is not None:
+            record["supersededBy"] = self.superseded_by
+        if self.mentions != 1:
+            record["mentions"] = self.mentions
+        return record
+
+    @classmethod
+    def from_json_dict(cls, record: dict[str, Any]) -> MemoryItem:
+        """Build from a stored line; raises KeyError/ValueError/TypeError on a bad one.
+
+        Written for speed (a 100k-item load spends most of its time here): positional
+        arguments, C-level checks, and `fromisoformat`, which reads the trailing "Z" itself.
+        """
+        get = record.get
+        content = record["content"]
+        if type(content) is not str:
+            raise TypeError("content must be a string")
+        created = record["createdAt"]
+        updated = get("updatedAt") or created
+        accessed = get("lastAccessedAt")
+        ttl_days = get("ttlDays")
+        item_type = _TYPES[record["type"]]
+        tags = _strings(get("tags"))
+        if item_type is _TASK_STATE and TURN_TAG in tags:
+            # A turn written before turns had their own type. Its stored fingerprint is
+            # kept, so tombstones and promoted copies that name it still match.
+            item_type = ItemType.TURN
+        item = cls(
+            str(record["id"]),
+            _LAYERS[record["layer"]],
+            item_type,
+            str(get("title", "")),
+            content,
+            str(get("scope", "")),
+            _from_iso(created).timestamp(),
+            _from_iso(updated).timestamp(),
+            tags,
+            _strings(get("references")),
+            str(get("source", "turn")),
+            float(get("confidence", 0.65)),
+            float(get("salience", 0.5)),
+            float(ttl_days) if ttl_days is not None else None,
+            _from_iso(accessed).timestamp() if accessed else None,
+            str(get("fingerprint") or ""),
+        )
+        # Most lines carry none of these (only replaced or repeated facts do).
+        if "validTo" in record or "supersededBy" in record or "mentions" in record:
+            item.valid_to, item.superseded_by, item.mentions = _history(record)
+        return item
+
+
+_LAYERS = {layer.value: layer for layer in Layer}
+_TYPES = {item_type.value: item_type for item_type in ItemType}
+_TASK_STATE = ItemType.TASK_STATE
+_from_iso = datetime.fromisoformat
+
+
+def _history(record: dict[str, Any]) -> tuple[float | None, str | None, int]:
+    """validTo, supersededBy, mentions of a stored line (only lines that have them)."""
+    valid_to = record.get("validTo")
+    superseded_by = record.get("supersededBy")
+    return (
+        _from_iso(valid_to).timestamp() if valid_to else None,
+        str(superseded_by) if superseded_by else None,
+        max(1, int(record.get("mentions") or 1)),
+    )
+
+
+def _strings(values: Any) -> list[str]:
+    if not values:
+        return []
+    if type(values) is not list:
+        raise TypeError("expected a list")
+    try:
+        # str.join checks every element is a str, in C.
+        "".join(values)
+    except TypeError:
+        return [str(value) for value in values]
+    return values
+
+
+@dataclass(slots=True)
+class TurnMemoryEvent:
+    """A finalized turn, handed from the pipeline to the memory write path."""
+
+    scope: str
+    chat_key: str
+    user_text: str
+    assistant_text: str
+    at: float
+    tool_outputs: list[str] = field(default_factory=list)
+    # Ids of the messages this turn came from (Telegram message ids, LoCoMo dia_ids, ...).
+    message_refs: list[str] = field(default_factory=list)
+    # Who said the user text, when known (a group member, a LoCoMo speaker).
+    speaker: str | None = None
+
+
+_MEMORY_DEFAULTS = MemoryConfig()
+
+
+@dataclass(slots=True)
+class MemoryQuery:
+    """What a pack is built for; limits default to the runtime config's (`for_config`)."""
+
+    text: str
+    scope: str
+    now: float
+    episodic_top_k: int = _MEMORY_DEFAULTS.episodic_top_k
+    semantic_top_k: int = _MEMORY_DEFAULTS.semantic_top_k
+    procedural_top_k: int = _MEMORY_DEFAULTS.procedural_top_k
+    working_top_k: int = _MEMORY_DEFAULTS.working_top_k
+    soft_budget_tokens: int = _MEMORY_DEFAULTS.soft_prompt_budget_tokens
+    max_budget_tokens: int = _MEMORY_DEFAULTS.max_prompt_budget_tokens
+    tags: list[str] = field(default_factory=list)
+    # Days the message names ([start, end) epoch seconds): items of those days are
+    # candidates and get `RankingConfig.date_match_boost`.
+    date_ranges: tuple[tuple[float, float], ...] = ()
+    # Items the request already carries (its conversation window): left out of the pack.
+    carried: Callable[[MemoryItem], bool] | None = None
+
+    @classmethod
+    def for_config(cls, text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:
+        return cls(
+            text=text,
+            scope=scope,
+            now=now,
+            episodic_top_k=config.episodic_top_k,
+            semantic_top_k=config.semantic_top_k,
+            procedural_top_k=config.procedural_top_k,
+            working_top_k=config.working_top_k,
+            soft_budget_tokens=config.soft_prompt_budget_tokens,
+            max_budget_tokens=config.max_prompt_budget_tokens,
+        )

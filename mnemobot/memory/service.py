@@ -1,0 +1,671 @@
+"""MemoryService: every memory scope of a workspace behind one small surface.
+
+It is what the systems (ContextBuilding, MemoryPersist, compaction's flush), the memory
+tool and the CLI use, so that the bot, `mnemobot memory pack` and `mnemobot eval` build
+the very same pack from the very same write path.
+
+Threads: every method is synchronous and safe to call from any thread. Each scope has its
+own lock, held for the whole of a call on that scope (its load included), so one scope's
+work is serialized while calls on other scopes proceed in parallel; the cache of loaded
+scopes has a lock of its own, held only for dictionary operations. The `*_async` methods
+(and `offload`) run a call in a worker thread, for the event loop: a cold load of a big
+scope (about a second at 100k items) must not stall the other chats. Calls on a scope
+that is not loaded yet go to a pool of their own, so a warm chat's pack or write never
+waits in a queue behind cold loads.
+
+The module is longer than most because it is that one surface; each method only takes
+the scope's lock and calls the module doing the work (`pack`, `facts`, `forgetting`,
+`item_store`, `daily_notes`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.daily_notes import (
+    append_daily_note,
+    legacy_context,
+    read_memory_file,
+    redact_daily_notes,
+)
+from mnemobot.memory.dates import find_dates
+from mnemobot.memory.extraction import extract_items
+from mnemobot.memory.fact_slots import slot_statements
+from mnemobot.memory.facts import SimilarFinder, apply_fact_updates, supersede
+from mnemobot.memory.forgetting import (
+    PENDING_FILE_NAME,
+    ErasureReport,
+    erase_scope,
+    erase_texts,
+    export_scope,
+    finish_erasure,
+    note_forgotten,
+    pending_needles,
+)
+from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats, new_item_id
+from mnemobot.memory.items import (
+    ItemType,
+    Layer,
+    MemoryItem,
+    MemoryQuery,
+    TurnMemoryEvent,
+    normalize_content,
+)
+from mnemobot.memory.pack import MemoryPack, build_pack
+from mnemobot.memory.request_overlap import RequestOverlap
+from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.text_terms import terms, terms_joined
+from mnemobot.memory.tokens import estimate_tokens
+
+log = logging.getLogger(__name__)
+
+_PROCEDURE_MARK = "[procedure]"
+# Worker threads for calls on loaded scopes, and for calls that load a scope first. Not
+# runtime-config fields: the pools exist from start-up on, and threads share one GIL, so
+# more workers buy isolation between chats, not speed. Four cold loads at once is already
+# a restart burst; a fifth waits for one of them, warm chats never do.
+WARM_WORKERS = 4
+COLD_LOAD_WORKERS = 4
+
+T = TypeVar("T")
+_MEMORY_DEFAULTS = MemoryConfig()
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedTurn:
+    stored: list[MemoryItem]
+    promoted: list[MemoryItem]
+
+
+def memory_query(
+    text: str,
+    scope: str,
+    now: float,
+    config: MemoryConfig,
+    *,
+    tz: tzinfo | None = None,
+    request_messages: Sequence[Mapping[str, Any]] | None = None,
+) -> MemoryQuery:
+    """The query for `text`: with the days it names (read in `tz`) and, given the
+    messages the request sends, what they already carry."""
+    spans = find_dates(text, datetime.fromtimestamp(now, tz), config.date_languages) if tz else []
+    query = MemoryQuery.for_config(text, scope, now, config)
+    query.date_ranges = tuple((span.start, span.end) for span in spans)
+    if request_messages:
+        query.carried = RequestOverlap.of_messages(request_messages).carries
+    return query
+
+
+def scope_files_signature(paths: ScopePaths) -> tuple[tuple[str, int, int, int], ...]:
+    """Name, inode, size and mtime of each file a scope loads: changes with any write or
+    atomic rewrite, as cheap as a stat per file."""
+    signature = []
+    for path in (*paths.item_files(), paths.memory_file):
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            continue
+        signature.append((path.name, stat.st_ino, stat.st_size, stat.st_mtime_ns))
+    return tuple(signature)
+
+
+@dataclass(frozen=True, slots=True)
+class _LoadedScope:
+    store: ScopeItemStore
+    index: BM25Index
+
+
+# A slot value shorter than this ("NY", "5") would redact unrelated lines everywhere.
+_MIN_VALUE_NEEDLE_CHARS = 4
+
+
+def forget_needles(content: str) -> list[str]:
+    """The texts to erase with an item: its words (without a speaker prefix) and, when it
+    states a slot ("my address is 12 Baker Street"), the value, which other turns may
+    hold in other words ("send it to 12 Baker Street")."""
+    needles = [normalize_content(content.split(": ", 1)[-1])]
+    for statement in slot_statements(content):
+        value = normalize_content(statement.value)
+        if len(value) >= _MIN_VALUE_NEEDLE_CHARS:
+            needles.append(value)
+    return [n for n in dict.fromkeys(needles) if n]
+
+
+class MemoryService:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        max_cached_scopes: int | Callable[[], int] = _MEMORY_DEFAULTS.max_cached_scopes,
+        shared_files: bool = False,
+    ) -> None:
+        """`max_cached_scopes`: a number, or a callable read at each load (a live config).
+
+        `shared_files`: other processes (replicas on a shared volume) write scopes too; a
+        cached scope whose files changed since this process last touched them is loaded
+        again before use (a stat of each item file per call).
+        """
+        self.workspace = workspace
+        self.shared_files = shared_files
+        # What each loaded scope's files looked like after this process last used them.
+        self._signatures: dict[str, tuple[tuple[str, int, int, int], ...]] = {}
+        # Most recently used last; a bot with thousands of chats keeps only the active
+        # ones in memory, the others reload from their files when they speak again.
+        self._stores: OrderedDict[str, _LoadedScope] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        # One lock per scope, alive while a loaded store or a running call holds it: an
+        # evicted scope still in use keeps its lock, so its reload waits for that call.
+        self._scope_locks: weakref.WeakValueDictionary[str, threading.RLock] = (
+            weakref.WeakValueDictionary()
+        )
+        limit = max_cached_scopes
+        self._max_cached_scopes: Callable[[], int] = (
+            limit if callable(limit) else lambda: limit  # type: ignore[return-value]
+        )
+        self._warm_pool = ThreadPoolExecutor(WARM_WORKERS, thread_name_prefix="memory")
+        self._cold_pool = ThreadPoolExecutor(COLD_LOAD_WORKERS, thread_name_prefix="memory-load")
+
+    # ----------------------------------------------------------------- scopes
+
+    def paths(self, scope: str) -> ScopePaths:
+        return ScopePaths(self.workspace, scope)
+
+    def store(self, scope: str) -> ScopeItemStore:
+        """The scope's store, loaded; its own methods take the scope's lock."""
+        with self._scope(scope) as loaded:
+            return loaded.store
+
+    def reload(self, scope: str) -> StoreStats:
+        """Read the scope's files again: after maintenance or a hand edit rewrote them."""
+        lock = self.scope_lock(scope)
+        with lock:
+            with self._cache_lock:
+                self._stores.pop(scope, None)
+            return self._load(scope, lock).store.stats()
+
+    def is_loaded(self, scope: str) -> bool:
+        return scope in self._stores
+
+    def scope_lock(self, scope: str) -> threading.RLock:
+        """The lock every call on `scope` holds (re-entrant; shared with its store)."""
+        with self._cache_lock:
+            lock = self._scope_locks.get(scope)
+            if lock is None:
+                lock = threading.RLock()
+                self._scope_locks[scope] = lock
+            return lock
+
+    @contextmanager
+    def _scope(self, scope: str) -> Iterator[_LoadedScope]:
+        """The loaded scope, with its lock held until the block ends."""
+        lock = self.scope_lock(scope)
+        with lock:
+            with self._cache_lock:
+                found = self._stores.get(scope)
+                if found is not None:
+                    self._stores.move_to_end(scope)
+            if (
+                found is not None
+                and self.shared_files
+                and self._signatures.get(scope) != scope_files_signature(self.paths(scope))
+            ):
+                log.info("memory scope %s changed on disk (another replica); reloading", scope)
+                found = None
+            if found is None:
+                found = self._load(scope, lock)
+            try:
+                yield found
+            finally:
+                if self.shared_files:
+                    self._signatures[scope] = scope_files_signature(self.paths(scope))
+
+    def _load(self, scope: str, lock: threading.RLock) -> _LoadedScope:
+        # Under the scope's lock only: other scopes load and answer meanwhile.
+        index = BM25Index()
+        store = ScopeItemStore(
+            self.paths(scope), index=index, terms=terms, terms_joined=terms_joined, lock=lock
+        )
+        stats = store.load()
+        if stats.skipped_lines:
+            log.warning(
+                "memory scope %s: skipped %d torn or corrupt lines", scope, stats.skipped_lines
+            )
+        loaded = _LoadedScope(store, index)
+        with self._cache_lock:
+            self._stores[scope] = loaded
+            while len(self._stores) > max(1, self._max_cached_scopes()):
+                self._stores.popitem(last=False)
+        return loaded
+
+    # ------------------------------------------------------------ off the loop
+
+    async def offload(self, scope: str, work: Callable[[], T]) -> T:
+        """Run `work` (calls on `scope`) in a worker thread; for the event loop."""
+        pool: Executor = self._warm_pool if self.is_loaded(scope) else self._cold_pool
+        return await asyncio.get_running_loop().run_in_executor(pool, work)
+
+    async def build_pack_async(
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        request_messages: Sequence[Mapping[str, Any]] | None = None,
+    ) -> MemoryPack:
+        work = partial(
+            self.build_pack,
+            scope,
+            text,
+            now=now,
+            config=config,
+            tz=tz,
+            request_messages=request_messages,
+        )
+        return await self.offload(scope, work)
+
+    async def record_turn_async(
+        self,
+        *,
+        scope: str,
+        user_text: str,
+        assistant_text: str,
+        at: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        message_refs: list[str] | None = None,
+        tool_outputs: list[str] | None = None,
+        speaker: str | None = None,
+        chat_key: str = "",
+    ) -> RecordedTurn:
+        """`record_turn` in a worker thread; a write once queued completes even if cancelled."""
+        work = partial(
+            self.record_turn,
+            scope=scope,
+            user_text=user_text,
+            assistant_text=assistant_text,
+            at=at,
+            config=config,
+            tz=tz,
+            message_refs=message_refs,
+            tool_outputs=tool_outputs,
+            speaker=speaker,
+            chat_key=chat_key,
+        )
+        return await asyncio.shield(self.offload(scope, work))
+
+    async def add_flushed_facts_async(
+        self,
+        scope: str,
+        bullets: list[str],
+        *,
+        at: float,
+        session_key: str,
+        tz: tzinfo,
+        config: MemoryConfig,
+    ) -> int:
+        work = partial(
+            self.add_flushed_facts,
+            scope,
+            bullets,
+            at=at,
+            session_key=session_key,
+            tz=tz,
+            config=config,
+        )
+        return await asyncio.shield(self.offload(scope, work))
+
+    async def known_facts_async(self, scope: str, budget_tokens: int) -> str:
+        return await self.offload(scope, partial(self.known_facts, scope, budget_tokens))
+
+    def close(self) -> None:
+        """Stop the worker threads once their calls are done (queued ones still run)."""
+        self._warm_pool.shutdown(wait=False)
+        self._cold_pool.shutdown(wait=False)
+
+    # ------------------------------------------------------------------ write
+
+    def record_turn(
+        self,
+        *,
+        scope: str,
+        user_text: str,
+        assistant_text: str,
+        at: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        message_refs: list[str] | None = None,
+        tool_outputs: list[str] | None = None,
+        speaker: str | None = None,
+        chat_key: str = "",
+    ) -> RecordedTurn:
+        """The dual write of one answered turn: the daily note line, then the items."""
+        with self._scope(scope) as loaded:
+            return self._record_turn(
+                loaded.store,
+                scope=scope,
+                user_text=user_text,
+                assistant_text=assistant_text,
+                at=at,
+                config=config,
+                tz=tz,
+                message_refs=message_refs,
+                tool_outputs=tool_outputs,
+                speaker=speaker,
+                chat_key=chat_key,
+            )
+
+    def _record_turn(
+        self,
+        store: ScopeItemStore,
+        *,
+        scope: str,
+        user_text: str,
+        assistant_text: str,
+        at: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        message_refs: list[str] | None,
+        tool_outputs: list[str] | None,
+        speaker: str | None,
+        chat_key: str,
+    ) -> RecordedTurn:
+        paths = self.paths(scope)
+        append_daily_note(paths.directory, user_text, assistant_text, at=at, tz=tz)
+        event = TurnMemoryEvent(
+            scope=scope,
+            chat_key=chat_key or scope,
+            user_text=user_text,
+            assistant_text=assistant_text,
+            at=at,
+            tool_outputs=list(tool_outputs or []),
+            message_refs=list(message_refs or []),
+            speaker=speaker,
+        )
+        items = extract_items(
+            event,
+            code_aware=config.code_aware_extraction_enabled,
+            id_factory=new_item_id,
+            config=config.extraction,
+        )
+        stored = store.add(items)
+        promoted: list[MemoryItem] = []
+        if config.promotion_enabled and stored:
+            promoted = store.auto_promote(config.promotion_min_confidence, stored)
+        if stored:
+            apply_fact_updates(
+                store,
+                [*stored, *promoted],
+                user_text=user_text,
+                speaker=speaker,
+                at=at,
+                similar=self._similar_finder(scope),
+                duplicate_overlap=config.ranking.duplicate_term_overlap,
+            )
+        return RecordedTurn(stored, promoted)
+
+    def _similar_finder(self, scope: str) -> SimilarFinder:
+        def similar(text: str, count: int) -> list[str]:
+            query_terms = terms(text)
+            if not query_terms:
+                return []
+            with self._scope(scope) as loaded:
+                hits = loaded.index.top(query_terms, count)
+            return sorted(hits, key=hits.__getitem__, reverse=True)[:count]
+
+        return similar
+
+    def supersede_facts(
+        self, scope: str, old_ids: list[str], new_id: str | None, *, at: float
+    ) -> list[str]:
+        """Mark facts no longer true from `at` on (replaced by `new_id`, if any); ids marked.
+
+        For consolidation: replacements the write-time slot rules cannot see. The items
+        stay, dated and marked, and a pack never shows them as current.
+        """
+        with self._scope(scope) as loaded:
+            marked = supersede(loaded.store, old_ids, new_id, at, self._similar_finder(scope))
+            return [item.id for item in marked]
+
+    def add_flushed_facts(
+        self,
+        scope: str,
+        bullets: list[str],
+        *,
+        at: float,
+        session_key: str,
+        tz: tzinfo | None = None,
+        config: MemoryConfig | None = None,
+    ) -> int:
+        """Facts the compaction flush found: into the daily note and the durable layers."""
+        config = config or _MEMORY_DEFAULTS
+        items: list[MemoryItem] = []
+        for bullet in bullets:
+            procedural = bullet.lower().startswith(_PROCEDURE_MARK)
+            text = bullet[len(_PROCEDURE_MARK) :].strip() if procedural else bullet.strip()
+            if not text:
+                continue
+            items.append(
+                MemoryItem(
+                    id=new_item_id(),
+                    layer=Layer.PROCEDURAL if procedural else Layer.SEMANTIC,
+                    type=ItemType.FIX if procedural else ItemType.PROJECT_FACT,
+                    title=text[:80],
+                    content=text,
+                    scope=scope,
+                    created_at=at,
+                    updated_at=at,
+                    tags=["flush"],
+                    references=[f"session:{session_key}"],
+                    source="compaction",
+                    confidence=config.flush_confidence,
+                    salience=config.flush_salience,
+                )
+            )
+        if not items:
+            return 0
+        notes = "\n".join(f"- {item.content}" for item in items)
+        with self._scope(scope) as loaded:
+            append_daily_note(
+                self.paths(scope).directory,
+                "(facts kept from a compacted conversation)",
+                notes,
+                at=at,
+                tz=tz,
+            )
+            return len(loaded.store.add(items))
+
+    # ------------------------------------------------------------------- read
+
+    def build_pack(
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        request_messages: Sequence[Mapping[str, Any]] | None = None,
+    ) -> MemoryPack:
+        """The pack for `text`; episodes of `request_messages` (what the request to the
+        model sends beside it) are left out. Dates in `text` are read in `tz`."""
+        # Read before the scope's lock: the date parser is the slow part of a query.
+        query = memory_query(text, scope, now, config, tz=tz, request_messages=request_messages)
+        with self._scope(scope) as loaded:
+            return build_pack(
+                loaded.store.items,
+                loaded.index,
+                query,
+                config.ranking,
+                decay_enabled=config.decay_enabled,
+                decay_days=config.decay_days,
+                tz=tz,
+                turns_around=loaded.store.timeline.around,
+            )
+
+    def search(
+        self, scope: str, text: str, *, config: MemoryConfig, tz: tzinfo, limit: int = 10
+    ) -> list[tuple[MemoryItem, float]]:
+        """Items of every layer ranked by BM25 relevance (0..1), best first.
+
+        Unlike the pack, nothing is deduplicated or budgeted: the memory tool must see
+        the durable copy of a fact as well as the episode it came from, to update it.
+        """
+        query_terms = terms(text)
+        with self._scope(scope) as loaded:
+            if not query_terms:
+                return []
+            hits = loaded.index.top(query_terms, max(limit, 1))
+            base = loaded.index.base_score(query_terms)
+            best = max(hits.values(), default=0.0) - base
+            ranked = sorted(hits.items(), key=lambda hit: hit[1], reverse=True)
+            found = []
+            for item_id, score in ranked:
+                item = loaded.store.items.get(item_id)
+                if item is not None:
+                    found.append((item, (score - base) / best if best > 0 else 0.0))
+            return found[:limit]
+
+    def forget(self, scope: str, item_id: str) -> list[str]:
+        """Forget an item and whatever would still tell the same thing; ids forgotten.
+
+        Tombstoning the item also removes its promoted copies (same fingerprint). The turn
+        it was said in still holds the text, so turns of the same messages, or containing
+        the text, go too, and daily-note lines containing it are redacted.
+        """
+        with self._scope(scope) as loaded:
+            return self._forget(loaded.store, scope, item_id)
+
+    def _forget(self, store: ScopeItemStore, scope: str, item_id: str) -> list[str]:
+        item = store.get(item_id)
+        if item is None:
+            return []
+        needles = forget_needles(item.content)
+        # A fact merged from other wordings: each wording it was promoted from goes too.
+        for ref in item.references:
+            source = (
+                store.get(ref[len(PROMOTED_FROM_PREFIX) :])
+                if ref.startswith(PROMOTED_FROM_PREFIX)
+                else None
+            )
+            if source is not None and source.type is not ItemType.TURN:
+                needles += [n for n in forget_needles(source.content) if n not in needles]
+        refs = {r for r in item.references if not r.startswith(("file:", "promotedFrom:"))}
+        related = [
+            other.id
+            for other in store.items.values()
+            if other.id != item_id
+            and (
+                (other.layer is Layer.EPISODIC and refs and refs.intersection(other.references))
+                or any(needle in normalize_content(other.content) for needle in needles)
+            )
+        ]
+        forgotten = [item_id] if store.forget(item_id) else []
+        forgotten += [other for other in related if store.forget(other)]
+        paths = self.paths(scope)
+        for needle in needles:
+            redact_daily_notes(paths.directory, needle)
+        # The rest (item files, sessions, offload logs, MEMORY.md) at the next maintenance.
+        note_forgotten(paths, needles)
+        return forgotten
+
+    def erase_forgotten(self, scope: str) -> ErasureReport:
+        """Maintenance step: remove what `forget` hid from every file of the scope.
+
+        Live items still holding a forgotten text are forgotten too; item files are
+        rewritten without forgotten items (tombstones keep only ids and fingerprints);
+        daily notes, MEMORY.md and its versions, the chat's session and offload log are
+        redacted. Cheap when nothing was forgotten since the last run.
+        """
+        paths = self.paths(scope)
+        needles = pending_needles(paths)
+        if not needles and not self.is_loaded(scope):
+            # Nothing forgotten since the last run: not worth loading a cold scope for.
+            return ErasureReport(scope)
+        with self._scope(scope) as loaded:
+            store = loaded.store
+            stale = [
+                other.id
+                for other in list(store.items.values())
+                if needles and any(n in normalize_content(other.content) for n in needles)
+            ]
+            for other in stale:
+                store.forget(other)
+            stats = store.stats()
+            if needles or stats.lines > stats.items + stats.tombstones:
+                store.compact_files()
+            report = erase_texts(self.workspace, paths, needles, skip=paths.item_files())
+            finish_erasure(paths)
+        return report
+
+    def scopes_to_erase(self) -> list[str]:
+        """Scopes with forgotten texts still on disk (what `erase_forgotten` has to do)."""
+        root = self.workspace / "memory"
+        if not root.is_dir():
+            return []
+        return sorted(p.parent.name for p in root.glob(f"*/{PENDING_FILE_NAME}"))
+
+    def erase_scope(self, scope: str) -> list[str]:
+        """Delete the scope's memory and the chat's session files (/forget_me); what went."""
+        with self._scope(scope):
+            with self._cache_lock:
+                self._stores.pop(scope, None)
+            return erase_scope(self.workspace, scope)
+
+    def export_scope(self, scope: str) -> bytes:
+        """The scope's memory files as one zip (/export)."""
+        with self.scope_lock(scope):
+            return export_scope(self.workspace, scope)
+
+    def known_facts(self, scope: str, budget_tokens: int) -> str:
+        """What the scope already holds durably, newest first, for the compaction flush."""
+        with self._scope(scope) as loaded:
+            items = loaded.store.items.values()
+            durable = [i for i in items if i.layer is not Layer.EPISODIC]
+        durable.sort(key=lambda i: i.updated_at, reverse=True)
+        scope_memory = self.scope_memory_text(scope, budget_tokens // 2)
+        used = estimate_tokens(scope_memory)
+        lines: list[str] = []
+        for item in durable:
+            line = f"- {item.content}"
+            used += estimate_tokens(line)
+            if used > budget_tokens:
+                break
+            lines.append(line)
+        return "\n".join(filter(None, [scope_memory, *lines]))
+
+    def scope_memory_text(self, scope: str, budget_tokens: int) -> str:
+        return read_memory_file(self.paths(scope).memory_file, budget_tokens)
+
+    def operator_memory_text(self, budget_tokens: int) -> str:
+        return read_memory_file(self.workspace / "memory" / "MEMORY.md", budget_tokens)
+
+    def legacy_context_text(self, scope: str, now: datetime, config: MemoryConfig) -> str:
+        return legacy_context(
+            self.paths(scope).directory,
+            now.date(),
+            config.recent_days,
+            config.legacy_context_budget_tokens,
+        )
+
+    def stats(self, scope: str) -> StoreStats:
+        with self._scope(scope) as loaded:
+            return loaded.store.stats()
+
+    def layer_counts(self, scope: str) -> dict[str, int]:
+        return self.stats(scope).per_layer

@@ -1,0 +1,82 @@
+"""TurnContext: everything one turn carries through the pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.memory.session import AgentSession, Message
+
+if TYPE_CHECKING:
+    from mnemobot.memory.pack import MemoryPack
+    from mnemobot.systems.llm import LLMError
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRef:
+    """Who and where: `key` is the session id `<channel>:<chatId>[:<threadId>]`."""
+
+    channel: str
+    chat_id: str
+    user_id: str | None = None
+    thread_id: str | None = None
+    user_name: str | None = None
+
+    @property
+    def key(self) -> str:
+        base = f"{self.channel}:{self.chat_id}"
+        return f"{base}:{self.thread_id}" if self.thread_id else base
+
+
+@dataclass(frozen=True, slots=True)
+class SystemFailure:
+    system: str
+    error: str
+
+
+@dataclass(slots=True)
+class TurnContext:
+    chat: ChatRef
+    session: AgentSession
+    user_text: str
+    config: RuntimeConfig
+    now: datetime
+    model: str
+    # Memory scope of this chat (`<channel>:<chatId>` or `global`); set by the assistant.
+    scope: str = ""
+    message_refs: list[str] = field(default_factory=list)
+    system_prompt: str = ""
+    memory_pack: MemoryPack | None = None
+    # When the turn happened, in epoch seconds, for the memory it leaves; None means the
+    # moment it is written. Set by a caller replaying a past conversation (an import, an eval).
+    occurred_at: float | None = None
+    # Set by MemoryPersist: the turn's memory write raised (the reply went out regardless).
+    memory_write_failed: bool = False
+    # The memory write failed on storage (a full disk...): the reply carries a note.
+    memory_storage_failed: bool = False
+    # Set by MemoryPersist: how many memory items the turn's write stored.
+    memory_items_recorded: int = 0
+    reply: str | None = None
+    # Why the turn ended without a plain answer (limits, LLM failure), for the user and logs.
+    stop_reason: str | None = None
+    # The classified model failure that ended the turn without an answer, if any.
+    llm_error: LLMError | None = None
+    tool_outputs: list[str] = field(default_factory=list)
+    failures: list[SystemFailure] = field(default_factory=list)
+    llm_calls: int = 0
+    tool_executions: int = 0
+    # Messages that were added to the session during this turn (assistant and tool messages).
+    new_messages: list[Message] = field(default_factory=list)
+    # Free-form per-turn values for third-party systems and tools, which cannot add fields
+    # here: key by your distribution name ("myplugin.topic"). Built-in systems use the
+    # typed fields above instead.
+    extras: dict[str, Any] = field(default_factory=dict)
+    # Lets a tool or system publish progress to the channel (e.g. "still working").
+    notify: Callable[[str], Awaitable[None]] | None = None
+
+    def add_message(self, message: Message) -> None:
+        self.session.messages.append(message)
+        self.new_messages.append(message)

@@ -1,0 +1,209 @@
+"""ContextBuilding (order 20): the system prompt of the turn, every part within its budget.
+
+Parts, in order: the bot's instructions (with guidance on the memory tool), the current
+time, the operator's `memory/MEMORY.md`, the chat's own `MEMORY.md`, and the MemoryPack
+for the user's message; the legacy daily-notes context when the pack is empty.
+
+Memory earns its tokens: the pack leaves out episodes of the messages the request sends
+anyway (the session's current window), and small talk ("hi", "thanks", "ok", an emoji:
+no content words) gets no memory at all, neither pack nor daily notes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.extraction import is_small_talk
+from mnemobot.memory.extraction.words import lower_words
+from mnemobot.memory.pack import MemoryPack, PackDiagnostics
+from mnemobot.memory.request_overlap import RequestOverlap
+from mnemobot.memory.service import MemoryService
+from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.systems.context import TurnContext
+
+log = logging.getLogger(__name__)
+
+BASE_INSTRUCTIONS = """You are {name}, a helpful assistant that remembers, talking in a \
+{channel} chat. Answer in the user's language, clearly and concisely; use Markdown when it \
+helps.
+
+Memory: the "# Memory" section below is what you remember from earlier conversations in \
+this chat (dated episodes, facts, procedures), chosen for the current message. Trust it \
+over guesses, never invent memories, and say so when you do not know.
+Use the `memory` tool to `add` a durable fact when the user tells you something worth \
+keeping for weeks (a preference, a fact about their life, people or work, a decision) or \
+asks you to remember something; `search` it when the answer may lie in older \
+conversations not shown here; `forget` when asked to. Do not store small talk."""
+
+
+def pack_for_turn(
+    memory: MemoryService,
+    scope: str,
+    text: str,
+    now: datetime,
+    config: MemoryConfig,
+    *,
+    request_messages: Sequence[Mapping[str, Any]] | None = None,
+) -> MemoryPack:
+    """The MemoryPack for one user message; also used by `mnemobot memory pack` and eval.
+
+    `request_messages`: the conversation the request sends with it, whose episodes the
+    pack leaves out.
+    """
+    return memory.build_pack(
+        scope,
+        text,
+        now=now.timestamp(),
+        config=config,
+        tz=now.tzinfo,
+        request_messages=request_messages,
+    )
+
+
+# Small talk in the other languages the bot is used in most; English is the extraction's
+# own list (`is_small_talk`). A fixed vocabulary, not a setting: a missing word costs one
+# pack, not a wrong answer.
+_OTHER_SMALL_TALK = frozenset(
+    {"спасибо", "спс", "благодарю", "привет", "здравствуйте", "здравствуй", "пока", "ок"}
+    | {"окей", "ага", "угу", "да", "нет", "хорошо", "понятно", "ясно", "отлично", "супер"}
+    | {"большое", "круто", "класс", "доброе", "добрый", "утро", "день", "вечер", "ночи"}
+    | {"спокойной", "пожалуйста", "ладно", "норм", "ну", "вам", "тебе", "всё", "все"}
+    | {"ещё", "еще", "снова", "раз", "пока", "до", "свидания", "увидимся"}
+    | {"danke", "merci", "gracias", "hallo", "salut", "hola", "ciao", "grazie", "tschüss"}
+)
+_CJK_SMALL_TALK = re.compile(
+    r"谢谢|多谢|感谢|你好|您好|好的|好吧|好|嗯+|哦+|行|对|是的|再见|拜拜|晚安|早安|早上好|晚上好|"
+    r"没问题|明白了?|知道了|收到|了|啊|呀|吧|啦|您|你|非常|很|太|棒"
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def wants_memory(text: str) -> bool:
+    """False for small talk ("hi", "thanks", "ok", "спасибо", "谢谢", an emoji): nothing
+    in it to look up, and whatever memory came with it would be paid for in vain."""
+    if is_small_talk(text):
+        return False
+    if _CJK.search(text):
+        return _CJK.search(_CJK_SMALL_TALK.sub("", text)) is not None
+    rest = [word for word in lower_words(text) if word not in _OTHER_SMALL_TALK]
+    return bool(rest) and not is_small_talk(" ".join(rest))
+
+
+def empty_pack(config: MemoryConfig) -> MemoryPack:
+    diagnostics = PackDiagnostics(
+        candidates_per_layer={},
+        chosen_per_layer={},
+        dropped_by_budget=0,
+        build_ms=0.0,
+        legacy_fallback_used=False,
+        total_tokens=0,
+        soft_budget_tokens=config.soft_prompt_budget_tokens,
+        max_budget_tokens=config.max_prompt_budget_tokens,
+    )
+    return MemoryPack(items=[], diagnostics=diagnostics, rendered="")
+
+
+def scaled_memory_config(config: MemoryConfig, scale: float) -> MemoryConfig:
+    if scale >= 1.0:
+        return config
+    fields = (
+        "soft_prompt_budget_tokens",
+        "max_prompt_budget_tokens",
+        "operator_memory_budget_tokens",
+        "scope_memory_budget_tokens",
+        "legacy_context_budget_tokens",
+    )
+    return config.model_copy(update={f: int(getattr(config, f) * scale) for f in fields})
+
+
+def _cut_to_budget(text: str, budget_tokens: int) -> str:
+    if estimate_tokens(text) <= budget_tokens:
+        return text
+    return text[: budget_tokens * 3] + "\n[... cut to fit its budget]"
+
+
+class ContextBuilding:
+    name = "ContextBuilding"
+    order = 20
+
+    def __init__(self, memory: MemoryService | None) -> None:
+        self.memory = memory
+
+    def enabled(self, ctx: TurnContext) -> bool:
+        return True
+
+    async def process(self, ctx: TurnContext) -> None:
+        await self.build_async(ctx)
+
+    async def build_async(self, ctx: TurnContext, *, memory_scale: float = 1.0) -> None:
+        """`build` in a memory worker thread: the pack (and a cold load of the chat's scope,
+        about a second at 100k items) and the memory files must not stall other chats."""
+        if self.memory is None:
+            self.build(ctx, memory_scale=memory_scale)
+            return
+        await self.memory.offload(ctx.scope, partial(self.build, ctx, memory_scale=memory_scale))
+
+    def build(self, ctx: TurnContext, *, memory_scale: float = 1.0) -> None:
+        """Set ctx.system_prompt; `memory_scale` < 1 shrinks every memory budget (overflow).
+
+        Blocking (files, the pack): from the event loop, await `build_async` instead.
+        """
+        config = ctx.config
+        parts = [
+            BASE_INSTRUCTIONS.format(name=config.assistant.name, channel=ctx.chat.channel),
+        ]
+        if config.assistant.instructions:
+            budget = config.assistant.instructions_budget_tokens
+            parts.append(_cut_to_budget(config.assistant.instructions, budget))
+        parts.append(f"Current date and time: {ctx.now.strftime('%A, %Y-%m-%d %H:%M %Z')}.")
+        # Until the memory parts are in, the prompt is usable on its own.
+        ctx.system_prompt = "\n\n".join(parts)
+        memory_config = scaled_memory_config(config.memory, memory_scale)
+        if self.memory is not None:
+            # The operator's notes go to every chat, whether or not the bot's memory is on.
+            operator = self.memory.operator_memory_text(memory_config.operator_memory_budget_tokens)
+            if operator.strip():
+                parts.append(f"# Operator notes\n{operator.strip()}")
+            if memory_config.enabled:
+                parts += self._memory_parts(ctx, self.memory, memory_config)
+        ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
+        ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(ctx.system_prompt)
+
+    def _memory_parts(
+        self, ctx: TurnContext, memory: MemoryService, config: MemoryConfig
+    ) -> list[str]:
+        parts: list[str] = []
+        if not wants_memory(ctx.user_text):
+            ctx.memory_pack = empty_pack(config)
+            return parts
+        overlap = RequestOverlap.of_messages(ctx.session.messages)
+        pack = pack_for_turn(
+            memory,
+            ctx.scope,
+            ctx.user_text,
+            ctx.now,
+            config,
+            request_messages=ctx.session.messages,
+        )
+        use_legacy = pack.is_empty and config.legacy_daily_notes_enabled
+        if not use_legacy:
+            scope_memory = memory.scope_memory_text(ctx.scope, config.scope_memory_budget_tokens)
+            if scope_memory.strip():
+                parts.append(f"# Long-term memory of this chat\n{scope_memory.strip()}")
+            parts.append(pack.rendered)
+        else:
+            legacy = overlap.without_carried_notes(
+                memory.legacy_context_text(ctx.scope, ctx.now, config)
+            )
+            if legacy.strip():
+                parts.append(f"# Memory\n{legacy.strip()}")
+        pack.diagnostics.legacy_fallback_used = use_legacy
+        ctx.memory_pack = pack
+        log.debug("memory pack for %s: %s", ctx.chat.key, pack.diagnostics.to_json_dict())
+        return parts

@@ -1,0 +1,50 @@
+"""MemoryPersist (order 50): after an answered turn, write it to the chat's memory."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from mnemobot.memory.service import MemoryService
+from mnemobot.systems.context import TurnContext
+
+log = logging.getLogger(__name__)
+
+
+class MemoryPersist:
+    name = "MemoryPersist"
+    order = 50
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+
+    def enabled(self, ctx: TurnContext) -> bool:
+        return ctx.config.memory.enabled and ctx.reply is not None and ctx.llm_error is None
+
+    async def process(self, ctx: TurnContext) -> None:
+        try:
+            # In a worker thread: the write may have to load the scope first.
+            recorded = await self.memory.record_turn_async(
+                scope=ctx.scope,
+                user_text=ctx.user_text,
+                assistant_text=ctx.reply or "",
+                at=time.time() if ctx.occurred_at is None else ctx.occurred_at,
+                config=ctx.config.memory,
+                tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
+                message_refs=ctx.message_refs,
+                tool_outputs=ctx.tool_outputs,
+                speaker=ctx.chat.user_name,
+                chat_key=ctx.chat.key,
+            )
+        except OSError as exc:
+            # The disk, not the code: one line, no traceback.
+            log.warning("memory write failed for %s: %s", ctx.chat.key, exc)
+            ctx.memory_write_failed = True
+            ctx.memory_storage_failed = True
+            return
+        except Exception:
+            # Fail-safe: the reply goes out whatever happens to the memory write.
+            log.exception("memory write failed for %s; the reply is unaffected", ctx.chat.key)
+            ctx.memory_write_failed = True
+            return
+        ctx.memory_items_recorded = len(recorded.stored)

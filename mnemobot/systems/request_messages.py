@@ -1,0 +1,113 @@
+"""Turn the stored session into the messages the model sees (pure functions).
+
+The stored session keeps extra keys (timestamps, message refs) and whole tool results;
+the model gets only the API keys, and tool results older than the last few user turns
+are shortened to a one-line stub so old bulky output does not crowd out the context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from mnemobot.memory.session import Message
+from mnemobot.memory.tokens import estimate_tokens
+
+API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+STUB_PREFIX = "[older tool result shortened"
+# One message never takes more than this of a request; the session keeps it whole.
+MAX_MODEL_MESSAGE_CHARS = 100_000
+
+
+def _fit_message(content: str) -> str:
+    if len(content) <= MAX_MODEL_MESSAGE_CHARS:
+        return content
+    hidden = len(content) - MAX_MODEL_MESSAGE_CHARS
+    return (
+        content[:MAX_MODEL_MESSAGE_CHARS]
+        + f"\n[... {hidden:,} more characters not shown; the whole message is kept]"
+    )
+
+
+def api_message(message: Message) -> dict[str, Any]:
+    return {key: message[key] for key in API_KEYS if key in message}
+
+
+def tool_result_stub(content: str) -> str:
+    first_line = content.strip().splitlines()[0][:120] if content.strip() else ""
+    return f"{STUB_PREFIX}: {len(content)} chars] {first_line}"
+
+
+def model_messages(
+    system_prompt: str, history: list[Message], *, keep_tool_results_turns: int
+) -> list[dict[str, Any]]:
+    """System prompt + history with API keys only; old tool results stubbed."""
+    # Tool results before the Nth most recent user message are stubbed (all when N is 0).
+    cutoff_index = len(history) if keep_tool_results_turns <= 0 else -1
+    user_turns_seen = 0
+    for index in range(len(history) - 1, -1, -1):
+        if keep_tool_results_turns > 0 and history[index].get("role") == "user":
+            user_turns_seen += 1
+            if user_turns_seen == keep_tool_results_turns:
+                cutoff_index = index
+                break
+    out: list[dict[str, Any]] = []
+    start = 0
+    # Some local servers accept only one leading system message: the conversation summary
+    # stored at the head of the history joins the system prompt.
+    while start < len(history) and history[start].get("role") == "system":
+        extra = str(history[start].get("content") or "")
+        system_prompt = f"{system_prompt}\n\n{extra}" if system_prompt else extra
+        start += 1
+    if system_prompt:
+        out.append({"role": "system", "content": system_prompt})
+    for index, message in enumerate(history):
+        if index < start:
+            continue
+        item = api_message(message)
+        if isinstance(item.get("content"), str):
+            item["content"] = _fit_message(item["content"])
+        if index < cutoff_index and item.get("role") == "tool":
+            content = str(item.get("content") or "")
+            if len(content) > 200:
+                item["content"] = tool_result_stub(content)
+        out.append(item)
+        # A turn stopped mid-tool-run leaves calls without results; the API rejects that
+        # history, so the model is told they were not run. Results are matched among the
+        # tool messages right after the call: some servers reuse ids across turns.
+        answered = _results_following(history, index)
+        for call in item.get("tool_calls") or ():
+            if call.get("id") not in answered:
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.get("id"),
+                        "content": "error: not run (the turn was stopped)",
+                    }
+                )
+    return out
+
+
+def _results_following(history: list[Message], index: int) -> set[object]:
+    found: set[object] = set()
+    for message in history[index + 1 :]:
+        if message.get("role") != "tool":
+            break
+        found.add(message.get("tool_call_id"))
+    return found
+
+
+def estimate_request_tokens(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> int:
+    """Heuristic size of a chat request: content, tool-call arguments and tool schemas."""
+    total = 0
+    for message in messages:
+        total += 4 + estimate_tokens(str(message.get("content") or ""))
+        for call in message.get("tool_calls") or ():
+            function = call.get("function", {})
+            total += 8 + estimate_tokens(function.get("name", "") + function.get("arguments", ""))
+    for tool in tools or ():
+        total += estimate_tokens(orjson.dumps(tool).decode())
+    return total

@@ -1,0 +1,180 @@
+"""ToolLoop (order 30): ask the model, run the tools it calls, repeat until a plain answer."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from mnemobot.memory.items import to_iso
+from mnemobot.memory.large_results import LargeResultStore
+from mnemobot.memory.model_windows import ModelWindow
+from mnemobot.memory.session import valid_unicode
+from mnemobot.systems.context import TurnContext
+from mnemobot.systems.context_window import narrow_to_window
+from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
+from mnemobot.systems.request_messages import model_messages
+from mnemobot.systems.tool_runner import ToolError, ToolRunner
+
+log = logging.getLogger(__name__)
+
+# Called when the model says the context overflowed; `attempt` counts from 1. Returns True
+# when it made the context smaller, so the call is worth retrying.
+OverflowRecovery = Callable[[TurnContext, int], Awaitable[bool]]
+
+MAX_OVERFLOW_ROUNDS = 3
+
+
+def _now_iso() -> str:
+    return to_iso(time.time())
+
+
+class ToolLoop:
+    name = "ToolLoop"
+    order = 30
+
+    def __init__(
+        self,
+        llm: ChatModel,
+        tools: ToolRunner,
+        *,
+        overflow_recovery: OverflowRecovery | None = None,
+        large_results: LargeResultStore | None = None,
+    ) -> None:
+        self.llm = llm
+        self.tools = tools
+        self.overflow_recovery = overflow_recovery
+        self.large_results = large_results
+
+    def enabled(self, ctx: TurnContext) -> bool:
+        return ctx.reply is None
+
+    async def process(self, ctx: TurnContext) -> None:
+        try:
+            await self._loop(ctx)
+        except LLMError as error:
+            # No reply: the assistant turns this into a short apology; the user's message
+            # is already saved in the session.
+            ctx.llm_error = error
+            ctx.stop_reason = error.user_text()
+
+    async def _loop(self, ctx: TurnContext) -> None:
+        limits = ctx.config.tool_loop
+        llm_config = ctx.config.llm
+        last_content: str | None = None
+        overflow_rounds = 0
+        while True:
+            if ctx.llm_calls >= limits.max_llm_calls:
+                self._stop(
+                    ctx,
+                    f"it reached the limit of {limits.max_llm_calls} model calls "
+                    "(toolLoop.maxLlmCalls)",
+                    last_content,
+                )
+                return
+            request = ChatRequest(
+                messages=model_messages(
+                    ctx.system_prompt,
+                    ctx.session.messages,
+                    keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
+                ),
+                model=ctx.model,
+                temperature=llm_config.temperature,
+                # A cap: a model client that knows the window asks for what still fits.
+                max_output_tokens=llm_config.max_output_tokens,
+                timeout_seconds=llm_config.request_timeout_seconds,
+                # Asked on every call: after an overflow error the window may be known and
+                # the tool definitions may no longer fit (the registry leaves them out).
+                tools=self.tools.schemas(ctx),
+            )
+            try:
+                ctx.llm_calls += 1
+                response = await self.llm.complete(request)
+            except LLMError as error:
+                if error.context_window is not None:
+                    # The server stated its window: compact and budget against it from now on.
+                    narrow_to_window(ctx, ModelWindow(error.context_window, "overflow error"))
+                if (
+                    error.kind is LLMFailureKind.CONTEXT_OVERFLOW
+                    and self.overflow_recovery is not None
+                    and overflow_rounds < MAX_OVERFLOW_ROUNDS
+                ):
+                    overflow_rounds += 1
+                    log.warning(
+                        "context overflow in %s; compacting (round %d)",
+                        ctx.chat.key,
+                        overflow_rounds,
+                    )
+                    if await self.overflow_recovery(ctx, overflow_rounds):
+                        ctx.llm_calls -= 1
+                        continue
+                raise
+            if not response.tool_calls:
+                answer = (response.content or "").strip()
+                if not answer:
+                    answer = "(the model returned an empty answer)"
+                ctx.add_message({"role": "assistant", "content": answer, "at": _now_iso()})
+                ctx.reply = answer
+                return
+            last_content = response.content or last_content
+            ctx.add_message(
+                {
+                    "role": "assistant",
+                    "content": response.content,
+                    "tool_calls": [call.to_message_dict() for call in response.tool_calls],
+                    "at": _now_iso(),
+                }
+            )
+            budget_hit = False
+            for call in response.tool_calls:
+                if ctx.tool_executions >= limits.max_tool_executions:
+                    budget_hit = True
+                    result = "error: not run, the tool execution limit of this turn was reached"
+                else:
+                    ctx.tool_executions += 1
+                    result = await self._run_tool(ctx, call.name, call.arguments)
+                    result = self._evict_if_large(ctx, call.id, result)
+                ctx.add_message(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.id,
+                        "name": call.name,
+                        "content": result,
+                        "at": _now_iso(),
+                    }
+                )
+            if budget_hit:
+                self._stop(
+                    ctx,
+                    f"it reached the limit of {limits.max_tool_executions} tool runs "
+                    "(toolLoop.maxToolExecutions)",
+                    last_content,
+                )
+                return
+
+    async def _run_tool(self, ctx: TurnContext, name: str, arguments: str) -> str:
+        try:
+            result = await self.tools.run(name, arguments, ctx)
+        except ToolError as error:
+            return f"error: {error}"
+        except Exception as error:  # a broken tool must not end the turn
+            log.exception("tool %s failed in %s", name, ctx.chat.key)
+            return f"error: the tool {name} failed ({type(error).__name__}: {error})"
+        result = valid_unicode(result)
+        ctx.tool_outputs.append(result)
+        return result
+
+    def _evict_if_large(self, ctx: TurnContext, call_id: str, result: str) -> str:
+        limit = ctx.config.compaction.tool_result_eviction_chars
+        if self.large_results is None or len(result) <= limit:
+            return result
+        return self.large_results.evict(ctx.session.id, call_id, result)
+
+    def _stop(self, ctx: TurnContext, why: str, last_content: str | None) -> None:
+        ctx.stop_reason = why
+        text = f"I stopped before finishing because {why}."
+        if last_content:
+            text = f"{last_content.strip()}\n\n{text}"
+        text += " Ask me to continue if you want me to go on."
+        ctx.add_message({"role": "assistant", "content": text, "at": _now_iso()})
+        ctx.reply = text
