@@ -38,7 +38,12 @@ from mnemobot.memory.consolidation import (
 )
 from mnemobot.memory.items import Layer, MemoryItem
 from mnemobot.memory.memory_versions import archive_dir
-from mnemobot.memory.scope_paths import GLOBAL_SCOPE, MEMORY_DIR_NAME, ScopePaths, validate_scope_key
+from mnemobot.memory.scope_paths import (
+    GLOBAL_SCOPE,
+    MEMORY_DIR_NAME,
+    ScopePaths,
+    validate_scope_key,
+)
 from mnemobot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)

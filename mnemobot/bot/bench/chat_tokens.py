@@ -29,7 +29,7 @@ from mnemobot.config.settings import Settings
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.context import ChatRef
 
-_REPO = Path(__file__).resolve().parents[2]
+_REPO = Path(__file__).resolve().parents[3]
 _SECTION = re.compile(r"\n\n(?=# )")
 MEMORY_HEADINGS = ("# Memory\n", "# Long-term memory of this chat\n")
 

@@ -38,7 +38,7 @@ TARGET_ADDED_MS = 50.0
 # Chat A's scope is the generator's scope (`telegram:<chat id>`).
 COLD_CHAT = ChatRef("telegram", SCOPE.split(":", 1)[1], user_id="1", user_name="Caroline")
 WARM_CHAT = ChatRef("telegram", "4242", user_id="2", user_name="Bob")
-_REPO = Path(__file__).resolve().parents[2]
+_REPO = Path(__file__).resolve().parents[3]
 _FAKE_SERVER_START_SECONDS = 30.0
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from mnemobot.memory.atomic_file import read_jsonl
 
-_REPO = Path(__file__).resolve().parents[2]
+_REPO = Path(__file__).resolve().parents[3]
 CHATS = 20
 ANSWER_TIMEOUT_SECONDS = 120.0
 

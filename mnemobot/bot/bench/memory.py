@@ -410,7 +410,7 @@ def run_bench(
 ) -> MemoryBenchFigures:
     with tempfile.TemporaryDirectory(prefix="mnemobot-bench-memory-") as tmp:
         workspace = Path(tmp)
-        root = Path(__file__).resolve().parents[2]
+        root = Path(__file__).resolve().parents[3]
         env = {**os.environ, "PYTHONPATH": str(root)}
         # Generated in a child too: a child started from a big parent would inherit the
         # parent's peak in ru_maxrss (Linux keeps it across exec).

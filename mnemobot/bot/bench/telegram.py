@@ -43,8 +43,8 @@ from telegram.ext import AIORateLimiter, BaseRateLimiter
 from mnemobot.bot.app import build_app
 from mnemobot.bot.bench.report import cpu_model, percentile, usable_cpus
 from mnemobot.bot.bench.servers import BENCH_TOKEN, BenchResult, LoadPlan, serve_bench_servers
-from mnemobot.bot.telegram.replicas import build_replica_app, open_replicas
 from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot.bot.telegram.replicas import build_replica_app, open_replicas
 from mnemobot.bot.telegram.run import serve_telegram
 from mnemobot.config.settings import Settings
 

@@ -12,7 +12,14 @@ from mnemobot.memory.extraction.extractor import MAX_SCAN_CHARS, TurnExtractor
 from mnemobot.memory.extraction.finding import Finding
 from mnemobot.memory.extraction.sentences import cut_text, one_line, split_sentences
 from mnemobot.memory.extraction.words import is_question, is_small_talk
-from mnemobot.memory.items import TURN_TAG, ItemType, Layer, MemoryItem, TurnMemoryEvent, fingerprint
+from mnemobot.memory.items import (
+    TURN_TAG,
+    ItemType,
+    Layer,
+    MemoryItem,
+    TurnMemoryEvent,
+    fingerprint,
+)
 
 DEFAULT_EXTRACTION = ExtractionConfig()
 # Titles are one short line: a cut copy of the content, for lists and the CLI. A display
