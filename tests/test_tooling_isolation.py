@@ -35,7 +35,7 @@ def import_tree(name):
 for root in sorted(OURS):
     import_tree(root)
 import mnemobot.bot.cli
-mnemobot.mnemobot.bot.cli.build_parser()
+mnemobot.bot.cli.build_parser()
 print(json.dumps(sorted(sys.modules)))
 """
 
@@ -54,7 +54,6 @@ def test_the_running_bot_never_imports_the_benches_or_evals() -> None:
     loaded = set(json.loads(result.stdout))
     # The walk reached the running bot: app, CLI, both channels, pipeline, memory.
     runtime = {"bot.app", "bot.cli", "bot.console", "bot.telegram.channel", "bot.telegram.run"}
-    runtime = {f"mnemobot.{name}" for name in runtime}
     runtime = {f"mnemobot.{name}" for name in runtime}
     runtime |= {
         f"mnemobot.{name}"
