@@ -59,7 +59,8 @@ class ColdScopeFigures:
 def _generate(workspace: Path, items: int, seed: int) -> int:
     """The big scope, written by a child (its heap stays out of the measured process)."""
     script = (
-        "import sys\nfrom pathlib import Path\nfrom mnemobot.bot.bench.memory import write_synthetic_scope\n"
+        "import sys\nfrom pathlib import Path\n"
+        "from mnemobot.bot.bench.memory import write_synthetic_scope\n"
         "print(write_synthetic_scope(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))"
     )
     done = subprocess.run(
