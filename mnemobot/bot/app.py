@@ -73,15 +73,26 @@ class App:
         self.memory.close()
 
 
-def build_app(settings: Settings, *, llm: ChatModel | None = None) -> App:
+def build_app(
+    settings: Settings,
+    *,
+    llm: ChatModel | None = None,
+    sessions: SessionStore | None = None,
+    shared_workspace: bool = False,
+) -> App:
+    """`sessions`: another store than the workspace's files (replicas keep them in Redis);
+    `shared_workspace`: other processes write the memory files too (replicas)."""
     paths = WorkspacePaths(settings.bot_workspace)
     paths.create()
     runtime = open_runtime_config(paths.runtime_config)
     runtime.ensure_file()
     config = runtime.current()
-    sessions = SessionStore(paths.sessions)
+    if sessions is None:
+        sessions = SessionStore(paths.sessions)
     memory = MemoryService(
-        paths.root, max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes
+        paths.root,
+        max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
+        shared_files=shared_workspace,
     )
     if llm is None:
         llm = OpenAIChatModel(

@@ -8,6 +8,7 @@ meant) do not fail the run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -15,12 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
 from mnemobot.bot.channels.registry import open_runtime_config
 from mnemobot.bot.commands import endpoint_for_display
 from mnemobot.bot.llm_client import OpenAIChatModel
-from mnemobot.bot.logging_setup import configure_logging
+from mnemobot.bot.logging_setup import configure_logging, redact
 from mnemobot.bot.probes import NETWORK_CHECK_SECONDS, ProbeError, list_models, telegram_username
 from mnemobot.bot.startup import secrets_of
+from mnemobot.bot.telegram.replicas import redis_display
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import (
     Settings,
@@ -208,6 +213,39 @@ async def check_telegram(settings: Settings, emit: Emit) -> CheckResult:
     return CheckResult("telegram", "ok", f"token valid for @{username}")
 
 
+async def check_redis(settings: Settings, emit: Emit) -> CheckResult:
+    """With BOT_REDIS_URL: Redis answers, and keeps what it acknowledged (appendonly)."""
+    url = settings.bot_redis_url.get_secret_value()  # type: ignore[union-attr]
+    where = redis_display(url)
+    emit(f"...  redis: connecting to {where} (up to {NETWORK_CHECK_SECONDS:g} s)")
+    client = Redis.from_url(
+        url,
+        socket_timeout=NETWORK_CHECK_SECONDS,
+        socket_connect_timeout=NETWORK_CHECK_SECONDS,
+    )
+    try:
+        async with asyncio.timeout(NETWORK_CHECK_SECONDS):
+            await client.ping()
+            config = await client.config_get("appendonly")
+    except (RedisError, OSError, TimeoutError) as exc:
+        reason = redact(str(exc) or type(exc).__name__, secrets_of(settings))
+        return CheckResult(
+            "redis", "fail", f"{where} does not answer ({reason}); check BOT_REDIS_URL"
+        )
+    finally:
+        with contextlib.suppress(RedisError, OSError):
+            await client.aclose()
+    appendonly = config.get(b"appendonly", config.get("appendonly", b""))
+    if appendonly not in (b"yes", "yes"):
+        return CheckResult(
+            "redis",
+            "warn",
+            f"{where} answers but runs without appendonly: a Redis restart could lose "
+            "accepted messages; start it with --appendonly yes",
+        )
+    return CheckResult("redis", "ok", f"{where} answers, appendonly yes (replicas share it)")
+
+
 async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     results: list[CheckResult] = []
 
@@ -220,6 +258,8 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     record(check_workspace(settings.bot_workspace))
     store = open_runtime_config(WorkspacePaths(settings.bot_workspace).runtime_config)
     record(check_runtime_config(store))
+    if settings.bot_redis_url is not None:
+        record(await check_redis(settings, emit))
     configured = store.current().llm.model
     model, source = (configured, "llm.model") if configured else (settings.bot_model, "BOT_MODEL")
     llm_result = await check_llm(settings, model, source, emit)

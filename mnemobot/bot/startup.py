@@ -18,8 +18,19 @@ log = logging.getLogger(__name__)
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    values = [settings.telegram_bot_token, settings.openai_api_key, settings.bot_webhook_secret]
-    return [v.get_secret_value() for v in values if v is not None]
+    values = [
+        settings.telegram_bot_token,
+        settings.openai_api_key,
+        settings.bot_webhook_secret,
+        settings.bot_redis_url,
+    ]
+    found = [v.get_secret_value() for v in values if v is not None]
+    if settings.bot_redis_url is not None:
+        # redis-py's errors name the URL's parts, the password among them.
+        password = urlsplit(settings.bot_redis_url.get_secret_value()).password
+        if password:
+            found.append(password)
+    return found
 
 
 def workspace_problem(paths: WorkspacePaths) -> str | None:

@@ -240,6 +240,12 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         help="write a cProfile of the bot process during the open-loop phase to this file",
     )
     bench.add_argument(
+        "--redis-url",
+        default=None,
+        help="run the bot as one replica on this Redis (claims, leases, sessions there) to "
+        "compare with files; e.g. redis://127.0.0.1:6379/0",
+    )
+    bench.add_argument(
         "--production-limits",
         action="store_true",
         help="keep Telegram's rate limits in the bot's limiter, as in production (replies/s "

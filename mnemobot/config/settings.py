@@ -8,6 +8,8 @@ over `~/.mnemobot/.env` (written by `mnemobot init`), a key in `./.env` winning.
 from __future__ import annotations
 
 import os
+import re
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +25,8 @@ HOW_TO_FIX = {
     "BOT_WORKSPACE": "point it at a writable directory",
     "BOT_LOG_LEVEL": "use one of DEBUG, INFO, WARNING, ERROR",
     "BOT_WEBHOOK_LISTEN": "use host:port, e.g. 0.0.0.0:8443",
+    "BOT_REDIS_URL": "use redis://[:password@]host:6379/0 (or rediss:// for TLS), or unset it",
+    "BOT_REPLICA_ID": "use letters, digits, _ and - only, e.g. BOT_REPLICA_ID=bot-1",
 }
 
 
@@ -102,6 +106,12 @@ class Settings(BaseSettings):
     bot_webhook_url: str | None = None
     bot_webhook_secret: SecretStr | None = None
     bot_webhook_listen: str = "0.0.0.0:8443"
+    # Set: several replicas share sessions, update claims, chat leases and the pending inbox
+    # through this Redis. A secret: it may carry a password.
+    bot_redis_url: SecretStr | None = None
+    # Names this replica's own files (its outbox) on a shared workspace; the host name when
+    # unset, so a restarted container with a fixed hostname finds its undelivered replies.
+    bot_replica_id: str | None = None
 
     @field_validator("telegram_allowed_users", mode="before")
     @classmethod
@@ -144,6 +154,31 @@ class Settings(BaseSettings):
         if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise ValueError(f"{value!r} is not host:port")
         return value
+
+    @field_validator("bot_redis_url")
+    @classmethod
+    def _redis_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        if not value.get_secret_value().startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @field_validator("bot_replica_id")
+    @classmethod
+    def _replica_id(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", value.strip()):
+            raise ValueError(f"{value!r} is not a replica name")
+        return value.strip()
+
+    @property
+    def replica_id(self) -> str:
+        """This replica's name: BOT_REPLICA_ID, else the host name made file-safe."""
+        if self.bot_replica_id:
+            return self.bot_replica_id
+        return re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname())[:64] or "replica"
 
     @property
     def webhook_host_port(self) -> tuple[str, int]:

@@ -110,6 +110,19 @@ def memory_query(
     return query
 
 
+def scope_files_signature(paths: ScopePaths) -> tuple[tuple[str, int, int, int], ...]:
+    """Name, inode, size and mtime of each file a scope loads: changes with any write or
+    atomic rewrite, as cheap as a stat per file."""
+    signature = []
+    for path in (*paths.item_files(), paths.memory_file):
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            continue
+        signature.append((path.name, stat.st_ino, stat.st_size, stat.st_mtime_ns))
+    return tuple(signature)
+
+
 @dataclass(frozen=True, slots=True)
 class _LoadedScope:
     store: ScopeItemStore
@@ -138,9 +151,18 @@ class MemoryService:
         workspace: Path,
         *,
         max_cached_scopes: int | Callable[[], int] = _MEMORY_DEFAULTS.max_cached_scopes,
+        shared_files: bool = False,
     ) -> None:
-        """`max_cached_scopes`: a number, or a callable read at each load (a live config)."""
+        """`max_cached_scopes`: a number, or a callable read at each load (a live config).
+
+        `shared_files`: other processes (replicas on a shared volume) write scopes too; a
+        cached scope whose files changed since this process last touched them is loaded
+        again before use (a stat of each item file per call).
+        """
         self.workspace = workspace
+        self.shared_files = shared_files
+        # What each loaded scope's files looked like after this process last used them.
+        self._signatures: dict[str, tuple[tuple[str, int, int, int], ...]] = {}
         # Most recently used last; a bot with thousands of chats keeps only the active
         # ones in memory, the others reload from their files when they speak again.
         self._stores: OrderedDict[str, _LoadedScope] = OrderedDict()
@@ -196,9 +218,20 @@ class MemoryService:
                 found = self._stores.get(scope)
                 if found is not None:
                     self._stores.move_to_end(scope)
+            if (
+                found is not None
+                and self.shared_files
+                and self._signatures.get(scope) != scope_files_signature(self.paths(scope))
+            ):
+                log.info("memory scope %s changed on disk (another replica); reloading", scope)
+                found = None
             if found is None:
                 found = self._load(scope, lock)
-            yield found
+            try:
+                yield found
+            finally:
+                if self.shared_files:
+                    self._signatures[scope] = scope_files_signature(self.paths(scope))
 
     def _load(self, scope: str, lock: threading.RLock) -> _LoadedScope:
         # Under the scope's lock only: other scopes load and answer meanwhile.

@@ -33,6 +33,7 @@ import platform
 import statistics
 import sys
 import tempfile
+import uuid
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -43,6 +44,7 @@ from mnemobot.bot.app import build_app
 from mnemobot.bot.bench.report import cpu_model, percentile, usable_cpus
 from mnemobot.bot.bench.servers import BENCH_TOKEN, BenchResult, LoadPlan, serve_bench_servers
 from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot.bot.telegram.replicas import build_replica_app, open_replicas
 from mnemobot.bot.telegram.run import serve_telegram
 from mnemobot.config.settings import Settings
 
@@ -120,6 +122,7 @@ async def _run_bot(
     llm_url: str,
     go: asyncio.Event,
     stop: asyncio.Event,
+    redis_url: str | None = None,
     production_limits: bool = False,
 ) -> None:
     settings = Settings(  # type: ignore[call-arg]
@@ -131,8 +134,14 @@ async def _run_bot(
         telegram_bot_token=BENCH_TOKEN,
         telegram_api_base_url=bot_url,
         telegram_allowed_users="*",
+        bot_redis_url=redis_url,
     )
-    app = build_app(settings)
+    # With Redis: one replica (the poller), its claims, leases and sessions in Redis, under
+    # a namespace of its own so a shared Redis keeps nothing of an earlier run in the way.
+    replicas = (
+        open_replicas(redis_url, namespace=f"bench-{uuid.uuid4().hex[:8]}") if redis_url else None
+    )
+    app = build_replica_app(settings, replicas) if replicas is not None else build_app(settings)
     try:
         await serve_telegram(
             app,
@@ -141,9 +150,12 @@ async def _run_bot(
             poll_timeout_seconds=10,
             on_ready=go.set,
             rate_limiter=bench_rate_limiter(production_limits),
+            replicas=replicas,
         )
     finally:
         await app.close()
+        if replicas is not None:
+            await replicas.close()
 
 
 async def _receive(conn: Connection, child: multiprocessing.process.BaseProcess) -> object:
@@ -188,6 +200,7 @@ async def run_bench(
     closed_seconds: float,
     llm_delay_seconds: float = 0.0,
     profile_path: Path | None = None,
+    redis_url: str | None = None,
     production_limits: bool = False,
 ) -> list[BenchFigures]:
     """Open-loop phase at `rate` (if seconds > 0), then closed loop (if closed_seconds > 0)."""
@@ -204,7 +217,15 @@ async def run_bench(
         go, stop = asyncio.Event(), asyncio.Event()
         with tempfile.TemporaryDirectory(prefix="mnemobot-bench-") as tmp:
             bot = asyncio.create_task(
-                _run_bot(Path(tmp), bot_url, llm_url, go, stop, production_limits)
+                _run_bot(
+                    Path(tmp),
+                    bot_url,
+                    llm_url,
+                    go,
+                    stop,
+                    redis_url=redis_url,
+                    production_limits=production_limits,
+                )
             )
             await asyncio.wait(
                 {bot, asyncio.create_task(go.wait())}, return_when=asyncio.FIRST_COMPLETED
@@ -283,6 +304,7 @@ def bench_command(args: argparse.Namespace) -> int:
             closed_seconds=args.closed_seconds,
             llm_delay_seconds=args.llm_delay_ms / 1000,
             profile_path=args.profile,
+            redis_url=args.redis_url,
             production_limits=args.production_limits,
         )
     )

@@ -7,6 +7,10 @@ spot, messages go into their chat's lane (see `bot.channels`). Every answer goes
 durable outbox, which delivers it in order per chat and keeps retrying through outages; a
 message's inbox entry is marked done once its answer is in the outbox.
 
+With replicas on Redis (`BOT_REDIS_URL`), the inbox is in Redis and shared: an update is
+claimed once across replicas and answered by the replica holding its chat's lease (see
+`bot.delivery.redis_ingress`); each replica keeps its own outbox file.
+
 python-telegram-bot provides the Bot (requests, rate limiter, defaults); its Updater and
 handler machinery are not used, because they acknowledge updates before they are kept and
 stop on one they cannot parse.
@@ -19,7 +23,7 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from telegram import BotCommand, LinkPreviewOptions, Message, Update
 from telegram.error import InvalidToken, TelegramError
@@ -30,6 +34,7 @@ from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.commands import COMMANDS, parse_command
 from mnemobot.bot.delivery.outbox import Outbox
+from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -41,7 +46,7 @@ from mnemobot.bot.telegram.access import (
 )
 from mnemobot.bot.telegram.aiohttp_request import AiohttpRequest
 from mnemobot.bot.telegram.config import TelegramConfig
-from mnemobot.bot.telegram.intake import TelegramIntake
+from mnemobot.bot.telegram.intake import RedisTelegramIntake, TelegramIntake
 from mnemobot.bot.telegram.poller import KeepUpdates
 from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
 from mnemobot.bot.telegram.refusals import RefusalMemory, refusals_path
@@ -54,6 +59,9 @@ from mnemobot.bot.telegram.replies import (
 )
 from mnemobot.config.settings import Settings
 from mnemobot.systems.context import ChatRef
+
+if TYPE_CHECKING:
+    from mnemobot.bot.telegram.replicas import Replicas
 
 log = logging.getLogger(__name__)
 
@@ -130,19 +138,37 @@ class TelegramChannel:
     name = CHANNEL
 
     def __init__(
-        self, app: App, settings: Settings, application: Application, source: UpdateSource
+        self,
+        app: App,
+        settings: Settings,
+        application: Application,
+        source: UpdateSource,
+        replicas: Replicas | None = None,
     ) -> None:
         self.app = app
         self.application = application
         self.allowed = settings.telegram_allowed_users
         self.source = source
         delivery = app.paths.delivery
-        self.intake = TelegramIntake(
-            delivery / "telegram-inbox.jsonl", application.bot, self.on_update
-        )
-        self.outbox = Outbox(
-            delivery / "telegram-outbox.jsonl", TelegramDelivery(application.bot).deliver
-        )
+        self.intake: TelegramIntake
+        if replicas is None:
+            self.intake = TelegramIntake(
+                delivery / "telegram-inbox.jsonl", application.bot, self.on_update
+            )
+            outbox_path = delivery / "telegram-outbox.jsonl"
+        else:
+            config = self.config()
+            inbox = RedisInbox(
+                replicas.coordination,
+                replicas.leases,
+                lease_seconds=config.lease_seconds,
+                sweep_seconds=config.sweep_seconds,
+                outage=replicas.outage,
+            )
+            self.intake = RedisTelegramIntake(inbox, application.bot, self.on_update)
+            # Each replica's undelivered replies are its own: one journal per replica name.
+            outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
+        self.outbox = Outbox(outbox_path, TelegramDelivery(application.bot).deliver)
         self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
         self.identity: BotIdentity | None = None
         self.refusals = RefusalMemory(refusals_path(app.paths.root))
@@ -193,6 +219,7 @@ class TelegramChannel:
         try:
             await self.source.stop()
             await self.dispatcher.shutdown(grace_seconds)
+            await self.intake.close()
             await self.outbox.close(OUTBOX_CLOSE_SECONDS)
         finally:
             await self.application.shutdown()
@@ -276,6 +303,7 @@ def build_telegram_application(
     *,
     source: UpdateSource,
     rate_limiter: BaseRateLimiter | None = None,
+    replicas: Replicas | None = None,
 ) -> tuple[Application, TelegramChannel]:
     """The PTB Application (the Bot and its requests) and the channel that drives it."""
     if settings.telegram_bot_token is None:
@@ -311,6 +339,6 @@ def build_telegram_application(
         )
     )
     application = builder.build()
-    channel = TelegramChannel(app, settings, application, source)
+    channel = TelegramChannel(app, settings, application, source, replicas)
     app.commands.status_providers.append(channel.status_lines)
     return application, channel

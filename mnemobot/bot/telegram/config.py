@@ -13,3 +13,15 @@ class TelegramConfig(LaneConfig):
     typing_delay_seconds: float = Field(1, ge=0, le=60)
     """"typing..." appears only once a reply has taken this long: quick replies need no
     indicator, and each action spends part of the bot's share of Telegram's rate limit."""
+
+    # Replicas on Redis (BOT_REDIS_URL); read at start.
+    lease_seconds: float = Field(15, gt=0, le=600)
+    """Replicas on Redis: how long a replica's hold on a chat outlives the replica; after a
+    crash, another replica answers the chat's waiting messages this long after the last
+    renewal."""
+    poller_lease_seconds: float = Field(15, gt=0, le=600)
+    """Replicas on Redis: the same for the one replica that polls Telegram; a standby takes
+    over within this plus a third of it."""
+    sweep_seconds: float = Field(1, gt=0, le=60)
+    """Replicas on Redis: how often each replica looks for chats with waiting messages and
+    no live holder."""

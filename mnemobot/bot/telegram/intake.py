@@ -11,6 +11,9 @@ safely in the outbox, or at once for what gets no turn (ignored group chatter, r
 commands answered on the spot). On start, what an earlier run kept but never finished is
 handled again, in the order it arrived.
 
+`RedisTelegramIntake` does the same for replicas on Redis: kept means claimed and queued
+in Redis, and its chat's lease holder (maybe another replica) handles it.
+
 An update that cannot be parsed, or whose handling raises, is logged once (id and reason),
 marked done and skipped: one bad update never stops the others.
 """
@@ -26,6 +29,7 @@ from typing import Any
 from telegram import Bot, Update
 
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.delivery.redis_ingress import RedisInbox
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +80,9 @@ class TelegramIntake:
     def waiting(self) -> int:
         return len(self.inbox)
 
+    async def close(self) -> None:
+        """Nothing to let go: the journal is written as it goes."""
+
     async def _handle(self, entry: QueuedEntry) -> None:
         try:
             update = Update.de_json(entry.data, self.bot)
@@ -97,3 +104,40 @@ class TelegramIntake:
 def _reason(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+class RedisTelegramIntake(TelegramIntake):
+    """The intake of a replica on Redis: updates kept in Redis (claimed once across
+    replicas), handled by whichever replica holds their chat's lease."""
+
+    def __init__(self, inbox: RedisInbox, bot: Bot, handle: HandleUpdate) -> None:
+        # No journal of its own: Redis is the inbox (see `bot.delivery.redis_ingress`).
+        self.redis_inbox = inbox
+        self.bot = bot
+        self.handle = handle
+        self.skipped = 0
+        inbox.handle = self._handle
+
+    async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
+        entries = [
+            QueuedEntry(id=f"u:{raw['update_id']}", key=inbox_key(raw), data=dict(raw))
+            for raw in raw_updates
+        ]
+        fresh = await self.redis_inbox.accept(entries)
+        if fresh < len(entries):
+            log.info("ignoring %d update(s) already received", len(entries) - fresh)
+
+    async def replay(self) -> int:
+        # The sweeper finds what waits in Redis, from this replica's last run or another's.
+        self.redis_inbox.start()
+        return 0
+
+    async def done(self, receipts: Sequence[str]) -> None:
+        if receipts:
+            await self.redis_inbox.done(receipts)
+
+    def waiting(self) -> int:
+        return self.redis_inbox.in_flight()
+
+    async def close(self) -> None:
+        await self.redis_inbox.close()

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from filelock import FileLock, Timeout
 from telegram import Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application, BaseRateLimiter
@@ -30,9 +31,17 @@ from mnemobot.bot.logging_setup import redact
 from mnemobot.bot.onboarding import offer_init
 from mnemobot.bot.startup import log_startup, secrets_of, settings_or_exit, token_rejected_line
 from mnemobot.bot.telegram.channel import UpdateSource, build_telegram_application
+from mnemobot.bot.telegram.config import TelegramConfig
 from mnemobot.bot.telegram.poller import KeepUpdates, UpdatePoller
+from mnemobot.bot.telegram.replicas import (
+    LeaderPollingSource,
+    Replicas,
+    build_replica_app,
+    open_replicas,
+)
 from mnemobot.bot.telegram.webhook_server import start_webhook_server, webhook_application
 from mnemobot.config.settings import Settings
+from mnemobot.config.workspace import WorkspacePaths
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +70,7 @@ class WebhookPlan:
     secret: str
 
 
-def webhook_plan(settings: Settings) -> WebhookPlan:
+def webhook_plan(settings: Settings, *, replicas: bool = False) -> WebhookPlan:
     url = settings.bot_webhook_url
     if not url:
         raise WebhookSettingsError(
@@ -77,6 +86,11 @@ def webhook_plan(settings: Settings) -> WebhookPlan:
             raise WebhookSettingsError(
                 "BOT_WEBHOOK_SECRET is invalid: use 1-256 characters A-Z, a-z, 0-9, _ and -"
             )
+    elif replicas:
+        raise WebhookSettingsError(
+            "BOT_WEBHOOK_SECRET is not set: replicas behind one URL must share one secret; "
+            "set it to 1-256 characters A-Z, a-z, 0-9, _ and - on every replica"
+        )
     else:
         # Telegram echoes whatever secret setWebhook registered, so a fresh one per start
         # protects the endpoint just as well as a configured one.
@@ -152,13 +166,26 @@ async def serve_telegram(
     grace_seconds: float = SHUTDOWN_GRACE_SECONDS,
     on_ready: Callable[[], None] | None = None,
     rate_limiter: BaseRateLimiter | None = None,
+    replicas: Replicas | None = None,
 ) -> None:
-    """Run the Telegram channel until `stop` is set; used by `mnemobot run` and the tests."""
-    source: UpdateSource = (
-        WebhookSource(webhook_plan(settings)) if webhook else PollingSource(poll_timeout_seconds)
-    )
+    """Run the Telegram channel until `stop` is set; used by `mnemobot run` and the tests.
+
+    With `replicas`, this process is one of several on one Redis (see `bot.telegram.replicas`).
+    """
+    source: UpdateSource
+    if webhook:
+        source = WebhookSource(webhook_plan(settings, replicas=replicas is not None))
+    elif replicas is not None:
+        telegram_config = app.runtime.current().section("telegram", TelegramConfig)
+        source = LeaderPollingSource(
+            lambda: PollingSource(poll_timeout_seconds),
+            replicas,
+            telegram_config.poller_lease_seconds,
+        )
+    else:
+        source = PollingSource(poll_timeout_seconds)
     _application, channel = build_telegram_application(
-        app, settings, source=source, rate_limiter=rate_limiter
+        app, settings, source=source, rate_limiter=rate_limiter, replicas=replicas
     )
     try:
         # Start-up retries while the Bot API is unreachable; a stop request ends the wait.
@@ -185,12 +212,35 @@ def run_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     if settings.telegram_bot_token is None:
         return offer_init(NO_TOKEN)
+    redis_url = settings.bot_redis_url.get_secret_value() if settings.bot_redis_url else None
     if args.webhook:
         try:
-            webhook_plan(settings)
+            webhook_plan(settings, replicas=redis_url is not None)
         except WebhookSettingsError as exc:
             print(f"mnemobot: {exc}", file=sys.stderr)
             return 2
+    # One `run` per workspace on files (two would answer every message twice); with Redis,
+    # one per replica name (a replica's outbox file is its own).
+    paths = WorkspacePaths(settings.bot_workspace)
+    if redis_url is None:
+        lock_path = paths.run_lock
+        refusal = (
+            f"another `mnemobot run` is serving workspace {paths.root}; stop it first "
+            "(or set BOT_REDIS_URL to run several replicas)"
+        )
+    else:
+        paths.delivery.mkdir(parents=True, exist_ok=True)
+        lock_path = paths.delivery / f".replica-{settings.replica_id}.lock"
+        refusal = (
+            f"a replica named {settings.replica_id} is already serving workspace "
+            f"{paths.root}; give each replica its own BOT_REPLICA_ID"
+        )
+    run_lock = FileLock(lock_path, thread_local=False)
+    try:
+        run_lock.acquire(timeout=0)
+    except Timeout:
+        print(f"mnemobot: {refusal}", file=sys.stderr)
+        return 2
 
     log_startup(settings)
 
@@ -199,12 +249,23 @@ def run_command(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        app = build_app(settings)
+        replicas = open_replicas(redis_url) if redis_url else None
+        if replicas is not None:
+            log.info(
+                "replica %s on Redis %s: sessions, claims, leases and the inbox are shared",
+                settings.replica_id,
+                replicas.where,
+            )
+            app = build_replica_app(settings, replicas)
+        else:
+            app = build_app(settings)
         app.start_background()
         try:
-            await serve_telegram(app, settings, stop=stop, webhook=args.webhook)
+            await serve_telegram(app, settings, stop=stop, webhook=args.webhook, replicas=replicas)
         finally:
             await app.close()
+            if replicas is not None:
+                await replicas.close()
         return 0
 
     try:
@@ -217,6 +278,8 @@ def run_command(args: argparse.Namespace) -> int:
         reason = redact(str(exc), secrets_of(settings))
         print(f"mnemobot: Telegram refused to start: {reason}", file=sys.stderr)
         return 1
+    finally:
+        run_lock.release()
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

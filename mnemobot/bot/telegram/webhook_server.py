@@ -21,6 +21,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from mnemobot.bot.delivery.redis_ingress import InboxUnavailable
+
 log = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
@@ -56,6 +58,9 @@ def webhook_application(
             return web.Response(status=400, text="body is not a Telegram update\n")
         try:
             await accept(update)
+        except InboxUnavailable:
+            # Said once per outage where it is detected; Telegram retries this one.
+            return web.Response(status=500, text="try again later\n")
         except Exception:
             log.exception("could not keep update %s; Telegram will retry", update.get("update_id"))
             return web.Response(status=500, text="try again later\n")
