@@ -35,7 +35,14 @@ class LoggingProxy:
 
     def __exit__(self, *exc_info: object) -> None:
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            loop = self._loop
+
+            def stop() -> None:
+                for task in asyncio.all_tasks(loop):
+                    task.cancel()
+                loop.call_soon(loop.stop)
+
+            loop.call_soon_threadsafe(stop)
         if self._thread is not None:
             self._thread.join(5)
 
