@@ -100,3 +100,23 @@ async def test_start_up_waits_for_an_unreachable_bot_api_and_says_so(
     telegram.send_text("hello after the outage", chat_id=USER)
     [answer] = await telegram.wait_for_messages_async(USER, 1)
     assert answer["plain_text"] == "echo: hello after the outage"
+
+
+async def test_export_sends_the_chats_memory_as_a_document(
+    start_bot: StartBot, telegram: TelegramServer
+) -> None:
+    import io
+    import zipfile
+
+    await start_bot()
+    telegram.send_text("my bike is a green Gazelle", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    telegram.send_text("/export", chat_id=USER)
+    deadline = asyncio.get_running_loop().time() + 10
+    while not telegram.documents(USER) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    [document] = telegram.documents(USER)
+    assert document["filename"].endswith(".zip") and "memory of this chat" in document["caption"]
+    with zipfile.ZipFile(io.BytesIO(document["data"])) as bundle:
+        text = b"".join(bundle.read(name) for name in bundle.namelist())
+    assert b"green Gazelle" in text

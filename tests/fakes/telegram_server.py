@@ -491,6 +491,7 @@ class TelegramServer:
         self._messages: dict[int, dict[int, JsonDict]] = {}
         self._last_message_id: dict[int, int] = {}
         self._sent: list[JsonDict] = []
+        self._documents: list[JsonDict] = []
         self._actions: list[tuple[int | str, str]] = []
         self._calls: list[JsonDict] = []
         self._commands: dict[tuple[str, str], list[JsonDict]] = {}
@@ -1089,6 +1090,7 @@ class TelegramServer:
             "getme": self._api_get_me,
             "getupdates": self._api_get_updates,
             "sendmessage": self._api_send_message,
+            "senddocument": self._api_send_document,
             "sendchataction": self._api_send_chat_action,
             "setmycommands": self._api_set_my_commands,
             "getmycommands": self._api_get_my_commands,
@@ -1144,6 +1146,43 @@ class TelegramServer:
                 if remaining <= 0:
                     return []
                 self._cond.wait(remaining)
+
+    def _api_send_document(self, params: JsonDict) -> JsonDict:
+        """A document the bot uploads; kept (bytes and caption) in `documents()`."""
+        with self._cond:
+            chat = self._resolve_chat(params.get("chat_id"))
+            upload = params.get("document")
+            if not isinstance(upload, UploadedFile):
+                raise BotApiError(400, "Bad Request: there is no document in the request")
+            message: JsonDict = {
+                "message_id": self._next_message_id(chat["id"]),
+                "from": self._bot_as_sender(),
+                "chat": dict(chat),
+                "date": int(time.time()),
+                "document": {"file_name": upload.filename, "file_size": len(upload.data)},
+            }
+            if params.get("caption"):
+                message["caption"] = str(params["caption"])
+            self._remember_message(message)
+            self._documents.append(
+                {
+                    "chat_id": chat["id"],
+                    "filename": upload.filename,
+                    "data": upload.data,
+                    "caption": params.get("caption"),
+                }
+            )
+            self._cond.notify_all()
+            return copy.deepcopy(message)
+
+    def documents(self, chat_id: int | str | None = None) -> list[JsonDict]:
+        """Documents the bot sent: ``chat_id``, ``filename``, ``data`` (bytes), ``caption``."""
+        with self._cond:
+            return [
+                copy.deepcopy(d)
+                for d in self._documents
+                if chat_id is None or d["chat_id"] == chat_id
+            ]
 
     def _api_send_message(self, params: JsonDict) -> JsonDict:
         with self._cond:

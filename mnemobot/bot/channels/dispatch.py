@@ -90,8 +90,14 @@ class ChatDispatcher:
         command = job.command
         if command is not None and command.name not in LANE_COMMANDS:
             # Awaited, not spawned: /stop must empty the lane before the next message lands.
-            answer = await self.app.commands.run(job.chat, command, stop=self.stop)
-            self.notify(job, answer, answered=True)
+            reply = await self.app.commands.reply(job.chat, command, stop=self.stop)
+            send_document = getattr(self.channel, "send_document", None)
+            if reply.attachment is not None and send_document is not None:
+                # A channel that sends files (Telegram) gets the file with the text as caption.
+                await send_document(job, reply.attachment, reply.text)
+                await self._answered([job])
+                return None
+            self.notify(job, reply.text, answered=True)
             return None
         admission = self.lanes.submit(job)
         if admission is Admission.FULL:

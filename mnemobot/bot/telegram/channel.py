@@ -32,7 +32,7 @@ from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defau
 from mnemobot.bot.app import App
 from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneJob
-from mnemobot.bot.commands import COMMANDS, parse_command
+from mnemobot.bot.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.delivery.outbox import Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.telegram.access import (
@@ -53,6 +53,7 @@ from mnemobot.bot.telegram.refusals import RefusalMemory, refusals_path
 from mnemobot.bot.telegram.replies import (
     ReplyTarget,
     TelegramDelivery,
+    document_message,
     reply_messages,
     text_messages,
     typing,
@@ -237,6 +238,17 @@ class TelegramChannel:
         await self.outbox.put(
             job.chat.key, messages, ids=outbox_ids(job, "reply", markdown, len(messages))
         )
+
+    async def send_document(self, job: LaneJob, attachment: Attachment, caption: str) -> None:
+        """A file (e.g. /export's zip) as a Telegram document, through the outbox like text."""
+        if attachment.path is None:
+            await self.send_text(job, caption)
+            return
+        message = document_message(
+            target_for_job(job), attachment.path, attachment.filename, caption
+        )
+        ids = outbox_ids(job, "document", attachment.filename, 1)
+        await self.outbox.put(job.chat.key, [message], ids=ids)
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
         config = self.config()

@@ -17,6 +17,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from telegram import Bot, ReplyParameters
@@ -36,6 +37,9 @@ from mnemobot.bot.telegram.markdown_html import markdown_to_telegram_html
 from mnemobot.bot.telegram.split import split_for_telegram, split_plain_for_telegram
 
 log = logging.getLogger(__name__)
+
+# Telegram's limit on a document's caption, in characters.
+CAPTION_LIMIT = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,18 @@ def text_messages(target: ReplyTarget, text: str) -> list[dict[str, Any]]:
     ]
 
 
+def document_message(target: ReplyTarget, path: str, filename: str, caption: str) -> dict[str, Any]:
+    """A file on disk, sent as a document (Telegram caps captions at 1024 characters)."""
+    return {
+        "chat_id": target.chat_id,
+        "thread_id": target.thread_id,
+        "quote": target.reply_to_message_id,
+        "document": path,
+        "filename": filename,
+        "plain": caption[:CAPTION_LIMIT],
+    }
+
+
 def _retry_seconds(error: RetryAfter) -> float:
     wait = error.retry_after
     return wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
@@ -87,6 +103,9 @@ class TelegramDelivery:
 
     async def deliver(self, message: dict[str, Any]) -> DeliveryResult:
         try:
+            if "document" in message:
+                await self._send_document(message)
+                return DeliveryResult(Delivery.SENT)
             html = message.get("html")
             if html is not None:
                 try:
@@ -114,6 +133,25 @@ class TelegramDelivery:
             return DeliveryResult(Delivery.RETRY, f"token rejected ({type(error).__name__})")
         except (NetworkError, TelegramError, OSError) as error:
             return DeliveryResult(Delivery.RETRY, str(error) or type(error).__name__)
+
+    async def _send_document(self, message: dict[str, Any]) -> None:
+        quote = message.get("quote")
+        try:
+            data = Path(message["document"]).read_bytes()
+        except OSError as error:
+            raise BadRequest(f"the file to send is gone: {error.strerror}") from None
+        await self.bot.send_document(
+            chat_id=message["chat_id"],
+            document=data,
+            filename=message["filename"],
+            caption=message.get("plain") or None,
+            message_thread_id=message.get("thread_id"),
+            reply_parameters=(
+                ReplyParameters(message_id=quote, allow_sending_without_reply=True)
+                if quote is not None
+                else None
+            ),
+        )
 
     async def _send(self, message: dict[str, Any], text: str, parse_mode: str | None) -> None:
         quote = message.get("quote")
