@@ -187,20 +187,21 @@ class Assistant:
         session = self.sessions.get(chat.key)
         set_aside = session.metadata.pop(SET_ASIDE_KEY, None)
         now = now_in_zone(config.assistant.timezone)
+        ctx = TurnContext(
+            chat=chat,
+            session=session,
+            user_text=text,
+            config=config,
+            now=now,
+            model=self.model_name(config),
+            scope=self.scope_for(chat, config),
+            message_refs=message_refs,
+            notify=notify,
+        )
         earlier = find_received(session.messages, message_refs)
         if earlier is not None and earlier.answer is not None:
             # Answered before a crash cut the delivery short: the same answer, no new turn.
             log.info("message %s of %s was answered before; replying again", message_refs, chat.key)
-            ctx = TurnContext(
-                chat=chat,
-                session=session,
-                user_text=text,
-                config=config,
-                now=now,
-                model=self.model_name(config),
-                scope=self.scope_for(chat, config),
-                message_refs=message_refs,
-            )
             ctx.reply = earlier.answer
             return TurnOutcome(reply=earlier.answer, ctx=ctx, answered=True)
         if earlier is None:
@@ -217,17 +218,6 @@ class Assistant:
             # Kept before anything else can fail: a model outage never loses the message.
             # The write runs off the event loop, so other chats go on while it waits.
             await self.sessions.save_async(session)
-        ctx = TurnContext(
-            chat=chat,
-            session=session,
-            user_text=text,
-            config=config,
-            now=now,
-            model=self.model_name(config),
-            scope=self.scope_for(chat, config),
-            message_refs=message_refs,
-            notify=notify,
-        )
         try:
             await self.pipeline.run(ctx)
         finally:
