@@ -21,8 +21,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from weakref import WeakKeyDictionary
 
-from mnemobot.memory.fact_slots import SlotStatement, may_state, slot_statements, value_terms
+from mnemobot.memory.fact_slots import (
+    SLOT_TRIGGERS,
+    SlotStatement,
+    slot_statements,
+    value_terms,
+)
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
 from mnemobot.memory.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.text_terms import terms
@@ -182,23 +188,63 @@ def _with_keywords(store: ScopeItemStore, fact: MemoryItem, statement: SlotState
     return store.add([tagged])[0]
 
 
+class _SlotCandidates:
+    """Durable item ids by slot family whose text may set it, grown as the store grows.
+
+    A write looks up one family instead of testing every durable item's text (thousands
+    in a long chat) against the family's words; only items not seen before are tested.
+    """
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.by_family: dict[str, list[str]] = {family: [] for family in SLOT_TRIGGERS}
+        # The slots each seen item's text sets (parsed once: the rules are regexes).
+        self.slots: dict[str, tuple[str, frozenset[str]]] = {}
+
+    def ids(self, store: ScopeItemStore, family: str) -> list[str]:
+        for item_id in [i for i in store.durable_ids if i not in self.seen]:
+            self.seen.add(item_id)
+            item = store.items[item_id]
+            lowered = item.content.lower()
+            for name, words in SLOT_TRIGGERS.items():
+                if any(word in lowered for word in words):
+                    self.by_family[name].append(item_id)
+                    parsed = frozenset(s.slot for s in _slots(item))
+                    self.slots.setdefault(item_id, (item.content, parsed))
+        return self.by_family[family]
+
+
+_SLOT_CANDIDATES: WeakKeyDictionary[ScopeItemStore, _SlotCandidates] = WeakKeyDictionary()
+
+
 def _same_slot(
     store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement, speaker_tag: str | None
 ) -> list[MemoryItem]:
     """Current durable facts of the same speaker that set the same slot, stated earlier."""
     found = []
     slot = statement.slot
-    for item in list(store.items.values()):
+    candidates = _SLOT_CANDIDATES.get(store)
+    if candidates is None:
+        candidates = _SLOT_CANDIDATES[store] = _SlotCandidates()
+    for item_id in candidates.ids(store, slot.split(":", 1)[0]):
+        item = store.items.get(item_id)
+        if item is None:
+            continue
         if (
             item.layer is Layer.EPISODIC
-            or not may_state(slot, item.content.lower())
             or item.id == fact.id
             or item.is_superseded
             or item.created_at > fact.created_at
             or _speaker(item) != speaker_tag
         ):
             continue
-        if any(s.slot == statement.slot for s in _slots(item)):
+        cached = candidates.slots.get(item_id)
+        if cached is not None and cached[0] == item.content:
+            known = cached[1]
+        else:
+            known = frozenset(s.slot for s in _slots(item))
+            candidates.slots[item_id] = (item.content, known)
+        if slot in known:
             found.append(item)
     # Newest first, and a bounded number: a store written before these rules may hold
     # the same slot stated many times; marking them all at once would stall this write.

@@ -175,6 +175,9 @@ class ScopeItemStore:
         self._loaded = False
         self._home: dict[str, Path] = {}
         self._by_fingerprint: dict[tuple[Layer, str], str] = {}
+        # Ids of the semantic and procedural items, in insertion order: what the fact
+        # rules look through on a write, a few percent of a store that is mostly episodes.
+        self.durable_ids: dict[str, None] = {}
         self._forgotten_ids: set[str] = set()
         # fingerprint -> when it was forgotten: the same text from before that time (an old
         # conversation replayed, extracted again) stays out; said anew afterwards, on
@@ -208,6 +211,7 @@ class ScopeItemStore:
             for item_id in list(self.items):
                 self._unindex(item_id)
             self.items = {}
+            self.durable_ids = {}
             self.timeline.rebuild(())
             self._home = {}
             self._by_fingerprint = {}
@@ -300,9 +304,12 @@ class ScopeItemStore:
             # What `_insert` does, for ids known to be new (the dicts were just emptied).
             items = self.items
             by_fingerprint = self._by_fingerprint
+            durable = self.durable_ids
             for item in loaded:
                 items[item.id] = item
                 by_fingerprint[(item.layer, item.fingerprint)] = item.id
+                if item.layer is not Layer.EPISODIC:
+                    durable[item.id] = None
             del latest
             self.timeline.rebuild(items.values())
             self._index_all(loaded)
@@ -368,6 +375,8 @@ class ScopeItemStore:
         self.items[item.id] = item
         self.timeline.add(item)
         self._by_fingerprint[(item.layer, item.fingerprint)] = item.id
+        if item.layer is not Layer.EPISODIC:
+            self.durable_ids[item.id] = None
         if self._index is not None and self._terms is not None:
             self._index.add(item.id, self._terms(indexed_text(item)))
 
@@ -376,6 +385,7 @@ class ScopeItemStore:
         if current is not None:
             self.timeline.discard(current)
         item = self.items.pop(item_id, None)
+        self.durable_ids.pop(item_id, None)
         if item is None:
             return None
         key = (item.layer, item.fingerprint)
