@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 # Asking the server for its window must not hold up the first reply for long.
 PROBE_TIMEOUT_SECONDS = 5.0
 
-# Markers of a context overflow in the error bodies of the servers we know (DESIGN §7).
+# Markers of a context overflow in the error bodies of the servers we know.
 _OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}
 _OVERFLOW_PHRASES = (
     "maximum context length",

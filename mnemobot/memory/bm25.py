@@ -1,6 +1,6 @@
 """A BM25+ index over memory items: a columnar base segment plus a small dynamic one.
 
-Why our own index instead of rank-bm25 (DESIGN §7): rank-bm25 0.2.2 keeps no inverted
+Why our own index instead of rank-bm25: rank-bm25 0.2.2 keeps no inverted
 index, so every query scans every document (get_scores took 146 ms at 100k short
 documents) and every add means a full rebuild (0.95 s at 100k). A bot adds an item on
 every turn and queries on every turn.

@@ -1,4 +1,4 @@
-"""Legacy daily notes and MEMORY.md: plain Markdown a person can read and edit (DESIGN §3, §6).
+"""Legacy daily notes and MEMORY.md: plain Markdown a person can read and edit.
 
 Each turn appends one line to `memory/<scope>/YYYY-MM-DD.md`:
 

@@ -1,4 +1,4 @@
-"""The structured item store of one memory scope (DESIGN §3, §6).
+"""The structured item store of one memory scope.
 
 Items live in JSONL files a person can read: one file per episodic day, one for the
 semantic layer, one for the procedural layer. Files are append-only on the hot path:
@@ -38,7 +38,7 @@ PROMOTED_FROM_PREFIX = "promotedFrom:"
 # every other chat while a scope loads in a worker thread) at no cost in load time.
 _INDEX_CHUNK = 2048
 
-# Where a promoted episodic item goes (DESIGN §6).
+# Where a promoted episodic item goes.
 PROMOTION_TARGET: dict[ItemType, Layer] = {
     ItemType.CONSTRAINT: Layer.SEMANTIC,
     ItemType.PREFERENCE: Layer.SEMANTIC,

@@ -72,7 +72,7 @@ from mnemobot.memory.text_terms import terms
 from mnemobot.memory.tokens import estimate_item_tokens
 from mnemobot.memory.turn_neighbours import TurnsAround, turn_context, turns_around_hits
 
-# The least `estimate_item_tokens` gives any item (DESIGN §6: max(20, chars/4 + 8)).
+# The least `estimate_item_tokens` gives any item (max(20, chars/4 + 8)).
 MIN_ITEM_TOKENS = estimate_item_tokens("")
 
 _SECONDS_PER_DAY = 86_400.0
@@ -115,7 +115,7 @@ class PackDiagnostics:
     chosen_per_layer: dict[str, int]
     dropped_by_budget: int
     build_ms: float
-    # Set by the caller when it fell back to the legacy daily notes (DESIGN §6).
+    # Set by the caller when it fell back to the legacy daily notes.
     legacy_fallback_used: bool
     total_tokens: int
     soft_budget_tokens: int

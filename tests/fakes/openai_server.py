@@ -1,7 +1,7 @@
 """A fake OpenAI-compatible chat server on 127.0.0.1, for tests and for trying the bot by hand.
 
-Why a real server: openai 3.x talks through ``httpx2``, which respx does not intercept
-(DESIGN §7). A stdlib ``ThreadingHTTPServer`` in a daemon thread works the same from sync
+Why a real server: openai 3.x talks through ``httpx2``, which respx does not intercept.
+A stdlib ``ThreadingHTTPServer`` in a daemon thread works the same from sync
 tests, async tests and subprocesses (``mnemobot chat`` with ``OPENAI_BASE_URL`` pointing here).
 
 Usage::
@@ -257,7 +257,7 @@ def overflow(
     prompt_tokens: int = 5000,
     completion_tokens: int | None = None,
 ) -> ErrorResponse:
-    """The 400 a server sends when the prompt does not fit its context (DESIGN §7).
+    """The 400 a server sends when the prompt does not fit its context.
 
     ``context_tokens`` is the model's window and ``prompt_tokens`` the size of the request the
     server complains about; both only appear in the message text / llama.cpp fields. With
