@@ -17,7 +17,6 @@ import asyncio
 import json
 import re
 import statistics
-import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,11 +24,11 @@ from typing import Any
 
 from mnemobot.bot.app import build_app
 from mnemobot.bot.bench.chat_scripts import CHATS, NEW, SMALL_TALK, Step, Turn
+from mnemobot.bot.bench.suite_fakes import require_test_fakes
 from mnemobot.config.settings import Settings
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.context import ChatRef
 
-_REPO = Path(__file__).resolve().parents[3]
 _SECTION = re.compile(r"\n\n(?=# )")
 MEMORY_HEADINGS = ("# Memory\n", "# Long-term memory of this chat\n")
 
@@ -62,13 +61,7 @@ def _system_prompt(request: dict[str, Any]) -> str:
 
 
 def _fake_server() -> Any:
-    if not (_REPO / "tests" / "fakes" / "openai_server.py").exists():
-        raise RuntimeError(
-            "bench chat-tokens needs the fake OpenAI server of the test suite; "
-            "run it from a checkout of the repository"
-        )
-    if str(_REPO) not in sys.path:
-        sys.path.insert(0, str(_REPO))
+    require_test_fakes("chat-tokens")
     from tests.fakes.openai_server import FakeOpenAIServer
 
     return FakeOpenAIServer()

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.bench.memory import SCOPE, machine
+from mnemobot.bot.bench.suite_fakes import REPO, require_test_fakes
 from mnemobot.config.settings import Settings
 from mnemobot.memory.process_tuning import tune_process
 from mnemobot.systems.context import ChatRef
@@ -38,7 +39,7 @@ TARGET_ADDED_MS = 50.0
 # Chat A's scope is the generator's scope (`telegram:<chat id>`).
 COLD_CHAT = ChatRef("telegram", SCOPE.split(":", 1)[1], user_id="1", user_name="Caroline")
 WARM_CHAT = ChatRef("telegram", "4242", user_id="2", user_name="Bob")
-_REPO = Path(__file__).resolve().parents[3]
+_REPO = REPO
 _FAKE_SERVER_START_SECONDS = 30.0
 
 
@@ -77,11 +78,7 @@ def _generate(workspace: Path, items: int, seed: int) -> int:
 
 
 def _start_fake_llm() -> tuple[subprocess.Popen[str], str]:
-    if not (_REPO / "tests" / "fakes" / "openai_server.py").exists():
-        raise RuntimeError(
-            "bench cold-scope needs the fake OpenAI server of the test suite; "
-            "run it from a checkout of the repository"
-        )
+    require_test_fakes("cold-scope")
     child = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.openai_server"],
         stdout=subprocess.PIPE,

@@ -22,9 +22,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mnemobot.bot.bench.suite_fakes import REPO, require_test_fakes
 from mnemobot.memory.atomic_file import read_jsonl
 
-_REPO = Path(__file__).resolve().parents[3]
+_REPO = REPO
 CHATS = 20
 ANSWER_TIMEOUT_SECONDS = 120.0
 
@@ -43,9 +44,7 @@ class CrashFigures:
 
 
 def _fakes() -> tuple[Any, Any]:
-    if not (_REPO / "tests" / "fakes" / "telegram_server.py").exists():
-        raise RuntimeError("bench crash needs tests/fakes of a checkout of the repository")
-    sys.path.insert(0, str(_REPO))
+    require_test_fakes("crash")
     from tests.fakes.openai_server import FakeOpenAIServer
     from tests.fakes.telegram_server import TelegramServer
 
