@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemobot.bot.bench.chat_scripts import NEW, Turn
+from mnemobot.bot.bench.chat_scripts import NEW, Turn, small
 from mnemobot.bot.bench.chat_tokens import memory_part, run_chat
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -12,7 +12,7 @@ SCRIPT = [
     Turn("My cat Miso is afraid of the vacuum cleaner.", "Poor Miso!"),
     Turn("What is Miso afraid of?", "The vacuum cleaner."),
     NEW,
-    Turn("thanks!", "You're welcome."),
+    small("thanks!", "You're welcome."),
     Turn("What is my cat Miso afraid of?", "The vacuum cleaner.", "vacuum"),
 ]
 

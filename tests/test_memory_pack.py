@@ -78,9 +78,12 @@ def test_two_item_chat_puts_the_relevant_item_first() -> None:
     pack = pack_for(items, index, "what is my dog called?", working_top_k=0)
     assert ids(pack) == ["dog"]
     assert pack.items[0].relevance == 1.0
+    # A match leaves the unmatched recent turn out: it would only fill the prompt.
     with_context = pack_for(items, index, "what is my dog called?", working_top_k=6)
-    assert ids(with_context) == ["dog", "job"]
-    assert with_context.items[0].score > with_context.items[1].score
+    assert ids(with_context) == ["dog"]
+    # Nothing matches ("where were we?"): the newest turns come along as context.
+    no_match = pack_for(items, index, "where were we?", working_top_k=6)
+    assert set(ids(no_match)) == {"dog", "job"}
 
 
 def test_soft_budget_is_kept_and_only_high_scorers_go_past_it_up_to_max() -> None:
@@ -278,13 +281,16 @@ def test_content_already_covered_is_not_repeated() -> None:
     assert pack.diagnostics.skipped_duplicates == 2
 
 
-def test_recent_episodes_come_along_as_working_context() -> None:
+def test_recent_episodes_come_along_only_when_nothing_matches() -> None:
     old_match = make_item("match", "the boiler pressure was low", days_ago=100)
     recent = [make_item(f"r{i}", f"small talk number {i}", days_ago=i * 0.01) for i in range(5)]
+    recent.append(make_item("r_boiler", "the boiler guy comes tomorrow", days_ago=0.001))
     items, index = store(old_match, *recent)
-    pack = pack_for(items, index, "boiler pressure", working_top_k=2)
-    assert ids(pack)[0] == "match"
-    assert set(ids(pack)[1:]) == {"r0", "r1"}
+    pack = pack_for(items, index, "boiler pressure", working_top_k=3)
+    # A recent turn comes along when it matches; small talk that does not stays out.
+    assert ids(pack) == ["match", "r_boiler"]
+    pack = pack_for(items, index, "anything new?", working_top_k=3)
+    assert set(ids(pack)) == {"r_boiler", "r0", "r1"}
     assert pack.diagnostics.candidates_per_layer["EPISODIC"] == 3
 
 

@@ -64,6 +64,9 @@ def _fill_days(memory: MemoryService, said_on: dict[int, str]) -> None:
         ("What happened on November 12?", 11, "I adopted a tortoise named Basil"),
         ("Что я рассказывал в прошлую пятницу?", 3, "I adopted a tortoise named Basil"),
         ("我昨天说了什么？", 1, "I adopted a tortoise named Basil"),
+        ("上周二我说了什么？", 6, "I adopted a tortoise named Basil"),
+        ("11月12日发生了什么？", 11, "I adopted a tortoise named Basil"),
+        ("三天前我跟你说了什么？", 3, "I adopted a tortoise named Basil"),
     ],
 )
 def test_a_named_day_finds_what_was_said_that_day(

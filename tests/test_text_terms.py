@@ -9,11 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemobot.memory.bm25 import BM25Index
 from mnemobot.memory.text_terms import (
     _CJK_CHAR,
     TEXT_END,
     _unicode_terms,
     languages,
+    search_terms,
     terms,
     terms_in,
     terms_joined,
@@ -54,6 +56,33 @@ def test_non_latin_words_are_stemmed_in_their_script_and_cjk_gives_chars_and_big
     # "我" is a stopword; what is left gives its characters and its bigrams.
     assert terms("我喜欢猫") == ["喜", "欢", "猫", "喜欢", "欢猫"]
     assert terms("ＡＢＣ") == terms("abc") == ["abc"]
+
+
+def test_chinese_question_words_are_stopwords_and_queries_search_by_bigram() -> None:
+    # "我们", "什么", "时候" are stopwords-iso's: a question keeps only what it asks about.
+    assert terms("我们的航班什么时候到？") == ["航", "班", "航班"]
+    assert terms("我对什么过敏？") == ["对", "过", "敏", "过敏"]
+    # A query searches by its bigrams; a lone character still searches by itself.
+    assert search_terms("我们的航班什么时候到？") == ["航班"]
+    assert search_terms("猫?") == ["猫"]
+    # A bigram no stored text has gives its characters back.
+    stored = {"猫叫", "航班"}
+    assert search_terms("猫呢？", stored.__contains__) == ["猫", "呢", "猫呢"]
+    assert search_terms("猫叫什么", stored.__contains__) == ["猫叫"]
+    assert search_terms("Где я работаю?") == terms("Где я работаю?") == ["работ"]
+
+
+def test_a_chinese_question_finds_its_fact_and_not_every_line_sharing_a_character() -> None:
+    stored = {
+        "budget": "我们每天的预算大概八百元。",
+        "booking": "记得预订餐厅。",
+        "plan": "我打算下周去看医生。",
+    }
+    index = BM25Index()
+    for doc_id, text in stored.items():
+        index.add(doc_id, terms(text))
+    hits = index.scores(search_terms("我们的预算是多少？", index.document_frequency))
+    assert set(hits) == {"budget"}
 
 
 def test_words_nothing_stems_stay_whole() -> None:

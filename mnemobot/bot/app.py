@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnemobot.bot.assistant import Assistant
@@ -79,9 +81,11 @@ def build_app(
     llm: ChatModel | None = None,
     sessions: SessionStore | None = None,
     shared_workspace: bool = False,
+    clock: Callable[[], float] = time.time,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
-    `shared_workspace`: other processes write the memory files too (replicas)."""
+    `shared_workspace`: other processes write the memory files too (replicas); `clock`: the
+    time of each turn (a replay or a bench passes its own)."""
     paths = WorkspacePaths(settings.bot_workspace)
     paths.create()
     runtime = open_runtime_config(paths.runtime_config)
@@ -159,6 +163,7 @@ def build_app(
         sessions=sessions,
         pipeline=pipeline,
         scope_for=scope_for,
+        clock=clock,
     )
 
     def memory_lines(chat: ChatRef) -> list[str]:

@@ -12,8 +12,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from mnemobot.bot.tools.clock_tool import now_in_zone
+from mnemobot.bot.tools.clock_tool import configured_zone
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
@@ -117,8 +118,12 @@ class Assistant:
         sessions: SessionStore,
         pipeline: Pipeline,
         scope_for: Callable[[ChatRef, RuntimeConfig], str],
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        """`clock` gives the time of each turn (seconds since the epoch): a replay or a bench
+        passes its own, so turns can be minutes apart as in a real chat."""
         self.settings = settings
+        self.clock = clock
         self.paths = paths
         self.runtime = runtime
         self.sessions = sessions
@@ -186,7 +191,9 @@ class Assistant:
         config = self.config()
         session = self.sessions.get(chat.key)
         set_aside = session.metadata.pop(SET_ASIDE_KEY, None)
-        now = now_in_zone(config.assistant.timezone)
+        at = self.clock()
+        zone = configured_zone(config.assistant.timezone)
+        now = datetime.fromtimestamp(at, zone) if zone else datetime.fromtimestamp(at).astimezone()
         ctx = TurnContext(
             chat=chat,
             session=session,
@@ -197,6 +204,7 @@ class Assistant:
             scope=self.scope_for(chat, config),
             message_refs=message_refs,
             notify=notify,
+            occurred_at=at,
         )
         earlier = find_received(session.messages, message_refs)
         if earlier is not None and earlier.answer is not None:
@@ -208,7 +216,7 @@ class Assistant:
             user_message: dict[str, object] = {
                 "role": "user",
                 "content": text,
-                "at": to_iso(time.time()),
+                "at": to_iso(at),
             }
             if message_refs:
                 user_message["refs"] = message_refs
@@ -258,6 +266,6 @@ class Assistant:
             self.sessions.append_offload(chat.key, session.messages)
         session.messages.clear()
         session.state.clear()
-        session.metadata["resetAt"] = to_iso(time.time())
+        session.metadata["resetAt"] = to_iso(self.clock())
         self.sessions.save(session)
         return cleared

@@ -164,6 +164,9 @@ class RankingConfig(ConfigSection):
     fill_budget_past_top_k: bool = True
     """When the topK limits leave soft budget unused, fill it with the next matching
     items (best first) past those limits, instead of sending a shorter pack."""
+    fill_min_relevance: float = Field(0.1, ge=0, le=1)
+    """Filling past topK takes only items at least this relevant (0..1, the best match
+    of the query is 1): a weak match is paid for and rarely holds the answer."""
     date_match_boost: float = Field(0.5, ge=0, le=1)
     """Added to an item written on a day the message names ("last Tuesday", "on March 3"):
     with the default weights such an item outranks a better word match from another day.

@@ -1,8 +1,9 @@
 """Dates named in a message ("yesterday", "last Tuesday", "on March 3", "в прошлую пятницу").
 
 `find_dates` turns the dates a question names into time ranges in the chat's time zone,
-so retrieval can look at what was said on those days. Parsing is `dateparser`'s (many
-languages); it costs about 0.8 s to import and 0.5-2 ms a call once a language is loaded
+so retrieval can look at what was said on those days. Chinese and Japanese dates are read
+by `memory.cjk_dates` (dateparser misreads them); every other language's parsing is
+`dateparser`'s; it costs about 0.8 s to import and 0.5-2 ms a call once a language is loaded
 (the first call in a language loads it: 30-400 ms), so:
 
 - a cheap regular expression (`has_date_words`) runs first, and a message with no
@@ -23,8 +24,10 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, time, timedelta, tzinfo
 from typing import Any
+
+from mnemobot.memory.cjk_dates import find_cjk_dates
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +63,8 @@ _LATIN = re.compile(r"[a-zA-Z]")
 
 _CYRILLIC_LANGUAGES = frozenset({"ru", "uk", "be", "bg", "sr", "kk", "mk"})
 _CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+# Languages whose dates `memory.cjk_dates` reads instead of dateparser.
+_READ_HERE = frozenset({"zh", "ja"})
 
 _SECONDS_PER_DAY = 86_400
 
@@ -141,14 +146,19 @@ def find_dates(text: str, now: datetime, languages: Sequence[str]) -> list[DateS
     week (Monday to Sunday) holding that day; "in March", "a month ago" the month; a bare
     year the year.
     """
-    if not text.strip() or not has_date_words(text):
-        return []
-    chosen = languages_for(text, languages)
-    if not chosen:
-        return []
     tz = now.tzinfo
     if tz is None:
         raise ValueError("now must be timezone-aware")
+    if not text.strip():
+        return []
+    chosen = languages_for(text, languages)
+    spans: list[DateSpan] = []
+    if any(language.split("-")[0].lower() in _READ_HERE for language in chosen):
+        # dateparser misreads these (see memory.cjk_dates): read them there.
+        chosen = [lang for lang in chosen if lang.split("-")[0].lower() not in _READ_HERE]
+        spans += _cjk_spans(text, now, tz)
+    if not chosen or not has_date_words(text):
+        return spans
     settings = {
         "RELATIVE_BASE": now.replace(tzinfo=None),
         "PREFER_DATES_FROM": "past",
@@ -161,7 +171,6 @@ def find_dates(text: str, now: datetime, languages: Sequence[str]) -> list[DateS
     except Exception:  # the parser's own failure on odd input must not fail a turn
         log.debug("date search failed for %r", text, exc_info=True)
         return []
-    spans: list[DateSpan] = []
     for phrase, when in found:
         if not has_date_words(phrase) or _TIME_ONLY.match(phrase):
             continue
@@ -169,6 +178,15 @@ def find_dates(text: str, now: datetime, languages: Sequence[str]) -> list[DateS
         if start > now.timestamp():
             continue
         spans.append(DateSpan(phrase, start, end))
+    return spans
+
+
+def _cjk_spans(text: str, now: datetime, tz: tzinfo) -> list[DateSpan]:
+    spans = []
+    for days in find_cjk_dates(text, now.date()):
+        start = datetime.combine(days.first, time(), tz).timestamp()
+        end = datetime.combine(days.last + timedelta(days=1), time(), tz).timestamp()
+        spans.append(DateSpan(days.phrase, start, end))
     return spans
 
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
@@ -68,7 +68,7 @@ from mnemobot.memory.scoring import (
     recency_score,
     type_boost,
 )
-from mnemobot.memory.text_terms import terms
+from mnemobot.memory.text_terms import search_terms, terms
 from mnemobot.memory.tokens import estimate_item_tokens
 from mnemobot.memory.turn_neighbours import TurnsAround, turn_context, turns_around_hits
 
@@ -253,8 +253,13 @@ def render_pack(packed: Sequence[PackedItem]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _recent_episodes(items: Mapping[str, MemoryItem], count: int) -> list[MemoryItem]:
-    """The `count` newest episodic items, looking only at the newest end of the store."""
+def _recent_episodes(
+    items: Mapping[str, MemoryItem],
+    count: int,
+    carried: Callable[[MemoryItem], bool] | None = None,
+) -> list[MemoryItem]:
+    """The `count` newest episodic items the request does not carry (the newest are
+    usually its own messages), looking only at the newest end of the store."""
     if count <= 0 or not items:
         return []
     try:
@@ -268,7 +273,7 @@ def _recent_episodes(items: Mapping[str, MemoryItem], count: int) -> list[Memory
         if scanned >= _WORKING_SCAN_LIMIT:
             break
         item = items[item_id]
-        if item.layer is Layer.EPISODIC:
+        if item.layer is Layer.EPISODIC and (carried is None or not carried(item)):
             window.append(item)
             if len(window) >= wanted:
                 break
@@ -435,7 +440,7 @@ def build_pack(
         Layer.SEMANTIC: query.semantic_top_k,
         Layer.PROCEDURAL: query.procedural_top_k,
     }
-    query_terms = terms(query.text)
+    query_terms = search_terms(query.text, index.document_frequency)
     # Only the best `candidate_pool` hits (and their ties) can become candidates; `top`
     # finds them without scoring every item a common term matches.
     hits = index.top(query_terms, ranking.candidate_pool) if query_terms else {}
@@ -466,8 +471,9 @@ def build_pack(
             diagnostics.candidates_per_layer[item.layer.value] += 1
             diagnostics.date_candidates += 1
     # A question about named days wants those days, not the latest turns.
+    unmatched_recent: list[str] = []
     if top_k[Layer.EPISODIC] > 0 and not query.date_ranges:
-        recent = _recent_episodes(items, query.working_top_k)
+        recent = _recent_episodes(items, query.working_top_k, query.carried)
         if hits:
             # A recent episode past the pool keeps the BM25 score it has (as with `scores`).
             hits.update(
@@ -475,6 +481,7 @@ def build_pack(
             )
         for item in recent:
             if item.id not in hits:
+                unmatched_recent.append(item.id)
                 diagnostics.candidates_per_layer[Layer.EPISODIC.value] += 1
             candidates.setdefault(item.id, item)
 
@@ -503,6 +510,12 @@ def build_pack(
         for doc_id in [doc_id for doc_id, item in candidates.items() if carried(item)]:
             del candidates[doc_id]
             diagnostics.skipped_in_request += 1
+    if unmatched_recent and any(doc_id in hits for doc_id in candidates):
+        # Something the request does not carry matched: the recent turns that did not
+        # would only fill the pack. (They stay when nothing did: "where were we?")
+        for doc_id in unmatched_recent:
+            if candidates.pop(doc_id, None) is not None:
+                diagnostics.candidates_per_layer[Layer.EPISODIC.value] -= 1
     date_ranges = query.date_ranges
     turns = turn_context(candidates.values(), relevance_of, ranking)
     lent = turns.lent
@@ -596,7 +609,7 @@ def build_pack(
         for score, relevance, item in scored:
             if total + MIN_ITEM_TOKENS > query.soft_budget_tokens:
                 break
-            if relevance <= 0 or item.id in chosen_ids:
+            if relevance <= 0 or relevance < ranking.fill_min_relevance or item.id in chosen_ids:
                 continue
             # The rendered line is longer than the content: skip what cannot fit unrendered.
             if total + estimate_item_tokens(item.content) > query.soft_budget_tokens:

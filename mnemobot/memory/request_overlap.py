@@ -7,8 +7,11 @@ episode of those messages: all of its message refs (`tg:123`, ...) are among the
 the request's messages, or, for an item without refs (a console chat), each of its lines,
 without the speaker label, is a piece of a message the request holds.
 
-Durable (semantic, procedural) items are never left out for this: they are the short,
-lasting form of what was said, and the conversation window will soon move past it.
+A durable (semantic, procedural) item is carried only when its whole statement is in
+one of those messages as said ("I work as a nurse at St. Mary" while that message is still
+in the window): a fact in other words (a summary, the model's rewrite) may say more than
+the message does and stays, and once the window moves past the message the fact is what
+is left of it.
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ class RequestOverlap:
 
     def carries(self, item: MemoryItem) -> bool:
         if item.layer is not Layer.EPISODIC:
-            return False
+            statement = normalize_content(item.content).rstrip(_CUT_MARKS)
+            # (No statement holds the separator, so one found is inside one message.)
+            return bool(statement) and statement in self.text
         message_refs = [r for r in item.references if not r.startswith(_NON_MESSAGE_PREFIXES)]
         if message_refs:
             return all(ref in self.refs for ref in message_refs)

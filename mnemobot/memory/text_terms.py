@@ -157,24 +157,54 @@ def _english_word_terms(word: str, lang: Language) -> tuple[str, ...]:
 
 
 @cache
-def _cjk_stopwords() -> tuple[dict[int, str], frozenset[str]]:
+def _cjk_stopwords() -> tuple[dict[int, str], re.Pattern[str] | None, frozenset[str]]:
     """(a str.translate table turning one-character Chinese and Japanese stopwords into
-    spaces, their two-character stopwords)."""
+    spaces, a pattern of the longer ones, longest first, their two-character ones).
+
+    The longer stopwords ("什么", "时候", "我们", "です") come from the stopwords-iso lists
+    too (package `stopwordsiso`): the `stop_words` package's Chinese list has one-character
+    words only, so "什么时候" would give the terms "什", "时", "候" and "班什" of
+    "航班什么", matching half of any Chinese chat. Their one-character entries are not
+    used: stopwords-iso counts "过", "月" and "时" as stopwords, and "过敏" or "十月" must
+    keep them.
+    """
     words = language("chinese").stopwords | language("japanese").stopwords
+    longer = {word for word in words if len(word) > 1}
+    longer |= _iso_cjk_stopwords()
+    pattern = (
+        re.compile("|".join(map(re.escape, sorted(longer, key=lambda word: (-len(word), word)))))
+        if longer
+        else None
+    )
     return (
         {ord(word): " " for word in words if len(word) == 1},
-        frozenset(word for word in words if len(word) == 2),
+        pattern,
+        frozenset(word for word in longer if len(word) == 2),
     )
 
 
+def _iso_cjk_stopwords() -> set[str]:
+    """stopwords-iso's Chinese and Japanese stopwords of two or more Han/kana characters."""
+    import stopwordsiso  # type: ignore[import-untyped]
+
+    found: set[str] = set()
+    for code in ("zh", "ja"):
+        for word in stopwordsiso.stopwords(code):
+            word = _normalize(word)
+            if len(word) > 1 and all(_CJK_CHAR.match(ch) for ch in word):
+                found.add(word)
+    return found
+
+
 def _cjk_terms(run: str) -> tuple[str, ...]:
-    """Characters and bigrams of a Han/kana run, cut at one-character stopwords."""
-    single, double = _cjk_stopwords()
+    """Characters and bigrams of a Han/kana run, cut at its stopwords."""
+    single, longer, double = _cjk_stopwords()
+    if longer is not None:
+        run = longer.sub(" ", run)
     out: list[str] = []
     for piece in run.translate(single).split():
-        if piece not in double:
-            out += piece
-            out += filterfalse(double.__contains__, map(add, piece, piece[1:]))
+        out += piece
+        out += filterfalse(double.__contains__, map(add, piece, piece[1:]))
     return tuple(out)
 
 
@@ -228,6 +258,28 @@ def terms(text: str) -> list[str]:
     detected = languages_of_masks(list(map(_RUN_MASKS.fresh().__getitem__, words)))
     all_terms = _word_terms_memo(detected).fresh()
     return list(chain.from_iterable(map(all_terms.__getitem__, words)))
+
+
+def search_terms(text: str, known: Callable[[str], bool] = bool) -> list[str]:
+    """The terms a query searches with: `terms(text)` less the Han/kana characters that a
+    bigram of the query also holds, when that bigram is `known` (some stored text has it).
+
+    Stored texts keep their characters as terms, so a one-character word still meets the
+    same character inside a longer run. In a longer query a known bigram says what its
+    characters would: "预算" asks for a budget, while "预" and "算" alone match any text
+    with "预订" or "打算" in it. A bigram no stored text has ("猫呢" of "猫呢？", a word
+    and a particle) gives its characters back, so "猫" still finds "我家的猫叫豆豆".
+    """
+    found = terms(text)
+    paired = {
+        ch
+        for term in found
+        if len(term) == 2 and _CJK_CHAR.match(term) and known(term)
+        for ch in term
+    }
+    if not paired:
+        return found
+    return [term for term in found if term not in paired]
 
 
 def _unicode_terms(text: str) -> list[str]:
@@ -474,6 +526,7 @@ def _several_split(out: list[str], memo: _Memo, runs: list[str] | list[bytes]) -
 __all__ = [
     "TEXT_END",
     "languages",
+    "search_terms",
     "stem",
     "terms",
     "terms_in",

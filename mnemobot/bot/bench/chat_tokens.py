@@ -1,13 +1,19 @@
 """`mnemobot bench chat-tokens`: memory tokens per turn of live scripted chats, and recall.
 
-Three scripted chats (English, Russian, Chinese; `bot.bench.chat_scripts`, 29 turns and one
-`/new` each) run through the real assistant and pipeline against the fake OpenAI server of
-the test suite, in this process. For every turn the bench reads the system prompt the model
-received and counts the tokens of its memory parts (`# Memory`, `# Long-term memory of
-this chat`; the operator's notes are not the bot's memory). It reports their mean per turn,
-their mean on small-talk turns, and recall: the share of the questions after `/new` whose
-answer the memory part holds. A memory token that repeats the conversation the request
-already carries, or comes with a "thanks", is paid for and earns nothing.
+Three stories, each told in English, Russian and Chinese (`bot.bench.chat_scripts`, 29
+turns and one `/new` each), run through the real assistant and pipeline against the fake
+OpenAI server of the test suite, in this process. For every turn the bench reads the
+system prompt the model received and counts the tokens of its memory parts (`# Memory`,
+`# Long-term memory of this chat`; the operator's notes are not the bot's memory). It
+reports, per chat and per language, their mean per turn, their mean on small-talk turns,
+recall (the share of the questions after `/new` whose answer the memory part holds), and
+what a language costs against English over the same stories. A memory token that repeats
+the conversation the request already carries, or comes with a "thanks", is paid for and
+earns nothing.
+
+Turns run on a clock of their own, `TURN_GAP_SECONDS` apart from a fixed start, as a person
+types: which turns count as neighbours depends on the time between them, and wall-clock
+turns a few milliseconds apart would make every figure differ from run to run.
 """
 
 from __future__ import annotations
@@ -23,18 +29,22 @@ from pathlib import Path
 from typing import Any
 
 from mnemobot.bot.app import build_app
-from mnemobot.bot.bench.chat_scripts import CHATS, NEW, SMALL_TALK, Step, Turn
+from mnemobot.bot.bench.chat_scripts import LANGUAGES, NEW, STORIES, Step, Turn
 from mnemobot.bot.bench.suite_fakes import require_test_fakes
 from mnemobot.config.settings import Settings
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.context import ChatRef
 
+# 2026-03-02 10:00 UTC, a Monday; 29 turns span about 45 minutes.
+CHAT_START = 1_772_445_600.0
+TURN_GAP_SECONDS = 90.0
 _SECTION = re.compile(r"\n\n(?=# )")
 MEMORY_HEADINGS = ("# Memory\n", "# Long-term memory of this chat\n")
 
 
 @dataclass(frozen=True, slots=True)
 class ChatFigures:
+    story: str
     language: str
     turns: int
     mean_memory_tokens: float
@@ -67,19 +77,35 @@ def _fake_server() -> Any:
     return FakeOpenAIServer()
 
 
-async def run_chat(language: str, steps: list[Step], workspace: Path, server: Any) -> ChatFigures:
+class _TurnClock:
+    """A clock that moves only between turns."""
+
+    def __init__(self) -> None:
+        self.now = CHAT_START
+
+    def advance(self) -> None:
+        self.now += TURN_GAP_SECONDS
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def run_chat(
+    language: str, steps: list[Step], workspace: Path, server: Any, story: str = ""
+) -> ChatFigures:
     """One scripted chat in a fresh workspace below `workspace`, against `server` (a
     running FakeOpenAIServer)."""
     from tests.fakes.openai_server import reply
 
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
-        bot_workspace=workspace / language,
+        bot_workspace=workspace / f"{story}-{language}",
         openai_api_key="bench-key",
         openai_base_url=server.base_url,
         bot_model="bench-model",
     )
-    app = build_app(settings)
+    clock = _TurnClock()
+    app = build_app(settings, clock=clock)
     chat = ChatRef("telegram", "1", user_id="1", user_name=None)
     tokens: list[int] = []
     small: list[int] = []
@@ -92,6 +118,7 @@ async def run_chat(language: str, steps: list[Step], workspace: Path, server: An
                 continue
             assert isinstance(step, Turn)
             message_id += 1
+            clock.advance()
             server.clear()
             server.script(reply(step.reply))
             outcome = await app.assistant.handle_text(
@@ -102,7 +129,7 @@ async def run_chat(language: str, steps: list[Step], workspace: Path, server: An
             memory = memory_part(_system_prompt(server.requests[0]))
             count = estimate_tokens(memory) if memory else 0
             tokens.append(count)
-            if step.user in SMALL_TALK:
+            if step.small_talk:
                 small.append(count)
             if step.expects is not None:
                 questions += 1
@@ -110,6 +137,7 @@ async def run_chat(language: str, steps: list[Step], workspace: Path, server: An
     finally:
         await app.close()
     return ChatFigures(
+        story=story,
         language=language,
         turns=len(tokens),
         mean_memory_tokens=statistics.fmean(tokens),
@@ -126,34 +154,78 @@ def run_bench() -> list[ChatFigures]:
     server = _fake_server()
     with server, tempfile.TemporaryDirectory(prefix="mnemobot-bench-chat-") as tmp:
         return [
-            asyncio.run(run_chat(language, steps, Path(tmp), server))
-            for language, steps in CHATS.items()
+            asyncio.run(run_chat(language, steps, Path(tmp), server, story))
+            for story, tellings in STORIES.items()
+            for language, steps in tellings.items()
         ]
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageFigures:
+    language: str
+    mean_memory_tokens: float
+    small_talk_max_tokens: int
+    recall_questions: int
+    recalled: int
+    # Its memory tokens over English's, on the same stories.
+    tokens_over_english: float
+
+
+def by_language(figures: list[ChatFigures]) -> list[LanguageFigures]:
+    def total(chats: list[ChatFigures]) -> float:
+        return sum(f.mean_memory_tokens * f.turns for f in chats)
+
+    english = total([f for f in figures if f.language == "en"])
+    out: list[LanguageFigures] = []
+    for language in LANGUAGES:
+        chats = [f for f in figures if f.language == language]
+        if not chats:
+            continue
+        turns = sum(f.turns for f in chats)
+        out.append(
+            LanguageFigures(
+                language=language,
+                mean_memory_tokens=total(chats) / max(1, turns),
+                small_talk_max_tokens=max(f.small_talk_max_tokens for f in chats),
+                recall_questions=sum(f.recall_questions for f in chats),
+                recalled=sum(f.recalled for f in chats),
+                tokens_over_english=total(chats) / english if english else float("nan"),
+            )
+        )
+    return out
 
 
 def format_report(figures: list[ChatFigures]) -> str:
     lines = [
         "memory tokens per turn of scripted live chats (system prompt as the model got it)",
-        f"{'chat':<6}{'turns':>6}{'mean':>8}{'max':>7}{'small talk mean':>17}"
+        f"{'story':<9}{'chat':<6}{'turns':>6}{'mean':>8}{'max':>7}{'small talk mean':>17}"
         f"{'small talk max':>16}{'recall':>10}",
     ]
     for f in figures:
         lines.append(
-            f"{f.language:<6}{f.turns:>6}{f.mean_memory_tokens:>8.1f}{f.max_memory_tokens:>7}"
-            f"{f.small_talk_mean_tokens:>17.1f}{f.small_talk_max_tokens:>16}"
-            f"{f'{f.recalled}/{f.recall_questions}':>10}"
+            f"{f.story:<9}{f.language:<6}{f.turns:>6}{f.mean_memory_tokens:>8.1f}"
+            f"{f.max_memory_tokens:>7}{f.small_talk_mean_tokens:>17.1f}"
+            f"{f.small_talk_max_tokens:>16}{f'{f.recalled}/{f.recall_questions}':>10}"
         )
-    total_turns = sum(f.turns for f in figures)
-    mean = sum(f.mean_memory_tokens * f.turns for f in figures) / max(1, total_turns)
-    recall = sum(f.recalled for f in figures) / max(1, sum(f.recall_questions for f in figures))
-    lines.append(f"all: mean {mean:.1f} memory tokens per turn, recall {recall:.2f}")
+    lines.append("per language, the same stories:")
+    for lang in by_language(figures):
+        lines.append(
+            f"  {lang.language}: mean {lang.mean_memory_tokens:.1f} memory tokens per turn "
+            f"({lang.tokens_over_english:.2f}x English), recall "
+            f"{lang.recalled}/{lang.recall_questions}, small talk at most "
+            f"{lang.small_talk_max_tokens} tokens"
+        )
     return "\n".join(lines)
 
 
 def bench_command(args: argparse.Namespace) -> int:
     figures = run_bench()
     if args.json:
-        print(json.dumps([asdict(f) for f in figures], indent=2, ensure_ascii=False))
+        report = {
+            "chats": [asdict(f) for f in figures],
+            "languages": [asdict(f) for f in by_language(figures)],
+        }
+        print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         print(format_report(figures))
     return 0
