@@ -71,7 +71,7 @@ class LoadPlan:
     first_chat_id: int = 10_000
     # Time the fake LLM waits before answering; subtracted from the bot's latency.
     llm_delay_seconds: float = 0.0
-    # Empty: the bot polls getUpdates. Else updates are POSTed to these in turn.
+    # Empty: the bot polls getUpdates. Else updates are POSTed to these (any one of them).
     webhook_urls: tuple[str, ...] = ()
 
 

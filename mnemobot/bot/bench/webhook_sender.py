@@ -1,6 +1,11 @@
-"""Telegram's side of a webhook for the bench, with a round-robin load balancer in front of
-the replicas: each update is POSTed to the next replica's URL, and again (to the next one)
+"""Telegram's side of a webhook for the bench, with a load balancer in front of the
+replicas: each update is POSTed to a replica picked at random, and again, to the next one,
 until one answers 200, as Telegram retries an update it did not see acknowledged.
+
+At random (seeded), not strictly in turn: a load balancer knows nothing of chats, and
+strict turns over messages that themselves go round the chats would pin every chat to one
+replica whenever the replica count divides the chat count, hiding the hand-overs between
+replicas that a real deployment has.
 
 One chat's updates go out one at a time, each once the previous one was taken: Telegram
 keeps a chat's updates in order, and the replicas' per-chat order rests on it. Different
@@ -11,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,10 +29,11 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # before the next try; Telegram waits far longer, but the bench wants the figure, not a nap.
 RETRY_PAUSE_SECONDS = 0.05
 POST_TIMEOUT_SECONDS = 30.0
+SEED = 7
 
 
 class WebhookSender:
-    """POSTs updates to `urls` in turn; calls `on_handed` at an update's first attempt and
+    """POSTs updates to `urls`, any of them; calls `on_handed` at an update's first attempt and
     `on_taken` with the seconds from there to its 200."""
 
     def __init__(
@@ -38,7 +44,7 @@ class WebhookSender:
         on_taken: Callable[[int, float], None],
     ) -> None:
         self.urls = urls
-        self._next_url = itertools.cycle(urls)
+        self._random = random.Random(SEED)
         self._headers = {SECRET_HEADER: secret, "Content-Type": "application/json"}
         self._on_handed = on_handed
         self._on_taken = on_taken
@@ -68,10 +74,11 @@ class WebhookSender:
         update_id = int(update["update_id"])
         self._on_handed(update_id)
         started = time.perf_counter()
+        replica = self._random.randrange(len(self.urls))
         while True:
             try:
                 async with self._session.post(
-                    next(self._next_url), data=body, headers=self._headers
+                    self.urls[replica], data=body, headers=self._headers
                 ) as response:
                     await response.read()
                     if response.status == 200:
@@ -80,6 +87,7 @@ class WebhookSender:
             except (aiohttp.ClientError, OSError, TimeoutError):
                 pass
             self.retries += 1
+            replica = (replica + 1) % len(self.urls)
             await asyncio.sleep(RETRY_PAUSE_SECONDS)
 
     async def close(self) -> None:
