@@ -79,6 +79,11 @@ class PhaseFigures:
     # Per replica process, CPU seconds over the phase.
     cpu_seconds: tuple[float, ...]
     redis_cpu_ms_per_reply: float
+    # The servers child shares the cores: fake Bot API and LLM, and the load it sends.
+    servers_cpu_seconds: float
+    # CPU the whole machine spent over the phase, all processes: what the bench did not
+    # spend itself is other work on the machine, which the figures then share the cores with.
+    machine_cpu_seconds: float
     taken_p50_ms: float
     taken_p95_ms: float
     retries: int
@@ -105,6 +110,17 @@ def cpu_seconds_of(pid: int | None) -> float:
     # the 14th and 15th of the line, in clock ticks.
     fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu_seconds() -> float:
+    """CPU spent so far by the whole machine, all cores, not idle or waiting; NaN without /proc."""
+    try:
+        first = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return float("nan")
+    # user nice system idle iowait irq softirq steal ...: all but idle and iowait were busy.
+    ticks = [int(value) for value in first[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def serve_replica(conn: Connection, setup: BotSetup) -> None:
@@ -171,14 +187,20 @@ async def _run_phase(
 ) -> PhaseFigures:
     before = [cpu_seconds_of(pid) for pid in pids]
     redis_before = cpu_seconds_of(redis_pid)
+    servers_before = cpu_seconds_of(servers.process.pid)
+    machine_before = machine_cpu_seconds()
     result = await servers.run_phase(plan)
     used = tuple(cpu_seconds_of(pid) - was for pid, was in zip(pids, before, strict=True))
     redis_used = cpu_seconds_of(redis_pid) - redis_before
+    servers_used = cpu_seconds_of(servers.process.pid) - servers_before
+    machine_used = machine_cpu_seconds() - machine_before
     replies = result.replies or float("nan")
     return PhaseFigures(
         figures=figures_from(result, sum(used)),
         cpu_seconds=used,
         redis_cpu_ms_per_reply=redis_used * 1000 / replies,
+        servers_cpu_seconds=servers_used,
+        machine_cpu_seconds=machine_used,
         taken_p50_ms=percentile(result.webhook_taken_ms, 0.5),
         taken_p95_ms=percentile(result.webhook_taken_ms, 0.95),
         retries=result.webhook_retries,
@@ -241,6 +263,12 @@ def run_lines(run: RunFigures) -> list[str]:
         figures = phase.figures
         lines += ["  " + line for line in phase_lines(figures)]
         per_process = ", ".join(f"{seconds:.2f}" for seconds in phase.cpu_seconds)
+        redis_seconds = phase.redis_cpu_ms_per_reply * figures.replies / 1000
+        bench_cpu = (
+            sum(phase.cpu_seconds)
+            + phase.servers_cpu_seconds
+            + (0.0 if math.isnan(redis_seconds) else redis_seconds)
+        )
         redis = (
             ""
             if math.isnan(phase.redis_cpu_ms_per_reply)
@@ -252,6 +280,9 @@ def run_lines(run: RunFigures) -> list[str]:
             f"p95 {_ms(phase.taken_p95_ms)} ms, {phase.retries} retried POSTs",
             f"    bot CPU (all bot processes, user+sys): {_ms(figures.cpu_ms_per_reply)} ms per "
             f"reply (s per process: {per_process}){redis}",
+            f"    CPU s: servers child (fakes and load) {phase.servers_cpu_seconds:.2f}; whole "
+            f"machine {phase.machine_cpu_seconds:.2f}, of which not the bench "
+            f"{phase.machine_cpu_seconds - bench_cpu:.2f}",
         ]
     return lines
 
