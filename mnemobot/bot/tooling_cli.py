@@ -258,7 +258,8 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         "--redis-url",
         default=None,
         help="run the bot as one replica on this Redis (claims, leases, sessions there) to "
-        "compare with files; e.g. redis://127.0.0.1:6379/0",
+        "compare with files; with --replicas, the Redis they share; e.g. "
+        "redis://127.0.0.1:6379/0",
     )
     bench.add_argument(
         "--production-limits",

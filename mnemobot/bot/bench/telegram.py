@@ -19,6 +19,9 @@ Two phases on one running bot:
 Telegram itself allows a bot about 30 messages per second across all chats; PTB's
 AIORateLimiter enforces that in production. The bench runs the same limiter with the caps
 lifted, because it measures what the bot can do, not what Telegram permits.
+
+With `--replicas N` or `--webhook`, the bots run in processes of their own, in webhook mode:
+bot/bench/telegram_replicas.py.
 """
 
 from __future__ import annotations
