@@ -49,8 +49,6 @@ from mnemobot.bot.bench.telegram import (
 )
 from mnemobot.bot.telegram.replicas import redis_display
 
-log = logging.getLogger(__name__)
-
 READY = "ready"
 START_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
