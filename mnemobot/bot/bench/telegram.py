@@ -19,6 +19,9 @@ Two phases on one running bot:
 Telegram itself allows a bot about 30 messages per second across all chats; PTB's
 AIORateLimiter enforces that in production. The bench runs the same limiter with the caps
 lifted, because it measures what the bot can do, not what Telegram permits.
+
+With `--replicas N` or `--webhook`, the bots run in processes of their own, in webhook mode:
+bot/bench/telegram_replicas.py.
 """
 
 from __future__ import annotations
@@ -27,29 +30,17 @@ import argparse
 import asyncio
 import cProfile
 import logging
-import multiprocessing
 import os
 import platform
 import statistics
 import sys
 import tempfile
-import uuid
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
 
-from telegram.ext import AIORateLimiter, BaseRateLimiter
-
-from mnemobot.bot.app import build_app
+from mnemobot.bot.bench.harness import BotSetup, ServersChild, bench_servers, load_plans, run_bot
 from mnemobot.bot.bench.report import cpu_model, percentile, usable_cpus
-from mnemobot.bot.bench.servers import BENCH_TOKEN, BenchResult, LoadPlan, serve_bench_servers
-from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
-from mnemobot.bot.telegram.replicas import build_replica_app, open_replicas
-from mnemobot.bot.telegram.run import serve_telegram
-from mnemobot.config.settings import Settings
-
-# Load phase plus the child's drain time, with room to spare.
-PHASE_TIMEOUT_SECONDS = 120.0
+from mnemobot.bot.bench.servers import BenchResult, LoadPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +61,8 @@ class BenchFigures:
     llm_requests: int
     # CPU time of the bot process (all threads, user + sys) over the phase, per reply.
     cpu_ms_per_reply: float
+    duplicates: int = 0
+    out_of_order: int = 0
 
 
 def figures_from(result: BenchResult, cpu_seconds: float) -> BenchFigures:
@@ -93,6 +86,8 @@ def figures_from(result: BenchResult, cpu_seconds: float) -> BenchFigures:
         poll_wait_p95_ms=percentile(result.poll_wait_ms, 0.95),
         llm_requests=result.llm_requests,
         cpu_ms_per_reply=cpu_seconds * 1000 / result.replies if result.replies else float("nan"),
+        duplicates=result.duplicates,
+        out_of_order=result.out_of_order,
     )
 
 
@@ -109,81 +104,17 @@ def load_line(label: str) -> str:
     return f"load average {label}: {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
-def bench_rate_limiter(production_limits: bool) -> BaseRateLimiter:
-    """The bot's own limiter as in production, or the same with Telegram's caps lifted."""
-    if production_limits:
-        return RepliesFirstRateLimiter(max_retries=3)
-    return AIORateLimiter(overall_max_rate=0, group_max_rate=0, max_retries=3)
-
-
-async def _run_bot(
-    workspace: Path,
-    bot_url: str,
-    llm_url: str,
-    go: asyncio.Event,
-    stop: asyncio.Event,
-    redis_url: str | None = None,
-    production_limits: bool = False,
-) -> None:
-    settings = Settings(  # type: ignore[call-arg]
-        _env_file=None,
-        bot_workspace=workspace,
-        openai_api_key="bench-key",
-        openai_base_url=llm_url,
-        bot_model="bench-model",
-        telegram_bot_token=BENCH_TOKEN,
-        telegram_api_base_url=bot_url,
-        telegram_allowed_users="*",
-        bot_redis_url=redis_url,
-    )
-    # With Redis: one replica (the poller), its claims, leases and sessions in Redis, under
-    # a namespace of its own so a shared Redis keeps nothing of an earlier run in the way.
-    replicas = (
-        open_replicas(redis_url, namespace=f"bench-{uuid.uuid4().hex[:8]}") if redis_url else None
-    )
-    app = build_replica_app(settings, replicas) if replicas is not None else build_app(settings)
-    try:
-        await serve_telegram(
-            app,
-            settings,
-            stop=stop,
-            poll_timeout_seconds=10,
-            on_ready=go.set,
-            rate_limiter=bench_rate_limiter(production_limits),
-            replicas=replicas,
-        )
-    finally:
-        await app.close()
-        if replicas is not None:
-            await replicas.close()
-
-
-async def _receive(conn: Connection, child: multiprocessing.process.BaseProcess) -> object:
-    """The child's next message; fails (instead of hanging) if the child died."""
-    while True:
-        ready = await asyncio.to_thread(conn.poll, 0.5)
-        if ready:
-            return conn.recv()
-        if not child.is_alive():
-            raise RuntimeError(f"bench servers exited early (exit code {child.exitcode})")
-
-
 async def _run_phase(
-    conn: Connection,
-    child: multiprocessing.process.BaseProcess,
-    plan: LoadPlan,
-    profiler: cProfile.Profile | None,
+    servers: ServersChild, plan: LoadPlan, profiler: cProfile.Profile | None
 ) -> BenchFigures:
-    conn.send(plan)
     cpu_before = _process_cpu_seconds()
     if profiler is not None:
         profiler.enable()
     try:
-        result = await asyncio.wait_for(_receive(conn, child), PHASE_TIMEOUT_SECONDS + plan.seconds)
+        result = await servers.run_phase(plan)
     finally:
         if profiler is not None:
             profiler.disable()
-    assert isinstance(result, BenchResult)
     return figures_from(result, _process_cpu_seconds() - cpu_before)
 
 
@@ -204,68 +135,47 @@ async def run_bench(
     production_limits: bool = False,
 ) -> list[BenchFigures]:
     """Open-loop phase at `rate` (if seconds > 0), then closed loop (if closed_seconds > 0)."""
-    context = multiprocessing.get_context("spawn")
-    parent_end, child_end = context.Pipe()
-    child = context.Process(target=serve_bench_servers, args=(child_end,), daemon=True)
-    child.start()
     figures: list[BenchFigures] = []
     profiler = cProfile.Profile() if profile_path is not None else None
-    try:
-        urls = await asyncio.wait_for(_receive(parent_end, child), 60)
-        assert isinstance(urls, tuple)
-        bot_url, llm_url = urls
+    async with bench_servers() as servers:
         go, stop = asyncio.Event(), asyncio.Event()
         with tempfile.TemporaryDirectory(prefix="mnemobot-bench-") as tmp:
-            bot = asyncio.create_task(
-                _run_bot(
-                    Path(tmp),
-                    bot_url,
-                    llm_url,
-                    go,
-                    stop,
-                    redis_url=redis_url,
-                    production_limits=production_limits,
-                )
+            setup = BotSetup(
+                Path(tmp),
+                servers.bot_url,
+                servers.llm_url,
+                redis_url=redis_url,
+                production_limits=production_limits,
             )
+            bot = asyncio.create_task(run_bot(setup, go, stop))
             await asyncio.wait(
                 {bot, asyncio.create_task(go.wait())}, return_when=asyncio.FIRST_COMPLETED
             )
             if bot.done():
                 await bot  # start-up failed: raise its error
             try:
-                if seconds > 0:
-                    plan = LoadPlan(
-                        mode="open",
-                        chats=chats,
-                        seconds=seconds,
-                        rate=rate,
-                        first_chat_id=10_000,
-                        llm_delay_seconds=llm_delay_seconds,
-                    )
-                    figures.append(await _run_phase(parent_end, child, plan, profiler))
-                if closed_seconds > 0:
-                    plan = LoadPlan(
-                        mode="closed",
-                        chats=chats,
-                        seconds=closed_seconds,
-                        first_chat_id=20_000,
-                        llm_delay_seconds=llm_delay_seconds,
-                    )
-                    figures.append(await _run_phase(parent_end, child, plan, None))
+                for plan in load_plans(chats, rate, seconds, closed_seconds, llm_delay_seconds):
+                    use = profiler if plan.mode == "open" else None
+                    figures.append(await _run_phase(servers, plan, use))
             finally:
                 stop.set()
                 await bot
-        parent_end.send(None)
-    finally:
-        child.join(timeout=5)
-        if child.is_alive():
-            child.terminate()
     if profiler is not None and profile_path is not None:
         profiler.dump_stats(profile_path)
     return figures
 
 
 def report_lines(figures: BenchFigures) -> list[str]:
+    return [
+        *phase_lines(figures),
+        f"  arrival -> handed to getUpdates: p50 {figures.poll_wait_p50_ms:.1f} ms, "
+        f"p95 {figures.poll_wait_p95_ms:.1f} ms; LLM requests {figures.llm_requests}",
+        f"  bot process CPU (all threads, user+sys): {figures.cpu_ms_per_reply:.1f} ms per reply",
+    ]
+
+
+def phase_lines(figures: BenchFigures) -> list[str]:
+    """What was sent and answered, the rate reached and the latency."""
     if figures.mode == "open":
         head = (
             f"open loop: {figures.offered_rate:g} msg/s over {figures.chats} chats for "
@@ -286,9 +196,6 @@ def report_lines(figures: BenchFigures) -> list[str]:
         rate,
         f"{latency}: p50 {figures.p50_ms:.1f} ms, p95 {figures.p95_ms:.1f} ms, "
         f"max {figures.max_ms:.1f} ms",
-        f"  arrival -> handed to getUpdates: p50 {figures.poll_wait_p50_ms:.1f} ms, "
-        f"p95 {figures.poll_wait_p95_ms:.1f} ms; LLM requests {figures.llm_requests}",
-        f"  bot process CPU (all threads, user+sys): {figures.cpu_ms_per_reply:.1f} ms per reply",
     ]
 
 
