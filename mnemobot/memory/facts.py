@@ -30,7 +30,7 @@ from mnemobot.memory.fact_slots import (
     value_terms,
 )
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.items import SPEAKER_TAG, ItemType, Layer, MemoryItem
 from mnemobot.memory.text_terms import terms
 
 # ids of the items best matching a text, best first (the scope's BM25 index).
@@ -41,7 +41,6 @@ _SIMILAR_HITS = 8
 _SLOT_TAG = "slot"
 # Most earlier facts one statement replaces (see `_same_slot`).
 _MAX_REPLACED_PER_STATEMENT = 8
-_SPEAKER_PREFIX = "speaker:"
 # Confidence and salience of a slot fact made here: the slot rules are as specific as
 # extraction's explicit first-person rules, so they sit where those do (above promotion).
 _SLOT_FACT_CONFIDENCE = 0.85
@@ -66,7 +65,7 @@ def term_overlap(first: str, second: str) -> float:
 
 def _speaker(item: MemoryItem) -> str | None:
     for tag in item.tags:
-        if tag.startswith(_SPEAKER_PREFIX):
+        if tag.startswith(SPEAKER_TAG):
             return tag
     return None
 
@@ -98,7 +97,7 @@ def apply_fact_updates(
     with store.lock:
         recorded = [store.items[i.id] for i in recorded if i.id in store.items]
         turn = next((i for i in recorded if i.type is ItemType.TURN), None)
-        speaker_tag = _SPEAKER_PREFIX + "-".join(speaker.lower().split()) if speaker else None
+        speaker_tag = SPEAKER_TAG + "-".join(speaker.lower().split()) if speaker else None
         new_facts = [i for i in recorded if _is_durable(i)]
         for statement in slot_statements(user_text) if user_text.strip() else ():
             fact = next(

@@ -27,7 +27,16 @@ from typing import Any, Protocol
 import orjson
 
 from mnemobot.memory.atomic_file import append_jsonl, write_atomic
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, fingerprint, from_iso, to_iso
+from mnemobot.memory.items import (
+    SPEAKER_TAG,
+    TURN_TAG,
+    ItemType,
+    Layer,
+    MemoryItem,
+    fingerprint,
+    from_iso,
+    to_iso,
+)
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.text_terms import TEXT_END
 from mnemobot.memory.turn_timeline import TurnTimeline
@@ -71,10 +80,15 @@ def new_item_id() -> str:
 
 
 def indexed_text(item: MemoryItem) -> str:
-    """The text an item is found by: its content and its tags (titles repeat the content)."""
-    if not item.tags:
+    """The text an item is found by: its content and its tags (titles repeat the content).
+
+    The tags every turn has ("turn", "speaker:NAME") are left out: the content already
+    starts with the speaker's name, and a term in nearly every item matches everything.
+    """
+    tags = [tag for tag in item.tags if tag != TURN_TAG and not tag.startswith(SPEAKER_TAG)]
+    if not tags:
         return item.content
-    return item.content + "\n" + " ".join(item.tags)
+    return item.content + "\n" + " ".join(tags)
 
 
 @dataclass(slots=True)

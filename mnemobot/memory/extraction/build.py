@@ -13,6 +13,7 @@ from mnemobot.memory.extraction.finding import Finding
 from mnemobot.memory.extraction.sentences import cut_text, one_line, split_sentences
 from mnemobot.memory.extraction.words import is_question, is_small_talk
 from mnemobot.memory.items import (
+    SPEAKER_TAG,
     TURN_TAG,
     ItemType,
     Layer,
@@ -44,7 +45,7 @@ def _basename(path: str) -> str:
 
 
 def _speaker_tag(speaker: str) -> str:
-    return "speaker:" + "-".join(speaker.lower().split())
+    return SPEAKER_TAG + "-".join(speaker.lower().split())
 
 
 def extract_items(
