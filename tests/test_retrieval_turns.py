@@ -12,6 +12,7 @@ import pytest
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.dates import find_dates
+from mnemobot.memory.items import Layer
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.context import ChatRef
@@ -157,6 +158,23 @@ async def test_the_pack_does_not_repeat_the_conversation_it_is_sent_with(
     app.assistant.reset_session(CHAT)
     await app.assistant.handle_text(CHAT, "Which hotel am I staying at?", message_refs=["tg:3"])
     assert "Casa Azul" in system_text(openai_server.last_request())
+
+
+async def test_a_fact_said_in_the_conversation_is_not_repeated_until_it_leaves_it(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    said = "Я работаю программистом в компании Ак Барс Цифровые Технологии."
+    await app.assistant.handle_text(CHAT, said, message_refs=["tg:1"])
+    facts = app.memory.store(app.assistant.scope_for(CHAT, app.assistant.config())).items
+    assert any(
+        item.layer is not Layer.EPISODIC and "Ак Барс" in item.content for item in facts.values()
+    ), "the statement became a durable fact"
+    await app.assistant.handle_text(CHAT, "Где я работаю?", message_refs=["tg:2"])
+    # The conversation carries the statement: the fact would say it twice.
+    assert "Ак Барс" not in system_text(openai_server.last_request())
+    app.assistant.reset_session(CHAT)
+    await app.assistant.handle_text(CHAT, "Где я работаю?", message_refs=["tg:3"])
+    assert "Ак Барс" in system_text(openai_server.last_request())
 
 
 @pytest.mark.parametrize("text", ["hi", "thanks!", "ok", "👍", "спасибо", "谢谢"])

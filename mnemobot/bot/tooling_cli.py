@@ -357,4 +357,11 @@ def _register_bench_chat_tokens(sub: argparse._SubParsersAction[argparse.Argumen
         help="memory tokens per turn and recall of scripted live chats (en, ru, zh)",
     )
     bench.add_argument("--json", action="store_true", help="print machine-readable results")
+    bench.add_argument(
+        "--tokenizer",
+        choices=("estimate", "tekken"),
+        default="estimate",
+        help="count tokens with the bot's own estimate (default) or Mistral's Tekken "
+        "tokenizer (needs `pip install mistral-common`)",
+    )
     bench.set_defaults(handler=_bench_chat_tokens)

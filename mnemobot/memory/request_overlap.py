@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mnemobot.memory.items import Layer, MemoryItem, normalize_content
+from mnemobot.memory.items import SPEAKER_TAG, Layer, MemoryItem, normalize_content
 
 # References that name something other than a message (a file, a promoted item's source).
 _NON_MESSAGE_PREFIXES = ("file:", "promotedFrom:", "session:")
@@ -52,7 +52,10 @@ class RequestOverlap:
 
     def carries(self, item: MemoryItem) -> bool:
         if item.layer is not Layer.EPISODIC:
-            statement = normalize_content(item.content).rstrip(_CUT_MARKS)
+            statement = item.content
+            if any(tag.startswith(SPEAKER_TAG) for tag in item.tags):
+                statement = statement.split(": ", 1)[-1]  # "Ada: I work at..."
+            statement = normalize_content(statement).rstrip(_CUT_MARKS)
             # (No statement holds the separator, so one found is inside one message.)
             return bool(statement) and statement in self.text
         message_refs = [r for r in item.references if not r.startswith(_NON_MESSAGE_PREFIXES)]

@@ -11,6 +11,12 @@ what a language costs against English over the same stories. A memory token that
 the conversation the request already carries, or comes with a "thanks", is paid for and
 earns nothing.
 
+Tokens are the bot's own estimate (`memory.tokens`, what its budgets use: about 4
+characters a token for Latin script, 2 for Cyrillic, 1 for Han). `--tokenizer tekken`
+counts them with Mistral's Tekken tokenizer instead (a real, multilingual one, shipped in
+the `mistral-common` package: `pip install mistral-common`), to see what a model would
+actually be sent.
+
 Turns run on a clock of their own, `TURN_GAP_SECONDS` apart from a fixed start, as a person
 types: which turns count as neighbours depends on the time between them, and wall-clock
 turns a few milliseconds apart would make every figure differ from run to run.
@@ -24,6 +30,7 @@ import json
 import re
 import statistics
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -90,8 +97,37 @@ class _TurnClock:
         return self.now
 
 
+TokenCount = Callable[[str], int]
+TOKENIZERS = {
+    "estimate": "the bot's own estimate (what its budgets use)",
+    "tekken": "Mistral's Tekken tokenizer (mistral-common)",
+}
+
+
+def tekken_count() -> TokenCount | None:
+    """Token count by Mistral's Tekken tokenizer, or None without `mistral-common`."""
+    try:
+        import mistral_common  # type: ignore[import-not-found]
+        from mistral_common.tokens.tokenizers.tekken import (  # type: ignore[import-not-found]
+            Tekkenizer,
+        )
+    except ImportError:
+        return None
+    data = Path(mistral_common.__file__).parent / "data"
+    files = sorted(data.glob("tekken_*.json"))
+    if not files:
+        return None
+    tokenizer = Tekkenizer.from_file(str(files[-1]))
+    return lambda text: len(tokenizer.encode(text, bos=False, eos=False))
+
+
 async def run_chat(
-    language: str, steps: list[Step], workspace: Path, server: Any, story: str = ""
+    language: str,
+    steps: list[Step],
+    workspace: Path,
+    server: Any,
+    story: str = "",
+    count_tokens: TokenCount = estimate_tokens,
 ) -> ChatFigures:
     """One scripted chat in a fresh workspace below `workspace`, against `server` (a
     running FakeOpenAIServer)."""
@@ -106,7 +142,8 @@ async def run_chat(
     )
     clock = _TurnClock()
     app = build_app(settings, clock=clock)
-    chat = ChatRef("telegram", "1", user_id="1", user_name=None)
+    # As Telegram gives it: the sender's first name, which turns and facts are stored with.
+    chat = ChatRef("telegram", "1", user_id="1", user_name="Ada")
     tokens: list[int] = []
     small: list[int] = []
     recalled = questions = 0
@@ -127,7 +164,7 @@ async def run_chat(
             if outcome is None or not outcome.answered:
                 raise RuntimeError(f"turn {step.user!r} was not answered")
             memory = memory_part(_system_prompt(server.requests[0]))
-            count = estimate_tokens(memory) if memory else 0
+            count = count_tokens(memory) if memory else 0
             tokens.append(count)
             if step.small_talk:
                 small.append(count)
@@ -150,11 +187,11 @@ async def run_chat(
     )
 
 
-def run_bench() -> list[ChatFigures]:
+def run_bench(count_tokens: TokenCount = estimate_tokens) -> list[ChatFigures]:
     server = _fake_server()
     with server, tempfile.TemporaryDirectory(prefix="mnemobot-bench-chat-") as tmp:
         return [
-            asyncio.run(run_chat(language, steps, Path(tmp), server, story))
+            asyncio.run(run_chat(language, steps, Path(tmp), server, story, count_tokens))
             for story, tellings in STORIES.items()
             for language, steps in tellings.items()
         ]
@@ -219,7 +256,16 @@ def format_report(figures: list[ChatFigures]) -> str:
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    figures = run_bench()
+    count_tokens: TokenCount = estimate_tokens
+    if args.tokenizer == "tekken":
+        tekken = tekken_count()
+        if tekken is None:
+            print("--tokenizer tekken needs the mistral-common package: pip install mistral-common")
+            return 2
+        count_tokens = tekken
+    figures = run_bench(count_tokens)
+    if not args.json:
+        print(f"tokens counted by: {TOKENIZERS[args.tokenizer]}")
     if args.json:
         report = {
             "chats": [asdict(f) for f in figures],
