@@ -317,8 +317,9 @@ class MemoryConfig(ConfigSection):
     """Salience of the facts the compaction flush keeps (a ranking input)."""
     date_languages: list[str] = Field(default_factory=lambda: ["en", "ru", "zh"])
     """Languages (ISO 639-1 codes, as the dateparser library knows them) in which dates in
-    a message are read ("last Tuesday", "в прошлую пятницу", "上周"); a message is read only
-    in those of them written in its script. Empty turns date reading off."""
+    a message are read ("last Tuesday", "в прошлую пятницу", "上周二", "3月8日"); a message
+    is read only in those of them written in its script ("zh" and "ja" by the bot's own
+    reader, the others by dateparser). Empty turns date reading off."""
     max_cached_scopes: int = Field(256, ge=1, le=100_000)
     """Scopes kept loaded (most recently used); the others reload from their files when
     their chat speaks again (a cold load: about a second at 100k items)."""

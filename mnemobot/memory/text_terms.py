@@ -16,12 +16,13 @@ two always agree. It is pure and deterministic.
 - English apostrophes are kept long enough to drop contractions ("don't", "it's") and
   possessives ("Caroline's" -> the term of "Caroline"); in other languages an apostrophe splits
   ("l'homme" -> "l", "homme"), as French and Italian elisions want.
-- Han ideographs and kana write no spaces. A run of them is cut at single-character
-  stopwords ("的", "是", "の", "は"...), and each piece gives its characters and its
-  overlapping bigrams (bigrams that are two-character stopwords, "什么", "我们", are left
-  out), as Lucene's CJK bigram filter does with unigrams on: a bigram match ("颜色",
-  "红色") ranks high, and a one-character word ("车", "猫") still meets the same
-  character inside a longer run ("斯柯达车"). Bigrams rather than a word segmenter:
+- Han ideographs and kana write no spaces. A run of them is cut at stopwords (the longer
+  ones, "什么", "时候", "我们", "です", first; then single characters, "的", "是", "の"),
+  and each piece gives its characters and its overlapping bigrams, as Lucene's CJK bigram
+  filter does with unigrams on: a bigram match ("颜色", "红色") ranks high, and a
+  one-character word ("车", "猫") still meets the same character inside a longer run
+  ("斯柯达车"). A query searches with `search_terms`: its bigrams where stored texts
+  have them, its characters otherwise. Bigrams rather than a word segmenter:
   jieba 0.42 (the usual choice; no release since 2020) took 0.9 s and 82 MB for its
   dictionary on first use and 64 us for a 24-character sentence (6 s for a 100k-item
   scope, three times the whole cold-start budget), while this costs nothing to load and
