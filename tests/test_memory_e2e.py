@@ -98,6 +98,11 @@ async def test_memory_tool_add_search_forget(app: App, openai_server: FakeOpenAI
     )
     await ask(app, chat=CHAT_A, text="what's my cat called?")
     assert "Miso" in tool_messages(openai_server.last_request())[-1]["content"]
+    # The conversation still holds the tool's "saved ..." line: the pack does not repeat it.
+    assert "Miso" not in memory_section(openai_server.last_request())
+    app.assistant.reset_session(CHAT_A)
+    openai_server.script(reply("Miso."))
+    await ask(app, chat=CHAT_A, text="what's my cat called?")
     assert "Miso" in memory_section(openai_server.last_request())
     openai_server.script(
         tool_call("memory", {"operation": "forget", "id": item_id}), reply("Forgotten.")

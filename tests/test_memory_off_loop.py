@@ -131,7 +131,9 @@ async def test_max_cached_scopes_from_the_runtime_config_bounds_loaded_scopes(
         await built.assistant.handle_text(SLOW_CHAT, "My cat is called Miso")
         await built.assistant.handle_text(WARM_CHAT, "hello")
         assert built.memory.is_loaded(scope_b) and not built.memory.is_loaded(scope_a)
-        # Chat A's memory comes back from its files when it speaks again.
+        # Chat A's memory comes back from its files when it speaks again (after /new, so
+        # the conversation no longer carries what memory must bring).
+        built.assistant.reset_session(SLOW_CHAT)
         await built.assistant.handle_text(SLOW_CHAT, "what is my cat called?")
         assert "Miso" in system_text(openai_server.last_request())
     finally:

@@ -165,7 +165,9 @@ async def test_a_turn_on_one_replica_sees_what_another_just_remembered(
 
     await say(b, "hello", 1)  # b loads the chat's (empty) memory
     await say(a, "My favourite colour is teal", 2)
-    await say(b, "what is my favourite colour?", 3)
+    # /new: the conversation no longer carries it, so only memory can bring it back.
+    await say(b, "/new", 3)
+    await say(b, "what is my favourite colour?", 4)
 
     last = openai_server.last_request()
     assert "teal" in memory_section(last)

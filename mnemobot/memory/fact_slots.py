@@ -39,10 +39,12 @@ class SlotStatement:
 _VALUE = r"(?P<value>[^.!?;\n]{2,80})"
 _NAME = r"(?P<value>[\w'-]+(?:\s+[A-ZА-ЯЁ][\w'-]+)?)"
 _PARTNERS_EN = r"(?:partner|girlfriend|boyfriend|wife|husband|fianc[ée]e?|spouse)"
-_RESIDENCE_KEYS = ("home", "city", "live", "residence", "wohnort", "город", "живу")
+# The words a question about the slot uses, in each language's usual form (a question
+# "Wo wohne ich?" must meet a fact "Ich bin nach München gezogen").
+_RESIDENCE_KEYS = ("home", "city", "live", "residence", "wohnort", "wohne", "город", "живу")
 _JOB_KEYS = ("job", "work", "employer", "company", "arbeit", "работа")
 _PARTNER_KEYS = ("partner", "relationship", "dating", "beziehung", "партнер")
-_PHONE_KEYS = ("phone", "number", "telefon", "телефон")
+_PHONE_KEYS = ("phone", "number", "telefon", "telefonnummer", "nummer", "телефон", "номер")
 _EMAIL_KEYS = ("email", "mail", "почта")
 _ADDRESS_KEYS = ("address", "adresse", "адрес")
 _DIET_KEYS = ("diet", "eat", "food")

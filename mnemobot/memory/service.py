@@ -74,6 +74,8 @@ from mnemobot.memory.tokens import estimate_tokens
 log = logging.getLogger(__name__)
 
 _PROCEDURE_MARK = "[procedure]"
+# Terms a similar-text search (duplicates, a fact's turn) uses: the text's rarest.
+_SIMILAR_QUERY_TERMS = 6
 # Worker threads for calls on loaded scopes, and for calls that load a scope first. Not
 # runtime-config fields: the pools exist from start-up on, and threads share one GIL, so
 # more workers buy isolation between chats, not speed. Four cold loads at once is already
@@ -425,7 +427,12 @@ class MemoryService:
             if not query_terms:
                 return []
             with self._scope(scope) as loaded:
-                hits = loaded.index.top(query_terms, count)
+                # What is looked for (a restatement, the turn a fact was said in) holds
+                # most of the text's terms, so it holds its rarest: searching with those
+                # only finds it as well and skips the long posting lists of common words
+                # (3 ms a search at 100k items with every term, well under 1 ms so).
+                rarest = sorted(set(query_terms), key=loaded.index.document_frequency)
+                hits = loaded.index.top(rarest[:_SIMILAR_QUERY_TERMS], count)
             return sorted(hits, key=hits.__getitem__, reverse=True)[:count]
 
         return similar

@@ -37,6 +37,7 @@ from mnemobot.bot.bench.languages import localize
 from mnemobot.bot.bench.progress import ProgressBar
 from mnemobot.bot.bench.report import cpu_model, percentile, usable_cpus
 from mnemobot.memory.extraction import extract_items
+from mnemobot.memory.fact_slots import slot_statements
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
 from mnemobot.memory.items import Layer, MemoryItem, TurnMemoryEvent
 from mnemobot.memory.scope_paths import ScopePaths
@@ -220,7 +221,11 @@ def synthetic_queries(rng: random.Random, count: int, lang: str = "en") -> list[
     return [localize(rng.choice(makers)(), lang) for _ in range(count)]
 
 
-def _turn_items(rng: random.Random, at: float, lang: str = "en") -> list[MemoryItem]:
+def _turn_items(
+    rng: random.Random, at: float, lang: str = "en"
+) -> tuple[str, str, list[MemoryItem]]:
+    """(speaker, user text, items) of one synthetic turn, as extraction and promotion
+    would have stored them."""
     speaker, user, assistant = synthetic_turn(rng, lang)
     event = TurnMemoryEvent(
         scope=SCOPE,
@@ -247,7 +252,30 @@ def _turn_items(rng: random.Random, at: float, lang: str = "en") -> list[MemoryI
         for item in items
         if item.confidence >= _PROMOTION_MIN_CONFIDENCE
     ]
-    return items + promoted
+    return speaker, user, items + promoted
+
+
+class _CurrentValues:
+    """What `memory.facts` does on every write, done as the scope is generated: a turn
+    that states a slot ("I work at...") marks the speaker's earlier statement of it, its
+    episode and its turn, as replaced. Without it the scope would be one written before
+    those rules, whose first writes each find eight unmarked earlier values to mark."""
+
+    def __init__(self) -> None:
+        # (slot, speaker) -> ids of the items that state its current value
+        self.current: dict[tuple[str, str], list[str]] = {}
+
+    def update(self, speaker: str, user: str, items: list[MemoryItem]) -> set[str]:
+        """The ids of earlier items this turn replaces (to be marked)."""
+        if all(item.layer is Layer.EPISODIC for item in items):
+            return set()  # no durable fact: `memory.facts` would make one; not modelled
+        replaced: set[str] = set()
+        stating = [item.id for item in items]
+        for statement in slot_statements(user):
+            key = (statement.slot, speaker)
+            replaced.update(self.current.get(key, ()))
+            self.current[key] = stating
+        return replaced
 
 
 def write_synthetic_scope(
@@ -259,29 +287,43 @@ def write_synthetic_scope(
 ) -> int:
     """Write about `item_count` items as the store would have; returns the exact count.
 
-    Duplicates (same layer and fingerprint) are dropped, as the store would merge them.
+    Duplicates (same layer and fingerprint) are dropped, as the store would merge them,
+    and a restated slot marks the earlier value replaced, as `memory.facts` would.
     """
     rng = random.Random(seed)
     paths = ScopePaths(workspace, SCOPE)
-    lines: dict[Path, list[bytes]] = {}
+    by_path: dict[Path, list[MemoryItem]] = {}
+    by_id: dict[str, MemoryItem] = {}
     seen: set[tuple[Layer, str]] = set()
+    values = _CurrentValues()
     written = 0
     at = _START
     while written < item_count:
         at += rng.uniform(60, 900)
-        for item in _turn_items(rng, float(int(at)), lang):
+        when = float(int(at))
+        speaker, user, items = _turn_items(rng, when, lang)
+        kept = []
+        for item in items:
             key = (item.layer, item.fingerprint)
             if key in seen:
                 continue
             seen.add(key)
-            path = paths.layer_file(item.layer, day_of(item.created_at))
-            lines.setdefault(path, []).append(orjson.dumps(item.to_json_dict()))
+            kept.append(item)
+            by_id[item.id] = item
+            by_path.setdefault(paths.layer_file(item.layer, day_of(item.created_at)), []).append(
+                item
+            )
             written += 1
             if progress is not None:
                 progress.advance(label="generating items")
-    for path, chunk in lines.items():
+        newest = next((i.id for i in kept if i.layer is not Layer.EPISODIC), None)
+        for old_id in values.update(speaker, user, kept):
+            old = by_id.get(old_id)
+            if old is not None and not old.is_superseded:
+                old.valid_to, old.superseded_by = when, newest
+    for path, chunk in by_path.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"\n".join(chunk) + b"\n")
+        path.write_bytes(b"\n".join(orjson.dumps(item.to_json_dict()) for item in chunk) + b"\n")
     if progress is not None:
         progress.close()
     return written
