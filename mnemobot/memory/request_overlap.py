@@ -29,6 +29,8 @@ _NON_MESSAGE_PREFIXES = ("file:", "promotedFrom:", "session:")
 _NOTE_LINE = re.compile(r"^\[\d\d:\d\d\] User: (.*?)(?: \| Assistant: .*)?$")
 # What `cut_text` leaves at the end of a shortened reply.
 _CUT_MARKS = " …."
+# The line daily notes put before their newest lines when older ones did not fit.
+_OMITTED = "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +82,19 @@ class RequestOverlap:
             if match and normalize_content(match.group(1)) in self.text:
                 continue
             kept.append(line)
-        return _drop_empty_headings(kept)
+        return _drop_empty_headings(_without_bare_ellipses(kept))
+
+
+def _without_bare_ellipses(lines: list[str]) -> list[str]:
+    """Without a "…" (earlier notes left out) that no note line follows any more."""
+    out: list[str] = []
+    for number, line in enumerate(lines):
+        if line.strip() == _OMITTED:
+            following = next((other for other in lines[number + 1 :] if other.strip()), None)
+            if following is None or following.startswith("#") or following.strip() == _OMITTED:
+                continue
+        out.append(line)
+    return out
 
 
 def _drop_empty_headings(lines: list[str]) -> str:
