@@ -188,7 +188,9 @@ class ScopeItemStore:
         self._lock = lock if lock is not None else threading.RLock()
         self._loaded = False
         self._home: dict[str, Path] = {}
-        self._by_fingerprint: dict[tuple[Layer, str], str] = {}
+        # layer -> fingerprint -> id (nested, not keyed by (layer, fingerprint): 100k
+        # pairs were 6 MB and 100k more objects for the collector to walk at a load).
+        self._by_fingerprint: dict[Layer, dict[str, str]] = {layer: {} for layer in Layer}
         # Ids of the semantic and procedural items, in insertion order: what the fact
         # rules look through on a write, a few percent of a store that is mostly episodes.
         self.durable_ids: dict[str, None] = {}
@@ -228,7 +230,7 @@ class ScopeItemStore:
             self.durable_ids = {}
             self.timeline.rebuild(())
             self._home = {}
-            self._by_fingerprint = {}
+            self._by_fingerprint = {layer: {} for layer in Layer}
             self._forgotten_ids = set()
             self._forgotten_fingerprints = {}
             self._tombstones = {}
@@ -239,8 +241,10 @@ class ScopeItemStore:
 
             # Every line becomes an item as soon as it is read (None when it does not
             # parse): holding all raw records until the end doubled the peak RSS at 100k
-            # items. Only the last line of an id counts.
-            latest: dict[str, tuple[MemoryItem | None, Path]] = {}
+            # items. Only the last line of an id counts. Its file goes straight into
+            # `_home` (no (item, path) pair per line: 100k more objects for the collector).
+            latest: dict[str, MemoryItem | None] = {}
+            home = self._home
             for path in self.paths.item_files():
                 try:
                     data = path.read_bytes()
@@ -274,7 +278,8 @@ class ScopeItemStore:
                         parsed = None
                     # Re-inserting moves the id to the end, so dict order stays "last written".
                     latest.pop(item_id, None)
-                    latest[item_id] = (parsed, path)
+                    latest[item_id] = parsed
+                    home[item_id] = path
                 del data
                 self._lines[path] = lines
 
@@ -283,27 +288,39 @@ class ScopeItemStore:
             # Locals for the per-item loop (100k iterations at a big scope).
             forgotten_ids = self._forgotten_ids
             forgotten_fingerprints = self._forgotten_fingerprints
-            home = self._home
             scope = self.scope
-            sources: dict[str, str] = {}
-            share_source = sources.setdefault
+            # Values most items repeat, shared instead of one copy per item: the scope,
+            # sources, tags ("turn", "speaker:anna" on every turn: 13 MB at 100k items),
+            # confidences and saliences (5 MB). Tag lists stay one per item (callers may
+            # build on them); only the strings in them are shared.
+            shared: dict[Any, Any] = {}
+            share = shared.setdefault
             episodic = Layer.EPISODIC
             loaded: list[MemoryItem] = []
             episodes: list[MemoryItem] = []
             skipped = 0
-            for item_id, (item, path) in latest.items():
+            for item_id, item in latest.items():
                 if item_id in forgotten_ids:
+                    del home[item_id]
                     continue
                 if item is None:
+                    del home[item_id]
                     skipped += 1
                     continue
                 if item.created_at <= forgotten_fingerprints.get(item.fingerprint, -math.inf):
+                    del home[item_id]
                     continue
-                # One shared string instead of one per item (the scope is always the same).
                 if item.scope == scope:
                     item.scope = scope
-                item.source = share_source(item.source, item.source)
-                home[item_id] = path
+                item.source = share(item.source, item.source)
+                if item.tags:
+                    tags = tuple(item.tags)
+                    item.tags[:] = share(tags, tags)
+                # (Zeros not: -0.0 == 0.0, and the file must get back the sign it had.)
+                if item.confidence:
+                    item.confidence = share(item.confidence, item.confidence)
+                if item.salience:
+                    item.salience = share(item.salience, item.salience)
                 if item.layer is episodic:
                     episodes.append(item)
                 else:
@@ -321,10 +338,10 @@ class ScopeItemStore:
             durable = self.durable_ids
             for item in loaded:
                 items[item.id] = item
-                by_fingerprint[(item.layer, item.fingerprint)] = item.id
+                by_fingerprint[item.layer][item.fingerprint] = item.id
                 if item.layer is not Layer.EPISODIC:
                     durable[item.id] = None
-            del latest
+            del latest, shared
             self.timeline.rebuild(items.values())
             self._index_all(loaded)
             self._loaded = True
@@ -388,7 +405,7 @@ class ScopeItemStore:
             self._drop(item.id)
         self.items[item.id] = item
         self.timeline.add(item)
-        self._by_fingerprint[(item.layer, item.fingerprint)] = item.id
+        self._by_fingerprint[item.layer][item.fingerprint] = item.id
         if item.layer is not Layer.EPISODIC:
             self.durable_ids[item.id] = None
         if self._index is not None and self._terms is not None:
@@ -402,9 +419,9 @@ class ScopeItemStore:
         self.durable_ids.pop(item_id, None)
         if item is None:
             return None
-        key = (item.layer, item.fingerprint)
-        if self._by_fingerprint.get(key) == item_id:
-            del self._by_fingerprint[key]
+        by_fingerprint = self._by_fingerprint[item.layer]
+        if by_fingerprint.get(item.fingerprint) == item_id:
+            del by_fingerprint[item.fingerprint]
         self._unindex(item_id)
         return item
 
@@ -470,7 +487,7 @@ class ScopeItemStore:
                 )
                 if self._is_forgotten(item):
                     continue
-                twin_id = self._by_fingerprint.get((item.layer, item.fingerprint))
+                twin_id = self._by_fingerprint[item.layer].get(item.fingerprint)
                 if twin_id is not None and twin_id != item.id:
                     result = merge_items(self.items[twin_id], item)
                 else:
@@ -519,7 +536,7 @@ class ScopeItemStore:
                 new_fp = fingerprint(current.type, content)
                 if new_fp in self._forgotten_fingerprints:
                     raise ValueError("that content was forgotten in this scope")
-                twin = self._by_fingerprint.get((current.layer, new_fp))
+                twin = self._by_fingerprint[current.layer].get(new_fp)
                 if twin is not None and twin != item_id:
                     raise ValueError(f"item {twin} already holds that content")
                 changes["content"] = content

@@ -402,15 +402,26 @@ def _unicode_terms_joined(texts: str) -> list[str]:
     return _joined_terms(runs)
 
 
+# ASCII characters that are never part of a word, as spaces (for `_words_of_run`).
+_ASCII_SEPARATORS = {
+    code: " " for code in range(128) if not chr(code).isalnum() and chr(code) != "'"
+}
+
+
 def _words_of_run(run: str | bytes) -> tuple[str, ...]:
     text = run if isinstance(run, str) else run.decode("utf-8")
     if text.isascii():
         return tuple(_ASCII_WORD.findall(text))
-    if text.isalnum() and not _CJK_CHAR.search(text):
-        # Only letters and digits (str.isalnum is re's \w less "_", both Py_UNICODE_ISALNUM)
-        # and no Han or kana: the word pattern would match the whole run. Most Cyrillic,
-        # Greek or accented Latin runs are such, and need not build the pattern (~50 ms).
-        return (text,)
+    if not _CJK_CHAR.search(text):
+        # Without Han or kana, a text of letters and digits (str.isalnum is re's \w less
+        # "_", both Py_UNICODE_ISALNUM) cut only by ASCII separators (not "'") has those
+        # pieces as its words, as the word pattern would find them. Most Cyrillic, Greek
+        # or accented Latin runs are such, and need not build the pattern (~30-50 ms).
+        if text.isalnum():
+            return (text,)
+        pieces = text.translate(_ASCII_SEPARATORS).split()
+        if all(map(str.isalnum, pieces)):
+            return tuple(pieces)
     return tuple(_word_pattern().findall(text))
 
 
