@@ -296,7 +296,9 @@ class ScopeItemStore:
             shared: dict[Any, Any] = {}
             share = shared.setdefault
             episodic = Layer.EPISODIC
-            loaded: list[MemoryItem] = []
+            items = self.items
+            by_fingerprint = self._by_fingerprint
+            durable = self.durable_ids
             episodes: list[MemoryItem] = []
             skipped = 0
             for item_id, item in latest.items():
@@ -324,25 +326,23 @@ class ScopeItemStore:
                 if item.layer is episodic:
                     episodes.append(item)
                 else:
-                    loaded.append(item)
+                    # What `_insert` does, for ids known to be new (the dicts were just
+                    # emptied).
+                    items[item_id] = item
+                    by_fingerprint[item.layer][item.fingerprint] = item_id
+                    durable[item_id] = None
             self._skipped += skipped
             # Episodes last, so the dict ends with the newest episodes as it does while
             # the bot runs (durable items are written as episodes are promoted): the
             # pack looks for recent context at that end only. Files load episodic days
             # first, which put every durable item after the newest episode.
-            loaded += episodes
-            del episodes
-            # What `_insert` does, for ids known to be new (the dicts were just emptied).
-            items = self.items
-            by_fingerprint = self._by_fingerprint
-            durable = self.durable_ids
-            for item in loaded:
+            episode_fingerprints = by_fingerprint[episodic]
+            for item in episodes:
                 items[item.id] = item
-                by_fingerprint[item.layer][item.fingerprint] = item.id
-                if item.layer is not Layer.EPISODIC:
-                    durable[item.id] = None
-            del latest, shared
-            self.timeline.rebuild(items.values())
+                episode_fingerprints[item.fingerprint] = item.id
+            del latest, shared, episodes
+            loaded = list(items.values())
+            self.timeline.rebuild(loaded)
             self._index_all(loaded)
             self._loaded = True
             return self.stats()
