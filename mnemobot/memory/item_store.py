@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, tzinfo
+from operator import add, attrgetter
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -85,10 +86,36 @@ def indexed_text(item: MemoryItem) -> str:
     The tags every turn has ("turn", "speaker:NAME") are left out: the content already
     starts with the speaker's name, and a term in nearly every item matches everything.
     """
-    tags = [tag for tag in item.tags if tag != TURN_TAG and not tag.startswith(SPEAKER_TAG)]
-    if not tags:
-        return item.content
-    return item.content + "\n" + " ".join(tags)
+    return item.content + _tags_text(item.tags) if item.tags else item.content
+
+
+def _tags_text(tags: Iterable[str]) -> str:
+    """What `indexed_text` adds to the content for these tags ("" for none)."""
+    own = [tag for tag in tags if tag != TURN_TAG and not tag.startswith(SPEAKER_TAG)]
+    return "\n" + " ".join(own) if own else ""
+
+
+class _TagsTexts(dict[tuple[str, ...], str]):
+    """Tag list -> `_tags_text` of it, worked out on first lookup."""
+
+    def __missing__(self, tags: tuple[str, ...]) -> str:
+        text = self[tags] = _tags_text(tags)
+        return text
+
+
+def _indexed_texts(items: Sequence[MemoryItem], known: _TagsTexts) -> list[str]:
+    """`indexed_text` of each item, the tags' part looked up in `known` by tag list.
+
+    Items share a few tag lists ("turn", "speaker:anna"), and every step here is a C-level
+    map: at a 100k-item load, one `indexed_text` call per item cost ~60 ms, this ~10 ms.
+    (`content + ""` is `content` itself, no copy.)
+    """
+    extras = map(known.__getitem__, map(tuple, map(_TAGS, items)))
+    return list(map(add, map(_CONTENT, items), extras))
+
+
+_TAGS = attrgetter("tags")
+_CONTENT = attrgetter("content")
 
 
 @dataclass(slots=True)
@@ -364,12 +391,13 @@ class ScopeItemStore:
                     index.add(doc_id, doc_terms)
             return
         terms_joined = self._terms_joined
+        known = _TagsTexts()
 
         def chunks() -> Iterator[tuple[list[str], Iterable[str]]]:
             # In chunks, so only a chunk's texts and terms are alive at once.
             for start in range(0, len(items), _INDEX_CHUNK):
                 chunk = items[start : start + _INDEX_CHUNK]
-                yield [item.id for item in chunk], terms_joined(map(indexed_text, chunk))
+                yield [item.id for item in chunk], terms_joined(_indexed_texts(chunk, known))
 
         add_joined(chunks(), TEXT_END)
 
