@@ -127,6 +127,8 @@ def _indexed_texts(items: Sequence[MemoryItem], known: _TagsTexts) -> list[str]:
 
 _TAGS = attrgetter("tags")
 _CONTENT = attrgetter("content")
+_ID = attrgetter("id")
+_FINGERPRINT = attrgetter("fingerprint")
 
 
 @dataclass(slots=True)
@@ -374,11 +376,13 @@ class ScopeItemStore:
             # the bot runs (durable items are written as episodes are promoted): the
             # pack looks for recent context at that end only. Files load episodic days
             # first, which put every durable item after the newest episode.
-            episode_fingerprints = by_fingerprint[episodic]
-            for item in episodes:
-                items[item.id] = item
-                episode_fingerprints[item.fingerprint] = item.id
-            del latest, shared, episodes
+            # (In C-level maps: at 100k episodes a loop here took ~15 ms.)
+            episode_ids = list(map(_ID, episodes))
+            items.update(zip(episode_ids, episodes, strict=True))
+            by_fingerprint[episodic].update(
+                zip(map(_FINGERPRINT, episodes), episode_ids, strict=True)
+            )
+            del latest, shared, episodes, episode_ids
             loaded = list(items.values())
             self.timeline.rebuild(loaded)
             self._index_all(loaded)
