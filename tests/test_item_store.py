@@ -339,6 +339,35 @@ def test_the_fast_loader_reads_items_exactly_like_from_json_dict() -> None:
     assert MemoryItem.from_json_dict(sparse).tags == ["x", "3"]
 
 
+def test_a_title_cut_from_the_content_loads_and_writes_back_unchanged(
+    paths: ScopePaths,
+) -> None:
+    # Loaded titles that are the start of the content are kept as a length and cut again
+    # when read: every kind must read back, and be written back, byte for byte.
+    content = "Anna: We moved to Berlin. The flat is small but bright, near the park."
+    titles = [
+        "Anna: We moved to Berlin.",  # the start of the content
+        "Anna: We moved to Berlin. The flat …",  # cut_text's word-boundary cut
+        "Anna: We moved to Berlin. …",  # cut_text's sentence cut
+        "Anna: We moved to Berlin…",  # an ellipsis glued on
+        "",
+        content,
+        "Preference (Anna): Berlin",  # not from the content
+        "Anna:  We moved",  # close, but not the start (two spaces)
+    ]
+    store = ScopeItemStore(paths)
+    written = [item(content + f" {n}", item_type=ItemType.TURN) for n in range(len(titles))]
+    for one, title in zip(written, titles, strict=True):
+        one.title = title
+    store.add(written)
+    before = sorted(line for path in paths.item_files() for line in file_lines(path))
+    reloaded = open_store(paths)
+    assert [reloaded.get(one.id) for one in written] == written
+    assert [reloaded.get(one.id).title for one in written] == titles  # type: ignore[union-attr]
+    reloaded.compact_files()
+    assert sorted(line for path in paths.item_files() for line in file_lines(path)) == before
+
+
 # --------------------------------------------------------------------- promotion
 
 

@@ -4,8 +4,12 @@ and the README carries a copy that a test keeps in sync."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
+import textwrap
 import typing
+from itertools import pairwise
 
 import annotated_types
 from pydantic import BaseModel
@@ -39,8 +43,36 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
+    """Field name -> the docstring under it in the class body (a base's, if not redefined).
+
+    What pydantic's `use_attribute_docstrings` would put in `description`, read only when
+    asked (see `ConfigSection`). Classes without source (`create_model`) add none.
+    """
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not issubclass(cls, BaseModel) or cls is BaseModel:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for node, after in pairwise(body):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                docs[node.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
 def _rows(model: type[BaseModel], defaults: dict[str, object], prefix: str) -> list[str]:
     rows = []
+    docs = field_docstrings(model)
     for name, field in model.model_fields.items():
         key = field.alias or name
         default = defaults.get(key)
@@ -51,7 +83,7 @@ def _rows(model: type[BaseModel], defaults: dict[str, object], prefix: str) -> l
             continue
         rows.append(
             f"| `{prefix}{key}` | `{json.dumps(default)}` | {_cell(_allowed(field))} "
-            f"| {_cell(field.description or '')} |"
+            f"| {_cell(field.description or docs.get(name, ''))} |"
         )
     return rows
 

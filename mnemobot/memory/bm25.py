@@ -89,16 +89,18 @@ _END = "\x01"
 
 
 class _TermIds(dict[str, int]):
-    """A copy of a vocabulary that numbers each unseen term on lookup; `end` gives -1."""
+    """A copy of a vocabulary that numbers each unseen term on lookup; `end` gives -1.
+
+    `end` is a key (found in C, not through `__missing__` once per document), right after
+    the vocabulary's terms: the new terms follow it, numbered from `len(vocabulary)`.
+    """
 
     def __init__(self, vocabulary: dict[str, int], end: str) -> None:
         super().__init__(vocabulary)
-        self.end = end
+        self[end] = -1
 
     def __missing__(self, term: str) -> int:
-        if term == self.end:
-            return -1
-        term_id = self[term] = len(self)
+        term_id = self[term] = len(self) - 1
         return term_id
 
 
@@ -215,7 +217,7 @@ class BM25Index:
             # Document of each term: the number of ends before it.
             docs = np.cumsum(ends) - ends
             keep = ~ends
-            n_terms = len(lookup)
+            n_terms = len(lookup) - 1
             # One (document, term) pair per distinct term of a document, with its count.
             keys, tfs = np.unique(docs[keep] * n_terms + codes[keep], return_counts=True)
             del codes, ends, docs, keep
@@ -229,8 +231,8 @@ class BM25Index:
                     lengths,
                 )
             )
-        new_terms = list(islice(lookup, len(self._vocab), None))
-        self._vocab.update(zip(new_terms, range(len(self._vocab), len(lookup)), strict=True))
+        new_terms = list(islice(lookup, len(self._vocab) + 1, None))
+        self._vocab.update(zip(new_terms, range(len(self._vocab), len(lookup) - 1), strict=True))
         self._df.extend([0] * len(new_terms))
         if parts:
             self._merge(parts)

@@ -12,8 +12,15 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Callable, Iterable
+from itertools import compress
+from operator import attrgetter, eq, itemgetter, le, lt
 
 from mnemobot.memory.items import ItemType, Layer, MemoryItem
+
+_CREATED_AT = attrgetter("created_at")
+_ID = attrgetter("id")
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 
 def is_turn(item: MemoryItem) -> bool:
@@ -39,11 +46,24 @@ class TurnTimeline:
         return len(self._ids)
 
     def rebuild(self, items: Iterable[MemoryItem]) -> None:
-        turns = sorted(
-            ((item.created_at, item.id) for item in items if is_turn(item)),
-        )
-        self._times = array("d", (at for at, _ in turns))
-        self._ids = [item_id for _, item_id in turns]
+        # A scope load calls this on 100k items, which come in order (day files, each in
+        # the order it was written): checked in C, and sorted only when they are not.
+        # Sorting (time, id) pairs always cost ~60 ms, mostly making the pairs.
+        turn, episodic = ItemType.TURN, Layer.EPISODIC
+        found = [item for item in items if item.type is turn and item.layer is episodic]
+        times = array("d", map(_CREATED_AT, found))
+        ids = list(map(_ID, found))
+        del found
+        later_times, later_ids = times[1:], ids[1:]
+        ties = list(map(eq, times, later_times))
+        if not all(map(le, times, later_times)) or not all(
+            map(lt, compress(ids, ties), compress(later_ids, ties))
+        ):
+            turns = sorted(zip(times, ids, strict=True))
+            times = array("d", map(_FIRST, turns))
+            ids = list(map(_SECOND, turns))
+        self._times = times
+        self._ids = ids
 
     def _position(self, item: MemoryItem) -> int:
         """Where `item` is, or would go, in the order."""
