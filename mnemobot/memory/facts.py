@@ -189,35 +189,44 @@ def _with_keywords(store: ScopeItemStore, fact: MemoryItem, statement: SlotState
 
 
 class _SlotIndex:
-    """Durable item ids by the slot their text sets, grown as the store grows.
+    """Durable item ids by the slot their text sets and who said it, kept up to date.
 
     A write looks up the one slot it states instead of going through every durable item
-    that might set one (thousands in a long chat: 40 ms a write at 100k items). Items
-    not seen before are parsed once: the rules (regexes) run only on those holding one of
-    the slot families' words. The first write after a scope loads parses them all (about
-    half a second at 100k items, in the memory worker thread); later writes parse only
-    the items written since.
+    that might set one (thousands in a long chat: 40 ms a write at 100k items). The
+    first write after a scope loads parses every durable item holding one of the slot
+    families' words (about half a second at 100k items, in the memory worker thread);
+    later writes parse only what the store logged as inserted since (`durable_log`).
     """
 
     def __init__(self) -> None:
-        self.seen: set[str] = set()
-        # (slot, speaker tag) -> ids: in a group chat each member has their own values.
-        self.by_slot: dict[tuple[str, str | None], list[str]] = {}
+        self._start(loads=-1)
+
+    def _start(self, loads: int) -> None:
+        self.loads = loads
+        self.read_to = 0
+        # (slot, speaker tag) -> ids (an ordered set): each group member has their values.
+        self.by_slot: dict[tuple[str, str | None], dict[str, None]] = {}
         # The text each indexed item was parsed from, to notice one rewritten in place.
         self.parsed_from: dict[str, str] = {}
 
-    def ids(self, store: ScopeItemStore, slot: str, speaker_tag: str | None) -> list[str]:
-        fresh = store.durable_ids.keys() - self.seen
-        self.seen |= fresh
+    def ids(self, store: ScopeItemStore, slot: str, speaker_tag: str | None) -> dict[str, None]:
+        if store.loads != self.loads:
+            self._start(store.loads)
+            fresh: Iterable[str] = list(store.durable_ids)
+        else:
+            fresh = store.durable_log[self.read_to :]
+        self.read_to = len(store.durable_log)
         for item_id in fresh:
-            item = store.items[item_id]
-            if _ANY_TRIGGER.search(item.content.lower()) is None:
+            item = store.items.get(item_id)
+            if item is None or self.parsed_from.get(item_id) == item.content:
                 continue
             self.parsed_from[item_id] = item.content
+            if _ANY_TRIGGER.search(item.content.lower()) is None:
+                continue
             speaker = _speaker(item)
             for statement in _slots(item):
-                self.by_slot.setdefault((statement.slot, speaker), []).append(item_id)
-        return self.by_slot.get((slot, speaker_tag), [])
+                self.by_slot.setdefault((statement.slot, speaker), {})[item_id] = None
+        return self.by_slot.setdefault((slot, speaker_tag), {})
 
     def still_sets(self, item: MemoryItem, slot: str) -> bool:
         if self.parsed_from.get(item.id) == item.content:
@@ -241,13 +250,15 @@ def _same_slot(
     index = _SLOT_INDEXES.get(store)
     if index is None:
         index = _SLOT_INDEXES[store] = _SlotIndex()
-    for item_id in index.ids(store, slot, speaker_tag):
+    ids = index.ids(store, slot, speaker_tag)
+    for item_id in list(ids):
         item = store.items.get(item_id)
+        if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
+            # Gone or replaced for good (a reload starts the index anew): skip it from now on.
+            ids.pop(item_id, None)
+            continue
         if (
-            item is None
-            or item.layer is Layer.EPISODIC
-            or item.id == fact.id
-            or item.is_superseded
+            item.id == fact.id
             or item.created_at > fact.created_at
             or _speaker(item) != speaker_tag
             or not index.still_sets(item, slot)

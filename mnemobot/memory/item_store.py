@@ -234,6 +234,11 @@ class ScopeItemStore:
         # Ids of the semantic and procedural items, in insertion order: what the fact
         # rules look through on a write, a few percent of a store that is mostly episodes.
         self.durable_ids: dict[str, None] = {}
+        # Durable ids (re)inserted since the last load, in order, and how many loads there
+        # were: a reader that keeps an index over durable items (`memory.facts`) reads on
+        # from where it stopped instead of going through all of them on every write.
+        self.durable_log: list[str] = []
+        self.loads = 0
         self._forgotten_ids: set[str] = set()
         # fingerprint -> when it was forgotten: the same text from before that time (an old
         # conversation replayed, extracted again) stays out; said anew afterwards, on
@@ -268,6 +273,8 @@ class ScopeItemStore:
                 self._unindex(item_id)
             self.items = {}
             self.durable_ids = {}
+            self.durable_log = []
+            self.loads += 1
             self.timeline.rebuild(())
             self._home = {}
             self._by_fingerprint = {layer: {} for layer in Layer}
@@ -451,6 +458,7 @@ class ScopeItemStore:
         self._by_fingerprint[item.layer][item.fingerprint] = item.id
         if item.layer is not Layer.EPISODIC:
             self.durable_ids[item.id] = None
+            self.durable_log.append(item.id)
         if self._index is not None and self._terms is not None:
             self._index.add(item.id, self._terms(indexed_text(item)))
 
