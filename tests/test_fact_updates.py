@@ -165,3 +165,42 @@ def test_eval_updates_counts_current_and_stale_values(tmp_path: Path) -> None:
     results = evaluate(cases, tmp_path / "ws")
     assert len(results) == 3
     assert all(r.current and not r.stale for r in results), [r.pack for r in results]
+
+
+def test_each_move_replaces_the_last_one_across_reloads_and_by_speaker(tmp_path: Path) -> None:
+    memory = MemoryService(tmp_path)
+    cities = ["Paris", "Berlin", "Oslo", "Lima"]
+    for number, city in enumerate(cities):
+        say(memory, f"I moved to {city}.", 40 - number * 10)
+        if number == 1:
+            # Another process wrote the files: the store reads them again, and the
+            # index the fact rules keep starts over with it.
+            memory.store(SCOPE).load()
+    memory.record_turn(
+        scope=SCOPE,
+        user_text="I live in Quito.",
+        assistant_text="Noted.",
+        at=NOW - DAY,
+        config=CONFIG,
+        tz=UTC,
+        speaker="Bea",
+    )
+    durable = [i for i in memory.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC]
+    current = sorted(
+        next(c for c in [*cities, "Quito"] if c in i.content)
+        for i in durable
+        if not i.is_superseded
+    )
+    # One current city for the user, one for Bea: her statement replaced nobody's.
+    assert current == ["Lima", "Quito"]
+    replaced_by = {
+        next(c for c in cities if c in i.content): i.superseded_by
+        for i in durable
+        if i.is_superseded
+    }
+    by_id = {i.id: i for i in durable}
+    assert {old: by_id[new].content for old, new in replaced_by.items()} == {
+        "Paris": "I moved to Berlin.",
+        "Berlin": "I moved to Oslo.",
+        "Oslo": "I moved to Lima.",
+    }
