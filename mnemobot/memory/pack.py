@@ -3,8 +3,9 @@
 `build_pack` turns a scope's items (the store's `id -> MemoryItem` dict) and the BM25
 index over the same ids into a pack:
 
-1. Candidates: every item a query term matches (BM25+, `memory.bm25`), plus the
-   `working_top_k` newest episodic items as recent context even when nothing matches.
+1. Candidates: every item a query term matches (BM25+, `memory.bm25`; `search_terms`),
+   plus the `working_top_k` newest episodic items the request does not carry, as recent
+   context: those among them that match nothing stay only when nothing else matches.
    Only the best `RankingConfig.candidate_pool` BM25 hits (all layers together) are
    scored further: a common query term can match most of a 100k-item store, and an item
    that hundreds of others outmatch would not make the pack. Per-layer topK picks from
@@ -514,7 +515,7 @@ def build_pack(
         # Something the request does not carry matched: the recent turns that did not
         # would only fill the pack. (They stay when nothing did: "where were we?")
         for doc_id in unmatched_recent:
-            if candidates.pop(doc_id, None) is not None:
+            if doc_id not in around and candidates.pop(doc_id, None) is not None:
                 diagnostics.candidates_per_layer[Layer.EPISODIC.value] -= 1
     date_ranges = query.date_ranges
     turns = turn_context(candidates.values(), relevance_of, ranking)
