@@ -211,3 +211,35 @@ def test_a_russian_pack_costs_about_what_the_english_one_does(tmp_path: Path) ->
     for (en_chosen, en_tokens), (ru_chosen, ru_tokens) in zip(english, russian, strict=True):
         assert len(ru_chosen) <= len(en_chosen) + 1
         assert ru_tokens <= 1.3 * price * en_tokens
+
+
+# Characters where normalizing a run alone could differ from normalizing the whole text:
+# marks that compose with an ASCII separator ("<" + U+0338 is "≮"), characters that
+# normalize to separators ("…", "½", "¨"), casefolds NFKC recomposes, capitals.
+TRICKY = "aZ <>=-.,'’!…½¨ﬁßİΣПриветМИРё\u0338\u0345\u0301\u0308\u3099ｶﾞ№Ⅻ㎏ǅ0猫\x01"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=TRICKY, max_size=12), max_size=6))
+def test_many_texts_at_once_normalize_run_by_run_as_whole(texts: list[str]) -> None:
+    expected = [term for text in texts for term in [*_unicode_terms(text), TEXT_END]]
+    assert list(terms_joined(texts)) == expected
+
+
+def test_a_mark_that_composes_with_a_separator_is_normalized_with_it() -> None:
+    texts = ["Да<\u0338нет", "\u0338нет", "a=\u0338b…c"]
+    expected = [term for text in texts for term in [*_unicode_terms(text), TEXT_END]]
+    assert list(terms_joined(texts)) == expected
+    assert list(terms_joined(texts[1:2])) == [*_unicode_terms(texts[1]), TEXT_END]
+
+
+def test_memos_emptied_between_batches_give_the_same_terms(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mnemobot.memory.text_terms as text_terms
+
+    monkeypatch.setattr(text_terms, "_MEMO_LIMIT", 3)
+    texts = ["Привет<\u0338мир", "Шкода… ½ ﬁne", "Я їжджу на Шкоді", "hello Wörld"]
+    for _ in range(3):
+        for start in range(len(texts)):
+            batch = texts[start:] + texts[:start]
+            expected = [term for text in batch for term in [*_unicode_terms(text), TEXT_END]]
+            assert list(terms_joined(batch)) == expected

@@ -43,17 +43,19 @@ Han and kana the fixed point is on the set of terms, not their counts: a bigram 
 again also gives its two characters, which the first pass already had.
 
 Speed: loading a 100k-item scope tokenizes every item, so `terms_joined` takes a batch of
-texts in a few C-level passes: one join and normalization, one split into runs (UTF-8
-bytes cut at ASCII spaces and punctuation), one memo lookup per run for its terms in
-English/Russian/..., and only for a batch holding clues to other languages (some foreign
-stopword), numpy counts per text and a pass per stretch of texts in the same languages.
-Memos are kept across batches, bounded. A run of letters and digits alone is its own
-word, without the word pattern (whose mark classes take 30-50 ms to build). Measured CPU
-time to load a synthetic 100k-item scope (`bench memory --lang`), whole load: English
-1.2 s before this bulk path, 1.45 s with it, 1.55 s now (the synthetic chat has grown);
-Russian 4.9 s before, 1.7 s with it, 1.6 s now, of which ~0.75 s the index build. The
-module is longer than most (about 550 lines) because the reference `_unicode_terms` and
-the fast paths that must equal it belong side by side.
+texts in a few C-level passes: one join, one split into runs (UTF-8 bytes cut at ASCII
+spaces and punctuation), one memo lookup per run for its terms in English/Russian/...
+(each distinct run normalized once, there, not every text), and only for a batch holding
+clues to other languages (some foreign stopword), numpy counts per text and a pass per
+stretch of texts in the same languages. Memos are kept across batches, bounded. A run of
+letters and digits alone is its own word, without the word pattern (whose mark classes
+take 30-50 ms to build). Measured CPU time to load a synthetic 100k-item scope (`bench
+memory --lang`), whole load: English 1.2 s before this bulk path, 1.45 s with it, 1.55 s
+now (the synthetic chat has grown); Russian 4.9 s before, 1.7 s with it, 1.6 s later, of
+which ~0.75 s the index build. Normalizing runs rather than whole texts then took the
+Russian scope's `terms_joined` from 0.50 s to 0.41 s (cold start 1.95 s to 1.86 s, mean
+of six runs each). The module is longer than most (about 620 lines) because the
+reference `_unicode_terms` and the fast paths that must equal it belong side by side.
 """
 
 from __future__ import annotations
@@ -359,12 +361,15 @@ class _Memo(dict[Any, Any]):
 
     def fresh(self) -> _Memo:
         if len(self) > _MEMO_LIMIT:
-            self.clear()
-            self.update(self.seed)
-            self.several.clear()
-            self.clues.clear()
-            self.clue_words.clear()
+            self.reset()
         return self
+
+    def reset(self) -> None:
+        self.clear()
+        self.update(self.seed)
+        self.several.clear()
+        self.clues.clear()
+        self.clue_words.clear()
 
 
 # Entries per memo: a few MB each, and more than the distinct words of most scopes.
@@ -393,7 +398,7 @@ def _ascii_terms_joined(texts: str) -> list[str]:
     a text are those of its [a-z0-9'] runs: split on everything else, in C.
     """
     runs = texts.lower().encode("ascii").translate(_ASCII_RUN_BYTES).split()
-    return _joined_terms(runs)
+    return _joined_terms(runs, _RUNS)
 
 
 def _unicode_terms_joined(texts: str) -> list[str]:
@@ -401,8 +406,27 @@ def _unicode_terms_joined(texts: str) -> list[str]:
     # Split in UTF-8 at ASCII spaces and punctuation (no UTF-8 sequence holds a byte below
     # 0x80, and no word holds ASCII punctuation but "'"), in C: faster than str.split, and
     # tags ("speaker:anna", on every turn) or "что-то" do not make runs of several words.
-    runs = _normalize(texts).encode("utf-8").translate(_UTF8_RUN_BYTES).split()
-    return _joined_terms(runs)
+    # The raw text is split, and each distinct run normalized once, as its words are
+    # memoized (`_RAW_RUNS`): at a 100k-item Russian load, normalizing every chunk's whole
+    # text first took ~0.12 s. The same runs, because NFKC and casefold leave ASCII
+    # separators alone and never join them to what precedes them, nor to what follows
+    # unless it starts with a combining mark ("<" and U+0338 are "≮", no word character):
+    # a batch with such a run is normalized whole instead.
+    raw_runs = texts.encode("utf-8").translate(_RAW_RUN_BYTES).split()
+    found = _joined_terms(raw_runs, _RAW_RUNS)
+    unsafe = _RAW_RUNS.words.clues
+    if unsafe and not unsafe.isdisjoint(raw_runs):
+        runs = _normalize(texts).encode("utf-8").translate(_UTF8_RUN_BYTES).split()
+        return _joined_terms(runs, _RUNS)
+    return found
+
+
+# Every ASCII byte but [A-Za-z0-9'] and TEXT_END becomes a space: runs of UTF-8 text not
+# yet normalized (capitals are lowered with the run).
+_RAW_RUN_BYTES = bytes(
+    byte if byte >= 0x80 or chr(byte).isalnum() or chr(byte) in "'" + TEXT_END else 0x20
+    for byte in range(256)
+)
 
 
 # ASCII characters that are never part of a word, as spaces (for `_words_of_run`).
@@ -428,37 +452,82 @@ def _words_of_run(run: str | bytes) -> tuple[str, ...]:
     return tuple(_word_pattern().findall(text))
 
 
+class _RunMemos:
+    """The memos `_joined_terms` reads runs through: a run's words, its language clues
+    (those of its words together; one word's, for most runs), its terms per languages.
+
+    `fresh()` empties them all at once, so that a run any of them holds has its words in
+    `words` (and a flag its words function set, in `words.clues`).
+    """
+
+    def __init__(self, words_of_run: Callable[[Any], tuple[str, ...]]) -> None:
+        # (Only the bytes TEXT_END is seeded: a text given to `terms` may hold "\x01".)
+        self.words = _Memo(words_of_run, {_END_RUN: _END_WORDS})
+        self.masks = _Memo(
+            lambda run: reduce(or_, map(word_mask, self.words[run]), 0),
+            {TEXT_END: END_BIT, _END_RUN: END_BIT},
+        )
+        self._terms: dict[TextLanguages, _Memo] = {}
+
+    def fresh(self) -> _RunMemos:
+        memos = [self.words, self.masks, *self._terms.values()]
+        if any(len(memo) > _MEMO_LIMIT for memo in memos):
+            for memo in memos:
+                memo.reset()
+        return self
+
+    def terms(self, text_langs: TextLanguages) -> _Memo:
+        """run -> its terms in those languages: None for none, else a str, with spaces
+        between terms if several (no term holds whitespace; see `_terms_of_runs`)."""
+        memo = self._terms.get(text_langs)
+        if memo is None:
+            memo = self._terms[text_langs] = self._terms_memo(text_langs)
+        return memo
+
+    def _terms_memo(self, text_langs: TextLanguages) -> _Memo:
+        run_words = self.words
+        run_masks = self.masks
+
+        def run_terms(run: str | bytes) -> str | None:
+            words = run_words[run]
+            found = [term for word in words for term in _word_terms_uncached(word, text_langs)]
+            if len(found) > 1:
+                memo.several.add(run)
+            mask = run_masks[run]
+            if mask & (FOREIGN_LATIN_MASK | MARKER_MASK):
+                memo.clues.add(run)
+            if mask & LATIN_MASK and len(words) > 1:
+                memo.clue_words.add(run)
+            return " ".join(found) or None
+
+        memo = _Memo(run_terms, {TEXT_END: TEXT_END, _END_RUN: TEXT_END})
+        return memo
+
+
+def _words_of_raw_run(run: bytes) -> tuple[str, ...]:
+    """The words of a run of text not yet normalized (see `_unicode_terms_joined`)."""
+    text = run.decode("utf-8")
+    first = text[0]
+    if unicodedata.combining(first) or unicodedata.combining(
+        unicodedata.normalize("NFKC", first)[0]
+    ):
+        # It may join the separator before it: the batch is normalized whole instead.
+        _RAW_RUNS.words.clues.add(run)
+    pieces = _normalize(text).encode("utf-8").translate(_UTF8_RUN_BYTES).split()
+    if len(pieces) == 1:
+        return _words_of_run(pieces[0])
+    # Separators that normalizing made ("…" is "...", "½" is "1⁄2").
+    return tuple(chain.from_iterable(map(_words_of_run, pieces)))
+
+
 # Runs are pieces of normalized text between spaces (str, in `terms`), or between ASCII
 # spaces and punctuation (UTF-8 bytes, in `terms_joined`); a run holds any number of words
 # (most one; "o''neil" two; "—" none).
-# (Only the bytes TEXT_END is seeded: a text given to `terms` may hold "\x01" itself.)
-_RUN_WORDS = _Memo(_words_of_run, {_END_RUN: _END_WORDS})
-# A run's language clues: those of its words together (one word's, for most runs).
-_RUN_MASKS = _Memo(
-    lambda run: reduce(or_, map(word_mask, _RUN_WORDS[run]), 0),
-    {TEXT_END: END_BIT, _END_RUN: END_BIT},
-)
-
-
-@cache
-def _run_terms_memo(text_langs: TextLanguages) -> _Memo:
-    """run -> its terms in those languages: None for none, else a str, with spaces between
-    terms if several (no term holds whitespace; see `_terms_of_runs`)."""
-
-    def run_terms(run: str | bytes) -> str | None:
-        words = _RUN_WORDS[run]
-        found = [term for word in words for term in _word_terms_uncached(word, text_langs)]
-        if len(found) > 1:
-            memo.several.add(run)
-        mask = _RUN_MASKS[run]
-        if mask & (FOREIGN_LATIN_MASK | MARKER_MASK):
-            memo.clues.add(run)
-        if mask & LATIN_MASK and len(words) > 1:
-            memo.clue_words.add(run)
-        return " ".join(found) or None
-
-    memo = _Memo(run_terms, {TEXT_END: TEXT_END, _END_RUN: TEXT_END})
-    return memo
+_RUNS = _RunMemos(_words_of_run)
+_RUN_WORDS = _RUNS.words
+_RUN_MASKS = _RUNS.masks
+# Runs of UTF-8 text not yet normalized (in `terms_joined`); see `_unicode_terms_joined`.
+_RAW_RUNS = _RunMemos(_words_of_raw_run)
 
 
 @cache
@@ -467,11 +536,12 @@ def _word_terms_memo(text_langs: TextLanguages) -> _Memo:
     return _Memo(partial(_word_terms_uncached, languages=text_langs), {})
 
 
-def _joined_terms(runs: list[str] | list[bytes]) -> list[str]:
+def _joined_terms(runs: list[str] | list[bytes], memos: _RunMemos) -> list[str]:
     """The terms of `runs`, texts ended by TEXT_END, each text in its own languages."""
-    mask_of = _RUN_MASKS.fresh()
-    run_words = _RUN_WORDS.fresh()
-    english = _run_terms_memo(ENGLISH_TEXT).fresh()
+    memos.fresh()
+    mask_of = memos.masks
+    run_words = memos.words
+    english = memos.terms(ENGLISH_TEXT)
     out = list(filter(None, map(english.__getitem__, runs)))
     if not english.clues or english.clues.isdisjoint(runs):
         # No run holds a clue to another language: every text reads as English (or
@@ -480,7 +550,8 @@ def _joined_terms(runs: list[str] | list[bytes]) -> list[str]:
     if english.clue_words and not english.clue_words.isdisjoint(runs):
         # Stopword hits are counted per word: split the few runs of several words.
         words = list(chain.from_iterable(map(run_words.__getitem__, runs)))
-        return _joined_terms(words)
+        # (Words are normalized str runs of one word.)
+        return _joined_terms(words, _RUNS)
     masks = np.fromiter(map(mask_of.__getitem__, runs), np.int64, len(runs))
     is_end = (masks & END_BIT) != 0
     ends = np.flatnonzero(is_end)
@@ -525,13 +596,12 @@ def _joined_terms(runs: list[str] | list[bytes]) -> list[str]:
     ):
         text_langs = text_languages(int(latin[first]), int(markers[first]))
         stretch = runs[int(starts[first]) : int(ends[last - 1]) + 1]
-        out += _terms_of_runs(stretch, text_langs)
+        out += _terms_of_runs(stretch, memos.terms(text_langs))
     return out
 
 
-def _terms_of_runs(runs: list[str] | list[bytes], text_langs: TextLanguages) -> list[str]:
-    """The terms of `runs` in `text_langs`."""
-    memo = _run_terms_memo(text_langs).fresh()
+def _terms_of_runs(runs: list[str] | list[bytes], memo: _Memo) -> list[str]:
+    """The terms of `runs` by `memo` (a `_RunMemos.terms`)."""
     # Most runs give one term or none: a str-or-None memo and filter() stay in C.
     return _several_split(list(filter(None, map(memo.__getitem__, runs))), memo, runs)
 
