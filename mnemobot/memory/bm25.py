@@ -51,6 +51,9 @@ Layout:
 
 Not safe for concurrent use from several threads (neither was the former index): the
 memory service calls it from one thread.
+
+The module is longer than most (about 580 lines): both segments, their merge and the
+scoring that must equal rank-bm25's over them are one data structure.
 """
 
 from __future__ import annotations

@@ -17,21 +17,21 @@ two always agree. It is pure and deterministic.
   possessives ("Caroline's" -> the term of "Caroline"); in other languages an apostrophe splits
   ("l'homme" -> "l", "homme"), as French and Italian elisions want.
 - Han ideographs and kana write no spaces. A run of them is cut at stopwords (the longer
-  ones, "什么", "时候", "我们", "です", first; then single characters, "的", "是", "の"),
-  and each piece gives its characters and its overlapping bigrams, as Lucene's CJK bigram
-  filter does with unigrams on: a bigram match ("颜色", "红色") ranks high, and a
-  one-character word ("车", "猫") still meets the same character inside a longer run
-  ("斯柯达车"). A query searches with `search_terms`: its bigrams when stored texts
-  have one of them, its characters too only when they have none. Bigrams rather than a word segmenter:
-  jieba 0.42 (the usual choice; no release since 2020) took 0.9 s and 82 MB for its
-  dictionary on first use and 64 us for a 24-character sentence (6 s for a 100k-item
-  scope, three times the whole cold-start budget), while this costs nothing to load and
-  a few us a sentence; and a query bigram meets a stored word however a segmenter would
-  have cut either side. The price is index size: a Chinese line has about twice the terms
-  of the old one-term-per-character split. A synthetic 100k-item Chinese scope
-  (`bench memory --lang zh`) loads in 5.9 s CPU with a 578 MB peak, against 4.6 s and
-  367 MB before; keeping only bigrams (and lone characters) would halve the terms but
-  lose one-character words inside longer runs.
+  ones, "什么", "时候", "我们", "です", first; then single characters, "的", "是", "の"), and each
+  piece gives its characters and its overlapping bigrams, as Lucene's CJK bigram filter
+  does with unigrams on: a bigram match ("颜色", "红色") ranks high, and a one-character
+  word ("车", "猫") still meets the same character inside a longer run ("斯柯达车"). A query
+  searches with `search_terms`: its bigrams when stored texts have one of them, its
+  characters too only when they have none. Bigrams rather than a word segmenter: jieba
+  0.42 (the usual choice; no release since 2020) took 0.9 s and 82 MB for its dictionary
+  on first use and 64 us for a 24-character sentence (6 s for a 100k-item scope, three
+  times the whole cold-start budget), while this costs nothing to load and a few us a
+  sentence; and a query bigram meets a stored word however a segmenter would have cut
+  either side. The price is index size: a Chinese line has about twice the terms of the
+  old one-term-per-character split. A synthetic 100k-item Chinese scope (`bench memory
+  --lang zh`) loads in 5.9 s CPU with a 578 MB peak, against 4.6 s and 367 MB before;
+  keeping only bigrams (and lone characters) would halve the terms but lose
+  one-character words inside longer runs.
 
 Idempotence holds under fixed languages: `terms_in(" ".join(terms(x)), languages(x)) ==
 terms(x)`, because stems are iterated to a fixed point and are never stopwords. Plain

@@ -12,6 +12,9 @@ promotion), on top of the bulk.
 Everything that is measured runs in a fresh child process (`python -c`), so its cold
 start (imports, scope load with the index build, first pack) and its peak RSS are what a
 restarted bot would see, not those of the process that generated the data.
+
+The module is longer than most (about 600 lines): the synthetic chat's word lists, its
+generator and the child's measurements belong to this one bench.
 """
 
 from __future__ import annotations
