@@ -334,3 +334,27 @@ def test_candidate_pool_keeps_the_best_hits_and_breaks_ties_by_recency() -> None
     assert ids(pack)[0] == "best"
     assert set(ids(pack)[1:]) == {"tie5", "tie4"}
     assert sum(pack.diagnostics.candidates_per_layer.values()) == 3
+
+
+def test_filling_past_top_k_takes_only_items_near_the_best_match() -> None:
+    common = [
+        make_item(f"g{i}", f"watered the garden on day {i} before work", days_ago=i + 1)
+        for i in range(20)
+    ]
+    best = make_item("tomato", "the garden tomatoes got blight this year", days_ago=30)
+    items, index = store(best, *common)
+    query = {"episodic_top_k": 1, "working_top_k": 0, "soft_budget_tokens": 1800}
+    floor_off = pack_for(
+        items,
+        index,
+        "tomato blight in the garden",
+        ranking=RankingConfig(fill_min_relevance=0),
+        **query,
+    )
+    floor_on = pack_for(items, index, "tomato blight in the garden", **query)
+    assert ids(floor_on)[0] == ids(floor_off)[0] == "tomato"
+    # Matching "garden" alone, the watering notes fill the budget with no floor...
+    assert len(floor_off.items) == 21
+    assert max(p.relevance for p in floor_off.items[1:]) < RANKING.fill_min_relevance
+    # ...and stay out with the default one: a weak match is paid for and holds nothing.
+    assert ids(floor_on) == ["tomato"]

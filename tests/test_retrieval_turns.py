@@ -211,3 +211,42 @@ def test_only_past_days_named_in_the_message_count(text: str, days: tuple[str, s
         datetime.fromtimestamp(t, BERLIN).strftime("%Y-%m-%d") for t in (span.start, span.end)
     )
     assert shown == days
+
+
+def test_the_answer_right_after_a_matching_question_comes_along_though_it_is_recent(
+    tmp_path: Path,
+) -> None:
+    memory = MemoryService(tmp_path)
+    for number, topic in enumerate(TOPICS[:6]):
+        memory.record_turn(
+            scope=SCOPE,
+            user_text=f"Today {topic}.",
+            assistant_text="Noted.",
+            at=(NOW - timedelta(days=3, hours=number)).timestamp(),
+            config=CONFIG,
+            tz=BERLIN,
+        )
+    asked = NOW - timedelta(minutes=10)
+    memory.record_turn(
+        scope=SCOPE,
+        user_text="What was the boat we rented in Porto?",
+        assistant_text="Let me think.",
+        at=asked.timestamp(),
+        config=CONFIG,
+        tz=BERLIN,
+    )
+    memory.record_turn(
+        scope=SCOPE,
+        user_text="Oh right, it was the Gaivota, a blue sloop.",
+        assistant_text="Noted.",
+        at=(asked + timedelta(minutes=1)).timestamp(),
+        config=CONFIG,
+        tz=BERLIN,
+    )
+    pack = memory.build_pack(
+        SCOPE, "which boat did we rent?", now=NOW.timestamp(), config=CONFIG, tz=BERLIN
+    )
+    # The newest turn shares no word with the question, but it answers the one that does.
+    assert "Gaivota" in pack.rendered
+    assert "plumber" not in pack.rendered  # recent small things that match nothing stay out
+    memory.close()

@@ -511,18 +511,19 @@ def build_pack(
         for doc_id in [doc_id for doc_id, item in candidates.items() if carried(item)]:
             del candidates[doc_id]
             diagnostics.skipped_in_request += 1
-    if unmatched_recent and any(doc_id in hits for doc_id in candidates):
-        # Something the request does not carry matched: the recent turns that did not
-        # would only fill the pack. (They stay when nothing did: "where were we?")
-        for doc_id in unmatched_recent:
-            if doc_id not in around and candidates.pop(doc_id, None) is not None:
-                diagnostics.candidates_per_layer[Layer.EPISODIC.value] -= 1
     date_ranges = query.date_ranges
     turns = turn_context(candidates.values(), relevance_of, ranking)
     lent = turns.lent
     for neighbour_id, (_, borrowed) in around.items():
         if borrowed > lent.get(neighbour_id, 0.0):
             lent[neighbour_id] = borrowed
+    if unmatched_recent and any(doc_id in hits for doc_id in candidates):
+        # Something the request does not carry matched: the recent turns that did not,
+        # and are no matching turn's neighbour (the answer to a matching question), would
+        # only fill the pack. (They stay when nothing matched: "where were we?")
+        for doc_id in unmatched_recent:
+            if lent.get(doc_id, 0.0) <= 0 and candidates.pop(doc_id, None) is not None:
+                diagnostics.candidates_per_layer[Layer.EPISODIC.value] -= 1
     for item in candidates.values():
         if item.scope and query.scope and item.scope != query.scope:
             diagnostics.skipped_other_scope += 1
