@@ -24,6 +24,9 @@ from mnemobot.memory.items import normalize_content
 from mnemobot.memory.scope_paths import MEMORY_FILE_NAME
 from mnemobot.memory.tokens import estimate_tokens
 
+# The line put before the newest notes when older ones did not fit the budget.
+OMITTED_MARK = "…"
+
 USER_CHARS = 200
 ASSISTANT_CHARS = 300
 # Share of the legacy budget MEMORY.md may take when there are notes to show too.
@@ -166,7 +169,7 @@ def _newest_lines(lines: list[str], budget_tokens: int) -> tuple[list[str], int]
         used += cost
     kept.reverse()
     if len(kept) < len(lines) and kept:
-        kept.insert(0, "…")
+        kept.insert(0, OMITTED_MARK)
     return kept, used
 
 

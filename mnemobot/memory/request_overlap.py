@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mnemobot.memory.daily_notes import OMITTED_MARK
 from mnemobot.memory.items import SPEAKER_TAG, Layer, MemoryItem, normalize_content
 
 # References that name something other than a message (a file, a promoted item's source).
@@ -29,8 +30,6 @@ _NON_MESSAGE_PREFIXES = ("file:", "promotedFrom:", "session:")
 _NOTE_LINE = re.compile(r"^\[\d\d:\d\d\] User: (.*?)(?: \| Assistant: .*)?$")
 # What `cut_text` leaves at the end of a shortened reply.
 _CUT_MARKS = " …."
-# The line daily notes put before their newest lines when older ones did not fit.
-_OMITTED = "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +88,9 @@ def _without_bare_ellipses(lines: list[str]) -> list[str]:
     """Without a "…" (earlier notes left out) that no note line follows any more."""
     out: list[str] = []
     for number, line in enumerate(lines):
-        if line.strip() == _OMITTED:
+        if line.strip() == OMITTED_MARK:
             following = next((other for other in lines[number + 1 :] if other.strip()), None)
-            if following is None or following.startswith("#") or following.strip() == _OMITTED:
+            if following is None or following.startswith("#") or following.strip() == OMITTED_MARK:
                 continue
         out.append(line)
     return out
