@@ -1,9 +1,11 @@
 """What any channel does with a chat message: commands now or in order, turns in the lane.
 
 `/status`, `/stop`, `/help` and `/start` are answered at once, even while a reply of the
-same chat is being written; `/new` and `/compact` change the session, so they wait their
-turn in the chat's lane with the messages around them. Answers outside the lane go out in
-the background, in order per chat, so a channel's intake never waits on a send.
+same chat is being written; `/new`, `/compact`, `/export` and `/forget_me` read or change
+the chat's session and memory, so they wait their turn in the chat's lane with the messages
+around them. Nothing here waits in the path that reads updates: answers outside the lane
+are worked out and sent in the background, in order per chat, so one chat's slow reply
+never holds up another chat's command.
 """
 
 from __future__ import annotations
@@ -13,22 +15,26 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from mnemobot.bot.app import App
 from mnemobot.bot.channels.base import Channel
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
+from mnemobot.bot.commands import CommandReply, StopHandler
 from mnemobot.memory.items import to_iso
 from mnemobot.systems.context import ChatRef
 
 log = logging.getLogger(__name__)
 
-# Commands that change the session run in the chat's lane, in order with its messages.
-LANE_COMMANDS = frozenset({"new", "compact"})
+# Commands that read or change the session or memory run in the chat's lane, in order with
+# its messages: /forget_me then never erases under a running turn that would write back.
+LANE_COMMANDS = frozenset({"new", "compact", "export", "forget_me"})
 # Lane commands slow enough (an LLM summary) to show the channel's "working" sign.
 SLOW_COMMANDS = frozenset({"compact"})
 # How long shutdown waits for answers still being sent once the turns are over.
 SEND_DRAIN_SECONDS = 5.0
+COMMAND_FAILED_TEXT = "Sorry, that command failed; the bot's log says why."
 
 
 def queue_full_text(cap: int) -> str:
@@ -86,18 +92,16 @@ class ChatDispatcher:
     # -- intake ----------------------------------------------------------------------------------
 
     async def receive(self, job: LaneJob) -> Admission | None:
-        """Take one message or command; returns the lane admission, None if answered now."""
+        """Take one message or command; returns the lane admission, None if answered
+        outside the lane. Returns without waiting for any chat's turn or any send."""
         command = job.command
         if command is not None and command.name not in LANE_COMMANDS:
-            # Awaited, not spawned: /stop must empty the lane before the next message lands.
-            reply = await self.app.commands.reply(job.chat, command, stop=self.stop)
-            send_document = getattr(self.channel, "send_document", None)
-            if reply.attachment is not None and send_document is not None:
-                # A channel that sends files (Telegram) gets the file with the text as caption.
-                await send_document(job, reply.attachment, reply.text)
-                await self._answered([job])
-                return None
-            self.notify(job, reply.text, answered=True)
+            stop: StopHandler = self.stop
+            if command.name == "stop":
+                # The queue empties now, before the next message lands; cancelling the
+                # running reply and saying so go on in the background.
+                stop = partial(self._stop_dropped, self.lanes.drop_queued(job.chat.key))
+            self._in_order(job.chat.key, partial(self._answer_command, job, stop))
             return None
         admission = self.lanes.submit(job)
         if admission is Admission.FULL:
@@ -111,17 +115,28 @@ class ChatDispatcher:
 
         With `answered`, the job counts as answered once the text is handed to the channel.
         """
-        key = job.chat.key
-        previous = self._last_notice.get(key)
 
         async def send() -> None:
-            if previous is not None:
-                await asyncio.wait({previous})
             await self.channel.send_text(job, text)
             if answered:
                 await self._answered([job])
 
-        task = asyncio.create_task(send())
+        self._in_order(job.chat.key, send)
+
+    def _in_order(self, key: str, work: Callable[[], Awaitable[None]]) -> None:
+        """Run `work` in the background after the chat's earlier notices and answers."""
+        previous = self._last_notice.get(key)
+
+        async def run() -> None:
+            if previous is not None:
+                await asyncio.wait({previous})
+            try:
+                await work()
+            except Exception as exc:
+                # One line: the cause (a failing disk, an outage) is logged where it arises.
+                log.warning("an answer in %s was not sent (%s: %s)", key, type(exc).__name__, exc)
+
+        task = asyncio.create_task(run())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         self._last_notice[key] = task
@@ -142,9 +157,31 @@ class ChatDispatcher:
 
     async def stop(self, chat: ChatRef) -> str:
         """/stop: cancel the running reply, drop the queued messages, say what was done."""
-        outcome = await self.lanes.stop(chat.key)
+        return await self._stop_dropped(None, chat)
+
+    async def _stop_dropped(self, dropped: tuple[LaneJob, ...] | None, chat: ChatRef) -> str:
+        outcome = await self.lanes.stop(chat.key, dropped=dropped)
         await self._answered(outcome.dropped_jobs)
         return stop_text(outcome.cancelled_running, outcome.dropped)
+
+    async def _answer_command(self, job: LaneJob, stop: StopHandler) -> None:
+        """Work out a command's answer and send it (with its file, if any)."""
+        assert job.command is not None
+        try:
+            reply = await self.app.commands.reply(job.chat, job.command, stop=stop)
+        except Exception:
+            log.exception("/%s failed in %s", job.command.name, job.chat.key)
+            reply = CommandReply(COMMAND_FAILED_TEXT)
+        await self._send_command_reply(job, reply)
+        await self._answered([job])
+
+    async def _send_command_reply(self, job: LaneJob, reply: CommandReply) -> None:
+        send_document = getattr(self.channel, "send_document", None)
+        if reply.attachment is not None and send_document is not None:
+            # A channel that sends files (Telegram) gets the file with the text as caption.
+            await send_document(job, reply.attachment, reply.text)
+        else:
+            await self.channel.send_text(job, reply.text)
 
     async def shutdown(self, grace_seconds: float) -> None:
         """Finish (or after `grace_seconds` cancel) running turns, then pending sends."""
@@ -189,8 +226,8 @@ class ChatDispatcher:
     async def _answer_job(self, job: LaneJob) -> None:
         command = job.command
         if command is not None and command.name not in SLOW_COMMANDS:
-            answer = await self.app.commands.run(job.chat, command, stop=self.stop)
-            await self.channel.send_text(job, answer)
+            reply = await self.app.commands.reply(job.chat, command, stop=self.stop)
+            await self._send_command_reply(job, reply)
             return
         # Progress notes are not answers: they quote nothing.
         progress_job = replace(job, reply_to_message_id=None)
@@ -200,8 +237,8 @@ class ChatDispatcher:
 
         async with self.channel.working(job):
             if command is not None:
-                answer = await self.app.commands.run(job.chat, command, stop=self.stop)
-                await self.channel.send_text(job, answer)
+                reply = await self.app.commands.reply(job.chat, command, stop=self.stop)
+                await self._send_command_reply(job, reply)
                 return
             outcome = await self.app.assistant.handle_text(
                 job.chat, job.text, message_refs=list(job.message_refs), notify=progress

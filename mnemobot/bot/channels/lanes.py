@@ -186,13 +186,25 @@ class ChatLanes:
 
     # -- control ---------------------------------------------------------------------------------
 
-    async def stop(self, key: str) -> StopOutcome:
-        """/stop: drop the queue and cancel the running job; returns once it has ended."""
+    def drop_queued(self, key: str) -> tuple[LaneJob, ...]:
+        """Take the chat's waiting jobs out of its lane, at once (the first half of /stop)."""
         lane = self._lanes.get(key)
         if lane is None:
-            return StopOutcome(cancelled_running=False)
+            return ()
         dropped = tuple(lane.pending)
         lane.pending.clear()
+        return dropped
+
+    async def stop(self, key: str, *, dropped: tuple[LaneJob, ...] | None = None) -> StopOutcome:
+        """/stop: drop the queue and cancel the running job; returns once it has ended.
+
+        `dropped`: the queue was already emptied by `drop_queued`, with these jobs.
+        """
+        if dropped is None:
+            dropped = self.drop_queued(key)
+        lane = self._lanes.get(key)
+        if lane is None:
+            return StopOutcome(cancelled_running=False, dropped_jobs=dropped)
         job = lane.job
         if job is not None and not job.done():
             # A job whose reply just went out is only tidying up (typing indicator, save):
