@@ -43,6 +43,7 @@ def test_all_checks_pass_and_nothing_is_written(
     assert [line.split(":")[0] for line in lines] == [
         "ok   settings",
         "ok   allowed users",
+        "ok   operators",
         "ok   workspace",
         "ok   runtime config",
         "...  llm",
@@ -53,8 +54,9 @@ def test_all_checks_pass_and_nothing_is_written(
         "ok   telegram",
     ]
     assert lines[0] == f"ok   settings: read {env_file}"
-    assert "up to 10 s" in lines[4] and "up to 10 s" in lines[6]
-    assert lines[5].endswith("serves 'gpt-4o-mini'")
+    assert lines[2] == "ok   operators: 42 (the one allowed user)"
+    assert "up to 10 s" in lines[5] and "up to 10 s" in lines[7]
+    assert lines[6].endswith("serves 'gpt-4o-mini'")
     assert lines[-1].endswith("token valid for @mnemo_test_bot")
     assert telegram.token not in result.stdout + result.stderr
     assert list(workspace.iterdir()) == []

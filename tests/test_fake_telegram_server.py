@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 from telegram import Bot, BotCommand, Update
-from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, RetryAfter
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Conflict,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+)
 from telegram.ext import (
     ApplicationBuilder,
     CommandHandler,
@@ -484,3 +491,21 @@ async def test_application_polls_and_replies(server: TelegramServer) -> None:
     # The updater's last call confirmed everything it handled.
     assert server.pending_updates() == []
     assert server.calls("getUpdates")[-1]["params"]["offset"] > said["update_id"]
+
+
+async def test_chat_member_roles_and_group_upgrade(server: TelegramServer, bot: Bot) -> None:
+    server.send_text("hi", chat_id=-300, user_id=5, chat_type="group")
+    server.set_member_status(-300, 6, "administrator")
+    assert (await bot.get_chat_member(-300, 5)).status == "member"
+    assert (await bot.get_chat_member(-300, 6)).status == "administrator"
+    assert (await bot.get_chat_member(-300, 7)).status == "left"
+
+    server.upgrade_group(-300, -1000300, user_id=6)
+    old, new = [u["message"] for u in server.pending_updates()[-2:]]
+    assert old["chat"]["id"] == -300 and old["migrate_to_chat_id"] == -1000300
+    assert new["chat"]["type"] == "supergroup" and new["migrate_from_chat_id"] == -300
+    with pytest.raises(ChatMigrated) as moved:
+        await bot.send_message(-300, "still there?")
+    assert moved.value.new_chat_id == -1000300
+    assert (await bot.get_chat_member(-1000300, 6)).status == "administrator"
+    await bot.send_message(-1000300, "here")

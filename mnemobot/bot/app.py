@@ -11,6 +11,7 @@ from mnemobot.bot.channels.registry import open_runtime_config
 from mnemobot.bot.commands import Commands
 from mnemobot.bot.llm_client import OpenAIChatModel
 from mnemobot.bot.maintenance import MaintenanceScheduler
+from mnemobot.bot.permissions import ConsoleRoles, Permissions
 from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
 from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.memory_tool import MemoryTool
@@ -180,12 +181,15 @@ def build_app(
         )
         return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
+    permissions = Permissions(runtime.current)
+    permissions.register("console", ConsoleRoles())
     commands = Commands(
         assistant,
         compactor=compactor,
         status_providers=[memory_lines],
         memory=memory,
         known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
+        permissions=permissions,
     )
     commands.status_providers.append(
         lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))

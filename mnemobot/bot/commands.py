@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mnemobot.bot.assistant import STORAGE_FAILED_TEXT, Assistant
+from mnemobot.bot.permissions import Permissions
 from mnemobot.memory.model_windows import ModelWindow
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import AgentSession
@@ -135,28 +136,43 @@ class Commands:
         compactor: Compactor | None = None,
         memory: MemoryService | None = None,
         known_window: Callable[[str], ModelWindow | None] | None = None,
+        permissions: Permissions | None = None,
     ) -> None:
         self.assistant = assistant
+        self.permissions = permissions or Permissions(assistant.config)
         self.status_providers = list(status_providers or [])
         self.compactor = compactor
         # The model's learned context window, when the model client knows one.
         self.known_window = known_window
         self.memory = memory
-        # chat key -> time until which "/forget_me confirm" is accepted
-        self._forget_me_asked: dict[str, float] = {}
+        # (chat key, user id) -> time until which that user's "/forget_me confirm" counts
+        self._forget_me_asked: dict[tuple[str, str | None], float] = {}
 
     async def reply(
         self, chat: ChatRef, command: ParsedCommand, *, stop: StopHandler | None = None
     ) -> CommandReply:
         """The command's answer, with a file when it has one (/export)."""
+        refusal = await self.permissions.refusal(chat, command.name)
+        if refusal is not None:
+            return CommandReply(refusal)
         if command.name == "export":
             return await self.export(chat)
-        return CommandReply(await self.run(chat, command, stop=stop))
+        return CommandReply(await self.run(chat, command, stop=stop, checked=True))
 
     async def run(
-        self, chat: ChatRef, command: ParsedCommand, *, stop: StopHandler | None = None
+        self,
+        chat: ChatRef,
+        command: ParsedCommand,
+        *,
+        stop: StopHandler | None = None,
+        checked: bool = False,
     ) -> str:
-        """The command's answer as text; /export's file is written and its path named."""
+        """The command's answer as text; /export's file is written and its path named.
+
+        `checked`: the caller has already asked `permissions` (see `reply`).
+        """
+        if not checked and (refusal := await self.permissions.refusal(chat, command.name)):
+            return refusal
         if command.name == "export":
             return (await self.export(chat)).text
         if command.name == "forget_me":
@@ -239,14 +255,31 @@ class Commands:
         if memory is None:
             return "Erasing memory is not available."
         now = time.monotonic()
-        asked_until = self._forget_me_asked.pop(chat.key, 0.0)
+        # Only the user who asked can confirm: another member's "confirm" is a new ask.
+        asker = (chat.key, chat.user_id)
+        asked_until = self._forget_me_asked.pop(asker, 0.0)
         if args.strip().lower() != "confirm" or now > asked_until:
-            self._forget_me_asked[chat.key] = now + FORGET_ME_CONFIRM_MINUTES * 60
+            self._forget_me_asked[asker] = now + FORGET_ME_CONFIRM_MINUTES * 60
+            if self.assistant.config().memory.scope == "global":
+                what = (
+                    "everything I remember of every chat (all chats share one memory here), "
+                    "and every chat's conversation and logs"
+                )
+            elif chat.is_group:
+                what = (
+                    "everything I remember of this group, for all its members: long-term "
+                    "memory, daily notes, remembered items, files, every topic's "
+                    "conversation and its logs"
+                )
+            else:
+                what = (
+                    "everything I remember of this chat: long-term memory, daily notes, "
+                    "remembered items, files, this conversation and its logs"
+                )
             return (
-                "This erases everything I remember of this chat: long-term memory, daily "
-                "notes, remembered items, this conversation and its logs. It cannot be "
-                f"undone. To go ahead, send /forget_me confirm within "
-                f"{FORGET_ME_CONFIRM_MINUTES} minutes. (/export first keeps a copy.)"
+                f"This erases {what}. It cannot be undone. To go ahead, send "
+                f"/forget_me confirm within {FORGET_ME_CONFIRM_MINUTES} minutes. "
+                "(/export first keeps a copy.)"
             )
         assistant = self.assistant
         scope = assistant.scope_for(chat, assistant.config())
@@ -298,9 +331,12 @@ class Commands:
         else:
             window = ModelWindow(config.llm.max_input_tokens, "config", "llm.maxInputTokens")
         threshold = config.compaction_threshold_tokens()
-        llm_base = endpoint_for_display(assistant.settings.openai_base_url)
+        # Where the model runs is the operator's business, not every group member's.
+        where = ""
+        if self.permissions.is_operator(chat):
+            where = f" ({endpoint_for_display(assistant.settings.openai_base_url)})"
         lines = [
-            f"Model: {model} ({llm_base})",
+            f"Model: {model}{where}",
             f"Context window: {window.describe()}",
             f"Chat: {chat.key}",
             f"Session: {len(session.messages)} messages, ~{tokens:,} of {threshold:,} tokens "

@@ -89,6 +89,20 @@ def check_allowed_users(settings: Settings) -> CheckResult:
     return CheckResult("allowed users", "ok", f"serves {users.describe()}")
 
 
+def check_operators(settings: Settings) -> CheckResult:
+    ids = ", ".join(str(i) for i in sorted(settings.operators))
+    if settings.telegram_operators:
+        return CheckResult("operators", "ok", f"{ids} (TELEGRAM_OPERATORS)")
+    if settings.operators:
+        return CheckResult("operators", "ok", f"{ids} (the one allowed user)")
+    return CheckResult(
+        "operators",
+        "warn",
+        "none: set TELEGRAM_OPERATORS to your user id to /export or /forget_me a memory "
+        "all chats share, and to act in groups you do not administer",
+    )
+
+
 def _nearest_existing(path: Path) -> Path:
     while not path.exists() and path != path.parent:
         path = path.parent
@@ -255,6 +269,7 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
 
     record(check_settings(settings))
     record(check_allowed_users(settings))
+    record(check_operators(settings))
     record(check_workspace(settings.bot_workspace))
     store = open_runtime_config(WorkspacePaths(settings.bot_workspace).runtime_config)
     record(check_runtime_config(store))

@@ -394,6 +394,30 @@ class FilesConfig(ConfigSection):
     one folder (files/shared/) for all chats, so what one chat writes every chat can read."""
 
 
+PermissionLevel = Literal["members", "admins", "operators"]
+
+
+class PermissionsConfig(ConfigSection):
+    """Who in a group may run the commands that act on everyone's memory or conversation.
+
+    "members": every allowed member of the group; "admins": the group's administrators
+    (asked of Telegram, cached) and the bot's operators (TELEGRAM_OPERATORS); "operators":
+    the operators only. In a private chat its one user always may. With memory.scope
+    "global", /export and /forget_me are for operators only, whatever is set here: that
+    memory holds what every chat told the bot.
+    """
+
+    export: PermissionLevel = "admins"
+    """Who may /export a group's memory (the file is posted to the group)."""
+    forget_me: PermissionLevel = "admins"
+    """Who may /forget_me a group: erase its memory and conversation for everyone."""
+    compact: PermissionLevel = "admins"
+    """Who may /compact a group's conversation."""
+    admin_cache_seconds: float = Field(600, ge=0, le=86_400)
+    """How long Telegram's answer to "is this member an administrator?" is reused (0 asks
+    every time); a member made or unmade administrator is seen after at most this long."""
+
+
 # On a model whose context window is smaller than llm.maxInputTokens, the memory parts of
 # the prompt (pack, operator notes, the chat's MEMORY.md) together take at most this share
 # of the input, so the conversation keeps room; and at most this share of the window is set
@@ -416,6 +440,7 @@ class RuntimeConfig(ConfigSection):
     compaction: CompactionConfig = CompactionConfig()
     tool_loop: ToolLoopConfig = ToolLoopConfig()
     files: FilesConfig = FilesConfig()
+    permissions: PermissionsConfig = PermissionsConfig()
 
     @model_validator(mode="after")
     def _request_fits_the_model(self) -> RuntimeConfig:

@@ -20,6 +20,7 @@ HOW_TO_FIX = {
     "TELEGRAM_BOT_TOKEN": "get one from @BotFather and set TELEGRAM_BOT_TOKEN=123456:ABC...",
     "TELEGRAM_API_BASE_URL": "use a URL such as https://api.telegram.org/bot",
     "TELEGRAM_ALLOWED_USERS": "use comma-separated user ids, e.g. 1234,5678, or * for everyone",
+    "TELEGRAM_OPERATORS": "use comma-separated user ids, e.g. 1234",
     "OPENAI_BASE_URL": "use the server's base URL, e.g. http://127.0.0.1:8000/v1",
     "BOT_MODEL": "set the chat model name, e.g. BOT_MODEL=gpt-4o-mini",
     "BOT_WORKSPACE": "point it at a writable directory",
@@ -98,6 +99,7 @@ class Settings(BaseSettings):
     telegram_bot_token: SecretStr | None = None
     telegram_api_base_url: str = "https://api.telegram.org/bot"
     telegram_allowed_users: Annotated[AllowedUsers, NoDecode] = Field(default_factory=AllowedUsers)
+    telegram_operators: Annotated[AllowedUsers, NoDecode] = Field(default_factory=AllowedUsers)
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
     bot_model: str = "gpt-4o-mini"
@@ -118,6 +120,15 @@ class Settings(BaseSettings):
     def _parse_users(cls, value: object) -> AllowedUsers:
         if isinstance(value, AllowedUsers):
             return value
+        return AllowedUsers.parse(str(value or ""))
+
+    @field_validator("telegram_operators", mode="before")
+    @classmethod
+    def _parse_operators(cls, value: object) -> AllowedUsers:
+        if isinstance(value, AllowedUsers) and not value.everyone:
+            return value
+        if str(value or "").strip() == "*":
+            raise ValueError("* is not allowed here: name the operators' user ids")
         return AllowedUsers.parse(str(value or ""))
 
     @field_validator("telegram_api_base_url", "openai_base_url")
@@ -172,6 +183,18 @@ class Settings(BaseSettings):
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", value.strip()):
             raise ValueError(f"{value!r} is not a replica name")
         return value.strip()
+
+    @property
+    def operators(self) -> frozenset[int]:
+        """The people who run the bot: TELEGRAM_OPERATORS, else the one allowed user.
+
+        Never "the first of several allowed users": an operator can export and erase every
+        group's memory, a power nobody should get by the order of a list.
+        """
+        if self.telegram_operators:
+            return frozenset(self.telegram_operators)
+        allowed = self.telegram_allowed_users
+        return frozenset(allowed) if len(allowed) == 1 and not allowed.everyone else frozenset()
 
     @property
     def replica_id(self) -> str:

@@ -24,6 +24,9 @@ class ChatRef:
     user_id: str | None = None
     thread_id: str | None = None
     user_name: str | None = None
+    # Several people talk here (a Telegram group): what one of them may do to the chat's
+    # memory is decided by permissions, and what each says is remembered under their name.
+    is_group: bool = False
 
     @property
     def key(self) -> str:

@@ -37,6 +37,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from tests.fakes.telegram_groups import MIGRATED_DESCRIPTION, GroupState
+
 JsonDict = dict[str, Any]
 
 DEFAULT_TOKEN = "123456:TEST-TOKEN"
@@ -399,16 +401,29 @@ def detect_entities(text: str) -> list[JsonDict]:
 class BotApiError(Exception):
     """An error answer of the Bot API: HTTP status == error_code."""
 
-    def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        description: str,
+        retry_after: int | None = None,
+        *,
+        migrate_to_chat_id: int | None = None,
+    ) -> None:
         super().__init__(description)
         self.status = status
         self.description = description
         self.retry_after = retry_after
+        self.migrate_to_chat_id = migrate_to_chat_id
 
     def payload(self) -> JsonDict:
         body: JsonDict = {"ok": False, "error_code": self.status, "description": self.description}
+        parameters: JsonDict = {}
         if self.retry_after is not None:
-            body["parameters"] = {"retry_after": self.retry_after}
+            parameters["retry_after"] = self.retry_after
+        if self.migrate_to_chat_id is not None:
+            parameters["migrate_to_chat_id"] = self.migrate_to_chat_id
+        if parameters:
+            body["parameters"] = parameters
         return body
 
 
@@ -497,6 +512,7 @@ class TelegramServer:
         self._commands: dict[tuple[str, str], list[JsonDict]] = {}
         self._files: dict[str, _StoredFile] = {}
         self._file_counter = itertools.count(1)
+        self._groups = GroupState()
 
         self._failures: dict[str, deque[BotApiError]] = {}
         self._html_rejector: Callable[[str], bool] | None = None
@@ -808,6 +824,48 @@ class TelegramServer:
             push=push,
         )
 
+    def set_member_status(self, chat_id: int, user_id: int, status: str) -> None:
+        """What getChatMember answers for ``user_id`` in ``chat_id`` from now on: ``creator``,
+        ``administrator``, ``member``, ``restricted``, ``left`` or ``kicked``. A user who
+        wrote in a group is a ``member``; one never seen there is ``left``."""
+        with self._cond:
+            self._groups.set_status(chat_id, user_id, status)
+
+    def upgrade_group(self, old_chat_id: int, new_chat_id: int, *, user_id: int) -> None:
+        """``user_id`` turns group ``old_chat_id`` into supergroup ``new_chat_id``.
+
+        Like Telegram: a service message with ``migrate_to_chat_id`` in the old group and one
+        with ``migrate_from_chat_id`` in the new supergroup are queued, members keep their
+        roles, and from now on a request naming the old id fails with 400 and
+        ``parameters.migrate_to_chat_id``.
+        """
+        user: JsonDict = {"id": user_id, "is_bot": False, "first_name": "Test"}
+        with self._cond:
+            old_chat = dict(self._chats.get(old_chat_id) or self._resolve_chat(old_chat_id))
+            new_chat: JsonDict = {
+                "id": new_chat_id,
+                "type": "supergroup",
+                "title": old_chat.get("title", "Test Supergroup"),
+            }
+            self._chats[new_chat_id] = new_chat
+            for chat, field_name, other in (
+                (old_chat, "migrate_to_chat_id", new_chat_id),
+                (new_chat, "migrate_from_chat_id", old_chat_id),
+            ):
+                message: JsonDict = {
+                    "message_id": self._next_message_id(chat["id"]),
+                    "from": user,
+                    "chat": dict(chat),
+                    "date": int(time.time()),
+                    field_name: other,
+                }
+                self._remember_message(message)
+                update: JsonDict = {"update_id": None, "message": message}
+                self._assign_update_id(update)
+                self._updates.append(copy.deepcopy(update))
+            self._groups.migrate(old_chat_id, new_chat_id)
+            self._cond.notify_all()
+
     def pending_updates(self) -> list[JsonDict]:
         """Updates queued and not yet confirmed by a getUpdates offset."""
         with self._cond:
@@ -1101,6 +1159,7 @@ class TelegramServer:
             "editmessagetext": self._api_edit_message_text,
             "deletemessage": self._api_delete_message,
             "getfile": self._api_get_file,
+            "getchatmember": self._api_get_chat_member,
             "close": lambda params: True,
             "logout": lambda params: True,
         }
@@ -1154,12 +1213,18 @@ class TelegramServer:
             upload = params.get("document")
             if not isinstance(upload, UploadedFile):
                 raise BotApiError(400, "Bad Request: there is no document in the request")
+            stored = self._store_file("documents", "bin", upload.data)
             message: JsonDict = {
                 "message_id": self._next_message_id(chat["id"]),
                 "from": self._bot_as_sender(),
                 "chat": dict(chat),
                 "date": int(time.time()),
-                "document": {"file_name": upload.filename, "file_size": len(upload.data)},
+                "document": {
+                    "file_id": stored.file_id,
+                    "file_unique_id": stored.file_unique_id,
+                    "file_name": upload.filename,
+                    "file_size": len(upload.data),
+                },
             }
             if params.get("caption"):
                 message["caption"] = str(params["caption"])
@@ -1396,6 +1461,20 @@ class TelegramServer:
             "file_path": stored.file_path,
         }
 
+    def _api_get_chat_member(self, params: JsonDict) -> JsonDict:
+        with self._cond:
+            chat = self._resolve_chat(params.get("chat_id"))
+            user_id = _int_param(params, "user_id")
+            if user_id is None:
+                raise BotApiError(400, "Bad Request: user_id is empty")
+            if chat["type"] == "private":
+                status = "member" if user_id in (chat["id"], self.bot_user["id"]) else "left"
+                return {
+                    "status": status,
+                    "user": {"id": user_id, "is_bot": False, "first_name": "Test"},
+                }
+            return self._groups.member(chat["id"], user_id)
+
     # -- state helpers (caller holds self._cond) ---------------------------------------------
 
     def _assign_update_id(self, update: JsonDict) -> None:
@@ -1451,6 +1530,9 @@ class TelegramServer:
                     return chat
             raise BotApiError(400, "Bad Request: chat not found")
         numeric = int(chat_id)
+        moved = self._groups.moved_to(numeric)
+        if moved is not None:
+            raise BotApiError(400, MIGRATED_DESCRIPTION, migrate_to_chat_id=moved)
         chat = self._chats.get(numeric)
         if chat is None:
             # Unknown chats are allowed (a test may address a chat it never wrote from).
@@ -1619,6 +1701,8 @@ class TelegramServer:
             if reply_to_bot:
                 message["reply_to_message"] = _without_nested_reply(replied)
             self._remember_message(message)
+            if chat_type != "private":
+                self._groups.seen(chat_id, user)
             update: JsonDict = {"update_id": None, "message": message}
             self._assign_update_id(update)
             if push:

@@ -47,6 +47,7 @@ from mnemobot.bot.telegram.access import (
 from mnemobot.bot.telegram.aiohttp_request import AiohttpRequest
 from mnemobot.bot.telegram.config import TelegramConfig
 from mnemobot.bot.telegram.intake import RedisTelegramIntake, TelegramIntake
+from mnemobot.bot.telegram.member_roles import TelegramRoles
 from mnemobot.bot.telegram.poller import KeepUpdates
 from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
 from mnemobot.bot.telegram.refusals import RefusalMemory, refusals_path
@@ -58,7 +59,7 @@ from mnemobot.bot.telegram.replies import (
     text_messages,
     typing,
 )
-from mnemobot.config.settings import Settings
+from mnemobot.config.settings import AllowedUsers, Settings
 from mnemobot.systems.context import ChatRef
 
 if TYPE_CHECKING:
@@ -107,7 +108,16 @@ def chat_ref_for(message: Message) -> ChatRef:
         user_id=str(user.id) if user else None,
         thread_id=str(thread) if thread is not None else None,
         user_name=(user.first_name or user.username) if user else None,
+        is_group=message.chat.type in GROUP_TYPES,
     )
+
+
+def allowed_with_operators(settings: Settings) -> AllowedUsers:
+    """TELEGRAM_ALLOWED_USERS, plus the operators: whoever runs the bot may talk to it."""
+    allowed = settings.telegram_allowed_users
+    if allowed.everyone or settings.operators <= allowed:
+        return allowed
+    return AllowedUsers(allowed | settings.operators)
 
 
 def target_for_job(job: LaneJob) -> ReplyTarget:
@@ -148,7 +158,7 @@ class TelegramChannel:
     ) -> None:
         self.app = app
         self.application = application
-        self.allowed = settings.telegram_allowed_users
+        self.allowed = allowed_with_operators(settings)
         self.source = source
         delivery = app.paths.delivery
         self.intake: TelegramIntake
@@ -173,6 +183,14 @@ class TelegramChannel:
         self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
         self.identity: BotIdentity | None = None
         self.refusals = RefusalMemory(refusals_path(app.paths.root))
+        app.commands.permissions.register(
+            CHANNEL,
+            TelegramRoles(
+                application.bot,
+                settings.operators,
+                lambda: app.runtime.current().permissions.admin_cache_seconds,
+            ),
+        )
 
     def config(self) -> TelegramConfig:
         return self.app.runtime.current().section(CHANNEL, TelegramConfig)
