@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -48,7 +49,13 @@ def clean_environment(
     # ~/.mnemobot/.env is read too: a test's home is its own (subprocesses inherit it).
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.chdir(tmp_path)
+    # A CLI command run in-process points the root logger at this test's captured stderr;
+    # a later test must not log into that closed stream.
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture

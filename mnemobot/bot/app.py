@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from mnemobot.bot.assistant import Assistant
 from mnemobot.bot.channels.registry import open_runtime_config
 from mnemobot.bot.commands import Commands
+from mnemobot.bot.erasure import ScopeErasure
 from mnemobot.bot.llm_client import OpenAIChatModel
 from mnemobot.bot.maintenance import MaintenanceScheduler
 from mnemobot.bot.permissions import ConsoleRoles, Permissions
@@ -60,6 +61,7 @@ class App:
     pipeline: Pipeline
     assistant: Assistant
     commands: Commands
+    erasure: ScopeErasure
     maintenance: MaintenanceScheduler | None = None
 
     def start_background(self) -> None:
@@ -183,6 +185,7 @@ def build_app(
 
     permissions = Permissions(runtime.current)
     permissions.register("console", ConsoleRoles())
+    erasure = ScopeErasure(paths, memory, sessions, runtime.current)
     commands = Commands(
         assistant,
         compactor=compactor,
@@ -190,6 +193,7 @@ def build_app(
         memory=memory,
         known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
         permissions=permissions,
+        erasure=erasure,
     )
     commands.status_providers.append(
         lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))
@@ -205,5 +209,6 @@ def build_app(
         pipeline=pipeline,
         assistant=assistant,
         commands=commands,
+        erasure=erasure,
         maintenance=maintenance,
     )

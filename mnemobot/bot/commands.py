@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mnemobot.bot.assistant import STORAGE_FAILED_TEXT, Assistant
+from mnemobot.bot.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
 from mnemobot.bot.permissions import Permissions
 from mnemobot.memory.model_windows import ModelWindow
 from mnemobot.memory.service import MemoryService
@@ -44,7 +46,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
 # How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
 # guards against a mistyped command, and a few minutes is enough to read the warning.
 FORGET_ME_CONFIRM_MINUTES = 5
-EXPORTS_DIR_NAME = "exports"
 COMMAND_NAMES = frozenset(spec.name for spec in COMMANDS)
 
 
@@ -137,9 +138,11 @@ class Commands:
         memory: MemoryService | None = None,
         known_window: Callable[[str], ModelWindow | None] | None = None,
         permissions: Permissions | None = None,
+        erasure: ScopeErasure | None = None,
     ) -> None:
         self.assistant = assistant
         self.permissions = permissions or Permissions(assistant.config)
+        self.erasure = erasure
         self.status_providers = list(status_providers or [])
         self.compactor = compactor
         # The model's learned context window, when the model client knows one.
@@ -237,7 +240,7 @@ class Commands:
         scope = self.assistant.scope_for(chat, self.assistant.config())
         data = await memory.offload(scope, partial(memory.export_scope, scope))
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-        filename = f"memory-{scope.replace(':', '-')}-{stamp}.zip"
+        filename = f"{export_prefix(scope)}{stamp}.zip"
         path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
         await memory.offload(scope, partial(_write_file, path, data))
         # Everyone in a group sees the reply: a path only where the reader owns the disk.
@@ -251,8 +254,7 @@ class Commands:
         )
 
     async def forget_me(self, chat: ChatRef, args: str) -> str:
-        memory = self.memory
-        if memory is None:
+        if self.erasure is None:
             return "Erasing memory is not available."
         now = time.monotonic()
         # Only the user who asked can confirm: another member's "confirm" is a new ask.
@@ -282,27 +284,18 @@ class Commands:
                 "(/export first keeps a copy.)"
             )
         assistant = self.assistant
-        scope = assistant.scope_for(chat, assistant.config())
-        # Waits for a running turn of this chat, so none writes back what is erased.
-        async with assistant.lock_for(chat.key):
-            removed = await memory.offload(scope, partial(memory.erase_scope, scope))
-            exports = assistant.paths.root / EXPORTS_DIR_NAME
-            prefix = f"memory-{scope.replace(':', '-')}-"
-            for path in exports.glob(f"{prefix}*.zip") if exports.is_dir() else []:
-                path.unlink(missing_ok=True)
-                removed.append(f"{EXPORTS_DIR_NAME}/{path.name}")
-            session = assistant.session(chat)
-            cleared = len(session.messages)
-            session.messages.clear()
-            session.state.clear()
-            session.metadata.clear()
-        if not removed and not cleared:
+        target = self.erasure.target(assistant.scope_for(chat, assistant.config()))
+        # Waits for the running turns of the scope's other chats (forum topics, or every
+        # chat of a global memory), so none writes back what is erased. This chat's own
+        # turn is over: /forget_me waits its turn in the chat's lane.
+        async with contextlib.AsyncExitStack() as held:
+            for key in sorted({chat.key, *target.session_keys}):
+                await held.enter_async_context(assistant.lock_for(key))
+            removed = await self.erasure.erase(target)
+        if not removed:
             return "There was nothing to erase: I hold no memory of this chat."
         listing = "\n".join(f"- {entry}" for entry in removed)
-        return (
-            f"Erased. I no longer remember anything of this chat "
-            f"({cleared} messages of the conversation cleared).\n{listing}"
-        ).rstrip()
+        return f"Erased. I no longer remember anything of this chat. Removed:\n{listing}"
 
     def start_text(self, chat: ChatRef) -> str:
         name = self.assistant.config().assistant.name

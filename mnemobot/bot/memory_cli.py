@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from filelock import FileLock, Timeout
 
 from mnemobot.bot.channels.registry import open_runtime_config
+from mnemobot.bot.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.llm_client import OpenAIChatModel
 from mnemobot.bot.maintenance import MaintenanceScheduler
 from mnemobot.bot.memory_import import register_import
@@ -28,6 +30,7 @@ from mnemobot.memory.memory_rewrite import entries
 from mnemobot.memory.memory_versions import find_version, list_versions, restore_version
 from mnemobot.memory.scope_paths import ScopePaths, validate_scope_key
 from mnemobot.memory.service import MemoryService
+from mnemobot.memory.session import SessionStore
 from mnemobot.systems.context_building import pack_for_turn
 
 
@@ -236,13 +239,39 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def served_by_a_bot(paths: WorkspacePaths) -> bool:
+    """Whether a `mnemobot run` (or a replica) holds this workspace now."""
+    locks = [paths.run_lock, *sorted(paths.delivery.glob(".replica-*.lock"))]
+    for path in locks:
+        if not path.exists():
+            continue
+        lock = FileLock(path, thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return True
+        lock.release()
+    return False
+
+
 def _erase(args: argparse.Namespace) -> int:
-    """`memory erase --chat CHAT`: delete the chat's memory, session and logs."""
+    """`memory erase --chat CHAT`: delete every trace of the chat (see `bot.erasure`)."""
     opened = _open(args)
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened
-    removed = memory.erase_scope(args.chat)
+    paths = WorkspacePaths(memory.workspace)
+    if served_by_a_bot(paths):
+        # Its caches would write back part of what is erased here.
+        return fail(
+            "a running `mnemobot run` serves this workspace: send /forget_me in the chat, "
+            "or stop the bot and run this again"
+        )
+    runtime = open_runtime_config(paths.runtime_config)
+    erasure = ScopeErasure(paths, memory, SessionStore(paths.sessions), runtime.current)
+    for journal in sorted(paths.delivery.glob("*.jsonl")):
+        erasure.add_step(journal_file_step(journal, paths.root))
+    removed = asyncio.run(erasure.erase(erasure.target(args.chat)))
     if not removed:
         print(f"nothing to erase for {args.chat}")
         return 0
@@ -255,7 +284,13 @@ def _erase(args: argparse.Namespace) -> int:
 def _register_export_erase(actions: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
     export = add("export", "the chat's memory (MEMORY.md, notes, items) as one zip", _export, False)
     export.add_argument("--out", help="where to write the zip (default: memory-<chat>.zip)")
-    add("erase", "delete the chat's memory, session and logs for good", _erase, False)
+    add(
+        "erase",
+        "delete every trace of the chat for good: memory, sessions and logs (forum topics "
+        "too), files, exports, journal entries",
+        _erase,
+        False,
+    )
 
 
 def register(sub: Any) -> None:

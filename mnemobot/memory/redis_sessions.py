@@ -114,6 +114,12 @@ class RedisSessionStore(SessionStore):
         except Exception as exc:
             log.warning("could not store session %s (%s: %s)", key, type(exc).__name__, exc)
 
+    def erase(self, key: str) -> list[Path]:
+        """Empties the session's value in Redis (written like any save, under the chat's
+        lease) and removes its files on the shared workspace (the offload log)."""
+        self.save(AgentSession.new(key))
+        return super().erase(key)
+
     async def flush(self) -> None:
         """Wait for writes scheduled by `save`."""
         if self._pending_writes:

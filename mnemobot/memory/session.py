@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import itertools
 import logging
 import re
@@ -267,6 +268,23 @@ class SessionStore:
 
     def cached_keys(self) -> list[str]:
         return list(self._cache)
+
+    def erase(self, key: str) -> list[Path]:
+        """Forget a session for good: its cached copy, its file, its offload log and any
+        set-aside copies of an unreadable file; returns the files removed. The lock file
+        stays (another process may hold it; it holds no text)."""
+        self._cache.pop(key, None)
+        self._known_files.pop(key, None)
+        candidates = [self.path_for(key), self.offload_path_for(key)]
+        candidates += sorted(self.directory.glob(f"{glob.escape(key)}.json.*"))
+        removed = []
+        for path in candidates:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed.append(path)
+        return removed
 
 
 def _file_signature(path: Path) -> tuple[int, int, int] | None:

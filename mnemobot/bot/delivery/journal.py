@@ -29,7 +29,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,6 +181,26 @@ class DurableQueue:
             with self._commit_lock, self._lock:
                 if self._done_records >= REWRITE_AFTER_DONE and not self._queued:
                     self._rewrite()
+
+    def purge(self, holds: Callable[[str], bool]) -> int:
+        """Rewrite the journal now, so no finished entry of a key `holds` accepts is left
+        in it (an erased chat); returns how many of those it held. Live entries stay:
+        they are still owed their answer or delivery."""
+        with self._commit_lock, self._lock:
+            dropped = sum(
+                1
+                for record in read_jsonl(self.path).records
+                if record.get("op") == "add"
+                and isinstance(record.get("key"), str)
+                and holds(record["key"])
+                and record.get("id") not in self._live
+            )
+            # Safe with records still queued for the group commit: an `add` not yet written
+            # is not live yet (it is appended after this), a `done` of a live entry follows
+            # the entry rewritten here.
+            if dropped:
+                self._rewrite()
+        return dropped
 
     # Group commit: changes are queued in order under the state lock; one thread at a time
     # writes everything queued so far in one append and one fsync, and every caller whose

@@ -35,6 +35,7 @@ from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.delivery.outbox import Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
+from mnemobot.bot.erasure import ErasureTarget
 from mnemobot.bot.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -183,6 +184,7 @@ class TelegramChannel:
         self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
         self.identity: BotIdentity | None = None
         self.refusals = RefusalMemory(refusals_path(app.paths.root))
+        app.erasure.add_step(self._erase_journals)
         app.commands.permissions.register(
             CHANNEL,
             TelegramRoles(
@@ -276,6 +278,21 @@ class TelegramChannel:
             config.typing_interval_seconds,
             config.typing_delay_seconds,
         )
+
+    async def _erase_journals(self, target: ErasureTarget) -> list[str]:
+        """Erasure: the finished entries of the chat's messages and replies in the inbox
+        and outbox journals (the ones still owed an answer or a delivery stay)."""
+        queues = [self.outbox.queue]
+        if not isinstance(self.intake, RedisTelegramIntake):
+            # With replicas the inbox is in Redis, which drops an entry once it is done.
+            queues.insert(0, self.intake.inbox)
+        removed = []
+        for queue in queues:
+            count = await asyncio.to_thread(queue.purge, target.holds)
+            if count:
+                shown = queue.path.relative_to(self.app.paths.root)
+                removed.append(f"{shown}: {count} finished entries of this chat")
+        return removed
 
     async def _answered(self, jobs: Sequence[LaneJob]) -> None:
         await self.intake.done([receipt for job in jobs for receipt in job.receipts])

@@ -1,0 +1,118 @@
+"""/forget_me erases every trace of a chat: a byte-level grep of the workspace finds none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+from mnemobot.bot.cli import main
+from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.config.workspace import WorkspacePaths
+from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
+from tests.fakes.telegram_server import TelegramServer
+from tests.telegram_harness import StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+FORUM = -1009001
+OWNER = 21
+SECRET = b"quokka"
+
+
+def files_with(workspace: Path, text: bytes) -> list[str]:
+    return sorted(
+        str(p.relative_to(workspace))
+        for p in workspace.rglob("*")
+        if p.is_file() and text in p.read_bytes()
+    )
+
+
+def in_topic(telegram: TelegramServer, text: str, topic: int) -> None:
+    telegram.send_text(text, chat_id=FORUM, user_id=OWNER, chat_type="supergroup", thread_id=topic)
+
+
+async def test_forget_me_in_a_forum_erases_every_topic_file_export_and_journal_line(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    telegram.set_member_status(FORUM, OWNER, "creator")
+    openai_server.script(
+        tool_call("files", {"operation": "write", "path": "diary.txt", "content": "met a quokka"}),
+        reply("Saved your diary."),
+    )
+    in_topic(telegram, "@mnemo_test_bot write in my diary that I met a quokka", 5)
+    await telegram.wait_for_messages_async(FORUM, 1)
+    in_topic(telegram, "@mnemo_test_bot my favourite animal is the quokka", 6)
+    await telegram.wait_for_messages_async(FORUM, 2)
+    in_topic(telegram, "/export", 5)
+    await telegram.wait_for_call_async("sendDocument")
+    assert {"files", "sessions", "memory", "delivery"} <= {
+        path.split("/")[0] for path in files_with(workspace, SECRET)
+    }
+    # The zip is compressed: no grep finds the text in it, so it is looked for by name.
+    assert len(list((workspace / "exports").glob("*.zip"))) == 1
+
+    in_topic(telegram, "/forget_me", 5)
+    in_topic(telegram, "/forget_me confirm", 5)
+    sent = await telegram.wait_for_messages_async(FORUM, 4)
+    erased = sent[3]["plain_text"]
+
+    assert erased.startswith("Erased.")
+    for removed in (
+        f"sessions/telegram:{FORUM}:5.json",
+        f"sessions/telegram:{FORUM}:6.json",
+        f"memory/telegram:{FORUM}/",
+        f"files/telegram:{FORUM}/ (1 files)",
+        f"exports/memory-telegram-{FORUM}-",
+        "delivery/telegram-inbox.jsonl",
+        "delivery/telegram-outbox.jsonl",
+    ):
+        assert removed in erased, (removed, erased)
+    assert files_with(workspace, SECRET) == []
+    assert list((workspace / "exports").glob("*.zip")) == []
+
+    # The other topic's conversation is gone from memory too, not only from its file.
+    in_topic(telegram, "@mnemo_test_bot what is my favourite animal?", 6)
+    await telegram.wait_for_messages_async(FORUM, 5)
+    request = openai_server.last_request()
+    assert "quokka" not in str(request["messages"])
+    assert "quokka" not in system_text(request)
+    assert files_with(workspace, SECRET) == []
+
+
+def test_memory_erase_cli_removes_topics_files_and_journal_lines_and_waits_for_no_bot(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sessions = workspace / "sessions"
+    sessions.mkdir()
+    for name in ("telegram:77.json", "telegram:77:3.log.jsonl", "telegram:770.json"):
+        key = name.split(".")[0]
+        (sessions / name).write_text(f'{{"id": "{key}", "content": "a quokka"}}\n')
+    (workspace / "files" / "telegram:77").mkdir(parents=True)
+    (workspace / "files" / "telegram:77" / "diary.txt").write_text("a quokka")
+    inbox = DurableQueue(workspace / "delivery" / "telegram-inbox.jsonl")
+    inbox.add([QueuedEntry("u:1", "telegram:77", {"text": "a quokka"})])
+    inbox.add([QueuedEntry("u:2", "telegram:770", {"text": "a quokka"})])
+    inbox.done(["u:1", "u:2"])
+    monkeypatch.setenv("BOT_WORKSPACE", str(workspace))
+
+    running = FileLock(WorkspacePaths(workspace).run_lock)
+    with running:
+        assert main(["memory", "erase", "--chat", "telegram:77"]) == 2
+    assert "/forget_me" in capsys.readouterr().err
+    assert main(["memory", "erase", "--chat", "telegram:77"]) == 0
+    out = capsys.readouterr().out
+    assert "sessions/telegram:77:3.log.jsonl" in out and "files/telegram:77/" in out
+    assert "delivery/telegram-inbox.jsonl: 1 finished entries" in out
+    # Chat 770 is another chat, whose key merely starts the same way.
+    left = [
+        str(p.relative_to(workspace))
+        for p in workspace.rglob("*")
+        if b"quokka" in (p.read_bytes() if p.is_file() else b"")
+    ]
+    # (The journal's rewrite also drops the other chat's finished entry: only its id is
+    # needed, to recognise a redelivery.)
+    assert left == ["sessions/telegram:770.json"]
+    assert DurableQueue(workspace / "delivery" / "telegram-inbox.jsonl").seen("u:2")
