@@ -137,11 +137,12 @@ def test_speaker_stays_attached_so_my_is_attributable() -> None:
          "Next I will add integration tests."),
         ("Good progress.\nTODO: migrate the sessions table.", ItemType.TASK_STATE,
          "TODO: migrate the sessions table."),
-        ("One more thing. Please never push directly to main.", ItemType.CONSTRAINT,
+        # Orders to the assistant are the user's requests; rules of their world are facts.
+        ("One more thing. Please never push directly to main.", ItemType.PREFERENCE,
          "Please never push directly to main."),
-        ("Thanks. Always answer in French from now on.", ItemType.CONSTRAINT,
+        ("Thanks. Always answer in French from now on.", ItemType.PREFERENCE,
          "Always answer in French from now on."),
-        ("Reminder: all tests must pass before a merge.", ItemType.CONSTRAINT,
+        ("Reminder: all tests must pass before a merge.", ItemType.PROJECT_FACT,
          "Reminder: all tests must pass before a merge."),
     ],
 )  # fmt: skip
@@ -165,7 +166,7 @@ def test_several_statements_in_one_message_each_become_an_item() -> None:
         "We decided to open on Sundays. Don't send me emails after 8pm."
     )
     kinds = sorted(i.type.value for i in derived(items))
-    assert kinds == ["CONSTRAINT", "DECISION", "PREFERENCE", "PROJECT_FACT"]
+    assert kinds == ["DECISION", "PREFERENCE", "PREFERENCE", "PROJECT_FACT"]
 
 
 def test_hedged_statements_stay_below_the_promotion_threshold() -> None:
@@ -345,8 +346,8 @@ def test_paths_are_files_not_urls_or_words() -> None:
         "Tests must keep passing for config/settings.toml and ~/shop/.env, "
         "see https://github.com/me/shop/blob/main/x.py and/or Node.js docs."
     )
-    [constraint] = only(items, ItemType.CONSTRAINT)
-    files = [r for r in constraint.references if r.startswith("file:")]
+    [rule] = only(items, ItemType.PROJECT_FACT)
+    files = [r for r in rule.references if r.startswith("file:")]
     assert files == ["file:config/settings.toml", "file:~/shop/.env"]
 
 

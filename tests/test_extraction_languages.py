@@ -22,7 +22,6 @@ CONFIG = RuntimeConfig().memory
 FACT = ItemType.PROJECT_FACT
 PREFERENCE = ItemType.PREFERENCE
 DECISION = ItemType.DECISION
-CONSTRAINT = ItemType.CONSTRAINT
 
 # (language, what the statement is about, the user's words, the durable item's type)
 DURABLE = [
@@ -33,7 +32,7 @@ DURABLE = [
     ("en", "preference", "I prefer green tea.", PREFERENCE),
     ("en", "allergy", "I'm allergic to nuts.", FACT),
     ("en", "decision", "We decided to use Postgres.", DECISION),
-    ("en", "constraint", "Never push to main.", CONSTRAINT),
+    ("en", "request", "Never push to main.", PREFERENCE),
     ("en", "phone", "My phone number is +1 555 0100.", FACT),
     ("ru", "residence", "Я живу в Москве.", FACT),
     ("ru", "job", "Я работаю программистом в Яндексе.", FACT),
@@ -42,7 +41,7 @@ DURABLE = [
     ("ru", "preference", "Я предпочитаю зелёный чай.", PREFERENCE),
     ("ru", "allergy", "У меня аллергия на орехи.", FACT),
     ("ru", "decision", "Мы решили использовать Postgres.", DECISION),
-    ("ru", "constraint", "Никогда не пушь в main.", CONSTRAINT),
+    ("ru", "request", "Никогда не пушь в main.", PREFERENCE),
     ("ru", "phone", "Мой номер телефона: +7 999 123-45-67.", FACT),
     ("zh", "residence", "我住在北京。", FACT),
     ("zh", "job", "我在谷歌工作。", FACT),
@@ -51,7 +50,7 @@ DURABLE = [
     ("zh", "preference", "我更喜欢喝绿茶。", PREFERENCE),
     ("zh", "allergy", "我对花生过敏。", FACT),
     ("zh", "decision", "我们决定使用Postgres。", DECISION),
-    ("zh", "constraint", "永远不要直接推送到main分支。", CONSTRAINT),
+    ("zh", "request", "永远不要直接推送到main分支。", PREFERENCE),
     ("zh", "phone", "我的电话号码是13812345678。", FACT),
     ("de", "residence", "Ich wohne in Berlin.", FACT),
     ("de", "job", "Ich arbeite bei Siemens als Ingenieurin.", FACT),
@@ -60,7 +59,7 @@ DURABLE = [
     ("de", "preference", "Ich trinke lieber grünen Tee.", PREFERENCE),
     ("de", "allergy", "Ich bin allergisch gegen Nüsse.", FACT),
     ("de", "decision", "Wir haben uns für Postgres entschieden.", DECISION),
-    ("de", "constraint", "Pushe niemals direkt auf main.", CONSTRAINT),
+    ("de", "request", "Pushe niemals direkt auf main.", PREFERENCE),
     ("de", "phone", "Meine Telefonnummer ist 0151 2345678.", FACT),
     ("es", "residence", "Vivo en Madrid.", FACT),
     ("es", "job", "Trabajo en Telefónica como ingeniera.", FACT),
@@ -69,7 +68,7 @@ DURABLE = [
     ("es", "preference", "Prefiero el té verde.", PREFERENCE),
     ("es", "allergy", "Soy alérgico a los frutos secos.", FACT),
     ("es", "decision", "Hemos decidido usar Postgres.", DECISION),
-    ("es", "constraint", "Nunca hagas push a main.", CONSTRAINT),
+    ("es", "request", "Nunca hagas push a main.", PREFERENCE),
     ("es", "phone", "Mi número de teléfono es 612 345 678.", FACT),
 ]
 
@@ -250,5 +249,6 @@ def test_an_order_among_several_people_stays_an_episode(memory: MemoryService) -
         speaker="Олег",
     )
     assert recorded.promoted == []
-    [order] = [item for item in recorded.stored if item.type is CONSTRAINT]
+    [order] = [item for item in recorded.stored if "request" in item.tags]
+    assert order.type is PREFERENCE
     assert order.content == "Олег: Никогда не пушь в main."

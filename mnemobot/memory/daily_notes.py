@@ -20,6 +20,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from mnemobot.memory.atomic_file import append_bytes, read_text_lenient, write_atomic
+from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.items import normalize_content
 from mnemobot.memory.scope_paths import MEMORY_FILE_NAME
 from mnemobot.memory.tokens import estimate_tokens
@@ -193,9 +194,11 @@ def legacy_context(scope_dir: Path, today: date, recent_days: int, budget_tokens
 
     long_term_heading = "## Long-term Memory"
     long_term_budget = int(budget_tokens * LONG_TERM_SHARE) if has_notes else budget_tokens
-    long_term = read_memory_file(
-        scope_dir / MEMORY_FILE_NAME,
-        long_term_budget - estimate_tokens(long_term_heading) - 2,
+    long_term = inert_markdown(
+        read_memory_file(
+            scope_dir / MEMORY_FILE_NAME,
+            long_term_budget - estimate_tokens(long_term_heading) - 2,
+        )
     )
     remaining = budget_tokens
     sections: list[str] = []

@@ -59,6 +59,7 @@ from typing import Any
 
 from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
 from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery, normalize_content
 from mnemobot.memory.scoring import (
@@ -217,7 +218,9 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
     model never takes it for the current state. Multi-line content keeps its lines,
     indented as a list continuation.
     """
-    text = item.content.strip() or item.title.strip()
+    # What people said is data: it may not open a heading or a code block of the prompt.
+    content = inert_markdown(item.content.strip() or item.title.strip())
+    text = content
     earlier = ""
     if item.valid_to is not None:
         earlier = f"earlier, until {_day(item.valid_to, tz)}"
@@ -230,7 +233,7 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
             said = f"{said}; {earlier}"
         text = f"{_TYPE_LABELS[item.type]}: {text}"
         if item.layer is not Layer.EPISODIC:
-            text = f"{_TYPE_LABELS[item.type]} ({said}): {item.content.strip() or item.title}"
+            text = f"{_TYPE_LABELS[item.type]} ({said}): {content}"
     text = "\n  ".join(line.rstrip() for line in text.splitlines()) if "\n" in text else text
     if item.layer is Layer.EPISODIC:
         day = _day(item.created_at, tz)

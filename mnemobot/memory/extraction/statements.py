@@ -1,8 +1,15 @@
-"""Statements of the user: preferences, facts, decisions, tasks and rules for the assistant.
+"""Statements of the user: preferences, facts, decisions, tasks, requests and rules.
 
 Precision matters more than recall: a wrong durable item is injected into every later
 prompt. So questions, hypotheticals ("if I moved ..."), guesses ("that must be fun") and
 small talk are no statements, and hedged ones ("I think ...") stay below promotion.
+
+A user's words never become a rule about the assistant's own behaviour (a CONSTRAINT):
+only the operator sets those, in their notes and instructions. An order to the assistant
+("always answer in French", "never push to main", "you must ...") is kept as what the
+user asked for, a PREFERENCE tagged "request"; a rule of the user's world ("tests must
+pass before a merge", "we never deploy on Fridays") as a PROJECT_FACT tagged "rule".
+Both are remembered as something the user said, never as an instruction.
 """
 
 from __future__ import annotations
@@ -76,6 +83,22 @@ _CONSTRAINT_SOFT = re.compile(
 )
 _REQUIRES = re.compile(r"\b(?:requires?|required)\b", re.IGNORECASE)
 _FIRST_PERSON_MODAL = re.compile(r"\bi\s+(?:must|have\s+to|need\s+to|can't|cannot)\b", re.I)
+# A sentence about "you" or the assistant: in a chat, that is the assistant's behaviour.
+_ABOUT_THE_ASSISTANT = re.compile(
+    r"\b(?:you|your|yourself|assistant|bot|chatbot|ai|system\s+prompt|instructions?)\b",
+    re.IGNORECASE,
+)
+# "From now on, answer in French": an order once the lead-in is set aside, unless a
+# subject follows ("from now on we deploy on Mondays").
+_FROM_NOW_ON = re.compile(
+    r"^(?:from\s+now\s+on|going\s+forward|in\s+future|henceforth)[,:]?\s+(?P<rest>\S+)",
+    re.IGNORECASE,
+)
+_SUBJECT_WORDS = frozenset(
+    {"i", "we", "they", "he", "she", "it", "this", "that", "these", "those", "there"}
+    | {"the", "a", "an", "our", "my", "their", "his", "her", "its", "all", "every", "each"}
+    | {"no", "nobody", "everyone", "everybody", "nothing"}
+)
 _ENTHUSIASM = re.compile(
     r"\byou\s+(?:have|need|must)\s+to\s+(?:try|see|check|watch|come|meet|visit|read|listen"
     r"|hear|go|taste|get)\b",
@@ -124,10 +147,24 @@ def _is_order_must(sentence: str) -> bool:
     return False
 
 
+def _rule_finding(sentence: str, confidence: float, order: bool, tags: list[str]) -> Finding:
+    """An order to the assistant as the user's request, any other rule as a fact."""
+    kind, tag = (ItemType.PREFERENCE, "request") if order else (ItemType.PROJECT_FACT, "rule")
+    return Finding(kind, sentence, confidence, CONSTRAINT_SALIENCE, [tag, *tags], "user")
+
+
+def _is_order(normalized: str) -> bool:
+    """Whether an English rule is addressed to the assistant (see the module docstring)."""
+    if _CONSTRAINT_IMPERATIVE.match(normalized) or _ABOUT_THE_ASSISTANT.search(normalized):
+        return True
+    lead = _FROM_NOW_ON.match(normalized)
+    return lead is not None and lead["rest"].lower().strip(",.") not in _SUBJECT_WORDS
+
+
 def match_constraint(
     sentence: str, speaker: str | None, config: ExtractionConfig
 ) -> Finding | None:
-    """A rule or order for the assistant ("never push to main", "tests must pass")."""
+    """A rule or an order ("never push to main", "tests must pass"); see `_rule_finding`."""
     normalized = normalize_quotes(sentence)
     if is_question(sentence) or HYPOTHETICAL_START.match(normalized):
         return None
@@ -151,9 +188,7 @@ def match_constraint(
         return None
     if HEDGE.search(normalized):
         confidence = min(confidence, config.hedged_confidence_cap)
-    return Finding(
-        ItemType.CONSTRAINT, sentence, confidence, CONSTRAINT_SALIENCE, ["constraint"], "user"
-    )
+    return _rule_finding(sentence, confidence, _is_order(normalized), [])
 
 
 # ------------------------------------------------------------- other languages
@@ -222,9 +257,10 @@ def _constraint_in(
 ) -> Finding | None:
     if rules.not_constraint.search(text) or content_count(text, rules) < 2:
         return None
+    order = rules.constraint_order.search(text) is not None
     if rules.constraint_strong.search(text):
         confidence = config.constraint_confidence
-    elif rules.constraint_order.search(text):
+    elif order:
         # As in English: among several people an order is mostly advice to one another.
         confidence = config.weak_constraint_confidence if speaker else config.constraint_confidence
     elif rules.constraint_soft.search(text):
@@ -233,5 +269,4 @@ def _constraint_in(
         return None
     if rules.hedge.search(text):
         confidence = min(confidence, config.hedged_confidence_cap)
-    tags = ["constraint", f"lang:{rules.code}"]
-    return Finding(ItemType.CONSTRAINT, sentence, confidence, CONSTRAINT_SALIENCE, tags, "user")
+    return _rule_finding(sentence, confidence, order, [f"lang:{rules.code}"])
