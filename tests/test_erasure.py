@@ -47,7 +47,7 @@ async def test_forget_me_in_a_forum_erases_every_topic_file_export_and_journal_l
     in_topic(telegram, "@mnemo_test_bot my favourite animal is the quokka", 6)
     await telegram.wait_for_messages_async(FORUM, 2)
     in_topic(telegram, "/export", 5)
-    await telegram.wait_for_call_async("sendDocument")
+    await telegram.wait_for_documents_async(FORUM, 1)
     assert {"files", "sessions", "memory", "delivery"} <= {
         path.split("/")[0] for path in files_with(workspace, SECRET)
     }

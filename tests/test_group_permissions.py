@@ -21,7 +21,7 @@ def say(telegram: TelegramServer, text: str, user: int) -> None:
 
 
 async def next_answer(telegram: TelegramServer, seen: int) -> str:
-    sent = await telegram.wait_for_messages_async(GROUP, seen + 1)
+    sent = await telegram.wait_for_messages_async(GROUP, seen + 1, timeout=15)
     return sent[seen]["plain_text"]
 
 
@@ -46,8 +46,7 @@ async def test_group_export_and_forget_me_follow_roles_and_the_asker(
     say(telegram, "/export", ADMIN)
     say(telegram, "/export", ADMIN)
     say(telegram, "/export", OPERATOR)  # the operator needs no group role
-    await telegram.wait_for_call_async("sendDocument", count=3)
-    assert len(telegram.documents(GROUP)) == 3
+    await telegram.wait_for_documents_async(GROUP, 3, timeout=15)
     # Telegram was asked once about the admin: the answer is cached.
     asked = [c["params"]["user_id"] for c in telegram.calls("getChatMember")]
     assert asked.count(ADMIN) == 1
@@ -89,8 +88,7 @@ async def test_global_memory_export_and_erase_are_for_the_operator_only(
     assert (workspace / "memory" / "global").is_dir()
 
     telegram.send_text("/export", chat_id=OPERATOR)
-    await telegram.wait_for_call_async("sendDocument")
-    [document] = telegram.documents(OPERATOR)
+    [document] = await telegram.wait_for_documents_async(OPERATOR, 1, timeout=15)
     with zipfile.ZipFile(io.BytesIO(document["data"])) as archive:
         assert any(b"cormorant" in archive.read(name) for name in archive.namelist())
 

@@ -281,6 +281,28 @@ async def test_media_without_text_gets_a_polite_answer(
     assert len(openai_server.requests) == 1
 
 
+async def test_service_messages_in_a_private_chat_get_no_answer(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    said = telegram.send_text("pin this", chat_id=USER)["message"]
+    await telegram.wait_for_messages_async(USER, 1)
+    chat, user = said["chat"], said["from"]
+    for service in (
+        {"pinned_message": said},
+        {"message_auto_delete_timer_changed": {"message_auto_delete_time": 86400}},
+    ):
+        telegram.push_update(
+            {"message": {"message_id": 90 + len(service), "date": 0, "chat": chat, "from": user}
+             | service}
+        )  # fmt: skip
+    telegram.send_text("still there?", chat_id=USER)
+    sent = await telegram.wait_for_messages_async(USER, 2)
+
+    assert [m["plain_text"] for m in sent] == ["echo: pin this", "echo: still there?"]
+    assert len(openai_server.requests) == 2
+
+
 async def test_polling_resumes_after_the_bot_api_was_unreachable(
     start_bot: StartBot, telegram: TelegramServer
 ) -> None:

@@ -1240,6 +1240,26 @@ class TelegramServer:
             self._cond.notify_all()
             return copy.deepcopy(message)
 
+    async def wait_for_documents_async(
+        self, chat_id: int | str, n: int = 1, timeout: float = 5.0
+    ) -> list[JsonDict]:
+        """Wait (off the event loop) until ``n`` documents went to ``chat_id``; return them."""
+
+        def wait() -> list[JsonDict]:
+            deadline = time.monotonic() + timeout
+            with self._cond:
+                while len(found := self.documents(chat_id)) < n:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise AssertionError(
+                            f"expected {n} document(s) to chat {chat_id} within {timeout}s, "
+                            f"got {len(found)}"
+                        )
+                    self._cond.wait(remaining)
+                return found
+
+        return await asyncio.to_thread(wait)
+
     def documents(self, chat_id: int | str | None = None) -> list[JsonDict]:
         """Documents the bot sent: ``chat_id``, ``filename``, ``data`` (bytes), ``caption``."""
         with self._cond:

@@ -49,6 +49,7 @@ from mnemobot.bot.telegram.aiohttp_request import AiohttpRequest
 from mnemobot.bot.telegram.config import TelegramConfig
 from mnemobot.bot.telegram.intake import RedisTelegramIntake, TelegramIntake
 from mnemobot.bot.telegram.member_roles import TelegramRoles
+from mnemobot.bot.telegram.migration import ChatMigration
 from mnemobot.bot.telegram.poller import KeepUpdates
 from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
 from mnemobot.bot.telegram.refusals import RefusalMemory, refusals_path
@@ -111,6 +112,15 @@ def chat_ref_for(message: Message) -> ChatRef:
         user_name=(user.first_name or user.username) if user else None,
         is_group=message.chat.type in GROUP_TYPES,
     )
+
+
+def migrated_chat_ids(message: Message) -> tuple[int, int] | None:
+    """(old id, new id) when `message` says a group became a supergroup, else None."""
+    if message.migrate_to_chat_id is not None:
+        return message.chat.id, message.migrate_to_chat_id
+    if message.migrate_from_chat_id is not None:
+        return message.migrate_from_chat_id, message.chat.id
+    return None
 
 
 def allowed_with_operators(settings: Settings) -> AllowedUsers:
@@ -180,8 +190,10 @@ class TelegramChannel:
             self.intake = RedisTelegramIntake(inbox, application.bot, self.on_update)
             # Each replica's undelivered replies are its own: one journal per replica name.
             outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
-        self.outbox = Outbox(outbox_path, TelegramDelivery(application.bot).deliver)
+        delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
+        self.outbox = Outbox(outbox_path, delivery.deliver)
         self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
+        self.migration = ChatMigration(app, self.dispatcher)
         self.identity: BotIdentity | None = None
         self.refusals = RefusalMemory(refusals_path(app.paths.root))
         app.erasure.add_step(self._erase_journals)
@@ -305,6 +317,12 @@ class TelegramChannel:
         if message is None or self.identity is None:
             await self.intake.done([receipt])
             return
+        moved = migrated_chat_ids(message)
+        if moved is not None:
+            # Whoever upgraded the group, the chat's memory and conversation follow it.
+            self.migration.start(*moved)
+            await self.intake.done([receipt])
+            return
         verdict = verdict_for(message, self.identity, self.allowed)
         if verdict is Verdict.IGNORE:
             await self.intake.done([receipt])
@@ -322,6 +340,11 @@ class TelegramChannel:
             return
         text = message_text(message)
         if text is None or not text.strip():
+            if message.effective_attachment is None:
+                # A service message (a pin, an auto-delete timer, a member joining):
+                # nothing was said to the bot, so nothing is answered.
+                await self.intake.done([receipt])
+                return
             self.dispatcher.notify(notice, ONLY_TEXT, answered=True)
             return
         command = parse_command(text, self.identity.username)
@@ -336,6 +359,9 @@ class TelegramChannel:
             receipts=(receipt,),
         )
         await self.dispatcher.receive(job)
+
+    def _migrated(self, old_chat_id: int, new_chat_id: int) -> None:
+        self.migration.start(old_chat_id, new_chat_id)
 
     def status_lines(self, chat: ChatRef) -> list[str]:
         if chat.channel != CHANNEL:

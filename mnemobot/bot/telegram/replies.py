@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,18 +90,50 @@ def document_message(target: ReplyTarget, path: str, filename: str, caption: str
     }
 
 
+def _sent_to(message: dict[str, Any], chat_id: int) -> dict[str, Any]:
+    """`message` for the supergroup a group became: no topic, no quote of the old chat."""
+    return {**message, "chat_id": chat_id, "thread_id": None, "quote": None}
+
+
 def _retry_seconds(error: RetryAfter) -> float:
     wait = error.retry_after
     return wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
 
 
-class TelegramDelivery:
-    """Sends outbox messages through the bot (and its rate limiter), one attempt each."""
+Migrated = Callable[[int, int], None]
 
-    def __init__(self, bot: Bot) -> None:
+
+class TelegramDelivery:
+    """Sends outbox messages through the bot (and its rate limiter), one attempt each.
+
+    A group that became a supergroup has a new chat id: a message for the old id is sent
+    to the new one (without its quote, which Telegram would not find there), and so is
+    every later one; `on_migrated` hears of the move.
+    """
+
+    def __init__(self, bot: Bot, on_migrated: Migrated | None = None) -> None:
         self.bot = bot
+        self.on_migrated = on_migrated
+        self.moved: dict[int, int] = {}
 
     async def deliver(self, message: dict[str, Any]) -> DeliveryResult:
+        moved_to = self.moved.get(int(message["chat_id"]))
+        if moved_to is not None:
+            message = _sent_to(message, moved_to)
+        try:
+            return await self._deliver_once(message)
+        except ChatMigrated as error:
+            old, new = int(message["chat_id"]), int(error.new_chat_id)
+        self.moved[old] = new
+        log.info("chat %s became supergroup %s; sending there", old, new)
+        if self.on_migrated is not None:
+            self.on_migrated(old, new)
+        try:
+            return await self._deliver_once(_sent_to(message, new))
+        except ChatMigrated as error:
+            return DeliveryResult(Delivery.REFUSED, str(error))
+
+    async def _deliver_once(self, message: dict[str, Any]) -> DeliveryResult:
         try:
             if "document" in message:
                 await self._send_document(message)
@@ -123,8 +155,10 @@ class TelegramDelivery:
             return DeliveryResult(Delivery.SENT)
         except RetryAfter as error:
             return DeliveryResult(Delivery.RETRY, "rate limited", _retry_seconds(error))
-        except (Forbidden, ChatMigrated) as error:
-            # Blocked by the user, removed from the group, or the group moved: no retry helps.
+        except ChatMigrated:
+            raise  # `deliver` sends it to the new chat
+        except Forbidden as error:
+            # Blocked by the user or removed from the group: no retry helps.
             return DeliveryResult(Delivery.REFUSED, str(error))
         except BadRequest as error:
             return DeliveryResult(Delivery.REFUSED, error.message)

@@ -1,0 +1,85 @@
+"""A group upgraded to a supergroup keeps its memory, its conversation and its replies."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC
+from pathlib import Path
+
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.scope_move import move_scope
+from mnemobot.memory.service import MemoryService
+from tests.fakes.openai_server import FakeOpenAIServer, gated, reply, system_text, user_texts
+from tests.fakes.telegram_server import TelegramServer
+from tests.telegram_harness import StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+GROUP, SUPERGROUP, USER = -42, -1000042, 31
+
+
+async def test_an_upgraded_group_keeps_memory_and_session_and_gets_its_pending_reply(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    telegram.send_text(
+        "@mnemo_test_bot my favourite cheese is gruyere", chat_id=GROUP, user_id=USER,
+        chat_type="group",
+    )  # fmt: skip
+    await telegram.wait_for_messages_async(GROUP, 1)
+
+    release = threading.Event()
+    openai_server.script(gated(release, reply("an answer written during the upgrade")))
+    telegram.send_text(
+        "@mnemo_test_bot a slow question", chat_id=GROUP, user_id=USER, chat_type="group"
+    )
+    await openai_server.wait_for_requests_async(2)
+    telegram.upgrade_group(GROUP, SUPERGROUP, user_id=USER)
+    release.set()
+    # Telegram refuses the reply for the old id: it goes to the supergroup.
+    [moved_reply] = await telegram.wait_for_messages_async(SUPERGROUP, 1)
+    assert moved_reply["plain_text"] == "an answer written during the upgrade"
+
+    telegram.send_text(
+        "@mnemo_test_bot which cheese do I like?", chat_id=SUPERGROUP, user_id=USER,
+        chat_type="supergroup",
+    )  # fmt: skip
+    await telegram.wait_for_messages_async(SUPERGROUP, 2)
+    request = openai_server.last_request()
+
+    assert "gruyere" in system_text(request) or "gruyere" in str(user_texts(request))
+    assert user_texts(request) == [
+        "my favourite cheese is gruyere",
+        "a slow question",
+        "which cheese do I like?",
+    ]
+    assert (workspace / "memory" / f"telegram:{SUPERGROUP}").is_dir()
+    assert not (workspace / "memory" / f"telegram:{GROUP}").exists()
+    assert not (workspace / "sessions" / f"telegram:{GROUP}.json").exists()
+    # Nothing was answered with "I can only read text" for the service messages.
+    assert len(telegram.sent_messages(GROUP)) == 1
+    assert len(telegram.sent_messages(SUPERGROUP)) == 2
+
+
+def test_moving_into_a_scope_that_already_has_memory_merges_both(workspace: Path) -> None:
+    memory = MemoryService(workspace)
+    for scope, text, ref in (
+        ("telegram:-42", "my favourite cheese is gruyere", "tg:5"),
+        ("telegram:-1000042", "my favourite bread is rye", "tg:2"),
+    ):
+        memory.record_turn(
+            scope=scope, user_text=text, assistant_text="ok", at=time.time(),
+            config=MemoryConfig(), tz=UTC, message_refs=[ref],
+        )  # fmt: skip
+    memory.close()
+
+    moved = move_scope(workspace, "telegram:-42", "telegram:-1000042", lambda r: r + "@old")
+
+    assert moved > 0 and not (workspace / "memory" / "telegram:-42").exists()
+    store = MemoryService(workspace).store("telegram:-1000042")
+    contents = " ".join(item.content for item in store.items.values())
+    assert "gruyere" in contents and "rye" in contents
+    assert {item.scope for item in store.items.values()} == {"telegram:-1000042"}
+    refs = {ref for item in store.items.values() for ref in item.references}
+    assert {"tg:5@old", "tg:2"} <= refs and "tg:5" not in refs
