@@ -23,12 +23,13 @@ def test_first_start_writes_every_channel_section_with_its_defaults(tmp_path: Pa
         "queueCap": 20,
         "typingIntervalSeconds": 4,
         "typingDelaySeconds": 1,
+        "maxReplyMessages": 5,
         "leaseSeconds": 15,
         "pollerLeaseSeconds": 15,
         "sweepSeconds": 1,
     }
     assert data["console"] == {"queueMode": "queue", "queueCap": 20}
-    assert data["toolLoop"] == {"maxLlmCalls": 20, "maxToolExecutions": 80}
+    assert data["toolLoop"]["maxToolExecutions"] == 80
 
 
 def test_an_existing_telegram_section_is_read_and_an_edit_applies_without_restart(

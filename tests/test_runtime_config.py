@@ -28,7 +28,11 @@ def test_defaults_are_written_on_first_start(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     assert data["memory"]["softPromptBudgetTokens"] == 1800
     assert data["compaction"]["keepLastMessages"] == 20
-    assert data["toolLoop"] == {"maxLlmCalls": 20, "maxToolExecutions": 80}
+    assert data["toolLoop"] == {
+        "maxLlmCalls": 20,
+        "maxToolExecutions": 80,
+        "maxStoredArgumentChars": 20_000,
+    }
     assert data["llm"]["model"] is None
 
 

@@ -81,6 +81,9 @@ class LlmConfig(ConfigSection):
     """Seconds one model call may take before it fails."""
     max_retries: int = Field(2, ge=0, le=10)
     """Retries of a failed model call (connection errors, 429, 5xx)."""
+    max_reply_chars: int = Field(100_000, ge=1_000, le=10_000_000)
+    """Longest answer kept and sent, in characters; a longer one (a server that ignored
+    maxOutputTokens) is cut here, and the reply says so."""
 
 
 class TypeBoostConfig(ConfigSection):
@@ -325,6 +328,9 @@ class MemoryConfig(ConfigSection):
     a message are read ("last Tuesday", "в прошлую пятницу", "上周二", "3月8日"); a message
     is read only in those of them written in its script ("zh" and "ja" by the bot's own
     reader, the others by dateparser). Empty turns date reading off."""
+    max_item_chars: int = Field(4_000, ge=200, le=1_000_000)
+    """Longest text one memory item holds: the memory tool refuses a longer one (the model
+    is told to save a summary), and a longer statement or compaction fact is cut."""
     max_cached_scopes: int = Field(256, ge=1, le=100_000)
     """Scopes kept loaded (most recently used); the others reload from their files when
     their chat speaks again (a cold load: about a second at 100k items)."""
@@ -386,6 +392,9 @@ class ToolLoopConfig(ConfigSection):
     """Most model calls in one turn."""
     max_tool_executions: int = Field(80, ge=0, le=10_000)
     """Most tool calls executed in one turn."""
+    max_stored_argument_chars: int = Field(20_000, ge=200, le=10_000_000)
+    """A tool call's arguments longer than this run as they are, but the session keeps
+    only their start (marked as cut): every later request resends the session."""
 
 
 class FilesConfig(ConfigSection):

@@ -467,6 +467,7 @@ class MemoryService:
             text = bullet[len(_PROCEDURE_MARK) :].strip() if procedural else bullet.strip()
             if not text:
                 continue
+            text = text[: config.max_item_chars]
             items.append(
                 MemoryItem(
                     id=new_item_id(),

@@ -9,10 +9,16 @@ from collections.abc import Awaitable, Callable
 from mnemobot.memory.items import to_iso
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.memory.session import valid_unicode
+from mnemobot.memory.session import Message, valid_unicode
 from mnemobot.systems.context import TurnContext
 from mnemobot.systems.context_window import narrow_to_window
-from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
+from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind, ToolCall
+from mnemobot.systems.model_output import (
+    cut_reply,
+    stored_arguments,
+    unique_call_ids,
+    without_control_characters,
+)
 from mnemobot.systems.request_messages import model_messages
 from mnemobot.systems.tool_runner import ToolError, ToolRunner
 
@@ -27,6 +33,15 @@ MAX_OVERFLOW_ROUNDS = 3
 
 def _now_iso() -> str:
     return to_iso(time.time())
+
+
+def _call_ids(messages: list[Message]) -> set[str]:
+    ids = set()
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                ids.add(call["id"])
+    return ids
 
 
 class ToolLoop:
@@ -109,24 +124,33 @@ class ToolLoop:
                         ctx.llm_calls -= 1
                         continue
                 raise
+            content = without_control_characters(response.content or "")
             if not response.tool_calls:
-                answer = (response.content or "").strip()
+                answer = cut_reply(content.strip(), llm_config.max_reply_chars)
                 if not answer:
                     answer = "(the model returned an empty answer)"
                 ctx.add_message({"role": "assistant", "content": answer, "at": _now_iso()})
                 ctx.reply = answer
                 return
-            last_content = response.content or last_content
+            content = cut_reply(content, llm_config.max_reply_chars)
+            last_content = content or last_content
+            calls = unique_call_ids(response.tool_calls, _call_ids(ctx.session.messages))
+            kept_chars = limits.max_stored_argument_chars
             ctx.add_message(
                 {
                     "role": "assistant",
-                    "content": response.content,
-                    "tool_calls": [call.to_message_dict() for call in response.tool_calls],
+                    "content": content or None,
+                    "tool_calls": [
+                        ToolCall(
+                            c.id, c.name, stored_arguments(c.arguments, kept_chars)
+                        ).to_message_dict()
+                        for c in calls
+                    ],
                     "at": _now_iso(),
                 }
             )
             budget_hit = False
-            for call in response.tool_calls:
+            for call in calls:
                 if ctx.tool_executions >= limits.max_tool_executions:
                     budget_hit = True
                     result = "error: not run, the tool execution limit of this turn was reached"

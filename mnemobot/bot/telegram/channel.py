@@ -57,7 +57,7 @@ from mnemobot.bot.telegram.replies import (
     ReplyTarget,
     TelegramDelivery,
     document_message,
-    reply_messages,
+    long_reply_messages,
     text_messages,
     typing,
 )
@@ -266,7 +266,9 @@ class TelegramChannel:
         )
 
     async def send_reply(self, job: LaneJob, markdown: str) -> None:
-        messages = reply_messages(target_for_job(job), markdown)
+        messages = long_reply_messages(
+            target_for_job(job), markdown, self.config().max_reply_messages
+        )
         await self.outbox.put(
             job.chat.key, messages, ids=outbox_ids(job, "reply", markdown, len(messages))
         )

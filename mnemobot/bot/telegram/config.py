@@ -14,6 +14,10 @@ class TelegramConfig(LaneConfig):
     """"typing..." appears only once a reply has taken this long: quick replies need no
     indicator, and each action spends part of the bot's share of Telegram's rate limit."""
 
+    max_reply_messages: int = Field(5, ge=1, le=100)
+    """Most Telegram messages one reply is sent as (each up to 4096 characters); a longer
+    reply sends its first part in this many and the whole reply as a Markdown file."""
+
     # Replicas on Redis (BOT_REDIS_URL); read at start.
     lease_seconds: float = Field(15, gt=0, le=600)
     """Replicas on Redis: how long a replica's hold on a chat outlives the replica; after a

@@ -90,6 +90,30 @@ def document_message(target: ReplyTarget, path: str, filename: str, caption: str
     }
 
 
+def long_reply_messages(
+    target: ReplyTarget, markdown: str, max_messages: int
+) -> list[dict[str, Any]]:
+    """A reply as outbox messages, at most `max_messages` of text: a longer one sends its
+    first part and then the whole reply as a Markdown file (kept in the outbox entry
+    itself, so nothing else on disk holds it)."""
+    messages = reply_messages(target, markdown)
+    if len(messages) <= max_messages:
+        return messages
+    caption = (
+        f"The whole answer ({len(markdown):,} characters, too long for {max_messages} "
+        "messages) is in this file; the messages above are its beginning."
+    )
+    document = {
+        "chat_id": target.chat_id,
+        "thread_id": target.thread_id,
+        "quote": None,
+        "document_text": markdown,
+        "filename": "answer.md",
+        "plain": caption[:CAPTION_LIMIT],
+    }
+    return [*messages[:max_messages], document]
+
+
 def _sent_to(message: dict[str, Any], chat_id: int) -> dict[str, Any]:
     """`message` for the supergroup a group became: no topic, no quote of the old chat."""
     return {**message, "chat_id": chat_id, "thread_id": None, "quote": None}
@@ -135,7 +159,7 @@ class TelegramDelivery:
 
     async def _deliver_once(self, message: dict[str, Any]) -> DeliveryResult:
         try:
-            if "document" in message:
+            if "document" in message or "document_text" in message:
                 await self._send_document(message)
                 return DeliveryResult(Delivery.SENT)
             html = message.get("html")
@@ -170,10 +194,13 @@ class TelegramDelivery:
 
     async def _send_document(self, message: dict[str, Any]) -> None:
         quote = message.get("quote")
-        try:
-            data = Path(message["document"]).read_bytes()
-        except OSError as error:
-            raise BadRequest(f"the file to send is gone: {error.strerror}") from None
+        if "document_text" in message:
+            data = str(message["document_text"]).encode()
+        else:
+            try:
+                data = Path(message["document"]).read_bytes()
+            except OSError as error:
+                raise BadRequest(f"the file to send is gone: {error.strerror}") from None
         await self.bot.send_document(
             chat_id=message["chat_id"],
             document=data,

@@ -85,6 +85,8 @@ class MemoryTool:
             raise ToolError("memory is turned off in the runtime config (memory.enabled)")
         operation = arguments.operation
         store = self.memory.store(ctx.scope)
+        if operation in {"add", "update"}:
+            self._fits(arguments.content, ctx.config.memory.max_item_chars)
         if operation == "add":
             content = self._need(arguments.content, "content")
             kind = _DURABLE_TYPES[arguments.kind]
@@ -156,6 +158,15 @@ class MemoryTool:
         except MemoryFileTooLong as exc:
             raise ToolError(str(exc)) from None
         return f"MEMORY.md of this chat now has {written} characters"
+
+    @staticmethod
+    def _fits(content: str | None, max_chars: int) -> None:
+        if content is not None and len(content) > max_chars:
+            raise ToolError(
+                f"not saved: {len(content):,} characters, and one memory item holds at most "
+                f"{max_chars:,} (memory.maxItemChars); save a short summary instead, or keep "
+                "long text in a file"
+            )
 
     @staticmethod
     def _need(value: str | None, name: str) -> str:

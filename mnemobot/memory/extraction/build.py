@@ -73,7 +73,7 @@ def extract_items(
     for finding in found:
         if len(derived) >= config.max_derived_items:
             break
-        item = _derived_item(event, finding, speaker, id_factory)
+        item = _derived_item(event, finding, speaker, id_factory, config)
         if item.fingerprint in seen:
             continue
         seen.add(item.fingerprint)
@@ -88,9 +88,14 @@ def extract_items(
 
 
 def _derived_item(
-    event: TurnMemoryEvent, finding: Finding, speaker: str | None, id_factory: Callable[[], str]
+    event: TurnMemoryEvent,
+    finding: Finding,
+    speaker: str | None,
+    id_factory: Callable[[], str],
+    config: ExtractionConfig,
 ) -> MemoryItem:
-    said = finding.content or finding.sentence
+    # A "sentence" without a stop can run for megabytes: no longer than a turn's piece.
+    said = cut_text(finding.content or finding.sentence, config.turn_user_chars)
     body = f"{speaker}: {said}" if speaker and finding.origin == "user" else said
     label = _LABELS[finding.type]
     title_label = f"{label} ({speaker})" if speaker and finding.origin == "user" else label
