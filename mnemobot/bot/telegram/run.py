@@ -21,7 +21,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
-from filelock import FileLock, Timeout
 from telegram import Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application, BaseRateLimiter
@@ -40,6 +39,7 @@ from mnemobot.bot.telegram.replicas import (
     open_replicas,
 )
 from mnemobot.bot.telegram.webhook_server import start_webhook_server, webhook_application
+from mnemobot.bot.workspace_guard import WorkspaceGuard
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 
@@ -235,10 +235,8 @@ def run_command(args: argparse.Namespace) -> int:
             f"a replica named {settings.replica_id} is already serving workspace "
             f"{paths.root}; give each replica its own BOT_REPLICA_ID"
         )
-    run_lock = FileLock(lock_path, thread_local=False)
-    try:
-        run_lock.acquire(timeout=0)
-    except Timeout:
+    guard = WorkspaceGuard(paths, lock_path)
+    if not guard.acquire():
         print(f"mnemobot: {refusal}", file=sys.stderr)
         return 2
 
@@ -260,9 +258,11 @@ def run_command(args: argparse.Namespace) -> int:
         else:
             app = build_app(settings)
         app.start_background()
+        watching = asyncio.create_task(guard.watch(stop), name="workspace-guard")
         try:
             await serve_telegram(app, settings, stop=stop, webhook=args.webhook, replicas=replicas)
         finally:
+            watching.cancel()
             await app.close()
             if replicas is not None:
                 await replicas.close()
@@ -279,7 +279,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"mnemobot: Telegram refused to start: {reason}", file=sys.stderr)
         return 1
     finally:
-        run_lock.release()
+        guard.release()
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
