@@ -9,8 +9,10 @@ a request refused only because its answer budget was too big is sent again, smal
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import openai
 import orjson
@@ -105,6 +107,26 @@ def classify_openai_error(exc: Exception) -> LLMError:
     return LLMError(LLMFailureKind.UNAVAILABLE, type(exc).__name__)
 
 
+def split_credentials(base_url: str | None) -> tuple[str | None, str | None]:
+    """(the URL without `user:password@`, the Basic Authorization value or None).
+
+    The HTTP client refuses a URL with credentials next to an Authorization header, and
+    the SDK always sends one; the credentials become that header instead.
+    """
+    if not base_url:
+        return base_url, None
+    parts = urlsplit(base_url)
+    if parts.username is None and parts.password is None:
+        return base_url, None
+    user, password = unquote(parts.username or ""), unquote(parts.password or "")
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return urlunsplit(parts._replace(netloc=netloc)), f"Basic {token}"
+
+
 class OpenAIChatModel:
     """ChatModel on the openai SDK; the SDK retries 429/5xx with backoff (`max_retries`).
 
@@ -123,9 +145,13 @@ class OpenAIChatModel:
     ) -> None:
         # Local servers (llama.cpp, Ollama, vLLM) accept any key; without one the SDK refuses
         # to start, so a placeholder lets the server itself decide.
+        base_url, basic_auth = split_credentials(base_url)
         self.client = openai.AsyncOpenAI(
             api_key=api_key or "not-set",
             base_url=base_url,
+            # `user:password@` in the URL is HTTP Basic auth (a proxy in front of the
+            # server); it takes the one Authorization header the API key would have used.
+            default_headers={"Authorization": basic_auth} if basic_auth else None,
             max_retries=max_retries,
             timeout=timeout_seconds,
             # The SDK's aiohttp transport: its default httpx stack was about 40% of the
@@ -197,7 +223,7 @@ class OpenAIChatModel:
                 document = await probe()
             except (openai.APIConnectionError, openai.APITimeoutError):
                 return None, reached
-            except openai.OpenAIError:
+            except Exception:  # an error status, or a body that is no JSON document
                 reached = True  # not this kind of server
                 continue
             reached = True
@@ -265,6 +291,20 @@ class OpenAIChatModel:
             )
         except openai.OpenAIError as exc:
             raise classify_openai_error(exc) from None
+        except Exception as exc:
+            # Something the SDK does not classify (a body it cannot read): one line, the
+            # turn gets its apology, no traceback.
+            raise LLMError(
+                LLMFailureKind.UNAVAILABLE, f"the model call failed ({type(exc).__name__})"
+            ) from None
+        if not isinstance(completion, ChatCompletion):
+            # The SDK hands back a body that is not JSON as a string: a proxy's error page,
+            # or a URL that is not the model server's API.
+            raise LLMError(
+                LLMFailureKind.UNAVAILABLE,
+                "the server's answer is not a chat completion (not JSON: a proxy's page, or "
+                "OPENAI_BASE_URL does not point at the API)",
+            )
         if not completion.choices:
             raise LLMError(LLMFailureKind.BAD_REQUEST, "the model returned no choices")
         choice = completion.choices[0]
@@ -292,6 +332,10 @@ class OpenAIChatModel:
             page = await self.client.models.list()
         except openai.OpenAIError as exc:
             raise classify_openai_error(exc) from None
+        except Exception as exc:  # a body that is no models list
+            raise LLMError(
+                LLMFailureKind.UNAVAILABLE, f"the models list cannot be read ({type(exc).__name__})"
+            ) from None
         return [model.id for model in page.data]
 
     async def close(self) -> None:

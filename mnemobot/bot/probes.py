@@ -61,6 +61,9 @@ async def list_models(
         raise ProbeError(
             f"{where}: {error.user_text()} ({redact(error.detail, [api_key])[:120]})"
         ) from None
+    except Exception as exc:
+        # Anything else the client refuses (a malformed URL...): one line, no traceback.
+        raise ProbeError(f"{where} cannot be asked ({type(exc).__name__})") from None
     finally:
         await llm.close()
 

@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 import tempfile
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from mnemobot.bot.commands import endpoint_for_display
 from mnemobot.bot.logging_setup import configure_logging
@@ -25,11 +25,18 @@ def secrets_of(settings: Settings) -> list[str]:
         settings.bot_redis_url,
     ]
     found = [v.get_secret_value() for v in values if v is not None]
+    urls = [settings.openai_base_url, settings.telegram_api_base_url, settings.bot_webhook_url]
     if settings.bot_redis_url is not None:
         # redis-py's errors name the URL's parts, the password among them.
-        password = urlsplit(settings.bot_redis_url.get_secret_value()).password
+        urls.append(settings.bot_redis_url.get_secret_value())
+    for url in urls:
+        # A `user:password@` in any URL is a credential, whatever the setting is for.
+        try:
+            password = urlsplit(url).password if url else None
+        except ValueError:
+            password = None
         if password:
-            found.append(password)
+            found += [password, unquote(password)]
     return found
 
 

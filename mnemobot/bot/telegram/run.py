@@ -77,9 +77,17 @@ def webhook_plan(settings: Settings, *, replicas: bool = False) -> WebhookPlan:
             "BOT_WEBHOOK_URL is not set: set it to the public https URL Telegram should "
             "post updates to, e.g. https://bot.example.com/telegram"
         )
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise WebhookSettingsError(f"BOT_WEBHOOK_URL is invalid: {url!r} is not an http(s) URL")
+    try:
+        parts = urlsplit(url)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        valid = False
+    if not valid:
+        # Not the URL itself: it may carry credentials or a secret path.
+        raise WebhookSettingsError(
+            "BOT_WEBHOOK_URL is invalid: it is not an http(s) URL with a host; use the public "
+            "https URL Telegram should post updates to, e.g. https://bot.example.com/telegram"
+        )
     if settings.bot_webhook_secret is not None:
         secret = settings.bot_webhook_secret.get_secret_value()
         if not _SECRET_TOKEN.match(secret):
