@@ -45,6 +45,9 @@ class TurnOutcome:
     # None when the turn never started (the session could not be stored).
     ctx: TurnContext | None
     answered: bool
+    # The message could not be stored, so it was not taken: nothing of it is kept, and
+    # the same message may be handed in again once storage works.
+    storage_failed: bool = False
 
 
 def set_aside_note(file_name: str) -> str:
@@ -132,6 +135,8 @@ class Assistant:
         self.activity: dict[str, ChatActivity] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self.started_at = time.time()
+        # Sessions cannot be stored right now (logged once per outage).
+        self._storage_failing = False
 
     def config(self) -> RuntimeConfig:
         return self.runtime.current()
@@ -169,17 +174,25 @@ class Assistant:
             return None
         try:
             async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
-                return await self._turn(chat, text, message_refs or [], notify)
+                outcome = await self._turn(chat, text, message_refs or [], notify)
         except OSError as exc:
             # A full disk, a read-only or vanished workspace: nothing the user can fix, so
-            # one line for them and one for the operator (the cause is in the message).
-            log.warning(
+            # one line for them and, once per outage, one for the operator.
+            log.log(
+                logging.DEBUG if self._storage_failing else logging.WARNING,
                 "could not store the session of %s (%s); check the workspace's free space "
                 "and permissions",
                 chat.key,
                 exc,
             )
-            return TurnOutcome(reply=STORAGE_FAILED_TEXT, ctx=None, answered=False)
+            self._storage_failing = True
+            return TurnOutcome(
+                reply=STORAGE_FAILED_TEXT, ctx=None, answered=False, storage_failed=True
+            )
+        if self._storage_failing:
+            log.info("sessions can be stored again")
+            self._storage_failing = False
+        return outcome
 
     async def _turn(
         self,
@@ -225,7 +238,13 @@ class Assistant:
             session.messages.append(user_message)
             # Kept before anything else can fail: a model outage never loses the message.
             # The write runs off the event loop, so other chats go on while it waits.
-            await self.sessions.save_async(session)
+            try:
+                await self.sessions.save_async(session)
+            except OSError:
+                # Not stored, so not taken: a later turn must not find it and answer it.
+                if session.messages and session.messages[-1] is user_message:
+                    session.messages.pop()
+                raise
         try:
             await self.pipeline.run(ctx)
         finally:

@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 
 from mnemobot.bot.app import App
+from mnemobot.bot.assistant import TurnOutcome
 from mnemobot.bot.channels.base import Channel
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
 from mnemobot.bot.commands import CommandReply, StopHandler
@@ -35,6 +36,13 @@ SLOW_COMMANDS = frozenset({"compact"})
 # How long shutdown waits for answers still being sent once the turns are over.
 SEND_DRAIN_SECONDS = 5.0
 COMMAND_FAILED_TEXT = "Sorry, that command failed; the bot's log says why."
+# A channel with a durable inbox answers a message it could not store once it can.
+STORAGE_WAIT_TEXT = (
+    "I could not save your message yet (the bot's storage is failing right now). I will "
+    "answer it as soon as I can; there is no need to send it again."
+)
+STORAGE_RETRY_FIRST_SECONDS = 1.0
+STORAGE_RETRY_LAST_SECONDS = 30.0
 
 
 def queue_full_text(cap: int) -> str:
@@ -240,11 +248,39 @@ class ChatDispatcher:
                 reply = await self.app.commands.reply(job.chat, command, stop=self.stop)
                 await self._send_command_reply(job, reply)
                 return
-            outcome = await self.app.assistant.handle_text(
-                job.chat, job.text, message_refs=list(job.message_refs), notify=progress
-            )
-            if outcome is not None:
+            outcome = await self._turn(job, progress)
+            if outcome is None:
+                return
+            # Without a durable inbox the user is told to send it again later.
+            if not outcome.storage_failed or self.answered is None:
                 await self.channel.send_reply(job, outcome.reply)
+                return
+        # Waits outside `working`: no "typing..." while the storage is down.
+        stored = await self._when_stored(job, progress)
+        if stored is not None:
+            await self.channel.send_reply(job, stored.reply)
+
+    async def _turn(
+        self, job: LaneJob, progress: Callable[[str], Awaitable[None]]
+    ) -> TurnOutcome | None:
+        return await self.app.assistant.handle_text(
+            job.chat, job.text, message_refs=list(job.message_refs), notify=progress
+        )
+
+    async def _when_stored(
+        self, job: LaneJob, progress: Callable[[str], Awaitable[None]]
+    ) -> TurnOutcome | None:
+        """The message could not be stored (a full or read-only disk): say so once, then try
+        again with growing pauses until it can be, and answer it then. The chat's later
+        messages wait behind it; /stop drops it, a shutdown leaves it in the inbox."""
+        await progress(STORAGE_WAIT_TEXT)
+        pause = STORAGE_RETRY_FIRST_SECONDS
+        while True:
+            await asyncio.sleep(pause)
+            outcome = await self._turn(job, progress)
+            if outcome is None or not outcome.storage_failed:
+                return outcome
+            pause = min(pause * 2, STORAGE_RETRY_LAST_SECONDS)
 
     def _keep_unanswered(self, jobs: list[LaneJob]) -> None:
         """Queued messages that never got a turn stay in their sessions, marked unanswered."""

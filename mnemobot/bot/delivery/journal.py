@@ -76,6 +76,8 @@ class DurableQueue:
         self._committed = 0
         # Ids being written by an `add` that has not returned yet.
         self._writing: set[str] = set()
+        # Live ids whose `add` could not be written (see `add(in_memory_on_failure=...)`).
+        self._in_memory: set[str] = set()
         self._replay()
 
     # -- reading -------------------------------------------------------------------------------
@@ -127,11 +129,17 @@ class DurableQueue:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def add(self, entries: Iterable[QueuedEntry]) -> list[QueuedEntry]:
+    def add(
+        self, entries: Iterable[QueuedEntry], *, in_memory_on_failure: bool = False
+    ) -> list[QueuedEntry]:
         """Keep `entries` durably; returns those not seen before (the rest are duplicates).
 
         Returns only after the new entries are fsynced: the caller may then acknowledge them.
+        When the journal cannot be written (a full or read-only disk) the OSError is raised;
+        with `in_memory_on_failure` the entries are kept in memory only instead (see
+        `in_memory`): the caller goes on, and a restart would not find them.
         """
+        chunk = b""
         with self._lock:
             fresh: list[QueuedEntry] = []
             ids: set[str] = set()
@@ -148,28 +156,55 @@ class DurableQueue:
             else:
                 self._writing.update(ids)
                 ticket = self._enqueue([entry.record() for entry in fresh])
+                chunk = self._queued[-1]
+        in_memory = False
         try:
             if fresh or in_flight:
                 # A duplicate of an entry still being written returns once it is on disk too.
                 self._commit(ticket)
+        except OSError:
+            if not (in_memory_on_failure and fresh):
+                raise
+            in_memory = True
         finally:
             with self._lock:
                 self._writing.difference_update(ids)
         with self._lock:
+            if in_memory:
+                # Not retried by a later commit: a `done` of it would never be written.
+                self._queued = [queued for queued in self._queued if queued is not chunk]
+                self._in_memory.update(ids)
             for entry in fresh:
                 self._live[entry.id] = entry
                 self._remember(entry.id, done=False)
         return fresh
 
-    def done(self, entry_ids: Iterable[str]) -> None:
-        """Mark entries finished; they will not come back after a restart."""
+    def in_memory(self, entry_id: str) -> bool:
+        """Whether a live entry is kept in memory only (its journal write failed)."""
+        with self._lock:
+            return entry_id in self._in_memory
+
+    def done(self, entry_ids: Iterable[str], *, in_memory_on_failure: bool = False) -> None:
+        """Mark entries finished; they will not come back after a restart.
+
+        With `in_memory_on_failure`, a mark that cannot be written (a full disk) still
+        counts in memory; it is written with the next write that succeeds, and until then a
+        restart would bring the entries back once.
+        """
         with self._lock:
             finished = [i for i in dict.fromkeys(entry_ids) if i in self._live]
             if not finished:
                 return
-            ticket = self._enqueue([{"op": "done", "id": i} for i in finished])
-        self._commit(ticket)
+            on_disk = [i for i in finished if i not in self._in_memory]
+            ticket = self._enqueue([{"op": "done", "id": i} for i in on_disk]) if on_disk else 0
+        if on_disk:
+            try:
+                self._commit(ticket)
+            except OSError:
+                if not in_memory_on_failure:
+                    raise
         with self._lock:
+            self._in_memory.difference_update(finished)
             for entry_id in finished:
                 if self._live.pop(entry_id, None) is not None:
                     self._seen[entry_id] = True

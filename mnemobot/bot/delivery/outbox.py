@@ -21,6 +21,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ class Outbox:
         self.last_retry_seconds = last_retry_seconds
         self._senders: dict[str, asyncio.Task[None]] = {}
         self._closing = False
+        self._failing = False
         self.refused = 0
 
     async def start(self) -> int:
@@ -90,7 +92,18 @@ class Outbox:
         """
         ids = ids or [uuid.uuid4().hex for _ in messages]
         entries = [QueuedEntry(id=i, key=key, data=m) for i, m in zip(ids, messages, strict=True)]
-        await asyncio.to_thread(self.queue.add, entries)
+        # A reply that cannot be kept on disk (a full or read-only disk) is still sent.
+        fresh = await asyncio.to_thread(partial(self.queue.add, entries, in_memory_on_failure=True))
+        failing = any(self.queue.in_memory(entry.id) for entry in fresh)
+        if failing and not self._failing:
+            log.error(
+                "cannot write the outbox %s (the disk is full or read-only): sending replies "
+                "without keeping them",
+                self.queue.path,
+            )
+        elif self._failing and fresh and not failing:
+            log.info("the outbox can be written again")
+        self._failing = failing if fresh else self._failing
         self._wake(key)
 
     def waiting(self, key: str | None = None) -> int:
@@ -158,4 +171,6 @@ class Outbox:
                 self.refused += 1
                 log.warning("outbox: %s will not take a reply (%s); dropped", key, result.reason)
             failures = 0
-            await asyncio.to_thread(self.queue.done, [entry.id])
+            # A mark that cannot be written yet (a full disk) is written with the next write
+            # that can be; a restart before that sends this reply once more.
+            await asyncio.to_thread(partial(self.queue.done, [entry.id], in_memory_on_failure=True))

@@ -16,6 +16,10 @@ in Redis, and its chat's lease holder (maybe another replica) handles it.
 
 An update that cannot be parsed, or whose handling raises, is logged once (id and reason),
 marked done and skipped: one bad update never stops the others.
+
+When the inbox cannot be written (a full or read-only disk), updates are kept in memory
+and handled all the same, so `/status` still answers and messages wait for the storage to
+come back (see `bot.channels.dispatch`); one line says so, and one when it works again.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +56,7 @@ class TelegramIntake:
         self.bot = bot
         self.handle = handle
         self.skipped = 0
+        self._failing = False
 
     async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
         """Keep `raw_updates` durably, then handle the ones not seen before."""
@@ -58,7 +64,17 @@ class TelegramIntake:
             QueuedEntry(id=f"u:{raw['update_id']}", key=inbox_key(raw), data=dict(raw))
             for raw in raw_updates
         ]
-        fresh = await asyncio.to_thread(self.inbox.add, entries)
+        fresh = await asyncio.to_thread(partial(self.inbox.add, entries, in_memory_on_failure=True))
+        failing = any(self.inbox.in_memory(entry.id) for entry in fresh)
+        if failing and not self._failing:
+            log.error(
+                "cannot write the inbox %s (the disk is full or read-only): answering "
+                "updates without keeping them; check the workspace's disk",
+                self.inbox.path,
+            )
+        elif self._failing and fresh and not failing:
+            log.info("the inbox can be written again")
+        self._failing = failing if fresh else self._failing
         if len(fresh) < len(entries):
             log.info("ignoring %d update(s) already received", len(entries) - len(fresh))
         for entry in fresh:
@@ -75,7 +91,12 @@ class TelegramIntake:
 
     async def done(self, receipts: Sequence[str]) -> None:
         if receipts:
-            await asyncio.to_thread(self.inbox.done, list(receipts))
+            # A mark that cannot be written yet goes with the next write that can; a restart
+            # before that answers the message again, from the session: the same reply,
+            # which the outbox recognises and does not send twice.
+            await asyncio.to_thread(
+                partial(self.inbox.done, list(receipts), in_memory_on_failure=True)
+            )
 
     def waiting(self) -> int:
         return len(self.inbox)
