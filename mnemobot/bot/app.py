@@ -171,16 +171,22 @@ def build_app(
 
     def memory_lines(chat: ChatRef) -> list[str]:
         scope = scope_for(chat, assistant.config())
-        stats = memory.stats(scope)
-        layers = ", ".join(f"{layer.lower()} {count}" for layer, count in stats.per_layer.items())
-        last = assistant.activity_for(chat).last_pack_tokens
-        pack = f"last pack {last} tokens" if last is not None else "no pack built yet"
-        skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
         files = (
             "one folder shared by all chats (files.shared)"
             if assistant.config().files.shared
             else "this chat's own folder"
         )
+        if not memory.is_loaded(scope):
+            # Loading a big scope takes a second: not on the event loop for a /status.
+            return [
+                f"Memory ({scope}): not loaded yet (read at this chat's next message)",
+                f"Files: {files}",
+            ]
+        stats = memory.stats(scope)
+        layers = ", ".join(f"{layer.lower()} {count}" for layer, count in stats.per_layer.items())
+        last = assistant.activity_for(chat).last_pack_tokens
+        pack = f"last pack {last} tokens" if last is not None else "no pack built yet"
+        skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
         return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
     permissions = Permissions(runtime.current)
