@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from telegram import Message, MessageEntity
 
 from mnemobot.bot.commands import COMMAND_NAMES
-from mnemobot.config.settings import AllowedUsers
+from mnemobot.config.settings import AllowedUsers, Settings
 
 PRIVATE = "private"
 GROUP_TYPES = frozenset({"group", "supergroup"})
@@ -33,6 +33,14 @@ class Verdict(enum.Enum):
 class BotIdentity:
     user_id: int
     username: str
+
+
+def allowed_with_operators(settings: Settings) -> AllowedUsers:
+    """TELEGRAM_ALLOWED_USERS, plus the operators: whoever runs the bot may talk to it."""
+    allowed = settings.telegram_allowed_users
+    if allowed.everyone or settings.operators <= allowed:
+        return allowed
+    return AllowedUsers(allowed | settings.operators)
 
 
 def refusal_text(user_id: int) -> str:

@@ -40,6 +40,7 @@ from mnemobot.bot.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
     Verdict,
+    allowed_with_operators,
     message_text,
     refusal_text,
     verdict_for,
@@ -49,7 +50,7 @@ from mnemobot.bot.telegram.aiohttp_request import AiohttpRequest
 from mnemobot.bot.telegram.config import TelegramConfig
 from mnemobot.bot.telegram.intake import RedisTelegramIntake, TelegramIntake
 from mnemobot.bot.telegram.member_roles import TelegramRoles
-from mnemobot.bot.telegram.migration import ChatMigration
+from mnemobot.bot.telegram.migration import ChatMigration, migrated_chat_ids
 from mnemobot.bot.telegram.poller import KeepUpdates
 from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
 from mnemobot.bot.telegram.refusals import RefusalMemory, refusals_path
@@ -61,7 +62,7 @@ from mnemobot.bot.telegram.replies import (
     text_messages,
     typing,
 )
-from mnemobot.config.settings import AllowedUsers, Settings
+from mnemobot.config.settings import Settings
 from mnemobot.systems.context import ChatRef
 
 if TYPE_CHECKING:
@@ -112,23 +113,6 @@ def chat_ref_for(message: Message) -> ChatRef:
         user_name=(user.first_name or user.username) if user else None,
         is_group=message.chat.type in GROUP_TYPES,
     )
-
-
-def migrated_chat_ids(message: Message) -> tuple[int, int] | None:
-    """(old id, new id) when `message` says a group became a supergroup, else None."""
-    if message.migrate_to_chat_id is not None:
-        return message.chat.id, message.migrate_to_chat_id
-    if message.migrate_from_chat_id is not None:
-        return message.migrate_from_chat_id, message.chat.id
-    return None
-
-
-def allowed_with_operators(settings: Settings) -> AllowedUsers:
-    """TELEGRAM_ALLOWED_USERS, plus the operators: whoever runs the bot may talk to it."""
-    allowed = settings.telegram_allowed_users
-    if allowed.everyone or settings.operators <= allowed:
-        return allowed
-    return AllowedUsers(allowed | settings.operators)
 
 
 def target_for_job(job: LaneJob) -> ReplyTarget:

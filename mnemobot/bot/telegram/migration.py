@@ -23,6 +23,8 @@ import shutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from telegram import Message
+
 from mnemobot.bot.app import App
 from mnemobot.bot.erasure import EXPORTS_DIR_NAME, export_prefix
 from mnemobot.memory.atomic_file import write_atomic
@@ -35,6 +37,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CHANNEL = "telegram"
+
+
+def migrated_chat_ids(message: Message) -> tuple[int, int] | None:
+    """(old id, new id) when `message` says a group became a supergroup, else None."""
+    if message.migrate_to_chat_id is not None:
+        return message.chat.id, message.migrate_to_chat_id
+    if message.migrate_from_chat_id is not None:
+        return message.migrate_from_chat_id, message.chat.id
+    return None
 
 
 def _ref_renamer(old_key: str) -> Callable[[str], str]:
