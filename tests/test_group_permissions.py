@@ -87,6 +87,9 @@ async def test_global_memory_export_and_erase_are_for_the_operator_only(
         assert "All chats share one memory here" in answer and "operator" in answer
     assert (workspace / "memory" / "global").is_dir()
 
+    # Not even the operator's export goes to a group: it holds every chat's memory.
+    say(telegram, "/export", OPERATOR)
+    assert "in a private chat" in await next_answer(telegram, 2)
     telegram.send_text("/export", chat_id=OPERATOR)
     [document] = await telegram.wait_for_documents_async(OPERATOR, 1, timeout=15)
     with zipfile.ZipFile(io.BytesIO(document["data"])) as archive:

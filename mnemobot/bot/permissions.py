@@ -76,6 +76,12 @@ class Permissions:
             return None
         config = self.config()
         if command in WHOLE_MEMORY_COMMANDS and config.memory.scope == "global":
+            if self.is_operator(chat) and command == "export" and chat.is_group:
+                # The file would go to every member of the group.
+                return (
+                    "All chats share one memory here: send /export to me in a private chat, "
+                    "so the file goes to you alone."
+                )
             if self.is_operator(chat):
                 return None
             return (
