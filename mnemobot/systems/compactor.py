@@ -368,7 +368,8 @@ class Compactor:
                 found += parse_bullets(response.content or "")
                 lines = lines[len(part) :]
         except (LLMError, TimeoutError) as error:
-            log.warning("memory flush skipped for %s: %s", session_key, error)
+            why = str(error) or f"no answer within {settings.summary_timeout_seconds:g} s"
+            log.warning("memory flush skipped for %s: %s", session_key, why)
             if not found:
                 return 0
         try:

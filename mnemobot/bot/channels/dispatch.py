@@ -31,13 +31,6 @@ SLOW_COMMANDS = frozenset({"compact"})
 SEND_DRAIN_SECONDS = 5.0
 
 
-def queue_full_text(cap: int) -> str:
-    return (
-        f"I'm still working on your earlier messages and {cap} more are already waiting, "
-        "so I did not take this one. Send it again after my reply, or /stop to cancel."
-    )
-
-
 def stop_text(cancelled: bool, dropped: int) -> str:
     if not cancelled and not dropped:
         return "Nothing is running."
@@ -53,7 +46,7 @@ class ChatDispatcher:
     """One channel's lanes, command routing and turn running.
 
     `answered`, when given, hears of every job whose answer has been handed to the channel,
-    or that will get none (dropped by /stop, refused by a full queue); a channel with a
+    or that will get none (dropped by /stop); a channel with a
     durable inbox marks those messages done there. Jobs still queued at shutdown are not
     answered: with `answered` they stay in the channel's inbox for the next start, without
     it they are kept in their sessions, marked unanswered.
@@ -100,9 +93,7 @@ class ChatDispatcher:
             self.notify(job, reply.text, answered=True)
             return None
         admission = self.lanes.submit(job)
-        if admission is Admission.FULL:
-            self.notify(job, queue_full_text(self.config().queue_cap), answered=True)
-        elif admission is Admission.CLOSED:
+        if admission is Admission.CLOSED:
             log.info("not taking a message in %s: shutting down", job.chat.key)
         return admission
 
