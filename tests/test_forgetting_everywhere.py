@@ -6,6 +6,7 @@ the compaction flush and summary, the chat's session and its offload log, forum 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import AsyncIterator
@@ -126,6 +127,10 @@ async def test_forget_in_plain_words_finds_every_item_and_says_what_went(
     assert all("QX-7731" not in text for text in user_texts(openai_server.last_request()))
     hits = app.memory.search(SCOPE, "locker code QX-7731-ZEBRA", config=CONFIG, tz=UTC)
     assert all("QX-7731" not in item.content for item, _ in hits[:5])
+    # Hidden before any file is rewritten: the next request shows it nowhere.
+    await ask(app, "what do you know about my locker and my tea?", chat=CHAT)
+    assert "QX-7731" not in str(openai_server.last_request())
+    assert "sencha" in system_text(openai_server.last_request())
 
     await app.maintenance.maintain(SCOPE)  # type: ignore[union-attr]
 
@@ -247,3 +252,20 @@ async def test_compaction_never_sends_a_forgotten_text(
         assert all("QX-7731" not in fact for fact in facts)
     finally:
         await app.close()
+
+
+async def test_a_running_bot_erases_the_files_right_after_the_turn(
+    app: App, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    app.start_background()
+    await ask(app, "My locker code is QX-7731-ZEBRA.", chat=CHAT)
+    openai_server.script(
+        tool_call("memory", {"operation": "forget", "query": "locker code"}),
+        reply("Done: I removed your locker code QX-7731-ZEBRA."),
+    )
+    await ask(app, "forget my locker code", chat=CHAT)
+    deadline = time.monotonic() + 10
+    while files_with(workspace, SECRET) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert files_with(workspace, SECRET) == []
+    assert app.memory.scopes_to_erase() == []

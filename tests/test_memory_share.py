@@ -58,7 +58,7 @@ async def test_a_small_context_compacts_rarely_and_keeps_the_recent_messages(
         await app.close()
 
     kept = [int(k) for k in re.findall(r"compacted \S+: removed \d+, kept (\d+)", caplog.text)]
-    assert 0 < len(kept) <= 9, kept  # once per 9 turns or less often
+    assert 0 < len(kept) <= TURNS // 8, kept  # about once per 10 turns (9 measured)
     assert min(kept) >= 4, kept
     allowance = RuntimeConfig.model_validate(
         {"compaction": {"maxContextTokens": 4000}}

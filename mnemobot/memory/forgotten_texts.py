@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mnemobot.memory.daily_notes import FORGOTTEN_MARK, USER_CHARS
 from mnemobot.memory.fact_slots import slot_statements
 from mnemobot.memory.forgetting import pending_needles
 from mnemobot.memory.items import ItemType, MemoryItem, normalize_content
 from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.text_terms import terms
 
 # "User: ", "Assistant: ", "Ada: ", "User (continued): ": a speaker label before a text.
 _LABEL = re.compile(r"^[^\s:][^:\n]{0,39}:\s+")
@@ -192,8 +193,48 @@ def is_forgotten_mark(line: str) -> bool:
     return bool(_MARK_LINE.match(line.strip()))
 
 
-def note_line_said(line: str) -> str:
-    """What the user said in a daily-note line ("[12:30] User: ... | Assistant: ...")."""
-    text = re.sub(r"^\[\d\d:\d\d\]\s*", "", line.strip())
-    said = text.split(" | Assistant: ", 1)[0]
-    return _unlabelled(said) if said.startswith(("User", "user")) or ": " in said[:42] else said
+# A memory-file line shorter than this would redact unrelated lines everywhere.
+MIN_LINE_NEEDLE_CHARS = 8
+_CLOCK = re.compile(r"^\[\d\d:\d\d\]\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetOutcome:
+    """What a forget by query removed: items, and lines of MEMORY.md and daily notes."""
+
+    items: list[MemoryItem] = field(default_factory=list)
+    lines: int = 0
+    # Items the query matched when that was too many to forget at once (then none went).
+    too_many: int = 0
+
+
+def _holding_part(line: str, wanted: set[str]) -> str:
+    """The text of a note line that holds every wanted term: what the user said, else the
+    answer (a flush's facts are the answer of their note line), else the whole line."""
+    body = _CLOCK.sub("", line.strip()).lstrip("-*• ")
+    said, _, answer = body.partition(" | Assistant: ")
+    for part in (_unlabelled(said), answer):
+        if part and wanted <= set(terms(part)):
+            return part
+    return body
+
+
+def lines_holding(paths: ScopePaths, wanted: set[str]) -> list[str]:
+    """The MEMORY.md bullets and daily-note lines holding every term of `wanted`: the part
+    of each that does (see `_holding_part`)."""
+    found: list[str] = []
+    files = [paths.memory_file]
+    if paths.directory.is_dir():
+        files += sorted(paths.directory.glob("????-??-??.md"))
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except (FileNotFoundError, IsADirectoryError):
+            continue
+        for line in text.splitlines():
+            if line.startswith("#") or not wanted <= set(terms(line)):
+                continue
+            part = _holding_part(line, wanted).strip()
+            if len(part) >= MIN_LINE_NEEDLE_CHARS:
+                found.append(part)
+    return list(dict.fromkeys(found))

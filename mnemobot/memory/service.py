@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from functools import partial
 from pathlib import Path
@@ -58,9 +58,10 @@ from mnemobot.memory.forgetting import (
 )
 from mnemobot.memory.forgotten_texts import (
     FORGET_QUERY_MAX_ITEMS,
+    ForgetOutcome,
     ForgottenTexts,
     items_to_forget,
-    note_line_said,
+    lines_holding,
 )
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats, new_item_id
 from mnemobot.memory.items import (
@@ -80,8 +81,6 @@ from mnemobot.memory.tokens import estimate_tokens
 log = logging.getLogger(__name__)
 
 _PROCEDURE_MARK = "[procedure]"
-# A memory-file line shorter than this would redact unrelated lines everywhere.
-MIN_LINE_NEEDLE_CHARS = 8
 # Terms a similar-text search (duplicates, a fact's turn) uses: the text's rarest.
 _SIMILAR_QUERY_TERMS = 6
 # Worker threads for calls on loaded scopes, and for calls that load a scope first. Not
@@ -99,36 +98,6 @@ _MEMORY_DEFAULTS = MemoryConfig()
 class RecordedTurn:
     stored: list[MemoryItem]
     promoted: list[MemoryItem]
-
-
-@dataclass(frozen=True, slots=True)
-class ForgetOutcome:
-    """What `forget_matching` removed: items, and lines of MEMORY.md and daily notes."""
-
-    items: list[MemoryItem] = field(default_factory=list)
-    lines: int = 0
-    # Items the query matched when that was too many to forget at once (then none went).
-    too_many: int = 0
-
-
-def _lines_holding(paths: ScopePaths, wanted: set[str]) -> list[str]:
-    """The MEMORY.md bullets and daily-note lines (what the user said) holding every term."""
-    found: list[str] = []
-    files = [paths.memory_file]
-    if paths.directory.is_dir():
-        files += sorted(paths.directory.glob("????-??-??.md"))
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except (FileNotFoundError, IsADirectoryError):
-            continue
-        for line in text.splitlines():
-            if line.startswith("#") or not wanted <= set(terms(line)):
-                continue
-            said = note_line_said(line) if path != paths.memory_file else line.lstrip("-*• ")
-            if len(said.strip()) >= MIN_LINE_NEEDLE_CHARS:
-                found.append(said.strip())
-    return list(dict.fromkeys(found))
 
 
 def memory_query(
@@ -626,7 +595,7 @@ class MemoryService:
             ]
             if len(matching) > FORGET_QUERY_MAX_ITEMS:
                 return ForgetOutcome(too_many=len(matching))
-            lines = _lines_holding(paths, set(wanted))
+            lines = lines_holding(paths, set(wanted))
             gone: dict[str, MemoryItem] = {}
             for item in sorted(matching, key=lambda i: i.type is not ItemType.TURN):
                 if item.id not in gone:
@@ -707,7 +676,7 @@ class MemoryService:
                 i for i in items if i.layer is not Layer.EPISODIC and not forgotten.holds(i.content)
             ]
         durable.sort(key=lambda i: i.updated_at, reverse=True)
-        scope_memory = forgotten.keep_lines(self.scope_memory_text(scope, budget_tokens // 2))
+        scope_memory = self.scope_memory_text(scope, budget_tokens // 2)
         used = estimate_tokens(scope_memory)
         lines: list[str] = []
         for item in durable:
@@ -719,18 +688,22 @@ class MemoryService:
         return "\n".join(filter(None, [scope_memory, *lines]))
 
     def scope_memory_text(self, scope: str, budget_tokens: int) -> str:
-        return read_memory_file(self.paths(scope).memory_file, budget_tokens)
+        """The chat's MEMORY.md within the budget, without lines forgotten and not yet
+        erased (the file is rewritten at the next maintenance; until then it is hidden)."""
+        text = read_memory_file(self.paths(scope).memory_file, budget_tokens)
+        return self.forgotten_texts(scope).keep_lines(text)
 
     def operator_memory_text(self, budget_tokens: int) -> str:
         return read_memory_file(self.workspace / "memory" / "MEMORY.md", budget_tokens)
 
     def legacy_context_text(self, scope: str, now: datetime, config: MemoryConfig) -> str:
-        return legacy_context(
+        text = legacy_context(
             self.paths(scope).directory,
             now.date(),
             config.recent_days,
             config.legacy_context_budget_tokens,
         )
+        return self.forgotten_texts(scope).keep_lines(text)
 
     def stats(self, scope: str) -> StoreStats:
         with self._scope(scope) as loaded:
