@@ -86,7 +86,8 @@ def needles_of(content: str, *, slot_values: bool = True) -> list[str]:
         needles.append(whole)
     if len(said) > USER_CHARS:
         # A daily note keeps the first 200 characters of a message, on one line.
-        needles.append(normalize_content(" ".join(said.split("\n"))[:USER_CHARS]))
+        one_line = said.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+        needles.append(normalize_content(one_line[:USER_CHARS]))
     needles += identifiers(said) + identifiers(_without_cut_mark(answer))
     for statement in slot_statements(said) if slot_values else ():
         value = normalize_content(statement.value)
