@@ -66,7 +66,9 @@ async def test_a_standby_polls_within_seconds_of_the_leaders_death(
         await asyncio.to_thread(leader.process.wait)
         killed_at = time.monotonic()
         telegram.send_text("after", chat_id=7300)
-        while "echo: after" not in texts_sent(telegram, 7300):
+        # "before" may be answered again with it, in one reply, if the kill fell between
+        # its answer and its mark.
+        while "after" not in messages_answered(telegram, 7300):
             assert time.monotonic() - killed_at < 30, "no standby took over within 30 s"
             await asyncio.sleep(0.05)
         took = time.monotonic() - killed_at
@@ -75,10 +77,9 @@ async def test_a_standby_polls_within_seconds_of_the_leaders_death(
         if standby is not None:
             await standby.shutdown()
 
-    replies = texts_sent(telegram, 7300)
-    assert list(dict.fromkeys(replies)) == ["echo: before", "echo: after"]
+    assert messages_answered(telegram, 7300) == ["before", "after"]
     # The kill may fall between a reply's send and its mark: one duplicate at most.
-    assert len(replies) <= 3
+    assert repeated_answers(telegram, 7300) <= 1
     assert LEADING + " (poller lease taken)" in caplog.messages
     # The lease is 3 s here (15 s by default): the standby took over well within 30 s.
     assert took < 10, took
