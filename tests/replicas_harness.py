@@ -201,6 +201,30 @@ def texts_sent(telegram: TelegramServer, chat: int) -> list[str]:
     return [m["plain_text"] for m in telegram.sent_messages(chat)]
 
 
+def messages_answered(telegram: TelegramServer, chat: int) -> list[str]:
+    """The messages the chat's echo replies answer, each once, in the order answered.
+
+    Messages of a chat that waited together are answered by one turn: "echo: m1\n\nm2".
+    """
+    answered: list[str] = []
+    for text in texts_sent(telegram, chat):
+        for said in text.removeprefix("echo: ").split("\n\n"):
+            if said not in answered:
+                answered.append(said)
+    return answered
+
+
+def repeated_answers(telegram: TelegramServer, chat: int) -> int:
+    """Replies answering a message that an earlier reply answered already."""
+    seen: set[str] = set()
+    repeats = 0
+    for text in texts_sent(telegram, chat):
+        said = set(text.removeprefix("echo: ").split("\n\n"))
+        repeats += bool(said & seen)
+        seen |= said
+    return repeats
+
+
 def polls_now(replica: ReplicaProcess) -> bool | None:
     """Whether the replica's log last said it polls (True) or stands by; None before either."""
     text = replica.log_text()

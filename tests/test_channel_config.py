@@ -21,6 +21,7 @@ def test_first_start_writes_every_channel_section_with_its_defaults(tmp_path: Pa
     assert data["telegram"] == {
         "queueMode": "queue",
         "queueCap": 20,
+        "burstSeconds": 1.5,
         "typingIntervalSeconds": 4,
         "typingDelaySeconds": 1,
         "maxReplyMessages": 5,
@@ -28,7 +29,7 @@ def test_first_start_writes_every_channel_section_with_its_defaults(tmp_path: Pa
         "pollerLeaseSeconds": 15,
         "sweepSeconds": 1,
     }
-    assert data["console"] == {"queueMode": "queue", "queueCap": 20}
+    assert data["console"] == {"queueMode": "queue", "queueCap": 20, "burstSeconds": 1.5}
     assert data["toolLoop"]["maxToolExecutions"] == 80
 
 

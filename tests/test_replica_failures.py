@@ -26,9 +26,11 @@ from tests.replicas_harness import (
     SECRET,
     SECRET_HEADER,
     Replica,
+    messages_answered,
     polls_now,
     post_until_taken,
     redis_url,
+    repeated_answers,
     spawn_replica,
     start_replica,
     stop_all,
@@ -64,7 +66,9 @@ async def test_a_standby_polls_within_seconds_of_the_leaders_death(
         await asyncio.to_thread(leader.process.wait)
         killed_at = time.monotonic()
         telegram.send_text("after", chat_id=7300)
-        while "echo: after" not in texts_sent(telegram, 7300):
+        # "before" may be answered again with it, in one reply, if the kill fell between
+        # its answer and its mark.
+        while "after" not in messages_answered(telegram, 7300):
             assert time.monotonic() - killed_at < 30, "no standby took over within 30 s"
             await asyncio.sleep(0.05)
         took = time.monotonic() - killed_at
@@ -73,10 +77,9 @@ async def test_a_standby_polls_within_seconds_of_the_leaders_death(
         if standby is not None:
             await standby.shutdown()
 
-    replies = texts_sent(telegram, 7300)
-    assert list(dict.fromkeys(replies)) == ["echo: before", "echo: after"]
+    assert messages_answered(telegram, 7300) == ["before", "after"]
     # The kill may fall between a reply's send and its mark: one duplicate at most.
-    assert len(replies) <= 3
+    assert repeated_answers(telegram, 7300) <= 1
     assert LEADING + " (poller lease taken)" in caplog.messages
     # The lease is 3 s here (15 s by default): the standby took over well within 30 s.
     assert took < 10, took
@@ -171,7 +174,7 @@ async def test_sigkill_of_a_replica_mid_turn_loses_no_message(
 
         def all_answered() -> bool:
             return all(
-                {f"echo: c{chat} m{n}" for n in range(per_chat)} <= set(texts_sent(telegram, chat))
+                {f"c{chat} m{n}" for n in range(per_chat)} <= set(messages_answered(telegram, chat))
                 for chat in chats
             )
 
@@ -181,9 +184,10 @@ async def test_sigkill_of_a_replica_mid_turn_loses_no_message(
 
     for chat in chats:
         replies = texts_sent(telegram, chat)
-        expected = [f"echo: c{chat} m{n}" for n in range(per_chat)]
-        assert list(dict.fromkeys(replies)) == expected, f"chat {chat}: out of order"
+        expected = [f"c{chat} m{n}" for n in range(per_chat)]
+        assert all(reply.startswith("echo: ") for reply in replies), replies
+        assert messages_answered(telegram, chat) == expected, f"chat {chat}: out of order"
         # One crash: at most one duplicate per chat (a reply sent, not yet marked).
-        assert len(replies) - per_chat <= 1, f"chat {chat}: {replies}"
+        assert repeated_answers(telegram, chat) <= 1, f"chat {chat}: {replies}"
     for replica in replicas[1:]:
         assert "Traceback" not in replica.log_text()

@@ -97,7 +97,8 @@ async def test_group_answers_only_mentions_replies_and_its_commands(
 async def test_every_command(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
-    await start_bot()
+    # Each message its own turn (no bursts): the commands around them are the point.
+    await start_bot(runtime={"telegram": {"burstSeconds": 0}})
     telegram.send_text("/start", chat_id=USER)
     telegram.send_text("/help", chat_id=USER)
     telegram.send_text("/stop", chat_id=USER)
@@ -133,7 +134,7 @@ async def test_ten_thousand_character_reply_is_split_and_reassembles_exactly(
     long_reply = "\n\n".join(paragraphs)
     assert len(long_reply) >= 10_000
     openai_server.script(reply(long_reply))
-    await start_bot()
+    await start_bot(runtime={"telegram": {"burstSeconds": 0}})
 
     telegram.send_text("tell me everything", chat_id=USER)
     telegram.send_text("thanks", chat_id=USER)
@@ -184,7 +185,8 @@ async def test_quick_messages_are_answered_in_order(
 ) -> None:
     release = threading.Event()
     openai_server.script(gated(release, reply("first answer")))
-    await start_bot()
+    # Each message its own turn: sent together they would be one burst, one turn.
+    await start_bot(runtime={"telegram": {"burstSeconds": 0}})
 
     for text in ("one", "two", "three"):
         telegram.send_text(text, chat_id=USER)
@@ -220,23 +222,52 @@ async def test_collect_mode_merges_waiting_messages_into_one_turn(
     assert len(openai_server.requests) == 2
 
 
-async def test_full_queue_tells_the_sender(
+async def test_a_full_queue_joins_the_last_waiting_turn_and_refuses_nothing(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     release = threading.Event()
     openai_server.script(gated(release, reply("done")))
-    await start_bot(runtime={"telegram": {"queueCap": 1}})
+    # No bursts: each message of this test waits on its own until the cap is reached.
+    await start_bot(runtime={"telegram": {"queueCap": 2, "burstSeconds": 0}})
 
     telegram.send_text("slow one", chat_id=USER)
     await openai_server.wait_for_requests_async(1)
-    telegram.send_text("waits", chat_id=USER)
-    telegram.send_text("does not fit", chat_id=USER)
-    [full] = await telegram.wait_for_messages_async(USER, 1)
+    for text in ("waits", "waits too", "joins", "joins too"):
+        telegram.send_text(text, chat_id=USER)
+    telegram.send_text("/status", chat_id=USER)
+    [status] = await telegram.wait_for_messages_async(USER, 1)
     release.set()
-    sent = await telegram.wait_for_messages_async(USER, 3)
+    sent = await telegram.wait_for_messages_async(USER, 4)
 
-    assert "did not take this one" in full["plain_text"]
-    assert [m["plain_text"] for m in sent[1:]] == ["done", "echo: waits"]
+    assert "4 waiting" in status["plain_text"]  # messages, in two turns
+    assert [m["plain_text"] for m in sent[1:]] == [
+        "done",
+        "echo: waits",
+        "echo: waits too\n\njoins\n\njoins too",
+    ]
+
+
+async def test_thirty_forwards_at_once_get_a_few_turns_and_no_refusal(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    """A batch of notes forwarded at once, to a model that takes a second a turn."""
+    openai_server.responder = lambda body: delay(1.0, reply(f"noted: {user_texts(body)[-1]}"))
+    await start_bot()
+    notes = [f"forwarded note {n}" for n in range(30)]
+    for note in notes:
+        telegram.send_text(note, chat_id=USER)
+    await openai_server.wait_for_requests_async(1)
+    deadline = asyncio.get_running_loop().time() + 20
+    while asyncio.get_running_loop().time() < deadline:
+        answered = "\n".join(m["plain_text"] for m in telegram.sent_messages(USER))
+        if all(note in answered for note in notes):
+            break
+        await asyncio.sleep(0.1)
+
+    replies = [m["plain_text"] for m in telegram.sent_messages(USER)]
+    assert all(reply_text.startswith("noted: ") for reply_text in replies), replies
+    assert all(note in "\n".join(replies) for note in notes)
+    assert len(openai_server.requests) <= 3
 
 
 async def test_stop_cancels_a_slow_llm_call_and_drops_the_queue(

@@ -110,11 +110,19 @@ def build_app(
             windows=ModelWindowStore.in_workspace(paths.root),
         )
     large_results = LargeResultStore(paths.large_tool_results)
+    maintenance = MaintenanceScheduler(
+        paths=paths,
+        runtime=runtime,
+        memory=memory,
+        llm=llm,
+        chat_model_name=settings.bot_model,
+        on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+    )
     tools = ToolRegistry(
         [
             DATETIME_TOOL,
             FilesTool(paths.files).tool(),
-            MemoryTool(memory).tool(),
+            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten).tool(),
             *SessionTools(sessions, large_results).tools(),
         ]
     )
@@ -128,20 +136,13 @@ def build_app(
         tools=tools,
     )
     load_entry_point_tools(tools, services)
-    maintenance = MaintenanceScheduler(
-        paths=paths,
-        runtime=runtime,
-        memory=memory,
-        llm=llm,
-        chat_model_name=settings.bot_model,
-        on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
-    )
     compactor = Compactor(
         llm,
         sessions,
         memory,
         chat_model_for=services.chat_model,
         on_compacted=maintenance.notify_compacted,
+        windows=llm if isinstance(llm, OpenAIChatModel) else None,
     )
     context_building = ContextBuilding(memory)
     systems: list[System] = [

@@ -278,6 +278,8 @@ class Assistant:
 
     def reset_session(self, chat: ChatRef) -> int:
         """/new: clear the conversation, keep memory; returns how many messages were cleared."""
+        # Read again if the file changed (maintenance redacts forgotten texts in it).
+        self.sessions.refresh(chat.key)
         session = self.sessions.get(chat.key)
         cleared = len(session.messages)
         if session.messages:

@@ -211,8 +211,9 @@ class Commands:
         if self.compactor is None:
             return "Compaction is not available."
         assistant = self.assistant
-        # Waits for a running turn of this chat, so the two never rewrite the session at once.
-        async with assistant.lock_for(chat.key):
+        # Waits for a running turn of this chat, so the two never rewrite the session at once
+        # (nor does maintenance, erasing forgotten texts from it: it takes the file lock).
+        async with assistant.lock_for(chat.key), assistant.sessions.exclusive(chat.key):
             session = assistant.session(chat)
             count = sum(1 for m in session.messages if not is_summary(m))
             if count <= keep:

@@ -16,30 +16,36 @@ import concurrent.futures
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.consolidation import CompleteText, SupersededHook, ignore_superseded
+from mnemobot.memory.consolidation import (
+    SUPERSEDED_ANSWER_TOKENS,
+    CompleteText,
+    PromptTooLarge,
+    SupersededHook,
+    ignore_superseded,
+)
 from mnemobot.memory.maintenance import (
     MAINTENANCE_STEPS,
     MaintenanceReport,
     MaintenanceRun,
     MaintenanceStep,
+    erase_forgotten,
     known_scopes,
     last_report,
     maintain_scope,
 )
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.service import MemoryService
-from mnemobot.systems.llm import ChatModel, ChatRequest, ChatResponse, LLMError
+from mnemobot.systems.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
 
 log = logging.getLogger(__name__)
 
-# Room for the "## Superseded" list on top of the file itself.
-SUPERSEDED_OUTPUT_TOKENS = 1_000
 # Extra seconds the worker waits beyond the model call's own timeout before giving up.
 CALL_GRACE_SECONDS = 5.0
 
@@ -82,6 +88,8 @@ class LoopModelCaller:
         except concurrent.futures.CancelledError:
             raise ConsolidationCallFailed("the bot stopped during the model call") from None
         except LLMError as error:
+            if error.kind is LLMFailureKind.CONTEXT_OVERFLOW:
+                raise PromptTooLarge(f"the model call failed ({error})") from None
             raise ConsolidationCallFailed(f"the model call failed ({error})") from None
         finally:
             self.in_flight.discard(future)
@@ -106,7 +114,7 @@ def consolidation_request(
         ],
         model=model,
         temperature=settings.temperature,
-        max_output_tokens=settings.max_tokens + SUPERSEDED_OUTPUT_TOKENS,
+        max_output_tokens=settings.max_tokens + SUPERSEDED_ANSWER_TOKENS,
         timeout_seconds=settings.timeout_seconds,
     )
 
@@ -141,10 +149,31 @@ class MaintenanceScheduler:
 
     # ----------------------------------------------------------------- running
 
+    def _model(self, config: RuntimeConfig) -> str:
+        return config.llm.summary_model or config.llm.model or self.chat_model_name
+
+    async def _window_of(self, model: str) -> Callable[[], int | None]:
+        """The context window of `model` as the client knows it, read anew at each call (an
+        overflow error during the run teaches it); the server is asked once per process."""
+        ask = getattr(self.llm, "context_window", None)
+        known = getattr(self.llm, "known_window", None)
+        if ask is None or known is None:
+            return lambda: None
+        try:
+            await ask(model)
+        except Exception:  # a server that cannot say; its overflow errors will
+            log.debug("could not ask for the window of %s", model, exc_info=True)
+
+        def window() -> int | None:
+            found = known(model)
+            return found.tokens if found is not None else None
+
+        return window
+
     def _caller(self, config: RuntimeConfig) -> CompleteText | None:
         if self.llm is None:
             return None
-        model = config.llm.summary_model or config.llm.model or self.chat_model_name
+        model = self._model(config)
         caller = LoopModelCaller(
             self.llm,
             asyncio.get_running_loop(),
@@ -153,13 +182,18 @@ class MaintenanceScheduler:
         self._callers.add(caller)
         return caller
 
-    async def maintain(self, scope: str) -> MaintenanceReport:
-        """Maintain one scope now (in a worker thread); waits for a run in progress."""
+    async def maintain(
+        self, scope: str, steps: tuple[MaintenanceStep, ...] | None = None
+    ) -> MaintenanceReport:
+        """Maintain one scope now (in a worker thread); waits for a run in progress.
+
+        `steps`: only these (default: every step)."""
         async with self._run_lock:
             if self._stopping:
                 return MaintenanceReport(scope, time.time(), skipped="the bot is stopping")
             config = self.runtime.current()
             caller = self._caller(config)
+            window = await self._window_of(self._model(config)) if caller else (lambda: None)
             run = MaintenanceRun(
                 paths=ScopePaths(self.paths.root, scope),
                 config=config.memory,
@@ -168,9 +202,10 @@ class MaintenanceScheduler:
                 memory=self.memory,
                 complete=caller,
                 on_superseded=self.on_superseded,
+                window=window,
             )
             try:
-                return await asyncio.to_thread(maintain_scope, run, self.steps)
+                return await asyncio.to_thread(maintain_scope, run, steps or self.steps)
             finally:
                 if isinstance(caller, LoopModelCaller):
                     self._callers.discard(caller)
@@ -222,9 +257,28 @@ class MaintenanceScheduler:
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
-    async def _maintain_logged(self, scope: str) -> MaintenanceReport | None:
+    def notify_forgotten(self, scope: str) -> None:
+        """Something of `scope` was forgotten in a turn: erase it from every file now.
+
+        The erasure waits for the turn to let go of its session (and to have recorded
+        itself in memory) before it redacts the conversation. Called on the loop.
+        """
+        if self._task is None or self._stopping:
+            return
+        erase = tuple(step for step in self.steps if step.run is erase_forgotten)
+        if not erase:
+            return
+        task: asyncio.Task[object] = asyncio.get_running_loop().create_task(
+            self._maintain_logged(scope, erase)
+        )
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _maintain_logged(
+        self, scope: str, steps: tuple[MaintenanceStep, ...] | None = None
+    ) -> MaintenanceReport | None:
         try:
-            return await self.maintain(scope)
+            return await self.maintain(scope, steps)
         except Exception:
             log.exception("maintenance of %s failed", scope)
             return None

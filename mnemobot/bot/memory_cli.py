@@ -28,6 +28,7 @@ from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.maintenance import MaintenanceReport
 from mnemobot.memory.memory_rewrite import entries
 from mnemobot.memory.memory_versions import find_version, list_versions, restore_version
+from mnemobot.memory.model_windows import ModelWindowStore
 from mnemobot.memory.scope_paths import ScopePaths, validate_scope_key
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
@@ -159,6 +160,8 @@ def _maintain(args: argparse.Namespace) -> int:
             base_url=settings.openai_base_url,
             max_retries=config.llm.max_retries,
             timeout_seconds=config.llm.request_timeout_seconds,
+            # The windows the bot learned: a small local model's consolidation fits it.
+            windows=ModelWindowStore.in_workspace(paths.root),
         )
         memory = MemoryService(paths.root)
         scheduler = MaintenanceScheduler(

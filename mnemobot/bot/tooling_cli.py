@@ -326,6 +326,12 @@ def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParse
         "--kills", type=positive(int), default=50, help="SIGKILLs while chats write (default 50)"
     )
     bench.add_argument("--seed", type=int, default=DEFAULT_BENCH_SEED, help="RNG seed (default 7)")
+    bench.add_argument(
+        "--model-seconds",
+        type=float,
+        default=0.3,
+        help="seconds the fake model takes a turn, so messages pile up (default 0.3)",
+    )
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_crash)
 

@@ -319,6 +319,11 @@ class MemoryConfig(ConfigSection):
     """Tokens of the chat's own MEMORY.md in the system prompt."""
     legacy_context_budget_tokens: int = Field(1500, ge=0)
     """Tokens of recent daily notes in the system prompt."""
+    max_context_share: float = Field(0.2, gt=0, le=0.9)
+    """Most share of the context budget (the smaller of compaction.maxContextTokens and
+    80% of the model's input limit) that memory takes in a request: the MemoryPack, both
+    MEMORY.md parts and the daily notes together. The budgets above shrink to it, so the
+    conversation keeps its room on a small context."""
     flush_confidence: float = Field(0.8, ge=0, le=1)
     """Confidence of the facts the compaction flush keeps (a ranking input)."""
     flush_salience: float = Field(0.6, ge=0, le=1)
@@ -466,6 +471,11 @@ class RuntimeConfig(ConfigSection):
     def compaction_threshold_tokens(self) -> int:
         """Estimated request size past which AutoCompaction compacts (80% of the model's input)."""
         return min(int(self.llm.max_input_tokens * 0.8), self.compaction.max_context_tokens)
+
+    def memory_allowance_tokens(self) -> int:
+        """Most tokens memory may take in one request: memory.maxContextShare of the
+        context budget (`compaction_threshold_tokens`)."""
+        return int(self.memory.max_context_share * self.compaction_threshold_tokens())
 
     def for_context_window(self, window_tokens: int) -> RuntimeConfig:
         """This config for a model whose whole context (prompt and answer) is `window_tokens`.

@@ -8,6 +8,12 @@ it passes the loss guard (memory.memory_rewrite); then the old file goes to the 
 the new one replaces it atomically and the watermark moves past what was read. A rejected
 or failed run changes nothing, so the next run reads the same material again.
 
+A small local model cannot take the whole of it at once: each call is sized to the
+context window of the model it goes to (`memory.model_call_budget`), and new material
+that does not fit is split over several calls, each a rewrite of the file the call before
+it wrote (the run archives the file it started from once). Texts forgotten and waiting
+for erasure are never read, neither in the notes and facts nor in MEMORY.md itself.
+
 Episodic turn items are not read: every turn is also a daily-note line, which is what the
 model sees of it (shorter, so a run costs fewer tokens). Durable items are loaded only when
 the notes have grown since the last run: every way a fact is learned (a turn, the memory
@@ -20,17 +26,21 @@ turn.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
-
-import orjson
+from typing import Protocol
 
 from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.atomic_file import write_atomic
-from mnemobot.memory.items import Layer, MemoryItem, normalize_content
+from mnemobot.memory.consolidation_input import (
+    NOTHING_FORGOTTEN,
+    NewMaterial,
+    gather_new_material,
+    load_state,
+    save_state,
+)
+from mnemobot.memory.forgotten_texts import ForgottenTexts
+from mnemobot.memory.items import MemoryItem
 from mnemobot.memory.memory_rewrite import (
     NO_CHANGE,
     SUPERSEDED_HEADING,
@@ -39,12 +49,17 @@ from mnemobot.memory.memory_rewrite import (
     parse_rewrite,
 )
 from mnemobot.memory.memory_versions import archive_version, memory_file_lock, read_memory_text
+from mnemobot.memory.model_call_budget import (
+    MAX_SHRINKS,
+    MIN_MATERIAL_TOKENS,
+    SHRINK_AFTER_OVERFLOW,
+    rewrite_budget,
+)
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
 
-STATE_FILE_NAME = ".consolidation_state"
 # The model is told the cap in characters: models count those better than tokens.
 CHARS_PER_TOKEN = 4
 # A MEMORY.md this many times over the cap was pasted by hand: a rewrite of it would need
@@ -86,165 +101,6 @@ def ignore_superseded(scope: str, entries: list[str]) -> None:
     """The default SupersededHook: nothing to mark."""
 
 
-# ----------------------------------------------------------------------------- state
-
-
-@dataclass(slots=True)
-class ConsolidationState:
-    """The watermark: bytes of each daily note already read, newest durable item read."""
-
-    note_offsets: dict[str, int] = field(default_factory=dict)
-    items_after: float = 0.0
-    last_rewrite_at: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "noteOffsets": self.note_offsets,
-            "itemsAfter": self.items_after,
-            "lastRewriteAt": self.last_rewrite_at,
-        }
-
-
-def state_path(paths: ScopePaths) -> Path:
-    return paths.directory / STATE_FILE_NAME
-
-
-def load_state(paths: ScopePaths) -> ConsolidationState:
-    """The scope's watermark; a missing or unreadable file means "read everything"."""
-    try:
-        data = orjson.loads(state_path(paths).read_bytes())
-        offsets = {str(k): int(v) for k, v in dict(data.get("noteOffsets") or {}).items()}
-        last = data.get("lastRewriteAt")
-        return ConsolidationState(
-            offsets, float(data.get("itemsAfter") or 0.0), float(last) if last else None
-        )
-    except FileNotFoundError:
-        return ConsolidationState()
-    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
-        log.warning(
-            "%s of %s is unreadable (%s); reading everything again",
-            STATE_FILE_NAME,
-            paths.scope,
-            exc,
-        )
-        return ConsolidationState()
-
-
-def save_state(paths: ScopePaths, state: ConsolidationState) -> None:
-    write_atomic(state_path(paths), orjson.dumps(state.to_json(), option=orjson.OPT_INDENT_2))
-
-
-# ----------------------------------------------------------------------------- input
-
-
-@dataclass(slots=True)
-class NewMaterial:
-    """What a run reads, and the watermark to save once its rewrite is accepted."""
-
-    note_lines: list[str]
-    items: list[MemoryItem]
-    next_state: ConsolidationState
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.note_lines and not self.items
-
-    def render(self) -> str:
-        parts = []
-        if self.note_lines:
-            parts.append("NEW CONVERSATION NOTES:\n" + "\n".join(self.note_lines))
-        if self.items:
-            facts = [f"- [{i.type.value.lower()}] {_one_line(i.content)}" for i in self.items]
-            parts.append("NEW FACTS:\n" + "\n".join(facts))
-        return "\n\n".join(parts)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-_NOTE_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
-
-
-def gather_new_material(
-    paths: ScopePaths,
-    state: ConsolidationState,
-    load_items: Callable[[], Iterable[MemoryItem]],
-    budget_tokens: int,
-) -> NewMaterial:
-    """Note lines and durable items newer than the watermark, oldest first, within budget.
-
-    Only whole lines are read (a line being appended is left for the next run); what does
-    not fit the budget waits for the next run.
-    """
-    next_state = ConsolidationState(
-        dict(state.note_offsets), state.items_after, state.last_rewrite_at
-    )
-    notes = []
-    if paths.directory.is_dir():
-        notes = sorted(p for p in paths.directory.iterdir() if _NOTE_FILE.match(p.name))
-    # Notes moved to the archive are done with: forget their offsets.
-    names = {p.name for p in notes}
-    next_state.note_offsets = {k: v for k, v in state.note_offsets.items() if k in names}
-    grown = any(p.stat().st_size > state.note_offsets.get(p.name, 0) for p in notes)
-    if not grown:
-        return NewMaterial([], [], next_state)
-    used = 0
-    full = False
-    lines: list[str] = []
-    for note in notes:
-        data = note.read_bytes()
-        offset = state.note_offsets.get(note.name, 0)
-        if offset > len(data):
-            # The note was rewritten shorter (a forgotten line redacted): read it again.
-            offset = 0
-        elif offset and data[offset - 1 : offset] != b"\n":
-            # Rewritten, and the old offset now falls inside a line: go on at the next one.
-            offset = data.find(b"\n", offset) + 1 or len(data)
-        position = offset
-        for raw in data[offset : data.rfind(b"\n") + 1].split(b"\n")[:-1]:
-            line = raw.decode("utf-8", errors="replace").strip()
-            is_text = bool(line) and not line.startswith("# ")
-            cost = estimate_tokens(line) + 1
-            if is_text and used + cost > budget_tokens and used > 0:
-                full = True
-                break
-            position += len(raw) + 1
-            if is_text:
-                lines.append(f"{note.stem} {line}")
-                used += cost
-        next_state.note_offsets[note.name] = position
-        if full:
-            break
-    taken: list[MemoryItem] = []
-    if full:
-        return NewMaterial(lines, taken, next_state)
-    notes_text = normalize_content("\n".join(lines))
-    fresh = sorted(
-        (
-            i
-            for i in load_items()
-            if i.layer is not Layer.EPISODIC and i.updated_at > state.items_after
-        ),
-        key=lambda i: i.updated_at,
-    )
-    boundary: float | None = None
-    for item in fresh:
-        cost = estimate_tokens(item.content) + 4
-        if used + cost > budget_tokens and used > 0:
-            boundary = item.updated_at
-            break
-        if normalize_content(item.content) not in notes_text:  # flushed facts are notes too
-            taken.append(item)
-            used += cost
-    consumed = [i for i in fresh if boundary is None or i.updated_at < boundary]
-    # Items sharing the cut's timestamp all wait for the next run, so none is skipped.
-    taken = [i for i in taken if boundary is None or i.updated_at < boundary]
-    if consumed:
-        next_state.items_after = consumed[-1].updated_at
-    return NewMaterial(lines, taken, next_state)
-
-
 # ----------------------------------------------------------------------------- run
 
 
@@ -258,6 +114,33 @@ class ConsolidationOutcome:
     superseded: tuple[str, ...] = ()
 
 
+class PromptTooLarge(Exception):
+    """Raised by a `CompleteText` when the model refused the request as longer than its
+    context window; the run then sends less material and tries again."""
+
+
+# Answer tokens for the "## Superseded" list, on top of the file itself.
+SUPERSEDED_ANSWER_TOKENS = 1_000
+# Most model calls one run makes when the new material is split to fit a small window;
+# what is left waits for the next run.
+MAX_CALLS_PER_RUN = 24
+
+
+@dataclass(slots=True)
+class _RunTally:
+    calls: int = 0
+    rewrites: int = 0
+    note_lines: int = 0
+    facts: int = 0
+    superseded: list[str] = field(default_factory=list)
+    first_entries: int = 0
+    archived: bool = False
+
+    def read_what(self) -> str:
+        calls = f" in {self.calls} calls" if self.calls > 1 else ""
+        return f"{self.note_lines} note lines, {self.facts} facts{calls}"
+
+
 def consolidate_scope(
     paths: ScopePaths,
     *,
@@ -266,66 +149,146 @@ def consolidate_scope(
     items: Callable[[], Iterable[MemoryItem]],
     now: float,
     on_superseded: SupersededHook = ignore_superseded,
+    forgotten: Callable[[], ForgottenTexts] = lambda: NOTHING_FORGOTTEN,
+    window: Callable[[], int | None] = lambda: None,
 ) -> ConsolidationOutcome:
     """One consolidation run of `paths.scope` (the caller holds its maintenance lock).
 
     `items` returns the scope's items; it is called only when there is something new.
+    `forgotten` returns the texts waiting for erasure: they are never read. `window` returns
+    the context window of the model `complete` calls, if known: each call is sized to it
+    and the new material split over several calls when it does not fit one
+    (`memory.model_call_budget`); without it the configured sizes stand.
     """
-    max_chars = config.max_tokens * CHARS_PER_TOKEN
     memory_file = paths.memory_file
     previous_bytes = memory_file.read_bytes() if memory_file.is_file() else b""
-    if len(previous_bytes) > max_chars * OVERSIZED_FACTOR * 4:
+    full_chars = config.max_tokens * CHARS_PER_TOKEN
+    if len(previous_bytes) > full_chars * OVERSIZED_FACTOR * 4:
         return ConsolidationOutcome(
             False,
             f"skipped: MEMORY.md is far over the cap ({len(previous_bytes)} bytes); "
             "trim it by hand or raise memory.consolidation.maxTokens",
             rejected=True,
         )
-    previous = read_memory_text(memory_file, max_chars * OVERSIZED_FACTOR)
+    tally = _RunTally()
+    left = config.max_input_tokens
+    shrink = 1.0
     state = load_state(paths)
-    material = gather_new_material(paths, state, items, config.max_input_tokens)
-    if material.is_empty:
-        return ConsolidationOutcome(False, "nothing new since the last run")
-    prompt = f"CURRENT MEMORY.md:\n{previous.strip() or '(empty)'}\n\n{material.render()}"
-    instructions = INSTRUCTIONS.format(max_chars=max_chars)
-    try:
-        answer = complete(instructions, prompt)
-    except Exception as exc:  # any failure of the call: nothing changes, next run retries
-        return ConsolidationOutcome(False, f"rejected: {_reason(exc)}", rejected=True)
-    rewrite = parse_rewrite(answer)
-    read_what = f"{len(material.note_lines)} note lines, {len(material.items)} facts"
-    if rewrite.no_change:
-        save_state(paths, material.next_state)
-        return ConsolidationOutcome(False, f"read {read_what}; nothing worth keeping")
-    reason = check_rewrite(previous, rewrite, config)
-    if reason is not None:
-        return ConsolidationOutcome(False, f"rejected: {reason}", rejected=True)
-    new_text = rewrite.memory.rstrip() + "\n"
+    while tally.calls < MAX_CALLS_PER_RUN and left > 0:
+        skipped = forgotten()
+        previous_bytes = memory_file.read_bytes() if memory_file.is_file() else b""
+        previous = skipped.keep_lines(read_memory_text(memory_file, full_chars * OVERSIZED_FACTOR))
+        if tally.calls == 0:
+            tally.first_entries = len(entries(previous))
+        instructions = INSTRUCTIONS.format(max_chars=full_chars)
+        window_tokens = window()
+        budget = rewrite_budget(
+            window_tokens=window_tokens,
+            cap_tokens=config.max_tokens,
+            max_material_tokens=left,
+            fixed_prompt_tokens=estimate_tokens(instructions) + estimate_tokens(previous) + 16,
+            answer_extra_tokens=SUPERSEDED_ANSWER_TOKENS,
+        )
+        if budget is None:
+            return _finish(
+                paths,
+                tally,
+                f"skipped: the model's {window_tokens}-token window leaves no room for new notes "
+                f"beside MEMORY.md (~{estimate_tokens(previous)} tokens); trim MEMORY.md or "
+                "set llm.summaryModel to a model with a larger window",
+                failed=True,
+            )
+        material_tokens = max(MIN_MATERIAL_TOKENS, int(budget.material_tokens * shrink))
+        material = gather_new_material(paths, state, items, material_tokens, skipped)
+        if material.is_empty:
+            if tally.calls == 0:
+                return ConsolidationOutcome(False, "nothing new since the last run")
+            break
+        call_config = config.model_copy(update={"max_tokens": budget.cap_tokens})
+        instructions = INSTRUCTIONS.format(max_chars=budget.cap_tokens * CHARS_PER_TOKEN)
+        prompt = f"CURRENT MEMORY.md:\n{previous.strip() or '(empty)'}\n\n{material.render()}"
+        tally.calls += 1
+        try:
+            answer = complete(instructions, prompt)
+        except PromptTooLarge as exc:
+            if shrink <= SHRINK_AFTER_OVERFLOW**MAX_SHRINKS:
+                return _finish(paths, tally, f"rejected: {_reason(exc)}", failed=True)
+            shrink *= SHRINK_AFTER_OVERFLOW
+            continue
+        except Exception as exc:  # any failure of the call: nothing changes, next run retries
+            return _finish(paths, tally, f"rejected: {_reason(exc)}", failed=True)
+        tally.note_lines += len(material.note_lines)
+        tally.facts += len(material.items)
+        left -= max(1, _material_tokens(material))
+        rewrite = parse_rewrite(answer)
+        if rewrite.no_change:
+            state = material.next_state
+            save_state(paths, state)
+            continue
+        reason = check_rewrite(previous, rewrite, call_config)
+        if reason is None:
+            reason = _replace_memory_file(paths, previous_bytes, rewrite.memory, now, config, tally)
+        if reason is not None:
+            return _finish(paths, tally, f"rejected: {reason}", failed=True)
+        material.next_state.last_rewrite_at = now
+        state = material.next_state
+        save_state(paths, state)
+        tally.rewrites += 1
+        if rewrite.superseded:
+            tally.superseded += rewrite.superseded
+            on_superseded(paths.scope, list(rewrite.superseded))
+    return _finish(paths, tally, "")
+
+
+def _material_tokens(material: NewMaterial) -> int:
+    return sum(estimate_tokens(line) + 1 for line in material.note_lines) + sum(
+        estimate_tokens(item.content) + 4 for item in material.items
+    )
+
+
+def _replace_memory_file(
+    paths: ScopePaths,
+    previous_bytes: bytes,
+    text: str,
+    now: float,
+    config: ConsolidationConfig,
+    tally: _RunTally,
+) -> str | None:
+    """Write the rewrite over MEMORY.md (the run's first rewrite archives the old file);
+    why not, or None once written."""
+    memory_file = paths.memory_file
+    new_text = text.rstrip() + "\n"
     with memory_file_lock(memory_file):
         current = memory_file.read_bytes() if memory_file.is_file() else b""
         if current != previous_bytes:
             if not current.startswith(previous_bytes):
-                return ConsolidationOutcome(
-                    False,
-                    "rejected: MEMORY.md was edited during the run; retrying next time",
-                    rejected=True,
-                )
+                return "MEMORY.md was edited during the run; retrying next time"
             # Lines the memory tool appended meanwhile: keep them after the rewrite.
             appended = current[len(previous_bytes) :].decode("utf-8", errors="replace")
             new_text = new_text + appended.strip() + "\n"
-        if current:
+        if current and not tally.archived:
             archive_version(paths, current, now, keep=config.keep_versions)
+            tally.archived = True
         write_atomic(memory_file, new_text.encode())
-    material.next_state.last_rewrite_at = now
-    save_state(paths, material.next_state)
-    if rewrite.superseded:
-        on_superseded(paths.scope, list(rewrite.superseded))
-    return ConsolidationOutcome(
-        True,
-        f"rewrote MEMORY.md from {read_what} ({len(entries(previous))} -> "
-        f"{len(entries(new_text))} entries, {len(rewrite.superseded)} superseded)",
-        superseded=tuple(rewrite.superseded),
-    )
+    return None
+
+
+def _finish(
+    paths: ScopePaths, tally: _RunTally, problem: str, *, failed: bool = False
+) -> ConsolidationOutcome:
+    """The run's line: what was written, and why it stopped when it stopped early."""
+    if tally.rewrites:
+        entries_now = len(entries(read_memory_text(paths.memory_file, 10**7)))
+        line = (
+            f"rewrote MEMORY.md from {tally.read_what()} ({tally.first_entries} -> "
+            f"{entries_now} entries, {len(tally.superseded)} superseded)"
+        )
+        if problem:
+            line += f"; then {problem}"
+        return ConsolidationOutcome(True, line, superseded=tuple(tally.superseded))
+    if problem:
+        return ConsolidationOutcome(False, problem, rejected=failed)
+    return ConsolidationOutcome(False, f"read {tally.read_what()}; nothing worth keeping")
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,12 +1,14 @@
 """Forgetting that erases, and a chat's memory handed over or wiped.
 
 `MemoryService.forget` hides an item at once (tombstones, append-only) and notes what
-it said in the scope's pending-erasure file. `erase_forgotten` — one maintenance step per
-scope — then removes that text from every file of the scope: item files rewritten with
-only live items (the tombstones keep their fingerprints, a hash, never the text), daily
-notes and MEMORY.md versions redacted line by line, and the chat's session and offload
-log (`sessions/<scope>.json`, `.log.jsonl`) redacted message by message. The pending
-file goes last, so a crash mid-way leaves the work to the next run.
+it said in the scope's pending-erasure file (which texts: `memory.forgotten_texts`).
+`erase_forgotten` — one maintenance step per scope — then removes that text from every
+file of the scope: item files rewritten with only live items (the tombstones keep their
+fingerprints, a hash, never the text), daily notes redacted line by line, the lines of
+MEMORY.md and its archived versions removed, and the conversations of the scope's chats
+(sessions and offload logs, forum topics included) redacted message by message, each
+under the session's lock. The pending file goes last, so a crash mid-way, or a session
+held by a long turn, leaves the work to the next run.
 
 Saying a forgotten thing again later, on purpose, is a new statement and is kept: a
 tombstone's fingerprint only keeps out copies dated before the forgetting (an old
@@ -27,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from filelock import FileLock, Timeout
 
 from mnemobot.memory.atomic_file import append_jsonl, write_atomic
 from mnemobot.memory.daily_notes import FORGOTTEN_MARK
 from mnemobot.memory.items import normalize_content
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.scope_paths import GLOBAL_SCOPE, ScopePaths
 
 PENDING_FILE_NAME = ".forget_pending.jsonl"
 SESSIONS_DIR_NAME = "sessions"
@@ -46,6 +49,14 @@ class ErasureReport:
     needles: int = 0
     files_rewritten: list[str] = field(default_factory=list)
     lines_redacted: int = 0
+    # Sessions that stayed locked by a running turn: their erasure waits for the next run.
+    busy: list[str] = field(default_factory=list)
+
+    def add(self, other: ErasureReport) -> ErasureReport:
+        self.files_rewritten += other.files_rewritten
+        self.lines_redacted += other.lines_redacted
+        self.busy += other.busy
+        return self
 
 
 def pending_path(paths: ScopePaths) -> Path:
@@ -118,6 +129,12 @@ def _redact_value(value: Any, needles: list[str]) -> tuple[Any, int]:
     return value, 0
 
 
+def _is_memory_file(path: Path) -> bool:
+    # MEMORY.md and its archived versions (archive/MEMORY.<time>.md): a forgotten bullet
+    # is removed, not marked, so a rewrite of the file never reads a marker back.
+    return path.suffix == ".md" and path.name.startswith("MEMORY")
+
+
 def redact_file(path: Path, needles: list[str]) -> int:
     """Redact one file in place (atomically); the number of lines or strings changed."""
     try:
@@ -136,46 +153,111 @@ def redact_file(path: Path, needles: list[str]) -> int:
         except orjson.JSONDecodeError:
             pass
     lines = text.split("\n")
-    for number, line in enumerate(lines):
+    kept: list[str] = []
+    for line in lines:
         if not _contains(line, needles):
+            kept.append(line)
             continue
         changed += 1
+        if _is_memory_file(path):
+            continue
         if path.suffix == ".jsonl":
             try:
                 new, _ = _redact_value(orjson.loads(line), needles)
-                lines[number] = orjson.dumps(new).decode()
+                kept.append(orjson.dumps(new).decode())
                 continue
             except orjson.JSONDecodeError:
                 pass
         clock = line[:7] if line.startswith("[") and line[6:7] == "]" else ""
-        lines[number] = f"{clock} {FORGOTTEN_MARK}".strip()
-    write_atomic(path, "\n".join(lines).encode())
+        kept.append(f"{clock} {FORGOTTEN_MARK}".strip())
+    write_atomic(path, "\n".join(kept).encode())
     return changed
 
 
-def erase_texts(
+def erase_texts_from_memory_files(
     workspace: Path, paths: ScopePaths, needles: list[str], *, skip: Iterable[Path] = ()
 ) -> ErasureReport:
-    """Redact `needles` from every file of the scope and from the chat's session files."""
+    """Redact `needles` from every file of the scope's memory directory but `skip`."""
     report = ErasureReport(paths.scope, needles=len(needles))
-    if not needles:
+    if not needles or not paths.directory.is_dir():
         return report
     skipped = {path.resolve() for path in skip} | {pending_path(paths).resolve()}
-    files = (
-        [p for p in paths.directory.rglob("*") if p.is_file()] if paths.directory.is_dir() else []
-    )
-    for path in [*files, *session_files(workspace, paths.scope)]:
-        if path.resolve() in skipped:
+    for path in sorted(p for p in paths.directory.rglob("*") if p.is_file()):
+        if path.resolve() in skipped or path.name.endswith(".lock"):
             continue
-        changed = redact_file(path, needles)
-        if changed:
-            report.lines_redacted += changed
-            report.files_rewritten.append(str(path.relative_to(workspace)))
+        _redact_into(report, workspace, path, needles)
     return report
 
 
-def finish_erasure(paths: ScopePaths) -> None:
-    pending_path(paths).unlink(missing_ok=True)
+def _redact_into(report: ErasureReport, workspace: Path, path: Path, needles: list[str]) -> None:
+    changed = redact_file(path, needles)
+    if changed:
+        report.lines_redacted += changed
+        report.files_rewritten.append(str(path.relative_to(workspace)))
+
+
+def conversation_files(workspace: Path, scope: str) -> dict[str, list[Path]]:
+    """The files holding the conversations of the scope's chats, by session key.
+
+    The chat's session and offload log, and those of its forum topics
+    (`<scope>:<threadId>`), which share the group's memory; with the global scope, every
+    chat's. Large tool results and the console's line history go under the scope's key.
+    """
+    directory = workspace / SESSIONS_DIR_NAME
+    found: dict[str, list[Path]] = {}
+    if directory.is_dir():
+        patterns = ("*",) if scope == GLOBAL_SCOPE else (scope + ".*", scope + ":*")
+        for pattern in patterns:
+            for path in directory.glob(pattern):
+                for suffix in (".log.jsonl", ".json"):
+                    if path.name.endswith(suffix) and path.is_file():
+                        found.setdefault(path.name[: -len(suffix)], []).append(path)
+                        break
+    extra = [p for p in session_files(workspace, scope) if p.parent != directory]
+    if extra:
+        found.setdefault(scope, []).extend(extra)
+    return found
+
+
+def erase_texts_from_conversations(
+    workspace: Path, scope: str, needles: list[str], *, wait_seconds: float
+) -> ErasureReport:
+    """Redact `needles` from the scope's sessions and offload logs (`conversation_files`).
+
+    Each session is redacted under its lock file, the one a turn holds: a turn running in
+    this or another process would otherwise save its copy of the conversation over the
+    redacted file. A session still locked after `wait_seconds` is left for the next run
+    (named in `busy`).
+    """
+    report = ErasureReport(scope, needles=len(needles))
+    if not needles:
+        return report
+    directory = workspace / SESSIONS_DIR_NAME
+    for key, files in sorted(conversation_files(workspace, scope).items()):
+        lock = FileLock(directory / f"{key}.lock", thread_local=False)
+        try:
+            lock.acquire(timeout=wait_seconds)
+        except Timeout:
+            report.busy.append(key)
+            continue
+        try:
+            for path in files:
+                _redact_into(report, workspace, path, needles)
+        finally:
+            lock.release()
+    return report
+
+
+def finish_erasure(paths: ScopePaths, erased: Iterable[str]) -> None:
+    """Take the erased texts off the pending file; texts forgotten meanwhile stay on it.
+
+    The caller holds the scope's lock (as `forget` does while noting texts)."""
+    done = set(erased)
+    left = [needle for needle in pending_needles(paths) if needle not in done]
+    if not left:
+        pending_path(paths).unlink(missing_ok=True)
+        return
+    write_atomic(pending_path(paths), b"".join(orjson.dumps({"needle": n}) + b"\n" for n in left))
 
 
 def erase_scope(workspace: Path, scope: str) -> list[str]:

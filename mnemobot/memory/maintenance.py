@@ -1,5 +1,6 @@
 """Maintenance of one memory scope: an ordered list of steps, run under the scope's lock.
 
+    erase forgotten remove forgotten texts from every file of the scope (memory.forgetting)
     consolidate     merge new notes and facts into MEMORY.md (memory.consolidation)
     archive notes   move daily notes older than memory.dailyRetentionDays to archive/
     prune sessions  delete sessions and offload logs untouched for memory.sessionRetentionDays
@@ -66,6 +67,8 @@ class MaintenanceRun:
     # None: no model available (consolidation is then skipped, the other steps still run).
     complete: CompleteText | None = None
     on_superseded: SupersededHook = ignore_superseded
+    # The context window of the model `complete` calls, when known (a small local model).
+    window: Callable[[], int | None] = lambda: None
 
     @property
     def scope(self) -> str:
@@ -136,6 +139,8 @@ def consolidate(run: MaintenanceRun) -> str:
         complete=run.complete,
         config=settings,
         items=lambda: _durable_items(run),
+        forgotten=lambda: run.memory.forgotten_texts(run.scope),
+        window=run.window,
         now=run.now,
         on_superseded=run.on_superseded,
     )
@@ -223,9 +228,14 @@ def erase_forgotten(run: MaintenanceRun) -> str:
     if not report.needles:
         return "nothing forgotten since the last run"
     files = len(report.files_rewritten)
+    busy = (
+        f"; {', '.join(report.busy)} in use by a turn, erased at the next run"
+        if report.busy
+        else ""
+    )
     return (
         f"erased {report.needles} forgotten texts: {files} files rewritten, "
-        f"{report.lines_redacted} lines redacted"
+        f"{report.lines_redacted} lines redacted{busy}"
     )
 
 

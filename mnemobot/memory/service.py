@@ -44,17 +44,24 @@ from mnemobot.memory.daily_notes import (
 )
 from mnemobot.memory.dates import find_dates
 from mnemobot.memory.extraction import extract_items
-from mnemobot.memory.fact_slots import slot_statements
 from mnemobot.memory.facts import SimilarFinder, apply_fact_updates, supersede
 from mnemobot.memory.forgetting import (
     PENDING_FILE_NAME,
     ErasureReport,
     erase_scope,
-    erase_texts,
+    erase_texts_from_conversations,
+    erase_texts_from_memory_files,
     export_scope,
     finish_erasure,
     note_forgotten,
     pending_needles,
+)
+from mnemobot.memory.forgotten_texts import (
+    FORGET_QUERY_MAX_ITEMS,
+    ForgetOutcome,
+    ForgottenTexts,
+    items_to_forget,
+    lines_holding,
 )
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats, new_item_id
 from mnemobot.memory.items import (
@@ -129,22 +136,6 @@ def scope_files_signature(paths: ScopePaths) -> tuple[tuple[str, int, int, int],
 class _LoadedScope:
     store: ScopeItemStore
     index: BM25Index
-
-
-# A slot value shorter than this ("NY", "5") would redact unrelated lines everywhere.
-_MIN_VALUE_NEEDLE_CHARS = 4
-
-
-def forget_needles(content: str) -> list[str]:
-    """The texts to erase with an item: its words (without a speaker prefix) and, when it
-    states a slot ("my address is 12 Baker Street"), the value, which other turns may
-    hold in other words ("send it to 12 Baker Street")."""
-    needles = [normalize_content(content.split(": ", 1)[-1])]
-    for statement in slot_statements(content):
-        value = normalize_content(statement.value)
-        if len(value) >= _MIN_VALUE_NEEDLE_CHARS:
-            needles.append(value)
-    return [n for n in dict.fromkeys(needles) if n]
 
 
 class MemoryService:
@@ -388,6 +379,9 @@ class MemoryService:
         chat_key: str,
     ) -> RecordedTurn:
         paths = self.paths(scope)
+        # An answer repeating what was just forgotten ("I removed your code QX-7...") is not
+        # kept; the user saying it again, on purpose, is a new statement and is.
+        assistant_text = ForgottenTexts.pending(paths).redact(assistant_text)
         append_daily_note(paths.directory, user_text, assistant_text, at=at, tz=tz)
         event = TurnMemoryEvent(
             scope=scope,
@@ -552,73 +546,107 @@ class MemoryService:
     def forget(self, scope: str, item_id: str) -> list[str]:
         """Forget an item and whatever would still tell the same thing; ids forgotten.
 
-        Tombstoning the item also removes its promoted copies (same fingerprint). The turn
-        it was said in still holds the text, so turns of the same messages, or containing
-        the text, go too, and daily-note lines containing it are redacted.
+        What goes with it and which texts are erased: `memory.forgotten_texts`. Daily-note
+        lines are redacted at once (the legacy context shows them); the other files at the
+        next maintenance (`erase_forgotten`).
         """
+        return [item.id for item in self.forget_items(scope, item_id)]
+
+    def forget_items(self, scope: str, item_id: str) -> list[MemoryItem]:
+        """`forget`, returning the items forgotten (the named one first)."""
         with self._scope(scope) as loaded:
             return self._forget(loaded.store, scope, item_id)
 
-    def _forget(self, store: ScopeItemStore, scope: str, item_id: str) -> list[str]:
+    def _forget(self, store: ScopeItemStore, scope: str, item_id: str) -> list[MemoryItem]:
         item = store.get(item_id)
         if item is None:
             return []
-        needles = forget_needles(item.content)
-        # A fact merged from other wordings: each wording it was promoted from goes too.
-        for ref in item.references:
-            source = (
-                store.get(ref[len(PROMOTED_FROM_PREFIX) :])
-                if ref.startswith(PROMOTED_FROM_PREFIX)
-                else None
-            )
-            if source is not None and source.type is not ItemType.TURN:
-                needles += [n for n in forget_needles(source.content) if n not in needles]
-        refs = {r for r in item.references if not r.startswith(("file:", "promotedFrom:"))}
-        related = [
-            other.id
-            for other in store.items.values()
-            if other.id != item_id
-            and (
-                (other.layer is Layer.EPISODIC and refs and refs.intersection(other.references))
-                or any(needle in normalize_content(other.content) for needle in needles)
-            )
-        ]
-        forgotten = [item_id] if store.forget(item_id) else []
-        forgotten += [other for other in related if store.forget(other)]
+        going, needles = items_to_forget(store.items.values(), item, PROMOTED_FROM_PREFIX)
+        for victim in going:
+            store.forget(victim.id)
+        self._note_forgotten_texts(scope, needles)
+        return [victim for victim in going if store.get(victim.id) is None]
+
+    def _note_forgotten_texts(self, scope: str, needles: list[str]) -> None:
         paths = self.paths(scope)
         for needle in needles:
             redact_daily_notes(paths.directory, needle)
         # The rest (item files, sessions, offload logs, MEMORY.md) at the next maintenance.
         note_forgotten(paths, needles)
-        return forgotten
 
-    def erase_forgotten(self, scope: str) -> ErasureReport:
+    def forget_matching(self, scope: str, query: str) -> ForgetOutcome:
+        """Forget every item, MEMORY.md line and daily-note line that holds all the words
+        of `query` ("locker code"), with what goes with each (see `forget`).
+
+        A query matching more than `FORGET_QUERY_MAX_ITEMS` items forgets nothing: it is
+        too broad to be what the user meant.
+        """
+        wanted = list(dict.fromkeys(terms(query)))
+        if not wanted:
+            return ForgetOutcome()
+        paths = self.paths(scope)
+        with self._scope(scope) as loaded:
+            store, index = loaded.store, loaded.index
+            rarest = min(wanted, key=index.document_frequency)
+            matching = [
+                item
+                for item_id in index.scores([rarest])
+                if (item := store.items.get(item_id)) is not None
+                and set(wanted) <= set(terms(item.content))
+            ]
+            if len(matching) > FORGET_QUERY_MAX_ITEMS:
+                return ForgetOutcome(too_many=len(matching))
+            lines = lines_holding(paths, set(wanted))
+            gone: dict[str, MemoryItem] = {}
+            for item in sorted(matching, key=lambda i: i.type is not ItemType.TURN):
+                if item.id not in gone:
+                    going = self._forget(store, scope, item.id)
+                    gone.update((victim.id, victim) for victim in going)
+            self._note_forgotten_texts(scope, [normalize_content(line) for line in lines])
+        return ForgetOutcome(items=list(gone.values()), lines=len(lines))
+
+    def forgotten_texts(self, scope: str) -> ForgottenTexts:
+        """Texts of the scope forgotten and not yet erased from every file."""
+        return ForgottenTexts.pending(self.paths(scope))
+
+    def erase_forgotten(self, scope: str, *, session_wait_seconds: float = 30.0) -> ErasureReport:
         """Maintenance step: remove what `forget` hid from every file of the scope.
 
         Live items still holding a forgotten text are forgotten too; item files are
         rewritten without forgotten items (tombstones keep only ids and fingerprints);
-        daily notes, MEMORY.md and its versions, the chat's session and offload log are
-        redacted. Cheap when nothing was forgotten since the last run.
+        daily notes, MEMORY.md and its versions, the sessions and offload logs of the
+        scope's chats are redacted. A session a turn holds for longer than
+        `session_wait_seconds` keeps the erasure pending for the next run. Cheap when
+        nothing was forgotten since the last run.
         """
         paths = self.paths(scope)
         needles = pending_needles(paths)
         if not needles and not self.is_loaded(scope):
             # Nothing forgotten since the last run: not worth loading a cold scope for.
             return ErasureReport(scope)
+        # The conversations first, each under its session's lock: a turn holds that lock
+        # until it has recorded itself in memory, so what a turn still running wrote (its
+        # note line, its items) is on disk before the memory files below are redacted.
+        # Not under the scope's lock: the turn may need it before it lets go.
+        report = erase_texts_from_conversations(
+            self.workspace, scope, needles, wait_seconds=session_wait_seconds
+        )
         with self._scope(scope) as loaded:
             store = loaded.store
-            stale = [
-                other.id
-                for other in list(store.items.values())
-                if needles and any(n in normalize_content(other.content) for n in needles)
-            ]
-            for other in stale:
-                store.forget(other)
+            forgotten = ForgottenTexts(tuple(needles))
+            for other in [i for i in store.items.values() if forgotten.holds(i.content)]:
+                store.forget(other.id)
             stats = store.stats()
             if needles or stats.lines > stats.items + stats.tombstones:
                 store.compact_files()
-            report = erase_texts(self.workspace, paths, needles, skip=paths.item_files())
-            finish_erasure(paths)
+            report.add(
+                erase_texts_from_memory_files(
+                    self.workspace, paths, needles, skip=paths.item_files()
+                )
+            )
+        if not report.busy:
+            with self.scope_lock(scope):
+                finish_erasure(paths, needles)
         return report
 
     def scopes_to_erase(self) -> list[str]:
@@ -642,9 +670,12 @@ class MemoryService:
 
     def known_facts(self, scope: str, budget_tokens: int) -> str:
         """What the scope already holds durably, newest first, for the compaction flush."""
+        forgotten = self.forgotten_texts(scope)
         with self._scope(scope) as loaded:
             items = loaded.store.items.values()
-            durable = [i for i in items if i.layer is not Layer.EPISODIC]
+            durable = [
+                i for i in items if i.layer is not Layer.EPISODIC and not forgotten.holds(i.content)
+            ]
         durable.sort(key=lambda i: i.updated_at, reverse=True)
         scope_memory = self.scope_memory_text(scope, budget_tokens // 2)
         used = estimate_tokens(scope_memory)
@@ -658,18 +689,22 @@ class MemoryService:
         return "\n".join(filter(None, [scope_memory, *lines]))
 
     def scope_memory_text(self, scope: str, budget_tokens: int) -> str:
-        return read_memory_file(self.paths(scope).memory_file, budget_tokens)
+        """The chat's MEMORY.md within the budget, without lines forgotten and not yet
+        erased (the file is rewritten at the next maintenance; until then it is hidden)."""
+        text = read_memory_file(self.paths(scope).memory_file, budget_tokens)
+        return self.forgotten_texts(scope).keep_lines(text)
 
     def operator_memory_text(self, budget_tokens: int) -> str:
         return read_memory_file(self.workspace / "memory" / "MEMORY.md", budget_tokens)
 
     def legacy_context_text(self, scope: str, now: datetime, config: MemoryConfig) -> str:
-        return legacy_context(
+        text = legacy_context(
             self.paths(scope).directory,
             now.date(),
             config.recent_days,
             config.legacy_context_budget_tokens,
         )
+        return self.forgotten_texts(scope).keep_lines(text)
 
     def stats(self, scope: str) -> StoreStats:
         with self._scope(scope) as loaded:

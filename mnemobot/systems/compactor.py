@@ -3,6 +3,13 @@
 Order matters for "no message is ever lost": the dropped messages are appended to the
 chat's append-only log first; only then is the session rewritten. A crash in between
 leaves them in both places, never in neither.
+
+The summary and the flush go to `llm.summaryModel` (else the chat model), whose context
+window may be small (a local model): each call is sized to it when it is known
+(`memory.model_call_budget`), and what does not fit one call is split over several (the
+summary carries on from the previous part's summary; each flush call is shown the facts
+the earlier ones found). Texts the user had forgotten, waiting to be erased, are never
+sent: their messages read "[forgotten]".
 """
 
 from __future__ import annotations
@@ -16,10 +23,19 @@ from datetime import tzinfo
 from typing import Protocol
 
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
+from mnemobot.memory.forgotten_texts import ForgottenTexts
 from mnemobot.memory.items import to_iso
+from mnemobot.memory.model_call_budget import (
+    MAX_SHRINKS,
+    SHRINK_AFTER_OVERFLOW,
+    input_budget,
+    prompt_room,
+)
 from mnemobot.memory.session import AgentSession, Message, SessionStore
+from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.compaction_plan import SUMMARY_PREFIX, CompactionPlan, plan_compaction
-from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError
+from mnemobot.systems.context_window import ContextWindows
+from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +69,10 @@ class MemoryFlushTarget(Protocol):
 
     async def known_facts_async(self, scope: str, budget_tokens: int) -> str: ...
 
+    def forgotten_texts(self, scope: str) -> ForgottenTexts:
+        """Texts forgotten and not yet erased: never sent to the summary or the flush."""
+        ...
+
     async def add_flushed_facts_async(
         self,
         scope: str,
@@ -79,19 +99,52 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def transcript(messages: list[Message], per_message_chars: int, *, tools: bool) -> str:
+def transcript_lines(
+    messages: list[Message],
+    per_message_chars: int,
+    *,
+    tools: bool,
+    forgotten: ForgottenTexts | None = None,
+) -> list[str]:
     lines = []
     for message in messages:
         role = message.get("role")
         if role == "tool" and not tools:
             continue
         content = str(message.get("content") or "")
+        if forgotten:
+            content = forgotten.redact(content)
         if not content and message.get("tool_calls"):
             names = ", ".join(c["function"]["name"] for c in message["tool_calls"])
             content = f"(called tools: {names})"
         if content:
             lines.append(f"{role}: {_cut(content, per_message_chars)}")
-    return "\n".join(lines)
+    return lines
+
+
+def transcript(messages: list[Message], per_message_chars: int, *, tools: bool) -> str:
+    return "\n".join(transcript_lines(messages, per_message_chars, tools=tools))
+
+
+def split_lines(lines: list[str], budget_tokens: int) -> list[list[str]]:
+    """`lines` in consecutive parts of at most `budget_tokens` (estimated) each; a line
+    longer than that on its own is cut to fit."""
+    parts: list[list[str]] = []
+    current: list[str] = []
+    used = 0
+    for line in lines:
+        cost = estimate_tokens(line) + 1
+        if cost > budget_tokens:
+            line = _cut(line, max(16, budget_tokens * 3))
+            cost = estimate_tokens(line) + 1
+        if current and used + cost > budget_tokens:
+            parts.append(current)
+            current, used = [], 0
+        current.append(line)
+        used += cost
+    if current:
+        parts.append(current)
+    return parts
 
 
 def parse_bullets(answer: str) -> list[str]:
@@ -120,14 +173,29 @@ class Compactor:
         *,
         chat_model_for: Callable[[RuntimeConfig], str],
         on_compacted: Callable[[str], None] | None = None,
+        windows: ContextWindows | None = None,
     ) -> None:
         """`on_compacted(scope)` is called on the loop after each compaction (and its
-        memory flush), so memory maintenance above this layer can follow it."""
+        memory flush), so memory maintenance above this layer can follow it. `windows`
+        tells the context window of the model the summary and flush go to, when known."""
         self.llm = llm
         self.sessions = sessions
         self.memory = memory
         self.chat_model_for = chat_model_for
         self.on_compacted = on_compacted
+        self.windows = windows
+
+    def _summary_model(self, config: RuntimeConfig) -> str:
+        return config.llm.summary_model or self.chat_model_for(config)
+
+    async def _window(self, model: str) -> int | None:
+        if self.windows is None:
+            return None
+        window = await self.windows.context_window(model)
+        return window.tokens if window is not None else None
+
+    def _forgotten(self, scope: str) -> ForgottenTexts:
+        return self.memory.forgotten_texts(scope) if self.memory is not None else ForgottenTexts()
 
     def offload_path_text(self, session: AgentSession) -> str:
         return f"sessions/{self.sessions.offload_path_for(session.id).name}"
@@ -141,7 +209,7 @@ class Compactor:
         # File writes (an append, then a rewrite with fsync) go to a worker thread, so other
         # chats go on meanwhile; awaited in turn, so the order above still holds.
         await asyncio.to_thread(self.sessions.append_offload, session.id, plan.dropped)
-        summary_task = self._summarize(plan, config)
+        summary_task = self._summarize(plan, config, scope)
         flush_task = self._flush(plan, config, scope, session.id)
         summary, flushed = await asyncio.gather(summary_task, flush_task)
         reason = None
@@ -181,36 +249,58 @@ class Compactor:
             flushed_facts=flushed,
         )
 
-    async def _summarize(self, plan: CompactionPlan, config: RuntimeConfig) -> str | _NoSummary:
+    async def _summarize(
+        self, plan: CompactionPlan, config: RuntimeConfig, scope: str
+    ) -> str | _NoSummary:
         settings = config.compaction
-        parts = []
-        if plan.previous_summary:
-            previous = plan.previous_summary.removeprefix(SUMMARY_PREFIX).strip()
-            parts.append(f"PREVIOUS SUMMARY:\n{previous}")
-        parts.append(
-            "CONVERSATION:\n"
-            + transcript(plan.dropped, settings.summary_message_chars, tools=False)
+        model = self._summary_model(config)
+        previous = (plan.previous_summary or "").removeprefix(SUMMARY_PREFIX).strip()
+        lines = transcript_lines(
+            plan.dropped,
+            settings.summary_message_chars,
+            tools=False,
+            forgotten=self._forgotten(scope),
         )
-        request = ChatRequest(
-            messages=[
-                {"role": "system", "content": SUMMARY_INSTRUCTIONS},
-                {"role": "user", "content": "\n\n".join(parts)},
-            ],
-            model=config.llm.summary_model or self.chat_model_for(config),
-            temperature=settings.summary_temperature,
-            max_output_tokens=settings.summary_max_output_tokens,
-            timeout_seconds=settings.summary_timeout_seconds,
-        )
-        try:
-            response = await asyncio.wait_for(
-                self.llm.complete(request), timeout=settings.summary_timeout_seconds + 1
+        shrink = 1.0
+        while lines:
+            # The previous summary (or the last part's) rides along with every part.
+            fixed = estimate_tokens(SUMMARY_INSTRUCTIONS) + estimate_tokens(previous) + 16
+            budget = input_budget(
+                await self._window(model),
+                answer_tokens=settings.summary_max_output_tokens,
+                fixed_prompt_tokens=fixed,
+                configured=10**9,
             )
-        except LLMError as error:
-            return _NoSummary(error.user_text())
-        except TimeoutError:
-            return _NoSummary("the summary call timed out")
-        text = (response.content or "").strip()
-        return text if text else _NoSummary("the model returned an empty summary")
+            part = split_lines(lines, max(1, int(budget * shrink)))[0]
+            parts = [f"PREVIOUS SUMMARY:\n{previous}"] if previous else []
+            parts.append("CONVERSATION:\n" + "\n".join(part))
+            request = ChatRequest(
+                messages=[
+                    {"role": "system", "content": SUMMARY_INSTRUCTIONS},
+                    {"role": "user", "content": "\n\n".join(parts)},
+                ],
+                model=model,
+                temperature=settings.summary_temperature,
+                max_output_tokens=settings.summary_max_output_tokens,
+                timeout_seconds=settings.summary_timeout_seconds,
+            )
+            try:
+                response = await asyncio.wait_for(
+                    self.llm.complete(request), timeout=settings.summary_timeout_seconds + 1
+                )
+            except LLMError as error:
+                if _too_long(error) and shrink > SHRINK_AFTER_OVERFLOW**MAX_SHRINKS:
+                    shrink *= SHRINK_AFTER_OVERFLOW
+                    continue
+                return _NoSummary(error.user_text())
+            except TimeoutError:
+                return _NoSummary("the summary call timed out")
+            text = (response.content or "").strip()
+            if not text:
+                return _NoSummary("the model returned an empty summary")
+            previous = text
+            lines = lines[len(part) :]
+        return previous or _NoSummary("nothing to summarize")
 
     async def _flush(
         self, plan: CompactionPlan, config: RuntimeConfig, scope: str, session_key: str
@@ -218,44 +308,88 @@ class Compactor:
         if self.memory is None or not config.memory.enabled:
             return 0
         settings = config.compaction
-        excerpt = transcript(plan.dropped, settings.flush_message_chars, tools=True)
-        excerpt = excerpt[-settings.flush_input_chars :]
-        known_budget = settings.flush_known_facts_budget_tokens
-        known = await self.memory.known_facts_async(scope, known_budget) or "(nothing yet)"
-        request = ChatRequest(
-            messages=[
-                {"role": "system", "content": FLUSH_INSTRUCTIONS},
-                {
-                    "role": "user",
-                    "content": f"KNOWN MEMORY:\n{known}\n\nCONVERSATION EXCERPT:\n{excerpt}",
-                },
-            ],
-            model=config.llm.summary_model or self.chat_model_for(config),
-            temperature=settings.flush_temperature,
-            max_output_tokens=config.compaction.summary_max_output_tokens,
-            timeout_seconds=config.compaction.summary_timeout_seconds,
+        model = self._summary_model(config)
+        lines = transcript_lines(
+            plan.dropped,
+            settings.flush_message_chars,
+            tools=True,
+            forgotten=self._forgotten(scope),
         )
+        # The newest flush_input_chars of the excerpt, as whole lines where possible.
+        kept_chars = 0
+        for start in range(len(lines) - 1, -1, -1):
+            kept_chars += len(lines[start]) + 1
+            if kept_chars > settings.flush_input_chars:
+                lines = lines[start + 1 :] or [lines[-1][-settings.flush_input_chars :]]
+                break
+        window = await self._window(model)
+        known_budget = settings.flush_known_facts_budget_tokens
+        if window is not None:
+            # Known facts take at most a third of what the window leaves for the prompt.
+            room = prompt_room(window, settings.summary_max_output_tokens)
+            known_budget = max(0, min(known_budget, room // 3))
+        known = await self.memory.known_facts_async(scope, known_budget) or "(nothing yet)"
+        found: list[str] = []
+        shrink = 1.0
         try:
-            response = await asyncio.wait_for(
-                self.llm.complete(request), timeout=config.compaction.summary_timeout_seconds + 1
-            )
-            bullets = parse_bullets(response.content or "")
-            if not bullets:
+            while lines:
+                known_now = "\n".join([known, *(f"- {bullet}" for bullet in found)])
+                fixed = estimate_tokens(FLUSH_INSTRUCTIONS) + estimate_tokens(known_now) + 24
+                budget = input_budget(
+                    await self._window(model),
+                    answer_tokens=settings.summary_max_output_tokens,
+                    fixed_prompt_tokens=fixed,
+                    configured=10**9,
+                )
+                part = split_lines(lines, max(1, int(budget * shrink)))[0]
+                request = ChatRequest(
+                    messages=[
+                        {"role": "system", "content": FLUSH_INSTRUCTIONS},
+                        {
+                            "role": "user",
+                            "content": f"KNOWN MEMORY:\n{known_now}\n\n"
+                            f"CONVERSATION EXCERPT:\n{chr(10).join(part)}",
+                        },
+                    ],
+                    model=model,
+                    temperature=settings.flush_temperature,
+                    max_output_tokens=settings.summary_max_output_tokens,
+                    timeout_seconds=settings.summary_timeout_seconds,
+                )
+                try:
+                    response = await asyncio.wait_for(
+                        self.llm.complete(request), timeout=settings.summary_timeout_seconds + 1
+                    )
+                except LLMError as error:
+                    if _too_long(error) and shrink > SHRINK_AFTER_OVERFLOW**MAX_SHRINKS:
+                        shrink *= SHRINK_AFTER_OVERFLOW
+                        continue
+                    raise
+                found += parse_bullets(response.content or "")
+                lines = lines[len(part) :]
+        except (LLMError, TimeoutError) as error:
+            why = str(error) or f"no answer within {settings.summary_timeout_seconds:g} s"
+            log.warning("memory flush skipped for %s: %s", session_key, why)
+            if not found:
+                return 0
+        try:
+            if not found:
                 return 0
             return await self.memory.add_flushed_facts_async(
                 scope,
-                bullets,
+                found,
                 at=time.time(),
                 session_key=session_key,
                 tz=config.assistant.tzinfo(),
                 config=config.memory,
             )
-        except (LLMError, TimeoutError) as error:
-            log.warning("memory flush skipped for %s: %s", session_key, error)
-            return 0
         except Exception:  # a memory write problem must not stop compaction
             log.exception("memory flush failed for %s", session_key)
             return 0
+
+
+def _too_long(error: LLMError) -> bool:
+    return error.kind is LLMFailureKind.CONTEXT_OVERFLOW
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,6 +123,27 @@ def scaled_memory_config(config: MemoryConfig, scale: float) -> MemoryConfig:
     return config.model_copy(update={f: int(getattr(config, f) * scale) for f in fields})
 
 
+def within_allowance(
+    config: MemoryConfig, allowance: int, scope_memory_tokens: int
+) -> MemoryConfig:
+    """`config` with the pack's budgets cut to what the chat's MEMORY.md leaves of
+    `allowance`, and the daily notes' (which show MEMORY.md themselves) to `allowance`."""
+    pack_max = max(0, min(config.max_prompt_budget_tokens, allowance - scope_memory_tokens))
+    legacy = min(config.legacy_context_budget_tokens, allowance)
+    if (
+        pack_max == config.max_prompt_budget_tokens
+        and legacy == config.legacy_context_budget_tokens
+    ):
+        return config
+    return config.model_copy(
+        update={
+            "max_prompt_budget_tokens": pack_max,
+            "soft_prompt_budget_tokens": min(config.soft_prompt_budget_tokens, pack_max),
+            "legacy_context_budget_tokens": legacy,
+        }
+    )
+
+
 def _cut_to_budget(text: str, budget_tokens: int) -> str:
     if estimate_tokens(text) <= budget_tokens:
         return text
@@ -166,23 +187,38 @@ class ContextBuilding:
         # Until the memory parts are in, the prompt is usable on its own.
         ctx.system_prompt = "\n\n".join(parts)
         memory_config = scaled_memory_config(config.memory, memory_scale)
+        # Memory's share of the context: what the operator's notes leave goes to the chat's
+        # MEMORY.md and the pack (or the daily notes), so the conversation keeps its room.
+        allowance = int(config.memory_allowance_tokens() * min(1.0, memory_scale))
         if self.memory is not None:
             # The operator's notes go to every chat, whether or not the bot's memory is on.
-            operator = self.memory.operator_memory_text(memory_config.operator_memory_budget_tokens)
+            operator = self.memory.operator_memory_text(
+                min(memory_config.operator_memory_budget_tokens, allowance // 3)
+            )
             if operator.strip():
                 parts.append(f"# Operator notes\n{operator.strip()}")
+                allowance -= estimate_tokens(parts[-1])
             if memory_config.enabled:
-                parts += self._memory_parts(ctx, self.memory, memory_config)
+                parts += self._memory_parts(ctx, self.memory, memory_config, max(0, allowance))
         ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
         ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(ctx.system_prompt)
 
     def _memory_parts(
-        self, ctx: TurnContext, memory: MemoryService, config: MemoryConfig
+        self, ctx: TurnContext, memory: MemoryService, config: MemoryConfig, allowance: int
     ) -> list[str]:
+        """The chat's MEMORY.md and the pack, or the daily notes, within `allowance` tokens:
+        MEMORY.md takes at most half of it, the pack what MEMORY.md leaves."""
         parts: list[str] = []
         if not wants_memory(ctx.user_text):
             ctx.memory_pack = empty_pack(config)
             return parts
+        scope_memory = memory.scope_memory_text(
+            ctx.scope, min(config.scope_memory_budget_tokens, allowance // 2)
+        ).strip()
+        # Written from what users said: its headings are not the prompt's.
+        scope_memory = inert_markdown(scope_memory)
+        scope_part = f"# Long-term memory of this chat\n{scope_memory}" if scope_memory else ""
+        config = within_allowance(config, allowance, estimate_tokens(scope_part))
         overlap = RequestOverlap.of_messages(ctx.session.messages)
         pack = pack_for_turn(
             memory,
@@ -194,11 +230,8 @@ class ContextBuilding:
         )
         use_legacy = pack.is_empty and config.legacy_daily_notes_enabled
         if not use_legacy:
-            scope_memory = memory.scope_memory_text(ctx.scope, config.scope_memory_budget_tokens)
-            if scope_memory.strip():
-                # Written from what users said: its headings are not the prompt's.
-                notes = inert_markdown(scope_memory.strip())
-                parts.append(f"# Long-term memory of this chat\n{notes}")
+            if scope_part:
+                parts.append(scope_part)
             parts.append(pack.rendered)
         else:
             legacy = overlap.without_carried_notes(

@@ -1,9 +1,16 @@
-"""MemoryPersist (order 50): after an answered turn, write it to the chat's memory."""
+"""MemoryPersist (order 50): after an answered turn, write it to the chat's memory.
+
+It also keeps forgotten texts out of the conversation: a turn that forgot something (or
+ran while a forgotten text waited for erasure) may have answered with it ("I removed your
+code QX-..."); those answers and tool results are redacted in the session before it is
+saved, so the next request does not carry the text back.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import TurnContext
@@ -48,3 +55,11 @@ class MemoryPersist:
             ctx.memory_write_failed = True
             return
         ctx.memory_items_recorded = len(recorded.stored)
+        forgotten = await self.memory.offload(
+            ctx.scope, partial(self.memory.forgotten_texts, ctx.scope)
+        )
+        if forgotten:
+            for message in ctx.session.messages:
+                content = message.get("content")
+                if message.get("role") in ("assistant", "tool") and isinstance(content, str):
+                    message["content"] = forgotten.redact(content)

@@ -1,10 +1,13 @@
 """`mnemobot bench crash`: kill `mnemobot run` with SIGKILL again and again; count what is lost.
 
 Twenty chats write to the bot (the test suite's fake Bot API and fake LLM, in this process)
-while `mnemobot run` is killed at random moments and started again, `--kills` times. Then
-the bot runs until every message is answered, and the report says how many messages were
-sent, answered, missing, answered out of order, answered twice, and whether every file of
-the workspace still reads. It needs a checkout of the repository (for `tests/fakes`).
+while `mnemobot run` is killed at random moments and started again, `--kills` times. The
+model takes `--model-seconds` a turn, so messages pile up. Then the bot runs until every
+message is answered, and the report says how many messages were sent, answered, missing,
+refused, answered out of order, answered twice, and whether every file of the workspace
+still reads. Messages that waited together are answered by one reply ("echo: m3\n\nm7"),
+which counts as answering each of them. It needs a checkout of the repository (for
+`tests/fakes`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import argparse
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -28,6 +32,31 @@ from mnemobot.memory.atomic_file import read_jsonl
 _REPO = REPO
 CHATS = 20
 ANSWER_TIMEOUT_SECONDS = 120.0
+_SENT = re.compile(r"\bm\d+\b")
+
+
+def answered_in_order(replies: list[str]) -> list[str]:
+    """The messages the echo replies answer, each once, in the order first answered."""
+    seen: list[str] = []
+    for text in replies:
+        if text.startswith("echo: "):
+            seen += [m for m in _SENT.findall(text) if m not in seen]
+    return seen
+
+
+def _replies(telegram: Any, chat: int) -> list[str]:
+    return [m["plain_text"] for m in telegram.sent_messages(chat)]
+
+
+def repeated_answers(replies: list[str]) -> int:
+    """Replies answering a message an earlier reply answered already."""
+    seen: set[str] = set()
+    repeats = 0
+    for text in replies:
+        said = set(_SENT.findall(text)) if text.startswith("echo: ") else set()
+        repeats += bool(said & seen)
+        seen |= said
+    return repeats
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +65,7 @@ class CrashFigures:
     messages: int
     answered: int
     missing: int
+    refused: int
     chats_out_of_order: int
     duplicate_replies: int
     unreadable_files: int
@@ -73,8 +103,10 @@ def _start(workspace: Path, telegram: Any, llm: Any) -> subprocess.Popen[bytes]:
     )
 
 
-def run_bench(kills: int, seed: int) -> CrashFigures:
+def run_bench(kills: int, seed: int, model_seconds: float = 0.0) -> CrashFigures:
     telegram_server, openai_server = _fakes()
+    from tests.fakes.openai_server import delay, echo_responder
+
     rng = random.Random(seed)
     chats = [7000 + n for n in range(CHATS)]
     sent: dict[int, list[str]] = {chat: [] for chat in chats}
@@ -86,6 +118,8 @@ def run_bench(kills: int, seed: int) -> CrashFigures:
     ):
         workspace = Path(tmp) / "workspace"
         workspace.mkdir()
+        if model_seconds > 0:
+            llm.responder = lambda body: delay(model_seconds, echo_responder(body))
         counter = 0
         for _ in range(kills):
             polls = len(telegram.calls("getUpdates"))
@@ -105,22 +139,25 @@ def run_bench(kills: int, seed: int) -> CrashFigures:
         deadline = time.monotonic() + ANSWER_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
             answered = {
-                chat: {m["plain_text"] for m in telegram.sent_messages(chat)} for chat in chats
+                chat: set(
+                    answered_in_order([m["plain_text"] for m in telegram.sent_messages(chat)])
+                )
+                for chat in chats
             }
-            if all({f"echo: {t}" for t in sent[c]} <= answered[c] for c in chats):
+            if all(set(sent[c]) <= answered[c] for c in chats):
                 break
             time.sleep(0.2)
         bot.send_signal(signal.SIGTERM)
         bot.wait(30)
-        missing = out_of_order = duplicates = answered_count = 0
+        missing = out_of_order = duplicates = answered_count = refused = 0
         for chat in chats:
-            replies = [m["plain_text"] for m in telegram.sent_messages(chat)]
-            expected = [f"echo: {t}" for t in sent[chat]]
-            first_seen = list(dict.fromkeys(replies))
-            missing += len(set(expected) - set(first_seen))
-            answered_count += len(set(expected) & set(first_seen))
-            out_of_order += [r for r in first_seen if r in expected] != expected
-            duplicates += len(replies) - len(first_seen)
+            replies = _replies(telegram, chat)
+            first_seen = answered_in_order(replies)
+            missing += len(set(sent[chat]) - set(first_seen))
+            answered_count += len(set(sent[chat]) & set(first_seen))
+            refused += sum(not text.startswith("echo: ") for text in replies)
+            out_of_order += [m for m in first_seen if m in sent[chat]] != sent[chat]
+            duplicates += repeated_answers(replies)
         unreadable = torn = 0
         for path in workspace.rglob("*.json"):
             try:
@@ -134,6 +171,7 @@ def run_bench(kills: int, seed: int) -> CrashFigures:
         messages=counter,
         answered=answered_count,
         missing=missing,
+        refused=refused,
         chats_out_of_order=out_of_order,
         duplicate_replies=duplicates,
         unreadable_files=unreadable,
@@ -143,19 +181,21 @@ def run_bench(kills: int, seed: int) -> CrashFigures:
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    figures = run_bench(args.kills, args.seed)
+    figures = run_bench(args.kills, args.seed, args.model_seconds)
     if args.json:
         print(json.dumps(asdict(figures)))
         return 0
     print(
         f"bench crash: {figures.kills} SIGKILLs of `mnemobot run` while {CHATS} chats wrote "
-        f"({figures.seconds:g} s)"
+        f"({figures.seconds:g} s), model {args.model_seconds:g} s a turn"
     )
     print(f"  messages accepted by Telegram   {figures.messages}")
     print(f"  answered                        {figures.answered}")
     print(f"  missing                         {figures.missing}")
+    print(f"  refused or apologised           {figures.refused}")
     print(f"  chats answered out of order     {figures.chats_out_of_order}")
     print(f"  duplicate replies               {figures.duplicate_replies}")
     print(f"  unreadable JSON files           {figures.unreadable_files}")
     print(f"  torn JSONL lines (skipped)      {figures.torn_jsonl_lines}")
-    return 0 if figures.missing == 0 and figures.chats_out_of_order == 0 else 1
+    ok = figures.missing == 0 and figures.refused == 0 and figures.chats_out_of_order == 0
+    return 0 if ok else 1

@@ -45,13 +45,6 @@ STORAGE_RETRY_FIRST_SECONDS = 1.0
 STORAGE_RETRY_LAST_SECONDS = 30.0
 
 
-def queue_full_text(cap: int) -> str:
-    return (
-        f"I'm still working on your earlier messages and {cap} more are already waiting, "
-        "so I did not take this one. Send it again after my reply, or /stop to cancel."
-    )
-
-
 def stop_text(cancelled: bool, dropped: int) -> str:
     if not cancelled and not dropped:
         return "Nothing is running."
@@ -67,7 +60,7 @@ class ChatDispatcher:
     """One channel's lanes, command routing and turn running.
 
     `answered`, when given, hears of every job whose answer has been handed to the channel,
-    or that will get none (dropped by /stop, refused by a full queue); a channel with a
+    or that will get none (dropped by /stop); a channel with a
     durable inbox marks those messages done there. Jobs still queued at shutdown are not
     answered: with `answered` they stay in the channel's inbox for the next start, without
     it they are kept in their sessions, marked unanswered.
@@ -112,9 +105,7 @@ class ChatDispatcher:
             self._in_order(job.chat.key, partial(self._answer_command, job, stop))
             return None
         admission = self.lanes.submit(job)
-        if admission is Admission.FULL:
-            self.notify(job, queue_full_text(self.config().queue_cap), answered=True)
-        elif admission is Admission.CLOSED:
+        if admission is Admission.CLOSED:
             log.info("not taking a message in %s: shutting down", job.chat.key)
         return admission
 

@@ -1,11 +1,15 @@
 """Per-chat ordered lanes: chats run side by side, one chat's work runs strictly in order.
 
 Shared by every channel. A lane belongs to one session key (`telegram:<chatId>[:<threadId>]`,
-`console:local`). What arrives while the lane's current job runs waits in the lane's queue,
-up to the channel's `queueCap` jobs; in `collect` mode the waiting messages of one user are
-merged into a single turn, the way a person who sends three short messages in a row means
-one thing. Each job runs as its own asyncio task so `/stop` can cancel it even while it
-waits on the LLM.
+`console:local`). What arrives while the lane's current job runs waits in the lane's queue.
+Nothing a channel hands over is refused: a message the channel took (Telegram: kept in its
+durable inbox, acknowledged) is answered. Messages of one sender that arrive together (a
+batch of forwards, an album, a backlog replayed after a restart or an outage: each within
+`burstSeconds` of the one before) wait as one turn; and once `queueCap` turns wait, a new
+message joins its sender's last waiting turn instead of adding one more. In `collect` mode
+every waiting message of a sender joins one turn, the way a person who sends three short
+messages in a row means one thing. Each job runs as its own asyncio task so `/stop` can
+cancel it even while it waits on the LLM.
 """
 
 from __future__ import annotations
@@ -35,10 +39,15 @@ class LaneConfig(ConfigSection):
     """The lane settings every channel's runtime-config section carries."""
 
     queue_mode: Literal["queue", "collect"] = "queue"
-    """"queue": messages sent during a reply wait and get their own turns; "collect": they
-    are merged into one turn."""
+    """"queue": messages sent during a reply wait and get their own turns (those arriving
+    together, see burstSeconds, share one); "collect": they are merged into one turn."""
     queue_cap: int = Field(20, ge=1, le=1_000)
-    """Most messages waiting in one chat; more are refused with a note."""
+    """Most turns waiting in one chat; past it a new message joins its sender's last
+    waiting turn. Nothing is refused."""
+    burst_seconds: float = Field(1.5, ge=0, le=60)
+    """Messages of one sender arriving within this many seconds of each other (a batch of
+    forwards, an album, a backlog replayed after a restart) wait as one turn; 0 gives each
+    its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +66,8 @@ class LaneJob:
     # Ids of the durable inbox entries this job answers (all of them, when merged): they
     # are marked done once the job's answer is safely on its way.
     receipts: tuple[str, ...] = ()
+    # How many messages the job answers (more than one when merged).
+    messages: int = 1
 
 
 JobRunner = Callable[[LaneJob], Awaitable[None]]
@@ -65,7 +76,8 @@ JobRunner = Callable[[LaneJob], Awaitable[None]]
 class Admission(enum.Enum):
     STARTED = "started"
     QUEUED = "queued"
-    FULL = "full"
+    # Joined a turn already waiting (a burst, or a full queue).
+    JOINED = "joined"
     CLOSED = "closed"
 
 
@@ -76,7 +88,8 @@ class StopOutcome:
 
     @property
     def dropped(self) -> int:
-        return len(self.dropped_jobs)
+        """Messages dropped (a merged job counts each of its messages)."""
+        return sum(job.messages for job in self.dropped_jobs)
 
 
 @dataclass(slots=True)
@@ -84,6 +97,15 @@ class _Lane:
     pending: deque[LaneJob] = field(default_factory=deque)
     worker: asyncio.Task[None] | None = None
     job: asyncio.Task[None] | None = None
+    # When the newest waiting message arrived: a burst is measured message to message.
+    last_arrival: float = 0.0
+
+
+def can_join(waiting: LaneJob, job: LaneJob) -> bool:
+    """Whether `job` may share the turn of the `waiting` one: both messages, one sender."""
+    return (
+        waiting.command is None and job.command is None and waiting.chat.user_id == job.chat.user_id
+    )
 
 
 def merge_jobs(jobs: list[LaneJob]) -> LaneJob:
@@ -97,6 +119,7 @@ def merge_jobs(jobs: list[LaneJob]) -> LaneJob:
         message_refs=refs,
         received_at=jobs[0].received_at,
         receipts=tuple(receipt for job in jobs for receipt in job.receipts),
+        messages=sum(job.messages for job in jobs),
     )
 
 
@@ -124,8 +147,9 @@ class ChatLanes:
         return lane is not None and lane.job is not None and not lane.job.done()
 
     def waiting(self, key: str) -> int:
+        """Messages waiting in the chat's lane (those merged into one turn each count)."""
         lane = self._lanes.get(key)
-        return len(lane.pending) if lane is not None else 0
+        return sum(job.messages for job in lane.pending) if lane is not None else 0
 
     @property
     def active_chats(self) -> int:
@@ -146,9 +170,15 @@ class ChatLanes:
         if lane is None:
             lane = self._lanes[key] = _Lane()
         busy = lane.worker is not None
-        if busy and len(lane.pending) >= self._config().queue_cap:
-            return Admission.FULL
+        config = self._config()
+        if busy and lane.pending and can_join(lane.pending[-1], job):
+            in_burst = job.received_at - lane.last_arrival <= config.burst_seconds
+            if in_burst or len(lane.pending) >= config.queue_cap:
+                lane.pending[-1] = merge_jobs([lane.pending[-1], job])
+                lane.last_arrival = job.received_at
+                return Admission.JOINED
         lane.pending.append(job)
+        lane.last_arrival = job.received_at
         if not busy:
             lane.worker = asyncio.create_task(self._work(key, lane), name=f"lane:{key}")
             return Admission.STARTED

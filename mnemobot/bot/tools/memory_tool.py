@@ -2,17 +2,25 @@
 
 Every operation works in the scope of the turn's chat (`ctx.scope`); ids of items in
 other scopes are simply not found.
+
+`forget` takes an id, or a query ("locker code") when the user says in plain words what
+to forget: every item, MEMORY.md line and note line holding all its words goes, with the
+turns and facts that go with them. The answer lists what was removed, so the reply can
+say it. The text is hidden at once (and taken out of this conversation); the files are
+rewritten by the next maintenance, which `on_forgotten` asks for.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemobot.bot.tools.registry import Tool
 from mnemobot.memory.daily_notes import MemoryFileTooLong, read_memory_file, write_memory_file
+from mnemobot.memory.forgotten_texts import FORGET_QUERY_MAX_ITEMS
 from mnemobot.memory.item_store import new_item_id
 from mnemobot.memory.items import ItemType, Layer, MemoryItem, to_iso
 from mnemobot.memory.service import MemoryService
@@ -20,6 +28,8 @@ from mnemobot.systems.context import TurnContext
 from mnemobot.systems.tool_runner import ToolError
 
 MEMORY_FILE_MAX_CHARS = 40_000
+# Removed items the answer lists by title; the rest are counted.
+FORGET_LISTED = 10
 _DURABLE_TYPES = {
     "preference": ItemType.PREFERENCE,
     "fact": ItemType.PROJECT_FACT,
@@ -49,7 +59,11 @@ class MemoryArguments(BaseModel):
     kind: Literal["preference", "fact", "decision", "constraint", "task", "procedure"] = Field(
         "fact", description="add: what kind of memory this is."
     )
-    query: str | None = Field(None, description="search: keywords.")
+    query: str | None = Field(
+        None,
+        description="search: keywords. forget: the words of what to forget (e.g. 'locker "
+        "code'), when there is no id; every item holding all of them is forgotten.",
+    )
     id: str | None = Field(None, description="read/update/promote/forget: the item id.")
     tags: list[str] = Field(default_factory=list)
 
@@ -63,9 +77,17 @@ def _line(item: MemoryItem, score: float | None = None) -> str:
     return f"{head}: {item.content}"
 
 
+def _removed_line(item: MemoryItem) -> str:
+    return f"- [{item.layer.value.lower()}/{item.type.value.lower()}] {item.title}"
+
+
 class MemoryTool:
-    def __init__(self, memory: MemoryService) -> None:
+    def __init__(
+        self, memory: MemoryService, *, on_forgotten: Callable[[str], None] | None = None
+    ) -> None:
+        """`on_forgotten(scope)`: something of the scope was forgotten (erase it soon)."""
         self.memory = memory
+        self.on_forgotten = on_forgotten
 
     def tool(self) -> Tool:
         return Tool(
@@ -73,7 +95,8 @@ class MemoryTool:
             description=(
                 "Your long-term memory of this chat. add: save a durable fact (kind: "
                 "preference|fact|decision|constraint|task|procedure). search: find items by "
-                "keywords. read/update/promote/forget: by id. read_file/write_file/append_file: "
+                "keywords. forget: by id, or by query (the words of what the user wants "
+                "forgotten). read/update/promote: by id. read_file/write_file/append_file: "
                 "this chat's MEMORY.md notes, shown to you in every turn."
             ),
             arguments=MemoryArguments,
@@ -119,6 +142,9 @@ class MemoryTool:
                 tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
             )
             return "\n".join(_line(item, score) for item, score in found) or "(nothing found)"
+        if operation == "forget" and not arguments.id:
+            query = self._need(arguments.query or arguments.content, "id or query")
+            return self._forget_matching(ctx, query)
         if operation in {"read", "update", "promote", "forget"}:
             item_id = self._need(arguments.id, "id")
             item = store.get(item_id)
@@ -127,11 +153,9 @@ class MemoryTool:
             if operation == "read":
                 return _line(item) + f"\nreferences: {', '.join(item.references) or '-'}"
             if operation == "forget":
-                gone = self.memory.forget(ctx.scope, item_id)
-                return (
-                    f"forgotten {item_id} (and {len(gone) - 1} related); hidden now, erased "
-                    "from every file at the next memory maintenance"
-                )
+                gone = self.memory.forget_items(ctx.scope, item_id)
+                self._forgotten(ctx)
+                return self._removed(gone, 0)
             if operation == "promote":
                 promoted = store.promote(item_id)
                 return f"promoted to {_line(promoted)}" if promoted else "already durable"
@@ -142,6 +166,45 @@ class MemoryTool:
             )
             return f"updated {_line(updated)}" if updated else "not updated"
         return self._memory_file(arguments, ctx)
+
+    def _forget_matching(self, ctx: TurnContext, query: str) -> str:
+        outcome = self.memory.forget_matching(ctx.scope, query)
+        if outcome.too_many:
+            return (
+                f"nothing forgotten: {outcome.too_many} items hold all of {query!r}, more than "
+                f"{FORGET_QUERY_MAX_ITEMS}; use more specific words, or forget by id"
+            )
+        if not outcome.items and not outcome.lines:
+            return f"nothing in this chat's memory holds all of {query!r}"
+        self._forgotten(ctx)
+        return self._removed(outcome.items, outcome.lines)
+
+    def _forgotten(self, ctx: TurnContext) -> None:
+        """Take the forgotten texts out of this conversation now, and ask for the erasure
+        of every file."""
+        texts = self.memory.forgotten_texts(ctx.scope)
+        for message in ctx.session.messages:
+            content = message.get("content")
+            if isinstance(content, str) and texts.holds(content):
+                message["content"] = texts.redact(content)
+        if self.on_forgotten is not None:
+            self.on_forgotten(ctx.scope)
+
+    @staticmethod
+    def _removed(items: list[MemoryItem], lines: int) -> str:
+        parts = [f"forgotten {len(items)} items"]
+        if lines:
+            parts.append(f"{lines} lines of MEMORY.md and the daily notes")
+        listed = "\n".join(_removed_line(item) for item in items[:FORGET_LISTED])
+        more = (
+            f"\n- ... and {len(items) - FORGET_LISTED} more" if len(items) > FORGET_LISTED else ""
+        )
+        return (
+            " and ".join(parts)
+            + ". Hidden now and taken out of this conversation; erased from every file "
+            "(notes, MEMORY.md, sessions, logs) by the next memory maintenance. Removed:\n"
+            + (listed + more if listed else "(memory-file lines only)")
+        )
 
     def _memory_file(self, arguments: MemoryArguments, ctx: TurnContext) -> str:
         path = self.memory.paths(ctx.scope).memory_file
