@@ -27,12 +27,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock
-
 from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.maintenance import LOCK_FILE_NAME, session_scope
+from mnemobot.memory.maintenance import maintenance_paused, session_scope
 from mnemobot.memory.scope_paths import GLOBAL_SCOPE, ScopePaths
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
@@ -124,17 +122,13 @@ class ScopeErasure:
         return removed
 
     async def _erase_memory(self, target: ErasureTarget) -> list[str]:
-        directory = ScopePaths(self.paths.root, target.scope).directory
-        if not directory.is_dir():
+        paths = ScopePaths(self.paths.root, target.scope)
+        if not paths.directory.is_dir():
             return []
 
         def erase() -> list[str]:
-            lock = FileLock(directory / LOCK_FILE_NAME, thread_local=False)
-            lock.acquire(timeout=MAINTENANCE_WAIT_SECONDS)
-            try:
+            with maintenance_paused(paths, MAINTENANCE_WAIT_SECONDS):
                 return self.memory.erase_scope(target.scope)
-            finally:
-                lock.release()
 
         return await self.memory.offload(target.scope, erase)
 

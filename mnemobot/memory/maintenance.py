@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, timedelta
 from pathlib import Path
@@ -312,6 +313,21 @@ def maintain_scope(
     finally:
         lock.release()
     return report
+
+
+@contextmanager
+def maintenance_paused(paths: ScopePaths, timeout_seconds: float) -> Iterator[None]:
+    """Hold the scope's maintenance lock, after a run in progress has finished, for work
+    that moves or deletes the scope's files (a run would write on into them)."""
+    if not paths.directory.is_dir():
+        yield
+        return
+    lock = FileLock(paths.directory / LOCK_FILE_NAME, thread_local=False)
+    lock.acquire(timeout=timeout_seconds)
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def last_report(paths: ScopePaths) -> MaintenanceReport | None:

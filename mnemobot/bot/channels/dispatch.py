@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from mnemobot.bot.app import App
-from mnemobot.bot.assistant import TurnOutcome
+from mnemobot.bot.assistant import STORAGE_FAILED_TEXT, TurnOutcome
 from mnemobot.bot.channels.base import Channel
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
 from mnemobot.bot.commands import CommandReply, StopHandler
@@ -165,14 +165,21 @@ class ChatDispatcher:
 
     async def _answer_command(self, job: LaneJob, stop: StopHandler) -> None:
         """Work out a command's answer and send it (with its file, if any)."""
+        await self._send_command_reply(job, await self._command_reply(job, stop))
+        await self._answered([job])
+
+    async def _command_reply(self, job: LaneJob, stop: StopHandler) -> CommandReply:
+        """The command's answer; a failure is one log line and one line for the user."""
         assert job.command is not None
         try:
-            reply = await self.app.commands.reply(job.chat, job.command, stop=stop)
+            return await self.app.commands.reply(job.chat, job.command, stop=stop)
+        except OSError as exc:
+            # The disk, not the code: no traceback.
+            log.warning("/%s in %s failed on storage (%s)", job.command.name, job.chat.key, exc)
+            return CommandReply(STORAGE_FAILED_TEXT)
         except Exception:
             log.exception("/%s failed in %s", job.command.name, job.chat.key)
-            reply = CommandReply(COMMAND_FAILED_TEXT)
-        await self._send_command_reply(job, reply)
-        await self._answered([job])
+            return CommandReply(COMMAND_FAILED_TEXT)
 
     async def _send_command_reply(self, job: LaneJob, reply: CommandReply) -> None:
         send_document = getattr(self.channel, "send_document", None)
@@ -225,8 +232,7 @@ class ChatDispatcher:
     async def _answer_job(self, job: LaneJob) -> None:
         command = job.command
         if command is not None and command.name not in SLOW_COMMANDS:
-            reply = await self.app.commands.reply(job.chat, command, stop=self.stop)
-            await self._send_command_reply(job, reply)
+            await self._send_command_reply(job, await self._command_reply(job, self.stop))
             return
         # Progress notes are not answers: they quote nothing.
         progress_job = replace(job, reply_to_message_id=None)
@@ -236,8 +242,7 @@ class ChatDispatcher:
 
         async with self.channel.working(job):
             if command is not None:
-                reply = await self.app.commands.reply(job.chat, command, stop=self.stop)
-                await self._send_command_reply(job, reply)
+                await self._send_command_reply(job, await self._command_reply(job, self.stop))
                 return
             outcome = await self._turn(job, progress)
             if outcome is None:

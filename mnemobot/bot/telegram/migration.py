@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING, Any
 from telegram import Message
 
 from mnemobot.bot.app import App
-from mnemobot.bot.erasure import EXPORTS_DIR_NAME, export_prefix
+from mnemobot.bot.erasure import EXPORTS_DIR_NAME, MAINTENANCE_WAIT_SECONDS, export_prefix
 from mnemobot.memory.atomic_file import write_atomic
+from mnemobot.memory.maintenance import maintenance_paused
 from mnemobot.memory.scope_move import move_scope
+from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.systems.context import ChatRef
 
 if TYPE_CHECKING:
@@ -150,7 +152,11 @@ class ChatMigration:
 
         def move() -> list[str]:
             moved: list[str] = []
-            with memory.scope_lock(old_scope), memory.scope_lock(new_scope):
+            with (
+                maintenance_paused(ScopePaths(paths.root, old_scope), MAINTENANCE_WAIT_SECONDS),
+                memory.scope_lock(old_scope),
+                memory.scope_lock(new_scope),
+            ):
                 count = move_scope(paths.root, old_scope, new_scope, _ref_renamer(old_scope))
                 if count:
                     moved.append(f"the memory ({count} files)")
