@@ -13,6 +13,10 @@ Usage::
         ...
         server.send_text("hello", chat_id=42, user_id=42)
         [reply] = server.wait_for_messages(42, 1)
+
+Groups (``tests.fakes.telegram_groups``): ``set_member_status`` decides what getChatMember
+answers, ``upgrade_group`` turns a group into a supergroup the way Telegram does (service
+messages in both chats, the old id refused with ``migrate_to_chat_id``).
 """
 
 from __future__ import annotations
