@@ -400,6 +400,12 @@ class ToolLoopConfig(ConfigSection):
     max_stored_argument_chars: int = Field(20_000, ge=200, le=10_000_000)
     """A tool call's arguments longer than this run as they are, but the session keeps
     only their start (marked as cut): every later request resends the session."""
+    tool_timeout_seconds: float = Field(120, gt=0, le=86_400)
+    """Seconds one tool call may run (an MCP server's call, and the wait for a user's
+    confirmation, included); past it the call is stopped and the model told so."""
+    max_tool_seconds: float = Field(600, gt=0, le=86_400)
+    """Seconds all tool calls of one turn may take together; past it the remaining calls
+    are not run and the turn ends with what it has."""
 
 
 class FilesConfig(ConfigSection):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -78,6 +79,8 @@ class ToolLoop:
         llm_config = ctx.config.llm
         last_content: str | None = None
         overflow_rounds = 0
+        # Seconds the turn's tool calls have taken so far (toolLoop.maxToolSeconds).
+        tool_seconds = 0.0
         while True:
             if ctx.llm_calls >= limits.max_llm_calls:
                 self._stop(
@@ -149,14 +152,26 @@ class ToolLoop:
                     "at": _now_iso(),
                 }
             )
-            budget_hit = False
+            budget_hit = time_hit = False
             for call in calls:
+                left = limits.max_tool_seconds - tool_seconds
                 if ctx.tool_executions >= limits.max_tool_executions:
                     budget_hit = True
                     result = "error: not run, the tool execution limit of this turn was reached"
+                elif left <= 0:
+                    time_hit = True
+                    result = "error: not run, the tool time limit of this turn was reached"
                 else:
                     ctx.tool_executions += 1
-                    result = await self._run_tool(ctx, call.name, call.arguments)
+                    started = time.monotonic()
+                    result = await self._run_tool(
+                        ctx,
+                        call.name,
+                        call.arguments,
+                        min(limits.tool_timeout_seconds, left),
+                        turn_limited=left < limits.tool_timeout_seconds,
+                    )
+                    tool_seconds += time.monotonic() - started
                     result = self._evict_if_large(ctx, call.id, result)
                 ctx.add_message(
                     {
@@ -175,12 +190,48 @@ class ToolLoop:
                     last_content,
                 )
                 return
+            if time_hit or tool_seconds >= limits.max_tool_seconds:
+                self._stop(
+                    ctx,
+                    f"its tools took the {limits.max_tool_seconds:g} seconds one turn may "
+                    "spend on them (toolLoop.maxToolSeconds)",
+                    last_content,
+                )
+                return
 
-    async def _run_tool(self, ctx: TurnContext, name: str, arguments: str) -> str:
+    async def _run_tool(
+        self,
+        ctx: TurnContext,
+        name: str,
+        arguments: str,
+        timeout_seconds: float,
+        *,
+        turn_limited: bool = False,
+    ) -> str:
+        """The tool's result, or the error the model reads; stopped after `timeout_seconds`
+        (`turn_limited`: what the turn had left of toolLoop.maxToolSeconds)."""
+        deadline = asyncio.timeout(timeout_seconds)
         try:
-            result = await self.tools.run(name, arguments, ctx)
+            async with deadline:
+                result = await self.tools.run(name, arguments, ctx)
         except ToolError as error:
             return f"error: {error}"
+        except TimeoutError as error:
+            if not deadline.expired():
+                log.warning("tool %s failed in %s: %s", name, ctx.chat.key, error)
+                return f"error: the tool {name} failed (TimeoutError: {error})"
+            log.warning(
+                "tool %s in %s was stopped after %.1f s", name, ctx.chat.key, timeout_seconds
+            )
+            if turn_limited:
+                return (
+                    f"error: the tool {name} was stopped: the tools of this turn used up their "
+                    "time; it may have done part of its work"
+                )
+            return (
+                f"error: the tool {name} did not finish within {timeout_seconds:g} seconds "
+                "and was stopped; it may have done part of its work"
+            )
         except Exception as error:  # a broken tool must not end the turn
             log.exception("tool %s failed in %s", name, ctx.chat.key)
             return f"error: the tool {name} failed ({type(error).__name__}: {error})"
