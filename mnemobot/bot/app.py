@@ -12,8 +12,11 @@ from mnemobot.bot.commands import Commands
 from mnemobot.bot.erasure import ScopeErasure
 from mnemobot.bot.llm_client import OpenAIChatModel
 from mnemobot.bot.maintenance import MaintenanceScheduler
+from mnemobot.bot.mcp.access import McpToolAccess, named_users
+from mnemobot.bot.mcp.servers import McpServers
 from mnemobot.bot.permissions import ConsoleRoles, Permissions
 from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
+from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
@@ -62,14 +65,20 @@ class App:
     assistant: Assistant
     commands: Commands
     erasure: ScopeErasure
+    # Questions to users before a tool runs; channels answer them (buttons, replies).
+    confirmations: Confirmations
+    mcp: McpServers
     maintenance: MaintenanceScheduler | None = None
 
     def start_background(self) -> None:
-        """Start background work (memory maintenance); call from inside the event loop."""
+        """Start background work (memory maintenance, MCP servers); call from inside the
+        event loop."""
         if self.maintenance is not None:
             self.maintenance.start()
+        self.mcp.start()
 
     async def close(self) -> None:
+        await self.mcp.close()
         if self.maintenance is not None:
             await self.maintenance.stop()
         close = getattr(self.llm, "close", None)
@@ -145,7 +154,13 @@ def build_app(
         windows=llm if isinstance(llm, OpenAIChatModel) else None,
     )
     context_building = ContextBuilding(memory)
+    permissions = Permissions(runtime.current)
+    permissions.register("console", ConsoleRoles())
+    mcp_access = McpToolAccess(permissions, named_users(settings, permissions))
+    confirmations = Confirmations()
+    mcp = McpServers(runtime, tools, confirmations, mcp_access, permissions)
     systems: list[System] = [
+        mcp_access,
         AutoCompaction(compactor, tools),
         context_building,
         ToolLoop(
@@ -190,8 +205,6 @@ def build_app(
         skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
         return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
-    permissions = Permissions(runtime.current)
-    permissions.register("console", ConsoleRoles())
     erasure = ScopeErasure(paths, memory, sessions, runtime.current)
     commands = Commands(
         assistant,
@@ -201,7 +214,9 @@ def build_app(
         known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
         permissions=permissions,
         erasure=erasure,
+        tools_text=mcp.tools_text,
     )
+    commands.status_providers.append(mcp.status_lines)
     commands.status_providers.append(
         lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))
     )
@@ -217,5 +232,7 @@ def build_app(
         assistant=assistant,
         commands=commands,
         erasure=erasure,
+        confirmations=confirmations,
+        mcp=mcp,
         maintenance=maintenance,
     )

@@ -270,6 +270,8 @@ class Assistant:
             )
         if ctx.failures:
             log.info("turn in %s had failures: %s", chat.key, ctx.failures)
+        for note in dict.fromkeys(ctx.notes):
+            reply = f"{reply}\n\n({note})"
         if ctx.memory_storage_failed:
             reply = f"{reply}\n\n{STORAGE_NOTE}"
         if isinstance(set_aside, str):

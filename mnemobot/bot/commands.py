@@ -1,5 +1,5 @@
 """Slash commands shared by every channel: /start /help /new /compact /status /stop,
-/export and /forget_me."""
+/tools, /export and /forget_me."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("compact", "Summarize older messages: /compact [N] keeps the last N"),
     CommandSpec("status", "Model, context size, memory and config state"),
     CommandSpec("stop", "Stop the running reply and drop queued messages"),
+    CommandSpec("tools", "The tools I can use in this chat"),
     CommandSpec("export", "Send me everything you remember of this chat, as a file"),
     CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
 )
@@ -89,6 +90,7 @@ def parse_command(text: str, bot_username: str | None = None) -> ParsedCommand |
 # What a channel or subsystem adds to /status, /stop and /compact.
 StatusProvider = Callable[[ChatRef], list[str]]
 StopHandler = Callable[[ChatRef], Awaitable[str]]
+ToolsText = Callable[[ChatRef], Awaitable[str]]
 
 DEFAULT_COMPACT_KEEP = 10
 
@@ -139,8 +141,11 @@ class Commands:
         known_window: Callable[[str], ModelWindow | None] | None = None,
         permissions: Permissions | None = None,
         erasure: ScopeErasure | None = None,
+        tools_text: ToolsText | None = None,
     ) -> None:
         self.assistant = assistant
+        # /tools: what the model may use in a chat (built-in and MCP tools).
+        self.tools_text = tools_text
         self.permissions = permissions or Permissions(assistant.config)
         self.erasure = erasure
         self.status_providers = list(status_providers or [])
@@ -202,6 +207,8 @@ class Commands:
             return await stop(chat)
         if command.name == "compact":
             return await self.compact(chat, command.args)
+        if command.name == "tools":
+            return await self.tools_text(chat) if self.tools_text else "No tools here."
         return self.help_text()
 
     async def compact(self, chat: ChatRef, args: str) -> str:

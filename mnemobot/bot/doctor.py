@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
@@ -23,6 +23,9 @@ from mnemobot.bot.channels.registry import open_runtime_config
 from mnemobot.bot.commands import endpoint_for_display
 from mnemobot.bot.llm_client import OpenAIChatModel
 from mnemobot.bot.logging_setup import configure_logging, redact
+from mnemobot.bot.mcp.access import mcp_config
+from mnemobot.bot.mcp.probe import probe_server, where
+from mnemobot.bot.mcp.secrets import bot_environment
 from mnemobot.bot.probes import NETWORK_CHECK_SECONDS, ProbeError, list_models, telegram_username
 from mnemobot.bot.startup import secrets_of
 from mnemobot.bot.telegram.replicas import redis_display
@@ -260,6 +263,31 @@ async def check_redis(settings: Settings, emit: Emit) -> CheckResult:
     return CheckResult("redis", "ok", f"{where} answers, appendonly yes (replicas share it)")
 
 
+async def check_mcp_servers(store: RuntimeConfigStore, emit: Emit) -> AsyncIterator[CheckResult]:
+    """Start each configured MCP server, list its tools, stop it; one line per server."""
+    settings = mcp_config(store.current())
+    environment = bot_environment()
+    for name, server in settings.servers.items():
+        check = f"mcp {name}"
+        if not server.enabled:
+            yield CheckResult(check, "ok", "disabled (enabled: false)")
+            continue
+        verb = "starting" if server.command is not None else "connecting to"
+        emit(
+            f"...  {check}: {verb} {where(server)} and listing its tools "
+            f"(up to {settings.start_timeout_seconds:g} s, mcp.startTimeoutSeconds)"
+        )
+        probe = await probe_server(name, server, settings, environment)
+        yield CheckResult(check, "ok" if probe.ok else "fail", probe.detail)
+        if probe.literal_secrets:
+            yield CheckResult(
+                check,
+                "warn",
+                f"{', '.join(probe.literal_secrets)} written into the config file; put "
+                'the secret in the environment or env file and write "${NAME}" instead',
+            )
+
+
 async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     results: list[CheckResult] = []
 
@@ -283,6 +311,9 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     if llm_result.status == "ok" and paths.root.is_dir():
         record(await check_context_window(settings, model, paths, store, emit))
     record(await check_telegram(settings, emit))
+    if not store.error:
+        async for result in check_mcp_servers(store, emit):
+            record(result)
     return results
 
 
@@ -300,5 +331,6 @@ def doctor(out: TextIO) -> int:
     # Each check reports its own failure; these loggers would say it a second time.
     logging.getLogger("mnemobot.bot.llm_client").setLevel(logging.CRITICAL)
     logging.getLogger("mnemobot.config.runtime_store").setLevel(logging.CRITICAL)
+    logging.getLogger("mcp").setLevel(logging.CRITICAL)
     results = asyncio.run(run_checks(settings, emit))
     return 0 if all(r.ok for r in results) else 1

@@ -104,6 +104,11 @@ class ChatDispatcher:
                 stop = partial(self._stop_dropped, self.lanes.drop_queued(job.chat.key))
             self._in_order(job.chat.key, partial(self._answer_command, job, stop))
             return None
+        if command is None and self.app.confirmations.answer_text(job.chat, job.text):
+            # "yes" / "no" to a tool waiting for this user's confirmation: an answer for
+            # the running turn, not a message of its own.
+            self._in_order(job.chat.key, partial(self._answered, [job]))
+            return None
         admission = self.lanes.submit(job)
         if admission is Admission.CLOSED:
             log.info("not taking a message in %s: shutting down", job.chat.key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mnemobot.bot.channels.lanes import LaneConfig
+from mnemobot.bot.mcp.config import McpConfig
 from mnemobot.bot.telegram.config import TelegramConfig
 from mnemobot.config.runtime import ConfigSection
 from mnemobot.config.runtime_store import RuntimeConfigStore
@@ -19,7 +20,10 @@ CHANNEL_SECTIONS: dict[str, type[ConfigSection]] = {
     "telegram": TelegramConfig,
 }
 
+# Every section kept with its code: the channels', and the MCP servers' (bot.mcp).
+BOT_SECTIONS: dict[str, type[ConfigSection]] = {**CHANNEL_SECTIONS, "mcp": McpConfig}
+
 
 def open_runtime_config(path: Path) -> RuntimeConfigStore:
-    """The runtime config store with every channel's section."""
-    return RuntimeConfigStore(path, sections=CHANNEL_SECTIONS)
+    """The runtime config store with every channel's section and the MCP servers'."""
+    return RuntimeConfigStore(path, sections=BOT_SECTIONS)

@@ -48,6 +48,7 @@ from mnemobot.bot.telegram.access import (
 )
 from mnemobot.bot.telegram.aiohttp_request import AiohttpRequest
 from mnemobot.bot.telegram.config import TelegramConfig
+from mnemobot.bot.telegram.confirm_buttons import TelegramConfirmButtons
 from mnemobot.bot.telegram.intake import RedisTelegramIntake, TelegramIntake
 from mnemobot.bot.telegram.member_roles import TelegramRoles
 from mnemobot.bot.telegram.migration import ChatMigration, migrated_chat_ids
@@ -177,6 +178,8 @@ class TelegramChannel:
         delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
         self.outbox = Outbox(outbox_path, delivery.deliver)
         self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
+        self.buttons = TelegramConfirmButtons(application.bot, app.confirmations, self.outbox)
+        app.confirmations.register(CHANNEL, self.buttons)
         self.migration = ChatMigration(app, self.dispatcher)
         self.identity: BotIdentity | None = None
         self.refusals = RefusalMemory(refusals_path(app.paths.root))
@@ -299,6 +302,10 @@ class TelegramChannel:
 
     async def on_update(self, update: Update, receipt: str) -> None:
         """Handle one kept update; `receipt` is its inbox id, done once it is answered."""
+        if update.callback_query is not None:
+            self.buttons.on_press(update.callback_query)
+            await self.intake.done([receipt])
+            return
         message = update.message
         if message is None or self.identity is None:
             await self.intake.done([receipt])

@@ -54,7 +54,8 @@ NO_TOKEN = (
 )
 # What Telegram accepts as a webhook secret_token.
 _SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
-ALLOWED_UPDATES = [Update.MESSAGE]
+# Button presses answer a tool's confirmation question.
+ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
 
 
 class WebhookSettingsError(ValueError):
