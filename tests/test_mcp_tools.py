@@ -87,7 +87,16 @@ async def test_the_model_calls_a_server_tool_and_answers_with_its_result(
     assert "- mcp_shop_add (MCP server shop): Add two integers." in tools
     assert "delete_everything" not in tools
     status = await app.commands.run(CONSOLE_CHAT, ParsedCommand("status", ""))
-    assert "MCP servers: shop ready (11 tools)" in status
+    assert "MCP servers: shop ready (12 tools)" in status
+
+    # A server that changes its tools (tools/list_changed) gets them offered as they are now.
+    openai_server.script(
+        tool_call("mcp_shop_unlock", {}), tool_call("mcp_shop_weather", {"city": "Oslo"})
+    )
+    await ask(app, "unlock the weather")
+    await wait_until(lambda: "mcp_shop_weather" in app.tools.names, 10, "the new tool")
+    assert await ask(app, "weather in Oslo?") == "Result: sunny in Oslo"
+    assert "mcp_shop_weather" in offered_tools(openai_server.requests[-2])
 
 
 async def test_results_and_errors_go_through_the_limits_of_every_tool(

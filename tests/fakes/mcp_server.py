@@ -69,6 +69,21 @@ async def slow(seconds: float) -> str:
     return f"slept {seconds}s"
 
 
+def weather(city: str) -> str:
+    """Tell the weather in a city (offered once the server is unlocked)."""
+    note(f"weather {city}")
+    return f"sunny in {city}"
+
+
+@server.tool()
+async def unlock(ctx: Context) -> str:
+    """Add the weather tool, and tell the client that the list of tools changed."""
+    note("unlock")
+    server.add_tool(weather)
+    await ctx.session.send_tool_list_changed()
+    return "unlocked"
+
+
 @server.tool()
 async def freeze(seconds: float) -> str:
     """Block the whole server for `seconds`: it answers nothing meanwhile, not even a ping."""

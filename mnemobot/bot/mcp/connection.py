@@ -100,6 +100,24 @@ class Link:
     tools: list[ServerTool]
     server_name: str
     lost: asyncio.Event
+    # Set when the server says its list of tools changed (tools/list_changed).
+    tools_changed: asyncio.Event
+
+
+async def list_tools(session: Any) -> list[ServerTool]:
+    """Every tool the server lists, page after page."""
+    from mcp_types import PaginatedRequestParams
+
+    tools: list[ServerTool] = []
+    cursor: str | None = None
+    while True:
+        listing = await session.list_tools(
+            params=PaginatedRequestParams(cursor=cursor) if cursor else None
+        )
+        tools += [_tool_of(tool) for tool in listing.tools]
+        cursor = listing.next_cursor
+        if not cursor:
+            return tools
 
 
 def _leaves(error: BaseException) -> list[BaseException]:
@@ -117,12 +135,12 @@ def describe_failure(
     leaves = _leaves(error)
     leaf = next((e for e in leaves if not isinstance(e, asyncio.CancelledError)), leaves[0])
     last_words = stderr.last_words() if stderr is not None else None
-    if isinstance(leaf, FileNotFoundError) and server.command is not None:
+    if isinstance(leaf, OSError) and server.cwd and leaf.filename == server.cwd:
+        reason = f"cwd {server.cwd} is not a directory it can run in ({leaf.strerror})"
+    elif isinstance(leaf, FileNotFoundError) and server.command is not None:
         reason = f"command not found: {server.command}"
     elif isinstance(leaf, PermissionError) and server.command is not None:
         reason = f"{server.command} cannot be run (permission denied)"
-    elif isinstance(leaf, NotADirectoryError | FileNotFoundError):
-        reason = f"cwd {server.cwd} is not a directory"
     elif isinstance(leaf, TimeoutError):
         reason = "it did not answer in time"
     elif isinstance(leaf, MCPError) and leaf.message == "Connection closed":
@@ -170,9 +188,15 @@ async def open_link(
     from mcp.client.stdio import stdio_client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
-    from mcp_types import PaginatedRequestParams
+    from mcp_types import ToolListChangedNotification
 
     lost = asyncio.Event()
+    tools_changed = asyncio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            tools_changed.set()
+
     async with AsyncExitStack() as stack:
         async with asyncio.timeout(start_timeout_seconds):
             if server.command is not None:
@@ -208,19 +232,12 @@ async def open_link(
 
             relays = await stack.enter_async_context(anyio.create_task_group())
             relays.start_soon(relay)
-            session = await stack.enter_async_context(ClientSession(relayed, write))
+            session = await stack.enter_async_context(
+                ClientSession(relayed, write, message_handler=on_message)
+            )
             await session.initialize()
-            tools: list[ServerTool] = []
-            cursor: str | None = None
-            while True:
-                listing = await session.list_tools(
-                    params=PaginatedRequestParams(cursor=cursor) if cursor else None
-                )
-                tools += [_tool_of(tool) for tool in listing.tools]
-                cursor = listing.next_cursor
-                if not cursor:
-                    break
+            tools = await list_tools(session)
         try:
-            yield Link(session, tools, name, lost)
+            yield Link(session, tools, name, lost, tools_changed)
         finally:
             relays.cancel_scope.cancel()

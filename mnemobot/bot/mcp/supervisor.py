@@ -18,7 +18,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mnemobot.bot.mcp.config import McpConfig, McpServerConfig
-from mnemobot.bot.mcp.connection import Link, ServerTool, StderrTail, describe_failure, open_link
+from mnemobot.bot.mcp.connection import (
+    Link,
+    ServerTool,
+    StderrTail,
+    describe_failure,
+    list_tools,
+    open_link,
+)
 from mnemobot.bot.mcp.secrets import MissingVariables, fill_server, hide_in_logs
 
 log = logging.getLogger(__name__)
@@ -148,7 +155,7 @@ class ServerSupervisor:
                 stderr=stderr,
             ) as link:
                 self._up(link)
-                await _first_of(self._stopping, link.lost)
+                await self._serve(link)
                 self._link = None
                 if self._stopping.is_set():
                     return None
@@ -167,6 +174,23 @@ class ServerSupervisor:
             if self._stopping.is_set():
                 return None
             return describe_failure(error, self.server, stderr)
+
+    async def _serve(self, link: Link) -> None:
+        """Until the server goes or is stopped: follow changes of its list of tools."""
+        while True:
+            await _first_of(self._stopping, link.lost, link.tools_changed)
+            if self._stopping.is_set() or link.lost.is_set():
+                return
+            link.tools_changed.clear()
+            try:
+                async with asyncio.timeout(self.settings().start_timeout_seconds):
+                    tools = await list_tools(link.session)
+            except Exception as error:
+                self._lose(link, f"listing its changed tools failed ({type(error).__name__})")
+                return
+            link.tools = self.tools = tools
+            log.info("MCP server %s changed its tools: %d tool(s)", self.name, len(tools))
+            self.on_tools(self.name, tools)
 
     def _up(self, link: Link) -> None:
         back = self.failures_in_a_row > 0
