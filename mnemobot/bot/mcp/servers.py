@@ -20,7 +20,7 @@ from mnemobot.bot.mcp.config import McpConfig, McpServerConfig
 from mnemobot.bot.mcp.connection import ServerTool
 from mnemobot.bot.mcp.secrets import bot_environment
 from mnemobot.bot.mcp.supervisor import ServerState, ServerSupervisor
-from mnemobot.bot.mcp.tool_adapter import adapt_tool, is_offered, tool_set_of
+from mnemobot.bot.mcp.tool_adapter import adapt_tool, is_offered, server_of, tool_set_of
 from mnemobot.bot.permissions import Permissions
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.registry import ToolRegistry
@@ -193,9 +193,10 @@ class McpServers:
         allowed = await self.access.tool_sets_for(chat, config)
         lines = ["Tools I can use in this chat:"]
         for tool in self.registry.tools_offered(allowed):
-            source = "built-in" if tool.tool_set is None else f"MCP server {tool.tool_set[4:]}"
+            server = server_of(tool.tool_set) if tool.tool_set else None
+            source = f"MCP server {server}" if server else "built-in"
             lines.append(f"- {tool.name} ({source}): {_first_sentence(tool.description)}")
-        for name in sorted(tool_set[4:] for tool_set in allowed):
+        for name in sorted(filter(None, map(server_of, allowed))):
             supervisor = self.supervisors.get(name)
             if supervisor is None or supervisor.state is not ServerState.READY:
                 lines.append(f"- MCP server {name}: its tools are not available right now")

@@ -40,8 +40,17 @@ QUESTION_ARGUMENT_CHARS = 600
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
+TOOL_SET_PREFIX = "mcp:"
+
+
 def tool_set_of(server_name: str) -> str:
-    return f"mcp:{server_name}"
+    """The registry's tool set of a server's tools."""
+    return f"{TOOL_SET_PREFIX}{server_name}"
+
+
+def server_of(tool_set: str) -> str | None:
+    """The server whose tools make `tool_set`, if it is one of a server."""
+    return tool_set.removeprefix(TOOL_SET_PREFIX) if tool_set.startswith(TOOL_SET_PREFIX) else None
 
 
 def prefixed_name(server_name: str, tool_name: str) -> str:
