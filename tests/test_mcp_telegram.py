@@ -71,6 +71,11 @@ async def test_in_a_group_only_the_asker_can_confirm_a_tool_by_button(
     edited = telegram.sent_messages(GROUP)[0]
     assert edited["plain_text"].endswith("Confirmed by Test.")
     assert edited["reply_markup"] is None
+    # A press that comes late (a button seen before the edit) runs nothing twice.
+    telegram.press_button(GROUP, question["message_id"], run_it["callback_data"], user_id=ASKER)
+    late = await telegram.wait_for_call_async("answerCallbackQuery", count=3)
+    assert late["params"]["text"] == "This question is no longer open."
+    assert calls_logged(log) == ["send_mail ana@example.com Hi"]
 
 
 async def test_a_reply_confirms_or_refuses_in_a_private_chat(
