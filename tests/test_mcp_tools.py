@@ -25,6 +25,7 @@ from tests.mcp_harness import (
     wait_ready,
     wait_until,
 )
+from tests.test_console_e2e import run_chat
 
 StartApp = Callable[..., Any]
 
@@ -277,3 +278,25 @@ async def test_config_edits_start_stop_and_reoffer_servers_without_a_restart(
     await wait_until(lambda: server_state(app, "shop") is None, 10, "the server's stop")
     await ask(app, "still there?")
     assert not any(n.startswith("mcp_") for n in offered_tools(openai_server.last_request()))
+
+
+def test_a_script_at_the_console_confirms_a_tool_with_a_yes_line(
+    workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    server = stdio_server(log, confirmTools=["send_mail"])
+    write_runtime_config(workspace, {"mcp": {"servers": {"shop": server}}})
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(
+        tool_call("mcp_shop_send_mail", {"to": "ana@example.com", "subject": "Hi"})
+    )
+
+    result = run_chat("mail Ana\nyes\n", workspace, openai_server)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        'May I run send_mail (MCP server shop) with {"subject":"Hi","to":"ana@example.com"}?',
+        'Reply "yes" to go ahead or "no" to cancel.',
+        "Result: sent to ana@example.com",
+    ]
+    assert calls_logged(log) == ["send_mail ana@example.com Hi"]

@@ -86,6 +86,22 @@ class McpServers:
             self.supervisors.clear()
             self._applied = None
 
+    async def settled(self) -> None:
+        """Return once every enabled server has started or failed to (a script at the
+        console then finds their tools from its first line on)."""
+        settings = self.settings()
+        deadline = asyncio.get_running_loop().time() + settings.start_timeout_seconds + 5
+
+        def done(name: str) -> bool:
+            supervisor = self.supervisors.get(name)
+            if supervisor is None:
+                return self._sdk_missing
+            return supervisor.state is not ServerState.STARTING or supervisor.failures_in_a_row > 0
+
+        wanted = [name for name, server in settings.servers.items() if server.enabled]
+        while not all(map(done, wanted)) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+
     async def _watch(self) -> None:
         while True:
             settings = self.settings()
