@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mnemobot.bot.app import App
-from mnemobot.bot.telegram.replicas import Replicas, build_replica_app, open_replicas
-from mnemobot.bot.telegram.run import serve_telegram
+from mnemobot.bot.app import App, build_replica_app
+from mnemobot.bot.channels.telegram.serve import serve_telegram
+from mnemobot.bot.delivery.replicas import Replicas, open_replicas
 from tests.conftest import make_settings, subprocess_env, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.telegram_server import TelegramServer

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.telegram.run import serve_telegram
+from mnemobot.bot.channels.telegram.serve import serve_telegram
 from mnemobot.config.settings import Settings
 from tests.conftest import make_settings, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer

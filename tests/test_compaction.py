@@ -14,8 +14,8 @@ import pytest
 from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.commands import ParsedCommand
 from mnemobot.bot.tools.registry import Tool
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.atomic_file import read_jsonl
 from mnemobot.memory.session import SessionStore
 from tests.conftest import CONSOLE_CHAT as CHAT

@@ -16,8 +16,8 @@ import pytest
 from filelock import FileLock
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.cli import main
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.cli.main import main
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.consolidation import consolidate_scope
 from mnemobot.memory.daily_notes import write_memory_file

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.commands import ParsedCommand
-from mnemobot.bot.doctor import run_checks
-from mnemobot.bot.window_reports import answer_tokens_that_fit, overflow_figures
+from mnemobot.bot.cli.doctor import run_checks
+from mnemobot.bot.llm.window_reports import answer_tokens_that_fit, overflow_figures
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import RuntimeConfig
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import (

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mnemobot.bot.cli import installed_version, main
+from mnemobot.bot.cli.main import installed_version, main
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.config.workspace import WorkspacePaths
 from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from mnemobot.bot.bench.locomo import load_conversations, parse_session_time, run_eval
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 from tests.terminal import run_with_terminal_stderr
 
 TINY = [

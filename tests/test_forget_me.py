@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.cli import main
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.cli.main import main
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import ChatRef

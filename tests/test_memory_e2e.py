@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.systems.context import ChatRef
 from tests.conftest import ask, make_settings, run_mnemobot, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call, tool_messages

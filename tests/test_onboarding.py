@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 from mnemobot.config.settings import load_settings
 from tests.conftest import subprocess_env
 from tests.fakes.openai_server import FakeOpenAIServer

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mnemobot.bot.app import build_app
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.turn.commands import ParsedCommand
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 

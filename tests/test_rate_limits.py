@@ -7,7 +7,7 @@ import time
 
 from telegram.ext import ApplicationBuilder
 
-from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
 from tests.fakes.telegram_server import TelegramServer
 
 

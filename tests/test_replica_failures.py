@@ -54,7 +54,7 @@ async def test_a_standby_polls_within_seconds_of_the_leaders_death(
     standby: Replica | None = None
     try:
         await asyncio.to_thread(wait_until, lambda: bool(polls_now(leader)), 60, "p1 to poll")
-        caplog.set_level(logging.INFO, logger="mnemobot.bot.telegram.replicas")
+        caplog.set_level(logging.INFO, logger="mnemobot.bot.channels.telegram.sources")
         standby = await start_replica(
             "p2", workspace, redis_url, telegram, openai_server, webhook=False
         )

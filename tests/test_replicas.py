@@ -19,11 +19,11 @@ import httpx
 import pytest
 from filelock import FileLock
 
+from mnemobot.bot.channels.telegram.sources import WebhookSettingsError, webhook_plan
+from mnemobot.bot.cli.doctor import check_redis
+from mnemobot.bot.cli.startup import secrets_of
 from mnemobot.bot.delivery.redis_coordination import LeaseLost
-from mnemobot.bot.doctor import check_redis
-from mnemobot.bot.startup import secrets_of
-from mnemobot.bot.telegram.replicas import LeasedSessions, open_replicas
-from mnemobot.bot.telegram.run import WebhookSettingsError, webhook_plan
+from mnemobot.bot.delivery.replicas import LeasedSessions, open_replicas
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.config.settings import SettingsError, load_settings
 from mnemobot.config.workspace import WorkspacePaths

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import build_app
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.daily_notes import append_daily_note
 from mnemobot.memory.model_windows import FILE_NAME, endpoint_key
 from tests.conftest import (

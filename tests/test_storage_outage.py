@@ -33,7 +33,7 @@ def free(*_):
     print("free", flush=True)
 signal.signal(signal.SIGUSR1, full)
 signal.signal(signal.SIGUSR2, free)
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 sys.exit(main(["run"]))
 """
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.commands import COMMANDS
+from mnemobot.bot.turn.commands import COMMANDS
 from tests.fakes.openai_server import FakeOpenAIServer, delay, gated, reply, user_texts
 from tests.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram

@@ -7,7 +7,7 @@ from typing import Any
 
 from telegram import Bot
 
-from mnemobot.bot.telegram.poller import UpdatePoller
+from mnemobot.bot.channels.telegram.poller import UpdatePoller
 from tests.fakes.telegram_server import TelegramServer
 
 

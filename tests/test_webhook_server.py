@@ -16,7 +16,7 @@ SECRET = "s3cret-token"
 
 _SERVER = """
 import asyncio, sys
-from mnemobot.bot.telegram.webhook_server import start_webhook_server, webhook_application
+from mnemobot.bot.channels.telegram.webhook_server import start_webhook_server, webhook_application
 
 async def accept(update):
     if update.get("fail"):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from telegram.ext import AIORateLimiter, BaseRateLimiter
 
-from mnemobot.bot.app import build_app
+from mnemobot.bot.app import build_app, build_replica_app
 from mnemobot.bot.bench.servers import (
     BENCH_TOKEN,
     BENCH_WEBHOOK_SECRET,
@@ -28,9 +28,9 @@ from mnemobot.bot.bench.servers import (
     LoadPlan,
     serve_bench_servers,
 )
-from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
-from mnemobot.bot.telegram.replicas import build_replica_app, open_replicas
-from mnemobot.bot.telegram.run import serve_telegram
+from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot.bot.channels.telegram.serve import serve_telegram
+from mnemobot.bot.delivery.replicas import open_replicas
 from mnemobot.config.settings import Settings
 
 # Load phase plus the child's drain time, with room to spare.

@@ -46,7 +46,7 @@ import orjson
 from pydantic import ValidationError
 
 from mnemobot.bot.bench.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
-from mnemobot.bot.bench.progress import ProgressBar, terminal_progress
+from mnemobot.bot.cli.progress import ProgressBar, terminal_progress
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
 from mnemobot.memory.pack import MemoryPack

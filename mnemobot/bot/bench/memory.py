@@ -37,8 +37,8 @@ from typing import Any
 import orjson
 
 from mnemobot.bot.bench.languages import localize
-from mnemobot.bot.bench.progress import ProgressBar
 from mnemobot.bot.bench.report import cpu_model, percentile, usable_cpus
+from mnemobot.bot.cli.progress import ProgressBar
 from mnemobot.memory.extraction import extract_items
 from mnemobot.memory.fact_slots import slot_statements
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
@@ -374,7 +374,7 @@ _GENERATOR_SCRIPT = """
 import sys
 from pathlib import Path
 from mnemobot.bot.bench.memory import write_synthetic_scope
-from mnemobot.bot.bench.progress import terminal_progress
+from mnemobot.bot.cli.progress import terminal_progress
 count = int(sys.argv[2])
 print(write_synthetic_scope(
     Path(sys.argv[1]), count, int(sys.argv[3]), terminal_progress(count), sys.argv[4]

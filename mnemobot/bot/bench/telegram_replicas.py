@@ -47,7 +47,7 @@ from mnemobot.bot.bench.telegram import (
     machine_line,
     phase_lines,
 )
-from mnemobot.bot.telegram.replicas import redis_display
+from mnemobot.bot.delivery.replicas import redis_display
 
 READY = "ready"
 START_TIMEOUT_SECONDS = 60.0

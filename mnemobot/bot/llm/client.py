@@ -18,7 +18,7 @@ import openai
 import orjson
 from openai.types.chat import ChatCompletion
 
-from mnemobot.bot.window_reports import (
+from mnemobot.bot.llm.window_reports import (
     MIN_ANSWER_TOKENS,
     answer_tokens_that_fit,
     overflow_figures,

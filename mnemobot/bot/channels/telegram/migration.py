@@ -3,7 +3,7 @@
 Telegram gives the supergroup a new chat id and tells the bot twice: a service message
 with `migrate_to_chat_id` in the old group and one with `migrate_from_chat_id` in the new
 supergroup (and a reply sent to the old id fails with `ChatMigrated`, see
-`bot.telegram.replies`). Whichever comes first moves, under the new id:
+`bot.channels.telegram.replies`). Whichever comes first moves, under the new id:
 
 - the memory scope (`memory/telegram:<old>/` -> `memory/telegram:<new>/`, see
   `memory.scope_move`), unless all chats share one memory;
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from telegram import Message
 
-from mnemobot.bot.app import App
-from mnemobot.bot.erasure import EXPORTS_DIR_NAME, MAINTENANCE_WAIT_SECONDS, export_prefix
+from mnemobot.bot.channels.base import ChannelHost
+from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, MAINTENANCE_WAIT_SECONDS, export_prefix
 from mnemobot.memory.atomic_file import write_atomic
 from mnemobot.memory.maintenance import maintenance_paused
 from mnemobot.memory.scope_move import move_scope
@@ -63,7 +63,7 @@ def _ref_renamer(old_key: str) -> Callable[[str], str]:
 
 
 class ChatMigration:
-    def __init__(self, app: App, dispatcher: ChatDispatcher) -> None:
+    def __init__(self, app: ChannelHost, dispatcher: ChatDispatcher) -> None:
         self.app = app
         self.dispatcher = dispatcher
         self._moves: dict[tuple[int, int], asyncio.Task[None]] = {}

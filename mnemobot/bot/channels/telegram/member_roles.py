@@ -1,4 +1,4 @@
-"""Who runs the bot and who administers a group, for `bot.permissions`, on Telegram.
+"""Who runs the bot and who administers a group, for `bot.turn.permissions`, on Telegram.
 
 Operators are the user ids of `Settings.operators`. Whether a member administers a group is
 Telegram's answer to `getChatMember`, kept for `permissions.adminCacheSeconds`: a group's
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from telegram import Bot, ChatMember
 from telegram.error import TelegramError
 
-from mnemobot.bot.permissions import RolesUnavailable
+from mnemobot.bot.turn.permissions import RolesUnavailable
 from mnemobot.systems.context import ChatRef
 
 ADMIN_STATUSES = frozenset({ChatMember.OWNER, ChatMember.ADMINISTRATOR})

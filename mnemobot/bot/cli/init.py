@@ -21,9 +21,9 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from mnemobot.bot.commands import endpoint_for_display
-from mnemobot.bot.probes import NETWORK_CHECK_SECONDS, ModelsList, ProbeError, list_models
-from mnemobot.bot.probes import telegram_username as probe_telegram
+from mnemobot.bot.cli.probes import NETWORK_CHECK_SECONDS, ModelsList, ProbeError, list_models
+from mnemobot.bot.cli.probes import telegram_username as probe_telegram
+from mnemobot.bot.turn.commands import endpoint_for_display
 from mnemobot.config.settings import (
     AllowedUsers,
     Settings,

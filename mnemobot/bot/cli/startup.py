@@ -8,8 +8,8 @@ import sys
 import tempfile
 from urllib.parse import unquote, urlsplit
 
-from mnemobot.bot.commands import endpoint_for_display
-from mnemobot.bot.logging_setup import configure_logging
+from mnemobot.bot.cli.logging_setup import configure_logging
+from mnemobot.bot.turn.commands import endpoint_for_display
 from mnemobot.config.runtime_store import RuntimeConfigError, parse_runtime_config
 from mnemobot.config.settings import Settings, SettingsError, env_files_found, load_settings
 from mnemobot.config.workspace import WorkspacePaths

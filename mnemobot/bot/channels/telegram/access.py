@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from telegram import Message, MessageEntity
 
-from mnemobot.bot.commands import COMMAND_NAMES
+from mnemobot.bot.turn.commands import COMMAND_NAMES
 from mnemobot.config.settings import AllowedUsers, Settings
 
 PRIVATE = "private"

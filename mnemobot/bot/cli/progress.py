@@ -1,4 +1,5 @@
-"""A one-line progress bar for long bench and eval runs, shown only on a terminal."""
+"""A one-line progress bar for long commands (`memory import`, benches, evals), shown only
+on a terminal."""
 
 from __future__ import annotations
 

@@ -32,9 +32,9 @@ from telegram.error import (
     TelegramError,
 )
 
+from mnemobot.bot.channels.telegram.markdown_html import markdown_to_telegram_html
+from mnemobot.bot.channels.telegram.split import split_for_telegram, split_plain_for_telegram
 from mnemobot.bot.delivery.outbox import Delivery, DeliveryResult
-from mnemobot.bot.telegram.markdown_html import markdown_to_telegram_html
-from mnemobot.bot.telegram.split import split_for_telegram, split_plain_for_telegram
 
 log = logging.getLogger(__name__)
 

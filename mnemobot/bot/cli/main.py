@@ -9,14 +9,13 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from mnemobot.bot import memory_cli, tooling_cli
 from mnemobot.bot.app import build_app
-from mnemobot.bot.config_cli import register as add_config_command
-from mnemobot.bot.console import run_console
-from mnemobot.bot.doctor import doctor
-from mnemobot.bot.onboarding import register as add_init_command
-from mnemobot.bot.startup import fail, log_startup, settings_or_exit
-from mnemobot.bot.telegram import run as telegram_run
+from mnemobot.bot.channels.console.channel import run_console
+from mnemobot.bot.cli import memory_commands, run, tooling
+from mnemobot.bot.cli.config_docs import register as add_config_command
+from mnemobot.bot.cli.doctor import doctor
+from mnemobot.bot.cli.init import register as add_init_command
+from mnemobot.bot.cli.startup import fail, log_startup, settings_or_exit
 from mnemobot.config.settings import ENV_FILE_VARIABLE
 from mnemobot.memory.process_tuning import tune_process
 from mnemobot.memory.session import InvalidSessionKey, check_session_key
@@ -81,10 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("doctor", help="check settings, workspace, model and Telegram token")
     check.set_defaults(handler=_cmd_doctor)
 
-    memory_cli.register(sub)
+    memory_commands.register(sub)
     add_config_command(sub)
-    telegram_run.register(sub)
-    tooling_cli.register(sub)
+    run.register(sub)
+    tooling.register(sub)
     return parser
 
 

@@ -19,13 +19,18 @@ from typing import Literal, TextIO
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from mnemobot.bot.channels.registry import open_runtime_config
-from mnemobot.bot.commands import endpoint_for_display
-from mnemobot.bot.llm_client import OpenAIChatModel
-from mnemobot.bot.logging_setup import configure_logging, redact
-from mnemobot.bot.probes import NETWORK_CHECK_SECONDS, ProbeError, list_models, telegram_username
-from mnemobot.bot.startup import secrets_of
-from mnemobot.bot.telegram.replicas import redis_display
+from mnemobot.bot.app import open_runtime_config
+from mnemobot.bot.cli.logging_setup import configure_logging, redact
+from mnemobot.bot.cli.probes import (
+    NETWORK_CHECK_SECONDS,
+    ProbeError,
+    list_models,
+    telegram_username,
+)
+from mnemobot.bot.cli.startup import secrets_of
+from mnemobot.bot.delivery.replicas import redis_display
+from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.turn.commands import endpoint_for_display
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import (
     Settings,
@@ -298,7 +303,7 @@ def doctor(out: TextIO) -> int:
         return 1
     configure_logging(settings.bot_log_level, secrets_of(settings))
     # Each check reports its own failure; these loggers would say it a second time.
-    logging.getLogger("mnemobot.bot.llm_client").setLevel(logging.CRITICAL)
+    logging.getLogger("mnemobot.bot.llm.client").setLevel(logging.CRITICAL)
     logging.getLogger("mnemobot.config.runtime_store").setLevel(logging.CRITICAL)
     results = asyncio.run(run_checks(settings, emit))
     return 0 if all(r.ok for r in results) else 1

@@ -13,8 +13,8 @@ import telegram
 from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
-from mnemobot.bot.llm_client import OpenAIChatModel
-from mnemobot.bot.logging_setup import redact
+from mnemobot.bot.cli.logging_setup import redact
+from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.systems.llm import LLMError
 
 # A person is waiting at the terminal; a healthy server answers in well under a second.

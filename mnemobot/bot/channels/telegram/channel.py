@@ -1,7 +1,7 @@
 """The Telegram channel: updates kept durably, answered in per-chat lanes, replies via the outbox.
 
 Updates come from an `UpdateSource` (long polling or the webhook server) and are kept in the
-durable inbox before Telegram is told (see `bot.telegram.intake`). Each is then handled in
+durable inbox before Telegram is told (see `bot.channels.telegram.intake`). Each is then handled in
 arrival order, in microseconds: commands like `/status` and `/stop` are answered on the
 spot, messages go into their chat's lane (see `bot.channels`). Every answer goes into the
 durable outbox, which delivers it in order per chat and keeps retrying through outages; a
@@ -23,20 +23,15 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Protocol
 
 from telegram import BotCommand, LinkPreviewOptions, Message, Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defaults
 
-from mnemobot.bot.app import App
+from mnemobot.bot.channels.base import ChannelHost
 from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneJob
-from mnemobot.bot.commands import COMMANDS, Attachment, parse_command
-from mnemobot.bot.delivery.outbox import Outbox
-from mnemobot.bot.delivery.redis_ingress import RedisInbox
-from mnemobot.bot.erasure import ErasureTarget
-from mnemobot.bot.telegram.access import (
+from mnemobot.bot.channels.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
     Verdict,
@@ -46,15 +41,14 @@ from mnemobot.bot.telegram.access import (
     verdict_for,
     without_bot_mention,
 )
-from mnemobot.bot.telegram.aiohttp_request import AiohttpRequest
-from mnemobot.bot.telegram.config import TelegramConfig
-from mnemobot.bot.telegram.intake import RedisTelegramIntake, TelegramIntake
-from mnemobot.bot.telegram.member_roles import TelegramRoles
-from mnemobot.bot.telegram.migration import ChatMigration, migrated_chat_ids
-from mnemobot.bot.telegram.poller import KeepUpdates
-from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
-from mnemobot.bot.telegram.refusals import RefusalMemory, refusals_path
-from mnemobot.bot.telegram.replies import (
+from mnemobot.bot.channels.telegram.aiohttp_request import AiohttpRequest
+from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramIntake
+from mnemobot.bot.channels.telegram.member_roles import TelegramRoles
+from mnemobot.bot.channels.telegram.migration import ChatMigration, migrated_chat_ids
+from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot.bot.channels.telegram.refusals import RefusalMemory, refusals_path
+from mnemobot.bot.channels.telegram.replies import (
     ReplyTarget,
     TelegramDelivery,
     document_message,
@@ -62,11 +56,14 @@ from mnemobot.bot.telegram.replies import (
     text_messages,
     typing,
 )
+from mnemobot.bot.channels.telegram.sources import UpdateSource
+from mnemobot.bot.delivery.outbox import Outbox
+from mnemobot.bot.delivery.redis_ingress import RedisInbox
+from mnemobot.bot.delivery.replicas import Replicas
+from mnemobot.bot.turn.commands import COMMANDS, Attachment, parse_command
+from mnemobot.bot.turn.erasure import ErasureTarget
 from mnemobot.config.settings import Settings
 from mnemobot.systems.context import ChatRef
-
-if TYPE_CHECKING:
-    from mnemobot.bot.telegram.replicas import Replicas
 
 log = logging.getLogger(__name__)
 
@@ -91,14 +88,6 @@ ONLY_TEXT = (
     "I can only read text for now. Please write your message as text "
     "(a caption on a photo or file works too)."
 )
-
-
-class UpdateSource(Protocol):
-    """Where updates come from: long polling, or the webhook server."""
-
-    async def start(self, application: Application, keep: KeepUpdates) -> None: ...
-
-    async def stop(self) -> None: ...
 
 
 def chat_ref_for(message: Message) -> ChatRef:
@@ -145,7 +134,7 @@ class TelegramChannel:
 
     def __init__(
         self,
-        app: App,
+        app: ChannelHost,
         settings: Settings,
         application: Application,
         source: UpdateSource,
@@ -176,7 +165,9 @@ class TelegramChannel:
             outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
         delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
         self.outbox = Outbox(outbox_path, delivery.deliver)
-        self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
+        self.dispatcher = ChatDispatcher(
+            app.assistant, app.commands, self, self.config, answered=self._answered
+        )
         self.migration = ChatMigration(app, self.dispatcher)
         self.identity: BotIdentity | None = None
         self.refusals = RefusalMemory(refusals_path(app.paths.root))
@@ -350,14 +341,12 @@ class TelegramChannel:
         self.migration.start(old_chat_id, new_chat_id)
 
     def status_lines(self, chat: ChatRef) -> list[str]:
-        if chat.channel != CHANNEL:
-            return []
         waiting = self.outbox.waiting(chat.key)
         return [f"Replies waiting for Telegram: {waiting}"] if waiting else []
 
 
 def build_telegram_application(
-    app: App,
+    app: ChannelHost,
     settings: Settings,
     *,
     source: UpdateSource,
@@ -399,5 +388,4 @@ def build_telegram_application(
     )
     application = builder.build()
     channel = TelegramChannel(app, settings, application, source, replicas)
-    app.commands.status_providers.append(channel.status_lines)
     return application, channel

@@ -7,7 +7,7 @@ default the group's administrators and the bot's operators. With `memory.scope: 
 one memory holds what every chat said, so only an operator may export or erase it.
 
 Who is an operator or an administrator is a channel's business (`ChatRoles`): Telegram asks
-`getChatMember` (cached, see `bot.telegram.member_roles`); at the console the person at the
+`getChatMember` (cached, see `bot.channels.telegram.member_roles`); at the console the person at the
 terminal runs the bot. A chat of a channel that registered no roles has no operator and no
 administrator, so the safe answer is "no".
 """

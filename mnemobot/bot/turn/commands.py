@@ -7,15 +7,15 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mnemobot.bot.assistant import STORAGE_FAILED_TEXT, Assistant
-from mnemobot.bot.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
-from mnemobot.bot.permissions import Permissions
+from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant
+from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
+from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.memory.model_windows import ModelWindow
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import AgentSession
@@ -86,7 +86,8 @@ def parse_command(text: str, bot_username: str | None = None) -> ParsedCommand |
     return ParsedCommand(name, args.strip())
 
 
-# What a channel or subsystem adds to /status, /stop and /compact.
+# Lines a part of the bot adds to /status (memory, maintenance, the chat's channel), and
+# what /stop does in the chat's channel.
 StatusProvider = Callable[[ChatRef], list[str]]
 StopHandler = Callable[[ChatRef], Awaitable[str]]
 
@@ -133,7 +134,7 @@ class Commands:
         self,
         assistant: Assistant,
         *,
-        status_providers: list[StatusProvider] | None = None,
+        status_providers: Sequence[StatusProvider] = (),
         compactor: Compactor | None = None,
         memory: MemoryService | None = None,
         known_window: Callable[[str], ModelWindow | None] | None = None,
@@ -143,7 +144,8 @@ class Commands:
         self.assistant = assistant
         self.permissions = permissions or Permissions(assistant.config)
         self.erasure = erasure
-        self.status_providers = list(status_providers or [])
+        # Wired once, by the composition root; the chat's channel adds its own per call.
+        self.status_providers = tuple(status_providers)
         self.compactor = compactor
         # The model's learned context window, when the model client knows one.
         self.known_window = known_window
@@ -152,15 +154,25 @@ class Commands:
         self._forget_me_asked: dict[tuple[str, str | None], float] = {}
 
     async def reply(
-        self, chat: ChatRef, command: ParsedCommand, *, stop: StopHandler | None = None
+        self,
+        chat: ChatRef,
+        command: ParsedCommand,
+        *,
+        stop: StopHandler | None = None,
+        channel_status: StatusProvider | None = None,
     ) -> CommandReply:
-        """The command's answer, with a file when it has one (/export)."""
+        """The command's answer, with a file when it has one (/export).
+
+        `stop` and `channel_status` come from the chat's channel: what /stop does there,
+        and what it adds to /status (its queue, replies not yet delivered).
+        """
         refusal = await self.permissions.refusal(chat, command.name)
         if refusal is not None:
             return CommandReply(refusal)
         if command.name == "export":
             return await self.export(chat)
-        return CommandReply(await self.run(chat, command, stop=stop, checked=True))
+        text = await self.run(chat, command, stop=stop, channel_status=channel_status, checked=True)
+        return CommandReply(text)
 
     async def run(
         self,
@@ -168,6 +180,7 @@ class Commands:
         command: ParsedCommand,
         *,
         stop: StopHandler | None = None,
+        channel_status: StatusProvider | None = None,
         checked: bool = False,
     ) -> str:
         """The command's answer as text; /export's file is written and its path named.
@@ -195,7 +208,7 @@ class Commands:
                 "I still remember what I learned about you."
             )
         if command.name == "status":
-            return self.status_text(chat)
+            return self.status_text(chat, channel_status)
         if command.name == "stop":
             if stop is None:
                 return "Nothing is running."
@@ -313,7 +326,7 @@ class Commands:
         lines += [f"/{spec.name} - {spec.description}" for spec in COMMANDS]
         return "\n".join(lines)
 
-    def status_text(self, chat: ChatRef) -> str:
+    def status_text(self, chat: ChatRef, channel_status: StatusProvider | None = None) -> str:
         assistant = self.assistant
         config = assistant.config()
         session = assistant.session(chat)
@@ -345,6 +358,8 @@ class Commands:
             lines.append("Compactions: none yet")
         for provider in self.status_providers:
             lines += provider(chat)
+        if channel_status is not None:
+            lines += channel_status(chat)
         # Everyone in a group reads /status: no file-system paths here (`doctor` shows them).
         workspace_ok = os.access(assistant.paths.sessions, os.W_OK)
         lines.append(

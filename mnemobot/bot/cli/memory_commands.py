@@ -16,42 +16,23 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
-from mnemobot.bot.channels.registry import open_runtime_config
-from mnemobot.bot.erasure import ScopeErasure, journal_file_step
-from mnemobot.bot.llm_client import OpenAIChatModel
-from mnemobot.bot.maintenance import MaintenanceScheduler
-from mnemobot.bot.memory_import import register_import
-from mnemobot.bot.startup import fail, settings_or_exit
+from mnemobot.bot.app import open_runtime_config
+from mnemobot.bot.cli.memory_import import register_import
+from mnemobot.bot.cli.memory_scope import open_chat_memory
+from mnemobot.bot.cli.startup import fail, settings_or_exit
+from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.tools.clock_tool import now_in_zone
-from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
+from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.maintenance import MaintenanceReport
 from mnemobot.memory.memory_rewrite import entries
 from mnemobot.memory.memory_versions import find_version, list_versions, restore_version
 from mnemobot.memory.model_windows import ModelWindowStore
-from mnemobot.memory.scope_paths import ScopePaths, validate_scope_key
+from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.context_building import pack_for_turn
-
-
-def _open(args: argparse.Namespace) -> tuple[MemoryService, RuntimeConfig] | str:
-    """The memory service and config; `args.chat` becomes the scope the bot would use."""
-    settings = settings_or_exit()
-    try:
-        validate_scope_key(args.chat)
-    except ValueError as exc:
-        return f"{exc}; use the chat's scope key, e.g. console:local or telegram:12345"
-    paths = WorkspacePaths(settings.bot_workspace)
-    runtime = open_runtime_config(paths.runtime_config)
-    config = runtime.current()
-    if runtime.error:
-        print(f"mnemobot: warning: {runtime.error}; using defaults", file=sys.stderr)
-    if config.memory.scope == "global" and args.chat != "global":
-        # With memory.scope "global" every chat reads and writes the one global scope.
-        print(f"mnemobot: memory.scope is global: {args.chat} uses scope 'global'", file=sys.stderr)
-        args.chat = "global"
-    return MemoryService(paths.root), config
 
 
 def _print_json(data: Any) -> None:
@@ -59,7 +40,7 @@ def _print_json(data: Any) -> None:
 
 
 def _pack(args: argparse.Namespace) -> int:
-    opened = _open(args)
+    opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
@@ -83,7 +64,7 @@ def _pack(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    opened = _open(args)
+    opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
@@ -116,7 +97,7 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    opened = _open(args)
+    opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened
@@ -145,7 +126,7 @@ def _maintain(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     paths = WorkspacePaths(settings.bot_workspace)
     if args.chat is not None:
-        opened = _open(args)
+        opened = open_chat_memory(args)
         if isinstance(opened, str):
             return fail(opened)
         opened[0].close()
@@ -185,7 +166,7 @@ def _maintain(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace) -> int:
-    opened = _open(args)
+    opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
     opened[0].close()
@@ -209,7 +190,7 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
-    opened = _open(args)
+    opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
@@ -228,7 +209,7 @@ def _restore(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     """`memory export --chat CHAT [--out FILE]`: the chat's memory as one zip."""
-    opened = _open(args)
+    opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened
@@ -258,8 +239,8 @@ def served_by_a_bot(paths: WorkspacePaths) -> bool:
 
 
 def _erase(args: argparse.Namespace) -> int:
-    """`memory erase --chat CHAT`: delete every trace of the chat (see `bot.erasure`)."""
-    opened = _open(args)
+    """`memory erase --chat CHAT`: delete every trace of the chat (see `bot.turn.erasure`)."""
+    opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened

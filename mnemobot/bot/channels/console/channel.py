@@ -16,11 +16,11 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TextIO
 
-from mnemobot.bot.app import App
+from mnemobot.bot.channels.base import ChannelHost
+from mnemobot.bot.channels.console.terminal_input import TerminalInput
 from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneConfig, LaneJob
-from mnemobot.bot.commands import parse_command
-from mnemobot.bot.console_input import TerminalInput
+from mnemobot.bot.turn.commands import Attachment, parse_command
 from mnemobot.systems.context import ChatRef
 
 CHANNEL = "console"
@@ -47,7 +47,7 @@ class ConsoleChannel:
 
     def __init__(
         self,
-        app: App,
+        app: ChannelHost,
         stdout: TextIO,
         *,
         interactive: bool,
@@ -57,7 +57,7 @@ class ConsoleChannel:
         self.stdout = stdout
         self.interactive = interactive
         self.terminal = terminal
-        self.dispatcher = ChatDispatcher(app, self, self.config)
+        self.dispatcher = ChatDispatcher(app.assistant, app.commands, self, self.config)
 
     def config(self) -> LaneConfig:
         return self.app.runtime.current().section(CHANNEL, LaneConfig)
@@ -75,8 +75,15 @@ class ConsoleChannel:
         # A terminal shows Markdown well enough as it is.
         self.say(markdown)
 
+    async def send_document(self, job: LaneJob, attachment: Attachment, caption: str) -> None:
+        # The caption names where the file was written: the person at the terminal owns it.
+        self.say(caption)
+
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
         return contextlib.nullcontext()
+
+    def status_lines(self, chat: ChatRef) -> list[str]:
+        return []
 
     def say(self, text: str) -> None:
         terminal = self.terminal
@@ -95,7 +102,7 @@ class ConsoleChannel:
 
 
 async def run_console(
-    app: App,
+    app: ChannelHost,
     *,
     chat_id: str = "local",
     user_id: str = "local",
@@ -158,7 +165,7 @@ async def run_console(
         await channel.stop(LEAVE_GRACE_SECONDS)
 
 
-def history_path(app: App) -> Path:
+def history_path(app: ChannelHost) -> Path:
     return app.paths.root / HISTORY_FILE
 
 

@@ -4,7 +4,7 @@ Every message goes through the live write path (`MemoryService.record_turn`), as
 said by its author at its original time, with the message ref the live bot gives it
 (`tg:<id>`): the daily note line, the turn item, whatever extraction derives and promotes.
 
-The file is read and checked whole first (`bot.telegram.export_file`): a bad file writes
+The file is read and checked whole first (`bot.channels.telegram.export_file`): a bad file writes
 nothing and gets one line saying where and what is wrong. Re-importing adds nothing twice:
 a message whose ref the scope already holds (in an item, or in `imported-messages.txt`,
 the list of every ref imported, small talk included) is skipped. An import stopped half
@@ -19,8 +19,10 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from mnemobot.bot.startup import fail
-from mnemobot.bot.telegram.export_file import ChatExport, ExportError, read_export
+from mnemobot.bot.channels.telegram.export_file import ChatExport, ExportError, read_export
+from mnemobot.bot.cli.memory_scope import open_chat_memory
+from mnemobot.bot.cli.progress import terminal_progress
+from mnemobot.bot.cli.startup import fail
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.atomic_file import append_bytes
 from mnemobot.memory.service import MemoryService
@@ -38,9 +40,7 @@ def known_refs(memory: MemoryService, scope: str) -> set[str]:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from mnemobot.bot.memory_cli import _open  # the same scope resolution as the other subcommands
-
-    opened = _open(args)
+    opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
@@ -65,8 +65,6 @@ def write_export(
     memory: MemoryService, scope: str, export: ChatExport, *, config: MemoryConfig, tz: tzinfo
 ) -> tuple[int, int]:
     """Write the export's new messages; (imported, already there)."""
-    from mnemobot.bot.bench.progress import terminal_progress
-
     known = known_refs(memory, scope)
     todo = [message for message in export.messages if message.ref not in known]
     listed = memory.paths(scope).directory / IMPORTED_REFS_FILE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mnemobot.bot.channels.registry import CHANNEL_SECTIONS
+from mnemobot.bot.app import CHANNEL_SECTIONS
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_reference import reference_markdown
 
