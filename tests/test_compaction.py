@@ -18,9 +18,7 @@ from mnemobot.bot.tools.registry import Tool
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.atomic_file import read_jsonl
 from mnemobot.memory.session import SessionStore
-from tests.conftest import CONSOLE_CHAT as CHAT
-from tests.conftest import ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import (
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
     hang,
@@ -29,6 +27,8 @@ from tests.fakes.openai_server import (
     tool_call,
     tool_messages,
 )
+from tests.conftest import CONSOLE_CHAT as CHAT
+from tests.conftest import ask, make_settings, write_runtime_config
 
 LONG = "lorem ipsum dolor sit amet " * 40  # ~1,080 chars, ~270 tokens
 

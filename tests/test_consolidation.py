@@ -25,8 +25,8 @@ from mnemobot.memory.maintenance import MaintenanceReport, StepResult
 from mnemobot.memory.memory_rewrite import parse_rewrite
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.systems.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, hang, reply, user_texts
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, error, hang, reply, user_texts
 
 SCOPE = "telegram:1001"
 OTHER = "telegram:2002"

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, Step, delay, echo_responder
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer, Step, delay, echo_responder
-from tests.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import telegram
 
 __all__ = ["telegram"]  # fixture used by name below

@@ -8,9 +8,9 @@ import logging
 import httpx
 import pytest
 
-from tests.fakes.openai_server import FakeOpenAIServer, user_texts
-from tests.fakes.telegram_server import TelegramServer
-from tests.redis_server import free_port
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, user_texts
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.redis_server import free_port
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below

@@ -16,8 +16,8 @@ import pytest
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, reply, user_texts
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, subprocess_env, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, error, reply, user_texts
 
 STORAGE_LINE = (
     "Sorry, I could not save this conversation (the bot's storage is failing); "

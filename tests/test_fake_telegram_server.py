@@ -29,7 +29,7 @@ from telegram.ext import (
     filters,
 )
 
-from tests.fakes.telegram_server import (
+from mnemobot_tooling.fakes.telegram_server import (
     CONFLICT_OTHER_POLLER,
     METHOD_NOT_FOUND,
     HtmlParseError,

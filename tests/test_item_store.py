@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import os
 import signal
 import subprocess
 import sys
@@ -503,12 +502,9 @@ for n in itertools.count():
 
 
 def test_a_writer_killed_mid_run_leaves_a_file_that_loads(paths: ScopePaths) -> None:
-    repo_root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(repo_root)}
     process = subprocess.Popen(
         [sys.executable, "-c", _WRITER, str(paths.workspace)],
         stdout=subprocess.PIPE,
-        env=env,
     )
     try:
         assert process.stdout is not None

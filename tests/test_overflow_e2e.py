@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 from tests.conftest import write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 from tests.test_console_e2e import run_chat
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import build_app
-from tests.conftest import ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import (
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     reply,
     system_text,
@@ -20,6 +19,7 @@ from tests.fakes.openai_server import (
     tool_messages,
     user_texts,
 )
+from tests.conftest import ask, make_settings, write_runtime_config
 
 PLUGIN_CODE = '''
 from pydantic import BaseModel

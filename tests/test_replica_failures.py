@@ -16,10 +16,16 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    delay,
+    echo_responder,
+    gated,
+    reply,
+)
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.redis_server import free_port, running_redis
 from tests.conftest import write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, delay, echo_responder, gated, reply
-from tests.fakes.telegram_server import TelegramServer
-from tests.redis_server import free_port, running_redis
 from tests.replicas_harness import (
     FAST_LEASES,
     LEADING,

@@ -30,10 +30,10 @@ from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.atomic_file import read_jsonl
 from mnemobot.memory.redis_sessions import RedisSessionStore
 from mnemobot.memory.service import MemoryService
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.redis_server import free_port
 from tests.conftest import make_settings, subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
-from tests.redis_server import free_port
 from tests.replicas_harness import (
     Replica,
     messages_answered,

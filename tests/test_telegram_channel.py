@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.turn.commands import COMMANDS
-from tests.fakes.openai_server import FakeOpenAIServer, delay, gated, reply, user_texts
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, delay, gated, reply, user_texts
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below

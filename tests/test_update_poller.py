@@ -8,7 +8,7 @@ from typing import Any
 from telegram import Bot
 
 from mnemobot.bot.channels.telegram.poller import UpdatePoller
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 
 
 async def poll_until(

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 import aiohttp
 import pytest
 
-from tests.redis_server import free_port
+from mnemobot_tooling.redis_server import free_port
 
 SECRET = "s3cret-token"
 

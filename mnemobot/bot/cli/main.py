@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from mnemobot.bot.app import build_app
 from mnemobot.bot.channels.console.channel import run_console
-from mnemobot.bot.cli import memory_commands, run, tooling
+from mnemobot.bot.cli import memory_commands, run, tool_commands
 from mnemobot.bot.cli.config_docs import register as add_config_command
 from mnemobot.bot.cli.doctor import doctor
 from mnemobot.bot.cli.init import register as add_init_command
@@ -83,13 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     memory_commands.register(sub)
     add_config_command(sub)
     run.register(sub)
-    tooling.register(sub)
+    tool_commands.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words, tool_args = tool_commands.split_tool_command(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(words)
+    if tool_args is not None:
+        args.tool_args = tool_args
     if args.global_env_file:
         os.environ[ENV_FILE_VARIABLE] = args.global_env_file
     tune_process()

@@ -19,7 +19,7 @@ ratio of max to soft budget (3500/1800), so N=1800 is exactly the bot's default 
 The pack may pass the soft budget (up to the max) for high-scoring items, as in the bot;
 the mean tokens it used are reported beside the recall so the comparison stays honest.
 
-Three baselines (`bot.bench.locomo_baselines`) on the same soft budget, each turn priced
+Three baselines (`locomo_baselines`) on the same soft budget, each turn priced
 as the pack prices its line: newest turns first; plain `rank_bm25.BM25Okapi` over single
 turns; and the strong one, BM25+ over the project's own terms with each hit's turns
 before and after it. The data dates only sessions, so turns of a session are spaced
@@ -45,7 +45,6 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from mnemobot.bot.bench.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
 from mnemobot.bot.cli.progress import ProgressBar, terminal_progress
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
@@ -55,6 +54,7 @@ from mnemobot.memory.session import AgentSession
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.context_building import pack_for_turn
 from mnemobot.systems.memory_persist import MemoryPersist
+from mnemobot_tooling.evals.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 # Consecutive turns of a session are this far apart by default (the data only dates

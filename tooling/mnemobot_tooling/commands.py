@@ -1,13 +1,15 @@
-"""The `mnemobot eval` and `mnemobot bench` command lines.
+"""The `mnemobot bench` and `mnemobot eval` command lines.
 
-Only the arguments live here. The tools themselves (`bot.bench`) are imported inside the
-handlers, when one of these commands runs, so the bot's runtime never loads them.
+`mnemobot` finds `bench_main` and `eval_main` through the `mnemobot.commands` entry points
+of this distribution and hands them the arguments after `bench` / `eval`; nothing of the
+tooling is imported by any other command. Each bench or eval module is imported by its
+handler, when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 DEFAULT_BENCH_ITEMS = 100_000
@@ -37,31 +39,31 @@ def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
 
 
 def _eval_locomo(args: argparse.Namespace) -> int:
-    from mnemobot.bot.bench import locomo
+    from mnemobot_tooling.evals import locomo
 
     return locomo.eval_command(args)
 
 
 def _eval_updates(args: argparse.Namespace) -> int:
-    from mnemobot.bot.bench import updates
+    from mnemobot_tooling.evals import fact_updates
 
-    return updates.eval_command(args)
+    return fact_updates.eval_command(args)
 
 
 def _bench_memory(args: argparse.Namespace) -> int:
-    from mnemobot.bot.bench import memory
+    from mnemobot_tooling.bench import memory_speed
 
-    return memory.bench_command(args)
+    return memory_speed.bench_command(args)
 
 
 def _bench_telegram(args: argparse.Namespace) -> int:
     if args.replicas or args.webhook:
-        from mnemobot.bot.bench import telegram_replicas
+        from mnemobot_tooling.bench import replica_throughput
 
-        return telegram_replicas.bench_command(args)
-    from mnemobot.bot.bench import telegram
+        return replica_throughput.bench_command(args)
+    from mnemobot_tooling.bench import telegram_throughput
 
-    return telegram.bench_command(args)
+    return telegram_throughput.bench_command(args)
 
 
 def replica_counts(text: str) -> list[int]:
@@ -76,43 +78,63 @@ def replica_counts(text: str) -> list[int]:
 
 
 def _bench_cold_scope(args: argparse.Namespace) -> int:
-    from mnemobot.bot.bench import cold_scope
+    from mnemobot_tooling.bench import cold_scope
 
     return cold_scope.bench_command(args)
 
 
 def _bench_crash(args: argparse.Namespace) -> int:
-    from mnemobot.bot.bench import crash
+    from mnemobot_tooling.bench import crash
 
     return crash.bench_command(args)
 
 
 def _bench_consolidation(args: argparse.Namespace) -> int:
-    from mnemobot.bot.bench import consolidation
+    from mnemobot_tooling.bench import consolidation_cost
 
-    return consolidation.bench_command(args)
+    return consolidation_cost.bench_command(args)
 
 
 def _bench_chat_tokens(args: argparse.Namespace) -> int:
-    from mnemobot.bot.bench import chat_tokens
+    from mnemobot_tooling.bench import chat_tokens
 
     return chat_tokens.bench_command(args)
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `eval` and `bench` to the `mnemobot` command line."""
-    evaluate = sub.add_parser("eval", help="measure memory retrieval on a benchmark")
-    benchmarks = evaluate.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+def eval_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mnemobot eval", description="Measure memory retrieval on a benchmark."
+    )
+    benchmarks = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     _register_eval_locomo(benchmarks)
     _register_eval_updates(benchmarks)
-    bench = sub.add_parser("bench", help="measure throughput and latency")
-    benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    return parser
+
+
+def bench_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mnemobot bench", description="Measure throughput, latency and costs."
+    )
+    benches = parser.add_subparsers(dest="bench", required=True, metavar="BENCH")
     _register_bench_telegram(benches)
     _register_bench_memory(benches)
     _register_bench_cold_scope(benches)
     _register_bench_crash(benches)
     _register_bench_consolidation(benches)
     _register_bench_chat_tokens(benches)
+    return parser
+
+
+def eval_main(argv: Sequence[str]) -> int:
+    """`mnemobot eval ARGS` (entry point `eval` of the `mnemobot.commands` group)."""
+    args = eval_parser().parse_args(list(argv))
+    return int(args.handler(args))
+
+
+def bench_main(argv: Sequence[str]) -> int:
+    """`mnemobot bench ARGS` (entry point `bench` of the `mnemobot.commands` group)."""
+    args = bench_parser().parse_args(list(argv))
+    return int(args.handler(args))
 
 
 def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -29,17 +28,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.bench.memory import SCOPE, machine
-from mnemobot.bot.bench.suite_fakes import REPO, require_test_fakes
 from mnemobot.config.settings import Settings
 from mnemobot.memory.process_tuning import tune_process
 from mnemobot.systems.context import ChatRef
+from mnemobot_tooling.bench.memory_speed import SCOPE, machine
 
 TARGET_ADDED_MS = 50.0
 # Chat A's scope is the generator's scope (`telegram:<chat id>`).
 COLD_CHAT = ChatRef("telegram", SCOPE.split(":", 1)[1], user_id="1", user_name="Caroline")
 WARM_CHAT = ChatRef("telegram", "4242", user_id="2", user_name="Bob")
-_REPO = REPO
 _FAKE_SERVER_START_SECONDS = 30.0
 
 
@@ -61,15 +58,13 @@ def _generate(workspace: Path, items: int, seed: int) -> int:
     """The big scope, written by a child (its heap stays out of the measured process)."""
     script = (
         "import sys\nfrom pathlib import Path\n"
-        "from mnemobot.bot.bench.memory import write_synthetic_scope\n"
+        "from mnemobot_tooling.bench.memory_speed import write_synthetic_scope\n"
         "print(write_synthetic_scope(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(workspace), str(items), str(seed)],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(_REPO)},
-        cwd=_REPO,
         check=False,
     )
     if done.returncode != 0:
@@ -78,14 +73,11 @@ def _generate(workspace: Path, items: int, seed: int) -> int:
 
 
 def _start_fake_llm() -> tuple[subprocess.Popen[str], str]:
-    require_test_fakes("cold-scope")
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.openai_server"],
+        [sys.executable, "-m", "mnemobot_tooling.fakes.openai_server"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        cwd=_REPO,
-        env={**os.environ, "PYTHONPATH": str(_REPO)},
     )
     assert child.stdout is not None
     url = child.stdout.readline().strip()

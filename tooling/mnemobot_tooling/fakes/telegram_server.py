@@ -14,7 +14,7 @@ Usage::
         server.send_text("hello", chat_id=42, user_id=42)
         [reply] = server.wait_for_messages(42, 1)
 
-Groups (``tests.fakes.telegram_groups``): ``set_member_status`` decides what getChatMember
+Groups (``telegram_groups``): ``set_member_status`` decides what getChatMember
 answers, ``upgrade_group`` turns a group into a supergroup the way Telegram does (service
 messages in both chats, the old id refused with ``migrate_to_chat_id``).
 """
@@ -41,7 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from tests.fakes.telegram_groups import MIGRATED_DESCRIPTION, GroupState
+from mnemobot_tooling.fakes.telegram_groups import MIGRATED_DESCRIPTION, GroupState
 
 JsonDict = dict[str, Any]
 

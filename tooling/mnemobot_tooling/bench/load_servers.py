@@ -1,7 +1,8 @@
 """Minimal Bot API + OpenAI-compatible servers for `mnemobot bench telegram`.
 
-The test fakes (tests/fakes) are thorough but not shipped with the package and run one
-thread per request; the bench needs something small, fast and installable. Both servers run
+The test kit's fakes (`mnemobot_tooling.fakes`) are thorough but run one thread per
+request, which a throughput bench would measure too; this one needs something small and
+fast. Both servers run
 on one asyncio loop in a child process, so the bot under test has the main process to
 itself and the numbers are the bot's, not the fakes'. The child also drives the load and
 timestamps every message itself:
@@ -13,7 +14,7 @@ timestamps every message itself:
   previous one arrives; the replies per second it reaches is the bot's max sustainable rate.
 
 Updates reach the bot through getUpdates, or, when the plan names webhook URLs, as webhook
-POSTs spread over them (bot/bench/webhook_sender.py): the replicas bench.
+POSTs spread over them (`webhook_sender`): the replicas bench.
 
 Every message carries a marker `u<update_id>`; the fake LLM repeats the markers of the last
 user message in its answer, so each sendMessage is matched to the updates it answers (also
@@ -36,8 +37,8 @@ from multiprocessing.connection import Connection
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from mnemobot.bot.bench.http_server import Route, serve_http
-from mnemobot.bot.bench.webhook_sender import WebhookSender
+from mnemobot_tooling.bench.http_server import Route, serve_http
+from mnemobot_tooling.bench.webhook_sender import WebhookSender
 
 BENCH_TOKEN = "123456:BENCH-TOKEN"
 BENCH_WEBHOOK_SECRET = "bench-webhook-secret"

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import random
 import statistics
@@ -36,14 +35,14 @@ from typing import Any
 
 import orjson
 
-from mnemobot.bot.bench.languages import localize
-from mnemobot.bot.bench.report import cpu_model, percentile, usable_cpus
 from mnemobot.bot.cli.progress import ProgressBar
 from mnemobot.memory.extraction import extract_items
 from mnemobot.memory.fact_slots import slot_statements
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
 from mnemobot.memory.items import Layer, MemoryItem, TurnMemoryEvent
 from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot_tooling.bench.localized_text import localize
+from mnemobot_tooling.bench.report import cpu_model, percentile, usable_cpus
 
 SCOPE = "telegram:-1001234"
 # Targets from the issue: (items, figure) -> limit. Only listed sizes are judged.
@@ -365,7 +364,7 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.process_tuning import tune_process
 t1 = time.perf_counter()
 tune_process()  # as `mnemobot` does at start-up; its cost counts in the load
-from mnemobot.bot.bench.memory import measure_in_child
+from mnemobot_tooling.bench.memory_speed import measure_in_child
 measure_in_child(sys.argv[1], t0, t1)
 """
 
@@ -373,7 +372,7 @@ measure_in_child(sys.argv[1], t0, t1)
 _GENERATOR_SCRIPT = """
 import sys
 from pathlib import Path
-from mnemobot.bot.bench.memory import write_synthetic_scope
+from mnemobot_tooling.bench.memory_speed import write_synthetic_scope
 from mnemobot.bot.cli.progress import terminal_progress
 count = int(sys.argv[2])
 print(write_synthetic_scope(
@@ -455,8 +454,6 @@ def run_bench(
 ) -> MemoryBenchFigures:
     with tempfile.TemporaryDirectory(prefix="mnemobot-bench-memory-") as tmp:
         workspace = Path(tmp)
-        root = Path(__file__).resolve().parents[3]
-        env = {**os.environ, "PYTHONPATH": str(root)}
         # Generated in a child too: a child started from a big parent would inherit the
         # parent's peak in ru_maxrss (Linux keeps it across exec).
         # On a terminal the generator draws its progress bar on our stderr directly.
@@ -470,8 +467,8 @@ def run_bench(
             stdout=subprocess.PIPE,
             stderr=None if on_terminal else subprocess.PIPE,
             text=True,
-            env=env,
-            cwd=root,
+            # Not the caller's folder: nothing there may shadow an installed module.
+            cwd=tmp,
             check=False,
         )
         if generator.returncode != 0:
@@ -498,8 +495,7 @@ def run_bench(
             [sys.executable, "-c", _CHILD_SCRIPT, json.dumps(request)],
             capture_output=True,
             text=True,
-            env=env,
-            cwd=root,
+            cwd=tmp,
             check=False,
         )
         if child.returncode != 0:

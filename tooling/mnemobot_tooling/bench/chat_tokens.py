@@ -1,6 +1,6 @@
 """`mnemobot bench chat-tokens`: memory tokens per turn of live scripted chats, and recall.
 
-Three stories, each told in English, Russian and Chinese (`bot.bench.chat_scripts`, 29
+Three stories, each told in English, Russian and Chinese (`chat_scripts`, 29
 turns and one `/new` each), run through the real assistant and pipeline against the fake
 OpenAI server of the test suite, in this process. For every turn the bench reads the
 system prompt the model received and counts the tokens of its memory parts (`# Memory`,
@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from mnemobot.bot.app import build_app
-from mnemobot.bot.bench.chat_scripts import LANGUAGES, NEW, STORIES, Step, Turn
-from mnemobot.bot.bench.suite_fakes import require_test_fakes
 from mnemobot.config.settings import Settings
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.context import ChatRef
+from mnemobot_tooling.bench.chat_scripts import LANGUAGES, NEW, STORIES, Step, Turn
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply
 
 # 2026-03-02 10:00 UTC, a Monday; 29 turns span about 45 minutes.
 CHAT_START = 1_772_445_600.0
@@ -77,10 +77,7 @@ def _system_prompt(request: dict[str, Any]) -> str:
     return ""
 
 
-def _fake_server() -> Any:
-    require_test_fakes("chat-tokens")
-    from tests.fakes.openai_server import FakeOpenAIServer
-
+def _fake_server() -> FakeOpenAIServer:
     return FakeOpenAIServer()
 
 
@@ -131,8 +128,6 @@ async def run_chat(
 ) -> ChatFigures:
     """One scripted chat in a fresh workspace below `workspace`, against `server` (a
     running FakeOpenAIServer)."""
-    from tests.fakes.openai_server import reply
-
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         bot_workspace=workspace / f"{story}-{language}",

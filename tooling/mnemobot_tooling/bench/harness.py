@@ -4,7 +4,7 @@
   files or as a replica on Redis), with the bench's rate limiter; `bench telegram` runs it
   in its own process, `bench telegram --replicas` in one child process per replica.
 - `bench_servers`: the child process with the fake Bot API and LLM that drives the load
-  (bot/bench/servers.py), and `load_plans`, the phases it runs.
+  (`load_servers`), and `load_plans`, the phases it runs.
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ from pathlib import Path
 from telegram.ext import AIORateLimiter, BaseRateLimiter
 
 from mnemobot.bot.app import build_app, build_replica_app
-from mnemobot.bot.bench.servers import (
+from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot.bot.channels.telegram.serve import serve_telegram
+from mnemobot.bot.delivery.replicas import open_replicas
+from mnemobot.config.settings import Settings
+from mnemobot_tooling.bench.load_servers import (
     BENCH_TOKEN,
     BENCH_WEBHOOK_SECRET,
     BenchResult,
     LoadPlan,
     serve_bench_servers,
 )
-from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
-from mnemobot.bot.channels.telegram.serve import serve_telegram
-from mnemobot.bot.delivery.replicas import open_replicas
-from mnemobot.config.settings import Settings
 
 # Load phase plus the child's drain time, with room to spare.
 PHASE_TIMEOUT_SECONDS = 120.0

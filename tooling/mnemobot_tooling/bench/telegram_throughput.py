@@ -2,7 +2,7 @@
 
 Path measured: fake Bot API (getUpdates long poll) -> PTB -> lanes -> Assistant and the
 whole pipeline (as `build_app` assembles it) -> fake LLM (no delay unless asked) -> Markdown
-to HTML, split -> sendMessage. The fakes run in a child process (bot/bench/servers.py) so
+to HTML, split -> sendMessage. The fakes run in a child process (`load_servers`) so
 the bot has this process and its event loop to itself.
 
 Two phases on one running bot:
@@ -21,7 +21,7 @@ AIORateLimiter enforces that in production. The bench runs the same limiter with
 lifted, because it measures what the bot can do, not what Telegram permits.
 
 With `--replicas N` or `--webhook`, the bots run in processes of their own, in webhook mode:
-bot/bench/telegram_replicas.py.
+`replica_throughput`.
 """
 
 from __future__ import annotations
@@ -38,9 +38,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemobot.bot.bench.harness import BotSetup, ServersChild, bench_servers, load_plans, run_bot
-from mnemobot.bot.bench.report import cpu_model, percentile, usable_cpus
-from mnemobot.bot.bench.servers import BenchResult, LoadPlan
+from mnemobot_tooling.bench.harness import (
+    BotSetup,
+    ServersChild,
+    bench_servers,
+    load_plans,
+    run_bot,
+)
+from mnemobot_tooling.bench.load_servers import BenchResult, LoadPlan
+from mnemobot_tooling.bench.report import cpu_model, percentile, usable_cpus
 
 
 @dataclass(frozen=True, slots=True)

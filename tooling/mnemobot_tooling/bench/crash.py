@@ -1,13 +1,12 @@
 """`mnemobot bench crash`: kill `mnemobot run` with SIGKILL again and again; count what is lost.
 
-Twenty chats write to the bot (the test suite's fake Bot API and fake LLM, in this process)
+Twenty chats write to the bot (the test kit's fake Bot API and fake LLM, in this process)
 while `mnemobot run` is killed at random moments and started again, `--kills` times. The
 model takes `--model-seconds` a turn, so messages pile up. Then the bot runs until every
 message is answered, and the report says how many messages were sent, answered, missing,
 refused, answered out of order, answered twice, and whether every file of the workspace
 still reads. Messages that waited together are answered by one reply ("echo: m3\n\nm7"),
-which counts as answering each of them. It needs a checkout of the repository (for
-`tests/fakes`).
+which counts as answering each of them.
 """
 
 from __future__ import annotations
@@ -26,10 +25,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mnemobot.bot.bench.suite_fakes import REPO, require_test_fakes
 from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, delay, echo_responder
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 
-_REPO = REPO
 CHATS = 20
 ANSWER_TIMEOUT_SECONDS = 120.0
 _SENT = re.compile(r"\bm\d+\b")
@@ -73,14 +72,6 @@ class CrashFigures:
     seconds: float
 
 
-def _fakes() -> tuple[Any, Any]:
-    require_test_fakes("crash")
-    from tests.fakes.openai_server import FakeOpenAIServer
-    from tests.fakes.telegram_server import TelegramServer
-
-    return TelegramServer, FakeOpenAIServer
-
-
 def _start(workspace: Path, telegram: Any, llm: Any) -> subprocess.Popen[bytes]:
     ours = ("TELEGRAM_", "OPENAI_", "BOT_", "MNEMOBOT_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
@@ -92,7 +83,6 @@ def _start(workspace: Path, telegram: Any, llm: Any) -> subprocess.Popen[bytes]:
         TELEGRAM_API_BASE_URL=telegram.base_url,
         TELEGRAM_ALLOWED_USERS="*",
         BOT_LOG_LEVEL="ERROR",
-        PYTHONPATH=str(_REPO),
     )
     return subprocess.Popen(
         [sys.executable, "-m", "mnemobot", "run"],
@@ -104,16 +94,13 @@ def _start(workspace: Path, telegram: Any, llm: Any) -> subprocess.Popen[bytes]:
 
 
 def run_bench(kills: int, seed: int, model_seconds: float = 0.0) -> CrashFigures:
-    telegram_server, openai_server = _fakes()
-    from tests.fakes.openai_server import delay, echo_responder
-
     rng = random.Random(seed)
     chats = [7000 + n for n in range(CHATS)]
     sent: dict[int, list[str]] = {chat: [] for chat in chats}
     began = time.monotonic()
     with (
-        telegram_server() as telegram,
-        openai_server() as llm,
+        TelegramServer() as telegram,
+        FakeOpenAIServer() as llm,
         tempfile.TemporaryDirectory(prefix="mnemobot-bench-crash-") as tmp,
     ):
         workspace = Path(tmp) / "workspace"

@@ -6,7 +6,7 @@ tests, async tests and subprocesses (``mnemobot chat`` with ``OPENAI_BASE_URL`` 
 
 Usage::
 
-    from tests.fakes.openai_server import FakeOpenAIServer, reply, tool_call, user_texts
+    from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, user_texts
 
     with FakeOpenAIServer() as server:
         server.script(tool_call("remember", {"fact": "likes tea"}), reply("Noted."))
@@ -38,7 +38,8 @@ With ``context_window`` set, ``window_reported_by`` makes the server tell its wi
 a real one does: ``"vllm"`` (``max_model_len`` in ``/v1/models``), ``"llamacpp"`` (``/props``
 ``default_generation_settings.n_ctx``) or ``"ollama"`` (``/api/show`` ``model_info``).
 
-Run by hand: ``python -m tests.fakes.openai_server [--port N] [--reply TEXT] [--window N]``.
+Run by hand: ``python -m mnemobot_tooling.fakes.openai_server [--port N] [--reply TEXT]
+[--window N]``.
 """
 
 from __future__ import annotations
@@ -1075,13 +1076,13 @@ def _stream_deltas(
 
 
 # --------------------------------------------------------------------------------------------
-# Command line: python -m tests.fakes.openai_server
+# Command line: python -m mnemobot_tooling.fakes.openai_server
 # --------------------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m tests.fakes.openai_server",
+        prog="python -m mnemobot_tooling.fakes.openai_server",
         description="Serve a fake OpenAI-compatible chat API on 127.0.0.1 until Ctrl-C.",
     )
     parser.add_argument("--port", type=int, default=0, help="port to bind (default: any free)")

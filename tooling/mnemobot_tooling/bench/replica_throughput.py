@@ -6,7 +6,7 @@ and one workspace: separate processes are the point of replicas, each with its o
 event loop. With several replicas only webhook mode spreads the work (in polling mode one
 replica polls and the others only answer what it puts in Redis), so the servers child acts
 as Telegram plus a load balancer: every update is POSTed to a replica picked at random,
-and again to the next one until it gets a 200 (bot/bench/webhook_sender.py).
+and again to the next one until it gets a 200 (`webhook_sender`).
 
 Each N gets a fresh Redis namespace, workspace and servers child, and runs the phases of
 `bench telegram` (open loop at `--rate`, then closed loop). Bot CPU is read from /proc for
@@ -36,18 +36,24 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from mnemobot.bot.bench.harness import BotSetup, ServersChild, bench_servers, load_plans, run_bot
-from mnemobot.bot.bench.redis_server import find_redis_server, free_port, redis_server_process
-from mnemobot.bot.bench.report import percentile
-from mnemobot.bot.bench.servers import LoadPlan
-from mnemobot.bot.bench.telegram import (
+from mnemobot.bot.delivery.replicas import redis_display
+from mnemobot_tooling.bench.harness import (
+    BotSetup,
+    ServersChild,
+    bench_servers,
+    load_plans,
+    run_bot,
+)
+from mnemobot_tooling.bench.load_servers import LoadPlan
+from mnemobot_tooling.bench.report import percentile
+from mnemobot_tooling.bench.telegram_throughput import (
     BenchFigures,
     figures_from,
     load_line,
     machine_line,
     phase_lines,
 )
-from mnemobot.bot.delivery.replicas import redis_display
+from mnemobot_tooling.redis_server import find_redis_server, free_port, redis_server_process
 
 READY = "ready"
 START_TIMEOUT_SECONDS = 60.0
