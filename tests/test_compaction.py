@@ -14,10 +14,10 @@ import pytest
 from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.tools.registry import Tool
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.atomic_file import read_jsonl
 from mnemobot.memory.session import SessionStore
+from mnemobot.plugin import Tool
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,

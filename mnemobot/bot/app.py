@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mnemobot.bot.channels.lanes import LaneConfig
@@ -73,6 +73,15 @@ def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
 
 @dataclass(slots=True)
 class App:
+    """The assembled bot, as `build_app` makes it and a channel serves it.
+
+    Lifecycle: `start_background()` once, inside the running event loop (memory maintenance
+    starts), then `close()` (maintenance stops, the model client and memory's worker
+    threads are released). Like python-telegram-bot's Application, starting what is
+    running, or what was closed, raises; closing what was closed does nothing, and an app
+    that never started may be closed.
+    """
+
     settings: Settings
     paths: WorkspacePaths
     runtime: RuntimeConfigStore
@@ -85,13 +94,24 @@ class App:
     commands: Commands
     erasure: ScopeErasure
     maintenance: MaintenanceScheduler | None = None
+    _started: bool = field(default=False, init=False, repr=False)
+    _closed: bool = field(default=False, init=False, repr=False)
 
     def start_background(self) -> None:
         """Start background work (memory maintenance); call from inside the event loop."""
+        if self._closed:
+            raise RuntimeError("this App is closed; build a new one with build_app()")
+        if self._started:
+            raise RuntimeError("this App is already started (start_background() runs once)")
+        self._started = True
         if self.maintenance is not None:
             self.maintenance.start()
 
     async def close(self) -> None:
+        """Stop background work and release the model client and memory; once."""
+        if self._closed:
+            return
+        self._closed = True
         if self.maintenance is not None:
             await self.maintenance.stop()
         close = getattr(self.llm, "close", None)

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemobot.bot.tools.registry import Tool
 from mnemobot.systems.context import TurnContext
+from mnemobot.systems.tool_runner import Tool
 
 
 def configured_zone(name: str | None) -> ZoneInfo | None:
