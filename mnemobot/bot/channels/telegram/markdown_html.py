@@ -2,9 +2,18 @@
 
 Two passes, no Markdown library: a line-based block pass (fences, headings, lists, quotes,
 tables, rules, paragraphs) and an inline pass (a small tokenizer plus the CommonMark
-delimiter algorithm for emphasis). A library would emit tags Telegram rejects (``<p>``,
-``<ul>``, ``<table>``...) and cannot promise balanced output for arbitrary model text;
-here every tag is one Telegram knows and every tag is closed, properly nested.
+delimiter algorithm for emphasis). Every tag is one Telegram knows and every tag is
+closed, properly nested.
+
+Why not a library: measured against telegramify-markdown 1.4.1 and chatgpt-md-converter
+0.3.12 on 28 model-like replies and a minute of hypothesis fuzzing each, neither met what
+this module does. chatgpt-md-converter (regular expressions) produced HTML Telegram
+refuses for 1.4% of fuzzed replies, left ``"`` unescaped in link targets and made
+``javascript:`` links clickable. telegramify-markdown (CommonMark, message entities) never
+produced a refused message, but dropped any text that looks like HTML (``<script>``,
+``Vec<String>``, ``<b>``: a reply of only that became empty), made ``javascript:``/``data:``
+links clickable, nested block quotes Telegram cannot nest and read ``2*3*4`` as italics.
+This module passed every one of those checks.
 
 Telegram's nesting rules are respected too: ``pre``/``code`` contain only text, links
 contain no links or code, and a block quote never contains another quote or a code block
