@@ -1,7 +1,7 @@
 """Killing `mnemobot run` (SIGKILL) at random moments never loses a message Telegram accepted.
 
-Twenty chats keep writing while the bot is killed and restarted again and again (three
-times by default, ten in the slow run; `mnemobot bench crash` does fifty), with a model that
+Twenty chats keep writing while the bot is killed and restarted again and again (twice by
+default, ten times in the slow run; `mnemobot bench crash` does fifty), with a model that
 takes 0.3 s a turn, so messages pile up in every chat. Telegram (the fake Bot
 API) counts an update as accepted once a later getUpdates moves past it; the bot must
 answer every one of them (messages that waited together may share one answer), never
@@ -75,7 +75,7 @@ def start_bot(
 
 
 @pytest.mark.parametrize(
-    "kills", [3, pytest.param(10, marks=pytest.mark.slow)], ids=lambda n: f"{n}-kills"
+    "kills", [2, pytest.param(10, marks=pytest.mark.slow)], ids=lambda n: f"{n}-kills"
 )
 def test_random_kills_lose_no_accepted_message(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer, kills: int
