@@ -13,7 +13,7 @@ from mnemobot.bot.erasure import ScopeErasure
 from mnemobot.bot.llm_client import OpenAIChatModel
 from mnemobot.bot.maintenance import MaintenanceScheduler
 from mnemobot.bot.permissions import ConsoleRoles, Permissions
-from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
+from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
@@ -25,6 +25,7 @@ from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.maintenance import supersede_matching_facts
 from mnemobot.memory.model_windows import ModelWindowStore
+from mnemobot.memory.scope_paths import chat_scope
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.auto_compaction import AutoCompaction, OverflowRecovery
@@ -44,9 +45,7 @@ def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
 
     Forum topics of one group share the group's memory but have their own sessions.
     """
-    if config.memory.scope == "global":
-        return "global"
-    return f"{chat.channel}:{chat.chat_id}"
+    return chat_scope(chat.channel, chat.chat_id, config.memory.scope)
 
 
 @dataclass(slots=True)
@@ -120,7 +119,7 @@ def build_app(
     )
     tools = ToolRegistry(
         [
-            DATETIME_TOOL,
+            datetime_tool(clock),
             FilesTool(paths.files).tool(),
             MemoryTool(memory, on_forgotten=maintenance.notify_forgotten).tool(),
             *SessionTools(sessions, large_results).tools(),

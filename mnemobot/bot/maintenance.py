@@ -150,7 +150,7 @@ class MaintenanceScheduler:
     # ----------------------------------------------------------------- running
 
     def _model(self, config: RuntimeConfig) -> str:
-        return config.llm.summary_model or config.llm.model or self.chat_model_name
+        return config.llm.summary_model_name(self.chat_model_name)
 
     async def _window_of(self, model: str) -> Callable[[], int | None]:
         """The context window of `model` as the client knows it, read anew at each call (an

@@ -22,7 +22,6 @@ from mnemobot.bot.llm_client import OpenAIChatModel
 from mnemobot.bot.maintenance import MaintenanceScheduler
 from mnemobot.bot.memory_import import register_import
 from mnemobot.bot.startup import fail, settings_or_exit
-from mnemobot.bot.tools.clock_tool import now_in_zone
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.maintenance import MaintenanceReport
@@ -63,7 +62,7 @@ def _pack(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
-    now = now_in_zone(config.assistant.timezone)
+    now = config.assistant.local_time(time.time())
     pack = pack_for_turn(memory, args.chat, args.query, now, config.memory)
     if args.json:
         _print_json(pack.to_json_dict())

@@ -59,6 +59,7 @@ from typing import Any
 
 from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.clock import SECONDS_PER_DAY
 from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
 from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery, normalize_content
@@ -77,13 +78,12 @@ from mnemobot.memory.turn_neighbours import TurnsAround, turn_context, turns_aro
 # The least `estimate_item_tokens` gives any item (max(20, chars/4 + 8)).
 MIN_ITEM_TOKENS = estimate_item_tokens("")
 
-_SECONDS_PER_DAY = 86_400.0
 # How far back from the newest end of the store's dict `working` context is looked for.
 # The store keeps its dict in write order, so the newest episodes are at the end; durable
 # items written since then are skipped over, up to this many entries.
 _WORKING_SCAN_LIMIT = 5_000
 # Named days up to a week long make their items candidates (`_dated_items`).
-_NAMED_DAYS_SECONDS = 7 * _SECONDS_PER_DAY
+_NAMED_DAYS_SECONDS = 7 * SECONDS_PER_DAY
 
 
 class PackSection(StrEnum):
@@ -410,13 +410,13 @@ def date_boost(created_at: float, ranges: Sequence[tuple[float, float]], boost: 
     best = 0.0
     for start, end in ranges:
         if start <= created_at < end:
-            days = max(1.0, (end - start) / _SECONDS_PER_DAY)
+            days = max(1.0, (end - start) / SECONDS_PER_DAY)
             best = max(best, boost / days**0.5)
     return best
 
 
 def _is_expired(item: MemoryItem, now: float) -> bool:
-    return item.ttl_days is not None and now > item.created_at + item.ttl_days * _SECONDS_PER_DAY
+    return item.ttl_days is not None and now > item.created_at + item.ttl_days * SECONDS_PER_DAY
 
 
 def build_pack(

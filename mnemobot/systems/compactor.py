@@ -32,7 +32,7 @@ from mnemobot.memory.model_call_budget import (
     prompt_room,
 )
 from mnemobot.memory.session import AgentSession, Message, SessionStore
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.tokens import cut_to_tokens, estimate_tokens
 from mnemobot.systems.compaction_plan import SUMMARY_PREFIX, CompactionPlan, plan_compaction
 from mnemobot.systems.context_window import ContextWindows
 from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
@@ -135,7 +135,8 @@ def split_lines(lines: list[str], budget_tokens: int) -> list[list[str]]:
     for line in lines:
         cost = estimate_tokens(line) + 1
         if cost > budget_tokens:
-            line = _cut(line, max(16, budget_tokens * 3))
+            # The newline and the "…" cost a token each; a part has room for a few words.
+            line = cut_to_tokens(" ".join(line.split()), max(4, budget_tokens - 2)) + "…"
             cost = estimate_tokens(line) + 1
         if current and used + cost > budget_tokens:
             parts.append(current)
@@ -186,7 +187,8 @@ class Compactor:
         self.windows = windows
 
     def _summary_model(self, config: RuntimeConfig) -> str:
-        return config.llm.summary_model or self.chat_model_for(config)
+        # The chat model this bot resolves stands in for BOT_MODEL: the same name.
+        return config.llm.summary_model_name(self.chat_model_for(config))
 
     async def _window(self, model: str) -> int | None:
         if self.windows is None:

@@ -39,4 +39,4 @@ class Services:
     def chat_model(self, config: RuntimeConfig | None = None) -> str:
         """The model name for chat requests: `llm.model`, or BOT_MODEL when it is null."""
         config = config or self.config()
-        return config.llm.model or self.settings.bot_model
+        return config.llm.chat_model_name(self.settings.bot_model)
