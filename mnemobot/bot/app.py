@@ -99,6 +99,7 @@ def build_app(
         paths.root,
         max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=shared_workspace,
+        clock=clock,
     )
     if llm is None:
         llm = OpenAIChatModel(
@@ -116,12 +117,13 @@ def build_app(
         llm=llm,
         chat_model_name=settings.bot_model,
         on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+        clock=clock,
     )
     tools = ToolRegistry(
         [
             datetime_tool(clock),
             FilesTool(paths.files).tool(),
-            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten).tool(),
+            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten, clock=clock).tool(),
             *SessionTools(sessions, large_results).tools(),
         ]
     )
@@ -133,6 +135,7 @@ def build_app(
         sessions=sessions,
         llm=llm,
         tools=tools,
+        clock=clock,
     )
     load_entry_point_tools(tools, services)
     compactor = Compactor(
@@ -142,6 +145,7 @@ def build_app(
         chat_model_for=services.chat_model,
         on_compacted=maintenance.notify_compacted,
         windows=llm if isinstance(llm, OpenAIChatModel) else None,
+        clock=clock,
     )
     context_building = ContextBuilding(memory)
     systems: list[System] = [
@@ -152,8 +156,9 @@ def build_app(
             tools,
             overflow_recovery=OverflowRecovery(compactor, context_building),
             large_results=large_results,
+            clock=clock,
         ),
-        MemoryPersist(memory),
+        MemoryPersist(memory, clock=clock),
     ]
     if isinstance(llm, OpenAIChatModel):
         systems.append(ContextWindowLimit(llm))

@@ -244,6 +244,11 @@ class ExtractionConfig(ConfigSection):
     """A shell command that was run."""
     suggested_command_confidence: float = Field(0.7, ge=0, le=1)
     """A shell command the assistant only suggested."""
+    slot_fact_confidence: float = Field(0.85, ge=0, le=1)
+    """A fact the update rules make of a statement of a single-valued thing ("I moved to
+    Berlin") that nothing else extracted: as specific as the explicit statements above."""
+    slot_fact_salience: float = Field(0.7, ge=0, le=1)
+    """Salience of such a fact."""
     max_derived_items: int = Field(12, ge=0, le=1_000)
     """Most items derived from one turn, so a pasted log cannot flood memory."""
     max_commands: int = Field(6, ge=0, le=1_000)
@@ -340,6 +345,11 @@ class MemoryConfig(ConfigSection):
     """Confidence of the facts the compaction flush keeps (a ranking input)."""
     flush_salience: float = Field(0.6, ge=0, le=1)
     """Salience of the facts the compaction flush keeps (a ranking input)."""
+    tool_confidence: float = Field(0.9, ge=0, le=1)
+    """Confidence of a fact the model saves with the memory tool (a ranking input): it was
+    asked to, or judged it worth keeping, so it ranks above what rules extracted."""
+    tool_salience: float = Field(0.7, ge=0, le=1)
+    """Salience of a fact the model saves with the memory tool (a ranking input)."""
     date_languages: list[str] = Field(default_factory=lambda: ["en", "ru", "zh"])
     """Languages (ISO 639-1 codes, as the dateparser library knows them) in which dates in
     a message are read ("last Tuesday", "в прошлую пятницу", "上周二", "3月8日"); a message

@@ -90,12 +90,12 @@ class CompleteText(Protocol):
     def __call__(self, instructions: str, material: str) -> str: ...
 
 
-# (scope, superseded entries): handed the entries a rewrite replaced, so the item store
-# can mark the matching facts as no longer valid.
-SupersededHook = Callable[[str, list[str]], None]
+# (scope, superseded entries, the run's time): handed the entries a rewrite replaced, so
+# the item store can mark the matching facts as no longer valid from then on.
+SupersededHook = Callable[[str, list[str], float], None]
 
 
-def ignore_superseded(scope: str, entries: list[str]) -> None:
+def ignore_superseded(scope: str, entries: list[str], at: float) -> None:
     """The default SupersededHook: nothing to mark."""
 
 
@@ -235,7 +235,7 @@ def consolidate_scope(
         tally.rewrites += 1
         if rewrite.superseded:
             tally.superseded += rewrite.superseded
-            on_superseded(paths.scope, list(rewrite.superseded))
+            on_superseded(paths.scope, list(rewrite.superseded), now)
     return _finish(paths, tally, "")
 
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, date, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import orjson
@@ -39,7 +39,7 @@ from mnemobot.memory.consolidation import (
     consolidate_scope,
     ignore_superseded,
 )
-from mnemobot.memory.items import Layer, MemoryItem
+from mnemobot.memory.items import MemoryItem
 from mnemobot.memory.memory_versions import archive_dir
 from mnemobot.memory.scope_paths import (
     MEMORY_DIR_NAME,
@@ -77,10 +77,6 @@ class MaintenanceRun:
 
 
 StepFunction = Callable[[MaintenanceRun], str]
-
-# BM25 relevance (0..1 within the query's hits) a durable fact needs to count as the one
-# a superseded MEMORY.md entry is about: only a near-certain match is marked.
-SUPERSEDED_MATCH_MIN = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,17 +231,8 @@ def supersede_matching_facts(
     """A consolidation hook: the durable facts matching entries the model called superseded
     are marked as earlier (dated, kept), so no pack shows them as current."""
 
-    def mark(scope: str, entries: list[str]) -> None:
-        now = time.time()
-        for entry in entries:
-            hits = memory.search(scope, entry, config=config(), tz=UTC, limit=3)
-            stale = [
-                item.id
-                for item, score in hits
-                if score >= SUPERSEDED_MATCH_MIN and item.layer is not Layer.EPISODIC
-            ]
-            if stale:
-                memory.supersede_facts(scope, stale, None, at=now)
+    def mark(scope: str, entries: list[str], at: float) -> None:
+        memory.supersede_matching(scope, entries, at=at, config=config())
 
     return mark
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Protocol
 
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.forgotten_texts import ForgottenTexts
 from mnemobot.memory.items import to_iso
 from mnemobot.memory.model_call_budget import (
@@ -175,16 +175,19 @@ class Compactor:
         chat_model_for: Callable[[RuntimeConfig], str],
         on_compacted: Callable[[str], None] | None = None,
         windows: ContextWindows | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         """`on_compacted(scope)` is called on the loop after each compaction (and its
         memory flush), so memory maintenance above this layer can follow it. `windows`
-        tells the context window of the model the summary and flush go to, when known."""
+        tells the context window of the model the summary and flush go to, when known;
+        `clock` dates the summary and the facts the flush keeps."""
         self.llm = llm
         self.sessions = sessions
         self.memory = memory
         self.chat_model_for = chat_model_for
         self.on_compacted = on_compacted
         self.windows = windows
+        self.clock = clock
 
     def _summary_model(self, config: RuntimeConfig) -> str:
         # The chat model this bot resolves stands in for BOT_MODEL: the same name.
@@ -225,10 +228,11 @@ class Compactor:
                 f"{self.offload_path_text(session)}; the session_history and session_search "
                 "tools can read them."
             )
-        session.messages[:] = [{"role": "system", "content": head, "at": to_iso(time.time())}]
+        now = to_iso(self.clock())
+        session.messages[:] = [{"role": "system", "content": head, "at": now}]
         session.messages += plan.kept
         session.metadata["compactions"] = int(session.metadata.get("compactions", 0)) + 1
-        session.metadata["lastCompactionAt"] = to_iso(time.time())
+        session.metadata["lastCompactionAt"] = now
         await self.sessions.save_async(session)
         log.info(
             "compacted %s: removed %d, kept %d, summary=%s, facts flushed=%d",
@@ -380,7 +384,7 @@ class Compactor:
             return await self.memory.add_flushed_facts_async(
                 scope,
                 found,
-                at=time.time(),
+                at=self.clock(),
                 session_key=session_key,
                 tz=config.assistant.tzinfo(),
                 config=config.memory,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import to_iso
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.model_windows import ModelWindow
@@ -31,10 +31,6 @@ OverflowRecovery = Callable[[TurnContext, int], Awaitable[bool]]
 MAX_OVERFLOW_ROUNDS = 3
 
 
-def _now_iso() -> str:
-    return to_iso(time.time())
-
-
 def _call_ids(messages: list[Message]) -> set[str]:
     ids = set()
     for message in messages:
@@ -55,11 +51,17 @@ class ToolLoop:
         *,
         overflow_recovery: OverflowRecovery | None = None,
         large_results: LargeResultStore | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
+        """`clock` dates the messages the turn adds (a replay passes its own)."""
         self.llm = llm
+        self.clock = clock
         self.tools = tools
         self.overflow_recovery = overflow_recovery
         self.large_results = large_results
+
+    def _now(self) -> str:
+        return to_iso(self.clock())
 
     def enabled(self, ctx: TurnContext) -> bool:
         return ctx.reply is None
@@ -129,7 +131,7 @@ class ToolLoop:
                 answer = cut_reply(content.strip(), llm_config.max_reply_chars)
                 if not answer:
                     answer = "(the model returned an empty answer)"
-                ctx.add_message({"role": "assistant", "content": answer, "at": _now_iso()})
+                ctx.add_message({"role": "assistant", "content": answer, "at": self._now()})
                 ctx.reply = answer
                 return
             content = cut_reply(content, llm_config.max_reply_chars)
@@ -146,7 +148,7 @@ class ToolLoop:
                         ).to_message_dict()
                         for c in calls
                     ],
-                    "at": _now_iso(),
+                    "at": self._now(),
                 }
             )
             budget_hit = False
@@ -164,7 +166,7 @@ class ToolLoop:
                         "tool_call_id": call.id,
                         "name": call.name,
                         "content": result,
-                        "at": _now_iso(),
+                        "at": self._now(),
                     }
                 )
             if budget_hit:
@@ -200,5 +202,5 @@ class ToolLoop:
         if last_content:
             text = f"{last_content.strip()}\n\n{text}"
         text += " Ask me to continue if you want me to go on."
-        ctx.add_message({"role": "assistant", "content": text, "at": _now_iso()})
+        ctx.add_message({"role": "assistant", "content": text, "at": self._now()})
         ctx.reply = text
