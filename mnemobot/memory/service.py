@@ -13,9 +13,13 @@ scope (about a second at 100k items) must not stall the other chats. Calls on a 
 that is not loaded yet go to a pool of their own, so a warm chat's pack or write never
 waits in a queue behind cold loads.
 
+It is also the one door of every durable write (a turn, an import, the compaction flush,
+the memory tool, consolidation's supersessions): each goes through `memory.write_path`,
+so the same rules weigh, merge and update facts whichever way they came.
+
 The module is longer than most because it is that one surface; each method only takes
-the scope's lock and calls the module doing the work (`pack`, `facts`, `forgetting`,
-`item_store`, `daily_notes`).
+the scope's lock and calls the module doing the work (`pack`, `write_path`, `facts`,
+`forgetting`, `item_store`, `daily_notes`).
 """
 
 from __future__ import annotations
