@@ -132,7 +132,7 @@ class Assistant:
         self.scope_for = scope_for
         self.activity: dict[str, ChatActivity] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self.started_at = time.time()
+        self.started_at = clock()
         # Sessions cannot be stored right now (logged once per outage).
         self._storage_failing = False
 
@@ -249,7 +249,7 @@ class Assistant:
             # reply goes out only after this, so what the user reads is always on disk.
             await self.sessions.save_async(session)
             activity = self.activity_for(chat)
-            activity.last_turn_at = time.time()
+            activity.last_turn_at = self.clock()
             if ctx.memory_pack is not None:
                 activity.last_pack_tokens = ctx.memory_pack.diagnostics.total_tokens
         answered = ctx.reply is not None
