@@ -16,7 +16,7 @@ from mnemobot.bot.channels.lanes import LaneConfig
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
 from mnemobot.bot.llm.client import OpenAIChatModel
-from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
+from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
@@ -34,6 +34,7 @@ from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.maintenance import supersede_matching_facts
 from mnemobot.memory.model_windows import ModelWindowStore
 from mnemobot.memory.redis_sessions import RedisSessionStore
+from mnemobot.memory.scope_paths import chat_scope
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.auto_compaction import AutoCompaction, OverflowRecovery
@@ -66,9 +67,7 @@ def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
 
     Forum topics of one group share the group's memory but have their own sessions.
     """
-    if config.memory.scope == "global":
-        return "global"
-    return f"{chat.channel}:{chat.chat_id}"
+    return chat_scope(chat.channel, chat.chat_id, config.memory.scope)
 
 
 @dataclass(slots=True)
@@ -142,6 +141,7 @@ def build_app(
         paths.root,
         max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=shared_workspace,
+        clock=clock,
     )
     if llm is None:
         llm = OpenAIChatModel(
@@ -159,12 +159,13 @@ def build_app(
         llm=llm,
         chat_model_name=settings.bot_model,
         on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+        clock=clock,
     )
     tools = ToolRegistry(
         [
-            DATETIME_TOOL,
+            datetime_tool(clock),
             FilesTool(paths.files).tool(),
-            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten).tool(),
+            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten, clock=clock).tool(),
             *SessionTools(sessions, large_results).tools(),
         ]
     )
@@ -176,6 +177,7 @@ def build_app(
         sessions=sessions,
         llm=llm,
         tools=tools,
+        clock=clock,
     )
     load_entry_point_tools(tools, services)
     compactor = Compactor(
@@ -185,6 +187,7 @@ def build_app(
         chat_model_for=services.chat_model,
         on_compacted=maintenance.notify_compacted,
         windows=llm if isinstance(llm, OpenAIChatModel) else None,
+        clock=clock,
     )
     context_building = ContextBuilding(memory)
     systems: list[System] = [
@@ -195,8 +198,9 @@ def build_app(
             tools,
             overflow_recovery=OverflowRecovery(compactor, context_building),
             large_results=large_results,
+            clock=clock,
         ),
-        MemoryPersist(memory),
+        MemoryPersist(memory, clock=clock),
     ]
     if isinstance(llm, OpenAIChatModel):
         systems.append(ContextWindowLimit(llm))

@@ -280,8 +280,8 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     record(check_runtime_config(store))
     if settings.bot_redis_url is not None:
         record(await check_redis(settings, emit))
-    configured = store.current().llm.model
-    model, source = (configured, "llm.model") if configured else (settings.bot_model, "BOT_MODEL")
+    llm = store.current().llm
+    model, source = llm.chat_model_name(settings.bot_model), llm.chat_model_source()
     llm_result = await check_llm(settings, model, source, emit)
     record(llm_result)
     paths = WorkspacePaths(settings.bot_workspace)

@@ -12,9 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from mnemobot.bot.tools.clock_tool import configured_zone
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
@@ -134,7 +132,7 @@ class Assistant:
         self.scope_for = scope_for
         self.activity: dict[str, ChatActivity] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self.started_at = time.time()
+        self.started_at = clock()
         # Sessions cannot be stored right now (logged once per outage).
         self._storage_failing = False
 
@@ -143,7 +141,7 @@ class Assistant:
 
     def model_name(self, config: RuntimeConfig | None = None) -> str:
         config = config or self.config()
-        return config.llm.model or self.settings.bot_model
+        return config.llm.chat_model_name(self.settings.bot_model)
 
     def lock_for(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)
@@ -205,8 +203,7 @@ class Assistant:
         session = self.sessions.get(chat.key)
         set_aside = session.metadata.pop(SET_ASIDE_KEY, None)
         at = self.clock()
-        zone = configured_zone(config.assistant.timezone)
-        now = datetime.fromtimestamp(at, zone) if zone else datetime.fromtimestamp(at).astimezone()
+        now = config.assistant.local_time(at)
         ctx = TurnContext(
             chat=chat,
             session=session,
@@ -252,7 +249,7 @@ class Assistant:
             # reply goes out only after this, so what the user reads is always on disk.
             await self.sessions.save_async(session)
             activity = self.activity_for(chat)
-            activity.last_turn_at = time.time()
+            activity.last_turn_at = self.clock()
             if ctx.memory_pack is not None:
                 activity.last_pack_tokens = ctx.memory_pack.diagnostics.total_tokens
         answered = ctx.reply is not None
