@@ -13,10 +13,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import mnemobot_tooling.fakes
 from mnemobot.bot.app import App
 from mnemobot.bot.mcp.supervisor import ServerState
 
-SERVER_SCRIPT = str(Path(__file__).resolve().parent / "fakes" / "mcp_server.py")
+SERVER_SCRIPT = str(Path(mnemobot_tooling.fakes.__file__).resolve().parent / "mcp_server.py")
 
 
 def stdio_server(log: Path, *args: str, **entry: Any) -> dict[str, Any]:

@@ -17,8 +17,8 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from mnemobot.bot.channels.registry import BOT_SECTIONS
-from mnemobot.bot.logging_setup import configure_logging
+from mnemobot.bot.app import RUNTIME_SECTIONS
+from mnemobot.bot.cli.logging_setup import configure_logging
 from mnemobot.bot.mcp.config import McpServerConfig
 from mnemobot.bot.mcp.secrets import MissingVariables, fill_server, hide_in_logs, literal_secrets
 from mnemobot.bot.mcp.tool_adapter import (
@@ -27,16 +27,16 @@ from mnemobot.bot.mcp.tool_adapter import (
     prefixed_name,
     result_text,
 )
-from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
+from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.confirmations import Answer, Confirmations, Press, answer_word
-from mnemobot.bot.tools.registry import AnyArguments, Tool, ToolRegistry
+from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_store import RuntimeConfigError, parse_runtime_config
 from mnemobot.systems.context import ChatRef
-from mnemobot.systems.tool_runner import ToolError
+from mnemobot.systems.tool_runner import AnyArguments, Tool, ToolError
 from tests.conftest import turn_context
 
-MODEL = with_sections(BOT_SECTIONS)
+MODEL = with_sections(RUNTIME_SECTIONS)
 
 
 def config_error(servers: dict[str, object]) -> str:
@@ -129,7 +129,7 @@ def mcp_tool(name: str, tool_set: str, answer: str = "ran") -> Tool:
 
 
 async def test_a_tool_set_is_offered_and_run_only_in_turns_that_allow_it() -> None:
-    registry = ToolRegistry([DATETIME_TOOL])
+    registry = ToolRegistry([datetime_tool()])
     refused = registry.replace_set(
         "mcp:a", [mcp_tool("mcp_a_x", "mcp:a"), mcp_tool("datetime", "mcp:a")]
     )

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import run_mnemobot, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer
 from tests.mcp_harness import stdio_server
 
 SECRET = "doctor-secret-5b7e0c2a91"

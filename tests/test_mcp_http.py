@@ -10,9 +10,15 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import build_app
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    Step,
+    reply,
+    tool_call,
+    tool_messages,
+)
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, Step, reply, tool_call, tool_messages
 from tests.mcp_harness import calls_logged, http_server, wait_ready, wait_until
 
 TOKEN = "http-token-9c2e7d41b8"

@@ -8,8 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.openai_server import FakeOpenAIServer, Step, reply, tool_call, tool_messages
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    Step,
+    reply,
+    tool_call,
+    tool_messages,
+)
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.mcp_harness import calls_logged, offered_tools, stdio_server, wait_ready, wait_until
 from tests.telegram_harness import RunningBot, StartBot, start_bot, telegram
 

@@ -12,11 +12,17 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.commands import ParsedCommand
 from mnemobot.bot.mcp import supervisor as supervisor_module
 from mnemobot.bot.mcp.supervisor import ServerState
+from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    Step,
+    reply,
+    tool_call,
+    tool_messages,
+)
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, Step, reply, tool_call, tool_messages
 from tests.mcp_harness import (
     calls_logged,
     offered_tools,

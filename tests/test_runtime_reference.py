@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.channels.registry import BOT_SECTIONS
-from mnemobot.bot.cli import main
+from mnemobot.bot.app import RUNTIME_SECTIONS
+from mnemobot.bot.cli.main import main
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_reference import reference_markdown
 
@@ -30,7 +30,7 @@ def test_config_docs_lists_every_key_with_its_default(capsys: pytest.CaptureFixt
         line.split("|")[1].strip().strip("`"): line
         for line in capsys.readouterr().out.splitlines()[2:]
     }
-    defaults = with_sections(BOT_SECTIONS)().to_json_dict()
+    defaults = with_sections(RUNTIME_SECTIONS)().to_json_dict()
     # Keys of each entry of an object keyed by name (an MCP server) are listed once.
     named = {key for key in rows if ".<name>." in key}
     assert sorted(set(rows) - named) == sorted(leaf_keys(defaults))

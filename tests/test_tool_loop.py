@@ -10,10 +10,8 @@ import pytest
 from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.tools.registry import Tool
-from tests.conftest import CONSOLE_CHAT as CHAT
-from tests.conftest import ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import (
+from mnemobot.systems.tool_runner import Tool
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
     hang,
@@ -23,6 +21,8 @@ from tests.fakes.openai_server import (
     tool_messages,
     user_texts,
 )
+from tests.conftest import CONSOLE_CHAT as CHAT
+from tests.conftest import ask, make_settings, write_runtime_config
 
 
 @pytest.fixture

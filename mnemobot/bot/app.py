@@ -1,33 +1,44 @@
-"""The composition root: builds the workspace, stores, LLM client, tools, pipeline, commands."""
+"""The composition root: builds the workspace, stores, LLM client, tools, pipeline, commands.
+
+Nothing below this module knows how the bot is put together: channels are handed the
+assembled parts (see `bot.channels.base.ChannelHost`), systems and tools get `Services`,
+and the CLI (the only importer of this module inside the package) starts it.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from mnemobot.bot.assistant import Assistant
-from mnemobot.bot.channels.registry import open_runtime_config
-from mnemobot.bot.commands import Commands
-from mnemobot.bot.erasure import ScopeErasure
-from mnemobot.bot.llm_client import OpenAIChatModel
-from mnemobot.bot.maintenance import MaintenanceScheduler
+from mnemobot.bot.channels.lanes import LaneConfig
+from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
+from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.mcp.access import McpToolAccess, named_users
+from mnemobot.bot.mcp.config import McpConfig
 from mnemobot.bot.mcp.servers import McpServers
-from mnemobot.bot.permissions import ConsoleRoles, Permissions
-from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
+from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
 from mnemobot.bot.tools.session_tools import SessionTools
-from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.bot.turn.assistant import Assistant
+from mnemobot.bot.turn.commands import Commands
+from mnemobot.bot.turn.erasure import ScopeErasure
+from mnemobot.bot.turn.permissions import ConsoleRoles, Permissions
+from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
+from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.maintenance import supersede_matching_facts
 from mnemobot.memory.model_windows import ModelWindowStore
+from mnemobot.memory.redis_sessions import RedisSessionStore
+from mnemobot.memory.scope_paths import chat_scope
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.auto_compaction import AutoCompaction, OverflowRecovery
@@ -41,19 +52,43 @@ from mnemobot.systems.pipeline import Pipeline, System, load_entry_point_systems
 from mnemobot.systems.services import Services
 from mnemobot.systems.tool_loop import ToolLoop
 
+# Each channel's section of runtime-config.json (`"telegram": {...}`), validated by a model
+# kept with the channel; every config store of the bot and its CLI reads them.
+CHANNEL_SECTIONS: dict[str, type[ConfigSection]] = {
+    # The console has nothing of its own beyond its lanes.
+    "console": LaneConfig,
+    "telegram": TelegramConfig,
+}
+
+
+# Every section kept with its code: the channels', and the MCP servers' (bot.mcp).
+RUNTIME_SECTIONS: dict[str, type[ConfigSection]] = {**CHANNEL_SECTIONS, "mcp": McpConfig}
+
+
+def open_runtime_config(path: Path) -> RuntimeConfigStore:
+    """The runtime config store with every channel's section and the MCP servers'."""
+    return RuntimeConfigStore(path, sections=RUNTIME_SECTIONS)
+
 
 def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
     """The memory scope of a chat: the chat itself (default) or one global scope.
 
     Forum topics of one group share the group's memory but have their own sessions.
     """
-    if config.memory.scope == "global":
-        return "global"
-    return f"{chat.channel}:{chat.chat_id}"
+    return chat_scope(chat.channel, chat.chat_id, config.memory.scope)
 
 
 @dataclass(slots=True)
 class App:
+    """The assembled bot, as `build_app` makes it and a channel serves it.
+
+    Lifecycle: `start_background()` once, inside the running event loop (memory maintenance
+    and the MCP servers start), then `close()` (the servers and maintenance stop, the model
+    client and memory's worker threads are released). Like python-telegram-bot's
+    Application, starting what is running, or what was closed, raises; closing what was
+    closed does nothing, and an app that never started may be closed.
+    """
+
     settings: Settings
     paths: WorkspacePaths
     runtime: RuntimeConfigStore
@@ -69,15 +104,30 @@ class App:
     confirmations: Confirmations
     mcp: McpServers
     maintenance: MaintenanceScheduler | None = None
+    _started: bool = field(default=False, init=False, repr=False)
+    _closed: bool = field(default=False, init=False, repr=False)
 
     def start_background(self) -> None:
         """Start background work (memory maintenance, MCP servers); call from inside the
         event loop."""
+        if self._closed:
+            raise RuntimeError("this App is closed; build a new one with build_app()")
+        if self._started:
+            raise RuntimeError("this App is already started (start_background() runs once)")
+        self._started = True
         if self.maintenance is not None:
             self.maintenance.start()
         self.mcp.start()
 
+    async def tools_ready(self) -> None:
+        """Return once every configured MCP server has started or failed to."""
+        await self.mcp.settled()
+
     async def close(self) -> None:
+        """Stop background work and release the model client and memory; once."""
+        if self._closed:
+            return
+        self._closed = True
         await self.mcp.close()
         if self.maintenance is not None:
             await self.maintenance.stop()
@@ -109,6 +159,7 @@ def build_app(
         paths.root,
         max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=shared_workspace,
+        clock=clock,
     )
     if llm is None:
         llm = OpenAIChatModel(
@@ -126,12 +177,13 @@ def build_app(
         llm=llm,
         chat_model_name=settings.bot_model,
         on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+        clock=clock,
     )
     tools = ToolRegistry(
         [
-            DATETIME_TOOL,
+            datetime_tool(clock),
             FilesTool(paths.files).tool(),
-            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten).tool(),
+            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten, clock=clock).tool(),
             *SessionTools(sessions, large_results).tools(),
         ]
     )
@@ -143,6 +195,7 @@ def build_app(
         sessions=sessions,
         llm=llm,
         tools=tools,
+        clock=clock,
     )
     load_entry_point_tools(tools, services)
     compactor = Compactor(
@@ -152,6 +205,7 @@ def build_app(
         chat_model_for=services.chat_model,
         on_compacted=maintenance.notify_compacted,
         windows=llm if isinstance(llm, OpenAIChatModel) else None,
+        clock=clock,
     )
     context_building = ContextBuilding(memory)
     permissions = Permissions(runtime.current)
@@ -168,8 +222,9 @@ def build_app(
             tools,
             overflow_recovery=OverflowRecovery(compactor, context_building),
             large_results=large_results,
+            clock=clock,
         ),
-        MemoryPersist(memory),
+        MemoryPersist(memory, clock=clock),
     ]
     if isinstance(llm, OpenAIChatModel):
         systems.append(ContextWindowLimit(llm))
@@ -206,19 +261,20 @@ def build_app(
         return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
     erasure = ScopeErasure(paths, memory, sessions, runtime.current)
+
+    def maintenance_lines(chat: ChatRef) -> list[str]:
+        return maintenance.status_lines(scope_for(chat, assistant.config()))
+
     commands = Commands(
         assistant,
         compactor=compactor,
-        status_providers=[memory_lines],
+        # Every chat's /status, in this order; its channel adds the channel's own lines.
+        status_providers=[memory_lines, maintenance_lines, mcp.status_lines],
         memory=memory,
         known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
         permissions=permissions,
         erasure=erasure,
         tools_text=mcp.tools_text,
-    )
-    commands.status_providers.append(mcp.status_lines)
-    commands.status_providers.append(
-        lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))
     )
     return App(
         settings=settings,
@@ -236,3 +292,10 @@ def build_app(
         mcp=mcp,
         maintenance=maintenance,
     )
+
+
+def build_replica_app(settings: Settings, replicas: Replicas) -> App:
+    """The app of one replica: sessions in Redis, everything else on the shared workspace."""
+    paths = WorkspacePaths(settings.bot_workspace)
+    sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas))
+    return build_app(settings, sessions=sessions, shared_workspace=True)

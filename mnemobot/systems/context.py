@@ -42,6 +42,10 @@ class SystemFailure:
 
 @dataclass(slots=True)
 class TurnContext:
+    """One turn of one chat as it goes through the systems: who said what (`chat`,
+    `user_text`), the session, the config and model in force, the memory pack and prompt
+    built for it, and, once the model has answered, the reply."""
+
     chat: ChatRef
     session: AgentSession
     user_text: str
@@ -71,6 +75,8 @@ class TurnContext:
     failures: list[SystemFailure] = field(default_factory=list)
     llm_calls: int = 0
     tool_executions: int = 0
+    # Seconds the turn's tool calls have taken (toolLoop.maxToolSeconds).
+    tool_seconds: float = 0.0
     # Tool sets beyond the built-in tools (an MCP server's) this turn may use, decided
     # before the tool loop by the bot's access rules for this chat and user.
     allowed_tool_sets: frozenset[str] = frozenset()

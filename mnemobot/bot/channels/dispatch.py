@@ -18,11 +18,11 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from mnemobot.bot.app import App
-from mnemobot.bot.assistant import STORAGE_FAILED_TEXT, TurnOutcome
 from mnemobot.bot.channels.base import Channel
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
-from mnemobot.bot.commands import CommandReply, StopHandler
+from mnemobot.bot.tools.confirmations import Confirmations
+from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
+from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
 from mnemobot.memory.items import to_iso
 from mnemobot.systems.context import ChatRef
 
@@ -68,13 +68,18 @@ class ChatDispatcher:
 
     def __init__(
         self,
-        app: App,
+        assistant: Assistant,
+        commands: Commands,
         channel: Channel,
         config: Callable[[], LaneConfig],
         *,
         answered: Answered | None = None,
+        confirmations: Confirmations | None = None,
     ) -> None:
-        self.app = app
+        self.assistant = assistant
+        # Questions a running turn asks its user: a "yes" / "no" message answers them.
+        self.confirmations = confirmations
+        self.commands = commands
         self.channel = channel
         # Read on every message, so a hot-reloaded queueCap or queueMode applies at once.
         self.config = config
@@ -88,7 +93,6 @@ class ChatDispatcher:
         self._background: set[asyncio.Task[Any]] = set()
         # Last notice per chat: notices of one chat go out in the order they were made.
         self._last_notice: dict[str, asyncio.Task[Any]] = {}
-        app.commands.status_providers.append(self.status_lines)
 
     # -- intake ----------------------------------------------------------------------------------
 
@@ -104,7 +108,11 @@ class ChatDispatcher:
                 stop = partial(self._stop_dropped, self.lanes.drop_queued(job.chat.key))
             self._in_order(job.chat.key, partial(self._answer_command, job, stop))
             return None
-        if command is None and self.app.confirmations.answer_text(job.chat, job.text):
+        if (
+            command is None
+            and self.confirmations is not None
+            and self.confirmations.answer_text(job.chat, job.text)
+        ):
             # "yes" / "no" to a tool waiting for this user's confirmation: an answer for
             # the running turn, not a message of its own.
             self._in_order(job.chat.key, partial(self._answered, [job]))
@@ -177,7 +185,9 @@ class ChatDispatcher:
         """The command's answer; a failure is one log line and one line for the user."""
         assert job.command is not None
         try:
-            return await self.app.commands.reply(job.chat, job.command, stop=stop)
+            return await self.commands.reply(
+                job.chat, job.command, stop=stop, channel_status=self.status_lines
+            )
         except OSError as exc:
             # The disk, not the code: no traceback.
             log.warning("/%s in %s failed on storage (%s)", job.command.name, job.chat.key, exc)
@@ -187,10 +197,8 @@ class ChatDispatcher:
             return CommandReply(COMMAND_FAILED_TEXT)
 
     async def _send_command_reply(self, job: LaneJob, reply: CommandReply) -> None:
-        send_document = getattr(self.channel, "send_document", None)
-        if reply.attachment is not None and send_document is not None:
-            # A channel that sends files (Telegram) gets the file with the text as caption.
-            await send_document(job, reply.attachment, reply.text)
+        if reply.attachment is not None:
+            await self.channel.send_document(job, reply.attachment, reply.text)
         else:
             await self.channel.send_text(job, reply.text)
 
@@ -200,18 +208,16 @@ class ChatDispatcher:
         await self.lanes.shutdown(grace_seconds)
         if self._background:
             await asyncio.wait(set(self._background), timeout=SEND_DRAIN_SECONDS)
-        if self.status_lines in self.app.commands.status_providers:
-            self.app.commands.status_providers.remove(self.status_lines)
 
     def status_lines(self, chat: ChatRef) -> list[str]:
-        if chat.channel != self.channel.name:
-            return []
+        """What `/status` in `chat` adds for this channel: its lane, then the channel's own."""
         config = self.config()
         running = "a reply is running" if self.lanes.is_running(chat.key) else "idle"
         waiting = self.lanes.waiting(chat.key)
         return [
             f"Queue: {running}, {waiting} waiting "
-            f"(mode {config.queue_mode}, cap {config.queue_cap})"
+            f"(mode {config.queue_mode}, cap {config.queue_cap})",
+            *self.channel.status_lines(chat),
         ]
 
     # -- turns -----------------------------------------------------------------------------------
@@ -264,7 +270,7 @@ class ChatDispatcher:
     async def _turn(
         self, job: LaneJob, progress: Callable[[str], Awaitable[None]]
     ) -> TurnOutcome | None:
-        return await self.app.assistant.handle_text(
+        return await self.assistant.handle_text(
             job.chat, job.text, message_refs=list(job.message_refs), notify=progress
         )
 
@@ -286,7 +292,7 @@ class ChatDispatcher:
     def _keep_unanswered(self, jobs: list[LaneJob]) -> None:
         """Queued messages that never got a turn stay in their sessions, marked unanswered."""
         for job in jobs:
-            session = self.app.assistant.session(job.chat)
+            session = self.assistant.session(job.chat)
             session.messages.append(
                 {
                     "role": "user",
@@ -296,5 +302,5 @@ class ChatDispatcher:
                     "unanswered": True,
                 }
             )
-            self.app.sessions.save(session)
+            self.assistant.sessions.save(session)
         log.warning("kept %d queued messages unanswered in their sessions", len(jobs))

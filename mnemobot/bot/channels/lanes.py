@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConfigSection
 from mnemobot.systems.context import ChatRef
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from mnemobot.bot.mcp.config import McpConfig, McpServerConfig
 from mnemobot.bot.mcp.tool_adapter import tool_set_of
-from mnemobot.bot.permissions import Permissions
+from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.settings import Settings
 from mnemobot.systems.context import ChatRef, TurnContext

@@ -21,9 +21,9 @@ from mnemobot.bot.mcp.connection import ServerTool
 from mnemobot.bot.mcp.secrets import bot_environment
 from mnemobot.bot.mcp.supervisor import ServerState, ServerSupervisor
 from mnemobot.bot.mcp.tool_adapter import adapt_tool, is_offered, server_of, tool_set_of
-from mnemobot.bot.permissions import Permissions
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.registry import ToolRegistry
+from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.systems.context import ChatRef
 

@@ -27,9 +27,8 @@ from mnemobot.bot.mcp.supervisor import (
     ServerUnavailable,
 )
 from mnemobot.bot.tools.confirmations import Answer, Confirmations
-from mnemobot.bot.tools.registry import AnyArguments, Tool
 from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import ToolError
+from mnemobot.systems.tool_runner import AnyArguments, Tool, ToolError
 
 log = logging.getLogger(__name__)
 

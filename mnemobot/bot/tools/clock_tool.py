@@ -2,28 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemobot.bot.tools.registry import Tool
+from mnemobot.config.zones import local_time, named_zone
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import TurnContext
-
-
-def configured_zone(name: str | None) -> ZoneInfo | None:
-    """The zone named in runtime config, or None for the machine's local zone."""
-    if not name:
-        return None
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return None
-
-
-def now_in_zone(name: str | None) -> datetime:
-    zone = configured_zone(name)
-    return datetime.now(zone) if zone else datetime.now().astimezone()
+from mnemobot.systems.tool_runner import Tool
 
 
 class DatetimeArguments(BaseModel):
@@ -33,17 +17,21 @@ class DatetimeArguments(BaseModel):
     )
 
 
-def _now(arguments: DatetimeArguments, ctx: TurnContext) -> str:
-    name = arguments.timezone or ctx.config.assistant.timezone
-    if arguments.timezone and configured_zone(arguments.timezone) is None:
-        return f"error: unknown timezone {arguments.timezone!r}; use an IANA name like Europe/Paris"
-    now = now_in_zone(name)
-    return f"{now.strftime('%A')}, {now.isoformat(timespec='seconds')} ({now.tzname()})"
+def datetime_tool(clock: Clock = SYSTEM_CLOCK) -> Tool:
+    """The tool, telling the time `clock` gives (a replay's own clock, in a replay)."""
 
+    def now(arguments: DatetimeArguments, ctx: TurnContext) -> str:
+        if arguments.timezone and named_zone(arguments.timezone) is None:
+            return (
+                f"error: unknown timezone {arguments.timezone!r}; use an IANA name like "
+                "Europe/Paris"
+            )
+        at = local_time(clock(), arguments.timezone or ctx.config.assistant.timezone)
+        return f"{at.strftime('%A')}, {at.isoformat(timespec='seconds')} ({at.tzname()})"
 
-DATETIME_TOOL = Tool(
-    name="datetime",
-    description="Get the current date, weekday and time.",
-    arguments=DatetimeArguments,
-    handler=_now,
-)
+    return Tool(
+        name="datetime",
+        description="Get the current date, weekday and time.",
+        arguments=DatetimeArguments,
+        handler=now,
+    )

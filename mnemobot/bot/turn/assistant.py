@@ -1,0 +1,291 @@
+"""The Assistant: one turn of one chat, from user text to reply, through the pipeline.
+
+Channels (console, Telegram) own ordering and queueing; the Assistant owns the turn: it
+keeps the user's message first (saved before anything can fail), runs the pipeline, and
+always produces a reply, either the model's answer or a short apology.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.runtime_store import RuntimeConfigStore
+from mnemobot.config.settings import Settings
+from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.items import to_iso
+from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
+from mnemobot.systems.context import ChatRef, TurnContext
+from mnemobot.systems.llm import LLMFailureKind
+from mnemobot.systems.pipeline import Pipeline
+
+log = logging.getLogger(__name__)
+
+# How far back a redelivered message is looked for: far more than one crash can leave
+# unanswered in a chat (its queue is capped), few enough to cost nothing per turn.
+RECEIVED_LOOKBACK_MESSAGES = 200
+
+
+STORAGE_FAILED_TEXT = (
+    "Sorry, I could not save this conversation (the bot's storage is failing); "
+    "please try again later."
+)
+STORAGE_NOTE = "(I could not save this to memory: the bot's storage is failing.)"
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    reply: str
+    # None when the turn never started (the session could not be stored).
+    ctx: TurnContext | None
+    answered: bool
+    # The message could not be stored, so it was not taken: nothing of it is kept, and
+    # the same message may be handed in again once storage works.
+    storage_failed: bool = False
+
+
+def set_aside_note(file_name: str) -> str:
+    """Told once, in the first reply after an unreadable session was replaced by a new one."""
+    return (
+        "(I could not read our earlier conversation, so I set it aside as "
+        f"{file_name} and started a new one. My memory of what you told me is unaffected.)"
+    )
+
+
+@dataclass(slots=True)
+class ChatActivity:
+    """Per-chat facts for /status that are not worth persisting."""
+
+    last_pack_tokens: int | None = None
+    last_turn_at: float | None = None
+    extras: dict[str, object] = field(default_factory=dict)
+
+
+def apology_for(ctx: TurnContext) -> str:
+    kept = "Your message was kept; send another message to carry on."
+    if ctx.llm_error is not None:
+        if ctx.llm_error.kind is LLMFailureKind.CONTEXT_OVERFLOW:
+            return (
+                "Sorry, this conversation no longer fits the model's context, even after "
+                "compacting. Your message was kept; try /compact 2 or /new."
+            )
+        return f"Sorry, {ctx.llm_error.user_text()}. {kept}"
+    failed = ", ".join(sorted({f.system for f in ctx.failures})) or "the turn"
+    return f"Sorry, something went wrong ({failed} failed). {kept}"
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedMessage:
+    index: int
+    # The final answer that followed it, if the turn got that far.
+    answer: str | None
+
+
+def find_received(messages: list[dict[str, object]], refs: list[str]) -> ReceivedMessage | None:
+    """The user message with these channel refs among the newest ones, and its answer.
+
+    A message handed to the bot again (redelivered after a crash) is recognised by its refs,
+    so it is neither stored twice nor, if it was answered, answered by a second turn.
+    """
+    if not refs:
+        return None
+    wanted = list(refs)
+    start = max(0, len(messages) - RECEIVED_LOOKBACK_MESSAGES)
+    for index in range(len(messages) - 1, start - 1, -1):
+        message = messages[index]
+        if message.get("role") == "user" and message.get("refs") == wanted:
+            answer = None
+            for later in messages[index + 1 :]:
+                if later.get("role") == "user":
+                    break
+                content = later.get("content")
+                if later.get("role") == "assistant" and content and not later.get("tool_calls"):
+                    answer = str(content)
+            return ReceivedMessage(index, answer)
+    return None
+
+
+class Assistant:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        paths: WorkspacePaths,
+        runtime: RuntimeConfigStore,
+        sessions: SessionStore,
+        pipeline: Pipeline,
+        scope_for: Callable[[ChatRef, RuntimeConfig], str],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """`clock` gives the time of each turn (seconds since the epoch): a replay or a bench
+        passes its own, so turns can be minutes apart as in a real chat."""
+        self.settings = settings
+        self.clock = clock
+        self.paths = paths
+        self.runtime = runtime
+        self.sessions = sessions
+        self.pipeline = pipeline
+        self.scope_for = scope_for
+        self.activity: dict[str, ChatActivity] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.started_at = clock()
+        # Sessions cannot be stored right now (logged once per outage).
+        self._storage_failing = False
+
+    def config(self) -> RuntimeConfig:
+        return self.runtime.current()
+
+    def model_name(self, config: RuntimeConfig | None = None) -> str:
+        config = config or self.config()
+        return config.llm.chat_model_name(self.settings.bot_model)
+
+    def lock_for(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    def session(self, chat: ChatRef) -> AgentSession:
+        return self.sessions.get(chat.key)
+
+    def activity_for(self, chat: ChatRef) -> ChatActivity:
+        found = self.activity.get(chat.key)
+        if found is None:
+            found = self.activity[chat.key] = ChatActivity()
+        return found
+
+    async def handle_text(
+        self,
+        chat: ChatRef,
+        text: str,
+        *,
+        message_refs: list[str] | None = None,
+        notify: Callable[[str], Awaitable[None]] | None = None,
+    ) -> TurnOutcome | None:
+        """Run one turn; None for empty input (ignored, nothing stored)."""
+        text = valid_unicode(text).strip()
+        if not text:
+            return None
+        try:
+            async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
+                outcome = await self._turn(chat, text, message_refs or [], notify)
+        except OSError as exc:
+            # A full disk, a read-only or vanished workspace: nothing the user can fix, so
+            # one line for them and, once per outage, one for the operator.
+            log.log(
+                logging.DEBUG if self._storage_failing else logging.WARNING,
+                "could not store the session of %s (%s); check the workspace's free space "
+                "and permissions",
+                chat.key,
+                exc,
+            )
+            self._storage_failing = True
+            return TurnOutcome(
+                reply=STORAGE_FAILED_TEXT, ctx=None, answered=False, storage_failed=True
+            )
+        if self._storage_failing:
+            log.info("sessions can be stored again")
+            self._storage_failing = False
+        return outcome
+
+    async def _turn(
+        self,
+        chat: ChatRef,
+        text: str,
+        message_refs: list[str],
+        notify: Callable[[str], Awaitable[None]] | None,
+    ) -> TurnOutcome:
+        config = self.config()
+        session = self.sessions.get(chat.key)
+        set_aside = session.metadata.pop(SET_ASIDE_KEY, None)
+        at = self.clock()
+        now = config.assistant.local_time(at)
+        ctx = TurnContext(
+            chat=chat,
+            session=session,
+            user_text=text,
+            config=config,
+            now=now,
+            model=self.model_name(config),
+            scope=self.scope_for(chat, config),
+            message_refs=message_refs,
+            notify=notify,
+            occurred_at=at,
+        )
+        earlier = find_received(session.messages, message_refs)
+        if earlier is not None and earlier.answer is not None:
+            # Answered before a crash cut the delivery short: the same answer, no new turn.
+            log.info("message %s of %s was answered before; replying again", message_refs, chat.key)
+            ctx.reply = earlier.answer
+            return TurnOutcome(reply=earlier.answer, ctx=ctx, answered=True)
+        if earlier is None:
+            user_message: dict[str, object] = {
+                "role": "user",
+                "content": text,
+                "at": to_iso(at),
+            }
+            if message_refs:
+                user_message["refs"] = message_refs
+            if chat.user_name:
+                user_message["from"] = chat.user_name
+            session.messages.append(user_message)
+            # Kept before anything else can fail: a model outage never loses the message.
+            # The write runs off the event loop, so other chats go on while it waits.
+            try:
+                await self.sessions.save_async(session)
+            except OSError:
+                # Not stored, so not taken: a later turn must not find it and answer it.
+                if session.messages and session.messages[-1] is user_message:
+                    session.messages.pop()
+                raise
+        try:
+            await self.pipeline.run(ctx)
+        finally:
+            # Saved on every exit, cancellation included, so nothing of the turn is lost; the
+            # reply goes out only after this, so what the user reads is always on disk.
+            await self.sessions.save_async(session)
+            activity = self.activity_for(chat)
+            activity.last_turn_at = self.clock()
+            if ctx.memory_pack is not None:
+                activity.last_pack_tokens = ctx.memory_pack.diagnostics.total_tokens
+        answered = ctx.reply is not None
+        reply = ctx.reply if ctx.reply is not None else apology_for(ctx)
+        if ctx.llm_error is not None:
+            error = ctx.llm_error
+            status = f", HTTP {error.status}" if error.status else ""
+            log.warning(
+                "no answer in %s: %s%s: %s; %s",
+                chat.key,
+                error.kind.value,
+                status,
+                error.detail,
+                error.operator_hint(),
+            )
+        if ctx.failures:
+            log.info("turn in %s had failures: %s", chat.key, ctx.failures)
+        for note in dict.fromkeys(ctx.notes):
+            reply = f"{reply}\n\n({note})"
+        if ctx.memory_storage_failed:
+            reply = f"{reply}\n\n{STORAGE_NOTE}"
+        if isinstance(set_aside, str):
+            reply = f"{set_aside_note(set_aside)}\n\n{reply}"
+        return TurnOutcome(reply=reply, ctx=ctx, answered=answered)
+
+    def reset_session(self, chat: ChatRef) -> int:
+        """/new: clear the conversation, keep memory; returns how many messages were cleared."""
+        # Read again if the file changed (maintenance redacts forgotten texts in it).
+        self.sessions.refresh(chat.key)
+        session = self.sessions.get(chat.key)
+        cleared = len(session.messages)
+        if session.messages:
+            # The raw conversation stays searchable in the chat's append-only log.
+            self.sessions.append_offload(chat.key, session.messages)
+        session.messages.clear()
+        session.state.clear()
+        session.metadata["resetAt"] = to_iso(self.clock())
+        self.sessions.save(session)
+        return cleared

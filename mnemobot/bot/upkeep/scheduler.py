@@ -1,0 +1,315 @@
+"""The maintenance scheduler: memory upkeep in the background, never inside a turn.
+
+Every `memory.maintenance.intervalHours` it maintains every scope (memory.maintenance
+runs the steps); a compaction (and its memory flush) also starts maintenance of its scope,
+at most once per `memory.maintenance.afterCompactionMinMinutes`. Runs happen one at a time
+in a worker thread, so chats are never blocked; the model is called on the event loop
+through `ChatModel`, like every other call, and a run waiting on it when the bot stops is
+cancelled (its scope keeps the old MEMORY.md and watermark). `mnemobot memory maintain`
+runs the same code once, now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import partial
+
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.runtime_store import RuntimeConfigStore
+from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
+from mnemobot.memory.consolidation import (
+    SUPERSEDED_ANSWER_TOKENS,
+    CompleteText,
+    PromptTooLarge,
+    SupersededHook,
+    ignore_superseded,
+)
+from mnemobot.memory.maintenance import (
+    MAINTENANCE_STEPS,
+    MaintenanceReport,
+    MaintenanceRun,
+    MaintenanceStep,
+    erase_forgotten,
+    known_scopes,
+    last_report,
+    maintain_scope,
+)
+from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.service import MemoryService
+from mnemobot.systems.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
+
+log = logging.getLogger(__name__)
+
+# Extra seconds the worker waits beyond the model call's own timeout before giving up.
+CALL_GRACE_SECONDS = 5.0
+
+
+class ConsolidationCallFailed(Exception):
+    """The consolidation's model call failed; the message says why, without secrets."""
+
+
+class LoopModelCaller:
+    """`CompleteText` for worker threads: each call runs `ChatModel.complete` on the loop."""
+
+    def __init__(
+        self,
+        llm: ChatModel,
+        loop: asyncio.AbstractEventLoop,
+        request_for: partial[ChatRequest],
+    ) -> None:
+        self.llm = llm
+        self.loop = loop
+        self.request_for = request_for
+        self.in_flight: set[concurrent.futures.Future[ChatResponse]] = set()
+        self.stopped = False
+
+    def __call__(self, instructions: str, material: str) -> str:
+        request: ChatRequest = self.request_for(instructions, material)
+        timeout = request.timeout_seconds
+        future = asyncio.run_coroutine_threadsafe(
+            asyncio.wait_for(self.llm.complete(request), timeout), self.loop
+        )
+        self.in_flight.add(future)
+        if self.stopped:  # cancel_all ran while this call was being sent
+            future.cancel()
+        try:
+            response = future.result(timeout + CALL_GRACE_SECONDS)
+        except TimeoutError:
+            future.cancel()
+            raise ConsolidationCallFailed(
+                f"the model did not answer within {timeout:g} s"
+            ) from None
+        except concurrent.futures.CancelledError:
+            raise ConsolidationCallFailed("the bot stopped during the model call") from None
+        except LLMError as error:
+            if error.kind is LLMFailureKind.CONTEXT_OVERFLOW:
+                raise PromptTooLarge(f"the model call failed ({error})") from None
+            raise ConsolidationCallFailed(f"the model call failed ({error})") from None
+        finally:
+            self.in_flight.discard(future)
+        if response.finish_reason == "length":
+            raise ConsolidationCallFailed("the model's answer was cut off at its output limit")
+        return response.content or ""
+
+    def cancel_all(self) -> None:
+        self.stopped = True
+        for future in list(self.in_flight):
+            future.cancel()
+
+
+def consolidation_request(
+    config: RuntimeConfig, model: str, instructions: str, material: str
+) -> ChatRequest:
+    settings = config.memory.consolidation
+    return ChatRequest(
+        messages=[
+            {"role": "system", "content": instructions},
+            {"role": "user", "content": material},
+        ],
+        model=model,
+        temperature=settings.temperature,
+        max_output_tokens=settings.max_tokens + SUPERSEDED_ANSWER_TOKENS,
+        timeout_seconds=settings.timeout_seconds,
+    )
+
+
+class MaintenanceScheduler:
+    def __init__(
+        self,
+        *,
+        paths: WorkspacePaths,
+        runtime: RuntimeConfigStore,
+        memory: MemoryService,
+        llm: ChatModel | None,
+        chat_model_name: str,
+        steps: tuple[MaintenanceStep, ...] = MAINTENANCE_STEPS,
+        on_superseded: SupersededHook = ignore_superseded,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.paths = paths
+        self.runtime = runtime
+        self.memory = memory
+        self.llm = llm
+        self.chat_model_name = chat_model_name
+        self.steps = steps
+        self.on_superseded = on_superseded
+        # The time of each run (what it archives, prunes and marks as earlier).
+        self.clock = clock
+        self._task: asyncio.Task[None] | None = None
+        self._pending: set[asyncio.Task[object]] = set()
+        self._callers: set[LoopModelCaller] = set()
+        # One run at a time in this process; other processes are kept out by the scope's
+        # lock file (a second run of a scope skips).
+        self._run_lock = asyncio.Lock()
+        self._last_triggered: dict[str, float] = {}
+        self._stopping = False
+
+    # ----------------------------------------------------------------- running
+
+    def _model(self, config: RuntimeConfig) -> str:
+        return config.llm.summary_model_name(self.chat_model_name)
+
+    async def _window_of(self, model: str) -> Callable[[], int | None]:
+        """The context window of `model` as the client knows it, read anew at each call (an
+        overflow error during the run teaches it); the server is asked once per process."""
+        ask = getattr(self.llm, "context_window", None)
+        known = getattr(self.llm, "known_window", None)
+        if ask is None or known is None:
+            return lambda: None
+        try:
+            await ask(model)
+        except Exception:  # a server that cannot say; its overflow errors will
+            log.debug("could not ask for the window of %s", model, exc_info=True)
+
+        def window() -> int | None:
+            found = known(model)
+            return found.tokens if found is not None else None
+
+        return window
+
+    def _caller(self, config: RuntimeConfig) -> CompleteText | None:
+        if self.llm is None:
+            return None
+        model = self._model(config)
+        caller = LoopModelCaller(
+            self.llm,
+            asyncio.get_running_loop(),
+            partial(consolidation_request, config, model),
+        )
+        self._callers.add(caller)
+        return caller
+
+    async def maintain(
+        self, scope: str, steps: tuple[MaintenanceStep, ...] | None = None
+    ) -> MaintenanceReport:
+        """Maintain one scope now (in a worker thread); waits for a run in progress.
+
+        `steps`: only these (default: every step)."""
+        async with self._run_lock:
+            if self._stopping:
+                return MaintenanceReport(scope, self.clock(), skipped="the bot is stopping")
+            config = self.runtime.current()
+            caller = self._caller(config)
+            window = await self._window_of(self._model(config)) if caller else (lambda: None)
+            run = MaintenanceRun(
+                paths=ScopePaths(self.paths.root, scope),
+                config=config.memory,
+                now=self.clock(),
+                sessions_dir=self.paths.sessions,
+                memory=self.memory,
+                complete=caller,
+                on_superseded=self.on_superseded,
+                window=window,
+            )
+            try:
+                return await asyncio.to_thread(maintain_scope, run, steps or self.steps)
+            finally:
+                if isinstance(caller, LoopModelCaller):
+                    self._callers.discard(caller)
+
+    async def maintain_all(self) -> list[MaintenanceReport]:
+        config = self.runtime.current()
+        scopes = await asyncio.to_thread(
+            known_scopes, self.paths.root, self.paths.sessions, config.memory
+        )
+        reports = []
+        for scope in scopes:
+            if self._stopping:
+                break
+            reports.append(await self.maintain(scope))
+        return reports
+
+    # -------------------------------------------------------------- background
+
+    def start(self) -> None:
+        """Start the periodic runs (from inside the running event loop)."""
+        if self._task is None and self.runtime.current().memory.maintenance.enabled:
+            self._task = asyncio.get_running_loop().create_task(self._tick_forever())
+
+    async def _tick_forever(self) -> None:
+        while not self._stopping:
+            hours = self.runtime.current().memory.maintenance.interval_hours
+            await asyncio.sleep(hours * 3600)
+            if not self.runtime.current().memory.maintenance.enabled:
+                continue
+            try:
+                await self.maintain_all()
+            except Exception:  # the next tick tries again
+                log.exception("maintenance round failed")
+
+    def notify_compacted(self, scope: str) -> None:
+        """A compaction of `scope` finished: maintain it soon, unless it was maintained
+        less than afterCompactionMinMinutes ago (by this trigger). Called on the loop."""
+        if self._task is None or self._stopping:
+            return
+        settings = self.runtime.current().memory.maintenance
+        now = time.monotonic()
+        last = self._last_triggered.get(scope)
+        if last is not None and now - last < settings.after_compaction_min_minutes * 60:
+            return
+        self._last_triggered[scope] = now
+        task: asyncio.Task[object] = asyncio.get_running_loop().create_task(
+            self._maintain_logged(scope)
+        )
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    def notify_forgotten(self, scope: str) -> None:
+        """Something of `scope` was forgotten in a turn: erase it from every file now.
+
+        The erasure waits for the turn to let go of its session (and to have recorded
+        itself in memory) before it redacts the conversation. Called on the loop.
+        """
+        if self._task is None or self._stopping:
+            return
+        erase = tuple(step for step in self.steps if step.run is erase_forgotten)
+        if not erase:
+            return
+        task: asyncio.Task[object] = asyncio.get_running_loop().create_task(
+            self._maintain_logged(scope, erase)
+        )
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _maintain_logged(
+        self, scope: str, steps: tuple[MaintenanceStep, ...] | None = None
+    ) -> MaintenanceReport | None:
+        try:
+            return await self.maintain(scope, steps)
+        except Exception:
+            log.exception("maintenance of %s failed", scope)
+            return None
+
+    async def stop(self) -> None:
+        """Stop ticking; a run waiting on the model is cancelled, nothing half-written."""
+        self._stopping = True
+        for caller in list(self._callers):
+            caller.cancel_all()
+        tasks = [t for t in (self._task, *self._pending) if t is not None]
+        if self._task is not None:
+            self._task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._task = None
+
+    # ------------------------------------------------------------------ status
+
+    def status_lines(self, scope: str) -> list[str]:
+        """`/status`: when the chat's memory was last maintained and what that did."""
+        try:
+            report = last_report(ScopePaths(self.paths.root, scope))
+        except ValueError:  # not a valid scope key: nothing was ever maintained there
+            report = None
+        if report is None:
+            return ["Maintenance: not run yet"]
+        at = datetime.fromtimestamp(report.at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        done = "; ".join(f"{step.name}: {step.line}" for step in report.steps)
+        return [f"Maintenance: last run {at}: {done}"]
