@@ -19,6 +19,7 @@ from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.mcp.access import McpToolAccess, named_users
 from mnemobot.bot.mcp.config import McpConfig
 from mnemobot.bot.mcp.servers import McpServers
+from mnemobot.bot.media.reader import MediaReader
 from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.files_tool import FilesTool
@@ -36,6 +37,7 @@ from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.maintenance import supersede_matching_facts
+from mnemobot.memory.model_vision import ModelVisionStore
 from mnemobot.memory.model_windows import ModelWindowStore
 from mnemobot.memory.redis_sessions import RedisSessionStore
 from mnemobot.memory.scope_paths import chat_scope
@@ -103,6 +105,8 @@ class App:
     # Questions to users before a tool runs; channels answer them (buttons, replies).
     confirmations: Confirmations
     mcp: McpServers
+    # Speech to text and image descriptions for channels that take files.
+    media: MediaReader
     maintenance: MaintenanceScheduler | None = None
     _started: bool = field(default=False, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
@@ -131,6 +135,7 @@ class App:
         await self.mcp.close()
         if self.maintenance is not None:
             await self.maintenance.stop()
+        await self.media.close()
         close = getattr(self.llm, "close", None)
         if close is not None:
             await close()
@@ -168,6 +173,7 @@ def build_app(
             max_retries=config.llm.max_retries,
             timeout_seconds=config.llm.request_timeout_seconds,
             windows=ModelWindowStore.in_workspace(paths.root),
+            vision=ModelVisionStore.in_workspace(paths.root),
         )
     large_results = LargeResultStore(paths.large_tool_results)
     maintenance = MaintenanceScheduler(
@@ -290,6 +296,7 @@ def build_app(
         erasure=erasure,
         confirmations=confirmations,
         mcp=mcp,
+        media=MediaReader(settings, llm, assistant.model_name),
         maintenance=maintenance,
     )
 

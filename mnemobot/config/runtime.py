@@ -83,6 +83,11 @@ class LlmConfig(ConfigSection):
     max_reply_chars: int = Field(100_000, ge=1_000, le=10_000_000)
     """Longest answer kept and sent, in characters; a longer one (a server that ignored
     maxOutputTokens) is cut here, and the reply says so."""
+    vision: Literal["auto", "on", "off"] = "auto"
+    """Whether images the user sends go to the chat model as image parts. "auto": they do,
+    until the model's server refuses one; then the bot remembers that model takes no
+    images (preferences/model-vision.json) and sends the caption with a note instead.
+    "on": always (a refusal is an error); "off": never."""
 
     def chat_model_name(self, bot_model: str) -> str:
         """The model chat requests go to: `model`, or BOT_MODEL (`bot_model`) when null."""
@@ -355,6 +360,9 @@ class MemoryConfig(ConfigSection):
     a message are read ("last Tuesday", "в прошлую пятницу", "上周二", "3月8日"); a message
     is read only in those of them written in its script ("zh" and "ja" by the bot's own
     reader, the others by dateparser). Empty turns date reading off."""
+    document_chunk_chars: int = Field(1_200, ge=200, le=100_000)
+    """A document sent in a chat is remembered in pieces of at most this many characters
+    (cut at paragraph, line or sentence ends), each found by its own words."""
     max_item_chars: int = Field(4_000, ge=200, le=1_000_000)
     """Longest text one memory item holds: the memory tool refuses a longer one (the model
     is told to save a summary), and a longer statement or compaction fact is cut."""
@@ -430,6 +438,61 @@ class ToolLoopConfig(ConfigSection):
     are not run and the turn ends with what it has."""
 
 
+class TranscriptionConfig(ConfigSection):
+    """How voice notes, audio files and video notes become text."""
+
+    backend: Literal["api", "local", "off"] = "api"
+    """"api": an OpenAI-compatible /v1/audio/transcriptions endpoint (OpenAI, Groq, a local
+    whisper server); "local": faster-whisper in the bot's process (pip install
+    'mnemobot[voice]') from localModelPath; "off": audio is kept but not transcribed."""
+    base_url: str | None = None
+    """The transcription server's base URL (e.g. https://api.groq.com/openai/v1); null
+    means the chat model's server (OPENAI_BASE_URL). Its key: BOT_TRANSCRIPTION_API_KEY."""
+    model: str = "whisper-1"
+    """The transcription model the server is asked for (e.g. whisper-large-v3 on Groq)."""
+    language: str | None = None
+    """A language hint (ISO 639-1, e.g. "de"); null lets the model detect it."""
+    local_model_path: str | None = None
+    """backend "local": the folder of a CTranslate2 Whisper model (a faster-whisper model:
+    model.bin, config.json, tokenizer.json). Nothing is downloaded."""
+    local_compute_type: str = "int8"
+    """backend "local": CTranslate2 compute type ("int8" is fastest on a CPU)."""
+    local_threads: int = Field(0, ge=0, le=256)
+    """backend "local": CPU threads for one transcription; 0 lets CTranslate2 choose."""
+    timeout_seconds: float = Field(120, gt=0, le=3600)
+    """Seconds one transcription may take before it fails (the file is kept)."""
+    doubtful_words_per_minute: float = Field(20, ge=0, le=1_000)
+    """A note of 10 s or more transcribed as fewer words a minute than this (people say
+    about 150) is doubtful: the reply says what was heard. 0 turns the check off."""
+
+
+class MediaConfig(ConfigSection):
+    """Voice notes, photos, documents and other files people send (Telegram)."""
+
+    max_download_bytes: int = Field(20_000_000, ge=1, le=2_000_000_000)
+    """Largest file fetched; Telegram lets bots download up to 20 MB (a local Bot API
+    server, more). A larger file gets one line saying so."""
+    transcription: TranscriptionConfig = TranscriptionConfig()
+    """How voice notes, audio and video notes become text."""
+    describe_images: bool = True
+    """Ask the model for a one-line description of each image (one short extra call), kept
+    in the conversation and memory so the image is found later by what it showed."""
+    image_description_max_tokens: int = Field(120, ge=16, le=4_000)
+    """Most tokens of that description."""
+    photo_max_side: int = Field(1280, ge=90, le=10_000)
+    """Of the sizes Telegram offers for a photo, the largest whose longer side is at most
+    this many pixels is fetched (bigger costs more image tokens for little gain)."""
+    max_image_bytes: int = Field(10_000_000, ge=1_000, le=100_000_000)
+    """An image file larger than this is kept but not sent to the model."""
+    document_head_chars: int = Field(4_000, ge=0, le=1_000_000)
+    """The start of a document's text the model gets with the message; it reads the rest
+    with the files tool."""
+    document_max_pages: int = Field(300, ge=1, le=100_000)
+    """PDF pages read at most; the rest is kept in the file but not read."""
+    document_max_chars: int = Field(1_000_000, ge=1_000, le=100_000_000)
+    """Characters of a document's text kept and indexed in memory at most."""
+
+
 class FilesConfig(ConfigSection):
     shared: bool = False
     """false: the files tool gives every chat a folder of its own (files/<scope>/); true:
@@ -483,6 +546,7 @@ class RuntimeConfig(ConfigSection):
     tool_loop: ToolLoopConfig = ToolLoopConfig()
     files: FilesConfig = FilesConfig()
     permissions: PermissionsConfig = PermissionsConfig()
+    media: MediaConfig = MediaConfig()
 
     @model_validator(mode="after")
     def _request_fits_the_model(self) -> RuntimeConfig:

@@ -98,11 +98,18 @@ class Settings(BaseSettings):
 
     telegram_bot_token: SecretStr | None = None
     telegram_api_base_url: str = "https://api.telegram.org/bot"
+    # Where files from getFile are downloaded; unset: beside TELEGRAM_API_BASE_URL
+    # (".../bot" -> ".../file/bot"), as on api.telegram.org and a local Bot API server.
+    telegram_api_file_url: str | None = None
     telegram_allowed_users: Annotated[AllowedUsers, NoDecode] = Field(default_factory=AllowedUsers)
     telegram_operators: Annotated[AllowedUsers, NoDecode] = Field(default_factory=AllowedUsers)
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
     bot_model: str = "gpt-4o-mini"
+    # The key of the speech-to-text server (media.transcription.baseUrl). Unset: the chat
+    # model's key, but only when transcription goes to the chat model's own server; a key
+    # is never sent to another host than the one it was given for.
+    bot_transcription_api_key: SecretStr | None = None
     bot_workspace: Path = Path("~/.mnemobot/workspace")
     bot_log_level: str = "INFO"
     bot_webhook_url: str | None = None
@@ -131,7 +138,15 @@ class Settings(BaseSettings):
             raise ValueError("* is not allowed here: name the operators' user ids")
         return AllowedUsers.parse(str(value or ""))
 
-    @field_validator("telegram_api_base_url", "openai_base_url")
+    def telegram_file_url(self) -> str:
+        """The base URL of file downloads (the token is appended by python-telegram-bot)."""
+        if self.telegram_api_file_url:
+            return self.telegram_api_file_url
+        base = self.telegram_api_base_url.rstrip("/")
+        root, _, last = base.rpartition("/")
+        return f"{root}/file/{last}" if root else f"{base}/file/bot"
+
+    @field_validator("telegram_api_base_url", "telegram_api_file_url", "openai_base_url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):

@@ -256,6 +256,29 @@ def _strings(values: Any) -> list[str]:
     return values
 
 
+@dataclass(frozen=True, slots=True)
+class ForwardedText:
+    """A message the user passed on (a Telegram forward): said by `author`, at `said_at`
+    (epoch seconds, when known). Remembered as the author's words at that date, never as
+    the user's own: Alice's "I live in Paris" does not move the user to Paris."""
+
+    author: str
+    text: str
+    said_at: float | None = None
+    # The id of the message that carried it (e.g. "tg:42").
+    ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentText:
+    """The text of a file the user sent (a PDF, a text file), kept under `name` in the
+    chat's files: remembered in chunks, each found by its own words."""
+
+    name: str
+    text: str
+    ref: str | None = None
+
+
 @dataclass(slots=True)
 class TurnMemoryEvent:
     """A finalized turn, handed from the pipeline to the memory write path."""
@@ -270,6 +293,9 @@ class TurnMemoryEvent:
     message_refs: list[str] = field(default_factory=list)
     # Who said the user text, when known (a group member, a LoCoMo speaker).
     speaker: str | None = None
+    # Added to the turn's items ("voice", "photo", "forwarded"): part of what they are
+    # found by.
+    tags: list[str] = field(default_factory=list)
 
 
 _MEMORY_DEFAULTS = MemoryConfig()

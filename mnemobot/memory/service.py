@@ -49,6 +49,7 @@ from mnemobot.memory.daily_notes import (
     write_memory_file,
 )
 from mnemobot.memory.dates import find_dates
+from mnemobot.memory.documents import DOCUMENT_TAG
 from mnemobot.memory.fact_items import new_fact
 from mnemobot.memory.facts import SimilarFinder, supersede
 from mnemobot.memory.forgetting import (
@@ -71,6 +72,8 @@ from mnemobot.memory.forgotten_texts import (
 )
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats
 from mnemobot.memory.items import (
+    DocumentText,
+    ForwardedText,
     ItemType,
     Layer,
     MemoryItem,
@@ -84,12 +87,15 @@ from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.text_terms import terms, terms_joined
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.memory.write_path import (
+    FORWARDED_TAG,
     FactWrite,
     RecordedTurn,
     flushed_facts,
     promote_item,
     rewrite_fact,
+    write_document,
     write_facts,
+    write_forwarded,
     write_turn,
 )
 
@@ -311,6 +317,9 @@ class MemoryService:
         tool_outputs: list[str] | None = None,
         speaker: str | None = None,
         chat_key: str = "",
+        forwarded: Sequence[ForwardedText] = (),
+        documents: Sequence[DocumentText] = (),
+        tags: Sequence[str] = (),
     ) -> RecordedTurn:
         """`record_turn` in a worker thread; a write once queued completes even if cancelled."""
         work = partial(
@@ -325,6 +334,9 @@ class MemoryService:
             tool_outputs=tool_outputs,
             speaker=speaker,
             chat_key=chat_key,
+            forwarded=forwarded,
+            documents=documents,
+            tags=tags,
         )
         return await self.offload_write(scope, work)
 
@@ -372,10 +384,18 @@ class MemoryService:
         tool_outputs: list[str] | None = None,
         speaker: str | None = None,
         chat_key: str = "",
+        forwarded: Sequence[ForwardedText] = (),
+        documents: Sequence[DocumentText] = (),
+        tags: Sequence[str] = (),
     ) -> RecordedTurn:
-        """The dual write of one answered turn: the daily note line, then the items."""
+        """The dual write of one answered turn: the daily note line, then the items.
+
+        `forwarded`: messages the user passed on, remembered as their authors' words at
+        their dates; `documents`: files' texts, remembered in chunks (never as facts);
+        `tags`: added to the turn's items ("voice", "photo").
+        """
         with self._scope(scope) as loaded:
-            return self._record_turn(
+            recorded = self._record_turn(
                 loaded.store,
                 scope=scope,
                 user_text=user_text,
@@ -387,7 +407,29 @@ class MemoryService:
                 tool_outputs=tool_outputs,
                 speaker=speaker,
                 chat_key=chat_key,
+                tags=list(tags),
             )
+            stored, promoted = list(recorded.stored), list(recorded.promoted)
+            event = TurnMemoryEvent(
+                scope=scope,
+                chat_key=chat_key or scope,
+                user_text=user_text,
+                assistant_text="",
+                at=at,
+                message_refs=list(message_refs or []),
+            )
+            similar = self._similar_finder(scope)
+            for passed_on in forwarded:
+                written = write_forwarded(
+                    loaded.store, event, passed_on, config=config, similar=similar
+                )
+                stored += written.stored
+                promoted += written.promoted
+            for document in documents:
+                stored += write_document(
+                    loaded.store, document, scope=scope, at=at, config=config, speaker=speaker
+                )
+            return RecordedTurn(stored, promoted)
 
     def _record_turn(
         self,
@@ -403,6 +445,7 @@ class MemoryService:
         tool_outputs: list[str] | None,
         speaker: str | None,
         chat_key: str,
+        tags: list[str] | None = None,
     ) -> RecordedTurn:
         paths = self.paths(scope)
         # An answer repeating what was just forgotten ("I removed your code QX-7...") is not
@@ -418,6 +461,7 @@ class MemoryService:
             tool_outputs=list(tool_outputs or []),
             message_refs=list(message_refs or []),
             speaker=speaker,
+            tags=list(tags or []),
         )
         return write_turn(store, event, config=config, similar=self._similar_finder(scope))
 
@@ -436,6 +480,62 @@ class MemoryService:
             return sorted(hits, key=hits.__getitem__, reverse=True)[:count]
 
         return similar
+
+    def revise_message(
+        self,
+        *,
+        scope: str,
+        ref: str,
+        user_text: str,
+        assistant_text: str,
+        at: float,
+        now: float,
+        config: MemoryConfig,
+        tz: tzinfo,
+        message_refs: Sequence[str],
+        speaker: str | None = None,
+        chat_key: str = "",
+        tags: Sequence[str] = (),
+    ) -> RecordedTurn:
+        """A message edited after its turn: the turn is recorded again with the new wording
+        at its own time `at`, and what memory held of the old wording (the turn, the facts
+        derived from it) is marked earlier as of `now`, so it is never recalled as current.
+        Forwarded messages and documents of the turn have refs of their own and stay.
+        """
+        with self._scope(scope) as loaded:
+            store = loaded.store
+            stale = [
+                item.id
+                for item in store.items.values()
+                if ref in item.references
+                and not item.is_superseded
+                and FORWARDED_TAG not in item.tags
+                and item.source != DOCUMENT_TAG
+            ]
+            append_daily_note(
+                self.paths(scope).directory,
+                f"(edited an earlier message) {user_text}",
+                "",
+                at=now,
+                tz=tz,
+            )
+            event = TurnMemoryEvent(
+                scope=scope,
+                chat_key=chat_key or scope,
+                user_text=user_text,
+                assistant_text=assistant_text,
+                at=at,
+                message_refs=list(message_refs),
+                speaker=speaker,
+                tags=list(tags),
+            )
+            similar = self._similar_finder(scope)
+            # Written first: a fact the edit kept word for word merges into its stored
+            # item, which then stays current; only what the new wording lacks is marked.
+            recorded = write_turn(store, event, config=config, similar=similar)
+            kept = {item.id for item in (*recorded.stored, *recorded.promoted)}
+            supersede(store, [i for i in stale if i not in kept], None, now, similar)
+            return recorded
 
     def supersede_facts(
         self, scope: str, old_ids: list[str], new_id: str | None, *, at: float

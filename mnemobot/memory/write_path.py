@@ -22,11 +22,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.documents import document_items
 from mnemobot.memory.extraction import extract_items
 from mnemobot.memory.fact_items import new_fact
 from mnemobot.memory.facts import FactUpdates, SimilarFinder, apply_fact_updates, settle_facts
 from mnemobot.memory.item_store import ScopeItemStore, new_item_id
-from mnemobot.memory.items import ItemType, MemoryItem, TurnMemoryEvent
+from mnemobot.memory.items import (
+    DocumentText,
+    ForwardedText,
+    ItemType,
+    MemoryItem,
+    TurnMemoryEvent,
+)
+
+# Tag of the items of a forwarded message: the author's words, passed on by the user.
+FORWARDED_TAG = "forwarded"
 
 # A flushed fact starting with this is a how-to (a procedural item), as the flush's
 # instructions ask the model to mark them.
@@ -77,6 +87,46 @@ def write_turn(
             config=config,
         )
     return RecordedTurn(stored, promoted)
+
+
+def write_forwarded(
+    store: ScopeItemStore,
+    event: TurnMemoryEvent,
+    forwarded: ForwardedText,
+    *,
+    config: MemoryConfig,
+    similar: SimilarFinder,
+) -> RecordedTurn:
+    """A forwarded message, by the same rules as a turn but as its author's words at its
+    date: "I live in Paris." from Alice is a fact about Alice (her slots, her speaker tag),
+    and leaves the user's own facts as they are."""
+    said = TurnMemoryEvent(
+        scope=event.scope,
+        chat_key=event.chat_key,
+        user_text=forwarded.text,
+        assistant_text="",
+        at=forwarded.said_at if forwarded.said_at is not None else event.at,
+        message_refs=[forwarded.ref] if forwarded.ref else list(event.message_refs),
+        speaker=forwarded.author,
+        tags=[FORWARDED_TAG],
+    )
+    return write_turn(store, said, config=config, similar=similar)
+
+
+def write_document(
+    store: ScopeItemStore,
+    document: DocumentText,
+    *,
+    scope: str,
+    at: float,
+    config: MemoryConfig,
+    speaker: str | None = None,
+) -> list[MemoryItem]:
+    """A document's chunks (`memory.documents`): stored as they are, never read as facts."""
+    items = document_items(
+        document, scope=scope, at=at, config=config, id_factory=new_item_id, speaker=speaker
+    )
+    return store.add(items)
 
 
 def write_facts(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.memory.session import AgentSession, Message
+from mnemobot.systems.turn_media import NO_MEDIA, TurnMedia
 
 if TYPE_CHECKING:
     from mnemobot.memory.pack import MemoryPack
@@ -55,6 +56,8 @@ class TurnContext:
     # Memory scope of this chat (`<channel>:<chatId>` or `global`); set by the assistant.
     scope: str = ""
     message_refs: list[str] = field(default_factory=list)
+    # Images for the model, and the forwarded messages and documents memory keeps apart.
+    media: TurnMedia = NO_MEDIA
     system_prompt: str = ""
     memory_pack: MemoryPack | None = None
     # When the turn happened, in epoch seconds, for the memory it leaves; None means the

@@ -95,6 +95,13 @@ class ChatRequest:
     max_output_tokens: int
     timeout_seconds: float
     tools: list[dict[str, Any]] = field(default_factory=list)
+    # Image parts in `messages` (`llm.vision`): "auto" sends them until the model's server
+    # refuses one, then the model client sends a note in their place; "on" always sends
+    # them; "off" never does.
+    vision: str = "auto"
+    # The request is pointless without its images (describe this photo): raise LLMError
+    # instead of sending it with a note in their place.
+    require_images: bool = False
 
 
 @dataclass(slots=True)
@@ -106,6 +113,8 @@ class ChatResponse:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # The request's images were replaced by a note: the model does not take images.
+    images_dropped: bool = False
 
 
 class ChatModel(Protocol):

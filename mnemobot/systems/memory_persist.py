@@ -35,7 +35,7 @@ class MemoryPersist:
             # In a worker thread: the write may have to load the scope first.
             recorded = await self.memory.record_turn_async(
                 scope=ctx.scope,
-                user_text=ctx.user_text,
+                user_text=ctx.user_text if ctx.media.own_text is None else ctx.media.own_text,
                 assistant_text=ctx.reply or "",
                 at=self.clock() if ctx.occurred_at is None else ctx.occurred_at,
                 config=ctx.config.memory,
@@ -44,6 +44,9 @@ class MemoryPersist:
                 tool_outputs=ctx.tool_outputs,
                 speaker=ctx.chat.user_name,
                 chat_key=ctx.chat.key,
+                forwarded=ctx.media.forwarded,
+                documents=ctx.media.documents,
+                tags=ctx.media.tags,
             )
         except OSError as exc:
             # The disk, not the code: one line, no traceback.

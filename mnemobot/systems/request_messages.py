@@ -13,6 +13,7 @@ import orjson
 
 from mnemobot.memory.session import Message
 from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.systems.image_parts import content_tokens
 
 API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 STUB_PREFIX = "[older tool result shortened"
@@ -104,7 +105,7 @@ def estimate_request_tokens(
     """Heuristic size of a chat request: content, tool-call arguments and tool schemas."""
     total = 0
     for message in messages:
-        total += 4 + estimate_tokens(str(message.get("content") or ""))
+        total += 4 + content_tokens(message.get("content"))
         for call in message.get("tool_calls") or ():
             function = call.get("function", {})
             total += 8 + estimate_tokens(function.get("name", "") + function.get("arguments", ""))

@@ -14,6 +14,7 @@ from mnemobot.memory.model_windows import ModelWindow
 from mnemobot.memory.session import Message, valid_unicode
 from mnemobot.systems.context import TurnContext
 from mnemobot.systems.context_window import narrow_to_window
+from mnemobot.systems.image_parts import with_images
 from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind, ToolCall
 from mnemobot.systems.model_output import (
     cut_reply,
@@ -117,12 +118,14 @@ class ToolLoop:
     def _request(self, ctx: TurnContext) -> ChatRequest:
         """The next model call: the session as the model sees it, and the tools."""
         llm_config = ctx.config.llm
+        messages = model_messages(
+            ctx.system_prompt,
+            ctx.session.messages,
+            keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
+        )
         return ChatRequest(
-            messages=model_messages(
-                ctx.system_prompt,
-                ctx.session.messages,
-                keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
-            ),
+            # This turn's images go with its message on every call of the turn.
+            messages=with_images(messages, ctx.media.images),
             model=ctx.model,
             temperature=llm_config.temperature,
             # A cap: a model client that knows the window asks for what still fits.
@@ -131,6 +134,7 @@ class ToolLoop:
             # Asked on every call: after an overflow error the window may be known and
             # the tool definitions may no longer fit (the registry leaves them out).
             tools=self.tools.schemas(ctx),
+            vision=llm_config.vision,
         )
 
     async def _recovered(self, ctx: TurnContext, error: LLMError, rounds_done: int) -> bool:

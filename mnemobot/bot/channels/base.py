@@ -10,9 +10,11 @@ a chat's `/status`.
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Protocol
 
 from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.media.reader import MediaReader
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import Attachment, Commands
@@ -22,6 +24,20 @@ from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.context import ChatRef
+from mnemobot.systems.turn_media import NO_MEDIA, TurnMedia
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedTurn:
+    """A job's messages read for the turn: the text the model and the session get, what the
+    turn carries besides (images, forwards, documents), and lines for the user."""
+
+    text: str
+    media: TurnMedia = NO_MEDIA
+    # Said to the user even when there is no turn ("the voice note is over 20 MB...").
+    notices: tuple[str, ...] = ()
+    # Added to the reply ("I heard: ..." for a doubtful transcript).
+    reply_notes: tuple[str, ...] = ()
 
 
 class Channel(Protocol):
@@ -47,6 +63,11 @@ class Channel(Protocol):
     async def send_document(self, job: LaneJob, attachment: Attachment, caption: str) -> None:
         """A file a command made (`/export`'s zip) with `caption`; a channel that cannot send
         files says where the file was written instead."""
+        ...
+
+    async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
+        """The job's messages as a turn's text and media, once the chat's turn starts (files
+        are fetched and read here, never while updates are being read)."""
         ...
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
@@ -75,6 +96,8 @@ class ChannelHost(Protocol):
     erasure: ScopeErasure
     # Questions a turn asks its user before a tool runs; the channel brings the answers.
     confirmations: Confirmations
+    # Speech to text, image descriptions: what channels that take files use.
+    media: MediaReader
 
     async def tools_ready(self) -> None:
         """Return once the tools of outside servers (MCP) have started or failed to."""

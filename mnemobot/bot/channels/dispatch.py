@@ -270,9 +270,26 @@ class ChatDispatcher:
     async def _turn(
         self, job: LaneJob, progress: Callable[[str], Awaitable[None]]
     ) -> TurnOutcome | None:
-        return await self.assistant.handle_text(
-            job.chat, job.text, message_refs=list(job.message_refs), notify=progress
+        prepared = await self.channel.prepare_turn(job)
+        if not prepared.text.strip():
+            # Nothing to answer (a voice note that could not be heard): the lines saying
+            # why are the answer.
+            if prepared.notices:
+                await self.channel.send_text(job, "\n".join(prepared.notices))
+            return None
+        for notice in prepared.notices:
+            await progress(notice)
+        outcome = await self.assistant.handle_text(
+            job.chat,
+            prepared.text,
+            message_refs=list(job.message_refs),
+            notify=progress,
+            media=prepared.media,
         )
+        if outcome is not None and prepared.reply_notes and not outcome.storage_failed:
+            notes = "\n\n".join(prepared.reply_notes)
+            outcome.reply = f"{outcome.reply}\n\n{notes}"
+        return outcome
 
     async def _when_stored(
         self, job: LaneJob, progress: Callable[[str], Awaitable[None]]

@@ -5,11 +5,12 @@ Shared by every channel. A lane belongs to one session key (`telegram:<chatId>[:
 Nothing a channel hands over is refused: a message the channel took (Telegram: kept in its
 durable inbox, acknowledged) is answered. Messages of one sender that arrive together (a
 batch of forwards, an album, a backlog replayed after a restart or an outage: each within
-`burstSeconds` of the one before) wait as one turn; and once `queueCap` turns wait, a new
-message joins its sender's last waiting turn instead of adding one more. In `collect` mode
-every waiting message of a sender joins one turn, the way a person who sends three short
-messages in a row means one thing. Each job runs as its own asyncio task so `/stop` can
-cancel it even while it waits on the LLM.
+`burstSeconds` of the one before) wait as one turn; a batch the channel marks (`gather`:
+forwards, albums) waits for its last message even when nothing else is running; and once
+`queueCap` turns wait, a new message joins its sender's last waiting turn instead of
+adding one more. In `collect` mode every waiting message of a sender joins one turn, the
+way a person who sends three short messages in a row means one thing. Each job runs as its
+own asyncio task so `/stop` can cancel it even while it waits on the LLM.
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ class LaneJob:
     receipts: tuple[str, ...] = ()
     # How many messages the job answers (more than one when merged).
     messages: int = 1
+    # What the channel needs to read the messages when the turn starts (files to fetch,
+    # forwards' origins), in arrival order; the channel's own objects.
+    parts: tuple[object, ...] = ()
+    # Part of a batch that arrives together (a forwarded batch, an album): the turn waits
+    # until the chat has been quiet for `burstSeconds`, so the batch is one turn.
+    gather: bool = False
 
 
 JobRunner = Callable[[LaneJob], Awaitable[None]]
@@ -120,6 +127,8 @@ def merge_jobs(jobs: list[LaneJob]) -> LaneJob:
         received_at=jobs[0].received_at,
         receipts=tuple(receipt for job in jobs for receipt in job.receipts),
         messages=sum(job.messages for job in jobs),
+        parts=tuple(part for job in jobs for part in job.parts),
+        gather=jobs[0].gather,
     )
 
 
@@ -197,10 +206,22 @@ class ChatLanes:
             batch.append(lane.pending.popleft())
         return merge_jobs(batch)
 
+    async def _quiet(self, lane: _Lane) -> None:
+        """Wait until no message joined the lane for `burstSeconds` (the batch is in)."""
+        while True:
+            left = lane.last_arrival + self._config().burst_seconds - time.monotonic()
+            if left <= 0:
+                return
+            await asyncio.sleep(left)
+
     async def _work(self, key: str, lane: _Lane) -> None:
         try:
             # Once shutdown begins no queued job starts: it would only be cancelled.
             while lane.pending and not self._closed:
+                if lane.pending[0].gather:
+                    await self._quiet(lane)
+                    if not lane.pending or self._closed:
+                        continue
                 job = self._next_job(lane)
                 lane.job = asyncio.create_task(self._runner(job), name=f"turn:{key}")
                 # wait() instead of awaiting the task: a cancelled job must not cancel the lane.

@@ -22,11 +22,17 @@ def secrets_of(settings: Settings) -> list[str]:
     values = [
         settings.telegram_bot_token,
         settings.openai_api_key,
+        settings.bot_transcription_api_key,
         settings.bot_webhook_secret,
         settings.bot_redis_url,
     ]
     found = [v.get_secret_value() for v in values if v is not None]
-    urls = [settings.openai_base_url, settings.telegram_api_base_url, settings.bot_webhook_url]
+    urls = [
+        settings.openai_base_url,
+        settings.telegram_api_base_url,
+        settings.telegram_api_file_url,
+        settings.bot_webhook_url,
+    ]
     if settings.bot_redis_url is not None:
         # redis-py's errors name the URL's parts, the password among them.
         urls.append(settings.bot_redis_url.get_secret_value())

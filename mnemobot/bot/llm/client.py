@@ -4,6 +4,11 @@ It also knows the model's context window once it has been told: by the server (v
 `/v1/models`, llama.cpp's `/props`, Ollama's `/api/show`), or by the first overflow error
 that states it. Then every request asks for only as many answer tokens as still fit, and
 a request refused only because its answer budget was too big is sent again, smaller.
+
+Images are learned the same way (`llm.vision` "auto"): a request with image parts that the
+server refuses is sent again with a note in their place, and once that is answered the
+model is known to take no images. (A little over 400 lines: both are what the server says
+about one model, and each is a few lines in `complete`'s path.)
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -27,8 +33,10 @@ from mnemobot.bot.llm.window_reports import (
     window_in_ollama_show,
     window_in_props,
 )
+from mnemobot.memory.model_vision import ModelVisionStore
 from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
 from mnemobot.memory.session import valid_unicode
+from mnemobot.systems.image_parts import has_images, without_images
 from mnemobot.systems.llm import ChatRequest, ChatResponse, LLMError, LLMFailureKind, ToolCall
 from mnemobot.systems.request_messages import estimate_request_tokens
 
@@ -142,6 +150,7 @@ class OpenAIChatModel:
         max_retries: int = 2,
         timeout_seconds: float = 120,
         windows: ModelWindowStore | None = None,
+        vision: ModelVisionStore | None = None,
     ) -> None:
         # Local servers (llama.cpp, Ollama, vLLM) accept any key; without one the SDK refuses
         # to start, so a placeholder lets the server itself decide.
@@ -159,6 +168,10 @@ class OpenAIChatModel:
             http_client=openai.DefaultAioHttpClient(timeout=timeout_seconds),
         )
         self.windows = windows
+        # Models whose server refused an image (`llm.vision` "auto"), kept across restarts
+        # in `vision` when given.
+        self.vision = vision
+        self._refusing_images: set[str] = set()
         self._learned: dict[str, ModelWindow] = {}
         # Models whose server was asked for the window in this run.
         self._asked: set[str] = set()
@@ -231,9 +244,68 @@ class OpenAIChatModel:
                 return window, True
         return None, reached
 
+    # -- images ------------------------------------------------------------------------------------
+
+    def refuses_images(self, model: str) -> bool:
+        """Whether `model`'s server refused an image before (in this run or an earlier one)."""
+        if model in self._refusing_images:
+            return True
+        if self.vision is not None and self.vision.refuses_images(self.base_url, model):
+            self._refusing_images.add(model)
+            return True
+        return False
+
+    async def _remember_refusal(self, model: str, error: LLMError) -> None:
+        log.warning(
+            "%s refused an image (%s); images go to it as a note from now on (llm.vision "
+            "auto; delete preferences/model-vision.json to try again)",
+            model,
+            error.detail[:200],
+        )
+        self._refusing_images.add(model)
+        if self.vision is not None:
+            await asyncio.to_thread(
+                self.vision.remember_refusal, self.base_url, model, error.detail[:300]
+            )
+
+    async def _complete_with_images(self, request: ChatRequest) -> ChatResponse:
+        """A request with image parts, as `llm.vision` says: sent as it is, or with a note in
+        their place for a model that takes none. In "auto", a refusal is learned once the
+        same request without its images is answered (so an outage is never mistaken for
+        one)."""
+        if request.vision == "off" or (
+            request.vision == "auto" and self.refuses_images(request.model)
+        ):
+            return await self._complete_without_images(request)
+        try:
+            return await self._complete_fitted(request)
+        except LLMError as error:
+            refusal = error.kind is LLMFailureKind.BAD_REQUEST or (
+                error.kind is LLMFailureKind.UNAVAILABLE and error.status is not None
+            )
+            if request.vision != "auto" or not refusal or request.require_images:
+                raise
+            response = await self._complete_without_images(request)
+            await self._remember_refusal(request.model, error)
+            return response
+
+    async def _complete_without_images(self, request: ChatRequest) -> ChatResponse:
+        if request.require_images:
+            raise LLMError(LLMFailureKind.BAD_REQUEST, "the model takes no images (llm.vision)")
+        plain = replace(request, messages=without_images(request.messages))
+        response = await self._complete_fitted(plain)
+        response.images_dropped = True
+        return response
+
     # -- completions -------------------------------------------------------------------------------
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        if has_images(request.messages):
+            return await self._complete_with_images(request)
+        return await self._complete_fitted(request)
+
+    async def _complete_fitted(self, request: ChatRequest) -> ChatResponse:
+        """One completion asking for as many answer tokens as the known window leaves."""
         window = self.known_window(request.model)
         max_tokens = request.max_output_tokens
         if window is not None:

@@ -22,6 +22,7 @@ from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, v
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.llm import LLMFailureKind
 from mnemobot.systems.pipeline import Pipeline
+from mnemobot.systems.turn_media import NO_MEDIA, TurnMedia
 
 log = logging.getLogger(__name__)
 
@@ -165,14 +166,16 @@ class Assistant:
         *,
         message_refs: list[str] | None = None,
         notify: Callable[[str], Awaitable[None]] | None = None,
+        media: TurnMedia = NO_MEDIA,
     ) -> TurnOutcome | None:
-        """Run one turn; None for empty input (ignored, nothing stored)."""
+        """Run one turn; None for empty input (ignored, nothing stored). `media`: what the
+        message carries besides its text (images, forwards, documents)."""
         text = valid_unicode(text).strip()
         if not text:
             return None
         try:
             async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
-                outcome = await self._turn(chat, text, message_refs or [], notify)
+                outcome = await self._turn(chat, text, message_refs or [], notify, media)
         except OSError as exc:
             # A full disk, a read-only or vanished workspace: nothing the user can fix, so
             # one line for them and, once per outage, one for the operator.
@@ -198,6 +201,7 @@ class Assistant:
         text: str,
         message_refs: list[str],
         notify: Callable[[str], Awaitable[None]] | None,
+        media: TurnMedia = NO_MEDIA,
     ) -> TurnOutcome:
         config = self.config()
         session = self.sessions.get(chat.key)
@@ -215,6 +219,7 @@ class Assistant:
             message_refs=message_refs,
             notify=notify,
             occurred_at=at,
+            media=media,
         )
         earlier = find_received(session.messages, message_refs)
         if earlier is not None and earlier.answer is not None:

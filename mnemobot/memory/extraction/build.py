@@ -154,6 +154,7 @@ def _turn_items(
     tags = [TURN_TAG]
     if speaker:
         tags.append(speaker_tag(speaker))
+    tags.extend(event.tags)
     if "```" in user_text or "```" in assistant_text:
         tags.append("code")
     if user_text and any(is_question(s) for s in split_sentences(user_text[:MAX_SCAN_CHARS])):

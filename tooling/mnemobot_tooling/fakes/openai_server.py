@@ -38,6 +38,11 @@ With ``context_window`` set, ``window_reported_by`` makes the server tell its wi
 a real one does: ``"vllm"`` (``max_model_len`` in ``/v1/models``), ``"llamacpp"`` (``/props``
 ``default_generation_settings.n_ctx``) or ``"ollama"`` (``/api/show`` ``model_info``).
 
+Speech and images: ``POST /v1/audio/transcriptions`` (the multipart upload the openai SDK
+sends) is answered by ``transcriber`` and recorded in ``transcriptions``; with
+``accepts_images`` False, a chat request holding an ``image_url`` part gets HTTP 400, as
+from a text-only model.
+
 Run by hand: ``python -m mnemobot_tooling.fakes.openai_server [--port N] [--reply TEXT]
 [--window N]``.
 """
@@ -47,6 +52,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import email.parser
+import email.policy
 import itertools
 import json
 import math
@@ -77,6 +84,7 @@ __all__ = [
     "Step",
     "ToolCall",
     "ToolCalls",
+    "Transcription",
     "Usage",
     "delay",
     "disconnect",
@@ -524,6 +532,13 @@ class FakeOpenAIServer:
         self.validate_messages: bool = True
         # When set, requests must carry "Authorization: Bearer <key>" or get OpenAI's 401.
         self.required_api_key: str | None = None
+        # False: a chat request with an image part gets HTTP 400, as from a text-only model.
+        self.accepts_images: bool = True
+        # Answers POST /v1/audio/transcriptions: gets the upload, returns the text or an
+        # error step. The default hears what follows b"SPEECH:" in the audio bytes (a test
+        # writes the words it wants heard there), and nothing in any other audio.
+        self.transcriber: Callable[[Transcription], str | ErrorResponse] = _default_transcriber
+        self._transcriptions: list[Transcription] = []
 
         self._requested_port = port
         self._httpd: _HTTPServer | None = None
@@ -662,6 +677,22 @@ class FakeOpenAIServer:
             self._records.append(record)
             self._recorded_changed.notify_all()
 
+    @property
+    def transcriptions(self) -> list[Transcription]:
+        """Every /v1/audio/transcriptions upload so far, oldest first."""
+        with self._lock:
+            return list(self._transcriptions)
+
+    def _transcribe(self, upload: Transcription) -> str | ErrorResponse:
+        with self._recorded_changed:
+            self._transcriptions.append(upload)
+            self._recorded_changed.notify_all()
+        if self.required_api_key is not None and (
+            upload.headers.get("authorization") != f"Bearer {self.required_api_key}"
+        ):
+            return error(401, "Incorrect API key provided.", code="invalid_api_key")
+        return self.transcriber(upload)
+
     def _decide(self, body: dict[str, Any], headers: dict[str, str], path: str) -> Step:
         """Record the request and choose the step that answers it."""
         rejection: str | None = None
@@ -676,6 +707,9 @@ class FakeOpenAIServer:
                 "https://platform.openai.com/account/api-keys.",
                 code="invalid_api_key",
             )
+        elif not self.accepts_images and _has_image_part(body):
+            rejection = "invalid_request"
+            step = error(400, "image input is not supported by this model", param="messages")
         elif self.validate_messages and (problem := _message_sequence_problem(body)):
             rejection, step = "invalid_request", error(400, problem, param="messages")
         elif self.max_request_chars is not None and (
@@ -842,6 +876,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/v1/audio/transcriptions":
+            self._answer_transcription(raw)
+            return
         if path != "/v1/chat/completions":
             with contextlib.suppress(ValueError):
                 report = self.fake._window_report(path, json.loads(raw or b"{}"))
@@ -864,6 +901,18 @@ class _Handler(BaseHTTPRequestHandler):
             traceback.print_exc()
             step = error(500, f"fake server responder raised {exc!r}")
         self._perform(step, body)
+
+    def _answer_transcription(self, raw: bytes) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        upload = parse_transcription_upload(raw, headers)
+        if upload is None:
+            self._answer_error(error(400, "Could not parse multipart form"))
+            return
+        answer = self.fake._transcribe(upload)
+        if isinstance(answer, ErrorResponse):
+            self._answer_error(answer)
+        else:
+            self._send_json(200, {"text": answer})
 
     def _send_not_found(self) -> None:
         self._answer_error(
@@ -978,6 +1027,52 @@ class _Handler(BaseHTTPRequestHandler):
 # --------------------------------------------------------------------------------------------
 # Response documents
 # --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Transcription:
+    """One upload to /v1/audio/transcriptions: the form's fields and the audio file."""
+
+    fields: dict[str, str]
+    file_name: str
+    audio: bytes
+    headers: dict[str, str]
+
+
+def parse_transcription_upload(raw: bytes, headers: Mapping[str, str]) -> Transcription | None:
+    """The multipart/form-data body the openai SDK sends, read with the stdlib."""
+    content_type = headers.get("content-type", "")
+    if not content_type.startswith("multipart/form-data"):
+        return None
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+    )
+    fields: dict[str, str] = {}
+    file_name, audio = "", b""
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True) or b""
+        if part.get_filename() is not None:
+            file_name, audio = part.get_filename() or "", payload
+        elif isinstance(name, str):
+            fields[name] = payload.decode("utf-8", "replace")
+    if not audio:
+        return None
+    return Transcription(fields, file_name, audio, dict(headers))
+
+
+def _default_transcriber(upload: Transcription) -> str:
+    _, marker, heard = upload.audio.partition(b"SPEECH:")
+    return heard.decode("utf-8", "replace").strip() if marker else ""
+
+
+def _has_image_part(body: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(part, Mapping) and part.get("type") == "image_url"
+        for message in body.get("messages") or []
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
 
 
 def _usage_json(

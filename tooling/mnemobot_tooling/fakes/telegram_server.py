@@ -679,6 +679,7 @@ class TelegramServer:
         thread_id: int | None = None,
         reply_to_bot: bool = False,
         push: bool = True,
+        extra: JsonDict | None = None,
     ) -> JsonDict:
         """A user sends a photo (two sizes, downloadable via getFile) with an optional caption."""
         sizes = []
@@ -695,6 +696,7 @@ class TelegramServer:
             )
         message_content: JsonDict = {"photo": sizes}
         self._add_caption(message_content, caption)
+        message_content.update(extra or {})
         return self._incoming(
             message_content,
             chat_id=chat_id,
@@ -721,6 +723,7 @@ class TelegramServer:
         thread_id: int | None = None,
         reply_to_bot: bool = False,
         push: bool = True,
+        extra: JsonDict | None = None,
     ) -> JsonDict:
         """A user sends a voice note (audio/ogg, downloadable via getFile)."""
         stored = self._store_file("voice", "oga", content)
@@ -734,6 +737,7 @@ class TelegramServer:
             }
         }
         self._add_caption(message_content, caption)
+        message_content.update(extra or {})
         return self._incoming(
             message_content,
             chat_id=chat_id,
@@ -745,6 +749,66 @@ class TelegramServer:
             reply_to_bot=reply_to_bot,
             push=push,
         )
+
+    def send_content(
+        self,
+        content: JsonDict,
+        *,
+        chat_id: int,
+        user_id: int | None = None,
+        chat_type: str = "private",
+        first_name: str = "Test",
+        push: bool = True,
+    ) -> JsonDict:
+        """A user sends a message of any other kind: ``content`` holds its fields as the
+        Bot API names them (``location``, ``poll``, ``audio``...; ``forward_origin``,
+        ``media_group_id``). Files in it come from :meth:`store_file`."""
+        return self._incoming(
+            content,
+            chat_id=chat_id,
+            user_id=user_id,
+            chat_type=chat_type,
+            username=None,
+            first_name=first_name,
+            thread_id=None,
+            reply_to_bot=False,
+            push=push,
+        )
+
+    def send_forward(
+        self,
+        text: str,
+        *,
+        chat_id: int,
+        author: str,
+        date: int,
+        author_id: int = 777,
+        user_id: int | None = None,
+    ) -> JsonDict:
+        """A user forwards ``text`` that ``author`` (a user) wrote at ``date`` (epoch)."""
+        origin = forward_origin_user(author, date, author_id)
+        return self.send_content(
+            {"text": text, "forward_origin": origin}, chat_id=chat_id, user_id=user_id
+        )
+
+    def store_file(self, folder: str, extension: str, data: bytes) -> JsonDict:
+        """Keep ``data`` for getFile and download; returns the Bot API file fields."""
+        stored = self._store_file(folder, extension, data)
+        return {
+            "file_id": stored.file_id,
+            "file_unique_id": stored.file_unique_id,
+            "file_size": len(data),
+        }
+
+    def edit_message(self, update: JsonDict, text: str) -> JsonDict:
+        """The user edits the text of the message of ``update`` (an ``edited_message``)."""
+        message = copy.deepcopy(update["message"])
+        message["text"] = text
+        message.pop("entities", None)
+        message["edit_date"] = int(time.time())
+        edited: JsonDict = {"update_id": None, "edited_message": message}
+        self.push_update(edited)
+        return edited
 
     def send_sticker(
         self,
@@ -802,6 +866,7 @@ class TelegramServer:
         thread_id: int | None = None,
         reply_to_bot: bool = False,
         push: bool = True,
+        extra: JsonDict | None = None,
     ) -> JsonDict:
         """A user sends a document (downloadable via getFile) with an optional caption."""
         extension = file_name.rsplit(".", 1)[-1] if "." in file_name else "bin"
@@ -816,6 +881,7 @@ class TelegramServer:
             }
         }
         self._add_caption(message_content, caption)
+        message_content.update(extra or {})
         return self._incoming(
             message_content,
             chat_id=chat_id,
@@ -1789,6 +1855,15 @@ class TelegramServer:
         }
         self._remember_message(message)
         return message
+
+
+def forward_origin_user(name: str, date: int, user_id: int = 777) -> JsonDict:
+    """A ``forward_origin`` of a message first written by the user ``name``."""
+    return {
+        "type": "user",
+        "date": date,
+        "sender_user": {"id": user_id, "is_bot": False, "first_name": name},
+    }
 
 
 def _without_nested_reply(message: JsonDict) -> JsonDict:

@@ -16,7 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TextIO
 
-from mnemobot.bot.channels.base import ChannelHost
+from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.console.terminal_input import TerminalInput
 from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneConfig, LaneJob
@@ -80,6 +80,9 @@ class ConsoleChannel:
     async def send_document(self, job: LaneJob, attachment: Attachment, caption: str) -> None:
         # The caption names where the file was written: the person at the terminal owns it.
         self.say(caption)
+
+    async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
+        return PreparedTurn(job.text)
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
         return contextlib.nullcontext()

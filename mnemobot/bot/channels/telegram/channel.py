@@ -28,7 +28,7 @@ from telegram import BotCommand, LinkPreviewOptions, Message, Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defaults
 
-from mnemobot.bot.channels.base import ChannelHost
+from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.channels.telegram.access import (
@@ -44,7 +44,9 @@ from mnemobot.bot.channels.telegram.access import (
 from mnemobot.bot.channels.telegram.aiohttp_request import AiohttpRequest
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.channels.telegram.confirm_buttons import TelegramConfirmButtons
+from mnemobot.bot.channels.telegram.inbound import inbound_for
 from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramIntake
+from mnemobot.bot.channels.telegram.media_turn import TelegramMediaTurns
 from mnemobot.bot.channels.telegram.member_roles import TelegramRoles
 from mnemobot.bot.channels.telegram.migration import ChatMigration, migrated_chat_ids
 from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
@@ -84,11 +86,6 @@ WRITE_TIMEOUT_SECONDS = 30.0
 STARTUP_RETRY_MAX_SECONDS = 30.0
 # At shutdown, replies still in the outbox get this long; the rest go out on the next start.
 OUTBOX_CLOSE_SECONDS = 2.0
-
-ONLY_TEXT = (
-    "I can only read text for now. Please write your message as text "
-    "(a caption on a photo or file works too)."
-)
 
 
 def chat_ref_for(message: Message) -> ChatRef:
@@ -178,6 +175,7 @@ class TelegramChannel:
         app.confirmations.register(CHANNEL, self.buttons)
         self.migration = ChatMigration(app, self.dispatcher)
         self.identity: BotIdentity | None = None
+        self.media = TelegramMediaTurns(application.bot, app)
         self.refusals = RefusalMemory(refusals_path(app.paths.root))
         app.erasure.add_step(self._erase_journals)
         app.commands.permissions.register(
@@ -267,6 +265,9 @@ class TelegramChannel:
         ids = outbox_ids(job, "document", attachment.filename, 1)
         await self.outbox.put(job.chat.key, [message], ids=ids)
 
+    async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
+        return await self.media.prepare(job)
+
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
         config = self.config()
         return typing(
@@ -328,24 +329,28 @@ class TelegramChannel:
             self.dispatcher.notify(notice, refusal_text(user_id), answered=True)
             return
         text = message_text(message)
-        if text is None or not text.strip():
-            if message.effective_attachment is None:
-                # A service message (a pin, an auto-delete timer, a member joining):
-                # nothing was said to the bot, so nothing is answered.
-                await self.intake.done([receipt])
-                return
-            self.dispatcher.notify(notice, ONLY_TEXT, answered=True)
-            return
-        command = parse_command(text, self.identity.username)
-        if command is None and message.chat.type in GROUP_TYPES:
+        command = parse_command(text, self.identity.username) if text else None
+        if command is None and text and message.chat.type in GROUP_TYPES:
             text = without_bot_mention(text, self.identity) or text
+        inbound = inbound_for(
+            message, text, photo_max_side=self.app.runtime.current().media.photo_max_side
+        )
+        if command is None and not inbound.says_something:
+            # A service message (a pin, an auto-delete timer, a member joining): nothing
+            # was said to the bot, so nothing is answered.
+            await self.intake.done([receipt])
+            return
         job = LaneJob(
             chat=chat,
-            text=text,
+            text=text or "",
             message_refs=(f"tg:{message.message_id}",) if command is None else (),
             reply_to_message_id=quote,
             command=command,
             receipts=(receipt,),
+            parts=(inbound,) if command is None else (),
+            # A forwarded batch or an album arrives as many updates: one turn for all.
+            gather=command is None
+            and (inbound.forward is not None or inbound.media_group_id is not None),
         )
         await self.dispatcher.receive(job)
 
@@ -372,6 +377,7 @@ def build_telegram_application(
         ApplicationBuilder()
         .token(settings.telegram_bot_token.get_secret_value())
         .base_url(settings.telegram_api_base_url)
+        .base_file_url(settings.telegram_file_url())
         .rate_limiter(rate_limiter or RepliesFirstRateLimiter(max_retries=RATE_LIMIT_RETRIES))
         .defaults(
             Defaults(

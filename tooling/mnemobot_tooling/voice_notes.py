@@ -1,0 +1,55 @@
+"""Real voice notes for tests and benches: espeak-ng speaks a sentence to WAV, PyAV (which
+faster-whisper installs) encodes it as OGG/Opus, mono, 48 kHz, the way Telegram sends a
+voice note."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def espeak_available() -> bool:
+    return shutil.which("espeak-ng") is not None
+
+
+def speak_wav(text: str, path: Path, *, words_per_minute: int = 160) -> None:
+    subprocess.run(
+        ["espeak-ng", "-s", str(words_per_minute), "-w", str(path), text],
+        check=True,
+        capture_output=True,
+    )
+
+
+def wav_to_ogg_opus(source: Path, bitrate: int = 32_000) -> tuple[bytes, float]:
+    """The OGG/Opus bytes of a WAV file, and its length in seconds."""
+    import av
+
+    out_buffer = io.BytesIO()
+    seconds = 0.0
+    with av.open(str(source)) as inp, av.open(out_buffer, "w", format="ogg") as out:
+        stream = out.add_stream("libopus", rate=48_000)
+        stream.layout = "mono"
+        stream.bit_rate = bitrate
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=48_000)
+        for frame in inp.decode(audio=0):
+            seconds += frame.samples / frame.sample_rate
+            for resampled in resampler.resample(frame):
+                for packet in stream.encode(resampled):
+                    out.mux(packet)
+        for resampled in resampler.resample(None):
+            for packet in stream.encode(resampled):
+                out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+    return out_buffer.getvalue(), seconds
+
+
+def voice_note(text: str) -> tuple[bytes, float]:
+    """`text` spoken as a Telegram voice note: (OGG/Opus bytes, seconds)."""
+    with tempfile.TemporaryDirectory() as folder:
+        wav = Path(folder) / "note.wav"
+        speak_wav(text, wav)
+        return wav_to_ogg_opus(wav)
