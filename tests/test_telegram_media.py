@@ -33,6 +33,14 @@ def chat_requests(server: FakeOpenAIServer) -> list[dict[str, object]]:
     return [r for r in server.requests if "Describe this image" not in json.dumps(r)[:2000]]
 
 
+async def one_by_one(telegram: TelegramServer, send: object) -> None:
+    """Send, then wait until the bot has fetched it: each message comes in an update batch
+    of its own, as a forwarded batch or an album often does (a webhook always)."""
+    polls = len(telegram.calls("getUpdates"))
+    send()  # type: ignore[operator]
+    await telegram.wait_for_call_async("getUpdates", count=polls + 1)
+
+
 def daily_notes(workspace: Path) -> str:
     folder = workspace / "memory" / SCOPE
     return "\n".join(p.read_text() for p in sorted(folder.rglob("*.md")))
@@ -237,9 +245,13 @@ async def test_thirty_forwarded_notes_are_one_turn_and_one_reply(
     await start_bot(runtime={"telegram": {"burstSeconds": 1.0}})
     day = int(time.time()) - 3 * 86_400
     for n in range(30):
-        telegram.send_forward(f"Note {n}: item {n}", chat_id=USER, author="Alice", date=day)
+        await one_by_one(
+            telegram,
+            lambda n=n: telegram.send_forward(
+                f"Note {n}: item {n}", chat_id=USER, author="Alice", date=day
+            ),
+        )
     [answer] = await telegram.wait_for_messages_async(USER, 1)
-    await telegram.wait_for_call_async("getUpdates", count=3)
 
     assert len(telegram.sent_messages(USER)) == 1
     assert len(openai_server.requests) == 1
@@ -296,3 +308,108 @@ async def test_other_kinds_get_a_short_rendering_never_only_text(
     assert "[contact Bob, +49 30 1234]" in said
     assert '[poll "Lunch?": Pizza / Sushi]' in said
     assert "[dice 🎲 4]" in said
+
+
+def memory_items(workspace: Path) -> list[dict[str, object]]:
+    items: dict[str, dict[str, object]] = {}
+    for path in sorted((workspace / "memory" / SCOPE).rglob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                item = json.loads(line)
+                if "id" in item:
+                    items[str(item["id"])] = item
+    return list(items.values())
+
+
+async def test_a_forward_is_its_authors_words_and_never_moves_the_user(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    telegram.send_text("I live in Berlin.", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    written = int(time.time()) - 5 * 86_400
+    telegram.send_forward("I live in Paris.", chat_id=USER, author="Alice", date=written)
+    await telegram.wait_for_messages_async(USER, 2)
+
+    [text] = user_texts(openai_server.last_request())[-1:]
+    assert text.startswith("[forwarded from Alice, ")
+    facts = [i for i in memory_items(workspace) if i.get("layer") == "SEMANTIC"]
+    berlin = [i for i in facts if "Berlin" in str(i["content"])]
+    paris = [i for i in facts if "Paris" in str(i["content"])]
+    # The user's home stays Berlin, current; Paris is Alice's, dated when she wrote it.
+    assert berlin and all("validTo" not in i and "supersededBy" not in i for i in berlin)
+    assert "speaker:test" in berlin[0]["tags"]
+    assert paris and all("speaker:alice" in i["tags"] for i in paris)
+    assert all(str(i["createdAt"]) < str(berlin[0]["createdAt"]) for i in paris)
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("where do I live?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 4)
+    memory = memory_section(openai_server.last_request())
+    assert "I live in Berlin" in memory
+
+
+async def test_an_album_is_one_turn_with_every_photo(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(runtime={"media": {"describeImages": False}})
+    for n in range(3):
+        await one_by_one(
+            telegram,
+            lambda n=n: telegram.send_photo(
+                chat_id=USER,
+                caption="our holiday" if n == 0 else None,
+                content=f"jpeg-{n}".encode(),
+                extra={"media_group_id": "album-1"},
+            ),
+        )
+    await telegram.wait_for_messages_async(USER, 1)
+
+    assert len(telegram.sent_messages(USER)) == 1
+    [turn] = openai_server.requests
+    parts = turn["messages"][-1]["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url", "image_url", "image_url"]
+    assert parts[0]["text"].count("[photo received/photo-") == 3
+
+
+async def test_an_edit_before_its_turn_replaces_it_and_after_updates_memory(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    from threading import Event
+
+    from mnemobot_tooling.fakes.openai_server import gated, reply
+
+    await start_bot()
+    # Answered, then corrected: memory must not keep the old code as current.
+    first = telegram.send_text("My locker code is 1234.", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    telegram.edit_message(first, "My locker code is 5678.")
+    # Held in its lane behind a slow turn, then edited before it ran.
+    release = Event()
+    openai_server.script(gated(release, reply("ok")))
+    telegram.send_text("a slow question", chat_id=USER)
+    await openai_server.wait_for_requests_async(2)
+    waiting = telegram.send_text("Remind me to call Sam.", chat_id=USER)
+    await one_by_one(telegram, lambda: telegram.edit_message(waiting, "Remind me to call Kim."))
+    release.set()
+    await telegram.wait_for_messages_async(USER, 3)
+
+    said = [user_texts(r)[-1] for r in openai_server.requests]
+    assert "Remind me to call Kim." in said and "Remind me to call Sam." not in said
+    # The edit of an answered message is no new turn and gets no reply.
+    assert len(telegram.sent_messages(USER)) == 3
+    contents = [m["content"] for m in session_messages(workspace, SCOPE)]
+    assert "My locker code is 5678." in contents
+    assert "My locker code is 1234." not in contents
+
+    current = [
+        str(i["content"])
+        for i in memory_items(workspace)
+        if "validTo" not in i and "supersededBy" not in i
+    ]
+    assert any("5678" in c for c in current)
+    assert not any("1234" in c for c in current)
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("what is my locker code?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 5)
+    assert "5678" in memory_section(openai_server.last_request())

@@ -244,6 +244,7 @@ def build_app(
         pipeline=pipeline,
         scope_for=scope_for,
         clock=clock,
+        memory=memory,
     )
 
     def memory_lines(chat: ChatRef) -> list[str]:

@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from functools import partial
 from pathlib import Path
@@ -534,7 +534,16 @@ class MemoryService:
             # item, which then stays current; only what the new wording lacks is marked.
             recorded = write_turn(store, event, config=config, similar=similar)
             kept = {item.id for item in (*recorded.stored, *recorded.promoted)}
-            supersede(store, [i for i in stale if i not in kept], None, now, similar)
+            marked = supersede(store, [i for i in stale if i not in kept], None, now, similar)
+            # Marking follows an old fact to the turns said when it was, and the new
+            # wording's turn carries the same time: it stays current.
+            again = [
+                replace(item, valid_to=None, superseded_by=None)
+                for item in marked
+                if item.id in kept
+            ]
+            if again:
+                store.add(again)
             return recorded
 
     def supersede_facts(

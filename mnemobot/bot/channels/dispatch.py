@@ -110,6 +110,7 @@ class ChatDispatcher:
             return None
         if (
             command is None
+            and job.edit_of is None
             and self.confirmations is not None
             and self.confirmations.answer_text(job.chat, job.text)
         ):
@@ -241,6 +242,11 @@ class ChatDispatcher:
         await self._answered([job])
 
     async def _answer_job(self, job: LaneJob) -> None:
+        if job.edit_of is not None:
+            # An edit of a message answered before: memory learns the new wording, in
+            # order with the chat's turns; there is nothing to reply.
+            await self.assistant.revise(job.chat, job.edit_of, job.text)
+            return
         command = job.command
         if command is not None and command.name not in SLOW_COMMANDS:
             await self._send_command_reply(job, await self._command_reply(job, self.stop))

@@ -75,6 +75,9 @@ class LaneJob:
     # Part of a batch that arrives together (a forwarded batch, an album): the turn waits
     # until the chat has been quiet for `burstSeconds`, so the batch is one turn.
     gather: bool = False
+    # An edit of the message with this ref whose turn already ran: memory is updated in
+    # order with the chat's turns, and nothing is replied.
+    edit_of: str | None = None
 
 
 JobRunner = Callable[[LaneJob], Awaitable[None]]
@@ -111,7 +114,11 @@ class _Lane:
 def can_join(waiting: LaneJob, job: LaneJob) -> bool:
     """Whether `job` may share the turn of the `waiting` one: both messages, one sender."""
     return (
-        waiting.command is None and job.command is None and waiting.chat.user_id == job.chat.user_id
+        waiting.command is None
+        and job.command is None
+        and waiting.edit_of is None
+        and job.edit_of is None
+        and waiting.chat.user_id == job.chat.user_id
     )
 
 
@@ -193,16 +200,29 @@ class ChatLanes:
             return Admission.STARTED
         return Admission.QUEUED
 
+    def replace_waiting(
+        self, key: str, ref: str, replace_part: Callable[[object], object], text: str
+    ) -> bool:
+        """An edit of a message still waiting for its turn: the turn takes the new wording
+        (`replace_part` maps the job's parts, `text` replaces a job's own text). False when
+        no waiting job holds the message (its turn ran, or is running)."""
+        lane = self._lanes.get(key)
+        if lane is None:
+            return False
+        for index, job in enumerate(lane.pending):
+            if job.edit_of is None and ref in job.message_refs:
+                parts = tuple(replace_part(part) for part in job.parts)
+                new_text = text if len(job.message_refs) == 1 else job.text
+                lane.pending[index] = replace(job, parts=parts, text=new_text)
+                return True
+        return False
+
     def _next_job(self, lane: _Lane) -> LaneJob:
         first = lane.pending.popleft()
         if first.command is not None or self._config().queue_mode != "collect":
             return first
         batch = [first]
-        while (
-            lane.pending
-            and lane.pending[0].command is None
-            and lane.pending[0].chat.user_id == first.chat.user_id
-        ):
+        while lane.pending and can_join(first, lane.pending[0]):
             batch.append(lane.pending.popleft())
         return merge_jobs(batch)
 

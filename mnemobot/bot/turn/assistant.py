@@ -12,12 +12,14 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.items import to_iso
+from mnemobot.memory.items import from_iso, to_iso
+from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.llm import LLMFailureKind
@@ -110,6 +112,18 @@ def find_received(messages: list[dict[str, object]], refs: list[str]) -> Receive
     return None
 
 
+def find_containing(messages: list[dict[str, object]], ref: str) -> ReceivedMessage | None:
+    """The newest user message whose refs include `ref` (alone, or merged with others)."""
+    start = max(0, len(messages) - RECEIVED_LOOKBACK_MESSAGES)
+    for index in range(len(messages) - 1, start - 1, -1):
+        message = messages[index]
+        refs = message.get("refs")
+        if message.get("role") == "user" and isinstance(refs, list) and ref in refs:
+            found = find_received(messages, [str(r) for r in refs])
+            return found if found is not None else ReceivedMessage(index, None)
+    return None
+
+
 class Assistant:
     def __init__(
         self,
@@ -121,6 +135,7 @@ class Assistant:
         pipeline: Pipeline,
         scope_for: Callable[[ChatRef, RuntimeConfig], str],
         clock: Callable[[], float] = time.time,
+        memory: MemoryService | None = None,
     ) -> None:
         """`clock` gives the time of each turn (seconds since the epoch): a replay or a bench
         passes its own, so turns can be minutes apart as in a real chat."""
@@ -131,6 +146,8 @@ class Assistant:
         self.sessions = sessions
         self.pipeline = pipeline
         self.scope_for = scope_for
+        # Where an edit of an answered message is told (`revise`).
+        self.memory = memory
         self.activity: dict[str, ChatActivity] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self.started_at = clock()
@@ -279,6 +296,50 @@ class Assistant:
         if isinstance(set_aside, str):
             reply = f"{set_aside_note(set_aside)}\n\n{reply}"
         return TurnOutcome(reply=reply, ctx=ctx, answered=answered)
+
+    async def revise(self, chat: ChatRef, ref: str, text: str) -> bool:
+        """The user edited an answered message (`ref`): the conversation shows the new
+        wording, and memory records it at the message's time and marks what it held of the
+        old wording as earlier, so that is not recalled as current. False when the message
+        is no longer in the conversation (then nothing is changed)."""
+        text = valid_unicode(text).strip()
+        if not text:
+            return False
+        config = self.config()
+        async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
+            session = self.sessions.get(chat.key)
+            found = find_containing(session.messages, ref)
+            if found is None:
+                return False
+            message = session.messages[found.index]
+            message["content"] = text
+            message["edited"] = to_iso(self.clock())
+            await self.sessions.save_async(session)
+        if self.memory is None or not config.memory.enabled:
+            return True
+        scope = self.scope_for(chat, config)
+        at = from_iso(str(message.get("at"))) if message.get("at") else self.clock()
+        refs = [str(r) for r in message.get("refs") or [ref]]
+        work = partial(
+            self.memory.revise_message,
+            scope=scope,
+            ref=ref,
+            user_text=text,
+            # The reply answered the old wording: kept with it, not with the new one.
+            assistant_text="",
+            at=at,
+            now=self.clock(),
+            config=config.memory,
+            tz=config.assistant.tzinfo(),
+            message_refs=refs,
+            speaker=chat.user_name,
+            chat_key=chat.key,
+        )
+        try:
+            await self.memory.offload_write(scope, work)
+        except OSError as exc:
+            log.warning("could not record an edit in %s's memory: %s", chat.key, exc)
+        return True
 
     def reset_session(self, chat: ChatRef) -> int:
         """/new: clear the conversation, keep memory; returns how many messages were cleared."""

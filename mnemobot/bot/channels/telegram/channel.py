@@ -23,6 +23,7 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 
 from telegram import BotCommand, LinkPreviewOptions, Message, Update
 from telegram.error import InvalidToken, TelegramError
@@ -44,7 +45,7 @@ from mnemobot.bot.channels.telegram.access import (
 from mnemobot.bot.channels.telegram.aiohttp_request import AiohttpRequest
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.channels.telegram.confirm_buttons import TelegramConfirmButtons
-from mnemobot.bot.channels.telegram.inbound import inbound_for
+from mnemobot.bot.channels.telegram.inbound import Inbound, inbound_for
 from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramIntake
 from mnemobot.bot.channels.telegram.media_turn import TelegramMediaTurns
 from mnemobot.bot.channels.telegram.member_roles import TelegramRoles
@@ -304,6 +305,9 @@ class TelegramChannel:
             await self.intake.done([receipt])
             return
         message = update.message
+        if update.edited_message is not None and self.identity is not None:
+            await self._on_edit(update.edited_message, receipt)
+            return
         if message is None or self.identity is None:
             await self.intake.done([receipt])
             return
@@ -352,6 +356,32 @@ class TelegramChannel:
             gather=command is None
             and (inbound.forward is not None or inbound.media_group_id is not None),
         )
+        await self.dispatcher.receive(job)
+
+    async def _on_edit(self, message: Message, receipt: str) -> None:
+        """An edited message: a turn that has not run yet takes the new wording; for one
+        that ran, memory is updated in the chat's lane (no reply either way)."""
+        assert self.identity is not None
+        text = message_text(message)
+        if not text or verdict_for(message, self.identity, self.allowed) is not Verdict.SERVE:
+            await self.intake.done([receipt])
+            return
+        if message.chat.type in GROUP_TYPES:
+            text = without_bot_mention(text, self.identity) or text
+        chat = chat_ref_for(message)
+        ref = f"tg:{message.message_id}"
+        edited = inbound_for(
+            message, text, photo_max_side=self.app.runtime.current().media.photo_max_side
+        )
+
+        def new_wording(part: object) -> object:
+            same = isinstance(part, Inbound) and part.message_id == edited.message_id
+            return replace(part, text=edited.text) if same else part  # type: ignore[type-var]
+
+        if self.dispatcher.lanes.replace_waiting(chat.key, ref, new_wording, text):
+            await self.intake.done([receipt])
+            return
+        job = LaneJob(chat, text, receipts=(receipt,), edit_of=ref)
         await self.dispatcher.receive(job)
 
     def _migrated(self, old_chat_id: int, new_chat_id: int) -> None:
