@@ -112,6 +112,22 @@ async def test_a_failed_transcription_keeps_the_file_and_sending_again_works(
     assert sent[1]["plain_text"] == "echo: [voice 0:03] buy oat milk"
 
 
+async def test_a_file_telegram_will_not_hand_over_gets_one_line_and_the_caption_is_answered(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    telegram.fail_next("getFile", status=400, description="Bad Request: file is too big")
+    telegram.send_voice(chat_id=USER, caption="listen to this", content=b"OggS")
+    sent = await telegram.wait_for_messages_async(USER, 2)
+
+    texts = [m["plain_text"] for m in sent]
+    assert any("could not fetch your voice note" in t for t in texts)
+    assert telegram.token not in "\n".join(texts)
+    assert user_texts(openai_server.last_request()) == [
+        "[voice note, could not be fetched] listen to this"
+    ]
+
+
 async def test_a_long_note_heard_as_a_few_words_says_what_was_heard(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
@@ -223,6 +239,41 @@ async def test_a_text_document_is_kept_read_and_found_later_by_its_words(
     telegram.send_text("/new", chat_id=USER)
     telegram.send_text("what notice period does my lease say?", chat_id=USER)
     await telegram.wait_for_messages_async(USER, 3)
+    assert "three months" in memory_section(openai_server.last_request())
+
+
+async def test_a_pdf_is_read_within_its_page_limit_and_remembered(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    from mnemobot_tooling.sample_pdf import pdf_with_pages
+
+    await start_bot(runtime={"media": {"documentMaxPages": 3, "documentHeadChars": 60}})
+    pages = [
+        "Residential lease\nBetween the landlord and the tenant.",
+        "Section 4. Termination\nThe notice period is three months, given in writing.",
+        "Section 5. Rent\nThe rent is due on the first day of each month.",
+        "Section 9. Pets\nA parrot may be kept on the balcony.",
+    ]
+    telegram.send_document(
+        chat_id=USER,
+        file_name="lease.pdf",
+        mime_type="application/pdf",
+        content=pdf_with_pages(pages),
+    )
+    sent = await telegram.wait_for_messages_async(USER, 2)
+
+    said = "\n".join(m["plain_text"] for m in sent)
+    assert "left out pages 4-4" in said or "without pages 4-4" in said
+    [text] = user_texts(openai_server.last_request())
+    assert text.startswith("[document received/")
+    assert "4 pages" in text and "Residential lease" in text
+    [kept] = (workspace / "files" / SCOPE / "received").glob("*-lease.pdf.txt")
+    assert "notice period is three months" in kept.read_text()
+    assert "parrot" not in kept.read_text()
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("what notice period does my lease say?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 4)
     assert "three months" in memory_section(openai_server.last_request())
 
 

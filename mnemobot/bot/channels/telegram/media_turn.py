@@ -216,9 +216,10 @@ class TelegramMediaTurns:
             remote = await self.bot.get_file(file.file_id)
             return bytes(await remote.download_as_bytearray())
         except (TelegramError, OSError) as exc:
-            log.warning("could not download a %s: %s", kind, exc)
+            # Logged (the log filter redacts the token a download URL holds), never shown.
+            log.warning("could not download a %s: %s: %s", kind, type(exc).__name__, exc)
             turn.notices.append(
-                f"I could not fetch your {kind} from Telegram ({exc}); please send it again."
+                f"I could not fetch your {kind} from Telegram just now; please send it again."
             )
             return None
 
