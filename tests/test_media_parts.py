@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import pytest
 from hypothesis import given
@@ -82,3 +82,17 @@ def test_document_text_respects_its_limits_and_says_what_was_left_out() -> None:
         extract_text(b"%PDF-1.4 nothing", "d.pdf", None, max_pages=1, max_chars=99)
     with pytest.raises(UnreadableDocument, match="no text layer"):
         extract_text(pdf_with_pages([""]), "s.pdf", None, max_pages=1, max_chars=99)
+
+
+def test_doctor_says_whether_voice_notes_can_be_transcribed(tmp_path: Path) -> None:
+    from mnemobot.bot.cli.doctor import check_speech
+    from mnemobot.config.runtime import TranscriptionConfig
+
+    assert check_speech(TranscriptionConfig()).status == "ok"
+    missing = check_speech(TranscriptionConfig(backend="local"))
+    assert missing.status == "fail" and "localModelPath" in missing.detail
+    empty = check_speech(TranscriptionConfig(backend="local", local_model_path=str(tmp_path)))
+    assert empty.status == "fail" and "model.bin" in empty.detail
+    (tmp_path / "model.bin").write_bytes(b"")
+    found = check_speech(TranscriptionConfig(backend="local", local_model_path=str(tmp_path)))
+    assert found.status == "ok"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
@@ -34,6 +35,7 @@ from mnemobot.bot.mcp.access import mcp_config
 from mnemobot.bot.mcp.probe import probe_server, where
 from mnemobot.bot.mcp.secrets import bot_environment
 from mnemobot.bot.turn.commands import endpoint_for_display
+from mnemobot.config.runtime import TranscriptionConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import (
     Settings,
@@ -163,6 +165,35 @@ def check_runtime_config(store: RuntimeConfigStore) -> CheckResult:
             "(`mnemobot config docs` lists every key)",
         )
     return CheckResult("runtime config", "ok", f"{path} is valid")
+
+
+def check_speech(config: TranscriptionConfig) -> CheckResult:
+    """Whether voice notes can be transcribed as configured (no audio is sent)."""
+    name = "speech to text"
+    if config.backend == "off":
+        return CheckResult(name, "ok", "off: voice notes are kept, not transcribed")
+    if config.backend == "api":
+        server = "media.transcription.baseUrl" if config.base_url else "the chat model's server"
+        return CheckResult(
+            name, "ok", f"through {server}, model {config.model} (not tried: no audio is sent)"
+        )
+    if importlib.util.find_spec("faster_whisper") is None:
+        return CheckResult(
+            name, "fail", "backend local needs faster-whisper: pip install 'mnemobot[voice]'"
+        )
+    if not config.local_model_path:
+        return CheckResult(
+            name, "fail", "backend local: set media.transcription.localModelPath to a model folder"
+        )
+    folder = Path(config.local_model_path).expanduser()
+    if not (folder / "model.bin").is_file():
+        return CheckResult(
+            name,
+            "fail",
+            f"no faster-whisper model (model.bin) in {folder}: fix "
+            "media.transcription.localModelPath",
+        )
+    return CheckResult(name, "ok", f"local faster-whisper, model {folder}")
 
 
 async def check_llm(settings: Settings, model: str, model_source: str, emit: Emit) -> CheckResult:
@@ -306,6 +337,7 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     record(check_workspace(settings.bot_workspace))
     store = open_runtime_config(WorkspacePaths(settings.bot_workspace).runtime_config)
     record(check_runtime_config(store))
+    record(check_speech(store.current().media.transcription))
     if settings.bot_redis_url is not None:
         record(await check_redis(settings, emit))
     llm = store.current().llm
