@@ -13,6 +13,8 @@ from mnemobot.bot.erasure import ScopeErasure
 from mnemobot.bot.llm_client import OpenAIChatModel
 from mnemobot.bot.maintenance import MaintenanceScheduler
 from mnemobot.bot.permissions import ConsoleRoles, Permissions
+from mnemobot.bot.schedule.service import ScheduleService, build_schedule
+from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
 from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.memory_tool import MemoryTool
@@ -63,6 +65,7 @@ class App:
     commands: Commands
     erasure: ScopeErasure
     maintenance: MaintenanceScheduler | None = None
+    schedule: ScheduleService | None = None
 
     def start_background(self) -> None:
         """Start background work (memory maintenance); call from inside the event loop."""
@@ -70,6 +73,8 @@ class App:
             self.maintenance.start()
 
     async def close(self) -> None:
+        if self.schedule is not None:
+            await self.schedule.close()
         if self.maintenance is not None:
             await self.maintenance.stop()
         close = getattr(self.llm, "close", None)
@@ -85,10 +90,12 @@ def build_app(
     sessions: SessionStore | None = None,
     shared_workspace: bool = False,
     clock: Callable[[], float] = time.time,
+    tasks: TaskStore | None = None,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
     `shared_workspace`: other processes write the memory files too (replicas); `clock`: the
-    time of each turn (a replay or a bench passes its own)."""
+    time of each turn and of scheduled tasks (a replay, a bench or a test passes its own);
+    `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files."""
     paths = WorkspacePaths(settings.bot_workspace)
     paths.create()
     runtime = open_runtime_config(paths.runtime_config)
@@ -205,6 +212,18 @@ def build_app(
     commands.status_providers.append(
         lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))
     )
+    schedule = build_schedule(
+        workspace=paths.root,
+        config=runtime.current,
+        assistant=assistant,
+        permissions=permissions,
+        clock=clock,
+        store=tasks,
+    )
+    tools.register(schedule.tool)
+    commands.handlers["reminders"] = schedule.reminders
+    commands.async_status_providers.append(schedule.status_lines)
+    erasure.add_step(schedule.erase)
     return App(
         settings=settings,
         paths=paths,
@@ -218,4 +237,5 @@ def build_app(
         commands=commands,
         erasure=erasure,
         maintenance=maintenance,
+        schedule=schedule,
     )

@@ -1,5 +1,5 @@
 """Slash commands shared by every channel: /start /help /new /compact /status /stop,
-/export and /forget_me."""
+/export, /forget_me and /reminders (answered by the handler registered for it)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("stop", "Stop the running reply and drop queued messages"),
     CommandSpec("export", "Send me everything you remember of this chat, as a file"),
     CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
+    CommandSpec("reminders", "Scheduled reminders and tasks: /reminders cancel N"),
 )
 # How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
 # guards against a mistyped command, and a few minutes is enough to read the warning.
@@ -88,6 +89,10 @@ def parse_command(text: str, bot_username: str | None = None) -> ParsedCommand |
 
 # What a channel or subsystem adds to /status, /stop and /compact.
 StatusProvider = Callable[[ChatRef], list[str]]
+# Status lines that need I/O (Redis) are worked out before /status is put together.
+AsyncStatusProvider = Callable[[ChatRef], Awaitable[list[str]]]
+# A command answered by a part of the bot that registered it (`Commands.handlers`).
+CommandHandler = Callable[[ChatRef, str], Awaitable[str]]
 StopHandler = Callable[[ChatRef], Awaitable[str]]
 
 DEFAULT_COMPACT_KEEP = 10
@@ -144,6 +149,9 @@ class Commands:
         self.permissions = permissions or Permissions(assistant.config)
         self.erasure = erasure
         self.status_providers = list(status_providers or [])
+        self.async_status_providers: list[AsyncStatusProvider] = []
+        # Commands of COMMANDS answered elsewhere (/reminders), by name.
+        self.handlers: dict[str, CommandHandler] = {}
         self.compactor = compactor
         # The model's learned context window, when the model client knows one.
         self.known_window = known_window
@@ -178,6 +186,9 @@ class Commands:
             return refusal
         if command.name == "export":
             return (await self.export(chat)).text
+        handler = self.handlers.get(command.name)
+        if handler is not None:
+            return await handler(chat, command.args)
         if command.name == "forget_me":
             return await self.forget_me(chat, command.args)
         if command.name == "start":
@@ -195,7 +206,8 @@ class Commands:
                 "I still remember what I learned about you."
             )
         if command.name == "status":
-            return self.status_text(chat)
+            extra = [line for p in self.async_status_providers for line in await p(chat)]
+            return self.status_text(chat, extra)
         if command.name == "stop":
             if stop is None:
                 return "Nothing is running."
@@ -313,7 +325,8 @@ class Commands:
         lines += [f"/{spec.name} - {spec.description}" for spec in COMMANDS]
         return "\n".join(lines)
 
-    def status_text(self, chat: ChatRef) -> str:
+    def status_text(self, chat: ChatRef, extra: list[str] | None = None) -> str:
+        """`extra`: lines of the async providers, worked out by the caller."""
         assistant = self.assistant
         config = assistant.config()
         session = assistant.session(chat)
@@ -345,6 +358,7 @@ class Commands:
             lines.append("Compactions: none yet")
         for provider in self.status_providers:
             lines += provider(chat)
+        lines += extra or []
         # Everyone in a group reads /status: no file-system paths here (`doctor` shows them).
         workspace_ok = os.access(assistant.paths.sessions, os.W_OK)
         lines.append(

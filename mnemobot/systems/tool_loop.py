@@ -120,7 +120,10 @@ class ToolLoop:
                         ctx.chat.key,
                         overflow_rounds,
                     )
-                    if await self.overflow_recovery(ctx, overflow_rounds):
+                    shrunk = await self.overflow_recovery(ctx, overflow_rounds)
+                    # The window the error stated may leave no room for the tool
+                    # definitions: the retry goes without them, smaller too.
+                    if shrunk or len(self.tools.schemas(ctx)) < len(request.tools or ()):
                         ctx.llm_calls -= 1
                         continue
                 raise

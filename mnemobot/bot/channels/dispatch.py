@@ -240,6 +240,11 @@ class ChatDispatcher:
         async def progress(text: str) -> None:
             await self.channel.send_text(progress_job, text)
 
+        if job.firing is not None:
+            if self.app.schedule is not None:
+                await self.app.schedule.runner.run(job, self.channel, progress)
+            return
+
         async with self.channel.working(job):
             if command is not None:
                 await self._send_command_reply(job, await self._command_reply(job, self.stop))

@@ -33,9 +33,12 @@ from mnemobot.bot.app import App
 from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.commands import COMMANDS, Attachment, parse_command
+from mnemobot.bot.delivery.journal import QueuedEntry
 from mnemobot.bot.delivery.outbox import Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.erasure import ErasureTarget
+from mnemobot.bot.schedule.inbox import firing_entries, firing_job
+from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -174,6 +177,7 @@ class TelegramChannel:
             self.intake = RedisTelegramIntake(inbox, application.bot, self.on_update)
             # Each replica's undelivered replies are its own: one journal per replica name.
             outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
+        self.intake.handle_firing = self.on_firing
         delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
         self.outbox = Outbox(outbox_path, delivery.deliver)
         self.dispatcher = ChatDispatcher(app, self, self.config, answered=self._answered)
@@ -202,6 +206,8 @@ class TelegramChannel:
         await self.outbox.start()
         await self.intake.replay()
         await self.source.start(self.application, self.intake.keep)
+        if self.app.schedule is not None:
+            self.app.schedule.scheduler.attach(CHANNEL, self.keep_firings)
 
     async def _connect(self) -> None:
         pause = 1.0
@@ -234,6 +240,8 @@ class TelegramChannel:
         Safe after a start that failed half-way.
         """
         try:
+            if self.app.schedule is not None:
+                await self.app.schedule.scheduler.detach(CHANNEL)
             await self.source.stop()
             await self.dispatcher.shutdown(grace_seconds)
             await self.intake.close()
@@ -345,6 +353,13 @@ class TelegramChannel:
             receipts=(receipt,),
         )
         await self.dispatcher.receive(job)
+
+    async def keep_firings(self, firings: Sequence[Firing]) -> None:
+        """Due scheduled tasks: kept in the inbox, then each waits in its chat's lane."""
+        await self.intake.keep_firings(firing_entries(CHANNEL, firings))
+
+    async def on_firing(self, entry: QueuedEntry) -> None:
+        await self.dispatcher.receive(firing_job(entry))
 
     def _migrated(self, old_chat_id: int, new_chat_id: int) -> None:
         self.migration.start(old_chat_id, new_chat_id)

@@ -25,6 +25,7 @@ from telegram.ext import Application
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.delivery.redis_coordination import Lease, LeaseLost, RedisCoordination
 from mnemobot.bot.delivery.redis_ingress import LeaseBook, RedisOutage
+from mnemobot.bot.schedule.redis_store import RedisTaskStore
 from mnemobot.bot.telegram.channel import UpdateSource
 from mnemobot.bot.telegram.poller import KeepUpdates
 from mnemobot.config.settings import Settings
@@ -113,10 +114,12 @@ class LeasedSessions:
 
 
 def build_replica_app(settings: Settings, replicas: Replicas) -> App:
-    """The app of one replica: sessions in Redis, everything else on the shared workspace."""
+    """The app of one replica: sessions and scheduled tasks in Redis, everything else on
+    the shared workspace."""
     paths = WorkspacePaths(settings.bot_workspace)
     sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas))
-    return build_app(settings, sessions=sessions, shared_workspace=True)
+    tasks = RedisTaskStore(replicas.client, namespace=replicas.coordination.namespace)
+    return build_app(settings, sessions=sessions, shared_workspace=True, tasks=tasks)
 
 
 class LeaderPollingSource:

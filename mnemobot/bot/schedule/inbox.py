@@ -1,0 +1,32 @@
+"""Firings as inbox entries and lane jobs: how a channel with a durable inbox takes them.
+
+A firing is kept in the channel's inbox under its stable id, with the chat's inbox key
+(`telegram:42`: a forum topic's firing waits with its group's messages), and comes back
+out as a lane job of its chat (or topic) that answers that entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.delivery.journal import QueuedEntry
+from mnemobot.bot.schedule.model import Firing
+
+
+def firing_entries(channel: str, firings: Sequence[Firing]) -> list[QueuedEntry]:
+    return [
+        QueuedEntry(id=f.entry_id, key=f"{channel}:{f.task.chat.chat_id}", data=f.to_json())
+        for f in firings
+    ]
+
+
+def firing_job(entry: QueuedEntry) -> LaneJob:
+    firing = Firing.from_json(entry.data)
+    return LaneJob(
+        chat=firing.task.chat.ref(),
+        text=firing.task.text,
+        message_refs=(entry.id,),
+        receipts=(entry.id,),
+        firing=firing,
+    )

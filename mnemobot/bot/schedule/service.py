@@ -1,0 +1,96 @@
+"""Reminders and scheduled tasks, put together: store, firing loop, runner, tool, command.
+
+The composition root builds one `ScheduleService` per bot; channels attach to its
+`scheduler` once they can take firings (see `bot.schedule.scheduler`), and hand firing
+jobs in their lanes to `runner`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mnemobot.bot.assistant import Assistant
+from mnemobot.bot.erasure import ErasureTarget
+from mnemobot.bot.permissions import Permissions
+from mnemobot.bot.schedule.firing import FiringRunner
+from mnemobot.bot.schedule.reminders import RemindersCommand
+from mnemobot.bot.schedule.scheduler import Scheduler
+from mnemobot.bot.schedule.store import FileTaskStore, TaskStore, Waiting
+from mnemobot.bot.schedule.timing import format_when, local_zone_name
+from mnemobot.bot.schedule.tool import ScheduleTool
+from mnemobot.bot.tools.clock_tool import chat_zone_name
+from mnemobot.bot.tools.registry import Tool
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.systems.context import ChatRef
+
+SCHEDULE_DIR_NAME = "schedule"
+
+
+def schedule_folder(workspace: Path) -> Path:
+    """Where the file store keeps one JSON file per chat."""
+    return workspace / SCHEDULE_DIR_NAME
+
+
+def waiting_line(waiting: Waiting, now: float) -> str:
+    """ "Scheduled: 3 waiting, next Thursday 27 November, 09:00 (Europe/Berlin)"."""
+    if not waiting.count or waiting.soonest is None or waiting.soonest.next_due is None:
+        return "Scheduled: nothing waiting"
+    soonest = waiting.soonest
+    assert soonest.next_due is not None
+    return (
+        f"Scheduled: {waiting.count} waiting, next "
+        f"{format_when(soonest.next_due, soonest.zone, now)}"
+    )
+
+
+@dataclass(slots=True)
+class ScheduleService:
+    store: TaskStore
+    scheduler: Scheduler
+    runner: FiringRunner
+    tool: Tool
+    reminders: RemindersCommand
+    clock: Callable[[], float]
+
+    async def status_lines(self, chat: ChatRef) -> list[str]:
+        waiting = await self.store.waiting(lambda key: key == chat.key)
+        return [waiting_line(waiting, self.clock())]
+
+    async def erase(self, target: ErasureTarget) -> list[str]:
+        """Erasure step: the scheduled tasks of every chat of the scope."""
+        removed = await self.store.erase(target.holds)
+        return [f"scheduled tasks: {removed}"] if removed else []
+
+    async def close(self) -> None:
+        await self.scheduler.close()
+
+
+def build_schedule(
+    *,
+    workspace: Path,
+    config: Callable[[], RuntimeConfig],
+    assistant: Assistant,
+    permissions: Permissions,
+    clock: Callable[[], float] = time.time,
+    store: TaskStore | None = None,
+) -> ScheduleService:
+    """`store`: another store than the workspace's files (replicas keep tasks in Redis)."""
+    store = store or FileTaskStore(schedule_folder(workspace))
+    scheduler = Scheduler(store, lambda: config().schedule, clock=clock)
+
+    def zone_for(chat: ChatRef) -> str:
+        return chat_zone_name(assistant.session(chat).metadata, config()) or local_zone_name()
+
+    return ScheduleService(
+        store=store,
+        scheduler=scheduler,
+        runner=FiringRunner(assistant, store, lambda: config().schedule, clock=clock),
+        tool=ScheduleTool(store, permissions, on_added=scheduler.wake).tool(),
+        reminders=RemindersCommand(
+            store, permissions, config, zone_for, clock=clock, on_changed=scheduler.wake
+        ),
+        clock=clock,
+    )
