@@ -26,3 +26,13 @@ def wait_until_nothing_waits(workspace: Path, timeout: float = 20) -> None:
 
 async def nothing_waits_async(workspace: Path, timeout: float = 20) -> None:
     await asyncio.to_thread(wait_until_nothing_waits, workspace, timeout)
+
+
+class SteppedClock:
+    """A clock a test moves by hand; the bot's turns and its scheduler read it."""
+
+    def __init__(self, start: float) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now

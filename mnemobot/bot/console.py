@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TextIO
@@ -21,6 +22,7 @@ from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneConfig, LaneJob
 from mnemobot.bot.commands import parse_command
 from mnemobot.bot.console_input import TerminalInput
+from mnemobot.bot.schedule.model import Firing
 from mnemobot.systems.context import ChatRef
 
 CHANNEL = "console"
@@ -63,10 +65,22 @@ class ConsoleChannel:
         return self.app.runtime.current().section(CHANNEL, LaneConfig)
 
     async def start(self) -> None:
-        """Nothing to connect: the streams are already open."""
+        """Nothing to connect; scheduled tasks of console chats fire while it runs."""
+        if self.app.schedule is not None:
+            self.app.schedule.scheduler.attach(CHANNEL, self.keep_firings)
 
     async def stop(self, grace_seconds: float) -> None:
+        if self.app.schedule is not None:
+            await self.app.schedule.scheduler.detach(CHANNEL)
         await self.dispatcher.shutdown(grace_seconds)
+
+    async def keep_firings(self, firings: Sequence[Firing]) -> None:
+        """Due tasks go straight into their lanes: the console keeps no inbox, so a crash
+        between this and the task being moved on fires it again at the next start."""
+        for firing in firings:
+            await self.dispatcher.receive(
+                LaneJob(firing.task.chat.ref(), firing.task.text, firing=firing)
+            )
 
     async def send_text(self, job: LaneJob, text: str) -> None:
         self.say(text)

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from mnemobot.bot.commands import endpoint_for_display
 from mnemobot.bot.llm_client import OpenAIChatModel
 from mnemobot.bot.logging_setup import configure_logging, redact
 from mnemobot.bot.probes import NETWORK_CHECK_SECONDS, ProbeError, list_models, telegram_username
+from mnemobot.bot.schedule.service import workspace_summary
 from mnemobot.bot.startup import secrets_of
 from mnemobot.bot.telegram.replicas import redis_display
 from mnemobot.config.runtime_store import RuntimeConfigStore
@@ -260,6 +262,18 @@ async def check_redis(settings: Settings, emit: Emit) -> CheckResult:
     return CheckResult("redis", "ok", f"{where} answers, appendonly yes (replicas share it)")
 
 
+async def check_schedule(settings: Settings) -> CheckResult:
+    """How many scheduled tasks wait, and the soonest (reads, writes nothing)."""
+    redis_url = settings.bot_redis_url.get_secret_value() if settings.bot_redis_url else None
+    try:
+        async with asyncio.timeout(NETWORK_CHECK_SECONDS):
+            line = await workspace_summary(settings.bot_workspace, redis_url, time.time())
+    except (OSError, RedisError, TimeoutError) as exc:
+        reason = redact(str(exc) or type(exc).__name__, secrets_of(settings))
+        return CheckResult("schedule", "warn", f"scheduled tasks cannot be read ({reason})")
+    return CheckResult("schedule", "ok", line.removeprefix("Scheduled: "))
+
+
 async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     results: list[CheckResult] = []
 
@@ -283,6 +297,7 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     if llm_result.status == "ok" and paths.root.is_dir():
         record(await check_context_window(settings, model, paths, store, emit))
     record(await check_telegram(settings, emit))
+    record(await check_schedule(settings))
     return results
 
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from mnemobot.bot.assistant import Assistant, find_received
+from mnemobot.bot.assistant import Assistant, TurnOutcome, find_received
 from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
@@ -91,6 +91,19 @@ def task_prompt(firing: Firing, now: float) -> str:
         f"({describe_schedule(task.schedule, task.zone)}). Carry it out now; your answer is "
         f"sent to the chat.]\n{task.text}"
     )
+
+
+def failed_text(firing: Firing, outcome: TurnOutcome) -> str:
+    """Why a task's turn gave no answer, in one line (not the apology for a message)."""
+    task = firing.task
+    if outcome.storage_failed:
+        why = "the bot's storage is failing"
+    elif outcome.ctx is not None and outcome.ctx.llm_error is not None:
+        why = outcome.ctx.llm_error.user_text()
+    else:
+        why = "something went wrong (the bot's log says what)"
+    what = f" ({task.text})" if task.text else ""
+    return f"Scheduled {KIND_NAMES[task.kind]} #{task.number}{what} did not run: {why}."
 
 
 def paused_text(number: int, failures: int) -> str:
@@ -165,17 +178,17 @@ class FiringRunner:
         outcome = await self.assistant.handle_text(
             job.chat, task_prompt(firing, now), message_refs=[firing.entry_id], notify=progress
         )
-        ok = outcome is not None and outcome.answered and not outcome.storage_failed
-        await self._count(task.id, ok, channel, job)
         if outcome is None:
             return
-        reply = outcome.reply
+        ok = outcome.answered and not outcome.storage_failed
+        reply = outcome.reply if ok else failed_text(firing, outcome)
         if task.kind == "heartbeat" and ok and reply.strip().upper().startswith(NO_REPLY):
             await self._forget_check_in(job, firing)
-            return
-        if firing.late:
-            reply = f"{late_note(firing, now)}\n\n{reply}"
-        await channel.send_reply(job, reply)
+        else:
+            if firing.late:
+                reply = f"{late_note(firing, now)}\n\n{reply}"
+            await channel.send_reply(job, reply)
+        await self._count(task.id, ok, channel, job)
 
     async def _count(self, task_id: str, ok: bool, channel: Channel, job: LaneJob) -> None:
         config = self.config()

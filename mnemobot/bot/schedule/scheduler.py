@@ -116,6 +116,8 @@ class Scheduler:
 
     async def _until_next(self) -> float:
         config = self.config()
+        if not config.enabled:
+            return config.poll_seconds
         soonest = None
         for channel in list(self._sinks):
             due = await self.store.next_due(channel)
@@ -129,6 +131,8 @@ class Scheduler:
     async def _round(self) -> bool:
         """Hand over what is due; True when a full batch went (more may be due)."""
         config = self.config()
+        if not config.enabled:
+            return False  # kept, not fired, until schedule.enabled is true again
         now = self.clock()
         full = False
         for channel, sink in list(self._sinks.items()):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemobot.bot.assistant import Assistant
-from mnemobot.bot.erasure import ErasureTarget
+from mnemobot.bot.erasure import EraseStep, ErasureTarget
 from mnemobot.bot.permissions import Permissions
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.schedule.reminders import RemindersCommand
@@ -66,6 +66,52 @@ class ScheduleService:
 
     async def close(self) -> None:
         await self.scheduler.close()
+
+
+def workspace_store(
+    workspace: Path, redis_url: str | None, *, read_only: bool = False
+) -> TaskStore:
+    """The store a bot on this workspace uses: Redis with BOT_REDIS_URL, else the files.
+    For the command line (`doctor`, `memory erase`); close a Redis one with `close_store`."""
+    if redis_url:
+        from redis.asyncio import Redis
+
+        from mnemobot.bot.schedule.redis_store import RedisTaskStore
+
+        return RedisTaskStore(
+            Redis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=10)
+        )
+    return FileTaskStore(schedule_folder(workspace), read_only=read_only)
+
+
+async def close_store(store: TaskStore) -> None:
+    client = getattr(store, "client", None)
+    if client is not None:
+        await client.aclose()
+
+
+def cli_erase_step(workspace: Path, redis_url: str | None) -> EraseStep:
+    """`mnemobot memory erase`: the chat's scheduled tasks go too."""
+
+    async def erase(target: ErasureTarget) -> list[str]:
+        store = workspace_store(workspace, redis_url)
+        try:
+            removed = await store.erase(target.holds)
+        finally:
+            await close_store(store)
+        return [f"scheduled tasks: {removed}"] if removed else []
+
+    return erase
+
+
+async def workspace_summary(workspace: Path, redis_url: str | None, now: float) -> str:
+    """`doctor`: how many tasks wait in the whole workspace, and the soonest."""
+    store = workspace_store(workspace, redis_url, read_only=True)
+    try:
+        waiting = await store.waiting()
+    finally:
+        await close_store(store)
+    return waiting_line(waiting, now)
 
 
 def build_schedule(

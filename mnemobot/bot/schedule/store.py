@@ -114,8 +114,10 @@ class _ChatTasks:
 
 
 class FileTaskStore:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, read_only: bool = False) -> None:
+        """`read_only`: only look (`doctor`): an unreadable file is skipped, not moved."""
         self.folder = folder
+        self.read_only = read_only
         self._chats: dict[str, _ChatTasks] = {}
         self._by_id: dict[str, Task] = {}
         # Per channel: (due, task id); an entry is stale once the task's next time moved.
@@ -153,6 +155,8 @@ class FileTaskStore:
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 # Moved aside, not deleted: a person can read what it held.
                 self.skipped_files += 1
+                if self.read_only:
+                    continue
                 log.warning(
                     "scheduled tasks in %s cannot be read (%s); moved aside as .corrupt",
                     path.name,
@@ -318,7 +322,11 @@ class FileTaskStore:
         keys = {key for key in self._chats if holds(key)}
         if self.folder.is_dir():
             # Files of chats this process never loaded (another channel's process wrote them).
-            keys |= {p.name[: -len(".json")] for p in self.folder.glob("*.json") if holds(p.stem)}
+            keys |= {
+                p.name.split(".json")[0]
+                for p in self.folder.glob("*.json*")
+                if holds(p.name.split(".json")[0])
+            }
         for key in sorted(keys):
             held = self._chats.pop(key, None)
             if held is not None:
@@ -327,6 +335,17 @@ class FileTaskStore:
                     self._by_id.pop(task.id, None)
             path = self._path(key)
             if held is None and path.exists():
-                removed += len(orjson.loads(path.read_bytes()).get("tasks", []))
+                removed += _tasks_in(path)
             await asyncio.to_thread(path.unlink, missing_ok=True)
+            # A copy set aside as unreadable holds the chat's words too.
+            corrupt = path.with_suffix(".json.corrupt")
+            await asyncio.to_thread(corrupt.unlink, missing_ok=True)
         return removed
+
+
+def _tasks_in(path: Path) -> int:
+    try:
+        tasks = orjson.loads(path.read_bytes()).get("tasks", [])
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return len(tasks) if isinstance(tasks, list) else 0
