@@ -3,6 +3,7 @@ heartbeat, failing tasks, the chat's own time zone."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
@@ -176,3 +177,31 @@ async def test_a_reminder_fires_at_the_console(
     terminal.type("remind me in a second to breathe")
     await terminal.shows("✅ Reminder #1 set for")
     await terminal.shows("bot> ⏰ Reminder: breathe", timeout=10)
+
+
+async def test_a_group_upgraded_to_a_supergroup_keeps_its_tasks(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+) -> None:
+    group, supergroup = -4001, -1000004001
+    clock = SteppedClock(at(2026, 11, 24, 8, 0))
+    runtime = {**RUNTIME, "permissions": {"schedule": "members"}}
+    bot = await start_bot(runtime=runtime, clock=clock)
+    openai_server.script(
+        tool_call("schedule", {"when": "12:00", "text": "order lunch"}), reply("Will do.")
+    )
+    await say(telegram, "@mnemo_test_bot remind us at 12", group, user_id=31, chat_type="group")
+    telegram.upgrade_group(group, supergroup, user_id=31)
+    moved = workspace / "schedule" / f"telegram:{supergroup}.json"
+    for _ in range(200):
+        if moved.exists():
+            break
+        await asyncio.sleep(0.02)
+    listing = await say(telegram, "/reminders", supergroup, user_id=31, chat_type="supergroup")
+    assert "#1 Tuesday 24 November, 12:00 (Europe/Berlin) — reminder: order lunch" in listing
+    assert not (workspace / "schedule" / f"telegram:{group}.json").exists()
+    await move_to(bot, clock, at(2026, 11, 24, 12, 0, 1))
+    sent = await telegram.wait_for_messages_async(supergroup, 2, timeout=10)
+    assert sent[1]["plain_text"] == "⏰ Reminder for Test: order lunch"

@@ -17,6 +17,7 @@ Redis must run with `appendonly yes` for a task to survive a Redis restart.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -27,6 +28,7 @@ from mnemobot.bot.schedule.store import (
     TooManyTasks,
     Waiting,
     after_run,
+    moved_to,
     resumed,
     sort_for_listing,
 )
@@ -64,6 +66,14 @@ end
 return 1
 """
 
+
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    changed: bool
+    task: Task | None
+    gone: bool = False
+
+
 # A compare-and-set lost this often in a row means something keeps changing the task.
 SWAP_ATTEMPTS = 10
 _KEEP = object()
@@ -89,26 +99,26 @@ class RedisTaskStore:
         members = await self.client.smembers(self._key("chat", chat_key))
         return sorted(_text(m) for m in members)
 
-    async def _change(self, task_id: str, change: Callable[[Task], Any]) -> Task | bool | None:
-        """Apply `change` (returns a new Task, None to delete, or _KEEP) with compare-and-set;
-        False when the task is gone."""
+    async def _change(self, task_id: str, change: Callable[[Task], Any]) -> _Changed:
+        """Apply `change` (returns a new Task, None to delete, or _KEEP to leave it) with
+        compare-and-set; what the task is now, and whether this call changed it."""
         key = self._key("task", task_id)
         for _ in range(SWAP_ATTEMPTS):
             raw = await self.client.get(key)
             if raw is None:
-                return False
+                return _Changed(False, None, gone=True)
             task = Task.from_json(orjson.loads(raw))
             new = change(task)
             if new is _KEEP:
-                return task
+                return _Changed(False, task)
             new_raw = b"" if new is None else orjson.dumps(new.to_json())
-            due = "" if new is None or not new.waiting else repr(new.next_due)
+            due = "" if new is None else _due(new)
             swapped = await self._swap(
                 keys=[key, self._key("due", task.chat.channel), self._key("chat", task.chat.key)],
                 args=[raw, new_raw, task_id, due],
             )
             if swapped:
-                return new
+                return _Changed(True, new)
         raise RuntimeError(f"task {task_id} kept changing; not changed")
 
     # -- TaskStore -------------------------------------------------------------------------
@@ -128,7 +138,7 @@ class RedisTaskStore:
                 max_per_chat,
                 orjson.dumps(numbered.to_json()),
                 task.id,
-                repr(numbered.next_due) if numbered.waiting else "",
+                _due(numbered),
                 chat_key,
             ],
         )
@@ -147,7 +157,7 @@ class RedisTaskStore:
         for task in await self.tasks(chat_key):
             if task.number == number:
                 changed = await self._change(task.id, lambda _t: None)
-                return task if changed is not False else None
+                return task if changed.changed else None
         return None
 
     async def due(self, channel: str, now: float, limit: int) -> list[Task]:
@@ -165,22 +175,42 @@ class RedisTaskStore:
                 return _KEEP
             return None if next_due is None else task.with_changes(next_due=next_due)
 
-        before = await self.get(task_id)
-        if before is None or before.next_due != expected_due:
-            return False
-        result = await self._change(task_id, change)
-        return result is not False and (result is None or result.next_due == next_due)
+        return (await self._change(task_id, change)).changed
 
     async def record_run(self, task_id: str, ok: bool, *, pause_after: int) -> Task | None:
-        result = await self._change(task_id, lambda task: after_run(task, ok, pause_after))
-        return result if isinstance(result, Task) else None
+        return (await self._change(task_id, lambda t: after_run(t, ok, pause_after))).task
 
     async def resume(self, chat_key: str, number: int, now: float) -> Task | None:
         for task in await self.tasks(chat_key):
             if task.number == number:
-                result = await self._change(task.id, lambda t: resumed(t, now))
-                return result if isinstance(result, Task) else None
+                return (await self._change(task.id, lambda t: resumed(t, now))).task
         return None
+
+    async def move_chat(self, old_key: str, new_chat_id: str) -> int:
+        tasks = await self.tasks(old_key)
+        if not tasks:
+            return 0
+        new_key = moved_to(tasks[:1], new_chat_id, set(), 0)[0].chat.key
+        taken = {task.number for task in await self.tasks(new_key)}
+        last = int(await self.client.hget(self._key("numbers"), new_key) or 0)
+        moved = moved_to(tasks, new_chat_id, taken, last)
+        by_id = {task.id: task for task in moved}
+        for task in tasks:
+            if not (await self._change(task.id, lambda _t: None)).changed:
+                continue  # fired or cancelled meanwhile
+            new = by_id[task.id]
+            await self._add(
+                keys=[
+                    self._key("chat", new_key),
+                    self._key("task", new.id),
+                    self._key("due", new.chat.channel),
+                    self._key("chats"),
+                ],
+                args=[1_000_000, orjson.dumps(new.to_json()), new.id, _due(new), new_key],
+            )
+        top = max(task.number for task in moved)
+        await self.client.hset(self._key("numbers"), new_key, max(top, last))
+        return len(moved)
 
     async def _chats(self, holds: Callable[[str], bool] | None) -> list[str]:
         members = await self.client.smembers(self._key("chats"))
@@ -211,6 +241,11 @@ class RedisTaskStore:
                 await pipe.execute()
             removed += len(ids)
         return removed
+
+
+def _due(task: Task) -> str:
+    """A waiting task's score in the due set; "" keeps it out (paused, or done)."""
+    return repr(task.next_due) if task.waiting else ""
 
 
 def _text(value: Any) -> str:

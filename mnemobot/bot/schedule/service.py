@@ -64,6 +64,11 @@ class ScheduleService:
         removed = await self.store.erase(target.holds)
         return [f"scheduled tasks: {removed}"] if removed else []
 
+    async def move_chat(self, old_key: str, new_chat_id: str) -> list[str]:
+        """A group became a supergroup: its tasks follow it."""
+        moved = await self.store.move_chat(old_key, new_chat_id)
+        return [f"the scheduled tasks ({moved})"] if moved else []
+
     async def close(self) -> None:
         await self.scheduler.close()
 

@@ -16,7 +16,7 @@ import asyncio
 import heapq
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -85,6 +85,23 @@ class TaskStore(Protocol):
     async def erase(self, holds: Callable[[str], bool]) -> int:
         """Remove every task of the chats `holds` accepts; how many there were."""
         ...
+
+    async def move_chat(self, old_key: str, new_chat_id: str) -> int:
+        """A group that became a supergroup: its tasks go to the new chat id (numbers kept
+        unless the new chat has tasks of its own); how many moved."""
+        ...
+
+
+def moved_to(tasks: list[Task], new_chat_id: str, taken: set[int], last: int) -> list[Task]:
+    """`tasks` under `new_chat_id`, renumbered after `last` only if a number is taken."""
+    renumber = any(task.number in taken for task in tasks)
+    moved = []
+    for task in sorted(tasks, key=lambda t: t.number):
+        if renumber:
+            last += 1
+        chat = replace(task.chat, chat_id=new_chat_id, thread_id=None)
+        moved.append(task.with_changes(chat=chat, number=last if renumber else task.number))
+    return moved
 
 
 def sort_for_listing(tasks: list[Task]) -> list[Task]:
@@ -166,8 +183,10 @@ class FileTaskStore:
         return chats
 
     def _index(self, task: Task) -> None:
+        before = self._by_id.get(task.id)
         self._by_id[task.id] = task
-        if task.waiting:
+        unchanged = before is not None and before.waiting and before.next_due == task.next_due
+        if task.waiting and not unchanged:
             assert task.next_due is not None
             heapq.heappush(self._heaps.setdefault(task.chat.channel, []), (task.next_due, task.id))
 
@@ -251,10 +270,12 @@ class FileTaskStore:
         heap = self._heaps.get(channel, [])
         found: list[Task] = []
         kept: list[tuple[float, str]] = []
+        seen: set[str] = set()
         while heap and heap[0][0] <= now and len(found) < limit:
             due, task_id = heapq.heappop(heap)
             task = self._current(due, task_id)
-            if task is not None:
+            if task is not None and task_id not in seen:
+                seen.add(task_id)
                 found.append(task)
                 # Stays until advanced: a firing that fails is tried again.
                 kept.append((due, task_id))
@@ -315,6 +336,26 @@ class FileTaskStore:
                     if soonest is None or (task.next_due or 0) < (soonest.next_due or 0):
                         soonest = task
         return Waiting(count, soonest)
+
+    async def move_chat(self, old_key: str, new_chat_id: str) -> int:
+        await self._ready()
+        held = self._chats.get(old_key)
+        if held is None or not held.tasks:
+            return 0
+        tasks = list(held.tasks.values())
+        new_key = replace(tasks[0].chat, chat_id=new_chat_id, thread_id=None).key
+        target = self._chats.setdefault(new_key, _ChatTasks())
+        taken = {task.number for task in target.tasks.values()}
+        moved = moved_to(tasks, new_chat_id, taken, target.last_number)
+        target.last_number = max([target.last_number, held.last_number] + [t.number for t in moved])
+        for task in moved:
+            target.tasks[task.id] = task
+            self._index(task)
+        held.tasks.clear()
+        await self._write(new_key)
+        await self._write(old_key)
+        del self._chats[old_key]
+        return len(moved)
 
     async def erase(self, holds: Callable[[str], bool]) -> int:
         await self._ready()
