@@ -73,7 +73,10 @@ async def test_in_a_group_only_admins_schedule_and_cancel_and_forget_me_erases_t
 
 
 async def test_a_heartbeat_speaks_only_when_there_is_something_to_say(
-    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
 ) -> None:
     clock = SteppedClock(at(2026, 11, 24, 8, 0))
     bot = await start_bot(runtime=RUNTIME, clock=clock)
@@ -98,6 +101,9 @@ async def test_a_heartbeat_speaks_only_when_there_is_something_to_say(
     last = openai_server.requests[-1]["messages"]
     assert not any("heartbeat" in str(m.get("content")) for m in last)
     assert not any("NO_REPLY" in str(m.get("content")) for m in last)
+    # Nor does memory: a check-in with nothing to say is not a turn to remember.
+    remembered = b"".join(p.read_bytes() for p in (workspace / "memory").rglob("*") if p.is_file())
+    assert b"dentist" in remembered and b"NO_REPLY" not in remembered
 
     openai_server.script(reply("Your dentist appointment is tomorrow."))
     await move_to(bot, clock, at(2026, 11, 25, 9, 0, 1))
