@@ -6,12 +6,18 @@ import asyncio
 import time
 from pathlib import Path
 
+import orjson
+
 from mnemobot.bot.delivery.journal import DurableQueue
 
 
 def nothing_waits(workspace: Path) -> bool:
     """No task waits in the file store, and no firing or reply in the Telegram journals."""
-    tasks = list((workspace / "schedule").glob("*.json"))
+    tasks = [
+        task
+        for path in (workspace / "schedule").glob("*.json")
+        for task in orjson.loads(path.read_bytes())["tasks"]
+    ]
     journals = sorted((workspace / "delivery").glob("telegram-*.jsonl"))
     return not tasks and bool(journals) and all(not DurableQueue(p).pending() for p in journals)
 

@@ -4,8 +4,9 @@ Every change is durable before the call returns: a task added is on disk (or in 
 `bot.schedule.redis_store`) before the chat is told it was scheduled.
 
 `FileTaskStore` keeps one JSON file per chat (`schedule/<chat key>.json`: the chat's tasks
-and the last number given out), rewritten whole and crash-safely on each change (temp file,
-fsync, rename), so a crash leaves the old or the new file. All tasks are held in memory,
+and the last number given out, kept when no task is left), rewritten whole and
+crash-safely on each change (temp file, fsync, rename), so a crash leaves the old or the
+new file. All tasks are held in memory,
 loaded from the folder on first use (off the event loop), with one heap of due times per
 channel: the scheduler's "what is due now" costs a heap peek.
 """
@@ -206,9 +207,7 @@ class FileTaskStore:
         if held is None:
             return
         async with held.lock:
-            if not held.tasks:
-                await asyncio.to_thread(self._path(chat_key).unlink, missing_ok=True)
-                return
+            # Kept when empty too: its last number, so a number is never given out twice.
             data = orjson.dumps(
                 {
                     "chat": chat_key,
@@ -353,8 +352,8 @@ class FileTaskStore:
             self._index(task)
         held.tasks.clear()
         await self._write(new_key)
-        await self._write(old_key)
         del self._chats[old_key]
+        await asyncio.to_thread(self._path(old_key).unlink, missing_ok=True)
         return len(moved)
 
     async def erase(self, holds: Callable[[str], bool]) -> int:
