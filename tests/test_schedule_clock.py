@@ -141,3 +141,21 @@ async def test_reminders_lists_and_cancels_and_the_limits_hold(
     assert "stand up" in request["messages"][-1]["content"]
     assert not any("⏰" in t for t in texts(telegram))
     assert "Nothing is scheduled" in await say(telegram, "/reminders")
+
+
+async def test_a_task_of_a_user_no_longer_allowed_does_not_fire(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    clock = SteppedClock(at(2026, 11, 24, 8, 0))
+    bot = await start_bot(runtime=RUNTIME, clock=clock, allowed=f"{CHAT},77")
+    openai_server.script(tool_call("schedule", {"when": "09:00", "text": "pay"}), reply("Ok."))
+    await say(telegram, "remind me at 9 to pay")
+    openai_server.script(tool_call("schedule", {"when": "09:00", "text": "lunch"}), reply("Ok."))
+    await say(telegram, "remind me at 9 about lunch", 77)
+    await bot.shutdown()
+    clock.now = at(2026, 11, 24, 9, 0, 1)
+    await start_bot(runtime=RUNTIME, clock=clock, allowed="77")
+    await telegram.wait_for_messages_async(77, 2, timeout=10)
+    await nothing_waits_async(Path(bot.settings.bot_workspace))
+    assert texts(telegram, 77)[1] == "⏰ Reminder: lunch"
+    assert texts(telegram)[1:] == []

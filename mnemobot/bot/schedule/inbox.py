@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.delivery.journal import QueuedEntry
 from mnemobot.bot.schedule.model import Firing
+from mnemobot.config.settings import AllowedUsers
 
 
 def firing_entries(channel: str, firings: Sequence[Firing]) -> list[QueuedEntry]:
@@ -19,6 +20,13 @@ def firing_entries(channel: str, firings: Sequence[Firing]) -> list[QueuedEntry]
         QueuedEntry(id=f.entry_id, key=f"{channel}:{f.task.chat.chat_id}", data=f.to_json())
         for f in firings
     ]
+
+
+def set_by_allowed_user(job: LaneJob, allowed: AllowedUsers) -> bool:
+    """Whether the user who set the task may still talk to the bot: a task of someone
+    taken off the allowed users is passed over (a repeating one stays listed, to cancel)."""
+    user = job.chat.user_id
+    return allowed.allows(int(user) if user and user.lstrip("-").isdigit() else None)
 
 
 def firing_job(entry: QueuedEntry) -> LaneJob:

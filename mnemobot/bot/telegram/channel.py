@@ -37,7 +37,7 @@ from mnemobot.bot.delivery.journal import QueuedEntry
 from mnemobot.bot.delivery.outbox import Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.erasure import ErasureTarget
-from mnemobot.bot.schedule.inbox import firing_entries, firing_job
+from mnemobot.bot.schedule.inbox import firing_entries, firing_job, set_by_allowed_user
 from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.telegram.access import (
     GROUP_TYPES,
@@ -359,7 +359,12 @@ class TelegramChannel:
         await self.intake.keep_firings(firing_entries(CHANNEL, firings))
 
     async def on_firing(self, entry: QueuedEntry) -> None:
-        await self.dispatcher.receive(firing_job(entry))
+        job = firing_job(entry)
+        if not set_by_allowed_user(job, self.allowed):
+            log.info("not firing %s: user %s is no longer allowed", entry.id, job.chat.user_id)
+            await self.intake.done([entry.id])
+            return
+        await self.dispatcher.receive(job)
 
     def _migrated(self, old_chat_id: int, new_chat_id: int) -> None:
         self.migration.start(old_chat_id, new_chat_id)
