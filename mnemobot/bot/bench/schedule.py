@@ -289,7 +289,7 @@ def bench_command(args: argparse.Namespace) -> int:
     }
     if args.tasks:
         figures["delay"] = asyncio.run(
-            delay_under_load(args.tasks, args.busy_chats, args.llm_delay)
+            delay_under_load(args.tasks, args.busy_chats, args.llm_delay, args.production_limits)
         )
     if args.waiting:
         figures["cost"] = cost_of_waiting(args.waiting, args.redis_url)
