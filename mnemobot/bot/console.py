@@ -19,7 +19,7 @@ from typing import TextIO
 
 from mnemobot.bot.app import App
 from mnemobot.bot.channels.dispatch import ChatDispatcher
-from mnemobot.bot.channels.lanes import LaneConfig, LaneJob
+from mnemobot.bot.channels.lanes import LaneConfig, LaneJob, firing_job
 from mnemobot.bot.commands import parse_command
 from mnemobot.bot.console_input import TerminalInput
 from mnemobot.bot.schedule.model import Firing
@@ -78,9 +78,7 @@ class ConsoleChannel:
         """Due tasks go straight into their lanes: the console keeps no inbox, so a crash
         between this and the task being moved on fires it again at the next start."""
         for firing in firings:
-            await self.dispatcher.receive(
-                LaneJob(firing.task.chat.ref(), firing.task.text, firing=firing)
-            )
+            await self.dispatcher.receive(firing_job(firing))
 
     async def send_text(self, job: LaneJob, text: str) -> None:
         self.say(text)

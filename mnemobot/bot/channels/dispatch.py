@@ -14,7 +14,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -43,6 +44,23 @@ STORAGE_WAIT_TEXT = (
 )
 STORAGE_RETRY_FIRST_SECONDS = 1.0
 STORAGE_RETRY_LAST_SECONDS = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class FiringReplies:
+    """A firing's way back to its chat: the channel, for the firing's lane job."""
+
+    channel: Channel
+    job: LaneJob
+
+    async def reply(self, markdown: str) -> None:
+        await self.channel.send_reply(self.job, markdown)
+
+    async def note(self, text: str) -> None:
+        await self.channel.send_text(self.job, text)
+
+    def working(self) -> AbstractAsyncContextManager[object]:
+        return self.channel.working(self.job)
 
 
 def stop_text(cancelled: bool, dropped: int) -> str:
@@ -242,7 +260,8 @@ class ChatDispatcher:
 
         if job.firing is not None:
             if self.app.schedule is not None:
-                await self.app.schedule.runner.run(job, self.channel, progress)
+                out = FiringReplies(self.channel, job)
+                await self.app.schedule.runner.run(job.firing, job.chat, out, progress)
             return
 
         async with self.channel.working(job):

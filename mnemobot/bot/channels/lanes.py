@@ -73,6 +73,18 @@ class LaneJob:
     firing: Firing | None = None
 
 
+def firing_job(firing: Firing, *, receipt: str | None = None) -> LaneJob:
+    """A scheduled task's occurrence as a job of its chat (or forum topic); `receipt`: the
+    inbox entry it answers, under the firing's stable id."""
+    return LaneJob(
+        chat=firing.task.chat.ref(),
+        text=firing.task.text,
+        message_refs=(firing.entry_id,),
+        receipts=(receipt,) if receipt else (),
+        firing=firing,
+    )
+
+
 JobRunner = Callable[[LaneJob], Awaitable[None]]
 
 

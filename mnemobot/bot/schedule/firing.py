@@ -12,7 +12,7 @@ its later ones; `/stop` drops or cancels it) and is run here:
   saying: then nothing is sent, and the check-in leaves the conversation as it was;
 - a missed occurrence (older than the grace period) is reported, not run.
 
-Every answer goes through the channel's `send_reply`, whose outbox ids come from the
+Every answer goes through the channel (`FiringChat.reply`), whose outbox ids come from the
 firing's stable id: a firing run again after a crash finds its answer in the session and
 the outbox recognises it, so it is delivered once.
 """
@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 from mnemobot.bot.assistant import Assistant, TurnOutcome, find_received
 from mnemobot.bot.schedule.model import Firing
@@ -31,12 +32,26 @@ from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format
 from mnemobot.config.runtime import ScheduleConfig
 from mnemobot.memory.items import to_iso
 from mnemobot.systems.compactor import NO_REPLY
-
-if TYPE_CHECKING:
-    from mnemobot.bot.channels.base import Channel
-    from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.systems.context import ChatRef
 
 log = logging.getLogger(__name__)
+
+
+class FiringChat(Protocol):
+    """How a firing's answers reach its chat: the channel, for the lane job being run."""
+
+    async def reply(self, markdown: str) -> None:
+        """An answer, through the channel's outbox (ids from the firing's stable id)."""
+        ...
+
+    async def note(self, text: str) -> None:
+        """A short notice of our own (a task was paused)."""
+        ...
+
+    def working(self) -> AbstractAsyncContextManager[object]:
+        """Entered while a task's turn runs (Telegram's typing indicator)."""
+        ...
+
 
 KIND_NAMES = {"reminder": "reminder", "task": "task", "heartbeat": "heartbeat check-in"}
 
@@ -128,22 +143,23 @@ class FiringRunner:
         self.clock = clock
 
     async def run(
-        self, job: LaneJob, channel: Channel, progress: Callable[[str], Awaitable[None]]
+        self,
+        firing: Firing,
+        chat: ChatRef,
+        out: FiringChat,
+        progress: Callable[[str], Awaitable[None]],
     ) -> None:
-        firing = job.firing
-        assert firing is not None
         now = self.clock()
         if firing.missed:
-            await self._say(job, channel, firing, missed_text(firing, now))
+            await self._say(firing, chat, out, missed_text(firing, now))
         elif firing.task.kind == "reminder":
-            await self._say(job, channel, firing, reminder_text(firing, now))
+            await self._say(firing, chat, out, reminder_text(firing, now))
         else:
-            async with channel.working(job):
-                await self._turn(job, channel, firing, progress, now)
+            async with out.working():
+                await self._turn(firing, chat, out, progress, now)
 
-    async def _say(self, job: LaneJob, channel: Channel, firing: Firing, text: str) -> None:
+    async def _say(self, firing: Firing, chat: ChatRef, out: FiringChat, text: str) -> None:
         """Keep a reminder in the conversation (once), then send it."""
-        chat = job.chat
         sessions = self.assistant.sessions
         try:
             async with self.assistant.lock_for(chat.key), sessions.exclusive(chat.key):
@@ -164,47 +180,45 @@ class FiringRunner:
         except OSError as exc:
             # The reminder matters more than its record: send it anyway.
             log.warning("could not keep reminder %s in %s (%s)", firing.entry_id, chat.key, exc)
-        await channel.send_reply(job, text)
+        await out.reply(text)
 
     async def _turn(
         self,
-        job: LaneJob,
-        channel: Channel,
         firing: Firing,
+        chat: ChatRef,
+        out: FiringChat,
         progress: Callable[[str], Awaitable[None]],
         now: float,
     ) -> None:
         task = firing.task
         outcome = await self.assistant.handle_text(
-            job.chat, task_prompt(firing, now), message_refs=[firing.entry_id], notify=progress
+            chat, task_prompt(firing, now), message_refs=[firing.entry_id], notify=progress
         )
         if outcome is None:
             return
         ok = outcome.answered and not outcome.storage_failed
         reply = outcome.reply if ok else failed_text(firing, outcome)
         if task.kind == "heartbeat" and ok and reply.strip().upper().startswith(NO_REPLY):
-            await self._forget_check_in(job, firing)
+            await self._forget_check_in(firing, chat)
         else:
             if firing.late:
                 reply = f"{late_note(firing, now)}\n\n{reply}"
-            await channel.send_reply(job, reply)
-        await self._count(task.id, ok, channel, job)
+            await out.reply(reply)
+        await self._count(task.id, ok, chat, out)
 
-    async def _count(self, task_id: str, ok: bool, channel: Channel, job: LaneJob) -> None:
+    async def _count(self, task_id: str, ok: bool, chat: ChatRef, out: FiringChat) -> None:
         config = self.config()
         before = await self.store.get(task_id)
         after = await self.store.record_run(task_id, ok, pause_after=config.pause_after_failures)
         if after is not None and after.paused and (before is None or not before.paused):
-            log.warning(
-                "task %s of %s paused after %d failures", task_id, job.chat.key, after.failures
-            )
-            await channel.send_text(job, paused_text(after.number, after.failures))
+            log.warning("task %s of %s paused after %d failures", task_id, chat.key, after.failures)
+            await out.note(paused_text(after.number, after.failures))
 
-    async def _forget_check_in(self, job: LaneJob, firing: Firing) -> None:
+    async def _forget_check_in(self, firing: Firing, chat: ChatRef) -> None:
         """A check-in with nothing to say leaves no trace in the conversation."""
         sessions = self.assistant.sessions
-        async with self.assistant.lock_for(job.chat.key), sessions.exclusive(job.chat.key):
-            session = sessions.get(job.chat.key)
+        async with self.assistant.lock_for(chat.key), sessions.exclusive(chat.key):
+            session = sessions.get(chat.key)
             found = find_received(session.messages, [firing.entry_id])
             if found is not None:
                 del session.messages[found.index :]

@@ -31,13 +31,12 @@ from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defau
 
 from mnemobot.bot.app import App
 from mnemobot.bot.channels.dispatch import ChatDispatcher
-from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.channels.lanes import LaneJob, firing_job
 from mnemobot.bot.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.delivery.journal import QueuedEntry
 from mnemobot.bot.delivery.outbox import Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.erasure import ErasureTarget
-from mnemobot.bot.schedule.inbox import firing_entries, firing_job, set_by_allowed_user
 from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.telegram.access import (
     GROUP_TYPES,
@@ -46,6 +45,7 @@ from mnemobot.bot.telegram.access import (
     allowed_with_operators,
     message_text,
     refusal_text,
+    set_by_allowed_user,
     verdict_for,
     without_bot_mention,
 )
@@ -355,12 +355,17 @@ class TelegramChannel:
         await self.dispatcher.receive(job)
 
     async def keep_firings(self, firings: Sequence[Firing]) -> None:
-        """Due scheduled tasks: kept in the inbox, then each waits in its chat's lane."""
-        await self.intake.keep_firings(firing_entries(CHANNEL, firings))
+        """Due scheduled tasks: kept in the inbox (under their group's inbox key, like its
+        messages), then each waits in its chat's lane."""
+        entries = [
+            QueuedEntry(id=f.entry_id, key=f"{CHANNEL}:{f.task.chat.chat_id}", data=f.to_json())
+            for f in firings
+        ]
+        await self.intake.keep_firings(entries)
 
     async def on_firing(self, entry: QueuedEntry) -> None:
-        job = firing_job(entry)
-        if not set_by_allowed_user(job, self.allowed):
+        job = firing_job(Firing.from_json(entry.data), receipt=entry.id)
+        if not set_by_allowed_user(job.chat, self.allowed):
             log.info("not firing %s: user %s is no longer allowed", entry.id, job.chat.user_id)
             await self.intake.done([entry.id])
             return
