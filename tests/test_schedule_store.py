@@ -117,3 +117,18 @@ async def test_erase_and_a_chat_moved_to_a_new_id(stores: Reopen) -> None:
     assert await store.erase(lambda key: key.startswith("telegram:-50")) == 1
     assert await stores().tasks("telegram:-50:7") == []
     assert len(await stores().tasks("telegram:-1005")) == 2
+
+
+async def test_an_unreadable_task_file_is_set_aside_and_the_others_load(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "schedule"
+    await FileTaskStore(folder).add(task("telegram:1", NOW, text="kept"), max_per_chat=5)
+    (folder / "telegram:2.json").write_text('{"chat": "telegram:2", "tasks": [{"id": ')
+    store = FileTaskStore(folder)
+    assert [t.text for t in await store.tasks("telegram:1")] == ["kept"]
+    assert (folder / "telegram:2.json.corrupt").exists()
+    assert "telegram:2.json cannot be read" in caplog.text
+    # What was set aside is the chat's too: erasing the chat removes it.
+    assert await store.erase(lambda key: key == "telegram:2") == 0
+    assert not (folder / "telegram:2.json.corrupt").exists()
