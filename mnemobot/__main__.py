@@ -1,5 +1,5 @@
 """`python -m mnemobot` is the `mnemobot` command."""
 
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 
 raise SystemExit(main())

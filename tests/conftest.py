@@ -18,7 +18,7 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.settings import Settings
 from mnemobot.memory.session import AgentSession
 from mnemobot.systems.context import ChatRef, TurnContext
-from tests.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 
 _OUR_VARIABLES = (
     "TELEGRAM_BOT_TOKEN",

@@ -15,13 +15,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mnemobot.bot.app import App
-from mnemobot.bot.telegram.replicas import Replicas, build_replica_app, open_replicas
-from mnemobot.bot.telegram.run import serve_telegram
+from mnemobot.bot.app import App, build_replica_app
+from mnemobot.bot.channels.telegram.serve import serve_telegram
+from mnemobot.bot.delivery.replicas import Replicas, open_replicas
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.redis_server import free_port, running_redis
 from tests.conftest import make_settings, subprocess_env, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
-from tests.redis_server import free_port, running_redis
 
 SECRET = "replica-secret_1"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"

@@ -55,6 +55,6 @@ def install(point: str) -> None:
 
 if __name__ == "__main__":
     install(sys.argv[1])
-    from mnemobot.bot.cli import main
+    from mnemobot.bot.cli.main import main
 
     raise SystemExit(main(sys.argv[2:]))

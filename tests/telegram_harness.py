@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.telegram.run import serve_telegram
+from mnemobot.bot.channels.telegram.serve import serve_telegram
 from mnemobot.config.settings import Settings
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
 
 
 @dataclass

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemobot.bot.bench.chat_scripts import NEW, Turn, small
-from mnemobot.bot.bench.chat_tokens import memory_part, run_chat
-from tests.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.bench.chat_scripts import NEW, Turn, small
+from mnemobot_tooling.bench.chat_tokens import memory_part, run_chat
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 
 SCRIPT = [
     Turn("My cat Miso is afraid of the vacuum cleaner.", "Poor Miso!"),

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.conftest import run_mnemobot
+
+# Whole bench runs: minutes on a loaded machine, so `pytest -m slow` (CI runs them).
+pytestmark = pytest.mark.slow
 
 
 def test_bench_cold_scope_reports_the_delay_it_adds() -> None:

@@ -6,8 +6,13 @@ import json
 import re
 import subprocess
 
+import pytest
+
 from tests.conftest import run_mnemobot
 from tests.terminal import run_with_terminal_stderr
+
+# Whole bench runs: minutes on a loaded machine, so `pytest -m slow` (CI runs them).
+pytestmark = pytest.mark.slow
 
 
 def run_bot(*args: str) -> subprocess.CompletedProcess[str]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.channels.lanes import LaneConfig
-from mnemobot.bot.channels.registry import open_runtime_config
-from mnemobot.bot.telegram.config import TelegramConfig
+from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from tests.test_runtime_config import touch_later
 

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,13 +10,11 @@ import pytest
 from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.commands import ParsedCommand
-from mnemobot.bot.tools.registry import Tool
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.atomic_file import read_jsonl
 from mnemobot.memory.session import SessionStore
-from tests.conftest import CONSOLE_CHAT as CHAT
-from tests.conftest import ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import (
+from mnemobot.plugin import Tool
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
     hang,
@@ -29,6 +23,9 @@ from tests.fakes.openai_server import (
     tool_call,
     tool_messages,
 )
+from tests.conftest import CONSOLE_CHAT as CHAT
+from tests.conftest import ask, make_settings, write_runtime_config
+from tests.crash_points import run_to_crash
 
 LONG = "lorem ipsum dolor sit amet " * 40  # ~1,080 chars, ~270 tokens
 
@@ -206,7 +203,7 @@ class NoArguments(BaseModel):
 
 
 KILLER = """
-import asyncio, sys
+import asyncio
 from pathlib import Path
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.memory.session import SessionStore
@@ -221,12 +218,11 @@ async def main():
     store = SessionStore(Path(sys.argv[1]))
     compactor = Compactor(Down(), store, None, chat_model_for=lambda c: "m")
     session = store.get("console:local")
-    i = 0
-    print("ready", flush=True)
-    while True:
-        i += 1
+    for i in range(1, 9):
         session.messages.append({"role": "user", "content": f"{sys.argv[2]}-{i} " + "x" * 5000})
         store.save(session)
+        if i == 8:
+            arm()  # the compaction's offload to the log, or its session save, dies
         await compactor.compact(session, keep_last=3, config=RuntimeConfig(), scope="s")
 
 asyncio.run(main())
@@ -234,18 +230,11 @@ asyncio.run(main())
 
 
 def test_a_kill_between_offload_and_save_loses_no_message(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parent.parent
-    for attempt in range(4):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", KILLER, str(tmp_path), f"a{attempt}"],
-            cwd=root,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        time.sleep(0.4)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    # One workspace through three crashes: right after the offload (the session still
+    # holds what the log now has too), with half the session written, and just before
+    # the new session replaces the old. Each restart compacts what the last one left.
+    for attempt, point in enumerate(("after-append", "mid-write", "before-replace")):
+        run_to_crash(KILLER, point, str(tmp_path), f"a{attempt}")
         store = SessionStore(tmp_path)
         session = store.get("console:local")
         logged = read_jsonl(store.offload_path_for("console:local")).records
@@ -258,8 +247,7 @@ def test_a_kill_between_offload_and_save_loses_no_message(tmp_path: Path) -> Non
             for label in labels([*logged, *session.messages])
             if label.startswith(f"a{attempt}-")
         }
-        assert seen == set(range(1, max(seen) + 1)), "a message went missing"
-        assert max(seen) > 3
+        assert seen == set(range(1, 9)), "a message went missing"
         assert len(labels(logged)) == len(set(labels(logged))), "a message was logged twice"
     json.loads((tmp_path / "console:local.json").read_text())
 

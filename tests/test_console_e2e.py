@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, user_texts
 from tests.conftest import subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer, reply, user_texts
 
 
 def run_chat(

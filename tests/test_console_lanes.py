@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import build_app
-from mnemobot.bot.console import run_console
+from mnemobot.bot.channels.console.channel import run_console
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
 from tests.conftest import make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
 
 
 @dataclass

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, delay, reply, user_texts
 from tests.conftest import subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer, delay, reply, user_texts
 
 UP_ARROW = "\x1b[A"
 CTRL_C = "\x03"

@@ -16,8 +16,8 @@ import pytest
 from filelock import FileLock
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.cli import main
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.cli.main import main
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.consolidation import consolidate_scope
 from mnemobot.memory.daily_notes import write_memory_file
@@ -25,8 +25,8 @@ from mnemobot.memory.maintenance import MaintenanceReport, StepResult
 from mnemobot.memory.memory_rewrite import parse_rewrite
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.systems.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, hang, reply, user_texts
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, error, hang, reply, user_texts
 
 SCOPE = "telegram:1001"
 OTHER = "telegram:2002"

@@ -1,13 +1,9 @@
-"""A consolidation killed with SIGKILL at any moment leaves the old or the new MEMORY.md."""
+"""A consolidation killed at any moment leaves the old or the new MEMORY.md."""
 
 from __future__ import annotations
 
 import json
-import random
 import re
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,12 +12,13 @@ import pytest
 from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.consolidation import consolidate_scope, load_state
 from mnemobot.memory.scope_paths import ScopePaths
-from tests.conftest import subprocess_env
+from tests.crash_points import run_to_crash
 
-# Consolidates the scope again and again, each run with one new note line; the "model"
-# sleeps SLEEP seconds (up to it, at random) and answers with the newest fact.
+# Consolidates the scope four times, each run with one new note line; the "model" answers
+# with the newest fact. The fourth run dies at the crash point: inside the model call, or
+# at the archive copy's write (skip 0) or at MEMORY.md's own rewrite (skip 1).
 WORKER = """
-import random, sys, time
+import time
 from pathlib import Path
 from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.consolidation import consolidate_scope
@@ -29,64 +26,45 @@ from mnemobot.memory.daily_notes import append_daily_note
 from mnemobot.memory.scope_paths import ScopePaths
 
 paths = ScopePaths(Path(sys.argv[1]), "console:local")
-sleep = float(sys.argv[2])
-for i in range(1, 100_000):
+skip = int(sys.argv[2])
+point = os.environ["CRASH_POINT"]
+for i in range(1, 5):
     append_daily_note(paths.directory, f"fact {i}", "ok", at=time.time())
 
     def complete(instructions, material, i=i):
-        time.sleep(random.uniform(0, sleep))
+        if i == 4 and point == "model-call":
+            _die()
         return f"- fact {i}\\n- base fact\\n## Superseded\\n- fact {i - 1}\\n"
 
+    if i == 4 and point != "model-call":
+        arm(skip)
     outcome = consolidate_scope(
         paths, complete=complete, config=ConsolidationConfig(), items=list, now=time.time()
     )
     assert outcome.changed, outcome.line
-    print(i, flush=True)
 """
 MEMORY = re.compile(r"\A- fact (\d+)\n- base fact\n\Z")
 
 
-def run_and_kill(workspace: Path, sleep: float, after_runs: int, extra: float) -> int:
-    """Start the worker, SIGKILL it `extra` s after its `after_runs`-th run; the runs it had
-    reported finished when it died."""
-    worker = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(workspace), str(sleep)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=subprocess_env(),
-    )
-    assert worker.stdout is not None
-    done = 0
-    try:
-        while done < after_runs:
-            line = worker.stdout.readline()
-            assert line, "the worker ended early"
-            done = int(line)
-        time.sleep(extra)
-    finally:
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(10)
-    # Runs may have finished between the last line read and the kill.
-    for line in worker.stdout.read().split():
-        done = int(line)
-    return done
-
-
 @pytest.mark.parametrize(
-    ("sleep", "after_runs"),
-    [(0.002, 8), (0.2, 1)],
-    ids=["anywhere", "during-the-model-call"],
+    ("point", "skip", "fact_in_memory"),
+    [
+        ("model-call", 0, 3),
+        ("mid-write", 0, 3),  # the archive copy of the old MEMORY.md, half written
+        ("mid-write", 1, 3),  # MEMORY.md's rewrite, half written
+        ("before-replace", 1, 3),
+        ("after-replace", 1, 4),  # MEMORY.md is new; the run's state is not saved yet
+    ],
+    ids=["model-call", "archive-mid-write", "mid-write", "before-replace", "after-replace"],
 )
-def test_sigkill_leaves_the_old_or_the_new_file(
-    workspace: Path, sleep: float, after_runs: int
+def test_a_kill_leaves_the_old_or_the_new_file_and_the_next_run_goes_on(
+    workspace: Path, point: str, skip: int, fact_in_memory: int
 ) -> None:
-    extra = random.uniform(0, 0.05) if sleep < 0.1 else 0.1
-    done = run_and_kill(workspace, sleep, after_runs, extra)
+    run_to_crash(WORKER, point, str(workspace), str(skip))
     paths = ScopePaths(workspace, "console:local")
     match = MEMORY.match(paths.memory_file.read_text())
     assert match, paths.memory_file.read_text()
-    # The file is the last finished run's, or the one being written at the kill.
-    assert int(match.group(1)) in (done, done + 1)
+    assert int(match.group(1)) == fact_in_memory
     json.loads((paths.directory / ".consolidation_state").read_text())
     for version in (paths.directory / "archive").glob("MEMORY.*.md"):
         assert MEMORY.match(version.read_text()), version.name
@@ -96,11 +74,12 @@ def test_sigkill_leaves_the_old_or_the_new_file(
         paths,
         complete=lambda instructions, material: (
             "- fact final\n- base fact\n"
-            "## Superseded\n- " + "\n- ".join(f"fact {n}" for n in range(done + 2))
+            "## Superseded\n- " + "\n- ".join(f"fact {n}" for n in range(1, 5))
         ),
         config=ConsolidationConfig(),
         items=list,
         now=time.time(),
     )
-    assert outcome.changed or outcome.line == "nothing new since the last run", outcome.line
+    assert outcome.changed, outcome.line
+    assert paths.memory_file.read_text() == "- fact final\n- base fact\n"
     assert sum(load_state(paths).note_offsets.values()) >= sum(offsets.values())

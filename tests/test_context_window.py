@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.commands import ParsedCommand
-from mnemobot.bot.doctor import run_checks
-from mnemobot.bot.window_reports import answer_tokens_that_fit, overflow_figures
+from mnemobot.bot.cli.doctor import run_checks
+from mnemobot.bot.llm.window_reports import answer_tokens_that_fit, overflow_figures
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import RuntimeConfig
-from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import (
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     OverflowForm,
     WindowReporter,
@@ -27,6 +26,7 @@ from tests.fakes.openai_server import (
     system_text,
     user_texts,
 )
+from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 
 WINDOW = 2048
 # A long turn: ~1,300 characters, about 330 tokens, like pasting a paragraph.

@@ -1,7 +1,8 @@
 """Killing `mnemobot run` (SIGKILL) at random moments never loses a message Telegram accepted.
 
-Twenty chats keep writing while the bot is killed and restarted again and again, with a
-model that takes 0.3 s a turn, so messages pile up in every chat. Telegram (the fake Bot
+Twenty chats keep writing while the bot is killed and restarted again and again (twice by
+default, ten times in the slow run; `mnemobot bench crash` does fifty), with a model that
+takes 0.3 s a turn, so messages pile up in every chat. Telegram (the fake Bot
 API) counts an update as accepted once a later getUpdates moves past it; the bot must
 answer every one of them (messages that waited together may share one answer), never
 refuse one, keep each chat's order, send at most one duplicate reply per chat per kill
@@ -11,7 +12,6 @@ refuse one, keep each chat's order, send at most one duplicate reply per chat pe
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import signal
@@ -20,16 +20,17 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, Step, delay, echo_responder
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer, Step, delay, echo_responder
-from tests.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import telegram
 
 __all__ = ["telegram"]  # fixture used by name below
 
 CHATS = [5000 + n for n in range(20)]
-KILLS = int(os.environ.get("CRASH_KILLS", "10"))
 MODEL_SECONDS = 0.3
 _SENT = re.compile(r"\bm\d+\b")
 
@@ -73,8 +74,11 @@ def start_bot(
     )
 
 
+@pytest.mark.parametrize(
+    "kills", [2, pytest.param(10, marks=pytest.mark.slow)], ids=lambda n: f"{n}-kills"
+)
 def test_random_kills_lose_no_accepted_message(
-    workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
+    workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer, kills: int
 ) -> None:
     openai_server.responder = slow_echo
     rng = random.Random(7)
@@ -90,7 +94,7 @@ def test_random_kills_lose_no_accepted_message(
             sent[chat].append(text)
             telegram.send_text(text, chat_id=chat)
 
-    for _kill in range(KILLS):
+    for _kill in range(kills):
         bot = start_bot(workspace, telegram, openai_server)
         polls = len(telegram.calls("getUpdates"))
         telegram.wait_for_call("getUpdates", timeout=30, count=polls + 1)
@@ -132,11 +136,11 @@ def test_random_kills_lose_no_accepted_message(
             for n, text in enumerate(replies)
             if set(_SENT.findall(text)) & set(answered_in_order(replies[:n]))
         )
-        assert duplicates_here <= KILLS, f"chat {chat}: {duplicates_here} duplicates"
+        assert duplicates_here <= kills, f"chat {chat}: {duplicates_here} duplicates"
         duplicates += duplicates_here
     # Every file is readable: JSON whole, JSONL with at most a torn last line per kill.
     for path in workspace.rglob("*.json"):
         json.loads(path.read_text())
     for path in workspace.rglob("*.jsonl"):
-        assert read_jsonl(path).skipped <= KILLS, path
-    print(f"{counter} messages, {KILLS} kills, {duplicates} duplicate replies")
+        assert read_jsonl(path).skipped <= kills, path
+    print(f"{counter} messages, {kills} kills, {duplicates} duplicate replies")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mnemobot.bot.cli import installed_version, main
+from mnemobot.bot.cli.main import installed_version, main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,8 +62,10 @@ def test_dockerfile_runs_mnemobot_as_a_non_root_user_on_a_data_volume() -> None:
 
 def test_the_image_gets_every_package_pip_installs() -> None:
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    # The top-level folder of every package pattern: "mnemobot", "mnemobot.*" -> mnemobot.
     packages = {
-        p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+        p.split(".")[0].rstrip("*")
+        for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
     }
     copied = {
         arguments.split()[0]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.doctor import check_allowed_users
-from mnemobot.bot.probes import ProbeError, list_models, telegram_username
+from mnemobot.bot.cli.doctor import check_allowed_users
+from mnemobot.bot.cli.probes import ProbeError, list_models, telegram_username
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import make_settings, run_mnemobot
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
 
 
 def run_doctor(**env: str) -> subprocess.CompletedProcess[str]:

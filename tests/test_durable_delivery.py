@@ -4,19 +4,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
+from collections.abc import Callable
 
 import httpx
 import pytest
 
-from tests.fakes.openai_server import FakeOpenAIServer, user_texts
-from tests.fakes.telegram_server import TelegramServer
-from tests.redis_server import free_port
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    Step,
+    echo_responder,
+    user_texts,
+)
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.redis_server import free_port
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
 
 USER = 4242
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout} s")
+        time.sleep(0.02)
 
 
 async def test_a_malformed_update_costs_one_log_line_and_nothing_else(
@@ -37,11 +53,25 @@ async def test_a_malformed_update_costs_one_log_line_and_nothing_else(
 async def test_a_reply_that_could_not_be_delivered_goes_out_after_a_restart(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
+    # The model answers only once Telegram is down, so the reply cannot slip out before.
+    telegram_down = threading.Event()
+
+    def answer_once_telegram_is_down(request: dict[str, object]) -> Step:
+        assert telegram_down.wait(10)
+        return echo_responder(request)
+
+    openai_server.responder = answer_once_telegram_is_down
     bot = await start_bot()
     telegram.send_text("are you there?", chat_id=USER)
     await asyncio.to_thread(openai_server.wait_for_requests, 1, 10)
     telegram.set_unreachable(True, status=502)
-    await asyncio.sleep(1.0)
+    telegram_down.set()
+
+    def refused_sends() -> int:
+        return sum(call["status"] == 502 for call in telegram.calls("sendMessage"))
+
+    # The bot tried to deliver the reply and Telegram refused it.
+    await asyncio.to_thread(wait_until, lambda: refused_sends() >= 1, 15, "a refused send")
     await bot.shutdown()
     assert telegram.sent_messages(USER) == []
     telegram.set_unreachable(False)
@@ -89,7 +119,9 @@ async def test_start_up_waits_for_an_unreachable_bot_api_and_says_so(
     telegram.set_unreachable(True, status=502)
 
     async def come_back() -> None:
-        await asyncio.sleep(1.5)
+        # Back once start-up has been refused (and so has to wait and try again).
+        while not any(call["status"] == 502 for call in telegram.calls("getMe")):
+            await asyncio.sleep(0.02)
         telegram.set_unreachable(False)
 
     returning = asyncio.create_task(come_back())

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.store import FileTaskStore
 from mnemobot.config.workspace import WorkspacePaths
-from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below

@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from mnemobot.bot.bench.locomo import load_conversations, parse_session_time, run_eval
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
+from mnemobot_tooling.evals.locomo import load_conversations, parse_session_time, run_eval
 from tests.terminal import run_with_terminal_stderr
 
 TINY = [

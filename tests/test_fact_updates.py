@@ -155,7 +155,7 @@ def test_forget_me_wipes_the_scope_and_export_zips_it(tmp_path: Path) -> None:
 
 
 def test_eval_updates_counts_current_and_stale_values(tmp_path: Path) -> None:
-    from mnemobot.bot.bench.updates import DATA_FILE, evaluate
+    from mnemobot_tooling.evals.fact_updates import DATA_FILE, evaluate
 
     data = orjson.loads(DATA_FILE.read_bytes())
     wanted = {"en-residence-1", "de-employer-1", "ru-residence-1"}

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, reply, user_texts
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, subprocess_env, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, error, reply, user_texts
 
 STORAGE_LINE = (
     "Sorry, I could not save this conversation (the bot's storage is failing); "
@@ -55,7 +55,7 @@ FULL_DISK_CHAT = """
 import resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (1, 1))
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 sys.exit(main(["chat"]))
 """
 

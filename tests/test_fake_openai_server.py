@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 
-from tests.fakes.openai_server import (
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Usage,
     delay,
@@ -37,7 +35,6 @@ from tests.fakes.openai_server import (
     user_texts,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 MODEL = "gpt-4o-mini"
 
 
@@ -550,11 +547,14 @@ def test_broken_responder_surfaces_as_a_server_error(
 
 
 def test_module_runs_as_a_program_until_interrupted() -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     program = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.openai_server", "--reply", "hi from the fake"],
-        cwd=REPO_ROOT,
-        env=env,
+        [
+            sys.executable,
+            "-m",
+            "mnemobot_tooling.fakes.openai_server",
+            "--reply",
+            "hi from the fake",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

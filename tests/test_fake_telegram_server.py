@@ -29,7 +29,7 @@ from telegram.ext import (
     filters,
 )
 
-from tests.fakes.telegram_server import (
+from mnemobot_tooling.fakes.telegram_server import (
     CONFLICT_OTHER_POLLER,
     METHOD_NOT_FOUND,
     HtmlParseError,
@@ -113,8 +113,16 @@ async def test_text_limit_is_4096_utf16_units(bot: Bot) -> None:
             await bot.send_message(CHAT, too_long)
 
 
-async def test_html_limit_counts_visible_text_not_markup(bot: Bot) -> None:
-    await bot.send_message(CHAT, "<b>" + "a" * 4096 + "</b>", "HTML")
+async def test_html_limit_counts_visible_text_not_markup(server: TelegramServer, bot: Bot) -> None:
+    # 4103 characters of HTML, 4096 of text: accepted, as Telegram counts the text.
+    sent = await bot.send_message(CHAT, "<b>" + "a" * 4096 + "</b>", "HTML")
+    assert sent.text == "a" * 4096
+    assert [(e.type, e.offset, e.length) for e in sent.entities] == [("bold", 0, 4096)]
+    assert server.sent_messages(CHAT)[-1]["plain_text"] == "a" * 4096
+
+    with pytest.raises(BadRequest, match="Message is too long"):
+        await bot.send_message(CHAT, "<b>" + "a" * 4097 + "</b>", "HTML")
+    assert len(server.sent_messages(CHAT)) == 1
 
 
 async def test_blank_text_is_rejected(server: TelegramServer, bot: Bot) -> None:

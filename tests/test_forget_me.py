@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.cli import main
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.cli.main import main
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer
 
 CHAT = ChatRef("telegram", "3003", user_id="3003", user_name="Cy")
 OTHER = ChatRef("telegram", "4004", user_id="4004", user_name="Di")

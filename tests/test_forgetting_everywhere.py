@@ -22,8 +22,7 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.items import ItemType, Layer
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import ChatRef
-from tests.conftest import ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import (
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
     reply,
@@ -32,6 +31,7 @@ from tests.fakes.openai_server import (
     tool_messages,
     user_texts,
 )
+from tests.conftest import ask, make_settings, write_runtime_config
 
 CHAT = ChatRef("console", "kc", user_id="u1")
 SCOPE = "console:kc"

@@ -10,8 +10,14 @@ from pathlib import Path
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.scope_move import move_scope
 from mnemobot.memory.service import MemoryService
-from tests.fakes.openai_server import FakeOpenAIServer, gated, reply, system_text, user_texts
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    gated,
+    reply,
+    system_text,
+    user_texts,
+)
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below

@@ -6,8 +6,8 @@ import io
 import zipfile
 from pathlib import Path
 
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below

@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import os
-import signal
-import subprocess
-import sys
-import time
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -19,6 +14,7 @@ from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore
 from mnemobot.memory.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.scope_paths import GLOBAL_SCOPE, ScopePaths, scope_key, validate_scope_key
 from mnemobot.memory.text_terms import terms as bm25_terms
+from tests.crash_points import run_to_crash
 
 SCOPE = "telegram:42"
 DAY1 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC).timestamp()
@@ -478,7 +474,6 @@ def test_items_of_another_scope_are_refused(paths: ScopePaths) -> None:
 # ----------------------------------------------------------------- crash safety
 
 _WRITER = """
-import sys, itertools
 from pathlib import Path
 from mnemobot.memory.item_store import ScopeItemStore
 from mnemobot.memory.items import ItemType, Layer, MemoryItem
@@ -486,8 +481,8 @@ from mnemobot.memory.scope_paths import ScopePaths
 
 store = ScopeItemStore(ScopePaths(Path(sys.argv[1]), "telegram:42"))
 store.load()
-filler = "x" * 20000  # big lines make a kill in the middle of a write likely
-for n in itertools.count():
+filler = "x" * 20000
+for n in range(5):
     batch = [
         MemoryItem(
             id=f"w{n}-{k}", layer=Layer.EPISODIC, type=ItemType.PROJECT_FACT,
@@ -496,36 +491,34 @@ for n in itertools.count():
         )
         for k in range(5)
     ]
+    if n == 4:
+        arm()
     store.add(batch)
-    if n == 3:
-        print("ready", flush=True)
 """
 
 
-def test_a_writer_killed_mid_run_leaves_a_file_that_loads(paths: ScopePaths) -> None:
-    repo_root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(repo_root)}
-    process = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(paths.workspace)],
-        stdout=subprocess.PIPE,
-        env=env,
-    )
-    try:
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == b"ready"
-        time.sleep(0.2)
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+@pytest.mark.parametrize(("point", "whole_batches"), [("mid-append", 4), ("after-append", 5)])
+def test_a_writer_killed_mid_append_leaves_a_file_that_loads(
+    paths: ScopePaths, point: str, whole_batches: int
+) -> None:
+    run_to_crash(_WRITER, point, str(paths.workspace))
 
     data = paths.episodic_file(date(2025, 3, 1)).read_bytes()
-    complete = data.split(b"\n")[:-1]  # whatever follows the last newline is torn
-    complete_ids = {orjson.loads(line)["id"] for line in complete}
-    assert len(complete_ids) >= 20
-
+    torn = point == "mid-append"
+    # The kill did land mid-append: the file ends in half a line.
+    assert data.endswith(b"\n") is not torn
+    # Every whole line loads (the earlier batches and the start of the torn one); the torn
+    # line is skipped and counted.
+    whole_lines = {orjson.loads(line)["id"] for line in data.split(b"\n")[:-1]}
+    earlier = {f"w{n}-{k}" for n in range(whole_batches) for k in range(5)}
+    assert earlier <= whole_lines
+    assert len(whole_lines) < 25 if torn else whole_lines == earlier
     store = open_store(paths)
-    assert set(store.items) == complete_ids
-    assert store.stats().skipped_lines == (1 if data.split(b"\n")[-1] else 0)
+    assert set(store.items) == whole_lines
+    assert store.stats().skipped_lines == (1 if torn else 0)
+    # What comes next is kept whole after the torn line, not glued to it.
+    store.add([item("after the crash", at=DAY1)])
+    assert "after the crash" in {i.content for i in open_store(paths).items.values()}
 
 
 def test_a_reload_keeps_the_newest_episodes_at_the_end_of_the_store(paths: ScopePaths) -> None:

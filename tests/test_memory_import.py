@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 from tests.conftest import run_mnemobot
 
 CHAT = "telegram:555"

@@ -13,8 +13,8 @@ from mnemobot.memory.extraction import extract_items
 from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.items import ItemType, TurnMemoryEvent
 from mnemobot.systems.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
 from tests.conftest import ask, make_settings
-from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
 
 MALLORY = ChatRef("telegram", "-300", user_id="5", user_name="Mallory", is_group=True)
 # Another topic of the forum: its own conversation, the same memory.

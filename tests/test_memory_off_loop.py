@@ -14,8 +14,8 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.items import Layer
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
 from tests.conftest import make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, system_text
 
 SLOW_CHAT = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
 WARM_CHAT = ChatRef("telegram", "2002", user_id="2002", user_name="Bob")

@@ -18,8 +18,14 @@ import pytest
 from mnemobot.bot.app import build_app
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.memory.tokens import estimate_tokens
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    Step,
+    reply,
+    system_text,
+    user_texts,
+)
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, Step, reply, system_text, user_texts
 
 WORD_LIST = (
     "apple river mountain code garden project budget meeting travel Berlin Paris coffee tea "

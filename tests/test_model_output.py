@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App, build_app
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_calls
 from tests.conftest import CONSOLE_CHAT, ask, make_settings
-from tests.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_calls
 
 
 @pytest.fixture

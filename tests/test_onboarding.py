@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 from mnemobot.config.settings import load_settings
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
 
 API_KEY = "sk-test-not-to-be-shown"
 

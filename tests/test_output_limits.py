@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from mnemobot.bot.app import build_app
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_calls
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import ask, make_settings
-from tests.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_calls
-from tests.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below

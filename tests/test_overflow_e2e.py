@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 from tests.conftest import write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 from tests.test_console_e2e import run_chat
 
 
@@ -58,14 +58,15 @@ def test_many_long_messages_all_answered_with_nothing_lost(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
     """The 'done when' of the compaction issue, scripted through `mnemobot chat`: enough
-    long messages to compact about five times (the issue's 300 cost 16 s of the suite)."""
+    long messages for a small context to compact several times (eight: seven on its own,
+    then /compact; the issue's 300 messages cost 16 s of the suite)."""
     write_runtime_config(
         workspace,
-        {"compaction": {"maxContextTokens": 6_000}, "llm": {"maxRetries": 0}},
+        {"compaction": {"maxContextTokens": 4_500}, "llm": {"maxRetries": 0}},
     )
     openai_server.responder = answer_everything
     openai_server.max_request_chars = 40_000  # any bigger request is a context overflow
-    count = 150
+    count = 80
     lines = [
         f"m{i:03d} " + f"long message number {i} about many things " * 12 for i in range(count)
     ]
@@ -83,3 +84,4 @@ def test_many_long_messages_all_answered_with_nothing_lost(
         m.get("content") for m in session["messages"]
     }
     assert all(line.strip() in everything for line in lines)
+    assert session["metadata"]["compactions"] >= 5

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer
 
 
 def test_the_bot_runs_from_a_folder_whose_modules_share_our_old_names(

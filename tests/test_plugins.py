@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -11,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import build_app
-from tests.conftest import ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import (
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     reply,
     system_text,
@@ -20,11 +21,12 @@ from tests.fakes.openai_server import (
     tool_messages,
     user_texts,
 )
+from tests.conftest import ask, make_settings, write_runtime_config
 
 PLUGIN_CODE = '''
 from pydantic import BaseModel
 
-from mnemobot.bot.tools.registry import Tool
+from mnemobot.plugin import Tool
 
 
 class Banner:
@@ -148,3 +150,33 @@ async def test_plugin_system_and_tool_run_in_a_turn_and_broken_plugins_are_skipp
     assert "must take one argument (the Services) or none" in skipped["bad_signature"]
     assert "the factory is async" in skipped["async_factory"]
     assert all("\n" not in line for line in skipped.values())
+
+
+_SURFACE = """
+import json, sys
+import mnemobot.plugin as plugin
+
+def documented(name):
+    doc = (getattr(plugin, name).__doc__ or "").strip()
+    # A dataclass without a docstring gets its signature as one.
+    return bool(doc) and not doc.startswith(name + "(")
+
+print(json.dumps({
+    "bot": sorted(m for m in sys.modules if m.startswith("mnemobot.bot")),
+    "names": plugin.__all__,
+    "undocumented": [name for name in plugin.__all__ if not documented(name)],
+}))
+"""
+
+
+def test_the_plugin_surface_loads_nothing_of_the_bot_and_documents_every_name() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _SURFACE], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    surface = json.loads(result.stdout)
+    assert surface["bot"] == []
+    assert {"System", "TurnContext", "Services", "Tool", "ToolError", "ChatModel"} <= set(
+        surface["names"]
+    )
+    assert surface["undocumented"] == []

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from mnemobot.bot.app import build_app
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 
 
 async def test_long_operator_instructions_are_cut_to_their_budget(

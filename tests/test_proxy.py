@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakes.logging_proxy import LoggingProxy
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.logging_proxy import LoggingProxy
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]

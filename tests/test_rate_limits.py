@@ -7,8 +7,8 @@ import time
 
 from telegram.ext import ApplicationBuilder
 
-from mnemobot.bot.telegram.rate_limits import RepliesFirstRateLimiter
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 
 
 async def test_typing_beyond_its_budget_is_skipped_and_replies_still_go_out() -> None:

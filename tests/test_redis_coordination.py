@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from mnemobot.bot.delivery.journal import QueuedEntry
 from mnemobot.bot.delivery.redis_coordination import LeaseLost, RedisCoordination
-from tests.redis_server import running_redis
+from mnemobot_tooling.redis_server import running_redis
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ async def test_an_expired_lease_passes_on_and_fences_the_old_holder(
 
 
 async def test_claims_and_pending_survive_a_redis_restart(tmp_path: Path) -> None:
-    from tests.redis_server import free_port
+    from mnemobot_tooling.redis_server import free_port
 
     port = free_port()
     with running_redis(tmp_path / "r", port=port) as url:

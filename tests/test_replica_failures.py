@@ -16,10 +16,16 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    delay,
+    echo_responder,
+    gated,
+    reply,
+)
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.redis_server import free_port, running_redis
 from tests.conftest import write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, delay, echo_responder, gated, reply
-from tests.fakes.telegram_server import TelegramServer
-from tests.redis_server import free_port, running_redis
 from tests.replicas_harness import (
     FAST_LEASES,
     LEADING,
@@ -54,7 +60,7 @@ async def test_a_standby_polls_within_seconds_of_the_leaders_death(
     standby: Replica | None = None
     try:
         await asyncio.to_thread(wait_until, lambda: bool(polls_now(leader)), 60, "p1 to poll")
-        caplog.set_level(logging.INFO, logger="mnemobot.bot.telegram.replicas")
+        caplog.set_level(logging.INFO, logger="mnemobot.bot.channels.telegram.sources")
         standby = await start_replica(
             "p2", workspace, redis_url, telegram, openai_server, webhook=False
         )

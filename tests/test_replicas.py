@@ -19,21 +19,21 @@ import httpx
 import pytest
 from filelock import FileLock
 
+from mnemobot.bot.channels.telegram.sources import WebhookSettingsError, webhook_plan
+from mnemobot.bot.cli.doctor import check_redis
+from mnemobot.bot.cli.startup import secrets_of
 from mnemobot.bot.delivery.redis_coordination import LeaseLost
-from mnemobot.bot.doctor import check_redis
-from mnemobot.bot.startup import secrets_of
-from mnemobot.bot.telegram.replicas import LeasedSessions, open_replicas
-from mnemobot.bot.telegram.run import WebhookSettingsError, webhook_plan
+from mnemobot.bot.delivery.replicas import LeasedSessions, open_replicas
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.config.settings import SettingsError, load_settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.atomic_file import read_jsonl
 from mnemobot.memory.redis_sessions import RedisSessionStore
 from mnemobot.memory.service import MemoryService
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.redis_server import free_port
 from tests.conftest import make_settings, subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
-from tests.redis_server import free_port
 from tests.replicas_harness import (
     Replica,
     messages_answered,

@@ -16,8 +16,8 @@ from mnemobot.memory.items import Layer
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
 from tests.conftest import ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, system_text
 
 BERLIN = ZoneInfo("Europe/Berlin")
 SCOPE = "telegram:77"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.channels.registry import CHANNEL_SECTIONS
-from mnemobot.bot.cli import main
+from mnemobot.bot.app import CHANNEL_SECTIONS
+from mnemobot.bot.cli.main import main
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_reference import reference_markdown
 

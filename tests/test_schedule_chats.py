@@ -7,7 +7,7 @@ import asyncio
 import threading
 from pathlib import Path
 
-from tests.fakes.openai_server import (
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
     gated,
@@ -15,7 +15,7 @@ from tests.fakes.openai_server import (
     system_text,
     tool_call,
 )
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.schedule_harness import SteppedClock
 from tests.telegram_harness import StartBot, start_bot, telegram
 from tests.test_console_lanes import OpenTerminal, open_terminal

@@ -7,8 +7,8 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from tests.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_calls
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_calls
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.schedule_harness import SteppedClock, nothing_waits_async
 from tests.telegram_harness import RunningBot, StartBot, start_bot, telegram
 

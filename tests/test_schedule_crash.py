@@ -11,9 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer, reply, tool_call
-from tests.fakes.telegram_server import TelegramServer
 from tests.schedule_harness import wait_until_nothing_waits
 from tests.telegram_harness import telegram
 

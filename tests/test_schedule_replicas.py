@@ -13,9 +13,9 @@ from redis.asyncio import Redis
 from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import write_runtime_config
-from tests.fakes.openai_server import FakeOpenAIServer, reply, tool_call
-from tests.fakes.telegram_server import TelegramServer
 from tests.replicas_harness import (
     FAST_LEASES,
     Replica,

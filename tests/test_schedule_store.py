@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
 from mnemobot.bot.schedule.store import FileTaskStore, TaskStore, TooManyTasks
-from tests.redis_server import running_redis
+from mnemobot_tooling.redis_server import running_redis
 
 NOW = 1_800_000_000.0
 Reopen = Callable[[], TaskStore]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fakes.openai_server import FakeOpenAIServer, reply, tool_call
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.schedule_harness import nothing_waits_async
 from tests.telegram_harness import StartBot, start_bot, telegram
 

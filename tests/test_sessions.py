@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from mnemobot.memory.atomic_file import read_jsonl
 from mnemobot.memory.session import InvalidSessionKey, SessionStore
+from tests.crash_points import run_to_crash
 
 
 def test_a_conversation_survives_a_restart(tmp_path: Path) -> None:
@@ -56,40 +53,33 @@ def test_session_keys_cannot_escape_the_sessions_folder(tmp_path: Path) -> None:
 
 
 WRITER = """
-import sys, time
 from pathlib import Path
 from mnemobot.memory.session import SessionStore
 store = SessionStore(Path(sys.argv[1]))
 session = store.get("console:local")
-i = 0
-print("ready", flush=True)
-while True:
-    i += 1
+for i in range(4):
+    if i == 3:
+        arm()
     session.messages.append({"role": "user", "content": "x" * 20000 + str(i)})
     store.save(session)
 """
 
 
-def test_a_save_killed_mid_write_leaves_a_valid_file(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parent.parent
-    for _attempt in range(5):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path)],
-            cwd=root,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        time.sleep(0.3)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        path = tmp_path / "console:local.json"
-        session = SessionStore(tmp_path).get("console:local")
-        # Old or new, never broken: the file parses and its messages are whole.
-        assert path.exists()
-        assert not list(tmp_path.glob("*.corrupt-*"))
-        assert session.messages
-        assert all(m["content"].startswith("x" * 20000) for m in session.messages)
+@pytest.mark.parametrize(
+    ("point", "saved"), [("mid-write", 3), ("before-replace", 3), ("after-replace", 4)]
+)
+def test_a_save_killed_at_any_point_leaves_the_old_or_the_new_file(
+    tmp_path: Path, point: str, saved: int
+) -> None:
+    run_to_crash(WRITER, point, str(tmp_path))
+    if point == "mid-write":
+        # The kill did land mid-write: half a file is left beside the session.
+        [torn] = tmp_path.glob(".console:local.json.*.tmp")
+        assert 0 < torn.stat().st_size < (tmp_path / "console:local.json").stat().st_size
+    session = SessionStore(tmp_path).get("console:local")
+    # Old or new, never broken: the file parses, its messages are whole, none moved aside.
+    assert not list(tmp_path.glob("*.corrupt-*"))
+    assert [m["content"] for m in session.messages] == ["x" * 20000 + str(i) for i in range(saved)]
 
 
 def test_undecodable_text_never_blocks_a_save(tmp_path: Path) -> None:

@@ -17,17 +17,10 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import build_app
-from mnemobot.bot.commands import ParsedCommand
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.daily_notes import append_daily_note
 from mnemobot.memory.model_windows import FILE_NAME, endpoint_key
-from tests.conftest import (
-    CONSOLE_CHAT,
-    ask,
-    make_settings,
-    run_mnemobot,
-    write_runtime_config,
-)
-from tests.fakes.openai_server import (
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
     overflow,
@@ -35,6 +28,13 @@ from tests.fakes.openai_server import (
     request_tokens,
     system_text,
     user_texts,
+)
+from tests.conftest import (
+    CONSOLE_CHAT,
+    ask,
+    make_settings,
+    run_mnemobot,
+    write_runtime_config,
 )
 
 SCOPE = "console:kc"

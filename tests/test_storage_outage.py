@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
 
 USER = 5005
 
@@ -33,7 +33,7 @@ def free(*_):
     print("free", flush=True)
 signal.signal(signal.SIGUSR1, full)
 signal.signal(signal.SIGUSR2, free)
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 sys.exit(main(["run"]))
 """
 

@@ -9,7 +9,7 @@ from aiohttp import web
 from telegram import Bot
 from telegram.error import NetworkError
 
-from mnemobot.bot.telegram.aiohttp_request import AiohttpRequest
+from mnemobot.bot.channels.telegram.aiohttp_request import AiohttpRequest
 
 TOKEN = "123:ABC"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.commands import COMMANDS
-from tests.fakes.openai_server import FakeOpenAIServer, delay, gated, reply, user_texts
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot.bot.turn.commands import COMMANDS
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, delay, gated, reply, user_texts
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -344,7 +344,13 @@ async def test_polling_resumes_after_the_bot_api_was_unreachable(
     await start_bot()
     polls_before = len(telegram.calls("getUpdates"))
     telegram.set_unreachable(True)
-    await asyncio.sleep(1.5)  # the outage itself
+
+    def dropped_polls() -> int:
+        return sum(call["status"] == 0 for call in telegram.calls("getUpdates"))
+
+    # The outage lasts until a poll has found the Bot API gone.
+    while dropped_polls() < 1:
+        await asyncio.sleep(0.02)
     telegram.set_unreachable(False)
 
     telegram.send_text("back again?", chat_id=USER)

@@ -9,7 +9,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.bot.telegram.markdown_html import markdown_to_telegram_html
+from mnemobot.bot.channels.telegram.markdown_html import markdown_to_telegram_html
 
 # Markdown pieces a model produces, mixed with arbitrary text so odd combinations come up.
 MARKDOWN_FRAGMENTS = [

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import httpx
 
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env
-from tests.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
-from tests.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.bot.telegram.markdown_html import markdown_to_telegram_html
-from mnemobot.bot.telegram.split import (
+from mnemobot.bot.channels.telegram.markdown_html import markdown_to_telegram_html
+from mnemobot.bot.channels.telegram.split import (
     WHITESPACE,
     TelegramChunk,
     split_for_telegram,

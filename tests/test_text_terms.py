@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 
 import pytest
@@ -135,7 +135,7 @@ def test_terms_of_terms_are_the_same_terms(text: str) -> None:
 
 # ------------------------------------------------ the ASCII fast path and terms_joined
 
-LOCOMO = Path("/work/shared/data/locomo/locomo-dev.json")
+REPO = Path(__file__).resolve().parents[1]
 # ASCII with what matters to the word split: letters of both cases, digits, apostrophes,
 # underscores, punctuation, whitespace of every kind and control characters (TEXT_END too).
 ASCII_TEXT = st.text(
@@ -165,17 +165,20 @@ def test_terms_joined_is_every_texts_terms_each_followed_by_the_end_mark(
     assert TEXT_END not in {term for text in texts for term in terms(text)}
 
 
-@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
-def test_locomo_turns_get_the_same_terms_on_every_path() -> None:
-    conversations = json.loads(LOCOMO.read_bytes())
-    texts = [
-        f"{turn['speaker']}: {turn['text']}"
-        for conversation in conversations
-        for key, session in conversation["conversation"].items()
-        if key.startswith("session_") and isinstance(session, list)
-        for turn in session
-    ]
-    assert len(texts) > 1000
+def real_text_lines() -> list[str]:
+    """Real text of many kinds that every checkout has: the README's prose, commands and
+    tables, and the extraction rules of memory (English, German, Spanish, Russian and
+    Chinese) with their code and comments."""
+    rules = sorted((REPO / "mnemobot" / "memory" / "extraction").glob("*.py"))
+    files = [REPO / "README.md", *rules]
+    return [line for path in files for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_real_text_gets_the_same_terms_on_every_path() -> None:
+    texts = real_text_lines()
+    assert len(texts) > 3000
+    assert any(re.search("[\u0400-\u04ff]", text) for text in texts)  # Cyrillic
+    assert any(re.search("[\u4e00-\u9fff]", text) for text in texts)  # Han
     reference = [_unicode_terms(text) for text in texts]
     assert [terms(text) for text in texts] == reference
     assert list(terms_joined(texts)) == [

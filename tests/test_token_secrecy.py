@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import run_mnemobot
-from tests.fakes.telegram_server import TelegramServer
 
 REJECTED_TOKEN = "987654:SECRET-part-that-must-never-show"
 

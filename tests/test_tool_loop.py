@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from tests.conftest import CONSOLE_CHAT as CHAT
-from tests.conftest import ask, make_settings, write_runtime_config
-from tests.fakes.openai_server import (
+from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
     hang,
@@ -20,6 +18,8 @@ from tests.fakes.openai_server import (
     tool_messages,
     user_texts,
 )
+from tests.conftest import CONSOLE_CHAT as CHAT
+from tests.conftest import ask, make_settings, write_runtime_config
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from typing import Any
 
 from telegram import Bot
 
-from mnemobot.bot.telegram.poller import UpdatePoller
-from tests.fakes.telegram_server import TelegramServer
+from mnemobot.bot.channels.telegram.poller import UpdatePoller
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 
 
 async def poll_until(

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import build_app
+from mnemobot_tooling.fakes.openai_server import ErrorResponse, FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import ask, make_settings, run_mnemobot
-from tests.fakes.openai_server import ErrorResponse, FakeOpenAIServer
-from tests.fakes.telegram_server import TelegramServer
 
 PASSWORD = "pa@ss-w0rd-secret"
 

@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator, Iterator
 import aiohttp
 import pytest
 
-from tests.redis_server import free_port
+from mnemobot_tooling.redis_server import free_port
 
 SECRET = "s3cret-token"
 
 _SERVER = """
 import asyncio, sys
-from mnemobot.bot.telegram.webhook_server import start_webhook_server, webhook_application
+from mnemobot.bot.channels.telegram.webhook_server import start_webhook_server, webhook_application
 
 async def accept(update):
     if update.get("fail"):

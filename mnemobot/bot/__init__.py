@@ -1,1 +1,2 @@
-"""mnemobot's channels, commands, tools, LLM client wiring and CLI."""
+"""The bot: `app` (the composition root) and its rooms: `channels` (Telegram, console),
+`turn` (assistant and commands), `upkeep`, `tools`, `llm`, `delivery`, and the `cli`."""

@@ -1,3 +1,3 @@
-from mnemobot.bot.cli import main
+from mnemobot.bot.cli.main import main
 
 raise SystemExit(main())

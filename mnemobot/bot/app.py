@@ -1,18 +1,22 @@
-"""The composition root: builds the workspace, stores, LLM client, tools, pipeline, commands."""
+"""The composition root: builds the workspace, stores, LLM client, tools, pipeline, commands.
+
+Nothing below this module knows how the bot is put together: channels are handed the
+assembled parts (see `bot.channels.base.ChannelHost`), systems and tools get `Services`,
+and the CLI (the only importer of this module inside the package) starts it.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from mnemobot.bot.assistant import Assistant
-from mnemobot.bot.channels.registry import open_runtime_config
-from mnemobot.bot.commands import Commands
-from mnemobot.bot.erasure import ScopeErasure
-from mnemobot.bot.llm_client import OpenAIChatModel
-from mnemobot.bot.maintenance import MaintenanceScheduler
-from mnemobot.bot.permissions import ConsoleRoles, Permissions
+from mnemobot.bot.channels.lanes import LaneConfig
+from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
+from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.schedule.redis_store import RedisTaskStore
 from mnemobot.bot.schedule.service import ScheduleService, build_schedule
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
@@ -20,13 +24,19 @@ from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
 from mnemobot.bot.tools.session_tools import SessionTools
-from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.bot.turn.assistant import Assistant
+from mnemobot.bot.turn.commands import Commands
+from mnemobot.bot.turn.erasure import ScopeErasure
+from mnemobot.bot.turn.permissions import ConsoleRoles, Permissions
+from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
+from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.maintenance import supersede_matching_facts
 from mnemobot.memory.model_windows import ModelWindowStore
+from mnemobot.memory.redis_sessions import RedisSessionStore
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.auto_compaction import AutoCompaction, OverflowRecovery
@@ -39,6 +49,19 @@ from mnemobot.systems.memory_persist import MemoryPersist
 from mnemobot.systems.pipeline import Pipeline, System, load_entry_point_systems
 from mnemobot.systems.services import Services
 from mnemobot.systems.tool_loop import ToolLoop
+
+# Each channel's section of runtime-config.json (`"telegram": {...}`), validated by a model
+# kept with the channel; every config store of the bot and its CLI reads them.
+CHANNEL_SECTIONS: dict[str, type[ConfigSection]] = {
+    # The console has nothing of its own beyond its lanes.
+    "console": LaneConfig,
+    "telegram": TelegramConfig,
+}
+
+
+def open_runtime_config(path: Path) -> RuntimeConfigStore:
+    """The runtime config store with every channel's section."""
+    return RuntimeConfigStore(path, sections=CHANNEL_SECTIONS)
 
 
 def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
@@ -53,6 +76,15 @@ def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
 
 @dataclass(slots=True)
 class App:
+    """The assembled bot, as `build_app` makes it and a channel serves it.
+
+    Lifecycle: `start_background()` once, inside the running event loop (memory maintenance
+    starts), then `close()` (maintenance stops, the model client and memory's worker
+    threads are released). Like python-telegram-bot's Application, starting what is
+    running, or what was closed, raises; closing what was closed does nothing, and an app
+    that never started may be closed.
+    """
+
     settings: Settings
     paths: WorkspacePaths
     runtime: RuntimeConfigStore
@@ -66,13 +98,24 @@ class App:
     erasure: ScopeErasure
     maintenance: MaintenanceScheduler | None = None
     schedule: ScheduleService | None = None
+    _started: bool = field(default=False, init=False, repr=False)
+    _closed: bool = field(default=False, init=False, repr=False)
 
     def start_background(self) -> None:
         """Start background work (memory maintenance); call from inside the event loop."""
+        if self._closed:
+            raise RuntimeError("this App is closed; build a new one with build_app()")
+        if self._started:
+            raise RuntimeError("this App is already started (start_background() runs once)")
+        self._started = True
         if self.maintenance is not None:
             self.maintenance.start()
 
     async def close(self) -> None:
+        """Stop background work and release the model client and memory; once."""
+        if self._closed:
+            return
+        self._closed = True
         if self.schedule is not None:
             await self.schedule.close()
         if self.maintenance is not None:
@@ -200,18 +243,10 @@ def build_app(
     permissions = Permissions(runtime.current)
     permissions.register("console", ConsoleRoles())
     erasure = ScopeErasure(paths, memory, sessions, runtime.current)
-    commands = Commands(
-        assistant,
-        compactor=compactor,
-        status_providers=[memory_lines],
-        memory=memory,
-        known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
-        permissions=permissions,
-        erasure=erasure,
-    )
-    commands.status_providers.append(
-        lambda chat: maintenance.status_lines(scope_for(chat, assistant.config()))
-    )
+
+    def maintenance_lines(chat: ChatRef) -> list[str]:
+        return maintenance.status_lines(scope_for(chat, assistant.config()))
+
     schedule = build_schedule(
         workspace=paths.root,
         config=runtime.current,
@@ -221,9 +256,19 @@ def build_app(
         store=tasks,
     )
     tools.register(schedule.tool)
-    commands.handlers["reminders"] = schedule.reminders
-    commands.async_status_providers.append(schedule.status_lines)
     erasure.add_step(schedule.erase)
+    commands = Commands(
+        assistant,
+        compactor=compactor,
+        # Every chat's /status, in this order; its channel adds the channel's own lines.
+        status_providers=[memory_lines, maintenance_lines],
+        async_status_providers=[schedule.status_lines],
+        handlers={"reminders": schedule.reminders},
+        memory=memory,
+        known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
+        permissions=permissions,
+        erasure=erasure,
+    )
     return App(
         settings=settings,
         paths=paths,
@@ -239,3 +284,12 @@ def build_app(
         maintenance=maintenance,
         schedule=schedule,
     )
+
+
+def build_replica_app(settings: Settings, replicas: Replicas) -> App:
+    """The app of one replica: sessions and scheduled tasks in Redis, everything else on
+    the shared workspace."""
+    paths = WorkspacePaths(settings.bot_workspace)
+    sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas))
+    tasks = RedisTaskStore(replicas.client, namespace=replicas.coordination.namespace)
+    return build_app(settings, sessions=sessions, shared_workspace=True, tasks=tasks)

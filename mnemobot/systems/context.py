@@ -42,6 +42,10 @@ class SystemFailure:
 
 @dataclass(slots=True)
 class TurnContext:
+    """One turn of one chat as it goes through the systems: who said what (`chat`,
+    `user_text`), the session, the config and model in force, the memory pack and prompt
+    built for it, and, once the model has answered, the reply."""
+
     chat: ChatRef
     session: AgentSession
     user_text: str

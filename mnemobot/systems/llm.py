@@ -8,6 +8,8 @@ from typing import Any, Protocol
 
 
 class LLMFailureKind(StrEnum):
+    """Why a model call failed, as the pipeline tells users and operators apart."""
+
     CONTEXT_OVERFLOW = "context_overflow"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "unavailable"
@@ -85,6 +87,8 @@ class ToolCall:
 
 @dataclass(slots=True)
 class ChatRequest:
+    """One chat completion to ask for: OpenAI-format `messages` and `tools`."""
+
     messages: list[dict[str, Any]]
     model: str
     temperature: float
@@ -95,6 +99,8 @@ class ChatRequest:
 
 @dataclass(slots=True)
 class ChatResponse:
+    """The model's answer: text, tool calls, or both; token counts when the server says."""
+
     content: str | None
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
@@ -103,6 +109,8 @@ class ChatResponse:
 
 
 class ChatModel(Protocol):
+    """A chat-completion model (`Services.llm`): the bot's is any OpenAI-compatible server."""
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Run one chat completion; raise LLMError on any failure."""
         ...

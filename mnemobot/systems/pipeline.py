@@ -17,12 +17,20 @@ ENTRY_POINT_GROUP = "mnemobot.systems"
 
 @runtime_checkable
 class System(Protocol):
+    """One step of every turn. The pipeline runs the enabled systems in `(order, name)`
+    order (AutoCompaction 18, ContextBuilding 20, ToolLoop 30, MemoryPersist 50); one that
+    raises is logged and recorded in `ctx.failures`, and the others still run."""
+
     name: str
     order: int
 
-    def enabled(self, ctx: TurnContext) -> bool: ...
+    def enabled(self, ctx: TurnContext) -> bool:
+        """Whether to run for this turn (read `ctx.config`: it hot-reloads)."""
+        ...
 
-    async def process(self, ctx: TurnContext) -> None: ...
+    async def process(self, ctx: TurnContext) -> None:
+        """Do the step: read and change `ctx`; keep the event loop free (`to_thread`)."""
+        ...
 
 
 class Pipeline:

@@ -22,6 +22,8 @@ from mnemobot.systems.tool_runner import ToolRunner
 
 @dataclass(frozen=True, slots=True)
 class Services:
+    """The bot's shared parts, handed to every system and tool factory at start."""
+
     settings: Settings
     paths: WorkspacePaths
     # Read `runtime.current()` (or `ctx.config` inside a turn) each time: it hot-reloads.

@@ -1,11 +1,49 @@
-"""What the ToolLoop needs from the tool registry, as a protocol the bot layer implements."""
+"""Tools as the pipeline sees them: a `Tool` (what the model is offered and what runs when
+it calls it), `ToolError`, and the `ToolRunner` protocol the ToolLoop runs tools through
+(the bot's tool registry implements it)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from mnemobot.systems.context import TurnContext
+
+ToolHandler = Callable[[Any, "TurnContext"], Awaitable[str] | str]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A function the model may call.
+
+    `name`: 1-64 letters, digits, `_` or `-` (what OpenAI-compatible servers accept);
+    `description`: what the model reads to decide when to call it; `arguments`: a pydantic
+    model of the JSON arguments, validated before the handler runs (its JSON schema is what
+    the model sees); `handler(arguments, ctx)`: the parsed arguments and the turn, returns
+    the text the model gets back, plain or async. Raise `ToolError` for anything the model
+    should be told; run blocking work with `asyncio.to_thread`.
+    """
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    handler: ToolHandler
+
+    def schema(self) -> dict[str, Any]:
+        parameters = self.arguments.model_json_schema()
+        parameters.pop("title", None)
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
+        }
 
 
 class ToolError(Exception):

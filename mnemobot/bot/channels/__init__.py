@@ -1,1 +1,2 @@
-"""What every channel shares: the `Channel` protocol, per-chat lanes, message dispatch."""
+"""Channels: what every channel shares (the `Channel` protocol, per-chat lanes, message
+dispatch) and one folder per channel (`telegram/`, `console/`)."""

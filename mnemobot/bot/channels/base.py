@@ -1,8 +1,10 @@
-"""The `Channel` protocol: what a way of talking to the bot (Telegram, the console) provides.
+"""The `Channel` protocol: what a way of talking to the bot (Telegram, the console) provides,
+and `ChannelHost`: what the composition root hands a channel.
 
 A channel turns its own updates into `LaneJob`s and hands them to a `ChatDispatcher`, which
 answers commands, keeps each chat's messages in order and runs the turns; the channel only
-says how to start, how to stop and how text gets back to a chat.
+says how to start, how to stop, how text and files get back to a chat and what it adds to
+a chat's `/status`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,15 @@ from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
 from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.schedule.service import ScheduleService
+from mnemobot.bot.turn.assistant import Assistant
+from mnemobot.bot.turn.commands import Attachment, Commands
+from mnemobot.bot.turn.erasure import ScopeErasure
+from mnemobot.config.runtime_store import RuntimeConfigStore
+from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.service import MemoryService
+from mnemobot.memory.session import SessionStore
+from mnemobot.systems.context import ChatRef
 
 
 class Channel(Protocol):
@@ -33,6 +44,34 @@ class Channel(Protocol):
         """The assistant's answer, in Markdown, rendered as the channel can."""
         ...
 
+    async def send_document(self, job: LaneJob, attachment: Attachment, caption: str) -> None:
+        """A file a command made (`/export`'s zip) with `caption`; a channel that cannot send
+        files says where the file was written instead."""
+        ...
+
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
         """Entered while a turn runs, e.g. Telegram's typing indicator."""
         ...
+
+    def status_lines(self, chat: ChatRef) -> list[str]:
+        """What this channel adds to `/status` in `chat` (e.g. replies not yet delivered)."""
+        ...
+
+
+class ChannelHost(Protocol):
+    """The assembled bot's parts a channel works with; `bot.app.App` is one.
+
+    Channels get these from the composition root and never import it: the arrow points
+    from the root down to the channels.
+    """
+
+    paths: WorkspacePaths
+    # Read `runtime.current()` each time: the runtime config hot-reloads.
+    runtime: RuntimeConfigStore
+    sessions: SessionStore
+    memory: MemoryService
+    assistant: Assistant
+    commands: Commands
+    erasure: ScopeErasure
+    # Scheduled tasks: a channel that can take firings attaches to its scheduler.
+    schedule: ScheduleService | None

@@ -19,11 +19,11 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from mnemobot.bot.app import App
-from mnemobot.bot.assistant import STORAGE_FAILED_TEXT, TurnOutcome
 from mnemobot.bot.channels.base import Channel
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
-from mnemobot.bot.commands import CommandReply, StopHandler
+from mnemobot.bot.schedule.firing import FiringRunner
+from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
+from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
 from mnemobot.memory.items import to_iso
 from mnemobot.systems.context import ChatRef
 
@@ -86,13 +86,18 @@ class ChatDispatcher:
 
     def __init__(
         self,
-        app: App,
+        assistant: Assistant,
+        commands: Commands,
         channel: Channel,
         config: Callable[[], LaneConfig],
         *,
         answered: Answered | None = None,
+        firings: FiringRunner | None = None,
     ) -> None:
-        self.app = app
+        self.assistant = assistant
+        # Runs the scheduled tasks' firings that reach the lanes (None: none reach them).
+        self.firings = firings
+        self.commands = commands
         self.channel = channel
         # Read on every message, so a hot-reloaded queueCap or queueMode applies at once.
         self.config = config
@@ -106,7 +111,6 @@ class ChatDispatcher:
         self._background: set[asyncio.Task[Any]] = set()
         # Last notice per chat: notices of one chat go out in the order they were made.
         self._last_notice: dict[str, asyncio.Task[Any]] = {}
-        app.commands.status_providers.append(self.status_lines)
 
     # -- intake ----------------------------------------------------------------------------------
 
@@ -190,7 +194,9 @@ class ChatDispatcher:
         """The command's answer; a failure is one log line and one line for the user."""
         assert job.command is not None
         try:
-            return await self.app.commands.reply(job.chat, job.command, stop=stop)
+            return await self.commands.reply(
+                job.chat, job.command, stop=stop, channel_status=self.status_lines
+            )
         except OSError as exc:
             # The disk, not the code: no traceback.
             log.warning("/%s in %s failed on storage (%s)", job.command.name, job.chat.key, exc)
@@ -200,10 +206,8 @@ class ChatDispatcher:
             return CommandReply(COMMAND_FAILED_TEXT)
 
     async def _send_command_reply(self, job: LaneJob, reply: CommandReply) -> None:
-        send_document = getattr(self.channel, "send_document", None)
-        if reply.attachment is not None and send_document is not None:
-            # A channel that sends files (Telegram) gets the file with the text as caption.
-            await send_document(job, reply.attachment, reply.text)
+        if reply.attachment is not None:
+            await self.channel.send_document(job, reply.attachment, reply.text)
         else:
             await self.channel.send_text(job, reply.text)
 
@@ -213,18 +217,16 @@ class ChatDispatcher:
         await self.lanes.shutdown(grace_seconds)
         if self._background:
             await asyncio.wait(set(self._background), timeout=SEND_DRAIN_SECONDS)
-        if self.status_lines in self.app.commands.status_providers:
-            self.app.commands.status_providers.remove(self.status_lines)
 
     def status_lines(self, chat: ChatRef) -> list[str]:
-        if chat.channel != self.channel.name:
-            return []
+        """What `/status` in `chat` adds for this channel: its lane, then the channel's own."""
         config = self.config()
         running = "a reply is running" if self.lanes.is_running(chat.key) else "idle"
         waiting = self.lanes.waiting(chat.key)
         return [
             f"Queue: {running}, {waiting} waiting "
-            f"(mode {config.queue_mode}, cap {config.queue_cap})"
+            f"(mode {config.queue_mode}, cap {config.queue_cap})",
+            *self.channel.status_lines(chat),
         ]
 
     # -- turns -----------------------------------------------------------------------------------
@@ -259,9 +261,9 @@ class ChatDispatcher:
             await self.channel.send_text(progress_job, text)
 
         if job.firing is not None:
-            if self.app.schedule is not None:
+            if self.firings is not None:
                 out = FiringReplies(self.channel, job)
-                await self.app.schedule.runner.run(job.firing, job.chat, out, progress)
+                await self.firings.run(job.firing, job.chat, out, progress)
             return
 
         async with self.channel.working(job):
@@ -283,7 +285,7 @@ class ChatDispatcher:
     async def _turn(
         self, job: LaneJob, progress: Callable[[str], Awaitable[None]]
     ) -> TurnOutcome | None:
-        return await self.app.assistant.handle_text(
+        return await self.assistant.handle_text(
             job.chat, job.text, message_refs=list(job.message_refs), notify=progress
         )
 
@@ -305,7 +307,7 @@ class ChatDispatcher:
     def _keep_unanswered(self, jobs: list[LaneJob]) -> None:
         """Queued messages that never got a turn stay in their sessions, marked unanswered."""
         for job in jobs:
-            session = self.app.assistant.session(job.chat)
+            session = self.assistant.session(job.chat)
             session.messages.append(
                 {
                     "role": "user",
@@ -315,5 +317,5 @@ class ChatDispatcher:
                     "unanswered": True,
                 }
             )
-            self.app.sessions.save(session)
+            self.assistant.sessions.save(session)
         log.warning("kept %d queued messages unanswered in their sessions", len(jobs))

@@ -26,8 +26,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from mnemobot.bot.commands import ParsedCommand
 from mnemobot.bot.schedule.model import Firing
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConfigSection
 from mnemobot.systems.context import ChatRef
 

@@ -25,10 +25,10 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from mnemobot.bot.assistant import Assistant, TurnOutcome, find_received
 from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
+from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, find_received
 from mnemobot.config.runtime import ScheduleConfig
 from mnemobot.memory.items import to_iso
 from mnemobot.systems.compactor import NO_REPLY

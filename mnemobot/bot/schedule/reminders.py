@@ -15,7 +15,6 @@ import time
 import uuid
 from collections.abc import Callable
 
-from mnemobot.bot.permissions import Permissions
 from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
 from mnemobot.bot.schedule.timing import (
@@ -24,6 +23,7 @@ from mnemobot.bot.schedule.timing import (
     repeat_suffix,
     zone_of,
 )
+from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.systems.context import ChatRef
 

@@ -12,9 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemobot.bot.assistant import Assistant
-from mnemobot.bot.erasure import EraseStep, ErasureTarget
-from mnemobot.bot.permissions import Permissions
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.schedule.reminders import RemindersCommand
 from mnemobot.bot.schedule.scheduler import Scheduler
@@ -22,9 +19,12 @@ from mnemobot.bot.schedule.store import FileTaskStore, TaskStore, Waiting
 from mnemobot.bot.schedule.timing import format_when, local_zone_name
 from mnemobot.bot.schedule.tool import ScheduleTool
 from mnemobot.bot.tools.clock_tool import chat_zone_name
-from mnemobot.bot.tools.registry import Tool
+from mnemobot.bot.turn.assistant import Assistant
+from mnemobot.bot.turn.erasure import EraseStep, ErasureTarget
+from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.systems.context import ChatRef
+from mnemobot.systems.tool_runner import Tool
 
 SCHEDULE_DIR_NAME = "schedule"
 

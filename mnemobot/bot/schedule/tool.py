@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mnemobot.bot.permissions import Permissions
 from mnemobot.bot.schedule.model import Schedule, Task, TaskChat, TaskKind
 from mnemobot.bot.schedule.parsing import WhenError, parse_interval, parse_when
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
@@ -35,8 +34,9 @@ from mnemobot.bot.schedule.timing import (
     zone_of,
 )
 from mnemobot.bot.tools.clock_tool import CHAT_ZONE_KEY, chat_zone_name
-from mnemobot.bot.tools.registry import Tool
+from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.systems.context import TurnContext
+from mnemobot.systems.tool_runner import Tool
 
 MAX_TEXT_CHARS = 2_000
 

@@ -12,9 +12,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemobot.bot.tools.registry import Tool
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.systems.context import TurnContext
+from mnemobot.systems.tool_runner import Tool
 
 # A chat's own zone, kept in its session's metadata.
 CHAT_ZONE_KEY = "timezone"

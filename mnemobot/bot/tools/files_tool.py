@@ -14,11 +14,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemobot.bot.tools.registry import Tool
 from mnemobot.memory.atomic_file import write_atomic
 from mnemobot.memory.scope_paths import validate_scope_key
 from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import ToolError
+from mnemobot.systems.tool_runner import Tool, ToolError
 
 READ_PAGE_CHARS = 20_000
 MAX_WRITE_CHARS = 1_000_000

@@ -18,14 +18,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemobot.bot.tools.registry import Tool
 from mnemobot.memory.daily_notes import MemoryFileTooLong, read_memory_file, write_memory_file
 from mnemobot.memory.forgotten_texts import FORGET_QUERY_MAX_ITEMS
 from mnemobot.memory.item_store import new_item_id
 from mnemobot.memory.items import ItemType, Layer, MemoryItem, to_iso
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import ToolError
+from mnemobot.systems.tool_runner import Tool, ToolError
 
 MEMORY_FILE_MAX_CHARS = 40_000
 # Removed items the answer lists by title; the rest are counted.

@@ -8,46 +8,22 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.context import TurnContext
 from mnemobot.systems.plugins import as_list, load_plugins
 from mnemobot.systems.services import Services
-from mnemobot.systems.tool_runner import ToolError
+from mnemobot.systems.tool_runner import Tool, ToolError
 
 TOOL_ENTRY_POINT_GROUP = "mnemobot.tools"
 
 # What OpenAI-compatible servers accept as a function name; one bad name would make
 # every request of every chat fail, so it is refused at registration.
 TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-ToolHandler = Callable[[Any, TurnContext], Awaitable[str] | str]
-
-
-@dataclass(frozen=True, slots=True)
-class Tool:
-    name: str
-    description: str
-    arguments: type[BaseModel]
-    handler: ToolHandler
-
-    def schema(self) -> dict[str, Any]:
-        parameters = self.arguments.model_json_schema()
-        parameters.pop("title", None)
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": parameters,
-            },
-        }
 
 
 def checked_schema(tool: Tool) -> dict[str, Any]:
@@ -137,7 +113,7 @@ def load_entry_point_tools(registry: ToolRegistry, services: Services) -> list[s
         tools: list[Tool] = []
         for tool in as_list(made):
             if not isinstance(tool, Tool):
-                raise TypeError(f"got {tool!r}, not a bot.tools.registry.Tool")
+                raise TypeError(f"got {tool!r}, not a mnemobot.plugin.Tool")
             tools.append(tool)
         names = [tool.name for tool in tools]
         clashes = sorted({n for n in names if n in registry.names or names.count(n) > 1})

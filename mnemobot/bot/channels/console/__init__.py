@@ -1,0 +1,1 @@
+"""The console channel: `mnemobot chat` in a terminal, or lines piped in."""

@@ -1,0 +1,206 @@
+"""The console channel: `mnemobot chat`, the same pipeline, commands and lanes as Telegram.
+
+At a terminal you can type while a reply is being written: lines wait in the chat's lane
+(or are merged, with `console.queueMode: "collect"`), `/stop` cancels the reply and
+`/status` answers at once. With piped stdin each line is answered before the next one is
+read, so a script's output follows its input line by line; it exits 0 at end of input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TextIO
+
+from mnemobot.bot.channels.base import ChannelHost
+from mnemobot.bot.channels.console.terminal_input import TerminalInput
+from mnemobot.bot.channels.dispatch import ChatDispatcher
+from mnemobot.bot.channels.lanes import LaneConfig, LaneJob, firing_job
+from mnemobot.bot.schedule.model import Firing
+from mnemobot.bot.turn.commands import Attachment, parse_command
+from mnemobot.systems.context import ChatRef
+
+CHANNEL = "console"
+# Leaving the console early (Ctrl-C, a closed terminal) means now: a running reply is
+# cancelled at once (its session is still saved) and queued lines are kept unanswered.
+LEAVE_GRACE_SECONDS = 0.0
+PROMPT = "you> "
+# In the workspace: what was typed belongs with the conversations it started.
+HISTORY_FILE = "console-history"
+# What a shell reports for a program ended by Ctrl-C (128 + SIGINT).
+INTERRUPTED_EXIT_STATUS = 130
+CLEAR_LINE = "\r\x1b[2K"
+
+
+async def _read_line(stream: TextIO) -> str | None:
+    line = await asyncio.to_thread(stream.readline)
+    return None if line == "" else line
+
+
+class ConsoleChannel:
+    """Lines from a text stream in, answers to another; one chat per process."""
+
+    name = CHANNEL
+
+    def __init__(
+        self,
+        app: ChannelHost,
+        stdout: TextIO,
+        *,
+        interactive: bool,
+        terminal: TerminalInput | None = None,
+    ) -> None:
+        self.app = app
+        self.stdout = stdout
+        self.interactive = interactive
+        self.terminal = terminal
+        self.dispatcher = ChatDispatcher(
+            app.assistant,
+            app.commands,
+            self,
+            self.config,
+            firings=app.schedule.runner if app.schedule is not None else None,
+        )
+
+    def config(self) -> LaneConfig:
+        return self.app.runtime.current().section(CHANNEL, LaneConfig)
+
+    async def start(self) -> None:
+        """Nothing to connect; scheduled tasks of console chats fire while it runs."""
+        if self.app.schedule is not None:
+            self.app.schedule.scheduler.attach(CHANNEL, self.keep_firings)
+
+    async def stop(self, grace_seconds: float) -> None:
+        if self.app.schedule is not None:
+            await self.app.schedule.scheduler.detach(CHANNEL)
+        await self.dispatcher.shutdown(grace_seconds)
+
+    async def keep_firings(self, firings: Sequence[Firing]) -> None:
+        """Due tasks go straight into their lanes: the console keeps no inbox, so a crash
+        between this and the task being moved on fires it again at the next start."""
+        for firing in firings:
+            await self.dispatcher.receive(firing_job(firing))
+
+    async def send_text(self, job: LaneJob, text: str) -> None:
+        self.say(text)
+
+    async def send_reply(self, job: LaneJob, markdown: str) -> None:
+        # A terminal shows Markdown well enough as it is.
+        self.say(markdown)
+
+    async def send_document(self, job: LaneJob, attachment: Attachment, caption: str) -> None:
+        # The caption names where the file was written: the person at the terminal owns it.
+        self.say(caption)
+
+    def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
+        return contextlib.nullcontext()
+
+    def status_lines(self, chat: ChatRef) -> list[str]:
+        return []
+
+    def say(self, text: str) -> None:
+        terminal = self.terminal
+        if terminal is not None:
+            # Readline owns the input line: show the answer above it, then the prompt and
+            # what was typed so far again, so typing goes on where it was.
+            again = f"{PROMPT}{terminal.typed_so_far()}" if terminal.prompting else ""
+            self.stdout.write(f"{CLEAR_LINE}bot> {text}\n{again}")
+        elif self.interactive:
+            # Answers can arrive while the prompt waits for input: clear its line, then show
+            # it again below the answer.
+            self.stdout.write(f"{CLEAR_LINE}bot> {text}\n{PROMPT}")
+        else:
+            self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+
+async def run_console(
+    app: ChannelHost,
+    *,
+    chat_id: str = "local",
+    user_id: str = "local",
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    interactive: bool | None = None,
+) -> int:
+    """Talk until end of input; `interactive` defaults to whether both streams are a tty.
+
+    At a real terminal, lines are edited with readline (history in the workspace), Ctrl-C
+    stops the running reply (or, with nothing running, leaves: exit status 130) and Ctrl-D
+    leaves.
+    """
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    if interactive is None:
+        interactive = stdin.isatty() and stdout.isatty()
+    at_terminal = interactive and stdin is sys.stdin and stdout is sys.stdout and stdin.isatty()
+    terminal = TerminalInput(PROMPT, history_path(app)) if at_terminal else None
+    chat = ChatRef(channel=CHANNEL, chat_id=chat_id, user_id=user_id)
+    channel = ConsoleChannel(app, stdout, interactive=interactive, terminal=terminal)
+    await channel.start()
+    if terminal is not None:
+        _stop_on_ctrl_c(channel, chat, terminal)
+    try:
+        if interactive:
+            prompt = "" if terminal is not None else PROMPT  # readline shows its own
+            stdout.write(
+                f"bot> mnemobot console, chat {chat.key}. "
+                f"Type /help for commands, Ctrl-D to quit.\n{prompt}"
+            )
+            stdout.flush()
+        while True:
+            line = await terminal.read() if terminal is not None else await _read_line(stdin)
+            if line is None:
+                break
+            text = line.rstrip("\r\n")
+            if text.strip():
+                await channel.dispatcher.receive(LaneJob(chat, text, command=parse_command(text)))
+            if not interactive:
+                await channel.dispatcher.wait_idle(chat)
+                continue
+            if terminal is None:
+                stdout.write(PROMPT)
+                stdout.flush()
+        if terminal is not None and terminal.interrupted:
+            stdout.write("\n")
+            stdout.flush()
+            return INTERRUPTED_EXIT_STATUS
+        # End of input: what was typed still gets its answer.
+        await channel.dispatcher.wait_idle(chat)
+        if interactive:
+            stdout.write("\n")
+            stdout.flush()
+        return 0
+    finally:
+        if terminal is not None:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+            terminal.close()
+        await channel.stop(LEAVE_GRACE_SECONDS)
+
+
+def history_path(app: ChannelHost) -> Path:
+    return app.paths.root / HISTORY_FILE
+
+
+def _stop_on_ctrl_c(channel: ConsoleChannel, chat: ChatRef, terminal: TerminalInput) -> None:
+    """Ctrl-C stops the reply being written (like /stop); with nothing running, it leaves."""
+    stops: set[asyncio.Task[None]] = set()
+
+    async def stop() -> None:
+        channel.say(await channel.dispatcher.stop(chat))
+
+    def on_ctrl_c() -> None:
+        lanes = channel.dispatcher.lanes
+        if lanes.is_running(chat.key) or lanes.waiting(chat.key):
+            task = asyncio.create_task(stop())
+            stops.add(task)
+            task.add_done_callback(stops.discard)
+        else:
+            terminal.interrupt()
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_ctrl_c)

@@ -1,0 +1,124 @@
+"""Who the Telegram channel serves, and which group messages are meant for the bot.
+
+Pure functions over PTB's `Message`: no I/O, so the rules are easy to read and test.
+Order of the checks matters: in a group, a message that is not addressed to the bot is
+ignored before access is checked, so strangers chatting in a shared group never get a
+refusal for messages that were not meant for the bot at all.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from telegram import Message, MessageEntity
+
+from mnemobot.bot.turn.commands import COMMAND_NAMES
+from mnemobot.config.settings import AllowedUsers, Settings
+from mnemobot.systems.context import ChatRef
+
+PRIVATE = "private"
+GROUP_TYPES = frozenset({"group", "supergroup"})
+
+
+class Verdict(enum.Enum):
+    SERVE = "serve"
+    # Known user, but not for us (group chatter, channel posts, service messages).
+    IGNORE = "ignore"
+    # Addressed to us by someone who is not allowed: one short reply, nothing else.
+    REFUSE = "refuse"
+
+
+@dataclass(frozen=True, slots=True)
+class BotIdentity:
+    user_id: int
+    username: str
+
+
+def allowed_with_operators(settings: Settings) -> AllowedUsers:
+    """TELEGRAM_ALLOWED_USERS, plus the operators: whoever runs the bot may talk to it."""
+    allowed = settings.telegram_allowed_users
+    if allowed.everyone or settings.operators <= allowed:
+        return allowed
+    return AllowedUsers(allowed | settings.operators)
+
+
+def set_by_allowed_user(chat: ChatRef, allowed: AllowedUsers) -> bool:
+    """Whether the user who set a scheduled task may still talk to the bot: a task of
+    someone taken off the allowed users is passed over (a repeating one stays listed)."""
+    user = chat.user_id
+    return allowed.allows(int(user) if user and user.lstrip("-").isdigit() else None)
+
+
+def refusal_text(user_id: int) -> str:
+    return (
+        f"Sorry, this is a private bot. Your Telegram user id is {user_id}. "
+        f"To let you in, the owner adds {user_id} to TELEGRAM_ALLOWED_USERS. "
+        "Until then I will not reply to your messages."
+    )
+
+
+def message_text(message: Message) -> str | None:
+    """The text a user wrote: the message text, or the caption of a photo, file..."""
+    return message.text if message.text is not None else message.caption
+
+
+def _entities(message: Message) -> tuple[MessageEntity, ...]:
+    return message.entities if message.text is not None else message.caption_entities
+
+
+def _entity_text(message: Message, entity: MessageEntity) -> str:
+    # Offsets are UTF-16 units; PTB's parse_entity converts them correctly.
+    if message.text is not None:
+        return message.parse_entity(entity)
+    return message.parse_caption_entity(entity)
+
+
+def is_addressed_to_bot(message: Message, bot: BotIdentity) -> bool:
+    """A group message is for the bot when it mentions it, replies to it, or is our command."""
+    replied = message.reply_to_message
+    if (
+        replied is not None
+        and replied.from_user is not None
+        and replied.from_user.id == bot.user_id
+    ):
+        return True
+    handle = f"@{bot.username}".lower()
+    for entity in _entities(message):
+        if entity.type == MessageEntity.MENTION:
+            if _entity_text(message, entity).lower() == handle:
+                return True
+        elif entity.type == MessageEntity.TEXT_MENTION:
+            if entity.user is not None and entity.user.id == bot.user_id:
+                return True
+        elif entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0:
+            name, _, target = _entity_text(message, entity)[1:].partition("@")
+            if target:
+                if target.lower() == bot.username.lower():
+                    return True
+            # A bare /command in a group is meant for every bot in it (Telegram delivers it
+            # to bots in privacy mode too); answer only the ones we have.
+            elif name.lower() in COMMAND_NAMES:
+                return True
+    return False
+
+
+def verdict_for(message: Message, bot: BotIdentity, allowed: AllowedUsers) -> Verdict:
+    user = message.from_user
+    if user is None or user.is_bot:
+        return Verdict.IGNORE
+    chat_type = message.chat.type
+    if chat_type in GROUP_TYPES:
+        if not is_addressed_to_bot(message, bot):
+            return Verdict.IGNORE
+    elif chat_type != PRIVATE:
+        return Verdict.IGNORE
+    return Verdict.SERVE if allowed.allows(user.id) else Verdict.REFUSE
+
+
+def without_bot_mention(text: str, bot: BotIdentity) -> str:
+    """`@bot what is X` -> `what is X`: the handle is addressing, not content."""
+    pattern = re.compile(rf"(?<![\w@])@{re.escape(bot.username)}(?!\w)", re.IGNORECASE)
+    stripped = pattern.sub("", text)
+    return re.sub(r"[ \t]{2,}", " ", stripped).lstrip(" \t,:").strip()

@@ -1,0 +1,421 @@
+"""The Telegram channel: updates kept durably, answered in per-chat lanes, replies via the outbox.
+
+Updates come from an `UpdateSource` (long polling or the webhook server) and are kept in the
+durable inbox before Telegram is told (see `bot.channels.telegram.intake`). Each is then handled in
+arrival order, in microseconds: commands like `/status` and `/stop` are answered on the
+spot, messages go into their chat's lane (see `bot.channels`). Every answer goes into the
+durable outbox, which delivers it in order per chat and keeps retrying through outages; a
+message's inbox entry is marked done once its answer is in the outbox.
+
+With replicas on Redis (`BOT_REDIS_URL`), the inbox is in Redis and shared: an update is
+claimed once across replicas and answered by the replica holding its chat's lease (see
+`bot.delivery.redis_ingress`); each replica keeps its own outbox file.
+
+python-telegram-bot provides the Bot (requests, rate limiter, defaults); its Updater and
+handler machinery are not used, because they acknowledge updates before they are kept and
+stop on one they cannot parse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+
+from telegram import BotCommand, LinkPreviewOptions, Message, Update
+from telegram.error import InvalidToken, TelegramError
+from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defaults
+
+from mnemobot.bot.channels.base import ChannelHost
+from mnemobot.bot.channels.dispatch import ChatDispatcher
+from mnemobot.bot.channels.lanes import LaneJob, firing_job
+from mnemobot.bot.channels.telegram.access import (
+    GROUP_TYPES,
+    BotIdentity,
+    Verdict,
+    allowed_with_operators,
+    message_text,
+    refusal_text,
+    set_by_allowed_user,
+    verdict_for,
+    without_bot_mention,
+)
+from mnemobot.bot.channels.telegram.aiohttp_request import AiohttpRequest
+from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramIntake
+from mnemobot.bot.channels.telegram.member_roles import TelegramRoles
+from mnemobot.bot.channels.telegram.migration import ChatMigration, migrated_chat_ids
+from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot.bot.channels.telegram.refusals import RefusalMemory, refusals_path
+from mnemobot.bot.channels.telegram.replies import (
+    ReplyTarget,
+    TelegramDelivery,
+    document_message,
+    long_reply_messages,
+    text_messages,
+    typing,
+)
+from mnemobot.bot.channels.telegram.sources import UpdateSource
+from mnemobot.bot.delivery.journal import QueuedEntry
+from mnemobot.bot.delivery.outbox import Outbox
+from mnemobot.bot.delivery.redis_ingress import RedisInbox
+from mnemobot.bot.delivery.replicas import Replicas
+from mnemobot.bot.schedule.model import Firing
+from mnemobot.bot.turn.commands import COMMANDS, Attachment, parse_command
+from mnemobot.bot.turn.erasure import ErasureTarget
+from mnemobot.config.settings import Settings
+from mnemobot.systems.context import ChatRef
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "telegram"
+# RetryAfter (429) is retried by the rate limiter after the wait Telegram asks for.
+RATE_LIMIT_RETRIES = 3
+# Bot API connections for sends (getUpdates has its own). Telegram takes ~30 messages/s
+# per bot, which a few dozen keep-alive connections carry with room to spare even at a 1 s
+# round trip; PTB's default of 256 only made httpcore scan more idle connections per call.
+CONNECTION_POOL_SIZE = 32
+# How long a send may wait for a free connection in a burst (PTB's default is 1 s).
+POOL_TIMEOUT_SECONDS = 10.0
+CONNECT_TIMEOUT_SECONDS = 10.0
+READ_TIMEOUT_SECONDS = 30.0
+WRITE_TIMEOUT_SECONDS = 30.0
+# At start-up, the Bot API is retried with growing pauses up to this long each.
+STARTUP_RETRY_MAX_SECONDS = 30.0
+# At shutdown, replies still in the outbox get this long; the rest go out on the next start.
+OUTBOX_CLOSE_SECONDS = 2.0
+
+ONLY_TEXT = (
+    "I can only read text for now. Please write your message as text "
+    "(a caption on a photo or file works too)."
+)
+
+
+def chat_ref_for(message: Message) -> ChatRef:
+    user = message.from_user
+    # Forum topics are separate conversations; plain reply threads are not.
+    thread = message.message_thread_id if message.is_topic_message else None
+    return ChatRef(
+        channel=CHANNEL,
+        chat_id=str(message.chat.id),
+        user_id=str(user.id) if user else None,
+        thread_id=str(thread) if thread is not None else None,
+        user_name=(user.first_name or user.username) if user else None,
+        is_group=message.chat.type in GROUP_TYPES,
+    )
+
+
+def target_for_job(job: LaneJob) -> ReplyTarget:
+    return ReplyTarget(
+        chat_id=int(job.chat.chat_id),
+        thread_id=int(job.chat.thread_id) if job.chat.thread_id else None,
+        reply_to_message_id=job.reply_to_message_id,
+    )
+
+
+def outbox_ids(job: LaneJob, kind: str, text: str, count: int) -> list[str] | None:
+    """Stable outbox ids for what answers an inbox message, so answering it again after a
+    crash (before its inbox entry was marked done) does not send the answer twice.
+
+    A reply is one per message whatever its words; notes (progress, notices) are told
+    apart by their text.
+    """
+    if not job.receipts:
+        return None
+    label = kind
+    if kind != "reply":
+        label += ":" + hashlib.blake2s(text.encode(), digest_size=6).hexdigest()
+    return [f"{job.receipts[-1]}:{label}:{n}" for n in range(count)]
+
+
+class TelegramChannel:
+    """Bot identity, intake, lanes and outbox of one bot token."""
+
+    name = CHANNEL
+
+    def __init__(
+        self,
+        app: ChannelHost,
+        settings: Settings,
+        application: Application,
+        source: UpdateSource,
+        replicas: Replicas | None = None,
+    ) -> None:
+        self.app = app
+        self.application = application
+        self.allowed = allowed_with_operators(settings)
+        self.source = source
+        delivery = app.paths.delivery
+        self.intake: TelegramIntake
+        if replicas is None:
+            self.intake = TelegramIntake(
+                delivery / "telegram-inbox.jsonl", application.bot, self.on_update
+            )
+            outbox_path = delivery / "telegram-outbox.jsonl"
+        else:
+            config = self.config()
+            inbox = RedisInbox(
+                replicas.coordination,
+                replicas.leases,
+                lease_seconds=config.lease_seconds,
+                sweep_seconds=config.sweep_seconds,
+                outage=replicas.outage,
+            )
+            self.intake = RedisTelegramIntake(inbox, application.bot, self.on_update)
+            # Each replica's undelivered replies are its own: one journal per replica name.
+            outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
+        self.intake.handle_firing = self.on_firing
+        delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
+        self.outbox = Outbox(outbox_path, delivery.deliver)
+        self.dispatcher = ChatDispatcher(
+            app.assistant,
+            app.commands,
+            self,
+            self.config,
+            answered=self._answered,
+            firings=app.schedule.runner if app.schedule is not None else None,
+        )
+        self.migration = ChatMigration(app, self.dispatcher)
+        self.identity: BotIdentity | None = None
+        self.refusals = RefusalMemory(refusals_path(app.paths.root))
+        app.erasure.add_step(self._erase_journals)
+        app.commands.permissions.register(
+            CHANNEL,
+            TelegramRoles(
+                application.bot,
+                settings.operators,
+                lambda: app.runtime.current().permissions.admin_cache_seconds,
+            ),
+        )
+
+    def config(self) -> TelegramConfig:
+        return self.app.runtime.current().section(CHANNEL, TelegramConfig)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Reach the Bot API (retrying while it is unreachable), answer what an earlier run
+        left unanswered, then start taking updates."""
+        await self._connect()
+        await self.outbox.start()
+        await self.intake.replay()
+        await self.source.start(self.application, self.intake.keep)
+        if self.app.schedule is not None:
+            self.app.schedule.scheduler.attach(CHANNEL, self.keep_firings)
+
+    async def _connect(self) -> None:
+        pause = 1.0
+        while True:
+            try:
+                # Initializing the bot asks Telegram who it is (getMe).
+                await self.application.initialize()
+                me = self.application.bot.bot
+                break
+            except InvalidToken:
+                # initialize() opened the HTTP sessions before Telegram said no: close them.
+                await self.application.bot.shutdown()
+                raise
+            except (TelegramError, OSError) as exc:
+                log.warning(
+                    "waiting for the Telegram Bot API (%s); trying again in %.0f s", exc, pause
+                )
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, STARTUP_RETRY_MAX_SECONDS)
+        self.identity = BotIdentity(user_id=me.id, username=me.username or "")
+        await self.application.bot.set_my_commands(
+            [BotCommand(spec.name, spec.description) for spec in COMMANDS]
+        )
+        log.info("Telegram bot @%s ready; allowed users: %s", me.username, self.allowed.describe())
+
+    async def stop(self, grace_seconds: float) -> None:
+        """Take no new updates, finish (or cancel) running turns, flush the outbox a little,
+        disconnect. What is left stays in the inbox and outbox for the next start.
+
+        Safe after a start that failed half-way.
+        """
+        try:
+            if self.app.schedule is not None:
+                await self.app.schedule.scheduler.detach(CHANNEL)
+            await self.source.stop()
+            await self.dispatcher.shutdown(grace_seconds)
+            await self.intake.close()
+            await self.outbox.close(OUTBOX_CLOSE_SECONDS)
+        finally:
+            await self.application.shutdown()
+
+    # -- sending ---------------------------------------------------------------------------------
+
+    async def send_text(self, job: LaneJob, text: str) -> None:
+        messages = text_messages(target_for_job(job), text)
+        await self.outbox.put(
+            job.chat.key, messages, ids=outbox_ids(job, "note", text, len(messages))
+        )
+
+    async def send_reply(self, job: LaneJob, markdown: str) -> None:
+        messages = long_reply_messages(
+            target_for_job(job), markdown, self.config().max_reply_messages
+        )
+        await self.outbox.put(
+            job.chat.key, messages, ids=outbox_ids(job, "reply", markdown, len(messages))
+        )
+
+    async def send_document(self, job: LaneJob, attachment: Attachment, caption: str) -> None:
+        """A file (e.g. /export's zip) as a Telegram document, through the outbox like text."""
+        if attachment.path is None:
+            await self.send_text(job, caption)
+            return
+        message = document_message(
+            target_for_job(job), attachment.path, attachment.filename, caption
+        )
+        ids = outbox_ids(job, "document", attachment.filename, 1)
+        await self.outbox.put(job.chat.key, [message], ids=ids)
+
+    def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
+        config = self.config()
+        return typing(
+            self.application.bot,
+            target_for_job(job),
+            config.typing_interval_seconds,
+            config.typing_delay_seconds,
+        )
+
+    async def _erase_journals(self, target: ErasureTarget) -> list[str]:
+        """Erasure: the finished entries of the chat's messages and replies in the inbox
+        and outbox journals (the ones still owed an answer or a delivery stay)."""
+        queues = [self.outbox.queue]
+        if not isinstance(self.intake, RedisTelegramIntake):
+            # With replicas the inbox is in Redis, which drops an entry once it is done.
+            queues.insert(0, self.intake.inbox)
+        removed = []
+        for queue in queues:
+            count = await asyncio.to_thread(queue.purge, target.holds)
+            if count:
+                shown = queue.path.relative_to(self.app.paths.root)
+                removed.append(f"{shown}: {count} finished entries of this chat")
+        return removed
+
+    async def _answered(self, jobs: Sequence[LaneJob]) -> None:
+        await self.intake.done([receipt for job in jobs for receipt in job.receipts])
+
+    # -- updates ---------------------------------------------------------------------------------
+
+    async def on_update(self, update: Update, receipt: str) -> None:
+        """Handle one kept update; `receipt` is its inbox id, done once it is answered."""
+        message = update.message
+        if message is None or self.identity is None:
+            await self.intake.done([receipt])
+            return
+        moved = migrated_chat_ids(message)
+        if moved is not None:
+            # Whoever upgraded the group, the chat's memory and conversation follow it.
+            self.migration.start(*moved)
+            await self.intake.done([receipt])
+            return
+        verdict = verdict_for(message, self.identity, self.allowed)
+        if verdict is Verdict.IGNORE:
+            await self.intake.done([receipt])
+            return
+        chat = chat_ref_for(message)
+        quote = message.message_id if message.chat.type in GROUP_TYPES else None
+        notice = LaneJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
+        if verdict is Verdict.REFUSE:
+            user_id = message.from_user.id if message.from_user else 0
+            log.info("refused user %s in chat %s", user_id, message.chat.id)
+            if not await self.refusals.claim(user_id):
+                await self.intake.done([receipt])
+                return  # told already today
+            self.dispatcher.notify(notice, refusal_text(user_id), answered=True)
+            return
+        text = message_text(message)
+        if text is None or not text.strip():
+            if message.effective_attachment is None:
+                # A service message (a pin, an auto-delete timer, a member joining):
+                # nothing was said to the bot, so nothing is answered.
+                await self.intake.done([receipt])
+                return
+            self.dispatcher.notify(notice, ONLY_TEXT, answered=True)
+            return
+        command = parse_command(text, self.identity.username)
+        if command is None and message.chat.type in GROUP_TYPES:
+            text = without_bot_mention(text, self.identity) or text
+        job = LaneJob(
+            chat=chat,
+            text=text,
+            message_refs=(f"tg:{message.message_id}",) if command is None else (),
+            reply_to_message_id=quote,
+            command=command,
+            receipts=(receipt,),
+        )
+        await self.dispatcher.receive(job)
+
+    async def keep_firings(self, firings: Sequence[Firing]) -> None:
+        """Due scheduled tasks: kept in the inbox (under their group's inbox key, like its
+        messages), then each waits in its chat's lane."""
+        entries = [
+            QueuedEntry(id=f.entry_id, key=f"{CHANNEL}:{f.task.chat.chat_id}", data=f.to_json())
+            for f in firings
+        ]
+        await self.intake.keep_firings(entries)
+
+    async def on_firing(self, entry: QueuedEntry) -> None:
+        job = firing_job(Firing.from_json(entry.data), receipt=entry.id)
+        if not set_by_allowed_user(job.chat, self.allowed):
+            log.info("not firing %s: user %s is no longer allowed", entry.id, job.chat.user_id)
+            await self.intake.done([entry.id])
+            return
+        await self.dispatcher.receive(job)
+
+    def _migrated(self, old_chat_id: int, new_chat_id: int) -> None:
+        self.migration.start(old_chat_id, new_chat_id)
+
+    def status_lines(self, chat: ChatRef) -> list[str]:
+        waiting = self.outbox.waiting(chat.key)
+        return [f"Replies waiting for Telegram: {waiting}"] if waiting else []
+
+
+def build_telegram_application(
+    app: ChannelHost,
+    settings: Settings,
+    *,
+    source: UpdateSource,
+    rate_limiter: BaseRateLimiter | None = None,
+    replicas: Replicas | None = None,
+) -> tuple[Application, TelegramChannel]:
+    """The PTB Application (the Bot and its requests) and the channel that drives it."""
+    if settings.telegram_bot_token is None:
+        raise ValueError("TELEGRAM_BOT_TOKEN is not set")
+    builder = (
+        ApplicationBuilder()
+        .token(settings.telegram_bot_token.get_secret_value())
+        .base_url(settings.telegram_api_base_url)
+        .rate_limiter(rate_limiter or RepliesFirstRateLimiter(max_retries=RATE_LIMIT_RETRIES))
+        .defaults(
+            Defaults(
+                allow_sending_without_reply=True,
+                # An answer that mentions a URL should not grow a big preview card.
+                link_preview_options=LinkPreviewOptions(is_disabled=True),
+            )
+        )
+        # Updates come from our own poller or webhook server (see the module docstring).
+        .updater(None)
+        # One long poll at a time: PTB's own (httpx) request is cheap enough there. PTB
+        # accepts these only before `.request(...)`.
+        .get_updates_connect_timeout(CONNECT_TIMEOUT_SECONDS)
+        .get_updates_read_timeout(READ_TIMEOUT_SECONDS)
+        .get_updates_write_timeout(WRITE_TIMEOUT_SECONDS)
+        # Sends (replies, typing) go through aiohttp: a fraction of httpx's CPU per call.
+        .request(
+            AiohttpRequest(
+                connection_pool_size=CONNECTION_POOL_SIZE,
+                pool_timeout=POOL_TIMEOUT_SECONDS,
+                connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                read_timeout=READ_TIMEOUT_SECONDS,
+                write_timeout=WRITE_TIMEOUT_SECONDS,
+            )
+        )
+    )
+    application = builder.build()
+    channel = TelegramChannel(app, settings, application, source, replicas)
+    return application, channel

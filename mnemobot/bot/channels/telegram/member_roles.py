@@ -1,0 +1,65 @@
+"""Who runs the bot and who administers a group, for `bot.turn.permissions`, on Telegram.
+
+Operators are the user ids of `Settings.operators`. Whether a member administers a group is
+Telegram's answer to `getChatMember`, kept for `permissions.adminCacheSeconds`: a group's
+commands then cost one Bot API call per member and period, not one per command. Only a
+positive answer of Telegram counts; when it cannot be asked, the command is refused.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from telegram import Bot, ChatMember
+from telegram.error import TelegramError
+
+from mnemobot.bot.turn.permissions import RolesUnavailable
+from mnemobot.systems.context import ChatRef
+
+ADMIN_STATUSES = frozenset({ChatMember.OWNER, ChatMember.ADMINISTRATOR})
+# Answers kept at most; the oldest go first. A bound, not a knob: far above the members
+# who run guarded commands in one cache period.
+MAX_CACHED_ANSWERS = 10_000
+
+
+class TelegramRoles:
+    def __init__(
+        self,
+        bot: Bot,
+        operators: frozenset[int],
+        cache_seconds: Callable[[], float],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.bot = bot
+        self.operators = operators
+        self.cache_seconds = cache_seconds
+        self.clock = clock
+        # (chat id, user id) -> (is admin, when asked)
+        self._answers: dict[tuple[str, str], tuple[bool, float]] = {}
+
+    def is_operator(self, chat: ChatRef) -> bool:
+        return (
+            chat.user_id is not None
+            and chat.user_id.lstrip("-").isdigit()
+            and (int(chat.user_id) in self.operators)
+        )
+
+    async def is_admin(self, chat: ChatRef) -> bool:
+        if chat.user_id is None:
+            return False
+        key = (chat.chat_id, chat.user_id)
+        now = self.clock()
+        known = self._answers.get(key)
+        if known is not None and now - known[1] < self.cache_seconds():
+            return known[0]
+        try:
+            member = await self.bot.get_chat_member(int(chat.chat_id), int(chat.user_id))
+        except TelegramError as exc:
+            raise RolesUnavailable(f"getChatMember failed: {exc}") from None
+        admin = member.status in ADMIN_STATUSES
+        self._answers.pop(key, None)
+        self._answers[key] = (admin, now)
+        while len(self._answers) > MAX_CACHED_ANSWERS:
+            del self._answers[next(iter(self._answers))]
+        return admin

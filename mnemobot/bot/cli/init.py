@@ -1,0 +1,304 @@
+"""`mnemobot init`: ask for (or take as flags) the bot token, the model endpoint and model,
+and the allowed users; check each against the real servers; write the env file.
+
+The file (default `~/.mnemobot/.env`, read from any directory) is written atomically with
+mode 0600: it holds the bot token and the API key. Keys already in it that init does not
+ask about are kept. Without a terminal, every value comes from a flag (or its default),
+and a failed check exits 1 without writing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+from mnemobot.bot.cli.probes import NETWORK_CHECK_SECONDS, ModelsList, ProbeError, list_models
+from mnemobot.bot.cli.probes import telegram_username as probe_telegram
+from mnemobot.bot.turn.commands import endpoint_for_display
+from mnemobot.config.settings import (
+    AllowedUsers,
+    Settings,
+    env_files_found,
+    explicit_env_file,
+    user_env_file,
+)
+
+DEFAULT_MODEL = str(Settings.model_fields["bot_model"].default)
+DEFAULT_TELEGRAM_API = str(Settings.model_fields["telegram_api_base_url"].default)
+# Values written bare; anything else is double-quoted with escapes.
+_BARE_VALUE = re.compile(r"^[A-Za-z0-9_:/.,*@+=-]*$")
+
+
+class InitFailed(Exception):
+    """A value is missing or failed its check; the message says which and how to fix it."""
+
+
+def env_file_target(flag: str | None) -> Path:
+    """Where init writes: --env-file, else MNEMOBOT_ENV_FILE, else ~/.mnemobot/.env."""
+    if flag:
+        return Path(flag).expanduser()
+    return explicit_env_file() or user_env_file()
+
+
+def _env_line(key: str, value: str) -> str:
+    if _BARE_VALUE.match(value):
+        return f"{key}={value}\n"
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{key}="{escaped}"\n'
+
+
+def write_env_file(path: Path, values: dict[str, str]) -> None:
+    """Replace `path` atomically with `values`, readable by its owner only (0600)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    text = "# Written by `mnemobot init`; see .env.example for every variable.\n"
+    text += "".join(_env_line(key, value) for key, value in values.items())
+    # mkstemp creates the file 0600, so the token is never readable by others, even briefly.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".env.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Asker:
+    """Takes each value from its flag, else asks on the terminal, else uses the default."""
+
+    def __init__(self, interactive: bool) -> None:
+        self.interactive = interactive
+
+    def value(
+        self,
+        label: str,
+        flag_value: str | None,
+        default: str | None,
+        *,
+        flag: str,
+        secret: bool = False,
+        required: bool = False,
+    ) -> str | None:
+        if flag_value is not None:
+            return flag_value.strip()
+        if not self.interactive:
+            if required and not default:
+                raise InitFailed(f"{label} is needed: pass {flag} (no terminal to ask on)")
+            return default
+        shown = "set, Enter keeps it" if secret and default else default
+        prompt = f"{label}" + (f" [{shown}]" if shown else "") + ": "
+        while True:
+            answer = (getpass.getpass(prompt) if secret else input(prompt)).strip()
+            if answer or default or not required:
+                return answer or default
+            print(f"  {label} is needed.")
+
+    def retry(self, problem: str) -> None:
+        """Report a failed check: ask again on a terminal, give up without one."""
+        if not self.interactive:
+            raise InitFailed(problem)
+        print(f"  {problem}")
+
+
+def _announce(what: str) -> None:
+    print(f"... {what} (up to {NETWORK_CHECK_SECONDS:g} s)", flush=True)
+
+
+def _ask_telegram(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> dict[str, str]:
+    api = os.environ.get("TELEGRAM_API_BASE_URL") or old.get("TELEGRAM_API_BASE_URL")
+    api = api or DEFAULT_TELEGRAM_API
+    where = endpoint_for_display(api)
+    token_flag = args.token
+    while True:
+        token = asker.value(
+            "Telegram bot token (from @BotFather)",
+            token_flag,
+            old.get("TELEGRAM_BOT_TOKEN"),
+            flag="--token",
+            secret=True,
+            required=True,
+        )
+        token_flag = None
+        assert token is not None
+        if args.no_check:
+            break
+        _announce(f"asking {where} whose token this is")
+        try:
+            username = asyncio.run(probe_telegram(token, api, where))
+        except ProbeError as error:
+            asker.retry(str(error))
+            continue
+        print(f"ok  the token belongs to @{username}")
+        break
+    users_flag = args.allowed_users
+    while True:
+        raw = asker.value(
+            "Telegram user ids allowed to talk to the bot (comma-separated, * for everyone)",
+            users_flag,
+            old.get("TELEGRAM_ALLOWED_USERS"),
+            flag="--allowed-users",
+        )
+        users_flag = None
+        try:
+            users = AllowedUsers.parse(raw or "")
+        except ValueError as exc:
+            asker.retry(f"TELEGRAM_ALLOWED_USERS: {exc}; use ids such as 1234,5678")
+            continue
+        if not users and not users.everyone:
+            print(
+                "WARN nobody is allowed yet: the bot answers strangers with their user id; "
+                "add yours with `mnemobot init --allowed-users ID`"
+            )
+        break
+    return {"TELEGRAM_BOT_TOKEN": token, "TELEGRAM_ALLOWED_USERS": raw or ""}
+
+
+def _ask_model(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> dict[str, str]:
+    flags = {"base": args.base_url, "key": args.api_key, "model": args.model}
+    while True:
+        base_url = asker.value(
+            "Model server base URL (empty for OpenAI)",
+            flags["base"],
+            old.get("OPENAI_BASE_URL"),
+            flag="--base-url",
+        )
+        if base_url and not base_url.startswith(("http://", "https://")):
+            flags["base"] = None
+            asker.retry(f"{base_url!r} is not a URL; use e.g. http://127.0.0.1:8000/v1")
+            continue
+        api_key = asker.value(
+            "API key (empty for local servers)",
+            flags["key"],
+            old.get("OPENAI_API_KEY"),
+            flag="--api-key",
+            secret=True,
+        )
+        flags["base"] = flags["key"] = None
+        listed = ModelsList(None)
+        if not args.no_check:
+            where = endpoint_for_display(base_url)
+            _announce(f"asking {where} for its models")
+            try:
+                listed = asyncio.run(list_models(base_url or None, api_key or None, where))
+            except ProbeError as error:
+                asker.retry(str(error))
+                continue
+            if listed.models is None:
+                print(f"WARN {where} has no models list; the model name cannot be checked")
+            else:
+                print(f"ok  {where} offers: {listed.describe()}")
+        default = old.get("BOT_MODEL") or DEFAULT_MODEL
+        if listed.models and default not in listed.models:
+            default = listed.models[0]
+        while True:
+            model = asker.value("Model", flags["model"], default, flag="--model", required=True)
+            flags["model"] = None
+            assert model is not None
+            if listed.serves(model) is not False:
+                break
+            asker.retry(
+                f"the server does not serve {model!r}; it offers: {listed.describe()}; "
+                "pick one of them (--model)"
+            )
+        values = {"BOT_MODEL": model}
+        if base_url:
+            values["OPENAI_BASE_URL"] = base_url
+        if api_key:
+            values["OPENAI_API_KEY"] = api_key
+        return values
+
+
+def run_init(args: argparse.Namespace) -> int:
+    target = env_file_target(args.env_file)
+    interactive = sys.stdin.isatty() and not args.non_interactive
+    old = {k: v for k, v in dotenv_values(target).items() if v is not None}
+    if target.exists():
+        print(f"Updating {target} (keys not asked about are kept).")
+    asker = Asker(interactive)
+    try:
+        values = dict(old)
+        # Cleared first: init's answers decide whether these keys are set at all.
+        for key in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+            values.pop(key, None)
+        values.update(_ask_telegram(asker, args, old))
+        values.update(_ask_model(asker, args, old))
+    except InitFailed as exc:
+        print(f"mnemobot: {exc}; nothing was written.", file=sys.stderr)
+        return 1
+    except (EOFError, KeyboardInterrupt):
+        print("\nmnemobot: init cancelled; nothing was written.", file=sys.stderr)
+        return 130
+    write_env_file(target, values)
+    print(f"Wrote {target} (readable by you only).")
+    local = Path(".env").resolve()
+    reads_local = not args.env_file and explicit_env_file() is None and local.is_file()
+    if reads_local and local != target.resolve():
+        print(f"Note: {local} is read too, and its values win over {target}.")
+    where = f" --env-file {target}" if args.env_file else ""
+    print(f"Next: `mnemobot{where} doctor`, then `mnemobot{where} run`.")
+    return 0
+
+
+def offer_init(hint: str, ask: Callable[[str], str] = input) -> int:
+    """What `run` does with no token: on a terminal with no settings at all, offer to set
+    up now; otherwise print the one-line `hint`. Returns the exit code."""
+    if env_files_found():
+        print(hint, file=sys.stderr)
+        return 2
+    if not sys.stdin.isatty():
+        print(
+            f"{hint} No settings file found: `mnemobot init` sets everything up.", file=sys.stderr
+        )
+        return 2
+    try:
+        answer = ask("No settings found. Set them up now with `mnemobot init`? [Y/n] ")
+    except (EOFError, KeyboardInterrupt):
+        answer = "n"
+    if answer.strip().lower() not in ("", "y", "yes"):
+        print(hint, file=sys.stderr)
+        return 2
+    return run_init(build_parser_for_init().parse_args([]))
+
+
+def add_init_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token", help="the bot token from @BotFather")
+    parser.add_argument("--base-url", help="the model server's base URL (empty for OpenAI)")
+    parser.add_argument("--model", help=f"the chat model (default {DEFAULT_MODEL})")
+    parser.add_argument("--api-key", help="the model server's API key (empty for local ones)")
+    parser.add_argument("--allowed-users", help="Telegram user ids, comma-separated, or *")
+    parser.add_argument(
+        "--env-file",
+        help="where to write (default: MNEMOBOT_ENV_FILE, else ~/.mnemobot/.env)",
+    )
+    parser.add_argument(
+        "--non-interactive", action="store_true", help="never ask; take flags and defaults"
+    )
+    parser.add_argument(
+        "--no-check", action="store_true", help="skip the network checks (offline set-up)"
+    )
+    parser.set_defaults(handler=run_init)
+
+
+def build_parser_for_init() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mnemobot init")
+    add_init_arguments(parser)
+    return parser
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `init` to the `mnemobot` command line."""
+    init = sub.add_parser(
+        "init", help="set up: bot token, model server and model, allowed users; checked"
+    )
+    add_init_arguments(init)

@@ -1,0 +1,318 @@
+"""`mnemobot memory pack|search|stats`: look at a chat's memory the way the bot does;
+`maintain|history|restore`: consolidate it now, list and restore MEMORY.md versions;
+`export|erase`: take a chat's memory out, or delete it for good."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from filelock import FileLock, Timeout
+
+from mnemobot.bot.app import open_runtime_config
+from mnemobot.bot.cli.memory_import import register_import
+from mnemobot.bot.cli.memory_scope import open_chat_memory
+from mnemobot.bot.cli.startup import fail, settings_or_exit
+from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.schedule.service import cli_erase_step
+from mnemobot.bot.tools.clock_tool import now_in_zone
+from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
+from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
+from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.maintenance import MaintenanceReport
+from mnemobot.memory.memory_rewrite import entries
+from mnemobot.memory.memory_versions import find_version, list_versions, restore_version
+from mnemobot.memory.model_windows import ModelWindowStore
+from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.service import MemoryService
+from mnemobot.memory.session import SessionStore
+from mnemobot.systems.context_building import pack_for_turn
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def _pack(args: argparse.Namespace) -> int:
+    opened = open_chat_memory(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, config = opened
+    now = now_in_zone(config.assistant.timezone)
+    pack = pack_for_turn(memory, args.chat, args.query, now, config.memory)
+    if args.json:
+        _print_json(pack.to_json_dict())
+        return 0
+    if pack.is_empty:
+        print(f"(empty pack: no memory of {args.chat} matches)")
+    else:
+        print(pack.rendered)
+    d = pack.diagnostics
+    print(
+        f"\n-- {len(pack.items)} items, {d.total_tokens} tokens (soft {d.soft_budget_tokens}, "
+        f"max {d.max_budget_tokens}); candidates {d.candidates_per_layer}; dropped by budget "
+        f"{d.dropped_by_budget}; built in {d.build_ms:.1f} ms",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    opened = open_chat_memory(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, config = opened
+    found = memory.search(
+        args.chat, args.query, config=config.memory, tz=config.assistant.tzinfo(), limit=args.limit
+    )
+    if args.json:
+        _print_json(
+            [
+                {
+                    "id": i.id,
+                    "layer": i.layer,
+                    "type": i.type,
+                    "score": round(s, 6),
+                    "content": i.content,
+                    "references": i.references,
+                }
+                for i, s in found
+            ]
+        )
+        return 0
+    if not found:
+        print("(nothing found)")
+    for item, score in found:
+        print(
+            f"{score:.3f} {item.id} [{item.layer.value.lower()}/{item.type.value.lower()}] "
+            f"{item.content.replace(chr(10), ' ')}"
+        )
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    opened = open_chat_memory(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, _config = opened
+    stats = memory.stats(args.chat)
+    data = {
+        "chat": args.chat,
+        "items": stats.items,
+        "perLayer": stats.per_layer,
+        "perType": stats.per_type,
+        "skippedLines": stats.skipped_lines,
+        "files": stats.files,
+        "tombstones": stats.tombstones,
+    }
+    if args.json:
+        _print_json(data)
+        return 0
+    print(f"chat {args.chat}: {stats.items} items in {stats.files} files")
+    print("per layer: " + ", ".join(f"{k.lower()} {v}" for k, v in stats.per_layer.items()))
+    print("per type: " + (", ".join(f"{k.lower()} {v}" for k, v in stats.per_type.items()) or "-"))
+    print(f"forgotten (tombstones): {stats.tombstones}")
+    print(f"skipped lines (torn or corrupt): {stats.skipped_lines}")
+    return 0
+
+
+def _maintain(args: argparse.Namespace) -> int:
+    settings = settings_or_exit()
+    paths = WorkspacePaths(settings.bot_workspace)
+    if args.chat is not None:
+        opened = open_chat_memory(args)
+        if isinstance(opened, str):
+            return fail(opened)
+        opened[0].close()
+    runtime = open_runtime_config(paths.runtime_config)
+    config = runtime.current()
+    # The step lines are printed below; logged as well they would show twice.
+    logging.getLogger("mnemobot.memory.maintenance").setLevel(logging.WARNING)
+
+    async def run() -> list[MaintenanceReport]:
+        llm = OpenAIChatModel(
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            base_url=settings.openai_base_url,
+            max_retries=config.llm.max_retries,
+            timeout_seconds=config.llm.request_timeout_seconds,
+            # The windows the bot learned: a small local model's consolidation fits it.
+            windows=ModelWindowStore.in_workspace(paths.root),
+        )
+        memory = MemoryService(paths.root)
+        scheduler = MaintenanceScheduler(
+            paths=paths, runtime=runtime, memory=memory, llm=llm, chat_model_name=settings.bot_model
+        )
+        try:
+            if args.chat is not None:
+                return [await scheduler.maintain(args.chat)]
+            return await scheduler.maintain_all()
+        finally:
+            await llm.close()
+            memory.close()
+
+    reports = asyncio.run(run())
+    if not reports:
+        print("(no memory scopes in this workspace yet)")
+    for report in reports:
+        for line in report.lines():
+            print(line)
+    return 1 if any(report.failed for report in reports) else 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    opened = open_chat_memory(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    opened[0].close()
+    paths = ScopePaths(opened[0].workspace, args.chat)
+    versions = list_versions(paths)
+    current = paths.memory_file
+    if current.is_file():
+        text = current.read_text(encoding="utf-8", errors="replace")
+        print(f"current  {len(entries(text))} entries, {current.stat().st_size} bytes")
+    else:
+        print(f"current  (no MEMORY.md for {args.chat})")
+    for version in versions:
+        text = version.path.read_text(encoding="utf-8", errors="replace")
+        saved = version.saved_at.strftime("%Y-%m-%d %H:%M:%S UTC")
+        print(
+            f"{version.version}  saved {saved}, {len(entries(text))} entries, {version.size} bytes"
+        )
+    if not versions:
+        print("(no earlier versions)")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    opened = open_chat_memory(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, config = opened
+    memory.close()
+    paths = ScopePaths(memory.workspace, args.chat)
+    version = find_version(paths, args.version)
+    if version is None:
+        return fail(
+            f"no version {args.version!r} of {args.chat}; "
+            f"`mnemobot memory history --chat {args.chat}` lists them"
+        )
+    restore_version(paths, version, time.time(), keep=config.memory.consolidation.keep_versions)
+    print(f"restored MEMORY.md of {args.chat} from {version.version} (the current one archived)")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    """`memory export --chat CHAT [--out FILE]`: the chat's memory as one zip."""
+    opened = open_chat_memory(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, _config = opened
+    data = memory.export_scope(args.chat)
+    out = Path(args.out) if args.out else Path(f"memory-{args.chat.replace(':', '-')}.zip")
+    try:
+        out.write_bytes(data)
+    except OSError as exc:
+        return fail(f"cannot write {out}: {exc.strerror}; pass --out with a writable path")
+    print(f"wrote {out} ({len(data):,} bytes): MEMORY.md, daily notes, items (JSONL)")
+    return 0
+
+
+def served_by_a_bot(paths: WorkspacePaths) -> bool:
+    """Whether a `mnemobot run` (or a replica) holds this workspace now."""
+    locks = [paths.run_lock, *sorted(paths.delivery.glob(".replica-*.lock"))]
+    for path in locks:
+        if not path.exists():
+            continue
+        lock = FileLock(path, thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return True
+        lock.release()
+    return False
+
+
+def _erase(args: argparse.Namespace) -> int:
+    """`memory erase --chat CHAT`: delete every trace of the chat (see `bot.turn.erasure`)."""
+    opened = open_chat_memory(args)
+    if isinstance(opened, str):
+        return fail(opened)
+    memory, _config = opened
+    paths = WorkspacePaths(memory.workspace)
+    if served_by_a_bot(paths):
+        # Its caches would write back part of what is erased here.
+        return fail(
+            "a running `mnemobot run` serves this workspace: send /forget_me in the chat, "
+            "or stop the bot and run this again"
+        )
+    runtime = open_runtime_config(paths.runtime_config)
+    erasure = ScopeErasure(paths, memory, SessionStore(paths.sessions), runtime.current)
+    for journal in sorted(paths.delivery.glob("*.jsonl")):
+        erasure.add_step(journal_file_step(journal, paths.root))
+    settings = settings_or_exit()
+    redis_url = settings.bot_redis_url.get_secret_value() if settings.bot_redis_url else None
+    erasure.add_step(cli_erase_step(paths.root, redis_url))
+    removed = asyncio.run(erasure.erase(erasure.target(args.chat)))
+    if not removed:
+        print(f"nothing to erase for {args.chat}")
+        return 0
+    print(f"erased {args.chat}:")
+    for entry in removed:
+        print(f"  {entry}")
+    return 0
+
+
+def _register_export_erase(actions: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
+    export = add("export", "the chat's memory (MEMORY.md, notes, items) as one zip", _export, False)
+    export.add_argument("--out", help="where to write the zip (default: memory-<chat>.zip)")
+    add(
+        "erase",
+        "delete every trace of the chat for good: memory, sessions and logs (forum topics "
+        "too), files, exports, journal entries",
+        _erase,
+        False,
+    )
+
+
+def register(sub: Any) -> None:
+    memory = sub.add_parser(
+        "memory", help="a chat's memory: pack, search, stats, maintain, history, restore"
+    )
+    actions = memory.add_subparsers(dest="memory_action", required=True, metavar="ACTION")
+
+    def add(
+        name: str, help_text: str, handler: Callable[[argparse.Namespace], int], query: bool
+    ) -> argparse.ArgumentParser:
+        parser = actions.add_parser(name, help=help_text)
+        if query:
+            parser.add_argument("query", help="the text to build or search for")
+        parser.add_argument("--chat", required=True, help="scope key, e.g. console:local")
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+        parser.set_defaults(handler=handler)
+        return parser
+
+    add("pack", "the MemoryPack ContextBuilding would build now", _pack, True)
+    search = add("search", "the best-scoring items, whatever the budget", _search, True)
+    search.add_argument("--limit", type=int, default=10)
+    add("stats", "counts per layer and type, skipped lines", _stats, False)
+    maintain = actions.add_parser(
+        "maintain", help="consolidate MEMORY.md and apply retention now (one line per step)"
+    )
+    maintain.add_argument("--chat", help="scope key, e.g. console:local (default: every scope)")
+    maintain.set_defaults(handler=_maintain)
+    history = actions.add_parser("history", help="MEMORY.md versions kept in the archive")
+    history.add_argument("--chat", required=True, help="scope key, e.g. console:local")
+    history.set_defaults(handler=_history)
+    restore = actions.add_parser("restore", help="put an earlier MEMORY.md version back")
+    restore.add_argument("--chat", required=True, help="scope key, e.g. console:local")
+    restore.add_argument("version", help="a version from `mnemobot memory history`")
+    restore.set_defaults(handler=_restore)
+    register_import(actions)
+    _register_export_erase(actions, add)

@@ -1,0 +1,120 @@
+"""`mnemobot run [--webhook]`: serve Telegram until SIGINT/SIGTERM, then shut down cleanly.
+
+One `run` per workspace on files (two would answer every message twice); with Redis, one
+per replica name. The bot is built here (`bot.app`), served by the Telegram channel
+(`bot.channels.telegram.serve`), and closed (the LLM client too) before exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from telegram.error import InvalidToken, TelegramError
+
+from mnemobot.bot.app import build_app, build_replica_app
+from mnemobot.bot.channels.telegram.serve import serve_telegram
+from mnemobot.bot.channels.telegram.sources import WebhookSettingsError, webhook_plan
+from mnemobot.bot.cli.init import offer_init
+from mnemobot.bot.cli.logging_setup import redact
+from mnemobot.bot.cli.startup import log_startup, secrets_of, settings_or_exit, token_rejected_line
+from mnemobot.bot.cli.workspace_guard import WorkspaceGuard
+from mnemobot.bot.delivery.replicas import open_replicas
+from mnemobot.config.workspace import WorkspacePaths
+
+log = logging.getLogger(__name__)
+
+NO_TOKEN = (
+    "mnemobot: TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather "
+    "(https://t.me/BotFather) and set TELEGRAM_BOT_TOKEN=123456:ABC...; "
+    "`mnemobot chat` works without one."
+)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    settings = settings_or_exit()
+    if settings.telegram_bot_token is None:
+        return offer_init(NO_TOKEN)
+    redis_url = settings.bot_redis_url.get_secret_value() if settings.bot_redis_url else None
+    if args.webhook:
+        try:
+            webhook_plan(settings, replicas=redis_url is not None)
+        except WebhookSettingsError as exc:
+            print(f"mnemobot: {exc}", file=sys.stderr)
+            return 2
+    # One `run` per workspace on files (two would answer every message twice); with Redis,
+    # one per replica name (a replica's outbox file is its own).
+    paths = WorkspacePaths(settings.bot_workspace)
+    if redis_url is None:
+        lock_path = paths.run_lock
+        refusal = (
+            f"another `mnemobot run` is serving workspace {paths.root}; stop it first "
+            "(or set BOT_REDIS_URL to run several replicas)"
+        )
+    else:
+        paths.delivery.mkdir(parents=True, exist_ok=True)
+        lock_path = paths.delivery / f".replica-{settings.replica_id}.lock"
+        refusal = (
+            f"a replica named {settings.replica_id} is already serving workspace "
+            f"{paths.root}; give each replica its own BOT_REPLICA_ID"
+        )
+    guard = WorkspaceGuard(paths, lock_path)
+    if not guard.acquire():
+        print(f"mnemobot: {refusal}", file=sys.stderr)
+        return 2
+
+    log_startup(settings)
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        replicas = open_replicas(redis_url) if redis_url else None
+        if replicas is not None:
+            log.info(
+                "replica %s on Redis %s: sessions, claims, leases and the inbox are shared",
+                settings.replica_id,
+                replicas.where,
+            )
+            app = build_replica_app(settings, replicas)
+        else:
+            app = build_app(settings)
+        app.start_background()
+        watching = asyncio.create_task(guard.watch(stop), name="workspace-guard")
+        try:
+            await serve_telegram(app, settings, stop=stop, webhook=args.webhook, replicas=replicas)
+        finally:
+            watching.cancel()
+            await app.close()
+            if replicas is not None:
+                await replicas.close()
+        return 0
+
+    try:
+        return asyncio.run(main())
+    except InvalidToken:
+        print(token_rejected_line(settings), file=sys.stderr)
+        return 1
+    except TelegramError as exc:
+        # Start-up failures (unreachable API...): one line, not a traceback, no token.
+        reason = redact(str(exc), secrets_of(settings))
+        print(f"mnemobot: Telegram refused to start: {reason}", file=sys.stderr)
+        return 1
+    finally:
+        guard.release()
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `run` to the `mnemobot` command line."""
+    run = sub.add_parser("run", help="serve the bot on Telegram (long polling, or --webhook)")
+    run.add_argument(
+        "--webhook",
+        action="store_true",
+        help="receive updates on BOT_WEBHOOK_URL (listening on BOT_WEBHOOK_LISTEN, checking "
+        "BOT_WEBHOOK_SECRET) instead of polling",
+    )
+    run.set_defaults(handler=run_command)

@@ -1,0 +1,1 @@
+"""The chat model: `OpenAIChatModel` on the openai SDK, and what servers say about windows."""

@@ -1,1 +1,0 @@
-"""Telegram channel: rendering and delivery of replies."""

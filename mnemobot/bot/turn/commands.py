@@ -1,0 +1,397 @@
+"""Slash commands shared by every channel: /start /help /new /compact /status /stop,
+/export, /forget_me and /reminders (answered by the handler registered for it)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant
+from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
+from mnemobot.bot.turn.permissions import Permissions
+from mnemobot.memory.model_windows import ModelWindow
+from mnemobot.memory.service import MemoryService
+from mnemobot.memory.session import AgentSession
+from mnemobot.systems.compaction_plan import is_summary
+from mnemobot.systems.compactor import Compactor
+from mnemobot.systems.context import ChatRef
+from mnemobot.systems.request_messages import estimate_request_tokens, model_messages
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    name: str
+    description: str
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("start", "What this bot is and what it remembers"),
+    CommandSpec("help", "List the commands"),
+    CommandSpec("new", "Start a new conversation (memory is kept)"),
+    CommandSpec("compact", "Summarize older messages: /compact [N] keeps the last N"),
+    CommandSpec("status", "Model, context size, memory and config state"),
+    CommandSpec("stop", "Stop the running reply and drop queued messages"),
+    CommandSpec("export", "Send me everything you remember of this chat, as a file"),
+    CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
+    CommandSpec("reminders", "Scheduled reminders and tasks: /reminders cancel N"),
+)
+# How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
+# guards against a mistyped command, and a few minutes is enough to read the warning.
+FORGET_ME_CONFIRM_MINUTES = 5
+COMMAND_NAMES = frozenset(spec.name for spec in COMMANDS)
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file a command sends back (a channel that can sends it as a document)."""
+
+    filename: str
+    data: bytes
+    # Where a copy was written, for channels that show a path instead (the console).
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CommandReply:
+    text: str
+    attachment: Attachment | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    name: str
+    args: str
+
+
+def parse_command(text: str, bot_username: str | None = None) -> ParsedCommand | None:
+    """`/name[@bot] args` -> ParsedCommand; None if not one of ours or addressed elsewhere."""
+    text = text.strip()
+    if not text.startswith("/") or len(text) < 2:
+        return None
+    head, _, args = text[1:].partition(" ")
+    name, _, target = head.partition("@")
+    if target and bot_username and target.lower() != bot_username.lower():
+        return None
+    name = name.lower()
+    if name not in COMMAND_NAMES:
+        return None
+    return ParsedCommand(name, args.strip())
+
+
+# Lines a part of the bot adds to /status (memory, maintenance, the chat's channel), and
+# what /stop does in the chat's channel.
+StatusProvider = Callable[[ChatRef], list[str]]
+# Status lines that need I/O (Redis) are worked out before /status is put together.
+AsyncStatusProvider = Callable[[ChatRef], Awaitable[list[str]]]
+# A command answered by a part of the bot that registered it (`Commands.handlers`).
+CommandHandler = Callable[[ChatRef, str], Awaitable[str]]
+StopHandler = Callable[[ChatRef], Awaitable[str]]
+
+DEFAULT_COMPACT_KEEP = 10
+
+
+MAX_COMPACT_KEEP = 100
+
+
+def parse_keep_count(args: str) -> int | None:
+    """`/compact [N]`: N defaults to 10; None if N is not a number in 1..100.
+
+    Out of range is refused, not clamped: `/compact -5` meaning "keep 1" would throw away
+    nearly the whole conversation on a typo.
+    """
+    args = args.strip()
+    if not args:
+        return DEFAULT_COMPACT_KEEP
+    try:
+        keep = int(args.split()[0])
+    except ValueError:
+        return None
+    return keep if 1 <= keep <= MAX_COMPACT_KEEP else None
+
+
+def endpoint_for_display(base_url: str | None) -> str:
+    """Scheme, host and port only: a base URL may carry credentials or a key parameter."""
+    if not base_url:
+        return "OpenAI default endpoint"
+    parts = urlsplit(base_url)
+    host = parts.hostname or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+def estimate_session_tokens(assistant: Assistant, session: AgentSession) -> int:
+    prompt_tokens = int(session.metadata.get("lastSystemPromptTokens", 0) or 0)
+    messages = model_messages("", session.messages, keep_tool_results_turns=1_000_000)
+    return prompt_tokens + estimate_request_tokens(messages)
+
+
+class Commands:
+    def __init__(
+        self,
+        assistant: Assistant,
+        *,
+        status_providers: Sequence[StatusProvider] = (),
+        async_status_providers: Sequence[AsyncStatusProvider] = (),
+        handlers: Mapping[str, CommandHandler] | None = None,
+        compactor: Compactor | None = None,
+        memory: MemoryService | None = None,
+        known_window: Callable[[str], ModelWindow | None] | None = None,
+        permissions: Permissions | None = None,
+        erasure: ScopeErasure | None = None,
+    ) -> None:
+        self.assistant = assistant
+        self.permissions = permissions or Permissions(assistant.config)
+        self.erasure = erasure
+        # Wired once, by the composition root; the chat's channel adds its own per call.
+        self.status_providers = tuple(status_providers)
+        # Status lines that need I/O (Redis), worked out before /status is put together.
+        self.async_status_providers = tuple(async_status_providers)
+        # Commands of COMMANDS answered elsewhere (/reminders), by name.
+        self.handlers = dict(handlers or {})
+        self.compactor = compactor
+        # The model's learned context window, when the model client knows one.
+        self.known_window = known_window
+        self.memory = memory
+        # (chat key, user id) -> time until which that user's "/forget_me confirm" counts
+        self._forget_me_asked: dict[tuple[str, str | None], float] = {}
+
+    async def reply(
+        self,
+        chat: ChatRef,
+        command: ParsedCommand,
+        *,
+        stop: StopHandler | None = None,
+        channel_status: StatusProvider | None = None,
+    ) -> CommandReply:
+        """The command's answer, with a file when it has one (/export).
+
+        `stop` and `channel_status` come from the chat's channel: what /stop does there,
+        and what it adds to /status (its queue, replies not yet delivered).
+        """
+        refusal = await self.permissions.refusal(chat, command.name)
+        if refusal is not None:
+            return CommandReply(refusal)
+        if command.name == "export":
+            return await self.export(chat)
+        text = await self.run(chat, command, stop=stop, channel_status=channel_status, checked=True)
+        return CommandReply(text)
+
+    async def run(
+        self,
+        chat: ChatRef,
+        command: ParsedCommand,
+        *,
+        stop: StopHandler | None = None,
+        channel_status: StatusProvider | None = None,
+        checked: bool = False,
+    ) -> str:
+        """The command's answer as text; /export's file is written and its path named.
+
+        `checked`: the caller has already asked `permissions` (see `reply`).
+        """
+        if not checked and (refusal := await self.permissions.refusal(chat, command.name)):
+            return refusal
+        if command.name == "export":
+            return (await self.export(chat)).text
+        handler = self.handlers.get(command.name)
+        if handler is not None:
+            return await handler(chat, command.args)
+        if command.name == "forget_me":
+            return await self.forget_me(chat, command.args)
+        if command.name == "start":
+            return self.start_text(chat)
+        if command.name == "help":
+            return self.help_text()
+        if command.name == "new":
+            try:
+                cleared = self.assistant.reset_session(chat)
+            except OSError as exc:
+                log.warning("could not store the session of %s (%s)", chat.key, exc)
+                return STORAGE_FAILED_TEXT
+            return (
+                f"Started a new conversation ({cleared} messages cleared). "
+                "I still remember what I learned about you."
+            )
+        if command.name == "status":
+            extra = [line for p in self.async_status_providers for line in await p(chat)]
+            return self.status_text(chat, channel_status, extra)
+        if command.name == "stop":
+            if stop is None:
+                return "Nothing is running."
+            return await stop(chat)
+        if command.name == "compact":
+            return await self.compact(chat, command.args)
+        return self.help_text()
+
+    async def compact(self, chat: ChatRef, args: str) -> str:
+        keep = parse_keep_count(args)
+        if keep is None:
+            return "Usage: /compact [N] - keep the last N messages (1-100, default 10)."
+        if self.compactor is None:
+            return "Compaction is not available."
+        assistant = self.assistant
+        # Waits for a running turn of this chat, so the two never rewrite the session at once
+        # (nor does maintenance, erasing forgotten texts from it: it takes the file lock).
+        async with assistant.lock_for(chat.key), assistant.sessions.exclusive(chat.key):
+            session = assistant.session(chat)
+            count = sum(1 for m in session.messages if not is_summary(m))
+            if count <= keep:
+                return f"Nothing to compact (session has {count} messages)."
+            config = assistant.config()
+            result = await self.compactor.compact(
+                session, keep_last=keep, config=config, scope=assistant.scope_for(chat, config)
+            )
+        if result.removed == 0:
+            return f"Nothing to compact (session has {count} messages)."
+        if result.summary_ok:
+            return (
+                f"Compacted with summary: removed {result.removed} messages, "
+                f"kept last {result.kept}."
+            )
+        return (
+            f"Compacted: removed {result.removed} messages, kept last {result.kept} "
+            f"(no summary: {result.no_summary_reason})."
+        )
+
+    async def export(self, chat: ChatRef) -> CommandReply:
+        memory = self.memory
+        if memory is None:
+            return CommandReply("Export is not available.")
+        scope = self.assistant.scope_for(chat, self.assistant.config())
+        data = await memory.offload(scope, partial(memory.export_scope, scope))
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        filename = f"{export_prefix(scope)}{stamp}.zip"
+        path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
+        await memory.offload(scope, partial(_write_file, path, data))
+        # Everyone in a group sees the reply: a path only where the reader owns the disk.
+        shown = (
+            str(path) if chat.channel == "console" else f"<workspace>/{EXPORTS_DIR_NAME}/{filename}"
+        )
+        return CommandReply(
+            f"Your memory of this chat: {filename} (MEMORY.md, daily notes, items as JSONL). "
+            f"Written to {shown}.",
+            Attachment(filename, data, str(path)),
+        )
+
+    async def forget_me(self, chat: ChatRef, args: str) -> str:
+        if self.erasure is None:
+            return "Erasing memory is not available."
+        now = time.monotonic()
+        # Only the user who asked can confirm: another member's "confirm" is a new ask.
+        asker = (chat.key, chat.user_id)
+        asked_until = self._forget_me_asked.pop(asker, 0.0)
+        if args.strip().lower() != "confirm" or now > asked_until:
+            self._forget_me_asked[asker] = now + FORGET_ME_CONFIRM_MINUTES * 60
+            if self.assistant.config().memory.scope == "global":
+                what = (
+                    "everything I remember of every chat (all chats share one memory here), "
+                    "and every chat's conversation and logs"
+                )
+            elif chat.is_group:
+                what = (
+                    "everything I remember of this group, for all its members: long-term "
+                    "memory, daily notes, remembered items, files, every topic's "
+                    "conversation and its logs"
+                )
+            else:
+                what = (
+                    "everything I remember of this chat: long-term memory, daily notes, "
+                    "remembered items, files, this conversation and its logs"
+                )
+            return (
+                f"This erases {what}. It cannot be undone. To go ahead, send "
+                f"/forget_me confirm within {FORGET_ME_CONFIRM_MINUTES} minutes. "
+                "(/export first keeps a copy.)"
+            )
+        assistant = self.assistant
+        target = self.erasure.target(assistant.scope_for(chat, assistant.config()))
+        # Waits for the running turns of the scope's other chats (forum topics, or every
+        # chat of a global memory), so none writes back what is erased. This chat's own
+        # turn is over: /forget_me waits its turn in the chat's lane.
+        async with contextlib.AsyncExitStack() as held:
+            for key in sorted({chat.key, *target.session_keys}):
+                await held.enter_async_context(assistant.lock_for(key))
+            removed = await self.erasure.erase(target)
+        if not removed:
+            return "There was nothing to erase: I hold no memory of this chat."
+        listing = "\n".join(f"- {entry}" for entry in removed)
+        return f"Erased. I no longer remember anything of this chat. Removed:\n{listing}"
+
+    def start_text(self, chat: ChatRef) -> str:
+        name = self.assistant.config().assistant.name
+        user = f"Your user id is {chat.user_id}." if chat.user_id else ""
+        return (
+            f"Hi, I'm {name}, an assistant that remembers. I keep notes of our conversations "
+            "and the facts you tell me (preferences, people, projects, decisions), so I can "
+            "recall them weeks later, even after /new. Each chat has its own memory. "
+            f"{user}\n\n{self.help_text()}"
+        ).replace("  ", " ")
+
+    def help_text(self) -> str:
+        lines = ["Commands:"]
+        lines += [f"/{spec.name} - {spec.description}" for spec in COMMANDS]
+        return "\n".join(lines)
+
+    def status_text(
+        self,
+        chat: ChatRef,
+        channel_status: StatusProvider | None = None,
+        extra: Sequence[str] = (),
+    ) -> str:
+        """`extra`: the lines of the async providers, worked out by the caller."""
+        assistant = self.assistant
+        config = assistant.config()
+        session = assistant.session(chat)
+        tokens = estimate_session_tokens(assistant, session)
+        model = assistant.model_name(config)
+        window = self.known_window(model) if self.known_window else None
+        if window is not None:
+            config = config.for_context_window(window.tokens)
+        else:
+            window = ModelWindow(config.llm.max_input_tokens, "config", "llm.maxInputTokens")
+        threshold = config.compaction_threshold_tokens()
+        # Where the model runs is the operator's business, not every group member's.
+        where = ""
+        if self.permissions.is_operator(chat):
+            where = f" ({endpoint_for_display(assistant.settings.openai_base_url)})"
+        lines = [
+            f"Model: {model}{where}",
+            f"Context window: {window.describe()}",
+            f"Chat: {chat.key}",
+            f"Session: {len(session.messages)} messages, ~{tokens:,} of {threshold:,} tokens "
+            "before compaction",
+        ]
+        compactions = int(session.metadata.get("compactions", 0))
+        if compactions:
+            lines.append(
+                f"Compactions: {compactions}, last at {session.metadata.get('lastCompactionAt')}"
+            )
+        else:
+            lines.append("Compactions: none yet")
+        for provider in self.status_providers:
+            lines += provider(chat)
+        lines += extra
+        if channel_status is not None:
+            lines += channel_status(chat)
+        # Everyone in a group reads /status: no file-system paths here (`doctor` shows them).
+        workspace_ok = os.access(assistant.paths.sessions, os.W_OK)
+        lines.append(
+            "Workspace: ok" if workspace_ok else "Workspace: not writable (run mnemobot doctor)"
+        )
+        lines.append(f"Runtime config: {assistant.runtime.describe_state()}")
+        # A provider or an OS error message may still name a file: show it relative.
+        return "\n".join(lines).replace(f"{assistant.paths.root}{os.sep}", "<workspace>/")
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)

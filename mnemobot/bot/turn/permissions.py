@@ -1,0 +1,124 @@
+"""Who may run the commands that act on a whole chat's memory or conversation.
+
+In a private chat its one user owns everything in it. In a group, `/export` posts the
+group's memory to the group, `/forget_me` erases it for everyone and `/compact` rewrites
+everyone's conversation: `permissions.<command>` in the runtime config says who may, by
+default the group's administrators and the bot's operators. With `memory.scope: "global"`
+one memory holds what every chat said, so only an operator may export or erase it.
+
+Who is an operator or an administrator is a channel's business (`ChatRoles`): Telegram asks
+`getChatMember` (cached, see `bot.channels.telegram.member_roles`); at the console the person at the
+terminal runs the bot. A chat of a channel that registered no roles has no operator and no
+administrator, so the safe answer is "no".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Protocol
+
+from mnemobot.config.runtime import PermissionLevel, RuntimeConfig
+from mnemobot.systems.context import ChatRef
+
+log = logging.getLogger(__name__)
+
+# Commands whose permission is a setting (`permissions.<name>`; forget_me -> forgetMe);
+# "schedule" covers the schedule tool and changing /reminders.
+GUARDED_COMMANDS = frozenset({"export", "forget_me", "compact", "schedule"})
+# What a refusal says the user may not do, where it is not a command of that name.
+_ACTIONS = {"schedule": "schedule, cancel or resume reminders and tasks"}
+# Commands that act on the whole memory: operators only when all chats share one.
+WHOLE_MEMORY_COMMANDS = frozenset({"export", "forget_me"})
+
+
+class RolesUnavailable(Exception):
+    """The channel could not tell whether the user is an administrator right now."""
+
+
+class ChatRoles(Protocol):
+    """What a channel knows about the people in its chats."""
+
+    def is_operator(self, chat: ChatRef) -> bool:
+        """Whether the user of `chat` runs the bot."""
+        ...
+
+    async def is_admin(self, chat: ChatRef) -> bool:
+        """Whether the user of `chat` administers the group; raises RolesUnavailable."""
+        ...
+
+
+def _level(config: RuntimeConfig, command: str) -> PermissionLevel:
+    level: PermissionLevel = getattr(config.permissions, command)
+    return level
+
+
+def _setting(command: str) -> str:
+    head, *rest = command.split("_")
+    return "permissions." + head + "".join(word.title() for word in rest)
+
+
+class Permissions:
+    """Answers "may this user run this command here?" with None (yes) or the refusal."""
+
+    def __init__(self, config: Callable[[], RuntimeConfig]) -> None:
+        self.config = config
+        self._roles: dict[str, ChatRoles] = {}
+
+    def register(self, channel: str, roles: ChatRoles) -> None:
+        """`roles` answers for the chats of `channel` (e.g. "telegram")."""
+        self._roles[channel] = roles
+
+    def is_operator(self, chat: ChatRef) -> bool:
+        roles = self._roles.get(chat.channel)
+        return roles is not None and roles.is_operator(chat)
+
+    async def refusal(self, chat: ChatRef, command: str) -> str | None:
+        """None when the user of `chat` may run `/command` there, else why not (one line)."""
+        if command not in GUARDED_COMMANDS:
+            return None
+        config = self.config()
+        if command in WHOLE_MEMORY_COMMANDS and config.memory.scope == "global":
+            if self.is_operator(chat) and command == "export" and chat.is_group:
+                # The file would go to every member of the group.
+                return (
+                    "All chats share one memory here: send /export to me in a private chat, "
+                    "so the file goes to you alone."
+                )
+            if self.is_operator(chat):
+                return None
+            return (
+                f"All chats share one memory here, so only the bot's operator may use "
+                f"/{command}: it holds what everyone told me."
+            )
+        if not chat.is_group:
+            return None
+        level = _level(config, command)
+        if level == "members" or self.is_operator(chat):
+            return None
+        if level == "admins":
+            roles = self._roles.get(chat.channel)
+            try:
+                if roles is not None and await roles.is_admin(chat):
+                    return None
+            except RolesUnavailable as exc:
+                log.warning("could not check the role of %s in %s: %s", chat.user_id, chat.key, exc)
+                return (
+                    "I could not check whether you are an administrator of this group just "
+                    "now; please try again in a minute."
+                )
+            who = "this group's administrators and the bot's operator"
+        else:
+            who = "the bot's operator"
+        action = _ACTIONS.get(command, f"use /{command}")
+        return f"In this group only {who} may {action} ({_setting(command)})."
+
+
+class ConsoleRoles:
+    """At the console, the person at the terminal runs the bot."""
+
+    def is_operator(self, chat: ChatRef) -> bool:
+        return True
+
+    async def is_admin(self, chat: ChatRef) -> bool:
+        return True

@@ -1,0 +1,97 @@
+"""Crash points for child processes: the child kills itself (SIGKILL) at an exact moment of
+a file write, instead of a kill from outside that may or may not land mid-write.
+
+`run_to_crash(script, point, *args)` runs `script` in a fresh interpreter, which calls
+`arm()` (or `arm(skip)`) before the write to kill: the first write of that kind after it
+(or the one after `skip` more) dies there. The points:
+
+- "mid-write": a whole-file rewrite (`write_atomic`) with half of its temp file written;
+- "before-replace": the temp file written and fsynced, not yet put in the file's place;
+- "after-replace": right after it took the file's place;
+- "mid-append": a JSONL append (`append_bytes`) with half of its bytes written;
+- "after-append": right after a whole append.
+
+Only the OS calls are wrapped (`os.fdopen`, `os.replace`, `os.write`), never our code.
+A script may also die at a point of its own (`_die()`), named by `CRASH_POINT` too.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+_PRELUDE = """
+import os, signal, sys
+
+def _die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+class _HalfWritten:
+    def __init__(self, handle):
+        self._handle = handle
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        self._handle.close()
+    def write(self, data):
+        self._handle.write(bytes(data)[: len(data) // 2])
+        self._handle.flush()
+        _die()
+
+def arm(skip=0):
+    point = os.environ["CRASH_POINT"]
+    real_fdopen, real_replace, real_write = os.fdopen, os.replace, os.write
+    left = [skip]
+
+    def now():
+        left[0] -= 1
+        return left[0] < 0
+
+    def fdopen(fd, *args, **kwargs):
+        handle = real_fdopen(fd, *args, **kwargs)
+        return _HalfWritten(handle) if now() else handle
+
+    def replace(src, dst):
+        if point == "before-replace" and now():
+            _die()
+        real_replace(src, dst)
+        if point == "after-replace" and now():
+            _die()
+
+    def write(fd, data):
+        if not now():
+            return real_write(fd, data)
+        real_write(fd, bytes(data)[: len(data) // 2] if point == "mid-append" else data)
+        _die()
+
+    if point == "mid-write":
+        os.fdopen = fdopen
+    elif point in ("before-replace", "after-replace"):
+        os.replace = replace
+    elif point in ("mid-append", "after-append"):
+        os.write = write
+    else:
+        raise ValueError(point)
+"""
+
+
+def run_to_crash(script: str, point: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `script` (which calls `arm()` before the write to kill) until it dies at `point`."""
+    result = subprocess.run(
+        [sys.executable, "-c", _PRELUDE + script, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**_environment(), "CRASH_POINT": point},
+        check=False,
+    )
+    # Killed at the crash point, not ended by an error or by running past it.
+    assert result.returncode == -signal.SIGKILL, (result.returncode, result.stderr[-2000:])
+    return result
+
+
+def _environment() -> dict[str, str]:
+    from tests.conftest import subprocess_env
+
+    return subprocess_env()

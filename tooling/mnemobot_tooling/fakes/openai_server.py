@@ -1,0 +1,1128 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1, for tests and for trying the bot by hand.
+
+Why a real server: openai 3.x talks through ``httpx2``, which respx does not intercept.
+A stdlib ``ThreadingHTTPServer`` in a daemon thread works the same from sync
+tests, async tests and subprocesses (``mnemobot chat`` with ``OPENAI_BASE_URL`` pointing here).
+
+Usage::
+
+    from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, user_texts
+
+    with FakeOpenAIServer() as server:
+        server.script(tool_call("remember", {"fact": "likes tea"}), reply("Noted."))
+        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        ...  # run the code under test against client / OPENAI_BASE_URL=server.base_url
+        assert user_texts(server.last_request()) == ["I like tea"]
+
+How a chat request is answered, in this order:
+
+1. invalid JSON body -> 400; wrong ``Authorization`` while ``required_api_key`` is set -> 401;
+   a broken message sequence while ``validate_messages`` is on -> 400, the way OpenAI answers
+   (a ``tool`` message with no matching ``tool_calls`` and the reverse);
+2. ``max_request_chars`` set and :func:`request_chars` of the body above it -> the context
+   overflow error of ``overflow_form`` (see :func:`overflow`); likewise ``context_window``
+   set and the request's tokens (:func:`request_tokens`, plus ``max_tokens`` except in the
+   ``"llamacpp"`` form, which counts the prompt only, as llama.cpp does) above it;
+3. otherwise the next scripted step (``server.script(...)``) or, when the script is empty,
+   ``server.responder(body)``; the default responder answers ``"echo: <last user text>"``.
+
+Every chat request that parsed as JSON is recorded (rejected ones too, marked as such) before
+it is answered, so a test can inspect it even when the client gave up waiting.
+
+Steps are small frozen dataclasses made by the factory functions :func:`reply`,
+:func:`tool_call`, :func:`tool_calls`, :func:`error`, :func:`overflow`, :func:`delay`,
+:func:`hang`, :func:`gated` and :func:`disconnect`. Each one works for both plain and
+``stream=True`` requests.
+
+With ``context_window`` set, ``window_reported_by`` makes the server tell its window the way
+a real one does: ``"vllm"`` (``max_model_len`` in ``/v1/models``), ``"llamacpp"`` (``/props``
+``default_generation_settings.n_ctx``) or ``"ollama"`` (``/api/show`` ``model_info``).
+
+Run by hand: ``python -m mnemobot_tooling.fakes.openai_server [--port N] [--reply TEXT]
+[--window N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import math
+import re
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "Delay",
+    "Disconnect",
+    "ErrorResponse",
+    "FakeOpenAIServer",
+    "Gated",
+    "Hang",
+    "OverflowForm",
+    "RecordedRequest",
+    "Reply",
+    "Responder",
+    "Step",
+    "ToolCall",
+    "ToolCalls",
+    "Usage",
+    "delay",
+    "disconnect",
+    "echo_responder",
+    "error",
+    "gated",
+    "hang",
+    "message_text",
+    "overflow",
+    "reply",
+    "request_chars",
+    "request_tokens",
+    "system_text",
+    "tool_call",
+    "tool_calls",
+    "tool_messages",
+    "user_texts",
+]
+
+DEFAULT_MODELS: tuple[str, ...] = ("gpt-4o-mini", "fake-model")
+
+OverflowForm: TypeAlias = Literal["openai", "vllm", "llamacpp"]
+WindowReporter: TypeAlias = Literal["vllm", "llamacpp", "ollama"]
+
+
+# --------------------------------------------------------------------------------------------
+# Steps: what the server does with one chat-completions request
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts to report instead of the server's chars/4 estimate."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
+class Reply:
+    """Answer with assistant text. ``finish_reason="length"`` mimics a truncated answer."""
+
+    text: str
+    finish_reason: Literal["stop", "length", "content_filter"] = "stop"
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call. ``arguments`` is sent verbatim (it may be invalid JSON on purpose).
+
+    Used as a step on its own it answers with just this call; several go in :class:`ToolCalls`.
+    ``call_id=None`` gets ``call_fake_<n>`` (n counts up per server) when answered.
+    """
+
+    name: str
+    arguments: str
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """Answer with several tool calls in one assistant message (``finish_reason="tool_calls"``)."""
+
+    calls: tuple[ToolCall, ...]
+    content: str | None = None
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class ErrorResponse:
+    """Answer with HTTP ``status`` and ``body`` (JSON-encoded unless it is a ``str``)."""
+
+    status: int
+    body: Any
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Delay:
+    """Wait ``seconds`` (cut short when the server stops), then answer with ``then``."""
+
+    seconds: float
+    then: Step
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Never answer; the connection is dropped when the server stops. For timeout tests."""
+
+
+@dataclass(frozen=True)
+class Gated:
+    """Wait until the test sets ``event`` (or the server stops), then answer with ``then``.
+
+    For tests that need a turn to be "in flight" (``/status``, ``/stop``) for as long as they
+    like, without timing assumptions.
+    """
+
+    event: threading.Event
+    then: Step
+
+
+@dataclass(frozen=True)
+class Disconnect:
+    """Close the connection without answering: the SDK raises ``APIConnectionError``."""
+
+
+Step: TypeAlias = Reply | ToolCall | ToolCalls | ErrorResponse | Delay | Hang | Gated | Disconnect
+Responder: TypeAlias = Callable[[dict[str, Any]], Step]
+
+
+def reply(
+    text: str,
+    *,
+    finish_reason: Literal["stop", "length", "content_filter"] = "stop",
+    usage: Usage | None = None,
+) -> Reply:
+    """Assistant text answer."""
+    return Reply(text, finish_reason, usage)
+
+
+def tool_call(
+    name: str, arguments: Mapping[str, Any] | str, call_id: str | None = None
+) -> ToolCall:
+    """One tool call; a mapping is JSON-encoded, a ``str`` is sent verbatim."""
+    encoded = arguments if isinstance(arguments, str) else json.dumps(dict(arguments))
+    return ToolCall(name, encoded, call_id)
+
+
+def tool_calls(
+    calls: Iterable[ToolCall], *, content: str | None = None, usage: Usage | None = None
+) -> ToolCalls:
+    """Several tool calls in one response, e.g. ``tool_calls([tool_call(...), tool_call(...)])``."""
+    return ToolCalls(tuple(calls), content, usage)
+
+
+def _default_error_type(status: int) -> str:
+    if status >= 500:
+        return "server_error"
+    if status == 429:
+        return "requests"  # what OpenAI sends for request-rate limits
+    return "invalid_request_error"
+
+
+def error(
+    status: int,
+    message: str,
+    *,
+    code: str | None = None,
+    type: str | None = None,  # the field name in OpenAI's error body
+    param: str | None = None,
+    retry_after: float | None = None,
+) -> ErrorResponse:
+    """An OpenAI-shaped error: ``{"error": {"message", "type", "param", "code"}}``.
+
+    ``type`` defaults to ``server_error`` (5xx), ``requests`` (429) or ``invalid_request_error``.
+    ``retry_after`` adds a ``Retry-After`` header (seconds).
+    """
+    body = {
+        "error": {
+            "message": message,
+            "type": type or _default_error_type(status),
+            "param": param,
+            "code": code,
+        }
+    }
+    headers: tuple[tuple[str, str], ...] = ()
+    if retry_after is not None:
+        seconds = int(retry_after) if float(retry_after).is_integer() else retry_after
+        headers = (("Retry-After", str(seconds)),)
+    return ErrorResponse(status, body, headers)
+
+
+def overflow(
+    form: OverflowForm = "openai",
+    *,
+    context_tokens: int = 4096,
+    prompt_tokens: int = 5000,
+    completion_tokens: int | None = None,
+) -> ErrorResponse:
+    """The 400 a server sends when the prompt does not fit its context.
+
+    ``context_tokens`` is the model's window and ``prompt_tokens`` the size of the request the
+    server complains about; both only appear in the message text / llama.cpp fields. With
+    ``completion_tokens`` (the request's ``max_tokens``), the ``"openai"`` and ``"vllm"`` forms
+    read the way vLLM and llama-cpp-python's server say it: "However, you requested 4285
+    tokens (2237 in the messages, 2048 in the completion)".
+
+    - ``"openai"``: ``error.code == "context_length_exceeded"``
+      (SDK: ``exc.code == "context_length_exceeded"``);
+    - ``"vllm"``: top-level ``{"object": "error", "message": "...maximum context length...",
+      "code": 400}`` (SDK: ``exc.code == "400"``, ``"maximum context length" in exc.message``);
+    - ``"llamacpp"``: ``error.type == "exceed_context_size_error"`` with ``n_prompt_tokens`` and
+      ``n_ctx`` (SDK: ``exc.type``, ``exc.body["n_ctx"]``).
+    """
+    if completion_tokens is not None and form in ("openai", "vllm"):
+        message = (
+            f"This model's maximum context length is {context_tokens} tokens. However, you "
+            f"requested {prompt_tokens + completion_tokens} tokens ({prompt_tokens} in the "
+            f"messages, {completion_tokens} in the completion). Please reduce the length of "
+            "the messages or completion."
+        )
+        if form == "openai":
+            return error(400, message, code="context_length_exceeded", param="messages")
+        return ErrorResponse(
+            400,
+            {
+                "object": "error",
+                "message": message,
+                "type": "BadRequestError",
+                "param": None,
+                "code": 400,
+            },
+        )
+    if form == "openai":
+        return ErrorResponse(
+            400,
+            {
+                "error": {
+                    "message": (
+                        f"This model's maximum context length is {context_tokens} tokens. "
+                        f"However, your messages resulted in {prompt_tokens} tokens. "
+                        "Please reduce the length of the messages."
+                    ),
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            },
+        )
+    if form == "vllm":
+        # vLLM counts the reserved completion in what was "requested"; any plausible split will do.
+        in_messages = prompt_tokens * 4 // 5
+        return ErrorResponse(
+            400,
+            {
+                "object": "error",
+                "message": (
+                    f"This model's maximum context length is {context_tokens} tokens. "
+                    f"However, you requested {prompt_tokens} tokens ({in_messages} in the "
+                    f"messages, {prompt_tokens - in_messages} in the completion). "
+                    "Please reduce the length of the messages or completion."
+                ),
+                "type": "BadRequestError",
+                "param": None,
+                "code": 400,
+            },
+        )
+    if form == "llamacpp":
+        return ErrorResponse(
+            400,
+            {
+                "error": {
+                    "code": 400,
+                    "message": (
+                        "the request exceeds the available context size, try increasing it"
+                    ),
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": prompt_tokens,
+                    "n_ctx": context_tokens,
+                }
+            },
+        )
+    raise ValueError(f"unknown overflow form {form!r}; use 'openai', 'vllm' or 'llamacpp'")
+
+
+def delay(seconds: float, then_step: Step) -> Delay:
+    """Answer with ``then_step`` after ``seconds``; the wait ends early when the server stops."""
+    return Delay(seconds, then_step)
+
+
+def hang() -> Hang:
+    """Never answer (until the server stops)."""
+    return Hang()
+
+
+def gated(event: threading.Event, then_step: Step) -> Gated:
+    """Answer with ``then_step`` once ``event`` is set."""
+    return Gated(event, then_step)
+
+
+def disconnect() -> Disconnect:
+    """Drop the connection without an answer."""
+    return Disconnect()
+
+
+# --------------------------------------------------------------------------------------------
+# Reading requests (pure functions on a recorded body, usable in assertions)
+# --------------------------------------------------------------------------------------------
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of one chat message, whether ``content`` is a string or a list of parts."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(
+        part.get("text", "")
+        for part in content
+        if isinstance(part, Mapping) and part.get("type") == "text"
+    )
+
+
+def user_texts(request: Mapping[str, Any]) -> list[str]:
+    """Texts of the ``user`` messages of a request body, oldest first."""
+    return [message_text(m) for m in request.get("messages", []) if m.get("role") == "user"]
+
+
+def system_text(request: Mapping[str, Any]) -> str:
+    """The ``system`` (and ``developer``) messages of a request body, joined by a blank line."""
+    return "\n\n".join(
+        message_text(m)
+        for m in request.get("messages", [])
+        if m.get("role") in ("system", "developer")
+    )
+
+
+def tool_messages(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool`` result messages of a request body (``tool_call_id``, ``content``)."""
+    return [m for m in request.get("messages", []) if m.get("role") == "tool"]
+
+
+def request_chars(request: Mapping[str, Any]) -> int:
+    """Size that ``max_request_chars`` is compared with: JSON length of ``messages`` + ``tools``.
+
+    Non-ASCII text counts one char per character (``ensure_ascii=False``), not per escape.
+    """
+    size = len(json.dumps(request.get("messages", []), ensure_ascii=False))
+    if request.get("tools"):
+        size += len(json.dumps(request["tools"], ensure_ascii=False))
+    return size
+
+
+def request_tokens(request: Mapping[str, Any]) -> int:
+    """The prompt tokens the fake counts for a request: :func:`request_chars` / 4, rounded up.
+
+    JSON punctuation counts too, so this is a little above the bot's own estimate, the way a
+    real tokenizer with its chat template often is.
+    """
+    return math.ceil(request_chars(request) / 4)
+
+
+def echo_responder(request: dict[str, Any]) -> Step:
+    """Default responder: ``"echo: <text of the last user message>"``."""
+    texts = user_texts(request)
+    return Reply(f"echo: {texts[-1] if texts else ''}")
+
+
+def _message_sequence_problem(request: Mapping[str, Any]) -> str | None:
+    """What OpenAI would reject in ``model``/``messages``, in OpenAI's words; None if fine."""
+    if not isinstance(request.get("model"), str) or not request["model"]:
+        return "you must provide a model parameter"
+    messages = request.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "[] is too short - 'messages'"
+    unanswered: list[str] = []  # tool_call ids of the last assistant message still owed a result
+    for position, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            return f"Invalid type for 'messages[{position}]': expected an object."
+        role = message.get("role")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            return f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'tool', and 'developer'."  # noqa: E501
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in unanswered:
+                return (
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'."  # sic: OpenAI's spelling
+                )
+            unanswered.remove(call_id)
+            continue
+        if unanswered:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(unanswered)}"
+            )
+        if role == "assistant":
+            unanswered = [call.get("id") for call in message.get("tool_calls") or []]
+    if unanswered:
+        return (
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+            f"response messages: {', '.join(unanswered)}"
+        )
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# The server
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One chat-completions request as the server saw it.
+
+    ``headers`` has lower-case names (``record.headers["authorization"]``). ``rejected`` is
+    True when the server answered with an error before consulting the script, and
+    ``rejection`` then says why: ``"context_overflow"``, ``"invalid_request"`` or
+    ``"unauthorized"``.
+    """
+
+    body: dict[str, Any]
+    headers: dict[str, str]
+    path: str
+    rejection: str | None = None
+
+    @property
+    def rejected(self) -> bool:
+        return self.rejection is not None
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible chat server on ``127.0.0.1`` (port 0 = a free port) in a thread.
+
+    Use as a context manager or call :meth:`start` / :meth:`stop`. All methods are thread-safe;
+    attributes (``responder``, ``max_request_chars``, ``overflow_form``, ``validate_messages``,
+    ``required_api_key``, ``models``) may be changed between requests at any time.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        models: Iterable[str] = DEFAULT_MODELS,
+        responder: Responder = echo_responder,
+    ) -> None:
+        # None: the server has no models list (GET /v1/models answers 404, as some do).
+        self.models: list[str] | None = list(models)
+        # Used when the script is empty; receives the request body, returns a step.
+        self.responder: Responder = responder
+        # When set, chat requests whose request_chars() exceed it get overflow(overflow_form).
+        self.max_request_chars: int | None = None
+        self.overflow_form: OverflowForm = "openai"
+        # When set, the model's context window in tokens: requests that do not fit it get
+        # overflow(overflow_form) with the real figures (see the module docstring).
+        self.context_window: int | None = None
+        # Which server's way of reporting context_window the fake imitates (None: it doesn't).
+        self.window_reported_by: WindowReporter | None = None
+        # Reject broken tool-call sequences the way OpenAI does (catches real tool-loop bugs).
+        self.validate_messages: bool = True
+        # When set, requests must carry "Authorization: Bearer <key>" or get OpenAI's 401.
+        self.required_api_key: str | None = None
+
+        self._requested_port = port
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._recorded_changed = threading.Condition(self._lock)
+        self._records: list[RecordedRequest] = []
+        self._script: deque[Step] = deque()
+        self._completion_ids = itertools.count(1)
+        self._call_ids = itertools.count(1)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> FakeOpenAIServer:
+        if self._httpd is not None:
+            raise RuntimeError("FakeOpenAIServer is already started")
+        self._stopping.clear()
+        self._httpd = _HTTPServer(("127.0.0.1", self._requested_port), self)
+        # A short poll interval keeps stop() quick; serve_forever checks it between polls.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"fake-openai-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and end every request in progress; idempotent.
+
+        Delayed, gated and hanging requests are woken and their connections dropped (the
+        client sees a connection error). Raises RuntimeError if a handler is still busy after
+        5 s, which only a responder that blocks forever can cause.
+        """
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        if stuck := httpd.end_handlers(timeout=5):
+            raise RuntimeError(f"{stuck} fake OpenAI request handler(s) still busy after stop()")
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeOpenAIServer is not started")
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1`` — pass as ``base_url=`` or ``OPENAI_BASE_URL``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- script ----------------------------------------------------------------------------------
+
+    def script(self, *steps: Step) -> None:
+        """Append steps; each chat request consumes the next one, in order."""
+        with self._lock:
+            self._script.extend(steps)
+
+    @property
+    def pending_steps(self) -> list[Step]:
+        """Scripted steps not consumed yet (empty when the script ran to its end)."""
+        with self._lock:
+            return list(self._script)
+
+    def clear_script(self) -> None:
+        with self._lock:
+            self._script.clear()
+
+    # -- recorded requests -----------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Parsed JSON bodies of all chat-completions requests so far, in order (a copy)."""
+        with self._lock:
+            return [record.body for record in self._records]
+
+    @property
+    def recorded_requests(self) -> list[RecordedRequest]:
+        """Same requests with headers, path and rejection mark (a copy)."""
+        with self._lock:
+            return list(self._records)
+
+    def last_request(self) -> dict[str, Any]:
+        with self._lock:
+            if not self._records:
+                raise AssertionError("the fake OpenAI server has received no chat requests")
+            return self._records[-1].body
+
+    def clear(self) -> None:
+        """Forget recorded requests (the script and settings stay)."""
+        with self._lock:
+            self._records.clear()
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """Block until at least ``count`` chat requests were recorded; returns their bodies.
+
+        Do not call this from a coroutine whose own event loop must send those requests: use
+        :meth:`wait_for_requests_async` there.
+        """
+        with self._recorded_changed:
+            if not self._recorded_changed.wait_for(lambda: len(self._records) >= count, timeout):
+                raise AssertionError(
+                    f"expected {count} chat requests within {timeout}s, got {len(self._records)}"
+                )
+            return [record.body for record in self._records]
+
+    async def wait_for_requests_async(
+        self, count: int, timeout: float = 5.0
+    ) -> list[dict[str, Any]]:
+        """:meth:`wait_for_requests` without blocking the event loop."""
+        return await asyncio.to_thread(self.wait_for_requests, count, timeout)
+
+    # Request readers are module functions; also reachable here for convenience.
+    user_texts = staticmethod(user_texts)
+    system_text = staticmethod(system_text)
+    tool_messages = staticmethod(tool_messages)
+
+    # -- used by the request handler ---------------------------------------------------------------
+
+    def _record(self, record: RecordedRequest) -> None:
+        with self._recorded_changed:
+            self._records.append(record)
+            self._recorded_changed.notify_all()
+
+    def _decide(self, body: dict[str, Any], headers: dict[str, str], path: str) -> Step:
+        """Record the request and choose the step that answers it."""
+        rejection: str | None = None
+        step: Step | None = None
+        if self.required_api_key is not None and (
+            headers.get("authorization") != f"Bearer {self.required_api_key}"
+        ):
+            rejection = "unauthorized"
+            step = error(
+                401,
+                "Incorrect API key provided. You can find your API key at "
+                "https://platform.openai.com/account/api-keys.",
+                code="invalid_api_key",
+            )
+        elif self.validate_messages and (problem := _message_sequence_problem(body)):
+            rejection, step = "invalid_request", error(400, problem, param="messages")
+        elif self.max_request_chars is not None and (
+            (size := request_chars(body)) > self.max_request_chars
+        ):
+            rejection = "context_overflow"
+            # Token figures in the message follow the chars/4 estimate, so they look plausible.
+            step = overflow(
+                self.overflow_form,
+                context_tokens=max(self.max_request_chars // 4, 1),
+                prompt_tokens=math.ceil(size / 4),
+            )
+        elif step is None and (window_error := self._window_overflow(body)) is not None:
+            rejection, step = "context_overflow", window_error
+        with self._lock:
+            if step is None and self._script:
+                step = self._script.popleft()
+        self._record(RecordedRequest(body, headers, path, rejection))
+        if step is None:
+            step = self.responder(body)
+        return step
+
+    def _window_overflow(self, body: dict[str, Any]) -> ErrorResponse | None:
+        window = self.context_window
+        if window is None:
+            return None
+        prompt = request_tokens(body)
+        if self.overflow_form == "llamacpp":
+            # llama.cpp refuses a prompt that does not fit; a long answer is just cut short.
+            if prompt <= window:
+                return None
+            return overflow("llamacpp", context_tokens=window, prompt_tokens=prompt)
+        completion = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+        if not isinstance(completion, int) or prompt + completion <= window:
+            return None
+        if prompt > window:
+            return overflow(self.overflow_form, context_tokens=window, prompt_tokens=prompt)
+        return overflow(
+            self.overflow_form,
+            context_tokens=window,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+        )
+
+    def _window_report(self, path: str, body: dict[str, Any] | None) -> Any | None:
+        """What `window_reported_by` answers on `path`; None when that server has no such path."""
+        window, reporter = self.context_window, self.window_reported_by
+        if window is None or reporter is None:
+            return None
+        if reporter == "llamacpp" and path == "/props" and body is None:
+            return {
+                "default_generation_settings": {"n_ctx": window, "temperature": 0.8},
+                "total_slots": 1,
+            }
+        if reporter == "ollama" and path == "/api/show" and body is not None:
+            return {
+                "parameters": "stop <|im_end|>",
+                "model_info": {"general.architecture": "llama", "llama.context_length": window},
+            }
+        return None
+
+    def _next_completion_id(self) -> str:
+        return f"chatcmpl-fake-{next(self._completion_ids)}"
+
+    def _next_call_id(self) -> str:
+        return f"call_fake_{next(self._call_ids)}"
+
+
+# --------------------------------------------------------------------------------------------
+# HTTP plumbing
+# --------------------------------------------------------------------------------------------
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer that can end its handler threads: stop() drops their sockets and
+    then waits for them (bounded), so no handler writes to a client after its test ended."""
+
+    daemon_threads = True
+    block_on_close = False  # we join our own handler threads, with a deadline
+
+    def __init__(self, address: tuple[str, int], fake: FakeOpenAIServer) -> None:
+        self.fake = fake
+        self._open_lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._handlers: set[threading.Thread] = set()
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        handler = threading.Thread(
+            target=self._serve_connection,
+            args=(request, client_address),
+            name="fake-openai-handler",
+            daemon=True,
+        )
+        with self._open_lock:
+            self._open.add(request)
+            self._handlers.add(handler)
+        handler.start()
+
+    def _serve_connection(self, request: Any, client_address: Any) -> None:
+        try:
+            self.process_request_thread(request, client_address)
+        finally:
+            with self._open_lock:
+                self._handlers.discard(threading.current_thread())
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def end_handlers(self, timeout: float) -> int:
+        """Unblock handlers (idle keep-alive reads, half-written answers) and wait for them.
+
+        Returns how many are still running after ``timeout`` seconds.
+        """
+        with self._open_lock:
+            sockets, handlers = list(self._open), list(self._handlers)
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + timeout
+        for handler in handlers:
+            handler.join(max(deadline - time.monotonic(), 0))
+        return sum(handler.is_alive() for handler in handlers)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out or a stop() mid-answer breaks the socket; that is expected.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+    # HTTP/1.1 keep-alive, like real servers; every answer carries a length or is chunked.
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    @property
+    def fake(self) -> FakeOpenAIServer:
+        return self.server.fake
+
+    # -- routing -------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/v1/models" and self.fake.models is not None:
+            data: list[dict[str, Any]] = [
+                {"id": name, "object": "model", "created": 0, "owned_by": "fake"}
+                for name in self.fake.models
+            ]
+            if self.fake.window_reported_by == "vllm" and self.fake.context_window:
+                for entry in data:
+                    entry["max_model_len"] = self.fake.context_window
+            self._send_json(200, {"object": "list", "data": data})
+        elif (report := self.fake._window_report(path, None)) is not None:
+            self._send_json(200, report)
+        else:
+            self._send_not_found()
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path != "/v1/chat/completions":
+            with contextlib.suppress(ValueError):
+                report = self.fake._window_report(path, json.loads(raw or b"{}"))
+                if report is not None:
+                    return self._send_json(200, report)
+            self._send_not_found()
+            return
+        try:
+            body = json.loads(raw)
+            if not isinstance(body, dict):
+                raise ValueError("the body must be a JSON object")
+        except ValueError as exc:
+            self._answer_error(error(400, f"We could not parse the JSON body: {exc}"))
+            return
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        try:
+            step = self.fake._decide(body, headers, path)
+        except Exception as exc:
+            # A broken responder must show up in the test, not as a silent hang.
+            traceback.print_exc()
+            step = error(500, f"fake server responder raised {exc!r}")
+        self._perform(step, body)
+
+    def _send_not_found(self) -> None:
+        self._answer_error(
+            error(404, f"Invalid URL ({self.command} {self.path})", type="invalid_request_error")
+        )
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def _perform(self, step: Step, body: dict[str, Any]) -> None:
+        stopping = self.fake._stopping
+        # Unwrap waits first; a stop during the wait drops the connection unanswered.
+        while isinstance(step, Delay | Gated | Hang):
+            if isinstance(step, Delay):
+                if stopping.wait(step.seconds):
+                    return self._drop()
+                step = step.then
+            elif isinstance(step, Gated):
+                while not step.event.wait(0.05):
+                    if stopping.is_set():
+                        return self._drop()
+                step = step.then
+            else:
+                stopping.wait()
+                return self._drop()
+        if isinstance(step, Disconnect):
+            return self._drop()
+        if isinstance(step, ErrorResponse):
+            return self._answer_error(step)
+        if isinstance(step, ToolCall):
+            step = ToolCalls((step,))
+        if isinstance(step, Reply):
+            content, finish_reason, resolved = step.text, step.finish_reason, []
+        else:
+            content, finish_reason = step.content, "tool_calls"
+            resolved = [(call.call_id or self.fake._next_call_id(), call) for call in step.calls]
+        usage = _usage_json(body, content, resolved, step.usage)
+        if body.get("stream"):
+            self._stream(body, content, resolved, finish_reason, usage)
+        else:
+            document = _completion_json(self.fake, body, content, resolved, finish_reason, usage)
+            self._send_json(200, document)
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def _answer_error(self, step: ErrorResponse) -> None:
+        if isinstance(step.body, str):
+            payload, content_type = step.body.encode(), "text/plain; charset=utf-8"
+        else:
+            payload, content_type = json.dumps(step.body).encode(), "application/json"
+        self._send(step.status, payload, content_type, step.headers)
+
+    def _send_json(self, status: int, document: Any) -> None:
+        self._send(status, json.dumps(document).encode(), "application/json")
+
+    def _send(
+        self,
+        status: int,
+        payload: bytes,
+        content_type: str,
+        extra_headers: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("x-request-id", f"req_fake_{time.monotonic_ns()}")
+        for name, value in extra_headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+        self.wfile.flush()
+
+    def _stream(
+        self,
+        body: dict[str, Any],
+        content: str | None,
+        calls: list[tuple[str, ToolCall]],
+        finish_reason: str,
+        usage: dict[str, int],
+    ) -> None:
+        """Server-sent events, chunked like OpenAI's: role, deltas, finish, [usage], [DONE]."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("x-request-id", f"req_fake_{time.monotonic_ns()}")
+        self.end_headers()
+        completion_id = self.fake._next_completion_id()
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        for delta, finish in _stream_deltas(content, calls, finish_reason):
+            chunk = _chunk_json(completion_id, body, delta, finish)
+            if include_usage:
+                chunk["usage"] = None  # OpenAI sends null on every chunk but the last
+            self._write_chunk(f"data: {json.dumps(chunk)}\n\n")
+        if include_usage:
+            chunk = _chunk_json(completion_id, body, None, None)
+            chunk["choices"], chunk["usage"] = [], usage
+            self._write_chunk(f"data: {json.dumps(chunk)}\n\n")
+        self._write_chunk("data: [DONE]\n\n")
+        self._write_chunk("")  # zero-length chunk ends the body
+
+    def _write_chunk(self, text: str) -> None:
+        data = text.encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+# --------------------------------------------------------------------------------------------
+# Response documents
+# --------------------------------------------------------------------------------------------
+
+
+def _usage_json(
+    body: Mapping[str, Any],
+    content: str | None,
+    calls: list[tuple[str, ToolCall]],
+    explicit: Usage | None,
+) -> dict[str, int]:
+    if explicit is not None:
+        prompt, completion = explicit.prompt_tokens, explicit.completion_tokens
+    else:
+        produced = len(content or "") + sum(len(c.name) + len(c.arguments) for _, c in calls)
+        prompt, completion = math.ceil(request_chars(body) / 4), max(math.ceil(produced / 4), 1)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _tool_call_json(call_id: str, call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    }
+
+
+def _completion_json(
+    fake: FakeOpenAIServer,
+    body: Mapping[str, Any],
+    content: str | None,
+    calls: list[tuple[str, ToolCall]],
+    finish_reason: str,
+    usage: dict[str, int],
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+    if calls:
+        message["tool_calls"] = [_tool_call_json(call_id, call) for call_id, call in calls]
+    return {
+        "id": fake._next_completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", ""),
+        "system_fingerprint": "fp_fake",
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
+        ],
+        "usage": usage,
+    }
+
+
+def _chunk_json(
+    completion_id: str, body: Mapping[str, Any], delta: dict[str, Any] | None, finish: str | None
+) -> dict[str, Any]:
+    return {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.get("model", ""),
+        "system_fingerprint": "fp_fake",
+        "choices": [{"index": 0, "delta": delta or {}, "logprobs": None, "finish_reason": finish}],
+    }
+
+
+_WORD_PIECES = re.compile(r"\s*\S+\s*|\s+")
+_ARGUMENT_PIECE_CHARS = 8
+
+
+def _stream_deltas(
+    content: str | None, calls: list[tuple[str, ToolCall]], finish_reason: str
+) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """Deltas in OpenAI's order; text goes word by word and arguments in small fragments, so
+    clients must really accumulate (a client that keeps only the last delta fails)."""
+    yield {"role": "assistant", "content": "", "refusal": None}, None
+    for piece in _WORD_PIECES.findall(content or ""):
+        yield {"content": piece}, None
+    for index, (call_id, call) in enumerate(calls):
+        yield (
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": ""},
+                    }
+                ]
+            },
+            None,
+        )
+        for start in range(0, len(call.arguments), _ARGUMENT_PIECE_CHARS):
+            fragment = call.arguments[start : start + _ARGUMENT_PIECE_CHARS]
+            yield {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}, None
+    yield {}, finish_reason
+
+
+# --------------------------------------------------------------------------------------------
+# Command line: python -m mnemobot_tooling.fakes.openai_server
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m mnemobot_tooling.fakes.openai_server",
+        description="Serve a fake OpenAI-compatible chat API on 127.0.0.1 until Ctrl-C.",
+    )
+    parser.add_argument("--port", type=int, default=0, help="port to bind (default: any free)")
+    parser.add_argument("--reply", help="always answer with this text (default: echo)")
+    parser.add_argument(
+        "--window", type=int, help="context window in tokens; bigger requests get overflow errors"
+    )
+    parser.add_argument(
+        "--overflow-form",
+        choices=("openai", "vllm", "llamacpp"),
+        default="openai",
+        help="how overflow errors read (default: openai)",
+    )
+    args = parser.parse_args(argv)
+
+    fixed = Reply(args.reply) if args.reply is not None else None
+
+    def answer_and_log(request: dict[str, Any]) -> Step:
+        texts = user_texts(request)
+        step = fixed or echo_responder(request)
+        print(
+            f"<- {request.get('model')} ({len(request.get('messages', []))} messages): "
+            f"{texts[-1] if texts else ''!r}",
+            file=sys.stderr,
+            flush=True,
+        )
+        return step
+
+    with FakeOpenAIServer(port=args.port, responder=answer_and_log) as server:
+        server.context_window = args.window
+        server.overflow_form = args.overflow_form
+        print(server.base_url, flush=True)
+        print(
+            f"try: OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY=test mnemobot chat",
+            file=sys.stderr,
+            flush=True,
+        )
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
