@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -297,7 +296,7 @@ class ChatDispatcher:
                 {
                     "role": "user",
                     "content": job.text,
-                    "at": to_iso(time.time()),
+                    "at": to_iso(self.assistant.clock()),
                     "refs": list(job.message_refs),
                     "unanswered": True,
                 }
