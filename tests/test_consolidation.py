@@ -186,7 +186,7 @@ async def test_dropping_entries_needs_them_named_as_superseded(
     paths = seed_scope(workspace)
     superseded: list[tuple[str, list[str]]] = []
     assert app.maintenance is not None
-    app.maintenance.on_superseded = lambda scope, entries: superseded.append((scope, entries))
+    app.maintenance.on_superseded = lambda scope, entries, at: superseded.append((scope, entries))
     kept = "## About the user\n- Works as a nurse\n- Sister Ana visits in May\n"
     openai_server.script(reply(kept))
     report = await app.maintenance.maintain(SCOPE)

@@ -264,8 +264,11 @@ async def test_a_running_bot_erases_the_files_right_after_the_turn(
         reply("Done: I removed your locker code QX-7731-ZEBRA."),
     )
     await ask(app, "forget my locker code", chat=CHAT)
+    # The erasure's last step, after the files, takes the texts off the pending list.
     deadline = time.monotonic() + 10
-    while files_with(workspace, SECRET) and time.monotonic() < deadline:
+    while (
+        files_with(workspace, SECRET) or app.memory.scopes_to_erase()
+    ) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert files_with(workspace, SECRET) == []
     assert app.memory.scopes_to_erase() == []

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import tempfile
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mnemobot.memory.bm25 import BM25Index
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore
@@ -537,3 +542,70 @@ def test_a_reload_keeps_the_newest_episodes_at_the_end_of_the_store(paths: Scope
         "day 2 turn 2",
     ]
     assert reloaded.items.keys() == store.items.keys()
+
+
+# A few texts, so adds repeat (merge) and forgets hit items that were merged into.
+_TEXTS = ["likes tea", "works at Acme", "lives in Paris", "has a cat", "Likes  TEA"]
+writes = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "add", "add", "update", "forget", "remove", "promote"]),
+        st.integers(0, 40),
+        st.sampled_from(_TEXTS),
+        st.integers(0, 3),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(writes)
+def test_a_reload_holds_what_the_writes_left_in_memory(steps: list[tuple]) -> None:
+    """Whatever mix of adds, merges, edits, forgets and promotions was written, reading
+    the files again (read, admit, index) gives the items, tombstones and fingerprints the
+    store held, the newest episodes last."""
+    with tempfile.TemporaryDirectory() as directory:
+        paths = ScopePaths(Path(directory), SCOPE)
+        index = SetIndex()
+        store = ScopeItemStore(paths, index=index, terms=words, clock=lambda: DAY2)
+        for operation, number, text, day in steps:
+            item_id = f"i{number}"
+            # An id keeps its layer: a third of them are durable facts.
+            layer = Layer.SEMANTIC if number % 3 == 0 else Layer.EPISODIC
+            if operation == "add":
+                store.add([item(text, layer=layer, at=DAY1 + day * 86_400, item_id=item_id)])
+            elif operation == "update" and item_id in store.items:
+                with contextlib.suppress(ValueError):  # forgotten or held by another item
+                    store.update(item_id, content=f"{text} now")
+            elif operation == "forget":
+                store.forget(item_id)
+            elif operation == "remove" and store.items:
+                store.remove(item_id, merged_into=next(iter(store.items)))
+            elif operation == "promote":
+                store.promote(item_id)
+        reloaded_index = SetIndex()
+        reloaded = ScopeItemStore(paths, index=reloaded_index, terms=words)
+        reloaded.load()
+        as_json = {i: it.to_json_dict() for i, it in store.items.items()}
+        assert {i: it.to_json_dict() for i, it in reloaded.items.items()} == as_json
+        assert reloaded_index.docs == index.docs
+        assert reloaded.stats().tombstones == store.stats().tombstones
+        assert set(reloaded.durable_ids) == set(store.durable_ids)
+        for probe in store.items.values():
+            assert not reloaded.is_forgotten(probe)
+        episodes = [it for it in reloaded.items.values() if it.layer is Layer.EPISODIC]
+        assert list(reloaded.items.values())[len(reloaded.items) - len(episodes) :] == episodes
+        # In the order their last lines were written, file by file (days in order).
+        last_written: dict[str, None] = {}
+        for path in paths.item_files():
+            for line in file_lines(path):
+                record_id = orjson.loads(line)["id"]
+                last_written.pop(record_id, None)
+                last_written[record_id] = None
+        live = [i for i in last_written if i in reloaded.items]
+        assert [it.id for it in episodes] == [
+            i for i in live if reloaded.items[i].layer is Layer.EPISODIC
+        ]
+        # Each item is found by its fingerprint: the same text again merges into it.
+        for live in list(reloaded.items.values()):
+            [merged] = reloaded.add([replace(live, id=live.id + "-again")])
+            assert merged.id == live.id

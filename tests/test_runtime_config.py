@@ -32,6 +32,8 @@ def test_defaults_are_written_on_first_start(tmp_path: Path) -> None:
         "maxLlmCalls": 20,
         "maxToolExecutions": 80,
         "maxStoredArgumentChars": 20_000,
+        "toolTimeoutSeconds": 120,
+        "maxToolSeconds": 600,
     }
     assert data["llm"]["model"] is None
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.scripts import CJK_CHAR
 from mnemobot.memory.text_terms import (
-    _CJK_CHAR,
     TEXT_END,
     _unicode_terms,
     languages,
@@ -96,7 +96,7 @@ def test_terms_are_a_fixed_point_under_the_texts_languages(text: str) -> None:
     first = terms(text)
     assert all(term and not term.isspace() for term in first)
     again = terms_in(" ".join(first), languages(text))
-    if any(map(_CJK_CHAR.match, first)):
+    if any(map(CJK_CHAR.match, first)):
         # A CJK bigram read again also gives its characters (see `memory.text_terms`).
         assert set(again) == set(first)
     else:

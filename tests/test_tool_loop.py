@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.systems.tool_runner import Tool
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -155,3 +158,45 @@ async def test_a_model_that_never_answers_times_out_with_a_clear_reply(
     answer = await ask(app, "are you there?")
     await app.close()
     assert "did not answer in time" in answer and "kept" in answer
+
+
+class NapArguments(BaseModel):
+    seconds: float
+
+
+async def nap(arguments: NapArguments, ctx: object) -> str:
+    await asyncio.sleep(arguments.seconds)
+    return f"napped {arguments.seconds}"
+
+
+async def test_a_tool_is_cut_at_its_time_limit_and_a_turn_at_its_tool_time(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(
+        workspace,
+        {"llm": {"maxRetries": 0}, "toolLoop": {"toolTimeoutSeconds": 0.5, "maxToolSeconds": 1}},
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    app.tools.register(Tool("nap", "Sleep a while.", NapArguments, nap))
+    openai_server.script(
+        tool_call("nap", {"seconds": 30}),
+        tool_calls(
+            [
+                tool_call("nap", {"seconds": 0.1}),
+                tool_call("nap", {"seconds": 30}),
+                tool_call("nap", {"seconds": 0.01}),
+            ]
+        ),
+    )
+    answer = await ask(app, "rest a little")
+    await app.close()
+    results = [m["content"] for m in app.sessions.get(CHAT.key).messages if m["role"] == "tool"]
+    assert results == [
+        "error: the tool nap did not finish within 0.5 seconds and was stopped; it may have "
+        "done part of its work",
+        "napped 0.1",
+        "error: the tool nap was stopped: the tools of this turn used up their time; it may "
+        "have done part of its work",
+        "error: not run, the tool time limit of this turn was reached",
+    ]
+    assert "toolLoop.maxToolSeconds" in answer and answer.startswith("I stopped before finishing")

@@ -16,10 +16,14 @@ from mnemobot.bot.channels.lanes import LaneConfig
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
 from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.mcp.access import McpToolAccess, named_users
+from mnemobot.bot.mcp.config import McpConfig
+from mnemobot.bot.mcp.servers import McpServers
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
 from mnemobot.bot.schedule.service import ScheduleService, build_schedule
 from mnemobot.bot.schedule.store import TaskStore
-from mnemobot.bot.tools.clock_tool import DATETIME_TOOL
+from mnemobot.bot.tools.clock_tool import datetime_tool
+from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
@@ -37,6 +41,7 @@ from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.maintenance import supersede_matching_facts
 from mnemobot.memory.model_windows import ModelWindowStore
 from mnemobot.memory.redis_sessions import RedisSessionStore
+from mnemobot.memory.scope_paths import chat_scope
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.auto_compaction import AutoCompaction, OverflowRecovery
@@ -59,9 +64,13 @@ CHANNEL_SECTIONS: dict[str, type[ConfigSection]] = {
 }
 
 
+# Every section kept with its code: the channels', and the MCP servers' (bot.mcp).
+RUNTIME_SECTIONS: dict[str, type[ConfigSection]] = {**CHANNEL_SECTIONS, "mcp": McpConfig}
+
+
 def open_runtime_config(path: Path) -> RuntimeConfigStore:
-    """The runtime config store with every channel's section."""
-    return RuntimeConfigStore(path, sections=CHANNEL_SECTIONS)
+    """The runtime config store with every channel's section and the MCP servers'."""
+    return RuntimeConfigStore(path, sections=RUNTIME_SECTIONS)
 
 
 def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
@@ -69,9 +78,7 @@ def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
 
     Forum topics of one group share the group's memory but have their own sessions.
     """
-    if config.memory.scope == "global":
-        return "global"
-    return f"{chat.channel}:{chat.chat_id}"
+    return chat_scope(chat.channel, chat.chat_id, config.memory.scope)
 
 
 @dataclass(slots=True)
@@ -79,10 +86,10 @@ class App:
     """The assembled bot, as `build_app` makes it and a channel serves it.
 
     Lifecycle: `start_background()` once, inside the running event loop (memory maintenance
-    starts), then `close()` (maintenance stops, the model client and memory's worker
-    threads are released). Like python-telegram-bot's Application, starting what is
-    running, or what was closed, raises; closing what was closed does nothing, and an app
-    that never started may be closed.
+    and the MCP servers start), then `close()` (the servers and maintenance stop, the model
+    client and memory's worker threads are released). Like python-telegram-bot's
+    Application, starting what is running, or what was closed, raises; closing what was
+    closed does nothing, and an app that never started may be closed.
     """
 
     settings: Settings
@@ -96,13 +103,17 @@ class App:
     assistant: Assistant
     commands: Commands
     erasure: ScopeErasure
+    # Questions to users before a tool runs; channels answer them (buttons, replies).
+    confirmations: Confirmations
+    mcp: McpServers
     maintenance: MaintenanceScheduler | None = None
     schedule: ScheduleService | None = None
     _started: bool = field(default=False, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
 
     def start_background(self) -> None:
-        """Start background work (memory maintenance); call from inside the event loop."""
+        """Start background work (memory maintenance, MCP servers); call from inside the
+        event loop."""
         if self._closed:
             raise RuntimeError("this App is closed; build a new one with build_app()")
         if self._started:
@@ -110,6 +121,11 @@ class App:
         self._started = True
         if self.maintenance is not None:
             self.maintenance.start()
+        self.mcp.start()
+
+    async def tools_ready(self) -> None:
+        """Return once every configured MCP server has started or failed to."""
+        await self.mcp.settled()
 
     async def close(self) -> None:
         """Stop background work and release the model client and memory; once."""
@@ -118,6 +134,7 @@ class App:
         self._closed = True
         if self.schedule is not None:
             await self.schedule.close()
+        await self.mcp.close()
         if self.maintenance is not None:
             await self.maintenance.stop()
         close = getattr(self.llm, "close", None)
@@ -150,6 +167,7 @@ def build_app(
         paths.root,
         max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=shared_workspace,
+        clock=clock,
     )
     if llm is None:
         llm = OpenAIChatModel(
@@ -167,12 +185,13 @@ def build_app(
         llm=llm,
         chat_model_name=settings.bot_model,
         on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+        clock=clock,
     )
     tools = ToolRegistry(
         [
-            DATETIME_TOOL,
+            datetime_tool(clock),
             FilesTool(paths.files).tool(),
-            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten).tool(),
+            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten, clock=clock).tool(),
             *SessionTools(sessions, large_results).tools(),
         ]
     )
@@ -184,6 +203,7 @@ def build_app(
         sessions=sessions,
         llm=llm,
         tools=tools,
+        clock=clock,
     )
     load_entry_point_tools(tools, services)
     compactor = Compactor(
@@ -193,9 +213,16 @@ def build_app(
         chat_model_for=services.chat_model,
         on_compacted=maintenance.notify_compacted,
         windows=llm if isinstance(llm, OpenAIChatModel) else None,
+        clock=clock,
     )
     context_building = ContextBuilding(memory)
+    permissions = Permissions(runtime.current)
+    permissions.register("console", ConsoleRoles())
+    mcp_access = McpToolAccess(permissions, named_users(settings, permissions))
+    confirmations = Confirmations()
+    mcp = McpServers(runtime, tools, confirmations, mcp_access, permissions)
     systems: list[System] = [
+        mcp_access,
         AutoCompaction(compactor, tools),
         context_building,
         ToolLoop(
@@ -203,8 +230,9 @@ def build_app(
             tools,
             overflow_recovery=OverflowRecovery(compactor, context_building),
             large_results=large_results,
+            clock=clock,
         ),
-        MemoryPersist(memory),
+        MemoryPersist(memory, clock=clock),
     ]
     if isinstance(llm, OpenAIChatModel):
         systems.append(ContextWindowLimit(llm))
@@ -240,8 +268,6 @@ def build_app(
         skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
         return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
 
-    permissions = Permissions(runtime.current)
-    permissions.register("console", ConsoleRoles())
     erasure = ScopeErasure(paths, memory, sessions, runtime.current)
 
     def maintenance_lines(chat: ChatRef) -> list[str]:
@@ -261,13 +287,14 @@ def build_app(
         assistant,
         compactor=compactor,
         # Every chat's /status, in this order; its channel adds the channel's own lines.
-        status_providers=[memory_lines, maintenance_lines],
+        status_providers=[memory_lines, maintenance_lines, mcp.status_lines],
         async_status_providers=[schedule.status_lines],
         handlers={"reminders": schedule.reminders},
         memory=memory,
         known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
         permissions=permissions,
         erasure=erasure,
+        tools_text=mcp.tools_text,
     )
     return App(
         settings=settings,
@@ -281,6 +308,8 @@ def build_app(
         assistant=assistant,
         commands=commands,
         erasure=erasure,
+        confirmations=confirmations,
+        mcp=mcp,
         maintenance=maintenance,
         schedule=schedule,
     )

@@ -15,12 +15,13 @@ point, and each field carries the docstring the reference is generated from.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime, tzinfo
 from typing import Any, Literal, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+
+from mnemobot.config.zones import local_time, named_zone, zone_or_local
 
 
 class ConfigSection(BaseModel):
@@ -51,19 +52,17 @@ class AssistantConfig(ConfigSection):
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str | None) -> str | None:
-        if value:
-            try:
-                ZoneInfo(value)
-            except (ZoneInfoNotFoundError, ValueError):
-                raise ValueError(f"unknown timezone {value!r}; use an IANA name") from None
+        if value and named_zone(value) is None:
+            raise ValueError(f"unknown timezone {value!r}; use an IANA name")
         return value
 
     def tzinfo(self) -> tzinfo:
         """The configured zone, or the machine's local zone when none is set."""
-        if self.timezone:
-            return ZoneInfo(self.timezone)
-        local = datetime.now().astimezone().tzinfo
-        return local if local is not None else UTC
+        return zone_or_local(self.timezone)
+
+    def local_time(self, at: float) -> datetime:
+        """`at` (epoch seconds) as a time in the configured zone (else the machine's)."""
+        return local_time(at, self.timezone)
 
 
 class LlmConfig(ConfigSection):
@@ -84,6 +83,19 @@ class LlmConfig(ConfigSection):
     max_reply_chars: int = Field(100_000, ge=1_000, le=10_000_000)
     """Longest answer kept and sent, in characters; a longer one (a server that ignored
     maxOutputTokens) is cut here, and the reply says so."""
+
+    def chat_model_name(self, bot_model: str) -> str:
+        """The model chat requests go to: `model`, or BOT_MODEL (`bot_model`) when null."""
+        return self.model or bot_model
+
+    def chat_model_source(self) -> str:
+        """Where the chat model's name comes from, for a person: "llm.model" or "BOT_MODEL"."""
+        return "llm.model" if self.model else "BOT_MODEL"
+
+    def summary_model_name(self, bot_model: str) -> str:
+        """The model compaction summaries, the memory flush and consolidation go to:
+        `summaryModel`, or the chat model when null."""
+        return self.summary_model or self.chat_model_name(bot_model)
 
 
 class TypeBoostConfig(ConfigSection):
@@ -232,6 +244,11 @@ class ExtractionConfig(ConfigSection):
     """A shell command that was run."""
     suggested_command_confidence: float = Field(0.7, ge=0, le=1)
     """A shell command the assistant only suggested."""
+    slot_fact_confidence: float = Field(0.85, ge=0, le=1)
+    """A fact the update rules make of a statement of a single-valued thing ("I moved to
+    Berlin") that nothing else extracted: as specific as the explicit statements above."""
+    slot_fact_salience: float = Field(0.7, ge=0, le=1)
+    """Salience of such a fact."""
     max_derived_items: int = Field(12, ge=0, le=1_000)
     """Most items derived from one turn, so a pasted log cannot flood memory."""
     max_commands: int = Field(6, ge=0, le=1_000)
@@ -328,6 +345,11 @@ class MemoryConfig(ConfigSection):
     """Confidence of the facts the compaction flush keeps (a ranking input)."""
     flush_salience: float = Field(0.6, ge=0, le=1)
     """Salience of the facts the compaction flush keeps (a ranking input)."""
+    tool_confidence: float = Field(0.9, ge=0, le=1)
+    """Confidence of a fact the model saves with the memory tool (a ranking input): it was
+    asked to, or judged it worth keeping, so it ranks above what rules extracted."""
+    tool_salience: float = Field(0.7, ge=0, le=1)
+    """Salience of a fact the model saves with the memory tool (a ranking input)."""
     date_languages: list[str] = Field(default_factory=lambda: ["en", "ru", "zh"])
     """Languages (ISO 639-1 codes, as the dateparser library knows them) in which dates in
     a message are read ("last Tuesday", "в прошлую пятницу", "上周二", "3月8日"); a message
@@ -400,6 +422,12 @@ class ToolLoopConfig(ConfigSection):
     max_stored_argument_chars: int = Field(20_000, ge=200, le=10_000_000)
     """A tool call's arguments longer than this run as they are, but the session keeps
     only their start (marked as cut): every later request resends the session."""
+    tool_timeout_seconds: float = Field(120, gt=0, le=86_400)
+    """Seconds one tool call may run (an MCP server's call, and the wait for a user's
+    confirmation, included); past it the call is stopped and the model told so."""
+    max_tool_seconds: float = Field(600, gt=0, le=86_400)
+    """Seconds all tool calls of one turn may take together; past it the remaining calls
+    are not run and the turn ends with what it has."""
 
 
 class FilesConfig(ConfigSection):

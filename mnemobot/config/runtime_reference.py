@@ -70,6 +70,14 @@ def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
     return docs
 
 
+def _named_entries(annotation: object) -> type[BaseModel] | None:
+    """The model of each value of a `dict[str, Model]` field, else None."""
+    if typing.get_origin(annotation) is not dict:
+        return None
+    value = typing.get_args(annotation)[1]
+    return value if isinstance(value, type) and issubclass(value, BaseModel) else None
+
+
 def _rows(model: type[BaseModel], defaults: dict[str, object], prefix: str) -> list[str]:
     rows = []
     docs = field_docstrings(model)
@@ -85,6 +93,12 @@ def _rows(model: type[BaseModel], defaults: dict[str, object], prefix: str) -> l
             f"| `{prefix}{key}` | `{json.dumps(default)}` | {_cell(_allowed(field))} "
             f"| {_cell(field.description or docs.get(name, ''))} |"
         )
+        entry = _named_entries(annotation)
+        if entry is not None:
+            # Each entry of an object keyed by name (a server...) has these keys.
+            # The defaults of an entry, without its checks (one may need a key set).
+            defaults_of_entry = entry.model_construct().model_dump(by_alias=True, mode="json")
+            rows += _rows(entry, defaults_of_entry, f"{prefix}{key}.<name>.")
     return rows
 
 

@@ -56,12 +56,10 @@ from mnemobot.memory.model_call_budget import (
     rewrite_budget,
 )
 from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.tokens import estimate_tokens, max_chars
 
 log = logging.getLogger(__name__)
 
-# The model is told the cap in characters: models count those better than tokens.
-CHARS_PER_TOKEN = 4
 # A MEMORY.md this many times over the cap was pasted by hand: a rewrite of it would need
 # a prompt far beyond the budget, so the run is skipped and the operator told.
 OVERSIZED_FACTOR = 3
@@ -92,12 +90,12 @@ class CompleteText(Protocol):
     def __call__(self, instructions: str, material: str) -> str: ...
 
 
-# (scope, superseded entries): handed the entries a rewrite replaced, so the item store
-# can mark the matching facts as no longer valid.
-SupersededHook = Callable[[str, list[str]], None]
+# (scope, superseded entries, the run's time): handed the entries a rewrite replaced, so
+# the item store can mark the matching facts as no longer valid from then on.
+SupersededHook = Callable[[str, list[str], float], None]
 
 
-def ignore_superseded(scope: str, entries: list[str]) -> None:
+def ignore_superseded(scope: str, entries: list[str], at: float) -> None:
     """The default SupersededHook: nothing to mark."""
 
 
@@ -162,7 +160,7 @@ def consolidate_scope(
     """
     memory_file = paths.memory_file
     previous_bytes = memory_file.read_bytes() if memory_file.is_file() else b""
-    full_chars = config.max_tokens * CHARS_PER_TOKEN
+    full_chars = max_chars(config.max_tokens)
     if len(previous_bytes) > full_chars * OVERSIZED_FACTOR * 4:
         return ConsolidationOutcome(
             False,
@@ -205,7 +203,8 @@ def consolidate_scope(
                 return ConsolidationOutcome(False, "nothing new since the last run")
             break
         call_config = config.model_copy(update={"max_tokens": budget.cap_tokens})
-        instructions = INSTRUCTIONS.format(max_chars=budget.cap_tokens * CHARS_PER_TOKEN)
+        # The model is told the cap in characters: models count those better than tokens.
+        instructions = INSTRUCTIONS.format(max_chars=max_chars(budget.cap_tokens))
         prompt = f"CURRENT MEMORY.md:\n{previous.strip() or '(empty)'}\n\n{material.render()}"
         tally.calls += 1
         try:
@@ -236,7 +235,7 @@ def consolidate_scope(
         tally.rewrites += 1
         if rewrite.superseded:
             tally.superseded += rewrite.superseded
-            on_superseded(paths.scope, list(rewrite.superseded))
+            on_superseded(paths.scope, list(rewrite.superseded), now)
     return _finish(paths, tally, "")
 
 

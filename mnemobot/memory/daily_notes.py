@@ -23,7 +23,7 @@ from mnemobot.memory.atomic_file import append_bytes, read_text_lenient, write_a
 from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.items import normalize_content
 from mnemobot.memory.scope_paths import MEMORY_FILE_NAME
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.tokens import cut_to_tokens, estimate_tokens, max_chars
 
 # The line put before the newest notes when older ones did not fit the budget.
 OMITTED_MARK = "…"
@@ -82,25 +82,6 @@ def append_daily_note(
 # ----------------------------------------------------------------------- reading
 
 
-def _fit_prefix(text: str, budget_tokens: int) -> str:
-    """The longest prefix of `text` within the budget, cut at a line or word boundary."""
-    if estimate_tokens(text) <= budget_tokens:
-        return text
-    low, high = 0, len(text)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if estimate_tokens(text[:middle]) <= budget_tokens:
-            low = middle
-        else:
-            high = middle - 1
-    prefix = text[:low]
-    for boundary in ("\n", " "):
-        position = prefix.rfind(boundary)
-        if position >= len(prefix) * 0.7:
-            return prefix[:position].rstrip()
-    return prefix
-
-
 def _cut_marker(name: str) -> str:
     return f"\n[… {name} was cut here to fit the memory budget]"
 
@@ -108,22 +89,21 @@ def _cut_marker(name: str) -> str:
 def read_memory_file(path: Path, budget_tokens: int) -> str:
     """Read a hand-edited Markdown file within `budget_tokens` (estimated).
 
-    Invalid UTF-8 becomes U+FFFD; at most about `budget_tokens * 4` characters are read
-    however large the file is; a cut file ends with a line saying it was cut.
+    Invalid UTF-8 becomes U+FFFD; at most `tokens.max_chars(budget_tokens)` characters
+    are read however large the file is; a cut file ends with a line saying it was cut.
     """
     if budget_tokens <= 0:
         return ""
-    # Latin text costs one token per four characters, other scripts more, so this
-    # many characters always cover the budget; one more tells us the file is longer.
-    max_chars = budget_tokens * 4
-    text = read_text_lenient(path, max_chars=max_chars + 1).lstrip("\ufeff").rstrip()
-    if len(text) <= max_chars and estimate_tokens(text) <= budget_tokens:
+    # That many characters always cover the budget; one more tells us the file is longer.
+    most = max_chars(budget_tokens)
+    text = read_text_lenient(path, max_chars=most + 1).lstrip("\ufeff").rstrip()
+    if len(text) <= most and estimate_tokens(text) <= budget_tokens:
         return text
     marker = _cut_marker(path.name)
     room = budget_tokens - estimate_tokens(marker)
     if room <= 0:
-        return _fit_prefix(text, budget_tokens)
-    return _fit_prefix(text, room) + marker
+        return cut_to_tokens(text, budget_tokens)
+    return cut_to_tokens(text, room) + marker
 
 
 def _read_tail(path: Path, max_chars: int) -> str:
@@ -149,7 +129,7 @@ def _read_tail(path: Path, max_chars: int) -> str:
 
 
 def _note_lines(path: Path, budget_tokens: int) -> list[str]:
-    text = _read_tail(path, max(budget_tokens, 1) * 4 + 64)
+    text = _read_tail(path, max_chars(max(budget_tokens, 1)) + 64)
     lines = [line.rstrip() for line in text.lstrip("\ufeff").splitlines()]
     return [line for line in lines if line.strip() and not _HEADER.match(line)]
 
@@ -163,7 +143,7 @@ def _newest_lines(lines: list[str], budget_tokens: int) -> tuple[list[str], int]
         if used + cost > budget_tokens:
             if not kept and budget_tokens - used > 8:
                 # Even the newest line is too long: show its start rather than nothing.
-                kept.append(_fit_prefix(line, budget_tokens - used - 1) + "…")
+                kept.append(cut_to_tokens(line, budget_tokens - used - 1) + "…")
                 used = budget_tokens
             break
         kept.append(line)

@@ -28,6 +28,7 @@ from datetime import datetime, time, timedelta, tzinfo
 from typing import Any
 
 from mnemobot.memory.cjk_dates import find_cjk_dates
+from mnemobot.memory.scripts import CJK_CHAR, CYRILLIC_CHAR, HAN, LATIN_CHAR
 
 log = logging.getLogger(__name__)
 
@@ -57,16 +58,11 @@ _DAY_NUMBER = re.compile(r"\b\d{1,2}\b(?![:.]\d\d\b)|\d{1,2}[日号]")
 _YEAR_ONLY = re.compile(r"^\D*\b(?:19|20)\d\d\b\D*$")
 # "at 5pm", "7:30": a time of day, not a day to look at.
 _TIME_ONLY = re.compile(r"^\W*(?:at\s+|в\s+)?\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm|h|ч)?\W*$", re.I)
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
-_CJK_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
-_LATIN = re.compile(r"[a-zA-Z]")
 
 _CYRILLIC_LANGUAGES = frozenset({"ru", "uk", "be", "bg", "sr", "kk", "mk"})
 _CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
 # Languages whose dates `memory.cjk_dates` reads instead of dateparser.
 _READ_HERE = frozenset({"zh", "ja"})
-
-_SECONDS_PER_DAY = 86_400
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +82,7 @@ _RELATIVE = re.compile(
 )
 _RELATIVE_UNIT = re.compile(
     r"\b(?:ago|tomorrow|yesterday|today|tonight|week|weekend|month|year|monday|tuesday|"
-    r"wednesday|thursday|friday|saturday|sunday)\b|[а-яё]|[\u4e00-\u9fff]",
+    r"wednesday|thursday|friday|saturday|sunday)\b|[а-яё]|" + f"[{HAN}]",
     re.IGNORECASE,
 )
 
@@ -105,9 +101,9 @@ def has_date_words(text: str) -> bool:
 def languages_for(text: str, languages: Sequence[str]) -> list[str]:
     """The configured languages whose script `text` is written in."""
     chosen = []
-    cyrillic = _CYRILLIC.search(text) is not None
-    cjk = _CJK_CHARS.search(text) is not None
-    latin = _LATIN.search(text) is not None
+    cyrillic = CYRILLIC_CHAR.search(text) is not None
+    cjk = CJK_CHAR.search(text) is not None
+    latin = LATIN_CHAR.search(text) is not None
     for language in languages:
         base = language.split("-")[0].lower()
         if base in _CYRILLIC_LANGUAGES:

@@ -1,8 +1,10 @@
 """Keeping durable facts current: newer statements replace older ones, repeats collapse.
 
-Called on the write path after a turn's items are stored and promoted (cheap: it works
-only when the turn states a slot, see `memory.fact_slots`, or promoted a fact), and by
-consolidation through `supersede`, for replacements no rule can see.
+Called by the write path (`memory.write_path`): `apply_fact_updates` after a turn's
+items are stored and promoted (cheap: it works only when the turn states a slot, see
+`memory.fact_slots`, or promoted a fact), `settle_facts` after facts are written as
+they are (the memory tool, the compaction flush), and `supersede` for the replacements
+consolidation finds, which no rule can see.
 
 - Update: a newer statement of a single-valued slot ("I moved to Berlin") replaces the
   older one ("I live in Paris") by the same speaker. The old item is not deleted: it gets
@@ -24,6 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from weakref import WeakKeyDictionary
 
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.fact_items import new_fact
 from mnemobot.memory.fact_slots import (
     SLOT_TRIGGERS,
     SlotStatement,
@@ -31,7 +35,7 @@ from mnemobot.memory.fact_slots import (
     value_terms,
 )
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
-from mnemobot.memory.items import SPEAKER_TAG, ItemType, Layer, MemoryItem
+from mnemobot.memory.items import ItemType, Layer, MemoryItem, speaker_of, speaker_tag
 from mnemobot.memory.text_terms import terms
 
 # ids of the items best matching a text, best first (the scope's BM25 index).
@@ -42,10 +46,6 @@ _SIMILAR_HITS = 8
 _SLOT_TAG = "slot"
 # Most earlier facts one statement replaces (see `_same_slot`).
 _MAX_REPLACED_PER_STATEMENT = 8
-# Confidence and salience of a slot fact made here: the slot rules are as specific as
-# extraction's explicit first-person rules, so they sit where those do (above promotion).
-_SLOT_FACT_CONFIDENCE = 0.85
-_SLOT_FACT_SALIENCE = 0.7
 
 
 @dataclass(slots=True)
@@ -64,13 +64,6 @@ def term_overlap(first: str, second: str) -> float:
     return len(a & b) / len(a | b)
 
 
-def _speaker(item: MemoryItem) -> str | None:
-    for tag in item.tags:
-        if tag.startswith(SPEAKER_TAG):
-            return tag
-    return None
-
-
 def _slots(item: MemoryItem) -> tuple[SlotStatement, ...]:
     return slot_statements(item.content) if item.type is not ItemType.TURN else ()
 
@@ -87,59 +80,108 @@ def apply_fact_updates(
     speaker: str | None,
     at: float,
     similar: SimilarFinder,
-    duplicate_overlap: float,
+    config: MemoryConfig,
     id_factory: Callable[[], str] = new_item_id,
 ) -> FactUpdates:
     """Supersede, merge and create durable facts after one turn was recorded.
 
-    `recorded`: the items the turn stored and promoted. Holds the store's lock.
+    `recorded`: the items the turn stored and promoted. A slot the user's words state
+    that no recorded fact states becomes a fact of its own. Holds the store's lock.
     """
     updates = FactUpdates()
     with store.lock:
         recorded = [store.items[i.id] for i in recorded if i.id in store.items]
         turn = next((i for i in recorded if i.type is ItemType.TURN), None)
-        speaker_tag = SPEAKER_TAG + "-".join(speaker.lower().split()) if speaker else None
+        tag = speaker_tag(speaker) if speaker else None
         new_facts = [i for i in recorded if _is_durable(i)]
         for statement in slot_statements(user_text) if user_text.strip() else ():
             fact = next(
                 (i for i in new_facts if any(s.slot == statement.slot for s in _slots(i))), None
             )
             if fact is None:
-                fact = _slot_fact(store, statement, turn, speaker, speaker_tag, at, id_factory)
+                fact = _slot_fact(store, statement, turn, speaker, at, config, id_factory)
                 if fact is None:
                     continue
                 updates.created.append(fact)
                 new_facts.append(fact)
-            fact = _with_keywords(store, fact, statement)
-            for old in _same_slot(store, fact, statement, speaker_tag):
-                old_statement = next(s for s in _slots(old) if s.slot == statement.slot)
-                if value_terms(old_statement) == value_terms(statement):
-                    fact = _collapse(store, old, fact)
-                    updates.merged.append((old.id, fact.id))
-                else:
-                    updates.superseded += supersede(store, [old.id], fact.id, at, similar)
-        merged = {old for old, _ in updates.merged}
-        for fact in new_facts:
-            current = store.items.get(fact.id)
-            if current is None:
-                continue
-            for twin_id in similar(current.content, _SIMILAR_HITS):
-                twin = store.items.get(twin_id)
-                if (
-                    twin is None
-                    or twin.id == current.id
-                    or twin.id in merged
-                    or twin.layer is not current.layer
-                    or twin.is_superseded
-                    or twin.created_at > current.created_at
-                    or _speaker(twin) != _speaker(current)
-                    or term_overlap(twin.content, current.content) < duplicate_overlap
-                ):
-                    continue
-                current = _collapse(store, twin, current)
-                merged.add(twin.id)
-                updates.merged.append((twin.id, current.id))
+            _replace_by_slot(store, fact, statement, tag, at, similar, updates)
+        _collapse_restatements(store, new_facts, similar, config, updates)
     return updates
+
+
+def settle_facts(
+    store: ScopeItemStore,
+    facts: Iterable[MemoryItem],
+    *,
+    at: float,
+    similar: SimilarFinder,
+    config: MemoryConfig,
+) -> FactUpdates:
+    """The same rules for durable facts written as they are (the memory tool, the
+    compaction flush, a promotion by hand): a slot a fact states replaces the earlier
+    value by the same speaker, and a restatement collapses into one item. Holds the
+    store's lock."""
+    updates = FactUpdates()
+    with store.lock:
+        new_facts = [store.items[i.id] for i in facts if i.id in store.items and _is_durable(i)]
+        for fact in new_facts:
+            for statement in _slots(fact):
+                _replace_by_slot(store, fact, statement, speaker_of(fact), at, similar, updates)
+        _collapse_restatements(store, new_facts, similar, config, updates)
+    return updates
+
+
+def _replace_by_slot(
+    store: ScopeItemStore,
+    fact: MemoryItem,
+    statement: SlotStatement,
+    tag: str | None,
+    at: float,
+    similar: SimilarFinder,
+    updates: FactUpdates,
+) -> None:
+    """`fact` states `statement`: earlier facts of the same slot and speaker (`tag`) are
+    the same fact again (same value: they collapse into it) or replaced by it."""
+    fact = _with_keywords(store, fact, statement)
+    for old in _same_slot(store, fact, statement, tag):
+        old_statement = next(s for s in _slots(old) if s.slot == statement.slot)
+        if value_terms(old_statement) == value_terms(statement):
+            fact = _collapse(store, old, fact)
+            updates.merged.append((old.id, fact.id))
+        else:
+            updates.superseded += supersede(store, [old.id], fact.id, at, similar)
+
+
+def _collapse_restatements(
+    store: ScopeItemStore,
+    new_facts: list[MemoryItem],
+    similar: SimilarFinder,
+    config: MemoryConfig,
+    updates: FactUpdates,
+) -> None:
+    """Each new fact absorbs the earlier facts that say the same in other words."""
+    merged = {old for old, _ in updates.merged}
+    overlap = config.ranking.duplicate_term_overlap
+    for fact in new_facts:
+        current = store.items.get(fact.id)
+        if current is None:
+            continue
+        for twin_id in similar(current.content, _SIMILAR_HITS):
+            twin = store.items.get(twin_id)
+            if (
+                twin is None
+                or twin.id == current.id
+                or twin.id in merged
+                or twin.layer is not current.layer
+                or twin.is_superseded
+                or twin.created_at > current.created_at
+                or speaker_of(twin) != speaker_of(current)
+                or term_overlap(twin.content, current.content) < overlap
+            ):
+                continue
+            current = _collapse(store, twin, current)
+            merged.add(twin.id)
+            updates.merged.append((twin.id, current.id))
 
 
 def _slot_fact(
@@ -147,33 +189,27 @@ def _slot_fact(
     statement: SlotStatement,
     turn: MemoryItem | None,
     speaker: str | None,
-    speaker_tag: str | None,
     at: float,
+    config: MemoryConfig,
     id_factory: Callable[[], str],
 ) -> MemoryItem | None:
     """A durable fact for a slot statement extraction did not make one of."""
     content = f"{speaker}: {statement.sentence}" if speaker else statement.sentence
     preference = statement.slot.startswith(("favourite", "diet"))
-    tags = ["preference" if preference else "fact", _SLOT_TAG]
-    if speaker_tag:
-        tags.append(speaker_tag)
     references = list(turn.references) if turn is not None else []
     if turn is not None:
         references.append(PROMOTED_FROM_PREFIX + turn.id)
-    item = MemoryItem(
-        id=id_factory(),
-        layer=Layer.SEMANTIC,
-        type=ItemType.PREFERENCE if preference else ItemType.PROJECT_FACT,
-        title=content[:80],
-        content=content,
+    item = new_fact(
+        content,
+        item_type=ItemType.PREFERENCE if preference else ItemType.PROJECT_FACT,
         scope=store.scope,
-        created_at=at,
-        updated_at=at,
-        tags=tags,
-        references=references,
+        at=at,
         source="slot",
-        confidence=_SLOT_FACT_CONFIDENCE,
-        salience=_SLOT_FACT_SALIENCE,
+        config=config,
+        speaker=speaker,
+        tags=["preference" if preference else "fact", _SLOT_TAG],
+        references=references,
+        id_factory=id_factory,
     )
     stored = store.add([item])
     return stored[0] if stored else None
@@ -209,7 +245,7 @@ class _SlotIndex:
         # The text each indexed item was parsed from, to notice one rewritten in place.
         self.parsed_from: dict[str, str] = {}
 
-    def ids(self, store: ScopeItemStore, slot: str, speaker_tag: str | None) -> dict[str, None]:
+    def ids(self, store: ScopeItemStore, slot: str, tag: str | None) -> dict[str, None]:
         if store.loads != self.loads:
             self._start(store.loads)
             fresh: Iterable[str] = list(store.durable_ids)
@@ -223,10 +259,10 @@ class _SlotIndex:
             self.parsed_from[item_id] = item.content
             if _ANY_TRIGGER.search(item.content.lower()) is None:
                 continue
-            speaker = _speaker(item)
+            speaker = speaker_of(item)
             for statement in _slots(item):
                 self.by_slot.setdefault((statement.slot, speaker), {})[item_id] = None
-        return self.by_slot.setdefault((slot, speaker_tag), {})
+        return self.by_slot.setdefault((slot, tag), {})
 
     def still_sets(self, item: MemoryItem, slot: str) -> bool:
         if self.parsed_from.get(item.id) == item.content:
@@ -242,7 +278,7 @@ _SLOT_INDEXES: WeakKeyDictionary[ScopeItemStore, _SlotIndex] = WeakKeyDictionary
 
 
 def _same_slot(
-    store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement, speaker_tag: str | None
+    store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement, tag: str | None
 ) -> list[MemoryItem]:
     """Current durable facts of the same speaker that set the same slot, stated earlier."""
     found = []
@@ -250,7 +286,7 @@ def _same_slot(
     index = _SLOT_INDEXES.get(store)
     if index is None:
         index = _SLOT_INDEXES[store] = _SlotIndex()
-    ids = index.ids(store, slot, speaker_tag)
+    ids = index.ids(store, slot, tag)
     for item_id in list(ids):
         item = store.items.get(item_id)
         if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
@@ -260,7 +296,7 @@ def _same_slot(
         if (
             item.id == fact.id
             or item.created_at > fact.created_at
-            or _speaker(item) != speaker_tag
+            or speaker_of(item) != tag
             or not index.still_sets(item, slot)
         ):
             continue

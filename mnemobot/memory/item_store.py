@@ -264,137 +264,157 @@ class ScopeItemStore:
     def load(self) -> StoreStats:
         """(Re)read every item file of the scope; replaces what is in memory.
 
-        The collector is left alone here (a load may run in a worker thread while other
-        chats go on); `memory.process_tuning.tune_process()`, called once at start-up,
-        keeps full collections from walking a big scope again and again while it loads.
+        Four steps: forget what is in memory, read the files (the last line of each id,
+        tombstones apart), admit what is not forgotten, then index it all. The collector
+        is left alone here (a load may run in a worker thread while other chats go on);
+        `memory.process_tuning.tune_process()`, called once at start-up, keeps full
+        collections from walking a big scope again and again while it loads.
         """
         with self._lock:
-            for item_id in list(self.items):
-                self._unindex(item_id)
-            self.items = {}
-            self.durable_ids = {}
-            self.durable_log = []
-            self.loads += 1
-            self.timeline.rebuild(())
-            self._home = {}
-            self._by_fingerprint = {layer: {} for layer in Layer}
-            self._forgotten_ids = set()
-            self._forgotten_fingerprints = {}
-            self._tombstones = {}
-            self._tombstone_home = {}
-            self._skipped = 0
-            self._lines = Counter()
-            self._fresh = {}
-
-            # Every line becomes an item as soon as it is read (None when it does not
-            # parse): holding all raw records until the end doubled the peak RSS at 100k
-            # items. Only the last line of an id counts. Its file goes straight into
-            # `_home` (no (item, path) pair per line: 100k more objects for the collector).
-            latest: dict[str, MemoryItem | None] = {}
-            home = self._home
-            for path in self.paths.item_files():
-                try:
-                    data = path.read_bytes()
-                except FileNotFoundError:
-                    data = b""
-                lines = 0
-                for line in data.split(b"\n"):
-                    # As `atomic_file.iter_jsonl_lines`, inlined: this loop runs per item.
-                    if not line:
-                        continue
-                    try:
-                        record = orjson.loads(line)
-                    except orjson.JSONDecodeError:
-                        if line.isspace():
-                            continue
-                        record = None
-                    lines += 1
-                    if type(record) is not dict:
-                        self._skipped += 1
-                        continue
-                    if record.get("tombstone") is True:
-                        self._remember_tombstone(record, path)
-                        continue
-                    item_id = record.get("id")
-                    if type(item_id) is not str or not item_id:
-                        self._skipped += 1
-                        continue
-                    try:
-                        parsed: MemoryItem | None = MemoryItem.from_json_dict(record)
-                    except (KeyError, ValueError, TypeError, OverflowError):
-                        parsed = None
-                    # Re-inserting moves the id to the end, so dict order stays "last written".
-                    latest.pop(item_id, None)
-                    latest[item_id] = parsed
-                    home[item_id] = path
-                del data
-                self._lines[path] = lines
-
-            # Tombstones win regardless of file order: an id or fingerprint once forgotten
-            # stays forgotten, whichever file (or day) the item and its tombstone are in.
-            # Locals for the per-item loop (100k iterations at a big scope).
-            forgotten_ids = self._forgotten_ids
-            forgotten_fingerprints = self._forgotten_fingerprints
-            scope = self.scope
-            # Values most items repeat, shared instead of one copy per item: the scope,
-            # sources, tags ("turn", "speaker:anna" on every turn: 13 MB at 100k items),
-            # confidences and saliences (5 MB). Tag lists stay one per item (callers may
-            # build on them); only the strings in them are shared.
-            shared: dict[Any, Any] = {}
-            share = shared.setdefault
-            episodic = Layer.EPISODIC
-            items = self.items
-            by_fingerprint = self._by_fingerprint
-            durable = self.durable_ids
-            episodes: list[MemoryItem] = []
-            skipped = 0
-            for item_id, item in latest.items():
-                if item_id in forgotten_ids:
-                    del home[item_id]
-                    continue
-                if item is None:
-                    del home[item_id]
-                    skipped += 1
-                    continue
-                if item.created_at <= forgotten_fingerprints.get(item.fingerprint, -math.inf):
-                    del home[item_id]
-                    continue
-                if item.scope == scope:
-                    item.scope = scope
-                item.source = share(item.source, item.source)
-                if item.tags:
-                    tags = tuple(item.tags)
-                    item.tags[:] = share(tags, tags)
-                # (Zeros not: -0.0 == 0.0, and the file must get back the sign it had.)
-                if item.confidence:
-                    item.confidence = share(item.confidence, item.confidence)
-                if item.salience:
-                    item.salience = share(item.salience, item.salience)
-                if item.layer is episodic:
-                    episodes.append(item)
-                else:
-                    # What `_insert` does, for ids known to be new (the dicts were just
-                    # emptied).
-                    items[item_id] = item
-                    by_fingerprint[item.layer][item.fingerprint] = item_id
-                    durable[item_id] = None
-            self._skipped += skipped
-            # Episodes last, so the dict ends with the newest episodes as it does while
-            # the bot runs (durable items are written as episodes are promoted): the
-            # pack looks for recent context at that end only. Files load episodic days
-            # first, which put every durable item after the newest episode.
-            # (In C-level maps: at 100k episodes a loop here took ~15 ms.)
-            episode_ids = list(map(_ID, episodes))
-            items.update(zip(episode_ids, episodes, strict=True))
-            by_fingerprint[episodic].update(
-                zip(map(_FINGERPRINT, episodes), episode_ids, strict=True)
-            )
-            del latest, shared, episodes, episode_ids
-            loaded = list(items.values())
+            self._reset()
+            latest = self._read_item_files()
+            episodes = self._admit(latest)
+            del latest
+            self._insert_episodes(episodes)
+            del episodes
+            loaded = list(self.items.values())
             self.timeline.rebuild(loaded)
             self._index_all(loaded)
             self._loaded = True
             return self.stats()
+
+    def _reset(self) -> None:
+        for item_id in list(self.items):
+            self._unindex(item_id)
+        self.items = {}
+        self.durable_ids = {}
+        self.durable_log = []
+        self.loads += 1
+        self.timeline.rebuild(())
+        self._home = {}
+        self._by_fingerprint = {layer: {} for layer in Layer}
+        self._forgotten_ids = set()
+        self._forgotten_fingerprints = {}
+        self._tombstones = {}
+        self._tombstone_home = {}
+        self._skipped = 0
+        self._lines = Counter()
+        self._fresh = {}
+
+    def _read_item_files(self) -> dict[str, MemoryItem | None]:
+        """The last version of each id in the files, in write order (None: it does not
+        parse); tombstones are remembered, each id's file goes into `_home`."""
+        # Every line becomes an item as soon as it is read (None when it does not
+        # parse): holding all raw records until the end doubled the peak RSS at 100k
+        # items. Only the last line of an id counts. Its file goes straight into
+        # `_home` (no (item, path) pair per line: 100k more objects for the collector).
+        latest: dict[str, MemoryItem | None] = {}
+        home = self._home
+        for path in self.paths.item_files():
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                data = b""
+            lines = 0
+            for line in data.split(b"\n"):
+                # As `atomic_file.iter_jsonl_lines`, inlined: this loop runs per item.
+                if not line:
+                    continue
+                try:
+                    record = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    if line.isspace():
+                        continue
+                    record = None
+                lines += 1
+                if type(record) is not dict:
+                    self._skipped += 1
+                    continue
+                if record.get("tombstone") is True:
+                    self._remember_tombstone(record, path)
+                    continue
+                item_id = record.get("id")
+                if type(item_id) is not str or not item_id:
+                    self._skipped += 1
+                    continue
+                try:
+                    parsed: MemoryItem | None = MemoryItem.from_json_dict(record)
+                except (KeyError, ValueError, TypeError, OverflowError):
+                    parsed = None
+                # Re-inserting moves the id to the end, so dict order stays "last written".
+                latest.pop(item_id, None)
+                latest[item_id] = parsed
+                home[item_id] = path
+            del data
+            self._lines[path] = lines
+        return latest
+
+    def _admit(self, latest: dict[str, MemoryItem | None]) -> list[MemoryItem]:
+        """Insert the durable items of `latest` that are not forgotten; the episodes, to
+        be inserted last (`_insert_episodes`)."""
+        # Tombstones win regardless of file order: an id or fingerprint once forgotten
+        # stays forgotten, whichever file (or day) the item and its tombstone are in.
+        # Locals for the per-item loop (100k iterations at a big scope).
+        home = self._home
+        forgotten_ids = self._forgotten_ids
+        forgotten_fingerprints = self._forgotten_fingerprints
+        scope = self.scope
+        # Values most items repeat, shared instead of one copy per item: the scope,
+        # sources, tags ("turn", "speaker:anna" on every turn: 13 MB at 100k items),
+        # confidences and saliences (5 MB). Tag lists stay one per item (callers may
+        # build on them); only the strings in them are shared.
+        shared: dict[Any, Any] = {}
+        share = shared.setdefault
+        episodic = Layer.EPISODIC
+        items = self.items
+        by_fingerprint = self._by_fingerprint
+        durable = self.durable_ids
+        episodes: list[MemoryItem] = []
+        skipped = 0
+        for item_id, item in latest.items():
+            if item_id in forgotten_ids:
+                del home[item_id]
+                continue
+            if item is None:
+                del home[item_id]
+                skipped += 1
+                continue
+            if item.created_at <= forgotten_fingerprints.get(item.fingerprint, -math.inf):
+                del home[item_id]
+                continue
+            if item.scope == scope:
+                item.scope = scope
+            item.source = share(item.source, item.source)
+            if item.tags:
+                tags = tuple(item.tags)
+                item.tags[:] = share(tags, tags)
+            # (Zeros not: -0.0 == 0.0, and the file must get back the sign it had.)
+            if item.confidence:
+                item.confidence = share(item.confidence, item.confidence)
+            if item.salience:
+                item.salience = share(item.salience, item.salience)
+            if item.layer is episodic:
+                episodes.append(item)
+            else:
+                # What `_insert` does, for ids known to be new (the dicts were just
+                # emptied).
+                items[item_id] = item
+                by_fingerprint[item.layer][item.fingerprint] = item_id
+                durable[item_id] = None
+        self._skipped += skipped
+        return episodes
+
+    def _insert_episodes(self, episodes: list[MemoryItem]) -> None:
+        """Episodes last, so the dict ends with the newest episodes as it does while the
+        bot runs (durable items are written as episodes are promoted): the pack looks for
+        recent context at that end only. Files load episodic days first, which put every
+        durable item after the newest episode."""
+        # In C-level maps: at 100k episodes a loop here took ~15 ms.
+        episode_ids = list(map(_ID, episodes))
+        self.items.update(zip(episode_ids, episodes, strict=True))
+        self._by_fingerprint[Layer.EPISODIC].update(
+            zip(map(_FINGERPRINT, episodes), episode_ids, strict=True)
+        )
 
     def _index_all(self, items: list[MemoryItem]) -> None:
         """Index freshly loaded items with one bulk call when the index has one."""

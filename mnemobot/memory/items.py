@@ -39,6 +39,19 @@ TURN_TAG = "turn"
 SPEAKER_TAG = "speaker:"
 
 
+def speaker_tag(speaker: str) -> str:
+    """The tag naming `speaker` ("Anna Lee" -> "speaker:anna-lee")."""
+    return SPEAKER_TAG + "-".join(speaker.lower().split())
+
+
+def speaker_of(item: MemoryItem) -> str | None:
+    """The speaker tag of an item, if it has one."""
+    for tag in item.tags:
+        if tag.startswith(SPEAKER_TAG):
+            return tag
+    return None
+
+
 _SPACES = re.compile(r"\s+")
 
 

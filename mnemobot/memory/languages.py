@@ -2,8 +2,9 @@
 
 `memory.text_terms` asks this module three things about the (normalized) words of a text:
 
-- `script_of(word)`: the writing system of the word's first letter. Most scripts name one
-  language outright (Greek, Armenian, Hebrew, Tamil...); that is the cheap, reliable part.
+- `script_of(word)` (from `memory.scripts`): the writing system of the word's first
+  letter. Most scripts name one language outright (Greek, Armenian, Hebrew, Tamil...);
+  that is the cheap, reliable part.
 - `word_mask(word)`: the clues one word gives about its text's language, as bits: which
   Latin-script languages list it as a stopword or write one of its non-ASCII letters in
   their stopwords ("ñ", "ß", "ø"...), and whether it holds a letter only one
@@ -32,10 +33,8 @@ Stemmers are PyStemmer's Snowball algorithms (C; about 1 us a word, cached per w
 
 from __future__ import annotations
 
-import bisect
 import unicodedata
 from dataclasses import dataclass
-from enum import IntEnum
 from functools import cache, reduce
 from itertools import repeat
 from operator import or_
@@ -43,72 +42,7 @@ from operator import or_
 import Stemmer
 import stop_words
 
-
-class Script(IntEnum):
-    OTHER = 0
-    LATIN = 1
-    CYRILLIC = 2
-    GREEK = 3
-    ARMENIAN = 4
-    HEBREW = 5
-    ARABIC = 6
-    DEVANAGARI = 7
-    TAMIL = 8
-    GUJARATI = 9
-    HANGUL = 10
-
-
-# (first code point, script) in ascending order; a code point belongs to the last range
-# that starts at or before it. Letters only: digits and marks never start a word's script.
-_SCRIPT_STARTS: tuple[tuple[int, Script], ...] = (
-    (0x0000, Script.OTHER),
-    (0x0041, Script.LATIN),  # A-Z, a-z and the Latin-1, Extended-A/B and IPA letters
-    (0x02B0, Script.OTHER),
-    (0x0370, Script.GREEK),
-    (0x0400, Script.CYRILLIC),
-    (0x0530, Script.ARMENIAN),
-    (0x0590, Script.HEBREW),
-    (0x0600, Script.ARABIC),
-    (0x0780, Script.OTHER),
-    (0x0900, Script.DEVANAGARI),
-    (0x0980, Script.OTHER),
-    (0x0A80, Script.GUJARATI),
-    (0x0B00, Script.OTHER),
-    (0x0B80, Script.TAMIL),
-    (0x0C00, Script.OTHER),
-    (0x1100, Script.HANGUL),  # Hangul Jamo
-    (0x1200, Script.OTHER),
-    (0x1C80, Script.CYRILLIC),  # Cyrillic Extended-C
-    (0x1C90, Script.OTHER),
-    (0x1E00, Script.LATIN),  # Latin Extended Additional (Vietnamese and more)
-    (0x1F00, Script.GREEK),  # Greek Extended
-    (0x2000, Script.OTHER),
-    (0x2DE0, Script.CYRILLIC),  # Cyrillic Extended-A
-    (0x2E00, Script.OTHER),
-    (0xA640, Script.CYRILLIC),  # Cyrillic Extended-B
-    (0xA6A0, Script.OTHER),
-    (0xA720, Script.LATIN),  # Latin Extended-D
-    (0xA800, Script.OTHER),
-    (0xAC00, Script.HANGUL),  # Hangul syllables
-    (0xD7B0, Script.OTHER),
-    (0xFB1D, Script.HEBREW),  # presentation forms
-    (0xFB50, Script.ARABIC),
-    (0xFE00, Script.OTHER),
-    (0xFE70, Script.ARABIC),
-    (0xFF00, Script.OTHER),
-)
-_SCRIPT_KEYS = [start for start, _script in _SCRIPT_STARTS]
-
-
-def script_of(word: str) -> Script:
-    """The script of the first letter of `word` (OTHER if it has none, e.g. a number)."""
-    for char in word:
-        if char.isalpha():
-            code = ord(char)
-            if code < 0x80:
-                return Script.LATIN
-            return _SCRIPT_STARTS[bisect.bisect_right(_SCRIPT_KEYS, code) - 1][1]
-    return Script.OTHER
+from mnemobot.memory.scripts import Script, script_of
 
 
 # eq=False: one instance per language (`language` is cached), hashed by identity, which

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, date, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import orjson
@@ -32,18 +32,19 @@ from filelock import FileLock, Timeout
 
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.atomic_file import write_atomic
+from mnemobot.memory.clock import SECONDS_PER_DAY
 from mnemobot.memory.consolidation import (
     CompleteText,
     SupersededHook,
     consolidate_scope,
     ignore_superseded,
 )
-from mnemobot.memory.items import Layer, MemoryItem
+from mnemobot.memory.items import MemoryItem
 from mnemobot.memory.memory_versions import archive_dir
 from mnemobot.memory.scope_paths import (
-    GLOBAL_SCOPE,
     MEMORY_DIR_NAME,
     ScopePaths,
+    session_scope,
     validate_scope_key,
 )
 from mnemobot.memory.service import MemoryService
@@ -52,7 +53,6 @@ log = logging.getLogger(__name__)
 
 LOCK_FILE_NAME = ".maintenance.lock"
 LAST_RUN_FILE_NAME = ".maintenance_last.json"
-DAY_SECONDS = 86_400
 _SESSION_SUFFIXES = (".log.jsonl", ".json", ".lock")
 
 
@@ -77,10 +77,6 @@ class MaintenanceRun:
 
 
 StepFunction = Callable[[MaintenanceRun], str]
-
-# BM25 relevance (0..1 within the query's hits) a durable fact needs to count as the one
-# a superseded MEMORY.md entry is about: only a near-certain match is marked.
-SUPERSEDED_MATCH_MIN = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,22 +168,11 @@ def archive_old_notes(run: MaintenanceRun) -> str:
     return f"archived {len(old)} notes older than {days} days"
 
 
-def session_scope(session_key: str, config: MemoryConfig) -> str:
-    """The memory scope a session's chat uses: `<channel>:<chatId>` of its key, or global.
-
-    A session key is `<channel>:<chatId>[:<threadId>]`: forum topics of a group share the
-    group's memory.
-    """
-    if config.scope == "global":
-        return GLOBAL_SCOPE
-    return ":".join(session_key.split(":", 2)[:2])
-
-
 def prune_old_sessions(run: MaintenanceRun) -> str:
     days = run.config.session_retention_days
     if days <= 0:
         return "kept all (memory.sessionRetentionDays is 0)"
-    cutoff = run.now - days * DAY_SECONDS
+    cutoff = run.now - days * SECONDS_PER_DAY
     deleted = {"sessions": 0, "offload logs": 0}
     directory = run.sessions_dir
     if not directory.is_dir():
@@ -197,7 +182,7 @@ def prune_old_sessions(run: MaintenanceRun) -> str:
         if suffix is None or suffix == ".lock" or not path.is_file():
             continue
         key = path.name[: -len(suffix)]
-        if session_scope(key, run.config) != run.scope:
+        if session_scope(key, run.config.scope) != run.scope:
             continue
         if path.stat().st_mtime >= cutoff:
             continue
@@ -246,17 +231,8 @@ def supersede_matching_facts(
     """A consolidation hook: the durable facts matching entries the model called superseded
     are marked as earlier (dated, kept), so no pack shows them as current."""
 
-    def mark(scope: str, entries: list[str]) -> None:
-        now = time.time()
-        for entry in entries:
-            hits = memory.search(scope, entry, config=config(), tz=UTC, limit=3)
-            stale = [
-                item.id
-                for item, score in hits
-                if score >= SUPERSEDED_MATCH_MIN and item.layer is not Layer.EPISODIC
-            ]
-            if stale:
-                memory.supersede_facts(scope, stale, None, at=now)
+    def mark(scope: str, entries: list[str], at: float) -> None:
+        memory.supersede_matching(scope, entries, at=at, config=config())
 
     return mark
 
@@ -353,7 +329,7 @@ def known_scopes(workspace: Path, sessions_dir: Path, config: MemoryConfig) -> l
         for path in sessions_dir.iterdir():
             for suffix in _SESSION_SUFFIXES[:2]:
                 if path.name.endswith(suffix):
-                    found.add(session_scope(path.name[: -len(suffix)], config))
+                    found.add(session_scope(path.name[: -len(suffix)], config.scope))
                     break
     valid = []
     for scope in sorted(found):

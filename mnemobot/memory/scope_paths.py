@@ -52,12 +52,31 @@ def validate_scope_key(key: str) -> str:
     return key
 
 
-def scope_key(channel: str, chat_id: str | int, mode: Literal["chat", "global"] = "chat") -> str:
-    """`"<channel>:<chatId>"` for per-chat memory (the default), `"global"` for one shared scope."""
+ScopeMode = Literal["chat", "global"]
+
+
+def chat_scope(channel: str, chat_id: str, mode: ScopeMode) -> str:
+    """The memory scope of a chat: `<channel>:<chatId>` (per-chat memory, the default) or
+    `global` (memory.scope "global": one scope for every chat). Forum topics of a group
+    share the group's memory but have sessions of their own."""
     if mode == "global":
         return GLOBAL_SCOPE
-    if mode != "chat":
+    return f"{channel}:{chat_id}"
+
+
+def session_scope(session_key: str, mode: ScopeMode) -> str:
+    """`chat_scope` of the chat a session key (`<channel>:<chatId>[:<threadId>]`) names."""
+    channel, _, rest = session_key.partition(":")
+    return chat_scope(channel, rest.split(":", 1)[0], mode)
+
+
+def scope_key(channel: str, chat_id: str | int, mode: ScopeMode = "chat") -> str:
+    """`chat_scope` of a channel and chat id, checked: ValueError for a key that is not a
+    safe directory name or a mode that is neither "chat" nor "global"."""
+    if mode not in ("chat", "global"):
         raise ValueError(f"memory scope mode must be 'chat' or 'global', not {mode!r}")
+    if mode == "global":
+        return chat_scope("", "", mode)
     channel_text = str(channel).strip()
     chat_text = str(chat_id).strip()
     if not channel_text or not chat_text:
@@ -65,7 +84,7 @@ def scope_key(channel: str, chat_id: str | int, mode: Literal["chat", "global"] 
     if ":" in channel_text:
         # The first ':' separates channel from chat id; keep the key parseable.
         raise ValueError(f"channel name {channel_text!r} may not contain ':'")
-    return validate_scope_key(f"{channel_text}:{chat_text}")
+    return validate_scope_key(chat_scope(channel_text, chat_text, mode))
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,15 +22,15 @@ relevant; between close matches recency, salience and confidence decide.
 from __future__ import annotations
 
 from mnemobot.config.runtime import RankingConfig, TypeBoostConfig
+from mnemobot.memory.clock import SECONDS_PER_DAY
 from mnemobot.memory.items import ItemType
 
 DEFAULT_RANKING = RankingConfig()
-_SECONDS_PER_DAY = 86_400.0
 
 
 def age_days(now: float, then: float) -> float:
     """Days from `then` to `now` (epoch seconds); 0 for a time in the future."""
-    return max(0.0, (now - then) / _SECONDS_PER_DAY)
+    return max(0.0, (now - then) / SECONDS_PER_DAY)
 
 
 def recency_score(age_days: float, half_life_days: float) -> float:

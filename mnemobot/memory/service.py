@@ -13,9 +13,13 @@ scope (about a second at 100k items) must not stall the other chats. Calls on a 
 that is not loaded yet go to a pool of their own, so a warm chat's pack or write never
 waits in a queue behind cold loads.
 
+It is also the one door of every durable write (a turn, an import, the compaction flush,
+the memory tool, consolidation's supersessions): each goes through `memory.write_path`,
+so the same rules weigh, merge and update facts whichever way they came.
+
 The module is longer than most because it is that one surface; each method only takes
-the scope's lock and calls the module doing the work (`pack`, `facts`, `forgetting`,
-`item_store`, `daily_notes`).
+the scope's lock and calls the module doing the work (`pack`, `write_path`, `facts`,
+`forgetting`, `item_store`, `daily_notes`).
 """
 
 from __future__ import annotations
@@ -36,15 +40,17 @@ from typing import Any, TypeVar
 
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.daily_notes import (
     append_daily_note,
     legacy_context,
     read_memory_file,
     redact_daily_notes,
+    write_memory_file,
 )
 from mnemobot.memory.dates import find_dates
-from mnemobot.memory.extraction import extract_items
-from mnemobot.memory.facts import SimilarFinder, apply_fact_updates, supersede
+from mnemobot.memory.fact_items import new_fact
+from mnemobot.memory.facts import SimilarFinder, supersede
 from mnemobot.memory.forgetting import (
     PENDING_FILE_NAME,
     ErasureReport,
@@ -63,7 +69,7 @@ from mnemobot.memory.forgotten_texts import (
     items_to_forget,
     lines_holding,
 )
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats, new_item_id
+from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats
 from mnemobot.memory.items import (
     ItemType,
     Layer,
@@ -77,10 +83,18 @@ from mnemobot.memory.request_overlap import RequestOverlap
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.text_terms import terms, terms_joined
 from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.write_path import (
+    FactWrite,
+    RecordedTurn,
+    flushed_facts,
+    promote_item,
+    rewrite_fact,
+    write_facts,
+    write_turn,
+)
 
 log = logging.getLogger(__name__)
 
-_PROCEDURE_MARK = "[procedure]"
 # Terms a similar-text search (duplicates, a fact's turn) uses: the text's rarest.
 _SIMILAR_QUERY_TERMS = 6
 # Worker threads for calls on loaded scopes, and for calls that load a scope first. Not
@@ -90,14 +104,12 @@ _SIMILAR_QUERY_TERMS = 6
 WARM_WORKERS = 4
 COLD_LOAD_WORKERS = 4
 
+# BM25 relevance (0..1 within the query's hits) a durable fact needs to count as the one
+# a superseded MEMORY.md entry is about (`supersede_matching`).
+SUPERSEDED_MATCH_MIN = 0.9
+
 T = TypeVar("T")
 _MEMORY_DEFAULTS = MemoryConfig()
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedTurn:
-    stored: list[MemoryItem]
-    promoted: list[MemoryItem]
 
 
 def memory_query(
@@ -145,14 +157,18 @@ class MemoryService:
         *,
         max_cached_scopes: int | Callable[[], int] = _MEMORY_DEFAULTS.max_cached_scopes,
         shared_files: bool = False,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         """`max_cached_scopes`: a number, or a callable read at each load (a live config).
 
         `shared_files`: other processes (replicas on a shared volume) write scopes too; a
         cached scope whose files changed since this process last touched them is loaded
         again before use (a stat of each item file per call).
+
+        `clock`: when the stores stamp an edit or a forgetting (a replay passes its own).
         """
         self.workspace = workspace
+        self.clock = clock
         self.shared_files = shared_files
         # What each loaded scope's files looked like after this process last used them.
         self._signatures: dict[str, tuple[tuple[str, int, int, int], ...]] = {}
@@ -230,7 +246,12 @@ class MemoryService:
         # Under the scope's lock only: other scopes load and answer meanwhile.
         index = BM25Index()
         store = ScopeItemStore(
-            self.paths(scope), index=index, terms=terms, terms_joined=terms_joined, lock=lock
+            self.paths(scope),
+            index=index,
+            terms=terms,
+            terms_joined=terms_joined,
+            clock=self.clock,
+            lock=lock,
         )
         stats = store.load()
         if stats.skipped_lines:
@@ -250,6 +271,11 @@ class MemoryService:
         """Run `work` (calls on `scope`) in a worker thread; for the event loop."""
         pool: Executor = self._warm_pool if self.is_loaded(scope) else self._cold_pool
         return await asyncio.get_running_loop().run_in_executor(pool, work)
+
+    async def offload_write(self, scope: str, work: Callable[[], T]) -> T:
+        """`offload` for a write: once queued it completes even if the caller is cancelled
+        (a /stop mid-turn), never half done."""
+        return await asyncio.shield(self.offload(scope, work))
 
     async def build_pack_async(
         self,
@@ -300,7 +326,7 @@ class MemoryService:
             speaker=speaker,
             chat_key=chat_key,
         )
-        return await asyncio.shield(self.offload(scope, work))
+        return await self.offload_write(scope, work)
 
     async def add_flushed_facts_async(
         self,
@@ -321,7 +347,7 @@ class MemoryService:
             tz=tz,
             config=config,
         )
-        return await asyncio.shield(self.offload(scope, work))
+        return await self.offload_write(scope, work)
 
     async def known_facts_async(self, scope: str, budget_tokens: int) -> str:
         return await self.offload(scope, partial(self.known_facts, scope, budget_tokens))
@@ -393,27 +419,7 @@ class MemoryService:
             message_refs=list(message_refs or []),
             speaker=speaker,
         )
-        items = extract_items(
-            event,
-            code_aware=config.code_aware_extraction_enabled,
-            id_factory=new_item_id,
-            config=config.extraction,
-        )
-        stored = store.add(items)
-        promoted: list[MemoryItem] = []
-        if config.promotion_enabled and stored:
-            promoted = store.auto_promote(config.promotion_min_confidence, stored)
-        if stored:
-            apply_fact_updates(
-                store,
-                [*stored, *promoted],
-                user_text=user_text,
-                speaker=speaker,
-                at=at,
-                similar=self._similar_finder(scope),
-                duplicate_overlap=config.ranking.duplicate_term_overlap,
-            )
-        return RecordedTurn(stored, promoted)
+        return write_turn(store, event, config=config, similar=self._similar_finder(scope))
 
     def _similar_finder(self, scope: str) -> SimilarFinder:
         def similar(text: str, count: int) -> list[str]:
@@ -455,33 +461,10 @@ class MemoryService:
     ) -> int:
         """Facts the compaction flush found: into the daily note and the durable layers."""
         config = config or _MEMORY_DEFAULTS
-        items: list[MemoryItem] = []
-        for bullet in bullets:
-            procedural = bullet.lower().startswith(_PROCEDURE_MARK)
-            text = bullet[len(_PROCEDURE_MARK) :].strip() if procedural else bullet.strip()
-            if not text:
-                continue
-            text = text[: config.max_item_chars]
-            items.append(
-                MemoryItem(
-                    id=new_item_id(),
-                    layer=Layer.PROCEDURAL if procedural else Layer.SEMANTIC,
-                    type=ItemType.FIX if procedural else ItemType.PROJECT_FACT,
-                    title=text[:80],
-                    content=text,
-                    scope=scope,
-                    created_at=at,
-                    updated_at=at,
-                    tags=["flush"],
-                    references=[f"session:{session_key}"],
-                    source="compaction",
-                    confidence=config.flush_confidence,
-                    salience=config.flush_salience,
-                )
-            )
-        if not items:
+        facts = flushed_facts(bullets, scope=scope, at=at, session_key=session_key, config=config)
+        if not facts:
             return 0
-        notes = "\n".join(f"- {item.content}" for item in items)
+        notes = "\n".join(f"- {fact.content}" for fact in facts)
         with self._scope(scope) as loaded:
             append_daily_note(
                 self.paths(scope).directory,
@@ -490,7 +473,117 @@ class MemoryService:
                 at=at,
                 tz=tz,
             )
-            return len(loaded.store.add(items))
+            written = write_facts(
+                loaded.store, facts, at=at, config=config, similar=self._similar_finder(scope)
+            )
+            return len(written.stored)
+
+    def add_fact(
+        self,
+        scope: str,
+        content: str,
+        *,
+        item_type: ItemType,
+        at: float,
+        config: MemoryConfig,
+        speaker: str | None = None,
+        tags: Sequence[str] = (),
+        references: Sequence[str] = (),
+    ) -> FactWrite:
+        """A fact the model saves (the memory tool), said by `speaker` if named.
+
+        Weighted as the config says for the tool; a repeat merges into the stored fact
+        and a newer value of a slot replaces the older one, as a turn's facts do. Nothing
+        is stored when the text was forgotten at the user's request at `at` or later.
+        """
+        fact = new_fact(
+            content,
+            item_type=item_type,
+            scope=scope,
+            at=at,
+            source="tool",
+            config=config,
+            speaker=speaker,
+            tags=tags,
+            references=references,
+        )
+        with self._scope(scope) as loaded:
+            return write_facts(
+                loaded.store, [fact], at=at, config=config, similar=self._similar_finder(scope)
+            )
+
+    def rewrite_fact(
+        self,
+        scope: str,
+        item_id: str,
+        *,
+        content: str,
+        tags: list[str] | None,
+        at: float,
+        config: MemoryConfig,
+    ) -> MemoryItem | None:
+        """An item's new wording (the memory tool's update); None for an unknown id.
+
+        ValueError when the text was forgotten or another item already holds it.
+        """
+        with self._scope(scope) as loaded:
+            return rewrite_fact(
+                loaded.store,
+                item_id,
+                content=content,
+                tags=tags,
+                at=at,
+                config=config,
+                similar=self._similar_finder(scope),
+            )
+
+    def promote(
+        self, scope: str, item_id: str, *, at: float, config: MemoryConfig
+    ) -> MemoryItem | None:
+        """Make an episode durable (the memory tool's promote); None if it is not one."""
+        with self._scope(scope) as loaded:
+            return promote_item(
+                loaded.store, item_id, at=at, config=config, similar=self._similar_finder(scope)
+            )
+
+    def supersede_matching(
+        self, scope: str, entries: list[str], *, at: float, config: MemoryConfig
+    ) -> list[str]:
+        """Consolidation's replacements: the durable facts matching MEMORY.md entries the
+        model called superseded are marked earlier from `at` on; ids marked.
+
+        Only a near-certain match (`SUPERSEDED_MATCH_MIN` of the best BM25 relevance) is
+        marked: an entry names its fact in other words, and a wrong mark hides a fact.
+        """
+        with self._scope(scope) as loaded:
+            stale: list[str] = []
+            for entry in entries:
+                stale += [
+                    item.id
+                    for item, score in self._search(loaded, entry, limit=3)
+                    if score >= SUPERSEDED_MATCH_MIN and item.layer is not Layer.EPISODIC
+                ]
+            if not stale:
+                return []
+            marked = supersede(
+                loaded.store, list(dict.fromkeys(stale)), None, at, self._similar_finder(scope)
+            )
+            return [item.id for item in marked]
+
+    def get(self, scope: str, item_id: str) -> MemoryItem | None:
+        """The scope's item of that id (None: unknown, or of another scope)."""
+        with self._scope(scope) as loaded:
+            return loaded.store.get(item_id)
+
+    def write_memory_file(self, scope: str, text: str, *, append: bool, max_chars: int) -> int:
+        """Replace the scope's MEMORY.md, or append to it; its new length in characters.
+
+        MemoryFileTooLong when the file would be longer than `max_chars`.
+        """
+        with self.scope_lock(scope):
+            return write_memory_file(
+                self.paths(scope).memory_file, text, append=append, max_chars=max_chars
+            )
 
     # ------------------------------------------------------------------- read
 
@@ -528,20 +621,24 @@ class MemoryService:
         Unlike the pack, nothing is deduplicated or budgeted: the memory tool must see
         the durable copy of a fact as well as the episode it came from, to update it.
         """
-        query_terms = terms(text)
         with self._scope(scope) as loaded:
-            if not query_terms:
-                return []
-            hits = loaded.index.top(query_terms, max(limit, 1))
-            base = loaded.index.base_score(query_terms)
-            best = max(hits.values(), default=0.0) - base
-            ranked = sorted(hits.items(), key=lambda hit: hit[1], reverse=True)
-            found = []
-            for item_id, score in ranked:
-                item = loaded.store.items.get(item_id)
-                if item is not None:
-                    found.append((item, (score - base) / best if best > 0 else 0.0))
-            return found[:limit]
+            return self._search(loaded, text, limit=limit)
+
+    @staticmethod
+    def _search(loaded: _LoadedScope, text: str, *, limit: int) -> list[tuple[MemoryItem, float]]:
+        query_terms = terms(text)
+        if not query_terms:
+            return []
+        hits = loaded.index.top(query_terms, max(limit, 1))
+        base = loaded.index.base_score(query_terms)
+        best = max(hits.values(), default=0.0) - base
+        ranked = sorted(hits.items(), key=lambda hit: hit[1], reverse=True)
+        found = []
+        for item_id, score in ranked:
+            item = loaded.store.items.get(item_id)
+            if item is not None:
+                found.append((item, (score - base) / best if best > 0 else 0.0))
+        return found[:limit]
 
     def forget(self, scope: str, item_id: str) -> list[str]:
         """Forget an item and whatever would still tell the same thing; ids forgotten.

@@ -87,15 +87,7 @@ from mnemobot.memory.languages import (
     text_languages,
     word_mask,
 )
-
-_CJK_RANGES = (
-    "\u3040-\u30ff"  # hiragana, katakana
-    "\u3400-\u4dbf"  # Han extension A
-    "\u4e00-\u9fff"  # Han unified
-    "\uf900-\ufaff"  # Han compatibility
-    "\U00020000-\U0003134f"  # Han extensions B-G
-)
-_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
+from mnemobot.memory.scripts import CJK, CJK_CHAR
 
 # Marks the end of each text's terms in `terms_joined`; never a term (not a word character).
 TEXT_END = "\x01"
@@ -121,8 +113,8 @@ def _word_pattern() -> re.Pattern[str]:
         re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}"
         for lo, hi in ranges
     )
-    letter = rf"(?:[^\W_{_CJK_RANGES}]|[{mark_class}])"
-    return re.compile(rf"[{_CJK_RANGES}]+|{letter}+(?:'{letter}+)*")
+    letter = rf"(?:[^\W_{CJK}]|[{mark_class}])"
+    return re.compile(rf"[{CJK}]+|{letter}+(?:'{letter}+)*")
 
 
 # For ASCII text `_normalize` is just `lower()` and a word is this (the letter class above
@@ -197,7 +189,7 @@ def _iso_cjk_stopwords() -> set[str]:
     for code in ("zh", "ja"):
         for word in stopwordsiso.stopwords(code):
             word = _normalize(word)
-            if len(word) > 1 and all(_CJK_CHAR.match(ch) for ch in word):
+            if len(word) > 1 and all(CJK_CHAR.match(ch) for ch in word):
                 found.add(word)
     return found
 
@@ -217,7 +209,7 @@ def _cjk_terms(run: str) -> tuple[str, ...]:
 def _word_terms_uncached(word: str, languages: TextLanguages) -> tuple[str, ...]:
     if not word:
         return ()
-    if _CJK_CHAR.match(word):
+    if CJK_CHAR.match(word):
         return _cjk_terms(word)
     script = script_of(word)
     lang = languages.of_script(script)
@@ -280,7 +272,7 @@ def search_terms(text: str, known: Callable[[str], bool] = bool) -> list[str]:
     own ("家" of "哪家", cut by stopwords) always searches.
     """
     found = terms(text)
-    bigrams = [term for term in found if len(term) == 2 and _CJK_CHAR.match(term)]
+    bigrams = [term for term in found if len(term) == 2 and CJK_CHAR.match(term)]
     if not any(known(bigram) for bigram in bigrams):
         return found
     paired = {ch for bigram in bigrams for ch in bigram}
@@ -438,7 +430,7 @@ def _words_of_run(run: str | bytes) -> tuple[str, ...]:
     text = run if isinstance(run, str) else run.decode("utf-8")
     if text.isascii():
         return tuple(_ASCII_WORD.findall(text))
-    if not _CJK_CHAR.search(text):
+    if not CJK_CHAR.search(text):
         # Without Han or kana, a text of letters and digits (str.isalnum is re's \w less
         # "_", both Py_UNICODE_ISALNUM) cut only by ASCII separators (not "'") has those
         # pieces as its words, as the word pattern would find them. Most Cyrillic, Greek

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Protocol
 
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.forgotten_texts import ForgottenTexts
 from mnemobot.memory.items import to_iso
 from mnemobot.memory.model_call_budget import (
@@ -32,7 +32,7 @@ from mnemobot.memory.model_call_budget import (
     prompt_room,
 )
 from mnemobot.memory.session import AgentSession, Message, SessionStore
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.tokens import cut_to_tokens, estimate_tokens
 from mnemobot.systems.compaction_plan import SUMMARY_PREFIX, CompactionPlan, plan_compaction
 from mnemobot.systems.context_window import ContextWindows
 from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
@@ -135,7 +135,8 @@ def split_lines(lines: list[str], budget_tokens: int) -> list[list[str]]:
     for line in lines:
         cost = estimate_tokens(line) + 1
         if cost > budget_tokens:
-            line = _cut(line, max(16, budget_tokens * 3))
+            # The newline and the "…" cost a token each; a part has room for a few words.
+            line = cut_to_tokens(" ".join(line.split()), max(4, budget_tokens - 2)) + "…"
             cost = estimate_tokens(line) + 1
         if current and used + cost > budget_tokens:
             parts.append(current)
@@ -174,19 +175,23 @@ class Compactor:
         chat_model_for: Callable[[RuntimeConfig], str],
         on_compacted: Callable[[str], None] | None = None,
         windows: ContextWindows | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         """`on_compacted(scope)` is called on the loop after each compaction (and its
         memory flush), so memory maintenance above this layer can follow it. `windows`
-        tells the context window of the model the summary and flush go to, when known."""
+        tells the context window of the model the summary and flush go to, when known;
+        `clock` dates the summary and the facts the flush keeps."""
         self.llm = llm
         self.sessions = sessions
         self.memory = memory
         self.chat_model_for = chat_model_for
         self.on_compacted = on_compacted
         self.windows = windows
+        self.clock = clock
 
     def _summary_model(self, config: RuntimeConfig) -> str:
-        return config.llm.summary_model or self.chat_model_for(config)
+        # The chat model this bot resolves stands in for BOT_MODEL: the same name.
+        return config.llm.summary_model_name(self.chat_model_for(config))
 
     async def _window(self, model: str) -> int | None:
         if self.windows is None:
@@ -223,10 +228,11 @@ class Compactor:
                 f"{self.offload_path_text(session)}; the session_history and session_search "
                 "tools can read them."
             )
-        session.messages[:] = [{"role": "system", "content": head, "at": to_iso(time.time())}]
+        now = to_iso(self.clock())
+        session.messages[:] = [{"role": "system", "content": head, "at": now}]
         session.messages += plan.kept
         session.metadata["compactions"] = int(session.metadata.get("compactions", 0)) + 1
-        session.metadata["lastCompactionAt"] = to_iso(time.time())
+        session.metadata["lastCompactionAt"] = now
         await self.sessions.save_async(session)
         log.info(
             "compacted %s: removed %d, kept %d, summary=%s, facts flushed=%d",
@@ -378,7 +384,7 @@ class Compactor:
             return await self.memory.add_flushed_facts_async(
                 scope,
                 found,
-                at=time.time(),
+                at=self.clock(),
                 session_key=session_key,
                 tz=config.assistant.tzinfo(),
                 config=config.memory,

@@ -78,6 +78,13 @@ class TurnContext:
     failures: list[SystemFailure] = field(default_factory=list)
     llm_calls: int = 0
     tool_executions: int = 0
+    # Seconds the turn's tool calls have taken (toolLoop.maxToolSeconds).
+    tool_seconds: float = 0.0
+    # Tool sets beyond the built-in tools (an MCP server's) this turn may use, decided
+    # before the tool loop by the bot's access rules for this chat and user.
+    allowed_tool_sets: frozenset[str] = frozenset()
+    # Short notes for the user, shown under the reply (a tool server that failed mid-call).
+    notes: list[str] = field(default_factory=list)
     # Messages that were added to the session during this turn (assistant and tool messages).
     new_messages: list[Message] = field(default_factory=list)
     # Free-form per-turn values for third-party systems and tools, which cannot add fields

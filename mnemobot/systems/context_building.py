@@ -24,8 +24,9 @@ from mnemobot.memory.extraction.words import lower_words
 from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.pack import MemoryPack, PackDiagnostics
 from mnemobot.memory.request_overlap import RequestOverlap
+from mnemobot.memory.scripts import CJK_CHAR
 from mnemobot.memory.service import MemoryService
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.tokens import cut_to_tokens, estimate_tokens
 from mnemobot.systems.context import TurnContext
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,6 @@ _CJK_SMALL_TALK = re.compile(
     r"谢谢|多谢|感谢|你好|您好|好的|好吧|好|嗯+|哦+|行|对|是的|再见|拜拜|晚安|早安|早上好|晚上好|"
     r"没问题|明白了?|知道了|收到|了|啊|呀|吧|啦|您|你|非常|很|太|棒"
 )
-_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
 def wants_memory(text: str) -> bool:
@@ -90,8 +90,8 @@ def wants_memory(text: str) -> bool:
     in it to look up, and whatever memory came with it would be paid for in vain."""
     if is_small_talk(text):
         return False
-    if _CJK.search(text):
-        return _CJK.search(_CJK_SMALL_TALK.sub("", text)) is not None
+    if CJK_CHAR.search(text):
+        return CJK_CHAR.search(_CJK_SMALL_TALK.sub("", text)) is not None
     rest = [word for word in lower_words(text) if word not in _OTHER_SMALL_TALK]
     return bool(rest) and not is_small_talk(" ".join(rest))
 
@@ -144,10 +144,13 @@ def within_allowance(
     )
 
 
+_CUT_MARK = "\n[... cut to fit its budget]"
+
+
 def _cut_to_budget(text: str, budget_tokens: int) -> str:
     if estimate_tokens(text) <= budget_tokens:
         return text
-    return text[: budget_tokens * 3] + "\n[... cut to fit its budget]"
+    return cut_to_tokens(text, budget_tokens - estimate_tokens(_CUT_MARK)) + _CUT_MARK
 
 
 class ContextBuilding:

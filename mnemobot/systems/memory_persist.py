@@ -9,9 +9,9 @@ saved, so the next request does not carry the text back.
 from __future__ import annotations
 
 import logging
-import time
 from functools import partial
 
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.compactor import NO_REPLY
 from mnemobot.systems.context import TurnContext
@@ -23,8 +23,10 @@ class MemoryPersist:
     name = "MemoryPersist"
     order = 50
 
-    def __init__(self, memory: MemoryService) -> None:
+    def __init__(self, memory: MemoryService, *, clock: Clock = SYSTEM_CLOCK) -> None:
+        """`clock` dates a turn that does not say when it happened (`ctx.occurred_at`)."""
         self.memory = memory
+        self.clock = clock
 
     def enabled(self, ctx: TurnContext) -> bool:
         return (
@@ -42,7 +44,7 @@ class MemoryPersist:
                 scope=ctx.scope,
                 user_text=ctx.user_text,
                 assistant_text=ctx.reply or "",
-                at=time.time() if ctx.occurred_at is None else ctx.occurred_at,
+                at=self.clock() if ctx.occurred_at is None else ctx.occurred_at,
                 config=ctx.config.memory,
                 tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
                 message_refs=ctx.message_refs,

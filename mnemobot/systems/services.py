@@ -14,6 +14,7 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.llm import ChatModel
@@ -33,6 +34,8 @@ class Services:
     llm: ChatModel
     # The tools the model is offered; plugin tools are in it once the bot has started.
     tools: ToolRunner
+    # "Now", for anything that dates what it writes: a replay runs on its own clock.
+    clock: Clock = SYSTEM_CLOCK
 
     def config(self) -> RuntimeConfig:
         """The runtime config in force now."""
@@ -41,4 +44,4 @@ class Services:
     def chat_model(self, config: RuntimeConfig | None = None) -> str:
         """The model name for chat requests: `llm.model`, or BOT_MODEL when it is null."""
         config = config or self.config()
-        return config.llm.model or self.settings.bot_model
+        return config.llm.chat_model_name(self.settings.bot_model)

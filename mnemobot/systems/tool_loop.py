@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import to_iso
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.model_windows import ModelWindow
@@ -29,10 +31,9 @@ log = logging.getLogger(__name__)
 OverflowRecovery = Callable[[TurnContext, int], Awaitable[bool]]
 
 MAX_OVERFLOW_ROUNDS = 3
-
-
-def _now_iso() -> str:
-    return to_iso(time.time())
+_TOOL_TIME_SPENT = (
+    "its tools took the {:g} seconds one turn may spend on them (toolLoop.maxToolSeconds)"
+)
 
 
 def _call_ids(messages: list[Message]) -> set[str]:
@@ -55,11 +56,17 @@ class ToolLoop:
         *,
         overflow_recovery: OverflowRecovery | None = None,
         large_results: LargeResultStore | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
+        """`clock` dates the messages the turn adds (a replay passes its own)."""
         self.llm = llm
+        self.clock = clock
         self.tools = tools
         self.overflow_recovery = overflow_recovery
         self.large_results = large_results
+
+    def _now(self) -> str:
+        return to_iso(self.clock())
 
     def enabled(self, ctx: TurnContext) -> bool:
         return ctx.reply is None
@@ -74,8 +81,8 @@ class ToolLoop:
             ctx.stop_reason = error.user_text()
 
     async def _loop(self, ctx: TurnContext) -> None:
+        """Ask, run the tools the model calls, ask again: until a plain answer or a limit."""
         limits = ctx.config.tool_loop
-        llm_config = ctx.config.llm
         last_content: str | None = None
         overflow_rounds = 0
         while True:
@@ -87,103 +94,165 @@ class ToolLoop:
                     last_content,
                 )
                 return
-            request = ChatRequest(
-                messages=model_messages(
-                    ctx.system_prompt,
-                    ctx.session.messages,
-                    keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
-                ),
-                model=ctx.model,
-                temperature=llm_config.temperature,
-                # A cap: a model client that knows the window asks for what still fits.
-                max_output_tokens=llm_config.max_output_tokens,
-                timeout_seconds=llm_config.request_timeout_seconds,
-                # Asked on every call: after an overflow error the window may be known and
-                # the tool definitions may no longer fit (the registry leaves them out).
-                tools=self.tools.schemas(ctx),
-            )
+            request = self._request(ctx)
             try:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
             except LLMError as error:
-                if error.context_window is not None:
-                    # The server stated its window: compact and budget against it from now on.
-                    narrow_to_window(ctx, ModelWindow(error.context_window, "overflow error"))
-                if (
-                    error.kind is LLMFailureKind.CONTEXT_OVERFLOW
-                    and self.overflow_recovery is not None
-                    and overflow_rounds < MAX_OVERFLOW_ROUNDS
-                ):
+                if await self._recovered(ctx, error, overflow_rounds, request):
                     overflow_rounds += 1
-                    log.warning(
-                        "context overflow in %s; compacting (round %d)",
-                        ctx.chat.key,
-                        overflow_rounds,
-                    )
-                    shrunk = await self.overflow_recovery(ctx, overflow_rounds)
-                    # The window the error stated may leave no room for the tool
-                    # definitions: the retry goes without them, smaller too.
-                    if shrunk or len(self.tools.schemas(ctx)) < len(request.tools or ()):
-                        ctx.llm_calls -= 1
-                        continue
+                    ctx.llm_calls -= 1
+                    continue
                 raise
             content = without_control_characters(response.content or "")
             if not response.tool_calls:
-                answer = cut_reply(content.strip(), llm_config.max_reply_chars)
-                if not answer:
-                    answer = "(the model returned an empty answer)"
-                ctx.add_message({"role": "assistant", "content": answer, "at": _now_iso()})
-                ctx.reply = answer
+                self._answer(ctx, content)
                 return
-            content = cut_reply(content, llm_config.max_reply_chars)
+            content = cut_reply(content, ctx.config.llm.max_reply_chars)
             last_content = content or last_content
-            calls = unique_call_ids(response.tool_calls, _call_ids(ctx.session.messages))
-            kept_chars = limits.max_stored_argument_chars
-            ctx.add_message(
-                {
-                    "role": "assistant",
-                    "content": content or None,
-                    "tool_calls": [
-                        ToolCall(
-                            c.id, c.name, stored_arguments(c.arguments, kept_chars)
-                        ).to_message_dict()
-                        for c in calls
-                    ],
-                    "at": _now_iso(),
-                }
-            )
-            budget_hit = False
-            for call in calls:
-                if ctx.tool_executions >= limits.max_tool_executions:
-                    budget_hit = True
-                    result = "error: not run, the tool execution limit of this turn was reached"
-                else:
-                    ctx.tool_executions += 1
-                    result = await self._run_tool(ctx, call.name, call.arguments)
-                    result = self._evict_if_large(ctx, call.id, result)
-                ctx.add_message(
-                    {
-                        "role": "tool",
-                        "tool_call_id": call.id,
-                        "name": call.name,
-                        "content": result,
-                        "at": _now_iso(),
-                    }
-                )
-            if budget_hit:
-                self._stop(
-                    ctx,
-                    f"it reached the limit of {limits.max_tool_executions} tool runs "
-                    "(toolLoop.maxToolExecutions)",
-                    last_content,
-                )
+            limit_reached = await self._run_calls(ctx, content, response.tool_calls)
+            if limit_reached is not None:
+                self._stop(ctx, limit_reached, last_content)
                 return
 
-    async def _run_tool(self, ctx: TurnContext, name: str, arguments: str) -> str:
+    def _request(self, ctx: TurnContext) -> ChatRequest:
+        """The next model call: the session as the model sees it, and the tools."""
+        llm_config = ctx.config.llm
+        return ChatRequest(
+            messages=model_messages(
+                ctx.system_prompt,
+                ctx.session.messages,
+                keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
+            ),
+            model=ctx.model,
+            temperature=llm_config.temperature,
+            # A cap: a model client that knows the window asks for what still fits.
+            max_output_tokens=llm_config.max_output_tokens,
+            timeout_seconds=llm_config.request_timeout_seconds,
+            # Asked on every call: after an overflow error the window may be known and
+            # the tool definitions may no longer fit (the registry leaves them out).
+            tools=self.tools.schemas(ctx),
+        )
+
+    async def _recovered(
+        self, ctx: TurnContext, error: LLMError, rounds_done: int, failed: ChatRequest
+    ) -> bool:
+        """After a failed call: True when the context was made smaller (an overflow, at most
+        MAX_OVERFLOW_ROUNDS times a turn), so the call is worth making again."""
+        if error.context_window is not None:
+            # The server stated its window: compact and budget against it from now on.
+            narrow_to_window(ctx, ModelWindow(error.context_window, "overflow error"))
+        if (
+            error.kind is not LLMFailureKind.CONTEXT_OVERFLOW
+            or self.overflow_recovery is None
+            or rounds_done >= MAX_OVERFLOW_ROUNDS
+        ):
+            return False
+        log.warning("context overflow in %s; compacting (round %d)", ctx.chat.key, rounds_done + 1)
+        shrunk = await self.overflow_recovery(ctx, rounds_done + 1)
+        # The window the error stated may leave no room for the tool definitions: the
+        # retry goes without them, smaller too.
+        return shrunk or len(self.tools.schemas(ctx)) < len(failed.tools or ())
+
+    def _answer(self, ctx: TurnContext, content: str) -> None:
+        answer = cut_reply(content.strip(), ctx.config.llm.max_reply_chars)
+        if not answer:
+            answer = "(the model returned an empty answer)"
+        ctx.add_message({"role": "assistant", "content": answer, "at": self._now()})
+        ctx.reply = answer
+
+    async def _run_calls(
+        self, ctx: TurnContext, content: str, tool_calls: list[ToolCall]
+    ) -> str | None:
+        """Record the model's tool calls and run them in order, each within its time limit;
+        returns why the turn must stop when a limit of the turn (tool runs, tool time) left
+        some of them unrun (each gets an error result), else None."""
+        limits = ctx.config.tool_loop
+        calls = unique_call_ids(tool_calls, _call_ids(ctx.session.messages))
+        kept_chars = limits.max_stored_argument_chars
+        ctx.add_message(
+            {
+                "role": "assistant",
+                "content": content or None,
+                "tool_calls": [
+                    ToolCall(
+                        c.id, c.name, stored_arguments(c.arguments, kept_chars)
+                    ).to_message_dict()
+                    for c in calls
+                ],
+                "at": self._now(),
+            }
+        )
+        limit_reached: str | None = None
+        for call in calls:
+            left = limits.max_tool_seconds - ctx.tool_seconds
+            if ctx.tool_executions >= limits.max_tool_executions:
+                limit_reached = (
+                    f"it reached the limit of {limits.max_tool_executions} tool runs "
+                    "(toolLoop.maxToolExecutions)"
+                )
+                result = "error: not run, the tool execution limit of this turn was reached"
+            elif left <= 0:
+                limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
+                result = "error: not run, the tool time limit of this turn was reached"
+            else:
+                ctx.tool_executions += 1
+                started = time.monotonic()
+                result = await self._run_tool(
+                    ctx,
+                    call.name,
+                    call.arguments,
+                    min(limits.tool_timeout_seconds, left),
+                    turn_limited=left < limits.tool_timeout_seconds,
+                )
+                ctx.tool_seconds += time.monotonic() - started
+                result = self._evict_if_large(ctx, call.id, result)
+            ctx.add_message(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "name": call.name,
+                    "content": result,
+                    "at": self._now(),
+                }
+            )
+        if limit_reached is None and ctx.tool_seconds >= limits.max_tool_seconds:
+            limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
+        return limit_reached
+
+    async def _run_tool(
+        self,
+        ctx: TurnContext,
+        name: str,
+        arguments: str,
+        timeout_seconds: float,
+        *,
+        turn_limited: bool = False,
+    ) -> str:
+        """The tool's result, or the error the model reads; stopped after `timeout_seconds`
+        (`turn_limited`: what the turn had left of toolLoop.maxToolSeconds)."""
+        deadline = asyncio.timeout(timeout_seconds)
         try:
-            result = await self.tools.run(name, arguments, ctx)
+            async with deadline:
+                result = await self.tools.run(name, arguments, ctx)
         except ToolError as error:
             return f"error: {error}"
+        except TimeoutError as error:
+            if not deadline.expired():
+                log.warning("tool %s failed in %s: %s", name, ctx.chat.key, error)
+                return f"error: the tool {name} failed (TimeoutError: {error})"
+            log.warning(
+                "tool %s in %s was stopped after %.1f s", name, ctx.chat.key, timeout_seconds
+            )
+            if turn_limited:
+                return (
+                    f"error: the tool {name} was stopped: the tools of this turn used up their "
+                    "time; it may have done part of its work"
+                )
+            return (
+                f"error: the tool {name} did not finish within {timeout_seconds:g} seconds "
+                "and was stopped; it may have done part of its work"
+            )
         except Exception as error:  # a broken tool must not end the turn
             log.exception("tool %s failed in %s", name, ctx.chat.key)
             return f"error: the tool {name} failed ({type(error).__name__}: {error})"
@@ -203,5 +272,5 @@ class ToolLoop:
         if last_content:
             text = f"{last_content.strip()}\n\n{text}"
         text += " Ask me to continue if you want me to go on."
-        ctx.add_message({"role": "assistant", "content": text, "at": _now_iso()})
+        ctx.add_message({"role": "assistant", "content": text, "at": self._now()})
         ctx.reply = text

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from mnemobot.systems.context import TurnContext
@@ -26,15 +26,25 @@ class Tool:
     the model sees); `handler(arguments, ctx)`: the parsed arguments and the turn, returns
     the text the model gets back, plain or async. Raise `ToolError` for anything the model
     should be told; run blocking work with `asyncio.to_thread`.
+
+    `parameters`: the JSON schema the model sees when it is not `arguments`' own (a tool
+    whose own server checks the arguments, such as an MCP server's: pair it with
+    `AnyArguments`). `tool_set`: None for a tool offered in every turn; else the set it
+    belongs to, offered only in turns that allow it (`TurnContext.allowed_tool_sets`).
     """
 
     name: str
     description: str
     arguments: type[BaseModel]
     handler: ToolHandler
+    parameters: dict[str, Any] | None = None
+    tool_set: str | None = None
 
     def schema(self) -> dict[str, Any]:
-        parameters = self.arguments.model_json_schema()
+        if self.parameters is not None:
+            parameters = dict(self.parameters)
+        else:
+            parameters = self.arguments.model_json_schema()
         parameters.pop("title", None)
         return {
             "type": "function",
@@ -44,6 +54,13 @@ class Tool:
                 "parameters": parameters,
             },
         }
+
+
+class AnyArguments(BaseModel):
+    """Arguments passed on as they came (`model_dump()`), for a tool whose own server
+    checks them against the schema it published (`Tool.parameters`)."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 class ToolError(Exception):

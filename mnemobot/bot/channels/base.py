@@ -14,6 +14,7 @@ from typing import Protocol
 
 from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.schedule.service import ScheduleService
+from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import Attachment, Commands
 from mnemobot.bot.turn.erasure import ScopeErasure
@@ -75,3 +76,9 @@ class ChannelHost(Protocol):
     erasure: ScopeErasure
     # Scheduled tasks: a channel that can take firings attaches to its scheduler.
     schedule: ScheduleService | None
+    # Questions a turn asks its user before a tool runs; the channel brings the answers.
+    confirmations: Confirmations
+
+    async def tools_ready(self) -> None:
+        """Return once the tools of outside servers (MCP) have started or failed to."""
+        ...

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
@@ -22,6 +21,7 @@ from typing import Any
 from mnemobot.bot.channels.base import Channel
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
 from mnemobot.bot.schedule.firing import FiringRunner
+from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
 from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
 from mnemobot.memory.items import to_iso
@@ -92,9 +92,12 @@ class ChatDispatcher:
         config: Callable[[], LaneConfig],
         *,
         answered: Answered | None = None,
+        confirmations: Confirmations | None = None,
         firings: FiringRunner | None = None,
     ) -> None:
         self.assistant = assistant
+        # Questions a running turn asks its user: a "yes" / "no" message answers them.
+        self.confirmations = confirmations
         # Runs the scheduled tasks' firings that reach the lanes (None: none reach them).
         self.firings = firings
         self.commands = commands
@@ -125,6 +128,15 @@ class ChatDispatcher:
                 # running reply and saying so go on in the background.
                 stop = partial(self._stop_dropped, self.lanes.drop_queued(job.chat.key))
             self._in_order(job.chat.key, partial(self._answer_command, job, stop))
+            return None
+        if (
+            command is None
+            and self.confirmations is not None
+            and self.confirmations.answer_text(job.chat, job.text)
+        ):
+            # "yes" / "no" to a tool waiting for this user's confirmation: an answer for
+            # the running turn, not a message of its own.
+            self._in_order(job.chat.key, partial(self._answered, [job]))
             return None
         admission = self.lanes.submit(job)
         if admission is Admission.CLOSED:
@@ -312,7 +324,7 @@ class ChatDispatcher:
                 {
                     "role": "user",
                     "content": job.text,
-                    "at": to_iso(time.time()),
+                    "at": to_iso(self.assistant.clock()),
                     "refs": list(job.message_refs),
                     "unanswered": True,
                 }

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mnemobot.bot.app import CHANNEL_SECTIONS
+from mnemobot.bot.app import RUNTIME_SECTIONS
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_reference import reference_markdown
 
 
 def _docs(args: argparse.Namespace) -> int:
-    sys.stdout.write(reference_markdown(with_sections(CHANNEL_SECTIONS)))
+    sys.stdout.write(reference_markdown(with_sections(RUNTIME_SECTIONS)))
     return 0
 
 

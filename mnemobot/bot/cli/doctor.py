@@ -12,7 +12,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
@@ -31,6 +31,9 @@ from mnemobot.bot.cli.probes import (
 from mnemobot.bot.cli.startup import secrets_of
 from mnemobot.bot.delivery.replicas import redis_display
 from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.mcp.access import mcp_config
+from mnemobot.bot.mcp.probe import probe_server, where
+from mnemobot.bot.mcp.secrets import bot_environment
 from mnemobot.bot.schedule.service import workspace_summary
 from mnemobot.bot.turn.commands import endpoint_for_display
 from mnemobot.config.runtime_store import RuntimeConfigStore
@@ -279,6 +282,31 @@ async def check_schedule(settings: Settings) -> CheckResult:
     return CheckResult("schedule", "ok", line.removeprefix("Scheduled: "))
 
 
+async def check_mcp_servers(store: RuntimeConfigStore, emit: Emit) -> AsyncIterator[CheckResult]:
+    """Start each configured MCP server, list its tools, stop it; one line per server."""
+    settings = mcp_config(store.current())
+    environment = bot_environment()
+    for name, server in settings.servers.items():
+        check = f"mcp {name}"
+        if not server.enabled:
+            yield CheckResult(check, "ok", "disabled (enabled: false)")
+            continue
+        verb = "starting" if server.command is not None else "connecting to"
+        emit(
+            f"...  {check}: {verb} {where(server)} and listing its tools "
+            f"(up to {settings.start_timeout_seconds:g} s, mcp.startTimeoutSeconds)"
+        )
+        probe = await probe_server(name, server, settings, environment)
+        yield CheckResult(check, "ok" if probe.ok else "fail", probe.detail)
+        if probe.literal_secrets:
+            yield CheckResult(
+                check,
+                "warn",
+                f"{', '.join(probe.literal_secrets)} written into the config file; put "
+                'the secret in the environment or env file and write "${NAME}" instead',
+            )
+
+
 async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     results: list[CheckResult] = []
 
@@ -294,8 +322,8 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     record(check_runtime_config(store))
     if settings.bot_redis_url is not None:
         record(await check_redis(settings, emit))
-    configured = store.current().llm.model
-    model, source = (configured, "llm.model") if configured else (settings.bot_model, "BOT_MODEL")
+    llm = store.current().llm
+    model, source = llm.chat_model_name(settings.bot_model), llm.chat_model_source()
     llm_result = await check_llm(settings, model, source, emit)
     record(llm_result)
     paths = WorkspacePaths(settings.bot_workspace)
@@ -303,6 +331,9 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
         record(await check_context_window(settings, model, paths, store, emit))
     record(await check_telegram(settings, emit))
     record(await check_schedule(settings))
+    if not store.error:
+        async for result in check_mcp_servers(store, emit):
+            record(result)
     return results
 
 
@@ -320,5 +351,6 @@ def doctor(out: TextIO) -> int:
     # Each check reports its own failure; these loggers would say it a second time.
     logging.getLogger("mnemobot.bot.llm.client").setLevel(logging.CRITICAL)
     logging.getLogger("mnemobot.config.runtime_store").setLevel(logging.CRITICAL)
+    logging.getLogger("mcp").setLevel(logging.CRITICAL)
     results = asyncio.run(run_checks(settings, emit))
     return 0 if all(r.ok for r in results) else 1

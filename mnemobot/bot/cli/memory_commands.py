@@ -22,7 +22,6 @@ from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.startup import fail, settings_or_exit
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.schedule.service import cli_erase_step
-from mnemobot.bot.tools.clock_tool import now_in_zone
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
 from mnemobot.config.workspace import WorkspacePaths
@@ -45,7 +44,7 @@ def _pack(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
-    now = now_in_zone(config.assistant.timezone)
+    now = config.assistant.local_time(time.time())
     pack = pack_for_turn(memory, args.chat, args.query, now, config.memory)
     if args.json:
         _print_json(pack.to_json_dict())

@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlsplit
 
 from mnemobot.bot.cli.logging_setup import configure_logging
 from mnemobot.bot.turn.commands import endpoint_for_display
+from mnemobot.config.runtime import LlmConfig
 from mnemobot.config.runtime_store import RuntimeConfigError, parse_runtime_config
 from mnemobot.config.settings import Settings, SettingsError, env_files_found, load_settings
 from mnemobot.config.workspace import WorkspacePaths
@@ -78,10 +79,10 @@ def log_startup(settings: Settings) -> None:
     """
     paths = WorkspacePaths(settings.bot_workspace)
     try:
-        configured = parse_runtime_config(paths.runtime_config.read_bytes()).config.llm.model
+        llm = parse_runtime_config(paths.runtime_config.read_bytes()).config.llm
     except (OSError, RuntimeConfigError):
-        configured = None  # the app's own load reports what is wrong with the file
-    model = configured or settings.bot_model
+        llm = LlmConfig()  # the app's own load reports what is wrong with the file
+    model = llm.chat_model_name(settings.bot_model)
     env_files = ", ".join(str(p) for p in env_files_found()) or "none (environment only)"
     log.info(
         "starting: workspace %s, runtime config %s, model %s at %s, settings from %s",

@@ -7,12 +7,12 @@ chat's session metadata as `timezone`), else `assistant.timezone`, else the mach
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.zones import local_time, named_zone
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import TurnContext
 from mnemobot.systems.tool_runner import Tool
 
@@ -20,27 +20,12 @@ from mnemobot.systems.tool_runner import Tool
 CHAT_ZONE_KEY = "timezone"
 
 
-def configured_zone(name: str | None) -> ZoneInfo | None:
-    """The zone named in runtime config, or None for the machine's local zone."""
-    if not name:
-        return None
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return None
-
-
 def chat_zone_name(metadata: Mapping[str, object], config: RuntimeConfig) -> str | None:
     """The chat's own zone, else the configured one; None means the machine's zone."""
     own = metadata.get(CHAT_ZONE_KEY)
-    if isinstance(own, str) and configured_zone(own) is not None:
+    if isinstance(own, str) and named_zone(own) is not None:
         return own
     return config.assistant.timezone
-
-
-def now_in_zone(name: str | None) -> datetime:
-    zone = configured_zone(name)
-    return datetime.now(zone) if zone else datetime.now().astimezone()
 
 
 class DatetimeArguments(BaseModel):
@@ -50,17 +35,22 @@ class DatetimeArguments(BaseModel):
     )
 
 
-def _now(arguments: DatetimeArguments, ctx: TurnContext) -> str:
-    name = arguments.timezone or chat_zone_name(ctx.session.metadata, ctx.config)
-    if arguments.timezone and configured_zone(arguments.timezone) is None:
-        return f"error: unknown timezone {arguments.timezone!r}; use an IANA name like Europe/Paris"
-    now = now_in_zone(name)
-    return f"{now.strftime('%A')}, {now.isoformat(timespec='seconds')} ({now.tzname()})"
+def datetime_tool(clock: Clock = SYSTEM_CLOCK) -> Tool:
+    """The tool, telling the time `clock` gives (a replay's own clock, in a replay)."""
 
+    def now(arguments: DatetimeArguments, ctx: TurnContext) -> str:
+        if arguments.timezone and named_zone(arguments.timezone) is None:
+            return (
+                f"error: unknown timezone {arguments.timezone!r}; use an IANA name like "
+                "Europe/Paris"
+            )
+        zone = arguments.timezone or chat_zone_name(ctx.session.metadata, ctx.config)
+        at = local_time(clock(), zone)
+        return f"{at.strftime('%A')}, {at.isoformat(timespec='seconds')} ({at.tzname()})"
 
-DATETIME_TOOL = Tool(
-    name="datetime",
-    description="Get the current date, weekday and time.",
-    arguments=DatetimeArguments,
-    handler=_now,
-)
+    return Tool(
+        name="datetime",
+        description="Get the current date, weekday and time.",
+        arguments=DatetimeArguments,
+        handler=now,
+    )

@@ -8,19 +8,24 @@ to forget: every item, MEMORY.md line and note line holding all its words goes, 
 turns and facts that go with them. The answer lists what was removed, so the reply can
 say it. The text is hidden at once (and taken out of this conversation); the files are
 rewritten by the next maintenance, which `on_forgotten` asks for.
+
+`add`, `update` and `promote` write through `MemoryService` like a turn's memory: the
+config weighs a saved fact (memory.toolConfidence, memory.toolSalience), a repeat merges
+into the stored fact, and a new value of a single-valued thing ("I moved to Berlin")
+marks the old one earlier. Every call runs in the memory's worker threads.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemobot.memory.daily_notes import MemoryFileTooLong, read_memory_file, write_memory_file
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
+from mnemobot.memory.daily_notes import MemoryFileTooLong
 from mnemobot.memory.forgotten_texts import FORGET_QUERY_MAX_ITEMS
-from mnemobot.memory.item_store import new_item_id
 from mnemobot.memory.items import ItemType, Layer, MemoryItem, to_iso
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import TurnContext
@@ -82,11 +87,17 @@ def _removed_line(item: MemoryItem) -> str:
 
 class MemoryTool:
     def __init__(
-        self, memory: MemoryService, *, on_forgotten: Callable[[str], None] | None = None
+        self,
+        memory: MemoryService,
+        *,
+        on_forgotten: Callable[[str], None] | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        """`on_forgotten(scope)`: something of the scope was forgotten (erase it soon)."""
+        """`on_forgotten(scope)`: something of the scope was forgotten (erase it soon).
+        `clock`: the time of a fact saved in a turn that does not say when it happened."""
         self.memory = memory
         self.on_forgotten = on_forgotten
+        self.clock = clock
 
     def tool(self) -> Tool:
         return Tool(
@@ -102,72 +113,95 @@ class MemoryTool:
             handler=self.handle,
         )
 
-    def handle(self, arguments: MemoryArguments, ctx: TurnContext) -> str:
+    async def handle(self, arguments: MemoryArguments, ctx: TurnContext) -> str:
+        """Every read and write of the scope runs in the memory's worker threads (a cold
+        scope loads first); only the answer and the conversation's redaction run here."""
         if not ctx.config.memory.enabled:
             raise ToolError("memory is turned off in the runtime config (memory.enabled)")
         operation = arguments.operation
-        store = self.memory.store(ctx.scope)
         if operation in {"add", "update"}:
             self._fits(arguments.content, ctx.config.memory.max_item_chars)
         if operation == "add":
-            content = self._need(arguments.content, "content")
-            kind = _DURABLE_TYPES[arguments.kind]
-            now = time.time()
-            item = MemoryItem(
-                id=new_item_id(),
-                layer=Layer.PROCEDURAL if arguments.kind == "procedure" else Layer.SEMANTIC,
-                type=kind,
-                title=content[:80],
-                content=content,
-                scope=ctx.scope,
-                created_at=now,
-                updated_at=now,
-                tags=[*arguments.tags, "from:tool"],
-                references=list(ctx.message_refs),
-                source="tool",
-                confidence=0.9,
-                salience=0.7,
-            )
-            stored = store.add([item])
-            if not stored:
-                return "not saved: this fact was forgotten earlier at the user's request"
-            return f"saved {_line(stored[0])}"
+            return await self._add(arguments, ctx)
         if operation == "search":
             query = self._need(arguments.query or arguments.content, "query")
-            found = self.memory.search(
+            work = partial(
+                self.memory.search,
                 ctx.scope,
                 query,
                 config=ctx.config.memory,
                 tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
             )
+            found = await self.memory.offload(ctx.scope, work)
             return "\n".join(_line(item, score) for item, score in found) or "(nothing found)"
         if operation == "forget" and not arguments.id:
             query = self._need(arguments.query or arguments.content, "id or query")
-            return self._forget_matching(ctx, query)
+            return await self._forget_matching(ctx, query)
         if operation in {"read", "update", "promote", "forget"}:
-            item_id = self._need(arguments.id, "id")
-            item = store.get(item_id)
-            if item is None:
-                raise ToolError(f"no memory item {item_id!r} in this chat")
-            if operation == "read":
-                return _line(item) + f"\nreferences: {', '.join(item.references) or '-'}"
-            if operation == "forget":
-                gone = self.memory.forget_items(ctx.scope, item_id)
-                self._forgotten(ctx)
-                return self._removed(gone, 0)
-            if operation == "promote":
-                promoted = store.promote(item_id)
-                return f"promoted to {_line(promoted)}" if promoted else "already durable"
-            updated = store.update(
-                item_id,
-                content=self._need(arguments.content, "content"),
-                tags=arguments.tags or None,
-            )
-            return f"updated {_line(updated)}" if updated else "not updated"
-        return self._memory_file(arguments, ctx)
+            return await self._by_id(operation, arguments, ctx)
+        return await self._memory_file(arguments, ctx)
 
-    def _forget_matching(self, ctx: TurnContext, query: str) -> str:
-        outcome = self.memory.forget_matching(ctx.scope, query)
+    def _turn_time(self, ctx: TurnContext) -> float:
+        # The turn's own time, as its other memory is dated: a fact saved in a turn and the
+        # same fact extracted from that turn are one statement, said once.
+        return ctx.occurred_at if ctx.occurred_at is not None else self.clock()
+
+    async def _add(self, arguments: MemoryArguments, ctx: TurnContext) -> str:
+        work = partial(
+            self.memory.add_fact,
+            ctx.scope,
+            self._need(arguments.content, "content"),
+            item_type=_DURABLE_TYPES[arguments.kind],
+            at=self._turn_time(ctx),
+            config=ctx.config.memory,
+            speaker=ctx.chat.user_name,
+            tags=[*arguments.tags, "from:tool"],
+            references=ctx.message_refs,
+        )
+        written = await self.memory.offload_write(ctx.scope, work)
+        if not written.stored:
+            return "not saved: this fact was forgotten earlier at the user's request"
+        answer = f"saved {_line(written.stored[0])}"
+        replaced = [i for i in written.updates.superseded if i.layer is not Layer.EPISODIC]
+        if replaced:
+            answer += "\nit replaces (now marked earlier):\n" + "\n".join(map(_line, replaced))
+        return answer
+
+    async def _by_id(self, operation: str, arguments: MemoryArguments, ctx: TurnContext) -> str:
+        item_id = self._need(arguments.id, "id")
+        item = await self.memory.offload(ctx.scope, partial(self.memory.get, ctx.scope, item_id))
+        if item is None:
+            raise ToolError(f"no memory item {item_id!r} in this chat")
+        if operation == "read":
+            return _line(item) + f"\nreferences: {', '.join(item.references) or '-'}"
+        if operation == "forget":
+            work = partial(self.memory.forget_items, ctx.scope, item_id)
+            gone = await self.memory.offload_write(ctx.scope, work)
+            await self._forgotten(ctx)
+            return self._removed(gone, 0)
+        at = self._turn_time(ctx)
+        if operation == "promote":
+            work = partial(self.memory.promote, ctx.scope, item_id, at=at, config=ctx.config.memory)
+            promoted = await self.memory.offload_write(ctx.scope, work)
+            return f"promoted to {_line(promoted)}" if promoted else "already durable"
+        work = partial(
+            self.memory.rewrite_fact,
+            ctx.scope,
+            item_id,
+            content=self._need(arguments.content, "content"),
+            tags=arguments.tags or None,
+            at=at,
+            config=ctx.config.memory,
+        )
+        try:
+            updated = await self.memory.offload_write(ctx.scope, work)
+        except ValueError as exc:
+            raise ToolError(f"not updated: {exc}") from None
+        return f"updated {_line(updated)}" if updated else "not updated"
+
+    async def _forget_matching(self, ctx: TurnContext, query: str) -> str:
+        work = partial(self.memory.forget_matching, ctx.scope, query)
+        outcome = await self.memory.offload_write(ctx.scope, work)
         if outcome.too_many:
             return (
                 f"nothing forgotten: {outcome.too_many} items hold all of {query!r}, more than "
@@ -175,13 +209,14 @@ class MemoryTool:
             )
         if not outcome.items and not outcome.lines:
             return f"nothing in this chat's memory holds all of {query!r}"
-        self._forgotten(ctx)
+        await self._forgotten(ctx)
         return self._removed(outcome.items, outcome.lines)
 
-    def _forgotten(self, ctx: TurnContext) -> None:
+    async def _forgotten(self, ctx: TurnContext) -> None:
         """Take the forgotten texts out of this conversation now, and ask for the erasure
         of every file."""
-        texts = self.memory.forgotten_texts(ctx.scope)
+        work = partial(self.memory.forgotten_texts, ctx.scope)
+        texts = await self.memory.offload(ctx.scope, work)
         for message in ctx.session.messages:
             content = message.get("content")
             if isinstance(content, str) and texts.holds(content):
@@ -205,18 +240,20 @@ class MemoryTool:
             + (listed + more if listed else "(memory-file lines only)")
         )
 
-    def _memory_file(self, arguments: MemoryArguments, ctx: TurnContext) -> str:
-        path = self.memory.paths(ctx.scope).memory_file
+    async def _memory_file(self, arguments: MemoryArguments, ctx: TurnContext) -> str:
         if arguments.operation == "read_file":
-            return read_memory_file(path, ctx.config.memory.scope_memory_budget_tokens) or "(empty)"
-        text = self._need(arguments.content, "content")
+            budget = ctx.config.memory.scope_memory_budget_tokens
+            work = partial(self.memory.scope_memory_text, ctx.scope, budget)
+            return await self.memory.offload(ctx.scope, work) or "(empty)"
+        work = partial(
+            self.memory.write_memory_file,
+            ctx.scope,
+            self._need(arguments.content, "content"),
+            append=arguments.operation == "append_file",
+            max_chars=MEMORY_FILE_MAX_CHARS,
+        )
         try:
-            written = write_memory_file(
-                path,
-                text,
-                append=arguments.operation == "append_file",
-                max_chars=MEMORY_FILE_MAX_CHARS,
-            )
+            written = await self.memory.offload_write(ctx.scope, work)
         except MemoryFileTooLong as exc:
             raise ToolError(str(exc)) from None
         return f"MEMORY.md of this chat now has {written} characters"

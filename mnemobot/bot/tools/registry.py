@@ -2,12 +2,17 @@
 
 Schemas are built once, when a tool is registered: pydantic's `model_json_schema()` costs
 about a millisecond per tool, and the schemas go out with every LLM request.
+
+A tool may belong to a named tool set (an MCP server's tools): such a tool is offered, and
+run, only in a turn whose `allowed_tool_sets` names its set, and a set's tools can be
+replaced as a whole while the bot runs (a server restarted or reconfigured).
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -47,13 +52,28 @@ def describe_arguments_error(error: ValidationError) -> str:
 MAX_TOOL_SCHEMA_SHARE = 1 / 3
 
 
+@dataclass(frozen=True, slots=True)
+class _Offer:
+    """The schemas of a group of tools, and their estimated prompt tokens."""
+
+    schemas: tuple[dict[str, Any], ...] = ()
+    tokens: int = 0
+
+    def plus(self, schema: dict[str, Any]) -> _Offer:
+        return _Offer(
+            (*self.schemas, schema), self.tokens + estimate_tokens(orjson.dumps(schema).decode())
+        )
+
+
 class ToolRegistry:
     """Implements the pipeline's ToolRunner: schemas for the model, validated execution."""
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        # Offers are replaced, never changed in place: a request already holding one
+        # keeps a consistent view while a tool set is swapped.
+        self._offers: dict[str | None, _Offer] = {None: _Offer()}
         self._schemas: list[dict[str, Any]] = []
-        self._schema_tokens = 0
         for tool in tools or []:
             self.register(tool)
 
@@ -62,30 +82,77 @@ class ToolRegistry:
             raise ValueError(f"tool {tool.name!r} is registered twice")
         schema = checked_schema(tool)
         self._tools[tool.name] = tool
-        # A new list, never an in-place append: a request already holding the old list
-        # keeps a consistent view.
-        self._schemas = [*self._schemas, schema]
-        self._schema_tokens += estimate_tokens(orjson.dumps(schema).decode())
+        self._offers[tool.tool_set] = self._offers.get(tool.tool_set, _Offer()).plus(schema)
+        if tool.tool_set is None:
+            self._schemas = list(self._offers[None].schemas)
+
+    def replace_set(self, tool_set: str, tools: list[Tool]) -> list[str]:
+        """Make `tools` the whole of `tool_set` (empty: remove it); returns the names left
+        out because another tool has them or the model would reject them."""
+        kept: list[Tool] = []
+        refused: list[str] = []
+        for tool in tools:
+            other = self._tools.get(tool.name)
+            clash = other is not None and other.tool_set != tool_set
+            try:
+                checked_schema(tool)
+            except ValueError:
+                clash = True
+            if clash or any(k.name == tool.name for k in kept):
+                refused.append(tool.name)
+            else:
+                kept.append(replace(tool, tool_set=tool_set))
+        for name in [n for n, t in self._tools.items() if t.tool_set == tool_set]:
+            del self._tools[name]
+        self._offers.pop(tool_set, None)
+        for tool in kept:
+            self.register(tool)
+        return refused
 
     @property
     def names(self) -> list[str]:
         return sorted(self._tools)
 
+    def tools_offered(self, allowed_tool_sets: frozenset[str]) -> list[Tool]:
+        """The tools a turn allowed these sets is offered, built-in ones first."""
+        return [
+            tool
+            for tool in self._tools.values()
+            if tool.tool_set is None or tool.tool_set in allowed_tool_sets
+        ]
+
+    def _offered(self, ctx: TurnContext) -> tuple[list[dict[str, Any]], int]:
+        base = self._offers[None]
+        sets = [self._offers[s] for s in sorted(ctx.allowed_tool_sets) if s in self._offers]
+        if not sets:
+            return self._schemas, base.tokens
+        schemas = [*base.schemas]
+        for offer in sets:
+            schemas += offer.schemas
+        return schemas, base.tokens + sum(offer.tokens for offer in sets)
+
     def schemas(self, ctx: TurnContext) -> list[dict[str, Any]]:
         """The tools for the model, built at registration; callers must not modify them."""
-        return self._schemas if self._fit(ctx) else []
+        schemas, tokens = self._offered(ctx)
+        return schemas if self.fits(tokens, ctx) else []
 
     def schema_tokens(self, ctx: TurnContext) -> int:
         """Estimated prompt tokens of `schemas(ctx)`, also computed at registration."""
-        return self._schema_tokens if self._fit(ctx) else 0
+        _, tokens = self._offered(ctx)
+        return tokens if self.fits(tokens, ctx) else 0
 
-    def _fit(self, ctx: TurnContext) -> bool:
-        return self._schema_tokens <= ctx.config.llm.max_input_tokens * MAX_TOOL_SCHEMA_SHARE
+    @staticmethod
+    def fits(tokens: int, ctx: TurnContext) -> bool:
+        """Whether tool definitions of `tokens` go with this turn's requests."""
+        return tokens <= ctx.config.llm.max_input_tokens * MAX_TOOL_SCHEMA_SHARE
 
     async def run(self, name: str, arguments: str, ctx: TurnContext) -> str:
         tool = self._tools.get(name)
+        if tool is not None and tool.tool_set not in (None, *ctx.allowed_tool_sets):
+            tool = None  # not offered here: as if it did not exist
         if tool is None:
-            raise ToolError(f"unknown tool {name!r}; available tools: {', '.join(self.names)}")
+            offered = sorted(t.name for t in self.tools_offered(ctx.allowed_tool_sets))
+            raise ToolError(f"unknown tool {name!r}; available tools: {', '.join(offered)}")
         try:
             raw = orjson.loads(arguments) if arguments.strip() else {}
         except orjson.JSONDecodeError as exc:

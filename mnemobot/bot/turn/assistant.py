@@ -12,13 +12,13 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from mnemobot.bot.tools.clock_tool import chat_zone_name, configured_zone
+from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.config.zones import local_time
 from mnemobot.memory.items import to_iso
 from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
 from mnemobot.systems.context import ChatRef, TurnContext
@@ -149,7 +149,7 @@ class Assistant:
         self.scope_for = scope_for
         self.activity: dict[str, ChatActivity] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self.started_at = time.time()
+        self.started_at = clock()
         # Sessions cannot be stored right now (logged once per outage).
         self._storage_failing = False
 
@@ -158,7 +158,7 @@ class Assistant:
 
     def model_name(self, config: RuntimeConfig | None = None) -> str:
         config = config or self.config()
-        return config.llm.model or self.settings.bot_model
+        return config.llm.chat_model_name(self.settings.bot_model)
 
     def lock_for(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)
@@ -220,8 +220,8 @@ class Assistant:
         session = self.sessions.get(chat.key)
         set_aside = session.metadata.pop(SET_ASIDE_KEY, None)
         at = self.clock()
-        zone = configured_zone(chat_zone_name(session.metadata, config))
-        now = datetime.fromtimestamp(at, zone) if zone else datetime.fromtimestamp(at).astimezone()
+        # The chat's own zone when it set one (the schedule tool), else the configured one.
+        now = local_time(at, chat_zone_name(session.metadata, config))
         ctx = TurnContext(
             chat=chat,
             session=session,
@@ -268,7 +268,7 @@ class Assistant:
             # reply goes out only after this, so what the user reads is always on disk.
             await self.sessions.save_async(session)
             activity = self.activity_for(chat)
-            activity.last_turn_at = time.time()
+            activity.last_turn_at = self.clock()
             if ctx.memory_pack is not None:
                 activity.last_pack_tokens = ctx.memory_pack.diagnostics.total_tokens
         answered = ctx.reply is not None
@@ -288,6 +288,8 @@ class Assistant:
             )
         if ctx.failures:
             log.info("turn in %s had failures: %s", chat.key, ctx.failures)
+        for note in dict.fromkeys(ctx.notes):
+            reply = f"{reply}\n\n({note})"
         if ctx.memory_storage_failed:
             reply = f"{reply}\n\n{STORAGE_NOTE}"
         if isinstance(set_aside, str):

@@ -1,5 +1,5 @@
 """Slash commands shared by every channel: /start /help /new /compact /status /stop,
-/export, /forget_me and /reminders (answered by the handler registered for it)."""
+/tools, /export, /forget_me and /reminders (answered by the handler registered for it)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("compact", "Summarize older messages: /compact [N] keeps the last N"),
     CommandSpec("status", "Model, context size, memory and config state"),
     CommandSpec("stop", "Stop the running reply and drop queued messages"),
+    CommandSpec("tools", "The tools I can use in this chat"),
     CommandSpec("export", "Send me everything you remember of this chat, as a file"),
     CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
     CommandSpec("reminders", "Scheduled reminders and tasks: /reminders cancel N"),
@@ -95,6 +96,7 @@ AsyncStatusProvider = Callable[[ChatRef], Awaitable[list[str]]]
 # A command answered by a part of the bot that registered it (`Commands.handlers`).
 CommandHandler = Callable[[ChatRef, str], Awaitable[str]]
 StopHandler = Callable[[ChatRef], Awaitable[str]]
+ToolsText = Callable[[ChatRef], Awaitable[str]]
 
 DEFAULT_COMPACT_KEEP = 10
 
@@ -147,8 +149,11 @@ class Commands:
         known_window: Callable[[str], ModelWindow | None] | None = None,
         permissions: Permissions | None = None,
         erasure: ScopeErasure | None = None,
+        tools_text: ToolsText | None = None,
     ) -> None:
         self.assistant = assistant
+        # /tools: what the model may use in a chat (built-in and MCP tools).
+        self.tools_text = tools_text
         self.permissions = permissions or Permissions(assistant.config)
         self.erasure = erasure
         # Wired once, by the composition root; the chat's channel adds its own per call.
@@ -230,6 +235,8 @@ class Commands:
             return await stop(chat)
         if command.name == "compact":
             return await self.compact(chat, command.args)
+        if command.name == "tools":
+            return await self.tools_text(chat) if self.tools_text else "No tools here."
         return self.help_text()
 
     async def compact(self, chat: ChatRef, args: str) -> str:

@@ -30,8 +30,8 @@ from pathlib import Path
 from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.maintenance import maintenance_paused, session_scope
-from mnemobot.memory.scope_paths import GLOBAL_SCOPE, ScopePaths
+from mnemobot.memory.maintenance import maintenance_paused
+from mnemobot.memory.scope_paths import GLOBAL_SCOPE, ScopePaths, session_scope
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 
@@ -96,7 +96,7 @@ class ScopeErasure:
         """The scope and every session of it, on disk or only cached so far."""
         memory_config = self.config().memory
         keys = session_keys_on_disk(self.paths.sessions) | set(self.sessions.cached_keys())
-        mine = sorted(k for k in keys if session_scope(k, memory_config) == scope)
+        mine = sorted(k for k in keys if session_scope(k, memory_config.scope) == scope)
         return ErasureTarget(scope, tuple(mine))
 
     async def erase(self, target: ErasureTarget) -> list[str]:

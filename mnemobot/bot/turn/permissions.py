@@ -73,6 +73,20 @@ class Permissions:
         roles = self._roles.get(chat.channel)
         return roles is not None and roles.is_operator(chat)
 
+    async def has_level(self, chat: ChatRef, level: PermissionLevel) -> bool:
+        """Whether the user of `chat` is at `level` in its group ("members": any member);
+        False when the channel cannot tell right now."""
+        if level == "members" or self.is_operator(chat):
+            return True
+        roles = self._roles.get(chat.channel)
+        if level != "admins" or roles is None:
+            return False
+        try:
+            return await roles.is_admin(chat)
+        except RolesUnavailable as exc:
+            log.warning("could not check the role of %s in %s: %s", chat.user_id, chat.key, exc)
+            return False
+
     async def refusal(self, chat: ChatRef, command: str) -> str | None:
         """None when the user of `chat` may run `/command` there, else why not (one line)."""
         if command not in GUARDED_COMMANDS:

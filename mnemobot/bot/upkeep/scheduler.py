@@ -23,6 +23,7 @@ from functools import partial
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.consolidation import (
     SUPERSEDED_ANSWER_TOKENS,
     CompleteText,
@@ -130,6 +131,7 @@ class MaintenanceScheduler:
         chat_model_name: str,
         steps: tuple[MaintenanceStep, ...] = MAINTENANCE_STEPS,
         on_superseded: SupersededHook = ignore_superseded,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.paths = paths
         self.runtime = runtime
@@ -138,6 +140,8 @@ class MaintenanceScheduler:
         self.chat_model_name = chat_model_name
         self.steps = steps
         self.on_superseded = on_superseded
+        # The time of each run (what it archives, prunes and marks as earlier).
+        self.clock = clock
         self._task: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[object]] = set()
         self._callers: set[LoopModelCaller] = set()
@@ -150,7 +154,7 @@ class MaintenanceScheduler:
     # ----------------------------------------------------------------- running
 
     def _model(self, config: RuntimeConfig) -> str:
-        return config.llm.summary_model or config.llm.model or self.chat_model_name
+        return config.llm.summary_model_name(self.chat_model_name)
 
     async def _window_of(self, model: str) -> Callable[[], int | None]:
         """The context window of `model` as the client knows it, read anew at each call (an
@@ -190,14 +194,14 @@ class MaintenanceScheduler:
         `steps`: only these (default: every step)."""
         async with self._run_lock:
             if self._stopping:
-                return MaintenanceReport(scope, time.time(), skipped="the bot is stopping")
+                return MaintenanceReport(scope, self.clock(), skipped="the bot is stopping")
             config = self.runtime.current()
             caller = self._caller(config)
             window = await self._window_of(self._model(config)) if caller else (lambda: None)
             run = MaintenanceRun(
                 paths=ScopePaths(self.paths.root, scope),
                 config=config.memory,
-                now=time.time(),
+                now=self.clock(),
                 sessions_dir=self.paths.sessions,
                 memory=self.memory,
                 complete=caller,

@@ -13,13 +13,13 @@ from mnemobot.memory.extraction.finding import Finding
 from mnemobot.memory.extraction.sentences import cut_text, one_line, split_sentences
 from mnemobot.memory.extraction.words import is_question, is_small_talk
 from mnemobot.memory.items import (
-    SPEAKER_TAG,
     TURN_TAG,
     ItemType,
     Layer,
     MemoryItem,
     TurnMemoryEvent,
     fingerprint,
+    speaker_tag,
 )
 
 DEFAULT_EXTRACTION = ExtractionConfig()
@@ -42,10 +42,6 @@ _LABELS = {
 
 def _basename(path: str) -> str:
     return PurePath(path.replace("\\", "/")).name
-
-
-def _speaker_tag(speaker: str) -> str:
-    return SPEAKER_TAG + "-".join(speaker.lower().split())
 
 
 def extract_items(
@@ -101,7 +97,7 @@ def _derived_item(
     title_label = f"{label} ({speaker})" if speaker and finding.origin == "user" else label
     tags = list(finding.tags)
     if speaker and finding.origin == "user":
-        tags.append(_speaker_tag(speaker))
+        tags.append(speaker_tag(speaker))
     tags.append(f"from:{finding.origin}")
     tags.extend(f"file:{_basename(path)}" for path in finding.paths)
     references = list(event.message_refs) + [f"file:{path}" for path in finding.paths]
@@ -157,7 +153,7 @@ def _turn_items(
 
     tags = [TURN_TAG]
     if speaker:
-        tags.append(_speaker_tag(speaker))
+        tags.append(speaker_tag(speaker))
     if "```" in user_text or "```" in assistant_text:
         tags.append("code")
     if user_text and any(is_question(s) for s in split_sentences(user_text[:MAX_SCAN_CHARS])):

@@ -14,6 +14,14 @@ from dataclasses import dataclass
 from functools import cache
 
 from mnemobot.memory.extraction.personal_rules import StatementRule
+from mnemobot.memory.scripts import (
+    CYRILLIC_CHAR,
+    HAN,
+    HAN_CHAR,
+    KANA_CHAR,
+    LATIN,
+    LATIN_CHAR,
+)
 
 ENGLISH = "en"
 RUSSIAN = "ru"
@@ -21,13 +29,9 @@ CHINESE = "zh"
 GERMAN = "de"
 SPANISH = "es"
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
-_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_LATIN_WORD = re.compile(r"[A-Za-z0-9\u00c0-\u024f]+")
+_HAN_RUN = re.compile(f"[{HAN}]+")
+_LATIN_WORD = re.compile(f"[0-9{LATIN}]+")
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -64,17 +68,19 @@ def script_language(text: str) -> str | None:
     """ "zh" or "ru" when the script says so (English rules cannot read it), else None."""
     if text.isascii():
         return None
-    if _HAN.search(text) and not _KANA.search(text):
+    if HAN_CHAR.search(text) and not KANA_CHAR.search(text):
         return CHINESE
     # Russian sentences name software in Latin letters ("Я работаю с Kubernetes и Docker");
     # an English one may quote a Russian word. Half the letters Cyrillic tells them apart.
-    if _CYRILLIC.search(text) and 2 * len(_CYRILLIC.findall(text)) >= len(_LATIN.findall(text)):
+    if CYRILLIC_CHAR.search(text) and 2 * len(CYRILLIC_CHAR.findall(text)) >= len(
+        LATIN_CHAR.findall(text)
+    ):
         return RUSSIAN
     return None
 
 
 def has_latin_letters(text: str) -> bool:
-    return bool(_LATIN.search(text))
+    return bool(LATIN_CHAR.search(text))
 
 
 def guess_language(text: str) -> str:
@@ -148,7 +154,7 @@ def _phrases(words: frozenset[str]) -> re.Pattern[str]:
 
 def _cjk_content(text: str, rules: LanguageRules) -> int:
     """Characters and Latin words of a CJK text that name something."""
-    count = sum(1 for run in _CJK_RUN.findall(text) for ch in run if ch not in rules.fillers)
+    count = sum(1 for run in _HAN_RUN.findall(text) for ch in run if ch not in rules.fillers)
     return count + len(_LATIN_WORD.findall(text))
 
 

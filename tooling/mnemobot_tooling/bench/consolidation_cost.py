@@ -22,12 +22,11 @@ from datetime import UTC
 from pathlib import Path
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.consolidation import CHARS_PER_TOKEN
 from mnemobot.memory.maintenance import MaintenanceRun, maintain_scope
 from mnemobot.memory.memory_rewrite import SUPERSEDED_HEADING, entries
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.service import MemoryService
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.tokens import CHARS_PER_TOKEN, estimate_tokens
 
 SCOPE = "telegram:1"
 TURN_SPACING_SECONDS = 120.0

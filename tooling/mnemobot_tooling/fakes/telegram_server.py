@@ -828,6 +828,42 @@ class TelegramServer:
             push=push,
         )
 
+    def press_button(
+        self,
+        chat_id: int,
+        message_id: int,
+        callback_data: str,
+        *,
+        user_id: int,
+        first_name: str = "Test",
+    ) -> JsonDict:
+        """A user presses an inline button of a bot message; returns the queued update.
+
+        The update carries the message as it is now (Telegram sends the pressed message
+        along) and a fresh ``callback_query`` id; answer it with answerCallbackQuery.
+        """
+        with self._cond:
+            message = self._messages.get(chat_id, {}).get(message_id)
+            if message is None:
+                raise ValueError(f"no message {message_id} in chat {chat_id}")
+            query: JsonDict = {
+                "id": str(next(self._file_counter) + 10_000),
+                "from": {"id": user_id, "is_bot": False, "first_name": first_name},
+                "message": copy.deepcopy(message),
+                "chat_instance": str(chat_id),
+                "data": callback_data,
+            }
+            update: JsonDict = {"update_id": None, "callback_query": query}
+            self._assign_update_id(update)
+            self._updates.append(copy.deepcopy(update))
+            self._cond.notify_all()
+            return update
+
+    def _api_answer_callback_query(self, params: JsonDict) -> bool:
+        if not params.get("callback_query_id"):
+            raise BotApiError(400, "Bad Request: query id is empty")
+        return True
+
     def set_member_status(self, chat_id: int, user_id: int, status: str) -> None:
         """What getChatMember answers for ``user_id`` in ``chat_id`` from now on: ``creator``,
         ``administrator``, ``member``, ``restricted``, ``left`` or ``kicked``. A user who
@@ -1164,6 +1200,7 @@ class TelegramServer:
             "deletemessage": self._api_delete_message,
             "getfile": self._api_get_file,
             "getchatmember": self._api_get_chat_member,
+            "answercallbackquery": self._api_answer_callback_query,
             "close": lambda params: True,
             "logout": lambda params: True,
         }

@@ -64,6 +64,7 @@ class ConsoleChannel:
             app.commands,
             self,
             self.config,
+            confirmations=app.confirmations,
             firings=app.schedule.runner if app.schedule is not None else None,
         )
 
@@ -143,6 +144,9 @@ async def run_console(
     chat = ChatRef(channel=CHANNEL, chat_id=chat_id, user_id=user_id)
     channel = ConsoleChannel(app, stdout, interactive=interactive, terminal=terminal)
     await channel.start()
+    if not interactive:
+        # A script's lines may need the MCP servers' tools from the first one on.
+        await app.tools_ready()
     if terminal is not None:
         _stop_on_ctrl_c(channel, chat, terminal)
     try:
@@ -161,7 +165,8 @@ async def run_console(
             if text.strip():
                 await channel.dispatcher.receive(LaneJob(chat, text, command=parse_command(text)))
             if not interactive:
-                await channel.dispatcher.wait_idle(chat)
+                # The next line may be the "yes" a tool of this turn waits for.
+                await _idle_or_asking(channel, chat)
                 continue
             if terminal is None:
                 stdout.write(PROMPT)
@@ -181,6 +186,16 @@ async def run_console(
             asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
             terminal.close()
         await channel.stop(LEAVE_GRACE_SECONDS)
+
+
+async def _idle_or_asking(channel: ConsoleChannel, chat: ChatRef) -> None:
+    """Return once the chat's turn is over, or once it asks the user to confirm a tool."""
+    idle = asyncio.create_task(channel.dispatcher.wait_idle(chat))
+    try:
+        while not idle.done() and not channel.app.confirmations.waiting(chat):
+            await asyncio.wait({idle}, timeout=0.05)
+    finally:
+        idle.cancel()
 
 
 def history_path(app: ChannelHost) -> Path:

@@ -44,6 +44,7 @@ from mnemobot.bot.channels.telegram.access import (
 )
 from mnemobot.bot.channels.telegram.aiohttp_request import AiohttpRequest
 from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.channels.telegram.confirm_buttons import TelegramConfirmButtons
 from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramIntake
 from mnemobot.bot.channels.telegram.member_roles import TelegramRoles
 from mnemobot.bot.channels.telegram.migration import ChatMigration, migrated_chat_ids
@@ -175,8 +176,11 @@ class TelegramChannel:
             self,
             self.config,
             answered=self._answered,
+            confirmations=app.confirmations,
             firings=app.schedule.runner if app.schedule is not None else None,
         )
+        self.buttons = TelegramConfirmButtons(application.bot, app.confirmations, self.outbox)
+        app.confirmations.register(CHANNEL, self.buttons)
         self.migration = ChatMigration(app, self.dispatcher)
         self.identity: BotIdentity | None = None
         self.refusals = RefusalMemory(refusals_path(app.paths.root))
@@ -303,6 +307,10 @@ class TelegramChannel:
 
     async def on_update(self, update: Update, receipt: str) -> None:
         """Handle one kept update; `receipt` is its inbox id, done once it is answered."""
+        if update.callback_query is not None:
+            self.buttons.on_press(update.callback_query)
+            await self.intake.done([receipt])
+            return
         message = update.message
         if message is None or self.identity is None:
             await self.intake.done([receipt])

@@ -53,6 +53,9 @@ def inbox_key(raw: dict[str, Any]) -> str:
         message = raw.get(field)
         if isinstance(message, dict) and isinstance(message.get("chat"), dict):
             return f"telegram:{message['chat'].get('id')}"
+    query = raw.get("callback_query")
+    if isinstance(query, dict):
+        return inbox_key({"message": query.get("message")})
     return "telegram:?"
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 import orjson
 
 from mnemobot.memory.atomic_file import write_atomic
+from mnemobot.memory.clock import SECONDS_PER_DAY
 
 log = logging.getLogger(__name__)
 
 # "Once a day" is what the refusal promises; not a tuning knob.
-REFUSAL_INTERVAL_SECONDS = 24 * 3600
+REFUSAL_INTERVAL_SECONDS = SECONDS_PER_DAY
 
 
 def refusals_path(workspace: Path) -> Path:

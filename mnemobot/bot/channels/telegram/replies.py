@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from telegram import Bot, ReplyParameters
+from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -216,6 +216,8 @@ class TelegramDelivery:
 
     async def _send(self, message: dict[str, Any], text: str, parse_mode: str | None) -> None:
         quote = message.get("quote")
+        # Inline buttons (a tool's confirmation), kept in the entry as Bot API JSON.
+        buttons = message.get("buttons")
         await self.bot.send_message(
             chat_id=message["chat_id"],
             text=text,
@@ -226,6 +228,7 @@ class TelegramDelivery:
                 if quote is not None
                 else None
             ),
+            reply_markup=InlineKeyboardMarkup.de_json(buttons, self.bot) if buttons else None,
         )
 
 

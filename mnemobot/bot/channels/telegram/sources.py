@@ -33,7 +33,8 @@ from mnemobot.config.settings import Settings
 
 log = logging.getLogger(__name__)
 
-ALLOWED_UPDATES = [Update.MESSAGE]
+# Button presses answer a tool's confirmation question.
+ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
 POLLER_LEASE = "poller"
 # What Telegram accepts as a webhook secret_token.
 _SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")

@@ -19,6 +19,10 @@ dropped: Telegram trims a message's leading and trailing whitespace anyway and r
 whitespace-only one, so every chunk starts and ends with visible text. Tags open at a cut
 are closed at the chunk's end and re-opened, with the same attributes, at the next
 chunk's start; a tag with no text inside a chunk is left out of that chunk.
+
+The splitter walks tokens (`_Splitter._fill_chunk`) and keeps the state of the chunk it
+builds in `_Chunk` (its parts, open tags and the places it may end); the module is longer
+than most (about 470 lines) because the two share that one walk.
 """
 
 from __future__ import annotations
@@ -168,6 +172,138 @@ class _Cut(NamedTuple):
     stack: tuple[_Open, ...]
 
 
+class _Chunk:
+    """One chunk as it is built: its parts, its length and the tags open in it.
+
+    A tag opened is not written at once: it waits (pending) until text follows, so a tag
+    with no text in this chunk is left out of it; what the chunk owes in closing tags is
+    kept beside its length, so `room` is what text may still take.
+    """
+
+    __slots__ = (
+        "cuts",
+        "emitted_close",
+        "frozen_stack",
+        "has_text",
+        "html_len",
+        "html_parts",
+        "in_space_run",
+        "pending_close",
+        "pending_open",
+        "plain_parts",
+        "stack",
+        "trailing",
+    )
+
+    def __init__(self, carried: list[_Open]) -> None:
+        # The tags open at the previous chunk's end, re-opened lazily before the next text.
+        self.stack = [(e[0], e[1], e[2], e[3], _PENDING) for e in carried]
+        self.html_parts: list[str] = []
+        self.plain_parts: list[str] = []
+        self.html_len = 0
+        self.emitted_close = 0  # closing tags owed for the tags this chunk has opened
+        self.pending_open = sum(e[2] for e in self.stack)
+        self.pending_close = sum(e[3] for e in self.stack)
+        self.has_text = False
+        self.cuts: dict[int, _Cut] = {}
+        self.trailing: _Cut | None = None  # set while the chunk ends in a whitespace run
+        self.in_space_run = False
+        self.frozen_stack: tuple[_Open, ...] | None = None  # `stack` as a tuple, until it changes
+
+    def room(self, limit: int) -> int:
+        """What the next token may cost within `limit`, the tags owed included."""
+        return limit - self.html_len - self.pending_open - self.emitted_close - self.pending_close
+
+    def open_tag(self, name: str, tag_html: str, cost: int) -> None:
+        self.stack.append((name, tag_html, cost, len(name) + 3, _PENDING))
+        self.frozen_stack = None
+        self.pending_open += cost
+        self.pending_close += len(name) + 3
+
+    def close_tag(self, name: str) -> None:
+        """Close the innermost open `name` and whatever is open inside it."""
+        stack = self.stack
+        position = _innermost(stack, name)
+        self.frozen_stack = None
+        while 0 <= position < len(stack):
+            entry = stack.pop()
+            if entry[4] == _EMITTED:
+                self.html_parts.append(f"</{entry[0]}>")
+                self.html_len += entry[3]
+                self.emitted_close -= entry[3]
+            elif entry[4] == _PENDING:
+                self.pending_open -= entry[2]
+                self.pending_close -= entry[3]
+
+    def note_space(self, index: int, rank: str) -> None:
+        """A whitespace run starts at token `index`: the chunk may end before it."""
+        if self.in_space_run:
+            return
+        self.in_space_run = True
+        if self.frozen_stack is None:
+            self.frozen_stack = tuple(self.stack)
+        self.trailing = _Cut(
+            int(rank),
+            index,
+            0,
+            self.html_len,
+            len(self.html_parts),
+            len(self.plain_parts),
+            self.frozen_stack,
+        )
+        self.cuts[self.trailing.rank] = self.trailing
+
+    def append(self, kind: int, token_html: str, token_plain: str, cost: int) -> None:
+        if self.pending_open:
+            self.flush_pending()
+        self.html_parts.append(token_html)
+        self.plain_parts.append(token_plain)
+        self.html_len += cost
+        if kind != _SPACE:
+            self.has_text = True
+            self.trailing = None
+            self.in_space_run = False
+
+    def flush_pending(self) -> None:
+        """Write the tags waiting for text."""
+        if not self.pending_open:
+            return
+        self.frozen_stack = None
+        stack = self.stack
+        for position, entry in enumerate(stack):
+            if entry[4] == _PENDING:
+                self.html_parts.append(entry[1])
+                stack[position] = (*entry[:4], _EMITTED)
+        self.html_len += self.pending_open
+        self.emitted_close += self.pending_close
+        self.pending_open = self.pending_close = 0
+
+    def suppress_costliest_pending(self) -> None:
+        """Leave the costliest waiting tag out of this chunk (its text still goes in)."""
+        stack = self.stack
+        position = max(
+            (p for p, e in enumerate(stack) if e[4] == _PENDING),
+            key=lambda p: stack[p][2] + stack[p][3],
+        )
+        entry = stack[position]
+        stack[position] = (*entry[:4], _SUPPRESSED)
+        self.frozen_stack = None
+        self.pending_open -= entry[2]
+        self.pending_close -= entry[3]
+
+    def note_word_cut(self, index: int, segment_html: str, space: int) -> None:
+        """The segment at `index` could end this chunk at its whitespace at `space`."""
+        self.cuts[_WORD] = _Cut(
+            _WORD,
+            index,
+            space,
+            self.html_len + self.pending_open + utf16_len(segment_html[:space]),
+            -1,
+            -1,
+            (),
+        )
+
+
 class _Splitter:
     def __init__(self, tokens: list[_Token], limit: int, *, is_html: bool) -> None:
         self._tokens = tokens
@@ -186,141 +322,84 @@ class _Splitter:
         """Build one chunk from ``index``; returns where the next chunk starts."""
         tokens = self._tokens
         limit = self._limit
-        stack = self._stack = [(e[0], e[1], e[2], e[3], _PENDING) for e in self._stack]
-        html_parts: list[str] = []
-        plain_parts: list[str] = []
-        html_len = 0
-        emitted_close = 0  # closing tags owed for the tags this chunk has opened
-        pending_open = sum(e[2] for e in stack)  # re-opened lazily, before the next text
-        pending_close = sum(e[3] for e in stack)
-        has_text = False
-        cuts: dict[int, _Cut] = {}
-        trailing: _Cut | None = None  # set while the chunk ends in a whitespace run
-        in_space_run = False
-
-        frozen_stack: tuple[_Open, ...] | None = None  # `stack` as a tuple, until it changes
-
-        def flush_pending() -> None:
-            nonlocal html_len, emitted_close, pending_open, pending_close, frozen_stack
-            if pending_open:
-                frozen_stack = None
-                for position, entry in enumerate(stack):
-                    if entry[4] == _PENDING:
-                        html_parts.append(entry[1])
-                        stack[position] = (*entry[:4], _EMITTED)
-                html_len += pending_open
-                emitted_close += pending_close
-                pending_open = pending_close = 0
-
+        chunk = _Chunk(self._stack)
+        self._stack = chunk.stack
         while index < len(tokens):
             kind, token_html, token_plain, cost, name = tokens[index]
             if kind == _OPEN:
-                stack.append((name, token_html, cost, len(name) + 3, _PENDING))
-                frozen_stack = None
-                pending_open += cost
-                pending_close += len(name) + 3
+                chunk.open_tag(name, token_html, cost)
                 index += 1
                 continue
             if kind == _CLOSE:
-                position = _innermost(stack, name)
-                frozen_stack = None
-                while 0 <= position < len(stack):
-                    entry = stack.pop()
-                    if entry[4] == _EMITTED:
-                        html_parts.append(f"</{entry[0]}>")
-                        html_len += entry[3]
-                        emitted_close -= entry[3]
-                    elif entry[4] == _PENDING:
-                        pending_open -= entry[2]
-                        pending_close -= entry[3]
+                chunk.close_tag(name)
                 index += 1
                 continue
             if kind == _SPACE:
-                if not has_text:
+                if not chunk.has_text:
                     index += 1  # a chunk never starts with whitespace
                     continue
-                if not in_space_run:  # the chunk may end here, before the whole run
-                    in_space_run = True
-                    if frozen_stack is None:
-                        frozen_stack = tuple(stack)
-                    trailing = _Cut(
-                        int(name),
-                        index,
-                        0,
-                        html_len,
-                        len(html_parts),
-                        len(plain_parts),
-                        frozen_stack,
-                    )
-                    cuts[trailing.rank] = trailing
-            room = limit - html_len - pending_open - emitted_close - pending_close
+                chunk.note_space(index, name)
+            room = chunk.room(limit)
             if cost <= room:
-                if pending_open:
-                    flush_pending()
-                html_parts.append(token_html)
-                plain_parts.append(token_plain)
-                html_len += cost
-                if kind != _SPACE:
-                    has_text = True
-                    trailing = None
-                    in_space_run = False
+                chunk.append(kind, token_html, token_plain, cost)
                 index += 1
                 continue
-
             # The token does not fit.
             end = _fitting_end(token_html, room, is_html=self._is_html) if kind == _SEGMENT else 0
-            if not has_text and pending_open and not end:
+            if not chunk.has_text and chunk.pending_open and not end:
                 # Even a fresh chunk cannot hold the re-opened tags and this text (a long
                 # link target, say): leave the costliest tag out of this chunk, and retry.
-                position = max(
-                    (p for p, e in enumerate(stack) if e[4] == _PENDING),
-                    key=lambda p: stack[p][2] + stack[p][3],
-                )
-                entry = stack[position]
-                stack[position] = (*entry[:4], _SUPPRESSED)
-                frozen_stack = None
-                pending_open -= entry[2]
-                pending_close -= entry[3]
+                chunk.suppress_costliest_pending()
                 continue
-            if end:
-                space = _last_space(token_html, end)
-                if space > 0:
-                    cuts[_WORD] = _Cut(
-                        _WORD,
-                        index,
-                        space,
-                        html_len + pending_open + utf16_len(token_html[:space]),
-                        -1,
-                        -1,
-                        (),
-                    )
-            cut = _choose_cut(cuts, limit)
-            if cut is not None and not cut.offset:
-                self._emit(html_parts, plain_parts, cut.html_parts, cut.plain_parts, cut.stack)
-                self._stack = list(cut.stack)
-                return cut.token_index
-            # A cut inside this segment: at its last fitting space, else between characters.
-            head_end = cut.offset if cut is not None else end
-            if head_end:
-                head = token_html[:head_end]
-                rest = token_html[head_end:].lstrip(WHITESPACE)
-                flush_pending()
-                html_parts.append(head)
-                plain_parts.append(self._plain(head))
-                tokens[index] = (_SEGMENT, rest, self._plain(rest), utf16_len(rest), "")
-            elif not has_text:
-                # Unreachable: an unsplittable token is at most 10 units, the limit at least 16.
-                raise AssertionError(f"{token_html!r} cannot fit in {limit} units")
-            self._emit(html_parts, plain_parts, len(html_parts), len(plain_parts), tuple(stack))
-            return index
+            return self._end_chunk(chunk, index, end)
+        self._end_at_last_token(chunk)
+        return index
 
+    def _end_chunk(self, chunk: _Chunk, index: int, end: int) -> int:
+        """End `chunk` at its best cut before the token at `index`, which does not fit
+        (`end`: how many of its characters would); returns where the next chunk starts."""
+        token_html = self._tokens[index][1]
+        if end:
+            space = _last_space(token_html, end)
+            if space > 0:
+                chunk.note_word_cut(index, token_html, space)
+        cut = _choose_cut(chunk.cuts, self._limit)
+        if cut is not None and not cut.offset:
+            self._emit(
+                chunk.html_parts, chunk.plain_parts, cut.html_parts, cut.plain_parts, cut.stack
+            )
+            self._stack = list(cut.stack)
+            return cut.token_index
+        # A cut inside this segment: at its last fitting space, else between characters.
+        head_end = cut.offset if cut is not None else end
+        if head_end:
+            head = token_html[:head_end]
+            rest = token_html[head_end:].lstrip(WHITESPACE)
+            chunk.flush_pending()
+            chunk.html_parts.append(head)
+            chunk.plain_parts.append(self._plain(head))
+            self._tokens[index] = (_SEGMENT, rest, self._plain(rest), utf16_len(rest), "")
+        elif not chunk.has_text:
+            # Unreachable: an unsplittable token is at most 10 units, the limit at least 16.
+            raise AssertionError(f"{token_html!r} cannot fit in {self._limit} units")
+        parts = chunk.html_parts, chunk.plain_parts
+        self._emit(*parts, len(chunk.html_parts), len(chunk.plain_parts), tuple(chunk.stack))
+        return index
+
+    def _end_at_last_token(self, chunk: _Chunk) -> None:
+        """The reply ended inside `chunk`: emit it without its trailing whitespace."""
+        trailing = chunk.trailing
         if trailing is not None:
             self._emit(
-                html_parts, plain_parts, trailing.html_parts, trailing.plain_parts, trailing.stack
+                chunk.html_parts,
+                chunk.plain_parts,
+                trailing.html_parts,
+                trailing.plain_parts,
+                trailing.stack,
             )
-        elif has_text:
-            self._emit(html_parts, plain_parts, len(html_parts), len(plain_parts), tuple(stack))
-        return index
+        elif chunk.has_text:
+            parts = chunk.html_parts, chunk.plain_parts
+            self._emit(*parts, len(chunk.html_parts), len(chunk.plain_parts), tuple(chunk.stack))
 
     def _plain(self, segment_html: str) -> str:
         if self._is_html and "&" in segment_html:

@@ -1,0 +1,72 @@
+"""`mnemobot doctor` starts each configured MCP server, lists its tools, and says which
+failed and why, without a secret in any line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from tests.conftest import run_mnemobot, write_runtime_config
+from tests.mcp_harness import stdio_server
+
+SECRET = "doctor-secret-5b7e0c2a91"
+
+
+def test_doctor_lists_each_servers_tools_and_why_one_failed(
+    workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    servers = {
+        "shop": stdio_server(
+            log,
+            allowTools=["add", "send_mail", "delete_everything"],
+            denyTools=["delete_*"],
+            confirmTools=["send_mail"],
+            env={"MCP_TEST_SECRET": "${SHOP_KEY}", "API_KEY": "written-in-the-file"},
+        ),
+        "vault": stdio_server(log, "--exit-at-start", env={"MCP_TEST_SECRET": "${SHOP_KEY}"}),
+        "missing": stdio_server(log, env={"TOKEN": "${NOT_SET_ANYWHERE}"}),
+        "off": {**stdio_server(log), "enabled": False},
+    }
+    write_runtime_config(workspace, {"mcp": {"servers": servers}})
+    before = json.loads((workspace / "preferences" / "runtime-config.json").read_text())
+
+    result = run_mnemobot(
+        "doctor",
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_BASE_URL=openai_server.base_url,
+        TELEGRAM_ALLOWED_USERS="42",
+        SHOP_KEY=SECRET,
+    )
+
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    lines = [line for line in result.stdout.splitlines() if " mcp " in f" {line[5:]}"]
+    assert lines[0].startswith("...  mcp shop: starting `")
+    assert "and listing its tools (up to 30 s, mcp.startTimeoutSeconds)" in lines[0]
+    assert (
+        "offers 2 tool(s) as mcp_shop_<tool> (e.g. mcp_shop_add): add, send_mail (asks to "
+        "confirm); not offered (allowTools, denyTools): lookup_order, big, "
+    ) in lines[1]
+    assert lines[1].endswith(", delete_everything")
+    assert lines[1].startswith("ok   mcp shop: `")
+    assert lines[2] == (
+        "WARN mcp shop: API_KEY written into the config file; put the secret in the "
+        'environment or env file and write "${NAME}" instead'
+    )
+    assert lines[4] == (
+        "FAIL mcp vault: it exited; its last words: fatal: cannot log in with [REDACTED]"
+    )
+    assert lines[6] == (
+        "FAIL mcp missing: environment variable NOT_SET_ANYWHERE not set; set it in the "
+        "bot's environment or env file"
+    )
+    assert lines[7] == "ok   mcp off: disabled (enabled: false)"
+    assert SECRET not in output and "Traceback" not in output
+    assert calls_logged_nothing(log)
+    assert json.loads((workspace / "preferences" / "runtime-config.json").read_text()) == before
+
+
+def calls_logged_nothing(log: Path) -> bool:
+    return not log.exists() or log.read_text() == ""

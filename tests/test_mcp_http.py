@@ -1,0 +1,73 @@
+"""An MCP server over streamable HTTP on 127.0.0.1: headers with a secret from the
+environment, and a server that dies mid-call and comes back."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemobot.bot.app import build_app
+from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    Step,
+    reply,
+    tool_call,
+    tool_messages,
+)
+from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
+from tests.mcp_harness import calls_logged, http_server, wait_ready, wait_until
+
+TOKEN = "http-token-9c2e7d41b8"
+
+
+def answer_with_tool_result(body: dict[str, Any]) -> Step:
+    results = tool_messages(body)
+    return reply(f"Result: {results[-1]['content']}" if results else "no tool used")
+
+
+async def test_a_remote_server_gets_its_secret_header_and_survives_a_restart(
+    workspace: Path,
+    openai_server: FakeOpenAIServer,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REMOTE_TOKEN", TOKEN)
+    log = tmp_path / "calls.log"
+    with http_server(log) as server, caplog.at_level(logging.DEBUG):
+        entry = {"url": server.url, "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}
+        write_runtime_config(
+            workspace, {"mcp": {"servers": {"remote": entry}, "restartFirstSeconds": 0.2}}
+        )
+        app = build_app(make_settings(workspace, openai_server))
+        app.start_background()
+        try:
+            await wait_ready(app, "remote")
+            openai_server.responder = answer_with_tool_result
+            openai_server.script(tool_call("mcp_remote_authorization_length", {}))
+            header = await ask(app, "check the header")
+            assert header == f"Result: the authorization header has {7 + len(TOKEN)} characters"
+
+            openai_server.script(tool_call("mcp_remote_die", {}))
+            died = await ask(app, "crash it")
+            assert "error: the MCP server remote stopped during the call" in died
+            assert died.endswith(
+                "(The tool server remote stopped during a call; it is being restarted.)"
+            )
+            supervisor = app.mcp.supervisors["remote"]
+            await wait_until(lambda: supervisor.failures_in_a_row >= 1, 10, "the failure")
+            status = await app.commands.run(CONSOLE_CHAT, ParsedCommand("status", ""))
+            assert "MCP servers: remote down (" in status
+
+            server.start()
+            await wait_ready(app, "remote", timeout=30)
+            openai_server.script(tool_call("mcp_remote_add", {"a": 20, "b": 22}))
+            assert await ask(app, "add") == "Result: 42"
+        finally:
+            await app.close()
+    assert calls_logged(log) == ["authorization_length", "die", "add 20 22"]
+    assert TOKEN not in caplog.text and TOKEN not in status

@@ -1,0 +1,178 @@
+"""MCP tools on Telegram: who is offered them where, confirmations by button or reply, /stop.
+
+The real PTB client against the fake Bot API, the fake model server, and the SDK test
+server started by the bot over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    Step,
+    reply,
+    tool_call,
+    tool_messages,
+)
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.mcp_harness import calls_logged, offered_tools, stdio_server, wait_ready, wait_until
+from tests.telegram_harness import RunningBot, StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+GROUP = -3001
+ASKER, OTHER, STRANGER = 21, 22, 23
+
+
+def answer_with_tool_result(body: dict[str, Any]) -> Step:
+    results = tool_messages(body)
+    return reply(f"Result: {results[-1]['content']}" if results else "no tool used")
+
+
+async def start(start_bot: StartBot, log: Path, **server: Any) -> RunningBot:
+    bot = await start_bot(
+        allowed="21,22",
+        runtime={"mcp": {"servers": {"mail": stdio_server(log, **server)}}},
+    )
+    bot.app.mcp.start()
+    await wait_ready(bot.app, "mail")
+    return bot
+
+
+async def texts(telegram: TelegramServer, chat: int, count: int) -> list[str]:
+    sent = await telegram.wait_for_messages_async(chat, count, timeout=15)
+    return [message["plain_text"] for message in sent]
+
+
+async def test_in_a_group_only_the_asker_can_confirm_a_tool_by_button(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    await start(start_bot, log, chats="all", confirmTools=["send_*"])
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(
+        tool_call("mcp_mail_send_mail", {"to": "ana@example.com", "subject": "Hi"})
+    )
+    telegram.send_text("@mnemo_test_bot mail Ana", chat_id=GROUP, user_id=ASKER, chat_type="group")
+
+    [question] = await telegram.wait_for_messages_async(GROUP, 1, timeout=15)
+    assert question["plain_text"].startswith(
+        'Test, may I run send_mail (MCP server mail) with {"subject":"Hi","to":"ana@example.com"}?'
+    )
+    [[run_it, cancel]] = question["reply_markup"]["inline_keyboard"]
+    assert (run_it["text"], cancel["text"]) == ("Run it", "Cancel")
+
+    # Another member's press does not count: they are told so, and nothing runs.
+    telegram.press_button(GROUP, question["message_id"], run_it["callback_data"], user_id=OTHER)
+    other = await telegram.wait_for_call_async("answerCallbackQuery")
+    assert other["params"]["text"] == "Only the person who asked can answer this."
+    assert calls_logged(log) == []
+
+    telegram.press_button(GROUP, question["message_id"], run_it["callback_data"], user_id=ASKER)
+    answers = await texts(telegram, GROUP, 2)
+    assert answers[1] == "Result: sent to ana@example.com"
+    assert calls_logged(log) == ["send_mail ana@example.com Hi"]
+    await wait_until(lambda: telegram.sent_messages(GROUP)[0]["edit_count"] == 1, 10, "an edit")
+    edited = telegram.sent_messages(GROUP)[0]
+    assert edited["plain_text"].endswith("Confirmed by Test.")
+    assert edited["reply_markup"] is None
+    # A press that comes late (a button seen before the edit) runs nothing twice.
+    telegram.press_button(GROUP, question["message_id"], run_it["callback_data"], user_id=ASKER)
+    late = await telegram.wait_for_call_async("answerCallbackQuery", count=3)
+    assert late["params"]["text"] == "This question is no longer open."
+    assert calls_logged(log) == ["send_mail ana@example.com Hi"]
+
+
+async def test_a_reply_confirms_or_refuses_in_a_private_chat(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    await start(start_bot, log, confirmTools=["*"])
+    openai_server.responder = answer_with_tool_result
+
+    openai_server.script(tool_call("mcp_mail_add", {"a": 1, "b": 2}))
+    telegram.send_text("add 1 and 2", chat_id=ASKER)
+    await texts(telegram, ASKER, 1)
+    telegram.send_text("no", chat_id=ASKER)
+    refused = (await texts(telegram, ASKER, 2))[1]
+    assert (
+        refused == "Result: error: not run: the user said no. Do not run it again unless they ask"
+    )
+
+    openai_server.script(tool_call("mcp_mail_add", {"a": 1, "b": 2}))
+    telegram.send_text("please add 1 and 2", chat_id=ASKER)
+    await texts(telegram, ASKER, 3)
+    telegram.send_text("Yes!", chat_id=ASKER)
+    assert (await texts(telegram, ASKER, 4))[3] == "Result: 3"
+    assert calls_logged(log) == ["add 1 2"]
+    # The answers were answers, not messages of their own for the model.
+    assert len(openai_server.requests) == 4
+
+
+async def test_who_is_offered_a_servers_tools_and_where(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    bot = await start_bot(
+        allowed="*",
+        telegram_operators="24",
+        runtime={
+            "mcp": {
+                "servers": {
+                    "mail": stdio_server(log),
+                    "shop": stdio_server(
+                        log, chats="all", users="everyone", groupUse="admins", allowTools=["add"]
+                    ),
+                }
+            }
+        },
+    )
+    bot.app.mcp.start()
+    await wait_ready(bot.app, "mail")
+    await wait_ready(bot.app, "shop")
+    telegram.set_member_status(GROUP, OTHER, "administrator")
+
+    # TELEGRAM_ALLOWED_USERS=* serves everyone, but only named users get a server's tools
+    # (unless it says users: "everyone").
+    telegram.send_text("/tools", chat_id=STRANGER)
+    telegram.send_text("hello", chat_id=STRANGER)
+    stranger = await texts(telegram, STRANGER, 2)
+    assert "mcp_mail" not in stranger[0] and "mcp_shop_add" in stranger[0]
+    offered = [n for n in offered_tools(openai_server.requests[0]) if n.startswith("mcp_")]
+    assert offered == ["mcp_shop_add"]
+
+    telegram.send_text("/tools", chat_id=24)
+    [operator] = await texts(telegram, 24, 1)
+    assert "- mcp_mail_send_mail (MCP server mail): Send an e-mail." in operator
+    assert "- mcp_shop_add (MCP server shop): Add two integers." in operator
+
+    # In a group: "mail" is for private chats (the default); "shop" for its administrators,
+    # named or not (users: "everyone"), as Telegram says.
+    say = {"chat_id": GROUP, "chat_type": "group"}
+    telegram.send_text("/tools", user_id=STRANGER, **say)
+    telegram.send_text("/tools", user_id=OTHER, **say)
+    member, admin = await texts(telegram, GROUP, 2)
+    assert "mcp_" not in member
+    assert "mcp_shop_add" in admin and "mcp_mail" not in admin
+
+
+async def test_stop_cancels_a_running_tool_call_on_the_server(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    bot = await start(start_bot, log)
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(tool_call("mcp_mail_slow", {"seconds": 60}))
+    telegram.send_text("do the slow thing", chat_id=ASKER)
+    await wait_until(lambda: calls_logged(log) == ["slow 60.0"], 15, "the call to start")
+
+    telegram.send_text("/stop", chat_id=ASKER)
+    [stopped] = await texts(telegram, ASKER, 1)
+    assert stopped.startswith("Stopped the reply in progress.")
+    await wait_until(lambda: "cancelled slow" in calls_logged(log), 10, "a server-side cancel")
+    # The server is still up, and the next call works.
+    openai_server.script(tool_call("mcp_mail_add", {"a": 4, "b": 4}))
+    telegram.send_text("add 4 and 4", chat_id=ASKER)
+    assert (await texts(telegram, ASKER, 2))[1] == "Result: 8"
+    assert bot.app.mcp.supervisors["mail"].failures_in_a_row == 0

@@ -1,0 +1,154 @@
+"""A small MCP server written with the official SDK's server API, for mnemobot's tests.
+
+Run it as the bot would, by its path (it imports nothing of mnemobot): ``python
+.../mnemobot_tooling/fakes/mcp_server.py`` (stdio) or ``... --http PORT`` (streamable HTTP
+on 127.0.0.1:PORT/mcp).
+Every call is appended to the file named by ``MCP_TEST_LOG`` (one line: the tool and its
+arguments, or ``cancelled <tool>``), so a test sees what ran and what was cancelled.
+
+``--exit-at-start`` writes ``MCP_TEST_SECRET`` to stderr and exits 1: a server that fails
+to start, loudly, with a secret in its last words. ``--hang-at-start`` never answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+
+if "--exit-at-start" in sys.argv:
+    # Before the SDK's import (half a second): a server that fails at once.
+    print(f"fatal: cannot log in with {os.environ.get('MCP_TEST_SECRET')}", file=sys.stderr)
+    sys.exit(1)
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("mnemobot-test", instructions="tools for mnemobot's tests")
+
+
+def note(line: str) -> None:
+    path = os.environ.get("MCP_TEST_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(line + "\n")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    note(f"add {a} {b}")
+    return a + b
+
+
+@server.tool()
+def lookup_order(order_id: str) -> str:
+    """Find an order by its id and say where it is."""
+    note(f"lookup_order {order_id}")
+    return f"Order {order_id} shipped on Tuesday via Parcelwise, tracking PW-{order_id[::-1]}."
+
+
+@server.tool()
+def big(chars: int) -> str:
+    """Return a long text of `chars` characters."""
+    note(f"big {chars}")
+    line = "0123456789abcdefghijklmnopqrstuvwxyz-MCP-BIG-RESULT\n"
+    return (line * (chars // len(line) + 1))[:chars]
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Wait `seconds`, then say so."""
+    note(f"slow {seconds}")
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        note("cancelled slow")
+        raise
+    return f"slept {seconds}s"
+
+
+def weather(city: str) -> str:
+    """Tell the weather in a city (offered once the server is unlocked)."""
+    note(f"weather {city}")
+    return f"sunny in {city}"
+
+
+@server.tool()
+async def unlock(ctx: Context) -> str:
+    """Add the weather tool, and tell the client that the list of tools changed."""
+    note("unlock")
+    server.add_tool(weather)
+    await ctx.session.send_tool_list_changed()
+    return "unlocked"
+
+
+@server.tool()
+async def freeze(seconds: float) -> str:
+    """Block the whole server for `seconds`: it answers nothing meanwhile, not even a ping."""
+    note(f"freeze {seconds}")
+    time.sleep(seconds)  # on the server's event loop, on purpose
+    return "thawed"
+
+
+@server.tool()
+def die() -> str:
+    """Crash the server in the middle of the call."""
+    note("die")
+    os._exit(3)
+
+
+@server.tool()
+def secret_length() -> str:
+    """How long the secret the server was given is (never the secret itself)."""
+    note("secret_length")
+    return f"the secret has {len(os.environ.get('MCP_TEST_SECRET', ''))} characters"
+
+
+@server.tool()
+def authorization_length(ctx: Context) -> str:
+    """How long the Authorization header of this call was (streamable HTTP only)."""
+    headers = ctx.headers or {}
+    note("authorization_length")
+    return f"the authorization header has {len(headers.get('authorization', ''))} characters"
+
+
+@server.tool()
+def fail(message: str) -> str:
+    """Fail with `message`."""
+    note(f"fail {message}")
+    raise ToolError(message)
+
+
+@server.tool()
+def delete_everything() -> str:
+    """Delete every record."""
+    note("delete_everything")
+    return "deleted"
+
+
+@server.tool()
+def send_mail(to: str, subject: str) -> str:
+    """Send an e-mail."""
+    note(f"send_mail {to} {subject}")
+    return f"sent to {to}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, metavar="PORT")
+    parser.add_argument("--exit-at-start", action="store_true")
+    parser.add_argument("--hang-at-start", action="store_true")
+    args = parser.parse_args()
+    if args.hang_at_start:
+        time.sleep(3600)
+    if args.http:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()
