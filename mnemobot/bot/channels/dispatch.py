@@ -131,6 +131,9 @@ class ChatDispatcher:
             return None
         if (
             command is None
+            # A firing carries the chat's user but is not them speaking: a reminder that
+            # says "ok" confirms nothing.
+            and job.firing is None
             and self.confirmations is not None
             and self.confirmations.answer_text(job.chat, job.text)
         ):
