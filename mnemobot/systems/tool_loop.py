@@ -95,11 +95,12 @@ class ToolLoop:
                     last_content,
                 )
                 return
+            request = self._request(ctx)
             try:
                 ctx.llm_calls += 1
-                response = await self.llm.complete(self._request(ctx))
+                response = await self.llm.complete(request)
             except LLMError as error:
-                if await self._recovered(ctx, error, overflow_rounds):
+                if await self._recovered(ctx, error, overflow_rounds, request):
                     overflow_rounds += 1
                     ctx.llm_calls -= 1
                     continue
@@ -137,7 +138,9 @@ class ToolLoop:
             vision=llm_config.vision,
         )
 
-    async def _recovered(self, ctx: TurnContext, error: LLMError, rounds_done: int) -> bool:
+    async def _recovered(
+        self, ctx: TurnContext, error: LLMError, rounds_done: int, failed: ChatRequest
+    ) -> bool:
         """After a failed call: True when the context was made smaller (an overflow, at most
         MAX_OVERFLOW_ROUNDS times a turn), so the call is worth making again."""
         if error.context_window is not None:
@@ -150,7 +153,10 @@ class ToolLoop:
         ):
             return False
         log.warning("context overflow in %s; compacting (round %d)", ctx.chat.key, rounds_done + 1)
-        return await self.overflow_recovery(ctx, rounds_done + 1)
+        shrunk = await self.overflow_recovery(ctx, rounds_done + 1)
+        # The window the error stated may leave no room for the tool definitions: the
+        # retry goes without them, smaller too.
+        return shrunk or len(self.tools.schemas(ctx)) < len(failed.tools or ())
 
     def _answer(self, ctx: TurnContext, content: str) -> None:
         answer = cut_reply(content.strip(), ctx.config.llm.max_reply_chars)

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.media.reader import MediaReader
+from mnemobot.bot.schedule.service import ScheduleService
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import Attachment, Commands
@@ -94,6 +95,8 @@ class ChannelHost(Protocol):
     assistant: Assistant
     commands: Commands
     erasure: ScopeErasure
+    # Scheduled tasks: a channel that can take firings attaches to its scheduler.
+    schedule: ScheduleService | None
     # Questions a turn asks its user before a tool runs; the channel brings the answers.
     confirmations: Confirmations
     # Speech to text, image descriptions: what channels that take files use.

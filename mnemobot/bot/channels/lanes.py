@@ -27,6 +27,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConfigSection
 from mnemobot.systems.context import ChatRef
@@ -78,6 +79,20 @@ class LaneJob:
     # An edit of the message with this ref whose turn already ran: memory is updated in
     # order with the chat's turns, and nothing is replied.
     edit_of: str | None = None
+    # A scheduled task's occurrence, waiting its turn like a message; never merged.
+    firing: Firing | None = None
+
+
+def firing_job(firing: Firing, *, receipt: str | None = None) -> LaneJob:
+    """A scheduled task's occurrence as a job of its chat (or forum topic); `receipt`: the
+    inbox entry it answers, under the firing's stable id."""
+    return LaneJob(
+        chat=firing.task.chat.ref(),
+        text=firing.task.text,
+        message_refs=(firing.entry_id,),
+        receipts=(receipt,) if receipt else (),
+        firing=firing,
+    )
 
 
 JobRunner = Callable[[LaneJob], Awaitable[None]]
@@ -118,6 +133,8 @@ def can_join(waiting: LaneJob, job: LaneJob) -> bool:
         and job.command is None
         and waiting.edit_of is None
         and job.edit_of is None
+        and waiting.firing is None
+        and job.firing is None
         and waiting.chat.user_id == job.chat.user_id
     )
 
@@ -292,7 +309,12 @@ class ChatLanes:
         """Take nothing new and start nothing queued; let running jobs finish for
         `grace_seconds`, then cancel them. Queued jobs go to `keep_unanswered`."""
         self._closed = True
-        left = [job for lane in self._lanes.values() for job in lane.pending if job.command is None]
+        left = [
+            job
+            for lane in self._lanes.values()
+            for job in lane.pending
+            if job.command is None and job.firing is None
+        ]
         for lane in self._lanes.values():
             lane.pending.clear()
         if left and self._keep_unanswered is not None:
