@@ -73,6 +73,29 @@ async def test_a_voice_note_becomes_the_turn_and_is_remembered(
     assert "4711" in memory_section(openai_server.last_request())
 
 
+async def test_audio_files_and_video_notes_are_transcribed_too(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    audio = telegram.store_file("music", "mp3", b"ID3 SPEECH:call the bank at nine")
+    audio.update(duration=5, mime_type="audio/mpeg", file_name="memo.mp3")
+    telegram.send_content({"audio": audio}, chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    circle = telegram.store_file("video_notes", "mp4", b"\x00\x00ftyp SPEECH:hello from the park")
+    circle.update(duration=7, length=240)
+    note_id = telegram.send_content({"video_note": circle}, chat_id=USER)["message"]["message_id"]
+    await telegram.wait_for_messages_async(USER, 2)
+
+    said = [user_texts(r)[-1] for r in openai_server.requests]
+    assert said == [
+        "[audio file 0:05] call the bank at nine",
+        "[video note 0:07] hello from the park",
+    ]
+    names = ["1-memo.mp3", f"video-note-{note_id}.mp4"]
+    assert [u.file_name for u in openai_server.transcriptions] == names
+    assert sorted(p.name for p in (workspace / "files" / SCOPE / "received").iterdir()) == names
+
+
 async def test_a_voice_note_over_20_mb_gets_one_line_and_no_download(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
