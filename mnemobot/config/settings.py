@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     telegram_operators: Annotated[AllowedUsers, NoDecode] = Field(default_factory=AllowedUsers)
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
+    # The embedding server's key (memory.embeddings); unset, OPENAI_API_KEY is sent when the
+    # embeddings come from the chat model's server.
+    embeddings_api_key: SecretStr | None = None
     bot_model: str = "gpt-4o-mini"
     bot_workspace: Path = Path("~/.mnemobot/workspace")
     bot_log_level: str = "INFO"

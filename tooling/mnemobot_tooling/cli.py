@@ -169,6 +169,13 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
     )
     locomo.add_argument("--json", action="store_true", help="print machine-readable results")
     locomo.add_argument(
+        "--embedding-cache",
+        default=None,
+        metavar="FILE",
+        help="with memory.embeddings on: keep the server's vectors in FILE and reuse them "
+        "in the next run (same texts, same model)",
+    )
+    locomo.add_argument(
         "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
     )
     locomo.add_argument(
