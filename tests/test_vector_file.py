@@ -46,6 +46,27 @@ def test_vectors_come_back_after_a_reload_and_the_nearest_is_itself(tmp_path: Pa
     assert again.has(ids[3], 3) and not again.has(ids[3], 4)
 
 
+def test_two_writers_of_one_file_never_cut_or_misread_each_others_vectors(
+    tmp_path: Path,
+) -> None:
+    """Replicas on a shared workspace: both append, one compacts, the other goes on."""
+    path = tmp_path / "vectors.bin"
+    ids = [f"item-{n}" for n in range(12)]
+    matrix = vectors(12, 3)
+    unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    first, second = opened(path, ids), opened(path, ids)
+    first.add(ids[:4], list(range(4)), matrix[:4])  # creates the file
+    second.add(ids[4:8], list(range(4, 8)), matrix[4:8])  # its view of the file is stale
+    first.add(ids[8:10], list(range(8, 10)), matrix[8:10])
+    assert opened(path, ids).stats().vectors == 10
+    first.discard(ids[:2])
+    first.compact()  # a new file takes the old one's place
+    second.add(ids[10:], list(range(10, 12)), matrix[10:])
+    assert opened(path, ids).stats().vectors == 10
+    for row in (2, 5, 9, 11):
+        assert second.nearest(unit[row], 1, 4096)[0][0] == ids[row]
+
+
 _CRASH_SCRIPT = """
 import sys
 import numpy as np
@@ -155,3 +176,38 @@ def opened_with(path: Path, embedder: InProcessE5, live: Sequence[str]) -> Scope
     found = ScopeVectors(path, embedder.settings.identity() or "")
     found.load(live)
     return found
+
+
+def test_with_meaning_a_replaced_city_still_shows_as_earlier(tmp_path: Path) -> None:
+    """The pack's other rules work on the fused relevance: a superseded value stays marked."""
+    import asyncio
+    from datetime import UTC
+
+    embedder = InProcessE5()
+    memory = MemoryService(tmp_path, embedder=embedder)
+    config = MemoryConfig(embeddings=embedder.settings)
+    scope, day, now = "console:local", 86_400.0, 2_000_000_000.0
+
+    def say(text: str, days_ago: float) -> None:
+        at = now - days_ago * day
+        memory.record_turn(
+            scope=scope, user_text=text, assistant_text="Noted.", at=at, config=config, tz=UTC
+        )
+
+    try:
+        say("I live in Paris.", 60)
+        for days_ago in range(59, 11, -6):
+            say(f"Remind me to water the plants on day {days_ago}.", days_ago)
+        say("I moved to Berlin.", 10)
+        assert memory.wait_for_vectors(60)
+        question = "Which city is my home now?"
+        vector = asyncio.run(memory.query_vector(question, config))
+        pack = memory.build_pack(
+            scope, question, now=now, config=config, tz=UTC, query_vector=vector
+        )
+        assert pack.diagnostics.meaning == "used"
+        lines = [line for line in pack.rendered.splitlines() if line.startswith("- ")]
+        assert any("Berlin" in line for line in lines), lines
+        assert all("earlier" in line for line in lines if "Paris" in line), lines
+    finally:
+        memory.close()

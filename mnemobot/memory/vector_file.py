@@ -30,6 +30,7 @@ Not thread-safe: its owner (the memory service) calls it under the scope's lock.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import struct
@@ -193,6 +194,8 @@ class ScopeVectors:
         # The file's byte length up to its last whole record; past it, a torn tail.
         self._valid_bytes = 0
         self._torn_tail = False
+        # (device, inode) of the file mapped: another process's compaction replaces it.
+        self._file_id: tuple[int, int] | None = None
         self._map: np.ndarray | None = None
         self._count = 0
         self._codes = np.zeros((0, _CODE_WORDS), dtype=np.uint64)
@@ -219,6 +222,7 @@ class ScopeVectors:
         self.damaged = 0
         self._valid_bytes = 0
         self._torn_tail = False
+        self._file_id = None
         self._map = None
         self._count = 0
         self._codes = np.zeros((0, _CODE_WORDS), dtype=np.uint64)
@@ -228,12 +232,17 @@ class ScopeVectors:
         self._key_of_row = []
 
     def _refresh(self) -> None:
-        """Map the file again and take in the records past those already known."""
+        """Map the file again and take in the records past those already known (all of
+        them when the file was replaced since, by this process or another)."""
         try:
-            size = self.path.stat().st_size
+            stat = self.path.stat()
         except FileNotFoundError:
             self._reset()
             return
+        size, file_id = stat.st_size, (stat.st_dev, stat.st_ino)
+        if self._file_id is not None and self._file_id != file_id:
+            self._reset()
+        self._file_id = file_id
         if self.dims is None:
             with open(self.path, "rb") as handle:
                 header = decode_header(handle.read(HEADER_BYTES))
@@ -379,6 +388,9 @@ class ScopeVectors:
         if not len(item_ids):
             return
         unit = unit_rows(vectors)
+        if self.dims is None:
+            # Another process (a replica) may have started the file since it was loaded.
+            self._refresh()
         if self.dims is not None and unit.shape[1] != self.dims:
             raise ValueError(
                 f"the embedding server returned {unit.shape[1]} dimensions, "
@@ -397,11 +409,17 @@ class ScopeVectors:
     def _append(self, data: bytes) -> None:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
         try:
+            # Replicas on one shared workspace may append to the same file: one at a time,
+            # and what another appended since this one's last look is whole, never cut.
+            fcntl.flock(fd, fcntl.LOCK_EX)
             start = os.fstat(fd).st_size
-            if start > self._valid_bytes:
+            assert self.dims is not None
+            size = record_dtype(self.dims).itemsize
+            whole = HEADER_BYTES + max(0, start - HEADER_BYTES) // size * size
+            if start > whole:
                 # A torn tail of an earlier crash: cut it, so records stay aligned.
-                os.ftruncate(fd, self._valid_bytes)
-                start = self._valid_bytes
+                os.ftruncate(fd, whole)
+                start = whole
                 self._torn_tail = False
             view = memoryview(data)
             try:
