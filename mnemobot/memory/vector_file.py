@@ -25,6 +25,9 @@ by code distance (4.8 MB at 100k, a few ms), then rescores the best `rescore` ro
 from the mapped int8 vectors; below `rescore` rows everything is scored exactly.
 
 Not thread-safe: its owner (the memory service) calls it under the scope's lock.
+
+Longer than most modules (about 500 lines): the format, its crash rules and the search
+over it are one concept, and splitting them would spread the record layout over files.
 """
 
 from __future__ import annotations
@@ -198,7 +201,9 @@ class ScopeVectors:
         self._file_id: tuple[int, int] | None = None
         self._map: np.ndarray | None = None
         self._count = 0
-        self._codes = np.zeros((0, _CODE_WORDS), dtype=np.uint64)
+        # One row per code word (column-major): each word of every code is contiguous,
+        # so a query's Hamming distances are a few flat numpy passes.
+        self._codes = np.zeros((_CODE_WORDS, 0), dtype=np.uint64)
         self._live = np.zeros(0, dtype=bool)
         self._hashes = np.zeros(0, dtype=np.uint64)
         # stored id key -> row of its latest valid record
@@ -225,7 +230,7 @@ class ScopeVectors:
         self._file_id = None
         self._map = None
         self._count = 0
-        self._codes = np.zeros((0, _CODE_WORDS), dtype=np.uint64)
+        self._codes = np.zeros((_CODE_WORDS, 0), dtype=np.uint64)
         self._live = np.zeros(0, dtype=bool)
         self._hashes = np.zeros(0, dtype=np.uint64)
         self._rows = {}
@@ -269,7 +274,7 @@ class ScopeVectors:
         words = fresh.view(np.uint32).reshape(end - start, -1)
         valid = _checksums(words) == words[:, _CHECK_WORD]
         self.damaged += int((~valid).sum())
-        self._codes = np.concatenate([self._codes, np.ascontiguousarray(fresh["code"])])
+        self._codes = np.concatenate([self._codes, np.asarray(fresh["code"]).T], axis=1)
         self._hashes = np.concatenate([self._hashes, np.ascontiguousarray(fresh["hash"])])
         live = np.zeros(end - start, dtype=bool)
         keys = fresh["id"].tolist()
@@ -310,12 +315,12 @@ class ScopeVectors:
         row = self._rows.get(id_key(item_id))
         return row is not None and int(self._hashes[row]) == embedded_hash
 
-    def _vectors(self, rows: np.ndarray) -> np.ndarray:
+    def _similarities(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosine of `query` to the vectors of `rows` (ascending row numbers)."""
         assert self._map is not None
-        picked = self._map[np.sort(rows)] if len(rows) else self._map[:0]
-        order = np.argsort(np.argsort(rows)) if len(rows) else rows
-        vectors = picked["vec"].astype(np.float32) * picked["scale"][:, None]
-        return vectors[order]
+        picked = self._map[rows]
+        # float32 first: numpy has no fast int8 product, and BLAS does this one.
+        return (picked["vec"].astype(np.float32) @ query.astype(np.float32)) * picked["scale"]
 
     def similarities(self, query: np.ndarray, item_ids: Iterable[str]) -> dict[str, float]:
         """Cosine similarity of `query` (a unit vector) to each item that has a vector."""
@@ -328,8 +333,9 @@ class ScopeVectors:
         ]
         if not pairs:
             return {}
+        pairs.sort(key=lambda pair: pair[1])
         rows = np.fromiter((row for _, row in pairs), dtype=np.int64, count=len(pairs))
-        sims = self._vectors(rows) @ query
+        sims = self._similarities(rows, query)
         return {item_id: float(sim) for (item_id, _), sim in zip(pairs, sims, strict=True)}
 
     def nearest(self, query: np.ndarray, count: int, rescore: int) -> list[tuple[str, float]]:
@@ -340,14 +346,15 @@ class ScopeVectors:
         candidates = np.flatnonzero(live)
         if len(candidates) > rescore:
             code = sign_codes(query[None, :])[0]
-            distance = np.bitwise_count(self._codes[: self._count] ^ code).sum(
-                axis=1, dtype=np.int32
-            )
+            codes = self._codes
+            distance = np.bitwise_count(codes[0] ^ code[0]).astype(np.int16)
+            for word in range(1, _CODE_WORDS):
+                distance += np.bitwise_count(codes[word] ^ code[word])
             distance[~live] = CODE_BITS + 1
-            candidates = np.argpartition(distance, rescore)[:rescore]
+            candidates = np.sort(np.argpartition(distance, rescore)[:rescore])
         if not len(candidates):
             return []
-        sims = self._vectors(candidates) @ query
+        sims = self._similarities(candidates, query)
         take = min(count, len(candidates))
         best = np.argpartition(-sims, take - 1)[:take]
         best = best[np.argsort(-sims[best], kind="stable")]
