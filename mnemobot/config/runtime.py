@@ -201,7 +201,7 @@ class RankingConfig(ConfigSection):
     meaning (embedding similarity, scaled between the least and the most similar of the
     message's candidates); the rest is the BM25 word match. An item not embedded yet keeps
     its word match whole."""
-    dense_candidates: int = Field(32, ge=0, le=10_000)
+    dense_candidates: int = Field(8, ge=0, le=10_000)
     """With memory.embeddings on: this many items closest in meaning join the candidates,
     whether or not they share a word with the message ("my car" finds "my old Skoda")."""
     dense_rescore: int = Field(2_048, ge=16, le=1_000_000)
