@@ -6,8 +6,8 @@ and 0.79 to an unrelated one), so they are never read against an absolute thresh
 each query's similarities are scaled between the lowest and the highest among its
 candidates (min-max), as BM25 is scaled to its best hit, and the two are mixed by
 `RankingConfig.dense_weight`. Reciprocal rank fusion, the other common rule, measured
-worse on the LoCoMo development conversations (see the README's table), and so did
-dense similarity used only to add candidates.
+worse on the LoCoMo development conversations (docs/embeddings.md), and so did dense
+similarity used only to add candidates.
 """
 
 from __future__ import annotations
