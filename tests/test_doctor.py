@@ -51,6 +51,8 @@ def test_all_checks_pass_and_nothing_is_written(
         "ok   llm",
         "...  context window",
         "ok   context window",
+        "...  embeddings",
+        "ok   embeddings",
         "...  telegram",
         "ok   telegram",
         "ok   schedule",

@@ -16,6 +16,7 @@ from mnemobot.bot.channels.lanes import LaneConfig
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
 from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.mcp.access import McpToolAccess, named_users
 from mnemobot.bot.mcp.config import McpConfig
 from mnemobot.bot.mcp.servers import McpServers
@@ -146,6 +147,8 @@ class App:
         if close is not None:
             await close()
         self.memory.close()
+        if isinstance(self.memory.embedder, OpenAIEmbeddings):
+            await self.memory.embedder.aclose()
 
 
 def build_app(
@@ -173,6 +176,8 @@ def build_app(
         max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=shared_workspace,
         clock=clock,
+        # Reads memory.embeddings at each call: does nothing until they are configured.
+        embedder=OpenAIEmbeddings(settings, runtime),
     )
     if llm is None:
         llm = OpenAIChatModel(

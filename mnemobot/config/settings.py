@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     telegram_operators: Annotated[AllowedUsers, NoDecode] = Field(default_factory=AllowedUsers)
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
+    # The embedding server's key (memory.embeddings); unset, OPENAI_API_KEY is sent when the
+    # embeddings come from the chat model's server.
+    bot_embeddings_api_key: SecretStr | None = None
     bot_model: str = "gpt-4o-mini"
     # The key of the speech-to-text server (media.transcription.baseUrl). Unset: the chat
     # model's key, but only when transcription goes to the chat model's own server; a key

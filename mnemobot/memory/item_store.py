@@ -208,7 +208,12 @@ class ScopeItemStore:
         clock: Callable[[], float] = time.time,
         tz: tzinfo = UTC,
         lock: threading.RLock | None = None,
+        on_written: Callable[[list[MemoryItem]], None] | None = None,
+        on_dropped: Callable[[list[str]], None] | None = None,
     ) -> None:
+        """`on_written` is told each item stored or changed (after it is on disk), and
+        `on_dropped` each id forgotten or merged away: what keeps data derived from the
+        items (their vectors) in step, whichever way they were written."""
         if index is not None and terms is None:
             raise ValueError("an index needs a `terms` function to turn item text into terms")
         self.paths = paths
@@ -249,6 +254,8 @@ class ScopeItemStore:
         self._skipped = 0
         self._lines: Counter[Path] = Counter()
         self._fresh: dict[str, None] = {}
+        self._on_written = on_written
+        self._on_dropped = on_dropped
 
     @property
     def scope(self) -> str:
@@ -572,12 +579,15 @@ class ScopeItemStore:
             return list(stored.values())
 
     def _persist(self, items: Iterable[MemoryItem]) -> None:
+        written = list(items)
         lines_by_file: dict[Path, list[dict[str, Any]]] = defaultdict(list)
-        for item in items:
+        for item in written:
             path = self._file_for(item)
             self._home[item.id] = path
             lines_by_file[path].append(item.to_json_dict())
         self._write(lines_by_file)
+        if self._on_written is not None and written:
+            self._on_written(written)
 
     def update(
         self,
@@ -660,6 +670,8 @@ class ScopeItemStore:
                 self._drop(victim.id)
                 self._home.pop(victim.id, None)
                 self._fresh.pop(victim.id, None)
+            if self._on_dropped is not None:
+                self._on_dropped([victim.id for victim in victims])
             return True
 
     def remove(self, item_id: str, *, merged_into: str) -> bool:
@@ -687,6 +699,8 @@ class ScopeItemStore:
             self._drop(item_id)
             self._home.pop(item_id, None)
             self._fresh.pop(item_id, None)
+            if self._on_dropped is not None:
+                self._on_dropped([item_id])
             return True
 
     def promote(self, item_id: str) -> MemoryItem | None:

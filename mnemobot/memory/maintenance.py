@@ -5,6 +5,8 @@
     archive notes   move daily notes older than memory.dailyRetentionDays to archive/
     prune sessions  delete sessions and offload logs untouched for memory.sessionRetentionDays
     reindex         read the scope's item files again, so the index matches the disk
+    embed items     give items without a vector one (memory.embeddings; old items, imports,
+                    a changed model, a batch the server failed)
 
 A step is a name and a function of the `MaintenanceRun`; it returns the one line that is
 logged, printed by `mnemobot memory maintain` and shown by `/status`. Adding a step means
@@ -225,6 +227,17 @@ def erase_forgotten(run: MaintenanceRun) -> str:
     )
 
 
+def embed_items(run: MaintenanceRun) -> str:
+    if run.memory.embedder is None or run.memory.embedder.config().identity() is None:
+        return "off (memory.embeddings.enabled)"
+    report = run.memory.fill_vectors(run.scope)
+    left = f", {report.missing} still without one" if report.missing else ""
+    note = f" ({report.note})" if report.note else ""
+    if report.note and not report.embedded:
+        return f"skipped: {report.note}{left}"
+    return f"embedded {report.embedded} items{left}{note}"
+
+
 def supersede_matching_facts(
     memory: MemoryService, config: Callable[[], MemoryConfig]
 ) -> SupersededHook:
@@ -245,6 +258,7 @@ MAINTENANCE_STEPS: tuple[MaintenanceStep, ...] = (
     MaintenanceStep("archive notes", archive_old_notes),
     MaintenanceStep("prune sessions", prune_old_sessions),
     MaintenanceStep("reindex", reindex),
+    MaintenanceStep("embed items", embed_items),
 )
 
 

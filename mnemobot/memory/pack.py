@@ -33,6 +33,7 @@ from typing import Any
 
 from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.fusion import DenseSearch
 from mnemobot.memory.items import Layer, MemoryItem, MemoryQuery
 from mnemobot.memory.pack_candidates import find_candidates, in_context
 from mnemobot.memory.pack_render import (
@@ -92,6 +93,13 @@ class PackDiagnostics:
     turns_around_hits: int = 0
     # Items taken past the topK limits to fill the soft budget.
     filled_past_top_k: int = 0
+    # Meaning (embeddings): "off", "used", or why this turn went without it (the server
+    # did not answer in time, was unreachable, no vectors yet...).
+    meaning: str = "off"
+    # Candidates found by meaning alone (no query word, no named day).
+    meaning_candidates: int = 0
+    # Milliseconds the message's embedding took (0 when none was asked for).
+    embed_ms: float = 0.0
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +120,9 @@ class PackDiagnostics:
             "dateCandidates": self.date_candidates,
             "turnsAroundHits": self.turns_around_hits,
             "filledPastTopK": self.filled_past_top_k,
+            "meaning": self.meaning,
+            "meaningCandidates": self.meaning_candidates,
+            "embedMs": round(self.embed_ms, 3),
         }
 
 
@@ -157,18 +168,20 @@ def build_pack(
     decay_days: float,
     tz: tzinfo = UTC,
     turns_around: TurnsAround | None = None,
+    dense: DenseSearch | None = None,
 ) -> MemoryPack:
     """Choose, score and render the memory for one turn (see the module docstring).
 
     `items` is the store's dict and `index` holds the same ids; an id in one but not the
     other is ignored. `tz` sets the dates shown on episodes (UTC by default).
     `turns_around` (the store's timeline) finds the turns around a matching turn; without
-    it only matching turns and recent episodes are candidates.
+    it only matching turns and recent episodes are candidates. `dense` (the message's
+    vector against the scope's item vectors) adds meaning to the word match.
     """
     started = time.perf_counter()
     query_terms = search_terms(query.text, index.document_frequency)
-    found = find_candidates(items, index, query, query_terms, ranking)
-    context = in_context(found, index, query, query_terms, ranking, turns_around)
+    found = find_candidates(items, index, query, query_terms, ranking, dense)
+    context = in_context(found, index, query, query_terms, ranking, turns_around, dense)
     scored = score_candidates(
         context, query, ranking, decay_enabled=decay_enabled, decay_days=decay_days
     )
@@ -198,5 +211,7 @@ def build_pack(
         date_candidates=found.dated,
         turns_around_hits=context.turns_around_hits,
         filled_past_top_k=selection.filled_past_top_k,
+        meaning="used" if dense is not None else "off",
+        meaning_candidates=found.by_meaning_only,
     )
     return MemoryPack(items=selection.chosen, diagnostics=diagnostics, rendered=rendered)

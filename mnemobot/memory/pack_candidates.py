@@ -26,6 +26,7 @@ from itertools import compress
 from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.bm25 import BM25Index
 from mnemobot.memory.clock import SECONDS_PER_DAY
+from mnemobot.memory.fusion import DenseSearch, fused_relevance, min_max, reciprocal_rank
 from mnemobot.memory.items import Layer, MemoryItem, MemoryQuery
 from mnemobot.memory.scoring import normalized_relevance
 from mnemobot.memory.turn_neighbours import TurnsAround, turn_context, turns_around_hits
@@ -61,6 +62,10 @@ class Candidates:
     per_layer: dict[str, int] = field(default_factory=dict)
     # Found by a day the query names rather than by its words.
     dated: int = 0
+    # The items closest in meaning (embeddings on), best first; and how many of them
+    # only meaning found (no query word, no named day).
+    dense_hits: list[str] = field(default_factory=list)
+    by_meaning_only: int = 0
 
 
 def find_candidates(
@@ -69,8 +74,10 @@ def find_candidates(
     query: MemoryQuery,
     query_terms: list[str],
     ranking: RankingConfig,
+    dense: DenseSearch | None = None,
 ) -> Candidates:
-    """The items a pack for `query` chooses from (see the module docstring)."""
+    """The items a pack for `query` chooses from (see the module docstring); with `dense`,
+    the `RankingConfig.dense_candidates` items closest in meaning too."""
     top_k = layer_top_k(query)
     # Only the best `candidate_pool` hits (and their ties) can become candidates; `top`
     # finds them without scoring every item a common term matches.
@@ -83,6 +90,16 @@ def find_candidates(
         if item is not None and top_k[item.layer] > 0:
             candidates[doc_id] = item
             found.per_layer[item.layer.value] += 1
+    if dense is not None and ranking.dense_candidates > 0:
+        for doc_id, _ in dense.nearest(ranking.dense_candidates):
+            item = get_item(doc_id)
+            if item is None or top_k[item.layer] <= 0:
+                continue
+            found.dense_hits.append(doc_id)
+            if doc_id not in candidates:
+                candidates[doc_id] = item
+                found.per_layer[item.layer.value] += 1
+                found.by_meaning_only += 1
     for item in _dated_items(items, query.date_ranges, ranking.date_candidates):
         if item.id not in candidates and top_k[item.layer] > 0:
             candidates[item.id] = item
@@ -109,7 +126,8 @@ class InContext:
     """The candidates completed by `in_context`, with what each one's relevance is."""
 
     items: dict[str, MemoryItem]
-    # BM25 relevance 0..1 within the query's hits, of the matching candidates.
+    # Relevance 0..1 of the matching candidates: BM25 within the query's hits, fused with
+    # meaning when embeddings are on (`memory.fusion`).
     relevance_of: dict[str, float]
     # Relevance a turn borrows from a matching turn next to it.
     lent: dict[str, float]
@@ -132,6 +150,7 @@ def in_context(
     query_terms: list[str],
     ranking: RankingConfig,
     turns_around: TurnsAround | None,
+    dense: DenseSearch | None = None,
 ) -> InContext:
     """`found` with the turns around its matching turns, without what the request carries,
     and without unmatched recent episodes once something matched."""
@@ -144,6 +163,8 @@ def in_context(
         for doc_id in candidates
         if doc_id in hits
     }
+    if dense is not None:
+        relevance_of = _with_meaning(relevance_of, dense.similarities(candidates), ranking)
     episodic = Layer.EPISODIC.value
     context = InContext(
         candidates, relevance_of, lent={}, window_of={}, per_layer_change={episodic: 0}
@@ -174,6 +195,19 @@ def in_context(
             if lent.get(doc_id, 0.0) <= 0 and candidates.pop(doc_id, None) is not None:
                 context.per_layer_change[episodic] -= 1
     return context
+
+
+def _with_meaning(
+    words: dict[str, float], similarities: dict[str, float], ranking: RankingConfig
+) -> dict[str, float]:
+    """BM25 relevance and meaning as one relevance, by `RankingConfig.fusion`."""
+    if not similarities:
+        return words
+    if ranking.fusion == "rrf":
+        by_words = sorted(words, key=words.__getitem__, reverse=True)
+        by_meaning = sorted(similarities, key=similarities.__getitem__, reverse=True)
+        return reciprocal_rank([by_words, by_meaning], ranking.rrf_k)
+    return fused_relevance(words, min_max(similarities), ranking.dense_weight)
 
 
 def _recent_episodes(

@@ -19,7 +19,11 @@ so the same rules weigh, merge and update facts whichever way they came.
 
 The module is longer than most because it is that one surface; each method only takes
 the scope's lock and calls the module doing the work (`pack`, `write_path`, `facts`,
-`forgetting`, `item_store`, `daily_notes`).
+`forgetting`, `item_store`, `daily_notes`, `item_vectors`).
+
+With embeddings on, each scope's item vectors (`vector_file`) follow its items: written
+items are embedded in the background after the reply, forgotten or merged ones lose their
+vector (and the vector file is rewritten without them when the forgotten text is erased).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -71,6 +76,14 @@ from mnemobot.memory.forgotten_texts import (
     lines_holding,
 )
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats
+from mnemobot.memory.item_vectors import (
+    EmbeddingModel,
+    QueryVector,
+    VectorFiller,
+    VectorFillReport,
+    VectorSearch,
+    embed_missing,
+)
 from mnemobot.memory.items import (
     DocumentText,
     ForwardedText,
@@ -86,6 +99,7 @@ from mnemobot.memory.request_overlap import RequestOverlap
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.text_terms import terms, terms_joined
 from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.vector_file import VECTOR_FILE_NAME, ScopeVectors, file_identity
 from mnemobot.memory.write_path import (
     FORWARDED_TAG,
     FactWrite,
@@ -114,6 +128,9 @@ COLD_LOAD_WORKERS = 4
 # a superseded MEMORY.md entry is about (`supersede_matching`).
 SUPERSEDED_MATCH_MIN = 0.9
 
+# After the message's embedding failed or timed out, later messages go without one for
+# this long (their packs match words), so a hung server costs one wait, not one per turn.
+QUERY_RETRY_SECONDS = 30.0
 T = TypeVar("T")
 _MEMORY_DEFAULTS = MemoryConfig()
 
@@ -150,10 +167,17 @@ def scope_files_signature(paths: ScopePaths) -> tuple[tuple[str, int, int, int],
     return tuple(signature)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _LoadedScope:
     store: ScopeItemStore
     index: BM25Index
+    # Opened at the first use of embeddings, for the identity in force then.
+    vectors: ScopeVectors | None = None
+
+    def close_vectors(self) -> None:
+        if self.vectors is not None:
+            self.vectors.close()
+            self.vectors = None
 
 
 class MemoryService:
@@ -164,6 +188,7 @@ class MemoryService:
         max_cached_scopes: int | Callable[[], int] = _MEMORY_DEFAULTS.max_cached_scopes,
         shared_files: bool = False,
         clock: Clock = SYSTEM_CLOCK,
+        embedder: EmbeddingModel | None = None,
     ) -> None:
         """`max_cached_scopes`: a number, or a callable read at each load (a live config).
 
@@ -172,6 +197,9 @@ class MemoryService:
         again before use (a stat of each item file per call).
 
         `clock`: when the stores stamp an edit or a forgetting (a replay passes its own).
+
+        `embedder`: the embedding model (`item_vectors`); written items are embedded in
+        the background while its config is enabled.
         """
         self.workspace = workspace
         self.clock = clock
@@ -193,6 +221,10 @@ class MemoryService:
         )
         self._warm_pool = ThreadPoolExecutor(WARM_WORKERS, thread_name_prefix="memory")
         self._cold_pool = ThreadPoolExecutor(COLD_LOAD_WORKERS, thread_name_prefix="memory-load")
+        self.embedder = embedder
+        self._filler = VectorFiller(self._embed_written) if embedder is not None else None
+        self._query_failed_at = -QUERY_RETRY_SECONDS
+        self._query_failure = ""
 
     # ----------------------------------------------------------------- scopes
 
@@ -209,7 +241,9 @@ class MemoryService:
         lock = self.scope_lock(scope)
         with lock:
             with self._cache_lock:
-                self._stores.pop(scope, None)
+                gone = self._stores.pop(scope, None)
+            if gone is not None:
+                gone.close_vectors()
             return self._load(scope, lock).store.stats()
 
     def is_loaded(self, scope: str) -> bool:
@@ -258,6 +292,8 @@ class MemoryService:
             terms_joined=terms_joined,
             clock=self.clock,
             lock=lock,
+            on_written=partial(self._items_written, scope),
+            on_dropped=partial(self._items_dropped, scope),
         )
         stats = store.load()
         if stats.skipped_lines:
@@ -268,8 +304,99 @@ class MemoryService:
         with self._cache_lock:
             self._stores[scope] = loaded
             while len(self._stores) > max(1, self._max_cached_scopes()):
-                self._stores.popitem(last=False)
+                self._stores.popitem(last=False)[1].close_vectors()
         return loaded
+
+    # ---------------------------------------------------------------- vectors
+
+    def _vectors(self, scope: str, loaded: _LoadedScope, identity: str) -> ScopeVectors:
+        """The scope's vectors of `identity`, mapped at first use (under the scope's lock)."""
+        vectors = loaded.vectors
+        if vectors is None or vectors.identity != identity:
+            loaded.close_vectors()
+            vectors = ScopeVectors(self.paths(scope).items_dir / VECTOR_FILE_NAME, identity)
+            stats = vectors.load(loaded.store.items)
+            if stats.damaged:
+                log.warning(
+                    "memory scope %s: %d damaged vectors ignored (embedded again)",
+                    scope,
+                    stats.damaged,
+                )
+            loaded.vectors = vectors
+        return vectors
+
+    def _items_written(self, scope: str, items: list[MemoryItem]) -> None:
+        # Under the scope's lock, from inside a write: only queue, never wait.
+        embedder, filler = self.embedder, self._filler
+        if filler is not None and embedder is not None and embedder.config().identity():
+            filler.enqueue(scope, [item.id for item in items])
+
+    def _items_dropped(self, scope: str, item_ids: list[str]) -> None:
+        loaded = self._stores.get(scope)
+        if loaded is not None and loaded.vectors is not None:
+            loaded.vectors.discard(item_ids)
+
+    def _embed_written(self, scope: str, item_ids: list[str]) -> int:
+        """The filler's work: embed these items of `scope` that still need it."""
+        return self.fill_vectors(scope, only=item_ids).embedded
+
+    def fill_vectors(
+        self, scope: str, *, limit: int | None = None, only: Sequence[str] | None = None
+    ) -> VectorFillReport:
+        """Embed the scope's items that have no current vector (`only` these, at most
+        `limit`); blocking, for worker threads. The model is called outside the scope's
+        lock, so the chat goes on meanwhile; what changed in between is not stored."""
+        if self.embedder is None:
+            return VectorFillReport(note="no embedding model")
+        config = self.embedder.config()
+        identity = config.identity()
+        if identity is None:
+            return VectorFillReport(note="off (memory.embeddings.enabled)")
+
+        def vectors_of(loaded: _LoadedScope) -> ScopeVectors:
+            return self._vectors(scope, loaded, identity)
+
+        return embed_missing(
+            lambda: self._scope(scope),
+            vectors_of,
+            self.embedder,
+            config,
+            limit=config.fill_max_items_per_run if limit is None else limit,
+            only=only,
+        )
+
+    async def query_vector(self, text: str, config: MemoryConfig) -> QueryVector | None:
+        """The message's vector for its pack, within `embeddings.queryTimeoutSeconds`;
+        None when embeddings are off. A slow or failing server gives a vector-less
+        `QueryVector` saying why (the pack then matches words only), and is not asked
+        again for the next `QUERY_RETRY_SECONDS`, so a hung server costs one wait, not
+        one per turn."""
+        settings = config.embeddings
+        identity = settings.identity()
+        if identity is None or self.embedder is None:
+            return None
+        since = time.monotonic() - self._query_failed_at
+        if since < QUERY_RETRY_SECONDS:
+            return QueryVector(identity, None, f"skipped: {self._query_failure} {since:.0f} s ago")
+        started = time.perf_counter()
+        try:
+            vector = await asyncio.wait_for(
+                self.embedder.embed_query(text), settings.query_timeout_seconds
+            )
+        except TimeoutError:
+            failure = f"timed out after {settings.query_timeout_seconds:g} s"
+        except Exception as exc:  # any server failure: this turn goes without meaning
+            failure = f"unavailable ({type(exc).__name__})"
+        else:
+            return QueryVector.of(identity, vector, (time.perf_counter() - started) * 1000)
+        self._query_failed_at = time.monotonic()
+        self._query_failure = failure
+        log.warning("embedding the message failed (%s): its pack matches words only", failure)
+        return QueryVector(identity, None, failure)
+
+    def wait_for_vectors(self, timeout: float) -> bool:
+        """Wait until the background embedding of written items is done (evals, tests)."""
+        return self._filler is None or self._filler.wait_idle(timeout)
 
     # ------------------------------------------------------------ off the loop
 
@@ -365,7 +492,10 @@ class MemoryService:
         return await self.offload(scope, partial(self.known_facts, scope, budget_tokens))
 
     def close(self) -> None:
-        """Stop the worker threads once their calls are done (queued ones still run)."""
+        """Stop the worker threads once their calls are done (queued ones still run);
+        items still waiting for their vectors get them at a later maintenance."""
+        if self._filler is not None:
+            self._filler.stop()
         self._warm_pool.shutdown(wait=False)
         self._cold_pool.shutdown(wait=False)
 
@@ -705,13 +835,18 @@ class MemoryService:
         config: MemoryConfig,
         tz: tzinfo,
         request_messages: Sequence[Mapping[str, Any]] | None = None,
+        query_vector: QueryVector | None = None,
     ) -> MemoryPack:
         """The pack for `text`; episodes of `request_messages` (what the request to the
-        model sends beside it) are left out. Dates in `text` are read in `tz`."""
+        model sends beside it) are left out. Dates in `text` are read in `tz`.
+
+        `query_vector` (embeddings on): the message's vector, fused with the word match
+        when the scope has vectors of the same model; the diagnostics say when not."""
         # Read before the scope's lock: the date parser is the slow part of a query.
         query = memory_query(text, scope, now, config, tz=tz, request_messages=request_messages)
         with self._scope(scope) as loaded:
-            return build_pack(
+            dense, meaning = self._dense_search(scope, loaded, config, query_vector)
+            pack = build_pack(
                 loaded.store.items,
                 loaded.index,
                 query,
@@ -720,7 +855,36 @@ class MemoryService:
                 decay_days=config.decay_days,
                 tz=tz,
                 turns_around=loaded.store.timeline.around,
+                dense=dense,
             )
+        pack.diagnostics.meaning = meaning
+        if query_vector is not None:
+            pack.diagnostics.embed_ms = query_vector.embed_ms
+        return pack
+
+    def _dense_search(
+        self,
+        scope: str,
+        loaded: _LoadedScope,
+        config: MemoryConfig,
+        query_vector: QueryVector | None,
+    ) -> tuple[VectorSearch | None, str]:
+        """The search by meaning for this pack, or None and why not."""
+        identity = config.embeddings.identity()
+        if identity is None:
+            return None, "off"
+        if query_vector is None:
+            return None, "no vector for the message"
+        if query_vector.vector is None:
+            return None, query_vector.note
+        if query_vector.identity != identity:
+            return None, "the message was embedded by another model"
+        vectors = self._vectors(scope, loaded, identity)
+        if not len(vectors):
+            return None, "no item vectors yet (maintenance embeds them)"
+        if vectors.dims != query_vector.vector.shape[-1]:
+            return None, "the message's vector has another length than the items'"
+        return VectorSearch(vectors, query_vector.vector, config.ranking.dense_rescore), "used"
 
     def search(
         self, scope: str, text: str, *, config: MemoryConfig, tz: tzinfo, limit: int = 10
@@ -845,6 +1009,10 @@ class MemoryService:
             stats = store.stats()
             if needles or stats.lines > stats.items + stats.tombstones:
                 store.compact_files()
+            if needles:
+                # A forgotten item's vector goes with it: the file is rewritten with the
+                # vectors of live items only.
+                self._compact_vectors(scope, loaded)
             report.add(
                 erase_texts_from_memory_files(
                     self.workspace, paths, needles, skip=paths.item_files()
@@ -855,6 +1023,20 @@ class MemoryService:
                 finish_erasure(paths, needles)
         return report
 
+    def _compact_vectors(self, scope: str, loaded: _LoadedScope) -> None:
+        """Rewrite the scope's vector file without the rows of items no longer live,
+        whichever model made it (embeddings on or off): a forgotten text's vector could
+        still give its meaning away."""
+        path = self.paths(scope).items_dir / VECTOR_FILE_NAME
+        identity = file_identity(path)
+        if identity is None:
+            return
+        if not identity:
+            loaded.close_vectors()
+            path.unlink(missing_ok=True)
+            return
+        self._vectors(scope, loaded, identity).compact()
+
     def scopes_to_erase(self) -> list[str]:
         """Scopes with forgotten texts still on disk (what `erase_forgotten` has to do)."""
         root = self.workspace / "memory"
@@ -863,8 +1045,13 @@ class MemoryService:
         return sorted(p.parent.name for p in root.glob(f"*/{PENDING_FILE_NAME}"))
 
     def erase_scope(self, scope: str) -> list[str]:
-        """Delete the scope's memory and the chat's session files (/forget_me); what went."""
-        with self._scope(scope):
+        """Delete the scope's memory and the chat's session files (/forget_me); what went.
+
+        Its vectors go with the directory; what waits to be embedded is dropped."""
+        with self._scope(scope) as loaded:
+            if self._filler is not None:
+                self._filler.discard(scope)
+            loaded.close_vectors()
             with self._cache_lock:
                 self._stores.pop(scope, None)
             return erase_scope(self.workspace, scope)

