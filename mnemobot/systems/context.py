@@ -13,6 +13,7 @@ from mnemobot.memory.session import AgentSession, Message
 if TYPE_CHECKING:
     from mnemobot.memory.pack import MemoryPack
     from mnemobot.systems.llm import LLMError
+    from mnemobot.systems.reply_stream import ReplyStream
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,9 @@ class TurnContext:
     extras: dict[str, Any] = field(default_factory=dict)
     # Lets a tool or system publish progress to the channel (e.g. "still working").
     notify: Callable[[str], Awaitable[None]] | None = None
+    # Where the channel shows the answer while it is written (None: it shows only the
+    # finished reply).
+    reply_stream: ReplyStream | None = None
 
     def add_message(self, message: Message) -> None:
         self.session.messages.append(message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -95,6 +96,10 @@ class ChatRequest:
     max_output_tokens: int
     timeout_seconds: float
     tools: list[dict[str, Any]] = field(default_factory=list)
+    # When set, the answer is asked for as a stream and this hears its text so far (the
+    # whole text each time, as it grows); it must return at once. A model or server that
+    # does not stream answers all at once and never calls it.
+    on_text: Callable[[str], None] | None = None
 
 
 @dataclass(slots=True)
