@@ -82,7 +82,7 @@ class ToolLoop:
             ctx.llm_error = error
             ctx.stop_reason = error.user_text()
         except asyncio.CancelledError:
-            if said.stream is not None and said.stream.stop_requested:
+            if said.stream is not None and said.stream.stop_requested and said.shown:
                 self._keep_stopped(ctx, said)
             raise
 
@@ -313,6 +313,11 @@ class _Said:
         self.current = without_control_characters(text)
         if self.stream is not None and self.current.strip():
             self.stream.show(joined_reply([*self.earlier, self.current.strip()]))
+
+    @property
+    def shown(self) -> bool:
+        """Whether the user has seen any of the answer (a stop then keeps it)."""
+        return bool(self.earlier or self.current.strip())
 
     def before_tools(self, content: str) -> None:
         if content:

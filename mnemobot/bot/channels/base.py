@@ -22,6 +22,7 @@ from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.context import ChatRef
+from mnemobot.systems.reply_stream import ReplyStream
 
 
 class Channel(Protocol):
@@ -51,6 +52,27 @@ class Channel(Protocol):
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
         """Entered while a turn runs, e.g. Telegram's typing indicator."""
+        ...
+
+    def reply_stream(self, job: LaneJob) -> ChannelReplyStream | None:
+        """Where the reply to `job` shows while it is written (None: only when finished);
+        `send_reply` then replaces it with the finished reply."""
+        ...
+
+    async def close_stream(self, job: LaneJob, *, answered: bool) -> None:
+        """The turn of `job` ended without `send_reply`: stop its stream, if any.
+        `answered`: the message will not be answered again (not a shutdown)."""
+        ...
+
+
+class ChannelReplyStream(ReplyStream, Protocol):
+    """A channel's `ReplyStream`, as the dispatcher drives it."""
+
+    latest: str
+    """The text shown last (a stopped reply: the text with its stop mark)."""
+
+    def request_stop(self) -> None:
+        """/stop: the turn is cancelled next; what was shown is kept (`stop_requested`)."""
         ...
 
     def status_lines(self, chat: ChatRef) -> list[str]:

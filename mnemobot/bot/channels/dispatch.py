@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from mnemobot.bot.channels.base import Channel
+from mnemobot.bot.channels.base import Channel, ChannelReplyStream
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
@@ -93,6 +93,8 @@ class ChatDispatcher:
         self._background: set[asyncio.Task[Any]] = set()
         # Last notice per chat: notices of one chat go out in the order they were made.
         self._last_notice: dict[str, asyncio.Task[Any]] = {}
+        # The stream of each chat's running turn, for /stop.
+        self._streams: dict[str, ChannelReplyStream] = {}
 
     # -- intake ----------------------------------------------------------------------------------
 
@@ -172,6 +174,9 @@ class ChatDispatcher:
         return await self._stop_dropped(None, chat)
 
     async def _stop_dropped(self, dropped: tuple[LaneJob, ...] | None, chat: ChatRef) -> str:
+        stream = self._streams.get(chat.key)
+        if stream is not None:
+            stream.request_stop()
         outcome = await self.lanes.stop(chat.key, dropped=dropped)
         await self._answered(outcome.dropped_jobs)
         return stop_text(outcome.cancelled_running, outcome.dropped)
@@ -232,13 +237,32 @@ class ChatDispatcher:
         except asyncio.CancelledError:
             # Cancelled by /stop: the user dropped it. By shutdown: it runs again next start.
             if not self._shutting_down:
-                await asyncio.shield(self._answered([job]))
+                await asyncio.shield(self._stopped(job))
+            else:
+                await asyncio.shield(self._end_stream(job, answered=False))
             raise
         except Exception:
             # Logged by the lane; answered anyway, so one bad message cannot come back forever.
+            await self._end_stream(job, answered=True)
             await self._answered([job])
             raise
         await self._answered([job])
+
+    async def _stopped(self, job: LaneJob) -> None:
+        """/stop cut the reply short: what was shown stays as the reply, marked stopped
+        (the turn stored it so), delivered like any reply; then the job is answered."""
+        stream = self._streams.pop(job.chat.key, None)
+        try:
+            if stream is not None and stream.stop_requested and stream.latest:
+                await self.channel.send_reply(job, stream.latest)
+            else:
+                await self._end_stream(job, answered=True)
+        finally:
+            await self._answered([job])
+
+    async def _end_stream(self, job: LaneJob, *, answered: bool) -> None:
+        self._streams.pop(job.chat.key, None)
+        await self.channel.close_stream(job, answered=answered)
 
     async def _answer_job(self, job: LaneJob) -> None:
         command = job.command
@@ -251,27 +275,40 @@ class ChatDispatcher:
         async def progress(text: str) -> None:
             await self.channel.send_text(progress_job, text)
 
+        stream = self.channel.reply_stream(job) if command is None else None
+        if stream is not None:
+            self._streams[job.chat.key] = stream
         async with self.channel.working(job):
             if command is not None:
                 await self._send_command_reply(job, await self._command_reply(job, self.stop))
                 return
-            outcome = await self._turn(job, progress)
+            outcome = await self._turn(job, progress, stream)
             if outcome is None:
+                await self._end_stream(job, answered=True)
                 return
             # Without a durable inbox the user is told to send it again later.
             if not outcome.storage_failed or self.answered is None:
+                self._streams.pop(job.chat.key, None)
                 await self.channel.send_reply(job, outcome.reply)
                 return
+        await self._end_stream(job, answered=False)
         # Waits outside `working`: no "typing..." while the storage is down.
         stored = await self._when_stored(job, progress)
         if stored is not None:
             await self.channel.send_reply(job, stored.reply)
 
     async def _turn(
-        self, job: LaneJob, progress: Callable[[str], Awaitable[None]]
+        self,
+        job: LaneJob,
+        progress: Callable[[str], Awaitable[None]],
+        stream: ChannelReplyStream | None = None,
     ) -> TurnOutcome | None:
         return await self.assistant.handle_text(
-            job.chat, job.text, message_refs=list(job.message_refs), notify=progress
+            job.chat,
+            job.text,
+            message_refs=list(job.message_refs),
+            notify=progress,
+            reply_stream=stream,
         )
 
     async def _when_stored(

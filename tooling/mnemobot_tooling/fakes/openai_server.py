@@ -36,7 +36,8 @@ both plain and ``stream=True`` requests.
 
 Streaming (``stream=True``): server-sent events in OpenAI's order (role, text word by word,
 tool-call deltas with arguments in fragments, finish, usage when ``stream_options`` asks,
-``[DONE]``). ``tokens_per_second`` paces them the way a real model writes (a word or an
+``[DONE]``). ``tokens_per_second`` paces them the way a real model writes (a plain
+answer comes after as long as its streamed tokens would take) (a word or an
 argument fragment is a token); ``streams = False`` answers stream requests with a plain
 JSON completion, as a server that cannot stream does; ``empty_stream_on_overflow`` answers
 a streamed request that overflows with an empty 200 event stream and drops the connection,
@@ -555,7 +556,8 @@ class FakeOpenAIServer:
         self.tokens_per_second: float | None = None
         self.streams: bool = True
         self.empty_stream_on_overflow: bool = False
-        self._first_tokens: list[float] = []
+        # (when, the last user text of the request) per streamed answer's first token.
+        self._first_tokens: list[tuple[float, str]] = []
 
         self._requested_port = port
         self._httpd: _HTTPServer | None = None
@@ -668,11 +670,18 @@ class FakeOpenAIServer:
         """When (``time.time()``) each streamed answer's first text or tool-call delta went
         out, in the order they did."""
         with self._lock:
-            return list(self._first_tokens)
+            return [at for at, _ in self._first_tokens]
 
-    def _first_token_sent(self) -> None:
+    def first_token_time_for(self, user_text: str) -> float | None:
+        """When the first streamed answer to a request whose last user message contains
+        ``user_text`` sent its first token; None if none did."""
         with self._lock:
-            self._first_tokens.append(time.time())
+            return next((at for at, text in self._first_tokens if user_text in text), None)
+
+    def _first_token_sent(self, body: dict[str, Any]) -> None:
+        texts = user_texts(body)
+        with self._lock:
+            self._first_tokens.append((time.time(), texts[-1] if texts else ""))
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[dict[str, Any]]:
         """Block until at least ``count`` chat requests were recorded; returns their bodies.
@@ -953,6 +962,14 @@ class _Handler(BaseHTTPRequestHandler):
         if streamed:
             self._stream(body, content, resolved, finish_reason, usage)
         else:
+            rate = self.fake.tokens_per_second
+            if rate:
+                # A model writes at its pace whether or not the answer is streamed.
+                tokens = len(_WORD_PIECES.findall(content or "")) + sum(
+                    -(-len(call.arguments) // _ARGUMENT_PIECE_CHARS) for _, call in resolved
+                )
+                if self.fake._stopping.wait(tokens / rate):
+                    return self._drop()
             document = _completion_json(self.fake, body, content, resolved, finish_reason, usage)
             self._send_json(200, document)
 
@@ -1033,7 +1050,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._write_chunk(f"data: {json.dumps(chunk)}\n\n")
             if token and first:
                 first = False
-                self.fake._first_token_sent()
+                self.fake._first_token_sent(body)
         if finish_reason is None:
             self._write_chunk("data: [DONE]\n\n")
             self._write_chunk("")
