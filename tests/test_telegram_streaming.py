@@ -201,3 +201,20 @@ async def test_groups_get_no_preview_in_auto_mode(
     assert [c["method"] for c in preview_calls(telegram, group)] == ["sendMessage"]
     assert len(preview_calls(telegram, USER)) >= 2
     assert telegram.sent_messages(group)[0]["text"] == telegram.sent_messages(USER)[0]["text"]
+
+
+async def test_draft_mode_previews_in_a_draft_and_sends_the_reply_once(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 20
+    openai_server.script(reply(ANSWER))
+    await start_bot(runtime=streaming("draft", seconds=0.3))
+    telegram.send_text("plan my day", chat_id=USER)
+    await until(finished(telegram, USER))
+    drafts = telegram.drafts(USER)
+    # The draft grew as the model wrote (one draft id); the reply came once, formatted.
+    assert len(drafts) >= 3 and len({d["draft_id"] for d in drafts}) == 1
+    assert ANSWER.startswith(drafts[0]["text"]) and len(drafts[0]["text"]) < len(ANSWER)
+    [message] = telegram.sent_messages(USER)
+    assert [message["text"]] == html_of(ANSWER) and message["edit_count"] == 0
+    assert telegram.calls("editMessageText") == []

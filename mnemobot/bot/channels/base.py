@@ -71,6 +71,11 @@ class ChannelReplyStream(ReplyStream, Protocol):
     latest: str
     """The text shown last (a stopped reply: the text with its stop mark)."""
 
+    @property
+    def showing(self) -> bool:
+        """Whether the chat sees a preview now (text, or only a tool's status line)."""
+        ...
+
     def request_stop(self) -> None:
         """/stop: the turn is cancelled next; what was shown is kept (`stop_requested`)."""
         ...

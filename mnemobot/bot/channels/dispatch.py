@@ -25,6 +25,7 @@ from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutc
 from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
 from mnemobot.memory.items import to_iso
 from mnemobot.systems.context import ChatRef
+from mnemobot.systems.reply_stream import STOPPED_MARK
 
 log = logging.getLogger(__name__)
 
@@ -253,8 +254,9 @@ class ChatDispatcher:
         (the turn stored it so), delivered like any reply; then the job is answered."""
         stream = self._streams.pop(job.chat.key, None)
         try:
-            if stream is not None and stream.stop_requested and stream.latest:
-                await self.channel.send_reply(job, stream.latest)
+            if stream is not None and stream.stop_requested and (stream.latest or stream.showing):
+                # Only a tool's status line showed: it becomes the stop mark.
+                await self.channel.send_reply(job, stream.latest or STOPPED_MARK)
             else:
                 await self._end_stream(job, answered=True)
         finally:

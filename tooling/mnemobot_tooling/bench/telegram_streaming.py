@@ -14,22 +14,28 @@ off, then auto) runs on a fresh bot and workspace:
    `--load-seconds`: whole replies per second, streaming on against off. Their previews
    want more calls than Telegram allows, so the limiter must drop previews, not replies.
 
-The fakes run as threads of the bench process (beside the bot): figures are for comparing
-the modes with each other on one machine, not absolute.
+The fakes run in a child process, so their cost (a model streaming to 60 chats is over a
+thousand events a second) is not charged to the bot; the bot's own CPU per reply is shown.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
+import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +70,7 @@ class LoadFigures:
     replies: int
     replies_per_second: float
     calls_per_second: float
+    cpu_ms_per_reply: float
 
 
 def _answer(tokens: int) -> str:
@@ -73,6 +80,58 @@ def _answer(tokens: int) -> str:
     return "**Answer.** " + "\n\n".join(lines)
 
 
+class _Fakes:
+    """The fake Bot API and model server in a child process, called through a pipe."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.lock = threading.Lock()
+
+    def _call_now(self, target: str, method: str, args: tuple[Any, ...], kwargs: Any) -> Any:
+        with self.lock:
+            self.conn.send((target, method, args, kwargs))
+            return self.conn.recv()
+
+    async def call(self, target: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(self._call_now, target, method, args, kwargs)
+
+
+def _serve_fakes(conn: Connection, tokens_per_second: float, reply_tokens: int) -> None:
+    answer = _answer(reply_tokens)
+    with TelegramServer(token=BENCH_TOKEN) as telegram, FakeOpenAIServer() as llm:
+        llm.tokens_per_second = tokens_per_second
+        llm.responder = lambda request: reply(answer)
+        conn.send((telegram.base_url, llm.base_url))
+        targets = {"telegram": telegram, "llm": llm}
+        while True:
+            message = conn.recv()
+            if message is None:
+                return
+            target, method, args, kwargs = message
+            conn.send(getattr(targets[target], method)(*args, **kwargs))
+
+
+@contextlib.asynccontextmanager
+async def _fakes(args: argparse.Namespace) -> AsyncIterator[tuple[_Fakes, str, str]]:
+    context = multiprocessing.get_context("spawn")
+    parent, child_end = context.Pipe()
+    child = context.Process(
+        target=_serve_fakes,
+        args=(child_end, args.tokens_per_second, args.reply_tokens),
+        daemon=True,
+        name="stream bench fakes",
+    )
+    child.start()
+    try:
+        bot_url, llm_url = await asyncio.to_thread(parent.recv)
+        yield _Fakes(parent), bot_url, llm_url
+        parent.send(None)
+    finally:
+        child.join(timeout=5)
+        if child.is_alive():
+            child.terminate()
+
+
 def _write_config(workspace: Path, mode: str, edit_seconds: float) -> None:
     path = workspace / "preferences" / "runtime-config.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,18 +139,18 @@ def _write_config(workspace: Path, mode: str, edit_seconds: float) -> None:
     path.write_text(json.dumps(config))
 
 
-def _whole_replies(telegram: TelegramServer) -> dict[int, list[dict[str, Any]]]:
+async def _whole_replies(fakes: _Fakes) -> dict[int, list[dict[str, Any]]]:
     """Per chat, the messages that carry a finished (HTML) reply."""
     done: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for message in telegram.sent_messages():
+    for message in await fakes.call("telegram", "sent_messages"):
         if message["parse_mode"] == "HTML":
             done[message["chat_id"]].append(message)
     return done
 
 
-def _calls_by_chat(telegram: TelegramServer) -> dict[int, list[dict[str, Any]]]:
+async def _calls_by_chat(fakes: _Fakes) -> dict[int, list[dict[str, Any]]]:
     calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for call in telegram.calls():
+    for call in await fakes.call("telegram", "calls"):
         if call["method"] in _COUNTED and call["status"] == 200:
             calls[int(call["params"].get("chat_id", 0))].append(call)
     return calls
@@ -103,34 +162,30 @@ async def _with_bot(
     production_limits: bool,
     body: Any,
 ) -> Any:
-    with (
-        TelegramServer(token=BENCH_TOKEN) as telegram,
-        FakeOpenAIServer() as llm,
-        tempfile.TemporaryDirectory(prefix="mnemobot-stream-bench-") as tmp,
-    ):
-        llm.tokens_per_second = args.tokens_per_second
-        answer = _answer(args.reply_tokens)
-        llm.responder = lambda request: reply(answer)
-        workspace = Path(tmp)
-        _write_config(workspace, mode, args.edit_seconds)
-        setup = BotSetup(
-            workspace, telegram.base_url, llm.base_url, production_limits=production_limits
-        )
-        go, stop = asyncio.Event(), asyncio.Event()
-        bot = asyncio.create_task(run_bot(setup, go, stop))
-        await asyncio.wait({bot, asyncio.create_task(go.wait())}, return_when="FIRST_COMPLETED")
-        if bot.done():
-            await bot
-        try:
-            return await body(telegram, llm)
-        finally:
-            stop.set()
-            await bot
+    """Run `body(fakes)` against a fresh bot; returns its result and the bot's CPU seconds."""
+    async with _fakes(args) as (fakes, bot_url, llm_url):
+        with tempfile.TemporaryDirectory(prefix="mnemobot-stream-bench-") as tmp:
+            workspace = Path(tmp)
+            _write_config(workspace, mode, args.edit_seconds)
+            setup = BotSetup(workspace, bot_url, llm_url, production_limits=production_limits)
+            go, stop = asyncio.Event(), asyncio.Event()
+            bot = asyncio.create_task(run_bot(setup, go, stop))
+            await asyncio.wait({bot, asyncio.create_task(go.wait())}, return_when="FIRST_COMPLETED")
+            if bot.done():
+                await bot
+            try:
+                before = os.times()
+                result = await body(fakes)
+                after = os.times()
+            finally:
+                stop.set()
+                await bot
+            return result, (after.user + after.system) - (before.user + before.system)
 
 
 async def _until(condition: Any, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while not condition():
+    while not await condition():
         if time.monotonic() > deadline:
             raise TimeoutError("the bot did not finish its replies in time")
         await asyncio.sleep(0.05)
@@ -139,19 +194,22 @@ async def _until(condition: Any, timeout: float) -> None:
 async def latency(mode: str, args: argparse.Namespace) -> LatencyFigures:
     chats = [30_000 + n for n in range(args.stream_chats)]
 
-    async def body(telegram: TelegramServer, llm: FakeOpenAIServer) -> LatencyFigures:
+    async def body(fakes: _Fakes) -> LatencyFigures:
         asked = {}
         for chat in chats:
             asked[chat] = time.time()
-            telegram.send_text(f"question q{chat}", chat_id=chat)
-        timeout = 60 + args.reply_tokens / args.tokens_per_second * 2
-        await _until(lambda: len(_whole_replies(telegram)) == len(chats), timeout)
+            await fakes.call("telegram", "send_text", f"question q{chat}", chat_id=chat)
+
+        async def all_whole() -> bool:
+            return len(await _whole_replies(fakes)) == len(chats)
+
+        await _until(all_whole, 60 + args.reply_tokens / args.tokens_per_second * 2)
         await asyncio.sleep(0.5)  # late calls (a typing action) are counted too
-        whole = _whole_replies(telegram)
-        calls = _calls_by_chat(telegram)
+        whole = await _whole_replies(fakes)
+        calls = await _calls_by_chat(fakes)
         first_text, whole_reply, after_token, counts, previews = [], [], [], [], []
         for chat in chats:
-            first_token = llm.first_token_time_for(f"q{chat}")
+            first_token = await fakes.call("llm", "first_token_time_for", f"q{chat}")
             shown = [c for c in calls[chat] if c["method"] in _SHOWING]
             finished = max(c["time"] for c in shown if c["params"].get("parse_mode") == "HTML")
             first_shown = min(c["time"] for c in shown)
@@ -172,31 +230,37 @@ async def latency(mode: str, args: argparse.Namespace) -> LatencyFigures:
             statistics.mean(previews),
         )
 
-    return await _with_bot(mode, args, args.production_limits, body)
+    figures, _ = await _with_bot(mode, args, args.production_limits, body)
+    return figures
 
 
 async def load(mode: str, args: argparse.Namespace) -> LoadFigures:
     chats = [40_000 + n for n in range(args.load_chats)]
 
-    async def body(telegram: TelegramServer, llm: FakeOpenAIServer) -> LoadFigures:
+    async def body(fakes: _Fakes) -> LoadFigures:
         asked = dict.fromkeys(chats, 1)
         for chat in chats:
-            telegram.send_text(f"question q{chat}-1", chat_id=chat)
+            await fakes.call("telegram", "send_text", f"question q{chat}-1", chat_id=chat)
         started = time.monotonic()
-        calls_before = len(telegram.calls())
+        calls_before = len(await fakes.call("telegram", "calls"))
         while time.monotonic() - started < args.load_seconds:
-            whole = _whole_replies(telegram)
+            whole = await _whole_replies(fakes)
             for chat in chats:
                 if len(whole.get(chat, ())) >= asked[chat]:
                     asked[chat] += 1
-                    telegram.send_text(f"question q{chat}-{asked[chat]}", chat_id=chat)
-            await asyncio.sleep(0.05)
+                    text = f"question q{chat}-{asked[chat]}"
+                    await fakes.call("telegram", "send_text", text, chat_id=chat)
+            await asyncio.sleep(0.1)
         elapsed = time.monotonic() - started
-        replies = sum(len(v) for v in _whole_replies(telegram).values())
-        calls = len(telegram.calls()) - calls_before
-        return LoadFigures(mode, len(chats), elapsed, replies, replies / elapsed, calls / elapsed)
+        replies = sum(len(v) for v in (await _whole_replies(fakes)).values())
+        calls = len(await fakes.call("telegram", "calls")) - calls_before
+        return LoadFigures(
+            mode, len(chats), elapsed, replies, replies / elapsed, calls / elapsed, 0.0
+        )
 
-    return await _with_bot(mode, args, True, body)
+    figures, cpu_seconds = await _with_bot(mode, args, True, body)
+    cpu_ms = cpu_seconds * 1000 / figures.replies if figures.replies else float("nan")
+    return LoadFigures(*[getattr(figures, f) for f in LoadFigures.__slots__][:-1], cpu_ms)
 
 
 def bench_command(args: argparse.Namespace) -> int:
@@ -225,7 +289,8 @@ def bench_command(args: argparse.Namespace) -> int:
                 f"streaming {mode:>4} under Telegram's limits: {result.chats} chats, closed "
                 f"loop {result.seconds:.0f} s: {result.replies} whole replies, "
                 f"{result.replies_per_second:.2f} replies/s, "
-                f"{result.calls_per_second:.1f} Bot API calls/s"
+                f"{result.calls_per_second:.1f} Bot API calls/s, bot CPU "
+                f"{result.cpu_ms_per_reply:.0f} ms per reply"
             )
     print(load_line("after"))
     return 0

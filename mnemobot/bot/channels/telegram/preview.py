@@ -162,6 +162,10 @@ class TelegramPreview:
     def request_stop(self) -> None:
         self._stop_requested = True
 
+    @property
+    def showing(self) -> bool:
+        return bool(self.message_ids)
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def close(self) -> list[int]:
