@@ -70,6 +70,8 @@ class LoadFigures:
     replies: int
     replies_per_second: float
     calls_per_second: float
+    # Median, message sent -> its whole reply seen (polled every 0.1 s).
+    reply_seconds: float
     cpu_ms_per_reply: float
 
 
@@ -239,6 +241,8 @@ async def load(mode: str, args: argparse.Namespace) -> LoadFigures:
 
     async def body(fakes: _Fakes) -> LoadFigures:
         asked = dict.fromkeys(chats, 1)
+        asked_at = dict.fromkeys(chats, time.monotonic())
+        reply_times: list[float] = []
         for chat in chats:
             await fakes.call("telegram", "send_text", f"question q{chat}-1", chat_id=chat)
         started = time.monotonic()
@@ -247,6 +251,8 @@ async def load(mode: str, args: argparse.Namespace) -> LoadFigures:
             whole = await _whole_replies(fakes)
             for chat in chats:
                 if len(whole.get(chat, ())) >= asked[chat]:
+                    reply_times.append(time.monotonic() - asked_at[chat])
+                    asked_at[chat] = time.monotonic()
                     asked[chat] += 1
                     text = f"question q{chat}-{asked[chat]}"
                     await fakes.call("telegram", "send_text", text, chat_id=chat)
@@ -255,7 +261,14 @@ async def load(mode: str, args: argparse.Namespace) -> LoadFigures:
         replies = sum(len(v) for v in (await _whole_replies(fakes)).values())
         calls = len(await fakes.call("telegram", "calls")) - calls_before
         return LoadFigures(
-            mode, len(chats), elapsed, replies, replies / elapsed, calls / elapsed, 0.0
+            mode,
+            len(chats),
+            elapsed,
+            replies,
+            replies / elapsed,
+            calls / elapsed,
+            statistics.median(reply_times) if reply_times else float("nan"),
+            0.0,
         )
 
     figures, cpu_seconds = await _with_bot(mode, args, True, body)
@@ -289,7 +302,8 @@ def bench_command(args: argparse.Namespace) -> int:
                 f"streaming {mode:>4} under Telegram's limits: {result.chats} chats, closed "
                 f"loop {result.seconds:.0f} s: {result.replies} whole replies, "
                 f"{result.replies_per_second:.2f} replies/s, "
-                f"{result.calls_per_second:.1f} Bot API calls/s, bot CPU "
+                f"median reply {result.reply_seconds:.2f} s, "
+                f"{result.calls_per_second:.1f} Bot API calls/s (getUpdates too), bot CPU "
                 f"{result.cpu_ms_per_reply:.0f} ms per reply"
             )
     print(load_line("after"))
