@@ -52,6 +52,7 @@ async def start_bot(
         allowed: str = "*",
         runtime: dict[str, object] | None = None,
         webhook: bool = False,
+        clock: Callable[[], float] | None = None,
         **extra: object,
     ) -> RunningBot:
         # Replies show only when finished unless a test asks for streaming: the tests of
@@ -70,7 +71,7 @@ async def start_bot(
             telegram_allowed_users=allowed,
             **extra,
         )
-        app = build_app(settings)
+        app = build_app(settings) if clock is None else build_app(settings, clock=clock)
         stop, ready = asyncio.Event(), asyncio.Event()
         task = asyncio.create_task(
             serve_telegram(

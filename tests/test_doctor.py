@@ -52,12 +52,14 @@ def test_all_checks_pass_and_nothing_is_written(
         "ok   context window",
         "...  telegram",
         "ok   telegram",
+        "ok   schedule",
     ]
     assert lines[0] == f"ok   settings: read {env_file}"
     assert lines[2] == "ok   operators: 42 (the one allowed user)"
     assert "up to 10 s" in lines[5] and "up to 10 s" in lines[7]
     assert lines[6].endswith("serves 'gpt-4o-mini'")
-    assert lines[-1].endswith("token valid for @mnemo_test_bot")
+    assert lines[-2].endswith("token valid for @mnemo_test_bot")
+    assert lines[-1] == "ok   schedule: nothing waiting"
     assert telegram.token not in result.stdout + result.stderr
     assert list(workspace.iterdir()) == []
 

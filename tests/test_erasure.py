@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ from filelock import FileLock
 
 from mnemobot.bot.cli.main import main
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
+from mnemobot.bot.schedule.store import FileTaskStore
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -82,6 +85,24 @@ async def test_forget_me_in_a_forum_erases_every_topic_file_export_and_journal_l
     assert files_with(workspace, SECRET) == []
 
 
+def schedule_a_quokka(workspace: Path, key: str) -> None:
+    """A task of chat `key` (`telegram:77:3`: a forum topic) in the file store."""
+    channel, chat_id, *thread = key.split(":")
+    store = FileTaskStore(workspace / "schedule")
+    task = Task(
+        id=key,
+        number=0,
+        chat=TaskChat(channel, chat_id, thread_id=thread[0] if thread else None),
+        kind="reminder",
+        text="feed the quokka",
+        schedule=Schedule("once", at=2e9),
+        zone="UTC",
+        created_at=0.0,
+        next_due=2e9,
+    )
+    asyncio.run(store.add(task, max_per_chat=5))
+
+
 def test_memory_erase_cli_removes_topics_files_and_journal_lines_and_waits_for_no_bot(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -96,6 +117,8 @@ def test_memory_erase_cli_removes_topics_files_and_journal_lines_and_waits_for_n
     inbox.add([QueuedEntry("u:1", "telegram:77", {"text": "a quokka"})])
     inbox.add([QueuedEntry("u:2", "telegram:770", {"text": "a quokka"})])
     inbox.done(["u:1", "u:2"])
+    for key in ("telegram:77:3", "telegram:770"):
+        schedule_a_quokka(workspace, key)
     monkeypatch.setenv("BOT_WORKSPACE", str(workspace))
 
     running = FileLock(WorkspacePaths(workspace).run_lock)
@@ -106,6 +129,7 @@ def test_memory_erase_cli_removes_topics_files_and_journal_lines_and_waits_for_n
     out = capsys.readouterr().out
     assert "sessions/telegram:77:3.log.jsonl" in out and "files/telegram:77/" in out
     assert "delivery/telegram-inbox.jsonl: 1 finished entries" in out
+    assert "scheduled tasks: 1" in out
     # Chat 770 is another chat, whose key merely starts the same way.
     left = [
         str(p.relative_to(workspace))
@@ -114,5 +138,5 @@ def test_memory_erase_cli_removes_topics_files_and_journal_lines_and_waits_for_n
     ]
     # (The journal's rewrite also drops the other chat's finished entry: only its id is
     # needed, to recognise a redelivery.)
-    assert left == ["sessions/telegram:770.json"]
+    assert sorted(left) == ["schedule/telegram:770.json", "sessions/telegram:770.json"]
     assert DurableQueue(workspace / "delivery" / "telegram-inbox.jsonl").seen("u:2")

@@ -19,6 +19,9 @@ from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.mcp.access import McpToolAccess, named_users
 from mnemobot.bot.mcp.config import McpConfig
 from mnemobot.bot.mcp.servers import McpServers
+from mnemobot.bot.schedule.redis_store import RedisTaskStore
+from mnemobot.bot.schedule.service import ScheduleService, build_schedule
+from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.files_tool import FilesTool
@@ -104,6 +107,7 @@ class App:
     confirmations: Confirmations
     mcp: McpServers
     maintenance: MaintenanceScheduler | None = None
+    schedule: ScheduleService | None = None
     _started: bool = field(default=False, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
 
@@ -128,6 +132,8 @@ class App:
         if self._closed:
             return
         self._closed = True
+        if self.schedule is not None:
+            await self.schedule.close()
         await self.mcp.close()
         if self.maintenance is not None:
             await self.maintenance.stop()
@@ -144,10 +150,12 @@ def build_app(
     sessions: SessionStore | None = None,
     shared_workspace: bool = False,
     clock: Callable[[], float] = time.time,
+    tasks: TaskStore | None = None,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
     `shared_workspace`: other processes write the memory files too (replicas); `clock`: the
-    time of each turn (a replay or a bench passes its own)."""
+    time of each turn and of scheduled tasks (a replay, a bench or a test passes its own);
+    `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files."""
     paths = WorkspacePaths(settings.bot_workspace)
     paths.create()
     runtime = open_runtime_config(paths.runtime_config)
@@ -265,11 +273,23 @@ def build_app(
     def maintenance_lines(chat: ChatRef) -> list[str]:
         return maintenance.status_lines(scope_for(chat, assistant.config()))
 
+    schedule = build_schedule(
+        workspace=paths.root,
+        config=runtime.current,
+        assistant=assistant,
+        permissions=permissions,
+        clock=clock,
+        store=tasks,
+    )
+    tools.register(schedule.tool)
+    erasure.add_step(schedule.erase)
     commands = Commands(
         assistant,
         compactor=compactor,
         # Every chat's /status, in this order; its channel adds the channel's own lines.
         status_providers=[memory_lines, maintenance_lines, mcp.status_lines],
+        async_status_providers=[schedule.status_lines],
+        handlers={"reminders": schedule.reminders},
         memory=memory,
         known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
         permissions=permissions,
@@ -291,11 +311,14 @@ def build_app(
         confirmations=confirmations,
         mcp=mcp,
         maintenance=maintenance,
+        schedule=schedule,
     )
 
 
 def build_replica_app(settings: Settings, replicas: Replicas) -> App:
-    """The app of one replica: sessions in Redis, everything else on the shared workspace."""
+    """The app of one replica: sessions and scheduled tasks in Redis, everything else on
+    the shared workspace."""
     paths = WorkspacePaths(settings.bot_workspace)
     sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas))
-    return build_app(settings, sessions=sessions, shared_workspace=True)
+    tasks = RedisTaskStore(replicas.client, namespace=replicas.coordination.namespace)
+    return build_app(settings, sessions=sessions, shared_workspace=True, tasks=tasks)

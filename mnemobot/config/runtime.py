@@ -440,7 +440,8 @@ PermissionLevel = Literal["members", "admins", "operators"]
 
 
 class PermissionsConfig(ConfigSection):
-    """Who in a group may run the commands that act on everyone's memory or conversation.
+    """Who in a group may run the commands that act on everyone's memory or conversation,
+    and schedule what the bot later says to everyone.
 
     "members": every allowed member of the group; "admins": the group's administrators
     (asked of Telegram, cached) and the bot's operators (TELEGRAM_OPERATORS); "operators":
@@ -455,9 +456,50 @@ class PermissionsConfig(ConfigSection):
     """Who may /forget_me a group: erase its memory and conversation for everyone."""
     compact: PermissionLevel = "admins"
     """Who may /compact a group's conversation."""
+    schedule: PermissionLevel = "admins"
+    """Who may schedule reminders and tasks in a group, and cancel or resume them."""
     admin_cache_seconds: float = Field(600, ge=0, le=86_400)
     """How long Telegram's answer to "is this member an administrator?" is reused (0 asks
     every time); a member made or unmade administrator is seen after at most this long."""
+
+
+class ScheduleConfig(ConfigSection):
+    """Reminders and scheduled tasks (the schedule tool and /reminders)."""
+
+    enabled: bool = True
+    """Offer the model the schedule tool and fire scheduled tasks; false keeps the tasks
+    and fires none until it is true again."""
+    max_tasks_per_chat: int = Field(25, ge=1, le=10_000)
+    """Most scheduled tasks one chat may have at once."""
+    min_interval_minutes: float = Field(5, ge=1, le=525_600)
+    """Shortest time between two firings of a recurring task."""
+    late_after_seconds: float = Field(60, ge=1, le=86_400)
+    """A task handed to its chat more than this after its time (the bot was offline)
+    carries a note: "(late: I was offline at 09:00)"."""
+    late_grace_minutes: float = Field(360, ge=0, le=525_600)
+    """A task whose time passed while the bot was offline still fires after a restart
+    within this many minutes of it; an older one is reported to the chat once instead."""
+    pause_after_failures: int = Field(3, ge=1, le=1_000)
+    """A recurring task whose turn failed this many times in a row is paused and the chat
+    told (/reminders resume N starts it again)."""
+    heartbeat_cron: str = "0 9 * * *"
+    """When /reminders heartbeat on checks in (a cron expression in the chat's zone): a
+    turn with the chat's memory that says something only when there is something to say."""
+    poll_seconds: float = Field(5, gt=0, le=3_600)
+    """Longest sleep of the firing loop: with replicas, a task another replica added is
+    seen within this long (its own replica fires it on time)."""
+
+    @field_validator("heartbeat_cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        from croniter import croniter
+
+        if len(value.split()) != 5 or not croniter.is_valid(value):
+            raise ValueError(
+                f"{value!r} is not a cron expression of 5 fields (minute hour day month "
+                "weekday), e.g. '0 9 * * *'"
+            )
+        return value
 
 
 # On a model whose context window is smaller than llm.maxInputTokens, the memory parts of
@@ -483,6 +525,7 @@ class RuntimeConfig(ConfigSection):
     tool_loop: ToolLoopConfig = ToolLoopConfig()
     files: FilesConfig = FilesConfig()
     permissions: PermissionsConfig = PermissionsConfig()
+    schedule: ScheduleConfig = ScheduleConfig()
 
     @model_validator(mode="after")
     def _request_fits_the_model(self) -> RuntimeConfig:

@@ -68,6 +68,9 @@ class TurnContext:
     # Set by MemoryPersist: how many memory items the turn's write stored.
     memory_items_recorded: int = 0
     reply: str | None = None
+    # Lines a tool says must reach the user whatever the model writes (what was scheduled,
+    # and when): added to the reply unless it already holds them, to an apology too.
+    reply_notes: list[str] = field(default_factory=list)
     # Why the turn ended without a plain answer (limits, LLM failure), for the user and logs.
     stop_reason: str | None = None
     # The classified model failure that ended the turn without an answer, if any.

@@ -13,6 +13,7 @@ from functools import partial
 
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.service import MemoryService
+from mnemobot.systems.compactor import NO_REPLY
 from mnemobot.systems.context import TurnContext
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,13 @@ class MemoryPersist:
         self.clock = clock
 
     def enabled(self, ctx: TurnContext) -> bool:
-        return ctx.config.memory.enabled and ctx.reply is not None and ctx.llm_error is None
+        return (
+            ctx.config.memory.enabled
+            and ctx.reply is not None
+            and ctx.llm_error is None
+            # An answer of NO_REPLY (a check-in with nothing to say) said nothing to remember.
+            and not ctx.reply.strip().upper().startswith(NO_REPLY)
+        )
 
     async def process(self, ctx: TurnContext) -> None:
         try:

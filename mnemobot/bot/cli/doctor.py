@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.mcp.access import mcp_config
 from mnemobot.bot.mcp.probe import probe_server, where
 from mnemobot.bot.mcp.secrets import bot_environment
+from mnemobot.bot.schedule.service import workspace_summary
 from mnemobot.bot.turn.commands import endpoint_for_display
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import (
@@ -268,6 +270,18 @@ async def check_redis(settings: Settings, emit: Emit) -> CheckResult:
     return CheckResult("redis", "ok", f"{where} answers, appendonly yes (replicas share it)")
 
 
+async def check_schedule(settings: Settings) -> CheckResult:
+    """How many scheduled tasks wait, and the soonest (reads, writes nothing)."""
+    redis_url = settings.bot_redis_url.get_secret_value() if settings.bot_redis_url else None
+    try:
+        async with asyncio.timeout(NETWORK_CHECK_SECONDS):
+            line = await workspace_summary(settings.bot_workspace, redis_url, time.time())
+    except (OSError, RedisError, TimeoutError) as exc:
+        reason = redact(str(exc) or type(exc).__name__, secrets_of(settings))
+        return CheckResult("schedule", "warn", f"scheduled tasks cannot be read ({reason})")
+    return CheckResult("schedule", "ok", line.removeprefix("Scheduled: "))
+
+
 async def check_mcp_servers(store: RuntimeConfigStore, emit: Emit) -> AsyncIterator[CheckResult]:
     """Start each configured MCP server, list its tools, stop it; one line per server."""
     settings = mcp_config(store.current())
@@ -316,6 +330,7 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     if llm_result.status == "ok" and paths.root.is_dir():
         record(await check_context_window(settings, model, paths, store, emit))
     record(await check_telegram(settings, emit))
+    record(await check_schedule(settings))
     if not store.error:
         async for result in check_mcp_servers(store, emit):
             record(result)

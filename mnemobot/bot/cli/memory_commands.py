@@ -21,6 +21,7 @@ from mnemobot.bot.cli.memory_import import register_import
 from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.startup import fail, settings_or_exit
 from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
 from mnemobot.config.workspace import WorkspacePaths
@@ -254,6 +255,9 @@ def _erase(args: argparse.Namespace) -> int:
     erasure = ScopeErasure(paths, memory, SessionStore(paths.sessions), runtime.current)
     for journal in sorted(paths.delivery.glob("*.jsonl")):
         erasure.add_step(journal_file_step(journal, paths.root))
+    settings = settings_or_exit()
+    redis_url = settings.bot_redis_url.get_secret_value() if settings.bot_redis_url else None
+    erasure.add_step(cli_erase_step(paths.root, redis_url))
     removed = asyncio.run(erasure.erase(erasure.target(args.chat)))
     if not removed:
         print(f"nothing to erase for {args.chat}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from mnemobot.bot.delivery.redis_coordination import Lease, LeaseLost, RedisCoordination
@@ -60,6 +61,10 @@ def open_replicas(url: str, *, namespace: str = "mnemobot") -> Replicas:
         socket_timeout=REDIS_TIMEOUT_SECONDS,
         socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
         health_check_interval=30,
+        # After a Redis restart every pooled connection is dead: a command that finds one
+        # is sent again at once on a new connection (NoBackoff, once), so an outage that
+        # is over is not reported again by each part (scheduler, inbox) that used the pool.
+        retry_on_error=[RedisConnectionError],
     )
     return Replicas(
         client, RedisCoordination(client, namespace=namespace), where=redis_display(url)

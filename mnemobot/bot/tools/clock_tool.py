@@ -1,19 +1,37 @@
-"""The `datetime` tool: the current date and time in the configured timezone."""
+"""The `datetime` tool: the current date and time in the chat's zone; and where that is.
+
+A chat's zone is its own when it set one (the schedule tool's `set_timezone`, kept in the
+chat's session metadata as `timezone`), else `assistant.timezone`, else the machine's.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time, named_zone
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import TurnContext
 from mnemobot.systems.tool_runner import Tool
 
+# A chat's own zone, kept in its session's metadata.
+CHAT_ZONE_KEY = "timezone"
+
+
+def chat_zone_name(metadata: Mapping[str, object], config: RuntimeConfig) -> str | None:
+    """The chat's own zone, else the configured one; None means the machine's zone."""
+    own = metadata.get(CHAT_ZONE_KEY)
+    if isinstance(own, str) and named_zone(own) is not None:
+        return own
+    return config.assistant.timezone
+
 
 class DatetimeArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
     timezone: str | None = Field(
-        None, description="Optional IANA zone such as 'Asia/Tokyo'; default: the bot's zone."
+        None, description="Optional IANA zone such as 'Asia/Tokyo'; default: the chat's zone."
     )
 
 
@@ -26,7 +44,8 @@ def datetime_tool(clock: Clock = SYSTEM_CLOCK) -> Tool:
                 f"error: unknown timezone {arguments.timezone!r}; use an IANA name like "
                 "Europe/Paris"
             )
-        at = local_time(clock(), arguments.timezone or ctx.config.assistant.timezone)
+        zone = arguments.timezone or chat_zone_name(ctx.session.metadata, ctx.config)
+        at = local_time(clock(), zone)
         return f"{at.strftime('%A')}, {at.isoformat(timespec='seconds')} ({at.tzname()})"
 
     return Tool(

@@ -13,10 +13,12 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.config.zones import local_time
 from mnemobot.memory.items import to_iso
 from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
 from mnemobot.systems.context import ChatRef, TurnContext
@@ -77,6 +79,21 @@ def apology_for(ctx: TurnContext) -> str:
         return f"Sorry, {ctx.llm_error.user_text()}. {kept}"
     failed = ", ".join(sorted({f.system for f in ctx.failures})) or "the turn"
     return f"Sorry, something went wrong ({failed} failed). {kept}"
+
+
+def with_reply_notes(ctx: TurnContext) -> None:
+    """Add the turn's reply notes the answer does not already hold, in the session too."""
+    if ctx.reply is None:
+        return
+    missing = [note for note in ctx.reply_notes if note not in ctx.reply]
+    if not missing:
+        return
+    answer = ctx.reply
+    ctx.reply = "\n\n".join([answer, *missing])
+    for message in reversed(ctx.new_messages):
+        if message.get("role") == "assistant" and message.get("content") == answer:
+            message["content"] = ctx.reply
+            break
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +226,8 @@ class Assistant:
         session = self.sessions.get(chat.key)
         set_aside = session.metadata.pop(SET_ASIDE_KEY, None)
         at = self.clock()
-        now = config.assistant.local_time(at)
+        # The chat's own zone when it set one (the schedule tool), else the configured one.
+        now = local_time(at, chat_zone_name(session.metadata, config))
         ctx = TurnContext(
             chat=chat,
             session=session,
@@ -251,6 +269,7 @@ class Assistant:
                 raise
         try:
             await self.pipeline.run(ctx)
+            with_reply_notes(ctx)
         finally:
             # Saved on every exit, cancellation included, so nothing of the turn is lost; the
             # reply goes out only after this, so what the user reads is always on disk.
@@ -261,6 +280,8 @@ class Assistant:
                 activity.last_pack_tokens = ctx.memory_pack.diagnostics.total_tokens
         answered = ctx.reply is not None
         reply = ctx.reply if ctx.reply is not None else apology_for(ctx)
+        if not answered and ctx.reply_notes:
+            reply = "\n\n".join([reply, *ctx.reply_notes])
         if ctx.llm_error is not None:
             error = ctx.llm_error
             status = f", HTTP {error.status}" if error.status else ""

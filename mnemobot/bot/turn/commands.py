@@ -1,5 +1,5 @@
 """Slash commands shared by every channel: /start /help /new /compact /status /stop,
-/tools, /export and /forget_me."""
+/tools, /export, /forget_me and /reminders (answered by the handler registered for it)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -43,6 +43,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("tools", "The tools I can use in this chat"),
     CommandSpec("export", "Send me everything you remember of this chat, as a file"),
     CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
+    CommandSpec("reminders", "Scheduled reminders and tasks: /reminders cancel N"),
 )
 # How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
 # guards against a mistyped command, and a few minutes is enough to read the warning.
@@ -90,6 +91,10 @@ def parse_command(text: str, bot_username: str | None = None) -> ParsedCommand |
 # Lines a part of the bot adds to /status (memory, maintenance, the chat's channel), and
 # what /stop does in the chat's channel.
 StatusProvider = Callable[[ChatRef], list[str]]
+# Status lines that need I/O (Redis) are worked out before /status is put together.
+AsyncStatusProvider = Callable[[ChatRef], Awaitable[list[str]]]
+# A command answered by a part of the bot that registered it (`Commands.handlers`).
+CommandHandler = Callable[[ChatRef, str], Awaitable[str]]
 StopHandler = Callable[[ChatRef], Awaitable[str]]
 ToolsText = Callable[[ChatRef], Awaitable[str]]
 
@@ -137,6 +142,8 @@ class Commands:
         assistant: Assistant,
         *,
         status_providers: Sequence[StatusProvider] = (),
+        async_status_providers: Sequence[AsyncStatusProvider] = (),
+        handlers: Mapping[str, CommandHandler] | None = None,
         compactor: Compactor | None = None,
         memory: MemoryService | None = None,
         known_window: Callable[[str], ModelWindow | None] | None = None,
@@ -151,6 +158,10 @@ class Commands:
         self.erasure = erasure
         # Wired once, by the composition root; the chat's channel adds its own per call.
         self.status_providers = tuple(status_providers)
+        # Status lines that need I/O (Redis), worked out before /status is put together.
+        self.async_status_providers = tuple(async_status_providers)
+        # Commands of COMMANDS answered elsewhere (/reminders), by name.
+        self.handlers = dict(handlers or {})
         self.compactor = compactor
         # The model's learned context window, when the model client knows one.
         self.known_window = known_window
@@ -196,6 +207,9 @@ class Commands:
             return refusal
         if command.name == "export":
             return (await self.export(chat)).text
+        handler = self.handlers.get(command.name)
+        if handler is not None:
+            return await handler(chat, command.args)
         if command.name == "forget_me":
             return await self.forget_me(chat, command.args)
         if command.name == "start":
@@ -213,7 +227,8 @@ class Commands:
                 "I still remember what I learned about you."
             )
         if command.name == "status":
-            return self.status_text(chat, channel_status)
+            extra = [line for p in self.async_status_providers for line in await p(chat)]
+            return self.status_text(chat, channel_status, extra)
         if command.name == "stop":
             if stop is None:
                 return "Nothing is running."
@@ -333,7 +348,13 @@ class Commands:
         lines += [f"/{spec.name} - {spec.description}" for spec in COMMANDS]
         return "\n".join(lines)
 
-    def status_text(self, chat: ChatRef, channel_status: StatusProvider | None = None) -> str:
+    def status_text(
+        self,
+        chat: ChatRef,
+        channel_status: StatusProvider | None = None,
+        extra: Sequence[str] = (),
+    ) -> str:
+        """`extra`: the lines of the async providers, worked out by the caller."""
         assistant = self.assistant
         config = assistant.config()
         session = assistant.session(chat)
@@ -365,6 +386,7 @@ class Commands:
             lines.append("Compactions: none yet")
         for provider in self.status_providers:
             lines += provider(chat)
+        lines += extra
         if channel_status is not None:
             lines += channel_status(chat)
         # Everyone in a group reads /status: no file-system paths here (`doctor` shows them).

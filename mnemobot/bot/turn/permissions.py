@@ -23,8 +23,11 @@ from mnemobot.systems.context import ChatRef
 
 log = logging.getLogger(__name__)
 
-# Commands whose permission is a setting (`permissions.<name>`; forget_me -> forgetMe).
-GUARDED_COMMANDS = frozenset({"export", "forget_me", "compact"})
+# Commands whose permission is a setting (`permissions.<name>`; forget_me -> forgetMe);
+# "schedule" covers the schedule tool and changing /reminders.
+GUARDED_COMMANDS = frozenset({"export", "forget_me", "compact", "schedule"})
+# What a refusal says the user may not do, where it is not a command of that name.
+_ACTIONS = {"schedule": "schedule, cancel or resume reminders and tasks"}
 # Commands that act on the whole memory: operators only when all chats share one.
 WHOLE_MEMORY_COMMANDS = frozenset({"export", "forget_me"})
 
@@ -121,7 +124,8 @@ class Permissions:
             who = "this group's administrators and the bot's operator"
         else:
             who = "the bot's operator"
-        return f"In this group only {who} may use /{command} ({_setting(command)})."
+        action = _ACTIONS.get(command, f"use /{command}")
+        return f"In this group only {who} may {action} ({_setting(command)})."
 
 
 class ConsoleRoles:

@@ -103,6 +103,9 @@ class BenchResult:
     # Webhook mode: first POST of an update -> its 200, and POSTs that were not a 200.
     webhook_taken_ms: list[float] = field(default_factory=list)
     webhook_retries: int = 0
+    # Scheduled reminders ("⏰ ..." messages, which answer no update): (chat, epoch seconds
+    # the sendMessage arrived), for `bench schedule`.
+    reminders: list[tuple[int, float]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -135,6 +138,7 @@ class _LoadState:
         self.duplicates = 0
         self.out_of_order = 0
         self.taken_ms: list[float] = []
+        self.reminders: list[tuple[int, float]] = []
         self.retries_at_start = self.sender.retries if self.sender is not None else 0
         self.sent = 0
         self.in_window = 0
@@ -212,6 +216,9 @@ class _LoadState:
                 self.in_window += 1
             self.last_reply_at = now
         if not matched:
+            if text.startswith("⏰"):
+                self.reminders.append((chat, time.time()))
+                return
             self.unmatched += 1
             return
         plan = self.plan
@@ -357,6 +364,7 @@ async def run_phase(state: _LoadState, plan: LoadPlan) -> BenchResult:
         out_of_order=state.out_of_order,
         webhook_taken_ms=state.taken_ms,
         webhook_retries=state.sender.retries - state.retries_at_start if state.sender else 0,
+        reminders=state.reminders,
     )
 
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TextIO
@@ -19,7 +20,8 @@ from typing import TextIO
 from mnemobot.bot.channels.base import ChannelHost
 from mnemobot.bot.channels.console.terminal_input import TerminalInput
 from mnemobot.bot.channels.dispatch import ChatDispatcher
-from mnemobot.bot.channels.lanes import LaneConfig, LaneJob
+from mnemobot.bot.channels.lanes import LaneConfig, LaneJob, firing_job
+from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.turn.commands import Attachment, parse_command
 from mnemobot.systems.context import ChatRef
 
@@ -58,17 +60,32 @@ class ConsoleChannel:
         self.interactive = interactive
         self.terminal = terminal
         self.dispatcher = ChatDispatcher(
-            app.assistant, app.commands, self, self.config, confirmations=app.confirmations
+            app.assistant,
+            app.commands,
+            self,
+            self.config,
+            confirmations=app.confirmations,
+            firings=app.schedule.runner if app.schedule is not None else None,
         )
 
     def config(self) -> LaneConfig:
         return self.app.runtime.current().section(CHANNEL, LaneConfig)
 
     async def start(self) -> None:
-        """Nothing to connect: the streams are already open."""
+        """Nothing to connect; scheduled tasks of console chats fire while it runs."""
+        if self.app.schedule is not None:
+            self.app.schedule.scheduler.attach(CHANNEL, self.keep_firings)
 
     async def stop(self, grace_seconds: float) -> None:
+        if self.app.schedule is not None:
+            await self.app.schedule.scheduler.detach(CHANNEL)
         await self.dispatcher.shutdown(grace_seconds)
+
+    async def keep_firings(self, firings: Sequence[Firing]) -> None:
+        """Due tasks go straight into their lanes: the console keeps no inbox, so a crash
+        between this and the task being moved on fires it again at the next start."""
+        for firing in firings:
+            await self.dispatcher.receive(firing_job(firing))
 
     async def send_text(self, job: LaneJob, text: str) -> None:
         self.say(text)

@@ -16,6 +16,7 @@ from telegram import Message, MessageEntity
 
 from mnemobot.bot.turn.commands import COMMAND_NAMES
 from mnemobot.config.settings import AllowedUsers, Settings
+from mnemobot.systems.context import ChatRef
 
 PRIVATE = "private"
 GROUP_TYPES = frozenset({"group", "supergroup"})
@@ -41,6 +42,13 @@ def allowed_with_operators(settings: Settings) -> AllowedUsers:
     if allowed.everyone or settings.operators <= allowed:
         return allowed
     return AllowedUsers(allowed | settings.operators)
+
+
+def set_by_allowed_user(chat: ChatRef, allowed: AllowedUsers) -> bool:
+    """Whether the user who set a scheduled task may still talk to the bot: a task of
+    someone taken off the allowed users is passed over (a repeating one stays listed)."""
+    user = chat.user_id
+    return allowed.allows(int(user) if user and user.lstrip("-").isdigit() else None)
 
 
 def refusal_text(user_id: int) -> str:

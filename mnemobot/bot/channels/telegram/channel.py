@@ -30,7 +30,7 @@ from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defau
 
 from mnemobot.bot.channels.base import ChannelHost
 from mnemobot.bot.channels.dispatch import ChatDispatcher
-from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.channels.lanes import LaneJob, firing_job
 from mnemobot.bot.channels.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -38,6 +38,7 @@ from mnemobot.bot.channels.telegram.access import (
     allowed_with_operators,
     message_text,
     refusal_text,
+    set_by_allowed_user,
     verdict_for,
     without_bot_mention,
 )
@@ -60,9 +61,11 @@ from mnemobot.bot.channels.telegram.replies import (
     typing,
 )
 from mnemobot.bot.channels.telegram.sources import UpdateSource
+from mnemobot.bot.delivery.journal import QueuedEntry
 from mnemobot.bot.delivery.outbox import Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.delivery.replicas import Replicas
+from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.turn.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.turn.erasure import ErasureTarget
 from mnemobot.config.settings import Settings
@@ -170,6 +173,7 @@ class TelegramChannel:
             # A chat's message replayed on another replica after a crash gets a new
             # preview there; the old one stays as it was (at most the partial preview).
             previews_path = delivery / f"telegram-previews-{settings.replica_id}.jsonl"
+        self.intake.handle_firing = self.on_firing
         delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
         self.outbox = Outbox(outbox_path, delivery.deliver)
         self.preview_journal = PreviewJournal(previews_path)
@@ -182,6 +186,7 @@ class TelegramChannel:
             self.config,
             answered=self._answered,
             confirmations=app.confirmations,
+            firings=app.schedule.runner if app.schedule is not None else None,
         )
         self.buttons = TelegramConfirmButtons(application.bot, app.confirmations, self.outbox)
         app.confirmations.register(CHANNEL, self.buttons)
@@ -210,6 +215,8 @@ class TelegramChannel:
         await self.outbox.start()
         await self.intake.replay()
         await self.source.start(self.application, self.intake.keep)
+        if self.app.schedule is not None:
+            self.app.schedule.scheduler.attach(CHANNEL, self.keep_firings)
 
     async def _connect(self) -> None:
         pause = 1.0
@@ -242,6 +249,8 @@ class TelegramChannel:
         Safe after a start that failed half-way.
         """
         try:
+            if self.app.schedule is not None:
+                await self.app.schedule.scheduler.detach(CHANNEL)
             await self.source.stop()
             await self.dispatcher.shutdown(grace_seconds)
             await self.intake.close()
@@ -401,6 +410,23 @@ class TelegramChannel:
             command=command,
             receipts=(receipt,),
         )
+        await self.dispatcher.receive(job)
+
+    async def keep_firings(self, firings: Sequence[Firing]) -> None:
+        """Due scheduled tasks: kept in the inbox (under their group's inbox key, like its
+        messages), then each waits in its chat's lane."""
+        entries = [
+            QueuedEntry(id=f.entry_id, key=f"{CHANNEL}:{f.task.chat.chat_id}", data=f.to_json())
+            for f in firings
+        ]
+        await self.intake.keep_firings(entries)
+
+    async def on_firing(self, entry: QueuedEntry) -> None:
+        job = firing_job(Firing.from_json(entry.data), receipt=entry.id)
+        if not set_by_allowed_user(job.chat, self.allowed):
+            log.info("not firing %s: user %s is no longer allowed", entry.id, job.chat.user_id)
+            await self.intake.done([entry.id])
+            return
         await self.dispatcher.receive(job)
 
     def _migrated(self, old_chat_id: int, new_chat_id: int) -> None:

@@ -17,6 +17,10 @@ in Redis, and its chat's lease holder (maybe another replica) handles it.
 An update that cannot be parsed, or whose handling raises, is logged once (id and reason),
 marked done and skipped: one bad update never stops the others.
 
+Scheduled tasks come in the same way (`keep_firings`): a firing is an inbox entry with a
+stable id (`s:<task>:<due>`), so one handed over twice is dropped like a repeated update,
+and it waits, is replayed after a crash and is marked done as a message is.
+
 When the inbox cannot be written (a full or read-only disk), updates are kept in memory
 and handled all the same, so `/status` still answers and messages wait for the storage to
 come back (see `bot.channels.dispatch`); one line says so, and one when it works again.
@@ -35,10 +39,12 @@ from telegram import Bot, Update
 
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
+from mnemobot.bot.schedule.model import is_firing_entry
 
 log = logging.getLogger(__name__)
 
 HandleUpdate = Callable[[Update, str], Awaitable[None]]
+HandleFiring = Callable[[QueuedEntry], Awaitable[None]]
 
 
 def inbox_key(raw: dict[str, Any]) -> str:
@@ -60,6 +66,14 @@ class TelegramIntake:
         self.handle = handle
         self.skipped = 0
         self._failing = False
+        self.handle_firing: HandleFiring | None = None
+
+    async def keep_firings(self, entries: Sequence[QueuedEntry]) -> None:
+        """Keep scheduled firings durably, then handle the ones not seen before. Raises
+        OSError when they cannot be kept: the scheduler tries again."""
+        fresh = await asyncio.to_thread(self.inbox.add, entries)
+        for entry in fresh:
+            await self._handle(entry)
 
     async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
         """Keep `raw_updates` durably, then handle the ones not seen before."""
@@ -108,6 +122,9 @@ class TelegramIntake:
         """Nothing to let go: the journal is written as it goes."""
 
     async def _handle(self, entry: QueuedEntry) -> None:
+        if is_firing_entry(entry.id):
+            await self._handle_firing(entry)
+            return
         try:
             update = Update.de_json(entry.data, self.bot)
             if update is None:
@@ -122,6 +139,16 @@ class TelegramIntake:
         except Exception as exc:
             self.skipped += 1
             log.error("skipping update %s: handling it failed (%s)", entry.id[2:], _reason(exc))
+            await self.done([entry.id])
+
+    async def _handle_firing(self, entry: QueuedEntry) -> None:
+        try:
+            if self.handle_firing is None:
+                raise RuntimeError("no handler for scheduled tasks")
+            await self.handle_firing(entry)
+        except Exception as exc:
+            self.skipped += 1
+            log.error("skipping scheduled firing %s (%s)", entry.id, _reason(exc))
             await self.done([entry.id])
 
 
@@ -140,7 +167,13 @@ class RedisTelegramIntake(TelegramIntake):
         self.bot = bot
         self.handle = handle
         self.skipped = 0
+        self.handle_firing = None
         inbox.handle = self._handle
+
+    async def keep_firings(self, entries: Sequence[QueuedEntry]) -> None:
+        """Claim and queue firings in Redis (a firing another replica claimed is dropped);
+        raises InboxUnavailable when Redis does not take them."""
+        await self.redis_inbox.accept(entries)
 
     async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
         entries = [

@@ -8,7 +8,8 @@ supergroup (and a reply sent to the old id fails with `ChatMigrated`, see
 - the memory scope (`memory/telegram:<old>/` -> `memory/telegram:<new>/`, see
   `memory.scope_move`), unless all chats share one memory;
 - the session and its offload log (a basic group has no topics), older messages first;
-- the files tool's folder and the `/export` zips.
+- the files tool's folder and the `/export` zips;
+- its scheduled tasks.
 
 The move waits for what the old group still has in its lane, and holds the new chat's
 turn lock from its very start: the supergroup's first message is answered with its
@@ -112,6 +113,8 @@ class ChatMigration:
                 )
                 if old_scope != new_scope:
                     moved += await self._move_scope(old_scope, new_scope)
+                if self.app.schedule is not None:
+                    moved += await self.app.schedule.move_chat(old.key, new.chat_id)
         return moved
 
     async def _move_session(self, old_key: str, new_key: str) -> list[str]:

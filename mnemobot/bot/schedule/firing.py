@@ -1,0 +1,225 @@
+"""Running a firing in its chat's lane: a reminder's text, or a turn through the pipeline.
+
+A firing reaches its chat's lane like a message (after the chat's earlier messages, before
+its later ones; `/stop` drops or cancels it) and is run here:
+
+- a plain reminder is sent as it is, with no model call, and kept in the conversation (so
+  "done, thanks" or "remind me again in an hour" has something to refer to);
+- a task runs a turn of the chat (memory, tools) with the task as the message, and its
+  answer is sent; a task or heartbeat whose turn fails counts a failure, and a recurring
+  one that fails `schedule.pauseAfterFailures` times in a row is paused and the chat told;
+- a heartbeat runs the same turn, told to answer NO_REPLY when there is nothing worth
+  saying: then nothing is sent, and the check-in leaves the conversation as it was;
+- a missed occurrence (older than the grace period) is reported, not run.
+
+Every answer goes through the channel (`FiringChat.reply`), whose outbox ids come from the
+firing's stable id: a firing run again after a crash finds its answer in the session and
+the outbox recognises it, so it is delivered once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
+
+from mnemobot.bot.schedule.model import Firing
+from mnemobot.bot.schedule.store import TaskStore
+from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
+from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, find_received
+from mnemobot.config.runtime import ScheduleConfig
+from mnemobot.memory.items import to_iso
+from mnemobot.systems.compactor import NO_REPLY
+from mnemobot.systems.context import ChatRef
+
+log = logging.getLogger(__name__)
+
+
+class FiringChat(Protocol):
+    """How a firing's answers reach its chat: the channel, for the lane job being run."""
+
+    async def reply(self, markdown: str) -> None:
+        """An answer, through the channel's outbox (ids from the firing's stable id)."""
+        ...
+
+    async def note(self, text: str) -> None:
+        """A short notice of our own (a task was paused)."""
+        ...
+
+    def working(self) -> AbstractAsyncContextManager[object]:
+        """Entered while a task's turn runs (Telegram's typing indicator)."""
+        ...
+
+
+KIND_NAMES = {"reminder": "reminder", "task": "task", "heartbeat": "heartbeat check-in"}
+
+
+def late_note(firing: Firing, now: float) -> str:
+    """ "(late: I was offline at 09:00)", with how many earlier times passed unseen."""
+    at = format_clock(firing.due, firing.task.zone, now)
+    skipped = ""
+    if firing.skipped:
+        times = "time" if firing.skipped == 1 else "times"
+        skipped = f"; it was also due {firing.skipped} earlier {times} meanwhile"
+    return f"(late: I was offline at {at}{skipped})"
+
+
+def reminder_text(firing: Firing, now: float) -> str:
+    task = firing.task
+    who = f" for {task.chat.user_name}" if task.chat.is_group and task.chat.user_name else ""
+    text = f"⏰ Reminder{who}: {task.text}"
+    if firing.late:
+        text += f"\n{late_note(firing, now)}"
+    return text
+
+
+def missed_text(firing: Firing, now: float) -> str:
+    task = firing.task
+    at = format_clock(firing.due, task.zone, now)
+    times = f" ({firing.skipped + 1} times)" if firing.skipped else ""
+    text = (
+        f"I was offline at {at} and missed {KIND_NAMES[task.kind]} #{task.number}{times}: "
+        f"{task.text}"
+    )
+    if firing.next_due is not None:
+        text += f"\nIt goes on: next {format_when(firing.next_due, task.zone, now)}."
+    return text
+
+
+def task_prompt(firing: Firing, now: float) -> str:
+    """The message a task's turn answers (the chat sees only the answer)."""
+    task = firing.task
+    by = f", set by {task.chat.user_name}" if task.chat.user_name else ""
+    when = format_when(firing.due, task.zone, now)
+    if task.kind == "heartbeat":
+        return (
+            f"[Scheduled heartbeat check-in #{task.number}{by}, due {when}. Nobody wrote "
+            "this message.] Look at what you remember of this chat: plans, deadlines, open "
+            "questions, things promised. If something is worth telling the chat now, write "
+            f"it briefly. If there is nothing worth saying, answer exactly {NO_REPLY}."
+            + (f"\nFocus: {task.text}" if task.text else "")
+        )
+    return (
+        f"[Scheduled task #{task.number}{by}, due {when} "
+        f"({describe_schedule(task.schedule, task.zone)}). Carry it out now; your answer is "
+        f"sent to the chat.]\n{task.text}"
+    )
+
+
+def failed_text(firing: Firing, outcome: TurnOutcome) -> str:
+    """Why a task's turn gave no answer, in one line (not the apology for a message)."""
+    task = firing.task
+    if outcome.storage_failed:
+        why = "the bot's storage is failing"
+    elif outcome.ctx is not None and outcome.ctx.llm_error is not None:
+        why = outcome.ctx.llm_error.user_text()
+    else:
+        why = "something went wrong (the bot's log says what)"
+    what = f" ({task.text})" if task.text else ""
+    return f"Scheduled {KIND_NAMES[task.kind]} #{task.number}{what} did not run: {why}."
+
+
+def paused_text(number: int, failures: int) -> str:
+    return (
+        f"I paused scheduled task #{number}: it failed {failures} times in a row. "
+        f"/reminders resume {number} starts it again."
+    )
+
+
+class FiringRunner:
+    def __init__(
+        self,
+        assistant: Assistant,
+        store: TaskStore,
+        config: Callable[[], ScheduleConfig],
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.assistant = assistant
+        self.store = store
+        self.config = config
+        self.clock = clock
+
+    async def run(
+        self,
+        firing: Firing,
+        chat: ChatRef,
+        out: FiringChat,
+        progress: Callable[[str], Awaitable[None]],
+    ) -> None:
+        now = self.clock()
+        if firing.missed:
+            await self._say(firing, chat, out, missed_text(firing, now))
+        elif firing.task.kind == "reminder":
+            await self._say(firing, chat, out, reminder_text(firing, now))
+        else:
+            async with out.working():
+                await self._turn(firing, chat, out, progress, now)
+
+    async def _say(self, firing: Firing, chat: ChatRef, out: FiringChat, text: str) -> None:
+        """Keep a reminder in the conversation (once), then send it."""
+        sessions = self.assistant.sessions
+        try:
+            async with self.assistant.lock_for(chat.key), sessions.exclusive(chat.key):
+                session = sessions.get(chat.key)
+                if find_received(session.messages, [firing.entry_id]) is None:
+                    at = to_iso(self.clock())
+                    session.messages.append(
+                        {
+                            "role": "user",
+                            "content": f"[Scheduled {KIND_NAMES[firing.task.kind]} "
+                            f"#{firing.task.number} is due]",
+                            "at": at,
+                            "refs": [firing.entry_id],
+                        }
+                    )
+                    session.messages.append({"role": "assistant", "content": text, "at": at})
+                    await sessions.save_async(session)
+        except OSError as exc:
+            # The reminder matters more than its record: send it anyway.
+            log.warning("could not keep reminder %s in %s (%s)", firing.entry_id, chat.key, exc)
+        await out.reply(text)
+
+    async def _turn(
+        self,
+        firing: Firing,
+        chat: ChatRef,
+        out: FiringChat,
+        progress: Callable[[str], Awaitable[None]],
+        now: float,
+    ) -> None:
+        task = firing.task
+        outcome = await self.assistant.handle_text(
+            chat, task_prompt(firing, now), message_refs=[firing.entry_id], notify=progress
+        )
+        if outcome is None:
+            return
+        ok = outcome.answered and not outcome.storage_failed
+        reply = outcome.reply if ok else failed_text(firing, outcome)
+        if task.kind == "heartbeat" and ok and reply.strip().upper().startswith(NO_REPLY):
+            await self._forget_check_in(firing, chat)
+        else:
+            if firing.late:
+                reply = f"{late_note(firing, now)}\n\n{reply}"
+            await out.reply(reply)
+        await self._count(task.id, ok, chat, out)
+
+    async def _count(self, task_id: str, ok: bool, chat: ChatRef, out: FiringChat) -> None:
+        config = self.config()
+        before = await self.store.get(task_id)
+        after = await self.store.record_run(task_id, ok, pause_after=config.pause_after_failures)
+        if after is not None and after.paused and (before is None or not before.paused):
+            log.warning("task %s of %s paused after %d failures", task_id, chat.key, after.failures)
+            await out.note(paused_text(after.number, after.failures))
+
+    async def _forget_check_in(self, firing: Firing, chat: ChatRef) -> None:
+        """A check-in with nothing to say leaves no trace in the conversation."""
+        sessions = self.assistant.sessions
+        async with self.assistant.lock_for(chat.key), sessions.exclusive(chat.key):
+            session = sessions.get(chat.key)
+            found = find_received(session.messages, [firing.entry_id])
+            if found is not None:
+                del session.messages[found.index :]
+                await sessions.save_async(session)

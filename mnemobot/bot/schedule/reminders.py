@@ -1,0 +1,141 @@
+"""`/reminders`: the chat's scheduled tasks, and cancelling, resuming, the heartbeat.
+
+    /reminders                 list them, soonest first, with their next time
+    /reminders cancel N        cancel task N
+    /reminders resume N        resume a task paused after failing
+    /reminders heartbeat on    check in daily (schedule.heartbeatCron), off by default
+    /reminders heartbeat off
+
+Listing is for everyone in the chat; changing follows `permissions.schedule` in a group.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+
+from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
+from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
+from mnemobot.bot.schedule.timing import (
+    format_when,
+    next_occurrence,
+    repeat_suffix,
+    zone_of,
+)
+from mnemobot.bot.turn.permissions import Permissions
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.systems.context import ChatRef
+
+USAGE = (
+    "/reminders lists what is scheduled here; /reminders cancel N cancels one; "
+    "/reminders resume N resumes a paused one; /reminders heartbeat on|off."
+)
+EMPTY = (
+    'Nothing is scheduled in this chat. Ask me, for example: "remind me tomorrow at 9 to '
+    'call the landlord" or "every Monday at 8 send me what I planned for the week".'
+)
+
+
+def task_line(task: Task, now: float) -> str:
+    if task.paused:
+        when = f"paused after {task.failures} failures"
+    elif task.next_due is None:
+        when = "done"
+    else:
+        when = format_when(task.next_due, task.zone, now)
+    repeat = repeat_suffix(task.schedule, task.zone)
+    text = f": {task.text}" if task.text else ""
+    return f"#{task.number} {when}{repeat} — {task.kind}{text}"
+
+
+class RemindersCommand:
+    def __init__(
+        self,
+        store: TaskStore,
+        permissions: Permissions,
+        config: Callable[[], RuntimeConfig],
+        zone_for: Callable[[ChatRef], str],
+        *,
+        clock: Callable[[], float] = time.time,
+        on_changed: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.store = store
+        self.permissions = permissions
+        self.config = config
+        self.zone_for = zone_for
+        self.clock = clock
+        self.on_changed = on_changed
+
+    async def __call__(self, chat: ChatRef, args: str) -> str:
+        words = args.split()
+        action = words[0].lower() if words else "list"
+        if action == "list":
+            return await self.listing(chat)
+        if action not in ("cancel", "resume", "heartbeat"):
+            return USAGE
+        refusal = await self.permissions.refusal(chat, "schedule")
+        if refusal is not None:
+            return refusal
+        if action == "heartbeat":
+            return await self._heartbeat(chat, words[1].lower() if len(words) > 1 else "")
+        number = words[1].lstrip("#") if len(words) > 1 else ""
+        if not number.isdigit():
+            return f"Usage: /reminders {action} N (the number /reminders shows)."
+        if action == "cancel":
+            task = await self.store.remove(chat.key, int(number))
+            if task is None:
+                return f"There is no task #{number} here; /reminders lists them."
+            self.on_changed()
+            return f"Cancelled #{task.number}: {task.text or task.kind}."
+        resumed = await self.store.resume(chat.key, int(number), self.clock())
+        if resumed is None:
+            return f"There is no task #{number} here; /reminders lists them."
+        self.on_changed()
+        return f"Resumed: {task_line(resumed, self.clock())}"
+
+    async def listing(self, chat: ChatRef) -> str:
+        tasks = await self.store.tasks(chat.key)
+        if not tasks:
+            return EMPTY
+        now = self.clock()
+        lines = ["Scheduled in this chat:"]
+        lines += [task_line(task, now) for task in tasks]
+        lines.append("/reminders cancel N cancels one.")
+        return "\n".join(lines)
+
+    async def _heartbeat(self, chat: ChatRef, state: str) -> str:
+        beats = [t for t in await self.store.tasks(chat.key) if t.kind == "heartbeat"]
+        if state == "off":
+            for task in beats:
+                await self.store.remove(chat.key, task.number)
+            self.on_changed()
+            return "Heartbeat off." if beats else "The heartbeat was not on."
+        if state != "on":
+            return "Usage: /reminders heartbeat on|off"
+        if beats:
+            return f"The heartbeat is on: {task_line(beats[0], self.clock())}"
+        config = self.config().schedule
+        zone = self.zone_for(chat)
+        now = self.clock()
+        schedule = Schedule(type="cron", cron=config.heartbeat_cron)
+        task = Task(
+            id=uuid.uuid4().hex,
+            number=0,
+            chat=TaskChat.of(chat),
+            kind="heartbeat",
+            text="",
+            schedule=schedule,
+            zone=zone,
+            created_at=now,
+            next_due=next_occurrence(schedule, now, zone_of(zone)),
+        )
+        try:
+            task = await self.store.add(task, max_per_chat=config.max_tasks_per_chat)
+        except TooManyTasks as exc:
+            return f"No room for the heartbeat: {exc}; cancel one first."
+        self.on_changed()
+        return (
+            f"Heartbeat on: {task_line(task, now)}. I check what I remember of this chat then "
+            "and write only when there is something worth saying."
+        )

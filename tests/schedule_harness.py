@@ -1,0 +1,44 @@
+"""What the scheduled-task tests share: waiting until nothing more can be sent."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import orjson
+
+from mnemobot.bot.delivery.journal import DurableQueue
+
+
+def nothing_waits(workspace: Path) -> bool:
+    """No task waits in the file store, and no firing or reply in the Telegram journals."""
+    tasks = [
+        task
+        for path in (workspace / "schedule").glob("*.json")
+        for task in orjson.loads(path.read_bytes())["tasks"]
+    ]
+    journals = sorted((workspace / "delivery").glob("telegram-*.jsonl"))
+    return not tasks and bool(journals) and all(not DurableQueue(p).pending() for p in journals)
+
+
+def wait_until_nothing_waits(workspace: Path, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not nothing_waits(workspace):
+        if time.monotonic() > deadline:
+            raise AssertionError("a task, firing or reply was still waiting")
+        time.sleep(0.05)
+
+
+async def nothing_waits_async(workspace: Path, timeout: float = 20) -> None:
+    await asyncio.to_thread(wait_until_nothing_waits, workspace, timeout)
+
+
+class SteppedClock:
+    """A clock a test moves by hand; the bot's turns and its scheduler read it."""
+
+    def __init__(self, start: float) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now

@@ -1,0 +1,84 @@
+"""Reminders and tasks through the real clients: the fake Bot API, the fake model, the bot."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.mcp_harness import calls_logged, stdio_server, wait_ready
+from tests.schedule_harness import nothing_waits_async
+from tests.telegram_harness import StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+CHAT = 701
+
+
+def texts(telegram: TelegramServer, chat: int = CHAT) -> list[str]:
+    return [m["plain_text"] for m in telegram.sent_messages(chat)]
+
+
+async def test_a_reminder_due_in_two_seconds_fires_once_with_no_model_call(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+) -> None:
+    await start_bot()
+    openai_server.script(
+        tool_call("schedule", {"when": "in 2 seconds", "text": "call the landlord"}),
+        reply("I will remind you."),
+    )
+    telegram.send_text("remind me in 2 seconds to call the landlord", chat_id=CHAT)
+    [confirmation] = await telegram.wait_for_messages_async(CHAT, 1)
+    assert "I will remind you." in confirmation["plain_text"]
+    assert "✅ Reminder #1 set for" in confirmation["plain_text"]
+    calls = len(openai_server.requests)
+    await telegram.wait_for_messages_async(CHAT, 2, timeout=10)
+    await nothing_waits_async(workspace)
+    assert texts(telegram)[1:] == ["⏰ Reminder: call the landlord"]
+    assert len(openai_server.requests) == calls
+
+
+async def test_a_reminder_that_says_ok_does_not_answer_a_tool_waiting_for_confirmation(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    tmp_path: Path,
+) -> None:
+    # A firing reaches the chat's lane like a message, but it is not the user speaking: its
+    # words must never confirm a tool the user was asked about.
+    log = tmp_path / "calls.log"
+    mcp = {"confirmTimeoutSeconds": 3, "servers": {"mail": stdio_server(log, confirmTools=["*"])}}
+    bot = await start_bot(allowed="21", runtime={"mcp": mcp})
+    bot.app.mcp.start()
+    await wait_ready(bot.app, "mail")
+    openai_server.script(tool_call("mcp_mail_add", {"a": 1, "b": 2}), reply("done"))
+    telegram.send_text("add 1 and 2", chat_id=21)
+    [question] = await telegram.wait_for_messages_async(21, 1)
+    assert question["plain_text"].startswith("May I run add")
+    # While the question is open, a reminder of this user's that says "ok" comes due.
+    assert bot.app.schedule is not None
+    chat = TaskChat(channel="telegram", chat_id="21", user_id="21", user_name="Test")
+    now = time.time()
+    reminder = Task(
+        id="t-ok",
+        number=1,
+        chat=chat,
+        kind="reminder",
+        text="ok",
+        schedule=Schedule(type="once", at=now),
+        zone="UTC",
+        created_at=now,
+        next_due=now,
+    )
+    await bot.app.schedule.store.add(reminder, max_per_chat=25)
+    bot.app.schedule.scheduler.wake()
+
+    # Nobody answers: the question times out, then the reminder waiting behind it is sent.
+    sent = await telegram.wait_for_messages_async(21, 3, timeout=20)
+    assert sent[2]["plain_text"] == "⏰ Reminder: ok"
+    assert calls_logged(log) == []
