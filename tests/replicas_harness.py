@@ -26,7 +26,14 @@ from tests.conftest import make_settings, subprocess_env, write_runtime_config
 SECRET = "replica-secret_1"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Short leases and sweeps, so a test sees a takeover in a second or two.
-FAST_LEASES = {"telegram": {"leaseSeconds": 3, "pollerLeaseSeconds": 3, "sweepSeconds": 0.2}}
+FAST_LEASES = {
+    "telegram": {
+        "leaseSeconds": 3,
+        "pollerLeaseSeconds": 3,
+        "sweepSeconds": 0.2,
+        "streaming": "off",
+    }
+}
 LEADING = "this replica polls Telegram now"
 
 

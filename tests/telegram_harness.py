@@ -55,8 +55,14 @@ async def start_bot(
         clock: Callable[[], float] | None = None,
         **extra: object,
     ) -> RunningBot:
-        if runtime is not None:
-            write_runtime_config(workspace, runtime)
+        # Replies show only when finished unless a test asks for streaming: the tests of
+        # other features read the final reply as the first message they see.
+        path = workspace / "preferences" / "runtime-config.json"
+        if runtime is None:
+            runtime = json.loads(path.read_text()) if path.exists() else {}
+        telegram_section = dict(runtime.get("telegram") or {})  # type: ignore[call-overload]
+        telegram_section.setdefault("streaming", "off")
+        write_runtime_config(workspace, {**runtime, "telegram": telegram_section})
         settings = make_settings(
             workspace,
             openai_server,

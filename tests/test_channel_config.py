@@ -24,6 +24,8 @@ def test_first_start_writes_every_channel_section_with_its_defaults(tmp_path: Pa
         "burstSeconds": 1.5,
         "typingIntervalSeconds": 4,
         "typingDelaySeconds": 1,
+        "streaming": "auto",
+        "streamEditSeconds": 1,
         "maxReplyMessages": 5,
         "leaseSeconds": 15,
         "pollerLeaseSeconds": 15,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
@@ -73,8 +74,13 @@ def schedule_a_reminder(
     )
     bot = start(workspace, telegram, llm, crash_at)
     telegram.send_text("remind me in 2 seconds to water the plants", chat_id=CHAT)
-    [confirmation] = telegram.wait_for_messages(CHAT, 1, timeout=15)
-    assert "✅ Reminder #1 set for" in confirmation["plain_text"]
+    # With streaming (private chats' default) the confirmation edits the preview in.
+    deadline = time.monotonic() + 15
+    confirmed = "✅ Reminder #1 set for"
+    while not any(confirmed in m["plain_text"] for m in telegram.sent_messages(CHAT)):
+        assert time.monotonic() < deadline, telegram.sent_messages(CHAT)
+        time.sleep(0.05)
+    assert len(telegram.sent_messages(CHAT)) == 1
     return bot
 
 

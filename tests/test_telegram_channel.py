@@ -162,6 +162,9 @@ async def test_rejected_html_is_resent_as_plain_text(
 
     assert message["parse_mode"] is None
     assert message["text"] == "This is important: use pip."
+    # The fake records the message before it answers the call: wait for the answer.
+    while any(call["status"] is None for call in telegram.calls("sendMessage")):
+        await asyncio.sleep(0.01)
     assert [call["status"] for call in telegram.calls("sendMessage")] == [400, 200]
 
 

@@ -14,6 +14,7 @@ from mnemobot.systems.turn_media import NO_MEDIA, TurnMedia
 if TYPE_CHECKING:
     from mnemobot.memory.pack import MemoryPack
     from mnemobot.systems.llm import LLMError
+    from mnemobot.systems.reply_stream import ReplyStream
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,9 @@ class TurnContext:
     extras: dict[str, Any] = field(default_factory=dict)
     # Lets a tool or system publish progress to the channel (e.g. "still working").
     notify: Callable[[str], Awaitable[None]] | None = None
+    # Where the channel shows the answer while it is written (None: it shows only the
+    # finished reply).
+    reply_stream: ReplyStream | None = None
 
     def add_message(self, message: Message) -> None:
         self.session.messages.append(message)

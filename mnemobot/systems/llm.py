@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -102,6 +103,10 @@ class ChatRequest:
     # The request is pointless without its images (describe this photo): raise LLMError
     # instead of sending it with a note in their place.
     require_images: bool = False
+    # When set, the answer is asked for as a stream and this hears its text so far (the
+    # whole text each time, as it grows); it must return at once. A model or server that
+    # does not stream answers all at once and never calls it.
+    on_text: Callable[[str], None] | None = None
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from mnemobot.systems.model_output import (
     unique_call_ids,
     without_control_characters,
 )
+from mnemobot.systems.reply_stream import ReplyStream, joined_reply, stopped_reply
 from mnemobot.systems.request_messages import model_messages
 from mnemobot.systems.tool_runner import ToolError, ToolRunner
 
@@ -73,18 +74,22 @@ class ToolLoop:
         return ctx.reply is None
 
     async def process(self, ctx: TurnContext) -> None:
+        said = _Said(ctx.reply_stream)
         try:
-            await self._loop(ctx)
+            await self._loop(ctx, said)
         except LLMError as error:
             # No reply: the assistant turns this into a short apology; the user's message
             # is already saved in the session.
             ctx.llm_error = error
             ctx.stop_reason = error.user_text()
+        except asyncio.CancelledError:
+            if said.stream is not None and said.stream.stop_requested and said.shown:
+                self._keep_stopped(ctx, said)
+            raise
 
-    async def _loop(self, ctx: TurnContext) -> None:
+    async def _loop(self, ctx: TurnContext, said: _Said) -> None:
         """Ask, run the tools the model calls, ask again: until a plain answer or a limit."""
         limits = ctx.config.tool_loop
-        last_content: str | None = None
         overflow_rounds = 0
         while True:
             if ctx.llm_calls >= limits.max_llm_calls:
@@ -92,10 +97,13 @@ class ToolLoop:
                     ctx,
                     f"it reached the limit of {limits.max_llm_calls} model calls "
                     "(toolLoop.maxLlmCalls)",
-                    last_content,
+                    said,
                 )
                 return
             request = self._request(ctx)
+            said.current = ""
+            if said.stream is not None:
+                request.on_text = said.hear
             try:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
@@ -107,13 +115,13 @@ class ToolLoop:
                 raise
             content = without_control_characters(response.content or "")
             if not response.tool_calls:
-                self._answer(ctx, content)
+                self._answer(ctx, content, said)
                 return
             content = cut_reply(content, ctx.config.llm.max_reply_chars)
-            last_content = content or last_content
-            limit_reached = await self._run_calls(ctx, content, response.tool_calls)
+            said.before_tools(content.strip())
+            limit_reached = await self._run_calls(ctx, content, response.tool_calls, said)
             if limit_reached is not None:
-                self._stop(ctx, limit_reached, last_content)
+                self._stop(ctx, limit_reached, said)
                 return
 
     def _request(self, ctx: TurnContext) -> ChatRequest:
@@ -158,15 +166,33 @@ class ToolLoop:
         # retry goes without them, smaller too.
         return shrunk or len(self.tools.schemas(ctx)) < len(failed.tools or ())
 
-    def _answer(self, ctx: TurnContext, content: str) -> None:
+    def _answer(self, ctx: TurnContext, content: str, said: _Said) -> None:
         answer = cut_reply(content.strip(), ctx.config.llm.max_reply_chars)
-        if not answer:
-            answer = "(the model returned an empty answer)"
-        ctx.add_message({"role": "assistant", "content": answer, "at": self._now()})
-        ctx.reply = answer
+        empty = "(the model returned an empty answer)"
+        self._finish(ctx, answer or empty, joined_reply([*said.earlier, answer]) or empty)
+
+    def _finish(self, ctx: TurnContext, content: str, reply: str, **extra: object) -> None:
+        """The turn's last message and its reply: what the user reads is the text written
+        before the tool calls too, kept with the message (`reply`) so that a message
+        handed over again after a crash gets the same answer."""
+        message: dict[str, object] = {"role": "assistant", "content": content, **extra}
+        if reply != content:
+            message["reply"] = reply
+        message["at"] = self._now()
+        ctx.add_message(message)
+        ctx.reply = reply
+
+    def _keep_stopped(self, ctx: TurnContext, said: _Said) -> None:
+        """/stop cut the answer short: what was shown stays, marked stopped, in the session
+        and on screen (the channel sends the stream's last text as the reply)."""
+        partial = cut_reply(said.current.strip(), ctx.config.llm.max_reply_chars)
+        reply = stopped_reply(joined_reply([*said.earlier, partial]))
+        self._finish(ctx, stopped_reply(partial), reply, stopped=True)
+        if said.stream is not None:
+            said.stream.show(reply)
 
     async def _run_calls(
-        self, ctx: TurnContext, content: str, tool_calls: list[ToolCall]
+        self, ctx: TurnContext, content: str, tool_calls: list[ToolCall], said: _Said
     ) -> str | None:
         """Record the model's tool calls and run them in order, each within its time limit;
         returns why the turn must stop when a limit of the turn (tool runs, tool time) left
@@ -201,6 +227,7 @@ class ToolLoop:
                 result = "error: not run, the tool time limit of this turn was reached"
             else:
                 ctx.tool_executions += 1
+                said.tool_running(self.tools, call)
                 started = time.monotonic()
                 result = await self._run_tool(
                     ctx,
@@ -270,11 +297,42 @@ class ToolLoop:
             return result
         return self.large_results.evict(ctx.session.id, call_id, result)
 
-    def _stop(self, ctx: TurnContext, why: str, last_content: str | None) -> None:
+    def _stop(self, ctx: TurnContext, why: str, said: _Said) -> None:
         ctx.stop_reason = why
-        text = f"I stopped before finishing because {why}."
-        if last_content:
-            text = f"{last_content.strip()}\n\n{text}"
-        text += " Ask me to continue if you want me to go on."
-        ctx.add_message({"role": "assistant", "content": text, "at": self._now()})
-        ctx.reply = text
+        text = (
+            f"I stopped before finishing because {why}. Ask me to continue if you want me to go on."
+        )
+        self._finish(ctx, text, joined_reply([*said.earlier, text]))
+
+
+class _Said:
+    """What the model has said to the user in this turn, and the stream that shows it.
+
+    `earlier`: the text it wrote before each of its tool calls; `current`: the answer of
+    the model call in progress, so far. The user sees them joined, in that order.
+    """
+
+    def __init__(self, stream: ReplyStream | None) -> None:
+        self.stream = stream
+        self.earlier: list[str] = []
+        self.current = ""
+
+    def hear(self, text: str) -> None:
+        """The model call's text so far (called as it streams)."""
+        self.current = without_control_characters(text)
+        if self.stream is not None and self.current.strip():
+            self.stream.show(joined_reply([*self.earlier, self.current.strip()]))
+
+    @property
+    def shown(self) -> bool:
+        """Whether the user has seen any of the answer (a stop then keeps it)."""
+        return bool(self.earlier or self.current.strip())
+
+    def before_tools(self, content: str) -> None:
+        if content:
+            self.earlier.append(content)
+        self.current = ""
+
+    def tool_running(self, tools: ToolRunner, call: ToolCall) -> None:
+        if self.stream is not None:
+            self.stream.tool_running(tools.status_line(call.name, call.arguments))

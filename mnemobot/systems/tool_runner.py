@@ -31,6 +31,9 @@ class Tool:
     whose own server checks the arguments, such as an MCP server's: pair it with
     `AnyArguments`). `tool_set`: None for a tool offered in every turn; else the set it
     belongs to, offered only in turns that allow it (`TurnContext.allowed_tool_sets`).
+    `status`: the one short line a user sees while it runs ("🔎 searching memory…"), or a
+    function of the call's JSON arguments (a dict, empty when they do not parse) giving
+    it; empty: a plain one naming the tool.
     """
 
     name: str
@@ -39,6 +42,11 @@ class Tool:
     handler: ToolHandler
     parameters: dict[str, Any] | None = None
     tool_set: str | None = None
+    status: str | Callable[[dict[str, Any]], str] = ""
+
+    def status_line(self, arguments: dict[str, Any]) -> str:
+        status = self.status(arguments) if callable(self.status) else self.status
+        return status or f"⚙️ {self.name}…"
 
     def schema(self) -> dict[str, Any]:
         if self.parameters is not None:
@@ -78,4 +86,9 @@ class ToolRunner(Protocol):
 
     async def run(self, name: str, arguments: str, ctx: TurnContext) -> str:
         """Run one tool call; raise ToolError for anything the model should see as an error."""
+        ...
+
+    def status_line(self, name: str, arguments: str) -> str:
+        """What a user is shown while the tool `name` runs with these JSON `arguments`
+        (see `Tool.status`); cheap, and never raises."""
         ...

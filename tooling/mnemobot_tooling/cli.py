@@ -57,6 +57,10 @@ def _bench_memory(args: argparse.Namespace) -> int:
 
 
 def _bench_telegram(args: argparse.Namespace) -> int:
+    if args.stream:
+        from mnemobot_tooling.bench import telegram_streaming
+
+        return telegram_streaming.bench_command(args)
     if args.replicas or args.webhook:
         from mnemobot_tooling.bench import replica_throughput
 
@@ -360,6 +364,51 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         "--no-files",
         action="store_true",
         help="with --replicas: skip the row on files",
+    )
+    stream = bench.add_argument_group(
+        "--stream", "streaming replies (telegram.streaming off against auto) with a slow model"
+    )
+    stream.add_argument(
+        "--stream",
+        action="store_true",
+        help="bench streaming replies instead: time to the first visible text and to the "
+        "whole reply, Bot API calls per reply, and replies/s under Telegram's limits",
+    )
+    stream.add_argument(
+        "--stream-chats",
+        type=positive(int),
+        default=10,
+        help="--stream: private chats asking at once in the latency phase (default 10)",
+    )
+    stream.add_argument(
+        "--tokens-per-second",
+        type=positive(float),
+        default=20.0,
+        help="--stream: the fake model's pace (default 20)",
+    )
+    stream.add_argument(
+        "--reply-tokens",
+        type=positive(int),
+        default=400,
+        help="--stream: tokens (words) per reply (default 400)",
+    )
+    stream.add_argument(
+        "--edit-seconds",
+        type=float,
+        default=1.0,
+        help="--stream: telegram.streamEditSeconds (default 1)",
+    )
+    stream.add_argument(
+        "--load-chats",
+        type=positive(int),
+        default=60,
+        help="--stream: chats in the load phase, under Telegram's limits (default 60)",
+    )
+    stream.add_argument(
+        "--load-seconds",
+        type=float,
+        default=45.0,
+        help="--stream: load phase duration; 0 skips it (default 45)",
     )
     bench.set_defaults(handler=_bench_telegram)
 

@@ -25,6 +25,7 @@ from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.context import ChatRef
+from mnemobot.systems.reply_stream import ReplyStream
 from mnemobot.systems.turn_media import NO_MEDIA, TurnMedia
 
 
@@ -73,6 +74,32 @@ class Channel(Protocol):
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
         """Entered while a turn runs, e.g. Telegram's typing indicator."""
+        ...
+
+    def reply_stream(self, job: LaneJob) -> ChannelReplyStream | None:
+        """Where the reply to `job` shows while it is written (None: only when finished);
+        `send_reply` then replaces it with the finished reply."""
+        ...
+
+    async def close_stream(self, job: LaneJob, *, answered: bool) -> None:
+        """The turn of `job` ended without `send_reply`: stop its stream, if any.
+        `answered`: the message will not be answered again (not a shutdown)."""
+        ...
+
+
+class ChannelReplyStream(ReplyStream, Protocol):
+    """A channel's `ReplyStream`, as the dispatcher drives it."""
+
+    latest: str
+    """The text shown last (a stopped reply: the text with its stop mark)."""
+
+    @property
+    def showing(self) -> bool:
+        """Whether the chat sees a preview now (text, or only a tool's status line)."""
+        ...
+
+    def request_stop(self) -> None:
+        """/stop: the turn is cancelled next; what was shown is kept (`stop_requested`)."""
         ...
 
     def status_lines(self, chat: ChatRef) -> list[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from mnemobot.bot.channels.base import Channel
+from mnemobot.bot.channels.base import Channel, ChannelReplyStream
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
@@ -26,6 +26,7 @@ from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutc
 from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
 from mnemobot.memory.items import to_iso
 from mnemobot.systems.context import ChatRef
+from mnemobot.systems.reply_stream import STOPPED_MARK
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,8 @@ class ChatDispatcher:
         self._background: set[asyncio.Task[Any]] = set()
         # Last notice per chat: notices of one chat go out in the order they were made.
         self._last_notice: dict[str, asyncio.Task[Any]] = {}
+        # The stream of each chat's running turn, for /stop.
+        self._streams: dict[str, ChannelReplyStream] = {}
 
     # -- intake ----------------------------------------------------------------------------------
 
@@ -197,6 +200,9 @@ class ChatDispatcher:
         return await self._stop_dropped(None, chat)
 
     async def _stop_dropped(self, dropped: tuple[LaneJob, ...] | None, chat: ChatRef) -> str:
+        stream = self._streams.get(chat.key)
+        if stream is not None:
+            stream.request_stop()
         outcome = await self.lanes.stop(chat.key, dropped=dropped)
         await self._answered(outcome.dropped_jobs)
         return stop_text(outcome.cancelled_running, outcome.dropped)
@@ -257,13 +263,33 @@ class ChatDispatcher:
         except asyncio.CancelledError:
             # Cancelled by /stop: the user dropped it. By shutdown: it runs again next start.
             if not self._shutting_down:
-                await asyncio.shield(self._answered([job]))
+                await asyncio.shield(self._stopped(job))
+            else:
+                await asyncio.shield(self._end_stream(job, answered=False))
             raise
         except Exception:
             # Logged by the lane; answered anyway, so one bad message cannot come back forever.
+            await self._end_stream(job, answered=True)
             await self._answered([job])
             raise
         await self._answered([job])
+
+    async def _stopped(self, job: LaneJob) -> None:
+        """/stop cut the reply short: what was shown stays as the reply, marked stopped
+        (the turn stored it so), delivered like any reply; then the job is answered."""
+        stream = self._streams.pop(job.chat.key, None)
+        try:
+            if stream is not None and stream.stop_requested and (stream.latest or stream.showing):
+                # Only a tool's status line showed: it becomes the stop mark.
+                await self.channel.send_reply(job, stream.latest or STOPPED_MARK)
+            else:
+                await self._end_stream(job, answered=True)
+        finally:
+            await self._answered([job])
+
+    async def _end_stream(self, job: LaneJob, *, answered: bool) -> None:
+        self._streams.pop(job.chat.key, None)
+        await self.channel.close_stream(job, answered=answered)
 
     async def _answer_job(self, job: LaneJob) -> None:
         if job.edit_of is not None:
@@ -287,24 +313,33 @@ class ChatDispatcher:
                 await self.firings.run(job.firing, job.chat, out, progress)
             return
 
+        stream = self.channel.reply_stream(job) if command is None else None
+        if stream is not None:
+            self._streams[job.chat.key] = stream
         async with self.channel.working(job):
             if command is not None:
                 await self._send_command_reply(job, await self._command_reply(job, self.stop))
                 return
-            outcome = await self._turn(job, progress)
+            outcome = await self._turn(job, progress, stream)
             if outcome is None:
+                await self._end_stream(job, answered=True)
                 return
             # Without a durable inbox the user is told to send it again later.
             if not outcome.storage_failed or self.answered is None:
+                self._streams.pop(job.chat.key, None)
                 await self.channel.send_reply(job, outcome.reply)
                 return
+        await self._end_stream(job, answered=False)
         # Waits outside `working`: no "typing..." while the storage is down.
         stored = await self._when_stored(job, progress)
         if stored is not None:
             await self.channel.send_reply(job, stored.reply)
 
     async def _turn(
-        self, job: LaneJob, progress: Callable[[str], Awaitable[None]]
+        self,
+        job: LaneJob,
+        progress: Callable[[str], Awaitable[None]],
+        stream: ChannelReplyStream | None = None,
     ) -> TurnOutcome | None:
         prepared = await self.channel.prepare_turn(job)
         if not prepared.text.strip():
@@ -321,6 +356,7 @@ class ChatDispatcher:
             message_refs=list(job.message_refs),
             notify=progress,
             media=prepared.media,
+            reply_stream=stream,
         )
         if outcome is not None and prepared.reply_notes and not outcome.storage_failed:
             notes = "\n\n".join(prepared.reply_notes)

@@ -7,8 +7,14 @@ a request refused only because its answer budget was too big is sent again, smal
 
 Images are learned the same way (`llm.vision` "auto"): a request with image parts that the
 server refuses is sent again with a note in their place, and once that is answered the
-model is known to take no images. (A little over 400 lines: both are what the server says
-about one model, and each is a few lines in `complete`'s path.)
+model is known to take no images. (About 450 lines: windows, images and streams are what
+the server says about one model, each a few lines in `complete`'s path.)
+
+A request with `on_text` is streamed (server-sent events; see `chat_stream`). A server
+that answers it with a whole JSON completion is read as one; a stream that ends without a
+finish reason (an empty body: llama-cpp-python's overflow; a stream cut by the server or
+the network) is asked for once more without streaming, so an overflow error shows up as
+the error it is and the context window is learned the usual way.
 """
 
 from __future__ import annotations
@@ -16,18 +22,20 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import time
 from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import openai
 import orjson
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from mnemobot.bot.llm.chat_stream import StreamedAnswer
+from mnemobot.bot.llm.errors import classify_openai_error
 from mnemobot.bot.llm.window_reports import (
     MIN_ANSWER_TOKENS,
     answer_tokens_that_fit,
-    overflow_figures,
     server_root,
     window_in_models_list,
     window_in_ollama_show,
@@ -44,75 +52,10 @@ log = logging.getLogger(__name__)
 
 # Asking the server for its window must not hold up the first reply for long.
 PROBE_TIMEOUT_SECONDS = 5.0
-
-# Markers of a context overflow in the error bodies of the servers we know.
-_OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}
-_OVERFLOW_PHRASES = (
-    "maximum context length",
-    "context length exceeded",
-    "exceeds the available context size",
-    "context window",
-    "too many tokens",
-    "prompt is too long",
-    "longer than the model's context length",
-    "`max_new_tokens` must be <=",
-)
-
-
-def _error_body(exc: openai.APIStatusError) -> dict[str, Any]:
-    body: Any = exc.body
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        body = body["error"]
-    return body if isinstance(body, dict) else {}
-
-
-def _error_fields(exc: openai.APIStatusError) -> tuple[str, str, str]:
-    body = _error_body(exc)
-    if not body:
-        return "", "", str(exc.message or "")
-    return (
-        str(body.get("code") or ""),
-        str(body.get("type") or ""),
-        str(body.get("message") or exc.message or ""),
-    )
-
-
-def classify_openai_error(exc: Exception) -> LLMError:
-    """Map an openai SDK exception to our failure kinds (OpenAI, vLLM and llama.cpp forms)."""
-    if isinstance(exc, openai.APITimeoutError):
-        # The aiohttp transport reports a refused connection as a connect timeout.
-        if "Cannot connect to host" in str(exc.__cause__ or ""):
-            return LLMError(LLMFailureKind.UNAVAILABLE, "could not connect to the model server")
-        return LLMError(LLMFailureKind.TIMEOUT, "request timed out")
-    if isinstance(exc, openai.APIConnectionError):
-        return LLMError(LLMFailureKind.UNAVAILABLE, "could not connect to the model server")
-    if isinstance(exc, openai.APIStatusError):
-        code, kind, message = _error_fields(exc)
-        status = exc.status_code
-        short = message[:300]
-        lowered = message.lower()
-        if (
-            code in _OVERFLOW_CODES
-            or kind in _OVERFLOW_CODES
-            or any(p in lowered for p in _OVERFLOW_PHRASES)
-            or status == 413
-        ):
-            window, prompt = overflow_figures(message, _error_body(exc))
-            return LLMError(
-                LLMFailureKind.CONTEXT_OVERFLOW,
-                short,
-                status=status,
-                context_window=window,
-                prompt_tokens=prompt,
-            )
-        if status == 429:
-            return LLMError(LLMFailureKind.RATE_LIMITED, short, status=status)
-        if status in (401, 403):
-            return LLMError(LLMFailureKind.AUTH, short, status=status)
-        if status >= 500:
-            return LLMError(LLMFailureKind.UNAVAILABLE, f"server error {status}", status=status)
-        return LLMError(LLMFailureKind.BAD_REQUEST, short, status=status)
-    return LLMError(LLMFailureKind.UNAVAILABLE, type(exc).__name__)
+# A request failing this fast after a broken-off stream failed on the connection the
+# stream left, not on the server: it is sent once more.
+STALE_CONNECTION_SECONDS = 1.0
+_CONNECTION_FAILURES = frozenset({LLMFailureKind.UNAVAILABLE, LLMFailureKind.TIMEOUT})
 
 
 def split_credentials(base_url: str | None) -> tuple[str | None, str | None]:
@@ -172,6 +115,9 @@ class OpenAIChatModel:
         # in `vision` when given.
         self.vision = vision
         self._refusing_images: set[str] = set()
+        # Whether to ask for token usage at the end of a stream; off once a server refused
+        # `stream_options` (some OpenAI-compatible servers reject what they do not know).
+        self._usage_in_streams = True
         self._learned: dict[str, ModelWindow] = {}
         # Models whose server was asked for the window in this run.
         self._asked: set[str] = set()
@@ -349,6 +295,23 @@ class OpenAIChatModel:
         }
         if request.tools:
             body["tools"] = request.tools
+        if request.on_text is not None:
+            streamed = await self._streamed(request, body)
+            if streamed is not None:
+                return streamed
+            started = time.monotonic()
+            try:
+                return await self._call(request, body)
+            except LLMError as error:
+                # A server that broke off a stream may have left its pooled connection
+                # dead (llama-cpp-python does): the next request on it fails at once.
+                quick = time.monotonic() - started < STALE_CONNECTION_SECONDS
+                if not quick or error.kind not in _CONNECTION_FAILURES:
+                    raise
+                log.info("the connection the stream left was dead; asking once more")
+        return await self._call(request, body)
+
+    async def _call(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse:
         try:
             # `chat.completions.create` walks every message and tool schema against the
             # SDK's TypedDicts before sending (milliseconds per request, growing with the
@@ -369,35 +332,69 @@ class OpenAIChatModel:
             raise LLMError(
                 LLMFailureKind.UNAVAILABLE, f"the model call failed ({type(exc).__name__})"
             ) from None
-        if not isinstance(completion, ChatCompletion):
-            # The SDK hands back a body that is not JSON as a string: a proxy's error page,
-            # or a URL that is not the model server's API.
+        return _response_from(completion)
+
+    async def _streamed(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse | None:
+        """The answer read as a stream, telling `request.on_text` the text so far; None when
+        the stream ended without a finish reason (then it is asked for without streaming)."""
+        assert request.on_text is not None
+        streamed = {**body, "stream": True}
+        if self._usage_in_streams:
+            streamed["stream_options"] = {"include_usage": True}
+        answer = StreamedAnswer()
+        try:
+            async with asyncio.timeout(request.timeout_seconds):
+                stream = await self.client.post(
+                    "/chat/completions",
+                    cast_to=ChatCompletion,
+                    content=orjson.dumps(streamed),
+                    options={"timeout": request.timeout_seconds},
+                    stream=True,
+                    stream_cls=openai.AsyncStream[ChatCompletionChunk],
+                )
+                try:
+                    if not _is_event_stream(stream.response):
+                        # A server that does not stream sends the whole completion.
+                        document = orjson.loads(await stream.response.aread())
+                        return _response_from(ChatCompletion.model_validate(document))
+                    async for chunk in stream:
+                        if answer.add(chunk):
+                            request.on_text(answer.content)
+                finally:
+                    await stream.close()
+        except TimeoutError:
+            raise LLMError(LLMFailureKind.TIMEOUT, "request timed out") from None
+        except openai.APIConnectionError:
+            if answer.chunks == 0:
+                raise LLMError(
+                    LLMFailureKind.UNAVAILABLE, "could not connect to the model server"
+                ) from None
+            log.info("the model's stream broke off after %d chunks; asking again", answer.chunks)
+            return None
+        except openai.BadRequestError as exc:
+            if self._usage_in_streams and "stream_options" in str(exc.message):
+                log.info("the model server refuses stream_options; streams without usage")
+                self._usage_in_streams = False
+                return await self._streamed(request, body)
+            raise classify_openai_error(exc) from None
+        except openai.OpenAIError as exc:
+            raise classify_openai_error(exc) from None
+        except LLMError:
+            raise
+        except Exception as exc:
             raise LLMError(
-                LLMFailureKind.UNAVAILABLE,
-                "the server's answer is not a chat completion (not JSON: a proxy's page, or "
-                "OPENAI_BASE_URL does not point at the API)",
+                LLMFailureKind.UNAVAILABLE, f"the model call failed ({type(exc).__name__})"
+            ) from None
+        if not answer.complete:
+            # llama-cpp-python answers an overflowing stream with an empty 200 and cuts a
+            # running stream when another request arrives: the plain request says which.
+            log.info(
+                "the model's stream ended without a finish reason (%d chunks); asking again "
+                "without streaming",
+                answer.chunks,
             )
-        if not completion.choices:
-            raise LLMError(LLMFailureKind.BAD_REQUEST, "the model returned no choices")
-        choice = completion.choices[0]
-        message = choice.message
-        calls = [
-            ToolCall(
-                id=call.id,
-                name=call.function.name,
-                arguments=valid_unicode(call.function.arguments or ""),
-            )
-            for call in (message.tool_calls or [])
-            if getattr(call, "function", None) is not None
-        ]
-        usage = completion.usage
-        return ChatResponse(
-            content=valid_unicode(message.content) if message.content is not None else None,
-            tool_calls=calls,
-            finish_reason=choice.finish_reason,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-        )
+            return None
+        return answer.response()
 
     async def list_models(self) -> list[str]:
         try:
@@ -412,3 +409,40 @@ class OpenAIChatModel:
 
     async def close(self) -> None:
         await self.client.close()
+
+
+def _is_event_stream(response: Any) -> bool:
+    content_type = str(response.headers.get("content-type", ""))
+    return content_type.split(";", 1)[0].strip().lower() == "text/event-stream"
+
+
+def _response_from(completion: object) -> ChatResponse:
+    if not isinstance(completion, ChatCompletion):
+        # The SDK hands back a body that is not JSON as a string: a proxy's error page,
+        # or a URL that is not the model server's API.
+        raise LLMError(
+            LLMFailureKind.UNAVAILABLE,
+            "the server's answer is not a chat completion (not JSON: a proxy's page, or "
+            "OPENAI_BASE_URL does not point at the API)",
+        )
+    if not completion.choices:
+        raise LLMError(LLMFailureKind.BAD_REQUEST, "the model returned no choices")
+    choice = completion.choices[0]
+    message = choice.message
+    calls = [
+        ToolCall(
+            id=call.id,
+            name=call.function.name,
+            arguments=valid_unicode(call.function.arguments or ""),
+        )
+        for call in (message.tool_calls or [])
+        if getattr(call, "function", None) is not None
+    ]
+    usage = completion.usage
+    return ChatResponse(
+        content=valid_unicode(message.content) if message.content is not None else None,
+        tool_calls=calls,
+        finish_reason=choice.finish_reason,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+    )

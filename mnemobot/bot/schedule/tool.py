@@ -97,6 +97,7 @@ class ScheduleTool:
             description=DESCRIPTION,
             arguments=ScheduleArguments,
             handler=self.handle,
+            status="⏰ scheduling…",
         )
 
     async def handle(self, arguments: ScheduleArguments, ctx: TurnContext) -> str:

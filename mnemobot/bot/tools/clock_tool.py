@@ -53,4 +53,5 @@ def datetime_tool(clock: Clock = SYSTEM_CLOCK) -> Tool:
         description="Get the current date, weekday and time.",
         arguments=DatetimeArguments,
         handler=now,
+        status="🕒 checking the time…",
     )

@@ -77,6 +77,7 @@ class FilesTool:
             ),
             arguments=FilesArguments,
             handler=self.handle,
+            status="📄 working with files…",
         )
 
     def handle(self, arguments: FilesArguments, ctx: TurnContext) -> str:

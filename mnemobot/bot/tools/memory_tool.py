@@ -81,6 +81,19 @@ def _line(item: MemoryItem, score: float | None = None) -> str:
     return f"{head}: {item.content}"
 
 
+_WRITES = frozenset({"add", "update", "promote", "write_file", "append_file"})
+
+
+def memory_status(arguments: dict[str, object]) -> str:
+    """The line a user sees while the model uses its memory, by what it does."""
+    operation = arguments.get("operation")
+    if operation in _WRITES:
+        return "📝 saving to memory…"
+    if operation == "forget":
+        return "🧹 forgetting…"
+    return "🔎 searching memory…"
+
+
 def _removed_line(item: MemoryItem) -> str:
     return f"- [{item.layer.value.lower()}/{item.type.value.lower()}] {item.title}"
 
@@ -111,6 +124,7 @@ class MemoryTool:
             ),
             arguments=MemoryArguments,
             handler=self.handle,
+            status=memory_status,
         )
 
     async def handle(self, arguments: MemoryArguments, ctx: TurnContext) -> str:

@@ -146,6 +146,19 @@ class ToolRegistry:
         """Whether tool definitions of `tokens` go with this turn's requests."""
         return tokens <= ctx.config.llm.max_input_tokens * MAX_TOOL_SCHEMA_SHARE
 
+    def status_line(self, name: str, arguments: str) -> str:
+        tool = self._tools.get(name)
+        if tool is None:
+            return f"⚙️ {name}…"
+        try:
+            parsed = orjson.loads(arguments) if arguments.strip() else {}
+        except orjson.JSONDecodeError:
+            parsed = {}
+        try:
+            return tool.status_line(parsed if isinstance(parsed, dict) else {})
+        except Exception:  # a plugin's status function must not end the turn
+            return f"⚙️ {name}…"
+
     async def run(self, name: str, arguments: str, ctx: TurnContext) -> str:
         tool = self._tools.get(name)
         if tool is not None and tool.tool_set not in (None, *ctx.allowed_tool_sets):

@@ -56,6 +56,7 @@ class SessionTools:
                 "(newest last).",
                 HistoryArguments,
                 self.history,
+                status="📜 reading our earlier messages…",
             ),
             Tool(
                 "session_search",
@@ -63,12 +64,14 @@ class SessionTools:
                 "and text.",
                 SearchArguments,
                 self.search,
+                status="🔎 searching our earlier messages…",
             ),
             Tool(
                 "read_tool_result",
                 "Read a large tool result that was saved to disk, one page at a time.",
                 ReadResultArguments,
                 self.read_result,
+                status="📄 reading a saved result…",
             ),
         ]
 

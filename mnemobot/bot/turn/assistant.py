@@ -26,6 +26,7 @@ from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, v
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.llm import LLMFailureKind
 from mnemobot.systems.pipeline import Pipeline
+from mnemobot.systems.reply_stream import ReplyStream
 from mnemobot.systems.turn_media import NO_MEDIA, TurnMedia
 
 log = logging.getLogger(__name__)
@@ -122,7 +123,9 @@ def find_received(messages: list[dict[str, object]], refs: list[str]) -> Receive
             for later in messages[index + 1 :]:
                 if later.get("role") == "user":
                     break
-                content = later.get("content")
+                # `reply`: the whole text the user read, when it is more than the content
+                # (what the model wrote before its tool calls, a stop mark).
+                content = later.get("reply") or later.get("content")
                 if later.get("role") == "assistant" and content and not later.get("tool_calls"):
                     answer = str(content)
             return ReceivedMessage(index, answer)
@@ -201,15 +204,19 @@ class Assistant:
         message_refs: list[str] | None = None,
         notify: Callable[[str], Awaitable[None]] | None = None,
         media: TurnMedia = NO_MEDIA,
+        reply_stream: ReplyStream | None = None,
     ) -> TurnOutcome | None:
         """Run one turn; None for empty input (ignored, nothing stored). `media`: what the
-        message carries besides its text (images, forwards, documents)."""
+        message carries besides its text (images, forwards, documents); `reply_stream`:
+        where the channel shows the answer while it is written."""
         text = valid_unicode(text).strip()
         if not text:
             return None
         try:
             async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
-                outcome = await self._turn(chat, text, message_refs or [], notify, media)
+                outcome = await self._turn(
+                    chat, text, message_refs or [], notify, media, reply_stream
+                )
         except OSError as exc:
             # A full disk, a read-only or vanished workspace: nothing the user can fix, so
             # one line for them and, once per outage, one for the operator.
@@ -236,6 +243,7 @@ class Assistant:
         message_refs: list[str],
         notify: Callable[[str], Awaitable[None]] | None,
         media: TurnMedia = NO_MEDIA,
+        reply_stream: ReplyStream | None = None,
     ) -> TurnOutcome:
         config = self.config()
         session = self.sessions.get(chat.key)
@@ -253,6 +261,7 @@ class Assistant:
             scope=self.scope_for(chat, config),
             message_refs=message_refs,
             notify=notify,
+            reply_stream=reply_stream,
             occurred_at=at,
             media=media,
         )

@@ -31,8 +31,18 @@ it is answered, so a test can inspect it even when the client gave up waiting.
 
 Steps are small frozen dataclasses made by the factory functions :func:`reply`,
 :func:`tool_call`, :func:`tool_calls`, :func:`error`, :func:`overflow`, :func:`delay`,
-:func:`hang`, :func:`gated` and :func:`disconnect`. Each one works for both plain and
-``stream=True`` requests.
+:func:`hang`, :func:`gated`, :func:`disconnect` and :func:`cut_stream`. Each one works for
+both plain and ``stream=True`` requests.
+
+Streaming (``stream=True``): server-sent events in OpenAI's order (role, text word by word,
+tool-call deltas with arguments in fragments, finish, usage when ``stream_options`` asks,
+``[DONE]``). ``tokens_per_second`` paces them the way a real model writes (a plain
+answer comes after as long as its streamed tokens would take) (a word or an
+argument fragment is a token); ``streams = False`` answers stream requests with a plain
+JSON completion, as a server that cannot stream does; ``empty_stream_on_overflow`` answers
+a streamed request that overflows with an empty 200 event stream and drops the connection,
+as llama-cpp-python's server does. ``first_token_times()`` says when each streamed answer's
+first token went out.
 
 With ``context_window`` set, ``window_reported_by`` makes the server tell its window the way
 a real one does: ``"vllm"`` (``max_model_len`` in ``/v1/models``), ``"llamacpp"`` (``/props``
@@ -86,6 +96,7 @@ __all__ = [
     "ToolCalls",
     "Transcription",
     "Usage",
+    "cut_stream",
     "delay",
     "disconnect",
     "echo_responder",
@@ -193,7 +204,18 @@ class Disconnect:
     """Close the connection without answering: the SDK raises ``APIConnectionError``."""
 
 
-Step: TypeAlias = Reply | ToolCall | ToolCalls | ErrorResponse | Delay | Hang | Gated | Disconnect
+@dataclass(frozen=True)
+class CutStream:
+    """A stream that stops after ``text`` with ``[DONE]`` but no finish reason (how
+    llama-cpp-python ends a stream another request interrupted); a plain request gets
+    ``text`` as a normal reply."""
+
+    text: str
+
+
+Step: TypeAlias = (
+    Reply | ToolCall | ToolCalls | ErrorResponse | Delay | Hang | Gated | Disconnect | CutStream
+)
 Responder: TypeAlias = Callable[[dict[str, Any]], Step]
 
 
@@ -372,6 +394,11 @@ def disconnect() -> Disconnect:
     return Disconnect()
 
 
+def cut_stream(text: str) -> CutStream:
+    """A stream cut short after ``text`` (no finish reason)."""
+    return CutStream(text)
+
+
 # --------------------------------------------------------------------------------------------
 # Reading requests (pure functions on a recorded body, usable in assertions)
 # --------------------------------------------------------------------------------------------
@@ -539,6 +566,13 @@ class FakeOpenAIServer:
         # writes the words it wants heard there), and nothing in any other audio.
         self.transcriber: Callable[[Transcription], str | ErrorResponse] = _default_transcriber
         self._transcriptions: list[Transcription] = []
+        # Streams: the pace of a real model (None: as fast as the socket takes them); whether
+        # stream requests are streamed at all; llama-cpp-python's empty 200 on an overflow.
+        self.tokens_per_second: float | None = None
+        self.streams: bool = True
+        self.empty_stream_on_overflow: bool = False
+        # (when, the last user text of the request) per streamed answer's first token.
+        self._first_tokens: list[tuple[float, str]] = []
 
         self._requested_port = port
         self._httpd: _HTTPServer | None = None
@@ -645,6 +679,24 @@ class FakeOpenAIServer:
         """Forget recorded requests (the script and settings stay)."""
         with self._lock:
             self._records.clear()
+            self._first_tokens.clear()
+
+    def first_token_times(self) -> list[float]:
+        """When (``time.time()``) each streamed answer's first text or tool-call delta went
+        out, in the order they did."""
+        with self._lock:
+            return [at for at, _ in self._first_tokens]
+
+    def first_token_time_for(self, user_text: str) -> float | None:
+        """When the first streamed answer to a request whose last user message contains
+        ``user_text`` sent its first token; None if none did."""
+        with self._lock:
+            return next((at for at, text in self._first_tokens if user_text in text), None)
+
+    def _first_token_sent(self, body: dict[str, Any]) -> None:
+        texts = user_texts(body)
+        with self._lock:
+            self._first_tokens.append((time.time(), texts[-1] if texts else ""))
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[dict[str, Any]]:
         """Block until at least ``count`` chat requests were recorded; returns their bodies.
@@ -939,8 +991,15 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._drop()
         if isinstance(step, Disconnect):
             return self._drop()
+        streamed = bool(body.get("stream")) and self.fake.streams
         if isinstance(step, ErrorResponse):
+            if streamed and self.fake.empty_stream_on_overflow and _is_overflow(step):
+                return self._empty_stream()
             return self._answer_error(step)
+        if isinstance(step, CutStream):
+            if streamed:
+                return self._stream(body, step.text, [], None, _usage_json(body, "", [], None))
+            step = Reply(step.text)
         if isinstance(step, ToolCall):
             step = ToolCalls((step,))
         if isinstance(step, Reply):
@@ -949,9 +1008,17 @@ class _Handler(BaseHTTPRequestHandler):
             content, finish_reason = step.content, "tool_calls"
             resolved = [(call.call_id or self.fake._next_call_id(), call) for call in step.calls]
         usage = _usage_json(body, content, resolved, step.usage)
-        if body.get("stream"):
+        if streamed:
             self._stream(body, content, resolved, finish_reason, usage)
         else:
+            rate = self.fake.tokens_per_second
+            if rate:
+                # A model writes at its pace whether or not the answer is streamed.
+                tokens = len(_WORD_PIECES.findall(content or "")) + sum(
+                    -(-len(call.arguments) // _ARGUMENT_PIECE_CHARS) for _, call in resolved
+                )
+                if self.fake._stopping.wait(tokens / rate):
+                    return self._drop()
             document = _completion_json(self.fake, body, content, resolved, finish_reason, usage)
             self._send_json(200, document)
 
@@ -989,28 +1056,54 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
         self.wfile.flush()
 
-    def _stream(
-        self,
-        body: dict[str, Any],
-        content: str | None,
-        calls: list[tuple[str, ToolCall]],
-        finish_reason: str,
-        usage: dict[str, int],
-    ) -> None:
-        """Server-sent events, chunked like OpenAI's: role, deltas, finish, [usage], [DONE]."""
+    def _stream_headers(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("x-request-id", f"req_fake_{time.monotonic_ns()}")
         self.end_headers()
+
+    def _empty_stream(self) -> None:
+        """llama-cpp-python's answer to a streamed request that overflows: 200, no events,
+        and a connection that is not good for another request."""
+        self._stream_headers()
+        self._write_chunk("")
+        self._drop()
+
+    def _stream(
+        self,
+        body: dict[str, Any],
+        content: str | None,
+        calls: list[tuple[str, ToolCall]],
+        finish_reason: str | None,
+        usage: dict[str, int],
+    ) -> None:
+        """Server-sent events, chunked like OpenAI's: role, deltas, finish, [usage], [DONE].
+
+        Without a finish reason the stream stops after the deltas (a cut stream)."""
+        self._stream_headers()
         completion_id = self.fake._next_completion_id()
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        for delta, finish in _stream_deltas(content, calls, finish_reason):
+        rate = self.fake.tokens_per_second
+        first = True
+        for delta, finish in _stream_deltas(content, calls, finish_reason or "stop"):
+            if finish is not None and finish_reason is None:
+                break
+            token = bool(delta.get("content") or delta.get("tool_calls"))
+            if token and rate and not first and self.fake._stopping.wait(1 / rate):
+                return self._drop()
             chunk = _chunk_json(completion_id, body, delta, finish)
             if include_usage:
                 chunk["usage"] = None  # OpenAI sends null on every chunk but the last
             self._write_chunk(f"data: {json.dumps(chunk)}\n\n")
+            if token and first:
+                first = False
+                self.fake._first_token_sent(body)
+        if finish_reason is None:
+            self._write_chunk("data: [DONE]\n\n")
+            self._write_chunk("")
+            return
         if include_usage:
             chunk = _chunk_json(completion_id, body, None, None)
             chunk["choices"], chunk["usage"] = [], usage
@@ -1073,6 +1166,11 @@ def _has_image_part(body: Mapping[str, Any]) -> bool:
         if isinstance(message.get("content"), list)
         for part in message["content"]
     )
+
+
+def _is_overflow(step: ErrorResponse) -> bool:
+    text = json.dumps(step.body).lower()
+    return "context" in text and step.status in (400, 413)
 
 
 def _usage_json(

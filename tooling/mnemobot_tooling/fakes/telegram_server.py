@@ -511,6 +511,7 @@ class TelegramServer:
         self._last_message_id: dict[int, int] = {}
         self._sent: list[JsonDict] = []
         self._documents: list[JsonDict] = []
+        self._drafts: list[JsonDict] = []
         self._actions: list[tuple[int | str, str]] = []
         self._calls: list[JsonDict] = []
         self._commands: dict[tuple[str, str], list[JsonDict]] = {}
@@ -1263,6 +1264,7 @@ class TelegramServer:
             "deletewebhook": self._api_delete_webhook,
             "getwebhookinfo": self._api_get_webhook_info,
             "editmessagetext": self._api_edit_message_text,
+            "sendmessagedraft": self._api_send_message_draft,
             "deletemessage": self._api_delete_message,
             "getfile": self._api_get_file,
             "getchatmember": self._api_get_chat_member,
@@ -1475,6 +1477,33 @@ class TelegramServer:
                     )
             self._cond.notify_all()
             return copy.deepcopy(message)
+
+    def _api_send_message_draft(self, params: JsonDict) -> bool:
+        """Bot API 9.5+: an ephemeral preview in a private chat, updated by ``draft_id``."""
+        with self._cond:
+            chat = self._resolve_chat(params.get("chat_id"))
+            if chat.get("type") != "private":
+                raise BotApiError(400, "Bad Request: drafts can be sent only to private chats")
+            if not _int_param(params, "draft_id"):
+                raise BotApiError(400, "Bad Request: draft_id must be non-zero")
+            text = params.get("text")
+            if text is not None:
+                self._render_text(str(text), params.get("parse_mode") or None, None)
+            self._drafts.append(
+                {
+                    "chat_id": chat["id"],
+                    "draft_id": _int_param(params, "draft_id"),
+                    "text": text,
+                    "time": time.time(),
+                }
+            )
+            self._cond.notify_all()
+            return True
+
+    def drafts(self, chat_id: int | str | None = None) -> list[JsonDict]:
+        """sendMessageDraft calls taken: ``chat_id, draft_id, text, time``, oldest first."""
+        with self._cond:
+            return [dict(draft) for draft in self._drafts if chat_id in (None, draft["chat_id"])]
 
     def _api_delete_message(self, params: JsonDict) -> bool:
         with self._cond:

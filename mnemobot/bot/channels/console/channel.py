@@ -104,6 +104,13 @@ class ConsoleChannel:
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
         return contextlib.nullcontext()
 
+    def reply_stream(self, job: LaneJob) -> None:
+        # A terminal line cannot be rewritten under the prompt: the reply shows when done.
+        return None
+
+    async def close_stream(self, job: LaneJob, *, answered: bool) -> None:
+        return None
+
     def status_lines(self, chat: ChatRef) -> list[str]:
         return []
 

@@ -51,11 +51,13 @@ from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramI
 from mnemobot.bot.channels.telegram.media_turn import TelegramMediaTurns
 from mnemobot.bot.channels.telegram.member_roles import TelegramRoles
 from mnemobot.bot.channels.telegram.migration import ChatMigration, migrated_chat_ids
+from mnemobot.bot.channels.telegram.preview import PreviewJournal, TelegramPreview, preview_method
 from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
 from mnemobot.bot.channels.telegram.refusals import RefusalMemory, refusals_path
 from mnemobot.bot.channels.telegram.replies import (
     ReplyTarget,
     TelegramDelivery,
+    as_edits,
     document_message,
     long_reply_messages,
     text_messages,
@@ -153,6 +155,7 @@ class TelegramChannel:
                 delivery / "telegram-inbox.jsonl", application.bot, self.on_update
             )
             outbox_path = delivery / "telegram-outbox.jsonl"
+            previews_path = delivery / "telegram-previews.jsonl"
         else:
             config = self.config()
             inbox = RedisInbox(
@@ -165,9 +168,15 @@ class TelegramChannel:
             self.intake = RedisTelegramIntake(inbox, application.bot, self.on_update)
             # Each replica's undelivered replies are its own: one journal per replica name.
             outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
+            # A chat's message replayed on another replica after a crash gets a new
+            # preview there; the old one stays as it was (at most the partial preview).
+            previews_path = delivery / f"telegram-previews-{settings.replica_id}.jsonl"
         self.intake.handle_firing = self.on_firing
         delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
         self.outbox = Outbox(outbox_path, delivery.deliver)
+        self.preview_journal = PreviewJournal(previews_path)
+        # The preview of the reply being written, per chat (one turn runs per chat).
+        self._previews: dict[str, TelegramPreview] = {}
         self.dispatcher = ChatDispatcher(
             app.assistant,
             app.commands,
@@ -257,12 +266,54 @@ class TelegramChannel:
         )
 
     async def send_reply(self, job: LaneJob, markdown: str) -> None:
+        """The reply, through the outbox; it replaces the chat's preview, if one is shown."""
+        receipt = job.receipts[-1] if job.receipts else None
+        preview = self._previews.pop(job.chat.key, None)
+        if preview is not None:
+            preview_ids = await preview.close()
+        else:
+            # Shown before a crash, answered now without a new preview.
+            preview_ids = self.preview_journal.message_ids(receipt) if receipt else []
         messages = long_reply_messages(
             target_for_job(job), markdown, self.config().max_reply_messages
         )
+        messages = as_edits(messages, preview_ids)
         await self.outbox.put(
             job.chat.key, messages, ids=outbox_ids(job, "reply", markdown, len(messages))
         )
+        if receipt is not None and preview_ids:
+            await self.preview_journal.settle(receipt)
+
+    def reply_stream(self, job: LaneJob) -> TelegramPreview | None:
+        """Where the reply to `job` shows while it is written, or None (see `preview`)."""
+        config = self.config()
+        method = preview_method(config.streaming, job.chat.is_group)
+        if method is None:
+            return None
+        target = target_for_job(job)
+        preview = TelegramPreview(
+            self.application.bot,
+            chat_id=target.chat_id,
+            thread_id=target.thread_id,
+            quote=target.reply_to_message_id,
+            method=method,
+            interval_seconds=config.stream_edit_seconds,
+            journal=self.preview_journal,
+            key=job.chat.key,
+            receipt=job.receipts[-1] if job.receipts else None,
+        )
+        self._previews[job.chat.key] = preview
+        return preview
+
+    async def close_stream(self, job: LaneJob, *, answered: bool) -> None:
+        """The turn of `job` ended without `send_reply` (a failure, a shutdown): no more
+        previews. `answered`: the message will not come back, so its preview is forgotten;
+        else a restart answers it by editing the preview."""
+        preview = self._previews.pop(job.chat.key, None)
+        if preview is not None:
+            await preview.close()
+        if answered and job.receipts:
+            await self.preview_journal.settle(job.receipts[-1])
 
     async def send_document(self, job: LaneJob, attachment: Attachment, caption: str) -> None:
         """A file (e.g. /export's zip) as a Telegram document, through the outbox like text."""
@@ -280,17 +331,20 @@ class TelegramChannel:
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
         config = self.config()
+        preview = self._previews.get(job.chat.key)
         return typing(
             self.application.bot,
             target_for_job(job),
             config.typing_interval_seconds,
             config.typing_delay_seconds,
+            # "typing…" until the reply's first text shows.
+            until=preview.first_text if preview is not None else None,
         )
 
     async def _erase_journals(self, target: ErasureTarget) -> list[str]:
         """Erasure: the finished entries of the chat's messages and replies in the inbox
         and outbox journals (the ones still owed an answer or a delivery stay)."""
-        queues = [self.outbox.queue]
+        queues = [self.outbox.queue, self.preview_journal.queue]
         if not isinstance(self.intake, RedisTelegramIntake):
             # With replicas the inbox is in Redis, which drops an entry once it is done.
             queues.insert(0, self.intake.inbox)

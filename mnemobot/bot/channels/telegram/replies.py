@@ -114,6 +114,31 @@ def long_reply_messages(
     return [*messages[:max_messages], document]
 
 
+def as_edits(messages: list[dict[str, Any]], preview_ids: list[int]) -> list[dict[str, Any]]:
+    """The reply's messages as edits of the preview messages the user already sees (one per
+    chunk, in order; the rest are sent); preview messages left over are deleted."""
+    out = []
+    for index, message in enumerate(messages):
+        is_text = "document" not in message and "document_text" not in message
+        if index < len(preview_ids) and is_text:
+            message = {**message, "edit_message_id": preview_ids[index]}
+        out.append(message)
+    chunk_count = sum("edit_message_id" in m for m in out)
+    for message_id in preview_ids[chunk_count:]:
+        out.append({**messages[0], "delete_message_id": message_id, "html": None, "plain": ""})
+    return out
+
+
+def is_not_modified(error: BadRequest) -> bool:
+    return "message is not modified" in error.message.lower()
+
+
+def is_gone(error: BadRequest) -> bool:
+    """The message to edit is not there to edit (deleted, too old, not ours)."""
+    lowered = error.message.lower()
+    return "message to edit not found" in lowered or "message can't be edited" in lowered
+
+
 def _sent_to(message: dict[str, Any], chat_id: int) -> dict[str, Any]:
     """`message` for the supergroup a group became: no topic, no quote of the old chat."""
     return {**message, "chat_id": chat_id, "thread_id": None, "quote": None}
@@ -159,6 +184,10 @@ class TelegramDelivery:
 
     async def _deliver_once(self, message: dict[str, Any]) -> DeliveryResult:
         try:
+            if "delete_message_id" in message:
+                with contextlib.suppress(BadRequest):  # gone already
+                    await self.bot.delete_message(message["chat_id"], message["delete_message_id"])
+                return DeliveryResult(Delivery.SENT)
             if "document" in message or "document_text" in message:
                 await self._send_document(message)
                 return DeliveryResult(Delivery.SENT)
@@ -215,6 +244,19 @@ class TelegramDelivery:
         )
 
     async def _send(self, message: dict[str, Any], text: str, parse_mode: str | None) -> None:
+        edit_id = message.get("edit_message_id")
+        if edit_id is not None:
+            try:
+                await self.bot.edit_message_text(
+                    text, chat_id=message["chat_id"], message_id=edit_id, parse_mode=parse_mode
+                )
+                return
+            except BadRequest as error:
+                if is_not_modified(error):
+                    return  # already shows this (sent before a crash, or the preview had it)
+                if not is_gone(error):
+                    raise
+                log.info("preview %s in %s is gone; sending the reply", edit_id, message["chat_id"])
         quote = message.get("quote")
         # Inline buttons (a tool's confirmation), kept in the entry as Bot API JSON.
         buttons = message.get("buttons")
@@ -234,7 +276,12 @@ class TelegramDelivery:
 
 @contextlib.asynccontextmanager
 async def typing(
-    bot: Bot, target: ReplyTarget, interval_seconds: float, delay_seconds: float
+    bot: Bot,
+    target: ReplyTarget,
+    interval_seconds: float,
+    delay_seconds: float,
+    *,
+    until: asyncio.Event | None = None,
 ) -> AsyncIterator[None]:
     """Show "typing..." while a reply is written, once it takes longer than `delay_seconds`.
 
@@ -242,7 +289,9 @@ async def typing(
     Telegram's rate limit; a slow one shows it, refreshed every `interval_seconds` (an
     action lasts about 5 s).
     """
-    task = asyncio.create_task(_keep_typing(bot, target, interval_seconds, delay_seconds))
+    task = asyncio.create_task(
+        _keep_typing(bot, target, interval_seconds, delay_seconds, until or asyncio.Event())
+    )
     try:
         yield
     finally:
@@ -252,10 +301,14 @@ async def typing(
 
 
 async def _keep_typing(
-    bot: Bot, target: ReplyTarget, interval_seconds: float, delay_seconds: float
+    bot: Bot,
+    target: ReplyTarget,
+    interval_seconds: float,
+    delay_seconds: float,
+    until: asyncio.Event,
 ) -> None:
     await asyncio.sleep(delay_seconds)
-    while True:
+    while not until.is_set():
         try:
             await bot.send_chat_action(
                 chat_id=target.chat_id,
@@ -265,4 +318,6 @@ async def _keep_typing(
         except TelegramError as error:
             # Cosmetic: a lost typing action must never hold up or fail the reply.
             log.debug("typing action for %s failed: %s", target.chat_id, error)
-        await asyncio.sleep(interval_seconds)
+        # The reply's text showing ends "typing…" (`until`).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(until.wait(), interval_seconds)

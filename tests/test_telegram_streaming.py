@@ -1,0 +1,220 @@
+"""Replies shown in Telegram while the model writes them (`telegram.streaming`), through the
+real PTB client, the fake Bot API and the fake model streaming at a set token rate."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from mnemobot.bot.channels.telegram.markdown_html import markdown_to_telegram_html
+from mnemobot.bot.channels.telegram.split import split_for_telegram
+from mnemobot.systems.reply_stream import STOPPED_MARK
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    reply,
+    tool_call,
+    tool_calls,
+)
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+USER = 4242
+OTHER = 4343
+ANSWER = "Here is **the plan**:\n\n" + " ".join(f"step{i}" for i in range(50)) + "\n\n- `done`"
+
+
+def streaming(mode: str = "edit", seconds: float = 1.0) -> dict[str, object]:
+    return {"telegram": {"streaming": mode, "streamEditSeconds": seconds}}
+
+
+async def until(condition: Callable[[], object], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
+
+
+def html_of(markdown: str) -> list[str]:
+    """What a reply sent without streaming shows: its HTML chunks."""
+    return [chunk.html for chunk in split_for_telegram(markdown_to_telegram_html(markdown))]
+
+
+def finished(telegram: TelegramServer, chat: int, count: int = 1) -> Callable[[], bool]:
+    def check() -> bool:
+        sent = telegram.sent_messages(chat)
+        return len(sent) >= count and all(m["parse_mode"] == "HTML" for m in sent[:count])
+
+    return check
+
+
+def preview_calls(telegram: TelegramServer, chat: int) -> list[dict[str, object]]:
+    return [
+        call
+        for call in telegram.calls()
+        if call["method"] in ("sendMessage", "editMessageText")
+        and call["params"].get("chat_id") == chat
+    ]
+
+
+async def test_a_streamed_reply_is_edited_at_most_once_a_second_and_ends_formatted(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 20
+    openai_server.script(reply(ANSWER))
+    await start_bot(runtime=streaming())
+    telegram.send_text("plan my day", chat_id=USER)
+    await until(finished(telegram, USER))
+    [message] = telegram.sent_messages(USER)
+    # Exactly what the reply shows without streaming: one message, the same HTML.
+    assert [message["text"]] == html_of(ANSWER)
+    calls = preview_calls(telegram, USER)
+    assert len(calls) >= 3
+    # Text showed while the model wrote: long before its last token.
+    [first_token] = openai_server.first_token_times()
+    assert calls[0]["time"] - first_token < 1.5
+    assert calls[0]["params"].get("parse_mode") is None  # plain mid-stream
+    # Previews at most once per streamEditSeconds; the final edit never waits for one.
+    gaps = [b["time"] - a["time"] for a, b in itertools.pairwise(calls[:-1])]
+    assert min(gaps) >= 0.95
+    assert telegram.chat_actions(USER) == []
+
+
+async def test_a_long_streamed_reply_continues_in_the_next_message(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    long_answer = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum " * 20 for i in range(22))
+    assert len(long_answer) > 5000
+    openai_server.tokens_per_second = 400
+    openai_server.script(reply(long_answer))
+    await start_bot(runtime=streaming(seconds=0.3))
+    telegram.send_text("write a lot", chat_id=USER)
+    expected = html_of(long_answer)
+    assert len(expected) == 2
+    await until(finished(telegram, USER, 2))
+    sent = telegram.sent_messages(USER)
+    assert [m["text"] for m in sent] == expected
+    assert not any(m["deleted"] for m in sent)
+    # Both messages were shown as plain text while written, then edited into the reply.
+    plain = [c for c in preview_calls(telegram, USER) if c["params"].get("parse_mode") is None]
+    assert {c["method"] for c in plain} == {"sendMessage", "editMessageText"}
+    assert all(m["edit_count"] >= 1 for m in sent)
+
+
+async def test_a_tool_call_mid_answer_keeps_the_text_and_shows_what_is_done(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 10
+    openai_server.script(
+        tool_calls(
+            [tool_call("memory", {"operation": "search", "query": "dentist"})],
+            content="Let me look that up.",
+        ),
+        reply("Your dentist is on Thursday."),
+    )
+    await start_bot(runtime=streaming(seconds=0.3))
+    telegram.send_text("when is the dentist?", chat_id=USER)
+    shown: set[str] = set()
+
+    def done() -> bool:
+        sent = telegram.sent_messages(USER)
+        shown.update(call["params"]["text"] for call in preview_calls(telegram, USER))
+        return bool(sent) and sent[0]["parse_mode"] == "HTML"
+
+    await until(done)
+    assert "Let me look that up.\n\n🔎 searching memory…" in shown
+    [message] = telegram.sent_messages(USER)
+    assert message["plain_text"] == "Let me look that up.\n\nYour dentist is on Thursday."
+
+
+async def test_a_429_on_an_edit_waits_for_that_chat_only(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 20
+    openai_server.responder = lambda body: reply(
+        ANSWER if "slow" in str(body["messages"][-1]["content"]) else "quick answer"
+    )
+    await start_bot(runtime=streaming(seconds=0.3))
+    telegram.fail_next("editMessageText", status=429, retry_after=5)
+    telegram.send_text("slow please", chat_id=USER)
+    await until(lambda: any(c["status"] == 429 for c in telegram.calls("editMessageText")))
+    limited_at = time.time()
+    telegram.send_text("and you?", chat_id=OTHER)
+    await until(finished(telegram, OTHER))
+    # The other chat is answered while the first chat's previews wait out their 429.
+    assert telegram.sent_messages(OTHER)[0]["message"]["date"] <= limited_at + 5
+    assert time.time() - limited_at < 4
+    await until(finished(telegram, USER))
+    # The chat's own reply does not wait for its previews' 429 either: it lands well
+    # before the 5 s Telegram asked previews to wait (the model needs about 3 s).
+    final = telegram.calls("editMessageText")[-1]
+    assert final["params"].get("parse_mode") == "HTML"
+    assert final["time"] - limited_at < 4
+    [message] = telegram.sent_messages(USER)
+    assert [message["text"]] == html_of(ANSWER)
+
+
+async def test_stop_mid_stream_keeps_what_was_shown_marked_stopped(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+) -> None:
+    openai_server.tokens_per_second = 10
+    openai_server.script(reply(ANSWER))
+    await start_bot(runtime=streaming(seconds=0.3))
+    telegram.send_text("plan my day", chat_id=USER)
+    await until(lambda: len(preview_calls(telegram, USER)) >= 2)
+    telegram.send_text("/stop", chat_id=USER)
+
+    def stopped() -> bool:
+        sent = telegram.sent_messages(USER)
+        return bool(sent) and STOPPED_MARK in sent[0]["plain_text"]
+
+    await until(stopped)
+    await until(lambda: len(telegram.sent_messages(USER)) >= 2)
+    preview, notice = telegram.sent_messages(USER)
+    assert preview["plain_text"].startswith("Here is the plan:")
+    assert preview["plain_text"].endswith(STOPPED_MARK)
+    assert "step49" not in preview["plain_text"]
+    assert notice["plain_text"].startswith("Stopped the reply in progress.")
+    assistant = session_messages(workspace, f"telegram:{USER}")[-1]
+    assert assistant["stopped"] is True and assistant["content"].endswith(STOPPED_MARK)
+
+
+async def test_groups_get_no_preview_in_auto_mode(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 40
+    openai_server.script(reply(ANSWER), reply(ANSWER))
+    await start_bot(runtime=streaming("auto"))
+    group = -100777
+    telegram.send_text("@mnemo_test_bot plan", chat_id=group, chat_type="supergroup", user_id=7)
+    telegram.send_text("plan", chat_id=USER)
+    await until(finished(telegram, group))
+    await until(finished(telegram, USER))
+    # The group got the finished reply in one call; the private chat saw it written.
+    assert [c["method"] for c in preview_calls(telegram, group)] == ["sendMessage"]
+    assert len(preview_calls(telegram, USER)) >= 2
+    assert telegram.sent_messages(group)[0]["text"] == telegram.sent_messages(USER)[0]["text"]
+
+
+async def test_draft_mode_previews_in_a_draft_and_sends_the_reply_once(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 20
+    openai_server.script(reply(ANSWER))
+    await start_bot(runtime=streaming("draft", seconds=0.3))
+    telegram.send_text("plan my day", chat_id=USER)
+    await until(finished(telegram, USER))
+    drafts = telegram.drafts(USER)
+    # The draft grew as the model wrote (one draft id); the reply came once, formatted.
+    assert len(drafts) >= 3 and len({d["draft_id"] for d in drafts}) == 1
+    assert ANSWER.startswith(drafts[0]["text"]) and len(drafts[0]["text"]) < len(ANSWER)
+    [message] = telegram.sent_messages(USER)
+    assert [message["text"]] == html_of(ANSWER) and message["edit_count"] == 0
+    assert telegram.calls("editMessageText") == []
