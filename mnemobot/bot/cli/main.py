@@ -17,6 +17,7 @@ from mnemobot.bot.cli.doctor import doctor
 from mnemobot.bot.cli.init import register as add_init_command
 from mnemobot.bot.cli.startup import fail, log_startup, settings_or_exit
 from mnemobot.config.settings import ENV_FILE_VARIABLE
+from mnemobot.config.workspace import use_private_modes
 from mnemobot.memory.process_tuning import tune_process
 from mnemobot.memory.session import InvalidSessionKey, check_session_key
 from mnemobot.systems.context import ChatRef
@@ -88,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Conversations, memory, journals and exports are their user's only (0600 / 0700).
+    use_private_modes()
     parser = build_parser()
     words, tool_args = tool_commands.split_tool_command(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(words)
