@@ -41,6 +41,7 @@ def test_init_without_a_terminal_writes_a_private_env_file_that_run_reads(
     env_file = tmp_path / "conf" / "bot.env"
     with TelegramServer() as telegram, FakeOpenAIServer() as llm:
         flags, base_url = init_flags(telegram, llm), llm.base_url
+        telegram_base_url = telegram.base_url
         result = subprocess.run(
             [sys.executable, "-m", "mnemobot", "init", "--env-file", str(env_file), *flags],
             stdin=subprocess.DEVNULL,
@@ -58,7 +59,10 @@ def test_init_without_a_terminal_writes_a_private_env_file_that_run_reads(
     assert env_file.stat().st_mode & 0o777 == 0o600
     assert [p.name for p in env_file.parent.iterdir()] == ["bot.env"]  # no temp file left
     monkeypatch.setenv("MNEMOBOT_ENV_FILE", str(env_file))
+    # The Bot API server the token was checked against is the one the bot will use.
+    monkeypatch.delenv("TELEGRAM_API_BASE_URL", raising=False)
     settings = load_settings()
+    assert settings.telegram_api_base_url == telegram_base_url
     assert settings.telegram_bot_token is not None
     assert settings.telegram_bot_token.get_secret_value() == telegram.token
     assert settings.openai_base_url == base_url

@@ -161,7 +161,11 @@ def _ask_telegram(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -
                 "add yours with `mnemobot init --allowed-users ID`"
             )
         break
-    return {"TELEGRAM_BOT_TOKEN": token, "TELEGRAM_ALLOWED_USERS": raw or ""}
+    values = {"TELEGRAM_BOT_TOKEN": token, "TELEGRAM_ALLOWED_USERS": raw or ""}
+    if api != DEFAULT_TELEGRAM_API:
+        # The token was checked against this Bot API server: the bot must use it too.
+        values["TELEGRAM_API_BASE_URL"] = api
+    return values
 
 
 def _ask_model(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> dict[str, str]:

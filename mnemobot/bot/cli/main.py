@@ -82,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
         help=ENV_FILE_HELP,
     )
     parser.add_argument("--version", action="version", version=f"mnemobot {installed_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Not required: a bare `mnemobot` prints this help instead of an error.
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_init_command(sub)
 
     chat = sub.add_parser("chat", help="talk to the bot in this terminal (or pipe lines in)")
@@ -90,7 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--user-id", default="local", help="user id shown to the bot")
     chat.set_defaults(handler=_cmd_chat)
 
-    check = sub.add_parser("doctor", help="check settings, workspace, model and Telegram token")
+    check = sub.add_parser(
+        "doctor",
+        help="check settings, workspace, model and Telegram token",
+        description="Check every setting against the real servers, one line per check: "
+        "settings file, allowed users and operators, workspace, runtime config, the model "
+        "server and model, the context window, the Telegram token, Redis and each MCP "
+        "server. Changes nothing on disk; exit 1 if a check fails.",
+    )
     check.set_defaults(handler=_cmd_doctor)
 
     memory_commands.register(sub)
@@ -144,6 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     words, tool_args = tool_commands.split_tool_command(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(words)
+    if args.command is None:
+        parser.print_help()
+        return 0
     if tool_args is not None:
         args.tool_args = tool_args
     env_file = chosen_env_file(args)

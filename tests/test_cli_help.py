@@ -1,0 +1,34 @@
+"""What `mnemobot` says about itself: bare, top-level help, a command's help."""
+
+from __future__ import annotations
+
+import argparse
+
+from mnemobot.bot.cli.main import build_parser
+from tests.conftest import run_mnemobot
+
+
+def memory_actions() -> list[str]:
+    memory = next(
+        action.choices["memory"]
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    actions = next(a for a in memory._actions if isinstance(a, argparse._SubParsersAction))
+    return list(actions.choices)
+
+
+def test_bare_mnemobot_prints_the_help_listing_every_memory_action() -> None:
+    result = run_mnemobot()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: mnemobot")
+    assert result.stderr == ""
+    listed = " ".join(result.stdout.split())
+    assert len(memory_actions()) >= 10
+    for action in memory_actions():
+        assert action in listed, action
+
+
+def test_doctor_help_says_what_it_checks() -> None:
+    result = run_mnemobot("doctor", "--help")
+    assert "Changes nothing on disk" in " ".join(result.stdout.split())
