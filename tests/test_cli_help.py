@@ -8,12 +8,13 @@ from mnemobot.bot.cli.main import build_parser
 from tests.conftest import run_mnemobot
 
 
+def subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
 def memory_actions() -> list[str]:
-    memory = next(
-        action.choices["memory"]
-        for action in build_parser()._actions
-        if isinstance(action, argparse._SubParsersAction)
-    )
+    memory = subparser(build_parser(), "memory")
     actions = next(a for a in memory._actions if isinstance(a, argparse._SubParsersAction))
     return list(actions.choices)
 
@@ -30,5 +31,5 @@ def test_bare_mnemobot_prints_the_help_listing_every_memory_action() -> None:
 
 
 def test_doctor_help_says_what_it_checks() -> None:
-    result = run_mnemobot("doctor", "--help")
-    assert "Changes nothing on disk" in " ".join(result.stdout.split())
+    described = " ".join(subparser(build_parser(), "doctor").format_help().split())
+    assert "Changes nothing on disk" in described and "Telegram token" in described

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,13 +14,17 @@ from tests.conftest import run_mnemobot
 from tests.test_console_e2e import run_chat
 
 
-@pytest.fixture
-def two_chats(workspace: Path, openai_server: FakeOpenAIServer) -> Path:
-    run_chat("I live in Lisbon\n", workspace, openai_server)
-    run_chat(
-        "My dog is called Rex\nHe likes the beach\n", workspace, openai_server, "--chat-id", "work"
-    )
-    return workspace
+@pytest.fixture(scope="module")
+def two_chats(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A workspace where two console chats have memory; made once, only read by the tests."""
+    workspace = tmp_path_factory.mktemp("two-chats") / "workspace"
+    workspace.mkdir(mode=0o700)
+    with FakeOpenAIServer() as server:
+        run_chat("I live in Lisbon\n", workspace, server)
+        run_chat(
+            "My dog is called Rex\nHe likes the beach\n", workspace, server, "--chat-id", "work"
+        )
+    yield workspace
 
 
 @pytest.mark.parametrize(
@@ -29,7 +34,6 @@ def two_chats(workspace: Path, openai_server: FakeOpenAIServer) -> Path:
         (("stats",), "telegram1", "console:"),
         (("search", "dog"), "console:wrok", "console:work"),
         (("export",), "console:locale", "console:local"),
-        (("history",), "console", "console:"),
     ],
 )
 def test_a_chat_without_memory_is_an_error_naming_the_closest(
