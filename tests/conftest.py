@@ -61,7 +61,8 @@ def clean_environment(
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "workspace"
-    root.mkdir()
+    # As the bot makes one (its user's only): an older, shared one is made private at start.
+    root.mkdir(mode=0o700)
     return root
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -125,3 +126,53 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().out.strip() == f"mnemobot {installed_version()}"
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert installed_version() == pyproject["project"]["version"]
+
+
+def bot_services() -> list[tuple[str, dict[str, object]]]:
+    """(compose file, service) for every service built from the repository's Dockerfile."""
+    found = []
+    for name in ("compose.yaml", "deploy/compose.replicas.yaml"):
+        compose = yaml.safe_load((REPO / name).read_text())
+        for service in compose["services"].values():
+            if "build" in service:
+                found.append((name, service))
+    return found
+
+
+def test_the_image_owns_every_folder_compose_mounts_a_volume_on() -> None:
+    """A named volume mounted on a folder the image lacks is created root-owned, and the
+    unprivileged bot cannot write its workspace."""
+    instructions = dockerfile_instructions()
+    user = last(instructions, "USER").split(":")[0]
+    names = {"10001": "mnemobot", "mnemobot": "mnemobot"}
+    runs = " ".join(arguments for name, arguments in instructions if name == "RUN")
+    volumes = json.loads(last(instructions, "VOLUME"))
+    for file, service in bot_services():
+        env = service["environment"]
+        for mount in service["volumes"]:
+            target = mount.split(":")[1]
+            assert f"mkdir {target}" in runs or f"mkdir -p {target}" in runs, (file, target)
+            assert f"chown {names[user]}:{names[user]} {target}" in runs, (file, target)
+            assert target in volumes, (file, target)
+        assert env["BOT_WORKSPACE"] in [m.split(":")[1] for m in service["volumes"]], file
+
+
+def test_every_variable_compose_reads_is_in_the_env_file_it_reads_and_documented() -> None:
+    """Compose fills ${VAR} from the .env beside the compose file on every command (`up`,
+    `exec`, `logs`): set only on `up`'s command line, `exec` would fail."""
+    for file, service in bot_services():
+        text = (REPO / file).read_text()
+        assert service["env_file"] == [".env"], file
+        variables = set(re.findall(r"\$\{([A-Z_]+)", text))
+        header = text.split("\nname:", 1)[0] if "\nname:" in text else text
+        for variable in variables:
+            # Written into that .env by the recipe at the top, and explained there.
+            assert f"{variable}=" in header and f"#   {variable} " in header, (file, variable)
+            assert variable in (REPO / "docs" / "deployment.md").read_text(), variable
+
+
+def test_the_docker_docs_say_where_init_writes_and_how_a_host_model_server_is_reached() -> None:
+    docs = (REPO / "docs" / "deployment.md").read_text()
+    assert "mnemobot init --env-file .env" in docs
+    assert "--host 0.0.0.0" in docs and "OLLAMA_HOST=0.0.0.0" in docs
+    assert "host.docker.internal" in docs

@@ -6,6 +6,7 @@ import contextlib
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -40,6 +41,7 @@ def test_init_without_a_terminal_writes_a_private_env_file_that_run_reads(
     env_file = tmp_path / "conf" / "bot.env"
     with TelegramServer() as telegram, FakeOpenAIServer() as llm:
         flags, base_url = init_flags(telegram, llm), llm.base_url
+        telegram_base_url = telegram.base_url
         result = subprocess.run(
             [sys.executable, "-m", "mnemobot", "init", "--env-file", str(env_file), *flags],
             stdin=subprocess.DEVNULL,
@@ -57,7 +59,10 @@ def test_init_without_a_terminal_writes_a_private_env_file_that_run_reads(
     assert env_file.stat().st_mode & 0o777 == 0o600
     assert [p.name for p in env_file.parent.iterdir()] == ["bot.env"]  # no temp file left
     monkeypatch.setenv("MNEMOBOT_ENV_FILE", str(env_file))
+    # The Bot API server the token was checked against is the one the bot will use.
+    monkeypatch.delenv("TELEGRAM_API_BASE_URL", raising=False)
     settings = load_settings()
+    assert settings.telegram_api_base_url == telegram_base_url
     assert settings.telegram_bot_token is not None
     assert settings.telegram_bot_token.get_secret_value() == telegram.token
     assert settings.openai_base_url == base_url
@@ -155,10 +160,58 @@ def test_run_at_a_terminal_with_nothing_configured_offers_init(workspace: Path) 
         terminal.answer("Model [qwen2.5]: ", "gpt-4o-mini")
         terminal.expect("it offers: qwen2.5, llama3; pick one")
         terminal.answer("Model [qwen2.5]: ", "llama3")
-        terminal.expect("Next: `mnemobot doctor`, then `mnemobot run`.")
+        # After a successful set-up the first `run` goes on: the checks, then the bot.
+        terminal.expect("Checking the settings, then starting the bot:")
+        terminal.expect("ok   llm: ")
+        terminal.expect("ok   telegram: token valid")
+        telegram.send_text("hello bot", chat_id=42)
+        [answer] = telegram.wait_for_messages(42, 1, timeout=30)
+        assert answer["text"] == "echo: hello bot"
+        os.kill(terminal.pid, signal.SIGTERM)
         assert terminal.exit_code() == 0
+    assert "Next: `mnemobot doctor`" not in terminal.output
     assert telegram.token not in terminal.output
     written = Path.home() / ".mnemobot" / ".env"
     assert written.stat().st_mode & 0o777 == 0o600
     assert "BOT_MODEL=llama3\n" in written.read_text()
     assert f"TELEGRAM_BOT_TOKEN={telegram.token}\n" in written.read_text()
+
+
+def test_chat_with_no_model_server_says_what_is_missing(workspace: Path) -> None:
+    piped = subprocess.run(
+        [sys.executable, "-m", "mnemobot", "chat"],
+        input="hello\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(BOT_WORKSPACE=str(workspace)),
+        check=False,
+    )
+    assert piped.returncode == 2
+    [line] = piped.stderr.strip().splitlines()
+    assert "no model server is set" in line and "OPENAI_BASE_URL" in line
+    assert "`mnemobot init` sets everything up" in line
+    assert piped.stdout == ""
+
+
+def test_chat_at_a_terminal_with_nothing_configured_offers_init_for_the_model_only(
+    workspace: Path,
+) -> None:
+    with FakeOpenAIServer(models=["qwen2.5"]) as llm:
+        env = subprocess_env(BOT_WORKSPACE=str(workspace))
+        base_url = llm.base_url
+        terminal = Terminal([sys.executable, "-m", "mnemobot", "chat"], env)
+        terminal.answer("Set them up now with `mnemobot init`? [Y/n]", "y")
+        terminal.answer("Model server base URL (empty for OpenAI): ", llm.base_url)
+        terminal.answer("API key (empty for local servers): ", "")
+        terminal.answer("Model [qwen2.5]: ", "")
+        terminal.expect("Starting the chat:")
+        # The console reads its first line once it is ready; an early line waits for it.
+        terminal.answer("", "hello there")
+        terminal.expect("echo: hello there")
+        os.write(terminal.fd, b"\x04")  # Ctrl-D
+        assert terminal.exit_code() == 0
+    assert "bot token" not in terminal.output
+    written = (Path.home() / ".mnemobot" / ".env").read_text()
+    assert f"OPENAI_BASE_URL={base_url}\n" in written
+    assert "TELEGRAM_BOT_TOKEN" not in written

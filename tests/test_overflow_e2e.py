@@ -41,17 +41,51 @@ def test_context_overflow_is_recovered_in_each_server_form(
     assert "context_length_exceeded" not in result.stdout and "400" not in result.stdout
 
 
-def test_a_single_message_too_big_for_the_model_gets_one_clear_sentence(
+def pasted_text(chars: int) -> str:
+    """A paste of `chars` characters whose beginning and end can be told apart."""
+    body = "".join(f"line {i} of the pasted log says nothing new. " for i in range(chars // 40))
+    return "OPENING zanzibar question. " + body + " CLOSING what does quetzalcoatl mean?"
+
+
+def test_a_message_bigger_than_the_window_is_answered_from_its_head_and_tail(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """The newcomer's llama.cpp server at 2048 tokens and a 13k-character paste: the model
+    gets the beginning and the end, the user is told, nothing of the message is lost."""
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    openai_server.responder = answer_everything
+    openai_server.context_window = 2048
+    openai_server.overflow_form = "llamacpp"
+    text = pasted_text(13_000)
+    result = run_chat(text + "\n", workspace, openai_server)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("answer to OPENING zan"), result.stdout
+    assert "is more than this model can read at once" in result.stdout
+    assert "the whole message is kept" in result.stdout
+    assert "/compact" not in result.stdout
+    answered = [r for r in openai_server.recorded_requests if not r.rejected][-1].body
+    shown = user_texts(answered)[-1]
+    assert shown.startswith("OPENING zanzibar") and shown.endswith("quetzalcoatl mean?")
+    assert len(shown) < len(text)
+    session = json.loads((workspace / "sessions" / "console:local.json").read_text())
+    assert [m["content"] for m in session["messages"] if m["role"] == "user"] == [text]
+    items = "".join(
+        p.read_text() for p in (workspace / "memory" / "console:local" / "items").rglob("*.jsonl")
+    )
+    # The whole message is in memory, its middle and end too, not only what the model saw.
+    assert "line 150 of the pasted log" in items and "quetzalcoatl" in items
+
+
+def test_a_window_too_small_for_any_part_never_suggests_compact(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    openai_server.max_request_chars = 2_000
-    result = run_chat("x" * 5_000 + "\n", workspace, openai_server)
+    openai_server.max_request_chars = 300
+    result = run_chat(pasted_text(5_000) + "\n", workspace, openai_server)
     assert result.returncode == 0
-    assert result.stdout.strip() == (
-        "Sorry, this conversation no longer fits the model's context, even after compacting. "
-        "Your message was kept; try /compact 2 or /new."
-    )
+    assert result.stdout.startswith("Sorry, this conversation no longer fits")
+    assert "/compact" not in result.stdout and "/new" not in result.stdout
+    assert "a model with a larger context window" in result.stdout
 
 
 def test_many_long_messages_all_answered_with_nothing_lost(

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from mnemobot.systems.request_messages import STUB_PREFIX, model_messages
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.systems.request_messages import (
+    MAX_MODEL_MESSAGE_TOKENS,
+    STUB_PREFIX,
+    fit_message,
+    is_cut,
+    model_messages,
+)
 
 
 def history_with_tools(turns: int) -> list[dict[str, object]]:
@@ -59,11 +69,26 @@ def test_a_reused_call_id_does_not_hide_an_unanswered_call() -> None:
 
 
 def test_a_huge_message_is_shortened_for_the_model_only() -> None:
-    huge = "x" * 300_000
+    huge = "first words " + "x" * 300_000 + " last question?"
     history = [{"role": "user", "content": huge}]
     [message] = model_messages("", history, keep_tool_results_turns=3)
-    assert len(message["content"]) < 100_200
-    assert message["content"].endswith(
-        "200,000 more characters not shown; the whole message is kept]"
-    )
+    shown = message["content"]
+    assert estimate_tokens(shown) <= MAX_MODEL_MESSAGE_TOKENS
+    assert shown.startswith("first words ") and shown.endswith(" last question?")
+    assert "characters of this message left out here" in shown
     assert history[0]["content"] == huge
+
+
+@given(
+    text=st.text(alphabet=st.sampled_from("ab \nпр中"), min_size=0, max_size=3_000),
+    budget=st.integers(min_value=64, max_value=800),
+)
+def test_a_fitted_message_keeps_its_head_and_tail_within_the_budget(text: str, budget: int) -> None:
+    shown = fit_message(text, budget)
+    assert estimate_tokens(shown) <= budget
+    if not is_cut(text, budget):
+        assert shown == text
+    else:
+        head, _, tail = shown.partition("\n[... ")
+        assert text.startswith(head)
+        assert text.endswith(tail.split("...]\n", 1)[1])

@@ -1,4 +1,5 @@
-"""`mnemobot config docs`: every runtime-config key with its default, and the README's copy."""
+"""`mnemobot config docs`: every runtime-config key with its default, and the copy in
+docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from mnemobot.bot.cli.main import main
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_reference import reference_markdown
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+CONFIGURATION_PAGE = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
 
 def leaf_keys(data: dict[str, object], prefix: str = "") -> list[str]:
@@ -40,8 +41,10 @@ def test_config_docs_lists_every_key_with_its_default(capsys: pytest.CaptureFixt
     assert '"chat" or "global"' in rows["memory.scope"]
 
 
-def test_the_readme_carries_the_generated_reference() -> None:
-    section = README.read_text().split("## Runtime config reference\n", 1)[1].split("\n## ")[0]
-    assert reference_markdown() in section, (
-        "README's runtime config reference is stale: paste `mnemobot config docs` into it"
+def test_the_configuration_page_carries_the_generated_reference() -> None:
+    page = CONFIGURATION_PAGE.read_text()
+    section = page.split("## Runtime config reference\n", 1)[1].split("\n## ")[0]
+    assert reference_markdown(with_sections(RUNTIME_SECTIONS)) in section, (
+        "docs/configuration.md's runtime config reference is stale: paste "
+        "`mnemobot config docs` into it"
     )

@@ -166,11 +166,11 @@ def test_terms_joined_is_every_texts_terms_each_followed_by_the_end_mark(
 
 
 def real_text_lines() -> list[str]:
-    """Real text of many kinds that every checkout has: the README's prose, commands and
-    tables, and the extraction rules of memory (English, German, Spanish, Russian and
+    """Real text of many kinds that every checkout has: the README's and docs' prose,
+    commands and tables, and the extraction rules of memory (English, German, Spanish, Russian and
     Chinese) with their code and comments."""
     rules = sorted((REPO / "mnemobot" / "memory" / "extraction").glob("*.py"))
-    files = [REPO / "README.md", *rules]
+    files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *rules]
     return [line for path in files for line in path.read_text().splitlines() if line.strip()]
 
 

@@ -3,7 +3,8 @@
 `preferences/runtime-config.json` is validated against these models (camelCase keys;
 an unknown key is reported and ignored), written with the defaults on first start and
 re-read when it changes on disk. See `RuntimeConfigStore` for the reload rules. Each
-field's docstring is its meaning in `mnemobot config docs` and the README's reference.
+field's docstring is its meaning in `mnemobot config docs` and the reference in
+docs/configuration.md.
 
 Channel settings are the exception: each channel keeps its section (`telegram`, `console`)
 with its own code and adds it through `with_sections`, so a new channel needs no edit here.

@@ -1,6 +1,6 @@
 """The runtime config reference (every key, its default, allowed values and meaning),
 generated from the models so it cannot drift from them: `mnemobot config docs` prints it
-and the README carries a copy that a test keeps in sync."""
+and docs/configuration.md carries a copy that a test keeps in sync."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
     `durable`, the data is fsynced before returning (what an acknowledgement relies on).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         start = os.fstat(fd).st_size
         # A previous writer killed mid-line leaves no trailing newline; start on a fresh

@@ -8,7 +8,11 @@ from mnemobot.memory.session import Message
 from mnemobot.systems.compactor import Compactor
 from mnemobot.systems.context import TurnContext
 from mnemobot.systems.context_building import ContextBuilding
-from mnemobot.systems.request_messages import estimate_request_tokens, model_messages
+from mnemobot.systems.request_messages import (
+    estimate_request_tokens,
+    message_token_limit,
+    model_messages,
+)
 from mnemobot.systems.tool_runner import ToolRunner
 
 log = logging.getLogger(__name__)
@@ -35,6 +39,8 @@ def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
         "",
         ctx.session.messages,
         keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
+        # As the model will see them: a message too big for the window counts in part.
+        max_message_tokens=message_token_limit(ctx.config),
     )
     schema_tokens = tools.schema_tokens(ctx) if tools is not None else 0
     return prompt_tokens + estimate_request_tokens(messages) + schema_tokens

@@ -11,24 +11,51 @@ from typing import Any
 
 import orjson
 
+from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.memory.session import Message
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.tokens import cut_to_tokens, estimate_tokens
 from mnemobot.systems.image_parts import content_tokens
 
 API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 STUB_PREFIX = "[older tool result shortened"
-# One message never takes more than this of a request; the session keeps it whole.
-MAX_MODEL_MESSAGE_CHARS = 100_000
+# One message never takes more than this of a request, however big the window; the session
+# keeps it whole.
+MAX_MODEL_MESSAGE_TOKENS = 25_000
+# Share of the compaction threshold one message may take in a request: the rest is for the
+# system prompt, memory and the messages around it.
+MESSAGE_SHARE = 0.5
+# Of what is shown of a message cut to fit, the share taken from its beginning (the rest
+# from its end: a pasted log's question or error is often last).
+HEAD_SHARE = 0.6
+CUT_MARKER = "[... {hidden:,} characters of this message left out here: the whole message is "
+CUT_MARKER += "too long for the model's context window; it is kept in full in the conversation "
+CUT_MARKER += "and in memory ...]"
 
 
-def _fit_message(content: str) -> str:
-    if len(content) <= MAX_MODEL_MESSAGE_CHARS:
+def message_token_limit(config: RuntimeConfig, shrink_rounds: int = 0) -> int:
+    """Most estimated tokens one message may take in a request to the model: a share of the
+    compaction threshold (so of the model's real window, once known), a quarter of it
+    again after each context-overflow round of the turn."""
+    limit = min(MAX_MODEL_MESSAGE_TOKENS, int(config.compaction_threshold_tokens() * MESSAGE_SHARE))
+    return max(64, limit >> (2 * shrink_rounds))
+
+
+def fit_message(content: str, max_tokens: int) -> str:
+    """`content` within `max_tokens`: whole when it fits, else its beginning and its end
+    around a line saying how much was left out and that the whole message is kept."""
+    if estimate_tokens(content) <= max_tokens:
         return content
-    hidden = len(content) - MAX_MODEL_MESSAGE_CHARS
-    return (
-        content[:MAX_MODEL_MESSAGE_CHARS]
-        + f"\n[... {hidden:,} more characters not shown; the whole message is kept]"
-    )
+    room = max(16, max_tokens - estimate_tokens(CUT_MARKER.format(hidden=len(content))) - 2)
+    head = cut_to_tokens(content, int(room * HEAD_SHARE))
+    # The end, cut at a line or word start: the same cut on the reversed text.
+    tail = cut_to_tokens(content[len(head) :][::-1], room - estimate_tokens(head))[::-1]
+    hidden = len(content) - len(head) - len(tail)
+    return f"{head}\n{CUT_MARKER.format(hidden=hidden)}\n{tail.lstrip()}"
+
+
+def is_cut(content: str, max_tokens: int) -> bool:
+    """Whether `fit_message` shows only part of `content`."""
+    return estimate_tokens(content) > max_tokens
 
 
 def api_message(message: Message) -> dict[str, Any]:
@@ -41,9 +68,14 @@ def tool_result_stub(content: str) -> str:
 
 
 def model_messages(
-    system_prompt: str, history: list[Message], *, keep_tool_results_turns: int
+    system_prompt: str,
+    history: list[Message],
+    *,
+    keep_tool_results_turns: int,
+    max_message_tokens: int = MAX_MODEL_MESSAGE_TOKENS,
 ) -> list[dict[str, Any]]:
-    """System prompt + history with API keys only; old tool results stubbed."""
+    """System prompt + history with API keys only; old tool results stubbed; a message over
+    `max_message_tokens` shown as its beginning and end (`fit_message`)."""
     # Tool results before the Nth most recent user message are stubbed (all when N is 0).
     cutoff_index = len(history) if keep_tool_results_turns <= 0 else -1
     user_turns_seen = 0
@@ -68,7 +100,7 @@ def model_messages(
             continue
         item = api_message(message)
         if isinstance(item.get("content"), str):
-            item["content"] = _fit_message(item["content"])
+            item["content"] = fit_message(item["content"], max_message_tokens)
         if index < cutoff_index and item.get("role") == "tool":
             content = str(item.get("content") or "")
             if len(content) > 200:

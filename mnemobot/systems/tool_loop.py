@@ -13,7 +13,7 @@ from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.model_windows import ModelWindow
 from mnemobot.memory.session import Message, valid_unicode
 from mnemobot.systems.context import TurnContext
-from mnemobot.systems.context_window import narrow_to_window
+from mnemobot.systems.context_window import WINDOW_EXTRA, narrow_to_window
 from mnemobot.systems.image_parts import with_images
 from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind, ToolCall
 from mnemobot.systems.model_output import (
@@ -23,7 +23,7 @@ from mnemobot.systems.model_output import (
     without_control_characters,
 )
 from mnemobot.systems.reply_stream import ReplyStream, joined_reply, stopped_reply
-from mnemobot.systems.request_messages import model_messages
+from mnemobot.systems.request_messages import is_cut, message_token_limit, model_messages
 from mnemobot.systems.tool_runner import ToolError, ToolRunner
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 OverflowRecovery = Callable[[TurnContext, int], Awaitable[bool]]
 
 MAX_OVERFLOW_ROUNDS = 3
+# ctx.extras key of the note for the user while the newest message is shown only in part.
+CUT_MESSAGE_EXTRA = "cutMessageNote"
 _TOOL_TIME_SPENT = (
     "its tools took the {:g} seconds one turn may spend on them (toolLoop.maxToolSeconds)"
 )
@@ -91,6 +93,8 @@ class ToolLoop:
         """Ask, run the tools the model calls, ask again: until a plain answer or a limit."""
         limits = ctx.config.tool_loop
         overflow_rounds = 0
+        # Overflow rounds in which a message alone was too big: each shows less of it.
+        message_shrinks = 0
         while True:
             if ctx.llm_calls >= limits.max_llm_calls:
                 self._stop(
@@ -100,7 +104,7 @@ class ToolLoop:
                     said,
                 )
                 return
-            request = self._request(ctx)
+            request = self._request(ctx, message_shrinks)
             said.current = ""
             if said.stream is not None:
                 request.on_text = said.hear
@@ -108,7 +112,11 @@ class ToolLoop:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
             except LLMError as error:
-                if await self._recovered(ctx, error, overflow_rounds, request):
+                shrinks = await self._recovered(
+                    ctx, error, overflow_rounds, message_shrinks, request
+                )
+                if shrinks is not None:
+                    message_shrinks = shrinks
                     overflow_rounds += 1
                     ctx.llm_calls -= 1
                     continue
@@ -124,13 +132,16 @@ class ToolLoop:
                 self._stop(ctx, limit_reached, said)
                 return
 
-    def _request(self, ctx: TurnContext) -> ChatRequest:
+    def _request(self, ctx: TurnContext, message_shrinks: int = 0) -> ChatRequest:
         """The next model call: the session as the model sees it, and the tools."""
         llm_config = ctx.config.llm
+        message_tokens = message_token_limit(ctx.config, message_shrinks)
+        self._note_if_cut(ctx, message_tokens)
         messages = model_messages(
             ctx.system_prompt,
             ctx.session.messages,
             keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
+            max_message_tokens=message_tokens,
         )
         return ChatRequest(
             # This turn's images go with its message on every call of the turn.
@@ -146,12 +157,37 @@ class ToolLoop:
             vision=llm_config.vision,
         )
 
+    @staticmethod
+    def _note_if_cut(ctx: TurnContext, message_tokens: int) -> None:
+        """Tell the user when the model sees only part of their message (it is too big for
+        the model's window): the answer is about what it saw, and nothing is lost."""
+        ctx.extras.pop(CUT_MESSAGE_EXTRA, None)
+        newest = next((m for m in reversed(ctx.session.messages) if m.get("role") == "user"), None)
+        content = newest.get("content") if newest is not None else None
+        if isinstance(content, str) and is_cut(content, message_tokens):
+            ctx.extras[CUT_MESSAGE_EXTRA] = (
+                f"Your message ({len(content):,} characters) is more than this model can "
+                "read at once, so it was shown its beginning and its end; the whole message "
+                "is kept in our conversation and in memory."
+            )
+
     async def _recovered(
-        self, ctx: TurnContext, error: LLMError, rounds_done: int, failed: ChatRequest
-    ) -> bool:
-        """After a failed call: True when the context was made smaller (an overflow, at most
-        MAX_OVERFLOW_ROUNDS times a turn), so the call is worth making again."""
+        self,
+        ctx: TurnContext,
+        error: LLMError,
+        rounds_done: int,
+        message_shrinks: int,
+        failed: ChatRequest,
+    ) -> int | None:
+        """After a failed call: None when it is not worth making again, else how many times
+        a message too big for the model is to be shrunk in the next call. An overflow (at
+        most MAX_OVERFLOW_ROUNDS times a turn) first narrows the config to a window the
+        server stated, then compacts; only when neither made the request smaller is a
+        message shown in a smaller part."""
+        learned = False
         if error.context_window is not None:
+            known = ctx.extras.get(WINDOW_EXTRA)
+            learned = not isinstance(known, ModelWindow) or known.tokens != error.context_window
             # The server stated its window: compact and budget against it from now on.
             narrow_to_window(ctx, ModelWindow(error.context_window, "overflow error"))
         if (
@@ -159,17 +195,31 @@ class ToolLoop:
             or self.overflow_recovery is None
             or rounds_done >= MAX_OVERFLOW_ROUNDS
         ):
-            return False
+            return None
         log.warning("context overflow in %s; compacting (round %d)", ctx.chat.key, rounds_done + 1)
-        shrunk = await self.overflow_recovery(ctx, rounds_done + 1)
+        smaller = await self.overflow_recovery(ctx, rounds_done + 1)
+        if learned:
+            return message_shrinks
+        # A message shown in part already is shown in a smaller part next round.
+        limit = message_token_limit(ctx.config, message_shrinks)
+        if any(
+            isinstance(m.get("content"), str) and is_cut(str(m["content"]), limit)
+            for m in ctx.session.messages
+        ):
+            return message_shrinks + 1
         # The window the error stated may leave no room for the tool definitions: the
         # retry goes without them, smaller too.
-        return shrunk or len(self.tools.schemas(ctx)) < len(failed.tools or ())
+        if smaller or len(self.tools.schemas(ctx)) < len(failed.tools or ()):
+            return message_shrinks
+        return None
 
     def _answer(self, ctx: TurnContext, content: str, said: _Said) -> None:
         answer = cut_reply(content.strip(), ctx.config.llm.max_reply_chars)
         empty = "(the model returned an empty answer)"
         self._finish(ctx, answer or empty, joined_reply([*said.earlier, answer]) or empty)
+        cut_note = ctx.extras.pop(CUT_MESSAGE_EXTRA, None)
+        if isinstance(cut_note, str):
+            ctx.notes.append(cut_note)
 
     def _finish(self, ctx: TurnContext, content: str, reply: str, **extra: object) -> None:
         """The turn's last message and its reply: what the user reads is the text written

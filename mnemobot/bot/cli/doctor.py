@@ -385,9 +385,18 @@ def doctor(out: TextIO) -> int:
         emit(CheckResult("settings", "fail", str(exc)).line())
         return 1
     configure_logging(settings.bot_log_level, secrets_of(settings))
-    # Each check reports its own failure; these loggers would say it a second time.
-    logging.getLogger("mnemobot.bot.llm.client").setLevel(logging.CRITICAL)
-    logging.getLogger("mnemobot.config.runtime_store").setLevel(logging.CRITICAL)
-    logging.getLogger("mcp").setLevel(logging.CRITICAL)
-    results = asyncio.run(run_checks(settings, emit))
+    # Each check reports its own failure; these loggers would say it a second time. Their
+    # levels come back after: `run` goes on to start the bot after its first-time checks.
+    quiet = [
+        logging.getLogger(name)
+        for name in ("mnemobot.bot.llm.client", "mnemobot.config.runtime_store", "mcp")
+    ]
+    levels = [logger.level for logger in quiet]
+    for logger in quiet:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        results = asyncio.run(run_checks(settings, emit))
+    finally:
+        for logger, level in zip(quiet, levels, strict=True):
+            logger.setLevel(level)
     return 0 if all(r.ok for r in results) else 1

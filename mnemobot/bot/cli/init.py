@@ -161,7 +161,11 @@ def _ask_telegram(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -
                 "add yours with `mnemobot init --allowed-users ID`"
             )
         break
-    return {"TELEGRAM_BOT_TOKEN": token, "TELEGRAM_ALLOWED_USERS": raw or ""}
+    values = {"TELEGRAM_BOT_TOKEN": token, "TELEGRAM_ALLOWED_USERS": raw or ""}
+    if api != DEFAULT_TELEGRAM_API:
+        # The token was checked against this Bot API server: the bot must use it too.
+        values["TELEGRAM_API_BASE_URL"] = api
+    return values
 
 
 def _ask_model(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> dict[str, str]:
@@ -219,7 +223,10 @@ def _ask_model(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> d
         return values
 
 
-def run_init(args: argparse.Namespace) -> int:
+def run_init(args: argparse.Namespace, *, telegram: bool = True, then: str | None = None) -> int:
+    """Ask, check, write. Without `telegram` only the model is asked about (`mnemobot
+    chat` needs no bot token); `then` names what the command that offered init does next
+    (instead of the hint to run doctor and run)."""
     target = env_file_target(args.env_file)
     interactive = sys.stdin.isatty() and not args.non_interactive
     old = {k: v for k, v in dotenv_values(target).items() if v is not None}
@@ -231,7 +238,8 @@ def run_init(args: argparse.Namespace) -> int:
         # Cleared first: init's answers decide whether these keys are set at all.
         for key in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
             values.pop(key, None)
-        values.update(_ask_telegram(asker, args, old))
+        if telegram:
+            values.update(_ask_telegram(asker, args, old))
         values.update(_ask_model(asker, args, old))
     except InitFailed as exc:
         print(f"mnemobot: {exc}; nothing was written.", file=sys.stderr)
@@ -245,14 +253,25 @@ def run_init(args: argparse.Namespace) -> int:
     reads_local = not args.env_file and explicit_env_file() is None and local.is_file()
     if reads_local and local != target.resolve():
         print(f"Note: {local} is read too, and its values win over {target}.")
+    if then is not None:
+        print(then, flush=True)
+        return 0
     where = f" --env-file {target}" if args.env_file else ""
     print(f"Next: `mnemobot{where} doctor`, then `mnemobot{where} run`.")
     return 0
 
 
-def offer_init(hint: str, ask: Callable[[str], str] = input) -> int:
-    """What `run` does with no token: on a terminal with no settings at all, offer to set
-    up now; otherwise print the one-line `hint`. Returns the exit code."""
+def offer_init(
+    hint: str,
+    ask: Callable[[str], str] = input,
+    *,
+    telegram: bool = True,
+    then: str | None = None,
+) -> int:
+    """What `run` and `chat` do when a setting they need is missing: on a terminal with no
+    settings at all, offer to set up now; otherwise print the one-line `hint`. Returns the
+    exit code: 0 only when init wrote the settings, and the command may go on (`then`
+    says how)."""
     if env_files_found():
         print(hint, file=sys.stderr)
         return 2
@@ -268,7 +287,7 @@ def offer_init(hint: str, ask: Callable[[str], str] = input) -> int:
     if answer.strip().lower() not in ("", "y", "yes"):
         print(hint, file=sys.stderr)
         return 2
-    return run_init(build_parser_for_init().parse_args([]))
+    return run_init(build_parser_for_init().parse_args([]), telegram=telegram, then=then)
 
 
 def add_init_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,6 @@
-"""`mnemobot memory pack|search|stats`: look at a chat's memory the way the bot does;
-`maintain|history|restore`: consolidate it now, list and restore MEMORY.md versions;
-`export|erase`: take a chat's memory out, or delete it for good."""
+"""`mnemobot memory chats`: which chats have memory; `pack|search|stats`: look at a chat's
+memory the way the bot does; `maintain|history|restore`: consolidate it now, list and
+restore MEMORY.md versions; `export|erase`: take a chat's memory out, or delete it for good."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from filelock import FileLock, Timeout
 
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.memory_import import register_import
-from mnemobot.bot.cli.memory_scope import open_chat_memory
+from mnemobot.bot.cli.memory_scope import open_chat_memory, scopes_with_memory
 from mnemobot.bot.cli.startup import fail, settings_or_exit
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
@@ -130,6 +130,61 @@ def _stats(args: argparse.Namespace) -> int:
     print("per type: " + (", ".join(f"{k.lower()} {v}" for k, v in stats.per_type.items()) or "-"))
     print(f"forgotten (tombstones): {stats.tombstones}")
     print(f"skipped lines (torn or corrupt): {stats.skipped_lines}")
+    return 0
+
+
+def last_activity(paths: WorkspacePaths, scope: str) -> float | None:
+    """When anything of the scope was last written: its memory files or its chats' sessions."""
+    times = [p.stat().st_mtime for p in (paths.memory / scope).rglob("*") if p.is_file()]
+    if paths.sessions.is_dir():
+        times += [
+            p.stat().st_mtime
+            for p in paths.sessions.iterdir()
+            if p.name.startswith(scope) and p.name.endswith(".json")
+        ]
+    return max(times, default=None)
+
+
+def _chats(args: argparse.Namespace) -> int:
+    """`memory chats`: every chat with memory, its counts and when it was last active."""
+    settings = settings_or_exit()
+    paths = WorkspacePaths(settings.bot_workspace)
+    scopes = scopes_with_memory(paths.root)
+    rows = []
+    for scope in scopes:
+        # One scope loaded at a time: a workspace of many big chats fits in memory.
+        memory = MemoryService(paths.root)
+        try:
+            stats = memory.stats(scope)
+        finally:
+            memory.close()
+        directory = paths.memory / scope
+        at = last_activity(paths, scope)
+        rows.append(
+            {
+                "chat": scope,
+                "items": stats.items,
+                "perLayer": stats.per_layer,
+                "dailyNotes": len(list(directory.glob("????-??-??.md"))),
+                "memoryMd": (directory / "MEMORY.md").is_file(),
+                "lastActivity": (
+                    time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(at)) if at else None
+                ),
+            }
+        )
+    if args.json:
+        _print_json(rows)
+        return 0
+    if not rows:
+        print(f"(no chat has memory in workspace {paths.root} yet)")
+        return 0
+    width = max(len(row["chat"]) for row in rows)
+    print(f"{'chat':<{width}}  {'items':>7}  {'notes':>5}  MEMORY.md  last activity")
+    for row in rows:
+        print(
+            f"{row['chat']:<{width}}  {row['items']:>7}  {row['dailyNotes']:>5}  "
+            f"{'yes' if row['memoryMd'] else 'no':<9}  {row['lastActivity'] or '-'}"
+        )
     return 0
 
 
@@ -253,7 +308,7 @@ def served_by_a_bot(paths: WorkspacePaths) -> bool:
 
 def _erase(args: argparse.Namespace) -> int:
     """`memory erase --chat CHAT`: delete every trace of the chat (see `bot.turn.erasure`)."""
-    opened = open_chat_memory(args)
+    opened = open_chat_memory(args, must_exist=False)
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened
@@ -295,7 +350,9 @@ def _register_export_erase(actions: Any, add: Callable[..., argparse.ArgumentPar
 
 def register(sub: Any) -> None:
     memory = sub.add_parser(
-        "memory", help="a chat's memory: pack, search, stats, maintain, history, restore"
+        "memory",
+        help="a chat's memory: chats, pack, search, stats, maintain, history, restore, "
+        "import, export, erase",
     )
     actions = memory.add_subparsers(dest="memory_action", required=True, metavar="ACTION")
 
@@ -314,6 +371,11 @@ def register(sub: Any) -> None:
     search = add("search", "the best-scoring items, whatever the budget", _search, True)
     search.add_argument("--limit", type=int, default=10)
     add("stats", "counts per layer and type, skipped lines", _stats, False)
+    chats = actions.add_parser(
+        "chats", help="every chat with memory: item and note counts, last activity"
+    )
+    chats.add_argument("--json", action="store_true", help="machine-readable output")
+    chats.set_defaults(handler=_chats)
     maintain = actions.add_parser(
         "maintain", help="consolidate MEMORY.md and apply retention now (one line per step)"
     )

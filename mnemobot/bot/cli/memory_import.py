@@ -40,7 +40,7 @@ def known_refs(memory: MemoryService, scope: str) -> set[str]:
 
 
 def _import(args: argparse.Namespace) -> int:
-    opened = open_chat_memory(args)
+    opened = open_chat_memory(args, must_exist=False)
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened

@@ -18,6 +18,7 @@ from telegram.error import InvalidToken, TelegramError
 from mnemobot.bot.app import build_app, build_replica_app
 from mnemobot.bot.channels.telegram.serve import serve_telegram
 from mnemobot.bot.channels.telegram.sources import WebhookSettingsError, webhook_plan
+from mnemobot.bot.cli.doctor import doctor
 from mnemobot.bot.cli.init import offer_init
 from mnemobot.bot.cli.logging_setup import redact
 from mnemobot.bot.cli.startup import log_startup, secrets_of, settings_or_exit, token_rejected_line
@@ -37,7 +38,21 @@ NO_TOKEN = (
 def run_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     if settings.telegram_bot_token is None:
-        return offer_init(NO_TOKEN)
+        code = offer_init(NO_TOKEN, then="Checking the settings, then starting the bot:")
+        if code != 0:
+            return code
+        # Set up just now: check everything as `mnemobot doctor` does, then start.
+        settings = settings_or_exit()
+        if settings.telegram_bot_token is None:
+            print(NO_TOKEN, file=sys.stderr)
+            return 2
+        if doctor(sys.stdout) != 0:
+            print(
+                "mnemobot: a check failed (FAIL above); fix it with `mnemobot init` or in the "
+                "settings file, then `mnemobot run`",
+                file=sys.stderr,
+            )
+            return 1
     redis_url = settings.bot_redis_url.get_secret_value() if settings.bot_redis_url else None
     if args.webhook:
         try:

@@ -27,7 +27,8 @@ NOT_INSTALLED = (
 
 def split_tool_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
     """(what `mnemobot` parses, what the tool gets): `--env-file X bench telegram --json`
-    -> (`--env-file X bench`, `telegram --json`); (argv, None) for any other command."""
+    -> (`--env-file X bench`, `telegram --json`); (argv, None) for any other command. An
+    `--env-file X` after the tool's name is `mnemobot`'s too, as for every command."""
     index = 0
     while index < len(argv):
         arg = argv[index]
@@ -36,7 +37,20 @@ def split_tool_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None
         elif arg.startswith("-"):
             index += 1
         elif arg in TOOL_COMMANDS:
-            return list(argv[: index + 1]), list(argv[index + 1 :])
+            words, rest = list(argv[: index + 1]), []
+            tail = list(argv[index + 1 :])
+            while tail:
+                word = tail.pop(0)
+                if word == "--":
+                    rest += [word, *tail]
+                    break
+                if word == "--env-file" and tail:
+                    words[:0] = [word, tail.pop(0)]
+                elif word.startswith("--env-file="):
+                    words[:0] = [word]
+                else:
+                    rest.append(word)
+            return words, rest
         else:
             break
     return list(argv), None

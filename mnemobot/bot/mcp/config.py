@@ -140,8 +140,8 @@ class McpConfig(ConfigSection):
     """MCP servers whose tools the model may use, and how they are looked after."""
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
-    """The servers by name (letters, digits, _ and -, at most 24); see the README's MCP
-    section for each server's keys. Their tools are offered as mcp_<server>_<tool>."""
+    """The servers by name (letters, digits, _ and -, at most 24); see docs/mcp.md for each
+    server's keys. Their tools are offered as mcp_<server>_<tool>."""
     start_timeout_seconds: float = Field(30, gt=0, le=600)
     """Seconds a server may take to start and list its tools; past it the start failed."""
     restart_first_seconds: float = Field(1, gt=0, le=3_600)

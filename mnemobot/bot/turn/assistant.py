@@ -75,9 +75,18 @@ def apology_for(ctx: TurnContext) -> str:
     kept = "Your message was kept; send another message to carry on."
     if ctx.llm_error is not None:
         if ctx.llm_error.kind is LLMFailureKind.CONTEXT_OVERFLOW:
+            # Suggest only what can help: /compact 2 when it has more than two messages to
+            # work on, /new when there is an earlier conversation to clear.
+            count = sum(1 for m in ctx.session.messages if m.get("role") != "system")
+            if count > 2:
+                hint = "try /compact 2 or /new"
+            elif count > 1:
+                hint = "try /new, or send a shorter message"
+            else:
+                hint = "a shorter message, or a model with a larger context window, would help"
             return (
                 "Sorry, this conversation no longer fits the model's context, even after "
-                "compacting. Your message was kept; try /compact 2 or /new."
+                f"compacting. Your message was kept; {hint}."
             )
         return f"Sorry, {ctx.llm_error.user_text()}. {kept}"
     failed = ", ".join(sorted({f.system for f in ctx.failures})) or "the turn"

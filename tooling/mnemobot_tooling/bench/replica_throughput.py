@@ -292,7 +292,7 @@ def run_lines(run: RunFigures) -> list[str]:
 
 
 def summary_lines(runs: list[RunFigures]) -> list[str]:
-    """One Markdown table row per run: what the README shows."""
+    """One Markdown table row per run: what docs/measured.md shows."""
     lines = [
         "| bot processes | open loop replies/s | added latency p50 / p95 | closed loop max "
         "replies/s | unanswered | duplicates | bot CPU per reply | redis-server CPU per reply |",

@@ -24,7 +24,7 @@ as the pack prices its line: newest turns first; plain `rank_bm25.BM25Okapi` ove
 turns; and the strong one, BM25+ over the project's own terms with each hit's turns
 before and after it. The data dates only sessions, so turns of a session are spaced
 `--turn-gap-seconds` apart (30 by default); the pack's neighbour rules look at time, so
-the README shows two spacings.
+docs/measured.md shows two spacings.
 """
 
 from __future__ import annotations

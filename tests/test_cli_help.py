@@ -1,0 +1,35 @@
+"""What `mnemobot` says about itself: bare, top-level help, a command's help."""
+
+from __future__ import annotations
+
+import argparse
+
+from mnemobot.bot.cli.main import build_parser
+from tests.conftest import run_mnemobot
+
+
+def subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+def memory_actions() -> list[str]:
+    memory = subparser(build_parser(), "memory")
+    actions = next(a for a in memory._actions if isinstance(a, argparse._SubParsersAction))
+    return list(actions.choices)
+
+
+def test_bare_mnemobot_prints_the_help_listing_every_memory_action() -> None:
+    result = run_mnemobot()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: mnemobot")
+    assert result.stderr == ""
+    listed = " ".join(result.stdout.split())
+    assert len(memory_actions()) >= 10
+    for action in memory_actions():
+        assert action in listed, action
+
+
+def test_doctor_help_says_what_it_checks() -> None:
+    described = " ".join(subparser(build_parser(), "doctor").format_help().split())
+    assert "Changes nothing on disk" in described and "Telegram token" in described

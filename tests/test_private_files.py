@@ -1,0 +1,65 @@
+"""What the bot keeps holds what people said: every file it writes in the workspace is its
+user's only (0600), every folder too (0700), and a workspace of an older version is fixed
+once at start-up."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from tests.conftest import run_mnemobot
+from tests.test_console_e2e import run_chat
+
+
+def shared_paths(root: Path) -> list[str]:
+    """Paths under `root` (and `root`) that group or others may read, write or enter."""
+    found = []
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink() and stat.S_IMODE(path.lstat().st_mode) & 0o077:
+            found.append(f"{path.relative_to(root)} {stat.S_IMODE(path.lstat().st_mode):o}")
+    return found
+
+
+def test_everything_a_chat_writes_is_its_users_only(
+    workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    script = "I live in Lisbon\nMy phone is 555-1234\n/new\nwhere do I live?\n/export\n"
+    result = run_chat(script, workspace, openai_server)
+    assert result.returncode == 0, result.stderr
+    exported = run_mnemobot(
+        "memory",
+        "export",
+        "--chat",
+        "console:local",
+        "--out",
+        str(tmp_path / "out.zip"),
+        BOT_WORKSPACE=str(workspace),
+    )
+    assert exported.returncode == 0, exported.stderr
+    written = {p.relative_to(workspace).parts[0] for p in workspace.rglob("*") if p.is_file()}
+    # Daily notes, items, the session and its offload log, the export zip were all written.
+    assert {"memory", "sessions", "exports", "preferences"} <= written
+    assert list(workspace.glob("memory/console:local/????-??-??.md"))
+    assert list(workspace.glob("memory/console:local/items/episodic/*.jsonl"))
+    assert list(workspace.glob("sessions/*.log.jsonl"))
+    assert list(workspace.glob("exports/*.zip"))
+    assert shared_paths(workspace) == []
+    assert stat.S_IMODE((tmp_path / "out.zip").stat().st_mode) == 0o600
+
+
+def test_an_old_workspace_is_made_private_once_at_start(workspace: Path) -> None:
+    note = workspace / "memory" / "telegram:1" / "2026-01-02.md"
+    items = workspace / "memory" / "telegram:1" / "items" / "semantic.jsonl"
+    journal = workspace / "delivery" / "telegram-outbox.jsonl"
+    for path in (note, items, journal):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("old\n")
+    for path in [workspace, *workspace.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    result = run_mnemobot("memory", "chats", BOT_WORKSPACE=str(workspace))
+    assert result.returncode == 0, result.stderr
+    assert shared_paths(workspace) == []
+    assert (workspace / ".private-modes").is_file()
+    assert note.read_text() == "old\n"
