@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, user_texts
 from tests.conftest import subprocess_env
 
@@ -58,6 +60,7 @@ def test_commands_work_in_the_console(workspace: Path, openai_server: FakeOpenAI
     assert "/compact" in out and "/stop" in out
 
 
+@pytest.mark.slow
 def test_the_conversation_continues_after_a_restart(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
@@ -66,6 +69,7 @@ def test_the_conversation_continues_after_a_restart(
     assert user_texts(openai_server.last_request()) == ["my name is Ada", "what is my name?"]
 
 
+@pytest.mark.slow
 def test_chat_ids_have_separate_sessions(workspace: Path, openai_server: FakeOpenAIServer) -> None:
     run_chat("secret plan\n", workspace, openai_server, "--chat-id", "a")
     run_chat("hello\n", workspace, openai_server, "--chat-id", "b")
@@ -102,6 +106,7 @@ def test_an_unusable_workspace_or_chat_id_gets_one_line(workspace: Path, tmp_pat
     assert len(result.stderr.strip().splitlines()) == 1 and "--chat-id" in result.stderr
 
 
+@pytest.mark.slow
 def test_two_consoles_on_one_chat_lose_no_message(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

@@ -208,6 +208,7 @@ def failures(app: App, name: str) -> int:
     return supervisor.failures_in_a_row if supervisor is not None else 0
 
 
+@pytest.mark.slow
 async def test_a_server_that_fails_to_start_is_retried_and_the_bot_answers_anyway(
     start_app: StartApp,
     openai_server: FakeOpenAIServer,

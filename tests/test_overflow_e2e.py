@@ -88,6 +88,7 @@ def test_a_window_too_small_for_any_part_never_suggests_compact(
     assert "a model with a larger context window" in result.stdout
 
 
+@pytest.mark.slow
 def test_many_long_messages_all_answered_with_nothing_lost(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

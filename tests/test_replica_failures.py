@@ -48,6 +48,7 @@ from tests.telegram_harness import telegram
 __all__ = ["redis_url", "telegram"]  # fixtures used by name below
 
 
+@pytest.mark.slow
 async def test_a_standby_polls_within_seconds_of_the_leaders_death(
     workspace: Path,
     redis_url: str,
@@ -134,6 +135,7 @@ async def test_redis_down_mid_turn_loses_nothing_and_says_so_once(
     assert "Redis reachable again" in lines
 
 
+@pytest.mark.slow
 async def test_sigkill_of_a_replica_mid_turn_loses_no_message(
     workspace: Path, redis_url: str, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

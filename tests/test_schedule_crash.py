@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env
@@ -110,6 +112,7 @@ def test_kills_between_scheduling_firing_and_marking_fire_the_reminder_once(
     assert len(openai_server.requests) == calls
 
 
+@pytest.mark.slow
 def test_a_kill_between_delivery_and_its_mark_sends_it_at_most_once_more(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

@@ -40,6 +40,7 @@ def wait_until(condition: object, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_deleted_workspace_is_logged_recreated_and_still_refuses_a_second_run(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
