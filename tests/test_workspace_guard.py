@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mnemobot.bot.channels.dispatch import STORAGE_WAIT_TEXT
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import run_mnemobot, subprocess_env
@@ -75,7 +76,14 @@ def test_a_deleted_workspace_is_logged_recreated_and_still_refuses_a_second_run(
 
         second = run_mnemobot("run", timeout=60, **{k: env[k] for k in env if k.isupper()})
         telegram.send_text("after", chat_id=USER)
-        answers = telegram.wait_for_messages(USER, 2, timeout=15)
+        # The message may first meet the emptied workspace (its sessions folder not made
+        # again yet): then it is told to wait and answered once it can be stored.
+        wait_until(
+            lambda: any(m["plain_text"] == "echo: after" for m in telegram.sent_messages(USER)),
+            30,
+            "the answer to the message sent after the deletion",
+        )
+        answers = [m for m in telegram.sent_messages(USER) if m["plain_text"] != STORAGE_WAIT_TEXT]
         first.send_signal(signal.SIGTERM)
         _, err = first.communicate(timeout=20)
     finally:
