@@ -49,6 +49,10 @@ def embeddings_config(base_url: str, **extra: object) -> dict[str, object]:
         "baseUrl": base_url,
         "model": "multilingual-e5-small-q4",
         "queryPassageMarking": "input_type",
+        # These tests are about what meaning finds, not how fast: on a loaded CI machine
+        # (three test workers on two cores) one query took longer than the 1 s default
+        # and the pack rightly fell back to words alone. The fallback has its own tests.
+        "queryTimeoutSeconds": 20,
         **extra,
     }
 
