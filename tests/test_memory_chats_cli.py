@@ -34,6 +34,7 @@ def two_chats(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         (("stats",), "telegram1", "console:"),
         (("search", "dog"), "console:wrok", "console:work"),
         (("export",), "console:locale", "console:local"),
+        (("erase",), "consol", "console:"),
     ],
 )
 def test_a_chat_without_memory_is_an_error_naming_the_closest(

@@ -18,7 +18,11 @@ from filelock import FileLock, Timeout
 
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.memory_import import register_import
-from mnemobot.bot.cli.memory_scope import open_chat_memory, scopes_with_memory
+from mnemobot.bot.cli.memory_scope import (
+    open_chat_memory,
+    scopes_with_memory,
+    unknown_scope_line,
+)
 from mnemobot.bot.cli.startup import fail, settings_or_exit
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
@@ -328,8 +332,8 @@ def _erase(args: argparse.Namespace) -> int:
     erasure.add_step(cli_erase_step(paths.root, redis_url))
     removed = asyncio.run(erasure.erase(erasure.target(args.chat)))
     if not removed:
-        print(f"nothing to erase for {args.chat}")
-        return 0
+        # Most often a mistyped key: name the chats that do have something.
+        return fail(f"nothing to erase: {unknown_scope_line(args.chat, paths.root)}")
     print(f"erased {args.chat}:")
     for entry in removed:
         print(f"  {entry}")

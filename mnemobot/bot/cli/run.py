@@ -24,6 +24,7 @@ from mnemobot.bot.cli.logging_setup import redact
 from mnemobot.bot.cli.startup import log_startup, secrets_of, settings_or_exit, token_rejected_line
 from mnemobot.bot.cli.workspace_guard import WorkspaceGuard
 from mnemobot.bot.delivery.replicas import open_replicas
+from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 
 log = logging.getLogger(__name__)
@@ -31,20 +32,30 @@ log = logging.getLogger(__name__)
 NO_TOKEN = (
     "mnemobot: TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather "
     "(https://t.me/BotFather) and set TELEGRAM_BOT_TOKEN=123456:ABC...; "
-    "`mnemobot chat` works without one."
 )
+
+
+def no_token_line(settings: Settings) -> str:
+    """The one line `run` gives without a token. `mnemobot chat` is offered only when a
+    model server is set: without one it cannot answer either, and a hint that leads to a
+    second refusal is worse than none."""
+    if settings.openai_base_url is None and settings.openai_api_key is None:
+        return NO_TOKEN + "`mnemobot chat` works without one once a model server is set."
+    return NO_TOKEN + "`mnemobot chat` works without one."
 
 
 def run_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     if settings.telegram_bot_token is None:
-        code = offer_init(NO_TOKEN, then="Checking the settings, then starting the bot:")
+        code = offer_init(
+            no_token_line(settings), then="Checking the settings, then starting the bot:"
+        )
         if code != 0:
             return code
         # Set up just now: check everything as `mnemobot doctor` does, then start.
         settings = settings_or_exit()
         if settings.telegram_bot_token is None:
-            print(NO_TOKEN, file=sys.stderr)
+            print(no_token_line(settings), file=sys.stderr)
             return 2
         if doctor(sys.stdout) != 0:
             print(
