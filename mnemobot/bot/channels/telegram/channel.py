@@ -415,9 +415,9 @@ class TelegramChannel:
             command=command,
             receipts=(receipt,),
             parts=(inbound,) if command is None else (),
-            # A forwarded batch or an album arrives as many updates: one turn for all.
-            gather=command is None
-            and (inbound.forward is not None or inbound.media_group_id is not None),
+            # A forwarded batch, an album or a cut paste arrives as many updates: one
+            # turn for all.
+            gather=command is None and inbound.comes_with_more,
         )
         await self.dispatcher.receive(job)
 

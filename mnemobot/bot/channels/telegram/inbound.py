@@ -20,8 +20,16 @@ from telegram import (
     PhotoSize,
 )
 
+from mnemobot.bot.channels.telegram.split import utf16_len
+
 # Kinds of file whose sound becomes the turn's text.
 SPOKEN_KINDS = frozenset({"voice", "audio", "video_note"})
+
+# Telegram's apps cut a pasted text longer than one message (4096 UTF-16 units) into
+# several messages sent at once. A piece this close to the limit is most likely followed
+# by the rest, which must be the same turn: answering the first half alone wastes a model
+# call and a reply on half a question.
+CUT_PIECE_UTF16 = 3800
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +67,16 @@ class Inbound:
     @property
     def says_something(self) -> bool:
         return bool(self.text.strip() or self.rendering or self.file)
+
+    @property
+    def comes_with_more(self) -> bool:
+        """Whether more messages of one batch are likely on their way: a forward (batches
+        are forwarded at once), a photo of an album, or a piece of a long paste."""
+        return (
+            self.forward is not None
+            or self.media_group_id is not None
+            or utf16_len(self.text) >= CUT_PIECE_UTF16
+        )
 
 
 def clock_text(seconds: float | None) -> str:
