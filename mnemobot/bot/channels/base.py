@@ -86,6 +86,10 @@ class Channel(Protocol):
         `answered`: the message will not be answered again (not a shutdown)."""
         ...
 
+    def status_lines(self, chat: ChatRef) -> list[str]:
+        """What this channel adds to `/status` in `chat` (e.g. replies not yet delivered)."""
+        ...
+
 
 class ChannelReplyStream(ReplyStream, Protocol):
     """A channel's `ReplyStream`, as the dispatcher drives it."""
@@ -100,10 +104,6 @@ class ChannelReplyStream(ReplyStream, Protocol):
 
     def request_stop(self) -> None:
         """/stop: the turn is cancelled next; what was shown is kept (`stop_requested`)."""
-        ...
-
-    def status_lines(self, chat: ChatRef) -> list[str]:
-        """What this channel adds to `/status` in `chat` (e.g. replies not yet delivered)."""
         ...
 
 
