@@ -114,8 +114,8 @@ def test_memory_erase_cli_removes_topics_files_and_journal_lines_and_waits_for_n
     (workspace / "files" / "telegram:77").mkdir(parents=True)
     (workspace / "files" / "telegram:77" / "diary.txt").write_text("a quokka")
     inbox = DurableQueue(workspace / "delivery" / "telegram-inbox.jsonl")
-    inbox.add([QueuedEntry("u:1", "telegram:77", {"text": "a quokka"})])
-    inbox.add([QueuedEntry("u:2", "telegram:770", {"text": "a quokka"})])
+    inbox.add([QueuedEntry("u:1", "telegram:77", {"text": "a quokka"}, at=1.0)])
+    inbox.add([QueuedEntry("u:2", "telegram:770", {"text": "a quokka"}, at=2.0)])
     inbox.done(["u:1", "u:2"])
     for key in ("telegram:77:3", "telegram:770"):
         schedule_a_quokka(workspace, key)

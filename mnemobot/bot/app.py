@@ -7,8 +7,6 @@ and the CLI (the only importer of this module inside the package) starts it.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +37,7 @@ from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.maintenance import supersede_matching_facts
 from mnemobot.memory.model_vision import ModelVisionStore
@@ -111,6 +110,8 @@ class App:
     mcp: McpServers
     # Speech to text and image descriptions for channels that take files.
     media: MediaReader
+    # The time of turns, tasks and what channels keep (a replay, a bench or a test: its own).
+    clock: Clock = SYSTEM_CLOCK
     maintenance: MaintenanceScheduler | None = None
     schedule: ScheduleService | None = None
     _started: bool = field(default=False, init=False, repr=False)
@@ -157,7 +158,7 @@ def build_app(
     llm: ChatModel | None = None,
     sessions: SessionStore | None = None,
     shared_workspace: bool = False,
-    clock: Callable[[], float] = time.time,
+    clock: Clock = SYSTEM_CLOCK,
     tasks: TaskStore | None = None,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
@@ -170,7 +171,7 @@ def build_app(
     runtime.ensure_file()
     config = runtime.current()
     if sessions is None:
-        sessions = SessionStore(paths.sessions)
+        sessions = SessionStore(paths.sessions, clock=clock)
     memory = MemoryService(
         paths.root,
         max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
@@ -185,8 +186,8 @@ def build_app(
             base_url=settings.openai_base_url,
             max_retries=config.llm.max_retries,
             timeout_seconds=config.llm.request_timeout_seconds,
-            windows=ModelWindowStore.in_workspace(paths.root),
-            vision=ModelVisionStore.in_workspace(paths.root),
+            windows=ModelWindowStore.in_workspace(paths.root, clock=clock),
+            vision=ModelVisionStore.in_workspace(paths.root, clock=clock),
         )
     large_results = LargeResultStore(paths.large_tool_results)
     maintenance = MaintenanceScheduler(
@@ -323,6 +324,7 @@ def build_app(
         confirmations=confirmations,
         mcp=mcp,
         media=MediaReader(settings, llm, assistant.model_name),
+        clock=clock,
         maintenance=maintenance,
         schedule=schedule,
     )

@@ -22,6 +22,7 @@ from mnemobot.bot.turn.commands import Attachment, Commands
 from mnemobot.bot.turn.erasure import ScopeErasure
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import Clock
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.context import ChatRef
@@ -115,6 +116,8 @@ class ChannelHost(Protocol):
     """
 
     paths: WorkspacePaths
+    # The bot's time (a bench or a test passes its own): what a channel keeps is dated by it.
+    clock: Clock
     # Read `runtime.current()` each time: the runtime config hot-reloads.
     runtime: RuntimeConfigStore
     sessions: SessionStore

@@ -26,6 +26,7 @@ from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import SYSTEM_CLOCK
 from mnemobot.memory.item_vectors import QueryVector
 from mnemobot.memory.maintenance import MaintenanceReport
 from mnemobot.memory.memory_rewrite import entries
@@ -46,7 +47,7 @@ def _pack(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
-    now = config.assistant.local_time(time.time())
+    now = config.assistant.local_time(SYSTEM_CLOCK())
 
     async def query_vector() -> QueryVector | None:
         try:
@@ -270,7 +271,7 @@ def _restore(args: argparse.Namespace) -> int:
             f"no version {args.version!r} of {args.chat}; "
             f"`mnemobot memory history --chat {args.chat}` lists them"
         )
-    restore_version(paths, version, time.time(), keep=config.memory.consolidation.keep_versions)
+    restore_version(paths, version, SYSTEM_CLOCK(), keep=config.memory.consolidation.keep_versions)
     print(f"restored MEMORY.md of {args.chat} from {version.version} (the current one archived)")
     return 0
 

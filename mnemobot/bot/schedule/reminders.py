@@ -11,7 +11,6 @@ Listing is for everyone in the chat; changing follows `permissions.schedule` in 
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 
@@ -25,6 +24,7 @@ from mnemobot.bot.schedule.timing import (
 )
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import ChatRef
 
 USAGE = (
@@ -57,7 +57,7 @@ class RemindersCommand:
         config: Callable[[], RuntimeConfig],
         zone_for: Callable[[ChatRef], str],
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
         on_changed: Callable[[], None] = lambda: None,
     ) -> None:
         self.store = store

@@ -7,7 +7,6 @@ jobs in their lanes to `runner`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.erasure import EraseStep, ErasureTarget
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import ChatRef
 from mnemobot.systems.tool_runner import Tool
 
@@ -53,7 +53,7 @@ class ScheduleService:
     runner: FiringRunner
     tool: Tool
     reminders: RemindersCommand
-    clock: Callable[[], float]
+    clock: Clock
 
     async def status_lines(self, chat: ChatRef) -> list[str]:
         waiting = await self.store.waiting(lambda key: key == chat.key)
@@ -125,7 +125,7 @@ def build_schedule(
     config: Callable[[], RuntimeConfig],
     assistant: Assistant,
     permissions: Permissions,
-    clock: Callable[[], float] = time.time,
+    clock: Clock = SYSTEM_CLOCK,
     store: TaskStore | None = None,
 ) -> ScheduleService:
     """`store`: another store than the workspace's files (replicas keep tasks in Redis)."""

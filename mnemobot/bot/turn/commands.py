@@ -275,7 +275,7 @@ class Commands:
             return CommandReply("Export is not available.")
         scope = self.assistant.scope_for(chat, self.assistant.config())
         data = await memory.offload(scope, partial(memory.export_scope, scope))
-        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.assistant.clock()))
         filename = f"{export_prefix(scope)}{stamp}.zip"
         path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
         await memory.offload(scope, partial(_write_file, path, data))
