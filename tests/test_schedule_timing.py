@@ -22,8 +22,8 @@ from mnemobot.bot.schedule.timing import (
     next_occurrence,
     plan_firing,
     shortest_gap,
-    zone_of,
 )
+from mnemobot.config.zones import zone_of
 
 BERLIN = "Europe/Berlin"
 ZONES = ["Europe/Berlin", "America/New_York", "Australia/Sydney", "Asia/Kolkata", "UTC"]

@@ -20,10 +20,10 @@ from mnemobot.bot.schedule.timing import (
     format_when,
     next_occurrence,
     repeat_suffix,
-    zone_of,
 )
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.zones import zone_of
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import ChatRef
 

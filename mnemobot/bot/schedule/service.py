@@ -15,13 +15,14 @@ from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.schedule.reminders import RemindersCommand
 from mnemobot.bot.schedule.scheduler import Scheduler
 from mnemobot.bot.schedule.store import FileTaskStore, TaskStore, Waiting
-from mnemobot.bot.schedule.timing import format_when, local_zone_name
+from mnemobot.bot.schedule.timing import format_when
 from mnemobot.bot.schedule.tool import ScheduleTool
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.erasure import EraseStep, ErasureTarget
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.zones import local_zone_name
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import ChatRef
 from mnemobot.systems.tool_runner import Tool
