@@ -1,4 +1,5 @@
-"""The channel protocols say what their callers use, and the real parts fit them.
+"""The protocols say what their callers use, and the real parts fit them: the channel's,
+its reply stream's, its host's and the chat model's.
 
 Nothing type-checks the package at run time: a member the dispatcher calls but the
 protocol forgot (or a channel that lacks one the protocol declares) shows only when a user
@@ -16,12 +17,15 @@ from typing import Any, Protocol
 import pytest
 from telegram import Bot
 
+from mnemobot.bot import app
 from mnemobot.bot.app import App
 from mnemobot.bot.channels import dispatch
 from mnemobot.bot.channels.base import Channel, ChannelHost, ChannelReplyStream
 from mnemobot.bot.channels.console.channel import ConsoleChannel
 from mnemobot.bot.channels.telegram.channel import TelegramChannel
 from mnemobot.bot.channels.telegram.preview import TelegramPreview
+from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.systems.llm import ChatModel
 
 
 def protocol_members(protocol: type) -> dict[str, Any]:
@@ -101,6 +105,14 @@ def test_the_app_is_a_channel_host() -> None:
     assert misfits(ChannelHost, App) == []
 
 
+def test_the_openai_client_is_a_chat_model_and_the_app_uses_only_what_the_protocol_says() -> None:
+    assert misfits(ChatModel, OpenAIChatModel) == []
+    # The app's own methods; the assembly may use more of the OpenAI client it made.
+    used = _used_members(Path(inspect.getfile(app)), "llm", variables=False)
+    assert "close" in used
+    assert used - protocol_members(ChatModel).keys() == set()
+
+
 def test_a_missing_member_is_found() -> None:
     class Mute:
         name = "mute"
@@ -114,14 +126,15 @@ def test_a_missing_member_is_found() -> None:
     assert "Mute.send_text is a method, the protocol wants an async method" in problems
 
 
-def _used_members(source: Path, owner: str) -> set[str]:
-    """The names read on `self.<owner>` or on a variable called `<owner>` in `source`."""
+def _used_members(source: Path, owner: str, *, variables: bool = True) -> set[str]:
+    """The names read on `self.<owner>`, or (with `variables`) on a variable called
+    `<owner>`, in `source`."""
     used = set()
     for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Attribute):
             continue
         base = node.value
-        if (isinstance(base, ast.Name) and base.id == owner) or (
+        if (variables and isinstance(base, ast.Name) and base.id == owner) or (
             isinstance(base, ast.Attribute)
             and base.attr == owner
             and isinstance(base.value, ast.Name)
