@@ -10,8 +10,8 @@ from filelock import FileLock
 
 from mnemobot.bot.cli.main import main
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.store import FileTaskStore
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.parsing import (
     WhenError,
     parse_interval,
     parse_when,
     with_clock_times,
 )
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.timing import (
     format_when,
     next_occurrence,

@@ -36,7 +36,7 @@ from mnemobot.bot.turn.commands import Commands, StatusProvider
 from mnemobot.bot.turn.erasure import ScopeErasure
 from mnemobot.bot.turn.memory_status import memory_status
 from mnemobot.bot.turn.permissions import ConsoleRoles, Permissions
-from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
+from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
@@ -116,7 +116,7 @@ class App:
     media: MediaReader
     # The time of turns, tasks and what channels keep (a replay, a bench or a test: its own).
     clock: Clock = SYSTEM_CLOCK
-    maintenance: MaintenanceScheduler | None = None
+    maintenance: MaintenanceTimer | None = None
     schedule: ScheduleService | None = None
     _started: bool = field(default=False, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
@@ -261,9 +261,9 @@ def _chat_model(
     )
 
 
-def _maintenance(services: Services) -> MaintenanceScheduler:
+def _maintenance(services: Services) -> MaintenanceTimer:
     memory, runtime = services.memory, services.runtime
-    return MaintenanceScheduler(
+    return MaintenanceTimer(
         paths=services.paths,
         runtime=runtime,
         memory=memory,
@@ -277,7 +277,7 @@ def _maintenance(services: Services) -> MaintenanceScheduler:
 def _register_tools(
     tools: ToolRegistry,
     services: Services,
-    maintenance: MaintenanceScheduler,
+    maintenance: MaintenanceTimer,
     large_results: LargeResultStore,
 ) -> None:
     """The built-in tools, then the plugins' (a plugin reusing a built-in's name is skipped)."""
@@ -294,7 +294,7 @@ def _register_tools(
     load_entry_point_tools(tools, services)
 
 
-def _compactor(services: Services, maintenance: MaintenanceScheduler) -> Compactor:
+def _compactor(services: Services, maintenance: MaintenanceTimer) -> Compactor:
     llm = services.llm
     return Compactor(
         llm,
@@ -388,7 +388,7 @@ def _commands(
     services: Services,
     assistant: Assistant,
     compactor: Compactor,
-    maintenance: MaintenanceScheduler,
+    maintenance: MaintenanceTimer,
     mcp: McpServers,
     schedule: ScheduleService,
     permissions: Permissions,
@@ -414,7 +414,7 @@ def _commands(
     )
 
 
-def _maintenance_status(assistant: Assistant, maintenance: MaintenanceScheduler) -> StatusProvider:
+def _maintenance_status(assistant: Assistant, maintenance: MaintenanceTimer) -> StatusProvider:
     def lines(chat: ChatRef) -> list[str]:
         return maintenance.status_lines(assistant.scope_for(chat, assistant.config()))
 

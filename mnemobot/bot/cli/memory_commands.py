@@ -24,7 +24,7 @@ from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
-from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
+from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.clock import SYSTEM_CLOCK
 from mnemobot.memory.item_vectors import QueryVector
@@ -213,13 +213,13 @@ def _maintain(args: argparse.Namespace) -> int:
         )
         embedder = OpenAIEmbeddings(settings, runtime)
         memory = MemoryService(paths.root, embedder=embedder)
-        scheduler = MaintenanceScheduler(
+        timer = MaintenanceTimer(
             paths=paths, runtime=runtime, memory=memory, llm=llm, chat_model_name=settings.bot_model
         )
         try:
             if args.chat is not None:
-                return [await scheduler.maintain(args.chat)]
-            return await scheduler.maintain_all()
+                return [await timer.maintain(args.chat)]
+            return await timer.maintain_all()
         finally:
             await llm.close()
             memory.close()

@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.schedule.store import TaskStore
+from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
 from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, find_received
 from mnemobot.config.runtime import ScheduleConfig

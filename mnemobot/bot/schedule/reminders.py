@@ -14,8 +14,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.timing import (
     format_when,
     next_occurrence,

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
-from mnemobot.bot.schedule.model import Firing, Schedule, Task
+from mnemobot.bot.schedule.tasks import Firing, Schedule, Task
 from mnemobot.config.zones import zone_of
 from mnemobot.memory.clock import SECONDS_PER_DAY
 

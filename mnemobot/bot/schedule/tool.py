@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat, TaskKind
 from mnemobot.bot.schedule.parsing import WhenError, parse_interval, parse_when
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat, TaskKind
 from mnemobot.bot.schedule.timing import (
     describe_schedule,
     describe_seconds,

@@ -68,7 +68,7 @@ from mnemobot.bot.delivery.journal import QueuedEntry
 from mnemobot.bot.delivery.outbox import Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.delivery.replicas import Replicas
-from mnemobot.bot.schedule.model import Firing
+from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.turn.erasure import ErasureTarget
 from mnemobot.config.settings import Settings

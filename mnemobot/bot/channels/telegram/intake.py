@@ -39,7 +39,7 @@ from telegram import Bot, Update
 
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
-from mnemobot.bot.schedule.model import is_firing_entry
+from mnemobot.bot.schedule.tasks import is_firing_entry
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)

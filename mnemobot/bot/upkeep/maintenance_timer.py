@@ -1,4 +1,4 @@
-"""The maintenance scheduler: memory upkeep in the background, never inside a turn.
+"""The maintenance timer: memory upkeep in the background, never inside a turn.
 
 Every `memory.maintenance.intervalHours` it maintains every scope (memory.maintenance
 runs the steps); a compaction (and its memory flush) also starts maintenance of its scope,
@@ -120,7 +120,7 @@ def consolidation_request(
     )
 
 
-class MaintenanceScheduler:
+class MaintenanceTimer:
     def __init__(
         self,
         *,
