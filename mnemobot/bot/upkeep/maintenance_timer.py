@@ -287,6 +287,12 @@ class MaintenanceTimer:
             log.exception("maintenance of %s failed", scope)
             return None
 
+    async def settled(self) -> None:
+        """Return once the runs started so far (after a compaction, for an erasure) have
+        ended, those started meanwhile included."""
+        while self._pending:
+            await asyncio.wait(set(self._pending))
+
     async def stop(self) -> None:
         """Stop ticking; a run waiting on the model is cancelled, nothing half-written."""
         self._stopping = True
