@@ -122,12 +122,13 @@ async def ask(app: App, text: str, chat: ChatRef = CONSOLE_CHAT) -> str:
 
 def turn_context(config: RuntimeConfig | None = None, text: str = "hi") -> TurnContext:
     """A real TurnContext for systems and tools tested on their own."""
+    now = datetime.now(UTC)
     return TurnContext(
         chat=ChatRef("console", "local"),
-        session=AgentSession.new("console:local"),
+        session=AgentSession.new("console:local", now.timestamp()),
         user_text=text,
         config=config or RuntimeConfig(),
-        now=datetime.now(UTC),
+        now=now,
         model="m",
         scope="console:local",
     )

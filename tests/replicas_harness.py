@@ -17,6 +17,7 @@ import pytest
 
 from mnemobot.bot.app import App, build_replica_app
 from mnemobot.bot.channels.telegram.serve import serve_telegram
+from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot.bot.delivery.replicas import Replicas, open_replicas
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -230,6 +231,26 @@ def repeated_answers(telegram: TelegramServer, chat: int) -> int:
         repeats += bool(said & seen)
         seen |= said
     return repeats
+
+
+async def settled(replicas: list[Replica], keys: list[str]) -> bool:
+    """Nothing waits in Redis, none of the chats `keys` is leased, and no reply waits in a
+    replica's outbox: no turn can run and no reply can go out any more."""
+    coordination = replicas[0].replicas.coordination
+    if await coordination.keys_with_pending():
+        return False
+    if any([await coordination.holder(key) for key in keys]):
+        return False
+    outboxes = replicas[0].app.paths.delivery.glob("telegram-outbox-*.jsonl")
+    return all(not DurableQueue(path).pending() for path in outboxes)
+
+
+async def wait_until_settled(replicas: list[Replica], keys: list[str], timeout: float = 20) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await settled(replicas, keys):
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"the replicas still had work after {timeout} s")
+        await asyncio.sleep(0.05)
 
 
 def polls_now(replica: ReplicaProcess) -> bool | None:

@@ -1,4 +1,4 @@
-"""`python -m tests.schedule_crash_points POINT [mnemobot args]`: mnemobot with a crash point.
+"""`python -c "<this file's text>" POINT [mnemobot args]`: mnemobot with a crash point.
 
 The process SIGKILLs itself at the named moment, so a test crashes exactly there instead of
 hoping a kill from outside lands in a window of microseconds:

@@ -355,16 +355,14 @@ async def test_a_compaction_starts_maintenance_once_per_half_hour(
         await ask(app, text)
     last = workspace / "memory" / "console:local" / ".maintenance_last.json"
     await app.commands.run(CONSOLE_CHAT, ParsedCommand("compact", "1"))
-    for _ in range(200):
-        if last.exists():
-            break
-        await asyncio.sleep(0.02)
+    await app.maintenance.settled()
     first = json.loads(last.read_text())
     assert [s["name"] for s in first["steps"]][:2] == ["erase forgotten", "consolidate"]
     await ask(app, "I have a cat too")
     await ask(app, "and a bird")
     await app.commands.run(CONSOLE_CHAT, ParsedCommand("compact", "1"))
-    await asyncio.sleep(0.3)
+    # A run this compaction started would have ended (and written its report) by now.
+    await app.maintenance.settled()
     assert json.loads(last.read_text())["at"] == first["at"]
     assert len(consolidation_requests(openai_server)) == 1
 

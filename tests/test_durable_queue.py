@@ -90,7 +90,7 @@ queue = DurableQueue(Path(sys.argv[1]))
 prefix = sys.argv[2]
 n = 0
 while True:
-    queue.add([QueuedEntry(id=f"{prefix}:{n}", key="k", data={"text": "x" * 500})])
+    queue.add([QueuedEntry(id=f"{prefix}:{n}", key="k", data={"text": "x" * 500}, at=float(n))])
     print(n, flush=True)
     if n % 3 == 0:
         queue.done([f"{prefix}:{n}"])

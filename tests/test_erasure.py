@@ -10,8 +10,8 @@ from filelock import FileLock
 
 from mnemobot.bot.cli.main import main
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.store import FileTaskStore
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -114,8 +114,8 @@ def test_memory_erase_cli_removes_topics_files_and_journal_lines_and_waits_for_n
     (workspace / "files" / "telegram:77").mkdir(parents=True)
     (workspace / "files" / "telegram:77" / "diary.txt").write_text("a quokka")
     inbox = DurableQueue(workspace / "delivery" / "telegram-inbox.jsonl")
-    inbox.add([QueuedEntry("u:1", "telegram:77", {"text": "a quokka"})])
-    inbox.add([QueuedEntry("u:2", "telegram:770", {"text": "a quokka"})])
+    inbox.add([QueuedEntry("u:1", "telegram:77", {"text": "a quokka"}, at=1.0)])
+    inbox.add([QueuedEntry("u:2", "telegram:770", {"text": "a quokka"}, at=2.0)])
     inbox.done(["u:1", "u:2"])
     for key in ("telegram:77:3", "telegram:770"):
         schedule_a_quokka(workspace, key)

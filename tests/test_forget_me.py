@@ -89,3 +89,22 @@ def test_memory_cli_export_and_erase(
     assert main(["memory", "erase", "--chat", "console:local"]) == 0
     assert "memory/console:local/" in capsys.readouterr().out
     assert files_with(workspace, b"teal") == []
+
+
+def test_memory_cli_names_any_chat_and_reads_the_shared_scope_when_all_chats_share(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_runtime_config(workspace, {"memory": {"scope": "global"}})
+    MemoryService(workspace).record_turn(
+        scope="global",
+        user_text="My favourite colour is teal",
+        assistant_text="Noted.",
+        at=time.time(),
+        config=MemoryConfig(),
+        tz=UTC,
+    )
+    monkeypatch.setenv("BOT_WORKSPACE", str(workspace))
+    assert main(["memory", "search", "--chat", "telegram:5", "colour"]) == 0
+    shown = capsys.readouterr()
+    assert "teal" in shown.out
+    assert "telegram:5 uses scope 'global'" in shown.err

@@ -1,9 +1,10 @@
 """Layers and rooms: dependencies point one way only, and nothing imports in a cycle.
 
 The contracts are in pyproject.toml (`[tool.importlinter]`): config <- memory <- systems <-
-bot; inside bot, cli <- app <- channels | mcp <- turn | upkeep <- tools | llm | delivery; each
-channel's folder over the shared dispatch; nothing imports the CLI; the bot never imports
-its tooling; no sibling packages import each other.
+bot; inside bot, cli <- app <- channels | mcp <- schedule <- turn | upkeep <- tools | llm |
+delivery | media; each channel's folder over the shared dispatch; nothing imports the CLI;
+the bot never imports its tooling; no sibling packages import each other. And no two
+modules share a name unless it means the same thing in both rooms.
 """
 
 from __future__ import annotations
@@ -33,3 +34,22 @@ def test_every_import_linter_contract_holds() -> None:
     assert len(names) >= 6
     for name in names:
         assert re.search(rf"^{re.escape(name)} KEPT$", result.stdout, re.MULTILINE), name
+
+
+# Names several rooms use for the same thing, each for its own subject.
+SAME_MEANING = {
+    "channel.py": "a channel's implementation (Telegram, console)",
+    "config.py": "a room's section of the runtime config (Telegram, MCP)",
+    "service.py": "a room's front door (memory, scheduled tasks)",
+    "access.py": "who may use what a room offers (the Telegram bot, MCP tools)",
+}
+
+
+def test_no_two_modules_share_a_name_that_means_different_things() -> None:
+    folders: dict[str, list[str]] = {}
+    for package in (ROOT / "mnemobot", ROOT / "tooling" / "mnemobot_tooling"):
+        for path in package.rglob("*.py"):
+            if not path.name.startswith("__"):
+                folders.setdefault(path.name, []).append(str(path.parent.relative_to(ROOT)))
+    shared = {name: where for name, where in folders.items() if len(where) > 1}
+    assert set(shared) <= set(SAME_MEANING), {n: shared[n] for n in set(shared) - set(SAME_MEANING)}

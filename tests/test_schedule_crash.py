@@ -1,7 +1,8 @@
 """Scheduled tasks across SIGKILLs of `mnemobot run`: fired once, with crash points injected.
 
 Each start is a real `mnemobot run` process against the fake Bot API and model; a crash
-point (tests/schedule_crash_points.py) makes the process SIGKILL itself at an exact moment.
+point (tests/schedule_crash_points.py, run by its text: the child needs no path to the
+tests) makes the process SIGKILL itself at an exact moment.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ import pytest
 
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests import schedule_crash_points
 from tests.conftest import subprocess_env
 from tests.schedule_harness import wait_until_nothing_waits
 from tests.telegram_harness import telegram
 
 __all__ = ["telegram"]  # fixture used by name below
 
-ROOT = Path(__file__).resolve().parent.parent
 CHAT = 801
+CRASH_POINTS = Path(schedule_crash_points.__file__).read_text(encoding="utf-8")
 
 
 def start(
@@ -37,11 +39,10 @@ def start(
         TELEGRAM_API_BASE_URL=telegram.base_url,
         TELEGRAM_ALLOWED_USERS="*",
         BOT_LOG_LEVEL="WARNING",
-        PYTHONPATH=str(ROOT),
     )
     command = ["-m", "mnemobot", "run"]
     if crash_at is not None:
-        command = ["-m", "tests.schedule_crash_points", crash_at, "run"]
+        command = ["-c", CRASH_POINTS, crash_at, "run"]
     polls = len(telegram.calls("getUpdates"))
     process = subprocess.Popen(
         [sys.executable, *command],

@@ -11,8 +11,8 @@ import httpx
 from redis.asyncio import Redis
 
 from mnemobot.bot.delivery.journal import DurableQueue
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import write_runtime_config

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
 from mnemobot.bot.schedule.store import FileTaskStore, TaskStore, TooManyTasks
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot_tooling.redis_server import running_redis
 
 NOW = 1_800_000_000.0

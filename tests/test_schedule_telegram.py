@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.mcp_harness import calls_logged, stdio_server, wait_ready

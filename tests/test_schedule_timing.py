@@ -10,20 +10,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.parsing import (
     WhenError,
     parse_interval,
     parse_when,
     with_clock_times,
 )
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.timing import (
     format_when,
     next_occurrence,
     plan_firing,
     shortest_gap,
-    zone_of,
 )
+from mnemobot.config.zones import zone_of
 
 BERLIN = "Europe/Berlin"
 ZONES = ["Europe/Berlin", "America/New_York", "Australia/Sydney", "Asia/Kolkata", "UTC"]

@@ -1,5 +1,8 @@
 """The composition root: builds the workspace, stores, LLM client, tools, pipeline, commands.
 
+One concept, the assembly, hence a little over the usual length: `build_app` names the
+rooms in the order they need each other, and one small function builds each.
+
 Nothing below this module knows how the bot is put together: channels are handed the
 assembled parts (see `bot.channels.base.ChannelHost`), systems and tools get `Services`,
 and the CLI (the only importer of this module inside the package) starts it.
@@ -7,8 +10,6 @@ and the CLI (the only importer of this module inside the package) starts it.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,14 +32,16 @@ from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
 from mnemobot.bot.tools.session_tools import SessionTools
 from mnemobot.bot.turn.assistant import Assistant
-from mnemobot.bot.turn.commands import Commands
+from mnemobot.bot.turn.commands import Commands, StatusProvider
 from mnemobot.bot.turn.erasure import ScopeErasure
+from mnemobot.bot.turn.memory_status import memory_status
 from mnemobot.bot.turn.permissions import ConsoleRoles, Permissions
-from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
+from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.maintenance import supersede_matching_facts
 from mnemobot.memory.model_vision import ModelVisionStore
@@ -111,7 +114,9 @@ class App:
     mcp: McpServers
     # Speech to text and image descriptions for channels that take files.
     media: MediaReader
-    maintenance: MaintenanceScheduler | None = None
+    # The time of turns, tasks and what channels keep (a replay, a bench or a test: its own).
+    clock: Clock = SYSTEM_CLOCK
+    maintenance: MaintenanceTimer | None = None
     schedule: ScheduleService | None = None
     _started: bool = field(default=False, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
@@ -143,9 +148,7 @@ class App:
         if self.maintenance is not None:
             await self.maintenance.stop()
         await self.media.close()
-        close = getattr(self.llm, "close", None)
-        if close is not None:
-            await close()
+        await self.llm.close()
         self.memory.close()
         if isinstance(self.memory.embedder, OpenAIEmbeddings):
             await self.memory.embedder.aclose()
@@ -157,181 +160,273 @@ def build_app(
     llm: ChatModel | None = None,
     sessions: SessionStore | None = None,
     shared_workspace: bool = False,
-    clock: Callable[[], float] = time.time,
+    clock: Clock = SYSTEM_CLOCK,
     tasks: TaskStore | None = None,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
     `shared_workspace`: other processes write the memory files too (replicas); `clock`: the
     time of each turn and of scheduled tasks (a replay, a bench or a test passes its own);
-    `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files."""
-    paths = WorkspacePaths(settings.bot_workspace)
-    paths.create()
-    runtime = open_runtime_config(paths.runtime_config)
-    runtime.ensure_file()
-    config = runtime.current()
+    `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files.
+
+    Room by room, each from the ones before it: the workspace, memory and the model
+    (`Services`), maintenance, tools, compaction, permissions and the MCP servers, the turn
+    core, scheduled tasks, commands; the `App` they make is what channels are handed."""
+    paths, runtime = _open_workspace(settings)
     if sessions is None:
-        sessions = SessionStore(paths.sessions)
-    memory = MemoryService(
-        paths.root,
-        max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
-        shared_files=shared_workspace,
-        clock=clock,
-        # Reads memory.embeddings at each call: does nothing until they are configured.
-        embedder=OpenAIEmbeddings(settings, runtime),
-    )
+        sessions = SessionStore(paths.sessions, clock=clock)
     if llm is None:
-        llm = OpenAIChatModel(
-            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-            base_url=settings.openai_base_url,
-            max_retries=config.llm.max_retries,
-            timeout_seconds=config.llm.request_timeout_seconds,
-            windows=ModelWindowStore.in_workspace(paths.root),
-            vision=ModelVisionStore.in_workspace(paths.root),
-        )
-    large_results = LargeResultStore(paths.large_tool_results)
-    maintenance = MaintenanceScheduler(
-        paths=paths,
-        runtime=runtime,
-        memory=memory,
-        llm=llm,
-        chat_model_name=settings.bot_model,
-        on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
-        clock=clock,
-    )
-    tools = ToolRegistry(
-        [
-            datetime_tool(clock),
-            FilesTool(paths.files).tool(),
-            MemoryTool(memory, on_forgotten=maintenance.notify_forgotten, clock=clock).tool(),
-            *SessionTools(sessions, large_results).tools(),
-        ]
-    )
+        llm = _chat_model(settings, paths, runtime.current(), clock)
+    tools = ToolRegistry()
     services = Services(
         settings=settings,
         paths=paths,
         runtime=runtime,
-        memory=memory,
+        memory=_memory(settings, paths, runtime, shared_files=shared_workspace, clock=clock),
         sessions=sessions,
         llm=llm,
         tools=tools,
         clock=clock,
     )
-    load_entry_point_tools(tools, services)
-    compactor = Compactor(
-        llm,
-        sessions,
-        memory,
-        chat_model_for=services.chat_model,
-        on_compacted=maintenance.notify_compacted,
-        windows=llm if isinstance(llm, OpenAIChatModel) else None,
-        clock=clock,
-    )
-    context_building = ContextBuilding(memory)
-    permissions = Permissions(runtime.current)
-    permissions.register("console", ConsoleRoles())
-    mcp_access = McpToolAccess(permissions, named_users(settings, permissions))
+    maintenance = _maintenance(services)
+    large_results = LargeResultStore(paths.large_tool_results)
+    _register_tools(tools, services, maintenance, large_results)
+    compactor = _compactor(services, maintenance)
+    permissions = _permissions(runtime)
     confirmations = Confirmations()
-    mcp = McpServers(runtime, tools, confirmations, mcp_access, permissions)
-    systems: list[System] = [
-        mcp_access,
-        AutoCompaction(compactor, tools),
-        context_building,
-        ToolLoop(
-            llm,
-            tools,
-            overflow_recovery=OverflowRecovery(compactor, context_building),
-            large_results=large_results,
-            clock=clock,
-        ),
-        MemoryPersist(memory, clock=clock),
-    ]
-    if isinstance(llm, OpenAIChatModel):
-        systems.append(ContextWindowLimit(llm))
-    systems += load_entry_point_systems(services)
-    pipeline = Pipeline(systems)
-    assistant = Assistant(
-        settings=settings,
-        paths=paths,
-        runtime=runtime,
-        sessions=sessions,
-        pipeline=pipeline,
-        scope_for=scope_for,
-        clock=clock,
-        memory=memory,
-    )
-
-    def memory_lines(chat: ChatRef) -> list[str]:
-        scope = scope_for(chat, assistant.config())
-        files = (
-            "one folder shared by all chats (files.shared)"
-            if assistant.config().files.shared
-            else "this chat's own folder"
-        )
-        if not memory.is_loaded(scope):
-            # Loading a big scope takes a second: not on the event loop for a /status.
-            return [
-                f"Memory ({scope}): not loaded yet (read at this chat's next message)",
-                f"Files: {files}",
-            ]
-        stats = memory.stats(scope)
-        layers = ", ".join(f"{layer.lower()} {count}" for layer, count in stats.per_layer.items())
-        last = assistant.activity_for(chat).last_pack_tokens
-        pack = f"last pack {last} tokens" if last is not None else "no pack built yet"
-        skipped = f", {stats.skipped_lines} corrupt lines skipped" if stats.skipped_lines else ""
-        return [f"Memory ({scope}): {layers}; {pack}{skipped}", f"Files: {files}"]
-
-    erasure = ScopeErasure(paths, memory, sessions, runtime.current)
-
-    def maintenance_lines(chat: ChatRef) -> list[str]:
-        return maintenance.status_lines(scope_for(chat, assistant.config()))
-
-    schedule = build_schedule(
-        workspace=paths.root,
-        config=runtime.current,
-        assistant=assistant,
-        permissions=permissions,
-        clock=clock,
-        store=tasks,
-    )
-    tools.register(schedule.tool)
-    erasure.add_step(schedule.erase)
-    commands = Commands(
-        assistant,
-        compactor=compactor,
-        # Every chat's /status, in this order; its channel adds the channel's own lines.
-        status_providers=[memory_lines, maintenance_lines, mcp.status_lines],
-        async_status_providers=[schedule.status_lines],
-        handlers={"reminders": schedule.reminders},
-        memory=memory,
-        known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
-        permissions=permissions,
-        erasure=erasure,
-        tools_text=mcp.tools_text,
+    mcp = _mcp(services, tools, confirmations, permissions)
+    assistant = _assistant(services, compactor, mcp.access, large_results)
+    erasure = ScopeErasure(paths, services.memory, sessions, runtime.current)
+    schedule = _schedule(services, assistant, permissions, tools, erasure, tasks)
+    commands = _commands(
+        services, assistant, compactor, maintenance, mcp, schedule, permissions, erasure
     )
     return App(
         settings=settings,
         paths=paths,
         runtime=runtime,
         sessions=sessions,
-        memory=memory,
+        memory=services.memory,
         llm=llm,
         tools=tools,
-        pipeline=pipeline,
+        pipeline=assistant.pipeline,
         assistant=assistant,
         commands=commands,
         erasure=erasure,
         confirmations=confirmations,
         mcp=mcp,
         media=MediaReader(settings, llm, assistant.model_name),
+        clock=clock,
         maintenance=maintenance,
         schedule=schedule,
     )
 
 
-def build_replica_app(settings: Settings, replicas: Replicas) -> App:
+def _open_workspace(settings: Settings) -> tuple[WorkspacePaths, RuntimeConfigStore]:
+    """The workspace's folders, made if missing, and its runtime config (written if none)."""
+    paths = WorkspacePaths(settings.bot_workspace)
+    paths.create()
+    runtime = open_runtime_config(paths.runtime_config)
+    runtime.ensure_file()
+    return paths, runtime
+
+
+def _memory(
+    settings: Settings,
+    paths: WorkspacePaths,
+    runtime: RuntimeConfigStore,
+    *,
+    shared_files: bool,
+    clock: Clock,
+) -> MemoryService:
+    return MemoryService(
+        paths.root,
+        max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
+        shared_files=shared_files,
+        clock=clock,
+        # Reads memory.embeddings at each call: does nothing until they are configured.
+        embedder=OpenAIEmbeddings(settings, runtime),
+    )
+
+
+def _chat_model(
+    settings: Settings, paths: WorkspacePaths, config: RuntimeConfig, clock: Clock
+) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        base_url=settings.openai_base_url,
+        max_retries=config.llm.max_retries,
+        timeout_seconds=config.llm.request_timeout_seconds,
+        windows=ModelWindowStore.in_workspace(paths.root, clock=clock),
+        vision=ModelVisionStore.in_workspace(paths.root, clock=clock),
+    )
+
+
+def _maintenance(services: Services) -> MaintenanceTimer:
+    memory, runtime = services.memory, services.runtime
+    return MaintenanceTimer(
+        paths=services.paths,
+        runtime=runtime,
+        memory=memory,
+        llm=services.llm,
+        chat_model_name=services.settings.bot_model,
+        on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+        clock=services.clock,
+    )
+
+
+def _register_tools(
+    tools: ToolRegistry,
+    services: Services,
+    maintenance: MaintenanceTimer,
+    large_results: LargeResultStore,
+) -> None:
+    """The built-in tools, then the plugins' (a plugin reusing a built-in's name is skipped)."""
+    memory_tool = MemoryTool(
+        services.memory, on_forgotten=maintenance.notify_forgotten, clock=services.clock
+    )
+    for tool in [
+        datetime_tool(services.clock),
+        FilesTool(services.paths.files).tool(),
+        memory_tool.tool(),
+        *SessionTools(services.sessions, large_results).tools(),
+    ]:
+        tools.register(tool)
+    load_entry_point_tools(tools, services)
+
+
+def _compactor(services: Services, maintenance: MaintenanceTimer) -> Compactor:
+    llm = services.llm
+    return Compactor(
+        llm,
+        services.sessions,
+        services.memory,
+        chat_model_for=services.chat_model,
+        on_compacted=maintenance.notify_compacted,
+        windows=llm if isinstance(llm, OpenAIChatModel) else None,
+        clock=services.clock,
+    )
+
+
+def _permissions(runtime: RuntimeConfigStore) -> Permissions:
+    """Who may run which command; each channel registers how it knows its admins."""
+    permissions = Permissions(runtime.current)
+    permissions.register("console", ConsoleRoles())
+    return permissions
+
+
+def _mcp(
+    services: Services,
+    tools: ToolRegistry,
+    confirmations: Confirmations,
+    permissions: Permissions,
+) -> McpServers:
+    """The outside servers' tools, registered beside ours; who may call them (`access`)."""
+    access = McpToolAccess(permissions, named_users(services.settings, permissions))
+    return McpServers(services.runtime, tools, confirmations, access, permissions)
+
+
+def _assistant(
+    services: Services,
+    compactor: Compactor,
+    mcp_access: McpToolAccess,
+    large_results: LargeResultStore,
+) -> Assistant:
+    """The turn core: the pipeline of systems (the plugins' among them) a turn runs."""
+    llm, memory = services.llm, services.memory
+    context_building = ContextBuilding(memory)
+    systems: list[System] = [
+        mcp_access,
+        AutoCompaction(compactor, services.tools),
+        context_building,
+        ToolLoop(
+            llm,
+            services.tools,
+            overflow_recovery=OverflowRecovery(compactor, context_building),
+            large_results=large_results,
+            clock=services.clock,
+        ),
+        MemoryPersist(memory, clock=services.clock),
+    ]
+    if isinstance(llm, OpenAIChatModel):
+        systems.append(ContextWindowLimit(llm))
+    systems += load_entry_point_systems(services)
+    return Assistant(
+        settings=services.settings,
+        paths=services.paths,
+        runtime=services.runtime,
+        sessions=services.sessions,
+        pipeline=Pipeline(systems),
+        scope_for=scope_for,
+        clock=services.clock,
+        memory=memory,
+    )
+
+
+def _schedule(
+    services: Services,
+    assistant: Assistant,
+    permissions: Permissions,
+    tools: ToolRegistry,
+    erasure: ScopeErasure,
+    tasks: TaskStore | None,
+) -> ScheduleService:
+    """Scheduled tasks: their tool offered to the model, their files erased with a chat's."""
+    schedule = build_schedule(
+        workspace=services.paths.root,
+        config=services.runtime.current,
+        assistant=assistant,
+        permissions=permissions,
+        clock=services.clock,
+        store=tasks,
+    )
+    tools.register(schedule.tool)
+    erasure.add_step(schedule.erase)
+    return schedule
+
+
+def _commands(
+    services: Services,
+    assistant: Assistant,
+    compactor: Compactor,
+    maintenance: MaintenanceTimer,
+    mcp: McpServers,
+    schedule: ScheduleService,
+    permissions: Permissions,
+    erasure: ScopeErasure,
+) -> Commands:
+    llm = services.llm
+    return Commands(
+        assistant,
+        compactor=compactor,
+        # Every chat's /status, in this order; its channel adds the channel's own lines.
+        status_providers=[
+            memory_status(assistant, services.memory),
+            _maintenance_status(assistant, maintenance),
+            mcp.status_lines,
+        ],
+        async_status_providers=[schedule.status_lines],
+        handlers={"reminders": schedule.reminders},
+        memory=services.memory,
+        known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
+        permissions=permissions,
+        erasure=erasure,
+        tools_text=mcp.tools_text,
+    )
+
+
+def _maintenance_status(assistant: Assistant, maintenance: MaintenanceTimer) -> StatusProvider:
+    def lines(chat: ChatRef) -> list[str]:
+        return maintenance.status_lines(assistant.scope_for(chat, assistant.config()))
+
+    return lines
+
+
+def build_replica_app(
+    settings: Settings, replicas: Replicas, *, clock: Clock = SYSTEM_CLOCK
+) -> App:
     """The app of one replica: sessions and scheduled tasks in Redis, everything else on
     the shared workspace."""
     paths = WorkspacePaths(settings.bot_workspace)
-    sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas))
+    sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas), clock=clock)
     tasks = RedisTaskStore(replicas.client, namespace=replicas.coordination.namespace)
-    return build_app(settings, sessions=sessions, shared_workspace=True, tasks=tasks)
+    return build_app(settings, sessions=sessions, shared_workspace=True, clock=clock, tasks=tasks)

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import date, timedelta, tzinfo
 from pathlib import Path
 
 from filelock import FileLock
 
+from mnemobot.config.zones import time_in
 from mnemobot.memory.atomic_file import append_bytes, read_text_lenient, write_atomic
 from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.items import normalize_content
@@ -40,14 +41,9 @@ def _flatten(text: str) -> str:
     return text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
 
 
-def _local_time(at: float, tz: tzinfo | None) -> datetime:
-    # tz None means the machine's local zone.
-    return datetime.fromtimestamp(at, tz) if tz is not None else datetime.fromtimestamp(at)
-
-
 def format_note_line(user_text: str, assistant_text: str, at: float, tz: tzinfo | None) -> str:
     """One daily note line (no trailing newline)."""
-    clock = _local_time(at, tz).strftime("%H:%M")
+    clock = time_in(at, tz).strftime("%H:%M")
     user = _flatten(user_text)[:USER_CHARS]
     assistant = _flatten(assistant_text)[:ASSISTANT_CHARS]
     return f"[{clock}] User: {user} | Assistant: {assistant}"
@@ -66,7 +62,7 @@ def append_daily_note(
     tz: tzinfo | None = None,
 ) -> Path:
     """Append the turn's line to the note of its local day; returns the note's path."""
-    day = _local_time(at, tz).date()
+    day = time_in(at, tz).date()
     path = daily_note_path(scope_dir, day)
     line = format_note_line(user_text, assistant_text, at, tz) + "\n"
     try:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -39,6 +38,7 @@ from typing import Any, Protocol
 import orjson
 
 from mnemobot.memory.atomic_file import append_jsonl, write_atomic
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import (
     SPEAKER_TAG,
     TURN_TAG,
@@ -205,7 +205,7 @@ class ScopeItemStore:
         terms: Callable[[str], list[str]] | None = None,
         terms_joined: Callable[[Iterable[str]], Iterable[str]] | None = None,
         id_factory: Callable[[], str] = new_item_id,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
         tz: tzinfo = UTC,
         lock: threading.RLock | None = None,
         on_written: Callable[[list[MemoryItem]], None] | None = None,

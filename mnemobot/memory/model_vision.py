@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from pathlib import Path
 
 import orjson
 
 from mnemobot.memory.atomic_file import write_atomic
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import to_iso
 from mnemobot.memory.model_windows import endpoint_key
 
@@ -31,14 +31,15 @@ FILE_NAME = "model-vision.json"
 class ModelVisionStore:
     """Reads the file once, rewrites it atomically on every change; thread-safe."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.path = path
+        self.clock = clock
         self._lock = threading.Lock()
         self._entries: dict[str, dict[str, object]] | None = None
 
     @classmethod
-    def in_workspace(cls, root: Path) -> ModelVisionStore:
-        return cls(root / "preferences" / FILE_NAME)
+    def in_workspace(cls, root: Path, *, clock: Clock = SYSTEM_CLOCK) -> ModelVisionStore:
+        return cls(root / "preferences" / FILE_NAME, clock=clock)
 
     def refuses_images(self, base_url: str | None, model: str) -> bool:
         with self._lock:
@@ -49,7 +50,7 @@ class ModelVisionStore:
         key = f"{endpoint_key(base_url)} {model}"
         with self._lock:
             entries = self._loaded()
-            entries[key] = {"images": False, "detail": detail, "learnedAt": to_iso(time.time())}
+            entries[key] = {"images": False, "detail": detail, "learnedAt": to_iso(self.clock())}
             try:
                 write_atomic(self.path, orjson.dumps(entries, option=orjson.OPT_INDENT_2))
             except OSError as exc:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -24,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from mnemobot.memory.atomic_file import write_atomic
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import to_iso
 
 log = logging.getLogger(__name__)
@@ -74,14 +74,15 @@ def _entry_key(base_url: str | None, model: str) -> str:
 class ModelWindowStore:
     """Reads the file once, rewrites it atomically on every change; thread-safe."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.path = path
+        self.clock = clock
         self._lock = threading.Lock()
         self._entries: dict[str, ModelWindow] | None = None
 
     @classmethod
-    def in_workspace(cls, root: Path) -> ModelWindowStore:
-        return cls(root / "preferences" / FILE_NAME)
+    def in_workspace(cls, root: Path, *, clock: Clock = SYSTEM_CLOCK) -> ModelWindowStore:
+        return cls(root / "preferences" / FILE_NAME, clock=clock)
 
     def get(self, base_url: str | None, model: str) -> ModelWindow | None:
         with self._lock:
@@ -98,7 +99,7 @@ class ModelWindowStore:
             if known is not None and known.tokens == window.tokens:
                 return
             if not window.learned_at:
-                window = replace(window, learned_at=to_iso(time.time()))
+                window = replace(window, learned_at=to_iso(self.clock()))
             entries[key] = window
             document = {
                 name: {

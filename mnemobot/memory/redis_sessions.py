@@ -24,6 +24,7 @@ from typing import Protocol
 
 import orjson
 
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.session import AgentSession, SessionStore
 
 log = logging.getLogger(__name__)
@@ -42,8 +43,10 @@ def _digest(data: bytes | None) -> bytes | None:
 
 
 class RedisSessionStore(SessionStore):
-    def __init__(self, directory: Path, backend: SessionBackend) -> None:
-        super().__init__(directory)
+    def __init__(
+        self, directory: Path, backend: SessionBackend, *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
+        super().__init__(directory, clock=clock)
         self.backend = backend
         # Digest of each cached session's value as last read or written by this replica.
         self._known: dict[str, bytes | None] = {}
@@ -54,7 +57,7 @@ class RedisSessionStore(SessionStore):
         session = self._cache.get(key)
         if session is None:
             # Not read yet: `refresh_async` reads it before every turn and command.
-            session = self._cache[key] = AgentSession.new(key)
+            session = self._cache[key] = AgentSession.new(key, self.clock())
             self._known.setdefault(key, None)
         return session
 
@@ -78,7 +81,7 @@ class RedisSessionStore(SessionStore):
 
     def _parse(self, key: str, data: bytes | None) -> AgentSession:
         if data is None:
-            return AgentSession.new(key)
+            return AgentSession.new(key, self.clock())
         try:
             session = AgentSession.from_json_dict(orjson.loads(data))
             if session.id != key:
@@ -86,7 +89,7 @@ class RedisSessionStore(SessionStore):
             return session
         except (orjson.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
             log.warning("session %s in Redis was unreadable (%s); started fresh", key, exc)
-            return AgentSession.new(key)
+            return AgentSession.new(key, self.clock())
 
     async def save_async(self, session: AgentSession) -> None:
         key, data, number = self._snapshot(session)
@@ -117,7 +120,7 @@ class RedisSessionStore(SessionStore):
     def erase(self, key: str) -> list[Path]:
         """Empties the session's value in Redis (written like any save, under the chat's
         lease) and removes its files on the shared workspace (the offload log)."""
-        self.save(AgentSession.new(key))
+        self.save(AgentSession.new(key, self.clock()))
         return super().erase(key)
 
     async def flush(self) -> None:

@@ -12,7 +12,8 @@ Every write is atomic; the old directory goes last, so a crash mid-way leaves th
 scope to move again (item ids make a second merge of the same lines harmless: the newest
 line of an id wins on load).
 
-Callers hold both scopes' locks and drop them from any cache afterwards.
+Callers hold both scopes' locks and drop them from any cache afterwards: the bot moves a
+scope through `MemoryService.move_scope`, which does.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from mnemobot.memory.scope_paths import MEMORY_FILE_NAME, ScopePaths
 RenameRef = Callable[[str], str]
 
 
-def _keep(ref: str) -> str:
+def keep_ref(ref: str) -> str:
+    """References unchanged (a move within one chat's ids)."""
     return ref
 
 
@@ -69,7 +71,7 @@ def _merged(source: Path, target: Path, old: str, new: str, rename_ref: RenameRe
     return old_data + separator + new_data
 
 
-def move_scope(workspace: Path, old: str, new: str, rename_ref: RenameRef = _keep) -> int:
+def move_scope(workspace: Path, old: str, new: str, rename_ref: RenameRef = keep_ref) -> int:
     """Move scope `old`'s files to scope `new`; returns how many files moved (0: none)."""
     source = ScopePaths(workspace, old).directory
     target = ScopePaths(workspace, new).directory

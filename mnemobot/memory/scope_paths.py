@@ -55,13 +55,21 @@ def validate_scope_key(key: str) -> str:
 ScopeMode = Literal["chat", "global"]
 
 
+def all_chats_share(mode: ScopeMode) -> bool:
+    """Whether every chat reads and writes one scope (memory.scope "global")."""
+    return mode == "global"
+
+
+def scope_under(own_scope: str, mode: ScopeMode) -> str:
+    """The scope a chat whose own scope is `own_scope` uses under `mode`."""
+    return GLOBAL_SCOPE if all_chats_share(mode) else own_scope
+
+
 def chat_scope(channel: str, chat_id: str, mode: ScopeMode) -> str:
     """The memory scope of a chat: `<channel>:<chatId>` (per-chat memory, the default) or
     `global` (memory.scope "global": one scope for every chat). Forum topics of a group
     share the group's memory but have sessions of their own."""
-    if mode == "global":
-        return GLOBAL_SCOPE
-    return f"{channel}:{chat_id}"
+    return scope_under(f"{channel}:{chat_id}", mode)
 
 
 def session_scope(session_key: str, mode: ScopeMode) -> str:
@@ -75,8 +83,8 @@ def scope_key(channel: str, chat_id: str | int, mode: ScopeMode = "chat") -> str
     safe directory name or a mode that is neither "chat" nor "global"."""
     if mode not in ("chat", "global"):
         raise ValueError(f"memory scope mode must be 'chat' or 'global', not {mode!r}")
-    if mode == "global":
-        return chat_scope("", "", mode)
+    if all_chats_share(mode):
+        return GLOBAL_SCOPE
     channel_text = str(channel).strip()
     chat_text = str(chat_id).strip()
     if not channel_text or not chat_text:

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory import scope_move
 from mnemobot.memory.bm25 import BM25Index
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.daily_notes import (
@@ -96,6 +97,7 @@ from mnemobot.memory.items import (
 )
 from mnemobot.memory.pack import MemoryPack, build_pack
 from mnemobot.memory.request_overlap import RequestOverlap
+from mnemobot.memory.scope_move import RenameRef
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.text_terms import terms, terms_joined
 from mnemobot.memory.tokens import estimate_tokens
@@ -1055,6 +1057,23 @@ class MemoryService:
             with self._cache_lock:
                 self._stores.pop(scope, None)
             return erase_scope(self.workspace, scope)
+
+    def move_scope(self, old: str, new: str, rename_ref: RenameRef | None = None) -> int:
+        """Move scope `old`'s memory to scope `new` (a chat's new id), merged into what
+        `new` has; how many files moved (0: `old` had none). `rename_ref` renames the moved
+        items' references. Both scopes are read again afterwards.
+
+        What waits to be embedded for `old` is dropped: its items are embedded under `new`
+        when they are read there."""
+        with self.scope_lock(old), self.scope_lock(new):
+            if self._filler is not None:
+                self._filler.discard(old)
+            count = scope_move.move_scope(
+                self.workspace, old, new, rename_ref or scope_move.keep_ref
+            )
+            self.reload(old)
+            self.reload(new)
+        return count
 
     def export_scope(self, scope: str) -> bytes:
         """The scope's memory files as one zip (/export)."""

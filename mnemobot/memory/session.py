@@ -19,6 +19,7 @@ import orjson
 from filelock import FileLock
 
 from mnemobot.memory.atomic_file import append_jsonl, write_atomic
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import from_iso, to_iso
 
 log = logging.getLogger(__name__)
@@ -83,16 +84,17 @@ class AgentSession:
     id: str
     channel_type: str
     chat_id: str
+    # Seconds since the epoch, by the store's clock (a replay dates a session in its past).
+    created_at: float
+    updated_at: float
     messages: list[Message] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
-    created_at: float = field(default_factory=time.time)
-    updated_at: float = field(default_factory=time.time)
 
     @classmethod
-    def new(cls, key: str) -> AgentSession:
+    def new(cls, key: str, now: float) -> AgentSession:
         channel, _, chat_id = key.partition(":")
-        return cls(id=key, channel_type=channel, chat_id=chat_id)
+        return cls(id=key, channel_type=channel, chat_id=chat_id, created_at=now, updated_at=now)
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -132,11 +134,12 @@ class SessionStore:
     (milliseconds on a busy disk, which would stall every other chat): the session is
     serialized on the loop, so the snapshot is exactly the state at the call, and written
     in a worker thread. Writes of one session are ordered: each snapshot gets a number and
-    an older one never replaces a newer one on disk.
+    an older one never replaces a newer one on disk. `clock` dates new sessions and saves.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.directory = directory
+        self.clock = clock
         self._cache: dict[str, AgentSession] = {}
         # What each cached session's file looked like when we last read or wrote it: a
         # different file on disk means another process (a second `mnemobot chat`, the CLI)
@@ -195,7 +198,7 @@ class SessionStore:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            return AgentSession.new(key)
+            return AgentSession.new(key, self.clock())
         except OSError as exc:
             data = b""
             log.warning("session file of %s is unreadable (%s)", key, exc)
@@ -205,7 +208,9 @@ class SessionStore:
                 raise ValueError(f"file holds session {session.id!r}")
             return session
         except (orjson.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
-            stamp = time.strftime("%Y%m%dT%H%M%S") + f"{time.time_ns() % 1_000_000_000:09d}"
+            # The nanoseconds keep two set-aside copies apart under a clock that stands still.
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(self.clock()))
+            stamp += f"{time.time_ns() % 1_000_000_000:09d}"
             aside = path.with_name(f"{path.name}.corrupt-{stamp}")
             path.replace(aside)
             log.warning(
@@ -214,7 +219,7 @@ class SessionStore:
                 exc,
                 aside.name,
             )
-            fresh = AgentSession.new(key)
+            fresh = AgentSession.new(key, self.clock())
             fresh.metadata[SET_ASIDE_KEY] = aside.name
             return fresh
 
@@ -232,7 +237,7 @@ class SessionStore:
         await asyncio.shield(asyncio.to_thread(self._write, *snapshot))
 
     def _snapshot(self, session: AgentSession) -> tuple[str, bytes, int]:
-        session.updated_at = time.time()
+        session.updated_at = self.clock()
         try:
             data = orjson.dumps(session.to_json_dict(), option=orjson.OPT_INDENT_2)
         except TypeError:

@@ -128,3 +128,7 @@ class ChatModel(Protocol):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Run one chat completion; raise LLMError on any failure."""
         ...
+
+    async def close(self) -> None:
+        """Release what the model holds (connections); called once, when the bot stops."""
+        ...

@@ -22,6 +22,7 @@ from mnemobot.bot.turn.commands import Attachment, Commands
 from mnemobot.bot.turn.erasure import ScopeErasure
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import Clock
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.context import ChatRef
@@ -86,6 +87,10 @@ class Channel(Protocol):
         `answered`: the message will not be answered again (not a shutdown)."""
         ...
 
+    def status_lines(self, chat: ChatRef) -> list[str]:
+        """What this channel adds to `/status` in `chat` (e.g. replies not yet delivered)."""
+        ...
+
 
 class ChannelReplyStream(ReplyStream, Protocol):
     """A channel's `ReplyStream`, as the dispatcher drives it."""
@@ -102,10 +107,6 @@ class ChannelReplyStream(ReplyStream, Protocol):
         """/stop: the turn is cancelled next; what was shown is kept (`stop_requested`)."""
         ...
 
-    def status_lines(self, chat: ChatRef) -> list[str]:
-        """What this channel adds to `/status` in `chat` (e.g. replies not yet delivered)."""
-        ...
-
 
 class ChannelHost(Protocol):
     """The assembled bot's parts a channel works with; `bot.app.App` is one.
@@ -115,6 +116,8 @@ class ChannelHost(Protocol):
     """
 
     paths: WorkspacePaths
+    # The bot's time (a bench or a test passes its own): what a channel keeps is dated by it.
+    clock: Clock
     # Read `runtime.current()` each time: the runtime config hot-reloads.
     runtime: RuntimeConfigStore
     sessions: SessionStore

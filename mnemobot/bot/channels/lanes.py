@@ -27,7 +27,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from mnemobot.bot.schedule.model import Firing
+from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConfigSection
 from mnemobot.systems.context import ChatRef

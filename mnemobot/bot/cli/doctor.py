@@ -12,7 +12,6 @@ import contextlib
 import importlib.util
 import logging
 import os
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +47,7 @@ from mnemobot.config.settings import (
     load_settings,
 )
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import SYSTEM_CLOCK
 from mnemobot.memory.model_windows import ModelWindowStore
 from mnemobot.systems.llm import LLMError
 
@@ -307,7 +307,7 @@ async def check_schedule(settings: Settings) -> CheckResult:
     redis_url = settings.bot_redis_url.get_secret_value() if settings.bot_redis_url else None
     try:
         async with asyncio.timeout(NETWORK_CHECK_SECONDS):
-            line = await workspace_summary(settings.bot_workspace, redis_url, time.time())
+            line = await workspace_summary(settings.bot_workspace, redis_url, SYSTEM_CLOCK())
     except (OSError, RedisError, TimeoutError) as exc:
         reason = redact(str(exc) or type(exc).__name__, secrets_of(settings))
         return CheckResult("schedule", "warn", f"scheduled tasks cannot be read ({reason})")

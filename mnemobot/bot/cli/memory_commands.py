@@ -28,8 +28,9 @@ from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
-from mnemobot.bot.upkeep.scheduler import MaintenanceScheduler
+from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.clock import SYSTEM_CLOCK
 from mnemobot.memory.item_vectors import QueryVector
 from mnemobot.memory.maintenance import MaintenanceReport
 from mnemobot.memory.memory_rewrite import entries
@@ -50,7 +51,7 @@ def _pack(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
-    now = config.assistant.local_time(time.time())
+    now = config.assistant.local_time(SYSTEM_CLOCK())
 
     async def query_vector() -> QueryVector | None:
         try:
@@ -216,13 +217,13 @@ def _maintain(args: argparse.Namespace) -> int:
         )
         embedder = OpenAIEmbeddings(settings, runtime)
         memory = MemoryService(paths.root, embedder=embedder)
-        scheduler = MaintenanceScheduler(
+        timer = MaintenanceTimer(
             paths=paths, runtime=runtime, memory=memory, llm=llm, chat_model_name=settings.bot_model
         )
         try:
             if args.chat is not None:
-                return [await scheduler.maintain(args.chat)]
-            return await scheduler.maintain_all()
+                return [await timer.maintain(args.chat)]
+            return await timer.maintain_all()
         finally:
             await llm.close()
             memory.close()
@@ -274,7 +275,7 @@ def _restore(args: argparse.Namespace) -> int:
             f"no version {args.version!r} of {args.chat}; "
             f"`mnemobot memory history --chat {args.chat}` lists them"
         )
-    restore_version(paths, version, time.time(), keep=config.memory.consolidation.keep_versions)
+    restore_version(paths, version, SYSTEM_CLOCK(), keep=config.memory.consolidation.keep_versions)
     print(f"restored MEMORY.md of {args.chat} from {version.version} (the current one archived)")
     return 0
 

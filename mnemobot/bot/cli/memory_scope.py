@@ -17,7 +17,7 @@ from mnemobot.bot.cli.startup import settings_or_exit
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.scope_paths import validate_scope_key
+from mnemobot.memory.scope_paths import scope_under, validate_scope_key
 from mnemobot.memory.service import MemoryService
 
 # How many existing scopes an unknown chat key's error names.
@@ -94,10 +94,12 @@ def open_chat_memory(
     config = runtime.current()
     if runtime.error:
         print(f"mnemobot: warning: {runtime.error}; using defaults", file=sys.stderr)
-    if config.memory.scope == "global" and args.chat != "global":
-        # With memory.scope "global" every chat reads and writes the one global scope.
-        print(f"mnemobot: memory.scope is global: {args.chat} uses scope 'global'", file=sys.stderr)
-        args.chat = "global"
+    scope = scope_under(args.chat, config.memory.scope)
+    if scope != args.chat:
+        print(
+            f"mnemobot: memory.scope is global: {args.chat} uses scope {scope!r}", file=sys.stderr
+        )
+        args.chat = scope
     if must_exist and not has_traces(paths, args.chat):
         return unknown_scope_line(args.chat, paths.root)
     return MemoryService(paths.root, embedder=OpenAIEmbeddings(settings, runtime)), config

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +51,8 @@ class QueuedEntry:
     id: str
     key: str
     data: dict[str, Any]
-    at: float = field(default_factory=time.time)
+    # When it was accepted, by the bot's clock (kept for reading the journal, not used).
+    at: float
 
     def record(self) -> dict[str, Any]:
         return {"op": "add", "id": self.id, "key": self.key, "at": self.at, "data": self.data}

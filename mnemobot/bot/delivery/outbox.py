@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,10 @@ class Outbox:
         *,
         first_retry_seconds: float = FIRST_RETRY_SECONDS,
         last_retry_seconds: float = LAST_RETRY_SECONDS,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.queue = DurableQueue(path)
+        self.clock = clock
         self.deliver = deliver
         self.first_retry_seconds = first_retry_seconds
         self.last_retry_seconds = last_retry_seconds
@@ -91,7 +94,10 @@ class Outbox:
         same answer put twice (a turn answered again after a crash) goes out once.
         """
         ids = ids or [uuid.uuid4().hex for _ in messages]
-        entries = [QueuedEntry(id=i, key=key, data=m) for i, m in zip(ids, messages, strict=True)]
+        now = self.clock()
+        entries = [
+            QueuedEntry(id=i, key=key, data=m, at=now) for i, m in zip(ids, messages, strict=True)
+        ]
         # A reply that cannot be kept on disk (a full or read-only disk) is still sent.
         fresh = await asyncio.to_thread(partial(self.queue.add, entries, in_memory_on_failure=True))
         failing = any(self.queue.in_memory(entry.id) for entry in fresh)

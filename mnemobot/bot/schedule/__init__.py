@@ -1,6 +1,6 @@
 """Reminders and scheduled tasks that fire once, on time, across restarts and replicas.
 
-- `model`: a task, its schedule, one firing of it;
+- `tasks`: a task, its schedule, one firing of it;
 - `timing` and `parsing`: pure functions (when next, what is due, reading "tomorrow at 9");
 - `store` (files, the default) and `redis_store` (replicas): where tasks are kept;
 - `scheduler`: the loop that hands due firings to their chats' channels;

@@ -20,16 +20,16 @@ the outbox recognises it, so it is delivered once.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.schedule.store import TaskStore
+from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
 from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, find_received
 from mnemobot.config.runtime import ScheduleConfig
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import to_iso
 from mnemobot.systems.compactor import NO_REPLY
 from mnemobot.systems.context import ChatRef
@@ -135,7 +135,7 @@ class FiringRunner:
         store: TaskStore,
         config: Callable[[], ScheduleConfig],
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.assistant = assistant
         self.store = store

@@ -20,7 +20,9 @@ from datetime import datetime, timedelta
 
 from dateparser.date import DateDataParser
 
-from mnemobot.bot.schedule.timing import wall_time, wall_to_epoch, zone_of
+from mnemobot.bot.schedule.timing import wall_time, wall_to_epoch
+from mnemobot.config.zones import zone_of
+from mnemobot.memory.clock import SECONDS_PER_DAY
 
 # How far the second reading's "now" is moved: not a whole number of minutes of any unit
 # people use, so a fixed time of day never moves by exactly this much.
@@ -94,7 +96,7 @@ def parse_when(text: str, now: float, zone_name: str) -> float:
         offset = found - base
         if moved is not None and moved - (base + _PROBE_SHIFT) == offset:
             # A duration from now ("in 2 hours", "in 3 days", "tomorrow").
-            whole_days = offset.total_seconds() % 86_400 == 0
+            whole_days = offset.total_seconds() % SECONDS_PER_DAY == 0
             at = wall_to_epoch(found, zone) if whole_days else now + offset.total_seconds()
         else:
             at = wall_to_epoch(found, zone)
@@ -103,7 +105,7 @@ def parse_when(text: str, now: float, zone_name: str) -> float:
             f"{words!r} is in the past (it is now {wall_time(now, zone):%Y-%m-%d %H:%M} "
             f"in {zone_name}); give a future time"
         )
-    if at - now > MAX_AHEAD_DAYS * 86_400:
+    if at - now > MAX_AHEAD_DAYS * SECONDS_PER_DAY:
         raise WhenError(f"{words!r} is more than {MAX_AHEAD_DAYS // 366} years ahead")
     return at
 
@@ -126,7 +128,7 @@ class Interval:
 
     @property
     def approximate_seconds(self) -> float:
-        return self.seconds if self.seconds is not None else float(self.days or 0) * 86_400
+        return self.seconds if self.seconds is not None else float(self.days or 0) * SECONDS_PER_DAY
 
 
 def parse_interval(text: str) -> Interval:
@@ -153,7 +155,7 @@ def _interval(count: float, unit: str) -> Interval:
     if unit.startswith(("d", "w")):
         days = count * (7 if unit.startswith("w") else 1)
         if days != int(days):
-            return Interval(seconds=days * 86_400)
+            return Interval(seconds=days * SECONDS_PER_DAY)
         return Interval(days=int(days))
     size = 3_600 if unit.startswith("h") else 60
     return Interval(seconds=count * size)

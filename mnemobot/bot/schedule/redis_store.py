@@ -23,7 +23,6 @@ from typing import Any
 import orjson
 from redis.asyncio import Redis
 
-from mnemobot.bot.schedule.model import Task
 from mnemobot.bot.schedule.store import (
     TooManyTasks,
     Waiting,
@@ -32,6 +31,7 @@ from mnemobot.bot.schedule.store import (
     resumed,
     sort_for_listing,
 )
+from mnemobot.bot.schedule.tasks import Task
 
 _ADD = """
 if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[1]) then

@@ -11,20 +11,20 @@ Listing is for everyone in the chat; changing follows `permissions.schedule` in 
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.timing import (
     format_when,
     next_occurrence,
     repeat_suffix,
-    zone_of,
 )
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.zones import zone_of
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import ChatRef
 
 USAGE = (
@@ -57,7 +57,7 @@ class RemindersCommand:
         config: Callable[[], RuntimeConfig],
         zone_for: Callable[[ChatRef], str],
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
         on_changed: Callable[[], None] = lambda: None,
     ) -> None:
         self.store = store

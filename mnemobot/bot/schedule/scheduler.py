@@ -22,13 +22,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from mnemobot.bot.schedule.model import Firing, Task
 from mnemobot.bot.schedule.store import TaskStore
+from mnemobot.bot.schedule.tasks import Firing, Task
 from mnemobot.bot.schedule.timing import plan_firing
 from mnemobot.config.runtime import ScheduleConfig
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class Scheduler:
         store: TaskStore,
         config: Callable[[], ScheduleConfig],
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
         self.config = config

@@ -7,7 +7,6 @@ jobs in their lanes to `runner`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,13 +15,15 @@ from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.schedule.reminders import RemindersCommand
 from mnemobot.bot.schedule.scheduler import Scheduler
 from mnemobot.bot.schedule.store import FileTaskStore, TaskStore, Waiting
-from mnemobot.bot.schedule.timing import format_when, local_zone_name
+from mnemobot.bot.schedule.timing import format_when
 from mnemobot.bot.schedule.tool import ScheduleTool
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.erasure import EraseStep, ErasureTarget
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.zones import local_zone_name
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import ChatRef
 from mnemobot.systems.tool_runner import Tool
 
@@ -53,7 +54,7 @@ class ScheduleService:
     runner: FiringRunner
     tool: Tool
     reminders: RemindersCommand
-    clock: Callable[[], float]
+    clock: Clock
 
     async def status_lines(self, chat: ChatRef) -> list[str]:
         waiting = await self.store.waiting(lambda key: key == chat.key)
@@ -125,7 +126,7 @@ def build_schedule(
     config: Callable[[], RuntimeConfig],
     assistant: Assistant,
     permissions: Permissions,
-    clock: Callable[[], float] = time.time,
+    clock: Clock = SYSTEM_CLOCK,
     store: TaskStore | None = None,
 ) -> ScheduleService:
     """`store`: another store than the workspace's files (replicas keep tasks in Redis)."""

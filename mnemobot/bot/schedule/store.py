@@ -23,8 +23,9 @@ from typing import Protocol
 
 import orjson
 
-from mnemobot.bot.schedule.model import Task
-from mnemobot.bot.schedule.timing import next_occurrence, zone_of
+from mnemobot.bot.schedule.tasks import Task
+from mnemobot.bot.schedule.timing import next_occurrence
+from mnemobot.config.zones import zone_of
 from mnemobot.memory.atomic_file import write_atomic
 
 log = logging.getLogger(__name__)

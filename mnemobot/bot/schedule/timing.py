@@ -18,56 +18,22 @@ from __future__ import annotations
 import itertools
 import math
 from datetime import datetime, timedelta
-from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
-from mnemobot.bot.schedule.model import Firing, Schedule, Task
+from mnemobot.bot.schedule.tasks import Firing, Schedule, Task
+from mnemobot.config.zones import zone_of
+from mnemobot.memory.clock import SECONDS_PER_DAY
 
 # Cron matches walked at most to find the next one past a time (a few are walked past
 # when a time falls in a repeated hour); far above any valid expression's need.
 MAX_CRON_STEPS = 10_000
 # Catching up after an outage counts missed occurrences only this far back; older ones
 # are passed over at once (a minutely task offline for a year would be half a million).
-CATCH_UP_WINDOW_SECONDS = 7 * 86_400
+CATCH_UP_WINDOW_SECONDS = 7 * SECONDS_PER_DAY
 # Occurrences compared to find a cron expression's shortest gap.
 GAP_SAMPLES = 400
-
-
-def zone_of(name: str) -> ZoneInfo:
-    """The zone of an IANA name; ValueError naming it when unknown."""
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(
-            f"unknown time zone {name!r}; use an IANA name like Europe/Berlin"
-        ) from None
-
-
-def local_zone_name() -> str:
-    """The machine's zone as an IANA name (TZ, else /etc/localtime), else "UTC".
-
-    A name, not the fixed offset `datetime.astimezone()` gives: an offset knows nothing
-    of daylight-saving changes.
-    """
-    import os
-
-    candidates = [os.environ.get("TZ", "").lstrip(":")]
-    try:
-        target = str(Path("/etc/localtime").resolve())
-        if "zoneinfo/" in target:
-            candidates.append(target.split("zoneinfo/", 1)[1])
-    except OSError:
-        pass
-    for name in candidates:
-        if name:
-            try:
-                zone_of(name)
-                return name
-            except ValueError:
-                continue
-    return "UTC"
 
 
 def wall_time(ts: float, zone: ZoneInfo) -> datetime:
@@ -103,7 +69,7 @@ def next_occurrence(schedule: Schedule, after: float, zone: ZoneInfo) -> float |
     start = wall_time(anchor, zone)
     step = schedule.days
     # One day or so short of the answer (DST moves an instant by an hour at most), then on.
-    k = max(0, math.floor((after - anchor) / (step * 86_400)) - 1)
+    k = max(0, math.floor((after - anchor) / (step * SECONDS_PER_DAY)) - 1)
     while True:
         candidate = wall_to_epoch(start + timedelta(days=k * step), zone)
         if candidate > after:
@@ -218,7 +184,7 @@ def repeat_suffix(schedule: Schedule, zone_name: str) -> str:
 
 
 def describe_seconds(seconds: float) -> str:
-    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+    for unit, size in (("day", SECONDS_PER_DAY), ("hour", 3_600), ("minute", 60)):
         if seconds >= size and seconds % size == 0:
             count = int(seconds // size)
             return unit if count == 1 else f"{count} {unit}s"

@@ -19,22 +19,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat, TaskKind
 from mnemobot.bot.schedule.parsing import WhenError, parse_interval, parse_when
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat, TaskKind
 from mnemobot.bot.schedule.timing import (
     describe_schedule,
     describe_seconds,
     format_when,
-    local_zone_name,
     next_occurrence,
     repeat_suffix,
     shortest_gap,
     valid_cron,
-    zone_of,
 )
 from mnemobot.bot.tools.clock_tool import CHAT_ZONE_KEY, chat_zone_name
 from mnemobot.bot.turn.permissions import Permissions
+from mnemobot.config.zones import local_zone_name, zone_of
 from mnemobot.systems.context import TurnContext
 from mnemobot.systems.tool_runner import Tool
 

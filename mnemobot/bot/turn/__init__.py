@@ -1,2 +1,2 @@
-"""The turn core: the Assistant (one chat's turn through the pipeline), the slash commands,
-who may run them, and erasing a chat's memory."""
+"""The turn core: the Assistant (one chat's turn through the pipeline), the slash commands
+(the memory lines of `/status` among them), who may run them, and erasing a chat's memory."""

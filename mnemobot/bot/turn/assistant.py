@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -20,6 +19,7 @@ from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.config.zones import local_time
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import from_iso, to_iso
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
@@ -163,7 +163,7 @@ class Assistant:
         sessions: SessionStore,
         pipeline: Pipeline,
         scope_for: Callable[[ChatRef, RuntimeConfig], str],
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
         memory: MemoryService | None = None,
     ) -> None:
         """`clock` gives the time of each turn (seconds since the epoch): a replay or a bench

@@ -17,6 +17,7 @@ from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.memory.model_windows import ModelWindow
+from mnemobot.memory.scope_paths import all_chats_share
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import AgentSession
 from mnemobot.systems.compaction_plan import is_summary
@@ -275,7 +276,7 @@ class Commands:
             return CommandReply("Export is not available.")
         scope = self.assistant.scope_for(chat, self.assistant.config())
         data = await memory.offload(scope, partial(memory.export_scope, scope))
-        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.assistant.clock()))
         filename = f"{export_prefix(scope)}{stamp}.zip"
         path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
         await memory.offload(scope, partial(_write_file, path, data))
@@ -298,7 +299,7 @@ class Commands:
         asked_until = self._forget_me_asked.pop(asker, 0.0)
         if args.strip().lower() != "confirm" or now > asked_until:
             self._forget_me_asked[asker] = now + FORGET_ME_CONFIRM_MINUTES * 60
-            if self.assistant.config().memory.scope == "global":
+            if all_chats_share(self.assistant.config().memory.scope):
                 what = (
                     "everything I remember of every chat (all chats share one memory here), "
                     "and every chat's conversation and logs"

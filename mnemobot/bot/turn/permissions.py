@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from mnemobot.config.runtime import PermissionLevel, RuntimeConfig
+from mnemobot.memory.scope_paths import all_chats_share
 from mnemobot.systems.context import ChatRef
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ class Permissions:
         if command not in GUARDED_COMMANDS:
             return None
         config = self.config()
-        if command in WHOLE_MEMORY_COMMANDS and config.memory.scope == "global":
+        if command in WHOLE_MEMORY_COMMANDS and all_chats_share(config.memory.scope):
             if self.is_operator(chat) and command == "export" and chat.is_group:
                 # The file would go to every member of the group.
                 return (

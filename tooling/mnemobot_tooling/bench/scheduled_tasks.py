@@ -35,7 +35,8 @@ import orjson
 
 from mnemobot.bot.app import build_app
 from mnemobot.bot.channels.telegram.serve import serve_telegram
-from mnemobot.bot.schedule.model import Schedule, Task, TaskChat
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
+from mnemobot.memory.clock import SECONDS_PER_DAY
 from mnemobot_tooling.bench.harness import BotSetup, bench_rate_limiter, bench_servers
 from mnemobot_tooling.bench.load_servers import LoadPlan
 from mnemobot_tooling.bench.report import cpu_model, percentile, usable_cpus
@@ -137,7 +138,7 @@ def waiting_tasks(count: int, start: float) -> list[Task]:
     found = []
     for n in range(count):
         chat = TaskChat("telegram", str(100_000 + n // TASKS_PER_CHAT), user_id="7")
-        due = start + 60 + (n * 2_593) % (30 * 86_400)
+        due = start + 60 + (n * 2_593) % (30 * SECONDS_PER_DAY)
         schedule = (
             Schedule("once", at=due)
             if n % 3 == 0

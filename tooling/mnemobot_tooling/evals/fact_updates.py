@@ -26,10 +26,10 @@ from typing import Any
 import orjson
 
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.clock import SECONDS_PER_DAY
 from mnemobot.memory.service import MemoryService
 
 DATA_FILE = Path(__file__).parent / "data" / "knowledge_updates.json"
-_DAY = 86_400.0
 OLD_DAYS_AGO = 60
 NEW_DAYS_AGO = 10
 EARLIER_MARK = "earlier"
@@ -77,7 +77,7 @@ def run_case(
             scope=scope,
             user_text=text,
             assistant_text="Got it.",
-            at=now - days_ago * _DAY,
+            at=now - days_ago * SECONDS_PER_DAY,
             config=config,
             tz=UTC,
         )

@@ -272,7 +272,9 @@ async def ingest(
     """Write every turn through MemoryPersist, as the bot does after each answered turn."""
     persist = MemoryPersist(memory)
     channel, _, chat_id = scope.partition(":")
-    session = AgentSession.new(scope)
+    # Dated like the conversation it replays: its first turn (an empty one: the epoch).
+    started = conversation.turns[0].at.timestamp() if conversation.turns else 0.0
+    session = AgentSession.new(scope, started)
     for turn in conversation.turns:
         ctx = TurnContext(
             chat=ChatRef(channel, chat_id, user_id=turn.speaker, user_name=turn.speaker),

@@ -21,7 +21,7 @@ from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.console.terminal_input import TerminalInput
 from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneConfig, LaneJob, firing_job
-from mnemobot.bot.schedule.model import Firing
+from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import Attachment, parse_command
 from mnemobot.systems.context import ChatRef
 

@@ -68,7 +68,7 @@ from mnemobot.bot.delivery.journal import QueuedEntry
 from mnemobot.bot.delivery.outbox import Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.delivery.replicas import Replicas
-from mnemobot.bot.schedule.model import Firing
+from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.turn.erasure import ErasureTarget
 from mnemobot.config.settings import Settings
@@ -152,7 +152,7 @@ class TelegramChannel:
         self.intake: TelegramIntake
         if replicas is None:
             self.intake = TelegramIntake(
-                delivery / "telegram-inbox.jsonl", application.bot, self.on_update
+                delivery / "telegram-inbox.jsonl", application.bot, self.on_update, clock=app.clock
             )
             outbox_path = delivery / "telegram-outbox.jsonl"
             previews_path = delivery / "telegram-previews.jsonl"
@@ -165,7 +165,9 @@ class TelegramChannel:
                 sweep_seconds=config.sweep_seconds,
                 outage=replicas.outage,
             )
-            self.intake = RedisTelegramIntake(inbox, application.bot, self.on_update)
+            self.intake = RedisTelegramIntake(
+                inbox, application.bot, self.on_update, clock=app.clock
+            )
             # Each replica's undelivered replies are its own: one journal per replica name.
             outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
             # A chat's message replayed on another replica after a crash gets a new
@@ -173,8 +175,8 @@ class TelegramChannel:
             previews_path = delivery / f"telegram-previews-{settings.replica_id}.jsonl"
         self.intake.handle_firing = self.on_firing
         delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
-        self.outbox = Outbox(outbox_path, delivery.deliver)
-        self.preview_journal = PreviewJournal(previews_path)
+        self.outbox = Outbox(outbox_path, delivery.deliver, clock=app.clock)
+        self.preview_journal = PreviewJournal(previews_path, clock=app.clock)
         # The preview of the reply being written, per chat (one turn runs per chat).
         self._previews: dict[str, TelegramPreview] = {}
         self.dispatcher = ChatDispatcher(
@@ -191,7 +193,7 @@ class TelegramChannel:
         self.migration = ChatMigration(app, self.dispatcher)
         self.identity: BotIdentity | None = None
         self.media = TelegramMediaTurns(application.bot, app)
-        self.refusals = RefusalMemory(refusals_path(app.paths.root))
+        self.refusals = RefusalMemory(refusals_path(app.paths.root), app.clock)
         app.erasure.add_step(self._erase_journals)
         app.commands.permissions.register(
             CHANNEL,
@@ -450,8 +452,11 @@ class TelegramChannel:
     async def keep_firings(self, firings: Sequence[Firing]) -> None:
         """Due scheduled tasks: kept in the inbox (under their group's inbox key, like its
         messages), then each waits in its chat's lane."""
+        now = self.app.clock()
         entries = [
-            QueuedEntry(id=f.entry_id, key=f"{CHANNEL}:{f.task.chat.chat_id}", data=f.to_json())
+            QueuedEntry(
+                id=f.entry_id, key=f"{CHANNEL}:{f.task.chat.chat_id}", data=f.to_json(), at=now
+            )
             for f in firings
         ]
         await self.intake.keep_firings(entries)

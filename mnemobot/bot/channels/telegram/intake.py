@@ -39,7 +39,8 @@ from telegram import Bot, Update
 
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
-from mnemobot.bot.schedule.model import is_firing_entry
+from mnemobot.bot.schedule.tasks import is_firing_entry
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +60,20 @@ def inbox_key(raw: dict[str, Any]) -> str:
     return "telegram:?"
 
 
+def accepted_updates(raw_updates: Sequence[dict[str, Any]], now: float) -> list[QueuedEntry]:
+    """Updates as inbox entries, accepted `now`."""
+    return [
+        QueuedEntry(id=f"u:{raw['update_id']}", key=inbox_key(raw), data=dict(raw), at=now)
+        for raw in raw_updates
+    ]
+
+
 class TelegramIntake:
-    def __init__(self, path: Path, bot: Bot, handle: HandleUpdate) -> None:
+    def __init__(
+        self, path: Path, bot: Bot, handle: HandleUpdate, *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.inbox = DurableQueue(path)
+        self.clock = clock
         self.bot = bot
         self.handle = handle
         self.skipped = 0
@@ -77,10 +89,7 @@ class TelegramIntake:
 
     async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
         """Keep `raw_updates` durably, then handle the ones not seen before."""
-        entries = [
-            QueuedEntry(id=f"u:{raw['update_id']}", key=inbox_key(raw), data=dict(raw))
-            for raw in raw_updates
-        ]
+        entries = accepted_updates(raw_updates, self.clock())
         fresh = await asyncio.to_thread(partial(self.inbox.add, entries, in_memory_on_failure=True))
         failing = any(self.inbox.in_memory(entry.id) for entry in fresh)
         if failing and not self._failing:
@@ -161,9 +170,12 @@ class RedisTelegramIntake(TelegramIntake):
     """The intake of a replica on Redis: updates kept in Redis (claimed once across
     replicas), handled by whichever replica holds their chat's lease."""
 
-    def __init__(self, inbox: RedisInbox, bot: Bot, handle: HandleUpdate) -> None:
+    def __init__(
+        self, inbox: RedisInbox, bot: Bot, handle: HandleUpdate, *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         # No journal of its own: Redis is the inbox (see `bot.delivery.redis_ingress`).
         self.redis_inbox = inbox
+        self.clock = clock
         self.bot = bot
         self.handle = handle
         self.skipped = 0
@@ -176,10 +188,7 @@ class RedisTelegramIntake(TelegramIntake):
         await self.redis_inbox.accept(entries)
 
     async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
-        entries = [
-            QueuedEntry(id=f"u:{raw['update_id']}", key=inbox_key(raw), data=dict(raw))
-            for raw in raw_updates
-        ]
+        entries = accepted_updates(raw_updates, self.clock())
         fresh = await self.redis_inbox.accept(entries)
         if fresh < len(entries):
             log.info("ignoring %d update(s) already received", len(entries) - fresh)

@@ -30,7 +30,6 @@ from mnemobot.bot.channels.base import ChannelHost
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, MAINTENANCE_WAIT_SECONDS, export_prefix
 from mnemobot.memory.atomic_file import write_atomic
 from mnemobot.memory.maintenance import maintenance_paused
-from mnemobot.memory.scope_move import move_scope
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.systems.context import ChatRef
 
@@ -155,16 +154,10 @@ class ChatMigration:
 
         def move() -> list[str]:
             moved: list[str] = []
-            with (
-                maintenance_paused(ScopePaths(paths.root, old_scope), MAINTENANCE_WAIT_SECONDS),
-                memory.scope_lock(old_scope),
-                memory.scope_lock(new_scope),
-            ):
-                count = move_scope(paths.root, old_scope, new_scope, _ref_renamer(old_scope))
-                if count:
-                    moved.append(f"the memory ({count} files)")
-                memory.reload(old_scope)
-                memory.reload(new_scope)
+            with maintenance_paused(ScopePaths(paths.root, old_scope), MAINTENANCE_WAIT_SECONDS):
+                count = memory.move_scope(old_scope, new_scope, _ref_renamer(old_scope))
+            if count:
+                moved.append(f"the memory ({count} files)")
             folder, target = paths.files / old_scope, paths.files / new_scope
             if folder.is_dir():
                 if target.exists():

@@ -46,6 +46,7 @@ from mnemobot.bot.channels.telegram.rate_limits import (
 )
 from mnemobot.bot.channels.telegram.split import split_plain_for_telegram
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +72,9 @@ def preview_method(mode: StreamingMode, is_group: bool) -> PreviewMethod | None:
 class PreviewJournal:
     """The preview messages of answers not yet handed to the outbox, per inbox receipt."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.queue = DurableQueue(path)
+        self.clock = clock
 
     def message_ids(self, receipt: str) -> list[int]:
         ids: dict[int, int] = {}
@@ -83,7 +85,7 @@ class PreviewJournal:
 
     async def add(self, key: str, receipt: str, index: int, message_id: int) -> None:
         data = {"receipt": receipt, "index": index, "message_id": message_id}
-        entry = QueuedEntry(id=f"{receipt}:preview:{index}", key=key, data=data)
+        entry = QueuedEntry(id=f"{receipt}:preview:{index}", key=key, data=data, at=self.clock())
         await asyncio.to_thread(self.queue.add, [entry], in_memory_on_failure=True)
 
     async def settle(self, receipt: str) -> None:

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 
 from mnemobot.memory.atomic_file import write_atomic
-from mnemobot.memory.clock import SECONDS_PER_DAY
+from mnemobot.memory.clock import SECONDS_PER_DAY, SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +31,7 @@ def refusals_path(workspace: Path) -> Path:
 class RefusalMemory:
     """When each refused user was last told; `claim` says whether to tell them now."""
 
-    def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: Path, clock: Clock = SYSTEM_CLOCK) -> None:
         self.path = path
         self.clock = clock
         self._told_at = _load(path)

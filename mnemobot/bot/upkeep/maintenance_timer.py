@@ -1,4 +1,4 @@
-"""The maintenance scheduler: memory upkeep in the background, never inside a turn.
+"""The maintenance timer: memory upkeep in the background, never inside a turn.
 
 Every `memory.maintenance.intervalHours` it maintains every scope (memory.maintenance
 runs the steps); a compaction (and its memory flush) also starts maintenance of its scope,
@@ -120,7 +120,7 @@ def consolidation_request(
     )
 
 
-class MaintenanceScheduler:
+class MaintenanceTimer:
     def __init__(
         self,
         *,
@@ -286,6 +286,12 @@ class MaintenanceScheduler:
         except Exception:
             log.exception("maintenance of %s failed", scope)
             return None
+
+    async def settled(self) -> None:
+        """Return once the runs started so far (after a compaction, for an erasure) have
+        ended, those started meanwhile included."""
+        while self._pending:
+            await asyncio.wait(set(self._pending))
 
     async def stop(self) -> None:
         """Stop ticking; a run waiting on the model is cancelled, nothing half-written."""
