@@ -127,9 +127,14 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 
 def describe_failure(
-    error: BaseException, server: McpServerConfig, stderr: StderrTail | None
+    error: BaseException,
+    server: McpServerConfig,
+    secrets: Iterable[str],
+    stderr: StderrTail | None,
 ) -> str:
-    """One line saying why a connection failed or ended, without secrets."""
+    """One line saying why a connection failed or ended, with `secrets` (the server's
+    filled-in values) taken out: a server's error may repeat what it was given, and this
+    line reaches the log, /status, doctor and the model."""
     from mcp.shared.exceptions import MCPError
 
     leaves = _leaves(error)
@@ -153,7 +158,8 @@ def describe_failure(
         reason = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
     if last_words:
         reason += f"; its last words: {last_words}"
-    return reason[:REASON_CHARS]
+    # Cleaned before it is cut: a cut through a secret would leave its start unredacted.
+    return without_secrets(reason, secrets)[:REASON_CHARS]
 
 
 def url_for_display(url: str | None) -> str:

@@ -8,6 +8,9 @@ arguments, or ``cancelled <tool>``), so a test sees what ran and what was cancel
 
 ``--exit-at-start`` writes ``MCP_TEST_SECRET`` to stderr and exits 1: a server that fails
 to start, loudly, with a secret in its last words. ``--hang-at-start`` never answers.
+``--refuse-init-when PATH``: once PATH exists, the server answers ``initialize`` with a
+protocol error that repeats ``MCP_TEST_SECRET`` (a server that came up, then cannot log in
+after a restart, and says with what).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import asyncio
 import os
 import sys
 import time
+from typing import Any
 
 if "--exit-at-start" in sys.argv:
     # Before the SDK's import (half a second): a server that fails at once.
@@ -25,8 +29,24 @@ if "--exit-at-start" in sys.argv:
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 
-server = MCPServer("mnemobot-test", instructions="tools for mnemobot's tests")
+# --refuse-init-when PATH
+refuse_flag: str | None = None
+
+
+async def refuse_init(ctx: Any, call_next: Any) -> Any:
+    """The server's middleware: refuses `initialize` once the flag file of
+    --refuse-init-when exists, and lets everything else through."""
+    if ctx.method == "initialize" and refuse_flag and os.path.exists(refuse_flag):
+        secret = os.environ.get("MCP_TEST_SECRET")
+        raise MCPError(code=-32603, message=f"cannot log in with {secret}")
+    return await call_next(ctx)
+
+
+server = MCPServer(
+    "mnemobot-test", instructions="tools for mnemobot's tests", middleware=[refuse_init]
+)
 
 
 def note(line: str) -> None:
@@ -137,11 +157,14 @@ def send_mail(to: str, subject: str) -> str:
 
 
 def main() -> None:
+    global refuse_flag
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--exit-at-start", action="store_true")
     parser.add_argument("--hang-at-start", action="store_true")
+    parser.add_argument("--refuse-init-when", metavar="PATH")
     args = parser.parse_args()
+    refuse_flag = args.refuse_init_when
     if args.hang_at_start:
         time.sleep(3600)
     if args.http:
