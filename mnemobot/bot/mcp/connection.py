@@ -163,10 +163,15 @@ def describe_failure(
 
 
 def url_for_display(url: str | None) -> str:
+    """The scheme, host and port of a URL as written in the config: never its path, query
+    or password, where a key may be."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url or "")
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # a port given as ${VARIABLE}
+        port = ""
     return f"{parts.scheme}://{parts.hostname}{port}"
 
 
@@ -215,12 +220,12 @@ async def open_link(
                 )
                 read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
             else:
-                assert server.url is not None
+                assert filled.url is not None
                 http = await stack.enter_async_context(
                     create_mcp_http_client(headers=filled.headers or None)
                 )
                 read, write = await stack.enter_async_context(
-                    streamable_http_client(server.url, http_client=http)
+                    streamable_http_client(filled.url, http_client=http)
                 )
             # The SDK has no "connection ended" signal: relay what the server sends, and
             # note the end of it.

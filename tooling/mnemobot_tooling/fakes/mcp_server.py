@@ -10,7 +10,8 @@ arguments, or ``cancelled <tool>``), so a test sees what ran and what was cancel
 to start, loudly, with a secret in its last words. ``--hang-at-start`` never answers.
 ``--refuse-init-when PATH``: once PATH exists, the server answers ``initialize`` with a
 protocol error that repeats ``MCP_TEST_SECRET`` (a server that came up, then cannot log in
-after a restart, and says with what).
+after a restart, and says with what). Over HTTP with ``MCP_TEST_URL_KEY`` set, a request
+must carry that key as ``?api_key=`` (401 otherwise).
 """
 
 from __future__ import annotations
@@ -156,6 +157,29 @@ def send_mail(to: str, subject: str) -> str:
     return f"sent to {to}"
 
 
+def serve_http(port: int, url_key: str | None) -> None:
+    """Streamable HTTP on 127.0.0.1:`port`/mcp; with `url_key`, a request without
+    ``?api_key=<url_key>`` is refused (401), as servers that take their key in the URL do."""
+    if url_key is None:
+        server.run("streamable-http", host="127.0.0.1", port=port)
+        return
+    from urllib.parse import parse_qs
+
+    import uvicorn
+
+    app = server.streamable_http_app()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode())
+        if scope["type"] == "http" and query.get("api_key") != [url_key]:
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"wrong or missing api_key"})
+            return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
+
+
 def main() -> None:
     global refuse_flag
     parser = argparse.ArgumentParser()
@@ -168,7 +192,7 @@ def main() -> None:
     if args.hang_at_start:
         time.sleep(3600)
     if args.http:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+        serve_http(args.http, os.environ.get("MCP_TEST_URL_KEY"))
     else:
         server.run()
 
