@@ -11,7 +11,8 @@ to start, loudly, with a secret in its last words. ``--hang-at-start`` never ans
 ``--refuse-init-when PATH``: once PATH exists, the server answers ``initialize`` with a
 protocol error that repeats ``MCP_TEST_SECRET`` (a server that came up, then cannot log in
 after a restart, and says with what). Over HTTP with ``MCP_TEST_URL_KEY`` set, a request
-must carry that key as ``?api_key=`` (401 otherwise).
+must carry that key as ``?api_key=`` (401 otherwise). ``--with-weather`` offers the
+weather tool from the start.
 """
 
 from __future__ import annotations
@@ -187,8 +188,11 @@ def main() -> None:
     parser.add_argument("--exit-at-start", action="store_true")
     parser.add_argument("--hang-at-start", action="store_true")
     parser.add_argument("--refuse-init-when", metavar="PATH")
+    parser.add_argument("--with-weather", action="store_true")
     args = parser.parse_args()
     refuse_flag = args.refuse_init_when
+    if args.with_weather:
+        server.add_tool(weather)
     if args.hang_at_start:
         time.sleep(3600)
     if args.http:
