@@ -33,3 +33,12 @@ def test_bare_mnemobot_prints_the_help_listing_every_memory_action() -> None:
 def test_doctor_help_says_what_it_checks() -> None:
     described = " ".join(subparser(build_parser(), "doctor").format_help().split())
     assert "Changes nothing on disk" in described and "Telegram token" in described
+    checked = ("Redis", "MCP server", "embeddings", "speech to text", "scheduled tasks")
+    assert all(check in described for check in checked), described
+    # The one line of the top-level help names them too, not only the first few.
+    listed = " ".join(build_parser().format_help().split())
+    line = listed.split(" doctor ", 1)[1].split(" memory ", 1)[0]
+    assert line == (
+        "check settings, workspace, model, Telegram token, Redis, MCP servers, embeddings "
+        "and speech to text"
+    )

@@ -101,6 +101,21 @@ def test_secrets_come_from_the_environment_and_are_all_kept_for_redaction() -> N
     assert literal_secrets(literal) == ["API_KEY"]
 
 
+def test_a_key_in_the_url_is_filled_in_encoded_redacted_and_warned_about_when_written() -> None:
+    server = McpServerConfig(url="https://search.example.com/mcp?api_key=${SEARCH_KEY}&n=5")
+    assert server.referenced_variables() == ["SEARCH_KEY"]
+    filled = fill_server(server, {"SEARCH_KEY": "k3y+with/slash"})
+    assert filled.url == "https://search.example.com/mcp?api_key=k3y%2Bwith%2Fslash&n=5"
+    assert {"k3y+with/slash", "k3y%2Bwith%2Fslash"} <= set(filled.secrets)
+    with pytest.raises(MissingVariables):
+        fill_server(server, {})
+    assert "is not a variable reference" in config_error({"x": {"url": "https://h/mcp?key=${KEY"}})
+    assert literal_secrets(server) == []
+    written = McpServerConfig(url="https://bob:hunter2hunter@h/mcp?apiKey=abc123&page=2")
+    assert literal_secrets(written) == ["apiKey in the url", "the password in the url"]
+    assert {"abc123", "hunter2hunter"} <= set(fill_server(written, {}).secrets)
+
+
 def test_tool_names_are_prefixed_usable_and_filtered_by_the_server_entry() -> None:
     assert prefixed_name("cal", "list_events") == "mcp_cal_list_events"
     assert prefixed_name("cal", "events.list v2") == "mcp_cal_events_list_v2"

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import quote
 
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import run_mnemobot, write_runtime_config
-from tests.mcp_harness import stdio_server
+from tests.mcp_harness import http_server, stdio_server
 
 SECRET = "doctor-secret-5b7e0c2a91"
 
@@ -70,3 +71,44 @@ def test_doctor_lists_each_servers_tools_and_why_one_failed(
 
 def calls_logged_nothing(log: Path) -> bool:
     return not log.exists() or log.read_text() == ""
+
+
+URL_KEY = "doctor-url-key+8e1f/44"
+
+
+def test_doctor_lists_a_remote_servers_tools_and_warns_of_a_key_written_in_its_url(
+    workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    with http_server(log, MCP_TEST_URL_KEY=URL_KEY) as server:
+        servers = {
+            "search": {"url": f"{server.url}?api_key=${{SEARCH_KEY}}", "allowTools": ["add"]},
+            "pasted": {"url": f"{server.url}?api_key={quote(URL_KEY, safe='')}"},
+        }
+        write_runtime_config(workspace, {"mcp": {"servers": servers}})
+        result = run_mnemobot(
+            "doctor",
+            BOT_WORKSPACE=str(workspace),
+            OPENAI_BASE_URL=openai_server.base_url,
+            TELEGRAM_ALLOWED_USERS="42",
+            SEARCH_KEY=URL_KEY,
+        )
+
+    output = result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if " mcp " in f" {line[5:]}"]
+    where = f"http://127.0.0.1:{server.port}"
+    assert lines[0] == (
+        f"...  mcp search: connecting to {where} and listing its tools (up to 30 s, "
+        "mcp.startTimeoutSeconds)"
+    )
+    assert lines[1].startswith(
+        f"ok   mcp search: {where} offers 1 tool(s) as mcp_search_<tool> (e.g. "
+        "mcp_search_add): add; not offered (allowTools, denyTools): lookup_order, "
+    )
+    assert lines[3].startswith(f"ok   mcp pasted: {where} offers 12 tool(s)")
+    assert lines[4] == (
+        "WARN mcp pasted: api_key in the url written into the config file; put the secret "
+        'in the environment or env file and write "${NAME}" instead'
+    )
+    assert len(lines) == 5, output
+    assert URL_KEY not in output and quote(URL_KEY, safe="") not in output

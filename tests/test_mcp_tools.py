@@ -140,6 +140,28 @@ async def test_results_and_errors_go_through_the_limits_of_every_tool(
     assert await ask(app, "add them") == "Result: 42"
 
 
+async def test_a_servers_own_time_limit_cuts_a_call_and_the_next_call_works(
+    start_app: StartApp, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    app = await start_app({"mcp": {"servers": {"shop": stdio_server(log, timeoutSeconds=1)}}})
+    await wait_ready(app, "shop")
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(tool_call("mcp_shop_slow", {"seconds": 60}))
+
+    # Well before toolLoop.toolTimeoutSeconds (120 s), and the model is told which setting.
+    slow = await ask(app, "take your time")
+
+    assert slow == (
+        "Result: error: the MCP server shop did not answer within 1 seconds "
+        "(mcp.servers.shop.timeoutSeconds); the call was cancelled"
+    )
+    await wait_until(lambda: "cancelled slow" in calls_logged(log), 10, "a server-side cancel")
+    openai_server.script(tool_call("mcp_shop_add", {"a": 2, "b": 2}))
+    assert await ask(app, "add 2 and 2") == "Result: 4"
+    assert app.mcp.supervisors["shop"].failures_in_a_row == 0
+
+
 async def test_a_server_that_crashes_mid_call_is_restarted_and_works_again(
     start_app: StartApp,
     openai_server: FakeOpenAIServer,
@@ -279,6 +301,20 @@ async def test_config_edits_start_stop_and_reoffer_servers_without_a_restart(
     config_path.write_text(json.dumps(config))
     await wait_until(lambda: "mcp_shop_lookup_order" in app.tools.names, 10, "the new offer")
     assert app.mcp.supervisors["shop"] is supervisor
+
+    # Other args and env: the server is started again, and the model gets what it offers now.
+    shop = config["mcp"]["servers"]["shop"]
+    shop["args"].append("--with-weather")
+    shop["env"]["MCP_TEST_SECRET"] = "twelve chars"
+    shop["allowTools"] = ["weather", "secret_length"]
+    config_path.write_text(json.dumps(config))
+    await wait_until(lambda: app.mcp.supervisors.get("shop") is not supervisor, 10, "a restart")
+    await wait_ready(app, "shop")
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(tool_call("mcp_shop_secret_length", {}))
+    assert await ask(app, "how long is it?") == "Result: the secret has 12 characters"
+    offered = [n for n in offered_tools(openai_server.requests[-2]) if n.startswith("mcp_")]
+    assert sorted(offered) == ["mcp_shop_secret_length", "mcp_shop_weather"]
 
     config["mcp"]["servers"] = {}
     config_path.write_text(json.dumps(config))

@@ -93,11 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser(
         "doctor",
-        help="check settings, workspace, model and Telegram token",
+        help="check settings, workspace, model, Telegram token, Redis, MCP servers, "
+        "embeddings and speech to text",
         description="Check every setting against the real servers, one line per check: "
-        "settings file, allowed users and operators, workspace, runtime config, the model "
-        "server and model, the context window, the Telegram token, Redis and each MCP "
-        "server. Changes nothing on disk; exit 1 if a check fails.",
+        "settings file, allowed users and operators, workspace, runtime config, speech to "
+        "text, Redis, the model server and model, the context window, embeddings, the "
+        "Telegram token, scheduled tasks and each MCP server. Changes nothing on disk; exit "
+        "1 if a check fails.",
     )
     check.set_defaults(handler=_cmd_doctor)
 

@@ -2,8 +2,9 @@
 
 A server is started from a command (stdio: `command`, `args`, `env`, `cwd`) or reached at
 a URL (streamable HTTP: `url`, `headers`), the shape most MCP clients use. A secret is
-never written here: an `env` or `headers` value names it as `${VARIABLE}`, read from the
-bot's environment or env file when the server is started.
+never written here: an `env` or `headers` value, or the `url` (a key in its query, often),
+names it as `${VARIABLE}`, read from the bot's environment or env file when the server is
+started.
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ STDIO_TYPES = frozenset({"stdio"})
 HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
 
 
+def _check_references(value: str) -> None:
+    if "${" in VARIABLE_REFERENCE.sub("", value):
+        raise ValueError(
+            f"{value.split('${', 1)[0]}${{... is not a variable reference; write "
+            "${NAME} with letters, digits and _ only"
+        )
+
+
 class McpServerConfig(ConfigSection):
     """One MCP server: how to reach it, which of its tools to offer, and where."""
 
@@ -39,7 +48,8 @@ class McpServerConfig(ConfigSection):
     cwd: str | None = None
     """stdio: the directory it runs in; null: the bot's own."""
     url: str | None = None
-    """Streamable HTTP: the server's endpoint, e.g. "https://example.com/mcp"."""
+    """Streamable HTTP: the server's endpoint, e.g. "https://example.com/mcp"; a key in it
+    as "${VARIABLE}", e.g. "https://example.com/mcp?api_key=${SEARCH_KEY}"."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Streamable HTTP: headers sent with every request, e.g. {"Authorization": "Bearer
     ${CALENDAR_TOKEN}"}."""
@@ -81,19 +91,19 @@ class McpServerConfig(ConfigSection):
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
+        if value is None:
+            return value
+        # The scheme is checked as written: a variable cannot turn it into another one.
+        if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
+        _check_references(value)
         return value
 
     @field_validator("env", "headers")
     @classmethod
     def _references_well_formed(cls, values: dict[str, str]) -> dict[str, str]:
         for value in values.values():
-            if "${" in VARIABLE_REFERENCE.sub("", value):
-                raise ValueError(
-                    f"{value.split('${', 1)[0]}${{... is not a variable reference; write "
-                    "${NAME} with letters, digits and _ only"
-                )
+            _check_references(value)
         return values
 
     @model_validator(mode="after")
@@ -128,9 +138,10 @@ class McpServerConfig(ConfigSection):
         )
 
     def referenced_variables(self) -> list[str]:
-        """The environment variables its `env` and `headers` name, in order, once each."""
+        """The environment variables its `env`, `headers` and `url` name, in order, once
+        each."""
         found: dict[str, None] = {}
-        for value in (*self.env.values(), *self.headers.values()):
+        for value in (*self.env.values(), *self.headers.values(), self.url or ""):
             for name in VARIABLE_REFERENCE.findall(value):
                 found[name] = None
         return list(found)

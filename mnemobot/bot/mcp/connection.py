@@ -127,9 +127,14 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 
 def describe_failure(
-    error: BaseException, server: McpServerConfig, stderr: StderrTail | None
+    error: BaseException,
+    server: McpServerConfig,
+    secrets: Iterable[str],
+    stderr: StderrTail | None,
 ) -> str:
-    """One line saying why a connection failed or ended, without secrets."""
+    """One line saying why a connection failed or ended, with `secrets` (the server's
+    filled-in values) taken out: a server's error may repeat what it was given, and this
+    line reaches the log, /status, doctor and the model."""
     from mcp.shared.exceptions import MCPError
 
     leaves = _leaves(error)
@@ -153,14 +158,20 @@ def describe_failure(
         reason = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
     if last_words:
         reason += f"; its last words: {last_words}"
-    return reason[:REASON_CHARS]
+    # Cleaned before it is cut: a cut through a secret would leave its start unredacted.
+    return without_secrets(reason, secrets)[:REASON_CHARS]
 
 
 def url_for_display(url: str | None) -> str:
+    """The scheme, host and port of a URL as written in the config: never its path, query
+    or password, where a key may be."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url or "")
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # a port given as ${VARIABLE}
+        port = ""
     return f"{parts.scheme}://{parts.hostname}{port}"
 
 
@@ -209,12 +220,12 @@ async def open_link(
                 )
                 read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
             else:
-                assert server.url is not None
+                assert filled.url is not None
                 http = await stack.enter_async_context(
                     create_mcp_http_client(headers=filled.headers or None)
                 )
                 read, write = await stack.enter_async_context(
-                    streamable_http_client(server.url, http_client=http)
+                    streamable_http_client(filled.url, http_client=http)
                 )
             # The SDK has no "connection ended" signal: relay what the server sends, and
             # note the end of it.

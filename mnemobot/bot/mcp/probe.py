@@ -1,8 +1,8 @@
 """For `mnemobot doctor`: start each configured MCP server once, list its tools, stop it.
 
 Every line is free of secrets: a server is named by its command (without arguments) or
-its URL's scheme, host and port, and a failure's reason has every env and header value
-taken out.
+its URL's scheme, host and port, and a failure's reason has every value filled into its
+env, headers or URL taken out.
 """
 
 from __future__ import annotations
@@ -58,8 +58,9 @@ async def probe_server(
         ) as link:
             tools = link.tools
     except (Exception, asyncio.CancelledError) as error:
-        reason = without_secrets(describe_failure(error, server, stderr), filled.secrets)
-        return ServerProbe(name, False, reason, literal)
+        return ServerProbe(
+            name, False, describe_failure(error, server, filled.secrets, stderr), literal
+        )
     offered = [t for t in tools if is_offered(server, t.name)]
     denied = [t.name for t in tools if not is_offered(server, t.name)]
     names = ", ".join(

@@ -1,10 +1,11 @@
-"""Secrets of MCP servers: `${VARIABLE}` references in `env` and `headers`, filled in from
-the bot's environment only when a server is started.
+"""Secrets of MCP servers: `${VARIABLE}` references in `env`, `headers` and `url`, filled in
+from the bot's environment only when a server is started.
 
 The values are read from the process environment over the env files the bot's settings come
 from (`~/.mnemobot/.env`, `./.env` or `--env-file`), so a token put where the bot token is
 works. They are never written anywhere, and every value handed to a server (filled-in or
-literal) is treated as a secret: it is taken out of log lines, `/status` and `doctor`.
+literal; of a URL, what was filled in, its query's values and a password) is treated as a
+secret: it is taken out of log lines, `/status`, `doctor` and what the model reads.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from dotenv import dotenv_values
 
@@ -52,17 +54,18 @@ def bot_environment() -> dict[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class FilledServer:
-    """A server's `env` and `headers` with every reference filled in."""
+    """A server's `env`, `headers` and `url` with every reference filled in."""
 
     env: dict[str, str]
     headers: dict[str, str]
+    url: str | None = None
     # Every value handed over: none of them may show in a log line or a reply.
     secrets: tuple[str, ...] = field(default=())
 
 
 def fill_server(server: McpServerConfig, environment: Mapping[str, str]) -> FilledServer:
-    """`server`'s env and headers filled in from `environment`; MissingVariables if any
-    reference names a variable that is not set."""
+    """`server`'s env, headers and url filled in from `environment`; MissingVariables if
+    any reference names a variable that is not set."""
     missing = [name for name in server.referenced_variables() if name not in environment]
     if missing:
         raise MissingVariables(missing)
@@ -77,7 +80,24 @@ def fill_server(server: McpServerConfig, environment: Mapping[str, str]) -> Fill
         secrets.append(value)
         # "Bearer abc...": the token alone may show up too.
         secrets += value.split()
-    return FilledServer(env, headers, tuple(s for s in secrets if len(s) >= MIN_SECRET_CHARS))
+    url = None
+    if server.url is not None:
+        # Percent-encoded: a token's "+", "/" or "&" must reach the server as written.
+        url = VARIABLE_REFERENCE.sub(lambda m: quote(environment[m.group(1)], safe=""), server.url)
+        for name in VARIABLE_REFERENCE.findall(server.url):
+            secrets += [environment[name], quote(environment[name], safe="")]
+        # Not the whole URL: "cannot connect to https://host" should still say where.
+        secrets += _url_secrets(url)
+    return FilledServer(env, headers, url, tuple(s for s in secrets if len(s) >= MIN_SECRET_CHARS))
+
+
+def _url_secrets(url: str) -> list[str]:
+    """A URL's query values and password: where a key written into a URL sits."""
+    parts = urlsplit(url)
+    decoded = [value for _, value in parse_qsl(parts.query)]
+    # An error may quote the URL as sent, with a value still percent-encoded.
+    encoded = [pair.split("=", 1)[1] for pair in parts.query.split("&") if "=" in pair]
+    return [*decoded, *encoded, *([parts.password] if parts.password else [])]
 
 
 # Names of keys that usually hold a secret: a literal value under them is worth a warning.
@@ -85,14 +105,19 @@ _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDEN
 
 
 def literal_secrets(server: McpServerConfig) -> list[str]:
-    """Keys of `env` / `headers` whose name says secret but whose value names no variable:
-    a secret written into runtime-config.json, which is better kept in the environment."""
-    found = []
-    for key, value in (*server.env.items(), *server.headers.items()):
-        if any(word in key.upper() for word in _SECRET_WORDS) and not VARIABLE_REFERENCE.search(
-            value
-        ):
-            found.append(key)
+    """Keys of `env` / `headers` / the url's query whose name says secret but whose value
+    names no variable, and a password written in the url: a secret written into
+    runtime-config.json, which is better kept in the environment."""
+
+    def literal(key: str, value: str) -> bool:
+        named_secret = any(word in key.upper() for word in _SECRET_WORDS)
+        return named_secret and not VARIABLE_REFERENCE.search(value)
+
+    found = [k for k, v in (*server.env.items(), *server.headers.items()) if literal(k, v)]
+    url = urlsplit(server.url or "")
+    found += [f"{k} in the url" for k, v in parse_qsl(url.query) if literal(k, v)]
+    if url.password and not VARIABLE_REFERENCE.search(url.password):
+        found.append("the password in the url")
     return found
 
 

@@ -5,6 +5,10 @@ one log line (a failure repeated with the same reason only once) and in `/status
 started again after `mcp.restartFirstSeconds`, doubling up to `mcp.restartMaxSeconds`
 while it keeps failing. Nothing here ever holds up a turn: a call to a server that is not
 up fails at once with a line the model can read, and every call has its time limit.
+
+Every reason and error text kept or passed on here has the server's filled-in values
+taken out: a server's error may repeat its token, and these texts reach the log, `/status`,
+the model and the session it is stored in.
 """
 
 from __future__ import annotations
@@ -26,7 +30,12 @@ from mnemobot.bot.mcp.connection import (
     list_tools,
     open_link,
 )
-from mnemobot.bot.mcp.secrets import MissingVariables, fill_server, hide_in_logs
+from mnemobot.bot.mcp.secrets import (
+    MissingVariables,
+    fill_server,
+    hide_in_logs,
+    without_secrets,
+)
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +94,8 @@ class ServerSupervisor:
         self.tools: list[ServerTool] = []
         self.next_attempt_at: float | None = None
         self.failures_in_a_row = 0
+        # The values handed to the server at its last start.
+        self._secrets: tuple[str, ...] = ()
         self._link: Link | None = None
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -144,6 +155,7 @@ class ServerSupervisor:
             filled = fill_server(self.server, self.environment())
         except MissingVariables as error:
             return str(error)
+        self._secrets = filled.secrets
         hide_in_logs(filled.secrets)
         stderr = StderrTail(filled.secrets)
         try:
@@ -173,7 +185,7 @@ class ServerSupervisor:
             self._link = None
             if self._stopping.is_set():
                 return None
-            return describe_failure(error, self.server, stderr)
+            return describe_failure(error, self.server, filled.secrets, stderr)
 
     async def _serve(self, link: Link) -> None:
         """Until the server goes or is stopped: follow changes of its list of tools."""
@@ -208,8 +220,11 @@ class ServerSupervisor:
         )
         self.on_tools(self.name, link.tools)
 
+    def _clean(self, text: str) -> str:
+        return without_secrets(text, self._secrets)
+
     def _report_failure(self, reason: str, pause: float) -> None:
-        self.reason = reason
+        reason = self.reason = self._clean(reason)
         level = logging.WARNING if reason != self._last_logged_reason else logging.DEBUG
         self._last_logged_reason = reason
         log.log(
@@ -249,13 +264,14 @@ class ServerSupervisor:
                 tool, arguments, read_timeout_seconds=timeout_seconds
             )
         except MCPError as error:
+            message = self._clean(error.message)
             if error.code == REQUEST_TIMEOUT:
                 self._check_alive_soon(link)
-                raise CallTimedOut(error.message) from None
+                raise CallTimedOut(message) from None
             if error.code == CONNECTION_CLOSED and not await self._answers_ping(link):
-                self._lose(link, f"the connection broke during a call ({error.message})")
-                raise ServerCrashed(error.message) from None
-            raise CallRefused(error.message) from None
+                self._lose(link, f"the connection broke during a call ({message})")
+                raise ServerCrashed(message) from None
+            raise CallRefused(message) from None
         except asyncio.CancelledError:
             # The turn's time limit or /stop: the SDK told the server to cancel the call.
             # A server that cannot take even that is looked at in the background.
@@ -264,6 +280,7 @@ class ServerSupervisor:
         except Exception as error:
             # Anything else from the transport (a broken pipe, an HTTP error): gone.
             reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+            reason = self._clean(reason)
             self._lose(link, f"the connection broke during a call ({reason})")
             raise ServerCrashed(reason) from None
 
@@ -293,7 +310,7 @@ class ServerSupervisor:
     def _lose(self, link: Link, reason: str) -> None:
         """Give up on `link`: the supervisor closes it and starts the server again."""
         if link is self._link and not link.lost.is_set():
-            self.reason = reason
+            self.reason = self._clean(reason)
             link.lost.set()
 
 

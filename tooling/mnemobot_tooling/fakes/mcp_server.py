@@ -8,6 +8,11 @@ arguments, or ``cancelled <tool>``), so a test sees what ran and what was cancel
 
 ``--exit-at-start`` writes ``MCP_TEST_SECRET`` to stderr and exits 1: a server that fails
 to start, loudly, with a secret in its last words. ``--hang-at-start`` never answers.
+``--refuse-init-when PATH``: once PATH exists, the server answers ``initialize`` with a
+protocol error that repeats ``MCP_TEST_SECRET`` (a server that came up, then cannot log in
+after a restart, and says with what). Over HTTP with ``MCP_TEST_URL_KEY`` set, a request
+must carry that key as ``?api_key=`` (401 otherwise). ``--with-weather`` offers the
+weather tool from the start.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import asyncio
 import os
 import sys
 import time
+from typing import Any
 
 if "--exit-at-start" in sys.argv:
     # Before the SDK's import (half a second): a server that fails at once.
@@ -25,8 +31,24 @@ if "--exit-at-start" in sys.argv:
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 
-server = MCPServer("mnemobot-test", instructions="tools for mnemobot's tests")
+# --refuse-init-when PATH
+refuse_flag: str | None = None
+
+
+async def refuse_init(ctx: Any, call_next: Any) -> Any:
+    """The server's middleware: refuses `initialize` once the flag file of
+    --refuse-init-when exists, and lets everything else through."""
+    if ctx.method == "initialize" and refuse_flag and os.path.exists(refuse_flag):
+        secret = os.environ.get("MCP_TEST_SECRET")
+        raise MCPError(code=-32603, message=f"cannot log in with {secret}")
+    return await call_next(ctx)
+
+
+server = MCPServer(
+    "mnemobot-test", instructions="tools for mnemobot's tests", middleware=[refuse_init]
+)
 
 
 def note(line: str) -> None:
@@ -136,16 +158,45 @@ def send_mail(to: str, subject: str) -> str:
     return f"sent to {to}"
 
 
+def serve_http(port: int, url_key: str | None) -> None:
+    """Streamable HTTP on 127.0.0.1:`port`/mcp; with `url_key`, a request without
+    ``?api_key=<url_key>`` is refused (401), as servers that take their key in the URL do."""
+    if url_key is None:
+        server.run("streamable-http", host="127.0.0.1", port=port)
+        return
+    from urllib.parse import parse_qs
+
+    import uvicorn
+
+    app = server.streamable_http_app()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode())
+        if scope["type"] == "http" and query.get("api_key") != [url_key]:
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"wrong or missing api_key"})
+            return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
+
+
 def main() -> None:
+    global refuse_flag
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--exit-at-start", action="store_true")
     parser.add_argument("--hang-at-start", action="store_true")
+    parser.add_argument("--refuse-init-when", metavar="PATH")
+    parser.add_argument("--with-weather", action="store_true")
     args = parser.parse_args()
+    refuse_flag = args.refuse_init_when
+    if args.with_weather:
+        server.add_tool(weather)
     if args.hang_at_start:
         time.sleep(3600)
     if args.http:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+        serve_http(args.http, os.environ.get("MCP_TEST_URL_KEY"))
     else:
         server.run()
 
