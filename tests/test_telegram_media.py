@@ -14,7 +14,7 @@ from mnemobot_tooling.fakes.openai_server import (
     system_text,
     user_texts,
 )
-from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer, forward_origin_user
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -421,6 +421,76 @@ async def test_a_forward_is_its_authors_words_and_never_moves_the_user(
     await telegram.wait_for_messages_async(USER, 4)
     memory = memory_section(openai_server.last_request())
     assert "I live in Berlin" in memory
+
+
+def current_facts(workspace: Path, word: str) -> list[dict[str, object]]:
+    return [
+        i
+        for i in memory_items(workspace)
+        if i.get("layer") == "SEMANTIC"
+        and word in str(i["content"])
+        and "validTo" not in i
+        and "supersededBy" not in i
+    ]
+
+
+async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_users(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    def answer(request: dict[str, object]) -> object:
+        from mnemobot_tooling.fakes.openai_server import echo_responder, reply
+
+        if "Describe this image" in json.dumps(request):
+            return reply("A postcard saying: I moved to Lisbon last spring.")
+        return echo_responder(request)
+
+    openai_server.responder = answer  # type: ignore[assignment]
+    await start_bot()
+    telegram.send_text("I live in Berlin.", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    written = int(time.time()) - 5 * 86_400
+    alice = {"forward_origin": forward_origin_user("Alice", written)}
+    telegram.send_voice(
+        chat_id=USER, duration=3, content=b"OggS\x00SPEECH:I live in Paris.", extra=alice
+    )
+    await telegram.wait_for_messages_async(USER, 2)
+    bob = {"forward_origin": forward_origin_user("Bob", written, 778)}
+    telegram.send_voice(
+        chat_id=USER,
+        duration=4,
+        content=b"OggS\x00SPEECH:My locker code is 9182.",
+        caption="gym",
+        extra=bob,
+    )
+    await telegram.wait_for_messages_async(USER, 3)
+    telegram.send_photo(chat_id=USER, content=b"\xff\xd8postcard", extra=alice)
+    await telegram.wait_for_messages_async(USER, 4)
+
+    said = [user_texts(r)[-1] for r in chat_requests(openai_server)]
+    assert said[1].startswith("[forwarded from Alice, ") and said[1].endswith(
+        "] [voice 0:03] I live in Paris."
+    )
+    # Nothing the user said moved: Berlin is their home, current, and theirs alone.
+    [berlin] = current_facts(workspace, "Berlin")
+    assert "speaker:test" in berlin["tags"]
+    items = memory_items(workspace)
+    for word, speaker in (("Paris", "alice"), ("9182", "bob"), ("Lisbon", "alice")):
+        facts = [i for i in items if i.get("layer") == "SEMANTIC" and word in str(i["content"])]
+        theirs = [i for i in items if str(i["content"]).startswith(f"{speaker.title()}: ")]
+        # Said by the author, at the date they said it; nothing of it as the user's words.
+        assert any(word in str(i["content"]) for i in theirs), word
+        assert all(f"speaker:{speaker}" in i["tags"] for i in facts), word
+        assert all(str(i["createdAt"]) < str(berlin["createdAt"]) for i in theirs), word
+        assert not any(
+            word in str(i["content"]) for i in items if str(i["content"]).startswith("Test: ")
+        ), word
+    # The caption of Bob's note is kept with what he said, not instead of it.
+    assert any(str(i["content"]) == "Bob: [voice 0:04] My locker code is 9182.\ngym" for i in items)
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("where do I live?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 6)
+    assert "I live in Berlin" in memory_section(openai_server.last_request())
 
 
 async def test_an_album_is_one_turn_with_every_photo(

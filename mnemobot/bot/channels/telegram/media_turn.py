@@ -10,8 +10,9 @@ turn's text, in order:
   image itself for a model that takes images;
 - a document: its name and the start of its text; the whole text is saved beside it for
   the files tool, and memory keeps it in chunks;
-- a forward: `[forwarded from Alice, 2026-11-20 14:03]` and its text, remembered as
-  Alice's words, never the user's;
+- a forward: `[forwarded from Alice, 2026-11-20 14:03]` and what it carried, read as
+  above (its text, a transcript, a photo's description, a sticker), all remembered as
+  Alice's words at her date, never the user's;
 - a sticker, location, poll...: a short line (`inbound.rendering_of`).
 
 Every file is kept in the chat's files folder (`files/<scope>/received/`), also when it
@@ -25,7 +26,7 @@ import asyncio
 import base64
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 from telegram import Bot
@@ -42,10 +43,17 @@ from mnemobot.bot.media.document_text import (
 from mnemobot.bot.media.transcription import TranscriptionError
 from mnemobot.bot.tools.files_tool import SHARED_FOLDER
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.zones import local_time
 from mnemobot.memory.atomic_file import write_atomic
 from mnemobot.memory.items import DocumentText, ForwardedText
 from mnemobot.memory.scope_paths import validate_scope_key
-from mnemobot.systems.turn_media import ImageInput, TurnMedia
+from mnemobot.systems.turn_media import (
+    ImageInput,
+    MessagePart,
+    TurnMedia,
+    own_words,
+    turn_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -75,30 +83,24 @@ def safe_file_name(name: str) -> str:
     return cleaned[:120]
 
 
-def when_text(epoch: float | None, config: RuntimeConfig) -> str:
+def when_text(epoch: float | None, zone: str | None) -> str:
+    """A forward's date as the chat reads it (`zone`: an IANA name, None: the machine's)."""
     if epoch is None:
         return ""
-    local = config.assistant.local_time(epoch)
-    return local.strftime("%Y-%m-%d %H:%M")
+    return local_time(epoch, zone).strftime("%Y-%m-%d %H:%M")
 
 
 @dataclass(slots=True)
 class _Turn:
     """What the job's messages add up to, built message by message."""
 
-    lines: list[str] = field(default_factory=list)
-    own: list[str] = field(default_factory=list)
+    parts: list[MessagePart] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     reply_notes: list[str] = field(default_factory=list)
     images: list[ImageInput] = field(default_factory=list)
     forwarded: list[ForwardedText] = field(default_factory=list)
     documents: list[DocumentText] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
-
-    def say(self, line: str, *, own: bool = True) -> None:
-        self.lines.append(line)
-        if own:
-            self.own.append(line)
 
     def tag(self, tag: str) -> None:
         if tag not in self.tags:
@@ -121,64 +123,51 @@ class TelegramMediaTurns:
         if not parts:
             return PreparedTurn(job.text)
         config = self.host.runtime.current()
+        zone = config.assistant.timezone
         turn = _Turn()
         for inbound in parts:
-            await self._read(inbound, job, config, turn)
-        text = "\n\n".join(line for line in turn.lines if line.strip())
-        plain = not (turn.forwarded or turn.documents)
-        own = None if plain else "\n\n".join(turn.own)
+            await self._read(inbound, job, config, zone, turn)
+        text = turn_text(turn.parts)
+        own = own_words(turn.parts)
         return PreparedTurn(
             text=text,
             media=TurnMedia(
                 images=tuple(turn.images),
-                own_text=own,
+                own_text=None if own == text else own,
                 forwarded=tuple(turn.forwarded),
                 documents=tuple(turn.documents),
                 tags=tuple(turn.tags),
+                parts=tuple(turn.parts),
             ),
             notices=tuple(turn.notices),
             reply_notes=tuple(turn.reply_notes),
         )
 
     async def _read(
-        self, inbound: Inbound, job: LaneJob, config: RuntimeConfig, turn: _Turn
+        self, inbound: Inbound, job: LaneJob, config: RuntimeConfig, zone: str | None, turn: _Turn
     ) -> None:
         ref = f"tg:{inbound.message_id}"
-        if inbound.forward is not None:
-            forward = inbound.forward
-            said = when_text(forward.said_at, config)
-            header = f"[forwarded from {forward.author}{', ' + said if said else ''}]"
-            body = inbound.text or inbound.rendering or ""
-            if inbound.file is not None:
-                body = await self._file_line(inbound, inbound.file, job, config, turn, own=False)
-            turn.say(f"{header} {body}".strip(), own=False)
-            turn.tag("forwarded")
-            if inbound.text.strip():
-                turn.forwarded.append(
-                    ForwardedText(forward.author, inbound.text, forward.said_at, ref)
-                )
-            return
         if inbound.file is not None:
-            line = await self._file_line(inbound, inbound.file, job, config, turn, own=True)
-            if line:
-                turn.say(line)
-            return
-        if inbound.rendering:
-            turn.say(f"{inbound.rendering} {inbound.text}".strip())
-            return
-        turn.say(inbound.text)
+            part = await self._file_part(inbound, inbound.file, job, config, turn)
+        else:
+            part = MessagePart(ref, inbound.text, before=inbound.rendering or "")
+        part = replace(part, ref=ref)
+        forward = inbound.forward
+        if forward is not None:
+            said = when_text(forward.said_at, zone)
+            header = f"[forwarded from {forward.author}{', ' + said if said else ''}]"
+            part = replace(part, header=header)
+            turn.tag("forwarded")
+            # All of it is the author's: a transcript, a photo's description, a sticker.
+            words = part.words()
+            if words.strip():
+                turn.forwarded.append(ForwardedText(forward.author, words, forward.said_at, ref))
+        turn.parts.append(part)
 
-    async def _file_line(
-        self,
-        inbound: Inbound,
-        file: FileRef,
-        job: LaneJob,
-        config: RuntimeConfig,
-        turn: _Turn,
-        *,
-        own: bool,
-    ) -> str:
-        """The turn's line for a message with a file (its caption included)."""
+    async def _file_part(
+        self, inbound: Inbound, file: FileRef, job: LaneJob, config: RuntimeConfig, turn: _Turn
+    ) -> MessagePart:
+        """The part of a message with a file, its caption as `text` (the ref is the caller's)."""
         kind = KIND_NAMES.get(file.kind, "file")
         caption = inbound.text.strip()
         limit = config.media.max_download_bytes
@@ -188,12 +177,10 @@ class TelegramMediaTurns:
                 f"up to {megabytes(limit)}, so I could not fetch it."
                 + (" I read its caption." if caption else "")
             )
-            return (
-                f"[{kind}, {megabytes(file.size)}, too large to fetch] {caption}" if caption else ""
-            )
+            return _unread(f"[{kind}, {megabytes(file.size)}, too large to fetch]", caption)
         data = await self._download(file, kind, turn)
         if data is None:
-            return f"[{kind}, could not be fetched] {caption}" if caption else ""
+            return _unread(f"[{kind}, could not be fetched]", caption)
         name = self._name(inbound, file)
         shown = f"{RECEIVED_FOLDER}/{name}"
         folder = self.folder(job, config)
@@ -207,9 +194,9 @@ class TelegramMediaTurns:
         if file.kind == "photo" or (file.mime_type or "").startswith("image/"):
             return await self._image(data, shown, file, caption, config, turn)
         if file.kind == "document":
-            return await self._document(data, folder, shown, file, caption, config, turn, own)
+            return await self._document(data, folder, shown, file, caption, config, turn)
         duration = f" {clock_text(file.duration)}" if file.duration else ""
-        return f"[{kind}{duration} kept as {shown}] {caption}".strip()
+        return MessagePart("", caption, before=f"[{kind}{duration} kept as {shown}]")
 
     async def _download(self, file: FileRef, kind: str, turn: _Turn) -> bytes | None:
         try:
@@ -241,7 +228,7 @@ class TelegramMediaTurns:
         caption: str,
         config: RuntimeConfig,
         turn: _Turn,
-    ) -> str:
+    ) -> MessagePart:
         kind = KIND_NAMES[file.kind]
         length = clock_text(file.duration)
         try:
@@ -251,10 +238,7 @@ class TelegramMediaTurns:
                 f"I could not transcribe your {kind} ({exc}). It is kept as {shown}; "
                 "send it again to retry, or type it."
             )
-            # Without a caption there is nothing to answer but the line above.
-            return (
-                f"[{kind} {length}, not transcribed, kept as {shown}] {caption}" if caption else ""
-            )
+            return _unread(f"[{kind} {length}, not transcribed, kept as {shown}]", caption)
         turn.tag("voice")
         words = len(transcript.text.split())
         seconds = file.duration or transcript.duration or 0.0
@@ -263,7 +247,7 @@ class TelegramMediaTurns:
                 f"I could not make out any words in your {kind} ({length}). It is kept as "
                 f"{shown}; send it again or type it."
             )
-            return caption
+            return MessagePart("", caption)
         threshold = config.media.transcription.doubtful_words_per_minute
         if threshold and seconds >= DOUBTFUL_MIN_SECONDS and words / (seconds / 60) < threshold:
             turn.reply_notes.append(
@@ -271,8 +255,8 @@ class TelegramMediaTurns:
                 "not all you said, please send it again or type it.)"
             )
         mark = "voice" if file.kind == "voice" else kind
-        line = f"[{mark} {length}] {transcript.text}"
-        return f"{line}\n{caption}" if caption else line
+        # The caption on a line of its own after what was said.
+        return MessagePart("", caption, before=f"[{mark} {length}] {transcript.text}", sep="\n")
 
     async def _image(
         self,
@@ -282,16 +266,18 @@ class TelegramMediaTurns:
         caption: str,
         config: RuntimeConfig,
         turn: _Turn,
-    ) -> str:
+    ) -> MessagePart:
         turn.tag("photo")
         if len(data) > config.media.max_image_bytes or config.llm.vision == "off":
-            return f"[photo kept as {shown}; the model cannot see it] {caption}".strip()
+            return MessagePart(
+                "", caption, before=f"[photo kept as {shown}; the model cannot see it]"
+            )
         mime = file.mime_type if (file.mime_type or "").startswith("image/") else "image/jpeg"
         url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
         turn.images.append(ImageInput(data_url=url, name=shown))
         description = await self.host.media.describe_image(url, caption, config)
         about = f": {description}" if description else ""
-        return f"[photo {shown}{about}] {caption}".strip()
+        return MessagePart("", caption, before=f"[photo {shown}{about}]")
 
     async def _document(
         self,
@@ -302,8 +288,7 @@ class TelegramMediaTurns:
         caption: str,
         config: RuntimeConfig,
         turn: _Turn,
-        own: bool,
-    ) -> str:
+    ) -> MessagePart:
         original = file.name or PurePath(shown).name
         turn.tag("document")
         if not is_readable(original, file.mime_type):
@@ -311,7 +296,7 @@ class TelegramMediaTurns:
                 f"I kept {original} as {shown}, but I can only read text files and PDFs, "
                 "so I did not read it."
             )
-            return f"[file {shown} kept, not read] {caption}".strip()
+            return MessagePart("", caption, before=f"[file {shown} kept, not read]")
         media = config.media
         try:
             extract = await asyncio.to_thread(
@@ -324,7 +309,7 @@ class TelegramMediaTurns:
             )
         except UnreadableDocument as exc:
             turn.notices.append(f"I kept {original} as {shown}, but could not read it: {exc}.")
-            return f"[file {shown} kept, unreadable] {caption}".strip()
+            return MessagePart("", caption, before=f"[file {shown} kept, unreadable]")
         text_file = f"{shown}.txt"
         try:
             await asyncio.to_thread(write_atomic, folder / text_file, extract.text.encode())
@@ -345,13 +330,17 @@ class TelegramMediaTurns:
             rest = f"; the start follows, read the rest{where} with the files tool"
         header = f"[document {shown}{pages}, {len(extract.text):,} characters{rest}]"
         turn.documents.append(DocumentText(original, extract.text, f"file:{shown}"))
-        if own and caption:
-            turn.own.append(caption)
-        if own:
-            turn.own.append(f"[document {original}]")
-        line = f"{header}\n{head}"
-        if caption:
-            line = f"{caption}\n{line}"
-        # The head is not the user's words: `own` above holds what memory keeps as theirs.
-        turn.lines.append(line)
-        return ""
+        # The caption leads; memory keeps the document's name, its text goes in as chunks.
+        return MessagePart(
+            "",
+            caption,
+            after=f"{header}\n{head}",
+            sep="\n",
+            remembered_after=f"[document {original}]",
+        )
+
+
+def _unread(line: str, caption: str) -> MessagePart:
+    """A file that could not be read: its line only with a caption to answer, else the
+    notices say all there is (no turn)."""
+    return MessagePart("", caption, before=line if caption else "")
