@@ -557,3 +557,79 @@ async def test_an_edit_before_its_turn_replaces_it_and_after_updates_memory(
     telegram.send_text("what is my locker code?", chat_id=USER)
     await telegram.wait_for_messages_async(USER, 5)
     assert "5678" in memory_section(openai_server.last_request())
+
+
+def current_contents(workspace: Path) -> list[str]:
+    return [
+        str(i["content"])
+        for i in memory_items(workspace)
+        if "validTo" not in i and "supersededBy" not in i
+    ]
+
+
+async def test_editing_a_caption_keeps_what_was_heard_beside_it(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    note = telegram.send_voice(
+        chat_id=USER, duration=4, content=b"OggS\x00SPEECH:My locker code is 4711.", caption="note"
+    )
+    await telegram.wait_for_messages_async(USER, 1)
+    telegram.edit_message(note, "note to self")
+    # Waits in the lane behind the edit.
+    telegram.send_text("what is my locker code?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 2)
+
+    first = session_messages(workspace, SCOPE)[0]
+    assert first["content"] == "[voice 0:04] My locker code is 4711.\nnote to self"
+    assert len(telegram.sent_messages(USER)) == 2  # the edit got no reply
+    current = current_contents(workspace)
+    assert any("4711" in c and c.endswith("note to self") for c in current)
+    # The old wording is earlier, not current.
+    assert not any(c.endswith("\nnote") for c in current)
+    assert "4711" in memory_section(openai_server.last_request())
+
+
+async def test_editing_one_message_of_an_album_keeps_the_others(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    import base64
+
+    from mnemobot_tooling.fakes.openai_server import echo_responder, reply
+
+    beach = base64.b64encode(b"jpeg-beach").decode()
+
+    def answer(request: dict[str, object]) -> object:
+        said = json.dumps(request)
+        if "Describe this image" in said:
+            return reply("A beach at sunset." if beach in said else "A mountain hut in snow.")
+        return echo_responder(request)
+
+    openai_server.responder = answer  # type: ignore[assignment]
+    await start_bot()
+    sent = []
+    for n, content in enumerate((b"jpeg-beach", b"jpeg-hut")):
+        await one_by_one(
+            telegram,
+            lambda n=n, content=content: sent.append(
+                telegram.send_photo(
+                    chat_id=USER,
+                    caption="our holiday" if n == 0 else None,
+                    content=content,
+                    extra={"media_group_id": "album-2"},
+                )
+            ),
+        )
+    await telegram.wait_for_messages_async(USER, 1)
+    telegram.edit_message(sent[0], "our holiday in Crete")
+    telegram.send_text("where were we on holiday?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 2)
+
+    [album, *_] = session_messages(workspace, SCOPE)
+    assert album["content"].count("[photo received/photo-") == 2
+    assert "A beach at sunset.] our holiday in Crete" in album["content"]
+    assert "A mountain hut in snow." in album["content"]
+    current = current_contents(workspace)
+    assert any("Crete" in c and "mountain hut" in c for c in current)
+    assert not any("our holiday" in c and "Crete" not in c for c in current)
+    assert "Crete" in memory_section(openai_server.last_request())

@@ -28,7 +28,8 @@ from typing import Protocol
 from mnemobot.bot.schedule.model import Firing
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
-from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, find_received
+from mnemobot.bot.turn.assistant import Assistant, TurnOutcome
+from mnemobot.bot.turn.received import find_received
 from mnemobot.config.runtime import ScheduleConfig
 from mnemobot.memory.items import to_iso
 from mnemobot.systems.compactor import NO_REPLY
