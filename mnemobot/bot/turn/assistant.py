@@ -20,7 +20,7 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.config.zones import local_time
+from mnemobot.config.zones import local_time, zone_or_local
 from mnemobot.memory.items import from_iso, to_iso
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
@@ -326,6 +326,7 @@ class Assistant:
             message["content"] = text
             message["edited"] = to_iso(self.clock())
             await self.sessions.save_async(session)
+            zone = zone_or_local(chat_zone_name(session.metadata, config))
         if self.memory is None or not config.memory.enabled or not own:
             return True
         scope = self.scope_for(chat, config)
@@ -342,7 +343,7 @@ class Assistant:
             at=at,
             now=self.clock(),
             config=config.memory,
-            tz=config.assistant.tzinfo(),
+            tz=zone,
             message_refs=refs,
             speaker=chat.user_name,
             chat_key=chat.key,

@@ -13,9 +13,11 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
 from mnemobot.bot.turn.permissions import Permissions
+from mnemobot.config.zones import zone_or_local
 from mnemobot.memory.model_windows import ModelWindow
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import AgentSession
@@ -255,7 +257,11 @@ class Commands:
                 return f"Nothing to compact (session has {count} messages)."
             config = assistant.config()
             result = await self.compactor.compact(
-                session, keep_last=keep, config=config, scope=assistant.scope_for(chat, config)
+                session,
+                keep_last=keep,
+                config=config,
+                scope=assistant.scope_for(chat, config),
+                tz=zone_or_local(chat_zone_name(session.metadata, config)),
             )
         if result.removed == 0:
             return f"Nothing to compact (session has {count} messages)."

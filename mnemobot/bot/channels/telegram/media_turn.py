@@ -41,6 +41,7 @@ from mnemobot.bot.media.document_text import (
     is_readable,
 )
 from mnemobot.bot.media.transcription import TranscriptionError
+from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.tools.files_tool import SHARED_FOLDER
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time
@@ -123,7 +124,8 @@ class TelegramMediaTurns:
         if not parts:
             return PreparedTurn(job.text)
         config = self.host.runtime.current()
-        zone = config.assistant.timezone
+        # Dates are shown in the chat's own zone when it set one, as its turns read the time.
+        zone = chat_zone_name(self.host.assistant.session(job.chat).metadata, config)
         turn = _Turn()
         for inbound in parts:
             await self._read(inbound, job, config, zone, turn)
