@@ -318,12 +318,12 @@ async def test_thirty_forwarded_notes_are_one_turn_and_one_reply(
 ) -> None:
     await start_bot(runtime={"telegram": {"burstSeconds": 1.0}})
     day = int(time.time()) - 3 * 86_400
-    for n in range(30):
+    notes = [f"Note {n}: item {n}" for n in range(30)]
+    notes[17] = "Note 17: the wifi password at the cabin is larch-2291"
+    for note in notes:
         await one_by_one(
             telegram,
-            lambda n=n: telegram.send_forward(
-                f"Note {n}: item {n}", chat_id=USER, author="Alice", date=day
-            ),
+            lambda note=note: telegram.send_forward(note, chat_id=USER, author="Alice", date=day),
         )
     [answer] = await telegram.wait_for_messages_async(USER, 1)
 
@@ -333,6 +333,11 @@ async def test_thirty_forwarded_notes_are_one_turn_and_one_reply(
     assert text.count("[forwarded from Alice, ") == 30
     assert "Note 0: item 0" in text and "Note 29: item 29" in text
     assert answer["plain_text"].startswith("echo: [forwarded from Alice")
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("what is the wifi password at the cabin?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 3)
+    assert "larch-2291" in memory_section(openai_server.last_request())
 
 
 async def test_other_kinds_get_a_short_rendering_never_only_text(
