@@ -8,6 +8,7 @@ import json
 import time
 from pathlib import Path
 
+from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -133,6 +134,53 @@ async def test_a_failed_transcription_keeps_the_file_and_sending_again_works(
     telegram.send_voice(chat_id=USER, duration=3, content=said)
     sent = await telegram.wait_for_messages_async(USER, 2)
     assert sent[1]["plain_text"] == "echo: [voice 0:03] buy oat milk"
+
+
+async def test_retry_reads_the_kept_note_again_once_transcription_works(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    telegram.send_text("/retry", chat_id=USER)
+    [nothing] = await telegram.wait_for_messages_async(USER, 1)
+    assert nothing["plain_text"] == NOTHING_TO_RETRY
+
+    openai_server.transcriber = lambda upload: error(503, "whisper is loading")
+    said = b"OggS\x00SPEECH:buy oat milk"
+    telegram.send_voice(chat_id=USER, duration=3, content=said)
+    failed = await telegram.wait_for_messages_async(USER, 2)
+    assert "/retry" in failed[1]["plain_text"]
+    openai_server.transcriber = lambda upload: "buy oat milk"
+    telegram.send_text("/retry", chat_id=USER)
+    sent = await telegram.wait_for_messages_async(USER, 3)
+
+    assert sent[2]["plain_text"] == "echo: [voice 0:03] buy oat milk"
+    # Read from the kept file, not fetched again.
+    assert len(telegram.calls("getFile")) == 1
+    assert openai_server.transcriptions[-1].audio == said
+    assert session_messages(workspace, SCOPE)[0]["content"] == "[voice 0:03] buy oat milk"
+    assert "buy oat milk" in daily_notes(workspace)
+    telegram.send_text("/retry", chat_id=USER)
+    again = await telegram.wait_for_messages_async(USER, 4)
+    assert again[3]["plain_text"] == NOTHING_TO_RETRY
+
+
+async def test_after_forget_me_there_is_nothing_to_retry(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    openai_server.transcriber = lambda upload: error(503, "whisper is loading")
+    telegram.send_voice(chat_id=USER, duration=3, content=b"OggS\x00SPEECH:my PIN is 0000")
+    await telegram.wait_for_messages_async(USER, 1)
+    telegram.send_text("/forget_me", chat_id=USER)
+    telegram.send_text("/forget_me confirm", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 3)
+    openai_server.transcriber = lambda upload: "my PIN is 0000"
+    telegram.send_text("/retry", chat_id=USER)
+    sent = await telegram.wait_for_messages_async(USER, 4)
+
+    # The erased note is not fetched from Telegram again.
+    assert sent[3]["plain_text"] == NOTHING_TO_RETRY
+    assert len(telegram.calls("getFile")) == 1
 
 
 async def test_a_file_telegram_will_not_hand_over_gets_one_line_and_the_caption_is_answered(

@@ -1,5 +1,7 @@
 """Slash commands shared by every channel: /start /help /new /compact /status /stop,
-/tools, /export, /forget_me and /reminders (answered by the handler registered for it)."""
+/tools, /retry, /export, /forget_me and /reminders (answered by the handler registered for
+it). /retry runs as a turn where files are read (Telegram); anywhere else there is never
+anything to retry."""
 
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("status", "Model, context size, memory and config state"),
     CommandSpec("stop", "Stop the running reply and drop queued messages"),
     CommandSpec("tools", "The tools I can use in this chat"),
+    CommandSpec("retry", "Read again the last voice note or file I could not read"),
     CommandSpec("export", "Send me everything you remember of this chat, as a file"),
     CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
     CommandSpec("reminders", "Scheduled reminders and tasks: /reminders cancel N"),
@@ -51,6 +54,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
 # guards against a mistyped command, and a few minutes is enough to read the warning.
 FORGET_ME_CONFIRM_MINUTES = 5
 COMMAND_NAMES = frozenset(spec.name for spec in COMMANDS)
+NOTHING_TO_RETRY = "Nothing to retry: every voice note and file you sent here was read."
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +222,8 @@ class Commands:
             return self.start_text(chat)
         if command.name == "help":
             return self.help_text()
+        if command.name == "retry":
+            return NOTHING_TO_RETRY
         if command.name == "new":
             try:
                 cleared = self.assistant.reset_session(chat)

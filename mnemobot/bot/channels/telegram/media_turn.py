@@ -17,7 +17,10 @@ turn's text, in order:
 
 Every file is kept in the chat's files folder (`files/<scope>/received/`), also when it
 could not be read, so sending it again (or reading it with the files tool) works; what
-failed gets one line for the user.
+failed gets one line for the user. `/retry` reads the chat's last such message again, from
+the kept file (fetched again when it could not be fetched at all), as a turn of its own.
+The failed message is remembered in the process only: after a restart, sending it again
+does the same.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import asyncio
 import base64
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
@@ -43,11 +47,13 @@ from mnemobot.bot.media.document_text import (
 from mnemobot.bot.media.transcription import TranscriptionError
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.tools.files_tool import SHARED_FOLDER
+from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time
 from mnemobot.memory.atomic_file import write_atomic
 from mnemobot.memory.items import DocumentText, ForwardedText
 from mnemobot.memory.scope_paths import validate_scope_key
+from mnemobot.systems.context import ChatRef
 from mnemobot.systems.turn_media import (
     ImageInput,
     MessagePart,
@@ -102,16 +108,46 @@ class _Turn:
     forwarded: list[ForwardedText] = field(default_factory=list)
     documents: list[DocumentText] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    # Messages whose file could not be fetched or heard: for /retry.
+    unread: list[Inbound] = field(default_factory=list)
 
     def tag(self, tag: str) -> None:
         if tag not in self.tags:
             self.tags.append(tag)
 
 
+class RetryRequest:
+    """A job part standing for /retry: the chat's last unread message, looked up when the
+    turn starts (in order with the chat's other messages)."""
+
+
+RETRY = RetryRequest()
+
+
+def retry_job(chat: ChatRef, message_id: int, quote: int | None, receipt: str) -> LaneJob:
+    """/retry as a turn in the chat's lane (answering the /retry message itself)."""
+    return LaneJob(
+        chat,
+        "",
+        message_refs=(f"tg:{message_id}",),
+        reply_to_message_id=quote,
+        receipts=(receipt,),
+        parts=(RETRY,),
+    )
+
+
 class TelegramMediaTurns:
     def __init__(self, bot: Bot, host: ChannelHost) -> None:
         self.bot = bot
         self.host = host
+        # Per chat and sender (in a group, a member retries their own), the last message
+        # that could not be read, its file as kept.
+        self._unread: dict[tuple[str, str | None], Inbound] = {}
+
+    def forget(self, holds: Callable[[str], bool]) -> None:
+        """Erasure: nothing of the chats `holds` names is left to /retry."""
+        for sender in [sender for sender in self._unread if holds(sender[0])]:
+            del self._unread[sender]
 
     def folder(self, job: LaneJob, config: RuntimeConfig) -> Path:
         if config.files.shared:
@@ -120,15 +156,22 @@ class TelegramMediaTurns:
         return self.host.paths.files / validate_scope_key(scope)
 
     async def prepare(self, job: LaneJob) -> PreparedTurn:
-        parts = [part for part in job.parts if isinstance(part, Inbound)]
+        parts = [part for part in job.parts if isinstance(part, (Inbound, RetryRequest))]
         if not parts:
             return PreparedTurn(job.text)
         config = self.host.runtime.current()
         # Dates are shown in the chat's own zone when it set one, as its turns read the time.
         zone = chat_zone_name(self.host.assistant.session(job.chat).metadata, config)
         turn = _Turn()
-        for inbound in parts:
-            await self._read(inbound, job, config, zone, turn)
+        sender = (job.chat.key, job.chat.user_id)
+        for part in parts:
+            inbound = self._unread.pop(sender, None) if part is RETRY else part
+            if isinstance(inbound, Inbound):
+                await self._read(inbound, job, config, zone, turn)
+            else:
+                turn.notices.append(NOTHING_TO_RETRY)
+        if turn.unread:
+            self._unread[sender] = turn.unread[-1]
         text = turn_text(turn.parts)
         own = own_words(turn.parts)
         return PreparedTurn(
@@ -180,25 +223,44 @@ class TelegramMediaTurns:
                 + (" I read its caption." if caption else "")
             )
             return _unread(f"[{kind}, {megabytes(file.size)}, too large to fetch]", caption)
-        data = await self._download(file, kind, turn)
-        if data is None:
-            return _unread(f"[{kind}, could not be fetched]", caption)
         name = self._name(inbound, file)
         shown = f"{RECEIVED_FOLDER}/{name}"
         folder = self.folder(job, config)
-        try:
-            await asyncio.to_thread(write_atomic, folder / shown, data)
-        except OSError as exc:
-            log.warning("could not keep a received file in %s: %s", job.chat.key, exc)
-            shown = f"{name} (not kept: the bot's storage is failing)"
+        data = await self._kept(folder, inbound.kept)
+        if data is None:
+            data = await self._download(file, kind, turn)
+            if data is None:
+                turn.unread.append(inbound)
+                return _unread(f"[{kind}, could not be fetched]", caption)
+            try:
+                await asyncio.to_thread(write_atomic, folder / shown, data)
+                inbound = replace(inbound, kept=shown)
+            except OSError as exc:
+                log.warning("could not keep a received file in %s: %s", job.chat.key, exc)
+                shown = f"{name} (not kept: the bot's storage is failing)"
         if file.kind in SPOKEN_KINDS:
-            return await self._spoken(data, name, shown, file, caption, config, turn)
+            heard = await self._spoken(data, name, shown, file, caption, config, turn)
+            if heard is None:
+                turn.unread.append(inbound)
+                length = clock_text(file.duration)
+                return _unread(f"[{kind} {length}, not transcribed, kept as {shown}]", caption)
+            return heard
         if file.kind == "photo" or (file.mime_type or "").startswith("image/"):
             return await self._image(data, shown, file, caption, config, turn)
         if file.kind == "document":
             return await self._document(data, folder, shown, file, caption, config, turn)
         duration = f" {clock_text(file.duration)}" if file.duration else ""
         return MessagePart("", caption, before=f"[{kind}{duration} kept as {shown}]")
+
+    @staticmethod
+    async def _kept(folder: Path, kept: str | None) -> bytes | None:
+        """A file kept earlier (/retry reads it again), or None to fetch it."""
+        if kept is None:
+            return None
+        try:
+            return await asyncio.to_thread((folder / kept).read_bytes)
+        except OSError:
+            return None
 
     async def _download(self, file: FileRef, kind: str, turn: _Turn) -> bytes | None:
         try:
@@ -208,7 +270,7 @@ class TelegramMediaTurns:
             # Logged (the log filter redacts the token a download URL holds), never shown.
             log.warning("could not download a %s: %s: %s", kind, type(exc).__name__, exc)
             turn.notices.append(
-                f"I could not fetch your {kind} from Telegram just now; please send it again."
+                f"I could not fetch your {kind} from Telegram just now; /retry fetches it again."
             )
             return None
 
@@ -230,7 +292,8 @@ class TelegramMediaTurns:
         caption: str,
         config: RuntimeConfig,
         turn: _Turn,
-    ) -> MessagePart:
+    ) -> MessagePart | None:
+        """What was heard; None when the note could not be transcribed (said why)."""
         kind = KIND_NAMES[file.kind]
         length = clock_text(file.duration)
         try:
@@ -238,9 +301,9 @@ class TelegramMediaTurns:
         except TranscriptionError as exc:
             turn.notices.append(
                 f"I could not transcribe your {kind} ({exc}). It is kept as {shown}; "
-                "send it again to retry, or type it."
+                "/retry reads it again, or type it."
             )
-            return _unread(f"[{kind} {length}, not transcribed, kept as {shown}]", caption)
+            return None
         turn.tag("voice")
         words = len(transcript.text.split())
         seconds = file.duration or transcript.duration or 0.0
