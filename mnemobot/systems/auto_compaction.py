@@ -72,10 +72,7 @@ class AutoCompaction:
             newest_messages_within(ctx.session.messages, room),
         )
         await self.compactor.compact(
-            ctx.session,
-            keep_last=keep,
-            config=ctx.config,
-            scope=ctx.scope,
+            ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope, tz=ctx.now.tzinfo
         )
 
 
@@ -94,7 +91,7 @@ class OverflowRecovery:
         history = sum(1 for m in ctx.session.messages if m.get("role") != "system")
         keep = max(1, min(ctx.config.compaction.keep_last_messages, history) >> attempt)
         result = await self.compactor.compact(
-            ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope
+            ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope, tz=ctx.now.tzinfo
         )
         shrunk = False
         if self.context is not None:

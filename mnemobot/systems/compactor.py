@@ -206,8 +206,16 @@ class Compactor:
         return f"sessions/{self.sessions.offload_path_for(session.id).name}"
 
     async def compact(
-        self, session: AgentSession, *, keep_last: int, config: RuntimeConfig, scope: str
+        self,
+        session: AgentSession,
+        *,
+        keep_last: int,
+        config: RuntimeConfig,
+        scope: str,
+        tz: tzinfo | None = None,
     ) -> CompactionResult:
+        """`tz`: the chat's zone (its own, when it set one), which dates the flushed facts'
+        daily note; None: the configured zone."""
         plan = plan_compaction(session.messages, keep_last)
         if plan.is_empty:
             return CompactionResult(removed=0, kept=len(plan.kept), summary_ok=False)
@@ -215,7 +223,7 @@ class Compactor:
         # chats go on meanwhile; awaited in turn, so the order above still holds.
         await asyncio.to_thread(self.sessions.append_offload, session.id, plan.dropped)
         summary_task = self._summarize(plan, config, scope)
-        flush_task = self._flush(plan, config, scope, session.id)
+        flush_task = self._flush(plan, config, scope, session.id, tz or config.assistant.tzinfo())
         summary, flushed = await asyncio.gather(summary_task, flush_task)
         reason = None
         if isinstance(summary, str):
@@ -309,7 +317,7 @@ class Compactor:
         return previous or _NoSummary("nothing to summarize")
 
     async def _flush(
-        self, plan: CompactionPlan, config: RuntimeConfig, scope: str, session_key: str
+        self, plan: CompactionPlan, config: RuntimeConfig, scope: str, session_key: str, tz: tzinfo
     ) -> int:
         if self.memory is None or not config.memory.enabled:
             return 0
@@ -386,7 +394,7 @@ class Compactor:
                 found,
                 at=self.clock(),
                 session_key=session_key,
-                tz=config.assistant.tzinfo(),
+                tz=tz,
                 config=config.memory,
             )
         except Exception:  # a memory write problem must not stop compaction

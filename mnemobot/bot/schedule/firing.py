@@ -27,7 +27,8 @@ from typing import Protocol
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
-from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, find_received
+from mnemobot.bot.turn.assistant import Assistant, TurnOutcome
+from mnemobot.bot.turn.received import find_received
 from mnemobot.config.runtime import ScheduleConfig
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import to_iso

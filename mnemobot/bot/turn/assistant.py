@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from mnemobot.bot.tools.clock_tool import chat_zone_name
+from mnemobot.bot.turn.received import find_containing, find_received
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.config.zones import local_time
+from mnemobot.config.zones import local_time, zone_or_local
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import from_iso, to_iso
 from mnemobot.memory.service import MemoryService
@@ -27,14 +28,16 @@ from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.llm import LLMFailureKind
 from mnemobot.systems.pipeline import Pipeline
 from mnemobot.systems.reply_stream import ReplyStream
-from mnemobot.systems.turn_media import NO_MEDIA, TurnMedia
+from mnemobot.systems.turn_media import (
+    NO_MEDIA,
+    TurnMedia,
+    kept_parts,
+    own_words,
+    parts_to_keep,
+    turn_text,
+)
 
 log = logging.getLogger(__name__)
-
-# How far back a redelivered message is looked for: far more than one crash can leave
-# unanswered in a chat (its queue is capped), few enough to cost nothing per turn.
-RECEIVED_LOOKBACK_MESSAGES = 200
-
 
 STORAGE_FAILED_TEXT = (
     "Sorry, I could not save this conversation (the bot's storage is failing); "
@@ -106,51 +109,6 @@ def with_reply_notes(ctx: TurnContext) -> None:
         if message.get("role") == "assistant" and message.get("content") == answer:
             message["content"] = ctx.reply
             break
-
-
-@dataclass(frozen=True, slots=True)
-class ReceivedMessage:
-    index: int
-    # The final answer that followed it, if the turn got that far.
-    answer: str | None
-
-
-def find_received(messages: list[dict[str, object]], refs: list[str]) -> ReceivedMessage | None:
-    """The user message with these channel refs among the newest ones, and its answer.
-
-    A message handed to the bot again (redelivered after a crash) is recognised by its refs,
-    so it is neither stored twice nor, if it was answered, answered by a second turn.
-    """
-    if not refs:
-        return None
-    wanted = list(refs)
-    start = max(0, len(messages) - RECEIVED_LOOKBACK_MESSAGES)
-    for index in range(len(messages) - 1, start - 1, -1):
-        message = messages[index]
-        if message.get("role") == "user" and message.get("refs") == wanted:
-            answer = None
-            for later in messages[index + 1 :]:
-                if later.get("role") == "user":
-                    break
-                # `reply`: the whole text the user read, when it is more than the content
-                # (what the model wrote before its tool calls, a stop mark).
-                content = later.get("reply") or later.get("content")
-                if later.get("role") == "assistant" and content and not later.get("tool_calls"):
-                    answer = str(content)
-            return ReceivedMessage(index, answer)
-    return None
-
-
-def find_containing(messages: list[dict[str, object]], ref: str) -> ReceivedMessage | None:
-    """The newest user message whose refs include `ref` (alone, or merged with others)."""
-    start = max(0, len(messages) - RECEIVED_LOOKBACK_MESSAGES)
-    for index in range(len(messages) - 1, start - 1, -1):
-        message = messages[index]
-        refs = message.get("refs")
-        if message.get("role") == "user" and isinstance(refs, list) and ref in refs:
-            found = find_received(messages, [str(r) for r in refs])
-            return found if found is not None else ReceivedMessage(index, None)
-    return None
 
 
 class Assistant:
@@ -290,6 +248,12 @@ class Assistant:
                 user_message["refs"] = message_refs
             if chat.user_name:
                 user_message["from"] = chat.user_name
+            parts = parts_to_keep(media.parts)
+            if parts is not None:
+                # An edit of one of its messages changes that message's words only.
+                user_message["parts"] = parts
+            if media.tags:
+                user_message["tags"] = list(media.tags)
             session.messages.append(user_message)
             # Kept before anything else can fail: a model outage never loses the message.
             # The write runs off the event loop, so other chats go on while it waits.
@@ -339,8 +303,10 @@ class Assistant:
     async def revise(self, chat: ChatRef, ref: str, text: str) -> bool:
         """The user edited an answered message (`ref`): the conversation shows the new
         wording, and memory records it at the message's time and marks what it held of the
-        old wording as earlier, so that is not recalled as current. False when the message
-        is no longer in the conversation (then nothing is changed)."""
+        old wording as earlier, so that is not recalled as current. A message merged with
+        others into one turn (an album, a burst), or with a transcript or a description
+        beside its caption, keeps all of that: only its own words change. False when the
+        message is no longer in the conversation (then nothing is changed)."""
         text = valid_unicode(text).strip()
         if not text:
             return False
@@ -351,28 +317,37 @@ class Assistant:
             if found is None:
                 return False
             message = session.messages[found.index]
+            parts = kept_parts(message.get("parts"))
+            own = text
+            if any(part.ref == ref for part in parts):
+                parts = [part.with_text(text) if part.ref == ref else part for part in parts]
+                message["parts"] = [part.to_json() for part in parts]
+                text, own = turn_text(parts), own_words(parts)
             message["content"] = text
             message["edited"] = to_iso(self.clock())
             await self.sessions.save_async(session)
-        if self.memory is None or not config.memory.enabled:
+            zone = zone_or_local(chat_zone_name(session.metadata, config))
+        if self.memory is None or not config.memory.enabled or not own:
             return True
         scope = self.scope_for(chat, config)
         at = from_iso(str(message.get("at"))) if message.get("at") else self.clock()
         refs = [str(r) for r in message.get("refs") or [ref]]
+        tags = message.get("tags")
         work = partial(
             self.memory.revise_message,
             scope=scope,
             ref=ref,
-            user_text=text,
+            user_text=own,
             # The reply answered the old wording: kept with it, not with the new one.
             assistant_text="",
             at=at,
             now=self.clock(),
             config=config.memory,
-            tz=config.assistant.tzinfo(),
+            tz=zone,
             message_refs=refs,
             speaker=chat.user_name,
             chat_key=chat.key,
+            tags=[str(tag) for tag in tags] if isinstance(tags, list) else (),
         )
         try:
             await self.memory.offload_write(scope, work)

@@ -1,5 +1,7 @@
 """Slash commands shared by every channel: /start /help /new /compact /status /stop,
-/tools, /export, /forget_me and /reminders (answered by the handler registered for it)."""
+/tools, /retry, /export, /forget_me and /reminders (answered by the handler registered for
+it). /retry runs as a turn where files are read (Telegram); anywhere else there is never
+anything to retry."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
 from mnemobot.bot.turn.permissions import Permissions
+from mnemobot.config.zones import zone_or_local
 from mnemobot.memory.model_windows import ModelWindow
 from mnemobot.memory.scope_paths import all_chats_share
 from mnemobot.memory.service import MemoryService
@@ -42,6 +46,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("status", "Model, context size, memory and config state"),
     CommandSpec("stop", "Stop the running reply and drop queued messages"),
     CommandSpec("tools", "The tools I can use in this chat"),
+    CommandSpec("retry", "Read again the last voice note or file I could not read"),
     CommandSpec("export", "Send me everything you remember of this chat, as a file"),
     CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
     CommandSpec("reminders", "Scheduled reminders and tasks: /reminders cancel N"),
@@ -50,6 +55,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
 # guards against a mistyped command, and a few minutes is enough to read the warning.
 FORGET_ME_CONFIRM_MINUTES = 5
 COMMAND_NAMES = frozenset(spec.name for spec in COMMANDS)
+NOTHING_TO_RETRY = "Nothing to retry: every voice note and file you sent here was read."
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +223,8 @@ class Commands:
             return self.start_text(chat)
         if command.name == "help":
             return self.help_text()
+        if command.name == "retry":
+            return NOTHING_TO_RETRY
         if command.name == "new":
             try:
                 cleared = self.assistant.reset_session(chat)
@@ -256,7 +264,11 @@ class Commands:
                 return f"Nothing to compact (session has {count} messages)."
             config = assistant.config()
             result = await self.compactor.compact(
-                session, keep_last=keep, config=config, scope=assistant.scope_for(chat, config)
+                session,
+                keep_last=keep,
+                config=config,
+                scope=assistant.scope_for(chat, config),
+                tz=zone_or_local(chat_zone_name(session.metadata, config)),
             )
         if result.removed == 0:
             return f"Nothing to compact (session has {count} messages)."

@@ -802,10 +802,12 @@ class TelegramServer:
         }
 
     def edit_message(self, update: JsonDict, text: str) -> JsonDict:
-        """The user edits the text of the message of ``update`` (an ``edited_message``)."""
+        """The user edits the text of the message of ``update`` (an ``edited_message``): the
+        caption of a photo, voice note or file (a caption may be added so, too)."""
         message = copy.deepcopy(update["message"])
-        message["text"] = text
-        message.pop("entities", None)
+        field = "text" if "text" in message else "caption"
+        message[field] = text
+        message.pop("entities" if field == "text" else "caption_entities", None)
         message["edit_date"] = int(time.time())
         edited: JsonDict = {"update_id": None, "edited_message": message}
         self.push_update(edited)

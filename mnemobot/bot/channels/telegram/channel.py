@@ -48,7 +48,7 @@ from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.channels.telegram.confirm_buttons import TelegramConfirmButtons
 from mnemobot.bot.channels.telegram.inbound import Inbound, inbound_for
 from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramIntake
-from mnemobot.bot.channels.telegram.media_turn import TelegramMediaTurns
+from mnemobot.bot.channels.telegram.media_turn import TelegramMediaTurns, retry_job
 from mnemobot.bot.channels.telegram.member_roles import TelegramRoles
 from mnemobot.bot.channels.telegram.migration import ChatMigration, migrated_chat_ids
 from mnemobot.bot.channels.telegram.preview import PreviewJournal, TelegramPreview, preview_method
@@ -345,7 +345,9 @@ class TelegramChannel:
 
     async def _erase_journals(self, target: ErasureTarget) -> list[str]:
         """Erasure: the finished entries of the chat's messages and replies in the inbox
-        and outbox journals (the ones still owed an answer or a delivery stay)."""
+        and outbox journals (the ones still owed an answer or a delivery stay), and the
+        notes /retry would read again (their files are gone)."""
+        self.media.forget(target.holds)
         queues = [self.outbox.queue, self.preview_journal.queue]
         if not isinstance(self.intake, RedisTelegramIntake):
             # With replicas the inbox is in Redis, which drops an entry once it is done.
@@ -399,6 +401,9 @@ class TelegramChannel:
             return
         text = message_text(message)
         command = parse_command(text, self.identity.username) if text else None
+        if command is not None and command.name == "retry":
+            await self.dispatcher.receive(retry_job(chat, message.message_id, quote, receipt))
+            return
         if command is None and text and message.chat.type in GROUP_TYPES:
             text = without_bot_mention(text, self.identity) or text
         inbound = inbound_for(

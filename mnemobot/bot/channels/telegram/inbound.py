@@ -63,6 +63,8 @@ class Inbound:
     file: FileRef | None = None
     forward: Forward | None = None
     media_group_id: str | None = None
+    # The file as kept in the chat's folder once fetched (read from there by /retry).
+    kept: str | None = None
 
     @property
     def says_something(self) -> bool:

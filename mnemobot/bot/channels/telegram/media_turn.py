@@ -10,13 +10,17 @@ turn's text, in order:
   image itself for a model that takes images;
 - a document: its name and the start of its text; the whole text is saved beside it for
   the files tool, and memory keeps it in chunks;
-- a forward: `[forwarded from Alice, 2026-11-20 14:03]` and its text, remembered as
-  Alice's words, never the user's;
+- a forward: `[forwarded from Alice, 2026-11-20 14:03]` and what it carried, read as
+  above (its text, a transcript, a photo's description, a sticker), all remembered as
+  Alice's words at her date, never the user's;
 - a sticker, location, poll...: a short line (`inbound.rendering_of`).
 
 Every file is kept in the chat's files folder (`files/<scope>/received/`), also when it
 could not be read, so sending it again (or reading it with the files tool) works; what
-failed gets one line for the user.
+failed gets one line for the user. `/retry` reads the chat's last such message again, from
+the kept file (fetched again when it could not be fetched at all), as a turn of its own.
+The failed message is remembered in the process only: after a restart, sending it again
+does the same.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ import asyncio
 import base64
 import logging
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 from telegram import Bot
@@ -40,12 +45,22 @@ from mnemobot.bot.media.document_text import (
     is_readable,
 )
 from mnemobot.bot.media.transcription import TranscriptionError
+from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.tools.files_tool import SHARED_FOLDER
+from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.config.zones import local_time
 from mnemobot.memory.atomic_file import write_atomic
 from mnemobot.memory.items import DocumentText, ForwardedText
 from mnemobot.memory.scope_paths import validate_scope_key
-from mnemobot.systems.turn_media import ImageInput, TurnMedia
+from mnemobot.systems.context import ChatRef
+from mnemobot.systems.turn_media import (
+    ImageInput,
+    MessagePart,
+    TurnMedia,
+    own_words,
+    turn_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -75,40 +90,64 @@ def safe_file_name(name: str) -> str:
     return cleaned[:120]
 
 
-def when_text(epoch: float | None, config: RuntimeConfig) -> str:
+def when_text(epoch: float | None, zone: str | None) -> str:
+    """A forward's date as the chat reads it (`zone`: an IANA name, None: the machine's)."""
     if epoch is None:
         return ""
-    local = config.assistant.local_time(epoch)
-    return local.strftime("%Y-%m-%d %H:%M")
+    return local_time(epoch, zone).strftime("%Y-%m-%d %H:%M")
 
 
 @dataclass(slots=True)
 class _Turn:
     """What the job's messages add up to, built message by message."""
 
-    lines: list[str] = field(default_factory=list)
-    own: list[str] = field(default_factory=list)
+    parts: list[MessagePart] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     reply_notes: list[str] = field(default_factory=list)
     images: list[ImageInput] = field(default_factory=list)
     forwarded: list[ForwardedText] = field(default_factory=list)
     documents: list[DocumentText] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
-
-    def say(self, line: str, *, own: bool = True) -> None:
-        self.lines.append(line)
-        if own:
-            self.own.append(line)
+    # Messages whose file could not be fetched or heard: for /retry.
+    unread: list[Inbound] = field(default_factory=list)
 
     def tag(self, tag: str) -> None:
         if tag not in self.tags:
             self.tags.append(tag)
 
 
+class RetryRequest:
+    """A job part standing for /retry: the chat's last unread message, looked up when the
+    turn starts (in order with the chat's other messages)."""
+
+
+RETRY = RetryRequest()
+
+
+def retry_job(chat: ChatRef, message_id: int, quote: int | None, receipt: str) -> LaneJob:
+    """/retry as a turn in the chat's lane (answering the /retry message itself)."""
+    return LaneJob(
+        chat,
+        "",
+        message_refs=(f"tg:{message_id}",),
+        reply_to_message_id=quote,
+        receipts=(receipt,),
+        parts=(RETRY,),
+    )
+
+
 class TelegramMediaTurns:
     def __init__(self, bot: Bot, host: ChannelHost) -> None:
         self.bot = bot
         self.host = host
+        # Per chat and sender (in a group, a member retries their own), the last message
+        # that could not be read, its file as kept.
+        self._unread: dict[tuple[str, str | None], Inbound] = {}
+
+    def forget(self, holds: Callable[[str], bool]) -> None:
+        """Erasure: nothing of the chats `holds` names is left to /retry."""
+        for sender in [sender for sender in self._unread if holds(sender[0])]:
+            del self._unread[sender]
 
     def folder(self, job: LaneJob, config: RuntimeConfig) -> Path:
         if config.files.shared:
@@ -117,68 +156,63 @@ class TelegramMediaTurns:
         return self.host.paths.files / validate_scope_key(scope)
 
     async def prepare(self, job: LaneJob) -> PreparedTurn:
-        parts = [part for part in job.parts if isinstance(part, Inbound)]
+        parts = [part for part in job.parts if isinstance(part, (Inbound, RetryRequest))]
         if not parts:
             return PreparedTurn(job.text)
         config = self.host.runtime.current()
+        # Dates are shown in the chat's own zone when it set one, as its turns read the time.
+        zone = chat_zone_name(self.host.assistant.session(job.chat).metadata, config)
         turn = _Turn()
-        for inbound in parts:
-            await self._read(inbound, job, config, turn)
-        text = "\n\n".join(line for line in turn.lines if line.strip())
-        plain = not (turn.forwarded or turn.documents)
-        own = None if plain else "\n\n".join(turn.own)
+        sender = (job.chat.key, job.chat.user_id)
+        for part in parts:
+            inbound = self._unread.pop(sender, None) if part is RETRY else part
+            if isinstance(inbound, Inbound):
+                await self._read(inbound, job, config, zone, turn)
+            else:
+                turn.notices.append(NOTHING_TO_RETRY)
+        if turn.unread:
+            self._unread[sender] = turn.unread[-1]
+        text = turn_text(turn.parts)
+        own = own_words(turn.parts)
         return PreparedTurn(
             text=text,
             media=TurnMedia(
                 images=tuple(turn.images),
-                own_text=own,
+                own_text=None if own == text else own,
                 forwarded=tuple(turn.forwarded),
                 documents=tuple(turn.documents),
                 tags=tuple(turn.tags),
+                parts=tuple(turn.parts),
             ),
             notices=tuple(turn.notices),
             reply_notes=tuple(turn.reply_notes),
         )
 
     async def _read(
-        self, inbound: Inbound, job: LaneJob, config: RuntimeConfig, turn: _Turn
+        self, inbound: Inbound, job: LaneJob, config: RuntimeConfig, zone: str | None, turn: _Turn
     ) -> None:
         ref = f"tg:{inbound.message_id}"
-        if inbound.forward is not None:
-            forward = inbound.forward
-            said = when_text(forward.said_at, config)
-            header = f"[forwarded from {forward.author}{', ' + said if said else ''}]"
-            body = inbound.text or inbound.rendering or ""
-            if inbound.file is not None:
-                body = await self._file_line(inbound, inbound.file, job, config, turn, own=False)
-            turn.say(f"{header} {body}".strip(), own=False)
-            turn.tag("forwarded")
-            if inbound.text.strip():
-                turn.forwarded.append(
-                    ForwardedText(forward.author, inbound.text, forward.said_at, ref)
-                )
-            return
         if inbound.file is not None:
-            line = await self._file_line(inbound, inbound.file, job, config, turn, own=True)
-            if line:
-                turn.say(line)
-            return
-        if inbound.rendering:
-            turn.say(f"{inbound.rendering} {inbound.text}".strip())
-            return
-        turn.say(inbound.text)
+            part = await self._file_part(inbound, inbound.file, job, config, turn)
+        else:
+            part = MessagePart(ref, inbound.text, before=inbound.rendering or "")
+        part = replace(part, ref=ref)
+        forward = inbound.forward
+        if forward is not None:
+            said = when_text(forward.said_at, zone)
+            header = f"[forwarded from {forward.author}{', ' + said if said else ''}]"
+            part = replace(part, header=header)
+            turn.tag("forwarded")
+            # All of it is the author's: a transcript, a photo's description, a sticker.
+            words = part.words()
+            if words.strip():
+                turn.forwarded.append(ForwardedText(forward.author, words, forward.said_at, ref))
+        turn.parts.append(part)
 
-    async def _file_line(
-        self,
-        inbound: Inbound,
-        file: FileRef,
-        job: LaneJob,
-        config: RuntimeConfig,
-        turn: _Turn,
-        *,
-        own: bool,
-    ) -> str:
-        """The turn's line for a message with a file (its caption included)."""
+    async def _file_part(
+        self, inbound: Inbound, file: FileRef, job: LaneJob, config: RuntimeConfig, turn: _Turn
+    ) -> MessagePart:
+        """The part of a message with a file, its caption as `text` (the ref is the caller's)."""
         kind = KIND_NAMES.get(file.kind, "file")
         caption = inbound.text.strip()
         limit = config.media.max_download_bytes
@@ -188,28 +222,45 @@ class TelegramMediaTurns:
                 f"up to {megabytes(limit)}, so I could not fetch it."
                 + (" I read its caption." if caption else "")
             )
-            return (
-                f"[{kind}, {megabytes(file.size)}, too large to fetch] {caption}" if caption else ""
-            )
-        data = await self._download(file, kind, turn)
-        if data is None:
-            return f"[{kind}, could not be fetched] {caption}" if caption else ""
+            return _unread(f"[{kind}, {megabytes(file.size)}, too large to fetch]", caption)
         name = self._name(inbound, file)
         shown = f"{RECEIVED_FOLDER}/{name}"
         folder = self.folder(job, config)
-        try:
-            await asyncio.to_thread(write_atomic, folder / shown, data)
-        except OSError as exc:
-            log.warning("could not keep a received file in %s: %s", job.chat.key, exc)
-            shown = f"{name} (not kept: the bot's storage is failing)"
+        data = await self._kept(folder, inbound.kept)
+        if data is None:
+            data = await self._download(file, kind, turn)
+            if data is None:
+                turn.unread.append(inbound)
+                return _unread(f"[{kind}, could not be fetched]", caption)
+            try:
+                await asyncio.to_thread(write_atomic, folder / shown, data)
+                inbound = replace(inbound, kept=shown)
+            except OSError as exc:
+                log.warning("could not keep a received file in %s: %s", job.chat.key, exc)
+                shown = f"{name} (not kept: the bot's storage is failing)"
         if file.kind in SPOKEN_KINDS:
-            return await self._spoken(data, name, shown, file, caption, config, turn)
+            heard = await self._spoken(data, name, shown, file, caption, config, turn)
+            if heard is None:
+                turn.unread.append(inbound)
+                length = clock_text(file.duration)
+                return _unread(f"[{kind} {length}, not transcribed, kept as {shown}]", caption)
+            return heard
         if file.kind == "photo" or (file.mime_type or "").startswith("image/"):
             return await self._image(data, shown, file, caption, config, turn)
         if file.kind == "document":
-            return await self._document(data, folder, shown, file, caption, config, turn, own)
+            return await self._document(data, folder, shown, file, caption, config, turn)
         duration = f" {clock_text(file.duration)}" if file.duration else ""
-        return f"[{kind}{duration} kept as {shown}] {caption}".strip()
+        return MessagePart("", caption, before=f"[{kind}{duration} kept as {shown}]")
+
+    @staticmethod
+    async def _kept(folder: Path, kept: str | None) -> bytes | None:
+        """A file kept earlier (/retry reads it again), or None to fetch it."""
+        if kept is None:
+            return None
+        try:
+            return await asyncio.to_thread((folder / kept).read_bytes)
+        except OSError:
+            return None
 
     async def _download(self, file: FileRef, kind: str, turn: _Turn) -> bytes | None:
         try:
@@ -219,7 +270,7 @@ class TelegramMediaTurns:
             # Logged (the log filter redacts the token a download URL holds), never shown.
             log.warning("could not download a %s: %s: %s", kind, type(exc).__name__, exc)
             turn.notices.append(
-                f"I could not fetch your {kind} from Telegram just now; please send it again."
+                f"I could not fetch your {kind} from Telegram just now; /retry fetches it again."
             )
             return None
 
@@ -241,7 +292,8 @@ class TelegramMediaTurns:
         caption: str,
         config: RuntimeConfig,
         turn: _Turn,
-    ) -> str:
+    ) -> MessagePart | None:
+        """What was heard; None when the note could not be transcribed (said why)."""
         kind = KIND_NAMES[file.kind]
         length = clock_text(file.duration)
         try:
@@ -249,12 +301,9 @@ class TelegramMediaTurns:
         except TranscriptionError as exc:
             turn.notices.append(
                 f"I could not transcribe your {kind} ({exc}). It is kept as {shown}; "
-                "send it again to retry, or type it."
+                "/retry reads it again, or type it."
             )
-            # Without a caption there is nothing to answer but the line above.
-            return (
-                f"[{kind} {length}, not transcribed, kept as {shown}] {caption}" if caption else ""
-            )
+            return None
         turn.tag("voice")
         words = len(transcript.text.split())
         seconds = file.duration or transcript.duration or 0.0
@@ -263,7 +312,7 @@ class TelegramMediaTurns:
                 f"I could not make out any words in your {kind} ({length}). It is kept as "
                 f"{shown}; send it again or type it."
             )
-            return caption
+            return MessagePart("", caption)
         threshold = config.media.transcription.doubtful_words_per_minute
         if threshold and seconds >= DOUBTFUL_MIN_SECONDS and words / (seconds / 60) < threshold:
             turn.reply_notes.append(
@@ -271,8 +320,8 @@ class TelegramMediaTurns:
                 "not all you said, please send it again or type it.)"
             )
         mark = "voice" if file.kind == "voice" else kind
-        line = f"[{mark} {length}] {transcript.text}"
-        return f"{line}\n{caption}" if caption else line
+        # The caption on a line of its own after what was said.
+        return MessagePart("", caption, before=f"[{mark} {length}] {transcript.text}", sep="\n")
 
     async def _image(
         self,
@@ -282,16 +331,18 @@ class TelegramMediaTurns:
         caption: str,
         config: RuntimeConfig,
         turn: _Turn,
-    ) -> str:
+    ) -> MessagePart:
         turn.tag("photo")
         if len(data) > config.media.max_image_bytes or config.llm.vision == "off":
-            return f"[photo kept as {shown}; the model cannot see it] {caption}".strip()
+            return MessagePart(
+                "", caption, before=f"[photo kept as {shown}; the model cannot see it]"
+            )
         mime = file.mime_type if (file.mime_type or "").startswith("image/") else "image/jpeg"
         url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
         turn.images.append(ImageInput(data_url=url, name=shown))
         description = await self.host.media.describe_image(url, caption, config)
         about = f": {description}" if description else ""
-        return f"[photo {shown}{about}] {caption}".strip()
+        return MessagePart("", caption, before=f"[photo {shown}{about}]")
 
     async def _document(
         self,
@@ -302,8 +353,7 @@ class TelegramMediaTurns:
         caption: str,
         config: RuntimeConfig,
         turn: _Turn,
-        own: bool,
-    ) -> str:
+    ) -> MessagePart:
         original = file.name or PurePath(shown).name
         turn.tag("document")
         if not is_readable(original, file.mime_type):
@@ -311,7 +361,7 @@ class TelegramMediaTurns:
                 f"I kept {original} as {shown}, but I can only read text files and PDFs, "
                 "so I did not read it."
             )
-            return f"[file {shown} kept, not read] {caption}".strip()
+            return MessagePart("", caption, before=f"[file {shown} kept, not read]")
         media = config.media
         try:
             extract = await asyncio.to_thread(
@@ -324,7 +374,7 @@ class TelegramMediaTurns:
             )
         except UnreadableDocument as exc:
             turn.notices.append(f"I kept {original} as {shown}, but could not read it: {exc}.")
-            return f"[file {shown} kept, unreadable] {caption}".strip()
+            return MessagePart("", caption, before=f"[file {shown} kept, unreadable]")
         text_file = f"{shown}.txt"
         try:
             await asyncio.to_thread(write_atomic, folder / text_file, extract.text.encode())
@@ -345,13 +395,17 @@ class TelegramMediaTurns:
             rest = f"; the start follows, read the rest{where} with the files tool"
         header = f"[document {shown}{pages}, {len(extract.text):,} characters{rest}]"
         turn.documents.append(DocumentText(original, extract.text, f"file:{shown}"))
-        if own and caption:
-            turn.own.append(caption)
-        if own:
-            turn.own.append(f"[document {original}]")
-        line = f"{header}\n{head}"
-        if caption:
-            line = f"{caption}\n{line}"
-        # The head is not the user's words: `own` above holds what memory keeps as theirs.
-        turn.lines.append(line)
-        return ""
+        # The caption leads; memory keeps the document's name, its text goes in as chunks.
+        return MessagePart(
+            "",
+            caption,
+            after=f"{header}\n{head}",
+            sep="\n",
+            remembered_after=f"[document {original}]",
+        )
+
+
+def _unread(line: str, caption: str) -> MessagePart:
+    """A file that could not be read: its line only with a caption to answer, else the
+    notices say all there is (no turn)."""
+    return MessagePart("", caption, before=line if caption else "")

@@ -1,0 +1,55 @@
+"""A message already in the conversation, found by its channel refs: a redelivered one
+(not stored or answered twice), an edited one, a scheduled task's firing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# How far back a redelivered message is looked for: far more than one crash can leave
+# unanswered in a chat (its queue is capped), few enough to cost nothing per turn.
+RECEIVED_LOOKBACK_MESSAGES = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedMessage:
+    index: int
+    # The final answer that followed it, if the turn got that far.
+    answer: str | None
+
+
+def find_received(messages: list[dict[str, object]], refs: list[str]) -> ReceivedMessage | None:
+    """The user message with these channel refs among the newest ones, and its answer.
+
+    A message handed to the bot again (redelivered after a crash) is recognised by its refs,
+    so it is neither stored twice nor, if it was answered, answered by a second turn.
+    """
+    if not refs:
+        return None
+    wanted = list(refs)
+    start = max(0, len(messages) - RECEIVED_LOOKBACK_MESSAGES)
+    for index in range(len(messages) - 1, start - 1, -1):
+        message = messages[index]
+        if message.get("role") == "user" and message.get("refs") == wanted:
+            answer = None
+            for later in messages[index + 1 :]:
+                if later.get("role") == "user":
+                    break
+                # `reply`: the whole text the user read, when it is more than the content
+                # (what the model wrote before its tool calls, a stop mark).
+                content = later.get("reply") or later.get("content")
+                if later.get("role") == "assistant" and content and not later.get("tool_calls"):
+                    answer = str(content)
+            return ReceivedMessage(index, answer)
+    return None
+
+
+def find_containing(messages: list[dict[str, object]], ref: str) -> ReceivedMessage | None:
+    """The newest user message whose refs include `ref` (alone, or merged with others)."""
+    start = max(0, len(messages) - RECEIVED_LOOKBACK_MESSAGES)
+    for index in range(len(messages) - 1, start - 1, -1):
+        message = messages[index]
+        refs = message.get("refs")
+        if message.get("role") == "user" and isinstance(refs, list) and ref in refs:
+            found = find_received(messages, [str(r) for r in refs])
+            return found if found is not None else ReceivedMessage(index, None)
+    return None
