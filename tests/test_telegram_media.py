@@ -134,6 +134,10 @@ async def test_a_failed_transcription_keeps_the_file_and_sending_again_works(
     telegram.send_voice(chat_id=USER, duration=3, content=said)
     sent = await telegram.wait_for_messages_async(USER, 2)
     assert sent[1]["plain_text"] == "echo: [voice 0:03] buy oat milk"
+    # Sent again and heard: /retry would only answer the same words twice.
+    telegram.send_text("/retry", chat_id=USER)
+    after = await telegram.wait_for_messages_async(USER, 3)
+    assert after[2]["plain_text"] == NOTHING_TO_RETRY
 
 
 async def test_retry_reads_the_kept_note_again_once_transcription_works(
@@ -468,6 +472,8 @@ async def test_a_forward_is_its_authors_words_and_never_moves_the_user(
     assert "speaker:test" in berlin[0]["tags"]
     assert paris and all("speaker:alice" in i["tags"] for i in paris)
     assert all(str(i["createdAt"]) < str(berlin[0]["createdAt"]) for i in paris)
+    # The daily note says whose words they were, not an empty "User:".
+    assert "User: [forwarded from Alice] I live in Paris. | Assistant:" in daily_notes(workspace)
 
     telegram.send_text("/new", chat_id=USER)
     telegram.send_text("where do I live?", chat_id=USER)

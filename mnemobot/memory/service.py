@@ -531,6 +531,7 @@ class MemoryService:
                 loaded.store,
                 scope=scope,
                 user_text=user_text,
+                note_text=user_text if user_text.strip() else forwarded_note(forwarded),
                 assistant_text=assistant_text,
                 at=at,
                 config=config,
@@ -578,12 +579,16 @@ class MemoryService:
         speaker: str | None,
         chat_key: str,
         tags: list[str] | None = None,
+        note_text: str | None = None,
     ) -> RecordedTurn:
+        """`note_text`: the user's side of the daily note when it is not `user_text` (a
+        turn of forwards only: whose words they were, not an empty "User:")."""
         paths = self.paths(scope)
         # An answer repeating what was just forgotten ("I removed your code QX-7...") is not
         # kept; the user saying it again, on purpose, is a new statement and is.
         assistant_text = ForgottenTexts.pending(paths).redact(assistant_text)
-        append_daily_note(paths.directory, user_text, assistant_text, at=at, tz=tz)
+        note = user_text if note_text is None else note_text
+        append_daily_note(paths.directory, note, assistant_text, at=at, tz=tz)
         event = TurnMemoryEvent(
             scope=scope,
             chat_key=chat_key or scope,
@@ -1124,3 +1129,8 @@ class MemoryService:
 
     def layer_counts(self, scope: str) -> dict[str, int]:
         return self.stats(scope).per_layer
+
+
+def forwarded_note(forwarded: Sequence[ForwardedText]) -> str:
+    """The daily note's user side for a turn of forwards only, each with its author."""
+    return " ".join(f"[forwarded from {f.author}] {f.text}" for f in forwarded)

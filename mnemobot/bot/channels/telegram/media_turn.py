@@ -110,6 +110,8 @@ class _Turn:
     tags: list[str] = field(default_factory=list)
     # Messages whose file could not be fetched or heard: for /retry.
     unread: list[Inbound] = field(default_factory=list)
+    # Kinds of file this turn did read (a voice note sent again after a failure).
+    read_kinds: set[str] = field(default_factory=set)
 
     def tag(self, tag: str) -> None:
         if tag not in self.tags:
@@ -170,6 +172,15 @@ class TelegramMediaTurns:
                 await self._read(inbound, job, config, zone, turn)
             else:
                 turn.notices.append(NOTHING_TO_RETRY)
+        waiting = self._unread.get(sender)
+        if (
+            waiting is not None
+            and waiting.file is not None
+            and waiting.file.kind in turn.read_kinds
+        ):
+            # Sent again (or one like it) and read this time: a later /retry would answer
+            # the same words a second time.
+            del self._unread[sender]
         if turn.unread:
             self._unread[sender] = turn.unread[-1]
         text = turn_text(turn.parts)
@@ -193,7 +204,10 @@ class TelegramMediaTurns:
     ) -> None:
         ref = f"tg:{inbound.message_id}"
         if inbound.file is not None:
+            unread = len(turn.unread)
             part = await self._file_part(inbound, inbound.file, job, config, turn)
+            if len(turn.unread) == unread:
+                turn.read_kinds.add(inbound.file.kind)
         else:
             part = MessagePart(ref, inbound.text, before=inbound.rendering or "")
         part = replace(part, ref=ref)
