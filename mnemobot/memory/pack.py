@@ -98,7 +98,8 @@ class PackDiagnostics:
     meaning: str = "off"
     # Candidates found by meaning alone (no query word, no named day).
     meaning_candidates: int = 0
-    # Milliseconds the message's embedding took (0 when none was asked for).
+    # Milliseconds the reply waited for the message's vector: the embedding's time, or
+    # the wait before giving up on a failing server (0 when none was asked for).
     embed_ms: float = 0.0
 
     def to_json_dict(self) -> dict[str, Any]:

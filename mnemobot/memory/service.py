@@ -394,7 +394,8 @@ class MemoryService:
         self._query_failed_at = time.monotonic()
         self._query_failure = failure
         log.warning("embedding the message failed (%s): its pack matches words only", failure)
-        return QueryVector(identity, None, failure)
+        # What the failure cost this reply: the wait before giving up, in its diagnostics.
+        return QueryVector(identity, None, failure, (time.perf_counter() - started) * 1000)
 
     def wait_for_vectors(self, timeout: float) -> bool:
         """Wait until the background embedding of written items is done (evals, tests)."""

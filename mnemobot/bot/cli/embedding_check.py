@@ -10,6 +10,7 @@ that would turn it on.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from collections.abc import Callable
@@ -31,6 +32,12 @@ Status = Literal["ok", "warn", "fail"]
 def embedding_models(names: list[str]) -> list[str]:
     """The names among `names` that look like embedding models."""
     return [name for name in names if _EMBEDDING_MODEL_NAME.search(name)]
+
+
+def offered_settings(model: str) -> dict[str, object]:
+    """The memory.embeddings keys that turn recall by meaning on with `model` of the chat
+    model's server (baseUrl null: the same server, the same key)."""
+    return {"enabled": True, "model": model}
 
 
 async def check_embeddings(
@@ -93,6 +100,6 @@ async def _offer(settings: Settings, emit: Emit) -> tuple[Status, str]:
     return (
         "ok",
         f"off; {where} serves {found[0]!r}: set memory.embeddings "
-        f'{{"enabled": true, "model": "{found[0]}"}} in the runtime config for recall by '
+        f"{json.dumps(offered_settings(found[0]))} in the runtime config for recall by "
         "meaning (see docs/embeddings.md)",
     )

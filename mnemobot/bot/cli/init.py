@@ -5,6 +5,11 @@ The file (default `~/.mnemobot/.env`, read from any directory) is written atomic
 mode 0600: it holds the bot token and the API key. Keys already in it that init does not
 ask about are kept. Without a terminal, every value comes from a flag (or its default),
 and a failed check exits 1 without writing anything.
+
+When the model server lists an embedding model (as `doctor` finds one), init asks once
+whether to turn recall by meaning on with it (default no; `--embeddings` is yes). That
+setting lives in the runtime config of the workspace the bot will use, not in the env
+file: init sets `memory.embeddings` there and keeps the file's other keys.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import json
 import os
 import re
 import sys
@@ -20,17 +26,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dotenv import dotenv_values
+from pydantic import ValidationError
 
+from mnemobot.bot.app import open_runtime_config
+from mnemobot.bot.cli.embedding_check import embedding_models, offered_settings
 from mnemobot.bot.cli.probes import NETWORK_CHECK_SECONDS, ModelsList, ProbeError, list_models
 from mnemobot.bot.cli.probes import telegram_username as probe_telegram
 from mnemobot.bot.turn.commands import endpoint_for_display
+from mnemobot.config.runtime_store import RuntimeConfigError
 from mnemobot.config.settings import (
     AllowedUsers,
     Settings,
+    env_file_candidates,
     env_files_found,
     explicit_env_file,
     user_env_file,
 )
+from mnemobot.config.workspace import WorkspacePaths
 
 DEFAULT_MODEL = str(Settings.model_fields["bot_model"].default)
 DEFAULT_TELEGRAM_API = str(Settings.model_fields["telegram_api_base_url"].default)
@@ -104,6 +116,12 @@ class Asker:
                 return answer or default
             print(f"  {label} is needed.")
 
+    def confirm(self, prompt: str, flag_value: bool) -> bool:
+        """A yes/no question whose default is no; the flag says yes without asking."""
+        if flag_value or not self.interactive:
+            return flag_value
+        return input(f"{prompt} [y/N] ").strip().lower() in ("y", "yes")
+
     def retry(self, problem: str) -> None:
         """Report a failed check: ask again on a terminal, give up without one."""
         if not self.interactive:
@@ -168,7 +186,10 @@ def _ask_telegram(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -
     return values
 
 
-def _ask_model(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> dict[str, str]:
+def _ask_model(
+    asker: Asker, args: argparse.Namespace, old: dict[str, str]
+) -> tuple[dict[str, str], ModelsList]:
+    """The model settings, and the models the server listed (unknown with --no-check)."""
     flags = {"base": args.base_url, "key": args.api_key, "model": args.model}
     while True:
         base_url = asker.value(
@@ -204,7 +225,9 @@ def _ask_model(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> d
                 print(f"ok  {where} offers: {listed.describe()}")
         default = old.get("BOT_MODEL") or DEFAULT_MODEL
         if listed.models and default not in listed.models:
-            default = listed.models[0]
+            # An embedding model cannot chat: offer the first other one.
+            embedders = embedding_models(listed.models)
+            default = next((m for m in listed.models if m not in embedders), listed.models[0])
         while True:
             model = asker.value("Model", flags["model"], default, flag="--model", required=True)
             flags["model"] = None
@@ -220,7 +243,54 @@ def _ask_model(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> d
             values["OPENAI_BASE_URL"] = base_url
         if api_key:
             values["OPENAI_API_KEY"] = api_key
-        return values
+        return values, listed
+
+
+def _ask_embeddings(
+    asker: Asker, args: argparse.Namespace, listed: ModelsList, chat_model: str
+) -> str | None:
+    """The embedding model to turn recall by meaning on with, if the server lists one and
+    the answer (or --embeddings) is yes."""
+    found = [name for name in embedding_models(listed.models or []) if name != chat_model]
+    if not found:
+        if args.embeddings:
+            raise InitFailed(
+                "--embeddings: the model server lists no embedding model (a name with embed, "
+                "e5, bge, gte, minilm or nomic); set memory.embeddings in the runtime config "
+                "by hand (see docs/embeddings.md)"
+            )
+        return None
+    model = found[0]
+    if not asker.interactive and not args.embeddings:
+        print(
+            f"note the model server also serves {model!r}: `mnemobot init --embeddings` turns "
+            "on recall by meaning with it"
+        )
+        return None
+    question = (
+        f"The model server also serves {model!r}, an embedding model. Turn on recall by "
+        "meaning (memory found by what was meant, not only the words said)?"
+    )
+    return model if asker.confirm(question, args.embeddings) else None
+
+
+def _turn_on_embeddings(env_files: tuple[Path, ...], model: str) -> None:
+    """Set memory.embeddings in the runtime config of the workspace these env files give
+    the bot (BOT_WORKSPACE, else the default); a failure is a warning: the env file is
+    written, and the setting can be made by hand."""
+    try:
+        workspace = Settings(_env_file=env_files).bot_workspace  # type: ignore[call-arg]
+        workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
+        store = open_runtime_config(WorkspacePaths(workspace).runtime_config)
+        store.set_keys(("memory", "embeddings"), offered_settings(model))
+    except (ValidationError, RuntimeConfigError, OSError) as exc:
+        problem = str(exc).splitlines()[0][:200]
+        print(
+            f"WARN recall by meaning not turned on ({problem}); set memory.embeddings "
+            f"{json.dumps(offered_settings(model))} in the runtime config by hand"
+        )
+        return
+    print(f"ok  recall by meaning on with {model!r} in {store.path}")
 
 
 def run_init(args: argparse.Namespace, *, telegram: bool = True, then: str | None = None) -> int:
@@ -240,7 +310,9 @@ def run_init(args: argparse.Namespace, *, telegram: bool = True, then: str | Non
             values.pop(key, None)
         if telegram:
             values.update(_ask_telegram(asker, args, old))
-        values.update(_ask_model(asker, args, old))
+        model_values, listed = _ask_model(asker, args, old)
+        values.update(model_values)
+        embedding_model = _ask_embeddings(asker, args, listed, model_values["BOT_MODEL"])
     except InitFailed as exc:
         print(f"mnemobot: {exc}; nothing was written.", file=sys.stderr)
         return 1
@@ -249,6 +321,9 @@ def run_init(args: argparse.Namespace, *, telegram: bool = True, then: str | Non
         return 130
     write_env_file(target, values)
     print(f"Wrote {target} (readable by you only).")
+    if embedding_model is not None:
+        # The workspace as `run` will see it: what `--env-file` (or the usual files) give.
+        _turn_on_embeddings((target,) if args.env_file else env_file_candidates(), embedding_model)
     local = Path(".env").resolve()
     reads_local = not args.env_file and explicit_env_file() is None and local.is_file()
     if reads_local and local != target.resolve():
@@ -305,6 +380,11 @@ def add_init_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--no-check", action="store_true", help="skip the network checks (offline set-up)"
+    )
+    parser.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="turn on recall by meaning with the embedding model the model server lists",
     )
     parser.set_defaults(handler=run_init)
 

