@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mnemobot.memory.bm25 import BM25Index
@@ -92,6 +92,8 @@ def test_words_nothing_stems_stay_whole() -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(st.text())
+# An apostrophe between scripts: each side in its own script's language ("i" is English).
+@example("ꀀ'I")
 def test_terms_are_a_fixed_point_under_the_texts_languages(text: str) -> None:
     first = terms(text)
     assert all(term and not term.isspace() for term in first)

@@ -216,8 +216,13 @@ def _word_terms_uncached(word: str, languages: TextLanguages) -> tuple[str, ...]
     if lang.name == "english":
         return _english_word_terms(word, lang)
     if "'" in word:
+        # Each part in the language of its own script: in "ꀀ'i" the "i" is English (a
+        # stopword), as it is when the terms are read again on their own.
         return tuple(
-            term for part in word.split("'") if part for term in _plain_word_terms(part, lang)
+            term
+            for part in word.split("'")
+            if part
+            for term in _word_terms_uncached(part, languages)
         )
     return _plain_word_terms(word, lang)
 
