@@ -6,7 +6,6 @@ import json
 import logging
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from mnemobot.config.settings import Settings
 from mnemobot.memory.session import AgentSession
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from tests.cli_runner import run_cli
 
 # The default run draws the same examples every time, so a red suite always means a
 # change broke something (a random draw once failed CI on a text case nobody had touched);
@@ -75,16 +75,12 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def run_mnemobot(*args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
-    """`python -m bot ARGS` as a person would run it, with our variables set to `env` only."""
-    return subprocess.run(
-        [sys.executable, "-m", "mnemobot", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=subprocess_env(**env),
-        check=False,
-    )
+def run_mnemobot(
+    *args: str, timeout: float = 60, cwd: Path | None = None, input: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`mnemobot ARGS` as a person would run it, with our variables set to `env` only (in
+    this process where the command allows it: see `tests.cli_runner`)."""
+    return run_cli(args, subprocess_env(**env), cwd=cwd, input=input, timeout=timeout)
 
 
 def subprocess_env(**overrides: str) -> dict[str, str]:

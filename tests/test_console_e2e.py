@@ -1,15 +1,14 @@
-"""`mnemobot chat` as a subprocess with piped input, against the fake OpenAI server."""
+"""`mnemobot chat` with piped input, against the fake OpenAI server."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, user_texts
-from tests.conftest import subprocess_env
+from tests.conftest import run_mnemobot
 
 
 def run_chat(
@@ -21,16 +20,7 @@ def run_chat(
         "OPENAI_BASE_URL": server.base_url if server else "http://127.0.0.1:9/v1",
     }
     base.update(env)
-    return subprocess.run(
-        [sys.executable, "-m", "mnemobot", "chat", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=subprocess_env(**base),
-        cwd=workspace.parent,
-        check=False,
-    )
+    return run_mnemobot("chat", *args, input=stdin, cwd=workspace.parent, **base)
 
 
 def test_piped_lines_are_answered_on_stdout(

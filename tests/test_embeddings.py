@@ -189,7 +189,7 @@ async def test_maintenance_embeds_items_written_before_embeddings_and_after_a_mo
     # Every turn told before, and its facts; the question's own turn was embedded already.
     assert await maintain() >= 1 + len(OTHER_TURNS)
     seen, meaning = await ask_anew(app, openai_server, question)
-    assert "Skoda" in seen and meaning == "used"
+    assert "Skoda" in seen and meaning == "used", (meaning, seen[seen.rfind("# Memory") :])
     # Another model: the old vectors cannot be compared with its own, all are made again.
     other = embeddings_config(e5_url, model="multilingual-e5-small")
     write_runtime_config(workspace, runtime_config(other))

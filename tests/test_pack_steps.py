@@ -5,6 +5,7 @@ hypothesis makes of a small vocabulary (so queries match), whatever the budgets.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC
 
@@ -251,3 +252,57 @@ def test_the_steps_make_the_pack_and_rendering_is_its_items(scope, asked) -> Non
         assert packed.line in pack.rendered
     if pack.rendered:
         assert pack.rendered.startswith("# Memory\n")
+
+
+class FixedMeaning:
+    """A query's similarities to each item, given (what a vector file would compute)."""
+
+    def __init__(self, similarity: dict[str, float]) -> None:
+        self.similarity = similarity
+
+    def nearest(self, count: int) -> list[tuple[str, float]]:
+        return sorted(self.similarity.items(), key=lambda kv: -kv[1])[:count]
+
+    def similarities(self, item_ids: Iterable[str]) -> dict[str, float]:
+        return {i: self.similarity[i] for i in item_ids if i in self.similarity}
+
+
+def test_a_recent_turn_found_by_meaning_stays_when_words_match_elsewhere() -> None:
+    # Told a minute ago, in other words than the question's: among the newest turns, no
+    # word in common, but meaning found it, so it is a match, not filler.
+    texts = {
+        "car": "User: I drive an old green Skoda to work\nAssistant: ok",
+        "teal": "User: My favourite colour is teal\nAssistant: ok",
+        "cat": "User: Our cat sleeps all day\nAssistant: ok",
+    }
+    store: dict[str, MemoryItem] = {}
+    index = BM25Index()
+    for number, (key, text) in enumerate(texts.items()):
+        at = START + number
+        store[key] = MemoryItem(
+            id=key,
+            layer=Layer.EPISODIC,
+            type=ItemType.TURN,
+            title=text[:80],
+            content=text,
+            scope=SCOPE,
+            created_at=at,
+            updated_at=at,
+        )
+        index.add(key, terms(indexed_text(store[key])))
+    # No borrowing between neighbours: only matches stay.
+    ranking = RankingConfig(
+        turns_around_hits=0,
+        dense_candidates=1,
+        neighbour_relevance_share=0,
+        answer_relevance_share=0,
+    )
+    config = MemoryConfig(ranking=ranking)
+    query = MemoryQuery.for_config("What colour is my car?", SCOPE, START + 60, config)
+    meaning = FixedMeaning({"car": 0.82, "teal": 0.80, "cat": 0.70})
+    query_terms = search_terms(query.text, index.document_frequency)
+    found = find_candidates(store, index, query, query_terms, config.ranking, meaning)
+    assert "car" in found.unmatched_recent and "car" in found.dense_hits
+    context = in_context(found, index, query, query_terms, config.ranking, None, meaning)
+    # "teal" matched "colour"; the unmatched recent "cat" goes, "car" stays.
+    assert set(context.items) == {"car", "teal"}

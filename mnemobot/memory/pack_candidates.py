@@ -190,9 +190,14 @@ def in_context(
     if found.unmatched_recent and any(doc_id in hits for doc_id in candidates):
         # Something the request does not carry matched: the recent turns that did not,
         # and are no matching turn's neighbour (the answer to a matching question), would
-        # only fill the pack. (They stay when nothing matched: "where were we?")
+        # only fill the pack. (They stay when nothing matched: "where were we?") A recent
+        # turn that meaning found did match: "I drive a Skoda", told a minute ago, answers
+        # "what colour is my car?" without a word in common.
+        by_meaning = set(found.dense_hits)
         for doc_id in found.unmatched_recent:
-            if lent.get(doc_id, 0.0) <= 0 and candidates.pop(doc_id, None) is not None:
+            if doc_id in by_meaning or lent.get(doc_id, 0.0) > 0:
+                continue
+            if candidates.pop(doc_id, None) is not None:
                 context.per_layer_change[episodic] -= 1
     return context
 
