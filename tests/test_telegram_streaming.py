@@ -239,3 +239,27 @@ async def test_draft_mode_previews_in_a_draft_and_sends_the_reply_once(
     [message] = telegram.sent_messages(USER)
     assert [message["text"]] == html_of(ANSWER) and message["edit_count"] == 0
     assert telegram.calls("editMessageText") == []
+
+
+async def test_a_preview_waits_for_an_earlier_reply_still_in_the_outbox(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 20
+    openai_server.script(reply(ANSWER))
+    await start_bot(runtime=streaming(seconds=0.3))
+    # /new's answer (no preview: a command's) meets a bad gateway and waits in the
+    # outbox for its next try...
+    telegram.fail_next("sendMessage", status=502)
+    telegram.send_text("/new", chat_id=USER)
+    await until(lambda: any(c["status"] == 502 for c in telegram.calls("sendMessage")))
+    # ...while the next message's answer streams: its preview must not jump ahead of it.
+    telegram.send_text("plan my day", chat_id=USER)
+
+    def both_sent() -> bool:
+        sent = telegram.sent_messages(USER)
+        return len(sent) == 2 and any(m["parse_mode"] == "HTML" for m in sent)
+
+    await until(both_sent)
+    first, second = telegram.sent_messages(USER)
+    assert "plan" not in first["plain_text"] and "step0" not in first["plain_text"]
+    assert [second["text"]] == html_of(ANSWER)

@@ -303,6 +303,7 @@ class TelegramChannel:
             journal=self.preview_journal,
             key=job.chat.key,
             receipt=job.receipts[-1] if job.receipts else None,
+            replies_waiting=lambda: self.outbox.waiting(job.chat.key) > 0,
         )
         self._previews[job.chat.key] = preview
         return preview

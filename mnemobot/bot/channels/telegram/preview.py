@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import logging
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -110,8 +111,13 @@ class TelegramPreview:
         journal: PreviewJournal | None,
         key: str,
         receipt: str | None,
+        replies_waiting: Callable[[], bool] | None = None,
     ) -> None:
+        """`replies_waiting`: whether an earlier reply of the chat is still in the outbox
+        (a reminder, a command's answer held back by a 429); no new preview message goes
+        out before it, so the chat's messages keep their order."""
         self.bot = bot
+        self.replies_waiting = replies_waiting
         self.chat_id = chat_id
         self.thread_id = thread_id
         self.quote = quote
@@ -238,6 +244,10 @@ class TelegramPreview:
         if not text.strip():
             return False
         parts = split_plain_for_telegram(text)
+        new_message = self.method == "draft" or len(parts) > len(self.message_ids)
+        if new_message and self.replies_waiting is not None and self.replies_waiting():
+            # Tried again at the next interval; the final reply waits its turn anyway.
+            raise PreviewSkipped
         if self.method == "draft":
             # A draft shows one message: the part being written.
             self.calls += 1
