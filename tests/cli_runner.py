@@ -29,6 +29,10 @@ from pathlib import Path
 # Commands that install signal handlers, start children or run for minutes.
 OWN_PROCESS_COMMANDS = frozenset({"run", "bench", "eval"})
 
+# One command at a time owns this process's state; a second one running at the same time
+# (a test starting two consoles on one chat) gets a process of its own.
+_IN_PROCESS = threading.Lock()
+
 
 def command_of(args: Sequence[str]) -> str | None:
     """The subcommand of `args`, skipping `--env-file PATH` before it."""
@@ -54,18 +58,21 @@ def run_cli(
     timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m mnemobot ARGS` with exactly `env` as its environment."""
-    if command_of(args) in OWN_PROCESS_COMMANDS:
-        return subprocess.run(
-            [sys.executable, "-m", "mnemobot", *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-            cwd=cwd,
-            check=False,
-        )
-    return _in_process(list(args), env, cwd, input, timeout)
+    if command_of(args) not in OWN_PROCESS_COMMANDS and _IN_PROCESS.acquire(blocking=False):
+        try:
+            return _in_process(list(args), env, cwd, input, timeout)
+        finally:
+            _IN_PROCESS.release()
+    return subprocess.run(
+        [sys.executable, "-m", "mnemobot", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
 
 
 def _in_process(

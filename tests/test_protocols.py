@@ -88,7 +88,7 @@ def _preview() -> TelegramPreview:
         interval_seconds=1.0,
         journal=None,
         key="telegram:1",
-        receipt=None,
+        receipts=(),
     )
 
 

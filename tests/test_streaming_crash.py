@@ -8,6 +8,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from mnemobot.bot.channels.telegram.markdown_html import markdown_to_telegram_html
 from mnemobot.bot.channels.telegram.split import split_for_telegram
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply
@@ -28,8 +30,12 @@ def wait_for(condition: object, timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.parametrize("more_while_down", [False, True], ids=["alone", "with-more"])
 def test_a_kill_mid_stream_ends_in_one_complete_reply(
-    workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
+    workspace: Path,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    more_while_down: bool,
 ) -> None:
     config = workspace / "preferences" / "runtime-config.json"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -42,6 +48,13 @@ def test_a_kill_mid_stream_ends_in_one_complete_reply(
         telegram.send_text("tell me everything", chat_id=USER)
         # Killed while the model is still writing: the preview was shown and edited.
         wait_for(lambda: telegram.calls("editMessageText"))
+        if more_while_down:
+            # Kept in the inbox and waiting behind the streaming turn: after the restart
+            # both come back as one turn whose newest message is this one, and the answer
+            # must still land in the preview already shown.
+            telegram.send_text("and one more thing", chat_id=USER)
+            inbox = workspace / "delivery" / "telegram-inbox.jsonl"
+            wait_for(lambda: inbox.exists() and "and one more thing" in inbox.read_text())
         bot.send_signal(signal.SIGKILL)
         bot.wait()
         [preview] = telegram.sent_messages(USER)
@@ -60,3 +73,6 @@ def test_a_kill_mid_stream_ends_in_one_complete_reply(
     assert message["message_id"] == preview["message_id"]
     expected = [chunk.html for chunk in split_for_telegram(markdown_to_telegram_html(ANSWER))]
     assert [message["text"]] == expected
+    if more_while_down:
+        asked = [m for m in openai_server.last_request()["messages"] if m["role"] == "user"]
+        assert "and one more thing" in asked[-1]["content"]

@@ -269,13 +269,12 @@ class TelegramChannel:
 
     async def send_reply(self, job: LaneJob, markdown: str) -> None:
         """The reply, through the outbox; it replaces the chat's preview, if one is shown."""
-        receipt = job.receipts[-1] if job.receipts else None
         preview = self._previews.pop(job.chat.key, None)
         if preview is not None:
             preview_ids = await preview.close()
         else:
             # Shown before a crash, answered now without a new preview.
-            preview_ids = self.preview_journal.message_ids(receipt) if receipt else []
+            _, preview_ids = self.preview_journal.shown(job.receipts)
         messages = long_reply_messages(
             target_for_job(job), markdown, self.config().max_reply_messages
         )
@@ -283,8 +282,8 @@ class TelegramChannel:
         await self.outbox.put(
             job.chat.key, messages, ids=outbox_ids(job, "reply", markdown, len(messages))
         )
-        if receipt is not None and preview_ids:
-            await self.preview_journal.settle(receipt)
+        if preview_ids:
+            await self.preview_journal.settle(job.receipts)
 
     def reply_stream(self, job: LaneJob) -> TelegramPreview | None:
         """Where the reply to `job` shows while it is written, or None (see `preview`)."""
@@ -302,7 +301,7 @@ class TelegramChannel:
             interval_seconds=config.stream_edit_seconds,
             journal=self.preview_journal,
             key=job.chat.key,
-            receipt=job.receipts[-1] if job.receipts else None,
+            receipts=job.receipts,
             replies_waiting=lambda: self.outbox.waiting(job.chat.key) > 0,
         )
         self._previews[job.chat.key] = preview
@@ -316,7 +315,7 @@ class TelegramChannel:
         if preview is not None:
             await preview.close()
         if answered and job.receipts:
-            await self.preview_journal.settle(job.receipts[-1])
+            await self.preview_journal.settle(job.receipts)
 
     async def send_document(self, job: LaneJob, attachment: Attachment, caption: str) -> None:
         """A file (e.g. /export's zip) as a Telegram document, through the outbox like text."""

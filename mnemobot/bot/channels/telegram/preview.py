@@ -33,7 +33,7 @@ import asyncio
 import contextlib
 import logging
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,21 +77,35 @@ class PreviewJournal:
         self.queue = DurableQueue(path)
         self.clock = clock
 
-    def message_ids(self, receipt: str) -> list[int]:
-        ids: dict[int, int] = {}
+    def shown(self, receipts: Sequence[str]) -> tuple[str | None, list[int]]:
+        """The preview an earlier run showed for these messages: the receipt it is kept
+        under and its message ids, in order; (None, []) when none.
+
+        After a crash the backlog comes back merged with what arrived meanwhile, so the
+        answer's last receipt is often a newer message's: the preview is found under any
+        of the turn's receipts, the oldest first (the one an earlier restart went on
+        editing)."""
+        found: dict[str, dict[int, int]] = {}
         for entry in self.queue.pending():
-            if entry.data.get("receipt") == receipt:
-                ids[int(entry.data["index"])] = int(entry.data["message_id"])
-        return [ids[i] for i in sorted(ids)]
+            receipt = entry.data.get("receipt")
+            if receipt in receipts:
+                found.setdefault(receipt, {})[int(entry.data["index"])] = int(
+                    entry.data["message_id"]
+                )
+        for receipt in receipts:
+            if receipt in found:
+                ids = found[receipt]
+                return receipt, [ids[i] for i in sorted(ids)]
+        return None, []
 
     async def add(self, key: str, receipt: str, index: int, message_id: int) -> None:
         data = {"receipt": receipt, "index": index, "message_id": message_id}
         entry = QueuedEntry(id=f"{receipt}:preview:{index}", key=key, data=data, at=self.clock())
         await asyncio.to_thread(self.queue.add, [entry], in_memory_on_failure=True)
 
-    async def settle(self, receipt: str) -> None:
+    async def settle(self, receipts: Sequence[str]) -> None:
         """The answer is in the outbox (which now holds these ids): forget them."""
-        ids = [e.id for e in self.queue.pending() if e.data.get("receipt") == receipt]
+        ids = [e.id for e in self.queue.pending() if e.data.get("receipt") in receipts]
         if ids:
             await asyncio.to_thread(self.queue.done, ids, in_memory_on_failure=True)
 
@@ -110,7 +124,7 @@ class TelegramPreview:
         interval_seconds: float,
         journal: PreviewJournal | None,
         key: str,
-        receipt: str | None,
+        receipts: Sequence[str],
         replies_waiting: Callable[[], bool] | None = None,
     ) -> None:
         """`replies_waiting`: whether an earlier reply of the chat is still in the outbox
@@ -125,14 +139,13 @@ class TelegramPreview:
         self.interval_seconds = interval_seconds
         self.journal = journal
         self.key = key
-        self.receipt = receipt
-        # Messages an earlier run showed this answer in (a crash mid-stream) are edited.
-        self.message_ids: list[int] = (
-            journal.message_ids(receipt) if journal is not None and receipt else []
-        )
+        # Messages an earlier run showed this answer in (a crash mid-stream) are edited,
+        # and new ones are kept under the same receipt.
+        shown, self.message_ids = journal.shown(receipts) if journal is not None else (None, [])
+        self.receipt = shown or (receipts[-1] if receipts else None)
         self._shown_parts: list[str | None] = [None] * len(self.message_ids)
         # Drafts are told apart by a non-zero id; one per reply.
-        self.draft_id = zlib.crc32((receipt or key).encode()) or 1
+        self.draft_id = zlib.crc32((self.receipt or key).encode()) or 1
         self.latest = ""
         self.status = ""
         self.first_text = asyncio.Event()
