@@ -16,6 +16,7 @@ from typing import Any
 import mnemobot_tooling.fakes
 from mnemobot.bot.app import App
 from mnemobot.bot.mcp.supervisor import ServerState
+from mnemobot_tooling.fakes.openai_server import Step, reply, tool_messages
 
 SERVER_SCRIPT = str(Path(mnemobot_tooling.fakes.__file__).resolve().parent / "mcp_server.py")
 
@@ -100,3 +101,9 @@ def calls_logged(log: Path) -> list[str]:
 
 def offered_tools(request: dict[str, Any]) -> list[str]:
     return [tool["function"]["name"] for tool in request.get("tools") or []]
+
+
+def answer_with_tool_result(body: dict[str, Any]) -> Step:
+    """The fake model answers with the last tool result it was given."""
+    results = tool_messages(body)
+    return reply(f"Result: {results[-1]['content']}" if results else "no tool used")

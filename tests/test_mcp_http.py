@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -15,20 +14,18 @@ from mnemobot.bot.cli.logging_setup import configure_logging
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
-    Step,
-    reply,
     tool_call,
-    tool_messages,
 )
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
-from tests.mcp_harness import calls_logged, http_server, wait_ready, wait_until
+from tests.mcp_harness import (
+    answer_with_tool_result,
+    calls_logged,
+    http_server,
+    wait_ready,
+    wait_until,
+)
 
 TOKEN = "http-token-9c2e7d41b8"
-
-
-def answer_with_tool_result(body: dict[str, Any]) -> Step:
-    results = tool_messages(body)
-    return reply(f"Result: {results[-1]['content']}" if results else "no tool used")
 
 
 async def test_a_remote_server_gets_its_secret_header_and_survives_a_restart(

@@ -8,7 +8,6 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,20 +16,12 @@ from mnemobot.bot.mcp.supervisor import ServerState
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
-    Step,
-    reply,
     tool_call,
-    tool_messages,
 )
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
-from tests.mcp_harness import stdio_server, wait_ready, wait_until
+from tests.mcp_harness import answer_with_tool_result, stdio_server, wait_ready, wait_until
 
 SECRET = "vault-token-7d41c0e9b2"
-
-
-def answer_with_tool_result(body: dict[str, Any]) -> Step:
-    results = tool_messages(body)
-    return reply(f"Result: {results[-1]['content']}" if results else "no tool used")
 
 
 def everything_kept(workspace: Path) -> str:

@@ -10,24 +10,23 @@ from typing import Any
 
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
-    Step,
-    reply,
     tool_call,
-    tool_messages,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from tests.mcp_harness import calls_logged, offered_tools, stdio_server, wait_ready, wait_until
+from tests.mcp_harness import (
+    answer_with_tool_result,
+    calls_logged,
+    offered_tools,
+    stdio_server,
+    wait_ready,
+    wait_until,
+)
 from tests.telegram_harness import RunningBot, StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
 
 GROUP = -3001
 ASKER, OTHER, STRANGER = 21, 22, 23
-
-
-def answer_with_tool_result(body: dict[str, Any]) -> Step:
-    results = tool_messages(body)
-    return reply(f"Result: {results[-1]['content']}" if results else "no tool used")
 
 
 async def start(start_bot: StartBot, log: Path, **server: Any) -> RunningBot:

@@ -17,13 +17,11 @@ from mnemobot.bot.mcp.supervisor import ServerState
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
-    Step,
-    reply,
     tool_call,
-    tool_messages,
 )
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 from tests.mcp_harness import (
+    answer_with_tool_result,
     calls_logged,
     offered_tools,
     server_state,
@@ -52,12 +50,6 @@ async def start_app(
     yield start
     for app in apps:
         await app.close()
-
-
-def answer_with_tool_result(body: dict[str, Any]) -> Step:
-    """The fake model answers with the last tool result it was given."""
-    results = tool_messages(body)
-    return reply(f"Result: {results[-1]['content']}" if results else "no tool used")
 
 
 async def test_the_model_calls_a_server_tool_and_answers_with_its_result(
