@@ -82,3 +82,63 @@ async def test_a_reminder_that_says_ok_does_not_answer_a_tool_waiting_for_confir
     sent = await telegram.wait_for_messages_async(21, 3, timeout=20)
     assert sent[2]["plain_text"] == "⏰ Reminder: ok"
     assert calls_logged(log) == []
+
+
+RUSSIAN_MONTHS = [
+    "января",
+    "февраля",
+    "марта",
+    "апреля",
+    "мая",
+    "июня",
+    "июля",
+    "августа",
+    "сентября",
+    "октября",
+    "ноября",
+    "декабря",
+]
+
+
+async def test_a_russian_user_reads_when_in_russian_from_the_confirmation_to_the_reminder(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+) -> None:
+    # The user's Telegram is set to Russian: the lines we word ourselves carry the date in
+    # Russian and no English sentence around it.
+    await start_bot()
+    openai_server.script(
+        tool_call("schedule", {"when": "in 2 seconds", "text": "позвонить арендодателю"}),
+        reply("Напомню."),
+        tool_call(
+            "schedule",
+            {"when": "tomorrow at 9", "repeat": "every 3 days", "text": "полить цветы"},
+        ),
+        reply("Хорошо."),
+    )
+    telegram.send_text(
+        "напомни через 2 секунды позвонить арендодателю", chat_id=CHAT, language_code="ru"
+    )
+    [confirmation] = await telegram.wait_for_messages_async(CHAT, 1)
+    line = confirmation["plain_text"].splitlines()[-1]
+    assert line.startswith("✅ #1 ⏰ ")
+    assert any(month in line for month in RUSSIAN_MONTHS), line
+    assert "Reminder" not in confirmation["plain_text"]
+    await telegram.wait_for_messages_async(CHAT, 2, timeout=10)
+    assert texts(telegram)[1] == "⏰ позвонить арендодателю"
+
+    telegram.send_text("каждые три дня в 9 — полить цветы", chat_id=CHAT, language_code="ru")
+    await telegram.wait_for_messages_async(CHAT, 3)
+    assert "🔁 3 дня · 09:00: полить цветы" in texts(telegram)[2]
+    telegram.send_text("/reminders", chat_id=CHAT, language_code="ru")
+    await telegram.wait_for_messages_async(CHAT, 4)
+    listing = texts(telegram)[3].splitlines()
+    assert listing[1].startswith("#2 ⏰ ") and listing[1].endswith("🔁 3 дня · 09:00: полить цветы")
+    assert "Scheduled" not in texts(telegram)[3]
+
+    # Someone whose Telegram is in English reads the same task in English.
+    telegram.send_text("/reminders", chat_id=CHAT, language_code="en")
+    await telegram.wait_for_messages_async(CHAT, 5)
+    assert "every 3 days at 09:00 — reminder: полить цветы" in texts(telegram)[4]

@@ -29,6 +29,9 @@ class ChatRef:
     # Several people talk here (a Telegram group): what one of them may do to the chat's
     # memory is decided by permissions, and what each says is remembered under their name.
     is_group: bool = False
+    # The sender's language as their app reports it (Telegram's `language_code`: "ru",
+    # "pt-br"), for the few lines we word ourselves; None when unknown.
+    language: str | None = None
 
     @property
     def key(self) -> str:

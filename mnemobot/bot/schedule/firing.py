@@ -27,6 +27,7 @@ from typing import Protocol
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
+from mnemobot.bot.schedule.wording import locale_for
 from mnemobot.bot.turn.assistant import Assistant, TurnOutcome
 from mnemobot.bot.turn.received import find_received
 from mnemobot.config.runtime import ScheduleConfig
@@ -69,8 +70,12 @@ def late_note(firing: Firing, now: float) -> str:
 
 def reminder_text(firing: Firing, now: float) -> str:
     task = firing.task
-    who = f" for {task.chat.user_name}" if task.chat.is_group and task.chat.user_name else ""
-    text = f"⏰ Reminder{who}: {task.text}"
+    name = task.chat.user_name if task.chat.is_group else None
+    if locale_for(task.chat.language) is None:
+        text = f"⏰ Reminder{f' for {name}' if name else ''}: {task.text}"
+    else:
+        # No English word in a reminder set in another language: the symbol says it.
+        text = f"⏰ {f'{name}: ' if name else ''}{task.text}"
     if firing.late:
         text += f"\n{late_note(firing, now)}"
     return text

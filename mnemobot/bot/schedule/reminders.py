@@ -14,12 +14,22 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
+from babel import Locale
+
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.timing import (
     format_when,
     next_occurrence,
     repeat_suffix,
+)
+from mnemobot.bot.schedule.wording import (
+    DONE_SYMBOL,
+    KIND_SYMBOLS,
+    PAUSED_SYMBOL,
+    local_repeat,
+    local_when,
+    locale_for,
 )
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
@@ -37,7 +47,11 @@ EMPTY = (
 )
 
 
-def task_line(task: Task, now: float) -> str:
+def task_line(task: Task, now: float, language: str | None = None) -> str:
+    """One task as `/reminders` lists it, in `language` (the asker's) when not English."""
+    locale = locale_for(language)
+    if locale is not None:
+        return _local_task_line(task, now, locale)
     if task.paused:
         when = f"paused after {task.failures} failures"
     elif task.next_due is None:
@@ -47,6 +61,18 @@ def task_line(task: Task, now: float) -> str:
     repeat = repeat_suffix(task.schedule, task.zone)
     text = f": {task.text}" if task.text else ""
     return f"#{task.number} {when}{repeat} — {task.kind}{text}"
+
+
+def _local_task_line(task: Task, now: float, locale: Locale) -> str:
+    if task.paused:
+        when = f"{PAUSED_SYMBOL} ×{task.failures}"
+    elif task.next_due is None:
+        when = DONE_SYMBOL
+    else:
+        when = local_when(task.next_due, task.zone, now, locale)
+    repeat = local_repeat(task.schedule, task.zone, locale)
+    text = f": {task.text}" if task.text else ""
+    return f"#{task.number} {KIND_SYMBOLS[task.kind]} {when}{repeat}{text}"
 
 
 class RemindersCommand:
@@ -92,16 +118,18 @@ class RemindersCommand:
         if resumed is None:
             return f"There is no task #{number} here; /reminders lists them."
         self.on_changed()
-        return f"Resumed: {task_line(resumed, self.clock())}"
+        return f"Resumed: {task_line(resumed, self.clock(), chat.language)}"
 
     async def listing(self, chat: ChatRef) -> str:
         tasks = await self.store.tasks(chat.key)
         if not tasks:
             return EMPTY
         now = self.clock()
-        lines = ["Scheduled in this chat:"]
-        lines += [task_line(task, now) for task in tasks]
-        lines.append("/reminders cancel N cancels one.")
+        english = locale_for(chat.language) is None
+        # Words of ours only in English; elsewhere the lines say it with the symbols.
+        lines = ["Scheduled in this chat:" if english else "🗓"]
+        lines += [task_line(task, now, chat.language) for task in tasks]
+        lines.append("/reminders cancel N cancels one." if english else "/reminders cancel N")
         return "\n".join(lines)
 
     async def _heartbeat(self, chat: ChatRef, state: str) -> str:
@@ -114,7 +142,7 @@ class RemindersCommand:
         if state != "on":
             return "Usage: /reminders heartbeat on|off"
         if beats:
-            return f"The heartbeat is on: {task_line(beats[0], self.clock())}"
+            return f"The heartbeat is on: {task_line(beats[0], self.clock(), chat.language)}"
         config = self.config().schedule
         zone = self.zone_for(chat)
         now = self.clock()

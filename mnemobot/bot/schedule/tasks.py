@@ -73,6 +73,8 @@ class TaskChat:
     user_id: str | None = None
     user_name: str | None = None
     is_group: bool = False
+    # The language of whoever set the task (ChatRef.language): its reminder is worded in it.
+    language: str | None = None
 
     @property
     def key(self) -> str:
@@ -87,6 +89,7 @@ class TaskChat:
             thread_id=self.thread_id,
             user_name=self.user_name,
             is_group=self.is_group,
+            language=self.language,
         )
 
     @classmethod
@@ -98,6 +101,7 @@ class TaskChat:
             user_id=chat.user_id,
             user_name=chat.user_name,
             is_group=chat.is_group,
+            language=chat.language,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -108,6 +112,7 @@ class TaskChat:
             "userId": self.user_id,
             "userName": self.user_name,
             "isGroup": self.is_group,
+            "language": self.language,
         }
 
     @classmethod
@@ -119,6 +124,7 @@ class TaskChat:
             user_id=_text(data.get("userId")),
             user_name=_text(data.get("userName")),
             is_group=bool(data.get("isGroup", False)),
+            language=_text(data.get("language")),
         )
 
 

@@ -31,6 +31,7 @@ from mnemobot.bot.schedule.timing import (
     shortest_gap,
     valid_cron,
 )
+from mnemobot.bot.schedule.wording import local_confirmation, locale_for
 from mnemobot.bot.tools.clock_tool import CHAT_ZONE_KEY, chat_zone_name
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import local_zone_name, zone_of
@@ -70,8 +71,14 @@ def chat_zone(ctx: TurnContext) -> str:
 
 
 def confirmation(task: Task, now: float) -> str:
-    what = {"reminder": "Reminder", "task": "Task", "heartbeat": "Heartbeat"}[task.kind]
+    """The line that tells the user what was scheduled and exactly when, in their language
+    when they have one other than English."""
     assert task.next_due is not None
+    locale = locale_for(task.chat.language)
+    if locale is not None:
+        timing = (task.next_due, task.zone, now)
+        return local_confirmation(task.number, task.kind, task.text, timing, task.schedule, locale)
+    what = {"reminder": "Reminder", "task": "Task", "heartbeat": "Heartbeat"}[task.kind]
     when = format_when(task.next_due, task.zone, now)
     repeat = repeat_suffix(task.schedule, task.zone)
     text = f": {task.text}" if task.text else ""

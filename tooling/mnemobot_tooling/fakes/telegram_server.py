@@ -647,12 +647,14 @@ class TelegramServer:
         reply_to_bot: bool = False,
         entities: list[JsonDict] | None = None,
         caption: bool = False,
+        language_code: str = "en",
     ) -> JsonDict:
         """A user writes ``text``; returns the queued update.
 
         ``bot_command`` and ``mention`` entities are added like Telegram does; ``entities`` are
         merged in. ``caption=True`` sends the text as the caption of a photo instead.
-        ``user_id`` defaults to ``chat_id`` in private chats.
+        ``user_id`` defaults to ``chat_id`` in private chats; ``language_code`` is the
+        language the user's Telegram app is set to.
         """
         content = self._text_content(text, entities, caption)
         return self._incoming(
@@ -665,6 +667,7 @@ class TelegramServer:
             thread_id=thread_id,
             reply_to_bot=reply_to_bot,
             push=True,
+            language_code=language_code,
         )
 
     def send_photo(
@@ -1813,6 +1816,7 @@ class TelegramServer:
         thread_id: int | None,
         reply_to_bot: bool,
         push: bool,
+        language_code: str = "en",
     ) -> JsonDict:
         if chat_type not in ("private", "group", "supergroup"):
             raise ValueError(f"chat_type must be private, group or supergroup, not {chat_type!r}")
@@ -1824,7 +1828,7 @@ class TelegramServer:
             "id": user_id,
             "is_bot": False,
             "first_name": first_name,
-            "language_code": "en",
+            "language_code": language_code,
         }
         if username:
             user["username"] = username

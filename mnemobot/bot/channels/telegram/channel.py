@@ -105,6 +105,7 @@ def chat_ref_for(message: Message) -> ChatRef:
         thread_id=str(thread) if thread is not None else None,
         user_name=(user.first_name or user.username) if user else None,
         is_group=message.chat.type in GROUP_TYPES,
+        language=(user.language_code or None) if user else None,
     )
 
 
