@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,15 @@ async def test_tasks_are_numbered_listed_limited_and_kept(stores: Reopen) -> Non
     # A cancelled number is not given out again (numbers only grow).
     assert (await again.remove("telegram:1", 2)) is not None
     assert (await again.add(task("telegram:1", NOW, text="e"), max_per_chat=2)).number > 2
+
+
+async def test_who_set_a_task_and_in_what_language_survive_a_restart(stores: Reopen) -> None:
+    # The reminder is worded for the person who set it, also when it fires after a restart.
+    chat = TaskChat("telegram", "-100", user_id="7", user_name="Олег", is_group=True, language="ru")
+    added = await stores().add(replace(task("telegram:-100", NOW), chat=chat), max_per_chat=5)
+    [kept] = await stores().tasks("telegram:-100")
+    assert kept == added
+    assert kept.chat.language == "ru" and kept.chat.user_name == "Олег"
 
 
 async def test_a_task_is_moved_past_an_occurrence_once_whoever_tries(stores: Reopen) -> None:

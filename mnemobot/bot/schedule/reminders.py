@@ -11,10 +11,10 @@ Listing is for everyone in the chat; changing follows `permissions.schedule` in 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
-
-from babel import Locale
+from typing import TYPE_CHECKING
 
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
@@ -36,6 +36,9 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import zone_of
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.systems.context import ChatRef
+
+if TYPE_CHECKING:
+    from babel import Locale
 
 USAGE = (
     "/reminders lists what is scheduled here; /reminders cancel N cancels one; "
@@ -128,7 +131,10 @@ class RemindersCommand:
         english = locale_for(chat.language) is None
         # Words of ours only in English; elsewhere the lines say it with the symbols.
         lines = ["Scheduled in this chat:" if english else "🗓"]
-        lines += [task_line(task, now, chat.language) for task in tasks]
+        # Babel loads its data for a language on first use: not on the event loop.
+        lines += await asyncio.to_thread(
+            lambda: [task_line(task, now, chat.language) for task in tasks]
+        )
         lines.append("/reminders cancel N cancels one." if english else "/reminders cancel N")
         return "\n".join(lines)
 

@@ -208,7 +208,8 @@ class ScheduleTool:
         except OSError:
             return "error: the bot's storage is failing; nothing was scheduled, try later"
         self.on_added()
-        line = confirmation(task, now)
+        # Babel loads its data for a language on first use: not on the event loop.
+        line = await asyncio.to_thread(confirmation, task, now)
         ctx.reply_notes.append(line)
         return f"Scheduled. This line is added to your reply: {line}"
 

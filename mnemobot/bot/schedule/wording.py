@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import lru_cache
-
-from babel import Locale, UnknownLocaleError
-from babel.dates import format_skeleton
-from babel.units import format_unit
+from typing import TYPE_CHECKING
 
 from mnemobot.bot.schedule.tasks import Schedule, TaskKind
 from mnemobot.config.zones import zone_of
 from mnemobot.memory.clock import SECONDS_PER_DAY
+
+if TYPE_CHECKING:
+    # Babel is imported when a chat first needs it: most bots never word a time but in
+    # English, and its import is a noticeable part of start-up.
+    from babel import Locale
 
 KIND_SYMBOLS: dict[TaskKind, str] = {"reminder": "⏰", "task": "📋", "heartbeat": "💓"}
 REPEAT_SYMBOL = "🔁"
@@ -39,6 +41,8 @@ def locale_for(language: str | None) -> Locale | None:
     "zh-hans"); None for English, no language, or one Babel does not know."""
     if not language:
         return None
+    from babel import Locale, UnknownLocaleError
+
     try:
         locale = Locale.parse(language.replace("_", "-"), sep="-")
     except (ValueError, UnknownLocaleError):
@@ -48,6 +52,8 @@ def locale_for(language: str | None) -> Locale | None:
 
 def local_when(ts: float, zone_name: str, now: float | None, locale: Locale) -> str:
     """ "пт, 27 ноября, 09:00 (Europe/Moscow)"; the year too when it is not this year's."""
+    from babel.dates import format_skeleton
+
     zone = zone_of(zone_name)
     local = datetime.fromtimestamp(ts, zone)
     other_year = now is not None and datetime.fromtimestamp(now, zone).year != local.year
@@ -56,6 +62,8 @@ def local_when(ts: float, zone_name: str, now: float | None, locale: Locale) -> 
 
 
 def local_clock(local: datetime, locale: Locale) -> str:
+    from babel.dates import format_skeleton
+
     return format_skeleton("Hm", local, locale=locale)
 
 
@@ -66,6 +74,8 @@ def local_repeat(schedule: Schedule, zone_name: str, locale: Locale) -> str:
         return ""
     if schedule.type == "cron":
         return f" {REPEAT_SYMBOL} {schedule.cron}"
+    from babel.units import format_unit
+
     if schedule.seconds is not None:
         return f" {REPEAT_SYMBOL} {_interval(schedule.seconds, locale)}"
     assert schedule.days is not None and schedule.anchor is not None
@@ -76,6 +86,8 @@ def local_repeat(schedule: Schedule, zone_name: str, locale: Locale) -> str:
 
 
 def _interval(seconds: float, locale: Locale) -> str:
+    from babel.units import format_unit
+
     for unit, size in _SECOND_UNITS:
         if seconds >= size and seconds % size == 0:
             return str(format_unit(int(seconds // size), unit, locale=locale))
