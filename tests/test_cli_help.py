@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 
 from mnemobot.bot.cli.main import build_parser
 from tests.conftest import run_mnemobot
@@ -42,3 +44,25 @@ def test_doctor_help_says_what_it_checks() -> None:
         "check settings, workspace, model, Telegram token, Redis, MCP servers, embeddings "
         "and speech to text"
     )
+
+
+def test_help_and_a_mistyped_command_load_none_of_the_bot() -> None:
+    # The model client, Telegram and memory cost a fresh Python seconds of CPU: the command
+    # line imports a command's module only when that command runs.
+    probe = (
+        "import sys\n"
+        "from mnemobot.bot.cli.main import main\n"
+        "for words in (['--help'], ['memory', 'nonsense']):\n"
+        "    try:\n"
+        "        main(words)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = {'openai', 'telegram', 'numpy', 'mnemobot.bot.app', 'mnemobot.memory.service'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert "usage: mnemobot" in done.stdout
+    assert "invalid choice: 'nonsense'" in done.stderr

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mnemobot.bot.cli.main import installed_version, main
+from mnemobot.bot.cli.main import main
+from mnemobot.bot.cli.parser import installed_version
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,11 +7,13 @@ meant) do not fail the run.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import importlib.util
 import logging
 import os
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -400,3 +402,8 @@ def doctor(out: TextIO) -> int:
         for logger, level in zip(quiet, levels, strict=True):
             logger.setLevel(level)
     return 0 if all(r.ok for r in results) else 1
+
+
+def doctor_command(args: argparse.Namespace) -> int:
+    """`mnemobot doctor`: every check, one line each, on stdout."""
+    return doctor(sys.stdout)

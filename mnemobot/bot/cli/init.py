@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.embedding_check import embedding_models, offered_settings
+from mnemobot.bot.cli.parser import DEFAULT_MODEL, add_init_arguments
 from mnemobot.bot.cli.probes import NETWORK_CHECK_SECONDS, ModelsList, ProbeError, list_models
 from mnemobot.bot.cli.probes import telegram_username as probe_telegram
 from mnemobot.bot.turn.commands import endpoint_for_display
@@ -44,7 +45,6 @@ from mnemobot.config.settings import (
 )
 from mnemobot.config.workspace import WorkspacePaths
 
-DEFAULT_MODEL = str(Settings.model_fields["bot_model"].default)
 DEFAULT_TELEGRAM_API = str(Settings.model_fields["telegram_api_base_url"].default)
 # Values written bare; anything else is double-quoted with escapes.
 _BARE_VALUE = re.compile(r"^[A-Za-z0-9_:/.,*@+=-]*$")
@@ -365,39 +365,7 @@ def offer_init(
     return run_init(build_parser_for_init().parse_args([]), telegram=telegram, then=then)
 
 
-def add_init_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--token", help="the bot token from @BotFather")
-    parser.add_argument("--base-url", help="the model server's base URL (empty for OpenAI)")
-    parser.add_argument("--model", help=f"the chat model (default {DEFAULT_MODEL})")
-    parser.add_argument("--api-key", help="the model server's API key (empty for local ones)")
-    parser.add_argument("--allowed-users", help="Telegram user ids, comma-separated, or *")
-    parser.add_argument(
-        "--env-file",
-        help="where to write (default: MNEMOBOT_ENV_FILE, else ~/.mnemobot/.env)",
-    )
-    parser.add_argument(
-        "--non-interactive", action="store_true", help="never ask; take flags and defaults"
-    )
-    parser.add_argument(
-        "--no-check", action="store_true", help="skip the network checks (offline set-up)"
-    )
-    parser.add_argument(
-        "--embeddings",
-        action="store_true",
-        help="turn on recall by meaning with the embedding model the model server lists",
-    )
-    parser.set_defaults(handler=run_init)
-
-
 def build_parser_for_init() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mnemobot init")
     add_init_arguments(parser)
     return parser
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `init` to the `mnemobot` command line."""
-    init = sub.add_parser(
-        "init", help="set up: bot token, model server and model, allowed users; checked"
-    )
-    add_init_arguments(init)

@@ -9,7 +9,6 @@ import asyncio
 import logging
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ import orjson
 from filelock import FileLock, Timeout
 
 from mnemobot.bot.app import open_runtime_config
-from mnemobot.bot.cli.memory_import import register_import
 from mnemobot.bot.cli.memory_scope import (
     open_chat_memory,
     scopes_with_memory,
@@ -46,7 +44,7 @@ def _print_json(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-def _pack(args: argparse.Namespace) -> int:
+def pack_command(args: argparse.Namespace) -> int:
     opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
@@ -79,7 +77,7 @@ def _pack(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(args: argparse.Namespace) -> int:
+def search_command(args: argparse.Namespace) -> int:
     opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
@@ -112,7 +110,7 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stats(args: argparse.Namespace) -> int:
+def stats_command(args: argparse.Namespace) -> int:
     opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
@@ -150,7 +148,7 @@ def last_activity(paths: WorkspacePaths, scope: str) -> float | None:
     return max(times, default=None)
 
 
-def _chats(args: argparse.Namespace) -> int:
+def chats_command(args: argparse.Namespace) -> int:
     """`memory chats`: every chat with memory, its counts and when it was last active."""
     settings = settings_or_exit()
     paths = WorkspacePaths(settings.bot_workspace)
@@ -193,7 +191,7 @@ def _chats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _maintain(args: argparse.Namespace) -> int:
+def maintain_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     paths = WorkspacePaths(settings.bot_workspace)
     if args.chat is not None:
@@ -238,7 +236,7 @@ def _maintain(args: argparse.Namespace) -> int:
     return 1 if any(report.failed for report in reports) else 0
 
 
-def _history(args: argparse.Namespace) -> int:
+def history_command(args: argparse.Namespace) -> int:
     opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
@@ -262,7 +260,7 @@ def _history(args: argparse.Namespace) -> int:
     return 0
 
 
-def _restore(args: argparse.Namespace) -> int:
+def restore_command(args: argparse.Namespace) -> int:
     opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
@@ -280,7 +278,7 @@ def _restore(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export(args: argparse.Namespace) -> int:
+def export_command(args: argparse.Namespace) -> int:
     """`memory export --chat CHAT [--out FILE]`: the chat's memory as one zip."""
     opened = open_chat_memory(args)
     if isinstance(opened, str):
@@ -311,7 +309,7 @@ def served_by_a_bot(paths: WorkspacePaths) -> bool:
     return False
 
 
-def _erase(args: argparse.Namespace) -> int:
+def erase_command(args: argparse.Namespace) -> int:
     """`memory erase --chat CHAT`: delete every trace of the chat (see `bot.turn.erasure`)."""
     opened = open_chat_memory(args, must_exist=False)
     if isinstance(opened, str):
@@ -339,59 +337,3 @@ def _erase(args: argparse.Namespace) -> int:
     for entry in removed:
         print(f"  {entry}")
     return 0
-
-
-def _register_export_erase(actions: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
-    export = add("export", "the chat's memory (MEMORY.md, notes, items) as one zip", _export, False)
-    export.add_argument("--out", help="where to write the zip (default: memory-<chat>.zip)")
-    add(
-        "erase",
-        "delete every trace of the chat for good: memory, sessions and logs (forum topics "
-        "too), files, exports, journal entries",
-        _erase,
-        False,
-    )
-
-
-def register(sub: Any) -> None:
-    memory = sub.add_parser(
-        "memory",
-        help="a chat's memory: chats, pack, search, stats, maintain, history, restore, "
-        "import, export, erase",
-    )
-    actions = memory.add_subparsers(dest="memory_action", required=True, metavar="ACTION")
-
-    def add(
-        name: str, help_text: str, handler: Callable[[argparse.Namespace], int], query: bool
-    ) -> argparse.ArgumentParser:
-        parser = actions.add_parser(name, help=help_text)
-        if query:
-            parser.add_argument("query", help="the text to build or search for")
-        parser.add_argument("--chat", required=True, help="scope key, e.g. console:local")
-        parser.add_argument("--json", action="store_true", help="machine-readable output")
-        parser.set_defaults(handler=handler)
-        return parser
-
-    add("pack", "the MemoryPack ContextBuilding would build now", _pack, True)
-    search = add("search", "the best-scoring items, whatever the budget", _search, True)
-    search.add_argument("--limit", type=int, default=10)
-    add("stats", "counts per layer and type, skipped lines", _stats, False)
-    chats = actions.add_parser(
-        "chats", help="every chat with memory: item and note counts, last activity"
-    )
-    chats.add_argument("--json", action="store_true", help="machine-readable output")
-    chats.set_defaults(handler=_chats)
-    maintain = actions.add_parser(
-        "maintain", help="consolidate MEMORY.md and apply retention now (one line per step)"
-    )
-    maintain.add_argument("--chat", help="scope key, e.g. console:local (default: every scope)")
-    maintain.set_defaults(handler=_maintain)
-    history = actions.add_parser("history", help="MEMORY.md versions kept in the archive")
-    history.add_argument("--chat", required=True, help="scope key, e.g. console:local")
-    history.set_defaults(handler=_history)
-    restore = actions.add_parser("restore", help="put an earlier MEMORY.md version back")
-    restore.add_argument("--chat", required=True, help="scope key, e.g. console:local")
-    restore.add_argument("version", help="a version from `mnemobot memory history`")
-    restore.set_defaults(handler=_restore)
-    register_import(actions)
-    _register_export_erase(actions, add)

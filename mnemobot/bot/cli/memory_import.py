@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any
 
 from mnemobot.bot.channels.telegram.export_file import ChatExport, ExportError, read_export
 from mnemobot.bot.cli.memory_scope import open_chat_memory
@@ -39,7 +38,7 @@ def known_refs(memory: MemoryService, scope: str) -> set[str]:
     return refs
 
 
-def _import(args: argparse.Namespace) -> int:
+def import_command(args: argparse.Namespace) -> int:
     opened = open_chat_memory(args, must_exist=False)
     if isinstance(opened, str):
         return fail(opened)
@@ -90,13 +89,3 @@ def write_export(
         if bar is not None:
             bar.close()
     return len(todo), len(export.messages) - len(todo)
-
-
-def register_import(actions: Any) -> None:
-    """The `import` subcommand, under `mnemobot memory`."""
-    parser = actions.add_parser(
-        "import", help="import a Telegram Desktop chat export (result.json) into a chat's memory"
-    )
-    parser.add_argument("file", help="the export's result.json (Export chat history, JSON)")
-    parser.add_argument("--chat", required=True, help="scope key, e.g. telegram:12345")
-    parser.set_defaults(handler=_import)

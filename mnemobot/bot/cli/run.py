@@ -132,15 +132,3 @@ def run_command(args: argparse.Namespace) -> int:
         return 1
     finally:
         guard.release()
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `run` to the `mnemobot` command line."""
-    run = sub.add_parser("run", help="serve the bot on Telegram (long polling, or --webhook)")
-    run.add_argument(
-        "--webhook",
-        action="store_true",
-        help="receive updates on BOT_WEBHOOK_URL (listening on BOT_WEBHOOK_LISTEN, checking "
-        "BOT_WEBHOOK_SECRET) instead of polling",
-    )
-    run.set_defaults(handler=run_command)

@@ -56,7 +56,7 @@ def split_tool_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None
     return list(argv), None
 
 
-def _run_tool(args: argparse.Namespace) -> int:
+def run_tool_command(args: argparse.Namespace) -> int:
     for entry in entry_points(group=ENTRY_POINT_GROUP, name=args.command):
         try:
             tool_main = entry.load()
@@ -70,10 +70,3 @@ def _run_tool(args: argparse.Namespace) -> int:
         return int(tool_main(args.tool_args))
     print(NOT_INSTALLED, file=sys.stderr)
     return 2
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `bench` and `eval`; their own arguments are the tool's to parse."""
-    for name, description in TOOL_COMMANDS.items():
-        tool = sub.add_parser(name, help=description, add_help=False)
-        tool.set_defaults(handler=_run_tool, tool_args=[])
