@@ -22,6 +22,7 @@ __all__ = ["start_bot", "telegram"]  # fixtures used by name below
 
 USER = 4242
 SCOPE = f"telegram:{USER}"
+GROUP = -100777
 
 
 def memory_section(request: dict[str, object]) -> str:
@@ -166,6 +167,54 @@ async def test_retry_reads_the_kept_note_again_once_transcription_works(
     telegram.send_text("/retry", chat_id=USER)
     again = await telegram.wait_for_messages_async(USER, 4)
     assert again[3]["plain_text"] == NOTHING_TO_RETRY
+
+
+async def test_retry_after_a_restart_reads_the_note_that_failed_before_it(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    bot = await start_bot()
+    openai_server.transcriber = lambda upload: error(503, "whisper is loading")
+    said = b"OggS\x00SPEECH:the plumber comes on friday"
+    telegram.send_voice(chat_id=USER, duration=4, content=said)
+    [failed] = await telegram.wait_for_messages_async(USER, 1)
+    assert "/retry" in failed["plain_text"]
+
+    # The bot is updated and restarted before the user gets round to /retry.
+    await bot.shutdown()
+    await start_bot()
+    openai_server.transcriber = lambda upload: "the plumber comes on friday"
+    telegram.send_text("/retry", chat_id=USER)
+    sent = await telegram.wait_for_messages_async(USER, 2)
+
+    assert sent[1]["plain_text"] == "echo: [voice 0:04] the plumber comes on friday"
+    assert len(telegram.calls("getFile")) == 1  # read from the kept file
+    assert openai_server.transcriptions[-1].audio == said
+    telegram.send_text("/retry", chat_id=USER)
+    again = await telegram.wait_for_messages_async(USER, 3)
+    assert again[2]["plain_text"] == NOTHING_TO_RETRY
+
+
+async def test_in_a_group_retry_reads_only_the_senders_own_note(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(allowed="41,42")
+    openai_server.transcriber = lambda upload: error(503, "whisper is loading")
+    telegram.send_voice(
+        chat_id=GROUP,
+        user_id=41,
+        chat_type="supergroup",
+        reply_to_bot=True,
+        duration=3,
+        content=b"OggS\x00SPEECH:a",
+    )
+    await telegram.wait_for_messages_async(GROUP, 1)
+    openai_server.transcriber = lambda upload: "my own words"
+    telegram.send_text("/retry", chat_id=GROUP, user_id=42, chat_type="supergroup")
+    sent = await telegram.wait_for_messages_async(GROUP, 2)
+    assert sent[1]["plain_text"] == NOTHING_TO_RETRY
+    telegram.send_text("/retry", chat_id=GROUP, user_id=41, chat_type="supergroup")
+    sent = await telegram.wait_for_messages_async(GROUP, 3)
+    assert "my own words" in sent[2]["plain_text"]
 
 
 async def test_after_forget_me_there_is_nothing_to_retry(

@@ -347,8 +347,7 @@ class TelegramChannel:
     async def _erase_journals(self, target: ErasureTarget) -> list[str]:
         """Erasure: the finished entries of the chat's messages and replies in the inbox
         and outbox journals (the ones still owed an answer or a delivery stay), and the
-        notes /retry would read again (their files are gone)."""
-        self.media.forget(target.holds)
+        notes /retry would read again went with the chat's session)."""
         queues = [self.outbox.queue, self.preview_journal.queue]
         if not isinstance(self.intake, RedisTelegramIntake):
             # With replicas the inbox is in Redis, which drops an entry once it is done.

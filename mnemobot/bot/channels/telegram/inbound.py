@@ -9,7 +9,8 @@ path that reads updates.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from telegram import (
     Message,
@@ -79,6 +80,25 @@ class Inbound:
             or self.media_group_id is not None
             or utf16_len(self.text) >= CUT_PIECE_UTF16
         )
+
+
+def inbound_to_json(inbound: Inbound) -> dict[str, Any]:
+    """The message as kept in a session (the note /retry reads again after a restart)."""
+    return asdict(inbound)
+
+
+def inbound_from_json(data: dict[str, Any]) -> Inbound:
+    file = data.get("file")
+    forward = data.get("forward")
+    return Inbound(
+        message_id=int(data["message_id"]),
+        text=str(data.get("text") or ""),
+        rendering=data.get("rendering"),
+        file=FileRef(**file) if isinstance(file, dict) else None,
+        forward=Forward(**forward) if isinstance(forward, dict) else None,
+        media_group_id=data.get("media_group_id"),
+        kept=data.get("kept"),
+    )
 
 
 def clock_text(seconds: float | None) -> str:

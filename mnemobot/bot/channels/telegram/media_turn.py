@@ -29,16 +29,23 @@ import asyncio
 import base64
 import logging
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
+from typing import Any
 
 from telegram import Bot
 from telegram.error import TelegramError
 
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.lanes import LaneJob
-from mnemobot.bot.channels.telegram.inbound import SPOKEN_KINDS, FileRef, Inbound, clock_text
+from mnemobot.bot.channels.telegram.inbound import (
+    SPOKEN_KINDS,
+    FileRef,
+    Inbound,
+    clock_text,
+    inbound_from_json,
+    inbound_to_json,
+)
 from mnemobot.bot.media.document_text import (
     UnreadableDocument,
     extract_text,
@@ -47,6 +54,7 @@ from mnemobot.bot.media.document_text import (
 from mnemobot.bot.media.transcription import TranscriptionError
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.tools.files_tool import SHARED_FOLDER
+from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time
@@ -138,18 +146,71 @@ def retry_job(chat: ChatRef, message_id: int, quote: int | None, receipt: str) -
     )
 
 
+class UnreadNotes:
+    """The last message of a sender in a chat that could not be read (its file as kept),
+    for /retry: in the chat session's metadata, so it outlives a restart, reaches every
+    replica and goes with the chat when it is erased. In a group each member retries
+    their own."""
+
+    KEY = "telegramUnread"
+
+    def __init__(self, assistant: Assistant, chat: ChatRef) -> None:
+        self.assistant = assistant
+        self.chat = chat
+        self.sender = chat.user_id or ""
+
+    def _held(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        held = metadata.get(self.KEY)
+        return held if isinstance(held, dict) else {}
+
+    async def take(self) -> Inbound | None:
+        taken: list[object] = []
+
+        def take(metadata: dict[str, Any]) -> None:
+            held = self._held(metadata)
+            taken.append(held.pop(self.sender, None))
+            metadata[self.KEY] = held
+
+        try:
+            await self.assistant.change_metadata(self.chat, take)
+        except OSError as exc:
+            # Taken in memory all the same; the chat's next save writes that down.
+            log.warning("could not store the session of %s (%s)", self.chat.key, exc)
+        found = taken[0] if taken else None
+        try:
+            return inbound_from_json(found) if isinstance(found, dict) else None
+        except (KeyError, TypeError, ValueError):
+            return None  # written by another version: nothing to read again
+
+    async def settle(self, last_unread: Inbound | None, read_kinds: set[str]) -> None:
+        """After the turn's messages were read: the newest unread one waits for /retry; a
+        waiting one of a kind this turn did read (sent again and heard) is dropped, since
+        /retry would answer the same words a second time."""
+        waiting = self._held(self.assistant.session(self.chat).metadata).get(self.sender)
+        file = waiting.get("file") if isinstance(waiting, dict) else None
+        kind = file.get("kind") if isinstance(file, dict) else None
+        if last_unread is None and (kind is None or kind not in read_kinds):
+            return
+
+        def settle(metadata: dict[str, Any]) -> None:
+            held = self._held(metadata)
+            if last_unread is not None:
+                held[self.sender] = inbound_to_json(last_unread)
+            else:
+                held.pop(self.sender, None)
+            metadata[self.KEY] = held
+
+        try:
+            await self.assistant.change_metadata(self.chat, settle)
+        except OSError as exc:
+            # Kept in memory all the same, and written with the chat's next save.
+            log.warning("could not store the session of %s (%s)", self.chat.key, exc)
+
+
 class TelegramMediaTurns:
     def __init__(self, bot: Bot, host: ChannelHost) -> None:
         self.bot = bot
         self.host = host
-        # Per chat and sender (in a group, a member retries their own), the last message
-        # that could not be read, its file as kept.
-        self._unread: dict[tuple[str, str | None], Inbound] = {}
-
-    def forget(self, holds: Callable[[str], bool]) -> None:
-        """Erasure: nothing of the chats `holds` names is left to /retry."""
-        for sender in [sender for sender in self._unread if holds(sender[0])]:
-            del self._unread[sender]
 
     def folder(self, job: LaneJob, config: RuntimeConfig) -> Path:
         if config.files.shared:
@@ -165,24 +226,14 @@ class TelegramMediaTurns:
         # Dates are shown in the chat's own zone when it set one, as its turns read the time.
         zone = chat_zone_name(self.host.assistant.session(job.chat).metadata, config)
         turn = _Turn()
-        sender = (job.chat.key, job.chat.user_id)
+        unread = UnreadNotes(self.host.assistant, job.chat)
         for part in parts:
-            inbound = self._unread.pop(sender, None) if part is RETRY else part
+            inbound = await unread.take() if part is RETRY else part
             if isinstance(inbound, Inbound):
                 await self._read(inbound, job, config, zone, turn)
             else:
                 turn.notices.append(NOTHING_TO_RETRY)
-        waiting = self._unread.get(sender)
-        if (
-            waiting is not None
-            and waiting.file is not None
-            and waiting.file.kind in turn.read_kinds
-        ):
-            # Sent again (or one like it) and read this time: a later /retry would answer
-            # the same words a second time.
-            del self._unread[sender]
-        if turn.unread:
-            self._unread[sender] = turn.unread[-1]
+        await unread.settle(turn.unread[-1] if turn.unread else None, turn.read_kinds)
         text = turn_text(turn.parts)
         own = own_words(turn.parts)
         return PreparedTurn(
