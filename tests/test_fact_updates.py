@@ -58,6 +58,33 @@ def test_a_move_replaces_the_old_city_in_the_pack(tmp_path: Path) -> None:
     assert reloaded.valid_to == paris.valid_to and reloaded.superseded_by == berlin.id
 
 
+def test_a_move_that_names_where_it_was_from_replaces_that_city(tmp_path: Path) -> None:
+    # People say where they left as often as where they went: the new city is the home.
+    cases = [
+        (
+            "Hi! My name is Alex and I live in Berlin.",
+            "Big news: I moved from Berlin to Lisbon last week.",
+            "Lisbon",
+            "Berlin",
+        ),
+        ("Я живу в Москве.", "Я переехал из Москвы в Казань.", "Казань", "Москве"),
+        (
+            "Ich wohne in Hamburg.",
+            "Ich bin von Hamburg nach München gezogen.",
+            "München",
+            "Hamburg",
+        ),
+    ]
+    for number, (before, after, new, old) in enumerate(cases):
+        memory = MemoryService(tmp_path / str(number))
+        say(memory, before, 30)
+        say(memory, after, 2)
+        durable = [i for i in memory.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC]
+        moved = next(i for i in durable if new in i.content)
+        left = next(i for i in durable if old in i.content and new not in i.content)
+        assert left.superseded_by == moved.id, (after, left)
+
+
 def test_updates_in_russian_and_german_are_rules_too(tmp_path: Path) -> None:
     memory = MemoryService(tmp_path)
     say(memory, "Я живу в Москве.", 60)

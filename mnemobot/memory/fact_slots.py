@@ -64,7 +64,7 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     _rule(
         "residence",
         r"\bi(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+"
-        r"(?:over\s+)?to\s+" + _VALUE,
+        r"(?:over\s+)?(?:from\s+[\w-]+(?:\s+[\w-]+)?\s+)?to\s+" + _VALUE,
         _RESIDENCE_KEYS,
     ),
     _rule("residence", r"\bi(?:'m|\s+am)\s+(?:now\s+)?living\s+in\s+" + _VALUE, _RESIDENCE_KEYS),
@@ -76,7 +76,8 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     ),
     _rule(
         "residence",
-        r"\bich\s+bin\s+(?:jetzt\s+|gerade\s+)?nach\s+(?P<value>[\w-]+(?:\s+[\w-]+)?)\s+"
+        r"\bich\s+bin\s+(?:jetzt\s+|gerade\s+)?(?:von\s+[\w-]+\s+)?nach\s+"
+        r"(?P<value>[\w-]+(?:\s+[\w-]+)?)\s+"
         r"(?:um)?gezogen",
         _RESIDENCE_KEYS,
     ),
@@ -87,7 +88,7 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     ),
     _rule(
         "residence",
-        r"(?<!\w)я\s+(?:недавно\s+|только\s+что\s+)?переехала?\s+в\s+" + _VALUE,
+        r"(?<!\w)я\s+(?:недавно\s+|только\s+что\s+)?переехала?\s+(?:из\s+[\w-]+\s+)?в\s+" + _VALUE,
         _RESIDENCE_KEYS,
     ),
     # Employer.
