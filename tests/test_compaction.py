@@ -122,6 +122,24 @@ async def test_summary_failure_still_compacts_and_points_at_the_log(
     assert session.messages[1]["content"] == "note 11"
 
 
+async def test_a_summary_that_times_out_is_not_sent_again(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    # A local model server keeps computing a request its client gave up on: a second copy
+    # only doubles its work while the chat's next turn waits behind both.
+    write_runtime_config(
+        workspace, {"compaction": {"enabled": False, "summaryTimeoutSeconds": 0.5}}
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    for i in range(12):
+        await ask(app, f"note {i}")
+    openai_server.responder = lambda body: hang() if is_summary_request(body) else reply("NO_REPLY")
+    answer = await app.commands.run(CHAT, ParsedCommand("compact", "2"))
+    await app.close()
+    assert "no summary" in answer
+    assert len([r for r in openai_server.requests if is_summary_request(r)]) == 1
+
+
 async def test_compact_command_replies(workspace: Path, openai_server: FakeOpenAIServer) -> None:
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
     openai_server.responder = scripted_responder

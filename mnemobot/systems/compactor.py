@@ -297,6 +297,7 @@ class Compactor:
                 temperature=settings.summary_temperature,
                 max_output_tokens=settings.summary_max_output_tokens,
                 timeout_seconds=settings.summary_timeout_seconds,
+                resend=False,
             )
             try:
                 response = await asyncio.wait_for(
@@ -369,6 +370,7 @@ class Compactor:
                     temperature=settings.flush_temperature,
                     max_output_tokens=settings.summary_max_output_tokens,
                     timeout_seconds=settings.summary_timeout_seconds,
+                    resend=False,
                 )
                 try:
                     response = await asyncio.wait_for(

@@ -107,6 +107,11 @@ class ChatRequest:
     # whole text each time, as it grows); it must return at once. A model or server that
     # does not stream answers all at once and never calls it.
     on_text: Callable[[str], None] | None = None
+    # Send it again after a timeout or a server error (the SDK's retries). Off for calls
+    # with a deadline of their own (a compaction's summary): a local server keeps
+    # computing a request its client gave up on, so a second copy sent at the deadline only
+    # doubles its work and holds up the chat's next turn.
+    resend: bool = True
 
 
 @dataclass(slots=True)

@@ -78,6 +78,15 @@ def split_credentials(base_url: str | None) -> tuple[str | None, str | None]:
     return urlunsplit(parts._replace(netloc=netloc)), f"Basic {token}"
 
 
+def _options(request: ChatRequest) -> Any:
+    """The SDK's per-request options: the request's timeout, and no resending when the
+    caller has a deadline of its own (`ChatRequest.resend`)."""
+    options: dict[str, Any] = {"timeout": request.timeout_seconds}
+    if not request.resend:
+        options["max_retries"] = 0
+    return options
+
+
 class OpenAIChatModel:
     """ChatModel on the openai SDK; the SDK retries 429/5xx with backoff (`max_retries`).
 
@@ -322,7 +331,7 @@ class OpenAIChatModel:
                 "/chat/completions",
                 cast_to=ChatCompletion,
                 content=orjson.dumps(body),
-                options={"timeout": request.timeout_seconds},
+                options=_options(request),
             )
         except openai.OpenAIError as exc:
             raise classify_openai_error(exc) from None
@@ -348,7 +357,7 @@ class OpenAIChatModel:
                     "/chat/completions",
                     cast_to=ChatCompletion,
                     content=orjson.dumps(streamed),
-                    options={"timeout": request.timeout_seconds},
+                    options=_options(request),
                     stream=True,
                     stream_cls=openai.AsyncStream[ChatCompletionChunk],
                 )
