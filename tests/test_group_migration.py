@@ -55,10 +55,11 @@ async def test_an_upgraded_group_keeps_memory_and_session_and_gets_its_pending_r
     request = openai_server.last_request()
 
     assert "gruyere" in system_text(request) or "gruyere" in str(user_texts(request))
+    # A group's messages reach the model under their writer's name.
     assert user_texts(request) == [
-        "my favourite cheese is gruyere",
-        "a slow question",
-        "which cheese do I like?",
+        "Test: my favourite cheese is gruyere",
+        "Test: a slow question",
+        "Test: which cheese do I like?",
     ]
     assert (workspace / "memory" / f"telegram:{SUPERGROUP}").is_dir()
     assert not (workspace / "memory" / f"telegram:{GROUP}").exists()

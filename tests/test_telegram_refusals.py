@@ -73,4 +73,4 @@ async def test_in_a_group_a_stranger_is_refused_only_when_addressing_the_bot_and
     sent = [m["plain_text"] for m in telegram.sent_messages(GROUP)]
     assert len(sent) == 2
     assert sum(str(STRANGER) in text for text in sent) == 1
-    assert "echo: what is BM25?" in sent
+    assert "echo: Test: what is BM25?" in sent

@@ -263,3 +263,18 @@ async def test_a_preview_waits_for_an_earlier_reply_still_in_the_outbox(
     first, second = telegram.sent_messages(USER)
     assert "plan" not in first["plain_text"] and "step0" not in first["plain_text"]
     assert [second["text"]] == html_of(ANSWER)
+
+
+async def test_an_answer_cut_at_the_models_length_limit_says_so(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # A local server stops at the end of its window with finish_reason "length": the user
+    # must not take half a sentence for the whole answer.
+    openai_server.script(reply("Your dentist is called", finish_reason="length"))
+    await start_bot(runtime=streaming())
+    telegram.send_text("who is my dentist?", chat_id=USER)
+    await until(finished(telegram, USER))
+    [message] = telegram.sent_messages(USER)
+    assert message["plain_text"].startswith("Your dentist is called")
+    assert "the model stopped before the end of this answer" in message["plain_text"]
+    assert 'say "go on" for the rest' in message["plain_text"]

@@ -41,6 +41,7 @@ def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
         keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
         # As the model will see them: a message too big for the window counts in part.
         max_message_tokens=message_token_limit(ctx.config),
+        speakers=ctx.chat.is_group,
     )
     schema_tokens = tools.schema_tokens(ctx) if tools is not None else 0
     return prompt_tokens + estimate_request_tokens(messages) + schema_tokens

@@ -44,6 +44,12 @@ keeping for weeks (a preference, a fact about their life, people or work, a deci
 asks you to remember something; `search` it when the answer may lie in older \
 conversations not shown here; `forget` when asked to. Do not store small talk."""
 
+GROUP_INSTRUCTIONS = (
+    "This is a group chat of several people: each user message starts with the name of who "
+    'wrote it ("Anna: ..."). Answer the person who wrote the last message; "I", "me" and '
+    '"my" in a message mean the person who wrote it.'
+)
+
 
 def pack_for_turn(
     memory: MemoryService,
@@ -201,6 +207,8 @@ class ContextBuilding:
         parts = [
             BASE_INSTRUCTIONS.format(name=config.assistant.name, channel=ctx.chat.channel),
         ]
+        if ctx.chat.is_group:
+            parts.append(GROUP_INSTRUCTIONS)
         if config.assistant.instructions:
             budget = config.assistant.instructions_budget_tokens
             parts.append(_cut_to_budget(config.assistant.instructions, budget))

@@ -73,9 +73,11 @@ def model_messages(
     *,
     keep_tool_results_turns: int,
     max_message_tokens: int = MAX_MODEL_MESSAGE_TOKENS,
+    speakers: bool = False,
 ) -> list[dict[str, Any]]:
     """System prompt + history with API keys only; old tool results stubbed; a message over
-    `max_message_tokens` shown as its beginning and end (`fit_message`)."""
+    `max_message_tokens` shown as its beginning and end (`fit_message`). With `speakers`
+    (a chat of several people), a user message starts with who wrote it ("Anna: ...")."""
     # Tool results before the Nth most recent user message are stubbed (all when N is 0).
     cutoff_index = len(history) if keep_tool_results_turns <= 0 else -1
     user_turns_seen = 0
@@ -101,6 +103,8 @@ def model_messages(
         item = api_message(message)
         if isinstance(item.get("content"), str):
             item["content"] = fit_message(item["content"], max_message_tokens)
+        if speakers and item.get("role") == "user" and message.get("from"):
+            item["content"] = with_speaker(item.get("content"), str(message["from"]))
         if index < cutoff_index and item.get("role") == "tool":
             content = str(item.get("content") or "")
             if len(content) > 200:
@@ -120,6 +124,21 @@ def model_messages(
                     }
                 )
     return out
+
+
+def with_speaker(content: object, speaker: str) -> object:
+    """A user message's content headed by its writer's name: text, or the first text part
+    of a message with images."""
+    if isinstance(content, str):
+        return f"{speaker}: {content}"
+    if isinstance(content, list):
+        parts = [dict(part) if isinstance(part, dict) else part for part in content]
+        for part in parts:
+            if isinstance(part, dict) and part.get("type") == "text":
+                part["text"] = f"{speaker}: {part.get('text', '')}"
+                return parts
+        return [{"type": "text", "text": f"{speaker}:"}, *parts]
+    return content
 
 
 def _results_following(history: list[Message], index: int) -> set[object]:

@@ -35,6 +35,10 @@ OverflowRecovery = Callable[[TurnContext, int], Awaitable[bool]]
 MAX_OVERFLOW_ROUNDS = 3
 # ctx.extras key of the note for the user while the newest message is shown only in part.
 CUT_MESSAGE_EXTRA = "cutMessageNote"
+CUT_ANSWER_NOTE = (
+    "the model stopped before the end of this answer: it reached its length limit "
+    '(llm.maxOutputTokens, or the end of its context window); say "go on" for the rest'
+)
 _TOOL_TIME_SPENT = (
     "its tools took the {:g} seconds one turn may spend on them (toolLoop.maxToolSeconds)"
 )
@@ -124,6 +128,10 @@ class ToolLoop:
             content = without_control_characters(response.content or "")
             if not response.tool_calls:
                 self._answer(ctx, content, said)
+                if response.finish_reason == "length":
+                    # Cut at the model's output limit or the end of its window: the user
+                    # would otherwise take half a sentence for the whole answer.
+                    ctx.notes.append(CUT_ANSWER_NOTE)
                 return
             content = cut_reply(content, ctx.config.llm.max_reply_chars)
             said.before_tools(content.strip())
@@ -142,6 +150,8 @@ class ToolLoop:
             ctx.session.messages,
             keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
             max_message_tokens=message_tokens,
+            # Several people write in a group: the model must know who asks what.
+            speakers=ctx.chat.is_group,
         )
         return ChatRequest(
             # This turn's images go with its message on every call of the turn.

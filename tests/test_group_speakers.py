@@ -1,0 +1,58 @@
+"""In a group the model knows who wrote each message; in a private chat nothing changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.telegram_harness import StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+GROUP = -3001
+ALEX, BORIS = 21, 22
+
+
+def user_texts(request: dict[str, Any]) -> list[str]:
+    return [str(m["content"]) for m in request["messages"] if m["role"] == "user"]
+
+
+def system_text(request: dict[str, Any]) -> str:
+    return str(request["messages"][0]["content"])
+
+
+async def test_each_members_message_reaches_the_model_under_their_name(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(allowed=f"{ALEX},{BORIS}")
+    telegram.send_text(
+        "@mnemo_test_bot my locker code is QX-7731",
+        chat_id=GROUP,
+        user_id=ALEX,
+        first_name="Alex",
+        chat_type="supergroup",
+    )
+    await telegram.wait_for_messages_async(GROUP, 1)
+    telegram.send_text(
+        "@mnemo_test_bot what is my locker code?",
+        chat_id=GROUP,
+        user_id=BORIS,
+        first_name="Boris",
+        chat_type="supergroup",
+    )
+    await telegram.wait_for_messages_async(GROUP, 2)
+
+    asked = openai_server.requests[-1]
+    assert user_texts(asked) == [
+        "Alex: my locker code is QX-7731",
+        "Boris: what is my locker code?",
+    ]
+    assert "each user message starts with the name of who wrote it" in system_text(asked)
+
+    # The same person in a private chat: their words as they wrote them.
+    telegram.send_text("hello", chat_id=ALEX, first_name="Alex")
+    await telegram.wait_for_messages_async(ALEX, 1)
+    private = openai_server.requests[-1]
+    assert user_texts(private) == ["hello"]
+    assert "group chat" not in system_text(private)
