@@ -26,22 +26,18 @@ async def test_each_members_message_reaches_the_model_under_their_name(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     await start_bot(allowed=f"{ALEX},{BORIS}")
-    telegram.send_text(
-        "@mnemo_test_bot my locker code is QX-7731",
-        chat_id=GROUP,
-        user_id=ALEX,
-        first_name="Alex",
-        chat_type="supergroup",
-    )
-    await telegram.wait_for_messages_async(GROUP, 1)
-    telegram.send_text(
-        "@mnemo_test_bot what is my locker code?",
-        chat_id=GROUP,
-        user_id=BORIS,
-        first_name="Boris",
-        chat_type="supergroup",
-    )
-    await telegram.wait_for_messages_async(GROUP, 2)
+    for count, (user, name, text) in enumerate(
+        [(ALEX, "Alex", "my locker code is QX-7731"), (BORIS, "Boris", "what is my locker code?")],
+        start=1,
+    ):
+        telegram.send_text(
+            f"@mnemo_test_bot {text}",
+            chat_id=GROUP,
+            user_id=user,
+            first_name=name,
+            chat_type="supergroup",
+        )
+        await telegram.wait_for_messages_async(GROUP, count)
 
     asked = openai_server.requests[-1]
     assert user_texts(asked) == [
