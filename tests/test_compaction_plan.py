@@ -43,8 +43,14 @@ def test_cut_never_splits_tool_pairs_and_loses_nothing(
     assert not (dropped_calls & kept_results)
     last_user = max(i for i, m in enumerate(body) if m["role"] == "user")
     assert body[last_user] in plan.kept
-    if not plan.is_empty:
-        assert len(plan.kept) >= min(keep, len(body)) or body[last_user] is plan.kept[0]
+    # The kept conversation opens with the user (strict chat templates require it) and
+    # holds every message from the first user message among the last `keep` on.
+    assert plan.kept[0]["role"] == "user"
+    nominal = max(0, len(body) - keep)
+    first_user = min(
+        (i for i in range(nominal, len(body)) if body[i]["role"] == "user"), default=last_user
+    )
+    assert len(plan.kept) >= len(body) - first_user
 
 
 def test_keeps_the_newest_user_message_even_when_keep_is_one() -> None:

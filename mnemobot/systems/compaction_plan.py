@@ -2,7 +2,8 @@
 
 The cut keeps the last `keep_last` messages, moved earlier when needed so that an
 assistant message that calls tools is never separated from its tool results, and so the
-newest user message always stays.
+newest user message always stays; then later to the first user message, so the kept
+conversation opens with the user as every chat template accepts.
 """
 
 from __future__ import annotations
@@ -48,4 +49,10 @@ def plan_compaction(messages: list[Message], keep_last: int) -> CompactionPlan:
         cut = last_user
         while cut > 0 and body[cut].get("role") == "tool":
             cut -= 1
+    # The kept part starts with a user message: strict chat templates (Mistral's, Gemma's)
+    # refuse a conversation whose first turn after the system prompt is the assistant's.
+    # The answers before it go into the summary with their tool results.
+    if last_user is not None:
+        while cut < last_user and body[cut].get("role") != "user":
+            cut += 1
     return CompactionPlan(previous_summary=previous, dropped=body[:cut], kept=body[cut:])
