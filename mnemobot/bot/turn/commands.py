@@ -387,8 +387,8 @@ class Commands:
             f"Model: {model}{where}",
             f"Context window: {window.describe()}",
             f"Chat: {chat.key}",
-            f"Session: {len(session.messages)} messages, ~{tokens:,} of {threshold:,} tokens "
-            "before compaction",
+            f"Session: {len(session.messages)} message{'' if len(session.messages) == 1 else 's'}"
+            f", ~{tokens:,} of {threshold:,} tokens before compaction",
         ]
         compactions = int(session.metadata.get("compactions", 0))
         if compactions:
