@@ -85,6 +85,25 @@ def test_a_move_that_names_where_it_was_from_replaces_that_city(tmp_path: Path) 
         assert left.superseded_by == moved.id, (after, left)
 
 
+def test_moving_from_something_that_is_not_the_home_keeps_the_home(tmp_path: Path) -> None:
+    # "Moved from X to Y" is said of tools, jobs and plans too: it moves the home only when
+    # X is the home memory knows.
+    cases = [
+        ("I live in Berlin.", "I moved from Windows to Linux last year."),
+        ("I live in Berlin.", "I moved from Java to Kotlin."),
+        ("I live in Berlin.", "I moved from Berlin to be closer to my parents."),
+        ("I live in Berlin.", "I moved from Madrid to Lisbon in 2019."),
+        ("Я живу в Москве.", "Я переехал из Москвы в январе."),
+    ]
+    for number, (before, after) in enumerate(cases):
+        memory = MemoryService(tmp_path / str(number))
+        say(memory, before, 30)
+        say(memory, after, 2)
+        items = memory.store(SCOPE).items.values()
+        home = next(i for i in items if i.layer is Layer.SEMANTIC and i.content.endswith(before))
+        assert home.superseded_by is None and home.valid_to is None, (after, home)
+
+
 def test_updates_in_russian_and_german_are_rules_too(tmp_path: Path) -> None:
     memory = MemoryService(tmp_path)
     say(memory, "Я живу в Москве.", 60)

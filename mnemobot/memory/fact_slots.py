@@ -34,6 +34,10 @@ class SlotStatement:
     value: str
     sentence: str
     keywords: tuple[str, ...]
+    # The value it replaces when the sentence names it ("moved from Berlin to Lisbon"):
+    # such a statement counts only where that value is the one known, so "I moved from
+    # Java to Kotlin" changes no home.
+    left: str | None = None
 
 
 _VALUE = r"(?P<value>[^.!?;\n]{2,80})"
@@ -64,7 +68,17 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     _rule(
         "residence",
         r"\bi(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+"
-        r"(?:over\s+)?(?:from\s+[\w-]+(?:\s+[\w-]+)?\s+)?to\s+" + _VALUE,
+        r"(?:over\s+)?to\s+" + _VALUE,
+        _RESIDENCE_KEYS,
+    ),
+    # "I moved from Berlin to Lisbon": both places written as names are (capitalized);
+    # the move counts where Berlin is the home known (SlotStatement.left), so "I moved from
+    # Java to Kotlin" changes no home.
+    _rule(
+        "residence",
+        r"\bi(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+"
+        r"(?:over\s+)?from\s+(?P<left>(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+to\s+"
+        r"(?P<value>(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))",
         _RESIDENCE_KEYS,
     ),
     _rule("residence", r"\bi(?:'m|\s+am)\s+(?:now\s+)?living\s+in\s+" + _VALUE, _RESIDENCE_KEYS),
@@ -76,7 +90,7 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     ),
     _rule(
         "residence",
-        r"\bich\s+bin\s+(?:jetzt\s+|gerade\s+)?(?:von\s+[\w-]+\s+)?nach\s+"
+        r"\bich\s+bin\s+(?:jetzt\s+|gerade\s+)?(?:von\s+(?P<left>[\w-]+)\s+)?nach\s+"
         r"(?P<value>[\w-]+(?:\s+[\w-]+)?)\s+"
         r"(?:um)?gezogen",
         _RESIDENCE_KEYS,
@@ -88,7 +102,9 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     ),
     _rule(
         "residence",
-        r"(?<!\w)я\s+(?:недавно\s+|только\s+что\s+)?переехала?\s+(?:из\s+[\w-]+\s+)?в\s+" + _VALUE,
+        r"(?<!\w)я\s+(?:недавно\s+|только\s+что\s+)?переехала?\s+"
+        # "из Москвы в Казань": both places capitalized, so "из Москвы в январе" is no home.
+        r"(?:из\s+(?P<left>(?-i:[А-ЯЁ][\w-]*))\s+(?=в\s+(?-i:[А-ЯЁ])))?в\s+" + _VALUE,
         _RESIDENCE_KEYS,
     ),
     # Employer.
@@ -346,7 +362,8 @@ def slot_statements(text: str) -> tuple[SlotStatement, ...]:
                 break
             seen.add(slot)
             value = match.group("value").strip(" ,:-—\"'")
-            found.append(SlotStatement(slot, value, sentence, rule.keywords))
+            left = match.groupdict().get("left")
+            found.append(SlotStatement(slot, value, sentence, rule.keywords, left))
             break
     return tuple(found)
 

@@ -95,6 +95,8 @@ def apply_fact_updates(
         tag = speaker_tag(speaker) if speaker else None
         new_facts = [i for i in recorded if _is_durable(i)]
         for statement in slot_statements(user_text) if user_text.strip() else ():
+            if statement.left is not None and not _states_left(store, statement, tag):
+                continue  # "moved from X to Y" where X is not the value known
             fact = next(
                 (i for i in new_facts if any(s.slot == statement.slot for s in _slots(i))), None
             )
@@ -143,8 +145,11 @@ def _replace_by_slot(
     """`fact` states `statement`: earlier facts of the same slot and speaker (`tag`) are
     the same fact again (same value: they collapse into it) or replaced by it."""
     fact = _with_keywords(store, fact, statement)
+    left = frozenset(terms(statement.left)) if statement.left else None
     for old in _same_slot(store, fact, statement, tag):
         old_statement = next(s for s in _slots(old) if s.slot == statement.slot)
+        if left is not None and not value_terms(old_statement) & left:
+            continue  # it names what it replaces, and that is another value
         if value_terms(old_statement) == value_terms(statement):
             fact = _collapse(store, old, fact)
             updates.merged.append((old.id, fact.id))
@@ -275,6 +280,24 @@ _ANY_TRIGGER = re.compile(
     "|".join(map(re.escape, sorted({w for words in SLOT_TRIGGERS.values() for w in words})))
 )
 _SLOT_INDEXES: WeakKeyDictionary[ScopeItemStore, _SlotIndex] = WeakKeyDictionary()
+
+
+def _states_left(store: ScopeItemStore, statement: SlotStatement, tag: str | None) -> bool:
+    """Whether a current fact of the speaker sets the slot to the value `statement` says
+    it replaces ("moved from Berlin": Berlin is the known home)."""
+    left = frozenset(terms(statement.left or ""))
+    index = _SLOT_INDEXES.get(store)
+    if index is None:
+        index = _SLOT_INDEXES[store] = _SlotIndex()
+    for item_id in list(index.ids(store, statement.slot, tag)):
+        item = store.items.get(item_id)
+        if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
+            continue
+        if speaker_of(item) != tag:
+            continue
+        if any(s.slot == statement.slot and value_terms(s) & left for s in _slots(item)):
+            return True
+    return False
 
 
 def _same_slot(
