@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.received import find_containing, find_received
@@ -39,7 +39,6 @@ from mnemobot.systems.turn_media import (
 )
 
 log = logging.getLogger(__name__)
-_Changed = TypeVar("_Changed")
 
 STORAGE_FAILED_TEXT = (
     "Sorry, I could not save this conversation (the bot's storage is failing); "
@@ -160,16 +159,21 @@ class Assistant:
         return self.sessions.get(chat.key)
 
     async def change_metadata(
-        self, chat: ChatRef, change: Callable[[dict[str, Any]], _Changed]
-    ) -> _Changed:
-        """Change the chat session's metadata under its lock and save it: what a channel
-        keeps for the chat across restarts and replicas beside the conversation (the note
-        /retry reads again). `change` edits the dict in place; its result is returned."""
+        self, chat: ChatRef, change: Callable[[dict[str, Any]], bool]
+    ) -> None:
+        """Change the chat session's metadata under its lock and save it when `change`
+        says it changed something: what a channel keeps for the chat across restarts and
+        replicas beside the conversation (the note /retry reads again)."""
         async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
             session = self.sessions.get(chat.key)
-            result = change(session.metadata)
-            await self.sessions.save_async(session)
-        return result
+            if change(session.metadata):
+                await self.sessions.save_async(session)
+
+    async def read_metadata(self, chat: ChatRef, read: Callable[[dict[str, Any]], None]) -> None:
+        """Read the chat session's metadata under its lock (with replicas, as last saved by
+        any of them)."""
+        async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
+            read(self.sessions.get(chat.key).metadata)
 
     def activity_for(self, chat: ChatRef) -> ChatActivity:
         found = self.activity.get(chat.key)

@@ -163,42 +163,41 @@ class UnreadNotes:
         held = metadata.get(self.KEY)
         return held if isinstance(held, dict) else {}
 
-    async def take(self) -> Inbound | None:
-        taken: list[object] = []
+    async def waiting(self) -> Inbound | None:
+        """The note /retry reads again, left in place until `settle`: a crash or /stop
+        while it is read leaves it for the next /retry."""
+        found: list[object] = []
 
-        def take(metadata: dict[str, Any]) -> None:
-            held = self._held(metadata)
-            taken.append(held.pop(self.sender, None))
-            metadata[self.KEY] = held
+        def look(metadata: dict[str, Any]) -> None:
+            found.append(self._held(metadata).get(self.sender))
 
+        # Under the chat's lock, which also fetches the session another replica saved.
+        await self.assistant.read_metadata(self.chat, look)
+        note = found[0] if found else None
         try:
-            await self.assistant.change_metadata(self.chat, take)
-        except OSError as exc:
-            # Taken in memory all the same; the chat's next save writes that down.
-            log.warning("could not store the session of %s (%s)", self.chat.key, exc)
-        found = taken[0] if taken else None
-        try:
-            return inbound_from_json(found) if isinstance(found, dict) else None
+            return inbound_from_json(note) if isinstance(note, dict) else None
         except (KeyError, TypeError, ValueError):
             return None  # written by another version: nothing to read again
 
     async def settle(self, last_unread: Inbound | None, read_kinds: set[str]) -> None:
         """After the turn's messages were read: the newest unread one waits for /retry; a
-        waiting one of a kind this turn did read (sent again and heard) is dropped, since
-        /retry would answer the same words a second time."""
-        waiting = self._held(self.assistant.session(self.chat).metadata).get(self.sender)
-        file = waiting.get("file") if isinstance(waiting, dict) else None
-        kind = file.get("kind") if isinstance(file, dict) else None
-        if last_unread is None and (kind is None or kind not in read_kinds):
+        waiting one of a kind this turn did read (read by /retry, or sent again and heard)
+        is dropped, since /retry would answer the same words a second time."""
+        if last_unread is None and not read_kinds:
             return
 
-        def settle(metadata: dict[str, Any]) -> None:
+        def settle(metadata: dict[str, Any]) -> bool:
             held = self._held(metadata)
             if last_unread is not None:
                 held[self.sender] = inbound_to_json(last_unread)
             else:
-                held.pop(self.sender, None)
+                waiting = held.get(self.sender)
+                file = waiting.get("file") if isinstance(waiting, dict) else None
+                if not isinstance(file, dict) or file.get("kind") not in read_kinds:
+                    return False
+                del held[self.sender]
             metadata[self.KEY] = held
+            return True
 
         try:
             await self.assistant.change_metadata(self.chat, settle)
@@ -228,7 +227,7 @@ class TelegramMediaTurns:
         turn = _Turn()
         unread = UnreadNotes(self.host.assistant, job.chat)
         for part in parts:
-            inbound = await unread.take() if part is RETRY else part
+            inbound = await unread.waiting() if part is RETRY else part
             if isinstance(inbound, Inbound):
                 await self._read(inbound, job, config, zone, turn)
             else:
