@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
@@ -52,3 +54,30 @@ async def test_each_members_message_reaches_the_model_under_their_name(
     private = openai_server.requests[-1]
     assert user_texts(private) == ["hello"]
     assert "group chat" not in system_text(private)
+
+
+async def test_a_scheduled_task_in_a_group_is_nobodys_message(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # Alex set it, but nobody wrote the words the task's turn answers: they must not reach
+    # the model as Alex speaking.
+    bot = await start_bot(allowed=f"{ALEX},{BORIS}")
+    assert bot.app.schedule is not None
+    now = time.time()
+    chat = TaskChat("telegram", str(GROUP), user_id=str(ALEX), user_name="Alex", is_group=True)
+    task = Task(
+        id="t-plan",
+        number=1,
+        chat=chat,
+        kind="task",
+        text="summarize the week's plans",
+        schedule=Schedule(type="once", at=now),
+        zone="UTC",
+        created_at=now,
+        next_due=now,
+    )
+    await bot.app.schedule.store.add(task, max_per_chat=25)
+    bot.app.schedule.scheduler.wake()
+    await telegram.wait_for_messages_async(GROUP, 1, timeout=15)
+    [said] = user_texts(openai_server.requests[-1])
+    assert said.startswith("[Scheduled task #1, set by Alex")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Protocol
 
 from mnemobot.bot.schedule.store import TaskStore
@@ -197,8 +198,12 @@ class FiringRunner:
         now: float,
     ) -> None:
         task = firing.task
+        # Nobody wrote the task's message: in a group it must not reach the model (or
+        # memory) under the name of whoever set it. Their id stays: the turn's tools act
+        # with their permissions.
+        unsigned = replace(chat, user_name=None)
         outcome = await self.assistant.handle_text(
-            chat, task_prompt(firing, now), message_refs=[firing.entry_id], notify=progress
+            unsigned, task_prompt(firing, now), message_refs=[firing.entry_id], notify=progress
         )
         if outcome is None:
             return
