@@ -118,7 +118,9 @@ def transcript_lines(
             names = ", ".join(c["function"]["name"] for c in message["tool_calls"])
             content = f"(called tools: {names})"
         if content:
-            lines.append(f"{role}: {_cut(content, per_message_chars)}")
+            # Who wrote it, so a group's summary and flushed facts keep each member's own.
+            who = f"{role} ({message['from']})" if role == "user" and message.get("from") else role
+            lines.append(f"{who}: {_cut(content, per_message_chars)}")
     return lines
 
 

@@ -121,7 +121,8 @@ class RemindersCommand:
         if resumed is None:
             return f"There is no task #{number} here; /reminders lists them."
         self.on_changed()
-        return f"Resumed: {task_line(resumed, self.clock(), chat.language)}"
+        line = await asyncio.to_thread(task_line, resumed, self.clock(), chat.language)
+        return f"Resumed: {line}"
 
     async def listing(self, chat: ChatRef) -> str:
         tasks = await self.store.tasks(chat.key)
@@ -148,7 +149,8 @@ class RemindersCommand:
         if state != "on":
             return "Usage: /reminders heartbeat on|off"
         if beats:
-            return f"The heartbeat is on: {task_line(beats[0], self.clock(), chat.language)}"
+            line = await asyncio.to_thread(task_line, beats[0], self.clock(), chat.language)
+            return f"The heartbeat is on: {line}"
         config = self.config().schedule
         zone = self.zone_for(chat)
         now = self.clock()
