@@ -9,6 +9,23 @@ from pathlib import Path
 import orjson
 
 from mnemobot.bot.delivery.journal import DurableQueue
+from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat, TaskKind
+
+
+def due_now(task_id: str, chat: TaskChat, text: str, kind: TaskKind = "reminder") -> Task:
+    """A one-shot task of `chat` due this moment (UTC), number 1."""
+    now = time.time()
+    return Task(
+        id=task_id,
+        number=1,
+        chat=chat,
+        kind=kind,
+        text=text,
+        schedule=Schedule(type="once", at=now),
+        zone="UTC",
+        created_at=now,
+        next_due=now,
+    )
 
 
 def nothing_waits(workspace: Path) -> bool:

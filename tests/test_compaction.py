@@ -14,6 +14,7 @@ from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.atomic_file import read_jsonl
 from mnemobot.memory.session import SessionStore
 from mnemobot.plugin import Tool
+from mnemobot.systems.compactor import transcript_lines
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -307,3 +308,22 @@ async def test_flush_writes_new_facts_to_memory_and_the_daily_note(
         tz=None,
     )
     assert "Kestrel" in pack.rendered
+
+
+def test_a_groups_summary_and_flush_see_who_wrote_each_message() -> None:
+    # Compaction crosses the group speakers: once summarized, whose words were whose must
+    # survive, or the facts flushed from a group lose their owner.
+    lines = transcript_lines(
+        [
+            {"role": "user", "content": "my locker code is QX-7731", "from": "Alex"},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "mine is 4410"},
+        ],
+        200,
+        tools=False,
+    )
+    assert lines == [
+        "user (Alex): my locker code is QX-7731",
+        "assistant: Noted.",
+        "user: mine is 4410",
+    ]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
+from mnemobot.bot.schedule.tasks import TaskChat
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.schedule_harness import due_now
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -63,19 +63,8 @@ async def test_a_scheduled_task_in_a_group_is_nobodys_message(
     # the model as Alex speaking.
     bot = await start_bot(allowed=f"{ALEX},{BORIS}")
     assert bot.app.schedule is not None
-    now = time.time()
     chat = TaskChat("telegram", str(GROUP), user_id=str(ALEX), user_name="Alex", is_group=True)
-    task = Task(
-        id="t-plan",
-        number=1,
-        chat=chat,
-        kind="task",
-        text="summarize the week's plans",
-        schedule=Schedule(type="once", at=now),
-        zone="UTC",
-        created_at=now,
-        next_due=now,
-    )
+    task = due_now("t-plan", chat, "summarize the week's plans", kind="task")
     await bot.app.schedule.store.add(task, max_per_chat=25)
     bot.app.schedule.scheduler.wake()
     await telegram.wait_for_messages_async(GROUP, 1, timeout=15)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
+from mnemobot.bot.schedule.tasks import TaskChat
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.mcp_harness import calls_logged, stdio_server, wait_ready
-from tests.schedule_harness import nothing_waits_async
+from tests.schedule_harness import due_now, nothing_waits_async
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -63,18 +62,7 @@ async def test_a_reminder_that_says_ok_does_not_answer_a_tool_waiting_for_confir
     # While the question is open, a reminder of this user's that says "ok" comes due.
     assert bot.app.schedule is not None
     chat = TaskChat(channel="telegram", chat_id="21", user_id="21", user_name="Test")
-    now = time.time()
-    reminder = Task(
-        id="t-ok",
-        number=1,
-        chat=chat,
-        kind="reminder",
-        text="ok",
-        schedule=Schedule(type="once", at=now),
-        zone="UTC",
-        created_at=now,
-        next_due=now,
-    )
+    reminder = due_now("t-ok", chat, "ok")
     await bot.app.schedule.store.add(reminder, max_per_chat=25)
     bot.app.schedule.scheduler.wake()
 

@@ -286,48 +286,44 @@ def _states_left(store: ScopeItemStore, statement: SlotStatement, tag: str | Non
     """Whether a current fact of the speaker sets the slot to the value `statement` says
     it replaces ("moved from Berlin": Berlin is the known home)."""
     left = frozenset(terms(statement.left or ""))
-    index = _SLOT_INDEXES.get(store)
-    if index is None:
-        index = _SLOT_INDEXES[store] = _SlotIndex()
-    for item_id in list(index.ids(store, statement.slot, tag)):
-        item = store.items.get(item_id)
-        if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
-            continue
-        if speaker_of(item) != tag:
-            continue
-        if any(s.slot == statement.slot and value_terms(s) & left for s in _slots(item)):
-            return True
-    return False
+    return any(
+        s.slot == statement.slot and value_terms(s) & left
+        for item in _slot_facts(store, statement.slot, tag)
+        for s in _slots(item)
+    )
 
 
 def _same_slot(
     store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement, tag: str | None
 ) -> list[MemoryItem]:
     """Current durable facts of the same speaker that set the same slot, stated earlier."""
-    found = []
-    slot = statement.slot
+    found = [
+        item
+        for item in _slot_facts(store, statement.slot, tag)
+        if item.id != fact.id and item.created_at <= fact.created_at
+    ]
+    # Newest first, and a bounded number: a store written before these rules may hold
+    # the same slot stated many times; marking them all at once would stall this write.
+    found.sort(key=lambda item: item.created_at, reverse=True)
+    return found[:_MAX_REPLACED_PER_STATEMENT]
+
+
+def _slot_facts(store: ScopeItemStore, slot: str, tag: str | None) -> list[MemoryItem]:
+    """Current durable facts of the speaker `tag` that set `slot`."""
     index = _SLOT_INDEXES.get(store)
     if index is None:
         index = _SLOT_INDEXES[store] = _SlotIndex()
     ids = index.ids(store, slot, tag)
+    found = []
     for item_id in list(ids):
         item = store.items.get(item_id)
         if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
             # Gone or replaced for good (a reload starts the index anew): skip it from now on.
             ids.pop(item_id, None)
             continue
-        if (
-            item.id == fact.id
-            or item.created_at > fact.created_at
-            or speaker_of(item) != tag
-            or not index.still_sets(item, slot)
-        ):
-            continue
-        found.append(item)
-    # Newest first, and a bounded number: a store written before these rules may hold
-    # the same slot stated many times; marking them all at once would stall this write.
-    found.sort(key=lambda item: item.created_at, reverse=True)
-    return found[:_MAX_REPLACED_PER_STATEMENT]
+        if speaker_of(item) == tag and index.still_sets(item, slot):
+            found.append(item)
+    return found
 
 
 def _collapse(store: ScopeItemStore, old: MemoryItem, new: MemoryItem) -> MemoryItem:
