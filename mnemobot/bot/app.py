@@ -34,6 +34,7 @@ from mnemobot.bot.tools.session_tools import SessionTools
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import Commands, StatusProvider
 from mnemobot.bot.turn.erasure import ScopeErasure
+from mnemobot.bot.turn.erasure_journal import ErasureJournal, RedisErasureJournal
 from mnemobot.bot.turn.memory_status import memory_status
 from mnemobot.bot.turn.permissions import EDIT_MEMORY, ConsoleRoles, Permissions
 from mnemobot.bot.turn.speaker_rights import SpeakerRights
@@ -163,11 +164,14 @@ def build_app(
     shared_workspace: bool = False,
     clock: Clock = SYSTEM_CLOCK,
     tasks: TaskStore | None = None,
+    erasure_journal: ErasureJournal | None = None,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
     `shared_workspace`: other processes write the memory files too (replicas); `clock`: the
     time of each turn and of scheduled tasks (a replay, a bench or a test passes its own);
-    `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files.
+    `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files;
+    `erasure_journal`: where /forget_me keeps asks and unfinished erasures (replicas:
+    Redis), else a file of the workspace.
 
     Room by room, each from the ones before it: the workspace, memory and the model
     (`Services`), maintenance, tools, compaction, permissions and the MCP servers, the turn
@@ -196,7 +200,9 @@ def build_app(
     confirmations = Confirmations()
     mcp = _mcp(services, tools, confirmations, permissions)
     assistant = _assistant(services, compactor, mcp.access, large_results, permissions)
-    erasure = ScopeErasure(paths, services.memory, sessions, runtime.current)
+    erasure = ScopeErasure(
+        paths, services.memory, sessions, runtime.current, journal=erasure_journal
+    )
     schedule = _schedule(services, assistant, permissions, tools, erasure, tasks)
     commands = _commands(
         services, assistant, compactor, maintenance, mcp, schedule, permissions, erasure
@@ -440,5 +446,13 @@ def build_replica_app(
     the shared workspace."""
     paths = WorkspacePaths(settings.bot_workspace)
     sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas), clock=clock)
-    tasks = RedisTaskStore(replicas.client, namespace=replicas.coordination.namespace)
-    return build_app(settings, sessions=sessions, shared_workspace=True, clock=clock, tasks=tasks)
+    namespace = replicas.coordination.namespace
+    tasks = RedisTaskStore(replicas.client, namespace=namespace)
+    return build_app(
+        settings,
+        sessions=sessions,
+        shared_workspace=True,
+        clock=clock,
+        tasks=tasks,
+        erasure_journal=RedisErasureJournal(replicas.client, namespace=namespace),
+    )
