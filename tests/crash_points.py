@@ -108,9 +108,11 @@ def start_to_crash(
     script: str, point: str, *args: str, env: dict[str, str], cwd: Path
 ) -> subprocess.Popen[str]:
     """Start `script` (which calls `arm()`) with the crash point armed; `env` is added to
-    the test environment. The caller waits for the SIGKILL (`returncode == -SIGKILL`)."""
+    the test environment; its stdin is a pipe the caller may write to. The caller waits
+    for the SIGKILL (`returncode == -SIGKILL`)."""
     return subprocess.Popen(
         [sys.executable, "-c", _PRELUDE + script, *args],
+        stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

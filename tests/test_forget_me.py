@@ -216,3 +216,46 @@ async def test_a_forget_me_asked_on_one_replica_is_confirmed_on_another(
             await app.close()
         for replicas in started:
             await replicas.close()
+
+
+CHAT_UNTIL_RMTREE = """
+arm(inside=sys.argv[1])
+from mnemobot.bot.cli.main import main
+raise SystemExit(main(["chat"]))
+"""
+
+
+def test_the_console_finishes_a_forget_me_cut_by_a_crash_when_it_starts(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    env = {
+        "BOT_WORKSPACE": str(workspace),
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": openai_server.base_url,
+    }
+    folder = workspace / "files" / "console:local"
+    openai_server.script(
+        tool_call("files", {"operation": "write", "path": "safe.txt", "content": "code 5582"}),
+        reply("Kept."),
+    )
+    console = start_to_crash(
+        CHAT_UNTIL_RMTREE, "before-rmtree", str(folder), env=env, cwd=workspace
+    )
+    lines = "my safe code is 5582, keep it in a file\n/forget_me\n/forget_me confirm\n"
+    _, err = console.communicate(lines, timeout=120)
+    assert console.returncode == -signal.SIGKILL, err
+    assert (folder / "safe.txt").exists()
+
+    again = subprocess.run(
+        [sys.executable, "-m", "mnemobot", "chat"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=subprocess_env(**env),
+        cwd=workspace,
+        timeout=120,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "cut short by a restart" in again.stdout
+    assert files_with(workspace, b"5582") == []
