@@ -147,7 +147,7 @@ def with_turn_notes(messages: list[dict[str, Any]], notes: list[str]) -> list[di
     if not notes:
         return messages
     index = next(
-        (i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None
     )
     if index is None:
         return messages
