@@ -9,9 +9,13 @@ a file write, instead of a kill from outside that may or may not land mid-write.
 - "before-replace": the temp file written and fsynced, not yet put in the file's place;
 - "after-replace": right after it took the file's place;
 - "mid-append": a JSONL append (`append_bytes`) with half of its bytes written;
-- "after-append": right after a whole append.
+- "after-append": right after a whole append;
+- "before-rmtree": a folder about to be removed (`shutil.rmtree`), counting only folders
+  whose path holds `arm`'s `inside`.
 
-Only the OS calls are wrapped (`os.fdopen`, `os.replace`, `os.write`), never our code.
+`start_to_crash` starts the same child and returns at once, for a test that talks to it
+(a bot) until it dies. Only the OS calls are wrapped (`os.fdopen`, `os.replace`,
+`os.write`, `shutil.rmtree`), never our code.
 A script may also die at a point of its own (`_die()`), named by `CRASH_POINT` too.
 """
 
@@ -20,9 +24,10 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 _PRELUDE = """
-import os, signal, sys
+import os, shutil, signal, sys
 
 def _die():
     os.kill(os.getpid(), signal.SIGKILL)
@@ -39,9 +44,10 @@ class _HalfWritten:
         self._handle.flush()
         _die()
 
-def arm(skip=0):
+def arm(skip=0, inside=""):
     point = os.environ["CRASH_POINT"]
     real_fdopen, real_replace, real_write = os.fdopen, os.replace, os.write
+    real_rmtree = shutil.rmtree
     left = [skip]
 
     def now():
@@ -65,12 +71,19 @@ def arm(skip=0):
         real_write(fd, bytes(data)[: len(data) // 2] if point == "mid-append" else data)
         _die()
 
+    def rmtree(path, *args, **kwargs):
+        if inside in str(path) and now():
+            _die()
+        return real_rmtree(path, *args, **kwargs)
+
     if point == "mid-write":
         os.fdopen = fdopen
     elif point in ("before-replace", "after-replace"):
         os.replace = replace
     elif point in ("mid-append", "after-append"):
         os.write = write
+    elif point == "before-rmtree":
+        shutil.rmtree = rmtree
     else:
         raise ValueError(point)
 """
@@ -89,6 +102,23 @@ def run_to_crash(script: str, point: str, *args: str) -> subprocess.CompletedPro
     # Killed at the crash point, not ended by an error or by running past it.
     assert result.returncode == -signal.SIGKILL, (result.returncode, result.stderr[-2000:])
     return result
+
+
+def start_to_crash(
+    script: str, point: str, *args: str, env: dict[str, str], cwd: Path
+) -> subprocess.Popen[str]:
+    """Start `script` (which calls `arm()`) with the crash point armed; `env` is added to
+    the test environment; its stdin is a pipe the caller may write to. The caller waits
+    for the SIGKILL (`returncode == -SIGKILL`)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _PRELUDE + script, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**_environment(), **env, "CRASH_POINT": point},
+        cwd=cwd,
+    )
 
 
 def _environment() -> dict[str, str]:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import signal
+import subprocess
+import sys
 import time
 import zipfile
 from collections.abc import AsyncIterator
@@ -11,14 +14,21 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App, build_app, build_replica_app
 from mnemobot.bot.cli.main import main
+from mnemobot.bot.delivery.replicas import open_replicas
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import ChatRef
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
-from tests.conftest import ask, make_settings, write_runtime_config
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.conftest import ask, make_settings, subprocess_env, write_runtime_config
+from tests.crash_points import start_to_crash
+from tests.replicas_harness import redis_url
+from tests.telegram_harness import telegram
+
+__all__ = ["redis_url", "telegram"]  # fixtures used by name below
 
 CHAT = ChatRef("telegram", "3003", user_id="3003", user_name="Cy")
 OTHER = ChatRef("telegram", "4004", user_id="4004", user_name="Di")
@@ -108,3 +118,144 @@ def test_memory_cli_names_any_chat_and_reads_the_shared_scope_when_all_chats_sha
     shown = capsys.readouterr()
     assert "teal" in shown.out
     assert "telegram:5 uses scope 'global'" in shown.err
+
+
+CRASH_CHAT = 9001
+# `mnemobot run`, killed as it is about to remove the folder named by its argument.
+RUN_UNTIL_RMTREE = """
+arm(inside=sys.argv[1])
+from mnemobot.bot.cli.main import main
+from mnemobot.bot.delivery.replicas import open_replicas
+raise SystemExit(main(["run"]))
+"""
+
+
+def bot_env(workspace: Path, telegram: TelegramServer, llm: FakeOpenAIServer) -> dict[str, str]:
+    return {
+        "BOT_WORKSPACE": str(workspace),
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": llm.base_url,
+        "TELEGRAM_BOT_TOKEN": telegram.token,
+        "TELEGRAM_API_BASE_URL": telegram.base_url,
+        "TELEGRAM_ALLOWED_USERS": "*",
+        "BOT_LOG_LEVEL": "WARNING",
+    }
+
+
+def say_and_wait(telegram: TelegramServer, text: str, answers: int) -> str:
+    telegram.send_text(text, chat_id=CRASH_CHAT)
+    return telegram.wait_for_messages(CRASH_CHAT, answers, timeout=60)[-1]["plain_text"]
+
+
+def test_a_forget_me_cut_by_a_crash_is_finished_after_the_restart_and_the_user_told(
+    workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, {"telegram": {"streaming": "off"}})
+    env = bot_env(workspace, telegram, openai_server)
+    folder = workspace / "files" / f"telegram:{CRASH_CHAT}"
+    openai_server.script(
+        tool_call("files", {"operation": "write", "path": "fridge.txt", "content": "code 4471"}),
+        reply("Kept: the fridge code is 4471."),
+    )
+    bot = start_to_crash(RUN_UNTIL_RMTREE, "before-rmtree", str(folder), env=env, cwd=workspace)
+    assert "4471" in say_and_wait(telegram, "my fridge code is 4471, keep it in a file", 1)
+    assert "/forget_me confirm" in say_and_wait(telegram, "/forget_me", 2)
+    telegram.send_text("/forget_me confirm", chat_id=CRASH_CHAT)
+    bot.wait(timeout=60)
+    assert bot.returncode == -signal.SIGKILL, bot.stderr.read() if bot.stderr else ""
+    # Killed mid-erasure: the session and memory are gone, the files and journals are not.
+    assert not (workspace / "memory" / f"telegram:{CRASH_CHAT}").exists()
+    assert (folder / "fridge.txt").exists()
+    assert files_with(workspace / "delivery", b"4471")
+
+    bot = subprocess.Popen(
+        [sys.executable, "-m", "mnemobot", "run"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(**env),
+        cwd=workspace,
+    )
+    try:
+        told = telegram.wait_for_messages(CRASH_CHAT, 3, timeout=60)[-1]["plain_text"]
+    finally:
+        bot.send_signal(signal.SIGTERM)
+        _, err = bot.communicate(timeout=30)
+    assert bot.returncode == 0, err
+    # The confirmation, handed in again after the restart, finished the erasure and said so.
+    assert told.startswith("Erased.") and "cut short by a restart" in told, told
+    assert f"files/telegram:{CRASH_CHAT}/" in told
+    assert files_with(workspace, b"4471") == []
+    assert len(telegram.sent_messages(CRASH_CHAT)) == 3
+
+
+async def test_a_forget_me_asked_on_one_replica_is_confirmed_on_another(
+    workspace: Path, openai_server: FakeOpenAIServer, redis_url: str
+) -> None:
+    settings = make_settings(workspace, openai_server, bot_redis_url=redis_url)
+    started = [open_replicas(redis_url) for _ in range(2)]
+    first, second = (build_replica_app(settings, replicas) for replicas in started)
+    try:
+        # (A turn on a replica needs the chat's lease: memory is written straight here.)
+        first.memory.record_turn(
+            scope=CHAT.key,
+            user_text="My favourite colour is vermilion.",
+            assistant_text="Noted.",
+            at=time.time(),
+            config=MemoryConfig(),
+            tz=UTC,
+        )
+        asked = await first.commands.run(CHAT, ParsedCommand("forget_me", ""))
+        assert "/forget_me confirm" in asked
+        # The chat's next message went to the other replica: the ask counts there too.
+        done = await second.commands.run(CHAT, ParsedCommand("forget_me", "confirm"))
+        assert done.startswith("Erased."), done
+        assert files_with(workspace, b"vermilion") == []
+    finally:
+        for app in (first, second):
+            await app.close()
+        for replicas in started:
+            await replicas.close()
+
+
+CHAT_UNTIL_RMTREE = """
+arm(inside=sys.argv[1])
+from mnemobot.bot.cli.main import main
+raise SystemExit(main(["chat"]))
+"""
+
+
+def test_the_console_finishes_a_forget_me_cut_by_a_crash_when_it_starts(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    env = {
+        "BOT_WORKSPACE": str(workspace),
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": openai_server.base_url,
+    }
+    folder = workspace / "files" / "console:local"
+    openai_server.script(
+        tool_call("files", {"operation": "write", "path": "safe.txt", "content": "code 5582"}),
+        reply("Kept."),
+    )
+    console = start_to_crash(
+        CHAT_UNTIL_RMTREE, "before-rmtree", str(folder), env=env, cwd=workspace
+    )
+    lines = "my safe code is 5582, keep it in a file\n/forget_me\n/forget_me confirm\n"
+    _, err = console.communicate(lines, timeout=120)
+    assert console.returncode == -signal.SIGKILL, err
+    assert (folder / "safe.txt").exists()
+
+    again = subprocess.run(
+        [sys.executable, "-m", "mnemobot", "chat"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=subprocess_env(**env),
+        cwd=workspace,
+        timeout=120,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "cut short by a restart" in again.stdout
+    assert files_with(workspace, b"5582") == []

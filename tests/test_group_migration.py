@@ -56,7 +56,7 @@ async def test_an_upgraded_group_keeps_memory_and_session_and_gets_its_pending_r
 
     assert "gruyere" in system_text(request) or "gruyere" in str(user_texts(request))
     # A group's messages reach the model under their writer's name.
-    assert user_texts(request) == [
+    assert [text.partition("\n\n[")[0] for text in user_texts(request)] == [
         "Test: my favourite cheese is gruyere",
         "Test: a slow question",
         "Test: which cheese do I like?",

@@ -6,7 +6,14 @@ import io
 import zipfile
 from pathlib import Path
 
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot.bot.app import App
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    reply,
+    tool_call,
+    tool_messages,
+    user_texts,
+)
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
 
@@ -108,3 +115,100 @@ async def test_status_names_the_model_server_to_the_operator_only(
     assert port not in member_status and "127.0.0.1" not in member_status
     assert member_status.startswith("Model: ")
     assert f"127.0.0.1:{port}" in operator_status
+
+
+def items_holding(app: App, text: str) -> list[str]:
+    store = app.memory.store(f"telegram:{GROUP}")
+    return [item.content for item in store.items.values() if text in item.content]
+
+
+async def test_a_members_tools_add_but_cannot_erase_or_rewrite_the_groups_memory(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    bot = await start_bot(allowed="11,12", telegram_operators="13")
+    telegram.set_member_status(GROUP, ADMIN, "administrator")
+    folder = workspace / "files" / f"telegram:{GROUP}"
+    notes = workspace / "memory" / f"telegram:{GROUP}" / "MEMORY.md"
+    openai_server.script(
+        tool_call("memory", {"operation": "add", "content": "The fridge code is 4471"}),
+        tool_call("memory", {"operation": "write_file", "content": "Fridge code: 4471"}),
+        tool_call("files", {"operation": "write", "path": "codes.txt", "content": "4471"}),
+        reply("Saved."),
+    )
+    say(telegram, "@mnemo_test_bot keep the fridge code 4471 everywhere", ADMIN)
+    assert await next_answer(telegram, 0) == "Saved."
+    admin_request = openai_server.requests[-1]
+
+    openai_server.script(
+        tool_call("memory", {"operation": "forget", "query": "fridge code"}),
+        tool_call("memory", {"operation": "write_file", "content": "nothing to see"}),
+        tool_call("files", {"operation": "write", "path": "codes.txt", "content": "0000"}),
+        tool_call("files", {"operation": "write", "path": "mine.txt", "content": "my list"}),
+        tool_call("memory", {"operation": "add", "content": "Milk goes on the top shelf"}),
+        reply("Done."),
+    )
+    say(telegram, "@mnemo_test_bot forget the fridge code", MEMBER)
+    await next_answer(telegram, 1)
+    results = [m["content"] for m in tool_messages(openai_server.requests[-1])][-5:]
+
+    # Erasing and rewriting were refused, each with a reason the model can pass on ...
+    for refused in results[:3]:
+        assert refused.startswith("error: refused, nothing changed"), refused
+        assert "permissions.editMemory" in refused
+    assert items_holding(bot.app, "4471")
+    assert notes.read_text() == "Fridge code: 4471\n" or "4471" in notes.read_text()
+    assert (folder / "codes.txt").read_text() == "4471"
+    # ... adding was not: a new file and a new fact are everyone's.
+    assert (folder / "mine.txt").read_text() == "my list"
+    assert items_holding(bot.app, "top shelf")
+    # The model was told beforehand what each speaker may do.
+    member_note = user_texts(openai_server.requests[-1])[-1]
+    assert "Test may add to this chat's memory and files, but may not erase" in member_note
+    assert "may not" not in user_texts(admin_request)[-1]
+
+    # The group's administrator may.
+    openai_server.script(
+        tool_call("files", {"operation": "write", "path": "codes.txt", "content": "9000"}),
+        tool_call("memory", {"operation": "forget", "query": "fridge code"}),
+        reply("Changed."),
+    )
+    say(telegram, "@mnemo_test_bot the fridge code changed, forget the old one", ADMIN)
+    await next_answer(telegram, 2)
+    results = [m["content"] for m in tool_messages(openai_server.requests[-1])][-2:]
+    assert not any(result.startswith("error") for result in results), results
+    assert (folder / "codes.txt").read_text() == "9000"
+    assert not items_holding(bot.app, "4471")
+
+
+async def test_an_anonymous_admin_is_the_groups_admin_and_a_channel_is_not(
+    start_bot: StartBot, telegram: TelegramServer
+) -> None:
+    # An anonymous admin has no user id of their own: the group's id lets them in.
+    await start_bot(allowed=f"11,{GROUP}")
+    say(telegram, "@mnemo_test_bot our launch code word is marmalade", MEMBER)
+    await telegram.wait_for_messages_async(GROUP, 1)
+
+    telegram.send_as_chat("/export", chat_id=GROUP, signature="Boss")
+    [document] = await telegram.wait_for_documents_async(GROUP, 1, timeout=15)
+    with zipfile.ZipFile(io.BytesIO(document["data"])) as archive:
+        assert any(b"marmalade" in archive.read(name) for name in archive.namelist())
+    # Telegram cannot say who they are: it was asked about the member only.
+    assert {c["params"]["user_id"] for c in telegram.calls("getChatMember")} == {MEMBER}
+
+    # Writing as a channel: not an administrator of the group, and let in only by name.
+    channel = -1009
+    telegram.send_as_chat("/export", chat_id=GROUP, channel_id=channel)
+    refused = await next_answer(telegram, 1)
+    assert f"adds {channel} to TELEGRAM_ALLOWED_USERS" in refused, refused
+
+
+async def test_a_channel_let_in_is_served_as_a_member(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(allowed="*")
+    telegram.send_as_chat("@mnemo_test_bot hello from the channel", chat_id=GROUP, channel_id=-1009)
+    assert (await next_answer(telegram, 0)).startswith("echo: ")
+    assert "Test Channel: hello from the channel" in user_texts(openai_server.requests[-1])[-1]
+    telegram.send_as_chat("/export", chat_id=GROUP, channel_id=-1009)
+    assert "permissions.export" in await next_answer(telegram, 1)
+    assert telegram.documents(GROUP) == []

@@ -72,12 +72,13 @@ async def test_group_answers_only_mentions_replies_and_its_commands(
     telegram.send_text("/status", chat_id=group, user_id=6, chat_type="supergroup")
     sent = await telegram.wait_for_messages_async(group, 3)
 
-    # The echo model repeats the message as it got it: under its writer's name.
-    assert first["plain_text"] == "echo: Test: what is BM25?"
-    assert sent[1]["plain_text"] == "echo: Test: and in short?"
+    # The echo model repeats the message as it got it: under its writer's name (and with
+    # the line that tells the model what this member may do).
+    assert first["plain_text"].startswith("echo: Test: what is BM25?\n\n[Test may add ")
+    assert sent[1]["plain_text"].startswith("echo: Test: and in short?\n\n[")
     assert "Chat: telegram:-1001" in sent[2]["plain_text"]
     # Only what was addressed to the bot reached the model, and every answer quotes its question.
-    assert user_texts(openai_server.last_request()) == [
+    assert [text.partition("\n\n[")[0] for text in user_texts(openai_server.last_request())] == [
         "Test: what is BM25?",
         "Test: and in short?",
     ]
@@ -94,7 +95,8 @@ async def test_group_answers_only_mentions_replies_and_its_commands(
     )
     sent = await telegram.wait_for_messages_async(group, 4)
     assert sent[3]["message_thread_id"] == 77
-    assert user_texts(openai_server.last_request()) == ["Test: topic question"]
+    [asked] = user_texts(openai_server.last_request())
+    assert asked.partition("\n\n[")[0] == "Test: topic question"
     # The session keeps the words as written; the name is added for the model only.
     assert session_messages(workspace, f"telegram:{group}:77")[0]["content"] == "topic question"
 

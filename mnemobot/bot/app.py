@@ -34,8 +34,10 @@ from mnemobot.bot.tools.session_tools import SessionTools
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import Commands, StatusProvider
 from mnemobot.bot.turn.erasure import ScopeErasure
+from mnemobot.bot.turn.erasure_journal import ErasureJournal, RedisErasureJournal
 from mnemobot.bot.turn.memory_status import memory_status
-from mnemobot.bot.turn.permissions import ConsoleRoles, Permissions
+from mnemobot.bot.turn.permissions import EDIT_MEMORY, ConsoleRoles, Permissions
+from mnemobot.bot.turn.speaker_rights import SpeakerRights
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
@@ -162,11 +164,14 @@ def build_app(
     shared_workspace: bool = False,
     clock: Clock = SYSTEM_CLOCK,
     tasks: TaskStore | None = None,
+    erasure_journal: ErasureJournal | None = None,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
     `shared_workspace`: other processes write the memory files too (replicas); `clock`: the
     time of each turn and of scheduled tasks (a replay, a bench or a test passes its own);
-    `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files.
+    `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files;
+    `erasure_journal`: where /forget_me keeps asks and unfinished erasures (replicas:
+    Redis), else a file of the workspace.
 
     Room by room, each from the ones before it: the workspace, memory and the model
     (`Services`), maintenance, tools, compaction, permissions and the MCP servers, the turn
@@ -189,13 +194,15 @@ def build_app(
     )
     maintenance = _maintenance(services)
     large_results = LargeResultStore(paths.large_tool_results)
-    _register_tools(tools, services, maintenance, large_results)
-    compactor = _compactor(services, maintenance)
     permissions = _permissions(runtime)
+    _register_tools(tools, services, maintenance, large_results, permissions)
+    compactor = _compactor(services, maintenance)
     confirmations = Confirmations()
     mcp = _mcp(services, tools, confirmations, permissions)
-    assistant = _assistant(services, compactor, mcp.access, large_results)
-    erasure = ScopeErasure(paths, services.memory, sessions, runtime.current)
+    assistant = _assistant(services, compactor, mcp.access, large_results, permissions)
+    erasure = ScopeErasure(
+        paths, services.memory, sessions, runtime.current, journal=erasure_journal
+    )
     schedule = _schedule(services, assistant, permissions, tools, erasure, tasks)
     commands = _commands(
         services, assistant, compactor, maintenance, mcp, schedule, permissions, erasure
@@ -279,14 +286,23 @@ def _register_tools(
     services: Services,
     maintenance: MaintenanceTimer,
     large_results: LargeResultStore,
+    permissions: Permissions,
 ) -> None:
     """The built-in tools, then the plugins' (a plugin reusing a built-in's name is skipped)."""
+
+    async def may_edit(chat: ChatRef) -> str | None:
+        # One rule for every door into a chat's memory: /forget_me's, for the tools.
+        return await permissions.refusal(chat, EDIT_MEMORY)
+
     memory_tool = MemoryTool(
-        services.memory, on_forgotten=maintenance.notify_forgotten, clock=services.clock
+        services.memory,
+        on_forgotten=maintenance.notify_forgotten,
+        clock=services.clock,
+        may_edit=may_edit,
     )
     for tool in [
         datetime_tool(services.clock),
-        FilesTool(services.paths.files).tool(),
+        FilesTool(services.paths.files, may_edit=may_edit).tool(),
         memory_tool.tool(),
         *SessionTools(services.sessions, large_results).tools(),
     ]:
@@ -330,12 +346,14 @@ def _assistant(
     compactor: Compactor,
     mcp_access: McpToolAccess,
     large_results: LargeResultStore,
+    permissions: Permissions,
 ) -> Assistant:
     """The turn core: the pipeline of systems (the plugins' among them) a turn runs."""
     llm, memory = services.llm, services.memory
     context_building = ContextBuilding(memory)
     systems: list[System] = [
         mcp_access,
+        SpeakerRights(permissions),
         AutoCompaction(compactor, services.tools),
         context_building,
         ToolLoop(
@@ -428,5 +446,13 @@ def build_replica_app(
     the shared workspace."""
     paths = WorkspacePaths(settings.bot_workspace)
     sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas), clock=clock)
-    tasks = RedisTaskStore(replicas.client, namespace=replicas.coordination.namespace)
-    return build_app(settings, sessions=sessions, shared_workspace=True, clock=clock, tasks=tasks)
+    namespace = replicas.coordination.namespace
+    tasks = RedisTaskStore(replicas.client, namespace=namespace)
+    return build_app(
+        settings,
+        sessions=sessions,
+        shared_workspace=True,
+        clock=clock,
+        tasks=tasks,
+        erasure_journal=RedisErasureJournal(replicas.client, namespace=namespace),
+    )

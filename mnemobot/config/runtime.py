@@ -597,8 +597,8 @@ class PermissionsConfig(ConfigSection):
     "members": every allowed member of the group; "admins": the group's administrators
     (asked of Telegram, cached) and the bot's operators (TELEGRAM_OPERATORS); "operators":
     the operators only. In a private chat its one user always may. With memory.scope
-    "global", /export and /forget_me are for operators only, whatever is set here: that
-    memory holds what every chat told the bot.
+    "global", /export, /forget_me and editMemory are for operators only, whatever is set
+    here: that memory holds what every chat told the bot.
     """
 
     export: PermissionLevel = "admins"
@@ -609,6 +609,11 @@ class PermissionsConfig(ConfigSection):
     """Who may /compact a group's conversation."""
     schedule: PermissionLevel = "admins"
     """Who may schedule reminders and tasks in a group, and cancel or resume them."""
+    edit_memory: PermissionLevel = "admins"
+    """Who may, through the model's tools, forget or rewrite what a group's memory holds
+    (the memory tool's forget, update and write_file) and replace the files in its folder
+    (the files tool writing over a file). Everyone may still add: what they say is
+    remembered, and the tools save new facts, notes and files for anyone."""
     admin_cache_seconds: float = Field(600, ge=0, le=86_400)
     """How long Telegram's answer to "is this member an administrator?" is reused (0 asks
     every time); a member made or unmade administrator is seen after at most this long."""

@@ -92,6 +92,10 @@ class TurnContext:
     allowed_tool_sets: frozenset[str] = frozenset()
     # Short notes for the user, shown under the reply (a tool server that failed mid-call).
     notes: list[str] = field(default_factory=list)
+    # Lines for the model about this turn alone (what its speaker may do here): sent with
+    # the newest user message, never stored, and never in the system prompt, whose
+    # beginning stays the same from turn to turn.
+    turn_notes: list[str] = field(default_factory=list)
     # Messages that were added to the session during this turn (assistant and tool messages).
     new_messages: list[Message] = field(default_factory=list)
     # Free-form per-turn values for third-party systems and tools, which cannot add fields

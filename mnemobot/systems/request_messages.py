@@ -141,6 +141,26 @@ def with_speaker(content: object, speaker: str) -> object:
     return content
 
 
+def with_turn_notes(messages: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
+    """`messages` with `notes` (one line each, in brackets) after the newest user message's
+    text; the messages given are not changed."""
+    if not notes:
+        return messages
+    index = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None
+    )
+    if index is None:
+        return messages
+    added = "\n".join(f"[{note}]" for note in notes)
+    newest = dict(messages[index])
+    content = newest.get("content")
+    if isinstance(content, list):
+        newest["content"] = [*content, {"type": "text", "text": added}]
+    else:
+        newest["content"] = f"{content or ''}\n\n{added}"
+    return [*messages[:index], newest, *messages[index + 1 :]]
+
+
 def _results_following(history: list[Message], index: int) -> set[object]:
     found: set[object] = set()
     for message in history[index + 1 :]:

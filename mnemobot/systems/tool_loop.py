@@ -23,7 +23,12 @@ from mnemobot.systems.model_output import (
     without_control_characters,
 )
 from mnemobot.systems.reply_stream import ReplyStream, joined_reply, stopped_reply
-from mnemobot.systems.request_messages import is_cut, message_token_limit, model_messages
+from mnemobot.systems.request_messages import (
+    is_cut,
+    message_token_limit,
+    model_messages,
+    with_turn_notes,
+)
 from mnemobot.systems.tool_runner import ToolError, ToolRunner
 
 log = logging.getLogger(__name__)
@@ -155,7 +160,7 @@ class ToolLoop:
         )
         return ChatRequest(
             # This turn's images go with its message on every call of the turn.
-            messages=with_images(messages, ctx.media.images),
+            messages=with_images(with_turn_notes(messages, ctx.turn_notes), ctx.media.images),
             model=ctx.model,
             temperature=llm_config.temperature,
             # A cap: a model client that knows the window asks for what still fits.

@@ -4,16 +4,22 @@ Each memory scope has its folder, `<workspace>/files/<scope>/` (a chat, or `glob
 memory is shared): what one chat's model writes, another chat's model can neither list nor
 read, whatever path it tries. With `files.shared` the operator chooses one folder,
 `<workspace>/files/shared/`, for all chats.
+
+In a group, writing over a file that is there is for those `permissions.editMemory` names
+(`may_edit`): a member could otherwise replace what the others keep. A new file is
+everyone's to write, like what they say.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
 from mnemobot.memory.atomic_file import write_atomic
 from mnemobot.memory.scope_paths import validate_scope_key
 from mnemobot.systems.context import TurnContext
@@ -64,8 +70,10 @@ def files_folder(root: Path, ctx: TurnContext) -> Path:
 
 
 class FilesTool:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, may_edit: EditRefusal | None = None) -> None:
+        """`may_edit(chat)`: why its user may not write over its files (None: may)."""
         self.root = root
+        self.may_edit = may_edit
 
     def tool(self) -> Tool:
         return Tool(
@@ -80,7 +88,23 @@ class FilesTool:
             status="📄 working with files…",
         )
 
-    def handle(self, arguments: FilesArguments, ctx: TurnContext) -> str:
+    async def handle(self, arguments: FilesArguments, ctx: TurnContext) -> str:
+        """The disk work runs in a worker thread; the permission check (which may ask the
+        channel who administers the group) here."""
+        replacing = arguments.operation == "write" and self.may_edit is not None
+        if replacing and await asyncio.to_thread(self._is_file, arguments.path, ctx):
+            what = f"write over {arguments.path!r}, a file kept here (a new name is fine)"
+            await check_may_edit(self.may_edit, ctx, what)
+        return await asyncio.to_thread(self._handle, arguments, ctx)
+
+    def _is_file(self, path: str, ctx: TurnContext) -> bool:
+        """Whether `path` names a file that is there (a bad path is the write's to refuse)."""
+        try:
+            return resolve_inside(files_folder(self.root, ctx), path).is_file()
+        except (ToolError, OSError):
+            return False
+
+    def _handle(self, arguments: FilesArguments, ctx: TurnContext) -> str:
         try:
             folder = files_folder(self.root, ctx)
             folder.mkdir(parents=True, exist_ok=True)

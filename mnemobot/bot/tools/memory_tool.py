@@ -13,6 +13,10 @@ rewritten by the next maintenance, which `on_forgotten` asks for.
 config weighs a saved fact (memory.toolConfidence, memory.toolSalience), a repeat merges
 into the stored fact, and a new value of a single-valued thing ("I moved to Berlin")
 marks the old one earlier. Every call runs in the memory's worker threads.
+
+In a group, what takes away from or rewrites the group's memory (`forget`, `update`,
+`write_file`) is for those `permissions.editMemory` names (`may_edit`); `add`, `promote`
+and `append_file` only add, and are everyone's, like what each member says.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.daily_notes import MemoryFileTooLong
 from mnemobot.memory.forgotten_texts import FORGET_QUERY_MAX_ITEMS
@@ -82,6 +87,12 @@ def _line(item: MemoryItem, score: float | None = None) -> str:
 
 
 _WRITES = frozenset({"add", "update", "promote", "write_file", "append_file"})
+# What takes away from or rewrites the chat's memory (permissions.editMemory in a group).
+_EDITS = {
+    "forget": "have memory forgotten",
+    "update": "rewrite remembered facts",
+    "write_file": "replace the chat's MEMORY.md notes",
+}
 
 
 def memory_status(arguments: dict[str, object]) -> str:
@@ -105,12 +116,15 @@ class MemoryTool:
         *,
         on_forgotten: Callable[[str], None] | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        may_edit: EditRefusal | None = None,
     ) -> None:
         """`on_forgotten(scope)`: something of the scope was forgotten (erase it soon).
-        `clock`: the time of a fact saved in a turn that does not say when it happened."""
+        `clock`: the time of a fact saved in a turn that does not say when it happened.
+        `may_edit(chat)`: why its user may not forget or rewrite its memory (None: may)."""
         self.memory = memory
         self.on_forgotten = on_forgotten
         self.clock = clock
+        self.may_edit = may_edit
 
     def tool(self) -> Tool:
         return Tool(
@@ -133,6 +147,8 @@ class MemoryTool:
         if not ctx.config.memory.enabled:
             raise ToolError("memory is turned off in the runtime config (memory.enabled)")
         operation = arguments.operation
+        if operation in _EDITS:
+            await check_may_edit(self.may_edit, ctx, _EDITS[operation])
         if operation in {"add", "update"}:
             self._fits(arguments.content, ctx.config.memory.max_item_chars)
         if operation == "add":

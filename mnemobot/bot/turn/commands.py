@@ -5,7 +5,6 @@ anything to retry."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import time
@@ -18,10 +17,10 @@ from urllib.parse import urlsplit
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
+from mnemobot.bot.turn.forget_me import ForgetMe
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import zone_or_local
 from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.memory.scope_paths import all_chats_share
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import AgentSession
 from mnemobot.systems.compaction_plan import is_summary
@@ -51,9 +50,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
     CommandSpec("reminders", "Scheduled reminders and tasks: /reminders cancel N"),
 )
-# How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
-# guards against a mistyped command, and a few minutes is enough to read the warning.
-FORGET_ME_CONFIRM_MINUTES = 5
 COMMAND_NAMES = frozenset(spec.name for spec in COMMANDS)
 NOTHING_TO_RETRY = "Nothing to retry: every voice note and file you sent here was read."
 
@@ -163,6 +159,7 @@ class Commands:
         self.tools_text = tools_text
         self.permissions = permissions or Permissions(assistant.config)
         self.erasure = erasure
+        self.forgetting = ForgetMe(assistant, erasure) if erasure is not None else None
         # Wired once, by the composition root; the chat's channel adds its own per call.
         self.status_providers = tuple(status_providers)
         # Status lines that need I/O (Redis), worked out before /status is put together.
@@ -173,8 +170,6 @@ class Commands:
         # The model's learned context window, when the model client knows one.
         self.known_window = known_window
         self.memory = memory
-        # (chat key, user id) -> time until which that user's "/forget_me confirm" counts
-        self._forget_me_asked: dict[tuple[str, str | None], float] = {}
 
     async def reply(
         self,
@@ -189,7 +184,7 @@ class Commands:
         `stop` and `channel_status` come from the chat's channel: what /stop does there,
         and what it adds to /status (its queue, replies not yet delivered).
         """
-        refusal = await self.permissions.refusal(chat, command.name)
+        refusal = await self._refusal(chat, command)
         if refusal is not None:
             return CommandReply(refusal)
         if command.name == "export":
@@ -210,7 +205,7 @@ class Commands:
 
         `checked`: the caller has already asked `permissions` (see `reply`).
         """
-        if not checked and (refusal := await self.permissions.refusal(chat, command.name)):
+        if not checked and (refusal := await self._refusal(chat, command)):
             return refusal
         if command.name == "export":
             return (await self.export(chat)).text
@@ -247,6 +242,14 @@ class Commands:
         if command.name == "tools":
             return await self.tools_text(chat) if self.tools_text else "No tools here."
         return self.help_text()
+
+    async def _refusal(self, chat: ChatRef, command: ParsedCommand) -> str | None:
+        # An erasure confirmed before a crash is finished whoever confirms it again (the
+        # inbox hands the confirmation in again after a restart): it was allowed then.
+        forgetting = self.forgetting
+        if command.name == "forget_me" and forgetting and await forgetting.interrupted(chat):
+            return None
+        return await self.permissions.refusal(chat, command.name)
 
     async def compact(self, chat: ChatRef, args: str) -> str:
         keep = parse_keep_count(args)
@@ -303,48 +306,15 @@ class Commands:
         )
 
     async def forget_me(self, chat: ChatRef, args: str) -> str:
-        if self.erasure is None:
+        if self.forgetting is None:
             return "Erasing memory is not available."
-        now = time.monotonic()
-        # Only the user who asked can confirm: another member's "confirm" is a new ask.
-        asker = (chat.key, chat.user_id)
-        asked_until = self._forget_me_asked.pop(asker, 0.0)
-        if args.strip().lower() != "confirm" or now > asked_until:
-            self._forget_me_asked[asker] = now + FORGET_ME_CONFIRM_MINUTES * 60
-            if all_chats_share(self.assistant.config().memory.scope):
-                what = (
-                    "everything I remember of every chat (all chats share one memory here), "
-                    "and every chat's conversation and logs"
-                )
-            elif chat.is_group:
-                what = (
-                    "everything I remember of this group, for all its members: long-term "
-                    "memory, daily notes, remembered items, files, every topic's "
-                    "conversation and its logs"
-                )
-            else:
-                what = (
-                    "everything I remember of this chat: long-term memory, daily notes, "
-                    "remembered items, files, this conversation and its logs"
-                )
-            return (
-                f"This erases {what}. It cannot be undone. To go ahead, send "
-                f"/forget_me confirm within {FORGET_ME_CONFIRM_MINUTES} minutes. "
-                "(/export first keeps a copy.)"
-            )
-        assistant = self.assistant
-        target = self.erasure.target(assistant.scope_for(chat, assistant.config()))
-        # Waits for the running turns of the scope's other chats (forum topics, or every
-        # chat of a global memory), so none writes back what is erased. This chat's own
-        # turn is over: /forget_me waits its turn in the chat's lane.
-        async with contextlib.AsyncExitStack() as held:
-            for key in sorted({chat.key, *target.session_keys}):
-                await held.enter_async_context(assistant.lock_for(key))
-            removed = await self.erasure.erase(target)
-        if not removed:
-            return "There was nothing to erase: I hold no memory of this chat."
-        listing = "\n".join(f"- {entry}" for entry in removed)
-        return f"Erased. I no longer remember anything of this chat. Removed:\n{listing}"
+        return await self.forgetting.answer(chat, args)
+
+    async def finish_interrupted_erasures(self, channel: str) -> list[tuple[ChatRef, str]]:
+        """Finish the erasures of `channel`'s chats that a crash cut (see `ForgetMe`)."""
+        if self.forgetting is None:
+            return []
+        return await self.forgetting.finish_interrupted(channel)
 
     def start_text(self, chat: ChatRef) -> str:
         name = self.assistant.config().assistant.name

@@ -16,6 +16,11 @@
 With `memory.scope: "global"` the scope is every chat: every session goes.
 
 Each step returns one line per thing removed, and the reply lists them.
+
+A confirmed `/forget_me` goes through `erase_confirmed`: written in the erasure journal
+(`erasure_journal`) before its first step and struck out after its last, so an erasure
+cut by a crash is known, and finished, after the restart. Every step can run again over
+what an earlier, cut run left.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemobot.bot.delivery.journal import DurableQueue
+from mnemobot.bot.turn.erasure_journal import ErasureJournal, FileErasureJournal, PendingErasure
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.maintenance import maintenance_paused
@@ -76,11 +82,16 @@ class ScopeErasure:
         memory: MemoryService,
         sessions: SessionStore,
         config: Callable[[], RuntimeConfig],
+        *,
+        journal: ErasureJournal | None = None,
     ) -> None:
+        """`journal`: where confirmed erasures and asks are kept (default: a file in the
+        workspace's `delivery/` folder; replicas: Redis)."""
         self.paths = paths
         self.memory = memory
         self.sessions = sessions
         self.config = config
+        self.journal = journal or FileErasureJournal.in_delivery(paths.delivery)
         self._steps: list[EraseStep] = [
             self._erase_sessions,
             self._erase_memory,
@@ -96,6 +107,9 @@ class ScopeErasure:
         """The scope and every session of it, on disk or only cached so far."""
         memory_config = self.config().memory
         keys = session_keys_on_disk(self.paths.sessions) | set(self.sessions.cached_keys())
+        # A run cut by a crash may have left a session's large results after its file.
+        results = self.paths.large_tool_results
+        keys |= {p.name for p in results.iterdir()} if results.is_dir() else set()
         mine = sorted(k for k in keys if session_scope(k, memory_config.scope) == scope)
         return ErasureTarget(scope, tuple(mine))
 
@@ -104,6 +118,13 @@ class ScopeErasure:
         removed: list[str] = []
         for step in self._steps:
             removed += await step(target)
+        return removed
+
+    async def erase_confirmed(self, erasure: PendingErasure) -> list[str]:
+        """Erase `erasure.scope`, kept in the journal until done (again, when it was cut)."""
+        await self.journal.begin(erasure)
+        removed = await self.erase(self.target(erasure.scope))
+        await self.journal.finish(erasure.scope)
         return removed
 
     def _shown(self, path: Path) -> str:

@@ -3,8 +3,12 @@
 In a private chat its one user owns everything in it. In a group, `/export` posts the
 group's memory to the group, `/forget_me` erases it for everyone and `/compact` rewrites
 everyone's conversation: `permissions.<command>` in the runtime config says who may, by
-default the group's administrators and the bot's operators. With `memory.scope: "global"`
-one memory holds what every chat said, so only an operator may export or erase it.
+default the group's administrators and the bot's operators. The model's tools are doors
+into the same memory: `permissions.editMemory` says who may have them forget or rewrite
+it (the memory tool's forget, update, write_file; the files tool writing over a file),
+while what anyone says, and the facts, notes and new files the tools add, stays open to
+all. With `memory.scope: "global"` one memory holds what every chat said, so only an
+operator may export, erase or rewrite it.
 
 Who is an operator or an administrator is a channel's business (`ChatRoles`): Telegram asks
 `getChatMember` (cached, see `bot.channels.telegram.member_roles`); at the console the person at the
@@ -25,12 +29,17 @@ from mnemobot.systems.context import ChatRef
 log = logging.getLogger(__name__)
 
 # Commands whose permission is a setting (`permissions.<name>`; forget_me -> forgetMe);
-# "schedule" covers the schedule tool and changing /reminders.
-GUARDED_COMMANDS = frozenset({"export", "forget_me", "compact", "schedule"})
+# "schedule" covers the schedule tool and changing /reminders; "edit_memory" the tools'
+# ways of forgetting or rewriting what the chat's memory and files hold.
+GUARDED_COMMANDS = frozenset({"export", "forget_me", "compact", "schedule", "edit_memory"})
+EDIT_MEMORY = "edit_memory"
 # What a refusal says the user may not do, where it is not a command of that name.
-_ACTIONS = {"schedule": "schedule, cancel or resume reminders and tasks"}
+_ACTIONS = {
+    "schedule": "schedule, cancel or resume reminders and tasks",
+    EDIT_MEMORY: "erase or rewrite its shared memory and files; everyone may add to them",
+}
 # Commands that act on the whole memory: operators only when all chats share one.
-WHOLE_MEMORY_COMMANDS = frozenset({"export", "forget_me"})
+WHOLE_MEMORY_COMMANDS = frozenset({"export", "forget_me", EDIT_MEMORY})
 
 
 class RolesUnavailable(Exception):
@@ -102,9 +111,10 @@ class Permissions:
                 )
             if self.is_operator(chat):
                 return None
+            action = "erase or rewrite it" if command == EDIT_MEMORY else f"use /{command}"
             return (
-                f"All chats share one memory here, so only the bot's operator may use "
-                f"/{command}: it holds what everyone told me."
+                f"All chats share one memory here, so only the bot's operator may {action}: "
+                "it holds what everyone told me."
             )
         if not chat.is_group:
             return None
@@ -127,6 +137,10 @@ class Permissions:
             who = "the bot's operator"
         action = _ACTIONS.get(command, f"use /{command}")
         return f"In this group only {who} may {action} ({_setting(command)})."
+
+    async def may(self, chat: ChatRef, command: str) -> bool:
+        """Whether the user of `chat` may run `command` there (no refusal)."""
+        return await self.refusal(chat, command) is None
 
 
 class ConsoleRoles:

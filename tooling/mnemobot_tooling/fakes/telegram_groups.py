@@ -8,6 +8,10 @@ messages; the server owns one ``GroupState`` and consults it under its own lock.
   as Telegram answers for someone outside the group.
 - ``migrate`` records that a group became a supergroup: from then on every request naming
   the old id fails the way Telegram's does (400, ``parameters.migrate_to_chat_id``).
+- ``sent_as_chat`` gives the fields of a message sent on behalf of a chat: an anonymous
+  administrator writes as the group itself (``from`` is Telegram's ``GroupAnonymousBot``,
+  ``sender_chat`` the group); a channel's admin writes as the channel (``Channel_Bot``,
+  ``sender_chat`` the channel).
 """
 
 from __future__ import annotations
@@ -51,6 +55,37 @@ _RESTRICTED_RIGHTS = (
     "can_pin_messages",
     "can_manage_topics",
 )
+
+
+# The placeholder users Telegram puts in ``from`` of a message sent on behalf of a chat.
+GROUP_ANONYMOUS_BOT: JsonDict = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
+CHANNEL_BOT: JsonDict = {
+    "id": 136817688,
+    "is_bot": True,
+    "first_name": "Channel",
+    "username": "Channel_Bot",
+}
+
+
+def sent_as_chat(
+    chat: JsonDict, channel_id: int | None, channel_title: str, signature: str | None
+) -> JsonDict:
+    """``from`` and ``sender_chat`` of a message sent in ``chat`` as the group itself (an
+    anonymous administrator, ``channel_id`` None) or as the channel ``channel_id``;
+    ``signature``: the administrator's custom title, when the group shows it."""
+    if channel_id is None:
+        fields: JsonDict = {"from": dict(GROUP_ANONYMOUS_BOT), "sender_chat": dict(chat)}
+    else:
+        sender = {"id": channel_id, "type": "channel", "title": channel_title}
+        fields = {"from": dict(CHANNEL_BOT), "sender_chat": sender}
+    if signature is not None:
+        fields["author_signature"] = signature
+    return fields
 
 
 class GroupState:

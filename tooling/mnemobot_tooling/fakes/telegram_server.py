@@ -16,7 +16,8 @@ Usage::
 
 Groups (``telegram_groups``): ``set_member_status`` decides what getChatMember
 answers, ``upgrade_group`` turns a group into a supergroup the way Telegram does (service
-messages in both chats, the old id refused with ``migrate_to_chat_id``).
+messages in both chats, the old id refused with ``migrate_to_chat_id``), ``send_as_chat``
+writes as an anonymous administrator or as a channel.
 """
 
 from __future__ import annotations
@@ -41,7 +42,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from mnemobot_tooling.fakes.telegram_groups import MIGRATED_DESCRIPTION, GroupState
+from mnemobot_tooling.fakes.telegram_groups import (
+    CHANNEL_BOT,
+    GROUP_ANONYMOUS_BOT,
+    MIGRATED_DESCRIPTION,
+    GroupState,
+    sent_as_chat,
+)
 
 JsonDict = dict[str, Any]
 
@@ -668,6 +675,34 @@ class TelegramServer:
             reply_to_bot=reply_to_bot,
             push=True,
             language_code=language_code,
+        )
+
+    def send_as_chat(
+        self,
+        text: str,
+        *,
+        chat_id: int,
+        channel_id: int | None = None,
+        channel_title: str = "Test Channel",
+        signature: str | None = None,
+        chat_type: str = "supergroup",
+    ) -> JsonDict:
+        """``text`` sent in the group ``chat_id`` on behalf of a chat: by an anonymous
+        administrator (as the group itself), or with ``channel_id`` as that channel (a
+        linked channel's admin, or a user writing as their channel); ``signature``: the
+        administrator's custom title shown with it."""
+        anonymous = GROUP_ANONYMOUS_BOT if channel_id is None else CHANNEL_BOT
+        return self._incoming(
+            self._text_content(text, None, False),
+            chat_id=chat_id,
+            user_id=int(anonymous["id"]),
+            chat_type=chat_type,
+            username=None,
+            first_name="Test",
+            thread_id=None,
+            reply_to_bot=False,
+            push=True,
+            sender=lambda chat: sent_as_chat(chat, channel_id, channel_title, signature),
         )
 
     def send_photo(
@@ -1817,7 +1852,9 @@ class TelegramServer:
         reply_to_bot: bool,
         push: bool,
         language_code: str = "en",
+        sender: Callable[[JsonDict], JsonDict] | None = None,
     ) -> JsonDict:
+        """``sender(chat)``: fields that say the message was sent on behalf of a chat."""
         if chat_type not in ("private", "group", "supergroup"):
             raise ValueError(f"chat_type must be private, group or supergroup, not {chat_type!r}")
         if user_id is None:
@@ -1857,6 +1894,8 @@ class TelegramServer:
                 "date": int(time.time()),
                 **copy.deepcopy(content),
             }
+            if sender is not None:
+                message.update(sender(dict(chat)))
             if thread_id is not None:
                 message["message_thread_id"] = thread_id
                 message["is_topic_message"] = True

@@ -154,6 +154,9 @@ async def run_console(
     chat = ChatRef(channel=CHANNEL, chat_id=chat_id, user_id=user_id)
     channel = ConsoleChannel(app, stdout, interactive=interactive, terminal=terminal)
     await channel.start()
+    # No inbox here hands a confirmed /forget_me in again: one a crash cut ends now.
+    for _, finished in await app.commands.finish_interrupted_erasures(CHANNEL):
+        channel.say(finished)
     if not interactive:
         # A script's lines may need the MCP servers' tools from the first one on.
         await app.tools_ready()

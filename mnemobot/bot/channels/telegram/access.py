@@ -4,6 +4,20 @@ Pure functions over PTB's `Message`: no I/O, so the rules are easy to read and t
 Order of the checks matters: in a group, a message that is not addressed to the bot is
 ignored before access is checked, so strangers chatting in a shared group never get a
 refusal for messages that were not meant for the bot at all.
+
+A message may be sent on behalf of a chat (`sender_chat`) rather than by a user (`from` is
+then one of Telegram's placeholder bots):
+
+- as the group itself: one of its administrators writing anonymously. The sender's id is
+  the group's id; the group's administrators may do what such a message asks (Telegram
+  lets only them write so), and `TELEGRAM_ALLOWED_USERS` lets them in by naming the
+  group's id (or `*`): they have no user id of their own to name.
+- as a channel (a linked channel's admin, or a member writing as their own channel): the
+  sender's id is the channel's, never an administrator of the group, let in only when
+  `TELEGRAM_ALLOWED_USERS` names that channel's id (or is `*`).
+
+A channel's post that Telegram copies into its linked discussion group is nobody
+speaking to the bot, and is ignored.
 """
 
 from __future__ import annotations
@@ -36,6 +50,41 @@ class BotIdentity:
     username: str
 
 
+@dataclass(frozen=True, slots=True)
+class Sender:
+    """Who wrote a message: a user, or a chat it was sent on behalf of."""
+
+    # The user's id; for a message sent on behalf of a chat, that chat's id.
+    id: int
+    name: str | None
+    language: str | None = None
+    # Sent as the group itself: one of the group's administrators, anonymously.
+    as_group: bool = False
+    # Sent on behalf of a channel.
+    as_channel: bool = False
+
+
+ANONYMOUS_ADMIN_NAME = "Anonymous admin"
+
+
+def sender_of(message: Message) -> Sender | None:
+    """Who wrote `message`; None when nobody did that the bot answers (another bot, a
+    channel post copied into its discussion group)."""
+    chat = message.sender_chat
+    if chat is not None:
+        if message.is_automatic_forward:
+            return None
+        if chat.id == message.chat.id:
+            signature = message.author_signature
+            name = f"{signature} ({ANONYMOUS_ADMIN_NAME})" if signature else ANONYMOUS_ADMIN_NAME
+            return Sender(chat.id, name, as_group=True)
+        return Sender(chat.id, chat.title or chat.username or "a channel", as_channel=True)
+    user = message.from_user
+    if user is None or user.is_bot:
+        return None
+    return Sender(user.id, user.first_name or user.username, user.language_code or None)
+
+
 def allowed_with_operators(settings: Settings) -> AllowedUsers:
     """TELEGRAM_ALLOWED_USERS, plus the operators: whoever runs the bot may talk to it."""
     allowed = settings.telegram_allowed_users
@@ -51,10 +100,21 @@ def set_by_allowed_user(chat: ChatRef, allowed: AllowedUsers) -> bool:
     return allowed.allows(int(user) if user and user.lstrip("-").isdigit() else None)
 
 
-def refusal_text(user_id: int) -> str:
+def refusal_text(sender: Sender) -> str:
+    if sender.as_group:
+        who = (
+            f"You are writing as the group (an anonymous admin), whose id is {sender.id}. "
+            f"To let its anonymous admins in, the owner adds {sender.id}"
+        )
+    elif sender.as_channel:
+        who = (
+            f"You are writing as a channel, whose id is {sender.id}. To let it in, the "
+            f"owner adds {sender.id}"
+        )
+    else:
+        who = f"Your Telegram user id is {sender.id}. To let you in, the owner adds {sender.id}"
     return (
-        f"Sorry, this is a private bot. Your Telegram user id is {user_id}. "
-        f"To let you in, the owner adds {user_id} to TELEGRAM_ALLOWED_USERS. "
+        f"Sorry, this is a private bot. {who} to TELEGRAM_ALLOWED_USERS. "
         "Until then I will not reply to your messages."
     )
 
@@ -105,8 +165,8 @@ def is_addressed_to_bot(message: Message, bot: BotIdentity) -> bool:
 
 
 def verdict_for(message: Message, bot: BotIdentity, allowed: AllowedUsers) -> Verdict:
-    user = message.from_user
-    if user is None or user.is_bot:
+    sender = sender_of(message)
+    if sender is None:
         return Verdict.IGNORE
     chat_type = message.chat.type
     if chat_type in GROUP_TYPES:
@@ -114,7 +174,7 @@ def verdict_for(message: Message, bot: BotIdentity, allowed: AllowedUsers) -> Ve
             return Verdict.IGNORE
     elif chat_type != PRIVATE:
         return Verdict.IGNORE
-    return Verdict.SERVE if allowed.allows(user.id) else Verdict.REFUSE
+    return Verdict.SERVE if allowed.allows(sender.id) else Verdict.REFUSE
 
 
 def without_bot_mention(text: str, bot: BotIdentity) -> str:

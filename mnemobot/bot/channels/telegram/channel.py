@@ -39,6 +39,7 @@ from mnemobot.bot.channels.telegram.access import (
     allowed_with_operators,
     message_text,
     refusal_text,
+    sender_of,
     set_by_allowed_user,
     verdict_for,
     without_bot_mention,
@@ -95,17 +96,18 @@ OUTBOX_CLOSE_SECONDS = 2.0
 
 
 def chat_ref_for(message: Message) -> ChatRef:
-    user = message.from_user
+    # An anonymous admin's user id is the group's own id (see `access`).
+    sender = sender_of(message)
     # Forum topics are separate conversations; plain reply threads are not.
     thread = message.message_thread_id if message.is_topic_message else None
     return ChatRef(
         channel=CHANNEL,
         chat_id=str(message.chat.id),
-        user_id=str(user.id) if user else None,
+        user_id=str(sender.id) if sender else None,
         thread_id=str(thread) if thread is not None else None,
-        user_name=(user.first_name or user.username) if user else None,
+        user_name=sender.name if sender else None,
         is_group=message.chat.type in GROUP_TYPES,
-        language=(user.language_code or None) if user else None,
+        language=sender.language if sender else None,
     )
 
 
@@ -392,12 +394,13 @@ class TelegramChannel:
         quote = message.message_id if message.chat.type in GROUP_TYPES else None
         notice = LaneJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
         if verdict is Verdict.REFUSE:
-            user_id = message.from_user.id if message.from_user else 0
-            log.info("refused user %s in chat %s", user_id, message.chat.id)
-            if not await self.refusals.claim(user_id):
+            sender = sender_of(message)
+            assert sender is not None  # nobody's message is ignored, not refused
+            log.info("refused user %s in chat %s", sender.id, message.chat.id)
+            if not await self.refusals.claim(sender.id):
                 await self.intake.done([receipt])
                 return  # told already today
-            self.dispatcher.notify(notice, refusal_text(user_id), answered=True)
+            self.dispatcher.notify(notice, refusal_text(sender), answered=True)
             return
         text = message_text(message)
         command = parse_command(text, self.identity.username) if text else None

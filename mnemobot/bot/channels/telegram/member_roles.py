@@ -4,6 +4,11 @@ Operators are the user ids of `Settings.operators`. Whether a member administers
 Telegram's answer to `getChatMember`, kept for `permissions.adminCacheSeconds`: a group's
 commands then cost one Bot API call per member and period, not one per command. Only a
 positive answer of Telegram counts; when it cannot be asked, the command is refused.
+
+A message sent as the group itself comes from one of its administrators writing
+anonymously (only they can), so its sender, whose id is the group's, is an administrator;
+one sent as a channel is not (its id is the channel's, never a member's). Neither is
+asked of Telegram.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ class TelegramRoles:
     async def is_admin(self, chat: ChatRef) -> bool:
         if chat.user_id is None:
             return False
+        if chat.user_id.startswith("-"):
+            # A chat's id (users' ids are positive): the group itself is an anonymous admin.
+            return chat.user_id == chat.chat_id
         key = (chat.chat_id, chat.user_id)
         now = self.clock()
         known = self._answers.get(key)
