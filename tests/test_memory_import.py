@@ -287,7 +287,7 @@ def test_an_export_larger_than_the_budget_is_refused_without_reading_it(
     feeder.join(10)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "mnemobot: export.pipe: endless, more than an import reads at once (64 MB); export the "
+        "mnemobot: export.pipe: more than an import reads at once (64 MB); export the "
         "chat in parts (Telegram Desktop: Export chat history, From and To dates) and import each"
     ]
     assert written < 70 * 2**20 and peak < 80 * 2**20, (written, peak)

@@ -28,11 +28,11 @@ from typing import Any
 
 import orjson
 
-# Parsed whole, an export takes about 7 times its size in memory (`/usr/bin/time -v` around
-# `read_export` on exports as Telegram Desktop writes them: 115 MB, 200k messages: 820 MB
-# peak RSS, 18 s; 63 MB, 115k messages: 478 MB, 12 s, on a busy 2-core machine). A longer
-# chat is exported in parts (Telegram Desktop asks for a date range) and each part
-# imported: re-imports skip what is there.
+# Parsed whole, an export takes 7-9 times its size in memory (`/usr/bin/time -v` around
+# `read_export`, on a busy 2-core machine: as Telegram Desktop writes them, 115 MB, 200k
+# messages: 820 MB peak RSS, 18 s; 63 MB, 115k messages: 478 MB, 12 s; the worst case, 63 MB
+# of 740k bare service messages: 567 MB, 13 s). A longer chat is exported in parts (Telegram
+# Desktop asks for a date range) and each part imported: re-imports skip what is there.
 MAX_EXPORT_BYTES = 64 * 1024 * 1024
 # A message "in the future" by less than this is a clock that runs a little ahead.
 FUTURE_SLACK_SECONDS = 86_400
@@ -115,15 +115,16 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
 def _read_bounded(path: Path) -> bytes:
     """The file's bytes; an ExportError past MAX_EXPORT_BYTES, told by its size when it
     has one (a regular file) and after reading one byte more otherwise (a pipe)."""
+    data = b""
     with path.open("rb") as file:
         size = os.fstat(file.fileno()).st_size
         if size <= MAX_EXPORT_BYTES:
             data = file.read(MAX_EXPORT_BYTES + 1)
-            size = max(size, len(data))
-    if size > MAX_EXPORT_BYTES:
-        shown = f"{size / 2**20:.0f} MB" if size > MAX_EXPORT_BYTES + 1 else "endless"
+    if size > MAX_EXPORT_BYTES or len(data) > MAX_EXPORT_BYTES:
+        # A pipe's size is 0: how much more it held is not read to find out.
+        shown = f"{size / 2**20:.0f} MB, " if size > MAX_EXPORT_BYTES else ""
         raise ExportError(
-            f"{path.name}: {shown}, more than an import reads at once "
+            f"{path.name}: {shown}more than an import reads at once "
             f"({MAX_EXPORT_BYTES // 2**20} MB); export the chat in parts (Telegram Desktop: "
             "Export chat history, From and To dates) and import each"
         )
