@@ -53,8 +53,11 @@ async def start_bot(
         runtime: dict[str, object] | None = None,
         webhook: bool = False,
         clock: Callable[[], float] | None = None,
+        server: TelegramServer | None = None,
         **extra: object,
     ) -> RunningBot:
+        """`server`: another fake Bot API (another bot's token) instead of `telegram`."""
+        bot_api = server or telegram
         # Replies show only when finished unless a test asks for streaming: the tests of
         # other features read the final reply as the first message they see.
         path = workspace / "preferences" / "runtime-config.json"
@@ -66,8 +69,8 @@ async def start_bot(
         settings = make_settings(
             workspace,
             openai_server,
-            telegram_bot_token=telegram.token,
-            telegram_api_base_url=telegram.base_url,
+            telegram_bot_token=bot_api.token,
+            telegram_api_base_url=bot_api.base_url,
             telegram_allowed_users=allowed,
             **extra,
         )

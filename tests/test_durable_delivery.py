@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -110,6 +112,62 @@ async def test_a_webhook_retry_after_a_restart_is_not_answered_twice(
         "only once, please",
         "and a new one",
     ]
+
+
+async def test_a_workspace_moved_to_another_bot_answers_that_bots_first_messages(
+    start_bot: StartBot, telegram: TelegramServer
+) -> None:
+    bot = await start_bot()
+    first = telegram.send_text("hello, first bot", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    await bot.shutdown()
+    # The same workspace, another token: that bot numbers its updates from its own start,
+    # and its first one (from someone else) has the id the first bot's first one had.
+    with TelegramServer(token="654321:OTHER-TOKEN") as other:
+        bot = await start_bot(server=other)
+        try:
+            said = other.send_text("hello, second bot", chat_id=USER + 1)
+            assert said["update_id"] == first["update_id"]
+            [answer] = await other.wait_for_messages_async(USER + 1, 1, timeout=15)
+            assert answer["plain_text"] == "echo: hello, second bot"
+        finally:
+            await bot.shutdown()
+
+
+async def test_update_ids_kept_before_they_named_their_bot_are_recognised_after_an_upgrade(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+) -> None:
+    """An inbox an earlier version wrote (ids by update id alone) belongs to the bot that
+    upgrades: the last batch, which Telegram sends again after a restart, is not answered
+    twice, and what waited is answered once."""
+    answered = telegram.build_update("answered before the upgrade", chat_id=USER)
+    waiting = telegram.build_update("kept, not yet answered", chat_id=USER)
+    key = f"telegram:{USER}"
+    records = [
+        {"op": "add", "id": f"u:{answered['update_id']}", "key": key, "at": 1.0, "data": answered},
+        {"op": "done", "id": f"u:{answered['update_id']}"},
+        {"op": "add", "id": f"u:{waiting['update_id']}", "key": key, "at": 2.0, "data": waiting},
+    ]
+    inbox = workspace / "delivery" / "telegram-inbox.jsonl"
+    inbox.parent.mkdir(parents=True)
+    inbox.write_text("".join(json.dumps(record) + "\n" for record in records))
+    await start_bot()
+    telegram.push_update(answered)
+    telegram.push_update(waiting)
+    telegram.send_text("and a new one", chat_id=USER)
+    sent = await telegram.wait_for_messages_async(USER, 2, timeout=15)
+    assert [m["plain_text"] for m in sent] == [
+        "echo: kept, not yet answered",
+        "echo: and a new one",
+    ]
+    assert [user_texts(r)[-1] for r in openai_server.requests] == [
+        "kept, not yet answered",
+        "and a new one",
+    ]
+    assert len(telegram.sent_messages(USER)) == 2
 
 
 async def test_start_up_waits_for_an_unreachable_bot_api_and_says_so(

@@ -5,8 +5,12 @@ server started by the bot over stdio."""
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -29,10 +33,10 @@ GROUP = -3001
 ASKER, OTHER, STRANGER = 21, 22, 23
 
 
-async def start(start_bot: StartBot, log: Path, **server: Any) -> RunningBot:
+async def start(start_bot: StartBot, log: Path, *args: str, **server: Any) -> RunningBot:
     bot = await start_bot(
         allowed="21,22",
-        runtime={"mcp": {"servers": {"mail": stdio_server(log, **server)}}},
+        runtime={"mcp": {"servers": {"mail": stdio_server(log, *args, **server)}}},
     )
     bot.app.mcp.start()
     await wait_ready(bot.app, "mail")
@@ -175,3 +179,43 @@ async def test_stop_cancels_a_running_tool_call_on_the_server(
     telegram.send_text("add 4 and 4", chat_id=ASKER)
     assert (await texts(telegram, ASKER, 2))[1] == "Result: 8"
     assert bot.app.mcp.supervisors["mail"].failures_in_a_row == 0
+
+
+async def test_a_secret_a_server_repeats_in_a_result_reaches_no_chat_model_or_file(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    secret = "mail-token-5be0a7c3f1"
+    monkeypatch.setenv("MAIL_TOKEN", secret)
+    env = {"MCP_TEST_SECRET": "${MAIL_TOKEN}"}
+    await start(start_bot, tmp_path / "calls.log", "--with-account", env=env)
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(tool_call("mcp_mail_account", {}))
+    with caplog.at_level(logging.DEBUG):
+        telegram.send_text("which account do you send mail from?", chat_id=ASKER, user_id=ASKER)
+        assert await texts(telegram, ASKER, 1) == [
+            "Result: logged in as svc-mnemo with token [REDACTED]"
+        ]
+        scope = workspace / "memory" / f"telegram:{ASKER}"
+        await wait_until(
+            lambda: any("[REDACTED]" in note.read_text() for note in scope.glob("*.md")),
+            10,
+            "the daily note",
+        )
+    kept: dict[str, str] = {}
+    for path in workspace.rglob("*"):
+        if path.is_file():
+            place = path.relative_to(workspace).parts[0]
+            kept[place] = kept.get(place, "") + path.read_bytes().decode(errors="replace")
+    # The redacted result is what the session, memory and the outbox hold.
+    for place in ("sessions", "memory", "delivery"):
+        assert "token [REDACTED]" in kept[place], place
+    sent = json.dumps(openai_server.requests)
+    assert "token [REDACTED]" in sent
+    for seen in (sent, caplog.text, *kept.values()):
+        assert secret not in seen

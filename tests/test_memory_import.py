@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
+import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -124,3 +128,167 @@ def test_a_malformed_export_says_where_and_writes_nothing(tmp_path: Path, run) -
     result = run(workspace, "memory", "import", str(export), "--chat", CHAT)
     assert result.returncode == 2 and "result.json: not JSON" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        # Past any calendar: the import printed a traceback after writing the messages before.
+        ({"date_unixtime": str(10**20)}, "date_unixtime: 100000000000000000000 is in the future"),
+        # The store's last day: it was "imported", an episode filed under 9999-12-31.
+        ({"date_unixtime": "253402300799"}, "date_unixtime: 9999-12-31 23:59 UTC is in the future"),
+        ({"date_unixtime": "-5"}, "date_unixtime: 1969-12-31 23:59 UTC is before 1970"),
+        (
+            {"date": "9999-12-31T23:59:59", "date_unixtime": None},
+            "date: 9999-12-31 23:59 UTC is in the future",
+        ),
+    ],
+)
+def test_a_date_no_message_can_have_stops_the_import_before_anything_is_written(
+    tmp_path: Path,
+    run,  # type: ignore[no-untyped-def]
+    changes: dict[str, object],
+    said: str,
+) -> None:
+    workspace = tmp_path / "ws"
+    messages = [dict(m) for m in MESSAGES]
+    messages[3].update(changes)
+    messages[3] = {k: v for k, v in messages[3].items() if v is not None}
+    result = run(
+        workspace,
+        "memory",
+        "import",
+        str(_export(tmp_path / "result.json", messages)),
+        "--chat",
+        CHAT,
+    )
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.strip().splitlines() == [
+        f"mnemobot: result.json: messages[3].{said}; no message was sent then: correct the "
+        "date or remove the message"
+    ]
+    # Checked whole first: the messages before it were not written either.
+    assert not (workspace / "memory" / CHAT).exists()
+
+
+def _one_message(**fields: object) -> list[dict[str, object]]:
+    return [{**_message(1, 2, "Ada", "Hi"), **fields}]
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (
+            '{"name": "x", "messages": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "result.json: not a chat export (nested over 1024 levels deep)",
+        ),
+        (
+            {"name": "x", "messages": {"0": {}}},
+            "result.json: no 'messages' list; export a single chat as JSON (result.json)",
+        ),
+        ({"messages": [[1, 2]]}, "result.json: messages[0]: not an object"),
+        ({"messages": _one_message(id="7")}, "result.json: messages[0].id: not a whole number"),
+        (
+            {"messages": _one_message(date_unixtime=True)},
+            "result.json: messages[0].date_unixtime: not a number (True)",
+        ),
+        (
+            {"messages": _one_message(date_unixtime=[1])},
+            "result.json: messages[0].date_unixtime: not a number ([1])",
+        ),
+        (
+            {"messages": _one_message(text=42)},
+            "result.json: messages[0].text: not text (expected a string or a list of parts)",
+        ),
+        (
+            {"messages": _one_message(text=["a", 5])},
+            'result.json: messages[0].text[1]: not a text part (a string or {"text": ...})',
+        ),
+        (
+            {"messages": _one_message(**{"from": {"name": "Ada"}})},
+            "result.json: messages[0].from: not a name",
+        ),
+        # What no Telegram message holds: a long import of one "message" (2 s here, an
+        # hour for the file's whole budget).
+        (
+            {"messages": _one_message(text="word " * 20_000)},
+            "result.json: messages[0].text: 100,000 characters, more than a Telegram message "
+            "holds (4096); correct or remove the message",
+        ),
+        (
+            {"messages": _one_message(**{"from": "A" * 100_000})},
+            "result.json: messages[0].from: 100,000 characters, not a name",
+        ),
+    ],
+)
+def test_a_hostile_export_gets_one_line_and_writes_nothing(
+    tmp_path: Path,
+    run,  # type: ignore[no-untyped-def]
+    content: object,
+    said: str,
+) -> None:
+    workspace = tmp_path / "ws"
+    export = tmp_path / "result.json"
+    export.write_text(content if isinstance(content, str) else json.dumps(content))
+    result = run(workspace, "memory", "import", str(export), "--chat", CHAT)
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.strip().splitlines() == [f"mnemobot: {said}"]
+    assert not (workspace / "memory" / CHAT).exists()
+
+
+def test_an_export_larger_than_the_budget_is_refused_without_reading_it(
+    tmp_path: Path,
+    run,  # type: ignore[no-untyped-def]
+) -> None:
+    """200 MB (sparse: no disk spent) and an endless pipe: neither is read past the budget."""
+    workspace = tmp_path / "ws"
+    big = tmp_path / "result.json"
+    with big.open("wb") as file:
+        file.write(b'{"name": "x", "messages": [')
+        file.truncate(200 * 2**20)
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        result = run(workspace, "memory", "import", str(big), "--chat", CHAT)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "mnemobot: result.json: 200 MB, more than an import reads at once (64 MB); export the "
+        "chat in parts (Telegram Desktop: Export chat history, From and To dates) and import each"
+    ]
+    assert peak < 2**20 and time.monotonic() - started < 5, (peak, time.monotonic() - started)
+
+    # A pipe says no size: it is read up to the budget, and no further.
+    pipe = tmp_path / "export.pipe"
+    os.mkfifo(pipe)
+    written = 0
+
+    def feed() -> None:
+        nonlocal written
+        chunk = b"[" + b" " * (2**20 - 1)
+        try:
+            with pipe.open("wb") as sink:
+                while written < 300 * 2**20:
+                    sink.write(chunk)
+                    written += len(chunk)
+        except BrokenPipeError:
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    tracemalloc.start()
+    try:
+        result = run(workspace, "memory", "import", str(pipe), "--chat", CHAT)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    feeder.join(10)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "mnemobot: export.pipe: more than an import reads at once (64 MB); export the "
+        "chat in parts (Telegram Desktop: Export chat history, From and To dates) and import each"
+    ]
+    assert written < 70 * 2**20 and peak < 80 * 2**20, (written, peak)
+    assert not (workspace / "memory" / CHAT).exists()

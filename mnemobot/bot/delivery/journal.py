@@ -29,7 +29,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +216,22 @@ class DurableQueue:
             with self._commit_lock, self._lock:
                 if self._done_records >= REWRITE_AFTER_DONE and not self._queued:
                     self._rewrite()
+
+    def rename_ids(self, rename: Callable[[str], str]) -> int:
+        """Give entries and remembered ids the id `rename` makes of theirs (a change of how
+        ids are made), rewriting the journal once if any changed; returns how many did.
+        Call it before the queue is used: an id handed out before keeps its old name."""
+        with self._commit_lock, self._lock:
+            renamed = {old: rename(old) for old in self._seen}
+            changed = sum(1 for old, new in renamed.items() if new != old)
+            if changed:
+                self._seen = OrderedDict((renamed[old], done) for old, done in self._seen.items())
+                self._live = OrderedDict(
+                    (renamed[old], replace(entry, id=renamed[old]))
+                    for old, entry in self._live.items()
+                )
+                self._rewrite()
+        return changed
 
     def purge(self, holds: Callable[[str], bool]) -> int:
         """Rewrite the journal now, so no finished entry of a key `holds` accepts is left

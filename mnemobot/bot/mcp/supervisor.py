@@ -220,11 +220,13 @@ class ServerSupervisor:
         )
         self.on_tools(self.name, link.tools)
 
-    def _clean(self, text: str) -> str:
+    def redact(self, text: str) -> str:
+        """`text` without the values handed to the server (its env, headers, URL secrets):
+        for anything of the server's that the model, a chat or a log may see."""
         return without_secrets(text, self._secrets)
 
     def _report_failure(self, reason: str, pause: float) -> None:
-        reason = self.reason = self._clean(reason)
+        reason = self.reason = self.redact(reason)
         level = logging.WARNING if reason != self._last_logged_reason else logging.DEBUG
         self._last_logged_reason = reason
         log.log(
@@ -264,7 +266,7 @@ class ServerSupervisor:
                 tool, arguments, read_timeout_seconds=timeout_seconds
             )
         except MCPError as error:
-            message = self._clean(error.message)
+            message = self.redact(error.message)
             if error.code == REQUEST_TIMEOUT:
                 self._check_alive_soon(link)
                 raise CallTimedOut(message) from None
@@ -280,7 +282,7 @@ class ServerSupervisor:
         except Exception as error:
             # Anything else from the transport (a broken pipe, an HTTP error): gone.
             reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-            reason = self._clean(reason)
+            reason = self.redact(reason)
             self._lose(link, f"the connection broke during a call ({reason})")
             raise ServerCrashed(reason) from None
 
@@ -310,7 +312,7 @@ class ServerSupervisor:
     def _lose(self, link: Link, reason: str) -> None:
         """Give up on `link`: the supervisor closes it and starts the server again."""
         if link is self._link and not link.lost.is_set():
-            self.reason = self._clean(reason)
+            self.reason = self.redact(reason)
             link.lost.set()
 
 

@@ -12,7 +12,8 @@ to start, loudly, with a secret in its last words. ``--hang-at-start`` never ans
 protocol error that repeats ``MCP_TEST_SECRET`` (a server that came up, then cannot log in
 after a restart, and says with what). Over HTTP with ``MCP_TEST_URL_KEY`` set, a request
 must carry that key as ``?api_key=`` (401 otherwise). ``--with-weather`` offers the
-weather tool from the start.
+weather tool from the start; ``--with-account`` a tool whose result repeats
+``MCP_TEST_SECRET`` (a careless server).
 """
 
 from __future__ import annotations
@@ -129,6 +130,12 @@ def secret_length() -> str:
     return f"the secret has {len(os.environ.get('MCP_TEST_SECRET', ''))} characters"
 
 
+def account() -> str:
+    """Say which account the server works as (and, carelessly, with which token)."""
+    note("account")
+    return f"logged in as svc-mnemo with token {os.environ.get('MCP_TEST_SECRET', '')}"
+
+
 @server.tool()
 def authorization_length(ctx: Context) -> str:
     """How long the Authorization header of this call was (streamable HTTP only)."""
@@ -189,10 +196,13 @@ def main() -> None:
     parser.add_argument("--hang-at-start", action="store_true")
     parser.add_argument("--refuse-init-when", metavar="PATH")
     parser.add_argument("--with-weather", action="store_true")
+    parser.add_argument("--with-account", action="store_true")
     args = parser.parse_args()
     refuse_flag = args.refuse_init_when
     if args.with_weather:
         server.add_tool(weather)
+    if args.with_account:
+        server.add_tool(account)
     if args.hang_at_start:
         time.sleep(3600)
     if args.http:

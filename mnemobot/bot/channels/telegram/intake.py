@@ -3,7 +3,10 @@
 Polling and the webhook both hand raw updates to `TelegramIntake.keep`, which returns only
 once they are fsynced in the inbox (`delivery/telegram-inbox.jsonl`): only then does the
 poller move its offset past them or the webhook answer 200. An update already in the inbox
-(a webhook retry, a re-delivery after a restart) is dropped there, by `update_id`.
+(a webhook retry, a re-delivery after a restart) is dropped there, by the bot's id and the
+`update_id` (`u:<bot id>:<update id>`): every bot numbers its updates from its own start, so
+a workspace moved to another bot token must not take that bot's first updates for ones it
+has seen. The bot's id is the token's numeric prefix, never the token.
 
 Each kept update is then handled: parsed, and given to the channel with its inbox id. The
 id rides along with the message into its chat's lane and is marked done once the answer is
@@ -29,6 +32,7 @@ come back (see `bot.channels.dispatch`); one line says so, and one when it works
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -60,12 +64,50 @@ def inbox_key(raw: dict[str, Any]) -> str:
     return "telegram:?"
 
 
-def accepted_updates(raw_updates: Sequence[dict[str, Any]], now: float) -> list[QueuedEntry]:
-    """Updates as inbox entries, accepted `now`."""
+def bot_id_of(token: str) -> str:
+    """The bot's id: the numeric prefix of its token (`123456:ABC...`), the user id getMe
+    returns; a token not made that way (Telegram will refuse it) gets a digest."""
+    prefix, colon, _ = token.partition(":")
+    if colon and prefix.isdigit():
+        return prefix
+    return "x" + hashlib.blake2s(token.encode(), digest_size=8).hexdigest()
+
+
+def update_entry_id(bot_id: str, update_id: object) -> str:
+    """The inbox id of one bot's update."""
+    return f"u:{bot_id}:{update_id}"
+
+
+def update_id_of(entry_id: str) -> str:
+    """The update id in an inbox id (for log lines)."""
+    return entry_id.rsplit(":", 1)[-1]
+
+
+def accepted_updates(
+    raw_updates: Sequence[dict[str, Any]], now: float, bot_id: str
+) -> list[QueuedEntry]:
+    """One bot's updates as inbox entries, accepted `now`."""
     return [
-        QueuedEntry(id=f"u:{raw['update_id']}", key=inbox_key(raw), data=dict(raw), at=now)
+        QueuedEntry(
+            id=update_entry_id(bot_id, raw["update_id"]),
+            key=inbox_key(raw),
+            data=dict(raw),
+            at=now,
+        )
         for raw in raw_updates
     ]
+
+
+def _adopted(bot_id: str) -> Callable[[str], str]:
+    """Inbox ids of updates written before ids named their bot (`u:<update id>`) as ids of
+    `bot_id`'s: the bot that upgrades is the bot that received them (a redelivery of the
+    last batch after the upgrade is then recognised)."""
+
+    def rename(entry_id: str) -> str:
+        kind, _, rest = entry_id.partition(":")
+        return update_entry_id(bot_id, rest) if kind == "u" and rest.isdigit() else entry_id
+
+    return rename
 
 
 class TelegramIntake:
@@ -73,6 +115,9 @@ class TelegramIntake:
         self, path: Path, bot: Bot, handle: HandleUpdate, *, clock: Clock = SYSTEM_CLOCK
     ) -> None:
         self.inbox = DurableQueue(path)
+        self.bot_id = bot_id_of(bot.token)
+        if adopted := self.inbox.rename_ids(_adopted(self.bot_id)):
+            log.info("the inbox's %d update id(s) now name the bot they came to", adopted)
         self.clock = clock
         self.bot = bot
         self.handle = handle
@@ -89,7 +134,7 @@ class TelegramIntake:
 
     async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
         """Keep `raw_updates` durably, then handle the ones not seen before."""
-        entries = accepted_updates(raw_updates, self.clock())
+        entries = accepted_updates(raw_updates, self.clock(), self.bot_id)
         fresh = await asyncio.to_thread(partial(self.inbox.add, entries, in_memory_on_failure=True))
         failing = any(self.inbox.in_memory(entry.id) for entry in fresh)
         if failing and not self._failing:
@@ -140,14 +185,20 @@ class TelegramIntake:
                 raise ValueError("empty update")
         except Exception as exc:
             self.skipped += 1
-            log.warning("skipping update %s: it cannot be read (%s)", entry.id[2:], _reason(exc))
+            log.warning(
+                "skipping update %s: it cannot be read (%s)", update_id_of(entry.id), _reason(exc)
+            )
             await self.done([entry.id])
             return
         try:
             await self.handle(update, entry.id)
         except Exception as exc:
             self.skipped += 1
-            log.error("skipping update %s: handling it failed (%s)", entry.id[2:], _reason(exc))
+            log.error(
+                "skipping update %s: handling it failed (%s)",
+                update_id_of(entry.id),
+                _reason(exc),
+            )
             await self.done([entry.id])
 
     async def _handle_firing(self, entry: QueuedEntry) -> None:
@@ -175,6 +226,7 @@ class RedisTelegramIntake(TelegramIntake):
     ) -> None:
         # No journal of its own: Redis is the inbox (see `bot.delivery.redis_ingress`).
         self.redis_inbox = inbox
+        self.bot_id = bot_id_of(bot.token)
         self.clock = clock
         self.bot = bot
         self.handle = handle
@@ -188,7 +240,7 @@ class RedisTelegramIntake(TelegramIntake):
         await self.redis_inbox.accept(entries)
 
     async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
-        entries = accepted_updates(raw_updates, self.clock())
+        entries = accepted_updates(raw_updates, self.clock(), self.bot_id)
         fresh = await self.redis_inbox.accept(entries)
         if fresh < len(entries):
             log.info("ignoring %d update(s) already received", len(entries) - fresh)
