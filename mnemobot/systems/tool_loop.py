@@ -165,6 +165,7 @@ class ToolLoop:
             # the tool definitions may no longer fit (the registry leaves them out).
             tools=self.tools.schemas(ctx),
             vision=llm_config.vision,
+            reply=True,
         )
 
     @staticmethod
@@ -217,9 +218,9 @@ class ToolLoop:
             for m in ctx.session.messages
         ):
             return message_shrinks + 1
-        # The window the error stated may leave no room for the tool definitions: the
-        # retry goes without them, smaller too.
-        if smaller or len(self.tools.schemas(ctx)) < len(failed.tools or ()):
+        # The window the error stated may leave less room for the tool definitions: the
+        # retry goes with fewer of them, or shorter ones, or none: smaller too.
+        if smaller or self.tools.schemas(ctx) != list(failed.tools or ()):
             return message_shrinks
         return None
 

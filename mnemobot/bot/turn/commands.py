@@ -154,6 +154,7 @@ class Commands:
         compactor: Compactor | None = None,
         memory: MemoryService | None = None,
         known_window: Callable[[str], ModelWindow | None] | None = None,
+        window_unstated: Callable[[str], bool] | None = None,
         permissions: Permissions | None = None,
         erasure: ScopeErasure | None = None,
         tools_text: ToolsText | None = None,
@@ -172,6 +173,8 @@ class Commands:
         self.compactor = compactor
         # The model's learned context window, when the model client knows one.
         self.known_window = known_window
+        # Whether the model's server was asked for its window and did not say.
+        self.window_unstated = window_unstated
         self.memory = memory
         # (chat key, user id) -> time until which that user's "/forget_me confirm" counts
         self._forget_me_asked: dict[tuple[str, str | None], float] = {}
@@ -377,7 +380,9 @@ class Commands:
         if window is not None:
             config = config.for_context_window(window.tokens)
         else:
-            window = ModelWindow(config.llm.max_input_tokens, "config", "llm.maxInputTokens")
+            unstated = self.window_unstated is not None and self.window_unstated(model)
+            source = "assumed" if unstated else "config"
+            window = ModelWindow(config.llm.max_input_tokens, source, "llm.maxInputTokens")
         threshold = config.compaction_threshold_tokens()
         # Where the model runs is the operator's business, not every group member's.
         where = ""
