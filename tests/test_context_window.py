@@ -88,7 +88,13 @@ async def test_a_long_chat_learns_the_window_from_the_first_overflow_error(
     rejected = [r for r in openai_server.recorded_requests if r.rejected]
     # One overflow to learn the window (answered on the retry), none after.
     assert len(rejected) == 1
-    assert openai_server.recorded_requests[1].body["max_tokens"] < WINDOW
+    retry = openai_server.recorded_requests[1].body
+    assert retry["max_tokens"] < WINDOW
+    # The retry carries only the tool a small window keeps, and its prompt no word of the
+    # memory tool it went without.
+    assert [tool["function"]["name"] for tool in retry["tools"]] == ["schedule"]
+    assert "Use the `memory` tool" in system_text(openai_server.recorded_requests[0].body)
+    assert "Use the `memory` tool" not in system_text(retry)
     assert accepted_requests_fit(openai_server)
     session = json.loads((workspace / "sessions" / "console:local.json").read_text())
     # Two long exchanges fill this window; it compacts at most every other turn.

@@ -38,9 +38,7 @@ MEMORY_TOOL_TALK = "Use the `memory` tool"
 
 
 @pytest.fixture
-async def start_app(
-    workspace: Path, openai_server: FakeOpenAIServer
-) -> AsyncIterator[StartApp]:
+async def start_app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[StartApp]:
     apps: list[App] = []
 
     async def start(runtime: dict[str, Any]) -> App:

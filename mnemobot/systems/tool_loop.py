@@ -199,8 +199,13 @@ class ToolLoop:
         if error.context_window is not None:
             known = ctx.extras.get(WINDOW_EXTRA)
             learned = not isinstance(known, ModelWindow) or known.tokens != error.context_window
-            # The server stated its window: compact and budget against it from now on.
+            # The server stated its window: compact and budget against it from now on, and
+            # the prompt rebuilt for the retry speaks only of the tools that still fit.
             narrow_to_window(ctx, ModelWindow(error.context_window, "overflow error"))
+            if ctx.offered_tools is not None:
+                ctx.offered_tools = frozenset(
+                    t["function"]["name"] for t in self.tools.schemas(ctx)
+                )
         if (
             error.kind is not LLMFailureKind.CONTEXT_OVERFLOW
             or self.overflow_recovery is None
