@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from mnemobot.bot.app import App, build_app
@@ -65,8 +66,6 @@ def schedule_then_answer(openai_server: FakeOpenAIServer) -> None:
 
 
 def tool_tokens(request: dict[str, Any]) -> int:
-    import orjson
-
     return sum(estimate_tokens(orjson.dumps(tool).decode()) for tool in request["tools"])
 
 
