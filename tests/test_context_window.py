@@ -27,6 +27,7 @@ from mnemobot_tooling.fakes.openai_server import (
     user_texts,
 )
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
+from tests.mcp_harness import wait_until
 
 WINDOW = 2048
 # A long turn: ~1,300 characters, about 330 tokens, like pasting a paragraph.
@@ -87,7 +88,13 @@ async def test_a_long_chat_learns_the_window_from_the_first_overflow_error(
     rejected = [r for r in openai_server.recorded_requests if r.rejected]
     # One overflow to learn the window (answered on the retry), none after.
     assert len(rejected) == 1
-    assert openai_server.recorded_requests[1].body["max_tokens"] < WINDOW
+    retry = openai_server.recorded_requests[1].body
+    assert retry["max_tokens"] < WINDOW
+    # The retry carries only the tool a small window keeps, and its prompt no word of the
+    # memory tool it went without.
+    assert [tool["function"]["name"] for tool in retry["tools"]] == ["schedule"]
+    assert "Use the `memory` tool" in system_text(openai_server.recorded_requests[0].body)
+    assert "Use the `memory` tool" not in system_text(retry)
     assert accepted_requests_fit(openai_server)
     session = json.loads((workspace / "sessions" / "console:local.json").read_text())
     # Two long exchanges fill this window; it compacts at most every other turn.
@@ -114,7 +121,8 @@ async def test_a_long_chat_learns_the_window_from_the_first_overflow_error(
     [
         ("llamacpp", "llamacpp", "/props n_ctx"),
         ("vllm", "vllm", "/models max_model_len"),
-        ("ollama", "openai", "/api/show llama.context_length"),
+        ("ollama", "openai", "/api/ps context_length"),
+        ("lmstudio", "openai", "/api/v0/models loaded_context_length"),
     ],
 )
 async def test_a_window_the_server_reports_is_used_before_any_overflow(
@@ -138,6 +146,76 @@ async def test_a_window_the_server_reports_is_used_before_any_overflow(
     [entry] = windows_file(workspace).values()
     assert (entry["tokens"], entry["source"], entry["detail"]) == (WINDOW, "server", detail)
     assert f"Context window: 2,048 tokens (reported by the server: {detail}" in shown
+
+
+async def test_the_server_is_asked_for_its_window_at_start_before_any_message(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    serve_small_model(openai_server, "llamacpp", "llamacpp")
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        app.start_background()
+        windows = workspace / "preferences" / "model-windows.json"
+        await wait_until(windows.exists, 10, "the server's answer, kept")
+        shown = await status(app)
+    finally:
+        await app.close()
+    assert "Context window: 2,048 tokens (reported by the server: /props n_ctx" in shown
+    assert openai_server.requests == []
+    # Its /v1/models names the trained length, which is not the window it runs.
+    assert windows_file(workspace)[f"{openai_server.base_url} gpt-4o-mini"]["tokens"] == WINDOW
+
+
+@pytest.mark.parametrize(
+    ("num_ctx", "figure", "detail"),
+    [
+        (None, "4,096", "/api/show: Ollama's default window (the model takes 131,072)"),
+        (2048, "2,048", "/api/show num_ctx"),
+    ],
+)
+async def test_ollama_with_no_model_loaded_is_not_taken_at_its_trained_length(
+    workspace: Path,
+    openai_server: FakeOpenAIServer,
+    num_ctx: int | None,
+    figure: str,
+    detail: str,
+) -> None:
+    """Ollama cuts a prompt longer than its window silently: no overflow error teaches it."""
+    serve_small_model(openai_server, "openai", "ollama")
+    openai_server.ollama_loaded = False
+    openai_server.ollama_num_ctx = num_ctx
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        await ask(app, "hello")
+        shown = await status(app)
+    finally:
+        await app.close()
+    assert f"Context window: {figure} tokens (reported by the server: {detail}" in shown
+
+
+async def test_a_local_server_that_does_not_say_its_window_is_not_asked_for_a_long_answer(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """llama-cpp-python states its window only in an overflow error: until then an answer
+    asks for a quarter of the smallest common local window, not llm.maxOutputTokens (2048,
+    which is its whole window)."""
+    serve_small_model(openai_server, "openai", None)
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        answer = await ask(app, "hello")
+        shown = await status(app)
+    finally:
+        await app.close()
+    assert answer.startswith("answer to hel")
+    assert openai_server.requests[0]["max_tokens"] == 512
+    assert not [r for r in openai_server.recorded_requests if r.rejected]
+    assert (
+        "Context window: 128,000 tokens (assumed: the server does not say; from the config: "
+        "llm.maxInputTokens)"
+    ) in shown
+    results = await run_checks(make_settings(workspace, openai_server), lambda line: None)
+    [check] = [r for r in results if r.name == "context window"]
+    assert "128,000 tokens (assumed: the server does not say; llm.maxInputTokens)" in check.detail
 
 
 async def test_status_shows_the_configured_window_while_nothing_is_learned(

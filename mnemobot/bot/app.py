@@ -11,6 +11,7 @@ and the CLI (the only importer of this module inside the package) starts it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from mnemobot.bot.channels.lanes import LaneConfig
@@ -25,10 +26,12 @@ from mnemobot.bot.media.reader import MediaReader
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
 from mnemobot.bot.schedule.service import ScheduleService, build_schedule
 from mnemobot.bot.schedule.store import TaskStore
+from mnemobot.bot.tools.chat_tools import REMINDERS
 from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.memory_tool import MemoryTool
+from mnemobot.bot.tools.offer import ToolOffering
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
 from mnemobot.bot.tools.session_tools import SessionTools
 from mnemobot.bot.turn.assistant import Assistant
@@ -47,7 +50,7 @@ from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.maintenance import supersede_matching_facts
 from mnemobot.memory.model_vision import ModelVisionStore
-from mnemobot.memory.model_windows import ModelWindowStore
+from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
 from mnemobot.memory.redis_sessions import RedisSessionStore
 from mnemobot.memory.scope_paths import chat_scope
 from mnemobot.memory.service import MemoryService
@@ -131,6 +134,9 @@ class App:
         if self._started:
             raise RuntimeError("this App is already started (start_background() runs once)")
         self._started = True
+        if isinstance(self.llm, OpenAIChatModel):
+            # Known before the first reply where the server says it; never waited for here.
+            self.llm.start_window_probe(self.assistant.model_name(self.runtime.current()))
         if self.maintenance is not None:
             self.maintenance.start()
         self.mcp.start()
@@ -199,11 +205,11 @@ def build_app(
     compactor = _compactor(services, maintenance)
     confirmations = Confirmations()
     mcp = _mcp(services, tools, confirmations, permissions)
-    assistant = _assistant(services, compactor, mcp.access, large_results, permissions)
+    assistant = _assistant(services, tools, compactor, mcp.access, large_results, permissions)
     erasure = ScopeErasure(
         paths, services.memory, sessions, runtime.current, journal=erasure_journal
     )
-    schedule = _schedule(services, assistant, permissions, tools, erasure, tasks)
+    schedule = _schedule(services, assistant, permissions, mcp, erasure, tasks)
     commands = _commands(
         services, assistant, compactor, maintenance, mcp, schedule, permissions, erasure
     )
@@ -338,11 +344,21 @@ def _mcp(
 ) -> McpServers:
     """The outside servers' tools, registered beside ours; who may call them (`access`)."""
     access = McpToolAccess(permissions, named_users(services.settings, permissions))
-    return McpServers(services.runtime, tools, confirmations, access, permissions)
+    llm = services.llm
+
+    def window_of(config: RuntimeConfig) -> ModelWindow | None:
+        if not isinstance(llm, OpenAIChatModel):
+            return None
+        return llm.known_window(services.chat_model(config))
+
+    return McpServers(
+        services.runtime, tools, confirmations, access, permissions, window_of=window_of
+    )
 
 
 def _assistant(
     services: Services,
+    tools: ToolRegistry,
     compactor: Compactor,
     mcp_access: McpToolAccess,
     large_results: LargeResultStore,
@@ -354,6 +370,7 @@ def _assistant(
     systems: list[System] = [
         mcp_access,
         SpeakerRights(permissions),
+        ToolOffering(tools.offered_names),
         AutoCompaction(compactor, services.tools),
         context_building,
         ToolLoop(
@@ -384,11 +401,12 @@ def _schedule(
     services: Services,
     assistant: Assistant,
     permissions: Permissions,
-    tools: ToolRegistry,
+    mcp: McpServers,
     erasure: ScopeErasure,
     tasks: TaskStore | None,
 ) -> ScheduleService:
-    """Scheduled tasks: their tool offered to the model, their files erased with a chat's."""
+    """Scheduled tasks: their tool offered to the model (/reminders says when the model's
+    window leaves no room for it), their files erased with a chat's."""
     schedule = build_schedule(
         workspace=services.paths.root,
         config=services.runtime.current,
@@ -396,8 +414,9 @@ def _schedule(
         permissions=permissions,
         clock=services.clock,
         store=tasks,
+        unavailable=partial(mcp.chat_tools.missing_text, name="schedule", what=REMINDERS),
     )
-    tools.register(schedule.tool)
+    mcp.registry.register(schedule.tool)
     erasure.add_step(schedule.erase)
     return schedule
 
@@ -422,10 +441,11 @@ def _commands(
             _maintenance_status(assistant, maintenance),
             mcp.status_lines,
         ],
-        async_status_providers=[schedule.status_lines],
+        async_status_providers=[mcp.chat_tools.status_lines, schedule.status_lines],
         handlers={"reminders": schedule.reminders},
         memory=services.memory,
         known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
+        window_unstated=llm.window_unstated if isinstance(llm, OpenAIChatModel) else None,
         permissions=permissions,
         erasure=erasure,
         tools_text=mcp.tools_text,

@@ -28,7 +28,8 @@ from mnemobot.memory.items import to_iso
 
 log = logging.getLogger(__name__)
 
-WindowSource = Literal["config", "server", "overflow error"]
+# "assumed": the server was asked and does not say; the configured window stands in.
+WindowSource = Literal["config", "assumed", "server", "overflow error"]
 _LEARNED_SOURCES: frozenset[str] = frozenset({"server", "overflow error"})
 
 FILE_NAME = "model-windows.json"
@@ -49,6 +50,7 @@ class ModelWindow:
         """`2,048 tokens (from the server: /props n_ctx)`, for /status and doctor."""
         where = {
             "config": "from the config",
+            "assumed": "assumed: the server does not say; from the config",
             "server": "reported by the server",
             "overflow error": "learned from an overflow error",
         }[self.source]

@@ -90,6 +90,9 @@ class TurnContext:
     # Tool sets beyond the built-in tools (an MCP server's) this turn may use, decided
     # before the tool loop by the bot's access rules for this chat and user.
     allowed_tool_sets: frozenset[str] = frozenset()
+    # The names of the tools this turn's requests offer the model (what fits its window),
+    # decided before the prompt is built; None: not decided (no tool registry).
+    offered_tools: frozenset[str] | None = None
     # Short notes for the user, shown under the reply (a tool server that failed mid-call).
     notes: list[str] = field(default_factory=list)
     # Lines for the model about this turn alone (what its speaker may do here): sent with

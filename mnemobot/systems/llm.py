@@ -112,6 +112,11 @@ class ChatRequest:
     # computing a request its client gave up on, so a second copy sent at the deadline only
     # doubles its work and holds up the chat's next turn.
     resend: bool = True
+    # An answer a person reads (the tool loop's): until the model's window is known, the
+    # model client asks a local server for less than max_output_tokens, so that one chatty
+    # answer never fills what may be its whole window. Background work (a rewrite of
+    # MEMORY.md) keeps its size.
+    reply: bool = False
 
 
 @dataclass(slots=True)

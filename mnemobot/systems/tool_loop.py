@@ -170,6 +170,7 @@ class ToolLoop:
             # the tool definitions may no longer fit (the registry leaves them out).
             tools=self.tools.schemas(ctx),
             vision=llm_config.vision,
+            reply=True,
         )
 
     @staticmethod
@@ -203,8 +204,13 @@ class ToolLoop:
         if error.context_window is not None:
             known = ctx.extras.get(WINDOW_EXTRA)
             learned = not isinstance(known, ModelWindow) or known.tokens != error.context_window
-            # The server stated its window: compact and budget against it from now on.
+            # The server stated its window: compact and budget against it from now on, and
+            # the prompt rebuilt for the retry speaks only of the tools that still fit.
             narrow_to_window(ctx, ModelWindow(error.context_window, "overflow error"))
+            if ctx.offered_tools is not None:
+                ctx.offered_tools = frozenset(
+                    t["function"]["name"] for t in self.tools.schemas(ctx)
+                )
         if (
             error.kind is not LLMFailureKind.CONTEXT_OVERFLOW
             or self.overflow_recovery is None
@@ -222,9 +228,9 @@ class ToolLoop:
             for m in ctx.session.messages
         ):
             return message_shrinks + 1
-        # The window the error stated may leave no room for the tool definitions: the
-        # retry goes without them, smaller too.
-        if smaller or len(self.tools.schemas(ctx)) < len(failed.tools or ()):
+        # The window the error stated may leave less room for the tool definitions: the
+        # retry goes with fewer of them, or shorter ones, or none: smaller too.
+        if smaller or self.tools.schemas(ctx) != list(failed.tools or ()):
             return message_shrinks
         return None
 

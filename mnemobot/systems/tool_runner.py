@@ -33,7 +33,9 @@ class Tool:
     belongs to, offered only in turns that allow it (`TurnContext.allowed_tool_sets`).
     `status`: the one short line a user sees while it runs ("🔎 searching memory…"), or a
     function of the call's JSON arguments (a dict, empty when they do not parse) giving
-    it; empty: a plain one naming the tool.
+    it; empty: a plain one naming the tool. `brief`: a one-line description the model gets
+    instead of `description` when the context window is too small for every tool in full
+    (empty: the description's first sentence).
     """
 
     name: str
@@ -43,6 +45,7 @@ class Tool:
     parameters: dict[str, Any] | None = None
     tool_set: str | None = None
     status: str | Callable[[dict[str, Any]], str] = ""
+    brief: str = ""
 
     def status_line(self, arguments: dict[str, Any]) -> str:
         status = self.status(arguments) if callable(self.status) else self.status

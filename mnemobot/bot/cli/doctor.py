@@ -242,17 +242,19 @@ async def check_context_window(
     )
     try:
         window = await asyncio.wait_for(llm.context_window(model), NETWORK_CHECK_SECONDS)
+        unstated = llm.window_unstated(model)
     except (TimeoutError, LLMError) as error:
         return CheckResult("context window", "warn", f"{model}: not learned ({error})")
     finally:
         await llm.close()
     if window is None:
         limit = store.current().llm.max_input_tokens
+        why = "assumed: the server does not say" if unstated else "the server did not answer"
         return CheckResult(
             "context window",
             "ok",
-            f"{model}: not reported by the server; llm.maxInputTokens ({limit:,}) is used "
-            "until an overflow error states the real window",
+            f"{model}: {limit:,} tokens ({why}; llm.maxInputTokens), used until an overflow "
+            "error states the real window",
         )
     return CheckResult("context window", "ok", f"{model} has {window.describe()}")
 

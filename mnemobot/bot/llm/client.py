@@ -1,9 +1,12 @@
 """The chat model on `openai.AsyncOpenAI`, with failures classified for the pipeline.
 
 It also knows the model's context window once it has been told: by the server (vLLM's
-`/v1/models`, llama.cpp's `/props`, Ollama's `/api/show`), or by the first overflow error
-that states it. Then every request asks for only as many answer tokens as still fit, and
-a request refused only because its answer budget was too big is sent again, smaller.
+`/v1/models`, llama.cpp's `/props`, LM Studio's `/api/v0/models`, Ollama's `/api/ps` and
+`/api/show`), asked in the background when the bot starts and for each model it is first
+asked about, or by the first overflow error that states it. Then every request asks for
+only as many answer tokens as still fit, and a request refused only because its answer
+budget was too big is sent again, smaller. Until then a server on this machine or network
+is asked for a small reply, not for what may be its whole window.
 
 Images are learned the same way (`llm.vision` "auto"): a request with image parts that the
 server refuses is sent again with a note in their place, and once that is answered the
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import logging
 import time
 from dataclasses import replace
@@ -33,13 +37,12 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from mnemobot.bot.llm.chat_stream import StreamedAnswer
 from mnemobot.bot.llm.errors import classify_openai_error
+from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
 from mnemobot.bot.llm.window_reports import (
     MIN_ANSWER_TOKENS,
     answer_tokens_that_fit,
-    server_root,
-    window_in_models_list,
-    window_in_ollama_show,
-    window_in_props,
+    answer_tokens_without_window,
+    is_local_endpoint,
 )
 from mnemobot.memory.model_vision import ModelVisionStore
 from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
@@ -50,8 +53,6 @@ from mnemobot.systems.request_messages import estimate_request_tokens
 
 log = logging.getLogger(__name__)
 
-# Asking the server for its window must not hold up the first reply for long.
-PROBE_TIMEOUT_SECONDS = 5.0
 # A request failing this fast after a broken-off stream failed on the connection the
 # stream left, not on the server: it is sent once more.
 STALE_CONNECTION_SECONDS = 1.0
@@ -128,8 +129,13 @@ class OpenAIChatModel:
         # `stream_options` (some OpenAI-compatible servers reject what they do not know).
         self._usage_in_streams = True
         self._learned: dict[str, ModelWindow] = {}
-        # Models whose server was asked for the window in this run.
+        # Models whose server was asked for the window in this run, those of them it said
+        # nothing about, and the askings under way (shared by whoever waits for them).
         self._asked: set[str] = set()
+        self._unstated: set[str] = set()
+        self._probes: dict[str, asyncio.Task[None]] = {}
+        # A server on this machine or network: until it says its window, answers are small.
+        self.local = is_local_endpoint(base_url)
 
     @property
     def base_url(self) -> str:
@@ -146,15 +152,47 @@ class OpenAIChatModel:
                 self._learned[model] = found
         return found
 
+    def window_unstated(self, model: str) -> bool:
+        """Whether the server was asked for `model`'s window in this run and did not say,
+        and nothing else taught it (then the configured window is an assumption)."""
+        return model in self._unstated and self.known_window(model) is None
+
+    def start_window_probe(self, model: str) -> None:
+        """Ask the server for `model`'s window in the background (at start), unless it was
+        asked in this run already or is being asked; call inside the event loop."""
+        if model not in self._asked and model not in self._probes:
+            self._probes[model] = asyncio.create_task(
+                self._probe_window(model), name=f"window-probe-{model}"
+            )
+
     async def context_window(self, model: str) -> ModelWindow | None:
-        """The window of `model`: asked of the server once per run, else as learned before."""
-        if model not in self._asked:
-            reported, reached = await self._ask_server_for_window(model)
+        """The window of `model`: asked of the server once per run, else as learned before.
+        Waits for the asking at most PROBE_TIMEOUT_SECONDS; it goes on behind the caller."""
+        self.start_window_probe(model)
+        probe = self._probes.get(model)
+        if probe is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(probe), PROBE_TIMEOUT_SECONDS)
+        return self.known_window(model)
+
+    async def _probe_window(self, model: str) -> None:
+        try:
+            reported, reached = await ask_server_for_window(self.client, model)
             if reached:
                 self._asked.add(model)
+                if reported is None:
+                    self._unstated.add(model)
+                    log.info(
+                        "the server does not say the context window of %s; until an overflow "
+                        "error states it, llm.maxInputTokens is assumed",
+                        model,
+                    )
             if reported is not None:
                 await self._remember_window(model, reported)
-        return self.known_window(model)
+        except Exception:  # asking is a courtesy: an overflow error teaches the window too
+            log.warning("asking the server for the window of %s failed", model, exc_info=True)
+        finally:
+            self._probes.pop(model, None)
 
     async def _remember_window(self, model: str, window: ModelWindow) -> None:
         known = self.known_window(model)
@@ -166,38 +204,6 @@ class OpenAIChatModel:
             # A small fsynced write, off the event loop all the same.
             await asyncio.to_thread(self.windows.put, self.base_url, model, window)
             self._learned[model] = self.windows.get(self.base_url, model) or window
-
-    async def _ask_server_for_window(self, model: str) -> tuple[ModelWindow | None, bool]:
-        """(window the server reports, whether the server answered at all)."""
-        options: Any = {"timeout": PROBE_TIMEOUT_SECONDS, "max_retries": 0}
-        root = server_root(self.base_url)
-        probes = (
-            (lambda: self.client.get("/models", cast_to=object, options=options)),
-            (lambda: self.client.get(f"{root}/props", cast_to=object, options=options)),
-            (
-                lambda: self.client.post(
-                    f"{root}/api/show", cast_to=object, body={"model": model}, options=options
-                )
-            ),
-        )
-        readers = (
-            lambda document: window_in_models_list(document, model),
-            window_in_props,
-            window_in_ollama_show,
-        )
-        reached = False
-        for probe, read in zip(probes, readers, strict=True):
-            try:
-                document = await probe()
-            except (openai.APIConnectionError, openai.APITimeoutError):
-                return None, reached
-            except Exception:  # an error status, or a body that is no JSON document
-                reached = True  # not this kind of server
-                continue
-            reached = True
-            if (window := read(document)) is not None:
-                return window, True
-        return None, reached
 
     # -- images ------------------------------------------------------------------------------------
 
@@ -266,6 +272,8 @@ class OpenAIChatModel:
         if window is not None:
             prompt = estimate_request_tokens(request.messages, request.tools)
             max_tokens = answer_tokens_that_fit(window.tokens, prompt, max_tokens)
+        elif request.reply:
+            max_tokens = answer_tokens_without_window(max_tokens, self.local)
         try:
             try:
                 return await self._complete(request, max_tokens)
@@ -417,6 +425,8 @@ class OpenAIChatModel:
         return [model.id for model in page.data]
 
     async def close(self) -> None:
+        for probe in list(self._probes.values()):
+            probe.cancel()
         await self.client.close()
 
 

@@ -1,12 +1,18 @@
 """What model servers say about a context window, and how many answer tokens fit it.
 
 Pure functions: readers of the documents servers answer (vLLM `/v1/models`, llama.cpp
-`/props`, Ollama `/api/show`), of the figures in their overflow errors, and the sizing of
-`max_tokens` against a known window.
+`/props`, LM Studio `/api/v0/models`, Ollama `/api/ps` and `/api/show`), of the figures in
+their overflow errors, and the sizing of `max_tokens` against a known window or none.
+
+What counts is the window the server runs the model with, not the length the model was
+trained for, which several of them name too (llama.cpp's `meta.n_ctx_train`, LM Studio's
+`max_context_length`, Ollama's `model_info`): a llama.cpp server started with `-c 2048`
+refuses a longer prompt whatever the model could take, and Ollama cuts it silently.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from collections.abc import Mapping
@@ -76,6 +82,42 @@ def answer_tokens_that_fit(window_tokens: int, prompt_estimate: int, cap: int) -
     return max(1, min(cap, max(floor, room)))
 
 
+# Until a server says its window, an answer asks for at most a quarter of this when the
+# server is on this machine or network: the window llama-cpp-python (which never says its
+# window) and older Ollama start with. A small server then never spends its whole window on
+# one answer; a larger one states its window or teaches it with its first overflow error.
+# Hosted APIs, whose windows are large, keep llm.maxOutputTokens.
+UNSTATED_LOCAL_WINDOW = 2048
+# Ollama runs a model with its own default window unless the model sets `num_ctx`; 4,096
+# is that default on a small GPU or none (larger GPUs get more): until `/api/ps` shows the
+# loaded model's window, no more than this is assumed of what `/api/show` names.
+OLLAMA_DEFAULT_WINDOW = 4096
+
+
+def answer_tokens_without_window(cap: int, local: bool) -> int:
+    """max_tokens while the window is unknown: `cap` (llm.maxOutputTokens), or on a local
+    server a quarter of UNSTATED_LOCAL_WINDOW when that is less."""
+    if not local:
+        return cap
+    return min(cap, int(UNSTATED_LOCAL_WINDOW * SMALL_WINDOW_ANSWER_SHARE))
+
+
+def is_local_endpoint(base_url: str | None) -> bool:
+    """Whether the server is on this machine or its network (loopback, private or
+    link-local address, `localhost`, a `.local`/`.internal`/`.lan` name, or a name without
+    dots such as a compose service's): a local model server, not a hosted API."""
+    if not base_url:
+        return False
+    host = (urlsplit(base_url).hostname or "").lower().rstrip(".")
+    if not host:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return "." not in host or host.endswith((".localhost", ".local", ".internal", ".lan"))
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
 def server_root(base_url: str) -> str:
     """`http://host:8080/v1/` -> `http://host:8080`: where llama.cpp and Ollama serve."""
     parts = urlsplit(base_url)
@@ -110,11 +152,47 @@ def window_in_props(document: object) -> ModelWindow | None:
     return None
 
 
+def window_in_lmstudio_models(document: object, model: str) -> ModelWindow | None:
+    """LM Studio's `/api/v0/models`: `loaded_context_length` of the loaded model (its
+    `max_context_length` is what the model was trained for; a model not loaded yet gets
+    the length it is loaded with, said once it is)."""
+    entries = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        return None
+    dicts = [entry for entry in entries if isinstance(entry, dict)]
+    loaded = [e for e in dicts if _positive_int(e.get("loaded_context_length"))]
+    matching = [e for e in loaded if e.get("id") == model] or (loaded if len(loaded) == 1 else [])
+    for entry in matching:
+        if tokens := _positive_int(entry.get("loaded_context_length")):
+            return ModelWindow(tokens, "server", "/api/v0/models loaded_context_length")
+    return None
+
+
+def _ollama_names(model: str) -> set[str]:
+    """Ollama lists `llama3.2:latest` for a model asked for as `llama3.2`."""
+    return {model, f"{model}:latest"} if ":" not in model else {model}
+
+
+def window_in_ollama_ps(document: object, model: str) -> ModelWindow | None:
+    """Ollama's `/api/ps`: the `context_length` the loaded model runs with."""
+    entries = document.get("models") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        return None
+    names = _ollama_names(model)
+    for entry in entries:
+        if not isinstance(entry, dict) or not names & {entry.get("name"), entry.get("model")}:
+            continue
+        if tokens := _positive_int(entry.get("context_length")):
+            return ModelWindow(tokens, "server", "/api/ps context_length")
+    return None
+
+
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)", re.MULTILINE)
 
 
 def window_in_ollama_show(document: object) -> ModelWindow | None:
-    """Ollama's `/api/show`: the model's `num_ctx` parameter, else `model_info.*.context_length`."""
+    """Ollama's `/api/show`: the model's `num_ctx` parameter, else Ollama's default window
+    (OLLAMA_DEFAULT_WINDOW) within the trained `model_info.*.context_length`."""
     if not isinstance(document, dict):
         return None
     parameters = document.get("parameters")
@@ -124,5 +202,11 @@ def window_in_ollama_show(document: object) -> ModelWindow | None:
     if isinstance(info, dict):
         for key, value in info.items():
             if key.endswith(".context_length") and (tokens := _positive_int(value)):
-                return ModelWindow(tokens, "server", f"/api/show {key}")
+                if tokens <= OLLAMA_DEFAULT_WINDOW:
+                    return ModelWindow(tokens, "server", f"/api/show {key}")
+                return ModelWindow(
+                    OLLAMA_DEFAULT_WINDOW,
+                    "server",
+                    f"/api/show: Ollama's default window (the model takes {tokens:,})",
+                )
     return None

@@ -21,11 +21,13 @@ from mnemobot.bot.mcp.connection import ServerTool
 from mnemobot.bot.mcp.secrets import bot_environment
 from mnemobot.bot.mcp.supervisor import ServerState, ServerSupervisor
 from mnemobot.bot.mcp.tool_adapter import adapt_tool, is_offered, server_of, tool_set_of
+from mnemobot.bot.tools.chat_tools import ChatTools, WindowOf
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.systems.context import ChatRef
+from mnemobot.systems.tool_runner import Tool
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +48,13 @@ class McpServers:
         access: McpToolAccess,
         permissions: Permissions,
         environment: Callable[[], Mapping[str, str]] = bot_environment,
+        window_of: WindowOf = lambda config: None,
     ) -> None:
+        """`window_of`: the model's context window as known (what tools fit depends on it)."""
         self.runtime = runtime
         self.registry = registry
+        # What the model is offered in a chat now: /tools, /status, /reminders.
+        self.chat_tools = ChatTools(registry, runtime.current, window_of, access.tool_sets_for)
         self.confirmations = confirmations
         self.access = access
         self.permissions = permissions
@@ -134,6 +140,10 @@ class McpServers:
                     if running.state is ServerState.READY:
                         self._offer(name, running.tools)
             self._applied = settings
+            # While there is room, servers' tools are offered in the order of the config.
+            self.registry.order_sets(
+                [(tool_set_of(n), f"MCP server {n}") for n in settings.servers]
+            )
             for name, server in wanted.items():
                 if name not in self.supervisors:
                     self._start(name, server)
@@ -204,24 +214,17 @@ class McpServers:
         return [f"MCP servers: {'; '.join(parts)}"]
 
     async def tools_text(self, chat: ChatRef) -> str:
-        """/tools: the tools the model can use in this chat, with where each comes from."""
-        config = self.runtime.current()
-        allowed = await self.access.tool_sets_for(chat, config)
-        lines = ["Tools I can use in this chat:"]
-        for tool in self.registry.tools_offered(allowed):
+        """/tools: the tools the model can use in this chat now, with where each comes
+        from, and how many the model's window left out."""
+        found = await self.chat_tools.offer(chat)
+
+        def source(tool: Tool) -> str | None:
             server = server_of(tool.tool_set) if tool.tool_set else None
-            source = f"MCP server {server}" if server else "built-in"
-            lines.append(f"- {tool.name} ({source}): {_first_sentence(tool.description)}")
-        for name in sorted(filter(None, map(server_of, allowed))):
+            return f"MCP server {server}" if server else None
+
+        lines = self.chat_tools.listing(found, source)
+        for name in sorted(filter(None, map(server_of, found.allowed))):
             supervisor = self.supervisors.get(name)
             if supervisor is None or supervisor.state is not ServerState.READY:
                 lines.append(f"- MCP server {name}: its tools are not available right now")
         return "\n".join(lines)
-
-
-def _first_sentence(text: str, limit: int = 120) -> str:
-    first = text.strip().split("\n", 1)[0]
-    cut = first.find(". ")
-    if 0 < cut < limit:
-        first = first[: cut + 1]
-    return first if len(first) <= limit else first[: limit - 1] + "…"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
@@ -88,7 +88,11 @@ class RemindersCommand:
         *,
         clock: Clock = SYSTEM_CLOCK,
         on_changed: Callable[[], None] = lambda: None,
+        unavailable: Callable[[ChatRef], Awaitable[str | None]] | None = None,
     ) -> None:
+        """`unavailable`: why the model cannot set reminders in a chat now (its context
+        window leaves no room for the schedule tool), or None when it can."""
+        self.unavailable = unavailable
         self.store = store
         self.permissions = permissions
         self.config = config
@@ -126,8 +130,9 @@ class RemindersCommand:
 
     async def listing(self, chat: ChatRef) -> str:
         tasks = await self.store.tasks(chat.key)
+        why_not = await self.unavailable(chat) if self.unavailable is not None else None
         if not tasks:
-            return EMPTY
+            return f"Nothing is scheduled in this chat. {why_not}" if why_not else EMPTY
         now = self.clock()
         english = locale_for(chat.language) is None
         # Words of ours only in English; elsewhere the lines say it with the symbols.
@@ -137,6 +142,9 @@ class RemindersCommand:
             lambda: [task_line(task, now, chat.language) for task in tasks]
         )
         lines.append("/reminders cancel N cancels one." if english else "/reminders cancel N")
+        if why_not:
+            # What is scheduled still happens; only new reminders cannot be asked for.
+            lines.append(why_not)
         return "\n".join(lines)
 
     async def _heartbeat(self, chat: ChatRef, state: str) -> str:

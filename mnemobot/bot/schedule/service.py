@@ -7,7 +7,7 @@ jobs in their lanes to `runner`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,8 +128,10 @@ def build_schedule(
     permissions: Permissions,
     clock: Clock = SYSTEM_CLOCK,
     store: TaskStore | None = None,
+    unavailable: Callable[[ChatRef], Awaitable[str | None]] | None = None,
 ) -> ScheduleService:
-    """`store`: another store than the workspace's files (replicas keep tasks in Redis)."""
+    """`store`: another store than the workspace's files (replicas keep tasks in Redis);
+    `unavailable`: why the model cannot set reminders in a chat now (see /reminders)."""
     store = store or FileTaskStore(schedule_folder(workspace))
     scheduler = Scheduler(store, lambda: config().schedule, clock=clock)
 
@@ -142,7 +144,13 @@ def build_schedule(
         runner=FiringRunner(assistant, store, lambda: config().schedule, clock=clock),
         tool=ScheduleTool(store, permissions, on_added=scheduler.wake).tool(),
         reminders=RemindersCommand(
-            store, permissions, config, zone_for, clock=clock, on_changed=scheduler.wake
+            store,
+            permissions,
+            config,
+            zone_for,
+            clock=clock,
+            on_changed=scheduler.wake,
+            unavailable=unavailable,
         ),
         clock=clock,
     )

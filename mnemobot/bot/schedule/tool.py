@@ -47,6 +47,9 @@ DESCRIPTION = (
     "The exact time is added to your reply."
 )
 
+# What the model reads when the window is too small for every tool in full.
+BRIEF = "Remind later: text, when ('in 2 hours', 'tomorrow 09:00'), repeat. action: list, cancel."
+
 
 def _compact_schema(schema: dict[str, Any]) -> None:
     # The schema goes with every request: no titles pydantic would add to each field.
@@ -104,6 +107,7 @@ class ScheduleTool:
             arguments=ScheduleArguments,
             handler=self.handle,
             status="⏰ scheduling…",
+            brief=BRIEF,
         )
 
     async def handle(self, arguments: ScheduleArguments, ctx: TurnContext) -> str:

@@ -139,6 +139,7 @@ class MemoryTool:
             arguments=MemoryArguments,
             handler=self.handle,
             status=memory_status,
+            brief="Long-term memory: add a fact (content), search (query), forget (id or query).",
         )
 
     async def handle(self, arguments: MemoryArguments, ctx: TurnContext) -> str:

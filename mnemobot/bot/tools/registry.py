@@ -5,24 +5,37 @@ about a millisecond per tool, and the schemas go out with every LLM request.
 
 A tool may belong to a named tool set (an MCP server's tools): such a tool is offered, and
 run, only in a turn whose `allowed_tool_sets` names its set, and a set's tools can be
-replaced as a whole while the bot runs (a server restarted or reconfigured).
+replaced as a whole while the bot runs (a server restarted or reconfigured). Which of them
+fit the model's window, and in what form, is `bot.tools.offer`'s rule; each trimming is
+logged once.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.bot.tools.offer import (
+    FIRST_IN_A_SMALL_WINDOW,
+    OfferableTool,
+    ToolForm,
+    ToolOffer,
+    choose_offer,
+    short_form,
+)
+from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.systems.context import TurnContext
 from mnemobot.systems.plugins import as_list, load_plugins
 from mnemobot.systems.services import Services
 from mnemobot.systems.tool_runner import Tool, ToolError
+
+log = logging.getLogger(__name__)
 
 TOOL_ENTRY_POINT_GROUP = "mnemobot.tools"
 
@@ -46,23 +59,9 @@ def describe_arguments_error(error: ValidationError) -> str:
     return "; ".join(problems)
 
 
-# Tool definitions go with every request. When they would take more than this share of the
-# model's input limit (its real context window, once learned), the turn goes without tools:
-# on a small local model a conversation that fits beats tools that crowd it out.
-MAX_TOOL_SCHEMA_SHARE = 1 / 3
-
-
-@dataclass(frozen=True, slots=True)
-class _Offer:
-    """The schemas of a group of tools, and their estimated prompt tokens."""
-
-    schemas: tuple[dict[str, Any], ...] = ()
-    tokens: int = 0
-
-    def plus(self, schema: dict[str, Any]) -> _Offer:
-        return _Offer(
-            (*self.schemas, schema), self.tokens + estimate_tokens(orjson.dumps(schema).decode())
-        )
+# Offers worked out per (tools, sets, input limit); a turn asks for its offer several times
+# and the pairs in use are few, so a small memo is plenty.
+_MEMO_SIZE = 64
 
 
 class ToolRegistry:
@@ -70,10 +69,16 @@ class ToolRegistry:
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
-        # Offers are replaced, never changed in place: a request already holding one
-        # keeps a consistent view while a tool set is swapped.
-        self._offers: dict[str | None, _Offer] = {None: _Offer()}
-        self._schemas: list[dict[str, Any]] = []
+        # Each tool set's tools in the order they came (None: the built-in ones); replaced,
+        # never changed in place: a request already holding an offer keeps a consistent view.
+        self._sets: dict[str | None, tuple[OfferableTool, ...]] = {None: ()}
+        # The tool sets in the order they are offered in (an MCP server's place in the
+        # config), with what logs and /status call them.
+        self._set_order: dict[str, str] = {}
+        self._version = 0
+        self._memo: dict[tuple[int, tuple[str, ...], int], ToolOffer] = {}
+        # The trimming decisions logged already: each is logged once, not every turn.
+        self._logged: set[tuple[object, ...]] = set()
         for tool in tools or []:
             self.register(tool)
 
@@ -82,9 +87,9 @@ class ToolRegistry:
             raise ValueError(f"tool {tool.name!r} is registered twice")
         schema = checked_schema(tool)
         self._tools[tool.name] = tool
-        self._offers[tool.tool_set] = self._offers.get(tool.tool_set, _Offer()).plus(schema)
-        if tool.tool_set is None:
-            self._schemas = list(self._offers[None].schemas)
+        entry = OfferableTool(tool, ToolForm.of(schema), short_form(tool, schema))
+        self._sets[tool.tool_set] = (*self._sets.get(tool.tool_set, ()), entry)
+        self._changed()
 
     def replace_set(self, tool_set: str, tools: list[Tool]) -> list[str]:
         """Make `tools` the whole of `tool_set` (empty: remove it); returns the names left
@@ -104,47 +109,86 @@ class ToolRegistry:
                 kept.append(replace(tool, tool_set=tool_set))
         for name in [n for n, t in self._tools.items() if t.tool_set == tool_set]:
             del self._tools[name]
-        self._offers.pop(tool_set, None)
+        self._sets.pop(tool_set, None)
         for tool in kept:
             self.register(tool)
+        self._changed()
         return refused
+
+    def order_sets(self, sets: list[tuple[str, str]]) -> None:
+        """(tool set, what to call it) in the order their tools are offered in while there is
+        room; sets not named come after, by name."""
+        self._set_order = dict(sets)
+        self._changed()
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._memo.clear()
 
     @property
     def names(self) -> list[str]:
         return sorted(self._tools)
 
     def tools_offered(self, allowed_tool_sets: frozenset[str]) -> list[Tool]:
-        """The tools a turn allowed these sets is offered, built-in ones first."""
+        """Every tool a turn allowed these sets may use (room or not), built-in ones first."""
         return [
             tool
             for tool in self._tools.values()
             if tool.tool_set is None or tool.tool_set in allowed_tool_sets
         ]
 
-    def _offered(self, ctx: TurnContext) -> tuple[list[dict[str, Any]], int]:
-        base = self._offers[None]
-        sets = [self._offers[s] for s in sorted(ctx.allowed_tool_sets) if s in self._offers]
-        if not sets:
-            return self._schemas, base.tokens
-        schemas = [*base.schemas]
-        for offer in sets:
-            schemas += offer.schemas
-        return schemas, base.tokens + sum(offer.tokens for offer in sets)
+    def built_in_tokens(self) -> int:
+        """Estimated prompt tokens of every built-in tool in full."""
+        return sum(entry.full.tokens for entry in self._sets[None])
+
+    def offer(self, config: RuntimeConfig, allowed_tool_sets: frozenset[str]) -> ToolOffer:
+        """The tools a turn with this config (narrowed to the model's window) and these sets
+        offers the model: see `bot.tools.offer`."""
+        order = list(self._set_order)
+        sets = sorted(
+            (s for s in allowed_tool_sets if s in self._sets),
+            key=lambda s: (order.index(s) if s in order else len(order), s),
+        )
+        input_limit = config.llm.max_input_tokens
+        key = (self._version, tuple(sets), input_limit)
+        found = self._memo.get(key)
+        if found is None:
+            if len(self._memo) >= _MEMO_SIZE:
+                self._memo.clear()
+            labelled = [(s, self._set_order.get(s, f"tool set {s}"), self._sets[s]) for s in sets]
+            found = self._memo[key] = choose_offer(self._sets[None], labelled, input_limit)
+            self._log_once(found)
+        return found
+
+    def _log_once(self, offer: ToolOffer) -> None:
+        if not offer.trimmed:
+            return
+        decision = (offer.names, offer.left_out, offer.short)
+        if decision in self._logged:
+            return
+        if len(self._logged) >= _MEMO_SIZE:
+            self._logged.clear()
+        self._logged.add(decision)
+        missing = [n for n in FIRST_IN_A_SMALL_WINDOW if n in self._tools and n not in offer.names]
+        if missing:
+            log.warning(
+                "tools: %s; without %s: a larger context window brings them back",
+                offer.summary(),
+                " and ".join(missing),
+            )
+        else:
+            log.info("tools: %s", offer.summary())
 
     def schemas(self, ctx: TurnContext) -> list[dict[str, Any]]:
         """The tools for the model, built at registration; callers must not modify them."""
-        schemas, tokens = self._offered(ctx)
-        return schemas if self.fits(tokens, ctx) else []
+        return list(self.offer(ctx.config, ctx.allowed_tool_sets).schemas)
 
     def schema_tokens(self, ctx: TurnContext) -> int:
         """Estimated prompt tokens of `schemas(ctx)`, also computed at registration."""
-        _, tokens = self._offered(ctx)
-        return tokens if self.fits(tokens, ctx) else 0
+        return self.offer(ctx.config, ctx.allowed_tool_sets).tokens
 
-    @staticmethod
-    def fits(tokens: int, ctx: TurnContext) -> bool:
-        """Whether tool definitions of `tokens` go with this turn's requests."""
-        return tokens <= ctx.config.llm.max_input_tokens * MAX_TOOL_SCHEMA_SHARE
+    def offered_names(self, ctx: TurnContext) -> frozenset[str]:
+        return frozenset(self.offer(ctx.config, ctx.allowed_tool_sets).names)
 
     def status_line(self, name: str, arguments: str) -> str:
         tool = self._tools.get(name)
@@ -164,7 +208,7 @@ class ToolRegistry:
         if tool is not None and tool.tool_set not in (None, *ctx.allowed_tool_sets):
             tool = None  # not offered here: as if it did not exist
         if tool is None:
-            offered = sorted(t.name for t in self.tools_offered(ctx.allowed_tool_sets))
+            offered = sorted(self.offer(ctx.config, ctx.allowed_tool_sets).names)
             raise ToolError(f"unknown tool {name!r}; available tools: {', '.join(offered)}")
         try:
             raw = orjson.loads(arguments) if arguments.strip() else {}

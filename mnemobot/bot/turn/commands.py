@@ -150,6 +150,7 @@ class Commands:
         compactor: Compactor | None = None,
         memory: MemoryService | None = None,
         known_window: Callable[[str], ModelWindow | None] | None = None,
+        window_unstated: Callable[[str], bool] | None = None,
         permissions: Permissions | None = None,
         erasure: ScopeErasure | None = None,
         tools_text: ToolsText | None = None,
@@ -169,6 +170,8 @@ class Commands:
         self.compactor = compactor
         # The model's learned context window, when the model client knows one.
         self.known_window = known_window
+        # Whether the model's server was asked for its window and did not say.
+        self.window_unstated = window_unstated
         self.memory = memory
 
     async def reply(
@@ -347,7 +350,9 @@ class Commands:
         if window is not None:
             config = config.for_context_window(window.tokens)
         else:
-            window = ModelWindow(config.llm.max_input_tokens, "config", "llm.maxInputTokens")
+            unstated = self.window_unstated is not None and self.window_unstated(model)
+            source = "assumed" if unstated else "config"
+            window = ModelWindow(config.llm.max_input_tokens, source, "llm.maxInputTokens")
         threshold = config.compaction_threshold_tokens()
         # Where the model runs is the operator's business, not every group member's.
         where = ""

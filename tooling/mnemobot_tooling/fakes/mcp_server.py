@@ -13,7 +13,8 @@ protocol error that repeats ``MCP_TEST_SECRET`` (a server that came up, then can
 after a restart, and says with what). Over HTTP with ``MCP_TEST_URL_KEY`` set, a request
 must carry that key as ``?api_key=`` (401 otherwise). ``--with-weather`` offers the
 weather tool from the start; ``--with-account`` a tool whose result repeats
-``MCP_TEST_SECRET`` (a careless server).
+``MCP_TEST_SECRET`` (a careless server). ``--many-tools N`` offers N more tools after its
+own (``catalog_0`` ...), each described at length, as a server wrapping a large API does.
 """
 
 from __future__ import annotations
@@ -165,6 +166,42 @@ def send_mail(to: str, subject: str) -> str:
     return f"sent to {to}"
 
 
+# A large API's tool: what it does, its parameters, its caveats; about 200 tokens each.
+CATALOG_DESCRIPTION = (
+    "Query section {n} of the product catalog. Returns the matching products with their "
+    "stock, price, supplier, shipping time and the warehouse that holds them. Use filters "
+    "to narrow the search: category, price range, availability and supplier. Results are "
+    "paged: pass the cursor of the previous page to get the next one. Prices are in the "
+    "shop's currency, without taxes. Products that are discontinued are left out unless "
+    "asked for. A section holds products of one department; the catalog has many sections "
+    "and each has its own tool. Rate limited to ten calls a minute per shop. "
+)
+
+
+def catalog_tool(n: int) -> Any:
+    def catalog(query: str, cursor: str = "", limit: int = 20) -> str:
+        note(f"catalog_{n} {query}")
+        return f"no products match {query!r} in section {n}"
+
+    return catalog
+
+
+def add_catalog_tools(count: int) -> None:
+    # The SDK builds an argument model per added function (~20 ms on a busy machine): the
+    # tools share one signature, so one is built and copied with each its own function.
+    server.add_tool(catalog_tool(0), name="catalog_0", description=CATALOG_DESCRIPTION.format(n=0))
+    tools = server._tool_manager._tools
+    first = tools["catalog_0"]
+    for n in range(1, count):
+        tools[f"catalog_{n}"] = first.model_copy(
+            update={
+                "fn": catalog_tool(n),
+                "name": f"catalog_{n}",
+                "description": CATALOG_DESCRIPTION.format(n=n),
+            }
+        )
+
+
 def serve_http(port: int, url_key: str | None) -> None:
     """Streamable HTTP on 127.0.0.1:`port`/mcp; with `url_key`, a request without
     ``?api_key=<url_key>`` is refused (401), as servers that take their key in the URL do."""
@@ -197,8 +234,11 @@ def main() -> None:
     parser.add_argument("--refuse-init-when", metavar="PATH")
     parser.add_argument("--with-weather", action="store_true")
     parser.add_argument("--with-account", action="store_true")
+    parser.add_argument("--many-tools", type=int, default=0, metavar="N")
     args = parser.parse_args()
     refuse_flag = args.refuse_init_when
+    if args.many_tools:
+        add_catalog_tools(args.many_tools)
     if args.with_weather:
         server.add_tool(weather)
     if args.with_account:

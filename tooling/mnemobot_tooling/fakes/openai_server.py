@@ -46,7 +46,12 @@ first token went out.
 
 With ``context_window`` set, ``window_reported_by`` makes the server tell its window the way
 a real one does: ``"vllm"`` (``max_model_len`` in ``/v1/models``), ``"llamacpp"`` (``/props``
-``default_generation_settings.n_ctx``) or ``"ollama"`` (``/api/show`` ``model_info``).
+``default_generation_settings.n_ctx``; its ``/v1/models`` names only the model's trained
+length, ``meta.n_ctx_train``), ``"ollama"`` (``GET /api/ps`` ``context_length`` of the loaded
+model; ``POST /api/show`` the trained length in ``model_info`` and, with ``ollama_num_ctx``,
+a ``num_ctx`` line in ``parameters``; ``ollama_loaded = False``: nothing loaded, an empty
+``/api/ps``) or ``"lmstudio"`` (``GET /api/v0/models`` ``loaded_context_length`` beside the
+trained ``max_context_length``). ``trained_window`` is the trained length they name.
 
 Speech and images: ``POST /v1/audio/transcriptions`` (the multipart upload the openai SDK
 sends) is answered by ``transcriber`` and recorded in ``transcriptions``; with
@@ -54,7 +59,7 @@ sends) is answered by ``transcriber`` and recorded in ``transcriptions``; with
 from a text-only model.
 
 Run by hand: ``python -m mnemobot_tooling.fakes.openai_server [--port N] [--reply TEXT]
-[--window N]``.
+[--window N [--report-window llamacpp]]``.
 """
 
 from __future__ import annotations
@@ -118,7 +123,7 @@ __all__ = [
 DEFAULT_MODELS: tuple[str, ...] = ("gpt-4o-mini", "fake-model")
 
 OverflowForm: TypeAlias = Literal["openai", "vllm", "llamacpp"]
-WindowReporter: TypeAlias = Literal["vllm", "llamacpp", "ollama"]
+WindowReporter: TypeAlias = Literal["vllm", "llamacpp", "ollama", "lmstudio"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -555,6 +560,12 @@ class FakeOpenAIServer:
         self.context_window: int | None = None
         # Which server's way of reporting context_window the fake imitates (None: it doesn't).
         self.window_reported_by: WindowReporter | None = None
+        # The trained length of the model, which servers name beside the window they run.
+        self.trained_window: int = 131_072
+        # Ollama: a `num_ctx` the model's Modelfile sets (None: none, the server's default
+        # applies); whether the model is loaded (listed by /api/ps).
+        self.ollama_num_ctx: int | None = None
+        self.ollama_loaded: bool = True
         # Reject broken tool-call sequences the way OpenAI does (catches real tool-loop bugs).
         self.validate_messages: bool = True
         # When set, requests must carry "Authorization: Bearer <key>" or get OpenAI's 401.
@@ -816,10 +827,37 @@ class FakeOpenAIServer:
                 "default_generation_settings": {"n_ctx": window, "temperature": 0.8},
                 "total_slots": 1,
             }
+        if reporter == "ollama" and path == "/api/ps" and body is None:
+            loaded = [
+                {"name": name, "model": name, "size_vram": 0, "context_length": window}
+                for name in (self.models or [])
+            ]
+            return {"models": loaded if self.ollama_loaded else []}
         if reporter == "ollama" and path == "/api/show" and body is not None:
+            parameters = "stop <|im_end|>"
+            if self.ollama_num_ctx is not None:
+                parameters += f"\nnum_ctx                        {self.ollama_num_ctx}"
             return {
-                "parameters": "stop <|im_end|>",
-                "model_info": {"general.architecture": "llama", "llama.context_length": window},
+                "parameters": parameters,
+                "model_info": {
+                    "general.architecture": "llama",
+                    "llama.context_length": self.trained_window,
+                },
+            }
+        if reporter == "lmstudio" and path == "/api/v0/models" and body is None:
+            return {
+                "object": "list",
+                "data": [
+                    {
+                        "id": name,
+                        "object": "model",
+                        "type": "llm",
+                        "state": "loaded",
+                        "max_context_length": self.trained_window,
+                        "loaded_context_length": window,
+                    }
+                    for name in (self.models or [])
+                ],
             }
         return None
 
@@ -919,6 +957,9 @@ class _Handler(BaseHTTPRequestHandler):
             if self.fake.window_reported_by == "vllm" and self.fake.context_window:
                 for entry in data:
                     entry["max_model_len"] = self.fake.context_window
+            if self.fake.window_reported_by == "llamacpp":
+                for entry in data:
+                    entry["meta"] = {"n_ctx_train": self.fake.trained_window, "n_vocab": 32000}
             self._send_json(200, {"object": "list", "data": data})
         elif (report := self.fake._window_report(path, None)) is not None:
             self._send_json(200, report)
@@ -1289,6 +1330,11 @@ def main(argv: list[str] | None = None) -> None:
         default="openai",
         help="how overflow errors read (default: openai)",
     )
+    parser.add_argument(
+        "--report-window",
+        choices=("vllm", "llamacpp", "ollama", "lmstudio"),
+        help="tell the --window the way this server does (default: not at all)",
+    )
     args = parser.parse_args(argv)
 
     fixed = Reply(args.reply) if args.reply is not None else None
@@ -1307,6 +1353,7 @@ def main(argv: list[str] | None = None) -> None:
     with FakeOpenAIServer(port=args.port, responder=answer_and_log) as server:
         server.context_window = args.window
         server.overflow_form = args.overflow_form
+        server.window_reported_by = args.report_window
         print(server.base_url, flush=True)
         print(
             f"try: OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY=test mnemobot chat",
