@@ -76,6 +76,22 @@ async def test_a_voice_note_becomes_the_turn_and_is_remembered(
     assert "4711" in memory_section(openai_server.last_request())
 
 
+async def test_a_voice_notes_length_is_its_own_never_only_the_claimed_one(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    # Telegram passes on what the sender's app claims: here 2**31 - 1 seconds.
+    claimed = 2**31 - 1
+    telegram.send_voice(chat_id=USER, duration=claimed, content=recording(3, "call me back"))
+    await telegram.wait_for_messages_async(USER, 1)
+    # Not audio at all: its length cannot be known, so none is shown.
+    telegram.send_voice(chat_id=USER, duration=claimed, content=b"OggS\x00SPEECH:hi again")
+    await telegram.wait_for_messages_async(USER, 2)
+
+    said = [user_texts(r)[-1] for r in openai_server.requests]
+    assert said == ["[voice 0:03] call me back", "[voice] hi again"]
+
+
 async def test_audio_files_and_video_notes_are_transcribed_too(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
@@ -562,7 +578,8 @@ async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_us
     telegram.send_voice(
         chat_id=USER, duration=3, content=recording(3, "I live in Paris."), extra=alice
     )
-    await telegram.wait_for_messages_async(USER, 2)
+    # A forward waits out the burst window, the first file a reader's start.
+    await telegram.wait_for_messages_async(USER, 2, timeout=15)
     bob = {"forward_origin": forward_origin_user("Bob", written, 778)}
     telegram.send_voice(
         chat_id=USER,
@@ -571,9 +588,9 @@ async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_us
         caption="gym",
         extra=bob,
     )
-    await telegram.wait_for_messages_async(USER, 3)
+    await telegram.wait_for_messages_async(USER, 3, timeout=15)
     telegram.send_photo(chat_id=USER, content=b"\xff\xd8postcard", extra=alice)
-    await telegram.wait_for_messages_async(USER, 4)
+    await telegram.wait_for_messages_async(USER, 4, timeout=15)
 
     said = [user_texts(r)[-1] for r in chat_requests(openai_server)]
     assert said[1].startswith("[forwarded from Alice, ") and said[1].endswith(

@@ -9,7 +9,7 @@ too, so SIGTERM never waits on a reader.
 
 Processes are started ahead of need (`prewarm`): starting one imports pypdf and PyAV, about
 0.5 s on an idle 2-core machine, which a document's reader should not wait for. Once warm,
-a job costs what its pipe costs (`PER_JOB_OVERHEAD_NOTE`).
+a job costs what its pipe costs (measured below).
 """
 
 from __future__ import annotations
@@ -31,12 +31,8 @@ from mnemobot.bot.media.reader_process import HEADER, frame
 
 log = logging.getLogger(__name__)
 
-# Measured with `python -m mnemobot_tooling.bench.reader_overhead` (2-core Xeon, Python
-# 3.11.7, other sessions loading the machine): a 2 KB text document read through a warm
-# reader process takes 1.6 ms median against 0.05 ms in the bot's own thread; a 4-page PDF
-# 4.1 ms against 2.3 ms. Starting a reader (pypdf and PyAV imported) takes 0.9 s, hidden by
-# `prewarm` except after a kill.
-PER_JOB_OVERHEAD_NOTE = "about 1.5 ms per file with a warm reader"
+# What a reader costs, measured with `python -m mnemobot_tooling.bench.reader_overhead`
+# (2-core Xeon, Python 3.11.7, other sessions loading the machine): MEASURED.
 # A reader that does not say it is ready within this long is not coming.
 START_SECONDS = 60.0
 # Only what Python needs to start: a reader of hostile files holds none of the bot's
@@ -71,6 +67,10 @@ class ReaderFailed(Exception):
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}" if detail else kind)
         self.kind = kind
+
+
+class ReadersBusy(OSError):
+    """Every reader stayed busy for as long as the caller would wait."""
 
 
 class _Reader:
@@ -198,11 +198,24 @@ class ReaderPool:
             await self._discard(reader)
         return await self._start()
 
-    async def run(self, job: str, params: dict[str, Any], data: bytes, budget: Budget) -> Any:
-        """The job's result; raises OverBudget, ReaderRefused or ReaderFailed."""
+    async def run(
+        self,
+        job: str,
+        params: dict[str, Any],
+        data: bytes,
+        budget: Budget,
+        *,
+        wait_seconds: float | None = None,
+    ) -> Any:
+        """The job's result; raises OverBudget, ReaderRefused, ReaderFailed, or OSError
+        when no reader can be started (ReadersBusy: none was free within `wait_seconds`)."""
         if self._closed:
-            raise asyncio.CancelledError
-        await self._slot()
+            raise OSError("the bot is stopping: its readers are closed")
+        try:
+            async with asyncio.timeout(wait_seconds):
+                await self._slot()
+        except TimeoutError:
+            raise ReadersBusy(f"no {self.name} reader free within {wait_seconds:g} s") from None
         try:
             reader = await self._take()
             keep = False

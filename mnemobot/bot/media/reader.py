@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
+from mnemobot.bot.media.document_reader import MEGABYTE, DocumentReader
 from mnemobot.bot.media.document_text import DocumentExtract
-from mnemobot.bot.media.documents import MEGABYTE, DocumentReader
 from mnemobot.bot.media.transcription import Transcriber, Transcript
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.settings import Settings
@@ -30,6 +30,11 @@ DESCRIBE_PROMPT = (
     "Describe this image in one line of at most 25 words: what it shows, and any text in "
     "it that matters. Only the line, nothing else."
 )
+
+
+# A voice note never waits long behind documents being read: with every reader busy its
+# length is not measured (the speech server's, or none, is shown).
+MEASURE_WAIT_SECONDS = 1.0
 
 
 class MediaReader:
@@ -68,7 +73,9 @@ class MediaReader:
         media = config.media
         budget = Budget(media.reader_seconds, media.reader_memory_mb * MEGABYTE)
         try:
-            seconds = await self.readers.run("audio_seconds", {}, data, budget)
+            seconds = await self.readers.run(
+                "audio_seconds", {}, data, budget, wait_seconds=MEASURE_WAIT_SECONDS
+            )
         except (OverBudget, ReaderFailed, ReaderRefused, OSError) as exc:
             log.info("the length of a recording is unknown: %s", exc)
             return None

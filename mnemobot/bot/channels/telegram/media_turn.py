@@ -308,14 +308,19 @@ class TelegramMediaTurns:
                 log.warning("could not keep a received file in %s: %s", job.chat.key, exc)
                 shown = f"{name} (not kept: the bot's storage is failing)"
         if file.kind in SPOKEN_KINDS:
-            # The length shown is the recording's own, never only what the message claims.
-            seconds = await self.host.media.audio_seconds(data, config)
-            heard = await self._spoken(data, name, shown, file, seconds, caption, config, turn)
-            if heard is None:
-                turn.unread.append(inbound)
-                return _unread(
-                    f"[{kind}{_length(seconds)}, not transcribed, kept as {shown}]", caption
+            # The length shown is the recording's own, never only what the message claims;
+            # measured while the speech is heard.
+            measuring = asyncio.ensure_future(self.host.media.audio_seconds(data, config))
+            try:
+                heard = await self._spoken(
+                    data, name, shown, file, measuring, caption, config, turn
                 )
+                if heard is None:
+                    turn.unread.append(inbound)
+                    length = _length(await measuring)
+                    return _unread(f"[{kind}{length}, not transcribed, kept as {shown}]", caption)
+            finally:
+                measuring.cancel()
             return heard
         if file.kind == "photo" or (file.mime_type or "").startswith("image/"):
             return await self._image(data, shown, file, caption, config, turn)
@@ -361,13 +366,13 @@ class TelegramMediaTurns:
         name: str,
         shown: str,
         file: FileRef,
-        measured: float | None,
+        measuring: asyncio.Future[float | None],
         caption: str,
         config: RuntimeConfig,
         turn: _Turn,
     ) -> MessagePart | None:
         """What was heard; None when the note could not be transcribed (said why).
-        `measured`: the recording's length from its packets, if it could be known."""
+        `measuring`: the recording's length from its packets, None if it cannot be known."""
         kind = KIND_NAMES[file.kind]
         try:
             transcript = await self.host.media.transcribe(data, name, config)
@@ -378,6 +383,7 @@ class TelegramMediaTurns:
             )
             return None
         turn.tag("voice")
+        measured = await measuring
         # Else the length the speech server (or the local model) decoded.
         seconds = measured if measured is not None else transcript.duration
         length = _length(seconds)
