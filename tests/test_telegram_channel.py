@@ -11,6 +11,7 @@ import pytest
 from mnemobot.bot.turn.commands import COMMANDS
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, delay, gated, reply, user_texts
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.voice_notes import silent_recording
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -312,7 +313,7 @@ async def test_media_without_text_is_read_never_refused(
 ) -> None:
     await start_bot()
     telegram.send_photo(chat_id=USER)
-    telegram.send_voice(chat_id=USER, content=b"OggS\x00SPEECH:hello")
+    telegram.send_voice(chat_id=USER, content=silent_recording(2, "hello"))
     telegram.send_sticker(chat_id=USER)
     telegram.send_document(chat_id=USER, caption="summarize this please")
     await openai_server.wait_for_requests_async(1)

@@ -16,6 +16,7 @@ from mnemobot_tooling.fakes.openai_server import (
     user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer, forward_origin_user
+from mnemobot_tooling.voice_notes import silent_recording as recording
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -52,7 +53,7 @@ async def test_a_voice_note_becomes_the_turn_and_is_remembered(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
     await start_bot()
-    said = b"OggS\x00SPEECH:Please remember that my locker code is 4711."
+    said = recording(4, "Please remember that my locker code is 4711.")
     telegram.send_voice(chat_id=USER, duration=4, content=said)
     [answer] = await telegram.wait_for_messages_async(USER, 1)
 
@@ -75,15 +76,31 @@ async def test_a_voice_note_becomes_the_turn_and_is_remembered(
     assert "4711" in memory_section(openai_server.last_request())
 
 
+async def test_a_voice_notes_length_is_its_own_never_only_the_claimed_one(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot()
+    # Telegram passes on what the sender's app claims: here 2**31 - 1 seconds.
+    claimed = 2**31 - 1
+    telegram.send_voice(chat_id=USER, duration=claimed, content=recording(3, "call me back"))
+    await telegram.wait_for_messages_async(USER, 1)
+    # Not audio at all: its length cannot be known, so none is shown.
+    telegram.send_voice(chat_id=USER, duration=claimed, content=b"OggS\x00SPEECH:hi again")
+    await telegram.wait_for_messages_async(USER, 2)
+
+    said = [user_texts(r)[-1] for r in openai_server.requests]
+    assert said == ["[voice 0:03] call me back", "[voice] hi again"]
+
+
 async def test_audio_files_and_video_notes_are_transcribed_too(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
     await start_bot()
-    audio = telegram.store_file("music", "mp3", b"ID3 SPEECH:call the bank at nine")
+    audio = telegram.store_file("music", "mp3", recording(5, "call the bank at nine", "mp3"))
     audio.update(duration=5, mime_type="audio/mpeg", file_name="memo.mp3")
     telegram.send_content({"audio": audio}, chat_id=USER)
     await telegram.wait_for_messages_async(USER, 1)
-    circle = telegram.store_file("video_notes", "mp4", b"\x00\x00ftyp SPEECH:hello from the park")
+    circle = telegram.store_file("video_notes", "mp4", recording(7, "hello from the park", "mp4"))
     circle.update(duration=7, length=240)
     note_id = telegram.send_content({"video_note": circle}, chat_id=USER)["message"]["message_id"]
     await telegram.wait_for_messages_async(USER, 2)
@@ -118,7 +135,7 @@ async def test_a_failed_transcription_keeps_the_file_and_sending_again_works(
 ) -> None:
     await start_bot()
     openai_server.transcriber = lambda upload: error(503, "whisper is loading")
-    said = b"OggS\x00SPEECH:buy oat milk"
+    said = recording(3, "buy oat milk")
     telegram.send_voice(chat_id=USER, duration=3, content=said)
     [failed] = await telegram.wait_for_messages_async(USER, 1)
 
@@ -150,7 +167,7 @@ async def test_retry_reads_the_kept_note_again_once_transcription_works(
     assert nothing["plain_text"] == NOTHING_TO_RETRY
 
     openai_server.transcriber = lambda upload: error(503, "whisper is loading")
-    said = b"OggS\x00SPEECH:buy oat milk"
+    said = recording(3, "buy oat milk")
     telegram.send_voice(chat_id=USER, duration=3, content=said)
     failed = await telegram.wait_for_messages_async(USER, 2)
     assert "/retry" in failed[1]["plain_text"]
@@ -174,7 +191,7 @@ async def test_retry_after_a_restart_reads_the_note_that_failed_before_it(
 ) -> None:
     bot = await start_bot()
     openai_server.transcriber = lambda upload: error(503, "whisper is loading")
-    said = b"OggS\x00SPEECH:the plumber comes on friday"
+    said = recording(4, "the plumber comes on friday")
     telegram.send_voice(chat_id=USER, duration=4, content=said)
     [failed] = await telegram.wait_for_messages_async(USER, 1)
     assert "/retry" in failed["plain_text"]
@@ -205,7 +222,7 @@ async def test_in_a_group_retry_reads_only_the_senders_own_note(
         chat_type="supergroup",
         reply_to_bot=True,
         duration=3,
-        content=b"OggS\x00SPEECH:a",
+        content=recording(3, "a"),
     )
     await telegram.wait_for_messages_async(GROUP, 1)
     openai_server.transcriber = lambda upload: "my own words"
@@ -222,7 +239,7 @@ async def test_after_forget_me_there_is_nothing_to_retry(
 ) -> None:
     await start_bot()
     openai_server.transcriber = lambda upload: error(503, "whisper is loading")
-    telegram.send_voice(chat_id=USER, duration=3, content=b"OggS\x00SPEECH:my PIN is 0000")
+    telegram.send_voice(chat_id=USER, duration=3, content=recording(3, "my PIN is 0000"))
     await telegram.wait_for_messages_async(USER, 1)
     telegram.send_text("/forget_me", chat_id=USER)
     telegram.send_text("/forget_me confirm", chat_id=USER)
@@ -256,7 +273,7 @@ async def test_a_long_note_heard_as_a_few_words_says_what_was_heard(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     await start_bot()
-    telegram.send_voice(chat_id=USER, duration=60, content=b"OggS\x00SPEECH:thank you")
+    telegram.send_voice(chat_id=USER, duration=60, content=recording(60, "thank you"))
     [answer] = await telegram.wait_for_messages_async(USER, 1)
     assert 'I only heard: "thank you"' in answer["plain_text"]
 
@@ -276,7 +293,7 @@ async def test_a_separate_speech_server_gets_its_own_key_and_never_the_chat_key(
             }
         }
         await start_bot(runtime=runtime, bot_transcription_api_key="speech-key")
-        telegram.send_voice(chat_id=USER, content=b"OggS\x00SPEECH:Guten Morgen")
+        telegram.send_voice(chat_id=USER, content=recording(2, "Guten Morgen"))
         [answer] = await telegram.wait_for_messages_async(USER, 1)
         [upload] = speech.transcriptions
     assert upload.fields == {"model": "whisper-large-v3", "language": "de"}
@@ -559,20 +576,21 @@ async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_us
     written = int(time.time()) - 5 * 86_400
     alice = {"forward_origin": forward_origin_user("Alice", written)}
     telegram.send_voice(
-        chat_id=USER, duration=3, content=b"OggS\x00SPEECH:I live in Paris.", extra=alice
+        chat_id=USER, duration=3, content=recording(3, "I live in Paris."), extra=alice
     )
-    await telegram.wait_for_messages_async(USER, 2)
+    # A forward waits out the burst window, the first file a reader's start.
+    await telegram.wait_for_messages_async(USER, 2, timeout=15)
     bob = {"forward_origin": forward_origin_user("Bob", written, 778)}
     telegram.send_voice(
         chat_id=USER,
         duration=4,
-        content=b"OggS\x00SPEECH:My locker code is 9182.",
+        content=recording(4, "My locker code is 9182."),
         caption="gym",
         extra=bob,
     )
-    await telegram.wait_for_messages_async(USER, 3)
+    await telegram.wait_for_messages_async(USER, 3, timeout=15)
     telegram.send_photo(chat_id=USER, content=b"\xff\xd8postcard", extra=alice)
-    await telegram.wait_for_messages_async(USER, 4)
+    await telegram.wait_for_messages_async(USER, 4, timeout=15)
 
     said = [user_texts(r)[-1] for r in chat_requests(openai_server)]
     assert said[1].startswith("[forwarded from Alice, ") and said[1].endswith(
@@ -680,7 +698,7 @@ async def test_editing_a_caption_keeps_what_was_heard_beside_it(
 ) -> None:
     await start_bot()
     note = telegram.send_voice(
-        chat_id=USER, duration=4, content=b"OggS\x00SPEECH:My locker code is 4711.", caption="note"
+        chat_id=USER, duration=4, content=recording(4, "My locker code is 4711."), caption="note"
     )
     await telegram.wait_for_messages_async(USER, 1)
     telegram.edit_message(note, "note to self")

@@ -549,6 +549,9 @@ class TranscriptionConfig(ConfigSection):
     """backend "local": CPU threads for one transcription; 0 lets CTranslate2 choose."""
     timeout_seconds: float = Field(120, gt=0, le=3600)
     """Seconds one transcription may take before it fails (the file is kept)."""
+    local_memory_mb: int = Field(6_000, ge=500, le=1_000_000)
+    """backend "local": memory (address space, MB) of the process that decodes and hears a
+    recording; a larger model needs more (tiny.en peaks at about 1,500 MB)."""
     doubtful_words_per_minute: float = Field(20, ge=0, le=1_000)
     """A note of 10 s or more transcribed as fewer words a minute than this (people say
     about 150) is doubtful: the reply says what was heard. 0 turns the check off."""
@@ -572,6 +575,16 @@ class MediaConfig(ConfigSection):
     this many pixels is fetched (bigger costs more image tokens for little gain)."""
     max_image_bytes: int = Field(10_000_000, ge=1_000, le=100_000_000)
     """An image file larger than this is kept but not sent to the model."""
+    reader_seconds: float = Field(60, gt=0, le=3_600)
+    """Seconds one document may take to be read (and one recording to be measured), in a
+    process of its own that is killed past it; the file is kept, the user told, and it is
+    not read again unless this is raised."""
+    reader_memory_mb: int = Field(1_024, ge=200, le=1_000_000)
+    """Memory (address space, MB) that reading one document (or measuring one recording)
+    may take; past it the read fails, the file is kept and the user told."""
+    reader_processes: int = Field(2, ge=1, le=64)
+    """Documents read at once, each in a process of its own (about 50 MB each while it
+    waits); more wait their turn."""
     document_head_chars: int = Field(4_000, ge=0, le=1_000_000)
     """The start of a document's text the model gets with the message; it reads the rest
     with the files tool."""

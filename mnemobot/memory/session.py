@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,11 @@ from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import from_iso, to_iso
 
 log = logging.getLogger(__name__)
+
+# Session reads and writes have threads of their own: they never queue behind other work
+# on asyncio's default pool, which one chat's work can fill. Four: saves of different
+# chats run side by side (each one fsyncs), those of one chat are ordered by its lock.
+SESSION_THREADS = ThreadPoolExecutor(4, thread_name_prefix="sessions")
 
 _SESSION_KEY = re.compile(r"^[A-Za-z0-9_-]+:[A-Za-z0-9_@.:-]+$")
 
@@ -177,9 +183,11 @@ class SessionStore:
         """
         lock = FileLock(self.lock_path_for(key), thread_local=False)
         self.directory.mkdir(parents=True, exist_ok=True)
+        # The wait for another process's turn may be long: not on the sessions' threads.
         await asyncio.to_thread(lock.acquire)
         try:
-            await asyncio.to_thread(self.refresh, key)
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(SESSION_THREADS, self.refresh, key)
             yield self.get(key)
         finally:
             lock.release()
@@ -234,7 +242,8 @@ class SessionStore:
         save that was started is never lost halfway through the queue.
         """
         snapshot = self._snapshot(session)
-        await asyncio.shield(asyncio.to_thread(self._write, *snapshot))
+        loop = asyncio.get_running_loop()
+        await asyncio.shield(loop.run_in_executor(SESSION_THREADS, self._write, *snapshot))
 
     def _snapshot(self, session: AgentSession) -> tuple[str, bytes, int]:
         session.updated_at = self.clock()

@@ -53,3 +53,40 @@ def voice_note(text: str) -> tuple[bytes, float]:
         wav = Path(folder) / "note.wav"
         speak_wav(text, wav)
         return wav_to_ogg_opus(wav)
+
+
+# Containers and codecs of recordings as Telegram's apps send them.
+_RECORDINGS = {"ogg": ("ogg", "libopus", 48_000), "mp3": ("mp3", "libmp3lame", 44_100)}
+_RECORDINGS["mp4"] = ("mp4", "aac", 48_000)
+
+
+def silent_recording(seconds: float, said: str = "", container: str = "ogg") -> bytes:
+    """A real recording of `seconds` of silence (OGG/Opus as a voice note, MP3 as an audio
+    file, MP4/AAC as a video note's sound), with `SPEECH:<said>` after its last byte: the
+    fake model server's transcriber hears that, PyAV reads past it. For tests that need a
+    recording's true length, not its speech."""
+    import av
+    import numpy as np
+
+    format_name, codec, rate = _RECORDINGS[container]
+    out_buffer = io.BytesIO()
+    with av.open(out_buffer, "w", format=format_name) as out:
+        stream = out.add_stream(codec, rate=rate)
+        stream.layout = "mono"
+        stream.bit_rate = 32_000
+        total, step, pts = round(seconds * rate), 1024, 0
+        while pts < total:
+            samples = min(step, total - pts)
+            frame = av.AudioFrame.from_ndarray(
+                np.zeros((1, samples), dtype=np.float32 if codec == "aac" else np.int16),
+                format="fltp" if codec == "aac" else "s16",
+                layout="mono",
+            )
+            frame.sample_rate, frame.pts = rate, pts
+            pts += samples
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+    tail = f"SPEECH:{said}".encode() if said else b""
+    return out_buffer.getvalue() + tail

@@ -21,11 +21,11 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.delivery.journal_threads import OUTBOX_THREADS, in_thread
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class Outbox:
             QueuedEntry(id=i, key=key, data=m, at=now) for i, m in zip(ids, messages, strict=True)
         ]
         # A reply that cannot be kept on disk (a full or read-only disk) is still sent.
-        fresh = await asyncio.to_thread(partial(self.queue.add, entries, in_memory_on_failure=True))
+        fresh = await in_thread(OUTBOX_THREADS, self.queue.add, entries, in_memory_on_failure=True)
         failing = any(self.queue.in_memory(entry.id) for entry in fresh)
         if failing and not self._failing:
             log.error(
@@ -179,4 +179,4 @@ class Outbox:
             failures = 0
             # A mark that cannot be written yet (a full disk) is written with the next write
             # that can be; a restart before that sends this reply once more.
-            await asyncio.to_thread(partial(self.queue.done, [entry.id], in_memory_on_failure=True))
+            await in_thread(OUTBOX_THREADS, self.queue.done, [entry.id], in_memory_on_failure=True)

@@ -1,7 +1,8 @@
 """The text of a document someone sent: text-like files as they are, PDFs through pypdf.
 
-Runs in a worker thread (a PDF of hundreds of pages takes seconds). Limits on pages and
-characters come from the runtime config; what was left out is said, never silently lost.
+Runs in a reader process (`document_job`, see `bounded`): a PDF of hundreds of pages takes
+seconds, a hostile one minutes and gigabytes. Limits on pages and characters come from
+the runtime config; what was left out is said, never silently lost.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ import io
 import logging
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
+
+from mnemobot.bot.media.reader_process import ReaderRefusal
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +29,7 @@ TEXT_SUFFIXES = frozenset(
 )  # fmt: skip
 
 
-class UnreadableDocument(Exception):
+class UnreadableDocument(ReaderRefusal):
     """Why the text could not be read (one line for the user)."""
 
 
@@ -48,6 +52,18 @@ def is_readable(file_name: str, mime_type: str | None) -> bool:
         or mime.startswith("text/")
         or mime in {"application/json", "application/xml", "application/x-yaml"}
     )
+
+
+def document_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
+    """`extract_text` as a reader process's job."""
+    extract = extract_text(
+        data,
+        str(params["name"]),
+        params.get("mime_type"),
+        max_pages=int(params["max_pages"]),
+        max_chars=int(params["max_chars"]),
+    )
+    return {"text": extract.text, "cut": extract.cut, "pages": extract.pages}
 
 
 def extract_text(
@@ -76,7 +92,7 @@ def _plain_text(data: bytes) -> DocumentExtract:
 
 def _pdf_text(data: bytes, max_pages: int) -> DocumentExtract:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import LimitReachedError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -86,9 +102,14 @@ def _pdf_text(data: bytes, max_pages: int) -> DocumentExtract:
         texts = []
         for page in reader.pages[:max_pages]:
             texts.append(page.extract_text() or "")
-    except UnreadableDocument:
+    except (UnreadableDocument, MemoryError):
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+    except LimitReachedError:
+        raise UnreadableDocument("the PDF unpacks to more data than a document may hold") from None
+    except RecursionError:
+        raise UnreadableDocument("the PDF nests its contents too deeply to read") from None
+    except Exception as exc:
+        # pypdf raises what the damage leads to: PdfReadError, ValueError, KeyError...
         log.info("unreadable PDF: %s: %s", type(exc).__name__, exc)
         raise UnreadableDocument("the PDF could not be read (it looks damaged)") from None
     text = "\n\n".join(t.strip() for t in texts if t.strip())

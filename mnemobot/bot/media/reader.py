@@ -1,12 +1,24 @@
-"""What channels use to read what people send besides text: speech to text, and a
-one-line description of an image by the chat model (kept in the conversation and memory,
-so "what was on the screenshot I sent on Monday" can be found later)."""
+"""What channels use to read what people send besides text: speech to text, documents'
+text, a recording's real length, and a one-line description of an image by the chat model
+(kept in the conversation and memory, so "what was on the screenshot I sent on Monday" can
+be found later).
+
+Everything that parses a file someone sent runs in reader processes within a budget
+(`bounded`): documents and lengths in `readers` (`media.readerProcesses` at once), local
+speech to text in its own. Images are not decoded by the bot at all: their bytes go to the
+model as they are.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
+from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
+from mnemobot.bot.media.document_reader import MEGABYTE, DocumentReader
+from mnemobot.bot.media.document_text import DocumentExtract
 from mnemobot.bot.media.transcription import Transcriber, Transcript
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.settings import Settings
@@ -20,6 +32,11 @@ DESCRIBE_PROMPT = (
 )
 
 
+# A voice note never waits long behind documents being read: with every reader busy its
+# length is not measured (the speech server's, or none, is shown).
+MEASURE_WAIT_SECONDS = 1.0
+
+
 class MediaReader:
     def __init__(
         self, settings: Settings, llm: ChatModel, chat_model: Callable[[RuntimeConfig], str]
@@ -27,9 +44,42 @@ class MediaReader:
         self.transcriber = Transcriber(settings)
         self.llm = llm
         self.chat_model = chat_model
+        self._reader_processes = 2
+        self.readers = ReaderPool("document", lambda: self._reader_processes, ("pypdf", "av"))
+        self.documents = DocumentReader(self.readers)
+        # Looked up once: without PyAV a recording's length cannot be known.
+        self._measures = importlib.util.find_spec("av") is not None
+
+    def prewarm(self, config: RuntimeConfig) -> None:
+        """A reader process started ahead of a file that is on its way (inside the loop)."""
+        self._reader_processes = config.media.reader_processes
+        self.readers.prewarm()
 
     async def transcribe(self, audio: bytes, file_name: str, config: RuntimeConfig) -> Transcript:
         return await self.transcriber.transcribe(audio, file_name, config.media.transcription)
+
+    async def read_document(
+        self, data: bytes, kept: Path | None, name: str, mime: str | None, config: RuntimeConfig
+    ) -> DocumentExtract:
+        """Raises UnreadableDocument with the line for the user (see `DocumentReader`)."""
+        self._reader_processes = config.media.reader_processes
+        return await self.documents.read(data, kept, name, mime, config.media)
+
+    async def audio_seconds(self, data: bytes, config: RuntimeConfig) -> float | None:
+        """How long the recording is, from its packets; None when that cannot be known."""
+        if not self._measures:
+            return None
+        self._reader_processes = config.media.reader_processes
+        media = config.media
+        budget = Budget(media.reader_seconds, media.reader_memory_mb * MEGABYTE)
+        try:
+            seconds = await self.readers.run(
+                "audio_seconds", {}, data, budget, wait_seconds=MEASURE_WAIT_SECONDS
+            )
+        except (OverBudget, ReaderFailed, ReaderRefused, OSError) as exc:
+            log.info("the length of a recording is unknown: %s", exc)
+            return None
+        return float(seconds) if isinstance(seconds, (int, float)) else None
 
     async def describe_image(
         self, data_url: str, caption: str, config: RuntimeConfig
@@ -64,4 +114,5 @@ class MediaReader:
         return line[:300] or None
 
     async def close(self) -> None:
+        await self.readers.close()
         await self.transcriber.close()

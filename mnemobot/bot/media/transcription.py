@@ -4,24 +4,24 @@ Two backends (`media.transcription.backend`):
 
 - "api": any OpenAI-compatible `/v1/audio/transcriptions` endpoint (OpenAI, Groq, a local
   whisper server), through the openai SDK; by default the chat model's own server.
-- "local": faster-whisper in this process (`pip install 'mnemobot[voice]'`), from a
-  CTranslate2 Whisper model folder the operator names; nothing is downloaded. The model is
-  loaded once and runs in a worker thread, one transcription at a time (it uses every core
-  it is given; two at once would only take turns on them).
+- "local": faster-whisper (`pip install 'mnemobot[voice]'`), from a CTranslate2 Whisper
+  model folder the operator names; nothing is downloaded. It runs in a reader process of
+  its own (`local_whisper`, within `timeoutSeconds` and `localMemoryMb`), which keeps the
+  model loaded; one transcription at a time (it uses every core it is given; two at once
+  would only take turns on them).
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
-import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import openai
 
+from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
+from mnemobot.bot.media.reader_process import ReaderRefusal
 from mnemobot.config.runtime import TranscriptionConfig
 from mnemobot.config.settings import Settings
 
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 PLACEHOLDER_KEY = "not-needed"
 
 
-class TranscriptionError(Exception):
+class TranscriptionError(ReaderRefusal):
     """One line for the user: why the audio could not be turned into text."""
 
 
@@ -48,9 +48,8 @@ class Transcriber:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._clients: dict[tuple[str | None, str], openai.AsyncOpenAI] = {}
-        self._local_models: dict[tuple[str, str, int], Any] = {}
-        self._local_lock = threading.Lock()
-        self._local_running = asyncio.Lock()
+        # One reader for speech: it keeps the model loaded between notes.
+        self.speech = ReaderPool("speech", lambda: 1, ("faster_whisper",))
 
     async def transcribe(
         self, audio: bytes, file_name: str, config: TranscriptionConfig
@@ -60,8 +59,7 @@ class Transcriber:
         try:
             async with asyncio.timeout(config.timeout_seconds):
                 if config.backend == "local":
-                    async with self._local_running:
-                        return await asyncio.to_thread(self._local, audio, config)
+                    return await self._local(audio, config)
                 return await self._api(audio, file_name, config)
         except TimeoutError:
             raise TranscriptionError(
@@ -109,63 +107,60 @@ class Transcriber:
         text = getattr(result, "text", None)
         if not isinstance(text, str):
             raise TranscriptionError("the speech-to-text server answered without text")
-        duration = getattr(result, "duration", None)
-        return Transcript(text.strip(), float(duration) if duration is not None else None)
+        return Transcript(text.strip(), _heard_seconds(result))
 
     # -- local -----------------------------------------------------------------------------------
 
-    def _local_model(self, config: TranscriptionConfig) -> Any:
-        if not config.local_model_path:
-            raise TranscriptionError(
-                "media.transcription.localModelPath is not set (the folder of a "
-                "faster-whisper model)"
-            )
-        folder = Path(config.local_model_path).expanduser()
-        if not (folder / "model.bin").is_file():
-            raise TranscriptionError(
-                f"no faster-whisper model in {folder} (media.transcription.localModelPath "
-                "must name a folder with model.bin)"
-            )
-        key = (str(folder), config.local_compute_type, config.local_threads)
-        with self._local_lock:
-            model = self._local_models.get(key)
-            if model is None:
-                try:
-                    from faster_whisper import WhisperModel
-                except ImportError:
-                    raise TranscriptionError(
-                        "local speech to text needs faster-whisper: pip install 'mnemobot[voice]'"
-                    ) from None
-                model = WhisperModel(
-                    str(folder),
-                    device="cpu",
-                    compute_type=config.local_compute_type,
-                    cpu_threads=config.local_threads,
-                )
-                self._local_models = {key: model}
-            return model
-
-    def _local(self, audio: bytes, config: TranscriptionConfig) -> Transcript:
-        model = self._local_model(config)
+    async def _local(self, audio: bytes, config: TranscriptionConfig) -> Transcript:
+        params = {
+            "model_path": config.local_model_path,
+            "compute_type": config.local_compute_type,
+            "threads": config.local_threads,
+            "language": config.language,
+        }
+        memory = config.local_memory_mb * 1_000_000 if config.local_memory_mb else None
+        budget = Budget(config.timeout_seconds, memory)
         try:
-            # vad_filter: without it silence comes back as "You", and a note longer than
-            # 30 s can lose its first window.
-            segments, info = model.transcribe(
-                io.BytesIO(audio), language=config.language, vad_filter=True
-            )
-            text = " ".join(segment.text.strip() for segment in segments)
-        except Exception as exc:
-            # PyAV's errors for a file that is not audio, CTranslate2's for a bad model.
-            log.info("local transcription failed: %s: %s", type(exc).__name__, exc)
-            raise TranscriptionError(
-                f"the recording could not be decoded ({type(exc).__name__})"
-            ) from None
-        return Transcript(text.strip(), float(info.duration))
+            heard = await self.speech.run("transcribe", params, audio, budget)
+        except ReaderRefused as exc:
+            raise TranscriptionError(str(exc)) from None
+        except OverBudget as exc:
+            raise TranscriptionError(_over_budget_line(exc, config)) from None
+        except (ReaderFailed, OSError) as exc:
+            log.info("local transcription failed: %s", exc)
+            raise TranscriptionError(f"the recording could not be decoded ({exc})") from None
+        return Transcript(str(heard["text"]), float(heard["seconds"]))
 
     async def close(self) -> None:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+        await self.speech.close()
+
+
+def _heard_seconds(result: Any) -> float | None:
+    """How long the server found the audio: `duration` (verbose_json, Groq) or the usage
+    OpenAI bills by (`usage.seconds`); the server decoded it, so unlike the sender's claim
+    it can be shown."""
+    duration = getattr(result, "duration", None)
+    usage = getattr(result, "usage", None)
+    if duration is None and getattr(usage, "type", None) == "duration":
+        duration = getattr(usage, "seconds", None)
+    try:
+        return float(duration) if duration is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _over_budget_line(exc: OverBudget, config: TranscriptionConfig) -> str:
+    if exc.what == "time":
+        return f"speech to text took longer than {config.timeout_seconds:g} s"
+    if exc.what == "memory":
+        return (
+            f"speech to text needed more than {config.local_memory_mb:,} MB "
+            "(media.transcription.localMemoryMb)"
+        )
+    return "speech to text stopped while decoding the recording (it may be damaged)"
 
 
 def _status_detail(exc: openai.APIStatusError) -> str:

@@ -31,17 +31,16 @@ come back (see `bot.channels.dispatch`); one line says so, and one when it works
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from telegram import Bot, Update
 
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.delivery.journal_threads import INBOX_THREADS, in_thread
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.schedule.tasks import is_firing_entry
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
@@ -128,14 +127,14 @@ class TelegramIntake:
     async def keep_firings(self, entries: Sequence[QueuedEntry]) -> None:
         """Keep scheduled firings durably, then handle the ones not seen before. Raises
         OSError when they cannot be kept: the scheduler tries again."""
-        fresh = await asyncio.to_thread(self.inbox.add, entries)
+        fresh = await in_thread(INBOX_THREADS, self.inbox.add, entries)
         for entry in fresh:
             await self._handle(entry)
 
     async def keep(self, raw_updates: Sequence[dict[str, Any]]) -> None:
         """Keep `raw_updates` durably, then handle the ones not seen before."""
         entries = accepted_updates(raw_updates, self.clock(), self.bot_id)
-        fresh = await asyncio.to_thread(partial(self.inbox.add, entries, in_memory_on_failure=True))
+        fresh = await in_thread(INBOX_THREADS, self.inbox.add, entries, in_memory_on_failure=True)
         failing = any(self.inbox.in_memory(entry.id) for entry in fresh)
         if failing and not self._failing:
             log.error(
@@ -165,8 +164,8 @@ class TelegramIntake:
             # A mark that cannot be written yet goes with the next write that can; a restart
             # before that answers the message again, from the session: the same reply,
             # which the outbox recognises and does not send twice.
-            await asyncio.to_thread(
-                partial(self.inbox.done, list(receipts), in_memory_on_failure=True)
+            await in_thread(
+                INBOX_THREADS, self.inbox.done, list(receipts), in_memory_on_failure=True
             )
 
     def waiting(self) -> int:

@@ -46,11 +46,7 @@ from mnemobot.bot.channels.telegram.inbound import (
     inbound_from_json,
     inbound_to_json,
 )
-from mnemobot.bot.media.document_text import (
-    UnreadableDocument,
-    extract_text,
-    is_readable,
-)
+from mnemobot.bot.media.document_text import UnreadableDocument, is_readable
 from mnemobot.bot.media.transcription import TranscriptionError
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.tools.files_tool import SHARED_FOLDER
@@ -222,6 +218,8 @@ class TelegramMediaTurns:
         if not parts:
             return PreparedTurn(job.text)
         config = self.host.runtime.current()
+        if any(isinstance(part, RetryRequest) or part.file is not None for part in parts):
+            self.host.media.prewarm(config)  # starts while the file downloads
         # Dates are shown in the chat's own zone when it set one, as its turns read the time.
         zone = chat_zone_name(self.host.assistant.session(job.chat).metadata, config)
         turn = _Turn()
@@ -255,7 +253,14 @@ class TelegramMediaTurns:
         ref = f"tg:{inbound.message_id}"
         if inbound.file is not None:
             unread = len(turn.unread)
-            part = await self._file_part(inbound, inbound.file, job, config, turn)
+            try:
+                part = await self._file_part(inbound, inbound.file, job, config, turn)
+            except Exception as exc:
+                # Whatever reading one file did, the turn's other messages are answered.
+                kind = KIND_NAMES.get(inbound.file.kind, "file")
+                log.error("could not read a %s in %s: %s", kind, job.chat.key, exc)
+                turn.notices.append(f"I kept your {kind} but could not read it.")
+                part = _unread(f"[{kind}, unreadable]", inbound.text.strip())
             if len(turn.unread) == unread:
                 turn.read_kinds.add(inbound.file.kind)
         else:
@@ -303,18 +308,26 @@ class TelegramMediaTurns:
                 log.warning("could not keep a received file in %s: %s", job.chat.key, exc)
                 shown = f"{name} (not kept: the bot's storage is failing)"
         if file.kind in SPOKEN_KINDS:
-            heard = await self._spoken(data, name, shown, file, caption, config, turn)
-            if heard is None:
-                turn.unread.append(inbound)
-                length = clock_text(file.duration)
-                return _unread(f"[{kind} {length}, not transcribed, kept as {shown}]", caption)
+            # The length shown is the recording's own, never only what the message claims;
+            # measured while the speech is heard.
+            measuring = asyncio.ensure_future(self.host.media.audio_seconds(data, config))
+            try:
+                heard = await self._spoken(
+                    data, name, shown, file, measuring, caption, config, turn
+                )
+                if heard is None:
+                    turn.unread.append(inbound)
+                    length = _length(await measuring)
+                    return _unread(f"[{kind}{length}, not transcribed, kept as {shown}]", caption)
+            finally:
+                measuring.cancel()
             return heard
         if file.kind == "photo" or (file.mime_type or "").startswith("image/"):
             return await self._image(data, shown, file, caption, config, turn)
         if file.kind == "document":
             return await self._document(data, folder, shown, file, caption, config, turn)
-        duration = f" {clock_text(file.duration)}" if file.duration else ""
-        return MessagePart("", caption, before=f"[{kind}{duration} kept as {shown}]")
+        seconds = await self.host.media.audio_seconds(data, config)
+        return MessagePart("", caption, before=f"[{kind}{_length(seconds)} kept as {shown}]")
 
     @staticmethod
     async def _kept(folder: Path, kept: str | None) -> bytes | None:
@@ -353,13 +366,14 @@ class TelegramMediaTurns:
         name: str,
         shown: str,
         file: FileRef,
+        measuring: asyncio.Future[float | None],
         caption: str,
         config: RuntimeConfig,
         turn: _Turn,
     ) -> MessagePart | None:
-        """What was heard; None when the note could not be transcribed (said why)."""
+        """What was heard; None when the note could not be transcribed (said why).
+        `measuring`: the recording's length from its packets, None if it cannot be known."""
         kind = KIND_NAMES[file.kind]
-        length = clock_text(file.duration)
         try:
             transcript = await self.host.media.transcribe(data, name, config)
         except TranscriptionError as exc:
@@ -369,23 +383,32 @@ class TelegramMediaTurns:
             )
             return None
         turn.tag("voice")
+        measured = await measuring
+        # Else the length the speech server (or the local model) decoded.
+        seconds = measured if measured is not None else transcript.duration
+        length = _length(seconds)
         words = len(transcript.text.split())
-        seconds = file.duration or transcript.duration or 0.0
         if not words:
+            said = f" ({length.strip()})" if length else ""
             turn.notices.append(
-                f"I could not make out any words in your {kind} ({length}). It is kept as "
+                f"I could not make out any words in your {kind}{said}. It is kept as "
                 f"{shown}; send it again or type it."
             )
             return MessagePart("", caption)
         threshold = config.media.transcription.doubtful_words_per_minute
-        if threshold and seconds >= DOUBTFUL_MIN_SECONDS and words / (seconds / 60) < threshold:
+        if (
+            threshold
+            and seconds is not None
+            and seconds >= DOUBTFUL_MIN_SECONDS
+            and words / (seconds / 60) < threshold
+        ):
             turn.reply_notes.append(
-                f'(From your {length} {kind} I only heard: "{transcript.text}". If that is '
+                f'(From your{length} {kind} I only heard: "{transcript.text}". If that is '
                 "not all you said, please send it again or type it.)"
             )
         mark = "voice" if file.kind == "voice" else kind
         # The caption on a line of its own after what was said.
-        return MessagePart("", caption, before=f"[{mark} {length}] {transcript.text}", sep="\n")
+        return MessagePart("", caption, before=f"[{mark}{length}] {transcript.text}", sep="\n")
 
     async def _image(
         self,
@@ -427,14 +450,10 @@ class TelegramMediaTurns:
             )
             return MessagePart("", caption, before=f"[file {shown} kept, not read]")
         media = config.media
+        kept = folder / shown if shown.startswith(f"{RECEIVED_FOLDER}/") else None
         try:
-            extract = await asyncio.to_thread(
-                extract_text,
-                data,
-                original,
-                file.mime_type,
-                max_pages=media.document_max_pages,
-                max_chars=media.document_max_chars,
+            extract = await self.host.media.read_document(
+                data, kept, original, file.mime_type, config
             )
         except UnreadableDocument as exc:
             turn.notices.append(f"I kept {original} as {shown}, but could not read it: {exc}.")
@@ -467,6 +486,11 @@ class TelegramMediaTurns:
             sep="\n",
             remembered_after=f"[document {original}]",
         )
+
+
+def _length(seconds: float | None) -> str:
+    """0:42 (with its space), or nothing when the length is unknown."""
+    return f" {clock_text(seconds)}" if seconds is not None else ""
 
 
 def _unread(line: str, caption: str) -> MessagePart:

@@ -47,6 +47,7 @@ from mnemobot.bot.channels.telegram.rate_limits import (
 )
 from mnemobot.bot.channels.telegram.split import split_plain_for_telegram
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.delivery.journal_threads import OUTBOX_THREADS, in_thread
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -101,13 +102,13 @@ class PreviewJournal:
     async def add(self, key: str, receipt: str, index: int, message_id: int) -> None:
         data = {"receipt": receipt, "index": index, "message_id": message_id}
         entry = QueuedEntry(id=f"{receipt}:preview:{index}", key=key, data=data, at=self.clock())
-        await asyncio.to_thread(self.queue.add, [entry], in_memory_on_failure=True)
+        await in_thread(OUTBOX_THREADS, self.queue.add, [entry], in_memory_on_failure=True)
 
     async def settle(self, receipts: Sequence[str]) -> None:
         """The answer is in the outbox (which now holds these ids): forget them."""
         ids = [e.id for e in self.queue.pending() if e.data.get("receipt") in receipts]
         if ids:
-            await asyncio.to_thread(self.queue.done, ids, in_memory_on_failure=True)
+            await in_thread(OUTBOX_THREADS, self.queue.done, ids, in_memory_on_failure=True)
 
 
 class TelegramPreview:

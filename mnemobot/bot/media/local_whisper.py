@@ -1,0 +1,66 @@
+"""faster-whisper, run in a reader process (`transcribe_job`): the recording is decoded and
+heard there, so a note that decodes to hours of audio, or a decoder that hangs on a
+crafted file, costs that process (killed at its budget), never the bot's.
+
+The model is loaded on the first note and kept while the process lives (one reader is
+kept for speech: it uses every core it is given, two at once would only take turns).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from pathlib import Path
+from typing import Any
+
+from mnemobot.bot.media.reader_process import ReaderRefusal
+
+log = logging.getLogger(__name__)
+
+_models: dict[tuple[str, str, int], Any] = {}
+
+
+def _model(path: str | None, compute_type: str, threads: int) -> Any:
+    if not path:
+        raise ReaderRefusal(
+            "media.transcription.localModelPath is not set (the folder of a faster-whisper model)"
+        )
+    folder = Path(path).expanduser()
+    if not (folder / "model.bin").is_file():
+        raise ReaderRefusal(
+            f"no faster-whisper model in {folder} (media.transcription.localModelPath "
+            "must name a folder with model.bin)"
+        )
+    key = (str(folder), compute_type, threads)
+    model = _models.get(key)
+    if model is None:
+        try:
+            from faster_whisper import WhisperModel
+        except ImportError:
+            raise ReaderRefusal(
+                "local speech to text needs faster-whisper: pip install 'mnemobot[voice]'"
+            ) from None
+        model = WhisperModel(
+            str(folder), device="cpu", compute_type=compute_type, cpu_threads=threads
+        )
+        _models.clear()
+        _models[key] = model
+    return model
+
+
+def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
+    """{"text", "seconds"}: what was heard and how long the decoded audio is."""
+    model = _model(params.get("model_path"), str(params["compute_type"]), int(params["threads"]))
+    try:
+        # vad_filter: without it silence comes back as "You", and a note longer than
+        # 30 s can lose its first window.
+        segments, info = model.transcribe(
+            io.BytesIO(data), language=params.get("language"), vad_filter=True
+        )
+        text = " ".join(segment.text.strip() for segment in segments)
+    except MemoryError:
+        raise
+    except Exception as exc:
+        # PyAV's errors for a file that is not audio, CTranslate2's for a bad model.
+        raise ReaderRefusal(f"the recording could not be decoded ({type(exc).__name__})") from None
+    return {"text": text.strip(), "seconds": float(info.duration)}

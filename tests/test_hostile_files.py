@@ -1,0 +1,230 @@
+"""Hostile files are normal input: PDFs made to hurt a reader (made here by
+`mnemobot_tooling.hostile_pdf`), sent through the fake Bot API to the real PTB Application,
+read within `media.readerSeconds` / `media.readerMemoryMb` in reader processes. Each gets
+one line, the rest of its turn is answered, other chats never wait on it, a restart does
+not read it again, and SIGTERM stops the bot whatever a reader is doing."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from mnemobot_tooling.hostile_pdf import decompression_bomb, deeply_nested, shared_stream
+from tests.conftest import subprocess_env, write_runtime_config
+from tests.telegram_harness import StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+USER = 4242
+SCOPE = f"telegram:{USER}"
+# Small budgets keep the tests fast; the slow PDF would take pypdf minutes.
+FAST_READER = {"media": {"readerSeconds": 2}}
+
+
+@functools.cache
+def slow_pdf() -> bytes:
+    """30 pages sharing 1 MB of text operators: about 6 s of pypdf per page."""
+    return shared_stream(pages=30, content_bytes=1_000_000)
+
+
+def greedy_pdf() -> bytes:
+    """Two pages sharing 20 MB of text operators: pypdf needs far more than 200 MB."""
+    return shared_stream(pages=2, content_bytes=20_000_000)
+
+
+bomb = functools.cache(decompression_bomb)
+# These fail by themselves, well within the default budget.
+DEFAULT_READER: dict[str, object] = {}
+SMALL_MEMORY = {"media": {"readerSeconds": 30, "readerMemoryMb": 200}}
+HOSTILE: dict[str, tuple[Callable[[], bytes], str, dict[str, object]]] = {
+    "nested": (deeply_nested, "nests its contents too deeply", DEFAULT_READER),
+    "bomb": (bomb, "unpacks to more data than a document may hold", DEFAULT_READER),
+    "slow": (slow_pdf, "took longer than 2 s (media.readerSeconds)", FAST_READER),
+    "greedy": (greedy_pdf, "needed more than 200 MB (media.readerMemoryMb)", SMALL_MEMORY),
+}
+
+
+def send_pdf(telegram: TelegramServer, chat_id: int, content: bytes, caption: str | None) -> None:
+    telegram.send_document(
+        chat_id=chat_id,
+        file_name="report.pdf",
+        mime_type="application/pdf",
+        content=content,
+        caption=caption,
+    )
+
+
+async def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+async def test_a_hostile_pdf_gets_one_line_and_the_rest_of_its_turn_is_answered(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, kind: str
+) -> None:
+    make, reason, runtime = HOSTILE[kind]
+    release = threading.Event()
+    openai_server.script(gated(release, reply("first answer")))
+    await start_bot(runtime=runtime)
+    try:
+        telegram.send_text("hello", chat_id=USER)
+        await openai_server.wait_for_requests_async(1)
+        # Sent while the reply is being written: one turn, the PDF and a line after it.
+        send_pdf(telegram, USER, make(), "what does it say?")
+        telegram.send_text("and remind me what we said", chat_id=USER)
+        await wait_until(lambda: not telegram.pending_updates(), 10, "both kept by the bot")
+    finally:
+        release.set()
+    sent = await telegram.wait_for_messages_async(USER, 3, timeout=30)
+
+    texts = [m["plain_text"] for m in sent]
+    [line] = [t for t in texts if t.startswith("I kept report.pdf")]
+    assert "could not read it" in line
+    assert reason in line
+    assert "Traceback" not in "\n".join(texts)
+    said = user_texts(openai_server.last_request())[-1]
+    assert "what does it say?" in said and "and remind me what we said" in said
+    assert texts[-1].startswith("echo: ")
+
+
+async def test_a_pdf_sent_alone_with_a_caption_gets_a_reply(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    send_pdf(telegram, USER, bomb(), "summarize this")
+    sent = await telegram.wait_for_messages_async(USER, 2, timeout=30)
+
+    assert "could not read it" in sent[0]["plain_text"]
+    assert (
+        sent[1]["plain_text"]
+        == "echo: [file received/1-report.pdf kept, unreadable] summarize this"
+    )
+    assert (workspace / "files" / SCOPE / "received" / "1-report.pdf").exists()
+
+
+async def test_status_answers_at_once_while_eight_chats_send_hostile_pdfs(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot(runtime=FAST_READER)
+    chats = [5000 + n for n in range(8)]
+    for chat in chats:
+        send_pdf(telegram, chat, slow_pdf(), None)
+    received = [workspace / "files" / f"telegram:{chat}" / "received" for chat in chats]
+    # More documents being read than the default thread pool has workers (6 on 2 cores).
+    await wait_until(lambda: sum(folder.is_dir() for folder in received) >= 6, 30, "the PDFs kept")
+    started = time.monotonic()
+    telegram.send_text("/status", chat_id=6000)
+    [status] = await telegram.wait_for_messages_async(6000, 1, timeout=5)
+    assert "Model" in status["plain_text"] or status["plain_text"]
+    assert time.monotonic() - started < 5
+
+    # Two readers at a time, 2 s each: every chat gets its line within seconds.
+    for chat in chats:
+        line = (await telegram.wait_for_messages_async(chat, 1, timeout=60))[0]
+        assert "took longer than 2 s (media.readerSeconds)" in line["plain_text"]
+
+
+async def test_a_pdf_that_blew_its_budget_is_not_read_again_after_a_restart(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    release = threading.Event()
+    openai_server.script(gated(release, reply("never delivered")))
+    bot = await start_bot(runtime=FAST_READER)
+    try:
+        send_pdf(telegram, USER, slow_pdf(), "what does it say?")
+        # Read (past its budget), its line shown, then the model is asked: the bot stops
+        # before the turn ends, so the message is still waiting in the inbox.
+        await openai_server.wait_for_requests_async(1, timeout=30)
+        [first] = telegram.sent_messages(USER)
+        assert "took longer than 2 s" in first["plain_text"]
+        await bot.shutdown()
+    finally:
+        release.set()
+    kept = workspace / "files" / SCOPE / "received" / "1-report.pdf"
+    assert kept.with_name("1-report.pdf.overrun.json").exists()
+
+    await start_bot(runtime=FAST_READER)
+    sent = await telegram.wait_for_messages_async(USER, 3, timeout=30)
+
+    again = sent[1]["plain_text"]
+    assert "took longer than 2 s (media.readerSeconds) before, so I did not read it again" in again
+    assert sent[2]["plain_text"].endswith("unreadable] what does it say?")
+
+
+def children_of(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found |= {int(child) for child in (task / "children").read_text().split()}
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_stops_the_bot_within_its_grace_while_a_pdf_is_read(
+    workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # A budget longer than the test: the reader is mid-read when SIGTERM comes.
+    write_runtime_config(workspace, {"media": {"readerSeconds": 600}})
+    env = subprocess_env(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=openai_server.base_url,
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+        TELEGRAM_ALLOWED_USERS=str(USER),
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mnemobot", "run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=workspace.parent,
+    )
+    try:
+        telegram.wait_for_call("getUpdates", timeout=30)
+        send_pdf(telegram, USER, slow_pdf(), "what does it say?")
+        kept = workspace / "files" / SCOPE / "received" / "1-report.pdf"
+        deadline = time.monotonic() + 30
+        while not kept.exists():
+            assert time.monotonic() < deadline, "the PDF was not kept"
+            time.sleep(0.05)
+        readers = children_of(process.pid)
+        process.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        # The turn gets the bot's 10 s of grace, then its reader is killed.
+        _, err = process.communicate(timeout=10 + 15)
+        took = time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert process.returncode == 0, err
+    assert took < 10 + 15
+    assert "Traceback" not in err
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in readers):
+        assert time.monotonic() < deadline, "a reader process outlived the bot"
+        time.sleep(0.05)
