@@ -10,6 +10,7 @@ in the inbox. The next start hands the message over again.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import shutil
 import signal
@@ -20,6 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from mnemobot.bot.app import build_app
 from mnemobot_tooling.fakes.openai_server import (
@@ -35,9 +38,17 @@ from mnemobot_tooling.fakes.openai_server import (
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import CONSOLE_CHAT, make_settings, subprocess_env, write_runtime_config
 from tests.mcp_harness import calls_logged, stdio_server
+from tests.replicas_harness import (
+    FAST_LEASES,
+    post_until_taken,
+    redis_url,
+    spawn_replica,
+    stop_all,
+    wait_until,
+)
 from tests.telegram_harness import telegram
 
-__all__ = ["telegram"]  # fixture used by name below
+__all__ = ["redis_url", "telegram"]  # fixtures used by name below
 
 CHAT = 901
 REMIND = tool_call("schedule", {"when": "in 3 hours", "text": "call the dentist"})
@@ -275,3 +286,41 @@ async def test_a_tool_call_that_cannot_be_put_on_record_is_not_run(
     assert outcome is not None and outcome.storage_failed
     [result] = tool_messages(openai_server.requests[1])
     assert result["content"].startswith("error: not run: the bot could not record this call")
+
+
+async def test_a_replica_killed_after_the_tool_ran_leaves_the_one_that_takes_over_one_reminder(
+    workspace: Path, redis_url: str, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, FAST_LEASES)
+    model = ToolThenAnswer(REMIND, "Will do.")
+    openai_server.responder = model
+    listening = "listening for Telegram webhooks"
+    first = spawn_replica("r1", workspace, redis_url, telegram, openai_server, webhook=True)
+    replicas = [first]
+    try:
+        await asyncio.to_thread(wait_until, lambda: listening in first.log_text(), 60, "r1")
+        assert first.url is not None
+        ask = telegram.build_update("remind me in 3 hours to call the dentist", chat_id=CHAT)
+        async with httpx.AsyncClient(timeout=10) as client:
+            await post_until_taken(client, itertools.repeat(first.url), ask)
+        # r1 holds the chat and ran the tool; the model is asked to go on.
+        await asyncio.to_thread(wait_until, lambda: held_requests(openai_server) == 1, 60, "r1")
+        second = spawn_replica("r2", workspace, redis_url, telegram, openai_server, webhook=True)
+        replicas.append(second)
+        await asyncio.to_thread(wait_until, lambda: listening in second.log_text(), 60, "r2")
+        model.holding = False
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait()
+        # r2 takes the chat once r1's lease ends, from the session r1 kept in Redis.
+        texts = await asyncio.to_thread(wait_for_text, telegram, "Will do.", 60)
+        assert second.url is not None
+        async with httpx.AsyncClient(timeout=10) as client:
+            listing = telegram.build_update("/reminders", chat_id=CHAT)
+            await post_until_taken(client, itertools.repeat(second.url), listing)
+        listed = (await asyncio.to_thread(wait_for_text, telegram, "#1"))[-1]
+    finally:
+        await asyncio.to_thread(stop_all, replicas)
+    confirmations = [text for text in texts if "✅ Reminder" in text]
+    assert len(confirmations) == 1 and "✅ Reminder #1 set for" in confirmations[0], texts
+    assert listed.count("call the dentist") == 1, listed
+    assert len([r for r in openai_server.requests if not after_tool(r)]) == 1
