@@ -324,3 +324,58 @@ async def test_a_replica_killed_after_the_tool_ran_leaves_the_one_that_takes_ove
     assert len(confirmations) == 1 and "✅ Reminder #1 set for" in confirmations[0], texts
     assert listed.count("call the dentist") == 1, listed
     assert len([r for r in openai_server.requests if not after_tool(r)]) == 1
+
+
+async def test_a_turn_cut_short_mid_round_goes_on_with_its_results_and_confirmations(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """What a kill leaves in the session when it lands in the second of two rounds of calls,
+    the first call of that round done: the turn goes on from there, runs nothing again, and
+    still says what the first round scheduled."""
+    app = build_app(make_settings(workspace, openai_server))
+    confirmation = "✅ Reminder #1 set for Friday 27 November, 12:00 (UTC): call the dentist"
+    at = "2026-11-27T09:00:00+00:00"
+
+    def calls(*names: str) -> list[dict[str, Any]]:
+        return [
+            {"id": f"call_{n}", "type": "function", "function": {"name": n, "arguments": "{}"}}
+            for n in names
+        ]
+
+    session = app.sessions.get(CONSOLE_CHAT.key)
+    session.messages += [
+        {"role": "user", "content": "remind me, then note it", "at": at, "refs": ["c:7"]},
+        {"role": "assistant", "content": "Setting it.", "tool_calls": calls("schedule"), "at": at},
+        {
+            "role": "tool",
+            "tool_call_id": "call_schedule",
+            "name": "schedule",
+            "content": f"Scheduled. This line is added to your reply: {confirmation}",
+            "notes": [confirmation],
+            "at": at,
+        },
+        {"role": "assistant", "content": None, "tool_calls": calls("memory", "files"), "at": at},
+        {"role": "tool", "tool_call_id": "call_memory", "name": "memory", "content": "saved"},
+    ]
+    await app.sessions.save_async(session)
+    openai_server.script(reply("All done."))
+    try:
+        outcome = await app.assistant.handle_text(
+            CONSOLE_CHAT, "remind me, then note it", message_refs=["c:7"]
+        )
+    finally:
+        await app.close()
+    assert outcome is not None
+    assert outcome.reply == f"Setting it.\n\nAll done.\n\n{confirmation}"
+    [request] = openai_server.recorded_requests
+    assert not request.rejected, request.rejection
+    results = {m["tool_call_id"]: m["content"] for m in tool_messages(request.body)}
+    assert results["call_memory"] == "saved"
+    assert results["call_files"].startswith("error: this call was cut off")
+    assert [m["role"] for m in request.body["messages"][-5:]] == [
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "tool",
+    ]
