@@ -124,7 +124,7 @@ class ToolThenAnswer:
 
 
 def kill_when(
-    bot: subprocess.Popen[str], condition: Callable[[], bool], timeout: float = 30
+    bot: subprocess.Popen[str], condition: Callable[[], bool], timeout: float = 90
 ) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -145,7 +145,8 @@ def stop(bot: subprocess.Popen[str]) -> None:
     assert bot.returncode == 0, err
 
 
-def wait_for_text(telegram: TelegramServer, needle: str, timeout: float = 30) -> list[str]:
+def wait_for_text(telegram: TelegramServer, needle: str, timeout: float = 90) -> list[str]:
+    """The texts of the chat (as edited last) once one holds `needle`."""
     deadline = time.monotonic() + timeout
     while True:
         texts = [m["plain_text"] for m in telegram.sent_messages(CHAT) if not m["deleted"]]
@@ -153,6 +154,12 @@ def wait_for_text(telegram: TelegramServer, needle: str, timeout: float = 30) ->
             return texts
         assert time.monotonic() < deadline, texts
         time.sleep(0.05)
+
+
+def reminders_listed(telegram: TelegramServer) -> str:
+    """What /reminders answered."""
+    heading = "Scheduled in this chat:"
+    return next(text for text in wait_for_text(telegram, heading) if heading in text)
 
 
 def wait_for_tool(telegram: TelegramServer, name: str, timeout: float = 90) -> None:
@@ -181,14 +188,16 @@ def test_a_reminder_asked_once_is_set_once_across_three_kills_after_the_tool_ran
         bot = start(workspace, telegram, openai_server)
     model.holding = False
     try:
-        texts = wait_for_text(telegram, "Will do.")
+        # The answer streams in first; the confirmation comes with the reply itself.
+        texts = wait_for_text(telegram, "✅ Reminder")
         confirmations = [text for text in texts if "✅ Reminder" in text]
         # One confirmation, of the one reminder: the one the user asked for.
         assert len(confirmations) == 1, texts
         assert "✅ Reminder #1 set for" in confirmations[0], confirmations
+        assert confirmations[0].startswith("Will do.")
         assert "call the dentist" in confirmations[0]
         telegram.send_text("/reminders", chat_id=CHAT)
-        listing = wait_for_text(telegram, "#1")[-1]
+        listing = reminders_listed(telegram)
     finally:
         stop(bot)
     assert listing.count("call the dentist") == 1, listing
@@ -252,7 +261,7 @@ def test_a_kill_between_a_tools_effect_and_its_record_never_runs_it_again(
     try:
         wait_for_text(telegram, "see /reminders")
         telegram.send_text("/reminders", chat_id=CHAT)
-        listing = wait_for_text(telegram, "#1")[-1]
+        listing = reminders_listed(telegram)
     finally:
         stop(bot)
     assert listing.count("call the dentist") == 1, listing
@@ -312,12 +321,12 @@ async def test_a_replica_killed_after_the_tool_ran_leaves_the_one_that_takes_ove
         first.process.send_signal(signal.SIGKILL)
         first.process.wait()
         # r2 takes the chat once r1's lease ends, from the session r1 kept in Redis.
-        texts = await asyncio.to_thread(wait_for_text, telegram, "Will do.", 60)
+        texts = await asyncio.to_thread(wait_for_text, telegram, "✅ Reminder")
         assert second.url is not None
         async with httpx.AsyncClient(timeout=10) as client:
             listing = telegram.build_update("/reminders", chat_id=CHAT)
             await post_until_taken(client, itertools.repeat(second.url), listing)
-        listed = (await asyncio.to_thread(wait_for_text, telegram, "#1"))[-1]
+        listed = await asyncio.to_thread(reminders_listed, telegram)
     finally:
         await asyncio.to_thread(stop_all, replicas)
     confirmations = [text for text in texts if "✅ Reminder" in text]
