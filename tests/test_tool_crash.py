@@ -184,7 +184,7 @@ def test_a_reminder_asked_once_is_set_once_across_three_kills_after_the_tool_ran
     telegram.send_text("remind me in 3 hours to call the dentist", chat_id=CHAT)
     for kills in range(1, 4):
         # The schedule tool ran; the model is asked to go on with its result: killed then.
-        kill_when(bot, lambda kills=kills: held_requests(openai_server) == kills)  # type: ignore[misc]
+        kill_when(bot, lambda kills=kills: held_requests(openai_server) == kills)
         bot = start(workspace, telegram, openai_server)
     model.holding = False
     try:
