@@ -18,11 +18,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from mnemobot.bot.app import build_app
 from mnemobot_tooling.fakes.openai_server import (
@@ -68,6 +69,20 @@ sys.exit(main(["run"]))
 """
 
 
+# Every `mnemobot run` a test started: one a failed test leaves running is killed after it.
+_started: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def no_bot_left() -> Iterator[None]:
+    yield
+    while _started:
+        bot = _started.pop()
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait(timeout=30)
+
+
 def start(
     workspace: Path,
     telegram: TelegramServer,
@@ -89,7 +104,7 @@ def start(
         BOT_LOG_LEVEL="WARNING",
     )
     command = ["-c", script] if script is not None else ["-m", "mnemobot", "run"]
-    return subprocess.Popen(
+    bot = subprocess.Popen(
         [sys.executable, *command],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -97,6 +112,8 @@ def start(
         env=env,
         cwd=workspace.parent,
     )
+    _started.append(bot)
+    return bot
 
 
 def after_tool(request: dict[str, Any]) -> bool:
