@@ -379,6 +379,7 @@ def _assistant(
             overflow_recovery=OverflowRecovery(compactor, context_building),
             large_results=large_results,
             clock=services.clock,
+            save_session=services.sessions.save_async,
         ),
         MemoryPersist(memory, clock=services.clock),
     ]

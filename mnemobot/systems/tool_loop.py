@@ -11,7 +11,7 @@ from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import to_iso
 from mnemobot.memory.large_results import LargeResultStore
 from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.memory.session import Message, valid_unicode
+from mnemobot.memory.session import AgentSession, Message, valid_unicode
 from mnemobot.systems.context import TurnContext
 from mnemobot.systems.context_window import WINDOW_EXTRA, narrow_to_window
 from mnemobot.systems.image_parts import with_images
@@ -29,9 +29,15 @@ from mnemobot.systems.request_messages import (
     model_messages,
     with_turn_notes,
 )
+from mnemobot.systems.resumed_turn import REPLY_NOTES_KEY, resume_turn
 from mnemobot.systems.tool_runner import ToolError, ToolRunner
 
 log = logging.getLogger(__name__)
+
+# Keeps the session where a crash cannot take it (fsynced to disk, or stored in Redis) and
+# returns once it is there: how a tool call is on record before it runs and, with its
+# result, before the turn goes on (see `resumed_turn`).
+SaveSession = Callable[[AgentSession], Awaitable[None]]
 
 # Called when the model says the context overflowed; `attempt` counts from 1. Returns True
 # when it made the context smaller, so the call is worth retrying.
@@ -43,6 +49,10 @@ CUT_MESSAGE_EXTRA = "cutMessageNote"
 CUT_ANSWER_NOTE = (
     "the model stopped before the end of this answer: it reached its length limit "
     '(llm.maxOutputTokens, or the end of its context window); say "go on" for the rest'
+)
+NOT_RECORDED_RESULT = (
+    "error: not run: the bot could not record this call before running it (its storage is "
+    "failing); tell the user to try again later"
 )
 _TOOL_TIME_SPENT = (
     "its tools took the {:g} seconds one turn may spend on them (toolLoop.maxToolSeconds)"
@@ -70,9 +80,13 @@ class ToolLoop:
         overflow_recovery: OverflowRecovery | None = None,
         large_results: LargeResultStore | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        save_session: SaveSession | None = None,
     ) -> None:
-        """`clock` dates the messages the turn adds (a replay passes its own)."""
+        """`clock` dates the messages the turn adds (a replay passes its own);
+        `save_session`: how tool calls are put on record before they run and before the
+        turn goes on past them (None: they are not, as in a replay of a past chat)."""
         self.llm = llm
+        self.save_session = save_session
         self.clock = clock
         self.tools = tools
         self.overflow_recovery = overflow_recovery
@@ -86,6 +100,15 @@ class ToolLoop:
 
     async def process(self, ctx: TurnContext) -> None:
         said = _Said(ctx.reply_stream)
+        resumed = resume_turn(ctx)
+        if resumed is not None:
+            said.earlier += resumed.said
+            log.info(
+                "turn in %s goes on from %d tool call(s) made before a restart (%d cut off)",
+                ctx.chat.key,
+                resumed.calls,
+                resumed.cut_off,
+            )
         try:
             await self._loop(ctx, said)
         except LLMError as error:
@@ -284,10 +307,15 @@ class ToolLoop:
                 "at": self._now(),
             }
         )
+        # On record before any of them runs: a crash from here on never runs them again.
+        recorded = await self._record(ctx, before_calls=True)
         limit_reached: str | None = None
         for call in calls:
             left = limits.max_tool_seconds - ctx.tool_seconds
-            if ctx.tool_executions >= limits.max_tool_executions:
+            notes_before = len(ctx.reply_notes)
+            if not recorded:
+                result = NOT_RECORDED_RESULT
+            elif ctx.tool_executions >= limits.max_tool_executions:
                 limit_reached = (
                     f"it reached the limit of {limits.max_tool_executions} tool runs "
                     "(toolLoop.maxToolExecutions)"
@@ -309,18 +337,38 @@ class ToolLoop:
                 )
                 ctx.tool_seconds += time.monotonic() - started
                 result = self._evict_if_large(ctx, call.id, result)
-            ctx.add_message(
-                {
-                    "role": "tool",
-                    "tool_call_id": call.id,
-                    "name": call.name,
-                    "content": result,
-                    "at": self._now(),
-                }
-            )
+            message: Message = {
+                "role": "tool",
+                "tool_call_id": call.id,
+                "name": call.name,
+                "content": result,
+                "at": self._now(),
+            }
+            if len(ctx.reply_notes) > notes_before:
+                message[REPLY_NOTES_KEY] = ctx.reply_notes[notes_before:]
+            ctx.add_message(message)
+            if recorded:
+                await self._record(ctx)
         if limit_reached is None and ctx.tool_seconds >= limits.max_tool_seconds:
             limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
         return limit_reached
+
+    async def _record(self, ctx: TurnContext, *, before_calls: bool = False) -> bool:
+        """Keep the session with the turn's calls so far; False when it could not be kept."""
+        if self.save_session is None:
+            return True
+        try:
+            await self.save_session(ctx.session)
+        except Exception as error:  # a full disk, a lost Redis lease: said in the result
+            log.warning(
+                "could not record the tool calls of %s%s (%s: %s)",
+                ctx.chat.key,
+                "; not running them" if before_calls else "",
+                type(error).__name__,
+                error,
+            )
+            return False
+        return True
 
     async def _run_tool(
         self,

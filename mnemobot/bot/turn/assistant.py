@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from mnemobot.bot.tools.clock_tool import chat_zone_name
-from mnemobot.bot.turn.received import find_containing, find_received
+from mnemobot.bot.turn.received import find_containing, find_cut_short, find_received
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
@@ -110,6 +110,23 @@ def with_reply_notes(ctx: TurnContext) -> None:
         if message.get("role") == "assistant" and message.get("content") == answer:
             message["content"] = ctx.reply
             break
+
+
+def _user_message(
+    chat: ChatRef, text: str, refs: list[str], media: TurnMedia, at: float
+) -> dict[str, object]:
+    message: dict[str, object] = {"role": "user", "content": text, "at": to_iso(at)}
+    if refs:
+        message["refs"] = refs
+    if chat.user_name:
+        message["from"] = chat.user_name
+    parts = parts_to_keep(media.parts)
+    if parts is not None:
+        # An edit of one of its messages changes that message's words only.
+        message["parts"] = parts
+    if media.tags:
+        message["tags"] = list(media.tags)
+    return message
 
 
 class Assistant:
@@ -257,31 +274,8 @@ class Assistant:
             ctx.reply = earlier.answer
             return TurnOutcome(reply=earlier.answer, ctx=ctx, answered=True)
         if earlier is None:
-            user_message: dict[str, object] = {
-                "role": "user",
-                "content": text,
-                "at": to_iso(at),
-            }
-            if message_refs:
-                user_message["refs"] = message_refs
-            if chat.user_name:
-                user_message["from"] = chat.user_name
-            parts = parts_to_keep(media.parts)
-            if parts is not None:
-                # An edit of one of its messages changes that message's words only.
-                user_message["parts"] = parts
-            if media.tags:
-                user_message["tags"] = list(media.tags)
-            session.messages.append(user_message)
-            # Kept before anything else can fail: a model outage never loses the message.
-            # The write runs off the event loop, so other chats go on while it waits.
-            try:
-                await self.sessions.save_async(session)
-            except OSError:
-                # Not stored, so not taken: a later turn must not find it and answer it.
-                if session.messages and session.messages[-1] is user_message:
-                    session.messages.pop()
-                raise
+            message = _user_message(chat, text, message_refs, media, at)
+            await self._keep_message(session, message, message_refs)
         try:
             await self.pipeline.run(ctx)
             with_reply_notes(ctx)
@@ -317,6 +311,31 @@ class Assistant:
         if isinstance(set_aside, str):
             reply = f"{set_aside_note(set_aside)}\n\n{reply}"
         return TurnOutcome(reply=reply, ctx=ctx, answered=answered)
+
+    async def _keep_message(
+        self, session: AgentSession, message: dict[str, object], refs: list[str]
+    ) -> None:
+        """Keep the turn's message before anything else can fail: a model outage never
+        loses it. The write runs off the event loop, so other chats go on while it waits."""
+        index = find_cut_short(session.messages, refs)
+        replaced = session.messages[index] if index is not None else None
+        if index is not None and replaced is not None:
+            # A turn a crash cut short, handed over again merged with newer messages: it
+            # goes on with their words too, from the tool calls it made (they stay done),
+            # and its own words are not in the conversation twice.
+            message["at"] = replaced.get("at", message["at"])
+            session.messages[index] = message
+        else:
+            session.messages.append(message)
+        try:
+            await self.sessions.save_async(session)
+        except OSError:
+            # Not stored, so not taken: a later turn must not find it and answer it.
+            if index is not None and replaced is not None:
+                session.messages[index] = replaced
+            elif session.messages and session.messages[-1] is message:
+                session.messages.pop()
+            raise
 
     async def revise(self, chat: ChatRef, ref: str, text: str) -> bool:
         """The user edited an answered message (`ref`): the conversation shows the new

@@ -43,6 +43,23 @@ def find_received(messages: list[dict[str, object]], refs: list[str]) -> Receive
     return None
 
 
+def find_cut_short(messages: list[dict[str, object]], refs: list[str]) -> int | None:
+    """The index of the newest user message when it is still unanswered and `refs` holds
+    its refs and more: a turn a crash cut short, handed over again merged with newer
+    messages. That turn goes on, with their words too, from the steps it had done."""
+    newest = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"),
+        None,
+    )
+    if newest is None:
+        return None
+    own = messages[newest].get("refs")
+    if not isinstance(own, list) or not own or not set(own) < set(refs):
+        return None
+    found = find_received(messages, [str(ref) for ref in own])
+    return newest if found is not None and found.answer is None else None
+
+
 def find_containing(messages: list[dict[str, object]], ref: str) -> ReceivedMessage | None:
     """The newest user message whose refs include `ref` (alone, or merged with others)."""
     start = max(0, len(messages) - RECEIVED_LOOKBACK_MESSAGES)
