@@ -197,3 +197,28 @@ def test_command_line_prints_json_and_one_line_for_a_wrong_path(
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1 and "nothing-here" in err and "Traceback" not in err
+
+
+def test_with_assistant_replies_a_reply_shares_the_turn_of_the_message_it_answers(
+    conversation_dir: Path, tmp_path: Path
+) -> None:
+    result = run_eval(BeamRun([conversation_dir], assistant_replies=True), tmp_path / "ws")
+    (at_default,) = result.to_json_dict()["budgets"]
+    assert result.to_json_dict()["assistantReplies"] is True
+    # The same evidence is found: one turn now holds message 0 and its reply 1.
+    assert at_default["pack"]["perAbility"] == {
+        "information_extraction": 1.0,
+        "knowledge_update": 0.5,
+        "temporal_reasoning": 1.0,
+        "summarization": 1.0,
+    }
+    items = tmp_path / "ws" / "memory" / "beam:100K-7" / "items"
+    references = [
+        orjson.loads(line)["references"]
+        for path in items.rglob("*.jsonl")
+        for line in path.read_bytes().splitlines()
+        if orjson.loads(line).get("type") == "TURN"
+    ]
+    assert ["tg:1", "tg:2"] in references and ["tg:9", "tg:10"] in references
+    # Message 22 (a user message) is answered by filler 23: one turn, refs of both.
+    assert ["tg:23", "tg:24"] in references

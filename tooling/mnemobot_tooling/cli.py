@@ -249,6 +249,12 @@ def _register_eval_beam(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         help="memory settings over the defaults, keyed as the runtime config's memory "
         "section (for ablations)",
     )
+    beam.add_argument(
+        "--assistant-replies",
+        action="store_true",
+        help="import with `memory import --assistant`: each assistant message kept as the "
+        "reply of the message it answers, as the bot keeps its own turns",
+    )
     beam.add_argument("--json", action="store_true", help="print machine-readable results")
     beam.add_argument(
         "--details",

@@ -25,6 +25,9 @@ Stale-only, for knowledge updates: the pack holds a message of the old value
 plain list counts its newest message as the update and the others as the old value.
 
 The import does not depend on the budget, so every `--budget` is measured on one import.
+With `--assistant-replies` the import is `memory import --assistant Assistant`: each of
+the assistant's messages is kept as the reply of the user message it answers, in one turn
+whose refs name both, as the bot keeps its own turns.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context_building import pack_for_turn
 from mnemobot_tooling.evals.beam_data import (
+    ASSISTANT_NAME,
     DEFAULT_MESSAGE_GAP_SECONDS,
     KNOWLEDGE_UPDATE,
     BeamConversation,
@@ -185,6 +189,7 @@ class BeamResult:
     without_evidence: int
     message_gap_seconds: float
     budgets: list[BudgetResult]
+    assistant_replies: bool = False
     import_seconds: float = 0.0
     seconds: float = 0.0
 
@@ -196,6 +201,7 @@ class BeamResult:
             "skippedEvidence": self.skipped_evidence,
             "questionsWithoutEvidence": self.without_evidence,
             "messageGapSeconds": self.message_gap_seconds,
+            "assistantReplies": self.assistant_replies,
             "budgets": [b.to_json_dict() for b in self.budgets],
             "importSeconds": round(self.import_seconds, 2),
             "seconds": round(self.seconds, 2),
@@ -210,6 +216,7 @@ class BeamRun:
     budgets: Sequence[int] = (DEFAULT_BUDGET,)
     message_gap_seconds: float = DEFAULT_MESSAGE_GAP_SECONDS
     memory_overrides: dict[str, Any] | None = None
+    assistant_replies: bool = False
     embedding_cache: Path | None = None
     details: TextIO | None = None
     progress: TextIO | None = None
@@ -235,6 +242,7 @@ async def _run_eval(run: BeamRun, workspace: Path) -> BeamResult:
         0,
         run.message_gap_seconds,
         [BudgetResult(c.soft_prompt_budget_tokens, c.max_prompt_budget_tokens) for c in configs],
+        run.assistant_replies,
     )
     exports = workspace / "exports"
     exports.mkdir(parents=True, exist_ok=True)
@@ -250,7 +258,9 @@ async def _run_eval(run: BeamRun, workspace: Path) -> BeamResult:
                 continue
             scope = f"beam:{_scope_safe(conversation.name)}"
             imported = time.perf_counter()
-            await asyncio.to_thread(_import, memory, scope, conversation, exports, write_config)
+            await asyncio.to_thread(
+                _import, memory, scope, conversation, exports, write_config, run.assistant_replies
+            )
             if embedder is not None:
                 await asyncio.to_thread(_embed_all, memory, scope)
             result.import_seconds += time.perf_counter() - imported
@@ -279,12 +289,16 @@ def _import(
     conversation: BeamConversation,
     exports: Path,
     config: MemoryConfig,
+    assistant_replies: bool,
 ) -> None:
-    """`mnemobot memory import EXPORT --chat SCOPE`, minus opening the workspace."""
+    """`mnemobot memory import EXPORT --chat SCOPE [--assistant Assistant]`, minus opening
+    the workspace."""
     if memory.store(scope).items:
         raise ValueError(f"the workspace already holds memory of {scope}; use a new one")
     path = write_telegram_export(conversation, exports / f"{_scope_safe(conversation.name)}.json")
-    write_export(memory, scope, read_export(path, UTC), config=config, tz=UTC)
+    assistant = ASSISTANT_NAME if assistant_replies else None
+    export = read_export(path, UTC)
+    write_export(memory, scope, export, config=config, tz=UTC, assistant=assistant)
 
 
 def _embed_all(memory: MemoryService, scope: str) -> None:
@@ -353,7 +367,12 @@ def format_report(result: BeamResult) -> str:
         f"({', '.join(result.conversations)}), {result.messages} messages, "
         f"{result.questions} questions with evidence ({result.without_evidence} without, "
         f"not asked; {result.skipped_evidence} unknown evidence ids), "
-        f"{result.message_gap_seconds:g} s between messages",
+        f"{result.message_gap_seconds:g} s between messages; "
+        + (
+            "the assistant's messages imported as replies (--assistant)"
+            if result.assistant_replies
+            else "every message imported as its author's turn"
+        ),
     ]
     for measured in result.budgets:
         data = measured.to_json_dict()
@@ -409,6 +428,7 @@ def eval_command(args: argparse.Namespace) -> int:
         budgets=list(dict.fromkeys(budgets)),
         message_gap_seconds=args.message_gap_seconds,
         memory_overrides=overrides,
+        assistant_replies=args.assistant_replies,
         embedding_cache=Path(args.embedding_cache) if args.embedding_cache else None,
         details=details,
         progress=None if args.no_progress else sys.stderr,
