@@ -45,9 +45,9 @@ def _eval_locomo(args: argparse.Namespace) -> int:
 
 
 def _eval_beam(args: argparse.Namespace) -> int:
-    from mnemobot_tooling.evals import beam
+    from mnemobot_tooling.evals import beam_cli
 
-    return beam.eval_command(args)
+    return beam_cli.eval_command(args)
 
 
 def _eval_updates(args: argparse.Namespace) -> int:
