@@ -44,6 +44,12 @@ def _eval_locomo(args: argparse.Namespace) -> int:
     return locomo.eval_command(args)
 
 
+def _eval_beam(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.evals import beam_cli
+
+    return beam_cli.eval_command(args)
+
+
 def _eval_updates(args: argparse.Namespace) -> int:
     from mnemobot_tooling.evals import fact_updates
 
@@ -123,6 +129,7 @@ def eval_parser() -> argparse.ArgumentParser:
     )
     benchmarks = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     _register_eval_locomo(benchmarks)
+    _register_eval_beam(benchmarks)
     _register_eval_updates(benchmarks)
     return parser
 
@@ -202,6 +209,73 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         help="no progress bar (there is one only when stderr is a terminal)",
     )
     locomo.set_defaults(handler=_eval_locomo)
+
+
+def _register_eval_beam(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    beam = sub.add_parser(
+        "beam",
+        help="evidence recall of the memory pack on BEAM's long conversations",
+        description="Write each BEAM conversation as a Telegram Desktop export, import it as "
+        "`mnemobot memory import` does, build the pack for every probing question that names "
+        "its evidence and report the share of evidence messages in it, per ability, beside "
+        "BM25+ over 600-character chunks on the same tokens.",
+    )
+    beam.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a BEAM conversation directory (chat.json, probing_questions/) or a directory "
+        "of them (e.g. chats/500K)",
+    )
+    beam.add_argument(
+        "--budget",
+        type=positive(int),
+        nargs="+",
+        default=None,
+        help="memory.softPromptBudgetTokens, one or more (default: the runtime default, "
+        "1800); the max budget keeps the default max/soft ratio; one import serves all",
+    )
+    beam.add_argument(
+        "--message-gap-seconds",
+        type=float,
+        default=60.0,
+        help="seconds between consecutive messages of a session (the data dates only "
+        "sessions; default %(default)g)",
+    )
+    beam.add_argument(
+        "--memory",
+        default=None,
+        metavar="JSON",
+        help="memory settings over the defaults, keyed as the runtime config's memory "
+        "section (for ablations)",
+    )
+    beam.add_argument(
+        "--assistant-replies",
+        action="store_true",
+        help="import with `memory import --assistant`: each assistant message kept as the "
+        "reply of the message it answers, as the bot keeps its own turns",
+    )
+    beam.add_argument("--json", action="store_true", help="print machine-readable results")
+    beam.add_argument(
+        "--details",
+        default=None,
+        metavar="FILE",
+        help="write one JSON line per question and budget: its evidence, what the pack and "
+        "the baseline found, the pack's items",
+    )
+    beam.add_argument(
+        "--embedding-cache",
+        default=None,
+        metavar="FILE",
+        help="with memory.embeddings on: keep the server's vectors in FILE for the next run",
+    )
+    beam.add_argument(
+        "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
+    )
+    beam.add_argument(
+        "--no-progress", action="store_true", help="no line per imported conversation"
+    )
+    beam.set_defaults(handler=_eval_beam)
 
 
 def _register_eval_updates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

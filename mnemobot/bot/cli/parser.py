@@ -174,6 +174,13 @@ def _add_memory(sub: Any) -> None:
     )
     imported.add_argument("file", help="the export's result.json (Export chat history, JSON)")
     imported.add_argument("--chat", required=True, help="scope key, e.g. telegram:12345")
+    imported.add_argument(
+        "--assistant",
+        default=None,
+        metavar="NAME",
+        help="the chat was with an assistant whose messages are from NAME: keep each of them "
+        "as the reply of the message it answers, as the bot keeps its own turns",
+    )
     imported.set_defaults(handler=f"{CLI}.memory_import:import_command")
     export = add(
         "export",
