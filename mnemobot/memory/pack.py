@@ -38,6 +38,7 @@ from mnemobot.memory.items import Layer, MemoryItem, MemoryQuery
 from mnemobot.memory.pack_candidates import find_candidates, in_context
 from mnemobot.memory.pack_render import (
     SECTION_OF_LAYER,
+    Focus,
     PackedItem,
     PackSection,
     render_line,
@@ -186,9 +187,10 @@ def build_pack(
     scored = score_candidates(
         context, query, ranking, decay_enabled=decay_enabled, decay_days=decay_days
     )
-    selection = select_items(scored.ranked, context.window_of, query, ranking, tz)
+    focus = Focus({term: index.idf(term) for term in query_terms})
+    selection = select_items(scored.ranked, context.window_of, query, ranking, tz, focus)
     if ranking.fill_budget_past_top_k:
-        fill_past_top_k(selection, scored.ranked, query, ranking, tz)
+        fill_past_top_k(selection, scored.ranked, query, ranking, tz, focus)
     rendered = render_pack(selection.chosen)
     candidates_per_layer = {
         layer: count + context.per_layer_change.get(layer, 0)

@@ -29,7 +29,7 @@ from mnemobot.memory.clock import SECONDS_PER_DAY
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
 from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery, normalize_content
 from mnemobot.memory.pack_candidates import InContext, layer_top_k
-from mnemobot.memory.pack_render import SECTION_OF_LAYER, PackedItem, render_line
+from mnemobot.memory.pack_render import SECTION_OF_LAYER, Focus, PackedItem, render_line
 from mnemobot.memory.scoring import (
     age_days,
     combined_score,
@@ -154,8 +154,10 @@ def select_items(
     query: MemoryQuery,
     ranking: RankingConfig,
     tz: tzinfo,
+    focus: Focus | None = None,
 ) -> Selection:
-    """The best items within the topK limits and the budgets (see the module docstring)."""
+    """The best items within the topK limits and the budgets (see the module docstring);
+    with `focus`, a long item is priced and shown as its passage."""
     top_k = layer_top_k(query)
     selection = Selection([], Coverage(ranking.duplicate_term_overlap))
     slots = selection.slots
@@ -178,7 +180,7 @@ def select_items(
         if selection.coverage.covers(item):
             selection.skipped_duplicates += 1
             continue
-        line = render_line(item, tz=tz)
+        line = render_line(item, tz=tz, focus=focus)
         tokens = estimate_item_tokens(line)
         within_soft = total + tokens <= query.soft_budget_tokens
         overflow_ok = score >= ranking.overflow_min_score
@@ -201,6 +203,7 @@ def fill_past_top_k(
     query: MemoryQuery,
     ranking: RankingConfig,
     tz: tzinfo,
+    focus: Focus | None = None,
 ) -> None:
     """Fill the soft budget the topK limits left with the next matching items, best first
     (`RankingConfig.fill_min_relevance` or more); extends `selection`."""
@@ -213,12 +216,13 @@ def fill_past_top_k(
             break
         if relevance <= 0 or relevance < ranking.fill_min_relevance or item.id in chosen_ids:
             continue
-        # The rendered line is longer than the content: skip what cannot fit unrendered.
-        if selection.total_tokens + estimate_item_tokens(item.content) > soft:
+        # The rendered line is longer than what it shows: skip what cannot fit unrendered.
+        shown = item.content if focus is None else item.content[: 2 * focus.limit]
+        if selection.total_tokens + estimate_item_tokens(shown) > soft:
             continue
         if selection.coverage.covers(item):
             continue
-        line = render_line(item, tz=tz)
+        line = render_line(item, tz=tz, focus=focus)
         tokens = estimate_item_tokens(line)
         if selection.total_tokens + tokens > soft:
             continue

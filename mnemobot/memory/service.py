@@ -96,6 +96,7 @@ from mnemobot.memory.items import (
     normalize_content,
 )
 from mnemobot.memory.pack import MemoryPack, build_pack
+from mnemobot.memory.passages import message_text
 from mnemobot.memory.request_overlap import RequestOverlap
 from mnemobot.memory.scope_move import RenameRef
 from mnemobot.memory.scope_paths import ScopePaths
@@ -821,6 +822,12 @@ class MemoryService:
         """The scope's item of that id (None: unknown, or of another scope)."""
         with self._scope(scope) as loaded:
             return loaded.store.get(item_id)
+
+    def message_text(self, scope: str, ref: str) -> str | None:
+        """What memory holds of the message `ref` ("tg:42", as an excerpt in a pack names
+        it): its turn's pieces in order; None when no item carries the ref."""
+        with self._scope(scope) as loaded:
+            return message_text(loaded.store.items.values(), ref)
 
     def write_memory_file(self, scope: str, text: str, *, append: bool, max_chars: int) -> int:
         """Replace the scope's MEMORY.md, or append to it; its new length in characters.
