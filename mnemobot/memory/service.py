@@ -100,6 +100,13 @@ from mnemobot.memory.passages import message_text
 from mnemobot.memory.request_overlap import RequestOverlap
 from mnemobot.memory.scope_move import RenameRef
 from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.standing import (
+    STANDING_BUDGET_TOKENS,
+    StandingBlock,
+    carried_standing,
+    current_standing,
+    render_standing,
+)
 from mnemobot.memory.text_terms import terms, terms_joined
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.memory.vector_file import VECTOR_FILE_NAME, ScopeVectors, file_identity
@@ -823,6 +830,13 @@ class MemoryService:
         with self._scope(scope) as loaded:
             return loaded.store.get(item_id)
 
+    def standing_block(
+        self, scope: str, tz: tzinfo, budget_tokens: int = STANDING_BUDGET_TOKENS
+    ) -> StandingBlock:
+        """The standing preferences every request of the chat carries (`memory.standing`)."""
+        with self._scope(scope) as loaded:
+            return render_standing(current_standing(loaded.store), budget_tokens, tz)
+
     def message_text(self, scope: str, ref: str) -> str | None:
         """What memory holds of the message `ref` ("tg:42", as an excerpt in a pack names
         it): its turn's pieces in order; None when no item carries the ref."""
@@ -851,15 +865,21 @@ class MemoryService:
         tz: tzinfo,
         request_messages: Sequence[Mapping[str, Any]] | None = None,
         query_vector: QueryVector | None = None,
+        standing: StandingBlock | None = None,
     ) -> MemoryPack:
         """The pack for `text`; episodes of `request_messages` (what the request to the
-        model sends beside it) are left out. Dates in `text` are read in `tz`.
+        model sends beside it) are left out, and so are the standing preferences the
+        request carries (`standing`; by default the block `standing_block` renders).
+        Dates in `text` are read in `tz`.
 
         `query_vector` (embeddings on): the message's vector, fused with the word match
         when the scope has vectors of the same model; the diagnostics say when not."""
         # Read before the scope's lock: the date parser is the slow part of a query.
         query = memory_query(text, scope, now, config, tz=tz, request_messages=request_messages)
         with self._scope(scope) as loaded:
+            if standing is None:
+                standing = render_standing(current_standing(loaded.store), tz=tz)
+            query.carried = carried_standing(standing, query.carried)
             dense, meaning = self._dense_search(scope, loaded, config, query_vector)
             pack = build_pack(
                 loaded.store.items,

@@ -11,7 +11,11 @@ the same rules:
 - repeats: the store merges an exact repeat (same fingerprint) into the stored item;
 - facts kept current (`memory.facts`): a newer statement of a slot ("I moved to
   Berlin") replaces the older one by the same speaker, and a fact said again in other
-  words collapses into one item.
+  words collapses into one item;
+- standing preferences (`memory.standing`): how a user asked to be answered, kept as a
+  durable item of theirs that every request of the chat carries, a newer one replacing
+  the older one about the same thing (a turn of the user's own words only: never a
+  forwarded message).
 
 Nothing here touches files other than the store's: the service writes the daily note
 and MEMORY.md beside these calls.
@@ -34,6 +38,7 @@ from mnemobot.memory.items import (
     MemoryItem,
     TurnMemoryEvent,
 )
+from mnemobot.memory.standing import record_standing
 
 # Tag of the items of a forwarded message: the author's words, passed on by the user.
 FORWARDED_TAG = "forwarded"
@@ -86,6 +91,16 @@ def write_turn(
             similar=similar,
             config=config,
         )
+        if FORWARDED_TAG not in event.tags:
+            record_standing(
+                store,
+                stored,
+                user_text=event.user_text,
+                speaker=event.speaker,
+                at=event.at,
+                config=config,
+                similar=similar,
+            )
     return RecordedTurn(stored, promoted)
 
 

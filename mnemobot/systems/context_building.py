@@ -1,9 +1,10 @@
 """ContextBuilding (order 20): the system prompt of the turn, every part within its budget.
 
 Parts, in order: the bot's instructions (with guidance on the memory tool, in a turn that
-offers it), the current time, the operator's `memory/MEMORY.md`, the chat's own
-`MEMORY.md`, and the MemoryPack for the user's message; the legacy daily-notes context
-when the pack is empty.
+offers it), the current time, the operator's `memory/MEMORY.md`, the standing
+preferences of the chat's people (`memory.standing`: on every turn, small talk too), the
+chat's own `MEMORY.md`, and the MemoryPack for the user's message; the legacy
+daily-notes context when the pack is empty.
 
 Memory earns its tokens: the pack leaves out episodes of the messages the request sends
 anyway (the session's current window), and small talk ("hi", "thanks", "ok", an emoji:
@@ -15,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -28,6 +29,7 @@ from mnemobot.memory.pack import MemoryPack, PackDiagnostics
 from mnemobot.memory.request_overlap import RequestOverlap
 from mnemobot.memory.scripts import CJK_CHAR
 from mnemobot.memory.service import MemoryService
+from mnemobot.memory.standing import STANDING_BUDGET_TOKENS, StandingBlock
 from mnemobot.memory.tokens import cut_to_tokens, estimate_tokens
 from mnemobot.systems.context import TurnContext
 
@@ -62,12 +64,14 @@ def pack_for_turn(
     *,
     request_messages: Sequence[Mapping[str, Any]] | None = None,
     query_vector: QueryVector | None = None,
+    standing: StandingBlock | None = None,
 ) -> MemoryPack:
     """The MemoryPack for one user message; also used by `mnemobot memory pack` and eval.
 
     `request_messages`: the conversation the request sends with it, whose episodes the
     pack leaves out. `query_vector`: the message's embedding (`MemoryService.query_vector`)
-    when embeddings are on.
+    when embeddings are on. `standing`: the standing preferences the request carries (by
+    default the chat's whole block), which the pack leaves out too.
     """
     return memory.build_pack(
         scope,
@@ -77,6 +81,7 @@ def pack_for_turn(
         tz=now.tzinfo,
         request_messages=request_messages,
         query_vector=query_vector,
+        standing=standing,
     )
 
 
@@ -233,8 +238,15 @@ class ContextBuilding:
                 parts.append(f"# Operator notes\n{operator.strip()}")
                 allowance -= estimate_tokens(parts[-1])
             if memory_config.enabled:
+                # At most a third of memory's share; what does not fit, the pack may find.
+                standing = self.memory.standing_block(
+                    ctx.scope, ctx.now.tzinfo or UTC, min(STANDING_BUDGET_TOKENS, allowance // 3)
+                )
+                if standing.text:
+                    parts.append(standing.text)
+                    allowance -= standing.tokens
                 parts += self._memory_parts(
-                    ctx, self.memory, memory_config, max(0, allowance), query_vector
+                    ctx, self.memory, memory_config, max(0, allowance), query_vector, standing
                 )
         ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
         ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(ctx.system_prompt)
@@ -246,6 +258,7 @@ class ContextBuilding:
         config: MemoryConfig,
         allowance: int,
         query_vector: QueryVector | None,
+        standing: StandingBlock,
     ) -> list[str]:
         """The chat's MEMORY.md and the pack, or the daily notes, within `allowance` tokens:
         MEMORY.md takes at most half of it, the pack what MEMORY.md leaves."""
@@ -269,6 +282,7 @@ class ContextBuilding:
             config,
             request_messages=ctx.session.messages,
             query_vector=query_vector,
+            standing=standing,
         )
         use_legacy = pack.is_empty and config.legacy_daily_notes_enabled
         if not use_legacy:
