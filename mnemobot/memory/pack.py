@@ -10,7 +10,8 @@ index over the same ids into a pack, in four steps, each a function of its own m
    left out.
 2. Scores (`pack_selection.score_candidates`): relevance plus recency, salience,
    confidence and a type boost (`memory.scoring`); durable items decay with age but
-   never to zero, and a fact a newer statement replaced keeps `superseded_weight`.
+   never to zero, and a fact a newer statement replaced keeps `superseded_weight`. The
+   newest statement of a figure the question asks about goes first (`memory.figures`).
 3. Selection (`pack_selection.select_items`, `fill_past_top_k`): best first, within
    the per-layer topK and the soft budget (past it only high scorers, up to the max
    budget), skipping what a chosen item already says; soft budget the topK limits left
@@ -33,6 +34,7 @@ from typing import Any
 
 from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.figures import FIGURE_CANDIDATES, latest_figure
 from mnemobot.memory.fusion import DenseSearch
 from mnemobot.memory.items import Layer, MemoryItem, MemoryQuery
 from mnemobot.memory.pack_candidates import find_candidates, in_context
@@ -46,6 +48,7 @@ from mnemobot.memory.pack_render import (
 )
 from mnemobot.memory.pack_selection import (
     MIN_ITEM_TOKENS,
+    ScoredItem,
     date_boost,
     fill_past_top_k,
     score_candidates,
@@ -160,6 +163,18 @@ class MemoryPack:
         }
 
 
+def first(ranked: list[ScoredItem], item_ids: list[str]) -> list[ScoredItem]:
+    """`ranked` with the entries of `item_ids` moved to the front in that order, at the
+    best score."""
+    if not ranked:
+        return ranked
+    top = ranked[0][0]
+    by_id = {entry[2].id: entry for entry in ranked}
+    front = [(max(top, by_id[i][0]), by_id[i][1], by_id[i][2]) for i in item_ids if i in by_id]
+    moved = set(item_ids)
+    return front + [entry for entry in ranked if entry[2].id not in moved]
+
+
 def build_pack(
     items: Mapping[str, MemoryItem],
     index: BM25Index,
@@ -188,6 +203,15 @@ def build_pack(
         context, query, ranking, decay_enabled=decay_enabled, decay_days=decay_days
     )
     focus = Focus({term: index.idf(term) for term in query_terms})
+    latest = latest_figure(
+        (item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
+        focus.weights,
+    )
+    if latest.updates:
+        # The current value of what the question asks about goes first, then the updates
+        # before it; older values of it are marked earlier.
+        scored.ranked = first(scored.ranked, [item.id for item in latest.updates])
+        focus = Focus(focus.weights, updated=latest.earlier)
     selection = select_items(scored.ranked, context.window_of, query, ranking, tz, focus)
     if ranking.fill_budget_past_top_k:
         fill_past_top_k(selection, scored.ranked, query, ranking, tz, focus)

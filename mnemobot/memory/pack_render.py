@@ -7,14 +7,15 @@ A long item shows only its passage the question is about (`memory.passages`, giv
 query's term weights as a `Focus`): "…" where it was cut, and the message refs the whole
 text is under ("excerpt of tg:42"), which the `memory` tool's `read` takes. A turn of a
 user message and the reply to it shows the passage of each; a reply the question does
-not touch, only its beginning.
+not touch, only its beginning. An item stating an older value of what the question asks
+about ("$35 a month" before "$50") is marked "earlier: updated DATE" (`memory.figures`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
 
@@ -62,6 +63,9 @@ class Focus:
 
     weights: Mapping[str, float]
     limit: int = PASSAGE_CHARS
+    # Items stating an older value of the figure the question asks about, and when the
+    # newer statement was made (`memory.figures`): shown as earlier.
+    updated: Mapping[str, float] = field(default_factory=dict)
 
 
 # The reply part of a turn's text (`extraction.build`: "User: ...\nAssistant: ...").
@@ -149,6 +153,8 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC, focus: Focus | None = Non
         earlier = f"earlier, until {_day(item.valid_to, tz)}"
     elif item.superseded_by is not None:
         earlier = "earlier, since replaced"
+    elif focus is not None and item.id in focus.updated:
+        earlier = f"earlier: updated {_day(focus.updated[item.id], tz)}"
     excerpt = ""
     if cut:
         refs = message_refs(item)
