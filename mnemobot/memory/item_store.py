@@ -71,6 +71,7 @@ PROMOTION_TARGET: dict[ItemType, Layer] = {
     ItemType.COMMAND_RESULT: Layer.PROCEDURAL,
     # Only by hand: a turn's confidence keeps it below automatic promotion.
     ItemType.TURN: Layer.SEMANTIC,
+    ItemType.DIGEST: Layer.SEMANTIC,
 }
 
 

@@ -5,6 +5,8 @@
     archive notes   move daily notes older than memory.dailyRetentionDays to archive/
     prune sessions  delete sessions and offload logs untouched for memory.sessionRetentionDays
     reindex         read the scope's item files again, so the index matches the disk
+    digest days     a dated digest of each finished day, summarized by the model when there
+                    is one (memory.digest)
     embed items     give items without a vector one (memory.embeddings; old items, imports,
                     a changed model, a batch the server failed)
 
@@ -26,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
 
 import orjson
@@ -41,6 +43,7 @@ from mnemobot.memory.consolidation import (
     consolidate_scope,
     ignore_superseded,
 )
+from mnemobot.memory.digest import summarize_digests, write_missing_digests
 from mnemobot.memory.items import MemoryItem
 from mnemobot.memory.memory_versions import archive_dir
 from mnemobot.memory.scope_paths import (
@@ -55,6 +58,8 @@ log = logging.getLogger(__name__)
 
 LOCK_FILE_NAME = ".maintenance.lock"
 LAST_RUN_FILE_NAME = ".maintenance_last.json"
+# The last day whose digest the `digest days` step has written (or found none to write).
+DIGESTS_THROUGH_FILE_NAME = ".digests_through"
 _SESSION_SUFFIXES = (".log.jsonl", ".json", ".lock")
 
 
@@ -72,6 +77,8 @@ class MaintenanceRun:
     on_superseded: SupersededHook = ignore_superseded
     # The context window of the model `complete` calls, when known (a small local model).
     window: Callable[[], int | None] = lambda: None
+    # Where the scope's days begin (the operator's zone): the digests' days.
+    tz: tzinfo = UTC
 
     @property
     def scope(self) -> str:
@@ -227,6 +234,47 @@ def erase_forgotten(run: MaintenanceRun) -> str:
     )
 
 
+def digest_days(run: MaintenanceRun) -> str:
+    mark = run.paths.directory / DIGESTS_THROUGH_FILE_NAME
+    through = _read_day(mark)
+    newest = _newest_episodic_day(run.paths)
+    if not run.memory.is_loaded(run.scope) and (
+        newest is None or (through is not None and newest <= through)
+    ):
+        # Not worth loading a cold scope for: nothing was said since its days were digested.
+        return f"nothing new since {through}" if through else "no turns"
+    store = run.memory.store(run.scope)
+    written = len(write_missing_digests(store, run.tz, run.now))
+    yesterday = datetime.fromtimestamp(run.now, run.tz).date() - timedelta(days=1)
+    write_atomic(mark, yesterday.isoformat().encode())
+    line = f"wrote {written} day digests"
+    if run.complete is None:
+        return f"{line}; extractive (no model to summarize with)"
+    summaries = summarize_digests(store, run.complete)
+    done = f"{line}, summarized {summaries.summarized}"
+    if summaries.failure is not None:
+        return f"rejected: {summaries.failure} ({done})"
+    return f"{done}, {summaries.left} left for later runs" if summaries.left else done
+
+
+def _read_day(path: Path) -> date | None:
+    try:
+        return date.fromisoformat(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _newest_episodic_day(paths: ScopePaths) -> date | None:
+    days = []
+    if paths.episodic_dir.is_dir():
+        for path in paths.episodic_dir.glob("????-??-??.jsonl"):
+            try:
+                days.append(date.fromisoformat(path.name[:10]))
+            except ValueError:
+                continue
+    return max(days, default=None)
+
+
 def embed_items(run: MaintenanceRun) -> str:
     if run.memory.embedder is None or run.memory.embedder.config().identity() is None:
         return "off (memory.embeddings.enabled)"
@@ -258,6 +306,7 @@ MAINTENANCE_STEPS: tuple[MaintenanceStep, ...] = (
     MaintenanceStep("archive notes", archive_old_notes),
     MaintenanceStep("prune sessions", prune_old_sessions),
     MaintenanceStep("reindex", reindex),
+    MaintenanceStep("digest days", digest_days),
     MaintenanceStep("embed items", embed_items),
 )
 

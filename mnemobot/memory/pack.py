@@ -16,6 +16,8 @@ index over the same ids into a pack, in four steps, each a function of its own m
    the per-layer topK and the soft budget (past it only high scorers, up to the max
    budget), skipping what a chosen item already says; soft budget the topK limits left
    is filled with the next matching items.
+   A question spanning the history ("in what order did I...", "summarize...") gets the
+   digests of the days holding its terms first (`memory.digest`), within `DIGEST_SHARE`.
 4. Rendering (`pack_render`): `# Memory` with `## Recent episodes` (oldest first, each
    line dated), `## Relevant facts`, `## Applicable procedures`; empty sections are
    left out and an empty pack renders as "".
@@ -26,17 +28,19 @@ wants to record access does so itself.
 
 from __future__ import annotations
 
+import heapq
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, tzinfo
 from typing import Any
 
 from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.digest import is_span_question, pick_lines
 from mnemobot.memory.figures import FIGURE_CANDIDATES, latest_figure
 from mnemobot.memory.fusion import DenseSearch
-from mnemobot.memory.items import Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery
 from mnemobot.memory.pack_candidates import find_candidates, in_context
 from mnemobot.memory.pack_render import (
     SECTION_OF_LAYER,
@@ -55,7 +59,14 @@ from mnemobot.memory.pack_selection import (
     select_items,
 )
 from mnemobot.memory.text_terms import search_terms
+from mnemobot.memory.tokens import CHARS_PER_TOKEN
 from mnemobot.memory.turn_neighbours import TurnsAround
+
+# The share of the soft budget a question spanning the history gives the days' digests,
+# and how many days (best BM25 first) it reads line by line. On BEAM's development chats
+# (100K, 11-20): see docs/measured.md.
+DIGEST_SHARE = 0.5
+DIGEST_CANDIDATES = 60
 
 __all__ = [
     "MIN_ITEM_TOKENS",
@@ -152,7 +163,7 @@ class MemoryPack:
                     "section": packed.section.value,
                     "score": round(packed.score, 6),
                     "tokens": packed.tokens,
-                    "references": list(packed.item.references),
+                    "references": packed.references,
                     "title": packed.item.title,
                     "content": packed.item.content,
                 }
@@ -175,6 +186,33 @@ def first(ranked: list[ScoredItem], item_ids: list[str]) -> list[ScoredItem]:
     return front + [entry for entry in ranked if entry[2].id not in moved]
 
 
+def with_digests(
+    ranked: list[ScoredItem],
+    digests: Sequence[MemoryItem],
+    index: BM25Index,
+    query_terms: list[str],
+    query: MemoryQuery,
+    focus: Focus,
+) -> tuple[list[ScoredItem], Focus]:
+    """For a question spanning the history, the digests of the days holding its terms
+    first, in day order, each showing its best lines within `DIGEST_SHARE` of the soft
+    budget; for any other, none."""
+    if not digests or not query_terms or not is_span_question(query.text):
+        return ranked, focus
+    carried = query.carried
+    ids = [item.id for item in digests if carried is None or not carried(item)]
+    scores = index.score_documents(query_terms, ids)
+    best = set(heapq.nlargest(DIGEST_CANDIDATES, scores, key=scores.__getitem__))
+    chosen = [item for item in digests if item.id in best]
+    share = int(DIGEST_SHARE * query.soft_budget_tokens * CHARS_PER_TOKEN)
+    lines = pick_lines(chosen, focus.weights, share)
+    if not lines:
+        return ranked, focus
+    top = ranked[0][0] if ranked else 1.0
+    front = [(top, 1.0, item) for item in chosen if item.id in lines]
+    return front + ranked, replace(focus, digest_lines=lines)
+
+
 def build_pack(
     items: Mapping[str, MemoryItem],
     index: BM25Index,
@@ -186,6 +224,7 @@ def build_pack(
     tz: tzinfo = UTC,
     turns_around: TurnsAround | None = None,
     dense: DenseSearch | None = None,
+    digests: Sequence[MemoryItem] = (),
 ) -> MemoryPack:
     """Choose, score and render the memory for one turn (see the module docstring).
 
@@ -193,7 +232,8 @@ def build_pack(
     other is ignored. `tz` sets the dates shown on episodes (UTC by default).
     `turns_around` (the store's timeline) finds the turns around a matching turn; without
     it only matching turns and recent episodes are candidates. `dense` (the message's
-    vector against the scope's item vectors) adds meaning to the word match.
+    vector against the scope's item vectors) adds meaning to the word match. `digests`:
+    the scope's daily digests, which a question spanning the history gets first.
     """
     started = time.perf_counter()
     query_terms = search_terms(query.text, index.document_frequency)
@@ -203,6 +243,8 @@ def build_pack(
         context, query, ranking, decay_enabled=decay_enabled, decay_days=decay_days
     )
     focus = Focus({term: index.idf(term) for term in query_terms})
+    # Digests are placed below, for the questions that span the history, and only there.
+    scored.ranked = [entry for entry in scored.ranked if entry[2].type is not ItemType.DIGEST]
     latest = latest_figure(
         (item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
         focus.weights,
@@ -212,6 +254,7 @@ def build_pack(
         # before it; older values of it are marked earlier.
         scored.ranked = first(scored.ranked, [item.id for item in latest.updates])
         focus = Focus(focus.weights, updated=latest.earlier)
+    scored.ranked, focus = with_digests(scored.ranked, digests, index, query_terms, query, focus)
     selection = select_items(scored.ranked, context.window_of, query, ranking, tz, focus)
     if ranking.fill_budget_past_top_k:
         fill_past_top_k(selection, scored.ranked, query, ranking, tz, focus)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
 
+from mnemobot.memory.digest import shown_digest, shown_refs
 from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.passages import CUT_MARK, passage, weight_in
@@ -55,6 +56,13 @@ class PackedItem:
     # BM25 relevance within the query's hits, 0..1; 0 for a recent-context item.
     relevance: float = 0.0
 
+    @property
+    def references(self) -> list[str]:
+        """The refs of what the line shows: a digest's, of its lines shown."""
+        if self.item.type is ItemType.DIGEST:
+            return shown_refs(self.line)
+        return list(self.item.references)
+
 
 @dataclass(frozen=True, slots=True)
 class Focus:
@@ -66,6 +74,9 @@ class Focus:
     # Items stating an older value of the figure the question asks about, and when the
     # newer statement was made (`memory.figures`): shown as earlier.
     updated: Mapping[str, float] = field(default_factory=dict)
+    # The lines of each day's digest a question spanning the history gets, by digest id
+    # (`memory.digest.pick_lines`).
+    digest_lines: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 # The reply part of a turn's text (`extraction.build`: "User: ...\nAssistant: ...").
@@ -128,6 +139,7 @@ _TYPE_LABELS = {
     ItemType.TASK_STATE: "Task",
     ItemType.COMMAND_RESULT: "Command",
     ItemType.TURN: "Turn",
+    ItemType.DIGEST: "Digest",
 }
 
 
@@ -143,7 +155,11 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC, focus: Focus | None = Non
     """
     content = item.content.strip() or item.title.strip()
     cut = False
-    if focus is not None:
+    if item.type is ItemType.DIGEST:
+        # Its lines name their messages themselves.
+        if focus is not None:
+            content = shown_digest(content, focus.digest_lines.get(item.id, ()))
+    elif focus is not None:
         content, cut = focused_content(content, focus)
     # What people said is data: it may not open a heading or a code block of the prompt.
     content = inert_markdown(content)
@@ -159,7 +175,9 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC, focus: Focus | None = Non
     if cut:
         refs = message_refs(item)
         excerpt = f"excerpt of {', '.join(refs)}" if refs else "excerpt"
-    if item.type is not ItemType.TURN:
+    if item.type is ItemType.DIGEST:
+        pass
+    elif item.type is not ItemType.TURN:
         said = _day(item.created_at, tz)
         said = f"said {item.mentions} times since {said}" if item.mentions > 1 else f"said {said}"
         if earlier and item.layer is not Layer.EPISODIC:

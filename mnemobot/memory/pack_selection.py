@@ -166,7 +166,9 @@ def select_items(
     for score, relevance, item in ranked:
         window = window_of.get(item.id)
         joins = window is not None and window_room.get(window, 0) > 0
-        if not joins and slots[item.layer] >= top_k[item.layer]:
+        # A day's digest is placed by the pack itself, past the limits (`memory.digest`).
+        digest = item.type is ItemType.DIGEST
+        if not joins and not digest and slots[item.layer] >= top_k[item.layer]:
             continue
         total = selection.total_tokens
         # No item costs less than MIN_ITEM_TOKENS: once even that cannot fit, skip the
@@ -188,6 +190,8 @@ def select_items(
             selection.dropped_by_budget += 1
             continue
         selection.take(score, relevance, item, line, tokens)
+        if digest:
+            continue
         if joins:
             window_room[window] -= 1  # type: ignore[index]
         else:
@@ -280,6 +284,8 @@ class Coverage:
 
     def add(self, item: MemoryItem) -> None:
         self.fingerprints.add(item.fingerprint)
+        if item.type is ItemType.DIGEST:
+            return  # it shows a few of its lines: the turns stay to be shown
         durable = item.layer is not Layer.EPISODIC
         if durable or len(item.content) <= _SHORT_STATEMENT_CHARS:
             said = _term_set(_said(item))

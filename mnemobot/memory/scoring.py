@@ -60,8 +60,9 @@ def decay_factor(
 
 
 def type_boost(item_type: ItemType, boosts: TypeBoostConfig = DEFAULT_RANKING.type_boost) -> float:
-    """The configured bonus for an item type (e.g. CONSTRAINT -> `boosts.constraint`)."""
-    return float(getattr(boosts, item_type.value.lower()))
+    """The configured bonus for an item type (e.g. CONSTRAINT -> `boosts.constraint`); 0
+    for a type without a setting (a digest, which the pack places itself)."""
+    return float(getattr(boosts, item_type.value.lower(), 0.0))
 
 
 def normalized_relevance(score: float, base: float, best: float) -> float:

@@ -55,6 +55,7 @@ from mnemobot.memory.daily_notes import (
     write_memory_file,
 )
 from mnemobot.memory.dates import find_dates
+from mnemobot.memory.digest import digests, is_span_question, rewrite_digests
 from mnemobot.memory.documents import DOCUMENT_TAG
 from mnemobot.memory.fact_items import new_fact
 from mnemobot.memory.facts import SimilarFinder, supersede
@@ -690,6 +691,8 @@ class MemoryService:
             ]
             if again:
                 store.add(again)
+            # The day's digest shows the new wording, not the old.
+            rewrite_digests(store, marked)
             return recorded
 
     def supersede_facts(
@@ -891,6 +894,7 @@ class MemoryService:
                 tz=tz,
                 turns_around=loaded.store.timeline.around,
                 dense=dense,
+                digests=digests(loaded.store) if is_span_question(text) else (),
             )
         pack.diagnostics.meaning = meaning
         if query_vector is not None:
@@ -969,6 +973,7 @@ class MemoryService:
         going, needles = items_to_forget(store.items.values(), item, PROMOTED_FROM_PREFIX)
         for victim in going:
             store.forget(victim.id)
+        rewrite_digests(store, going)
         self._note_forgotten_texts(scope, needles)
         return [victim for victim in going if store.get(victim.id) is None]
 
@@ -1003,7 +1008,14 @@ class MemoryService:
                 return ForgetOutcome(too_many=len(matching))
             lines = lines_holding(paths, set(wanted))
             gone: dict[str, MemoryItem] = {}
-            for item in sorted(matching, key=lambda i: i.type is not ItemType.TURN):
+            # Turns first, digests last: a day's digest is written anew without the turns
+            # that went, and is forgotten only if it still holds the words then.
+            for item in sorted(matching, key=_forgetting_order):
+                current = store.items.get(item.id)
+                if item.type is ItemType.DIGEST and (
+                    current is None or not set(wanted) <= set(terms(current.content))
+                ):
+                    continue
                 if item.id not in gone:
                     going = self._forget(store, scope, item.id)
                     gone.update((victim.id, victim) for victim in going)
@@ -1162,3 +1174,8 @@ class MemoryService:
 def forwarded_note(forwarded: Sequence[ForwardedText]) -> str:
     """The daily note's user side for a turn of forwards only, each with its author."""
     return " ".join(f"[forwarded from {f.author}] {f.text}" for f in forwarded)
+
+
+def _forgetting_order(item: MemoryItem) -> int:
+    """Turns first, then the rest, digests last (see `forget_matching`)."""
+    return {ItemType.TURN: 0, ItemType.DIGEST: 2}.get(item.type, 1)

@@ -214,7 +214,8 @@ def pack_dia_ids(pack: MemoryPack, memory: MemoryService, scope: str) -> set[str
     store = memory.store(scope)
     found: set[str] = set()
     for packed in pack.items:
-        pending = list(packed.item.references)
+        # What the line shows: a day's digest names only the messages of its lines shown.
+        pending = list(packed.references)
         seen: set[str] = set()
         while pending:
             ref = pending.pop()
