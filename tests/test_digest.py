@@ -360,3 +360,24 @@ def test_forgetting_a_days_digest_keeps_the_days_messages(
     finally:
         memory.close()
     assert not [d for d in _digests(workspace) if "2025-03-09" in d.content]
+
+
+def test_a_digest_never_takes_a_messages_place_in_a_search(
+    tmp_path: Path,
+    run,  # type: ignore[no-untyped-def]
+) -> None:
+    # A day's list of everything said matches more words than any one message: among the
+    # items a question is matched against, it pushed the messages out.
+    workspace = _imported(tmp_path, run)
+    done = run(workspace, "memory", "search", "deployment caching schema", "--chat", CHAT, "--json")
+    assert done.code == 0, done.err
+    found = json.loads(done.out)
+    assert found and all(hit["type"] == "TURN" for hit in found)
+    memory = MemoryService(workspace)
+    try:
+        forgotten = memory.forget_matching(CHAT, "locker code")
+        assert forgotten.items  # the day's digest is written anew, into a loaded scope
+        again = memory.search(CHAT, "deployment Docker", config=MemoryConfig(), tz=UTC)
+        assert again and all(item.type is ItemType.TURN for item, _ in again)
+    finally:
+        memory.close()

@@ -31,6 +31,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, tzinfo
+from itertools import compress
 from operator import add, attrgetter
 from pathlib import Path
 from typing import Any, Protocol
@@ -92,6 +93,12 @@ def new_item_id() -> str:
     return uuid.uuid4().hex
 
 
+def is_indexed(item: MemoryItem) -> bool:
+    """Whether the scope's word index holds the item: all but the days' digests, which
+    would outmatch the turns they list (`memory.digest` keeps its own index of them)."""
+    return item.type is not ItemType.DIGEST
+
+
 def indexed_text(item: MemoryItem) -> str:
     """The text an item is found by: its content and its tags (titles repeat the content).
 
@@ -127,6 +134,8 @@ def _indexed_texts(items: Sequence[MemoryItem], known: _TagsTexts) -> list[str]:
 
 
 _TAGS = attrgetter("tags")
+_TYPE = attrgetter("type")
+_NOT_DIGEST = ItemType.DIGEST.__ne__
 _CONTENT = attrgetter("content")
 _ID = attrgetter("id")
 _FINGERPRINT = attrgetter("fingerprint")
@@ -430,6 +439,8 @@ class ScopeItemStore:
         terms = self._terms
         if index is None or terms is None:
             return
+        # `is_indexed` in C-level maps: a Python call per item would cost ~80 ms at 1M.
+        items = list(compress(items, map(_NOT_DIGEST, map(_TYPE, items))))
         add_joined = getattr(index, "add_joined", None)
         if add_joined is None or self._terms_joined is None:
             add_many = getattr(index, "add_many", None)
@@ -487,7 +498,7 @@ class ScopeItemStore:
         if item.layer is not Layer.EPISODIC:
             self.durable_ids[item.id] = None
             self.durable_log.append(item.id)
-        if self._index is not None and self._terms is not None:
+        if self._index is not None and self._terms is not None and is_indexed(item):
             self._index.add(item.id, self._terms(indexed_text(item)))
 
     def _drop(self, item_id: str) -> MemoryItem | None:

@@ -28,19 +28,18 @@ wants to record access does so itself.
 
 from __future__ import annotations
 
-import heapq
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, tzinfo
 from typing import Any
 
 from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.digest import is_span_question, pick_lines
+from mnemobot.memory.digest import DigestSearch, is_span_question, pick_lines
 from mnemobot.memory.figures import FIGURE_CANDIDATES, latest_figure
 from mnemobot.memory.fusion import DenseSearch
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.items import Layer, MemoryItem, MemoryQuery
 from mnemobot.memory.pack_candidates import find_candidates, in_context
 from mnemobot.memory.pack_render import (
     SECTION_OF_LAYER,
@@ -188,8 +187,7 @@ def first(ranked: list[ScoredItem], item_ids: list[str]) -> list[ScoredItem]:
 
 def with_digests(
     ranked: list[ScoredItem],
-    digests: Sequence[MemoryItem],
-    index: BM25Index,
+    find: DigestSearch | None,
     query_terms: list[str],
     query: MemoryQuery,
     focus: Focus,
@@ -197,13 +195,14 @@ def with_digests(
     """For a question spanning the history, the digests of the days holding its terms
     first, in day order, each showing its best lines within `DIGEST_SHARE` of the soft
     budget; for any other, none."""
-    if not digests or not query_terms or not is_span_question(query.text):
+    if find is None or not query_terms or not is_span_question(query.text):
         return ranked, focus
     carried = query.carried
-    ids = [item.id for item in digests if carried is None or not carried(item)]
-    scores = index.score_documents(query_terms, ids)
-    best = set(heapq.nlargest(DIGEST_CANDIDATES, scores, key=scores.__getitem__))
-    chosen = [item for item in digests if item.id in best]
+    chosen = [
+        item
+        for item in find(query_terms, DIGEST_CANDIDATES)
+        if carried is None or not carried(item)
+    ]
     share = int(DIGEST_SHARE * query.soft_budget_tokens * CHARS_PER_TOKEN)
     lines = pick_lines(chosen, focus.weights, share)
     if not lines:
@@ -224,7 +223,7 @@ def build_pack(
     tz: tzinfo = UTC,
     turns_around: TurnsAround | None = None,
     dense: DenseSearch | None = None,
-    digests: Sequence[MemoryItem] = (),
+    digests: DigestSearch | None = None,
 ) -> MemoryPack:
     """Choose, score and render the memory for one turn (see the module docstring).
 
@@ -232,8 +231,9 @@ def build_pack(
     other is ignored. `tz` sets the dates shown on episodes (UTC by default).
     `turns_around` (the store's timeline) finds the turns around a matching turn; without
     it only matching turns and recent episodes are candidates. `dense` (the message's
-    vector against the scope's item vectors) adds meaning to the word match. `digests`:
-    the scope's daily digests, which a question spanning the history gets first.
+    vector against the scope's item vectors) adds meaning to the word match. `digests`
+    finds the days' digests matching the query terms, which a question spanning the
+    history gets first.
     """
     started = time.perf_counter()
     query_terms = search_terms(query.text, index.document_frequency)
@@ -243,8 +243,6 @@ def build_pack(
         context, query, ranking, decay_enabled=decay_enabled, decay_days=decay_days
     )
     focus = Focus({term: index.idf(term) for term in query_terms})
-    # Digests are placed below, for the questions that span the history, and only there.
-    scored.ranked = [entry for entry in scored.ranked if entry[2].type is not ItemType.DIGEST]
     latest = latest_figure(
         (item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
         focus.weights,
@@ -254,7 +252,7 @@ def build_pack(
         # before it; older values of it are marked earlier.
         scored.ranked = first(scored.ranked, [item.id for item in latest.updates])
         focus = Focus(focus.weights, updated=latest.earlier)
-    scored.ranked, focus = with_digests(scored.ranked, digests, index, query_terms, query, focus)
+    scored.ranked, focus = with_digests(scored.ranked, digests, query_terms, query, focus)
     selection = select_items(scored.ranked, context.window_of, query, ranking, tz, focus)
     if ranking.fill_budget_past_top_k:
         fill_past_top_k(selection, scored.ranked, query, ranking, tz, focus)

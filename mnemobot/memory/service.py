@@ -55,7 +55,7 @@ from mnemobot.memory.daily_notes import (
     write_memory_file,
 )
 from mnemobot.memory.dates import find_dates
-from mnemobot.memory.digest import digests, is_span_question, rewrite_digests
+from mnemobot.memory.digest import is_span_question, matching_digests, rewrite_digests
 from mnemobot.memory.documents import DOCUMENT_TAG
 from mnemobot.memory.fact_items import new_fact
 from mnemobot.memory.facts import SimilarFinder, supersede
@@ -894,7 +894,7 @@ class MemoryService:
                 tz=tz,
                 turns_around=loaded.store.timeline.around,
                 dense=dense,
-                digests=digests(loaded.store) if is_span_question(text) else (),
+                digests=partial(matching_digests, loaded.store) if is_span_question(text) else None,
             )
         pack.diagnostics.meaning = meaning
         if query_vector is not None:

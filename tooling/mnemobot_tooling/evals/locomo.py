@@ -5,7 +5,8 @@ memory scope through the bot's own write path (`MemoryPersist.process` on a real
 `TurnContext` whose `occurred_at` is the turn's time, as any caller replaying a past
 conversation sets it), then every question of categories 1-4 gets the pack
 ContextBuilding would build (`pack_for_turn`), with the question as the user's message
-and the clock just after the last session. The score is the share of the question's
+and the clock just after the last session (the finished days' digests written, as
+maintenance would have by then). The score is the share of the question's
 evidence turns (`dia_id`s) found in the pack's items.
 
 How a two-person dialogue maps onto the bot: every LoCoMo turn is one user message from
@@ -48,6 +49,7 @@ from pydantic import ValidationError
 
 from mnemobot.bot.cli.progress import ProgressBar, terminal_progress
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
+from mnemobot.memory.digest import write_missing_digests
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
 from mnemobot.memory.pack import MemoryPack
 from mnemobot.memory.service import MemoryService
@@ -413,6 +415,8 @@ async def _run_eval(
             if embedder is not None:
                 await asyncio.to_thread(_embed_all, memory, scope, result)
             asked_at = conversation.turns[-1].at + timedelta(seconds=QUESTION_DELAY_SECONDS)
+            # The finished days' digests, as maintenance would have written them by then.
+            write_missing_digests(memory.store(scope), UTC, asked_at.timestamp())
             baseline = Bm25Baseline(conversation.turns)
             windows = Bm25WindowBaseline(conversation.turns)
             for question in conversation.questions:
