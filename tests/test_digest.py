@@ -296,6 +296,7 @@ def test_with_a_model_each_day_gets_a_summary_in_the_background(
         "В каком порядке я упоминал эти задачи?",
         "Fasse bitte zusammen, was wir besprochen haben.",
         "¿En qué orden hablamos de las tareas?",
+        "¿Me haces un resumen de lo que hablamos?",
         "总结一下我们的进展",
     ],
 )
@@ -304,7 +305,13 @@ def test_questions_over_the_history_are_known_in_each_language(question: str) ->
 
 
 @pytest.mark.parametrize(
-    "question", ["What is my cat's name?", "Which database did we pick?", "Wie spät ist es?"]
+    "question",
+    [
+        "What is my cat's name?",
+        "Which database did we pick?",
+        "Wie spät ist es?",
+        "When did I resume playing the drums?",
+    ],
 )
 def test_other_questions_are_not_taken_for_questions_over_the_history(question: str) -> None:
     assert not is_span_question(question)

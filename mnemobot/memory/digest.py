@@ -104,7 +104,7 @@ SPAN_QUESTION = re.compile(
     r"|\b(?:reihenfolge|chronolog\w*|im\s+laufe|bisher|zusammenfass\w*|fasse\s+\w+\s+zusammen"
     r"|fortschritt\w*|entwickelt|verlauf)\b"
     r"|\b(?:en\s+qu[ée]\s+orden|el\s+orden|cronol[óo]g\w*|a\s+lo\s+largo|hasta\s+ahora"
-    r"|resum\w+|progreso|evolucion\w*|evolución)\b"
+    r"|resumen\w*|resumir|resúme\w+|progreso|evolucion\w*|evolución)\b"
     r"|顺序|先后|按时间|时间线|一直以来|到目前为止|总结|概括|回顾|进展|演变|历程",
     re.IGNORECASE,
 )
