@@ -61,10 +61,13 @@ from mnemobot.memory.text_terms import search_terms
 from mnemobot.memory.tokens import CHARS_PER_TOKEN
 from mnemobot.memory.turn_neighbours import TurnsAround
 
-# The share of the soft budget a question spanning the history gives the days' digests,
-# and how many days (best BM25 first) it reads line by line. On BEAM's development chats
-# (100K, 11-20): see docs/measured.md.
-DIGEST_SHARE = 0.5
+# The share of the soft budget a question spanning the history gives the days' digests
+# (its best-matching turns follow, past the soft budget only as high scorers), and how
+# many days (best BM25 first) it reads line by line. BEAM development chats at 1800
+# tokens, overall recall at a share of 0.3 / 0.5 / 0.65 / 0.8 / 1.0: 100K 0.658 / 0.684 /
+# 0.693 / 0.700 / 0.708, 500K `--assistant-replies` 0.635 (0.5) / 0.647 / 0.654; event
+# ordering and summarization rise with it, nothing else moves (docs/measured.md).
+DIGEST_SHARE = 1.0
 DIGEST_CANDIDATES = 60
 
 __all__ = [

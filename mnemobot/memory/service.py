@@ -1008,14 +1008,7 @@ class MemoryService:
                 return ForgetOutcome(too_many=len(matching))
             lines = lines_holding(paths, set(wanted))
             gone: dict[str, MemoryItem] = {}
-            # Turns first, digests last: a day's digest is written anew without the turns
-            # that went, and is forgotten only if it still holds the words then.
-            for item in sorted(matching, key=_forgetting_order):
-                current = store.items.get(item.id)
-                if item.type is ItemType.DIGEST and (
-                    current is None or not set(wanted) <= set(terms(current.content))
-                ):
-                    continue
+            for item in sorted(matching, key=lambda i: i.type is not ItemType.TURN):
                 if item.id not in gone:
                     going = self._forget(store, scope, item.id)
                     gone.update((victim.id, victim) for victim in going)
@@ -1174,8 +1167,3 @@ class MemoryService:
 def forwarded_note(forwarded: Sequence[ForwardedText]) -> str:
     """The daily note's user side for a turn of forwards only, each with its author."""
     return " ".join(f"[forwarded from {f.author}] {f.text}" for f in forwarded)
-
-
-def _forgetting_order(item: MemoryItem) -> int:
-    """Turns first, then the rest, digests last (see `forget_matching`)."""
-    return {ItemType.TURN: 0, ItemType.DIGEST: 2}.get(item.type, 1)
