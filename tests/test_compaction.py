@@ -300,7 +300,7 @@ async def test_flush_writes_new_facts_to_memory_and_the_daily_note(
     assert "bilge pump" in (items / "procedural.jsonl").read_text()
     notes = "".join(p.read_text() for p in (workspace / "memory" / "console:local").glob("*.md"))
     assert "- The user's boat is named Kestrel" in notes
-    pack = app.memory.build_pack(
+    pack = app.memory.recall.build_pack(
         "console:local",
         "what is my boat called",
         now=9e9,

@@ -78,7 +78,7 @@ async def told_then_asked(
     for text in facts:
         outcome = await app.assistant.handle_text(CHAT, text)
         assert outcome is not None and outcome.answered
-    assert app.memory.wait_for_vectors(60)
+    assert app.memory.vectors.wait(60)
     await app.commands.run(CHAT, ParsedCommand("new", ""))
     outcome = await app.assistant.handle_text(CHAT, question)
     assert outcome is not None and outcome.answered
@@ -110,7 +110,7 @@ async def test_what_colour_is_my_car_finds_the_skoda_only_by_meaning(
     # The word match still works beside meaning: "colour" finds the teal turn either way.
     assert "teal" in seen
     if embeddings_on:
-        vectors = app.memory.paths(CHAT_SCOPE).items_dir / "vectors.bin"
+        vectors = app.memory.scopes.paths(CHAT_SCOPE).items_dir / "vectors.bin"
         assert vectors.stat().st_size > 512
 
 
@@ -158,7 +158,7 @@ async def ask_anew(app: App, openai_server: FakeOpenAIServer, question: str) -> 
     outcome = await app.assistant.handle_text(CHAT, question)
     assert outcome is not None and outcome.ctx is not None and outcome.ctx.memory_pack
     # Its own turn is embedded after the reply; let that finish before anything else.
-    assert app.memory.wait_for_vectors(60)
+    assert app.memory.vectors.wait(60)
     return system_text(openai_server.last_request()), outcome.ctx.memory_pack.diagnostics.meaning
 
 

@@ -19,7 +19,7 @@ from mnemobot.bot.cli.main import main
 from mnemobot.bot.delivery.replicas import open_replicas
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -78,8 +78,8 @@ async def test_forget_me_confirm_unasked_only_asks(app: App) -> None:
 def test_memory_cli_export_and_erase(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    memory = MemoryService(workspace)
-    memory.record_turn(
+    memory = WorkspaceMemory.open(workspace)
+    memory.record.record_turn(
         scope="console:local",
         user_text="My favourite colour is teal",
         assistant_text="Noted.",
@@ -105,7 +105,7 @@ def test_memory_cli_names_any_chat_and_reads_the_shared_scope_when_all_chats_sha
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_runtime_config(workspace, {"memory": {"scope": "global"}})
-    MemoryService(workspace).record_turn(
+    WorkspaceMemory.open(workspace).record.record_turn(
         scope="global",
         user_text="My favourite colour is teal",
         assistant_text="Noted.",
@@ -197,7 +197,7 @@ async def test_a_forget_me_asked_on_one_replica_is_confirmed_on_another(
     first, second = (build_replica_app(settings, replicas) for replicas in started)
     try:
         # (A turn on a replica needs the chat's lease: memory is written straight here.)
-        first.memory.record_turn(
+        first.memory.record.record_turn(
             scope=CHAT.key,
             user_text="My favourite colour is vermilion.",
             assistant_text="Noted.",

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.text_terms import TEXT_END, _unicode_terms, languages, terms, terms_joined
 from mnemobot.memory.tokens import estimate_tokens
 
@@ -182,13 +182,13 @@ ANSWERS = [0, 1, 9]
 
 def _packs(workspace: Path, lang: str) -> list[tuple[list[int], int]]:
     """(facts chosen, by their place in FACTS; pack tokens) for each question."""
-    memory = MemoryService(workspace / lang)
+    memory = WorkspaceMemory.open(workspace / lang)
     scope = f"telegram:{lang}"
-    memory.add_flushed_facts(scope, FACTS[lang], at=NOW - 3600, session_key="s1", tz=UTC)
+    memory.record.add_flushed_facts(scope, FACTS[lang], at=NOW - 3600, session_key="s1", tz=UTC)
     config = MemoryConfig()
     out = []
     for question in QUESTIONS[lang]:
-        pack = memory.build_pack(scope, question, now=NOW, config=config, tz=UTC)
+        pack = memory.recall.build_pack(scope, question, now=NOW, config=config, tz=UTC)
         chosen = sorted(FACTS[lang].index(packed.item.content) for packed in pack.items)
         out.append((chosen, pack.diagnostics.total_tokens))
     return out

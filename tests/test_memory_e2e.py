@@ -75,10 +75,10 @@ async def test_one_chat_never_sees_another_chats_memory(
     results = [m["content"] for m in tool_messages(b_requests[-1])]
     assert len(results) == 2 and all("Lisbon" not in r and "peanut" not in r for r in results)
     # A's own pack has it; B's pack built by the CLI path does not.
-    pack_a = app.memory.build_pack(
+    pack_a = app.memory.recall.build_pack(
         "telegram:1001", "sister", now=9e9, config=app.assistant.config().memory, tz=None
     )
-    pack_b = app.memory.build_pack(
+    pack_b = app.memory.recall.build_pack(
         "telegram:2002", "sister", now=9e9, config=app.assistant.config().memory, tz=None
     )
     assert "Lisbon" in pack_a.rendered and "Lisbon" not in pack_b.rendered
@@ -120,7 +120,7 @@ async def test_memory_tool_add_search_forget(app: App, openai_server: FakeOpenAI
     )
     await ask(app, chat=CHAT_B, text="read item please")
     assert "no memory item" in tool_messages(openai_server.last_request())[-1]["content"]
-    pack = app.memory.build_pack(
+    pack = app.memory.recall.build_pack(
         "telegram:1001", "cat called", now=9e9, config=app.assistant.config().memory, tz=None
     )
     assert item_id not in {p.item.id for p in pack.items}
@@ -227,7 +227,7 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
     # anew afterwards, on purpose, they are a new statement and are kept.
     config = app.assistant.config().memory
     for at in (time.time() - 3600, time.time() + 5):
-        app.memory.record_turn(
+        app.memory.record.record_turn(
             scope="telegram:1001",
             user_text="My favourite colour is teal.",
             assistant_text="Noted.",
@@ -236,24 +236,24 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
             tz=UTC,
             speaker="Ada",
         )
-        pack = app.memory.build_pack(
+        pack = app.memory.recall.build_pack(
             "telegram:1001", "favourite colour", now=at + 60, config=config, tz=UTC
         )
         kept = [p.item for p in pack.items if p.item.type.value == "PREFERENCE"]
         assert bool(kept) is (at > time.time()), pack.rendered
     # One maintenance run later, the forgotten text is gone from every file but the
     # statement made after the forgetting.
-    app.memory.erase_forgotten("telegram:1001")
+    app.memory.forget.erase_forgotten("telegram:1001")
 
 
 def test_scopes_beyond_the_cache_reload_from_their_files(workspace: Path) -> None:
     from mnemobot.config.runtime import MemoryConfig
-    from mnemobot.memory.service import MemoryService
+    from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 
-    memory = MemoryService(workspace, max_cached_scopes=2)
+    memory = WorkspaceMemory.open(workspace, max_cached_scopes=2)
     config = MemoryConfig()
     for chat in range(4):
-        memory.record_turn(
+        memory.record.record_turn(
             scope=f"telegram:{chat}",
             user_text=f"I prefer tea number {chat}.",
             assistant_text="ok",
@@ -261,5 +261,7 @@ def test_scopes_beyond_the_cache_reload_from_their_files(workspace: Path) -> Non
             config=config,
             tz=None,
         )
-    pack = memory.build_pack("telegram:0", "tea", now=1_800_000_000.0, config=config, tz=None)
+    pack = memory.recall.build_pack(
+        "telegram:0", "tea", now=1_800_000_000.0, config=config, tz=None
+    )
     assert "tea number 0" in pack.rendered and "tea number 1" not in pack.rendered

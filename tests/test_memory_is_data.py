@@ -66,7 +66,7 @@ async def test_one_members_plant_reaches_the_others_prompt_only_as_quoted_data(
     assert not any(re.match(r"\s*(```|~~~)", line) for line in prompt.splitlines())
     assert "\\# Operator notes" in prompt
     # The order was remembered as what Mallory asked for, not as a rule for the assistant.
-    items = app.memory.store("telegram:-300").items.values()
+    items = app.memory.scopes.store("telegram:-300").items.values()
     assert not [item for item in items if item.type is ItemType.CONSTRAINT]
     requests = [item for item in items if "request" in item.tags and "OPENAI" in item.content]
     assert requests and all(item.type is ItemType.PREFERENCE for item in requests)

@@ -12,7 +12,7 @@ import pytest
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.items import Layer
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
 from tests.conftest import make_settings, write_runtime_config
@@ -35,8 +35,8 @@ async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator
 class ScopeHolder:
     """Another thread holding a scope's lock, as a cold load of a huge scope would."""
 
-    def __init__(self, memory: MemoryService, scope: str) -> None:
-        self._lock = memory.scope_lock(scope)
+    def __init__(self, memory: WorkspaceMemory, scope: str) -> None:
+        self._lock = memory.scopes.lock(scope)
         self._release = threading.Event()
         self._held = threading.Event()
         self.holding = False
@@ -72,19 +72,19 @@ async def test_a_chat_answers_while_another_chats_scope_is_busy(app: App) -> Non
     slow = await asyncio.wait_for(slow_turn, 10)
     assert slow is not None and slow.reply == "echo: I like tea"
     # Both turns reached their own chat's memory.
-    assert app.memory.stats(slow_scope).items > 0
-    assert app.memory.search(slow_scope, "tea", config=MemoryConfig(), tz=None)  # type: ignore[arg-type]
+    assert app.memory.recall.stats(slow_scope).items > 0
+    assert app.memory.recall.search(slow_scope, "tea", config=MemoryConfig(), tz=None)  # type: ignore[arg-type]
 
 
 def test_writes_and_packs_of_one_scope_from_many_threads_lose_nothing(workspace: Path) -> None:
-    memory = MemoryService(workspace, max_cached_scopes=1)
+    memory = WorkspaceMemory.open(workspace, max_cached_scopes=1)
     config = MemoryConfig()
     errors: list[BaseException] = []
 
     def writer(name: str) -> None:
         try:
             for i in range(40):
-                memory.record_turn(
+                memory.record.record_turn(
                     scope="global",
                     user_text=f"{name} note number {i}: I visited museum {name}{i}",
                     assistant_text="Noted.",
@@ -94,14 +94,16 @@ def test_writes_and_packs_of_one_scope_from_many_threads_lose_nothing(workspace:
                 )
                 # Another scope in between: with one cached scope, "global" is evicted
                 # and reloaded while the other threads still use it.
-                memory.stats(f"other:{name}")
+                memory.recall.stats(f"other:{name}")
         except BaseException as exc:
             errors.append(exc)
 
     def reader() -> None:
         try:
             for _ in range(40):
-                memory.build_pack("global", "museum", now=1_700_000_100.0, config=config, tz=None)  # type: ignore[arg-type]
+                memory.recall.build_pack(
+                    "global", "museum", now=1_700_000_100.0, config=config, tz=None
+                )  # type: ignore[arg-type]
         except BaseException as exc:
             errors.append(exc)
 
@@ -113,7 +115,7 @@ def test_writes_and_packs_of_one_scope_from_many_threads_lose_nothing(workspace:
         thread.join()
     assert errors == []
     memory.close()
-    reloaded = MemoryService(workspace).stats("global")
+    reloaded = WorkspaceMemory.open(workspace).recall.stats("global")
     # Every turn of both writers is on disk, once.
     assert reloaded.per_layer[Layer.EPISODIC.value] >= 80
     assert reloaded.skipped_lines == 0
@@ -130,7 +132,7 @@ async def test_max_cached_scopes_from_the_runtime_config_bounds_loaded_scopes(
         scope_b = built.assistant.scope_for(WARM_CHAT, config)
         await built.assistant.handle_text(SLOW_CHAT, "My cat is called Miso")
         await built.assistant.handle_text(WARM_CHAT, "hello")
-        assert built.memory.is_loaded(scope_b) and not built.memory.is_loaded(scope_a)
+        assert built.memory.scopes.is_loaded(scope_b) and not built.memory.scopes.is_loaded(scope_a)
         # Chat A's memory comes back from its files when it speaks again (after /new, so
         # the conversation no longer carries what memory must bring).
         built.assistant.reset_session(SLOW_CHAT)

@@ -169,7 +169,7 @@ async def test_the_flush_and_summary_fit_the_summary_models_window(
     assert answer.startswith("Compacted with summary"), answer
     facts = [
         item.content
-        for item in app.memory.store(SCOPE.replace("kc", "local")).items.values()
+        for item in app.memory.scopes.store(SCOPE.replace("kc", "local")).items.values()
         if "flush" in item.tags
     ]
     assert sorted(facts) == sorted(

@@ -1,6 +1,6 @@
 """Forgetting that erases, and a chat's memory handed over or wiped.
 
-`MemoryService.forget` hides an item at once (tombstones, append-only) and notes what
+`MemoryForget.forget` hides an item at once (tombstones, append-only) and notes what
 it said in the scope's pending-erasure file (which texts: `memory.forgotten_texts`).
 `erase_forgotten` — one maintenance step per scope — then removes that text from every
 file of the scope: item files rewritten with only live items (the tombstones keep their

@@ -6,7 +6,7 @@ What is embedded: an item's content, cut to `EmbeddingsConfig.max_input_chars`
 When: never on the hot path. A turn's new items are queued once they are written and a
 background thread (`VectorFiller`) embeds them in batches after the reply, off the event
 loop; what has no vector (items written before embeddings were on, imports, a queue lost
-to a restart, a model change) is filled in by maintenance (`MemoryService.fill_vectors`).
+to a restart, a model change) is filled in by maintenance (`MemoryVectors.fill`).
 A failing server costs nothing but the vectors: the items stay, are found by their words,
 and are embedded at a later run.
 

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Protocol
 
 import orjson
 from filelock import FileLock, Timeout
@@ -41,6 +42,10 @@ from mnemobot.memory.consolidation import (
     consolidate_scope,
     ignore_superseded,
 )
+from mnemobot.memory.forgetting import ErasureReport
+from mnemobot.memory.forgotten_texts import ForgottenTexts
+from mnemobot.memory.item_store import StoreStats
+from mnemobot.memory.item_vectors import VectorFillReport
 from mnemobot.memory.items import MemoryItem
 from mnemobot.memory.memory_versions import archive_dir
 from mnemobot.memory.scope_paths import (
@@ -49,13 +54,39 @@ from mnemobot.memory.scope_paths import (
     session_scope,
     validate_scope_key,
 )
-from mnemobot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
 
 LOCK_FILE_NAME = ".maintenance.lock"
 LAST_RUN_FILE_NAME = ".maintenance_last.json"
 _SESSION_SUFFIXES = (".log.jsonl", ".json", ".lock")
+
+
+class ScopeUpkeep(Protocol):
+    """What the steps use of the workspace's memory; the memory services above hand one
+    in (`memory.services.workspace_memory.MemoryUpkeep`)."""
+
+    def items(self, scope: str) -> list[MemoryItem]:
+        """A snapshot of the scope's items, taken under its lock."""
+        ...
+
+    def forgotten_texts(self, scope: str) -> ForgottenTexts: ...
+
+    def is_loaded(self, scope: str) -> bool: ...
+
+    def reload(self, scope: str) -> StoreStats:
+        """Read the scope's files again, so its index matches the disk."""
+        ...
+
+    def erase_forgotten(self, scope: str) -> ErasureReport:
+        """Remove what was forgotten from every file of the scope."""
+        ...
+
+    def embeddings_enabled(self) -> bool: ...
+
+    def fill_vectors(self, scope: str) -> VectorFillReport:
+        """Embed the scope's items that have no current vector."""
+        ...
 
 
 @dataclass(slots=True)
@@ -66,7 +97,7 @@ class MaintenanceRun:
     config: MemoryConfig
     now: float
     sessions_dir: Path
-    memory: MemoryService
+    memory: ScopeUpkeep
     # None: no model available (consolidation is then skipped, the other steps still run).
     complete: CompleteText | None = None
     on_superseded: SupersededHook = ignore_superseded
@@ -121,12 +152,6 @@ class MaintenanceReport:
 # ----------------------------------------------------------------------------- steps
 
 
-def _durable_items(run: MaintenanceRun) -> list[MemoryItem]:
-    # A snapshot under the scope's lock: a turn may add items meanwhile.
-    with run.memory.scope_lock(run.scope):
-        return list(run.memory.store(run.scope).items.values())
-
-
 def consolidate(run: MaintenanceRun) -> str:
     settings = run.config.consolidation
     if not settings.enabled:
@@ -137,7 +162,7 @@ def consolidate(run: MaintenanceRun) -> str:
         run.paths,
         complete=run.complete,
         config=settings,
-        items=lambda: _durable_items(run),
+        items=lambda: run.memory.items(run.scope),
         forgotten=lambda: run.memory.forgotten_texts(run.scope),
         window=run.window,
         now=run.now,
@@ -228,7 +253,7 @@ def erase_forgotten(run: MaintenanceRun) -> str:
 
 
 def embed_items(run: MaintenanceRun) -> str:
-    if run.memory.embedder is None or run.memory.embedder.config().identity() is None:
+    if not run.memory.embeddings_enabled():
         return "off (memory.embeddings.enabled)"
     report = run.memory.fill_vectors(run.scope)
     left = f", {report.missing} still without one" if report.missing else ""
@@ -236,18 +261,6 @@ def embed_items(run: MaintenanceRun) -> str:
     if report.note and not report.embedded:
         return f"skipped: {report.note}{left}"
     return f"embedded {report.embedded} items{left}{note}"
-
-
-def supersede_matching_facts(
-    memory: MemoryService, config: Callable[[], MemoryConfig]
-) -> SupersededHook:
-    """A consolidation hook: the durable facts matching entries the model called superseded
-    are marked as earlier (dated, kept), so no pack shows them as current."""
-
-    def mark(scope: str, entries: list[str], at: float) -> None:
-        memory.supersede_matching(scope, entries, at=at, config=config())
-
-    return mark
 
 
 # The steps in the order they run. Forgotten text goes first, so consolidation never reads

@@ -13,7 +13,7 @@ scope to move again (item ids make a second merge of the same lines harmless: th
 line of an id wins on load).
 
 Callers hold both scopes' locks and drop them from any cache afterwards: the bot moves a
-scope through `MemoryService.move_scope`, which does.
+scope through `MemoryForget.move_scope`, which does.
 """
 
 from __future__ import annotations

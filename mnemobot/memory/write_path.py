@@ -1,6 +1,6 @@
 """The write path: how anything durable gets into a scope's items, by one set of rules.
 
-Every durable write reaches a store through a function here, called by `MemoryService`
+Every durable write reaches a store through a function here, called by `MemoryRecord`
 under the scope's lock and off the event loop: a turn (an imported message is a turn
 too), the facts a compaction flush keeps, a fact the memory tool adds, rewrites or
 promotes, and the facts consolidation finds outdated (`facts.supersede`). Each applies
@@ -13,7 +13,7 @@ the same rules:
   Berlin") replaces the older one by the same speaker, and a fact said again in other
   words collapses into one item.
 
-Nothing here touches files other than the store's: the service writes the daily note
+Nothing here touches files other than the store's: `MemoryRecord` writes the daily note
 and MEMORY.md beside these calls.
 """
 

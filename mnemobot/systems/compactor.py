@@ -19,9 +19,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import Protocol
+from functools import partial
 
-from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
+from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.forgotten_texts import ForgottenTexts
 from mnemobot.memory.items import to_iso
@@ -31,6 +31,7 @@ from mnemobot.memory.model_call_budget import (
     input_budget,
     prompt_room,
 )
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.session import AgentSession, Message, SessionStore
 from mnemobot.memory.tokens import cut_to_tokens, estimate_tokens
 from mnemobot.systems.compaction_plan import SUMMARY_PREFIX, CompactionPlan, plan_compaction
@@ -59,30 +60,6 @@ their world, preferences, decisions, constraints, and how problems were solved. 
 self-contained bullet per fact, starting with "- "; start a bullet with "[procedure]" when \
 it is a how-to, a command or a fix. Leave out small talk, and leave out anything already in \
 KNOWN MEMORY. If nothing new is worth keeping, answer exactly {NO_REPLY}."""
-
-
-class MemoryFlushTarget(Protocol):
-    """What compaction needs from memory: what is known, and a place for new facts.
-
-    Both may read or load a whole scope: they run off the event loop (a worker thread).
-    """
-
-    async def known_facts_async(self, scope: str, budget_tokens: int) -> str: ...
-
-    def forgotten_texts(self, scope: str) -> ForgottenTexts:
-        """Texts forgotten and not yet erased: never sent to the summary or the flush."""
-        ...
-
-    async def add_flushed_facts_async(
-        self,
-        scope: str,
-        bullets: list[str],
-        *,
-        at: float,
-        session_key: str,
-        tz: tzinfo,
-        config: MemoryConfig,
-    ) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +149,7 @@ class Compactor:
         self,
         llm: ChatModel,
         sessions: SessionStore,
-        memory: MemoryFlushTarget | None,
+        memory: WorkspaceMemory | None,
         *,
         chat_model_for: Callable[[RuntimeConfig], str],
         on_compacted: Callable[[str], None] | None = None,
@@ -182,7 +159,9 @@ class Compactor:
         """`on_compacted(scope)` is called on the loop after each compaction (and its
         memory flush), so memory maintenance above this layer can follow it. `windows`
         tells the context window of the model the summary and flush go to, when known;
-        `clock` dates the summary and the facts the flush keeps."""
+        `clock` dates the summary and the facts the flush keeps. `memory`: what is known
+        and what was forgotten (never sent to the summary or the flush), and where new
+        facts go; None compacts without a flush."""
         self.llm = llm
         self.sessions = sessions
         self.memory = memory
@@ -202,7 +181,9 @@ class Compactor:
         return window.tokens if window is not None else None
 
     def _forgotten(self, scope: str) -> ForgottenTexts:
-        return self.memory.forgotten_texts(scope) if self.memory is not None else ForgottenTexts()
+        if self.memory is None:
+            return ForgottenTexts()
+        return self.memory.forget.forgotten_texts(scope)
 
     def offload_path_text(self, session: AgentSession) -> str:
         return f"sessions/{self.sessions.offload_path_for(session.id).name}"
@@ -345,7 +326,10 @@ class Compactor:
             # Known facts take at most a third of what the window leaves for the prompt.
             room = prompt_room(window, settings.summary_max_output_tokens)
             known_budget = max(0, min(known_budget, room // 3))
-        known = await self.memory.known_facts_async(scope, known_budget) or "(nothing yet)"
+        # Both may read or load a whole scope: off the event loop.
+        recall, scopes = self.memory.recall, self.memory.scopes
+        known_facts = partial(recall.known_facts, scope, known_budget)
+        known = await scopes.run(scope, known_facts) or "(nothing yet)"
         found: list[str] = []
         shrink = 1.0
         try:
@@ -393,7 +377,8 @@ class Compactor:
         try:
             if not found:
                 return 0
-            return await self.memory.add_flushed_facts_async(
+            flushed = partial(
+                self.memory.record.add_flushed_facts,
                 scope,
                 found,
                 at=self.clock(),
@@ -401,6 +386,7 @@ class Compactor:
                 tz=tz,
                 config=config.memory,
             )
+            return await scopes.run(scope, flushed, write=True)
         except Exception:  # a memory write problem must not stop compaction
             log.exception("memory flush failed for %s", session_key)
             return 0

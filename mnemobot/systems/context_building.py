@@ -27,7 +27,8 @@ from mnemobot.memory.item_vectors import QueryVector
 from mnemobot.memory.pack import MemoryPack, PackDiagnostics
 from mnemobot.memory.request_overlap import RequestOverlap
 from mnemobot.memory.scripts import CJK_CHAR
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.recall import MemoryRecall
+from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.tokens import cut_to_tokens, estimate_tokens
 from mnemobot.systems.context import TurnContext
 
@@ -54,7 +55,7 @@ GROUP_INSTRUCTIONS = (
 
 
 def pack_for_turn(
-    memory: MemoryService,
+    recall: MemoryRecall,
     scope: str,
     text: str,
     now: datetime,
@@ -66,10 +67,10 @@ def pack_for_turn(
     """The MemoryPack for one user message; also used by `mnemobot memory pack` and eval.
 
     `request_messages`: the conversation the request sends with it, whose episodes the
-    pack leaves out. `query_vector`: the message's embedding (`MemoryService.query_vector`)
+    pack leaves out. `query_vector`: the message's embedding (`MemoryVectors.query_vector`)
     when embeddings are on.
     """
-    return memory.build_pack(
+    return recall.build_pack(
         scope,
         text,
         now=now.timestamp(),
@@ -169,8 +170,11 @@ class ContextBuilding:
     name = "ContextBuilding"
     order = 20
 
-    def __init__(self, memory: MemoryService | None) -> None:
-        self.memory = memory
+    def __init__(self, recall: MemoryRecall | None, vectors: MemoryVectors | None = None) -> None:
+        """`recall`: None builds the prompt without memory; `vectors`: the message's
+        embedding for recall by meaning (when embeddings are on)."""
+        self.recall = recall
+        self.vectors = vectors
 
     def enabled(self, ctx: TurnContext) -> bool:
         return True
@@ -181,15 +185,15 @@ class ContextBuilding:
     async def build_async(self, ctx: TurnContext, *, memory_scale: float = 1.0) -> None:
         """`build` in a memory worker thread: the pack (and a cold load of the chat's scope,
         about a second at 100k items) and the memory files must not stall other chats."""
-        if self.memory is None:
+        if self.recall is None:
             self.build(ctx, memory_scale=memory_scale)
             return
         query_vector = None
-        if ctx.config.memory.enabled and wants_memory(ctx.user_text):
+        if self.vectors is not None and ctx.config.memory.enabled and wants_memory(ctx.user_text):
             # On the loop, bounded by its own time limit: a slow server costs this turn its
             # recall by meaning, never its reply.
-            query_vector = await self.memory.query_vector(ctx.user_text, ctx.config.memory)
-        await self.memory.offload(
+            query_vector = await self.vectors.query_vector(ctx.user_text, ctx.config.memory)
+        await self.recall.scopes.run(
             ctx.scope,
             partial(self.build, ctx, memory_scale=memory_scale, query_vector=query_vector),
         )
@@ -224,9 +228,9 @@ class ContextBuilding:
         # Memory's share of the context: what the operator's notes leave goes to the chat's
         # MEMORY.md and the pack (or the daily notes), so the conversation keeps its room.
         allowance = int(config.memory_allowance_tokens() * min(1.0, memory_scale))
-        if self.memory is not None:
+        if self.recall is not None:
             # The operator's notes go to every chat, whether or not the bot's memory is on.
-            operator = self.memory.operator_memory_text(
+            operator = self.recall.operator_memory_text(
                 min(memory_config.operator_memory_budget_tokens, allowance // 3)
             )
             if operator.strip():
@@ -234,7 +238,7 @@ class ContextBuilding:
                 allowance -= estimate_tokens(parts[-1])
             if memory_config.enabled:
                 parts += self._memory_parts(
-                    ctx, self.memory, memory_config, max(0, allowance), query_vector
+                    ctx, self.recall, memory_config, max(0, allowance), query_vector
                 )
         ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
         ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(ctx.system_prompt)
@@ -242,7 +246,7 @@ class ContextBuilding:
     def _memory_parts(
         self,
         ctx: TurnContext,
-        memory: MemoryService,
+        recall: MemoryRecall,
         config: MemoryConfig,
         allowance: int,
         query_vector: QueryVector | None,
@@ -253,7 +257,7 @@ class ContextBuilding:
         if not wants_memory(ctx.user_text):
             ctx.memory_pack = empty_pack(config)
             return parts
-        scope_memory = memory.scope_memory_text(
+        scope_memory = recall.scope_memory_text(
             ctx.scope, min(config.scope_memory_budget_tokens, allowance // 2)
         ).strip()
         # Written from what users said: its headings are not the prompt's.
@@ -262,7 +266,7 @@ class ContextBuilding:
         config = within_allowance(config, allowance, estimate_tokens(scope_part))
         overlap = RequestOverlap.of_messages(ctx.session.messages)
         pack = pack_for_turn(
-            memory,
+            recall,
             ctx.scope,
             ctx.user_text,
             ctx.now,
@@ -277,7 +281,7 @@ class ContextBuilding:
             parts.append(pack.rendered)
         else:
             legacy = overlap.without_carried_notes(
-                memory.legacy_context_text(ctx.scope, ctx.now, config)
+                recall.legacy_context_text(ctx.scope, ctx.now, config)
             )
             if legacy.strip():
                 parts.append(f"# Memory\n{legacy.strip()}")

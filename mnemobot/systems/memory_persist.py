@@ -12,7 +12,8 @@ import logging
 from functools import partial
 
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.forget import MemoryForget
+from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.systems.compactor import NO_REPLY
 from mnemobot.systems.context import TurnContext
 
@@ -23,9 +24,13 @@ class MemoryPersist:
     name = "MemoryPersist"
     order = 50
 
-    def __init__(self, memory: MemoryService, *, clock: Clock = SYSTEM_CLOCK) -> None:
-        """`clock` dates a turn that does not say when it happened (`ctx.occurred_at`)."""
-        self.memory = memory
+    def __init__(
+        self, record: MemoryRecord, forget: MemoryForget, *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
+        """`forget`: what was forgotten, kept out of the conversation. `clock` dates a
+        turn that does not say when it happened (`ctx.occurred_at`)."""
+        self.record = record
+        self.forget = forget
         self.clock = clock
 
     def enabled(self, ctx: TurnContext) -> bool:
@@ -40,7 +45,8 @@ class MemoryPersist:
     async def process(self, ctx: TurnContext) -> None:
         try:
             # In a worker thread: the write may have to load the scope first.
-            recorded = await self.memory.record_turn_async(
+            work = partial(
+                self.record.record_turn,
                 scope=ctx.scope,
                 user_text=ctx.user_text if ctx.media.own_text is None else ctx.media.own_text,
                 assistant_text=ctx.reply or "",
@@ -55,6 +61,8 @@ class MemoryPersist:
                 documents=ctx.media.documents,
                 tags=ctx.media.tags,
             )
+            # A write once queued completes even if the turn is cancelled (/stop).
+            recorded = await self.record.scopes.run(ctx.scope, work, write=True)
         except OSError as exc:
             # The disk, not the code: one line, no traceback.
             log.warning("memory write failed for %s: %s", ctx.chat.key, exc)
@@ -67,8 +75,8 @@ class MemoryPersist:
             ctx.memory_write_failed = True
             return
         ctx.memory_items_recorded = len(recorded.stored)
-        forgotten = await self.memory.offload(
-            ctx.scope, partial(self.memory.forgotten_texts, ctx.scope)
+        forgotten = await self.forget.scopes.run(
+            ctx.scope, partial(self.forget.forgotten_texts, ctx.scope)
         )
         if forgotten:
             for message in ctx.session.messages:

@@ -15,7 +15,7 @@ from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.llm import ChatModel
 from mnemobot.systems.tool_runner import ToolRunner
@@ -29,7 +29,9 @@ class Services:
     paths: WorkspacePaths
     # Read `runtime.current()` (or `ctx.config` inside a turn) each time: it hot-reloads.
     runtime: RuntimeConfigStore
-    memory: MemoryService
+    # Each part takes the role it uses: `memory.recall`, `.record`, `.forget`, `.vectors`,
+    # and `memory.scopes.run(scope, work)` to run one off the event loop.
+    memory: WorkspaceMemory
     sessions: SessionStore
     llm: ChatModel
     # The tools the model is offered; plugin tools are in it once the bot has started.

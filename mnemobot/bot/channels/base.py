@@ -23,7 +23,7 @@ from mnemobot.bot.turn.erasure import ScopeErasure
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.clock import Clock
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.session import SessionStore
 from mnemobot.systems.context import ChatRef
 from mnemobot.systems.reply_stream import ReplyStream
@@ -121,7 +121,7 @@ class ChannelHost(Protocol):
     # Read `runtime.current()` each time: the runtime config hot-reloads.
     runtime: RuntimeConfigStore
     sessions: SessionStore
-    memory: MemoryService
+    memory: WorkspaceMemory
     assistant: Assistant
     commands: Commands
     erasure: ScopeErasure

@@ -23,7 +23,7 @@ from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.config.zones import local_time, zone_or_local
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.items import from_iso, to_iso
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.llm import LLMFailureKind
@@ -140,7 +140,7 @@ class Assistant:
         pipeline: Pipeline,
         scope_for: Callable[[ChatRef, RuntimeConfig], str],
         clock: Clock = SYSTEM_CLOCK,
-        memory: MemoryService | None = None,
+        record: MemoryRecord | None = None,
     ) -> None:
         """`clock` gives the time of each turn (seconds since the epoch): a replay or a bench
         passes its own, so turns can be minutes apart as in a real chat."""
@@ -152,7 +152,7 @@ class Assistant:
         self.pipeline = pipeline
         self.scope_for = scope_for
         # Where an edit of an answered message is told (`revise`).
-        self.memory = memory
+        self.record = record
         self.activity: dict[str, ChatActivity] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self.started_at = clock()
@@ -364,14 +364,14 @@ class Assistant:
             message["edited"] = to_iso(self.clock())
             await self.sessions.save_async(session)
             zone = zone_or_local(chat_zone_name(session.metadata, config))
-        if self.memory is None or not config.memory.enabled or not own:
+        if self.record is None or not config.memory.enabled or not own:
             return True
         scope = self.scope_for(chat, config)
         at = from_iso(str(message.get("at"))) if message.get("at") else self.clock()
         refs = [str(r) for r in message.get("refs") or [ref]]
         tags = message.get("tags")
         work = partial(
-            self.memory.revise_message,
+            self.record.revise_message,
             scope=scope,
             ref=ref,
             user_text=own,
@@ -387,7 +387,7 @@ class Assistant:
             tags=[str(tag) for tag in tags] if isinstance(tags, list) else (),
         )
         try:
-            await self.memory.offload_write(scope, work)
+            await self.record.scopes.run(scope, work, write=True)
         except OSError as exc:
             log.warning("could not record an edit in %s's memory: %s", chat.key, exc)
         return True

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import StatusProvider
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.recall import MemoryRecall
 from mnemobot.systems.context import ChatRef
 
 
-def memory_status(assistant: Assistant, memory: MemoryService) -> StatusProvider:
+def memory_status(assistant: Assistant, recall: MemoryRecall) -> StatusProvider:
     """The memory lines of a chat's `/status`."""
 
     def lines(chat: ChatRef) -> list[str]:
@@ -20,13 +20,13 @@ def memory_status(assistant: Assistant, memory: MemoryService) -> StatusProvider
             if config.files.shared
             else "this chat's own folder"
         )
-        if not memory.is_loaded(scope):
+        if not recall.scopes.is_loaded(scope):
             # Loading a big scope takes a second: not on the event loop for a /status.
             return [
                 f"Memory ({scope}): not loaded yet (read at this chat's next message)",
                 f"Files: {files}",
             ]
-        stats = memory.stats(scope)
+        stats = recall.stats(scope)
         layers = ", ".join(f"{layer.lower()} {count}" for layer, count in stats.per_layer.items())
         last = assistant.activity_for(chat).last_pack_tokens
         pack = f"last pack {last} tokens" if last is not None else "no pack built yet"

@@ -36,13 +36,13 @@ from mnemobot.memory.maintenance import (
     MaintenanceReport,
     MaintenanceRun,
     MaintenanceStep,
+    ScopeUpkeep,
     erase_forgotten,
     known_scopes,
     last_report,
     maintain_scope,
 )
 from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.service import MemoryService
 from mnemobot.systems.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class MaintenanceTimer:
         *,
         paths: WorkspacePaths,
         runtime: RuntimeConfigStore,
-        memory: MemoryService,
+        memory: ScopeUpkeep,
         llm: ChatModel | None,
         chat_model_name: str,
         steps: tuple[MaintenanceStep, ...] = MAINTENANCE_STEPS,

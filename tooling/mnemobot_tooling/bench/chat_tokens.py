@@ -181,7 +181,7 @@ async def run_chat(
                 raise RuntimeError(f"turn {step.user!r} was not answered")
             pack = outcome.ctx.memory_pack if outcome.ctx is not None else None
             by_meaning += pack is not None and pack.diagnostics.meaning == "used"
-            if embedding_url is not None and not app.memory.wait_for_vectors(120):
+            if embedding_url is not None and not app.memory.vectors.wait(120):
                 raise RuntimeError("the embedding server did not embed a turn within 120 s")
             memory = memory_part(_system_prompt(server.requests[0]))
             count = count_tokens(memory) if memory else 0

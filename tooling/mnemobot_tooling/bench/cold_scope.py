@@ -108,7 +108,7 @@ async def _round(
             await _timed_turn(app, WARM_CHAT, f"round {number} turn {i}: what tea do I like?")
             for i in range(baseline_turns)
         ]
-        if app.memory.is_loaded(SCOPE):
+        if app.memory.scopes.is_loaded(SCOPE):
             raise RuntimeError("chat A's scope is loaded before its first message")
         cold = asyncio.create_task(
             _timed_turn(app, COLD_CHAT, "What did Caroline say about pottery?")

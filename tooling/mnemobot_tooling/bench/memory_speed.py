@@ -6,7 +6,7 @@ shell commands and errors, drawn from fixed word lists with a seeded RNG. Every 
 through the real extractor (`memory.extraction.extract_items`) and promotion rule; the
 bulk is then written straight to the JSONL files with the items' own serialization,
 because calling `record_turn` 100,000 times would take minutes. The writes that are
-measured do go through `MemoryService.record_turn` (daily note, extraction, store add,
+measured do go through `MemoryRecord.record_turn` (daily note, extraction, store add,
 promotion), on top of the bulk.
 
 Everything that is measured runs in a fresh child process (`python -c`), so its cold
@@ -365,7 +365,7 @@ import time
 t0 = time.perf_counter()
 import sys
 from mnemobot.systems.context_building import pack_for_turn
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.process_tuning import tune_process
 t1 = time.perf_counter()
@@ -412,7 +412,7 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     import asyncio
 
     from mnemobot.memory.item_vectors import QueryVector
-    from mnemobot.memory.service import MemoryService
+    from mnemobot.memory.services.workspace_memory import WorkspaceMemory
     from mnemobot.systems.context_building import pack_for_turn
     from mnemobot_tooling.bench.memory_vectors import bench_memory_config
     from mnemobot_tooling.evals.eval_embeddings import eval_embedder
@@ -420,7 +420,7 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     request = json.loads(request_json)
     config = bench_memory_config(request.get("embedding_url"))
     embedder = eval_embedder(config, None)
-    service = MemoryService(Path(request["workspace"]), embedder=embedder)
+    memory = WorkspaceMemory.open(Path(request["workspace"]), embedder=embedder)
     queries: list[str] = request["queries"]
     now = datetime.fromtimestamp(request["now"], UTC)
     loop = asyncio.new_event_loop()
@@ -430,23 +430,23 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     def query_vector(text: str) -> QueryVector | None:
         # The call the bot makes before a pack; timed apart from the pack.
         begin = time.perf_counter()
-        vector = loop.run_until_complete(service.query_vector(text, config))
+        vector = loop.run_until_complete(memory.vectors.query_vector(text, config))
         if vector is not None:
             embed_ms.append((time.perf_counter() - begin) * 1000.0)
         return vector
 
-    service.store(SCOPE)
+    memory.scopes.store(SCOPE)
     loaded = time.perf_counter()
     vector = query_vector(queries[0])
     asked = time.perf_counter()
-    pack_for_turn(service, SCOPE, queries[0], now, config, query_vector=vector)
+    pack_for_turn(memory.recall, SCOPE, queries[0], now, config, query_vector=vector)
     first_pack = time.perf_counter()
 
     pack_ms: list[float] = []
     for text in queries[1:]:
         vector = query_vector(text)
         begin = time.perf_counter()
-        pack = pack_for_turn(service, SCOPE, text, now, config, query_vector=vector)
+        pack = pack_for_turn(memory.recall, SCOPE, text, now, config, query_vector=vector)
         pack_ms.append((time.perf_counter() - begin) * 1000.0)
         by_meaning += pack.diagnostics.meaning == "used"
 
@@ -457,7 +457,7 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
         speaker, user, assistant = synthetic_turn(rng, request["lang"])
         at += 30.0
         begin = time.perf_counter()
-        service.record_turn(
+        memory.record.record_turn(
             scope=SCOPE,
             user_text=user,
             assistant_text=assistant,
@@ -476,7 +476,7 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
         "packs_by_meaning": by_meaning,
         "pack_ms": pack_ms,
         "write_ms": write_ms,
-        "items_after_writes": len(service.store(SCOPE)),
+        "items_after_writes": len(memory.scopes.store(SCOPE)),
         "peak_rss_mb": peak_rss_mb()[0],
         "vm_hwm_mb": peak_rss_mb()[1],
     }

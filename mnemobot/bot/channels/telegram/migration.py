@@ -149,13 +149,13 @@ class ChatMigration:
             old_log.rename(new_log)
 
     async def _move_scope(self, old_scope: str, new_scope: str) -> list[str]:
-        memory = self.app.memory
+        erasure = self.app.memory.forget
         paths = self.app.paths
 
         def move() -> list[str]:
             moved: list[str] = []
             with maintenance_paused(ScopePaths(paths.root, old_scope), MAINTENANCE_WAIT_SECONDS):
-                count = memory.move_scope(old_scope, new_scope, _ref_renamer(old_scope))
+                count = erasure.move_scope(old_scope, new_scope, _ref_renamer(old_scope))
             if count:
                 moved.append(f"the memory ({count} files)")
             folder, target = paths.files / old_scope, paths.files / new_scope
