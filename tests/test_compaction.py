@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
 )
 from tests.conftest import CONSOLE_CHAT as CHAT
-from tests.conftest import ask, make_settings, write_runtime_config
+from tests.conftest import AppFactory, ask, make_settings, write_runtime_config
 from tests.crash_points import run_to_crash
 
 LONG = "lorem ipsum dolor sit amet " * 40  # ~1,080 chars, ~270 tokens
@@ -48,18 +47,9 @@ def scripted_responder(body: dict[str, object]) -> object:
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(
-        workspace,
-        {
-            "llm": {"maxRetries": 0},
-            "compaction": {"maxContextTokens": 1000, "keepLastMessages": 4},
-        },
-    )
+async def app(make_app: AppFactory, openai_server: FakeOpenAIServer) -> App:
     openai_server.responder = scripted_responder
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
+    return make_app({"compaction": {"maxContextTokens": 1000, "keepLastMessages": 4}})
 
 
 def offloaded(app: App) -> list[dict[str, object]]:

@@ -8,13 +8,12 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import AsyncIterator
 from datetime import UTC
 from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import App, build_app, build_replica_app
+from mnemobot.bot.app import App, build_replica_app
 from mnemobot.bot.cli.main import main
 from mnemobot.bot.delivery.replicas import open_replicas
 from mnemobot.bot.turn.commands import ParsedCommand
@@ -32,14 +31,6 @@ __all__ = ["redis_url", "telegram"]  # fixtures used by name below
 
 CHAT = ChatRef("telegram", "3003", user_id="3003", user_name="Cy")
 OTHER = ChatRef("telegram", "4004", user_id="4004", user_name="Di")
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 def files_with(workspace: Path, text: bytes) -> list[Path]:

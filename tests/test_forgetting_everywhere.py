@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
     user_texts,
 )
-from tests.conftest import ask, make_settings, write_runtime_config
+from tests.conftest import AppFactory, ask, make_settings, write_runtime_config
 
 CHAT = ChatRef("console", "kc", user_id="u1")
 SCOPE = "console:kc"
@@ -64,12 +63,9 @@ def copying_model(request: dict[str, Any]) -> Step:
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+async def app(make_app: AppFactory, openai_server: FakeOpenAIServer) -> App:
     openai_server.responder = copying_model
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
+    return make_app()
 
 
 async def test_forgetting_a_turn_by_id_erases_it_before_consolidation_reads_it(

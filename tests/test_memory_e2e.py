@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC
 from pathlib import Path
 
-import pytest
-
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
@@ -20,7 +17,7 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_call,
     tool_messages,
 )
-from tests.conftest import ask, make_settings, run_mnemobot, write_runtime_config
+from tests.conftest import ask, run_mnemobot
 from tests.test_console_e2e import run_chat
 
 CHAT_A = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
@@ -47,14 +44,6 @@ def test_a_fact_survives_new_and_reaches_the_next_request(
     # The same question in another chat id finds nothing of chat "local".
     run_chat("what is my favourite colour?\n", workspace, openai_server, "--chat-id", "other")
     assert "teal" not in system_text(openai_server.last_request())
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 async def test_one_chat_never_sees_another_chats_memory(

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App
 from mnemobot.memory.extraction import extract_items
 from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.items import ItemType, TurnMemoryEvent
 from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
-from tests.conftest import ask, make_settings
+from tests.conftest import ask
 
 MALLORY = ChatRef("telegram", "-300", user_id="5", user_name="Mallory", is_group=True)
 # Another topic of the forum: its own conversation, the same memory.
@@ -31,13 +29,6 @@ OUR_HEADINGS = {
     "## Relevant facts",
     "## Applicable procedures",
 }
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 async def test_one_members_plant_reaches_the_others_prompt_only_as_quoted_data(

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.items import Layer
+from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
@@ -22,14 +22,6 @@ WARM_CHAT = ChatRef("telegram", "2002", user_id="2002", user_name="Bob")
 # Long enough never to run out before chat B's turn ends in a sound build; short enough
 # that a build which did the memory work on the loop fails the test instead of hanging.
 HOLD_SECONDS = 20.0
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 class ScopeHolder:
@@ -58,12 +50,27 @@ class ScopeHolder:
         self._release.set()
         self._thread.join()
 
+    def waited_on(self) -> bool:
+        """Whether another thread is blocked on a scope, inside `ScopeRuntime.loaded`."""
+        entered = ScopeRuntime.loaded.__wrapped__.__code__  # type: ignore[attr-defined]
+        for thread_id, frame in sys._current_frames().items():
+            if thread_id != self._thread.ident and frame.f_code is entered:
+                return True
+        return False
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
 
 async def test_a_chat_answers_while_another_chats_scope_is_busy(app: App) -> None:
     slow_scope = app.assistant.scope_for(SLOW_CHAT, app.assistant.config())
     with ScopeHolder(app.memory, slow_scope) as holder:
         slow_turn = asyncio.create_task(app.assistant.handle_text(SLOW_CHAT, "I like tea"))
-        await asyncio.sleep(0.05)  # chat A's turn is waiting for its scope by now
+        await until(holder.waited_on)  # chat A's turn waits for its scope in a worker
         warm = await app.assistant.handle_text(WARM_CHAT, "I like coffee")
         # Chat B got its answer while chat A's scope was still held by the other thread.
         assert warm is not None and warm.reply == "echo: I like coffee"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
     user_texts,
 )
-from tests.conftest import ask, make_settings, write_runtime_config
+from tests.conftest import AppFactory, ask, make_settings, write_runtime_config
 from tests.test_memory_off_loop import ScopeHolder
 
 ADA = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
@@ -41,15 +40,11 @@ START = 1_600_000_000.0
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(
-        workspace,
-        {"llm": {"maxRetries": 0}, "memory": {"toolConfidence": 0.95, "toolSalience": 0.4}},
-    )
+async def app(make_app: AppFactory) -> App:
     minutes = itertools.count(START, 60.0)
-    built = build_app(make_settings(workspace, openai_server), clock=lambda: next(minutes))
-    yield built
-    await built.close()
+    return make_app(
+        {"memory": {"toolConfidence": 0.95, "toolSalience": 0.4}}, clock=lambda: next(minutes)
+    )
 
 
 def durable(memory: WorkspaceMemory, scope: str, word: str) -> list[MemoryItem]:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.dates import find_dates
 from mnemobot.memory.items import Layer
@@ -17,7 +16,7 @@ from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
-from tests.conftest import ask, make_settings, write_runtime_config
+from tests.conftest import ask
 
 BERLIN = ZoneInfo("Europe/Berlin")
 SCOPE = "telegram:77"
@@ -127,14 +126,6 @@ def test_a_long_message_is_kept_whole_and_its_end_is_found(tmp_path: Path) -> No
 
 
 CHAT = ChatRef("telegram", "4242", user_id="4242", user_name="Ada")
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 def _memory_tokens(request: dict[str, object]) -> int:
