@@ -25,7 +25,7 @@ does not change the ranking; `memory.pack` subtracts it before normalizing relev
 `scores`, `top` and `score_documents` compute a document's score with the same float
 operations in the same order, so the three agree bit for bit.
 
-Why numpy (installed with rank-bm25 anyway, declared in pyproject since this index): a
+Why numpy (a dependency of the bot since this index): a
 speaker's name is on about half of a group chat's items, so a common query term hits
 ~50,000 documents at 100k items, and the former pure-Python index (sets of ids per
 (tf, length) group, a term dict per document) built a 50k-entry dict for such a query.

@@ -245,20 +245,6 @@ class MemoryRecord:
                 store.add(again)
             return recorded
 
-    def supersede_facts(
-        self, scope: str, old_ids: list[str], new_id: str | None, *, at: float
-    ) -> list[str]:
-        """Mark facts no longer true from `at` on (replaced by `new_id`, if any); ids marked.
-
-        For consolidation: replacements the write-time slot rules cannot see. The items
-        stay, dated and marked, and a pack never shows them as current.
-        """
-        with self.scopes.loaded(scope) as loaded:
-            marked = supersede(
-                loaded.store, old_ids, new_id, at, similar_finder(self.scopes, scope)
-            )
-            return [item.id for item in marked]
-
     def add_flushed_facts(
         self,
         scope: str,
