@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mnemobot.bot.channels.telegram.intake import bot_id_of, update_entry_id
 from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -256,7 +257,7 @@ async def _one_replica_dies_mid_chat(
 
     `{m2}` in the crash point's settings is m2's inbox id."""
     updates = {text: telegram.build_update(text, chat_id=chat) for text in MESSAGES}
-    m2 = f"u:{updates['m2']['update_id']}"
+    m2 = update_entry_id(bot_id_of(telegram.token), updates["m2"]["update_id"])
     crash = {name: value.replace("{m2}", m2) for name, value in crash.items()}
     victim = spawn_replica(
         "dies",
