@@ -10,6 +10,7 @@ and the CLI (the only importer of this module inside the package) starts it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -123,6 +124,9 @@ class App:
     clock: Clock = SYSTEM_CLOCK
     maintenance: MaintenanceTimer | None = None
     schedule: ScheduleService | None = None
+    # Asks the model server for its context window (given the model's name) in the
+    # background; None for a model client that cannot ask (a plugin's, a test's).
+    window_probe: Callable[[str], None] | None = None
     _started: bool = field(default=False, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
 
@@ -134,9 +138,9 @@ class App:
         if self._started:
             raise RuntimeError("this App is already started (start_background() runs once)")
         self._started = True
-        if isinstance(self.llm, OpenAIChatModel):
+        if self.window_probe is not None:
             # Known before the first reply where the server says it; never waited for here.
-            self.llm.start_window_probe(self.assistant.model_name(self.runtime.current()))
+            self.window_probe(self.assistant.model_name(self.runtime.current()))
         if self.maintenance is not None:
             self.maintenance.start()
         self.mcp.start()
@@ -231,6 +235,7 @@ def build_app(
         clock=clock,
         maintenance=maintenance,
         schedule=schedule,
+        window_probe=llm.start_window_probe if isinstance(llm, OpenAIChatModel) else None,
     )
 
 
