@@ -21,9 +21,9 @@ from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     OverflowForm,
     WindowReporter,
+    context_text,
     reply,
     request_tokens,
-    system_text,
     user_texts,
 )
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
@@ -35,7 +35,7 @@ LONG_TEXT = "we talked about the garden, the tomatoes, the rain and the old fenc
 
 
 def local_model(body: dict[str, object]) -> object:
-    system = system_text(body)
+    system = context_text(body)
     if system.startswith("You compress a chat"):
         return reply(
             "SESSION INTENT: chat\nSUMMARY: garden talk\nARTIFACTS: none\nNEXT STEPS: none"
