@@ -128,6 +128,9 @@ class ChatResponse:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # Of `prompt_tokens`, those the server took from its cache of earlier requests' work
+    # (the beginning they share); None when the server does not say.
+    cached_prompt_tokens: int | None = None
     # The request's images were replaced by a note: the model does not take images.
     images_dropped: bool = False
 

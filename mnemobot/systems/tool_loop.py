@@ -23,6 +23,7 @@ from mnemobot.systems.model_output import (
     without_control_characters,
 )
 from mnemobot.systems.newest_context import context_block, with_newest_context
+from mnemobot.systems.prompt_usage import count_input
 from mnemobot.systems.reply_stream import ReplyStream, joined_reply, stopped_reply
 from mnemobot.systems.request_messages import (
     is_cut,
@@ -144,6 +145,7 @@ class ToolLoop:
             try:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
+                count_input(ctx.session.metadata, response)
             except LLMError as error:
                 shrinks = await self._recovered(
                     ctx, error, overflow_rounds, message_shrinks, request

@@ -37,6 +37,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from mnemobot.bot.llm.chat_stream import StreamedAnswer
 from mnemobot.bot.llm.errors import classify_openai_error
+from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
 from mnemobot.bot.llm.window_reports import (
     MIN_ANSWER_TOKENS,
@@ -458,10 +459,12 @@ def _response_from(completion: object) -> ChatResponse:
         if getattr(call, "function", None) is not None
     ]
     usage = completion.usage
+    cache = prompt_cache_counts(completion)
     return ChatResponse(
         content=valid_unicode(message.content) if message.content is not None else None,
         tool_calls=calls,
         finish_reason=choice.finish_reason,
-        prompt_tokens=usage.prompt_tokens if usage else None,
+        prompt_tokens=usage.prompt_tokens if usage else cache.prompt,
         completion_tokens=usage.completion_tokens if usage else None,
+        cached_prompt_tokens=cache.cached,
     )

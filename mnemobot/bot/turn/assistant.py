@@ -28,6 +28,7 @@ from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, v
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.llm import LLMFailureKind
 from mnemobot.systems.pipeline import Pipeline
+from mnemobot.systems.prompt_usage import INPUT_TOKENS_KEY
 from mnemobot.systems.reply_stream import ReplyStream
 from mnemobot.systems.turn_media import (
     NO_MEDIA,
@@ -403,6 +404,7 @@ class Assistant:
             self.sessions.append_offload(chat.key, session.messages)
         session.messages.clear()
         session.state.clear()
+        session.metadata.pop(INPUT_TOKENS_KEY, None)
         session.metadata["resetAt"] = to_iso(self.clock())
         self.sessions.save(session)
         return cleared

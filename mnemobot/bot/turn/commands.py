@@ -26,6 +26,7 @@ from mnemobot.memory.session import AgentSession
 from mnemobot.systems.compaction_plan import is_summary
 from mnemobot.systems.compactor import Compactor
 from mnemobot.systems.context import ChatRef
+from mnemobot.systems.prompt_usage import input_tokens_line
 from mnemobot.systems.request_messages import estimate_request_tokens, model_messages
 
 log = logging.getLogger(__name__)
@@ -365,6 +366,7 @@ class Commands:
             f"Session: {len(session.messages)} message{'' if len(session.messages) == 1 else 's'}"
             f", ~{tokens:,} of {threshold:,} tokens before compaction",
         ]
+        lines.append(input_tokens_line(session.metadata))
         compactions = int(session.metadata.get("compactions", 0))
         if compactions:
             lines.append(
