@@ -50,9 +50,10 @@ characters the request's prompt (:func:`prompt_chars_for_cache`) shares as a beg
 the previous request's, over 4. ``cache_report`` says how: ``"openai"`` (default,
 ``usage.prompt_tokens_details.cached_tokens``), ``"llamacpp"`` (``timings.cache_n`` and
 ``prompt_n``, as llama.cpp's own server reports) or None (not at all).
-``strict_template`` makes the server refuse what the strictest chat templates of local
-servers refuse: a system message after the first message, and user and assistant turns
-that do not alternate starting with the user.
+``one_at_a_time`` answers one chat request at a time (a one-slot local server): the others
+wait, unrecorded, until it is done. ``strict_template`` makes the server refuse what the
+strictest chat templates of local servers refuse: a system message after the first
+message, and user and assistant turns that do not alternate starting with the user.
 
 With ``context_window`` set, ``window_reported_by`` makes the server tell its window the way
 a real one does: ``"vllm"`` (``max_model_len`` in ``/v1/models``), ``"llamacpp"`` (``/props``
@@ -662,6 +663,10 @@ class FakeOpenAIServer:
         self.cache_report: Literal["openai", "llamacpp"] | None = "openai"
         # Refuse a late system message and roles that do not alternate (module docstring).
         self.strict_template: bool = False
+        # Answer one chat request at a time, as llama.cpp's server with one slot does: the
+        # others wait, unrecorded, until it is done (their clients' time runs meanwhile).
+        self.one_at_a_time: bool = False
+        self._slot = threading.Lock()
         self._previous_prompt = ""
 
         self._requested_port = port
@@ -1074,14 +1079,29 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer_error(error(400, f"We could not parse the JSON body: {exc}"))
             return
         headers = {name.lower(): value for name, value in self.headers.items()}
-        cached = 0
+        if not self._take_slot():
+            return self._drop()
         try:
-            step, cached = self.fake._decide(body, headers, path)
-        except Exception as exc:
-            # A broken responder must show up in the test, not as a silent hang.
-            traceback.print_exc()
-            step = error(500, f"fake server responder raised {exc!r}")
-        self._perform(step, body, cached)
+            cached = 0
+            try:
+                step, cached = self.fake._decide(body, headers, path)
+            except Exception as exc:
+                # A broken responder must show up in the test, not as a silent hang.
+                traceback.print_exc()
+                step = error(500, f"fake server responder raised {exc!r}")
+            self._perform(step, body, cached)
+        finally:
+            if self.fake.one_at_a_time:
+                self.fake._slot.release()
+
+    def _take_slot(self) -> bool:
+        """With `one_at_a_time`, wait for the one slot; False when the server stops first."""
+        if not self.fake.one_at_a_time:
+            return True
+        while not self.fake._slot.acquire(timeout=0.05):
+            if self.fake._stopping.is_set():
+                return False
+        return True
 
     def _answer_transcription(self, raw: bytes) -> None:
         headers = {name.lower(): value for name, value in self.headers.items()}
