@@ -7,16 +7,21 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
+from contextvars import Context
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.bot.llm.model_gate import is_local_server, server_slots
+from mnemobot.bot.delivery.replicas import open_replicas
+from mnemobot.bot.delivery.turn_board import RedisTurnBoard
+from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.llm.model_gate import ModelGate, is_local_server, server_slots
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.maintenance import last_report
 from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.systems.llm import ChatRequest
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
@@ -25,6 +30,7 @@ from mnemobot_tooling.fakes.openai_server import (
     reply,
     system_text,
 )
+from mnemobot_tooling.redis_server import running_redis
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 
 SCOPE = "console:local"
@@ -185,3 +191,41 @@ async def test_the_after_compaction_throttle_survives_a_restart(
     await compact_in_a_new_run()
     later = last_report(ScopePaths(workspace, SCOPE))
     assert later is not None and later.at == clock.now
+
+
+async def test_with_replicas_a_background_call_waits_for_a_turn_of_another_replica(
+    tmp_path: Path, openai_server: FakeOpenAIServer
+) -> None:
+    with running_redis(tmp_path / "redis") as url:
+        replicas = open_replicas(url)
+        try:
+
+            def board(name: str) -> RedisTurnBoard:
+                return RedisTurnBoard(replicas.client, namespace="test", replica_id=name)
+
+            serving = ModelGate(lambda: 1, board("a"))
+            model = OpenAIChatModel(
+                api_key="test",
+                base_url=openai_server.base_url,
+                gate=ModelGate(lambda: 1, board("b")),
+            )
+            request = ChatRequest(
+                messages=[{"role": "system", "content": CONSOLIDATION}],
+                model="m",
+                temperature=0,
+                max_output_tokens=64,
+                timeout_seconds=5,
+            )
+            turn_ended = asyncio.Event()
+            async with serving.turn("telegram:1"):
+                # Replica b's consolidation is ready while replica a makes a reply (in a
+                # process of its own: no turn of this one around it).
+                call = asyncio.create_task(model.complete(request), context=Context())
+                await until(lambda: model.gate.background_waiting == 1)
+                turn_ended.set()
+            answer = await call
+            assert turn_ended.is_set() and answer.content
+            assert len(openai_server.requests) == 1
+            await model.close()
+        finally:
+            await replicas.close()

@@ -434,7 +434,8 @@ class MemoryConfig(ConfigSection):
     scope_memory_budget_tokens: int = Field(2000, ge=0)
     """Tokens of the chat's own MEMORY.md in the system prompt."""
     legacy_context_budget_tokens: int = Field(1500, ge=0)
-    """Tokens of recent daily notes in the system prompt."""
+    """Tokens of recent daily notes in front of the newest message (when the MemoryPack
+    is empty)."""
     max_context_share: float = Field(0.2, gt=0, le=0.9)
     """Most share of the context budget (the smaller of compaction.maxContextTokens and
     80% of the model's input limit) that memory takes in a request: the MemoryPack, both
