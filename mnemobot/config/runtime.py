@@ -92,11 +92,10 @@ class LlmConfig(ConfigSection):
 
     server_slots: Literal["auto"] | Annotated[int, Field(ge=0, le=10_000)] = "auto"
     """How many requests the model server works on at once. Replies to users go first:
-    background calls (memory consolidation, compaction flushes and summaries outside a
-    turn, image descriptions) wait while a reply is being made, in this process and, with
-    replicas, in any. "auto": 1 for a server on this machine or a private network
-    (llama.cpp, Ollama, LM Studio, vLLM at home), 0 for others (hosted APIs); 0: no limit,
-    nothing waits."""
+    background calls (memory consolidation, image descriptions) wait while a reply is
+    being made, in this process and, with replicas, in any. "auto": 1 for a server on this
+    machine or a private network (llama.cpp, Ollama, LM Studio, vLLM at home), 0 for
+    others (hosted APIs); 0: no limit, nothing waits."""
 
     def chat_model_name(self, bot_model: str) -> str:
         """The model chat requests go to: `model`, or BOT_MODEL (`bot_model`) when null."""

@@ -5,11 +5,13 @@ consolidation that reaches it just before a user's reply makes the user wait for
 rewrite. So every call passes this gate (`OpenAIChatModel.complete`):
 
 - a *reply* call, one made inside a chat's turn (`ModelGate.turn`: the tool loop, the
-  compaction the turn needs), waits only for a free slot, ahead of every background call;
-- a *background* call, one made outside any turn (memory consolidation, a `/compact`'s
-  summary and flush, an image's description), also waits while any turn is in flight in
-  this process and, with replicas, in any (`TurnBoard`): between two model calls of a turn
-  (while a tool runs) it does not slip in either.
+  compaction the turn needs, a `/compact`), waits only for a free slot, ahead of every
+  background call;
+- a *background* call, one made outside any turn (memory consolidation, an image's
+  description), also waits while any turn is in flight in this process and, with
+  replicas, in any (`TurnBoard`): between two model calls of a turn (while a tool runs) it
+  does not slip in either. A turn counts from when it holds its chat: one queued behind
+  another of its chat may be waiting on memory work that waits here.
 
 With `llm.serverSlots` 0 (the default for hosted APIs) nothing waits. A call's own time
 limit counts from when it passes the gate, never while it waits (`ChatRequest.deadline`).

@@ -220,12 +220,12 @@ class Assistant:
         if not text:
             return None
         try:
-            # In flight from now on, queued behind the chat's turn before it too: a reply
-            # is on its way, background model calls wait.
+            # In flight once it holds its chat (not while queued behind the chat's turn
+            # before it, which may wait on memory work): background model calls wait.
             async with (
-                self.gate.turn(chat.key),
                 self.lock_for(chat.key),
                 self.sessions.exclusive(chat.key),
+                self.gate.turn(chat.key),
             ):
                 outcome = await self._turn(
                     chat, text, message_refs or [], notify, media, reply_stream

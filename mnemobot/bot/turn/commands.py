@@ -264,7 +264,12 @@ class Commands:
         assistant = self.assistant
         # Waits for a running turn of this chat, so the two never rewrite the session at once
         # (nor does maintenance, erasing forgotten texts from it: it takes the file lock).
-        async with assistant.lock_for(chat.key), assistant.sessions.exclusive(chat.key):
+        # The user waits for its summary like for a reply: its model calls are a turn's.
+        async with (
+            assistant.lock_for(chat.key),
+            assistant.sessions.exclusive(chat.key),
+            assistant.gate.turn(chat.key),
+        ):
             session = assistant.session(chat)
             count = sum(1 for m in session.messages if not is_summary(m))
             if count <= keep:
