@@ -24,6 +24,7 @@ from mnemobot_tooling.fakes.openai_server import (
     context_text,
     reply,
     request_tokens,
+    system_text,
     user_texts,
 )
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config

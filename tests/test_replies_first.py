@@ -17,7 +17,8 @@ from mnemobot.bot.app import App, build_app
 from mnemobot.bot.delivery.replicas import open_replicas
 from mnemobot.bot.delivery.turn_board import RedisTurnBoard
 from mnemobot.bot.llm.client import OpenAIChatModel
-from mnemobot.bot.llm.model_gate import ModelGate, is_local_server, server_slots
+from mnemobot.bot.llm.model_gate import ModelGate, server_slots
+from mnemobot.bot.llm.window_reports import is_local_endpoint
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.maintenance import last_report
 from mnemobot.memory.scope_paths import ScopePaths
@@ -75,11 +76,11 @@ async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator
 
 def test_a_local_server_has_one_slot_and_a_hosted_api_no_limit() -> None:
     for url in ("http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "http://ollama:11434"):
-        assert is_local_server(url) and server_slots("auto", url) == 1
+        assert is_local_endpoint(url) and server_slots("auto", url) == 1
     for url in ("http://192.168.1.20:8000/v1", "http://[::1]:8080/v1", "http://gpu.lan/v1"):
-        assert is_local_server(url)
+        assert server_slots("auto", url) == 1
     for url in (None, "https://api.openai.com/v1", "https://api.deepseek.com", "http://8.8.8.8"):
-        assert not is_local_server(url) and server_slots("auto", url) == 0
+        assert not is_local_endpoint(url) and server_slots("auto", url) == 0
     assert server_slots(3, "https://api.openai.com/v1") == 3
 
 

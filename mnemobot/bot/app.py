@@ -180,8 +180,8 @@ def build_app(
     time of each turn and of scheduled tasks (a replay, a bench or a test passes its own);
     `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files;
     `erasure_journal`: where /forget_me keeps asks and unfinished erasures (replicas:
-    Redis), else a file of the workspace; `turn_board`: the turns in flight in every replica (Redis), for background model calls
-    to wait on.
+    Redis), else a file of the workspace; `turn_board`: the turns in flight in every
+    replica (Redis), for background model calls to wait on.
 
     Room by room, each from the ones before it: the workspace, memory and the model
     (`Services`), maintenance, tools, compaction, permissions and the MCP servers, the turn

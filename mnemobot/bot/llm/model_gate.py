@@ -21,42 +21,26 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import ipaddress
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Literal, Protocol
-from urllib.parse import urlsplit
+
+from mnemobot.bot.llm.window_reports import is_local_endpoint
 
 log = logging.getLogger(__name__)
 
 # How often a background call asks the replicas' board whether a turn is still in flight.
 BOARD_POLL_SECONDS = 1.0
-# Host names of a machine's own or its private network's servers without a dot in them
-# ("ollama" in a compose file) or under these suffixes are local.
-_LOCAL_SUFFIXES = (".local", ".lan", ".internal", ".home.arpa", ".localhost")
 
 _in_turn: contextvars.ContextVar[str | None] = contextvars.ContextVar("model_turn", default=None)
 
 
-def is_local_server(base_url: str | None) -> bool:
-    """Whether `base_url` points at this machine or a private network (no URL: OpenAI's)."""
-    if not base_url:
-        return False
-    host = (urlsplit(base_url).hostname or "").lower()
-    if not host:
-        return False
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return host == "localhost" or "." not in host or host.endswith(_LOCAL_SUFFIXES)
-    return address.is_loopback or address.is_private or address.is_link_local
-
-
 def server_slots(setting: Literal["auto"] | int, base_url: str | None) -> int:
-    """`llm.serverSlots` for the server at `base_url`: 0 means no limit."""
+    """`llm.serverSlots` for the server at `base_url` ("auto": one for a server on this
+    machine or its network, none for a hosted API); 0 means no limit."""
     if setting == "auto":
-        return 1 if is_local_server(base_url) else 0
+        return 1 if is_local_endpoint(base_url) else 0
     return setting
 
 
