@@ -14,7 +14,8 @@ rewrite. So every call passes this gate (`OpenAIChatModel.complete`):
   another of its chat may be waiting on memory work that waits here.
 
 With `llm.serverSlots` 0 (the default for hosted APIs) nothing waits. A call's own time
-limit counts from when it passes the gate, never while it waits (`ChatRequest.deadline`).
+limit counts from when it passes the gate, never while it waits
+(`ChatRequest.deadline_seconds`).
 """
 
 from __future__ import annotations
