@@ -94,3 +94,14 @@ def test_bench_crash_kills_a_replica_and_counts_what_was_answered() -> None:
     assert figures["answered"] == figures["messages"] and figures["missing"] == 0
     assert figures["chats_out_of_order"] == 0
     assert "duplicate_replies" in figures
+
+
+def test_bench_prefix_reports_reuse_and_recall() -> None:
+    result = run_bot("bench", "prefix", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    [fake] = json.loads(result.stdout)["runs"]
+    assert fake["requests"] == 30 and fake["recalled"] == fake["questions"] == 10
+    # Each request begins with the one before it (the target: 85% on average,
+    # counted with the tool schemas in front as the fake server caches).
+    assert fake["reuse_share_with_tools_mean"] >= 0.85
+    assert fake["reported_cached_tokens"] > 0

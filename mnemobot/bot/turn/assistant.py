@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.received import find_containing, find_cut_short, find_received
 from mnemobot.config.runtime import RuntimeConfig
@@ -28,6 +29,7 @@ from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, v
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.llm import LLMFailureKind
 from mnemobot.systems.pipeline import Pipeline
+from mnemobot.systems.prompt_usage import INPUT_TOKENS_KEY
 from mnemobot.systems.reply_stream import ReplyStream
 from mnemobot.systems.turn_media import (
     NO_MEDIA,
@@ -141,9 +143,11 @@ class Assistant:
         scope_for: Callable[[ChatRef, RuntimeConfig], str],
         clock: Clock = SYSTEM_CLOCK,
         memory: MemoryService | None = None,
+        gate: ModelGate | None = None,
     ) -> None:
         """`clock` gives the time of each turn (seconds since the epoch): a replay or a bench
-        passes its own, so turns can be minutes apart as in a real chat."""
+        passes its own, so turns can be minutes apart as in a real chat. `gate`: the model
+        client's, told when a turn is in flight (background model calls wait)."""
         self.settings = settings
         self.clock = clock
         self.paths = paths
@@ -154,6 +158,7 @@ class Assistant:
         # Where an edit of an answered message is told (`revise`).
         self.memory = memory
         self.activity: dict[str, ChatActivity] = {}
+        self.gate = gate or ModelGate(lambda: 0)
         self._locks: dict[str, asyncio.Lock] = {}
         self.started_at = clock()
         # Sessions cannot be stored right now (logged once per outage).
@@ -215,7 +220,13 @@ class Assistant:
         if not text:
             return None
         try:
-            async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
+            # In flight once it holds its chat (not while queued behind the chat's turn
+            # before it, which may wait on memory work): background model calls wait.
+            async with (
+                self.lock_for(chat.key),
+                self.sessions.exclusive(chat.key),
+                self.gate.turn(chat.key),
+            ):
                 outcome = await self._turn(
                     chat, text, message_refs or [], notify, media, reply_stream
                 )
@@ -403,6 +414,7 @@ class Assistant:
             self.sessions.append_offload(chat.key, session.messages)
         session.messages.clear()
         session.state.clear()
+        session.metadata.pop(INPUT_TOKENS_KEY, None)
         session.metadata["resetAt"] = to_iso(self.clock())
         self.sessions.save(session)
         return cleared

@@ -26,6 +26,7 @@ from mnemobot.memory.session import AgentSession
 from mnemobot.systems.compaction_plan import is_summary
 from mnemobot.systems.compactor import Compactor
 from mnemobot.systems.context import ChatRef
+from mnemobot.systems.prompt_usage import input_tokens_line
 from mnemobot.systems.request_messages import estimate_request_tokens, model_messages
 
 log = logging.getLogger(__name__)
@@ -263,7 +264,12 @@ class Commands:
         assistant = self.assistant
         # Waits for a running turn of this chat, so the two never rewrite the session at once
         # (nor does maintenance, erasing forgotten texts from it: it takes the file lock).
-        async with assistant.lock_for(chat.key), assistant.sessions.exclusive(chat.key):
+        # The user waits for its summary like for a reply: its model calls are a turn's.
+        async with (
+            assistant.lock_for(chat.key),
+            assistant.sessions.exclusive(chat.key),
+            assistant.gate.turn(chat.key),
+        ):
             session = assistant.session(chat)
             count = sum(1 for m in session.messages if not is_summary(m))
             if count <= keep:
@@ -365,6 +371,7 @@ class Commands:
             f"Session: {len(session.messages)} message{'' if len(session.messages) == 1 else 's'}"
             f", ~{tokens:,} of {threshold:,} tokens before compaction",
         ]
+        lines.append(input_tokens_line(session.metadata))
         compactions = int(session.metadata.get("compactions", 0))
         if compactions:
             lines.append(
