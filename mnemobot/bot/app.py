@@ -17,6 +17,7 @@ from pathlib import Path
 from mnemobot.bot.channels.lanes import LaneConfig
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.mcp.access import McpToolAccess, named_users
@@ -455,7 +456,8 @@ def _commands(
 
 def _maintenance_status(assistant: Assistant, maintenance: MaintenanceTimer) -> StatusProvider:
     def lines(chat: ChatRef) -> list[str]:
-        return maintenance.status_lines(assistant.scope_for(chat, assistant.config()))
+        scope = assistant.scope_for(chat, assistant.config())
+        return maintenance.status_lines(scope, words_for(chat.language))
 
     return lines
 
