@@ -155,7 +155,8 @@ async def test_a_german_stranger_is_refused_in_german(
     [refusal] = await telegram.wait_for_messages_async(STRANGER, 1)
     assert refusal["plain_text"] == (
         f"Entschuldigung, das ist ein privater Bot. Deine Telegram-Nutzer-ID ist {STRANGER}. "
-        f"Damit du hineindarfst, trägt der Besitzer {STRANGER} in TELEGRAM_ALLOWED_USERS ein. "
+        f"Damit du den Bot nutzen kannst, trägt der Besitzer {STRANGER} in "
+        "TELEGRAM_ALLOWED_USERS ein. "
         "Bis dahin antworte ich nicht auf deine Nachrichten."
     )
 
