@@ -19,6 +19,7 @@ from mnemobot.bot.channels.lanes import LaneConfig
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
 from mnemobot.bot.delivery.turn_board import RedisTurnBoard
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.llm.model_gate import ModelGate, TurnBoard, server_slots
@@ -478,7 +479,8 @@ def _commands(
 
 def _maintenance_status(assistant: Assistant, maintenance: MaintenanceTimer) -> StatusProvider:
     def lines(chat: ChatRef) -> list[str]:
-        return maintenance.status_lines(assistant.scope_for(chat, assistant.config()))
+        scope = assistant.scope_for(chat, assistant.config())
+        return maintenance.status_lines(scope, words_for(chat.language))
 
     return lines
 

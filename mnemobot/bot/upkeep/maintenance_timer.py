@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
+from mnemobot.bot.i18n import Words, words_for
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
@@ -336,14 +337,16 @@ class MaintenanceTimer:
 
     # ------------------------------------------------------------------ status
 
-    def status_lines(self, scope: str) -> list[str]:
-        """`/status`: when the chat's memory was last maintained and what that did."""
+    def status_lines(self, scope: str, words: Words | None = None) -> list[str]:
+        """`/status`: when the chat's memory was last maintained and what that did (each
+        step's line as memory upkeep words it, in English)."""
+        words = words or words_for(None)
         try:
             report = last_report(ScopePaths(self.paths.root, scope))
         except ValueError:  # not a valid scope key: nothing was ever maintained there
             report = None
         if report is None:
-            return ["Maintenance: not run yet"]
+            return [words.gettext("Maintenance: not run yet")]
         at = datetime.fromtimestamp(report.at, UTC).strftime("%Y-%m-%d %H:%M UTC")
         done = "; ".join(f"{step.name}: {step.line}" for step in report.steps)
-        return [f"Maintenance: last run {at}: {done}"]
+        return [words.gettext("Maintenance: last run {at}: {done}", at=at, done=done)]

@@ -77,6 +77,7 @@ from mnemobot.bot.delivery.journal import QueuedEntry
 from mnemobot.bot.delivery.outbox import Answering, Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.delivery.replicas import Replicas
+from mnemobot.bot.i18n import TRANSLATED, words_for
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.turn.erasure import ErasureTarget
@@ -271,9 +272,14 @@ class TelegramChannel:
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, STARTUP_RETRY_MAX_SECONDS)
         self.identity = BotIdentity(user_id=me.id, username=me.username or "")
-        await self.application.bot.set_my_commands(
-            [BotCommand(spec.name, spec.description) for spec in COMMANDS]
-        )
+        # The menu in each language we have words for; Telegram shows a user the one of
+        # their app's language, and the default (English) to everyone else.
+        for language in (None, *TRANSLATED):
+            words = words_for(language)
+            await self.application.bot.set_my_commands(
+                [BotCommand(spec.name, words.gettext(spec.description)) for spec in COMMANDS],
+                language_code=language,
+            )
         log.info("Telegram bot @%s ready; allowed users: %s", me.username, self.allowed.describe())
 
     async def stop(self, grace_seconds: float) -> None:
@@ -542,7 +548,10 @@ class TelegramChannel:
 
     def status_lines(self, chat: ChatRef) -> list[str]:
         waiting = self.outbox.waiting(chat.key)
-        return [f"Replies waiting for Telegram: {waiting}"] if waiting else []
+        if not waiting:
+            return []
+        words = words_for(chat.language)
+        return [words.gettext("Replies waiting for Telegram: {count}", count=words.number(waiting))]
 
 
 def build_telegram_application(
