@@ -24,7 +24,7 @@ from mnemobot.bot.web.rendering import Renderer
 log = logging.getLogger(__name__)
 
 # The only files served that are not pages: read once, from the package.
-STATIC = {"style.css": "text/css"}
+STATIC = {"style.css": "text/css", "favicon.svg": "image/svg+xml"}
 UNAUTHORIZED = (
     "401 Unauthorized: this page needs its access token. Open the address `mnemobot web` "
     "printed (it ends in ?token=...), or send the header Authorization: Bearer TOKEN.\n"
