@@ -127,7 +127,7 @@ async def test_ask_shows_exactly_the_memory_the_bot_adds_within_the_learned_wind
     assert memory_part(prompt) == memory_part(sent)
     text = visible_text(shown)
     allowance = bot.runtime.current().for_context_window(4096).memory_allowance_tokens()
-    assert f"context window 4,096 tokens (reported by the server" in text
+    assert "context window 4,096 tokens (reported by the server" in text
     assert f"memory may take {allowance:,} tokens" in text
     rows = re.findall(r"<tr>\s*<td>(Recent episodes|Relevant facts)</td>.*?</tr>", shown, re.S)
     assert 1 < len(rows) < 60  # the window's budget, not every match
