@@ -5,6 +5,7 @@ language is shown as written, and no secret shows."""
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from datetime import UTC
@@ -183,8 +184,9 @@ async def test_a_standalone_page_does_not_forget_while_a_bot_serves_the_workspac
 
 
 async def test_an_earlier_memory_md_is_compared_and_put_back(
-    bot: App, start_page: StartPage
+    bot: App, start_page: StartPage, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="mnemobot.bot.web")
     await talked(bot)
     paths = ScopePaths(bot.paths.root, SCOPE)
     archive_version(paths, b"- Lives in Paris\n- Likes green tea\n", time.time() - 60, keep=5)
@@ -200,8 +202,10 @@ async def test_an_earlier_memory_md_is_compared_and_put_back(
     assert done.status_code == 200
     assert f"restored MEMORY.md of {SCOPE} from {older.version}" in visible_text(done.text)
     assert paths.memory_file.read_text() == "- Lives in Paris\n- Likes green tea\n"
-    # What it replaced is kept as a version in turn.
+    # What it replaced is kept as a version in turn; the log says who did it.
     assert any("Berlin" in v.path.read_text() for v in list_versions(paths))
+    said = f"web correction by anna: restored MEMORY.md of {SCOPE} from version {older.version}"
+    assert said in caplog.text
 
 
 def write_items(workspace: Path, scope: str, count: int, start: float) -> None:

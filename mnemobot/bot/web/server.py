@@ -77,12 +77,18 @@ async def _security_headers(request: web.Request, response: web.StreamResponse) 
     response.headers.update(SECURITY_HEADERS)
 
 
-async def _static(request: web.Request) -> web.Response:
-    name = request.match_info["name"]
-    if name not in STATIC:
-        raise web.HTTPNotFound()
-    data = files("mnemobot.bot.web").joinpath("static", name).read_bytes()
-    return web.Response(body=data, content_type=STATIC[name])
+def _static_files() -> web.Handler:
+    """The handler of `/static/NAME`: the files of `STATIC`, read once, nothing else."""
+    folder = files("mnemobot.bot.web").joinpath("static")
+    held = {name: folder.joinpath(name).read_bytes() for name in STATIC}
+
+    async def serve(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in held:
+            raise web.HTTPNotFound()
+        return web.Response(body=held[name], content_type=STATIC[name])
+
+    return serve
 
 
 def build_web_app(host: WebHost, access: Access, *, read_only: bool) -> web.Application:
@@ -93,7 +99,7 @@ def build_web_app(host: WebHost, access: Access, *, read_only: bool) -> web.Appl
     renderer = Renderer(shown(host.redact), {"read_only": read_only, "in_bot": host.in_bot})
     app.add_routes(ReadPages(host, renderer).routes())
     app.add_routes(CorrectionPages(host, renderer, access, corrections).routes())
-    app.add_routes([web.get("/static/{name}", _static)])
+    app.add_routes([web.get("/static/{name}", _static_files())])
     app.on_response_prepare.append(_security_headers)
 
     async def finish_erasures(_: web.Application) -> None:
