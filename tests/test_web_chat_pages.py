@@ -18,7 +18,7 @@ from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.memory.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
 from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, message_text
 from tests.conftest import ask
 from tests.web_harness import CHAT, SCOPE, StartPage, bot, start_page, visible_text
 
@@ -104,10 +104,6 @@ def tram_episodes(workspace: Path, count: int) -> None:
     path.write_bytes(b"\n".join(records) + b"\n")
 
 
-def memory_part(prompt: str) -> str:
-    return "# Memory\n" + prompt.split("# Memory\n", 1)[1]
-
-
 async def test_ask_shows_exactly_the_memory_the_bot_adds_within_the_learned_window(
     bot: App, start_page: StartPage, workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
@@ -121,10 +117,15 @@ async def test_ask_shows_exactly_the_memory_the_bot_adds_within_the_learned_wind
 
     shown = (await page.get(f"/chat/{SCOPE}/ask", q=question)).text
     await ask(bot, question, chat=CHAT)
-    sent = system_text(openai_server.requests[-1])
+    request = openai_server.requests[-1]
+    sent = "\n".join(message_text(message) for message in request["messages"])
 
-    prompt = html.unescape(re.search(r"<pre dir=\"auto\">(.*?)</pre>", shown, re.S).group(1))  # type: ignore[union-attr]
-    assert memory_part(prompt) == memory_part(sent)
+    pack = re.search(r'<pre class="pack-text" dir="auto">(.*?)</pre>', shown, re.S)
+    assert pack is not None
+    lines = [line for line in html.unescape(pack.group(1)).splitlines() if line.startswith("- ")]
+    # The very items the bot sent, no more, no fewer.
+    assert lines and all(line in sent for line in lines)
+    assert len(lines) == len(re.findall(r"^- \d{4}-\d\d-\d\d: User: the tram", sent, re.M))
     text = visible_text(shown)
     allowance = bot.runtime.current().for_context_window(4096).memory_allowance_tokens()
     assert "context window 4,096 tokens (reported by the server" in text

@@ -5,6 +5,7 @@ language is shown as written, and no secret shows."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -14,9 +15,11 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
+from filelock import FileLock
 
 from mnemobot.bot.app import App
 from mnemobot.bot.cli.workspace_guard import WorkspaceGuard
+from mnemobot.bot.web.server import CORRECTIONS_KEY
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.memory_versions import archive_version, list_versions
@@ -118,6 +121,31 @@ async def test_forgetting_a_fact_erases_it_from_every_file_as_the_memory_tool_do
         assert SECRET not in pack.rendered
     for listed in PAGES:
         assert SECRET not in (await page.get(listed)).text
+
+
+async def test_a_forget_while_a_turn_holds_the_chat_is_hidden_at_once_and_erased_after(
+    bot: App, start_page: StartPage, workspace: Path
+) -> None:
+    await talked(bot)
+    page = await start_page()
+    page.server.app[CORRECTIONS_KEY].erase_wait_seconds = 0.5
+    path = f"/chat/{SCOPE}/forget/{item_id_holding(bot, 'locker code')}"
+    # What a turn of the chat holds until it has recorded itself in memory.
+    turn = FileLock(bot.sessions.lock_path_for(CHAT.key), thread_local=False)
+    turn.acquire()
+    try:
+        done = visible_text((await page.confirm(path)).text)
+        assert "still erasing from every file" in done
+        overview = visible_text((await page.get(f"/chat/{SCOPE}")).text)
+        assert "still to be erased from every file" in overview
+        for listed in PAGES:
+            assert SECRET not in (await page.get(listed)).text
+    finally:
+        turn.release()
+    deadline = time.monotonic() + 60
+    while files_with(workspace, SECRET) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert files_with(workspace, SECRET) == []
 
 
 async def test_a_correction_needs_its_check_token_and_its_confirmation(

@@ -55,6 +55,7 @@ class Corrections:
     def __init__(self, host: WebHost, *, read_only: bool) -> None:
         self.host = host
         self.read_only = read_only
+        self.erase_wait_seconds = ERASE_WAIT_SECONDS
         self._erasures: set[asyncio.Task[MaintenanceReport]] = set()
 
     def refusal(self) -> str | None:
@@ -86,7 +87,7 @@ class Corrections:
         task = asyncio.create_task(timer.maintain(scope, steps), name=f"web-erase {scope}")
         self._erasures.add(task)
         task.add_done_callback(self._erasure_done)
-        done, _ = await asyncio.wait({task}, timeout=ERASE_WAIT_SECONDS)
+        done, _ = await asyncio.wait({task}, timeout=self.erase_wait_seconds)
         if not done:
             return ["still erasing from every file (a turn or a maintenance run holds them)"]
         if task.exception() is not None:
