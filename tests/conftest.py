@@ -17,8 +17,8 @@ from hypothesis import settings as hypothesis_settings
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.settings import Settings
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.context import ChatRef, TurnContext
+from mnemobot.conversation.session import AgentSession
+from mnemobot.systems.core.context import ChatRef, TurnContext
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.cli_runner import run_cli
 

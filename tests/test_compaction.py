@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from mnemobot.base.atomic_file import read_jsonl
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.atomic_file import read_jsonl
-from mnemobot.memory.session import SessionStore
+from mnemobot.conversation.session import SessionStore
 from mnemobot.plugin import Tool
-from mnemobot.systems.compactor import transcript_lines
+from mnemobot.systems.compaction.compactor import transcript_lines
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -215,9 +215,9 @@ KILLER = """
 import asyncio
 from pathlib import Path
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.session import SessionStore
-from mnemobot.systems.compactor import Compactor
-from mnemobot.systems.llm import LLMError, LLMFailureKind
+from mnemobot.conversation.session import SessionStore
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.core.llm import LLMError, LLMFailureKind
 
 class Down:
     async def complete(self, request):

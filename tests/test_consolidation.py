@@ -18,12 +18,12 @@ from mnemobot.bot.app import App, build_app
 from mnemobot.bot.cli.main import main
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConsolidationConfig
-from mnemobot.memory.consolidation import consolidate_scope
-from mnemobot.memory.daily_notes import write_memory_file
-from mnemobot.memory.maintenance import MaintenanceReport, StepResult
-from mnemobot.memory.memory_rewrite import parse_rewrite
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.notes.daily_notes import write_memory_file
+from mnemobot.memory.notes.memory_rewrite import parse_rewrite
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.consolidation import consolidate_scope
+from mnemobot.memory.upkeep.maintenance import MaintenanceReport, StepResult
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, hang, reply, user_texts
 from tests.conftest import CONSOLE_CHAT, AppFactory, ask, make_settings, write_runtime_config
 

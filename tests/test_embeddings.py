@@ -17,8 +17,8 @@ import pytest
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.maintenance import MAINTENANCE_STEPS
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.upkeep.maintenance import MAINTENANCE_STEPS
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
 from tests.conftest import make_settings, run_mnemobot, write_runtime_config
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.extraction import is_question, is_small_talk, split_sentences
-from mnemobot.memory.items import ItemType, Layer
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer
+from mnemobot.memory.write.extraction import is_question, is_small_talk, split_sentences
 
 AT = datetime(2025, 3, 1, 10, tzinfo=UTC).timestamp()
 CONFIG = RuntimeConfig().memory

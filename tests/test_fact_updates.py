@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.items import Layer, MemoryItem
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import Layer, MemoryItem
 
 DAY = 86_400.0
 NOW = time.time()

@@ -19,7 +19,7 @@ from mnemobot.bot.delivery.replicas import open_replicas
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import ask, make_settings, subprocess_env, write_runtime_config

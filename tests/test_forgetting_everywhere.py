@@ -18,9 +18,9 @@ from filelock import FileLock
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.items import ItemType, Layer
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.store.items import ItemType, Layer
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,

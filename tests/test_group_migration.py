@@ -8,8 +8,8 @@ from datetime import UTC
 from pathlib import Path
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.scope_move import move_scope
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.scope_move import move_scope
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     context_text,

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.text_terms import TEXT_END, _unicode_terms, languages, terms, terms_joined
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.text.terms import TEXT_END, _unicode_terms, languages, terms, terms_joined
 
 NOW = 1_800_000_000.0
 
@@ -234,7 +234,7 @@ def test_a_mark_that_composes_with_a_separator_is_normalized_with_it() -> None:
 
 
 def test_memos_emptied_between_batches_give_the_same_terms(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mnemobot.memory.text_terms as text_terms
+    import mnemobot.memory.text.terms as text_terms
 
     monkeypatch.setattr(text_terms, "_MEMO_LIMIT", 3)
     texts = ["Привет<\u0338мир", "Шкода… ½ ﬁne", "Я їжджу на Шкоді", "hello Wörld"]

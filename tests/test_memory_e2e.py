@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mnemobot.bot.app import App
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     context_text,

@@ -7,10 +7,10 @@ import re
 import pytest
 
 from mnemobot.bot.app import App
-from mnemobot.memory.extraction import extract_items
-from mnemobot.memory.inert_markdown import inert_markdown
-from mnemobot.memory.items import ItemType, TurnMemoryEvent
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.store.items import ItemType, TurnMemoryEvent
+from mnemobot.memory.text.inert_markdown import inert_markdown
+from mnemobot.memory.write.extraction import extract_items
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     context_text,

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.items import Layer
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.store.items import Layer
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
 from tests.conftest import make_settings, write_runtime_config
 

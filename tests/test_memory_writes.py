@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from mnemobot.base.clock import from_iso
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.items import Layer, MemoryItem, from_iso
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.memory.store.items import Layer, MemoryItem
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.core.tool_runner import Tool
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,

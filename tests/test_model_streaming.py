@@ -11,8 +11,8 @@ import pytest
 
 from mnemobot.bot.app import App
 from mnemobot.bot.llm.client import OpenAIChatModel
-from mnemobot.systems.llm import ChatRequest, LLMFailureKind
-from mnemobot.systems.reply_stream import STOPPED_MARK
+from mnemobot.systems.core.llm import ChatRequest, LLMFailureKind
+from mnemobot.systems.core.reply_stream import STOPPED_MARK
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     cut_stream,

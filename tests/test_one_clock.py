@@ -8,10 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from mnemobot.base.clock import SECONDS_PER_DAY, from_iso
 from mnemobot.bot.app import App
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.clock import SECONDS_PER_DAY
-from mnemobot.memory.items import from_iso
 from tests.conftest import CONSOLE_CHAT, AppFactory, ask
 
 # A morning years before any test runs: a wall-clock date cannot pass for it.

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from filelock import FileLock
 
+from mnemobot.base.atomic_file import read_jsonl
 from mnemobot.bot.channels.telegram.sources import WebhookSettingsError, webhook_plan
 from mnemobot.bot.cli.doctor import check_redis
 from mnemobot.bot.cli.startup import secrets_of
@@ -27,8 +28,7 @@ from mnemobot.bot.delivery.replicas import LeasedSessions, open_replicas
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.config.settings import SettingsError, load_settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.atomic_file import read_jsonl
-from mnemobot.memory.redis_sessions import RedisSessionStore
+from mnemobot.conversation.redis_sessions import RedisSessionStore
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer

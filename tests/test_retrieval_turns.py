@@ -8,13 +8,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import App
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.dates import find_dates
-from mnemobot.memory.items import Layer
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.tokens import estimate_tokens
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.store.items import Layer
+from mnemobot.memory.text.dates import find_dates
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
 from tests.conftest import ask
 

@@ -18,8 +18,8 @@ import pytest
 
 from mnemobot.bot.app import build_app
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.daily_notes import append_daily_note
-from mnemobot.memory.model_windows import FILE_NAME, endpoint_key
+from mnemobot.memory.notes.daily_notes import append_daily_note
+from mnemobot.model.windows import FILE_NAME, endpoint_key
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.scripts import CJK_CHAR
-from mnemobot.memory.text_terms import (
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.text.scripts import CJK_CHAR
+from mnemobot.memory.text.terms import (
     TEXT_END,
     _unicode_terms,
     languages,

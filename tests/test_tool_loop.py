@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.systems.core.tool_runner import Tool
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,

@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.items import ItemType, Layer
-from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer
+from mnemobot.memory.store.scope_paths import ScopePaths
 
 SCOPE = "telegram:42"
 AT = datetime(2025, 3, 1, 10, tzinfo=UTC)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mnemobot.config.runtime import EmbeddingsConfig, MemoryConfig
-from mnemobot.memory.items import ItemType
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.vector_file import HEADER_BYTES, ScopeVectors, id_key, record_dtype
+from mnemobot.memory.store.items import ItemType
+from mnemobot.memory.store.vector_file import HEADER_BYTES, ScopeVectors, id_key, record_dtype
 from tests.crash_points import run_to_crash
 
 IDENTITY = "test-model passages=none"
@@ -71,7 +71,7 @@ _CRASH_SCRIPT = """
 import sys
 import numpy as np
 from pathlib import Path
-from mnemobot.memory.vector_file import ScopeVectors
+from mnemobot.memory.store.vector_file import ScopeVectors
 path, step = Path(sys.argv[1]), sys.argv[2]
 ids = [f"item-{n}" for n in range(6)]
 store = ScopeVectors(path, "test-model passages=none")

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App
-from mnemobot.memory.items import ItemType
-from mnemobot.memory.memory_versions import archive_version
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.notes.memory_versions import archive_version
+from mnemobot.memory.store.items import ItemType
+from mnemobot.memory.store.scope_paths import ScopePaths
 from tests.conftest import ask
 from tests.web_harness import CHAT, SCOPE, TOKEN, StartPage, bot, files_with, start_page
 

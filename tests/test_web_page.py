@@ -21,10 +21,10 @@ from mnemobot.bot.app import App
 from mnemobot.bot.cli.workspace_guard import WorkspaceGuard
 from mnemobot.bot.web.server import CORRECTIONS_KEY
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.memory_versions import archive_version, list_versions
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.notes.memory_versions import archive_version, list_versions
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.scope_paths import ScopePaths
 from tests.conftest import ask
 from tests.web_harness import (
     CHAT,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.channels.lanes import LaneConfig
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
@@ -50,25 +51,24 @@ from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.large_results import LargeResultStore
-from mnemobot.memory.model_vision import ModelVisionStore
-from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
-from mnemobot.memory.redis_sessions import RedisSessionStore
-from mnemobot.memory.scope_paths import chat_scope
+from mnemobot.conversation.large_results import LargeResultStore
+from mnemobot.conversation.redis_sessions import RedisSessionStore
+from mnemobot.conversation.session import SessionStore
 from mnemobot.memory.services.record import supersede_matching_facts
 from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
-from mnemobot.memory.session import SessionStore
-from mnemobot.systems.auto_compaction import AutoCompaction, OverflowRecovery
-from mnemobot.systems.compactor import Compactor
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.context_building import ContextBuilding
-from mnemobot.systems.context_window import ContextWindowLimit
-from mnemobot.systems.llm import ChatModel
-from mnemobot.systems.memory_persist import MemoryPersist
-from mnemobot.systems.pipeline import Pipeline, System, load_entry_point_systems
-from mnemobot.systems.services import Services
-from mnemobot.systems.tool_loop import ToolLoop
+from mnemobot.memory.store.scope_paths import chat_scope
+from mnemobot.model.vision import ModelVisionStore
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
+from mnemobot.systems.compaction.auto_compaction import AutoCompaction, OverflowRecovery
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.llm import ChatModel
+from mnemobot.systems.core.pipeline import Pipeline, System, load_entry_point_systems
+from mnemobot.systems.core.services import Services
+from mnemobot.systems.memory_steps.context_building import ContextBuilding
+from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
+from mnemobot.systems.model_call.context_window import ContextWindowLimit
+from mnemobot.systems.model_call.tool_loop import ToolLoop
 
 # Each channel's section of runtime-config.json (`"telegram": {...}`), validated by a model
 # kept with the channel; every config store of the bot and its CLI reads them.

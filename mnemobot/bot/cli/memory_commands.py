@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
+from mnemobot.base.clock import SYSTEM_CLOCK
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
 from mnemobot.bot.cli.startup import fail, settings_or_exit
@@ -23,17 +24,16 @@ from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK
-from mnemobot.memory.item_vectors import QueryVector
-from mnemobot.memory.maintenance import MaintenanceReport
-from mnemobot.memory.memory_rewrite import entries
-from mnemobot.memory.memory_versions import find_version, list_versions, restore_version
-from mnemobot.memory.model_windows import ModelWindowStore
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.conversation.session import SessionStore
+from mnemobot.memory.notes.memory_rewrite import entries
+from mnemobot.memory.notes.memory_versions import find_version, list_versions, restore_version
 from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
-from mnemobot.memory.session import SessionStore
-from mnemobot.memory.workspace_scopes import chat_summary, scopes_with_memory
-from mnemobot.systems.context_building import pack_for_turn
+from mnemobot.memory.store.item_vectors import QueryVector
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.store.workspace_scopes import chat_summary, scopes_with_memory
+from mnemobot.memory.upkeep.maintenance import MaintenanceReport
+from mnemobot.model.windows import ModelWindowStore
+from mnemobot.systems.memory_steps.context_building import pack_for_turn
 
 
 def _print_json(data: Any) -> None:
@@ -175,7 +175,7 @@ def maintain_command(args: argparse.Namespace) -> int:
     runtime = open_runtime_config(paths.runtime_config)
     config = runtime.current()
     # The step lines are printed below; logged as well they would show twice.
-    logging.getLogger("mnemobot.memory.maintenance").setLevel(logging.WARNING)
+    logging.getLogger("mnemobot.memory.upkeep.maintenance").setLevel(logging.WARNING)
 
     async def run() -> list[MaintenanceReport]:
         llm = OpenAIChatModel(

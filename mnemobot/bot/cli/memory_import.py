@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 
+from mnemobot.base.atomic_file import append_bytes
 from mnemobot.bot.channels.telegram.export_file import (
     ChatExport,
     ExportedMessage,
@@ -38,7 +39,6 @@ from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.progress import terminal_progress
 from mnemobot.bot.cli.startup import fail
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.atomic_file import append_bytes
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.memory.services.scopes import ScopeRuntime
 

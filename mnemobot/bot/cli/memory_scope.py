@@ -17,9 +17,9 @@ from mnemobot.bot.cli.startup import settings_or_exit
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.scope_paths import scope_under, validate_scope_key
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.workspace_scopes import scopes_with_memory
+from mnemobot.memory.store.scope_paths import scope_under, validate_scope_key
+from mnemobot.memory.store.workspace_scopes import scopes_with_memory
 
 # How many existing scopes an unknown chat key's error names.
 SUGGESTED_SCOPES = 5

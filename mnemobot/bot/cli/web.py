@@ -43,9 +43,9 @@ from mnemobot.bot.web.host import WebHost
 from mnemobot.bot.web.server import WebServer, build_web_app, cookie_name
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.model_windows import ModelWindowStore
+from mnemobot.conversation.session import SessionStore
 from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
-from mnemobot.memory.session import SessionStore
+from mnemobot.model.windows import ModelWindowStore
 
 BOT_RUNNING = (
     "a running `mnemobot run` serves this workspace: its memory of the chat would bring "

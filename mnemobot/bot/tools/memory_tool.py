@@ -27,14 +27,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
 from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.daily_notes import MemoryFileTooLong
-from mnemobot.memory.forgotten_texts import FORGET_QUERY_MAX_ITEMS
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, to_iso
+from mnemobot.memory.notes.daily_notes import MemoryFileTooLong
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import Tool, ToolError
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.upkeep.forgotten_texts import FORGET_QUERY_MAX_ITEMS
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import Tool, ToolError
 
 MEMORY_FILE_MAX_CHARS = 40_000
 # Removed items the answer lists by title; the rest are counted.

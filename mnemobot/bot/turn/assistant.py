@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, from_iso, to_iso
 from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.tools.clock_tool import chat_zone_name
@@ -23,16 +24,13 @@ from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.config.zones import local_time, zone_or_local
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.items import from_iso, to_iso
+from mnemobot.conversation.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
 from mnemobot.memory.services.record import MemoryRecord
-from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.llm import LLMFailureKind
-from mnemobot.systems.pipeline import Pipeline
-from mnemobot.systems.prompt_usage import INPUT_TOKENS_KEY
-from mnemobot.systems.reply_stream import ReplyStream
-from mnemobot.systems.turn_media import (
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.core.llm import LLMFailureKind
+from mnemobot.systems.core.pipeline import Pipeline
+from mnemobot.systems.core.reply_stream import ReplyStream
+from mnemobot.systems.core.turn_media import (
     NO_MEDIA,
     TurnMedia,
     kept_parts,
@@ -40,6 +38,7 @@ from mnemobot.systems.turn_media import (
     parts_to_keep,
     turn_text,
 )
+from mnemobot.systems.model_call.prompt_usage import INPUT_TOKENS_KEY
 
 log = logging.getLogger(__name__)
 

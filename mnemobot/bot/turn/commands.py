@@ -21,14 +21,14 @@ from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_pre
 from mnemobot.bot.turn.forget_me import ForgetMe
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import zone_or_local
-from mnemobot.memory.model_windows import ModelWindow
+from mnemobot.conversation.session import AgentSession
 from mnemobot.memory.services.forget import MemoryForget
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.compaction_plan import is_summary
-from mnemobot.systems.compactor import Compactor
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.prompt_usage import input_tokens_line
-from mnemobot.systems.request_messages import estimate_request_tokens, model_messages
+from mnemobot.model.windows import ModelWindow
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.compaction.plan import is_summary
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.model_call.prompt_usage import input_tokens_line
+from mnemobot.systems.model_call.request_messages import estimate_request_tokens, model_messages
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import StatusProvider
 from mnemobot.memory.services.recall import MemoryRecall
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 # The memory layers by the names /status gives them.
 _LAYERS = {"EPISODIC": N_("episodic"), "SEMANTIC": N_("semantic"), "PROCEDURAL": N_("procedural")}

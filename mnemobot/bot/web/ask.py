@@ -18,12 +18,12 @@ import orjson
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.web.host import WebHost
 from mnemobot.config.zones import local_time
-from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.memory.pack import MemoryPack
-from mnemobot.memory.scope_paths import GLOBAL_SCOPE
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.context_building import ContextBuilding, wants_memory
+from mnemobot.conversation.session import AgentSession
+from mnemobot.memory.pack.build import MemoryPack
+from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE
+from mnemobot.model.windows import ModelWindow
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.memory_steps.context_building import ContextBuilding, wants_memory
 
 # A question is one message: the Telegram limit is plenty.
 MAX_QUESTION_CHARS = 4_096

@@ -11,11 +11,15 @@ from __future__ import annotations
 import threading
 
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.item_store import StoreStats
-from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.services.scopes import scope_files_signature
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.workspace_scopes import ChatMemorySummary, chat_summary, scopes_with_memory
+from mnemobot.memory.store.item_store import StoreStats
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.store.workspace_scopes import (
+    ChatMemorySummary,
+    chat_summary,
+    scopes_with_memory,
+)
 
 Signature = tuple[tuple[str, int, int, int], ...]
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import tzinfo
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 
 # Hits of a search the page pages through (the best first); more would be read by nobody.
 SEARCH_LIMIT = 1_000

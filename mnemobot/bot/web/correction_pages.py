@@ -16,11 +16,11 @@ from mnemobot.bot.web.corrections import CorrectionRefused, Corrections
 from mnemobot.bot.web.host import WebHost
 from mnemobot.bot.web.memory_files import CURRENT, diff_lines, memory_text
 from mnemobot.bot.web.rendering import Formats, Renderer, scope_of
-from mnemobot.memory.forgotten_texts import items_to_forget
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.items import MemoryItem
-from mnemobot.memory.memory_versions import find_version
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.notes.memory_versions import find_version
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.forgotten_texts import items_to_forget
 
 STALE_FORM = (
     "This form is stale or came from another page (its check token does not match). "

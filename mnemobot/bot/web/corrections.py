@@ -25,9 +25,9 @@ from functools import partial
 
 from mnemobot.bot.tools.memory_tool import forget_receipt
 from mnemobot.bot.web.host import WebHost
-from mnemobot.memory.maintenance import MaintenanceReport, erase_forgotten
-from mnemobot.memory.memory_versions import find_version, restore_version
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.notes.memory_versions import find_version, restore_version
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.maintenance import MaintenanceReport, erase_forgotten
 
 log = logging.getLogger(__name__)
 

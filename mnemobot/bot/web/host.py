@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.model_windows import ModelWindow
+from mnemobot.conversation.session import SessionStore
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.session import SessionStore
+from mnemobot.model.windows import ModelWindow
 
 
 def never_refused() -> str | None:

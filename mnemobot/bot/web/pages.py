@@ -28,10 +28,10 @@ from mnemobot.bot.web.memory_files import (
 from mnemobot.bot.web.paging import page_of
 from mnemobot.bot.web.rendering import Formats, Renderer, scope_of
 from mnemobot.bot.web.timeline import DEFAULT_DAYS, chart, per_day
-from mnemobot.memory.forgetting import conversation_files
-from mnemobot.memory.items import ItemType, Layer
-from mnemobot.memory.maintenance import last_report
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.store.items import ItemType, Layer
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.forgetting import conversation_files
+from mnemobot.memory.upkeep.maintenance import last_report
 
 # Standing preferences the overview lists before "all of them" (the facts page).
 OVERVIEW_PREFERENCES = 10

@@ -9,9 +9,15 @@ sessions instead.
 
 from __future__ import annotations
 
-from mnemobot.memory import scope_move
-from mnemobot.memory.daily_notes import redact_daily_notes
-from mnemobot.memory.forgetting import (
+from mnemobot.memory.notes.daily_notes import redact_daily_notes
+from mnemobot.memory.services.scopes import ScopeRuntime
+from mnemobot.memory.services.vectors import MemoryVectors
+from mnemobot.memory.store import scope_move
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore
+from mnemobot.memory.store.items import ItemType, MemoryItem, normalize_content
+from mnemobot.memory.store.scope_move import RenameRef
+from mnemobot.memory.text.terms import terms
+from mnemobot.memory.upkeep.forgetting import (
     PENDING_FILE_NAME,
     ErasureReport,
     erase_scope,
@@ -22,19 +28,13 @@ from mnemobot.memory.forgetting import (
     note_forgotten,
     pending_needles,
 )
-from mnemobot.memory.forgotten_texts import (
+from mnemobot.memory.upkeep.forgotten_texts import (
     FORGET_QUERY_MAX_ITEMS,
     ForgetOutcome,
     ForgottenTexts,
     items_to_forget,
     lines_holding,
 )
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore
-from mnemobot.memory.items import ItemType, MemoryItem, normalize_content
-from mnemobot.memory.scope_move import RenameRef
-from mnemobot.memory.services.scopes import ScopeRuntime
-from mnemobot.memory.services.vectors import MemoryVectors
-from mnemobot.memory.text_terms import terms
 
 
 class MemoryForget:

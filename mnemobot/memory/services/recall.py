@@ -12,19 +12,19 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
 from typing import Any
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.daily_notes import legacy_context, read_memory_file
-from mnemobot.memory.dates import find_dates
-from mnemobot.memory.forgotten_texts import ForgottenTexts
-from mnemobot.memory.item_store import StoreStats
-from mnemobot.memory.item_vectors import QueryVector
-from mnemobot.memory.items import Layer, MemoryItem, MemoryQuery
-from mnemobot.memory.pack import MemoryPack, build_pack
-from mnemobot.memory.request_overlap import RequestOverlap
+from mnemobot.memory.notes.daily_notes import legacy_context, read_memory_file
+from mnemobot.memory.pack.build import MemoryPack, build_pack
+from mnemobot.memory.pack.request_overlap import RequestOverlap
 from mnemobot.memory.services.scopes import LoadedScope, ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
-from mnemobot.memory.text_terms import terms
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.store.item_store import StoreStats
+from mnemobot.memory.store.item_vectors import QueryVector
+from mnemobot.memory.store.items import Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.text.dates import find_dates
+from mnemobot.memory.text.terms import terms
+from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 
 
 def memory_query(

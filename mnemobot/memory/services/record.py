@@ -13,14 +13,11 @@ from dataclasses import replace
 from datetime import tzinfo
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.consolidation import SupersededHook
-from mnemobot.memory.daily_notes import append_daily_note, write_memory_file
-from mnemobot.memory.documents import DOCUMENT_TAG
-from mnemobot.memory.fact_items import new_fact
-from mnemobot.memory.facts import SimilarFinder, supersede
-from mnemobot.memory.forgotten_texts import ForgottenTexts
-from mnemobot.memory.item_store import ScopeItemStore
-from mnemobot.memory.items import (
+from mnemobot.memory.notes.daily_notes import append_daily_note, write_memory_file
+from mnemobot.memory.services.recall import ranked_search
+from mnemobot.memory.services.scopes import ScopeRuntime
+from mnemobot.memory.store.item_store import ScopeItemStore
+from mnemobot.memory.store.items import (
     DocumentText,
     ForwardedText,
     ItemType,
@@ -28,10 +25,13 @@ from mnemobot.memory.items import (
     MemoryItem,
     TurnMemoryEvent,
 )
-from mnemobot.memory.services.recall import ranked_search
-from mnemobot.memory.services.scopes import ScopeRuntime
-from mnemobot.memory.text_terms import terms
-from mnemobot.memory.write_path import (
+from mnemobot.memory.text.terms import terms
+from mnemobot.memory.upkeep.consolidation import SupersededHook
+from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
+from mnemobot.memory.write.documents import DOCUMENT_TAG
+from mnemobot.memory.write.fact_items import new_fact
+from mnemobot.memory.write.facts import SimilarFinder, supersede
+from mnemobot.memory.write.write_path import (
     FORWARDED_TAG,
     FactWrite,
     RecordedTurn,

@@ -30,14 +30,14 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.item_store import ScopeItemStore, StoreStats
-from mnemobot.memory.items import MemoryItem
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.text_terms import terms, terms_joined
-from mnemobot.memory.vector_file import ScopeVectors
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.item_store import ScopeItemStore, StoreStats
+from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.store.vector_file import ScopeVectors
+from mnemobot.memory.text.terms import terms, terms_joined
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,8 @@ import time
 from collections.abc import Sequence
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.item_vectors import (
+from mnemobot.memory.services.scopes import LoadedScope, ScopeRuntime
+from mnemobot.memory.store.item_vectors import (
     EmbeddingModel,
     QueryVector,
     VectorFiller,
@@ -22,9 +23,8 @@ from mnemobot.memory.item_vectors import (
     VectorSearch,
     embed_missing,
 )
-from mnemobot.memory.items import MemoryItem
-from mnemobot.memory.services.scopes import LoadedScope, ScopeRuntime
-from mnemobot.memory.vector_file import VECTOR_FILE_NAME, ScopeVectors, file_identity
+from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.store.vector_file import VECTOR_FILE_NAME, ScopeVectors, file_identity
 
 log = logging.getLogger(__name__)
 

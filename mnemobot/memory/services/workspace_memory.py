@@ -12,18 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.forgetting import ErasureReport
-from mnemobot.memory.forgotten_texts import ForgottenTexts
-from mnemobot.memory.item_store import StoreStats
-from mnemobot.memory.item_vectors import EmbeddingModel, VectorFillReport
-from mnemobot.memory.items import MemoryItem
 from mnemobot.memory.services.forget import MemoryForget
 from mnemobot.memory.services.recall import MemoryRecall
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
+from mnemobot.memory.store.item_store import StoreStats
+from mnemobot.memory.store.item_vectors import EmbeddingModel, VectorFillReport
+from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.upkeep.forgetting import ErasureReport
+from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 
 _MEMORY_DEFAULTS = MemoryConfig()
 

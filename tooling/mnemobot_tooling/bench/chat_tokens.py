@@ -43,10 +43,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import build_app
 from mnemobot.config.settings import Settings
-from mnemobot.memory.tokens import estimate_tokens
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.bench.chat_scripts import LANGUAGES, NEW, STORIES, Step, Turn
 from mnemobot_tooling.bench.memory_vectors import bench_embeddings, embedding_server
 from mnemobot_tooling.bench.report import cpu_model, usable_cpus

@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.cli.process_tuning import tune_process
 from mnemobot.config.settings import Settings
-from mnemobot.memory.process_tuning import tune_process
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.bench.memory_speed import SCOPE, machine
 
 TARGET_ADDED_MS = 50.0

@@ -21,12 +21,12 @@ from dataclasses import asdict, dataclass
 from datetime import UTC
 from pathlib import Path
 
+from mnemobot.base.tokens import CHARS_PER_TOKEN, estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.maintenance import MaintenanceRun, maintain_scope
-from mnemobot.memory.memory_rewrite import SUPERSEDED_HEADING, entries
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.notes.memory_rewrite import SUPERSEDED_HEADING, entries
 from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
-from mnemobot.memory.tokens import CHARS_PER_TOKEN, estimate_tokens
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.maintenance import MaintenanceRun, maintain_scope
 
 SCOPE = "telegram:1"
 TURN_SPACING_SECONDS = 120.0

@@ -36,11 +36,11 @@ from typing import Any
 import orjson
 
 from mnemobot.bot.cli.progress import ProgressBar
-from mnemobot.memory.extraction import extract_items
-from mnemobot.memory.fact_slots import slot_statements
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
-from mnemobot.memory.items import Layer, MemoryItem, TurnMemoryEvent
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
+from mnemobot.memory.store.items import Layer, MemoryItem, TurnMemoryEvent
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.write.extraction import extract_items
+from mnemobot.memory.write.fact_slots import slot_statements
 from mnemobot_tooling.bench.localized_text import localize
 from mnemobot_tooling.bench.memory_vectors import embedding_server
 from mnemobot_tooling.bench.report import cpu_model, percentile, usable_cpus
@@ -364,10 +364,10 @@ _CHILD_SCRIPT = """
 import time
 t0 = time.perf_counter()
 import sys
-from mnemobot.systems.context_building import pack_for_turn
+from mnemobot.systems.memory_steps.context_building import pack_for_turn
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.process_tuning import tune_process
+from mnemobot.bot.cli.process_tuning import tune_process
 t1 = time.perf_counter()
 tune_process()  # as `mnemobot` does at start-up; its cost counts in the load
 from mnemobot_tooling.bench.memory_speed import measure_in_child
@@ -411,9 +411,9 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     """The child's side: load, first pack, packs, writes; prints one JSON line."""
     import asyncio
 
-    from mnemobot.memory.item_vectors import QueryVector
     from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-    from mnemobot.systems.context_building import pack_for_turn
+    from mnemobot.memory.store.item_vectors import QueryVector
+    from mnemobot.systems.memory_steps.context_building import pack_for_turn
     from mnemobot_tooling.bench.memory_vectors import bench_memory_config
     from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 

@@ -26,8 +26,8 @@ import numpy as np
 import orjson
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.vector_file import VECTOR_FILE_NAME, ScopeVectors
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.store.vector_file import VECTOR_FILE_NAME, ScopeVectors
 
 BENCH_MODEL = "multilingual-e5-small-q4"
 BENCH_DIMS = 384

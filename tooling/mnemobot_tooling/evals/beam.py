@@ -49,7 +49,7 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.systems.context_building import pack_for_turn
+from mnemobot.systems.memory_steps.context_building import pack_for_turn
 from mnemobot_tooling.evals.beam_data import (
     ASSISTANT_NAME,
     DEFAULT_MESSAGE_GAP_SECONDS,

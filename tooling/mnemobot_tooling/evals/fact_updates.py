@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
+from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.clock import SECONDS_PER_DAY
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 
 DATA_FILE = Path(__file__).parent / "data" / "knowledge_updates.json"

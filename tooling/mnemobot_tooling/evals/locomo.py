@@ -48,15 +48,15 @@ from pydantic import ValidationError
 
 from mnemobot.bot.cli.progress import ProgressBar, terminal_progress
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.pack import MemoryPack
+from mnemobot.conversation.session import AgentSession
+from mnemobot.memory.pack.build import MemoryPack
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.context_building import pack_for_turn
-from mnemobot.systems.memory_persist import MemoryPersist
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.memory_steps.context_building import pack_for_turn
+from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
 from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 from mnemobot_tooling.evals.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
 

@@ -23,9 +23,9 @@ from typing import Protocol
 
 from rank_bm25 import BM25Okapi
 
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.text_terms import terms
-from mnemobot.memory.tokens import estimate_item_tokens
+from mnemobot.base.tokens import estimate_item_tokens
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.text.terms import terms
 
 _WORD = re.compile(r"\w+")
 

@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from telegram import Message
 
+from mnemobot.base.atomic_file import write_atomic
 from mnemobot.bot.channels.base import ChannelHost
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, MAINTENANCE_WAIT_SECONDS, export_prefix
-from mnemobot.memory.atomic_file import write_atomic
-from mnemobot.memory.maintenance import maintenance_paused
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.maintenance import maintenance_paused
+from mnemobot.systems.core.context import ChatRef
 
 if TYPE_CHECKING:
     from mnemobot.bot.channels.dispatch import ChatDispatcher
