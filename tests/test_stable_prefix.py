@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.systems.memory_steps.newest_context import split_context
+from mnemobot.systems.core.newest_context import split_context
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,

@@ -99,7 +99,7 @@ def test_terms_are_a_fixed_point_under_the_texts_languages(text: str) -> None:
     assert all(term and not term.isspace() for term in first)
     again = terms_in(" ".join(first), languages(text))
     if any(map(CJK_CHAR.match, first)):
-        # A CJK bigram read again also gives its characters (see `memory.text_terms`).
+        # A CJK bigram read again also gives its characters (see `memory.text.terms`).
         assert set(again) == set(first)
     else:
         assert again == first

@@ -1,4 +1,4 @@
-"""Text cut to a token budget stays within it, in every script (one rule: `memory.tokens`)."""
+"""Text cut to a token budget stays within it, in every script (one rule: `base.tokens`)."""
 
 from __future__ import annotations
 

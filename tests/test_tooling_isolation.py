@@ -73,10 +73,10 @@ def test_the_running_bot_never_imports_the_benches_or_evals() -> None:
     runtime |= {
         f"mnemobot.{name}"
         for name in (
-            "systems.pipeline",
-            "systems.memory_persist",
+            "systems.core.pipeline",
+            "systems.memory_steps.memory_persist",
             "memory.services.record",
-            "memory.pack",
+            "memory.pack.build",
         )
     }
     assert runtime <= loaded

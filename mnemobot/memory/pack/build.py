@@ -9,7 +9,7 @@ index over the same ids into a pack, in four steps, each a function of its own m
    each matching turn, which borrow part of its relevance; episodes the request carries
    left out.
 2. Scores (`pack_selection.score_candidates`): relevance plus recency, salience,
-   confidence and a type boost (`memory.scoring`); durable items decay with age but
+   confidence and a type boost (`memory.pack.scoring`); durable items decay with age but
    never to zero, and a fact a newer statement replaced keeps `superseded_weight`.
 3. Selection (`pack_selection.select_items`, `fill_past_top_k`): best first, within
    the per-layer topK and the soft budget (past it only high scorers, up to the max

@@ -127,7 +127,7 @@ class InContext:
 
     items: dict[str, MemoryItem]
     # Relevance 0..1 of the matching candidates: BM25 within the query's hits, fused with
-    # meaning when embeddings are on (`memory.fusion`).
+    # meaning when embeddings are on (`memory.pack.fusion`).
     relevance_of: dict[str, float]
     # Relevance a turn borrows from a matching turn next to it.
     lent: dict[str, float]

@@ -68,7 +68,7 @@ def normalized_relevance(score: float, base: float, best: float) -> float:
     """Scale a BM25+ score into 0..1 within one query's candidates.
 
     BM25+ gives every document the same constant `base` (delta * idf of the query terms,
-    see `memory.bm25`), so only the part above it says how well an item matches:
+    see `memory.store.bm25`), so only the part above it says how well an item matches:
     relevance = (score - base) / (best - base), where `best` is the top score among the
     query's candidates. The best match gets 1; every matching item gets more than 0; an
     item no query term matched gets 0. Scaling by the best rather than min-max keeps a

@@ -2,7 +2,7 @@
 
 `score_candidates`: relevance (BM25 within the query's hits, or what a turn borrows from
 a matching neighbour) plus recency, salience, confidence and a type boost
-(`memory.scoring.combined_score`); durable items decay with age, never to zero, and a
+(`memory.pack.scoring.combined_score`); durable items decay with age, never to zero, and a
 fact a newer statement replaced keeps `superseded_weight` of its score. Best first.
 
 `select_items` walks them best first: it skips an item its layer's topK has no room for,

@@ -1,8 +1,8 @@
 """Forgetting and erasure: an item hidden at once, its text erased from every file at the
 next maintenance; a whole scope erased, moved to a new key or exported.
 
-What goes with a forgotten item and which texts are erased: `memory.forgotten_texts`;
-how the files are redacted: `memory.forgetting`. Every method runs under the scope's
+What goes with a forgotten item and which texts are erased: `memory.upkeep.forgotten_texts`;
+how the files are redacted: `memory.upkeep.forgetting`. Every method runs under the scope's
 lock (see `scopes`), except the redaction of conversations, which waits for their
 sessions instead.
 """
@@ -45,7 +45,7 @@ class MemoryForget:
     def forget(self, scope: str, item_id: str) -> list[str]:
         """Forget an item and whatever would still tell the same thing; ids forgotten.
 
-        What goes with it and which texts are erased: `memory.forgotten_texts`. Daily-note
+        What goes with it and which texts are erased: `memory.upkeep.forgotten_texts`. Daily-note
         lines are redacted at once (the legacy context shows them); the other files at the
         next maintenance (`erase_forgotten`).
         """

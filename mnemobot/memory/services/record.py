@@ -1,7 +1,7 @@
 """Record: every durable write into a scope, whichever way it came (a turn, an edited
 message, an import, the compaction flush, the memory tool, consolidation's supersessions).
 
-Each goes through `memory.write_path`, so the same rules weigh, merge and update facts;
+Each goes through `memory.write.write_path`, so the same rules weigh, merge and update facts;
 the daily note line is written here, beside the items. Every method runs under the
 scope's lock (see `scopes`).
 """

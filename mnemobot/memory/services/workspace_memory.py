@@ -73,7 +73,7 @@ class WorkspaceMemory:
 
 @dataclass(frozen=True, slots=True)
 class MemoryUpkeep:
-    """What maintenance steps use of the memory (`memory.maintenance.ScopeUpkeep`), which
+    """What maintenance steps use of the memory (`memory.upkeep.maintenance.ScopeUpkeep`), which
     sits below the services and is handed this."""
 
     memory: WorkspaceMemory

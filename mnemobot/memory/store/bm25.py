@@ -21,7 +21,7 @@ BM25+ gives `idf(q) * delta` for a query term even to a document that lacks it, 
 document gets the same constant `base_score(Q) = delta * sum of idf(q)` over the query
 terms present in the corpus. That constant is included in `scores()` (so the numbers equal
 rank-bm25's), it is exactly the score of any document not in `scores()`' result, and it
-does not change the ranking; `memory.pack` subtracts it before normalizing relevance.
+does not change the ranking; `memory.pack.build` subtracts it before normalizing relevance.
 `scores`, `top` and `score_documents` compute a document's score with the same float
 operations in the same order, so the three agree bit for bit.
 
@@ -31,7 +31,7 @@ speaker's name is on about half of a group chat's items, so a common query term 
 (tf, length) group, a term dict per document) built a 50k-entry dict for such a query.
 Measured with `mnemobot bench memory --items 100000` (2 cores), before -> after: pack
 p95 68 -> 10 ms, index build at load 2.4 -> ~0.3 s (and tokenizing 5.3 -> ~0.5 s with
-the bulk `memory.text_terms.terms_joined`), peak RSS of the whole process 480 -> ~280 MB
+the bulk `memory.text.terms.terms_joined`), peak RSS of the whole process 480 -> ~280 MB
 (the per-document dicts and small sets were most of it); numpy's import costs ~0.13 s.
 Layout:
 
@@ -161,7 +161,7 @@ class BM25Index:
     # --------------------------------------------------------------- changes
 
     def add(self, doc_id: str, terms: list[str]) -> None:
-        """Index `doc_id` with its terms (see `memory.text_terms.terms`); re-adding replaces it."""
+        """Index `doc_id` with its terms (see `memory.text.terms.terms`); re-adding replaces it."""
         self.remove(doc_id)
         frequencies = self._term_frequencies(terms)
         self._dyn_terms[doc_id] = frequencies
@@ -201,7 +201,7 @@ class BM25Index:
         """`add_many` for documents given in chunks of (ids, their terms joined).
 
         A chunk's terms are those of each of its documents in turn, each document's
-        followed by `end` (as `memory.text_terms.terms_joined` gives them); `end` is no
+        followed by `end` (as `memory.text.terms.terms_joined` gives them); `end` is no
         term. This is how a scope load builds the index: no list per document at all.
         """
         # Unseen terms get their ids during the one map over the terms (see _TermIds).

@@ -73,10 +73,10 @@ PROMOTION_TARGET: dict[ItemType, Layer] = {
 
 
 class TermIndex(Protocol):
-    """What the store needs of a search index (e.g. `memory.bm25.BM25Index`).
+    """What the store needs of a search index (e.g. `memory.store.bm25.BM25Index`).
 
     An index may also have `add_many(pairs of (doc_id, terms))` or, given `terms_joined`,
-    `add_joined(chunks, end)` (see `memory.bm25.BM25Index`); `load()` then builds it in one
+    `add_joined(chunks, end)` (see `memory.store.bm25.BM25Index`); `load()` then builds it in one
     call instead of one `add` per item (at 100k items, under a second instead of seconds).
     """
 
@@ -220,7 +220,7 @@ class ScopeItemStore:
         self.timeline = TurnTimeline(lambda item_id: self.items.get(item_id))
         self._index = index
         self._terms = terms
-        # The terms of many texts at once, for `load()` (see `memory.text_terms.terms_joined`).
+        # The terms of many texts at once, for `load()` (see `memory.text.terms.terms_joined`).
         self._terms_joined = terms_joined
         self._id_factory = id_factory
         self._clock = clock
@@ -238,7 +238,7 @@ class ScopeItemStore:
         # rules look through on a write, a few percent of a store that is mostly episodes.
         self.durable_ids: dict[str, None] = {}
         # Durable ids (re)inserted since the last load, in order, and how many loads there
-        # were: a reader that keeps an index over durable items (`memory.facts`) reads on
+        # were: a reader that keeps an index over durable items (`memory.write.facts`) reads on
         # from where it stopped instead of going through all of them on every write.
         self.durable_log: list[str] = []
         self.loads = 0

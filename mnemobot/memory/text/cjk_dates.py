@@ -1,6 +1,6 @@
 """Days named in Chinese and Japanese ("昨天", "三天前", "上周二", "3月8日", "先週の月曜日").
 
-`memory.dates` asks dateparser about every other language. For these two it cannot be
+`memory.text.dates` asks dateparser about every other language. For these two it cannot be
 used: dateparser 1.2 (measured with a base date of 2026-03-12) reads "3月8日" as
 2025-12-04, "8日" as eight days ago and "十月八号" as a day in October 2025 picked from
 "十月" alone; it finds nothing in "三天前" or "两周前", and "三月八日" comes back as

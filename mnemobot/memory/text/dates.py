@@ -2,7 +2,7 @@
 
 `find_dates` turns the dates a question names into time ranges in the chat's time zone,
 so retrieval can look at what was said on those days. Chinese and Japanese dates are read
-by `memory.cjk_dates` (dateparser misreads them); every other language's parsing is
+by `memory.text.cjk_dates` (dateparser misreads them); every other language's parsing is
 `dateparser`'s; it costs about 0.8 s to import and 0.5-2 ms a call once a language is loaded
 (the first call in a language loads it: 30-400 ms), so:
 
@@ -61,7 +61,7 @@ _TIME_ONLY = re.compile(r"^\W*(?:at\s+|в\s+)?\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm|h|
 
 _CYRILLIC_LANGUAGES = frozenset({"ru", "uk", "be", "bg", "sr", "kk", "mk"})
 _CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
-# Languages whose dates `memory.cjk_dates` reads instead of dateparser.
+# Languages whose dates `memory.text.cjk_dates` reads instead of dateparser.
 _READ_HERE = frozenset({"zh", "ja"})
 
 

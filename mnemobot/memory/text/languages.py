@@ -1,8 +1,8 @@
 """Which language a word is in, and that language's stopwords and Snowball stemmer.
 
-`memory.text_terms` asks this module three things about the (normalized) words of a text:
+`memory.text.terms` asks this module three things about the (normalized) words of a text:
 
-- `script_of(word)` (from `memory.scripts`): the writing system of the word's first
+- `script_of(word)` (from `memory.text.scripts`): the writing system of the word's first
   letter. Most scripts name one language outright (Greek, Armenian, Hebrew, Tamil...);
   that is the cheap, reliable part.
 - `word_mask(word)`: the clues one word gives about its text's language, as bits: which
@@ -75,7 +75,7 @@ _MAX_STEM_ROUNDS = 32
 
 @cache
 def _stemmer(name: str) -> Stemmer.Stemmer:
-    # PyStemmer's own cache is off: `memory.text_terms` caches whole words' terms.
+    # PyStemmer's own cache is off: `memory.text.terms` caches whole words' terms.
     return Stemmer.Stemmer(name, 0)
 
 

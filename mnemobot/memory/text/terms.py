@@ -8,7 +8,7 @@ two always agree. It is pure and deterministic.
 - Words are runs of letters and digits (combining marks included, so Devanagari, Thai or
   Hebrew-with-points words stay whole); punctuation and underscores split. Numbers stay.
 - Each word's language comes from its script and, where a script is shared, from its
-  text (`memory.languages`): Latin text by which language's stopwords it uses most
+  text (`memory.text.languages`): Latin text by which language's stopwords it uses most
   (English on a tie or none), Cyrillic text is Russian unless it holds a Ukrainian,
   Serbian or Belarusian letter, and so on. The word is dropped if it is one of that
   language's stopwords, else stemmed by that language's Snowball stemmer (PyStemmer),

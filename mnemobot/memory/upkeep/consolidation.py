@@ -9,7 +9,7 @@ the new one replaces it atomically and the watermark moves past what was read. A
 or failed run changes nothing, so the next run reads the same material again.
 
 A small local model cannot take the whole of it at once: each call is sized to the
-context window of the model it goes to (`memory.model_call_budget`), and new material
+context window of the model it goes to (`model.call_budget`), and new material
 that does not fit is split over several calls, each a rewrite of the file the call before
 it wrote (the run archives the file it started from once). Texts forgotten and waiting
 for erasure are never read, neither in the notes and facts nor in MEMORY.md itself.
@@ -160,7 +160,7 @@ def consolidate_scope(
     `forgotten` returns the texts waiting for erasure: they are never read. `window` returns
     the context window of the model `complete` calls, if known: each call is sized to it
     and the new material split over several calls when it does not fit one
-    (`memory.model_call_budget`); without it the configured sizes stand.
+    (`model.call_budget`); without it the configured sizes stand.
     """
     memory_file = paths.memory_file
     previous_bytes = memory_file.read_bytes() if memory_file.is_file() else b""

@@ -1,7 +1,7 @@
 """Forgetting that erases, and a chat's memory handed over or wiped.
 
 `MemoryForget.forget` hides an item at once (tombstones, append-only) and notes what
-it said in the scope's pending-erasure file (which texts: `memory.forgotten_texts`).
+it said in the scope's pending-erasure file (which texts: `memory.upkeep.forgotten_texts`).
 `erase_forgotten` — one maintenance step per scope — then removes that text from every
 file of the scope: item files rewritten with only live items (the tombstones keep their
 fingerprints, a hash, never the text), daily notes redacted line by line, the lines of
@@ -12,7 +12,7 @@ held by a long turn, leaves the work to the next run.
 
 Saying a forgotten thing again later, on purpose, is a new statement and is kept: a
 tombstone's fingerprint only keeps out copies dated before the forgetting (an old
-conversation replayed or extracted again), see `memory.item_store`.
+conversation replayed or extracted again), see `memory.store.item_store`.
 
 `erase_scope` deletes everything a chat's memory and session hold (/forget_me);
 `export_scope` packs it into one zip (/export).

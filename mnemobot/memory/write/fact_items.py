@@ -1,10 +1,10 @@
 """Durable facts the bot states itself: the memory tool's, the compaction flush's, and the
-slot facts of the update rules (`memory.facts`), all made here, one way.
+slot facts of the update rules (`memory.write.facts`), all made here, one way.
 
 Extraction reads episodes out of what was said, each with the confidence of the rule
 that read it, and promotion makes the confident ones durable. These facts skip both
 steps, so their confidence and salience come from the runtime config by where they came
-from (`FactSource`); the write path (`memory.write_path`) then treats them as it treats
+from (`FactSource`); the write path (`memory.write.write_path`) then treats them as it treats
 a promoted fact: repeats merge, a newer statement of a slot replaces the older one.
 """
 

@@ -1,8 +1,8 @@
 """Keeping durable facts current: newer statements replace older ones, repeats collapse.
 
-Called by the write path (`memory.write_path`): `apply_fact_updates` after a turn's
+Called by the write path (`memory.write.write_path`): `apply_fact_updates` after a turn's
 items are stored and promoted (cheap: it works only when the turn states a slot, see
-`memory.fact_slots`, or promoted a fact), `settle_facts` after facts are written as
+`memory.write.fact_slots`, or promoted a fact), `settle_facts` after facts are written as
 they are (the memory tool, the compaction flush), and `supersede` for the replacements
 consolidation finds, which no rule can see.
 

@@ -7,9 +7,9 @@ promotes, and the facts consolidation finds outdated (`facts.supersede`). Each a
 the same rules:
 
 - confidence and salience: extraction's rules for what a turn says, the config's weight
-  of the source for a fact the bot states itself (`memory.fact_items`);
+  of the source for a fact the bot states itself (`memory.write.fact_items`);
 - repeats: the store merges an exact repeat (same fingerprint) into the stored item;
-- facts kept current (`memory.facts`): a newer statement of a slot ("I moved to
+- facts kept current (`memory.write.facts`): a newer statement of a slot ("I moved to
   Berlin") replaces the older one by the same speaker, and a fact said again in other
   words collapses into one item.
 
@@ -122,7 +122,7 @@ def write_document(
     config: MemoryConfig,
     speaker: str | None = None,
 ) -> list[MemoryItem]:
-    """A document's chunks (`memory.documents`): stored as they are, never read as facts."""
+    """A document's chunks (`memory.write.documents`): stored as they are, never read as facts."""
     items = document_items(
         document, scope=scope, at=at, config=config, id_factory=new_item_id, speaker=speaker
     )

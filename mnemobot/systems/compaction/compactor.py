@@ -6,7 +6,7 @@ leaves them in both places, never in neither.
 
 The summary and the flush go to `llm.summaryModel` (else the chat model), whose context
 window may be small (a local model): each call is sized to it when it is known
-(`memory.model_call_budget`), and what does not fit one call is split over several (the
+(`model.call_budget`), and what does not fit one call is split over several (the
 summary carries on from the previous part's summary; each flush call is shown the facts
 the earlier ones found). Texts the user had forgotten, waiting to be erased, are never
 sent: their messages read "[forgotten]".

@@ -35,7 +35,7 @@ from mnemobot.memory.text.scripts import CJK_CHAR
 from mnemobot.memory.write.extraction import is_small_talk
 from mnemobot.memory.write.extraction.words import lower_words
 from mnemobot.systems.core.context import TurnContext
-from mnemobot.systems.memory_steps.newest_context import context_block
+from mnemobot.systems.core.newest_context import context_block
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from mnemobot.conversation.session import AgentSession, Message, valid_unicode
 from mnemobot.model.windows import ModelWindow
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind, ToolCall
+from mnemobot.systems.core.newest_context import context_block, with_newest_context
 from mnemobot.systems.core.reply_stream import ReplyStream, joined_reply, stopped_reply
 from mnemobot.systems.core.tool_runner import ToolError, ToolRunner
-from mnemobot.systems.memory_steps.newest_context import context_block, with_newest_context
 from mnemobot.systems.model_call.context_window import WINDOW_EXTRA, narrow_to_window
 from mnemobot.systems.model_call.image_parts import with_images
 from mnemobot.systems.model_call.model_output import (

@@ -12,7 +12,7 @@ what a language costs against English over the same stories. A memory token that
 the conversation the request already carries, or comes with a "thanks", is paid for and
 earns nothing.
 
-Tokens are the bot's own estimate (`memory.tokens`, what its budgets use: about 4
+Tokens are the bot's own estimate (`base.tokens`, what its budgets use: about 4
 characters a token for Latin script, 2 for Cyrillic, 1 for Han). `--tokenizer tekken`
 counts them with Mistral's Tekken tokenizer instead (a real, multilingual one, shipped in
 the `mistral-common` package: `pip install mistral-common`), to see what a model would

@@ -259,7 +259,7 @@ def _turn_items(
 
 
 class _CurrentValues:
-    """What `memory.facts` does on every write, done as the scope is generated: a turn
+    """What `memory.write.facts` does on every write, done as the scope is generated: a turn
     that states a slot ("I work at...") marks the speaker's earlier statement of it, its
     episode and its turn, as replaced. Without it the scope would be one written before
     those rules, whose first writes each find eight unmarked earlier values to mark."""
@@ -271,7 +271,7 @@ class _CurrentValues:
     def update(self, speaker: str, user: str, items: list[MemoryItem]) -> set[str]:
         """The ids of earlier items this turn replaces (to be marked)."""
         if all(item.layer is Layer.EPISODIC for item in items):
-            return set()  # no durable fact: `memory.facts` would make one; not modelled
+            return set()  # no durable fact: `memory.write.facts` would make one; not modelled
         replaced: set[str] = set()
         stating = [item.id for item in items]
         for statement in slot_statements(user):
@@ -291,7 +291,7 @@ def write_synthetic_scope(
     """Write about `item_count` items as the store would have; returns the exact count.
 
     Duplicates (same layer and fingerprint) are dropped, as the store would merge them,
-    and a restated slot marks the earlier value replaced, as `memory.facts` would.
+    and a restated slot marks the earlier value replaced, as `memory.write.facts` would.
     """
     rng = random.Random(seed)
     paths = ScopePaths(workspace, SCOPE)

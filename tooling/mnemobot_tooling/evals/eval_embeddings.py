@@ -34,7 +34,7 @@ class FixedRuntime:
 
 
 class CachedEmbeddings:
-    """`memory.item_vectors.EmbeddingModel` over another, remembering every vector."""
+    """`memory.store.item_vectors.EmbeddingModel` over another, remembering every vector."""
 
     def __init__(self, inner: OpenAIEmbeddings, path: Path | None) -> None:
         self.inner = inner

@@ -6,7 +6,7 @@ supergroup (and a reply sent to the old id fails with `ChatMigrated`, see
 `bot.channels.telegram.replies`). Whichever comes first moves, under the new id:
 
 - the memory scope (`memory/telegram:<old>/` -> `memory/telegram:<new>/`, see
-  `memory.scope_move`), unless all chats share one memory;
+  `memory.store.scope_move`), unless all chats share one memory;
 - the session and its offload log (a basic group has no topics), older messages first;
 - the files tool's folder and the `/export` zips;
 - its scheduled tasks.

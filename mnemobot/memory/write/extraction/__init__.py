@@ -27,12 +27,12 @@ Modules, in reading order: `vocabulary` (word lists), `sentences` (splitting),
 `language` (which language a sentence is in, what a language's table holds),
 `rules_ru`, `rules_zh`, `rules_de`, `rules_es` and `rule_tables` (those tables),
 `failures` (failures and fixes in prose), `code` (code blocks, commands, error lines,
-paths), `extractor` (reading a turn into findings), `build` (findings into items).
+paths), `extractor` (reading a turn into findings), `finding_items` (findings into items).
 Failures, fixes and commands are read in English only.
 """
 
-from mnemobot.memory.write.extraction.build import extract_items
 from mnemobot.memory.write.extraction.code import find_paths, split_code
+from mnemobot.memory.write.extraction.finding_items import extract_items
 from mnemobot.memory.write.extraction.sentences import split_sentences
 from mnemobot.memory.write.extraction.words import content_words, is_question, is_small_talk
 
