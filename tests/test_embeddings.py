@@ -224,7 +224,9 @@ async def test_a_dead_or_hung_embedding_server_leaves_the_reply_alone(
         assert first is not None and first.answered
         assert first.ctx is not None and first.ctx.memory_pack is not None
         waited = first.ctx.memory_pack.diagnostics
-        expected = "timed out after 0.3 s" if server == "hung" else "unavailable"
+        # A refused connection fails at once, unless a loaded machine takes the 0.3 s to
+        # set the request up: either way the pack says why it went without meaning.
+        expected = ("timed out after 0.3 s",) if server == "hung" else ("unavailable", "timed")
         assert waited.meaning.startswith(expected), waited.meaning
         # The reply's wait for its vector, as the pack recorded it: the question's limit
         # (a refused connection fails at once), never a batch's 30 s. The bound is loose
@@ -239,7 +241,7 @@ async def test_a_dead_or_hung_embedding_server_leaves_the_reply_alone(
         assert "teal" in context_text(openai_server.last_request())
         assert second.ctx is not None and second.ctx.memory_pack is not None
         skipped = second.ctx.memory_pack.diagnostics
-        assert skipped.meaning.startswith(f"skipped: {expected}"), skipped.meaning
+        assert skipped.meaning.startswith(tuple(f"skipped: {e}" for e in expected)), skipped.meaning
         assert skipped.embed_ms == 0
 
 
