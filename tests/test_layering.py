@@ -1,10 +1,12 @@
 """Layers and rooms: dependencies point one way only, and nothing imports in a cycle.
 
-The contracts are in pyproject.toml (`[tool.importlinter]`): config <- memory <- systems <-
-bot; inside bot, cli <- app <- channels | mcp | web <- schedule <- turn | upkeep <- tools | llm |
-delivery | media; each channel's folder over the shared dispatch; nothing imports the CLI;
-the bot never imports its tooling; no sibling packages import each other. And no two
-modules share a name unless it means the same thing in both rooms.
+The contracts are in pyproject.toml (`[tool.importlinter]`): base <- config | model <-
+memory <- conversation <- systems <- bot; inside memory, text <- store <- notes <- pack |
+write <- upkeep <- services; inside systems, core <- memory_steps | model_call <-
+compaction; inside bot, cli <- app <- channels | mcp | web <- schedule <- turn | upkeep <-
+tools | llm | delivery | media; each channel's folder over the shared dispatch; nothing
+imports the CLI; the bot never imports its tooling; no sibling packages import each other.
+And no two modules share a name unless it means the same thing in both rooms.
 """
 
 from __future__ import annotations
