@@ -8,6 +8,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -559,6 +561,7 @@ def current_facts(workspace: Path, word: str) -> list[dict[str, object]]:
     ]
 
 
+@pytest.mark.slow
 async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_users(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
