@@ -35,12 +35,20 @@ def memory_query(
     *,
     tz: tzinfo | None = None,
     request_messages: Sequence[Mapping[str, Any]] | None = None,
+    recent_context: bool = True,
 ) -> MemoryQuery:
     """The query for `text`: with the days it names (read in `tz`) and, given the
-    messages the request sends, what they already carry."""
-    spans = find_dates(text, datetime.fromtimestamp(now, tz), config.date_languages) if tz else []
+    messages the request sends, what they already carry. Without `recent_context` only
+    what matches the text is a candidate: neither the newest episodes nor everything of a
+    day the text names ("I am planning the week today" is not a question about today),
+    nor (`MemoryRecall.build_pack`) the turns around a matching one."""
     query = MemoryQuery.for_config(text, scope, now, config)
-    query.date_ranges = tuple((span.start, span.end) for span in spans)
+    if recent_context:
+        when = datetime.fromtimestamp(now, tz) if tz else None
+        spans = find_dates(text, when, config.date_languages) if when else []
+        query.date_ranges = tuple((span.start, span.end) for span in spans)
+    else:
+        query.working_top_k = 0
     if request_messages:
         query.carried = RequestOverlap.of_messages(request_messages).carries
     return query
@@ -78,14 +86,24 @@ class MemoryRecall:
         tz: tzinfo,
         request_messages: Sequence[Mapping[str, Any]] | None = None,
         query_vector: QueryVector | None = None,
+        recent_context: bool = True,
     ) -> MemoryPack:
         """The pack for `text`; episodes of `request_messages` (what the request to the
         model sends beside it) are left out. Dates in `text` are read in `tz`.
+        `recent_context`: see `memory_query`.
 
         `query_vector` (embeddings on): the message's vector, fused with the word match
         when the scope has vectors of the same model; the diagnostics say when not."""
         # Read before the scope's lock: the date parser is the slow part of a query.
-        query = memory_query(text, scope, now, config, tz=tz, request_messages=request_messages)
+        query = memory_query(
+            text,
+            scope,
+            now,
+            config,
+            tz=tz,
+            request_messages=request_messages,
+            recent_context=recent_context,
+        )
         with self.scopes.loaded(scope) as loaded:
             dense, meaning = self.vectors.search(scope, loaded, config, query_vector)
             pack = build_pack(
@@ -96,7 +114,8 @@ class MemoryRecall:
                 decay_enabled=config.decay_enabled,
                 decay_days=config.decay_days,
                 tz=tz,
-                turns_around=loaded.store.timeline.around,
+                # A statement's pack: what it matches, not the turns around that.
+                turns_around=loaded.store.timeline.around if recent_context else None,
                 dense=dense,
             )
         pack.diagnostics.meaning = meaning
