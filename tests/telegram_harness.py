@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramTiming
 from mnemobot.bot.channels.telegram.serve import serve_telegram
+from mnemobot.bot.tuning import DEFAULT_TUNING, Tuning
 from mnemobot.config.settings import Settings
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -54,9 +56,12 @@ async def start_bot(
         webhook: bool = False,
         clock: Callable[[], float] | None = None,
         server: TelegramServer | None = None,
+        timing: TelegramTiming = DEFAULT_TIMING,
+        tuning: Tuning = DEFAULT_TUNING,
         **extra: object,
     ) -> RunningBot:
-        """`server`: another fake Bot API (another bot's token) instead of `telegram`."""
+        """`server`: another fake Bot API (another bot's token) instead of `telegram`;
+        `timing`, `tuning`: faster pauses or tighter limits than the bot's own."""
         bot_api = server or telegram
         # Replies show only when finished unless a test asks for streaming: the tests of
         # other features read the final reply as the first message they see.
@@ -74,7 +79,10 @@ async def start_bot(
             telegram_allowed_users=allowed,
             **extra,
         )
-        app = build_app(settings) if clock is None else build_app(settings, clock=clock)
+        if clock is None:
+            app = build_app(settings, tuning=tuning)
+        else:
+            app = build_app(settings, clock=clock, tuning=tuning)
         stop, ready = asyncio.Event(), asyncio.Event()
         task = asyncio.create_task(
             serve_telegram(
@@ -85,6 +93,7 @@ async def start_bot(
                 poll_timeout_seconds=1,
                 grace_seconds=2,
                 on_ready=ready.set,
+                timing=timing,
             )
         )
         waiter = asyncio.create_task(ready.wait())

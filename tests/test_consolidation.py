@@ -17,8 +17,8 @@ from filelock import FileLock
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.cli.main import main
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.consolidation import consolidate_scope
 from mnemobot.memory.daily_notes import write_memory_file
 from mnemobot.memory.maintenance import MaintenanceReport, StepResult
@@ -132,7 +132,8 @@ def test_paris_then_berlin_leaves_berlin_in_memory(
 async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
     write_runtime_config(
         workspace,
-        {"llm": {"maxRetries": 0}, "memory": {"consolidation": {"timeoutSeconds": 0.5}}},
+        # A MEMORY.md rewrite is a model call like any other: llm.requestTimeoutSeconds.
+        {"llm": {"maxRetries": 0, "requestTimeoutSeconds": 0.5}},
     )
     built = build_app(make_settings(workspace, openai_server))
     yield built
@@ -152,7 +153,7 @@ def seed_scope(workspace: Path) -> ScopePaths:
     [
         (reply("I'm sorry, I can't help with that."), "no bullet entries"),
         (reply(""), "empty file"),
-        (reply("- a fact that goes on\n" * 5_000), "over memory.consolidation.maxTokens"),
+        (reply("- a fact that goes on\n" * 5_000), "over the cap of 4000"),
         (reply("## About\n- Has a cat", finish_reason="length"), "cut off"),
         (hang(), "did not answer within 0.5 s"),
         (error(500, "boom"), "the model call failed"),
@@ -280,9 +281,7 @@ def test_a_memory_tool_append_during_a_run_is_kept(workspace: Path) -> None:
         write_memory_file(paths.memory_file, "- Likes jazz", append=True, max_chars=40_000)
         return OLD_MEMORY + "- Sister Ana visits in May\n"
 
-    outcome = consolidate_scope(
-        paths, complete=complete, config=ConsolidationConfig(), items=list, now=time.time()
-    )
+    outcome = consolidate_scope(paths, complete=complete, items=list, now=time.time())
     assert outcome.changed, outcome.line
     text = paths.memory_file.read_text()
     assert "- Likes jazz" in text and "Ana visits in May" in text
@@ -386,10 +385,10 @@ def test_bench_consolidation_counts_calls_and_tokens(
 async def test_the_tick_maintains_every_scope_and_stopping_cancels_a_waiting_run(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
-    write_runtime_config(
-        workspace, {"llm": {"maxRetries": 0}, "memory": {"maintenance": {"intervalHours": 1e-4}}}
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    app = build_app(
+        make_settings(workspace, openai_server), tuning=Tuning(maintenance_interval_hours=1e-4)
     )
-    app = build_app(make_settings(workspace, openai_server))
     paths = seed_scope(workspace)
     other = scope_paths(workspace, OTHER)
     write_note(workspace, OTHER, "2026-11-20", "[10:00] User: I keep bees")

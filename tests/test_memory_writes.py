@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.fact_items import TOOL_CONFIDENCE, TOOL_SALIENCE
 from mnemobot.memory.items import Layer, MemoryItem, from_iso
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import ChatRef, TurnContext
@@ -42,10 +43,7 @@ START = 1_600_000_000.0
 
 @pytest.fixture
 async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(
-        workspace,
-        {"llm": {"maxRetries": 0}, "memory": {"toolConfidence": 0.95, "toolSalience": 0.4}},
-    )
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
     minutes = itertools.count(START, 60.0)
     built = build_app(make_settings(workspace, openai_server), clock=lambda: next(minutes))
     yield built
@@ -77,8 +75,8 @@ async def test_a_move_saved_with_the_memory_tool_replaces_the_old_home(
     [berlin] = durable(app.memory, ADA_SCOPE, "Berlin")
     paris_now = app.memory.store(ADA_SCOPE).items[paris.id]
     assert paris_now.superseded_by == berlin.id and paris_now.valid_to is not None
-    # Weighed as the config says, said by the chat's user, dated by the bot's clock.
-    assert (berlin.confidence, berlin.salience) == (0.95, 0.4)
+    # Weighed as the tool's facts are, said by the chat's user, dated by the bot's clock.
+    assert (berlin.confidence, berlin.salience) == (TOOL_CONFIDENCE, TOOL_SALIENCE)
     assert "speaker:ada" in berlin.tags and "from:tool" in berlin.tags
     assert START < berlin.created_at < START + 3600
     pack = app.memory.build_pack(

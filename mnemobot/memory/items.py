@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.ranking import DEFAULT_RANKING, Ranking
 
 
 class Layer(StrEnum):
@@ -303,34 +304,42 @@ _MEMORY_DEFAULTS = MemoryConfig()
 
 @dataclass(slots=True)
 class MemoryQuery:
-    """What a pack is built for; limits default to the runtime config's (`for_config`)."""
+    """What a pack is built for; budgets default to the runtime config's, topK limits to
+    the ranking's (`for_config`)."""
 
     text: str
     scope: str
     now: float
-    episodic_top_k: int = _MEMORY_DEFAULTS.episodic_top_k
-    semantic_top_k: int = _MEMORY_DEFAULTS.semantic_top_k
-    procedural_top_k: int = _MEMORY_DEFAULTS.procedural_top_k
-    working_top_k: int = _MEMORY_DEFAULTS.working_top_k
+    episodic_top_k: int = DEFAULT_RANKING.episodic_top_k
+    semantic_top_k: int = DEFAULT_RANKING.semantic_top_k
+    procedural_top_k: int = DEFAULT_RANKING.procedural_top_k
+    working_top_k: int = DEFAULT_RANKING.working_top_k
     soft_budget_tokens: int = _MEMORY_DEFAULTS.soft_prompt_budget_tokens
     max_budget_tokens: int = _MEMORY_DEFAULTS.max_prompt_budget_tokens
     tags: list[str] = field(default_factory=list)
     # Days the message names ([start, end) epoch seconds): items of those days are
-    # candidates and get `RankingConfig.date_match_boost`.
+    # candidates and get `Ranking.date_match_boost`.
     date_ranges: tuple[tuple[float, float], ...] = ()
     # Items the request already carries (its conversation window): left out of the pack.
     carried: Callable[[MemoryItem], bool] | None = None
 
     @classmethod
-    def for_config(cls, text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:
+    def for_config(
+        cls,
+        text: str,
+        scope: str,
+        now: float,
+        config: MemoryConfig,
+        ranking: Ranking = DEFAULT_RANKING,
+    ) -> MemoryQuery:
         return cls(
             text=text,
             scope=scope,
             now=now,
-            episodic_top_k=config.episodic_top_k,
-            semantic_top_k=config.semantic_top_k,
-            procedural_top_k=config.procedural_top_k,
-            working_top_k=config.working_top_k,
+            episodic_top_k=ranking.episodic_top_k,
+            semantic_top_k=ranking.semantic_top_k,
+            procedural_top_k=ranking.procedural_top_k,
+            working_top_k=ranking.working_top_k,
             soft_budget_tokens=config.soft_prompt_budget_tokens,
             max_budget_tokens=config.max_prompt_budget_tokens,
         )

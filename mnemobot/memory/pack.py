@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any
 
-from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.bm25 import BM25Index
 from mnemobot.memory.fusion import DenseSearch
 from mnemobot.memory.items import Layer, MemoryItem, MemoryQuery
@@ -50,6 +49,7 @@ from mnemobot.memory.pack_selection import (
     score_candidates,
     select_items,
 )
+from mnemobot.memory.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.text_terms import search_terms
 from mnemobot.memory.turn_neighbours import TurnsAround
 
@@ -163,10 +163,8 @@ def build_pack(
     items: Mapping[str, MemoryItem],
     index: BM25Index,
     query: MemoryQuery,
-    ranking: RankingConfig,
+    ranking: Ranking = DEFAULT_RANKING,
     *,
-    decay_enabled: bool,
-    decay_days: float,
     tz: tzinfo = UTC,
     turns_around: TurnsAround | None = None,
     dense: DenseSearch | None = None,
@@ -183,9 +181,7 @@ def build_pack(
     query_terms = search_terms(query.text, index.document_frequency)
     found = find_candidates(items, index, query, query_terms, ranking, dense)
     context = in_context(found, index, query, query_terms, ranking, turns_around, dense)
-    scored = score_candidates(
-        context, query, ranking, decay_enabled=decay_enabled, decay_days=decay_days
-    )
+    scored = score_candidates(context, query, ranking)
     selection = select_items(scored.ranked, context.window_of, query, ranking, tz)
     if ranking.fill_budget_past_top_k:
         fill_past_top_k(selection, scored.ranked, query, ranking, tz)

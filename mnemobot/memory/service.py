@@ -48,6 +48,7 @@ from mnemobot.memory import scope_move
 from mnemobot.memory.bm25 import BM25Index
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.daily_notes import (
+    RECENT_NOTES_DAYS,
     append_daily_note,
     legacy_context,
     read_memory_file,
@@ -56,6 +57,7 @@ from mnemobot.memory.daily_notes import (
 )
 from mnemobot.memory.dates import find_dates
 from mnemobot.memory.documents import DOCUMENT_TAG
+from mnemobot.memory.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.fact_items import new_fact
 from mnemobot.memory.facts import SimilarFinder, supersede
 from mnemobot.memory.forgetting import (
@@ -78,6 +80,7 @@ from mnemobot.memory.forgotten_texts import (
 )
 from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, StoreStats
 from mnemobot.memory.item_vectors import (
+    FILL_MAX_ITEMS_PER_RUN,
     EmbeddingModel,
     QueryVector,
     VectorFiller,
@@ -96,6 +99,7 @@ from mnemobot.memory.items import (
     normalize_content,
 )
 from mnemobot.memory.pack import MemoryPack, build_pack
+from mnemobot.memory.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.request_overlap import RequestOverlap
 from mnemobot.memory.scope_move import RenameRef
 from mnemobot.memory.scope_paths import ScopePaths
@@ -133,8 +137,11 @@ SUPERSEDED_MATCH_MIN = 0.9
 # After the message's embedding failed or timed out, later messages go without one for
 # this long (their packs match words), so a hung server costs one wait, not one per turn.
 QUERY_RETRY_SECONDS = 30.0
+# Scopes kept loaded (most recently used); the others reload from their files when their
+# chat speaks again (a cold load: about a second at 100k items, bench cold-scope). Not
+# measured as a trade-off; a few hundred active chats of a typical bot stay warm.
+MAX_CACHED_SCOPES = 256
 T = TypeVar("T")
-_MEMORY_DEFAULTS = MemoryConfig()
 
 
 def memory_query(
@@ -145,11 +152,12 @@ def memory_query(
     *,
     tz: tzinfo | None = None,
     request_messages: Sequence[Mapping[str, Any]] | None = None,
+    ranking: Ranking = DEFAULT_RANKING,
 ) -> MemoryQuery:
     """The query for `text`: with the days it names (read in `tz`) and, given the
     messages the request sends, what they already carry."""
     spans = find_dates(text, datetime.fromtimestamp(now, tz), config.date_languages) if tz else []
-    query = MemoryQuery.for_config(text, scope, now, config)
+    query = MemoryQuery.for_config(text, scope, now, config, ranking)
     query.date_ranges = tuple((span.start, span.end) for span in spans)
     if request_messages:
         query.carried = RequestOverlap.of_messages(request_messages).carries
@@ -187,12 +195,14 @@ class MemoryService:
         self,
         workspace: Path,
         *,
-        max_cached_scopes: int | Callable[[], int] = _MEMORY_DEFAULTS.max_cached_scopes,
+        max_cached_scopes: int = MAX_CACHED_SCOPES,
         shared_files: bool = False,
         clock: Clock = SYSTEM_CLOCK,
         embedder: EmbeddingModel | None = None,
+        ranking: Ranking = DEFAULT_RANKING,
+        extraction: ExtractionTuning = DEFAULT_EXTRACTION,
     ) -> None:
-        """`max_cached_scopes`: a number, or a callable read at each load (a live config).
+        """`max_cached_scopes`: scopes kept loaded (`MAX_CACHED_SCOPES`; a test sets fewer).
 
         `shared_files`: other processes (replicas on a shared volume) write scopes too; a
         cached scope whose files changed since this process last touched them is loaded
@@ -202,8 +212,13 @@ class MemoryService:
 
         `embedder`: the embedding model (`item_vectors`); written items are embedded in
         the background while its config is enabled.
+
+        `ranking`, `extraction`: the pack's and the extraction's tuning; the defaults are
+        the bot's, another value is for an eval or a test (they are not settings).
         """
         self.workspace = workspace
+        self.ranking = ranking
+        self.extraction = extraction
         self.clock = clock
         self.shared_files = shared_files
         # What each loaded scope's files looked like after this process last used them.
@@ -217,10 +232,7 @@ class MemoryService:
         self._scope_locks: weakref.WeakValueDictionary[str, threading.RLock] = (
             weakref.WeakValueDictionary()
         )
-        limit = max_cached_scopes
-        self._max_cached_scopes: Callable[[], int] = (
-            limit if callable(limit) else lambda: limit  # type: ignore[return-value]
-        )
+        self._max_cached_scopes = max(1, max_cached_scopes)
         self._warm_pool = ThreadPoolExecutor(WARM_WORKERS, thread_name_prefix="memory")
         self._cold_pool = ThreadPoolExecutor(COLD_LOAD_WORKERS, thread_name_prefix="memory-load")
         self.embedder = embedder
@@ -305,7 +317,7 @@ class MemoryService:
         loaded = _LoadedScope(store, index)
         with self._cache_lock:
             self._stores[scope] = loaded
-            while len(self._stores) > max(1, self._max_cached_scopes()):
+            while len(self._stores) > self._max_cached_scopes:
                 self._stores.popitem(last=False)[1].close_vectors()
         return loaded
 
@@ -362,8 +374,7 @@ class MemoryService:
             lambda: self._scope(scope),
             vectors_of,
             self.embedder,
-            config,
-            limit=config.fill_max_items_per_run if limit is None else limit,
+            limit=FILL_MAX_ITEMS_PER_RUN if limit is None else limit,
             only=only,
         )
 
@@ -535,7 +546,6 @@ class MemoryService:
                 note_text=user_text if user_text.strip() else forwarded_note(forwarded),
                 assistant_text=assistant_text,
                 at=at,
-                config=config,
                 tz=tz,
                 message_refs=message_refs,
                 tool_outputs=tool_outputs,
@@ -555,13 +565,18 @@ class MemoryService:
             similar = self._similar_finder(scope)
             for passed_on in forwarded:
                 written = write_forwarded(
-                    loaded.store, event, passed_on, config=config, similar=similar
+                    loaded.store, event, passed_on, similar=similar, extraction=self.extraction
                 )
                 stored += written.stored
                 promoted += written.promoted
             for document in documents:
                 stored += write_document(
-                    loaded.store, document, scope=scope, at=at, config=config, speaker=speaker
+                    loaded.store,
+                    document,
+                    scope=scope,
+                    at=at,
+                    speaker=speaker,
+                    extraction=self.extraction,
                 )
             return RecordedTurn(stored, promoted)
 
@@ -573,7 +588,6 @@ class MemoryService:
         user_text: str,
         assistant_text: str,
         at: float,
-        config: MemoryConfig,
         tz: tzinfo,
         message_refs: list[str] | None,
         tool_outputs: list[str] | None,
@@ -601,7 +615,9 @@ class MemoryService:
             speaker=speaker,
             tags=list(tags or []),
         )
-        return write_turn(store, event, config=config, similar=self._similar_finder(scope))
+        return write_turn(
+            store, event, similar=self._similar_finder(scope), extraction=self.extraction
+        )
 
     def _similar_finder(self, scope: str) -> SimilarFinder:
         def similar(text: str, count: int) -> list[str]:
@@ -670,7 +686,7 @@ class MemoryService:
             similar = self._similar_finder(scope)
             # Written first: a fact the edit kept word for word merges into its stored
             # item, which then stays current; only what the new wording lacks is marked.
-            recorded = write_turn(store, event, config=config, similar=similar)
+            recorded = write_turn(store, event, similar=similar, extraction=self.extraction)
             kept = {item.id for item in (*recorded.stored, *recorded.promoted)}
             marked = supersede(store, [i for i in stale if i not in kept], None, now, similar)
             # Marking follows an old fact to the turns said when it was, and the new
@@ -707,8 +723,7 @@ class MemoryService:
         config: MemoryConfig | None = None,
     ) -> int:
         """Facts the compaction flush found: into the daily note and the durable layers."""
-        config = config or _MEMORY_DEFAULTS
-        facts = flushed_facts(bullets, scope=scope, at=at, session_key=session_key, config=config)
+        facts = flushed_facts(bullets, scope=scope, at=at, session_key=session_key)
         if not facts:
             return 0
         notes = "\n".join(f"- {fact.content}" for fact in facts)
@@ -720,9 +735,7 @@ class MemoryService:
                 at=at,
                 tz=tz,
             )
-            written = write_facts(
-                loaded.store, facts, at=at, config=config, similar=self._similar_finder(scope)
-            )
+            written = write_facts(loaded.store, facts, at=at, similar=self._similar_finder(scope))
             return len(written.stored)
 
     def add_fact(
@@ -739,7 +752,7 @@ class MemoryService:
     ) -> FactWrite:
         """A fact the model saves (the memory tool), said by `speaker` if named.
 
-        Weighted as the config says for the tool; a repeat merges into the stored fact
+        Weighted as `fact_items` weighs the tool's facts; a repeat merges into the stored fact
         and a newer value of a slot replaces the older one, as a turn's facts do. Nothing
         is stored when the text was forgotten at the user's request at `at` or later.
         """
@@ -749,15 +762,13 @@ class MemoryService:
             scope=scope,
             at=at,
             source="tool",
-            config=config,
+            extraction=self.extraction,
             speaker=speaker,
             tags=tags,
             references=references,
         )
         with self._scope(scope) as loaded:
-            return write_facts(
-                loaded.store, [fact], at=at, config=config, similar=self._similar_finder(scope)
-            )
+            return write_facts(loaded.store, [fact], at=at, similar=self._similar_finder(scope))
 
     def rewrite_fact(
         self,
@@ -780,7 +791,6 @@ class MemoryService:
                 content=content,
                 tags=tags,
                 at=at,
-                config=config,
                 similar=self._similar_finder(scope),
             )
 
@@ -789,9 +799,7 @@ class MemoryService:
     ) -> MemoryItem | None:
         """Make an episode durable (the memory tool's promote); None if it is not one."""
         with self._scope(scope) as loaded:
-            return promote_item(
-                loaded.store, item_id, at=at, config=config, similar=self._similar_finder(scope)
-            )
+            return promote_item(loaded.store, item_id, at=at, similar=self._similar_finder(scope))
 
     def supersede_matching(
         self, scope: str, entries: list[str], *, at: float, config: MemoryConfig
@@ -851,16 +859,22 @@ class MemoryService:
         `query_vector` (embeddings on): the message's vector, fused with the word match
         when the scope has vectors of the same model; the diagnostics say when not."""
         # Read before the scope's lock: the date parser is the slow part of a query.
-        query = memory_query(text, scope, now, config, tz=tz, request_messages=request_messages)
+        query = memory_query(
+            text,
+            scope,
+            now,
+            config,
+            tz=tz,
+            request_messages=request_messages,
+            ranking=self.ranking,
+        )
         with self._scope(scope) as loaded:
             dense, meaning = self._dense_search(scope, loaded, config, query_vector)
             pack = build_pack(
                 loaded.store.items,
                 loaded.index,
                 query,
-                config.ranking,
-                decay_enabled=config.decay_enabled,
-                decay_days=config.decay_days,
+                self.ranking,
                 tz=tz,
                 turns_around=loaded.store.timeline.around,
                 dense=dense,
@@ -892,7 +906,7 @@ class MemoryService:
             return None, "no item vectors yet (maintenance embeds them)"
         if vectors.dims != query_vector.vector.shape[-1]:
             return None, "the message's vector has another length than the items'"
-        return VectorSearch(vectors, query_vector.vector, config.ranking.dense_rescore), "used"
+        return VectorSearch(vectors, query_vector.vector, self.ranking.dense_rescore), "used"
 
     def search(
         self, scope: str, text: str, *, config: MemoryConfig, tz: tzinfo, limit: int = 10
@@ -1119,7 +1133,7 @@ class MemoryService:
         text = legacy_context(
             self.paths(scope).directory,
             now.date(),
-            config.recent_days,
+            RECENT_NOTES_DAYS,
             config.legacy_context_budget_tokens,
         )
         return self.forgotten_texts(scope).keep_lines(text)

@@ -157,6 +157,10 @@ def within_allowance(
 
 
 _CUT_MARK = "\n[... cut to fit its budget]"
+# The operator's instructions (assistant.instructions) are cut past this many estimated
+# tokens. Not measured; a long page, room to spare for any real instructions, and still a
+# bound on what every request of every chat carries.
+INSTRUCTIONS_BUDGET_TOKENS = 2_000
 
 
 def _cut_to_budget(text: str, budget_tokens: int) -> str:
@@ -215,7 +219,7 @@ class ContextBuilding:
         if ctx.chat.is_group:
             parts.append(GROUP_INSTRUCTIONS)
         if config.assistant.instructions:
-            budget = config.assistant.instructions_budget_tokens
+            budget = INSTRUCTIONS_BUDGET_TOKENS
             parts.append(_cut_to_budget(config.assistant.instructions, budget))
         parts.append(f"Current date and time: {ctx.now.strftime('%A, %Y-%m-%d %H:%M %Z')}.")
         # Until the memory parts are in, the prompt is usable on its own.
@@ -270,7 +274,7 @@ class ContextBuilding:
             request_messages=ctx.session.messages,
             query_vector=query_vector,
         )
-        use_legacy = pack.is_empty and config.legacy_daily_notes_enabled
+        use_legacy = pack.is_empty
         if not use_legacy:
             if scope_part:
                 parts.append(scope_part)

@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from mnemobot.bot.channels.base import Channel, ChannelReplyStream
-from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
+from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneJob, LaneRules
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
@@ -90,7 +90,7 @@ class ChatDispatcher:
         assistant: Assistant,
         commands: Commands,
         channel: Channel,
-        config: Callable[[], LaneConfig],
+        config: Callable[[], LaneRules],
         *,
         answered: Answered | None = None,
         confirmations: Confirmations | None = None,
@@ -103,7 +103,7 @@ class ChatDispatcher:
         self.firings = firings
         self.commands = commands
         self.channel = channel
-        # Read on every message, so a hot-reloaded queueCap or queueMode applies at once.
+        # Read on every message, so a hot-reloaded queue mode applies at once.
         self.config = config
         self.answered = answered
         self._shutting_down = False

@@ -1,8 +1,8 @@
 """The maintenance timer: memory upkeep in the background, never inside a turn.
 
-Every `memory.maintenance.intervalHours` it maintains every scope (memory.maintenance
-runs the steps); a compaction (and its memory flush) also starts maintenance of its scope,
-at most once per `memory.maintenance.afterCompactionMinMinutes`. Runs happen one at a time
+Every `INTERVAL_HOURS` it maintains every scope (memory.maintenance runs the steps); a
+compaction (and its memory flush) also starts maintenance of its scope, at most once per
+`AFTER_COMPACTION_MIN_MINUTES`. Runs happen one at a time
 in a worker thread, so chats are never blocked; the model is called on the event loop
 through `ChatModel`, like every other call, and a run waiting on it when the bot stops is
 cancelled (its scope keeps the old MEMORY.md and watermark). `mnemobot memory maintain`
@@ -25,7 +25,9 @@ from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.consolidation import (
+    MEMORY_MAX_TOKENS,
     SUPERSEDED_ANSWER_TOKENS,
+    TEMPERATURE,
     CompleteText,
     PromptTooLarge,
     SupersededHook,
@@ -46,6 +48,13 @@ from mnemobot.memory.service import MemoryService
 from mnemobot.systems.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
 
 log = logging.getLogger(__name__)
+
+# Hours between two maintenance rounds over every scope (a consolidation is a model call
+# per chat with news). Not measured; four rounds a day keep MEMORY.md a few hours behind.
+INTERVAL_HOURS = 6.0
+# A compaction starts maintenance of its scope at most once per this many minutes: a
+# long chat compacting often must not rewrite MEMORY.md at each. Not measured.
+AFTER_COMPACTION_MIN_MINUTES = 30.0
 
 # Extra seconds the worker waits beyond the model call's own timeout before giving up.
 CALL_GRACE_SECONDS = 5.0
@@ -107,16 +116,15 @@ class LoopModelCaller:
 def consolidation_request(
     config: RuntimeConfig, model: str, instructions: str, material: str
 ) -> ChatRequest:
-    settings = config.memory.consolidation
     return ChatRequest(
         messages=[
             {"role": "system", "content": instructions},
             {"role": "user", "content": material},
         ],
         model=model,
-        temperature=settings.temperature,
-        max_output_tokens=settings.max_tokens + SUPERSEDED_ANSWER_TOKENS,
-        timeout_seconds=settings.timeout_seconds,
+        temperature=TEMPERATURE,
+        max_output_tokens=MEMORY_MAX_TOKENS + SUPERSEDED_ANSWER_TOKENS,
+        timeout_seconds=config.llm.request_timeout_seconds,
     )
 
 
@@ -132,8 +140,11 @@ class MaintenanceTimer:
         steps: tuple[MaintenanceStep, ...] = MAINTENANCE_STEPS,
         on_superseded: SupersededHook = ignore_superseded,
         clock: Clock = SYSTEM_CLOCK,
+        interval_hours: float = INTERVAL_HOURS,
     ) -> None:
+        """`interval_hours`: between two rounds over every scope (a test passes less)."""
         self.paths = paths
+        self.interval_hours = interval_hours
         self.runtime = runtime
         self.memory = memory
         self.llm = llm
@@ -230,15 +241,12 @@ class MaintenanceTimer:
 
     def start(self) -> None:
         """Start the periodic runs (from inside the running event loop)."""
-        if self._task is None and self.runtime.current().memory.maintenance.enabled:
+        if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._tick_forever())
 
     async def _tick_forever(self) -> None:
         while not self._stopping:
-            hours = self.runtime.current().memory.maintenance.interval_hours
-            await asyncio.sleep(hours * 3600)
-            if not self.runtime.current().memory.maintenance.enabled:
-                continue
+            await asyncio.sleep(self.interval_hours * 3600)
             try:
                 await self.maintain_all()
             except Exception:  # the next tick tries again
@@ -246,13 +254,12 @@ class MaintenanceTimer:
 
     def notify_compacted(self, scope: str) -> None:
         """A compaction of `scope` finished: maintain it soon, unless it was maintained
-        less than afterCompactionMinMinutes ago (by this trigger). Called on the loop."""
+        less than AFTER_COMPACTION_MIN_MINUTES ago (by this trigger). Called on the loop."""
         if self._task is None or self._stopping:
             return
-        settings = self.runtime.current().memory.maintenance
         now = time.monotonic()
         last = self._last_triggered.get(scope)
-        if last is not None and now - last < settings.after_compaction_min_minutes * 60:
+        if last is not None and now - last < AFTER_COMPACTION_MIN_MINUTES * 60:
             return
         self._last_triggered[scope] = now
         task: asyncio.Task[object] = asyncio.get_running_loop().create_task(

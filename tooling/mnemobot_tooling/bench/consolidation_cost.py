@@ -22,6 +22,7 @@ from datetime import UTC
 from pathlib import Path
 
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.consolidation import MEMORY_MAX_TOKENS
 from mnemobot.memory.maintenance import MaintenanceRun, maintain_scope
 from mnemobot.memory.memory_rewrite import SUPERSEDED_HEADING, entries
 from mnemobot.memory.scope_paths import ScopePaths
@@ -99,7 +100,7 @@ def measure(turns: list[tuple[str, str]], every: int, config: MemoryConfig) -> C
     with tempfile.TemporaryDirectory(prefix="mnemobot-consolidation-") as tmp:
         workspace = Path(tmp)
         memory = MemoryService(workspace)
-        model = StandInModel(config.consolidation.max_tokens * CHARS_PER_TOKEN)
+        model = StandInModel(MEMORY_MAX_TOKENS * CHARS_PER_TOKEN)
         start = time.time() - len(turns) * TURN_SPACING_SECONDS
         paths = ScopePaths(workspace, SCOPE)
         try:
