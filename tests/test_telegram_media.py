@@ -14,9 +14,9 @@ from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    context_text,
     error,
     reply,
-    system_text,
     user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer, forward_origin_user
@@ -31,7 +31,7 @@ GROUP = -100777
 
 
 def memory_section(request: dict[str, object]) -> str:
-    text = system_text(request)
+    text = context_text(request)
     return text[text.find("# Memory") :] if "# Memory" in text else ""
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -98,6 +98,11 @@ class LlmConfig(ConfigSection):
     until the model's server refuses one; then the bot remembers that model takes no
     images (preferences/model-vision.json) and sends the caption with a note instead.
     "on": always (a refusal is an error); "off": never."""
+
+    server_slots: Literal["auto"] | Annotated[int, Field(ge=0, le=10_000)] = "auto"
+    """Requests the model server works on at once; background calls (MEMORY.md rewrites,
+    image descriptions) wait while a reply is made. "auto": 1 for a server on this machine
+    or a private network, 0 for hosted APIs; 0: no limit."""
 
     def chat_model_name(self, bot_model: str) -> str:
         """The model chat requests go to: `model`, or BOT_MODEL (`bot_model`) when null."""

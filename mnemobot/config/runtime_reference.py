@@ -30,15 +30,37 @@ _BOUNDS = (
 )
 
 
+def _bounds(metadata: list[object]) -> list[str]:
+    bounds = []
+    for constraint in metadata:
+        for kind, attr, sign in _BOUNDS:
+            if isinstance(constraint, kind):
+                bounds.append(f"{sign} {getattr(constraint, attr):,}".replace(",", " "))
+    return bounds
+
+
 def _allowed(field: FieldInfo) -> str:
     literal_args = typing.get_args(field.annotation)
     if typing.get_origin(field.annotation) is typing.Literal:
         return " or ".join(json.dumps(arg) for arg in literal_args)
-    bounds = []
-    for constraint in field.metadata:
-        for kind, attr, sign in _BOUNDS:
-            if isinstance(constraint, kind):
-                bounds.append(f"{sign} {getattr(constraint, attr):,}".replace(",", " "))
+    words = [
+        " or ".join(json.dumps(value) for value in typing.get_args(arg))
+        for arg in literal_args
+        if typing.get_origin(arg) is typing.Literal
+    ]
+    kinds = {typing.get_origin(arg) for arg in literal_args if arg is not type(None)}
+    if words and kinds <= {typing.Literal, typing.Annotated}:
+        # A word or a bounded number ("auto" or a count): each part as it allows.
+        numbers = [
+            ", ".join(_bounds(info.metadata))
+            for arg in literal_args
+            if typing.get_origin(arg) is typing.Annotated
+            for info in arg.__metadata__
+            if isinstance(info, FieldInfo)
+        ]
+        null = ["null"] if type(None) in literal_args else []
+        return " or ".join([*words, *(f"a number {n}" for n in numbers if n), *null])
+    bounds = _bounds(field.metadata)
     nullable = type(None) in literal_args
     text = ", ".join(bounds)
     return f"{text}, or null" if nullable and text else ("null allowed" if nullable else text)
