@@ -9,15 +9,15 @@ from hypothesis import strategies as st
 from pydantic.alias_generators import to_camel
 
 from mnemobot.config import retired_keys
-from mnemobot.memory.items import ItemType
-from mnemobot.memory.ranking import DEFAULT_RANKING, TypeBoosts
-from mnemobot.memory.scoring import (
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, TypeBoosts
+from mnemobot.memory.pack.scoring import (
     combined_score,
     decay_factor,
     normalized_relevance,
     recency_score,
     type_boost,
 )
+from mnemobot.memory.store.items import ItemType
 
 AGES = st.floats(min_value=0, max_value=100_000, allow_nan=False)
 

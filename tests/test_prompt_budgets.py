@@ -7,7 +7,7 @@ from pathlib import Path
 from mnemobot.bot.app import build_app
 from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.systems.compactor import CompactionCalls
+from mnemobot.systems.compaction.compactor import CompactionCalls
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 

@@ -8,6 +8,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from mnemobot.bot.channels.telegram.config import TelegramTiming
 from mnemobot.bot.media.document_reader import ReaderLimits
 from mnemobot.bot.tuning import Tuning
@@ -565,6 +567,7 @@ def current_facts(workspace: Path, word: str) -> list[dict[str, object]]:
     ]
 
 
+@pytest.mark.slow
 async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_users(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:

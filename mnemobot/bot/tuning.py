@@ -16,10 +16,10 @@ from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING, McpTiming
 from mnemobot.bot.media.document_reader import DEFAULT_READER_LIMITS, ReaderLimits
 from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.upkeep.maintenance_timer import INTERVAL_HOURS
-from mnemobot.memory.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
-from mnemobot.memory.ranking import DEFAULT_RANKING, Ranking
-from mnemobot.systems.compactor import DEFAULT_COMPACTION_CALLS, CompactionCalls
-from mnemobot.systems.tool_loop import DEFAULT_TOOL_LIMITS, ToolLimits
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
+from mnemobot.systems.compaction.compactor import DEFAULT_COMPACTION_CALLS, CompactionCalls
+from mnemobot.systems.model_call.tool_loop import DEFAULT_TOOL_LIMITS, ToolLimits
 
 
 @dataclass(frozen=True, slots=True)

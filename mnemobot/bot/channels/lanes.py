@@ -27,7 +27,7 @@ from typing import Literal
 
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
 

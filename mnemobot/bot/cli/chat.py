@@ -9,8 +9,8 @@ from mnemobot.bot.app import build_app
 from mnemobot.bot.channels.console.channel import run_console
 from mnemobot.bot.cli.init import offer_init
 from mnemobot.bot.cli.startup import fail, log_startup, settings_or_exit
-from mnemobot.memory.session import InvalidSessionKey, check_session_key
-from mnemobot.systems.context import ChatRef
+from mnemobot.conversation.session import InvalidSessionKey, check_session_key
+from mnemobot.systems.core.context import ChatRef
 
 NO_MODEL = (
     "mnemobot: no model server is set: `mnemobot chat` needs no bot token but does need a "

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
+from mnemobot.base.clock import SYSTEM_CLOCK
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
 from mnemobot.bot.cli.startup import fail, settings_or_exit
@@ -23,17 +24,16 @@ from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK
-from mnemobot.memory.item_vectors import QueryVector
-from mnemobot.memory.maintenance import MaintenanceReport
-from mnemobot.memory.memory_rewrite import entries
-from mnemobot.memory.memory_versions import find_version, list_versions, restore_version
-from mnemobot.memory.model_windows import ModelWindowStore
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SessionStore
-from mnemobot.memory.workspace_scopes import chat_summary, scopes_with_memory
-from mnemobot.systems.context_building import pack_for_turn
+from mnemobot.conversation.session import SessionStore
+from mnemobot.memory.notes.memory_rewrite import entries
+from mnemobot.memory.notes.memory_versions import find_version, list_versions, restore_version
+from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
+from mnemobot.memory.store.item_vectors import QueryVector
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.store.workspace_scopes import chat_summary, scopes_with_memory
+from mnemobot.memory.upkeep.maintenance import MaintenanceReport
+from mnemobot.model.windows import ModelWindowStore
+from mnemobot.systems.memory_steps.context_building import pack_for_turn
 
 
 def _print_json(data: Any) -> None:
@@ -49,13 +49,15 @@ def pack_command(args: argparse.Namespace) -> int:
 
     async def query_vector() -> QueryVector | None:
         try:
-            return await memory.query_vector(args.query, config.memory)
+            return await memory.vectors.query_vector(args.query, config.memory)
         finally:
-            if isinstance(memory.embedder, OpenAIEmbeddings):
-                await memory.embedder.aclose()
+            if isinstance(memory.vectors.embedder, OpenAIEmbeddings):
+                await memory.vectors.embedder.aclose()
 
     vector = asyncio.run(query_vector())
-    pack = pack_for_turn(memory, args.chat, args.query, now, config.memory, query_vector=vector)
+    pack = pack_for_turn(
+        memory.recall, args.chat, args.query, now, config.memory, query_vector=vector
+    )
     if args.json:
         _print_json(pack.to_json_dict())
         return 0
@@ -78,7 +80,7 @@ def search_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
-    found = memory.search(
+    found = memory.recall.search(
         args.chat, args.query, config=config.memory, tz=config.assistant.tzinfo(), limit=args.limit
     )
     if args.json:
@@ -111,7 +113,7 @@ def stats_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened
-    stats = memory.stats(args.chat)
+    stats = memory.recall.stats(args.chat)
     data = {
         "chat": args.chat,
         "items": stats.items,
@@ -140,9 +142,9 @@ def chats_command(args: argparse.Namespace) -> int:
     rows = []
     for scope in scopes:
         # One scope loaded at a time: a workspace of many big chats fits in memory.
-        memory = MemoryService(paths.root)
+        memory = WorkspaceMemory.open(paths.root)
         try:
-            stats = memory.stats(scope)
+            stats = memory.recall.stats(scope)
         finally:
             memory.close()
         rows.append(chat_summary(paths, scope, stats).to_json())
@@ -173,7 +175,7 @@ def maintain_command(args: argparse.Namespace) -> int:
     runtime = open_runtime_config(paths.runtime_config)
     config = runtime.current()
     # The step lines are printed below; logged as well they would show twice.
-    logging.getLogger("mnemobot.memory.maintenance").setLevel(logging.WARNING)
+    logging.getLogger("mnemobot.memory.upkeep.maintenance").setLevel(logging.WARNING)
 
     async def run() -> list[MaintenanceReport]:
         llm = OpenAIChatModel(
@@ -185,9 +187,13 @@ def maintain_command(args: argparse.Namespace) -> int:
             windows=ModelWindowStore.in_workspace(paths.root),
         )
         embedder = OpenAIEmbeddings(settings, runtime)
-        memory = MemoryService(paths.root, embedder=embedder)
+        memory = WorkspaceMemory.open(paths.root, embedder=embedder)
         timer = MaintenanceTimer(
-            paths=paths, runtime=runtime, memory=memory, llm=llm, chat_model_name=settings.bot_model
+            paths=paths,
+            runtime=runtime,
+            memory=MemoryUpkeep(memory),
+            llm=llm,
+            chat_model_name=settings.bot_model,
         )
         try:
             if args.chat is not None:
@@ -255,7 +261,7 @@ def export_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened
-    data = memory.export_scope(args.chat)
+    data = memory.forget.export_scope(args.chat)
     out = Path(args.out) if args.out else Path(f"memory-{args.chat.replace(':', '-')}.zip")
     try:
         out.write_bytes(data)
@@ -294,7 +300,7 @@ def erase_command(args: argparse.Namespace) -> int:
             "or stop the bot and run this again"
         )
     runtime = open_runtime_config(paths.runtime_config)
-    erasure = ScopeErasure(paths, memory, SessionStore(paths.sessions), runtime.current)
+    erasure = ScopeErasure(paths, memory.forget, SessionStore(paths.sessions), runtime.current)
     for journal in sorted(paths.delivery.glob("*.jsonl")):
         erasure.add_step(journal_file_step(journal, paths.root))
     settings = settings_or_exit()

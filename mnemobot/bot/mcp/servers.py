@@ -26,8 +26,8 @@ from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime_store import RuntimeConfigStore
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.tool_runner import Tool
 
 log = logging.getLogger(__name__)
 

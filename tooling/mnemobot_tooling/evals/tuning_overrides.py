@@ -2,9 +2,9 @@
 for an ablation ("what is turnsAroundHits worth?").
 
 Not settings: the bot reads none of this. The keys are the fields of
-`memory.ranking.Ranking` ("ranking") and `memory.extraction.tuning.ExtractionTuning`
+`memory.pack.ranking.Ranking` ("ranking") and `memory.write.extraction.tuning.ExtractionTuning`
 ("extraction"), camelCase or snake_case, each checked by name and type; the values reach
-the eval's `MemoryService(ranking=..., extraction=...)`.
+the eval's `WorkspaceMemory.open(ranking=..., extraction=...)`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any, Literal, TypeVar
 import orjson
 from pydantic.alias_generators import to_snake
 
-from mnemobot.memory.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
-from mnemobot.memory.ranking import DEFAULT_RANKING, Ranking
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 
 T = TypeVar("T")
 

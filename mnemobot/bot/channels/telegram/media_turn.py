@@ -36,6 +36,7 @@ from typing import Any
 from telegram import Bot
 from telegram.error import TelegramError
 
+from mnemobot.base.atomic_file import write_atomic
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.channels.telegram.inbound import (
@@ -55,11 +56,10 @@ from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time
-from mnemobot.memory.atomic_file import write_atomic
-from mnemobot.memory.items import DocumentText, ForwardedText
-from mnemobot.memory.scope_paths import validate_scope_key
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.turn_media import (
+from mnemobot.memory.store.items import DocumentText, ForwardedText
+from mnemobot.memory.store.scope_paths import validate_scope_key
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.turn_media import (
     ImageInput,
     MessagePart,
     TurnMedia,
