@@ -46,6 +46,7 @@ SAME_MEANING = {
     "config.py": "a room's section of the runtime config (Telegram, MCP)",
     "service.py": "a room's front door (memory, scheduled tasks)",
     "access.py": "who may use what a room offers (the Telegram bot, MCP tools)",
+    "tuning.py": "a part's constants, which a test or an eval may replace (extraction, the bot)",
 }
 
 

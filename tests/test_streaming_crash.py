@@ -40,7 +40,7 @@ def test_a_kill_mid_stream_ends_in_one_complete_reply(
 ) -> None:
     config = workspace / "preferences" / "runtime-config.json"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(json.dumps({"telegram": {"streaming": "edit", "streamEditSeconds": 0.3}}))
+    config.write_text(json.dumps({"telegram": {"streaming": "edit"}}))
     openai_server.tokens_per_second = 10
     openai_server.responder = lambda body: reply(ANSWER)
 

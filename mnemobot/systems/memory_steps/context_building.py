@@ -183,6 +183,10 @@ def within_allowance(
 
 
 _CUT_MARK = "\n[... cut to fit its budget]"
+# The operator's instructions (assistant.instructions) are cut past this many estimated
+# tokens. Not measured; a long page, room to spare for any real instructions, and still a
+# bound on what every request of every chat carries.
+INSTRUCTIONS_BUDGET_TOKENS = 2_000
 
 
 def _cut_to_budget(text: str, budget_tokens: int) -> str:
@@ -245,7 +249,7 @@ class ContextBuilding:
         if ctx.chat.is_group:
             parts.append(GROUP_INSTRUCTIONS)
         if config.assistant.instructions:
-            budget = config.assistant.instructions_budget_tokens
+            budget = INSTRUCTIONS_BUDGET_TOKENS
             parts.append(_cut_to_budget(config.assistant.instructions, budget))
         # The day only: the minute would make every request begin anew.
         parts.append(f"Today is {ctx.now.strftime('%A, %Y-%m-%d')} ({_zone_name(ctx.now)}).")
@@ -318,7 +322,7 @@ class ContextBuilding:
             query_vector=query_vector,
             recent_context=recent,
         )
-        use_legacy = recent and pack.is_empty and config.legacy_daily_notes_enabled
+        use_legacy = recent and pack.is_empty
         if not use_legacy:
             parts.append(pack.rendered)
         else:
