@@ -66,7 +66,9 @@ OVERSIZED_FACTOR = 3
 
 INSTRUCTIONS = f"""You maintain the long-term memory file (MEMORY.md) of one chat between \
 a user and an assistant. You get the current MEMORY.md and what was said or learned since \
-it was last written. Write the new MEMORY.md:
+it was last written. Lines "Noted from the conversation" and facts marked "noted" are \
+the assistant's own notes, not the user's words: never write them as something the user \
+said. Write the new MEMORY.md:
 - Merge the new facts in; keep every old fact that is still true.
 - Deduplicate, and when a new fact replaces an old one (the user moved, changed their \
 mind, a plan changed), keep only the current fact; you may add "(earlier: ...)".

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from mnemobot.memory.atomic_file import write_atomic
+from mnemobot.memory.fact_items import how_stated
 from mnemobot.memory.forgotten_texts import ForgottenTexts, is_forgotten_mark
 from mnemobot.memory.items import Layer, MemoryItem, normalize_content
 from mnemobot.memory.scope_paths import ScopePaths
@@ -97,7 +98,10 @@ class NewMaterial:
         if self.note_lines:
             parts.append("NEW CONVERSATION NOTES:\n" + "\n".join(self.note_lines))
         if self.items:
-            facts = [f"- [{i.type.value.lower()}] {_one_line(i.content)}" for i in self.items]
+            facts = [
+                f"- [{i.type.value.lower()}, {how_stated(i.source)}] {_one_line(i.content)}"
+                for i in self.items
+            ]
             parts.append("NEW FACTS:\n" + "\n".join(facts))
         return "\n\n".join(parts)
 

@@ -22,6 +22,21 @@ from mnemobot.memory.items import ItemType, MemoryItem, speaker_tag
 # Berlin") that extraction made no fact of.
 FactSource = Literal["tool", "compaction", "slot"]
 
+# How a fact came to be, in the words a pack and consolidation show: the model's own
+# writing is "noted", never "said", so neither a reader nor the model takes it for the
+# user's words (a small model's flush invents things).
+_NOTED_BY_SOURCE = {
+    "compaction": "noted from the conversation",
+    "tool": "noted by the assistant",
+}
+
+
+def how_stated(source: str) -> str:
+    """`said` for what people said (a turn, a slot statement, a promoted episode), else
+    how the model noted it."""
+    return _NOTED_BY_SOURCE.get(source, "said")
+
+
 # Titles are a cut copy of the content, for lists and the CLI.
 _TITLE_CHARS = 80
 

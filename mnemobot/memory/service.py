@@ -49,6 +49,7 @@ from mnemobot.memory.bm25 import BM25Index
 from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.daily_notes import (
     append_daily_note,
+    append_noted_facts,
     legacy_context,
     read_memory_file,
     redact_daily_notes,
@@ -711,14 +712,10 @@ class MemoryService:
         facts = flushed_facts(bullets, scope=scope, at=at, session_key=session_key, config=config)
         if not facts:
             return 0
-        notes = "\n".join(f"- {fact.content}" for fact in facts)
         with self._scope(scope) as loaded:
-            append_daily_note(
-                self.paths(scope).directory,
-                "(facts kept from a compacted conversation)",
-                notes,
-                at=at,
-                tz=tz,
+            # The model's words: noted as such, never as something the user said.
+            append_noted_facts(
+                self.paths(scope).directory, [fact.content for fact in facts], at=at, tz=tz
             )
             written = write_facts(
                 loaded.store, facts, at=at, config=config, similar=self._similar_finder(scope)
