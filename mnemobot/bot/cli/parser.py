@@ -146,7 +146,19 @@ def _add_memory(sub: Any) -> None:
         parser.set_defaults(handler=handler)
         return parser
 
-    add("pack", "the MemoryPack ContextBuilding would build now", f"{commands}:pack_command", True)
+    pack = add(
+        "pack",
+        "the MemoryPack the bot would send with QUERY now (its learned context window and "
+        "memory's share of it applied)",
+        f"{commands}:pack_command",
+        True,
+    )
+    pack.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="every match within the configured memory budgets alone: no window, no share "
+        "of it, and what the conversation carries already left in",
+    )
     search = add(
         "search", "the best-scoring items, whatever the budget", f"{commands}:search_command", True
     )
