@@ -542,7 +542,8 @@ class TranscriptionConfig(ConfigSection):
     """A language hint (ISO 639-1, e.g. "de"); null lets the model detect it."""
     local_model_path: str | None = None
     """backend "local": the folder of a CTranslate2 Whisper model (a faster-whisper model:
-    model.bin, config.json, tokenizer.json). Nothing is downloaded."""
+    model.bin, config.json, tokenizer.json), or a model name ("small", "base.en") that the
+    first voice note downloads into the Hugging Face cache (docs/media.md)."""
     local_compute_type: str = "int8"
     """backend "local": CTranslate2 compute type ("int8" is fastest on a CPU)."""
     local_threads: int = Field(0, ge=0, le=256)

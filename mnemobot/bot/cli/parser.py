@@ -26,9 +26,10 @@ ENV_FILE_HELP = (
 )
 DOCTOR_DESCRIPTION = (
     "Check every setting against the real servers, one line per check: settings file, "
-    "allowed users and operators, workspace, runtime config, speech to text, Redis, the model "
-    "server and model, the context window, embeddings, the Telegram token, scheduled tasks "
-    "and each MCP server. Changes nothing on disk; exit 1 if a check fails."
+    "allowed users and operators, workspace, runtime config, Redis, the model server and "
+    "model, speech to text (the server offers the model, or transcribes a test recording), "
+    "the context window, embeddings, the Telegram token, scheduled tasks and each MCP "
+    "server. Changes nothing on disk; exit 1 if a check fails."
 )
 
 
