@@ -31,7 +31,7 @@ from mnemobot.bot.cli.probes import (
     telegram_username,
 )
 from mnemobot.bot.cli.speech_check import check_speech
-from mnemobot.bot.cli.startup import secrets_of
+from mnemobot.bot.cli.startup import quiet_level, secrets_of
 from mnemobot.bot.delivery.replicas import redis_display
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.mcp.access import mcp_config
@@ -365,7 +365,9 @@ def doctor(out: TextIO) -> int:
     except SettingsError as exc:
         emit(CheckResult("settings", "fail", str(exc)).line())
         return 1
-    configure_logging(settings.bot_log_level, secrets_of(settings))
+    configure_logging(
+        settings.bot_log_level, secrets_of(settings), stderr_level=quiet_level(settings)
+    )
     # Each check reports its own failure; these loggers would say it a second time. Their
     # levels come back after: `run` goes on to start the bot after its first-time checks.
     quiet = [

@@ -61,7 +61,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_init_arguments(init)
 
-    chat = sub.add_parser("chat", help="talk to the bot in this terminal (or pipe lines in)")
+    chat = sub.add_parser(
+        "chat",
+        help="talk to the bot in this terminal (or pipe lines in)",
+        description="The bot in this terminal: the reply shows as it is written. The log "
+        "goes to stderr, or to the workspace's logs/console.log when stderr is the terminal. "
+        "Piped, each non-empty input line is answered on stdout, and each answer ends with a "
+        "line holding only the ASCII record separator (\\x1e; invisible on a terminal): "
+        "split the output on '\\x1e\\n' to tell answers apart.",
+    )
     chat.add_argument("--chat-id", default="local", help="console chat id (default: local)")
     chat.add_argument("--user-id", default="local", help="user id shown to the bot")
     chat.set_defaults(handler=f"{CLI}.chat:chat_command")
