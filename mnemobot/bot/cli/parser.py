@@ -57,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     # Not required: a bare `mnemobot` prints this help instead of an error.
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     init = sub.add_parser(
-        "init", help="set up: bot token, model server and model, allowed users; checked"
+        "init",
+        help="set up: bot token, model server and model, allowed users; checked "
+        "(--console: the model alone)",
     )
     add_init_arguments(init)
 
@@ -113,6 +115,11 @@ def add_init_arguments(parser: argparse.ArgumentParser) -> None:
         "--embeddings",
         action="store_true",
         help="turn on recall by meaning with the embedding model the model server lists",
+    )
+    parser.add_argument(
+        "--console",
+        action="store_true",
+        help="the model alone, no bot token: for `mnemobot chat` (Telegram can come later)",
     )
     parser.set_defaults(handler=f"{CLI}.init:run_init")
 
