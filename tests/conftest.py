@@ -55,6 +55,11 @@ def clean_environment(
     """No test sees the developer's own keys, tokens or `.env`."""
     for name in _OUR_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    # The console speaks the locale's language: the suite reads the bot's English words,
+    # whatever the developer's machine is set to (a test sets LANG to try another).
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     # ~/.mnemobot/.env is read too: a test's home is its own (subprocesses inherit it).
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.chdir(tmp_path)

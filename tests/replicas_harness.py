@@ -146,6 +146,13 @@ class ReplicaProcess:
         return self.log.read_text(errors="replace")
 
 
+# What a replica process runs after its prelude: the `mnemobot` command.
+_RUN_MNEMOBOT = """
+from mnemobot.bot.cli.main import main
+raise SystemExit(main())
+"""
+
+
 def spawn_replica(
     name: str,
     workspace: Path,
@@ -154,7 +161,11 @@ def spawn_replica(
     llm: FakeOpenAIServer,
     *,
     webhook: bool,
+    prelude: str = "",
+    env_extra: dict[str, str] | None = None,
 ) -> ReplicaProcess:
+    """`mnemobot run` (with `--webhook`) as a process; `prelude`: Python run in it first
+    (a crash point's wrappers of library calls), with `env_extra` in its environment."""
     env = subprocess_env(
         BOT_WORKSPACE=str(workspace),
         OPENAI_API_KEY="sk-test",
@@ -165,6 +176,7 @@ def spawn_replica(
         BOT_REDIS_URL=redis_url,
         BOT_REPLICA_ID=name,
         BOT_LOG_LEVEL="INFO",
+        **(env_extra or {}),
     )
     url = None
     if webhook:
@@ -175,8 +187,9 @@ def spawn_replica(
         )
     log = workspace.parent / f"replica-{name}.log"
     with log.open("ab") as sink:
+        start = ["-c", prelude + _RUN_MNEMOBOT] if prelude else ["-m", "mnemobot"]
         process = subprocess.Popen(
-            [sys.executable, "-m", "mnemobot", "run", *(["--webhook"] if webhook else [])],
+            [sys.executable, *start, "run", *(["--webhook"] if webhook else [])],
             stdout=subprocess.DEVNULL,
             stderr=sink,
             env=env,

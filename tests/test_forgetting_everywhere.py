@@ -25,6 +25,7 @@ from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
+    context_text,
     reply,
     system_text,
     tool_call,
@@ -49,7 +50,7 @@ def copying_model(request: dict[str, Any]) -> Step:
     """A model that copies whatever it is shown into the memory it writes: the worst case
     for forgetting. Consolidation gets every note line back as a bullet, the flush every
     user line as a fact, the summary the whole excerpt."""
-    system = system_text(request)
+    system = context_text(request)
     shown = user_texts(request)[-1] if user_texts(request) else ""
     if system.startswith("You maintain the long-term memory file"):
         lines = [line for line in shown.splitlines() if "User:" in line or line.startswith("- [")]
@@ -130,7 +131,7 @@ async def test_forget_in_plain_words_finds_every_item_and_says_what_went(
     # Hidden before any file is rewritten: the next request shows it nowhere.
     await ask(app, "what do you know about my locker and my tea?", chat=CHAT)
     assert "QX-7731" not in str(openai_server.last_request())
-    assert "sencha" in system_text(openai_server.last_request())
+    assert "sencha" in context_text(openai_server.last_request())
 
     await app.maintenance.maintain(SCOPE)  # type: ignore[union-attr]
 

@@ -12,9 +12,9 @@ from mnemobot.memory.scope_move import move_scope
 from mnemobot.memory.service import MemoryService
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    context_text,
     gated,
     reply,
-    system_text,
     user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -54,7 +54,7 @@ async def test_an_upgraded_group_keeps_memory_and_session_and_gets_its_pending_r
     await telegram.wait_for_messages_async(SUPERGROUP, 2)
     request = openai_server.last_request()
 
-    assert "gruyere" in system_text(request) or "gruyere" in str(user_texts(request))
+    assert "gruyere" in context_text(request) or "gruyere" in str(user_texts(request))
     # A group's messages reach the model under their writer's name.
     assert [text.partition("\n\n[")[0] for text in user_texts(request)] == [
         "Test: my favourite cheese is gruyere",

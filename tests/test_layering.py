@@ -1,7 +1,7 @@
 """Layers and rooms: dependencies point one way only, and nothing imports in a cycle.
 
 The contracts are in pyproject.toml (`[tool.importlinter]`): config <- memory <- systems <-
-bot; inside bot, cli <- app <- channels | mcp <- schedule <- turn | upkeep <- tools | llm |
+bot; inside bot, cli <- app <- channels | mcp | web <- schedule <- turn | upkeep <- tools | llm |
 delivery | media; each channel's folder over the shared dispatch; nothing imports the CLI;
 the bot never imports its tooling; no sibling packages import each other. And no two
 modules share a name unless it means the same thing in both rooms.

@@ -15,10 +15,11 @@ from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    context_text,
     reply,
-    system_text,
     tool_call,
     tool_messages,
+    user_texts,
 )
 from tests.conftest import ask, make_settings, run_mnemobot, write_runtime_config
 from tests.test_console_e2e import run_chat
@@ -28,7 +29,7 @@ CHAT_B = ChatRef("telegram", "2002", user_id="2002", user_name="Bob")
 
 
 def memory_section(request: dict[str, object]) -> str:
-    text = system_text(request)
+    text = context_text(request)
     return text[text.find("# Memory") :] if "# Memory" in text else ""
 
 
@@ -40,13 +41,11 @@ def test_a_fact_survives_new_and_reaches_the_next_request(
     result = run_chat(script, workspace, openai_server)
     assert result.returncode == 0, result.stderr
     last = openai_server.last_request()
-    assert [m["content"] for m in last["messages"] if m["role"] == "user"] == [
-        "what is my favourite colour?"
-    ]
+    assert user_texts(last) == ["what is my favourite colour?"]
     assert "teal" in memory_section(last)
     # The same question in another chat id finds nothing of chat "local".
     run_chat("what is my favourite colour?\n", workspace, openai_server, "--chat-id", "other")
-    assert "teal" not in system_text(openai_server.last_request())
+    assert "teal" not in context_text(openai_server.last_request())
 
 
 @pytest.fixture
@@ -71,7 +70,7 @@ async def test_one_chat_never_sees_another_chats_memory(
     await ask(app, chat=CHAT_B, text="Where does my sister live? Am I allergic to peanuts?")
     b_requests = openai_server.requests[-3:]
     for request in b_requests:
-        assert "Lisbon" not in system_text(request) and "peanut" not in system_text(request)
+        assert "Lisbon" not in context_text(request) and "peanut" not in context_text(request)
     results = [m["content"] for m in tool_messages(b_requests[-1])]
     assert len(results) == 2 and all("Lisbon" not in r and "peanut" not in r for r in results)
     # A's own pack has it; B's pack built by the CLI path does not.
@@ -169,7 +168,7 @@ async def test_bad_memory_files_do_not_stop_the_bot(
     (scope_dir / "MEMORY.md").write_bytes(b"Ada \xc3\x28 likes sailing.\n")
     openai_server.script(reply("Fine."))
     assert await ask(app, chat=CHAT_A, text="what tea do I like?") == "Fine."
-    system = system_text(openai_server.last_request())
+    system = context_text(openai_server.last_request())
     assert "Ada prefers green tea" in system
     assert "\ufffd" in system and "likes sailing" in system
     assert len(system) < 60_000, "the huge MEMORY.md was not cut to its budget"
@@ -231,7 +230,7 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
     await ask(app, chat=CHAT_A, text="please forget my favourite colour")
     openai_server.script(reply("I don't know."))
     await ask(app, chat=CHAT_A, text="what is my favourite colour?")
-    assert "teal" not in system_text(openai_server.last_request())
+    assert "teal" not in context_text(openai_server.last_request())
     notes = "".join(p.read_text() for p in (workspace / "memory" / "telegram:1001").glob("*.md"))
     assert "teal" not in notes and "[forgotten]" in notes
     # The same words from before the forgetting (a replayed conversation) stay out; said

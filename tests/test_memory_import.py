@@ -292,3 +292,47 @@ def test_an_export_larger_than_the_budget_is_refused_without_reading_it(
     ]
     assert written < 70 * 2**20 and peak < 80 * 2**20, (written, peak)
     assert not (workspace / "memory" / CHAT).exists()
+
+
+def test_an_assistants_messages_become_the_replies_of_the_messages_they_answer(
+    tmp_path: Path,
+    run,  # type: ignore[no-untyped-def]
+) -> None:
+    workspace = tmp_path / "ws"
+    advice = "Use Postgres for billing. " + "Here is why, step by step. " * 80
+    export = _export(
+        tmp_path / "result.json",
+        [
+            _message(1, 2, "Ada", "Which database should the billing service use?"),
+            _message(2, 2, "Helper", advice),
+            _message(3, 3, "Helper", "One more thing: turn on nightly backups."),
+            _message(4, 4, "Ada", "My sister Lena lives in Graz."),
+        ],
+    )
+    wrong = run(workspace, "memory", "import", str(export), "--chat", CHAT, "--assistant", "Bot")
+    assert wrong.returncode == 2
+    assert wrong.stderr.strip().splitlines() == [
+        f"mnemobot: --assistant: no message of {export} is from 'Bot'; its authors: Ada, Helper"
+    ]
+    assert not (workspace / "memory" / CHAT).exists()
+
+    done = run(workspace, "memory", "import", str(export), "--chat", CHAT, "--assistant", "Helper")
+    assert done.returncode == 0, done.stderr
+    assert "imported 4 messages" in done.stdout
+    pack = run(workspace, "memory", "pack", "billing database", "--chat", CHAT, "--json")
+    turns = [i for i in json.loads(pack.stdout)["items"] if i["type"] == "TURN"]
+    # The question and its answer are one turn, as the bot keeps its own; the answer cut
+    # like a live reply (800 characters), not kept whole as someone's long message.
+    (answered,) = [i for i in turns if "billing service" in i["content"]]
+    assert answered["references"] == ["tg:1", "tg:2"]
+    question, reply = answered["content"].split("\n", 1)
+    assert question == "Ada: Which database should the billing service use?"
+    assert reply.startswith("Assistant: Use Postgres for billing.")
+    assert len(reply) < 900 < len(advice)
+    assert not any(i["content"].startswith("Helper") for i in turns)
+    backups = run(workspace, "memory", "pack", "nightly backups", "--chat", CHAT, "--json")
+    alone = [i for i in json.loads(backups.stdout)["items"] if "nightly backups" in i["content"]]
+    assert [i["references"] for i in alone if i["type"] == "TURN"] == [["tg:3"]]
+
+    again = run(workspace, "memory", "import", str(export), "--chat", CHAT, "--assistant", "Helper")
+    assert "imported 0 messages" in again.stdout and "4 already there" in again.stdout

@@ -13,7 +13,12 @@ from mnemobot.memory.extraction import extract_items
 from mnemobot.memory.inert_markdown import inert_markdown
 from mnemobot.memory.items import ItemType, TurnMemoryEvent
 from mnemobot.systems.context import ChatRef
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    context_text,
+    reply,
+    tool_call,
+)
 from tests.conftest import ask, make_settings
 
 MALLORY = ChatRef("telegram", "-300", user_id="5", user_name="Mallory", is_group=True)
@@ -55,7 +60,7 @@ async def test_one_members_plant_reaches_the_others_prompt_only_as_quoted_data(
     )
     await ask(app, PLANT, chat=MALLORY)
     await ask(app, "what do the operator notes say about OPENAI_API_KEY?", chat=BOB)
-    prompt = system_text(openai_server.last_request())
+    prompt = context_text(openai_server.last_request())
 
     # The planted words are there, as data under our memory sections ...
     assert "print OPENAI_API_KEY" in prompt and "SYSTEM OVERRIDE" in prompt

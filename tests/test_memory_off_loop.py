@@ -14,7 +14,7 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.items import Layer
 from mnemobot.memory.service import MemoryService
 from mnemobot.systems.context import ChatRef
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
 from tests.conftest import make_settings, write_runtime_config
 
 SLOW_CHAT = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
@@ -135,6 +135,6 @@ async def test_max_cached_scopes_from_the_runtime_config_bounds_loaded_scopes(
         # the conversation no longer carries what memory must bring).
         built.assistant.reset_session(SLOW_CHAT)
         await built.assistant.handle_text(SLOW_CHAT, "what is my cat called?")
-        assert "Miso" in system_text(openai_server.last_request())
+        assert "Miso" in context_text(openai_server.last_request())
     finally:
         await built.close()

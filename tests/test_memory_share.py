@@ -21,8 +21,8 @@ from mnemobot.memory.tokens import estimate_tokens
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
+    context_text,
     reply,
-    system_text,
     user_texts,
 )
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
@@ -41,7 +41,7 @@ def answering(echo: bool) -> Callable[[dict[str, object]], Step]:
     echoed (the fake's default: every turn then adds two long messages)."""
 
     def respond(request: dict[str, object]) -> Step:
-        system = system_text(request)
+        system = context_text(request)
         if system.startswith("You compress a chat"):
             return reply("SESSION INTENT: notes\nSUMMARY: the user sent notes\nARTIFACTS: none")
         if system.startswith("You keep an assistant's long-term memory"):

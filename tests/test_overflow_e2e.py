@@ -8,13 +8,18 @@ from pathlib import Path
 import pytest
 
 from mnemobot.memory.atomic_file import read_jsonl
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    context_text,
+    reply,
+    user_texts,
+)
 from tests.conftest import write_runtime_config
 from tests.test_console_e2e import answers, run_chat
 
 
 def answer_everything(body: dict[str, object]) -> object:
-    system = system_text(body)
+    system = context_text(body)
     if system.startswith("You compress a chat"):
         return reply("SESSION INTENT: chat\nSUMMARY: long talk\nARTIFACTS: none\nNEXT STEPS: none")
     if system.startswith("You keep an assistant's long-term memory"):

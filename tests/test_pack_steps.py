@@ -306,3 +306,61 @@ def test_a_recent_turn_found_by_meaning_stays_when_words_match_elsewhere() -> No
     context = in_context(found, index, query, query_terms, config.ranking, None, meaning)
     # "teal" matched "colour"; the unmatched recent "cat" goes, "car" stays.
     assert set(context.items) == {"car", "teal"}
+
+
+def test_each_packed_item_says_why_it_was_chosen() -> None:
+    # What the web page's Ask shows: a turn matching the words, the turns either side of
+    # it, one written on the day the question names, one only meaning found; and with
+    # nothing matching, the newest turns.
+    texts = {
+        "before": "User: I booked the tickets today\nAssistant: Great, where to?",
+        "match": "User: We fly to Berlin on Friday\nAssistant: Have a good trip",
+        "after": "User: Any tips for the museum?\nAssistant: Go early",
+        "dated": "User: The plumber came and fixed the sink\nAssistant: Good",
+        "similar": "User: The capital of Germany has great bakeries\nAssistant: True",
+    }
+    times = {"before": 0, "match": 60, "after": 120, "dated": -5 * 86_400, "similar": -9 * 86_400}
+    store: dict[str, MemoryItem] = {}
+    index = BM25Index()
+    for key, text in sorted(texts.items(), key=lambda kv: times[kv[0]]):
+        at = START + times[key]
+        store[key] = MemoryItem(
+            id=key,
+            layer=Layer.EPISODIC,
+            type=ItemType.TURN,
+            title=text[:80],
+            content=text,
+            scope=SCOPE,
+            created_at=at,
+            updated_at=at,
+        )
+        index.add(key, terms(indexed_text(store[key])))
+    timeline = TurnTimeline(store.get)
+    timeline.rebuild(list(store.values()))
+    config = MemoryConfig(ranking=RankingConfig(dense_candidates=1))
+
+    def reasons_for(text: str, **extra: object) -> dict[str, tuple[str, ...]]:
+        query = MemoryQuery.for_config(text, SCOPE, START + 3600, config)
+        for name, value in extra.items():
+            setattr(query, name, value)
+        pack = build_pack(
+            store,
+            index,
+            query,
+            config.ranking,
+            decay_enabled=True,
+            decay_days=30.0,
+            turns_around=timeline.around,
+            dense=FixedMeaning({"similar": 0.9, "match": 0.5, "dated": 0.1}),
+        )
+        assert pack.to_json_dict()["items"][0]["reasons"] == list(pack.items[0].reasons)
+        return {packed.item.id: packed.reasons for packed in pack.items}
+
+    day = START - 5 * 86_400 - 30
+    chosen = reasons_for("Berlin trip", date_ranges=((day, day + 86_400),))
+    assert chosen["match"][0] == "words"
+    assert "neighbour" in chosen["before"] and "neighbour" in chosen["after"]
+    assert chosen["dated"] == ("date",)
+    assert chosen["similar"] == ("meaning",)
+    nothing = reasons_for("zebra")
+    assert nothing and all("recent" in why for why in nothing.values())

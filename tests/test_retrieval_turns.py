@@ -16,7 +16,7 @@ from mnemobot.memory.items import Layer
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.tokens import estimate_tokens
 from mnemobot.systems.context import ChatRef
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
 from tests.conftest import ask, make_settings, write_runtime_config
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -138,7 +138,7 @@ async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator
 
 
 def _memory_tokens(request: dict[str, object]) -> int:
-    text = system_text(request)
+    text = context_text(request)
     start = text.find("\n# Memory\n")
     return estimate_tokens(text[start:]) if start >= 0 else 0
 
@@ -153,11 +153,11 @@ async def test_the_pack_does_not_repeat_the_conversation_it_is_sent_with(
     request = openai_server.last_request()
     # The model reads it in the conversation; the system prompt does not say it again.
     assert any("Casa Azul" in str(m.get("content")) for m in request["messages"][1:])
-    assert "Casa Azul" not in system_text(request)
+    assert "Casa Azul" not in context_text(request)
     # After /new the conversation is gone from the request, and memory brings it back.
     app.assistant.reset_session(CHAT)
     await app.assistant.handle_text(CHAT, "Which hotel am I staying at?", message_refs=["tg:3"])
-    assert "Casa Azul" in system_text(openai_server.last_request())
+    assert "Casa Azul" in context_text(openai_server.last_request())
 
 
 async def test_a_fact_said_in_the_conversation_is_not_repeated_until_it_leaves_it(
@@ -171,10 +171,10 @@ async def test_a_fact_said_in_the_conversation_is_not_repeated_until_it_leaves_i
     ), "the statement became a durable fact"
     await app.assistant.handle_text(CHAT, "Где я работаю?", message_refs=["tg:2"])
     # The conversation carries the statement: the fact would say it twice.
-    assert "Ак Барс" not in system_text(openai_server.last_request())
+    assert "Ак Барс" not in context_text(openai_server.last_request())
     app.assistant.reset_session(CHAT)
     await app.assistant.handle_text(CHAT, "Где я работаю?", message_refs=["tg:3"])
-    assert "Ак Барс" in system_text(openai_server.last_request())
+    assert "Ак Барс" in context_text(openai_server.last_request())
 
 
 @pytest.mark.parametrize("text", ["hi", "thanks!", "ok", "👍", "спасибо", "谢谢"])
@@ -186,7 +186,7 @@ async def test_small_talk_gets_almost_no_memory(
     app.assistant.reset_session(CHAT)
     await ask(app, chat=CHAT, text=text)
     assert _memory_tokens(openai_server.last_request()) <= 50
-    assert "Oslo" not in system_text(openai_server.last_request())
+    assert "Oslo" not in context_text(openai_server.last_request())
 
 
 @pytest.mark.parametrize(

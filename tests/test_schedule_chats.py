@@ -9,10 +9,10 @@ from pathlib import Path
 
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    context_text,
     error,
     gated,
     reply,
-    system_text,
     tool_call,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -94,7 +94,7 @@ async def test_a_heartbeat_speaks_only_when_there_is_something_to_say(
     await openai_server.wait_for_requests_async(calls + 1)
     request = openai_server.requests[calls]
     assert "heartbeat check-in" in request["messages"][-1]["content"]
-    assert "dentist" in system_text(request)  # it looks at the chat's memory
+    assert "dentist" in context_text(request)  # it looks at the chat's memory
     # Nothing said; the next message's request does not carry the check-in either.
     openai_server.script(reply("ok"))
     assert await say(telegram, "thanks", CHAT) == "ok"
@@ -168,7 +168,7 @@ async def test_stop_cancels_a_running_task_and_a_chat_sets_its_own_zone(
     assert await say(telegram, "ok", CHAT) == "fine"
     assert "too late" not in texts(telegram)
     # Later turns read the time in the chat's own zone.
-    assert "Current date and time: Tuesday, 2026-11-24 18:00 JST" in system_text(
+    assert "Current date and time: Tuesday, 2026-11-24 18:00 JST" in context_text(
         openai_server.requests[-1]
     )
 

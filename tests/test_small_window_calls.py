@@ -23,6 +23,7 @@ from mnemobot.memory.model_windows import FILE_NAME, endpoint_key
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
+    context_text,
     overflow,
     reply,
     request_tokens,
@@ -134,7 +135,7 @@ def small_summary_model(request: dict[str, Any]) -> Step:
                 prompt_tokens=prompt,
                 completion_tokens=answer,
             )
-    system = system_text(request)
+    system = context_text(request)
     shown = user_texts(request)[-1]
     if system.startswith("You keep an assistant's long-term memory"):
         facts = re.findall(r"^user: (Fact \d+: [^.]+)\.", shown, re.M)

@@ -14,8 +14,8 @@ import pytest
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    context_text,
     error,
-    system_text,
     user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer, forward_origin_user
@@ -30,7 +30,7 @@ GROUP = -100777
 
 
 def memory_section(request: dict[str, object]) -> str:
-    text = system_text(request)
+    text = context_text(request)
     return text[text.find("# Memory") :] if "# Memory" in text else ""
 
 

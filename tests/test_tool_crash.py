@@ -31,10 +31,10 @@ from mnemobot_tooling.fakes.openai_server import (
     Step,
     gated,
     hang,
-    message_text,
     reply,
     tool_call,
     tool_messages,
+    user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import CONSOLE_CHAT, make_settings, subprocess_env, write_runtime_config
@@ -257,7 +257,7 @@ def test_an_mcp_tool_is_called_once_across_a_kill_even_when_newer_messages_join_
     assert calls_logged(log) == ["send_mail ana@example.com Hi"]
     # The model read the call as done, both messages once, and was not asked to call again.
     last = openai_server.requests[-1]["messages"]
-    users = [message_text(m) for m in last if m["role"] == "user"]
+    users = user_texts(openai_server.requests[-1])
     # The backlog of a sender is one turn: the cut-short turn, now with "thanks!" too.
     assert users == ["mail Ana to say hi\n\nthanks!"], users
     assert [m["content"] for m in last if m["role"] == "tool"] == ["sent to ana@example.com"]

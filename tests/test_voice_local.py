@@ -18,7 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text, user_texts
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    context_text,
+    user_texts,
+)
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
@@ -68,7 +72,7 @@ async def test_a_spoken_fact_is_transcribed_locally_and_found_later(
     telegram.send_text("/new", chat_id=USER)
     telegram.send_text("When is my dentist appointment?", chat_id=USER)
     await telegram.wait_for_messages_async(USER, 3, timeout=30)
-    memory = system_text(openai_server.last_request())
+    memory = context_text(openai_server.last_request())
     assert "dentist appointment is on Thursday" in memory
 
 

@@ -10,6 +10,7 @@ and the CLI (the only importer of this module inside the package) starts it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -17,8 +18,11 @@ from pathlib import Path
 from mnemobot.bot.channels.lanes import LaneConfig
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
+from mnemobot.bot.delivery.turn_board import RedisTurnBoard
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
+from mnemobot.bot.llm.model_gate import ModelGate, TurnBoard, server_slots
 from mnemobot.bot.mcp.access import McpToolAccess, named_users
 from mnemobot.bot.mcp.config import McpConfig
 from mnemobot.bot.mcp.servers import McpServers
@@ -123,6 +127,9 @@ class App:
     clock: Clock = SYSTEM_CLOCK
     maintenance: MaintenanceTimer | None = None
     schedule: ScheduleService | None = None
+    # Asks the model server for its context window (given the model's name) in the
+    # background; None for a model client that cannot ask (a plugin's, a test's).
+    window_probe: Callable[[str], None] | None = None
     _started: bool = field(default=False, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
 
@@ -134,9 +141,9 @@ class App:
         if self._started:
             raise RuntimeError("this App is already started (start_background() runs once)")
         self._started = True
-        if isinstance(self.llm, OpenAIChatModel):
+        if self.window_probe is not None:
             # Known before the first reply where the server says it; never waited for here.
-            self.llm.start_window_probe(self.assistant.model_name(self.runtime.current()))
+            self.window_probe(self.assistant.model_name(self.runtime.current()))
         if self.maintenance is not None:
             self.maintenance.start()
         self.mcp.start()
@@ -171,13 +178,15 @@ def build_app(
     clock: Clock = SYSTEM_CLOCK,
     tasks: TaskStore | None = None,
     erasure_journal: ErasureJournal | None = None,
+    turn_board: TurnBoard | None = None,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
     `shared_workspace`: other processes write the memory files too (replicas); `clock`: the
     time of each turn and of scheduled tasks (a replay, a bench or a test passes its own);
     `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files;
     `erasure_journal`: where /forget_me keeps asks and unfinished erasures (replicas:
-    Redis), else a file of the workspace.
+    Redis), else a file of the workspace; `turn_board`: the turns in flight in every
+    replica (Redis), for background model calls to wait on.
 
     Room by room, each from the ones before it: the workspace, memory and the model
     (`Services`), maintenance, tools, compaction, permissions and the MCP servers, the turn
@@ -186,7 +195,7 @@ def build_app(
     if sessions is None:
         sessions = SessionStore(paths.sessions, clock=clock)
     if llm is None:
-        llm = _chat_model(settings, paths, runtime.current(), clock)
+        llm = _chat_model(settings, paths, runtime, clock, turn_board)
     tools = ToolRegistry()
     services = Services(
         settings=settings,
@@ -206,6 +215,9 @@ def build_app(
     confirmations = Confirmations()
     mcp = _mcp(services, tools, confirmations, permissions)
     assistant = _assistant(services, tools, compactor, mcp.access, large_results, permissions)
+    if isinstance(llm, OpenAIChatModel):
+        # Its turns tell the model client when a reply is in flight (replies first).
+        assistant.gate = llm.gate
     erasure = ScopeErasure(
         paths, services.memory, sessions, runtime.current, journal=erasure_journal
     )
@@ -231,6 +243,7 @@ def build_app(
         clock=clock,
         maintenance=maintenance,
         schedule=schedule,
+        window_probe=llm.start_window_probe if isinstance(llm, OpenAIChatModel) else None,
     )
 
 
@@ -262,8 +275,18 @@ def _memory(
 
 
 def _chat_model(
-    settings: Settings, paths: WorkspacePaths, config: RuntimeConfig, clock: Clock
+    settings: Settings,
+    paths: WorkspacePaths,
+    runtime: RuntimeConfigStore,
+    clock: Clock,
+    turn_board: TurnBoard | None,
 ) -> OpenAIChatModel:
+    config = runtime.current()
+
+    def slots() -> int:
+        # Read at each call: llm.serverSlots may change while the bot runs.
+        return server_slots(runtime.current().llm.server_slots, settings.openai_base_url)
+
     return OpenAIChatModel(
         api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
         base_url=settings.openai_base_url,
@@ -271,6 +294,7 @@ def _chat_model(
         timeout_seconds=config.llm.request_timeout_seconds,
         windows=ModelWindowStore.in_workspace(paths.root, clock=clock),
         vision=ModelVisionStore.in_workspace(paths.root, clock=clock),
+        gate=ModelGate(slots, turn_board),
     )
 
 
@@ -455,7 +479,8 @@ def _commands(
 
 def _maintenance_status(assistant: Assistant, maintenance: MaintenanceTimer) -> StatusProvider:
     def lines(chat: ChatRef) -> list[str]:
-        return maintenance.status_lines(assistant.scope_for(chat, assistant.config()))
+        scope = assistant.scope_for(chat, assistant.config())
+        return maintenance.status_lines(scope, words_for(chat.language))
 
     return lines
 
@@ -469,6 +494,7 @@ def build_replica_app(
     sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas), clock=clock)
     namespace = replicas.coordination.namespace
     tasks = RedisTaskStore(replicas.client, namespace=namespace)
+    board = RedisTurnBoard(replicas.client, namespace=namespace, replica_id=settings.replica_id)
     return build_app(
         settings,
         sessions=sessions,
@@ -476,4 +502,5 @@ def build_replica_app(
         clock=clock,
         tasks=tasks,
         erasure_journal=RedisErasureJournal(replicas.client, namespace=namespace),
+        turn_board=board,
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -89,6 +89,13 @@ class LlmConfig(ConfigSection):
     until the model's server refuses one; then the bot remembers that model takes no
     images (preferences/model-vision.json) and sends the caption with a note instead.
     "on": always (a refusal is an error); "off": never."""
+
+    server_slots: Literal["auto"] | Annotated[int, Field(ge=0, le=10_000)] = "auto"
+    """How many requests the model server works on at once. Replies to users go first:
+    background calls (memory consolidation, image descriptions) wait while a reply is
+    being made, in this process and, with replicas, in any. "auto": 1 for a server on this
+    machine or a private network (llama.cpp, Ollama, LM Studio, vLLM at home), 0 for
+    others (hosted APIs); 0: no limit, nothing waits."""
 
     def chat_model_name(self, bot_model: str) -> str:
         """The model chat requests go to: `model`, or BOT_MODEL (`bot_model`) when null."""
@@ -426,7 +433,8 @@ class MemoryConfig(ConfigSection):
     scope_memory_budget_tokens: int = Field(2000, ge=0)
     """Tokens of the chat's own MEMORY.md in the system prompt."""
     legacy_context_budget_tokens: int = Field(1500, ge=0)
-    """Tokens of recent daily notes in the system prompt."""
+    """Tokens of recent daily notes in front of the newest message (when the MemoryPack
+    is empty)."""
     max_context_share: float = Field(0.2, gt=0, le=0.9)
     """Most share of the context budget (the smaller of compaction.maxContextTokens and
     80% of the model's input limit) that memory takes in a request: the MemoryPack, both

@@ -8,7 +8,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +29,10 @@ class ParsedRuntimeConfig:
     config: RuntimeConfig
     # Dotted camelCase paths of keys the model does not know; they were left out.
     unknown_keys: tuple[str, ...] = ()
+
+
+def _english(message: str, /, **values: object) -> str:
+    return message.format(**values) if values else message
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:
@@ -213,16 +217,27 @@ class RuntimeConfigStore:
         self.from_file = True
         self.error = None
 
-    def describe_state(self) -> str:
-        """One line for `/status`: whose values are in force, and what is wrong with the file."""
+    def describe_state(self, gettext: Callable[..., str] = _english) -> str:
+        """One line for `/status`: whose values are in force, and what is wrong with the file.
+
+        `gettext`: the reader's words for it (the bot's `Words.gettext`); the error itself
+        is in English, as the operator who edits the file reads it in the log.
+        """
         self.current()
-        in_force = f"values of {self.path.name} in force" if self.from_file else "defaults in force"
+        if self.from_file:
+            in_force = gettext("values of {file} in force", file=self.path.name)
+        else:
+            in_force = gettext("defaults in force")
         if self.error:
-            return f"INVALID ({self.error}); {in_force}"
+            return gettext("INVALID ({error}); {in_force}", error=self.error, in_force=in_force)
         if self._stamp is None and not self.from_file:
-            return f"no file at {self.path}; defaults in force"
+            return gettext("no file at {path}; defaults in force", path=self.path)
         if self._stamp is None:
-            return f"{self.path} was deleted; its last values in force"
+            return gettext("{path} was deleted; its last values in force", path=self.path)
         if self.unknown_keys:
-            return f"{in_force}; unknown keys ignored: {', '.join(self.unknown_keys)}"
+            return gettext(
+                "{in_force}; unknown keys ignored: {keys}",
+                in_force=in_force,
+                keys=", ".join(self.unknown_keys),
+            )
         return in_force

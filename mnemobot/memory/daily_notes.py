@@ -174,8 +174,11 @@ def _newest_lines(lines: list[str], budget_tokens: int) -> tuple[list[str], int]
     return kept, used
 
 
-def legacy_context(scope_dir: Path, today: date, recent_days: int, budget_tokens: int) -> str:
-    """`## Long-term Memory`, `## Today's Notes`, `## Recent Context` within the budget.
+def legacy_context(
+    scope_dir: Path, today: date, recent_days: int, budget_tokens: int, *, long_term: bool = True
+) -> str:
+    """`## Long-term Memory` (without `long_term`: left out), `## Today's Notes`,
+    `## Recent Context` within the budget.
 
     Recent Context has a `### YYYY-MM-DD` per day for the `recent_days` days before
     `today`, newest first. Empty sections are left out. When the budget is short, the
@@ -194,16 +197,18 @@ def legacy_context(scope_dir: Path, today: date, recent_days: int, budget_tokens
 
     long_term_heading = "## Long-term Memory"
     long_term_budget = int(budget_tokens * LONG_TERM_SHARE) if has_notes else budget_tokens
-    long_term = inert_markdown(
-        read_memory_file(
-            scope_dir / MEMORY_FILE_NAME,
-            long_term_budget - estimate_tokens(long_term_heading) - 2,
+    long_term_text = ""
+    if long_term:
+        long_term_text = inert_markdown(
+            read_memory_file(
+                scope_dir / MEMORY_FILE_NAME,
+                long_term_budget - estimate_tokens(long_term_heading) - 2,
+            )
         )
-    )
     remaining = budget_tokens
     sections: list[str] = []
-    if long_term:
-        section = f"{long_term_heading}\n{long_term}"
+    if long_term_text:
+        section = f"{long_term_heading}\n{long_term_text}"
         sections.append(section)
         remaining -= estimate_tokens(section) + 1
 

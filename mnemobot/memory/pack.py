@@ -26,8 +26,8 @@ wants to record access does so itself.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, tzinfo
 from typing import Any
 
@@ -35,7 +35,7 @@ from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.bm25 import BM25Index
 from mnemobot.memory.fusion import DenseSearch
 from mnemobot.memory.items import Layer, MemoryItem, MemoryQuery
-from mnemobot.memory.pack_candidates import find_candidates, in_context
+from mnemobot.memory.pack_candidates import Candidates, InContext, find_candidates, in_context
 from mnemobot.memory.pack_render import (
     SECTION_OF_LAYER,
     PackedItem,
@@ -54,6 +54,7 @@ from mnemobot.memory.text_terms import search_terms
 from mnemobot.memory.turn_neighbours import TurnsAround
 
 __all__ = [
+    "CHOICE_REASONS",
     "MIN_ITEM_TOKENS",
     "SECTION_OF_LAYER",
     "MemoryPack",
@@ -65,6 +66,35 @@ __all__ = [
     "render_line",
     "render_pack",
 ]
+
+
+# Why an item was a candidate, as `PackedItem.reasons` names it: its words matched the
+# query's; its meaning was among the nearest (embeddings); it was written on a day the
+# query names; it is a turn next to a matching turn (the question a matching answer
+# replies to); it is one of the newest episodes, taken when nothing else matched.
+CHOICE_REASONS = ("words", "meaning", "date", "neighbour", "recent")
+
+
+def choice_reasons(
+    item: MemoryItem,
+    found: Candidates,
+    context: InContext,
+    date_ranges: Sequence[tuple[float, float]],
+    by_meaning: frozenset[str],
+) -> tuple[str, ...]:
+    """The `CHOICE_REASONS` that made `item` a candidate, in that order."""
+    reasons = []
+    if item.id in found.hits:
+        reasons.append("words")
+    if item.id in by_meaning:
+        reasons.append("meaning")
+    if any(start <= item.created_at < end for start, end in date_ranges):
+        reasons.append("date")
+    if context.lent.get(item.id, 0.0) > 0:
+        reasons.append("neighbour")
+    if item.id in found.unmatched_recent:
+        reasons.append("recent")
+    return tuple(reasons)
 
 
 @dataclass(slots=True)
@@ -148,6 +178,7 @@ class MemoryPack:
                     "section": packed.section.value,
                     "score": round(packed.score, 6),
                     "tokens": packed.tokens,
+                    "reasons": list(packed.reasons),
                     "references": list(packed.item.references),
                     "title": packed.item.title,
                     "content": packed.item.content,
@@ -189,7 +220,15 @@ def build_pack(
     selection = select_items(scored.ranked, context.window_of, query, ranking, tz)
     if ranking.fill_budget_past_top_k:
         fill_past_top_k(selection, scored.ranked, query, ranking, tz)
-    rendered = render_pack(selection.chosen)
+    by_meaning = frozenset(found.dense_hits)
+    chosen = [
+        replace(
+            packed,
+            reasons=choice_reasons(packed.item, found, context, query.date_ranges, by_meaning),
+        )
+        for packed in selection.chosen
+    ]
+    rendered = render_pack(chosen)
     candidates_per_layer = {
         layer: count + context.per_layer_change.get(layer, 0)
         for layer, count in found.per_layer.items()
@@ -215,4 +254,4 @@ def build_pack(
         meaning="used" if dense is not None else "off",
         meaning_candidates=found.by_meaning_only,
     )
-    return MemoryPack(items=selection.chosen, diagnostics=diagnostics, rendered=rendered)
+    return MemoryPack(items=chosen, diagnostics=diagnostics, rendered=rendered)

@@ -39,6 +39,9 @@ class PackedItem:
     line: str
     # BM25 relevance within the query's hits, 0..1; 0 for a recent-context item.
     relevance: float = 0.0
+    # Why it was a candidate (`pack.CHOICE_REASONS`): "words", "meaning", "date",
+    # "neighbour", "recent"; for a person asking why the bot brought it up.
+    reasons: tuple[str, ...] = ()
 
 
 def _day(ts: float, tz: tzinfo) -> str:

@@ -1112,12 +1112,16 @@ class MemoryService:
     def operator_memory_text(self, budget_tokens: int) -> str:
         return read_memory_file(self.workspace / "memory" / "MEMORY.md", budget_tokens)
 
-    def legacy_context_text(self, scope: str, now: datetime, config: MemoryConfig) -> str:
+    def legacy_context_text(
+        self, scope: str, now: datetime, config: MemoryConfig, *, long_term: bool = True
+    ) -> str:
+        """The recent daily notes; with `long_term`, MEMORY.md above them."""
         text = legacy_context(
             self.paths(scope).directory,
             now.date(),
             config.recent_days,
             config.legacy_context_budget_tokens,
+            long_term=long_term,
         )
         return self.forgotten_texts(scope).keep_lines(text)
 

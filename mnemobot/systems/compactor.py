@@ -300,11 +300,12 @@ class Compactor:
                 max_output_tokens=settings.summary_max_output_tokens,
                 timeout_seconds=settings.summary_timeout_seconds,
                 resend=False,
+                # Its own limit, from when it is sent: not shared with the flush queued
+                # behind it on a one-slot server.
+                deadline_seconds=settings.summary_timeout_seconds + 1,
             )
             try:
-                response = await asyncio.wait_for(
-                    self.llm.complete(request), timeout=settings.summary_timeout_seconds + 1
-                )
+                response = await self.llm.complete(request)
             except LLMError as error:
                 if _too_long(error) and shrink > SHRINK_AFTER_OVERFLOW**MAX_SHRINKS:
                     shrink *= SHRINK_AFTER_OVERFLOW
@@ -373,11 +374,10 @@ class Compactor:
                     max_output_tokens=settings.summary_max_output_tokens,
                     timeout_seconds=settings.summary_timeout_seconds,
                     resend=False,
+                    deadline_seconds=settings.summary_timeout_seconds + 1,
                 )
                 try:
-                    response = await asyncio.wait_for(
-                        self.llm.complete(request), timeout=settings.summary_timeout_seconds + 1
-                    )
+                    response = await self.llm.complete(request)
                 except LLMError as error:
                     if _too_long(error) and shrink > SHRINK_AFTER_OVERFLOW**MAX_SHRINKS:
                         shrink *= SHRINK_AFTER_OVERFLOW

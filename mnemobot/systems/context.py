@@ -62,7 +62,12 @@ class TurnContext:
     message_refs: list[str] = field(default_factory=list)
     # Images for the model, and the forwarded messages and documents memory keeps apart.
     media: TurnMedia = NO_MEDIA
+    # What changes rarely (instructions, the day, MEMORY.md): the beginning of every
+    # request of the chat, so the model server can reuse its work on it.
     system_prompt: str = ""
+    # What goes with the newest user message only, in this turn's requests (the exact time,
+    # what memory recalled for it): framed as data in front of its text, never stored.
+    newest_message_context: list[str] = field(default_factory=list)
     memory_pack: MemoryPack | None = None
     # When the turn happened, in epoch seconds, for the memory it leaves; None means the
     # moment it is written. Set by a caller replaying a past conversation (an import, an eval).

@@ -1,13 +1,17 @@
-"""ContextBuilding (order 20): the system prompt of the turn, every part within its budget.
+"""ContextBuilding (order 20): the prompt of the turn, every part within its budget.
 
-Parts, in order: the bot's instructions (with guidance on the memory tool, in a turn that
-offers it), the current time, the operator's `memory/MEMORY.md`, the chat's own
-`MEMORY.md`, and the MemoryPack for the user's message; the legacy daily-notes context
-when the pack is empty.
+The system prompt holds what changes rarely, so every request of a chat begins the same
+and the model server can reuse its work on that beginning: the bot's instructions (with
+guidance on the memory tool, in a turn that offers it), today's date, the operator's
+`memory/MEMORY.md` and the chat's own `MEMORY.md` (they change the prompt once, when their
+file changes). What
+changes every turn goes with the newest message (`ctx.newest_message_context`, see
+`newest_context`): the exact time, and the MemoryPack for the user's message (the legacy
+daily-notes context when the pack is empty).
 
 Memory earns its tokens: the pack leaves out episodes of the messages the request sends
 anyway (the session's current window), and small talk ("hi", "thanks", "ok", an emoji:
-no content words) gets no memory at all, neither pack nor daily notes.
+no content words) gets no recall at all, neither pack nor daily notes.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from mnemobot.memory.scripts import CJK_CHAR
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.tokens import cut_to_tokens, estimate_tokens
 from mnemobot.systems.context import TurnContext
+from mnemobot.systems.newest_context import context_block
 
 log = logging.getLogger(__name__)
 
@@ -138,10 +143,10 @@ def scaled_memory_config(config: MemoryConfig, scale: float) -> MemoryConfig:
 def within_allowance(
     config: MemoryConfig, allowance: int, scope_memory_tokens: int
 ) -> MemoryConfig:
-    """`config` with the pack's budgets cut to what the chat's MEMORY.md leaves of
-    `allowance`, and the daily notes' (which show MEMORY.md themselves) to `allowance`."""
+    """`config` with the pack's and the daily notes' budgets cut to what the chat's
+    MEMORY.md leaves of `allowance`."""
     pack_max = max(0, min(config.max_prompt_budget_tokens, allowance - scope_memory_tokens))
-    legacy = min(config.legacy_context_budget_tokens, allowance)
+    legacy = max(0, min(config.legacy_context_budget_tokens, allowance - scope_memory_tokens))
     if (
         pack_max == config.max_prompt_budget_tokens
         and legacy == config.legacy_context_budget_tokens
@@ -201,7 +206,8 @@ class ContextBuilding:
         memory_scale: float = 1.0,
         query_vector: QueryVector | None = None,
     ) -> None:
-        """Set ctx.system_prompt; `memory_scale` < 1 shrinks every memory budget (overflow).
+        """Set ctx.system_prompt and ctx.newest_message_context; `memory_scale` < 1 shrinks
+        every memory budget (overflow).
 
         Blocking (files, the pack): from the event loop, await `build_async` instead.
         """
@@ -217,7 +223,11 @@ class ContextBuilding:
         if config.assistant.instructions:
             budget = config.assistant.instructions_budget_tokens
             parts.append(_cut_to_budget(config.assistant.instructions, budget))
-        parts.append(f"Current date and time: {ctx.now.strftime('%A, %Y-%m-%d %H:%M %Z')}.")
+        # The day only: the minute would make every request begin anew.
+        parts.append(f"Today is {ctx.now.strftime('%A, %Y-%m-%d')} ({_zone_name(ctx.now)}).")
+        ctx.newest_message_context = [
+            f"Current date and time: {ctx.now.strftime('%A, %Y-%m-%d %H:%M %Z')}."
+        ]
         # Until the memory parts are in, the prompt is usable on its own.
         ctx.system_prompt = "\n\n".join(parts)
         memory_config = scaled_memory_config(config.memory, memory_scale)
@@ -233,33 +243,45 @@ class ContextBuilding:
                 parts.append(f"# Operator notes\n{operator.strip()}")
                 allowance -= estimate_tokens(parts[-1])
             if memory_config.enabled:
-                parts += self._memory_parts(
-                    ctx, self.memory, memory_config, max(0, allowance), query_vector
+                scope_part = self._scope_memory_part(ctx, self.memory, memory_config, allowance)
+                parts.append(scope_part)
+                ctx.newest_message_context += self._recall_parts(
+                    ctx,
+                    self.memory,
+                    within_allowance(memory_config, max(0, allowance), estimate_tokens(scope_part)),
+                    query_vector,
                 )
         ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
-        ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(ctx.system_prompt)
+        ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(
+            ctx.system_prompt
+        ) + estimate_tokens(context_block(ctx.newest_message_context))
 
-    def _memory_parts(
+    @staticmethod
+    def _scope_memory_part(
+        ctx: TurnContext, memory: MemoryService, config: MemoryConfig, allowance: int
+    ) -> str:
+        """The chat's MEMORY.md, at most half of `allowance`: on every turn, small talk
+        too, so the prompt changes only when the file does."""
+        scope_memory = memory.scope_memory_text(
+            ctx.scope, min(config.scope_memory_budget_tokens, max(0, allowance) // 2)
+        ).strip()
+        # Written from what users said: its headings are not the prompt's.
+        scope_memory = inert_markdown(scope_memory)
+        return f"# Long-term memory of this chat\n{scope_memory}" if scope_memory else ""
+
+    def _recall_parts(
         self,
         ctx: TurnContext,
         memory: MemoryService,
         config: MemoryConfig,
-        allowance: int,
         query_vector: QueryVector | None,
     ) -> list[str]:
-        """The chat's MEMORY.md and the pack, or the daily notes, within `allowance` tokens:
-        MEMORY.md takes at most half of it, the pack what MEMORY.md leaves."""
+        """The pack for the newest message, or the daily notes, within the budgets `config`
+        has left after MEMORY.md."""
         parts: list[str] = []
         if not wants_memory(ctx.user_text):
             ctx.memory_pack = empty_pack(config)
             return parts
-        scope_memory = memory.scope_memory_text(
-            ctx.scope, min(config.scope_memory_budget_tokens, allowance // 2)
-        ).strip()
-        # Written from what users said: its headings are not the prompt's.
-        scope_memory = inert_markdown(scope_memory)
-        scope_part = f"# Long-term memory of this chat\n{scope_memory}" if scope_memory else ""
-        config = within_allowance(config, allowance, estimate_tokens(scope_part))
         overlap = RequestOverlap.of_messages(ctx.session.messages)
         pack = pack_for_turn(
             memory,
@@ -272,12 +294,11 @@ class ContextBuilding:
         )
         use_legacy = pack.is_empty and config.legacy_daily_notes_enabled
         if not use_legacy:
-            if scope_part:
-                parts.append(scope_part)
             parts.append(pack.rendered)
         else:
+            # MEMORY.md is in the system prompt already: the notes only.
             legacy = overlap.without_carried_notes(
-                memory.legacy_context_text(ctx.scope, ctx.now, config)
+                memory.legacy_context_text(ctx.scope, ctx.now, config, long_term=False)
             )
             if legacy.strip():
                 parts.append(f"# Memory\n{legacy.strip()}")
@@ -285,3 +306,7 @@ class ContextBuilding:
         ctx.memory_pack = pack
         log.debug("memory pack for %s: %s", ctx.chat.key, pack.diagnostics.to_json_dict())
         return parts
+
+
+def _zone_name(now: datetime) -> str:
+    return now.strftime("%Z") or "local time"

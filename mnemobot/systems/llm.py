@@ -117,6 +117,10 @@ class ChatRequest:
     # answer never fills what may be its whole window. Background work (a rewrite of
     # MEMORY.md) keeps its size.
     reply: bool = False
+    # A limit on the whole call, retries included, counted from when it is sent: a call
+    # waiting for a busy model server's slot (replies go first) is not yet late. Past it
+    # the call fails with LLMFailureKind.TIMEOUT. None: `timeout_seconds` per attempt only.
+    deadline_seconds: float | None = None
 
 
 @dataclass(slots=True)
@@ -128,6 +132,9 @@ class ChatResponse:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # Of `prompt_tokens`, those the server took from its cache of earlier requests' work
+    # (the beginning they share); None when the server does not say.
+    cached_prompt_tokens: int | None = None
     # The request's images were replaced by a note: the model does not take images.
     images_dropped: bool = False
 
@@ -136,7 +143,8 @@ class ChatModel(Protocol):
     """A chat-completion model (`Services.llm`): the bot's is any OpenAI-compatible server."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Run one chat completion; raise LLMError on any failure."""
+        """Run one chat completion; raise LLMError on any failure (TIMEOUT past the
+        request's `deadline_seconds`)."""
         ...
 
     async def close(self) -> None:

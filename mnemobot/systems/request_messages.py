@@ -109,7 +109,7 @@ def model_messages(
             content = str(item.get("content") or "")
             if len(content) > 200:
                 item["content"] = tool_result_stub(content)
-        out.append(item)
+        _append_alternating(out, item)
         # A turn stopped mid-tool-run leaves calls without results; the API rejects that
         # history, so the model is told they were not run. Results are matched among the
         # tool messages right after the call: some servers reuse ids across turns.
@@ -124,6 +124,28 @@ def model_messages(
                     }
                 )
     return out
+
+
+# What stands before a conversation whose first message left is the assistant's (a
+# compaction kept the tail from an answer on): strict templates begin with a user turn.
+EARLIER_TURNS_NOTE = "[Earlier messages of this conversation are not shown here.]"
+# What stands between a user message that got no answer (the model failed) and the next.
+NO_ANSWER_NOTE = "[No answer was given to this message.]"
+
+
+def _append_alternating(out: list[dict[str, Any]], item: dict[str, Any]) -> None:
+    """Append `item` so that user and assistant turns alternate, as the strictest chat
+    templates of local servers require (Gemma's, Mistral's): a user message right after
+    another (a turn that failed) gets a note that it had no answer between them, and a
+    conversation does not open with the assistant. The same history always gives the same
+    messages, so requests stay each other's beginnings."""
+    role = item.get("role")
+    previous = out[-1].get("role") if out else None
+    if role == "user" and previous == "user":
+        out.append({"role": "assistant", "content": NO_ANSWER_NOTE})
+    if role == "assistant" and previous in (None, "system"):
+        out.append({"role": "user", "content": EARLIER_TURNS_NOTE})
+    out.append(item)
 
 
 def with_speaker(content: object, speaker: str) -> object:

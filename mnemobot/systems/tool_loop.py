@@ -22,6 +22,8 @@ from mnemobot.systems.model_output import (
     unique_call_ids,
     without_control_characters,
 )
+from mnemobot.systems.newest_context import context_block, with_newest_context
+from mnemobot.systems.prompt_usage import count_input
 from mnemobot.systems.reply_stream import ReplyStream, joined_reply, stopped_reply
 from mnemobot.systems.request_messages import (
     is_cut,
@@ -143,6 +145,7 @@ class ToolLoop:
             try:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
+                count_input(ctx.session.metadata, response)
             except LLMError as error:
                 shrinks = await self._recovered(
                     ctx, error, overflow_rounds, message_shrinks, request
@@ -181,6 +184,9 @@ class ToolLoop:
             # Several people write in a group: the model must know who asks what.
             speakers=ctx.chat.is_group,
         )
+        # The time and the recall for the newest message go with it, on every call of
+        # the turn; the requests of the next turns begin with this one, without them.
+        messages = with_newest_context(messages, context_block(ctx.newest_message_context))
         return ChatRequest(
             # This turn's images go with its message on every call of the turn.
             messages=with_images(with_turn_notes(messages, ctx.turn_notes), ctx.media.images),

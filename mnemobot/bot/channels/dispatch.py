@@ -20,6 +20,7 @@ from typing import Any
 
 from mnemobot.bot.channels.base import Channel, ChannelReplyStream
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
+from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
@@ -37,9 +38,9 @@ LANE_COMMANDS = frozenset({"new", "compact", "export", "forget_me"})
 SLOW_COMMANDS = frozenset({"compact"})
 # How long shutdown waits for answers still being sent once the turns are over.
 SEND_DRAIN_SECONDS = 5.0
-COMMAND_FAILED_TEXT = "Sorry, that command failed; the bot's log says why."
+COMMAND_FAILED_TEXT = N_("Sorry, that command failed; the bot's log says why.")
 # A channel with a durable inbox answers a message it could not store once it can.
-STORAGE_WAIT_TEXT = (
+STORAGE_WAIT_TEXT = N_(
     "I could not save your message yet (the bot's storage is failing right now). I will "
     "answer it as soon as I can; there is no need to send it again."
 )
@@ -222,10 +223,10 @@ class ChatDispatcher:
         except OSError as exc:
             # The disk, not the code: no traceback.
             log.warning("/%s in %s failed on storage (%s)", job.command.name, job.chat.key, exc)
-            return CommandReply(STORAGE_FAILED_TEXT)
+            return CommandReply(words_for(job.chat.language).gettext(STORAGE_FAILED_TEXT))
         except Exception:
             log.exception("/%s failed in %s", job.command.name, job.chat.key)
-            return CommandReply(COMMAND_FAILED_TEXT)
+            return CommandReply(words_for(job.chat.language).gettext(COMMAND_FAILED_TEXT))
 
     async def _send_command_reply(self, job: LaneJob, reply: CommandReply) -> None:
         if reply.attachment is not None:
@@ -243,13 +244,21 @@ class ChatDispatcher:
     def status_lines(self, chat: ChatRef) -> list[str]:
         """What `/status` in `chat` adds for this channel: its lane, then the channel's own."""
         config = self.config()
-        running = "a reply is running" if self.lanes.is_running(chat.key) else "idle"
-        waiting = self.lanes.waiting(chat.key)
-        return [
-            f"Queue: {running}, {waiting} waiting "
-            f"(mode {config.queue_mode}, cap {config.queue_cap})",
-            *self.channel.status_lines(chat),
-        ]
+        words = words_for(chat.language)
+        values = {
+            "waiting": words.number(self.lanes.waiting(chat.key)),
+            "mode": config.queue_mode,
+            "cap": words.number(config.queue_cap),
+        }
+        if self.lanes.is_running(chat.key):
+            queue = words.gettext(
+                "Queue: a reply is running, {waiting} waiting (mode {mode}, cap {cap})", **values
+            )
+        else:
+            queue = words.gettext(
+                "Queue: idle, {waiting} waiting (mode {mode}, cap {cap})", **values
+            )
+        return [queue, *self.channel.status_lines(chat)]
 
     # -- turns -----------------------------------------------------------------------------------
 
@@ -302,7 +311,7 @@ class ChatDispatcher:
             await self._send_command_reply(job, await self._command_reply(job, self.stop))
             return
         # Progress notes are not answers: they quote nothing.
-        progress_job = replace(job, reply_to_message_id=None)
+        progress_job = replace(job, reply_to_message_id=None, progress=True)
 
         async def progress(text: str) -> None:
             await self.channel.send_text(progress_job, text)
@@ -369,7 +378,7 @@ class ChatDispatcher:
         """The message could not be stored (a full or read-only disk): say so once, then try
         again with growing pauses until it can be, and answer it then. The chat's later
         messages wait behind it; /stop drops it, a shutdown leaves it in the inbox."""
-        await progress(STORAGE_WAIT_TEXT)
+        await progress(words_for(job.chat.language).gettext(STORAGE_WAIT_TEXT))
         pause = STORAGE_RETRY_FIRST_SECONDS
         while True:
             await asyncio.sleep(pause)

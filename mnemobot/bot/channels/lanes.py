@@ -81,6 +81,9 @@ class LaneJob:
     edit_of: str | None = None
     # A scheduled task's occurrence, waiting its turn like a message; never merged.
     firing: Firing | None = None
+    # Stands for the job while its turn runs, to tell how it goes (a tool's status line):
+    # what is sent for it is not the job's answer, so it goes out at once.
+    progress: bool = False
 
 
 def firing_job(firing: Firing, *, receipt: str | None = None) -> LaneJob:

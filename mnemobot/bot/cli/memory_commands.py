@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import logging
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,7 @@ import orjson
 from filelock import FileLock, Timeout
 
 from mnemobot.bot.app import open_runtime_config
-from mnemobot.bot.cli.memory_scope import (
-    open_chat_memory,
-    scopes_with_memory,
-    unknown_scope_line,
-)
+from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
 from mnemobot.bot.cli.startup import fail, settings_or_exit
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
@@ -40,6 +35,7 @@ from mnemobot.memory.pack import MemoryPack
 from mnemobot.memory.scope_paths import ScopePaths
 from mnemobot.memory.service import MemoryService
 from mnemobot.memory.session import AgentSession, SessionStore
+from mnemobot.memory.workspace_scopes import chat_summary, scopes_with_memory
 from mnemobot.systems.context import ChatRef, TurnContext
 from mnemobot.systems.context_building import ContextBuilding, pack_for_turn, wants_memory
 
@@ -216,18 +212,6 @@ def stats_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def last_activity(paths: WorkspacePaths, scope: str) -> float | None:
-    """When anything of the scope was last written: its memory files or its chats' sessions."""
-    times = [p.stat().st_mtime for p in (paths.memory / scope).rglob("*") if p.is_file()]
-    if paths.sessions.is_dir():
-        times += [
-            p.stat().st_mtime
-            for p in paths.sessions.iterdir()
-            if p.name.startswith(scope) and p.name.endswith(".json")
-        ]
-    return max(times, default=None)
-
-
 def chats_command(args: argparse.Namespace) -> int:
     """`memory chats`: every chat with memory, its counts and when it was last active."""
     settings = settings_or_exit()
@@ -241,20 +225,7 @@ def chats_command(args: argparse.Namespace) -> int:
             stats = memory.stats(scope)
         finally:
             memory.close()
-        directory = paths.memory / scope
-        at = last_activity(paths, scope)
-        rows.append(
-            {
-                "chat": scope,
-                "items": stats.items,
-                "perLayer": stats.per_layer,
-                "dailyNotes": len(list(directory.glob("????-??-??.md"))),
-                "memoryMd": (directory / "MEMORY.md").is_file(),
-                "lastActivity": (
-                    time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(at)) if at else None
-                ),
-            }
-        )
+        rows.append(chat_summary(paths, scope, stats).to_json())
     if args.json:
         _print_json(rows)
         return 0

@@ -10,15 +10,30 @@ a message whose ref the scope already holds (in an item, or in `imported-message
 the list of every ref imported, small talk included) is skipped. An import stopped half
 way leaves whole messages only (each write is whole lines), and the same command run
 again finishes it.
+
+`--assistant NAME`: the chat was with an assistant (a bot) whose messages carry NAME in
+the export. Its messages are then kept as the bot keeps its own replies: each shares one
+turn with the message it answers (the one right before it), cut to
+`extraction.turnAssistantChars` in the item like a live reply, the turn's refs naming
+both; an assistant message that answers nothing (two in a row, or the first of the chat)
+is a turn of the reply alone. Without it every author's message is a turn of its own,
+kept whole: an assistant's long replies would then crowd out what the person said.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 
-from mnemobot.bot.channels.telegram.export_file import ChatExport, ExportError, read_export
+from mnemobot.bot.channels.telegram.export_file import (
+    ChatExport,
+    ExportedMessage,
+    ExportError,
+    read_export,
+)
 from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.progress import terminal_progress
 from mnemobot.bot.cli.startup import fail
@@ -49,8 +64,17 @@ def import_command(args: argparse.Namespace) -> int:
     except ExportError as exc:
         return fail(str(exc))
     scope = args.chat
+    assistant = getattr(args, "assistant", None)
+    if assistant is not None and not any(m.author == assistant for m in export.messages):
+        memory.close()
+        authors = ", ".join(sorted({m.author for m in export.messages})) or "none"
+        return fail(
+            f"--assistant: no message of {args.file} is from {assistant!r}; its authors: {authors}"
+        )
     try:
-        imported, already = write_export(memory, scope, export, config=config.memory, tz=tz)
+        imported, already = write_export(
+            memory, scope, export, config=config.memory, tz=tz, assistant=assistant
+        )
     finally:
         memory.close()
     print(
@@ -60,8 +84,53 @@ def import_command(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass(frozen=True, slots=True)
+class ImportedTurn:
+    """What one `record_turn` of the import writes."""
+
+    # Who said `text`; None for a reply alone.
+    author: str | None
+    text: str
+    reply: str
+    at: float
+    refs: list[str]
+
+
+def export_turns(
+    messages: Sequence[ExportedMessage], assistant: str | None = None
+) -> Iterator[ImportedTurn]:
+    """The messages as turns: each alone, or with `assistant`, its messages as the replies
+    of the messages they answer (see the module docstring)."""
+    waiting: ExportedMessage | None = None
+    for message in messages:
+        if assistant is None or message.author != assistant:
+            if waiting is not None:
+                yield _alone(waiting)
+            waiting = message
+            continue
+        if waiting is None:
+            yield ImportedTurn(None, "", message.text, message.at, [message.ref])
+        else:
+            yield ImportedTurn(
+                waiting.author, waiting.text, message.text, waiting.at, [waiting.ref, message.ref]
+            )
+            waiting = None
+    if waiting is not None:
+        yield _alone(waiting)
+
+
+def _alone(message: ExportedMessage) -> ImportedTurn:
+    return ImportedTurn(message.author, message.text, "", message.at, [message.ref])
+
+
 def write_export(
-    memory: MemoryService, scope: str, export: ChatExport, *, config: MemoryConfig, tz: tzinfo
+    memory: MemoryService,
+    scope: str,
+    export: ChatExport,
+    *,
+    config: MemoryConfig,
+    tz: tzinfo,
+    assistant: str | None = None,
 ) -> tuple[int, int]:
     """Write the export's new messages; (imported, already there)."""
     known = known_refs(memory, scope)
@@ -70,21 +139,21 @@ def write_export(
     listed.parent.mkdir(parents=True, exist_ok=True)
     bar = terminal_progress(len(todo))
     try:
-        for message in todo:
+        for turn in export_turns(todo, assistant):
             memory.record_turn(
                 scope=scope,
-                user_text=message.text,
-                assistant_text="",
-                at=message.at,
+                user_text=turn.text,
+                assistant_text=turn.reply,
+                at=turn.at,
                 config=config,
                 tz=tz,
-                message_refs=[message.ref],
-                speaker=message.author,
+                message_refs=turn.refs,
+                speaker=turn.author,
                 chat_key=scope,
             )
-            append_bytes(listed, f"{message.ref}\n".encode())
+            append_bytes(listed, "".join(f"{ref}\n" for ref in turn.refs).encode())
             if bar is not None:
-                bar.advance(label=message.author)
+                bar.advance(len(turn.refs), label=turn.author or assistant or "")
     finally:
         if bar is not None:
             bar.close()

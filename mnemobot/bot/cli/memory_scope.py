@@ -19,25 +19,10 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.scope_paths import scope_under, validate_scope_key
 from mnemobot.memory.service import MemoryService
+from mnemobot.memory.workspace_scopes import scopes_with_memory
 
 # How many existing scopes an unknown chat key's error names.
 SUGGESTED_SCOPES = 5
-
-
-def scopes_with_memory(workspace: Path) -> list[str]:
-    """Every scope that has a memory directory, in name order."""
-    root = WorkspacePaths(workspace).memory
-    if not root.is_dir():
-        return []
-    found = []
-    for path in sorted(root.iterdir()):
-        if not path.is_dir():
-            continue
-        try:
-            found.append(validate_scope_key(path.name))
-        except ValueError:
-            continue  # not a scope directory of ours (hand-made): leave it alone
-    return found
 
 
 def has_traces(paths: WorkspacePaths, scope: str) -> bool:

@@ -20,6 +20,9 @@ from mnemobot.config.settings import Settings
 
 CLI = "mnemobot.bot.cli"
 DEFAULT_MODEL = str(Settings.model_fields["bot_model"].default)
+# The memory page's defaults (`mnemobot web`, `run --web`): this machine only.
+WEB_HOST = "127.0.0.1"
+WEB_PORT = 8765
 ENV_FILE_HELP = (
     "read settings from this file only (like MNEMOBOT_ENV_FILE); default: ./.env over "
     "~/.mnemobot/.env"
@@ -87,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_memory(sub)
     _add_config(sub)
     _add_run(sub)
+    _add_web(sub)
     for name, description in tool_commands.TOOL_COMMANDS.items():
         # Their own arguments are the tool's to parse.
         tool = sub.add_parser(name, help=description, add_help=False)
@@ -132,7 +136,56 @@ def _add_run(sub: Any) -> None:
         help="receive updates on BOT_WEBHOOK_URL (listening on BOT_WEBHOOK_LISTEN, checking "
         "BOT_WEBHOOK_SECRET) instead of polling",
     )
+    run.add_argument(
+        "--web",
+        nargs="?",
+        type=port_number,
+        const=WEB_PORT,
+        metavar="PORT",
+        help=f"serve the memory page too, from the bot itself (port {WEB_PORT} unless given; "
+        "see `mnemobot web`)",
+    )
+    run.add_argument(
+        "--web-host",
+        default=WEB_HOST,
+        metavar="HOST",
+        help=f"where --web listens (default {WEB_HOST}: this machine only)",
+    )
     run.set_defaults(handler=f"{CLI}.run:run_command")
+
+
+def port_number(text: str) -> int:
+    """argparse type of a port: 1-65535 (0: any free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
+
+
+def _add_web(sub: Any) -> None:
+    web = sub.add_parser(
+        "web",
+        help="a local web page to browse, question and correct each chat's memory",
+        description=(
+            "A local web page over the workspace's memory: chats, facts and their history, "
+            "items, daily notes, MEMORY.md versions, scheduled tasks, what the bot would "
+            "recall for a message; forget an item or restore MEMORY.md. Every request needs "
+            "the access token printed at start (or MNEMOBOT_WEB_TOKEN / MNEMOBOT_WEB_TOKENS)."
+        ),
+    )
+    web.add_argument(
+        "--host", default=WEB_HOST, help=f"where to listen (default {WEB_HOST}: this machine)"
+    )
+    web.add_argument(
+        "--port", type=port_number, default=WEB_PORT, help=f"default {WEB_PORT}; 0: any free one"
+    )
+    web.add_argument(
+        "--read-only", action="store_true", help="browse only: no forgetting, no restoring"
+    )
+    web.set_defaults(handler=f"{CLI}.web:web_command")
 
 
 def _add_config(sub: Any) -> None:
@@ -202,6 +255,13 @@ def _add_memory(sub: Any) -> None:
     )
     imported.add_argument("file", help="the export's result.json (Export chat history, JSON)")
     imported.add_argument("--chat", required=True, help="scope key, e.g. telegram:12345")
+    imported.add_argument(
+        "--assistant",
+        default=None,
+        metavar="NAME",
+        help="the chat was with an assistant whose messages are from NAME: keep each of them "
+        "as the reply of the message it answers, as the bot keeps its own turns",
+    )
     imported.set_defaults(handler=f"{CLI}.memory_import:import_command")
     export = add(
         "export",

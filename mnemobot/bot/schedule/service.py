@@ -7,16 +7,19 @@ jobs in their lanes to `runner`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.schedule.reminders import RemindersCommand
 from mnemobot.bot.schedule.scheduler import Scheduler
 from mnemobot.bot.schedule.store import FileTaskStore, TaskStore, Waiting
 from mnemobot.bot.schedule.timing import format_when
 from mnemobot.bot.schedule.tool import ScheduleTool
+from mnemobot.bot.schedule.wording import local_when, locale_for
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.erasure import EraseStep, ErasureTarget
@@ -35,15 +38,20 @@ def schedule_folder(workspace: Path) -> Path:
     return workspace / SCHEDULE_DIR_NAME
 
 
-def waiting_line(waiting: Waiting, now: float) -> str:
+def waiting_line(waiting: Waiting, now: float, language: str | None = None) -> str:
     """ "Scheduled: 3 waiting, next Thursday 27 November, 09:00 (Europe/Berlin)"."""
+    words = words_for(language)
     if not waiting.count or waiting.soonest is None or waiting.soonest.next_due is None:
-        return "Scheduled: nothing waiting"
+        return words.gettext("Scheduled: nothing waiting")
     soonest = waiting.soonest
     assert soonest.next_due is not None
-    return (
-        f"Scheduled: {waiting.count} waiting, next "
-        f"{format_when(soonest.next_due, soonest.zone, now)}"
+    locale = locale_for(language)
+    if locale is None:
+        when = format_when(soonest.next_due, soonest.zone, now)
+    else:
+        when = local_when(soonest.next_due, soonest.zone, now, locale)
+    return words.gettext(
+        "Scheduled: {count} waiting, next {when}", count=words.number(waiting.count), when=when
     )
 
 
@@ -58,7 +66,8 @@ class ScheduleService:
 
     async def status_lines(self, chat: ChatRef) -> list[str]:
         waiting = await self.store.waiting(lambda key: key == chat.key)
-        return [waiting_line(waiting, self.clock())]
+        # Babel loads a language's dates on first use: not on the event loop.
+        return [await asyncio.to_thread(waiting_line, waiting, self.clock(), chat.language)]
 
     async def erase(self, target: ErasureTarget) -> list[str]:
         """Erasure step: the scheduled tasks of every chat of the scope."""

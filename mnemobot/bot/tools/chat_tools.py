@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.tools.offer import ToolOffer, first_sentence
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.config.runtime import RuntimeConfig
@@ -86,7 +87,18 @@ class ChatTools:
 
     async def status_lines(self, chat: ChatRef) -> list[str]:
         """`Tools: 12 of 304 offered; MCP server big: 296 of 300 left out (…)`."""
-        return [f"Tools: {(await self.offer(chat)).offer.summary()}"]
+        words = words_for(chat.language)
+        offer = (await self.offer(chat)).offer
+        if offer.trimmed:
+            # What was left out and why, as the operator who tunes it reads it in the log.
+            return [words.gettext("Tools: {summary}", summary=offer.summary())]
+        return [
+            words.gettext(
+                "Tools: {count} of {available} offered",
+                count=words.number(len(offer.names)),
+                available=words.number(offer.available),
+            )
+        ]
 
     async def missing_text(self, chat: ChatRef, name: str, what: str) -> str | None:
         """Why the model goes without the tool `name` in this chat and what would bring it

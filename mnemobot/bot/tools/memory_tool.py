@@ -109,6 +109,22 @@ def _removed_line(item: MemoryItem) -> str:
     return f"- [{item.layer.value.lower()}/{item.type.value.lower()}] {item.title}"
 
 
+def forget_receipt(items: list[MemoryItem], lines: int) -> str:
+    """What was forgotten, and where it goes from: the memory tool's answer, and what the
+    web page shows after a forget."""
+    parts = [f"forgotten {len(items)} items"]
+    if lines:
+        parts.append(f"{lines} lines of MEMORY.md and the daily notes")
+    listed = "\n".join(_removed_line(item) for item in items[:FORGET_LISTED])
+    more = f"\n- ... and {len(items) - FORGET_LISTED} more" if len(items) > FORGET_LISTED else ""
+    return (
+        " and ".join(parts)
+        + ". Hidden now and taken out of this conversation; erased from every file "
+        "(notes, MEMORY.md, sessions, logs) by the next memory maintenance. Removed:\n"
+        + (listed + more if listed else "(memory-file lines only)")
+    )
+
+
 class MemoryTool:
     def __init__(
         self,
@@ -209,7 +225,7 @@ class MemoryTool:
             work = partial(self.memory.forget_items, ctx.scope, item_id)
             gone = await self.memory.offload_write(ctx.scope, work)
             await self._forgotten(ctx)
-            return self._removed(gone, 0)
+            return forget_receipt(gone, 0)
         at = self._turn_time(ctx)
         if operation == "promote":
             work = partial(self.memory.promote, ctx.scope, item_id, at=at, config=ctx.config.memory)
@@ -241,7 +257,7 @@ class MemoryTool:
         if not outcome.items and not outcome.lines:
             return f"nothing in this chat's memory holds all of {query!r}"
         await self._forgotten(ctx)
-        return self._removed(outcome.items, outcome.lines)
+        return forget_receipt(outcome.items, outcome.lines)
 
     async def _forgotten(self, ctx: TurnContext) -> None:
         """Take the forgotten texts out of this conversation now, and ask for the erasure
@@ -254,22 +270,6 @@ class MemoryTool:
                 message["content"] = texts.redact(content)
         if self.on_forgotten is not None:
             self.on_forgotten(ctx.scope)
-
-    @staticmethod
-    def _removed(items: list[MemoryItem], lines: int) -> str:
-        parts = [f"forgotten {len(items)} items"]
-        if lines:
-            parts.append(f"{lines} lines of MEMORY.md and the daily notes")
-        listed = "\n".join(_removed_line(item) for item in items[:FORGET_LISTED])
-        more = (
-            f"\n- ... and {len(items) - FORGET_LISTED} more" if len(items) > FORGET_LISTED else ""
-        )
-        return (
-            " and ".join(parts)
-            + ". Hidden now and taken out of this conversation; erased from every file "
-            "(notes, MEMORY.md, sessions, logs) by the next memory maintenance. Removed:\n"
-            + (listed + more if listed else "(memory-file lines only)")
-        )
 
     async def _memory_file(self, arguments: MemoryArguments, ctx: TurnContext) -> str:
         if arguments.operation == "read_file":

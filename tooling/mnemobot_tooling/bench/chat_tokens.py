@@ -3,7 +3,8 @@
 Three stories, each told in English, Russian and Chinese (`chat_scripts`, 29
 turns and one `/new` each), run through the real assistant and pipeline against the fake
 OpenAI server of the test suite, in this process. For every turn the bench reads the
-system prompt the model received and counts the tokens of its memory parts (`# Memory`,
+system prompt and the context before the newest message the model received and counts
+the tokens of their memory parts (`# Memory`,
 `# Long-term memory of this chat`; the operator's notes are not the bot's memory). It
 reports, per chat and per language, their mean per turn, their mean on small-talk turns,
 recall (the share of the questions after `/new` whose answer the memory part holds), and
@@ -49,7 +50,7 @@ from mnemobot.systems.context import ChatRef
 from mnemobot_tooling.bench.chat_scripts import LANGUAGES, NEW, STORIES, Step, Turn
 from mnemobot_tooling.bench.memory_vectors import bench_embeddings, embedding_server
 from mnemobot_tooling.bench.report import cpu_model, usable_cpus
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text, reply
 
 # 2026-03-02 10:00 UTC, a Monday; 29 turns span about 45 minutes.
 CHAT_START = 1_772_445_600.0
@@ -85,10 +86,8 @@ def memory_part(system_prompt: str) -> str:
 
 
 def _system_prompt(request: dict[str, Any]) -> str:
-    messages = request.get("messages") or []
-    if messages and messages[0].get("role") == "system":
-        return str(messages[0].get("content") or "")
-    return ""
+    """The system prompt and the context in front of the newest message: where memory is."""
+    return context_text(request)
 
 
 def _fake_server() -> FakeOpenAIServer:

@@ -34,7 +34,7 @@ from mnemobot.bot.app import build_app
 from mnemobot.bot.channels.telegram.serve import serve_telegram
 from mnemobot.config.settings import Settings
 from mnemobot_tooling.bench.memory_speed import machine
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from mnemobot_tooling.voice_notes import voice_note
 
@@ -101,7 +101,7 @@ class ModeFigures:
 
 
 def memory_part(request: dict[str, object]) -> str:
-    text = system_text(request)
+    text = context_text(request)
     return text[text.find("# Memory") :] if "# Memory" in text else ""
 
 

@@ -487,6 +487,24 @@ def format_report(result: EvalResult) -> str:
     return "\n".join(lines)
 
 
+def parse_memory_overrides(text: str | None) -> dict[str, Any] | None:
+    """`--memory JSON`: memory settings over the defaults, checked; ValueError says what is
+    wrong in one line."""
+    if not text:
+        return None
+    try:
+        overrides = orjson.loads(text)
+        if not isinstance(overrides, dict):
+            raise ValueError("not a JSON object")
+        MemoryConfig.model_validate(overrides)
+    except ValidationError as exc:
+        where = ".".join(str(part) for part in exc.errors()[0]["loc"])
+        raise ValueError(f"--memory: {where}: {exc.errors()[0]['msg']}") from None
+    except ValueError as exc:
+        raise ValueError(f"--memory must be a JSON object ({exc})") from None
+    return overrides
+
+
 def eval_command(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
@@ -498,20 +516,11 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.turn_gap_seconds < 0:
         print("mnemobot: --turn-gap-seconds must be 0 or more", file=sys.stderr)
         return 2
-    overrides: dict[str, Any] | None = None
-    if args.memory:
-        try:
-            overrides = orjson.loads(args.memory)
-            if not isinstance(overrides, dict):
-                raise ValueError("not a JSON object")
-            MemoryConfig.model_validate(overrides)
-        except ValidationError as exc:
-            where = ".".join(str(part) for part in exc.errors()[0]["loc"])
-            print(f"mnemobot: --memory: {where}: {exc.errors()[0]['msg']}", file=sys.stderr)
-            return 2
-        except ValueError as exc:
-            print(f"mnemobot: --memory must be a JSON object ({exc})", file=sys.stderr)
-            return 2
+    try:
+        overrides = parse_memory_overrides(args.memory)
+    except ValueError as exc:
+        print(f"mnemobot: {exc}", file=sys.stderr)
+        return 2
     show_progress = not args.no_progress
     cache = Path(args.embedding_cache) if args.embedding_cache else None
     # The bot's systems log their failures (a memory write that raised); say why briefly.

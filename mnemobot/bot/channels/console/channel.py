@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -31,6 +32,7 @@ from mnemobot.bot.channels.console.live import (
 from mnemobot.bot.channels.console.terminal_input import TerminalInput
 from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import LaneConfig, LaneJob, firing_job
+from mnemobot.bot.i18n import console_language
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import Attachment, parse_command
 from mnemobot.systems.context import ChatRef
@@ -197,7 +199,10 @@ async def run_console(
         interactive = stdin.isatty() and stdout.isatty()
     at_terminal = interactive and stdin is sys.stdin and stdout is sys.stdout and stdin.isatty()
     terminal = TerminalInput(PROMPT, history_path(app)) if at_terminal else None
-    chat = ChatRef(channel=CHANNEL, chat_id=chat_id, user_id=user_id)
+    # The bot's own words in the locale's language (LANG=de_DE.UTF-8: German).
+    chat = ChatRef(
+        channel=CHANNEL, chat_id=chat_id, user_id=user_id, language=console_language(os.environ)
+    )
     channel = ConsoleChannel(app, stdout, interactive=interactive, terminal=terminal)
     await channel.start()
     # No inbox here hands a confirmed /forget_me in again: one a crash cut ends now.

@@ -9,7 +9,9 @@ message's inbox entry is marked done once its answer is in the outbox.
 
 With replicas on Redis (`BOT_REDIS_URL`), the inbox is in Redis and shared: an update is
 claimed once across replicas and answered by the replica holding its chat's lease (see
-`bot.delivery.redis_ingress`); each replica keeps its own outbox file.
+`bot.delivery.redis_ingress`); each replica keeps its own outbox file, whose answers go
+out once their messages are marked answered in Redis (`answering_for`), so a replica that
+takes over a dead one's chat never answers again what the dead one delivered.
 
 python-telegram-bot provides the Bot (requests, rate limiter, defaults); its Updater and
 handler machinery are not used, because they acknowledge updates before they are kept and
@@ -52,8 +54,14 @@ from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramI
 from mnemobot.bot.channels.telegram.media_turn import TelegramMediaTurns, retry_job
 from mnemobot.bot.channels.telegram.member_roles import TelegramRoles
 from mnemobot.bot.channels.telegram.migration import ChatMigration, migrated_chat_ids
-from mnemobot.bot.channels.telegram.preview import PreviewJournal, TelegramPreview, preview_method
+from mnemobot.bot.channels.telegram.preview import (
+    PreviewJournal,
+    ShownPreviews,
+    TelegramPreview,
+    preview_method,
+)
 from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot.bot.channels.telegram.redis_previews import RedisShownPreviews
 from mnemobot.bot.channels.telegram.refusals import RefusalMemory, refusals_path
 from mnemobot.bot.channels.telegram.replies import (
     ReplyTarget,
@@ -66,9 +74,10 @@ from mnemobot.bot.channels.telegram.replies import (
 )
 from mnemobot.bot.channels.telegram.sources import UpdateSource
 from mnemobot.bot.delivery.journal import QueuedEntry
-from mnemobot.bot.delivery.outbox import Outbox
+from mnemobot.bot.delivery.outbox import Answering, Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.delivery.replicas import Replicas
+from mnemobot.bot.i18n import TRANSLATED, words_for
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.turn.erasure import ErasureTarget
@@ -134,6 +143,20 @@ def outbox_ids(job: LaneJob, kind: str, text: str, count: int) -> list[str] | No
     return [f"{job.receipts[-1]}:{label}:{n}" for n in range(count)]
 
 
+def answering_for(job: LaneJob, replica_id: str) -> Answering | None:
+    """What the replies `job` gets from this replica answer (None for a progress note,
+    which is not an answer, or a job without inbox entries).
+
+    Named like its outbox ids (`outbox_ids`): the same job answered again by this replica
+    (after a restart) has the same name and ids, so the outbox keeps one copy and the mark
+    releases it; an answer by another replica, or of other messages merged in, has a name
+    of its own, and this one's replies are dropped for it.
+    """
+    if job.progress or not job.receipts:
+        return None
+    return Answering(job.receipts, f"{replica_id}/{job.receipts[-1]}")
+
+
 class TelegramChannel:
     """Bot identity, intake, lanes and outbox of one bot token."""
 
@@ -153,12 +176,17 @@ class TelegramChannel:
         self.source = source
         delivery = app.paths.delivery
         self.intake: TelegramIntake
+        self.preview_journal: ShownPreviews
+        # The name of this replica, which answers carry (None: no replicas).
+        self.replica_id: str | None = None
         if replicas is None:
             self.intake = TelegramIntake(
                 delivery / "telegram-inbox.jsonl", application.bot, self.on_update, clock=app.clock
             )
             outbox_path = delivery / "telegram-outbox.jsonl"
-            previews_path = delivery / "telegram-previews.jsonl"
+            self.preview_journal = PreviewJournal(
+                delivery / "telegram-previews.jsonl", clock=app.clock
+            )
         else:
             config = self.config()
             inbox = RedisInbox(
@@ -173,15 +201,18 @@ class TelegramChannel:
             )
             # Each replica's undelivered replies are its own: one journal per replica name.
             outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
-            # A chat's message replayed on another replica after a crash gets a new
-            # preview there; the old one stays as it was (at most the partial preview).
-            previews_path = delivery / f"telegram-previews-{settings.replica_id}.jsonl"
+            self.replica_id = settings.replica_id
+            # In Redis: a chat's message answered again on another replica after a crash
+            # edits the preview the dead one showed.
+            self.preview_journal = RedisShownPreviews(replicas)
         self.intake.handle_firing = self.on_firing
         delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
-        self.outbox = Outbox(outbox_path, delivery.deliver, clock=app.clock)
-        self.preview_journal = PreviewJournal(previews_path, clock=app.clock)
+        gate = self.intake.redis_inbox if isinstance(self.intake, RedisTelegramIntake) else None
+        self.outbox = Outbox(outbox_path, delivery.deliver, clock=app.clock, gate=gate)
         # The preview of the reply being written, per chat (one turn runs per chat).
         self._previews: dict[str, TelegramPreview] = {}
+        # Receipts of answers whose previews are forgotten once they are marked answered.
+        self._previews_to_settle: set[tuple[str, ...]] = set()
         self.dispatcher = ChatDispatcher(
             app.assistant,
             app.commands,
@@ -241,9 +272,14 @@ class TelegramChannel:
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, STARTUP_RETRY_MAX_SECONDS)
         self.identity = BotIdentity(user_id=me.id, username=me.username or "")
-        await self.application.bot.set_my_commands(
-            [BotCommand(spec.name, spec.description) for spec in COMMANDS]
-        )
+        # The menu in each language we have words for; Telegram shows a user the one of
+        # their app's language, and the default (English) to everyone else.
+        for language in (None, *TRANSLATED):
+            words = words_for(language)
+            await self.application.bot.set_my_commands(
+                [BotCommand(spec.name, words.gettext(spec.description)) for spec in COMMANDS],
+                language_code=language,
+            )
         log.info("Telegram bot @%s ready; allowed users: %s", me.username, self.allowed.describe())
 
     async def stop(self, grace_seconds: float) -> None:
@@ -264,10 +300,16 @@ class TelegramChannel:
 
     # -- sending ---------------------------------------------------------------------------------
 
+    def _answering(self, job: LaneJob) -> Answering | None:
+        return None if self.replica_id is None else answering_for(job, self.replica_id)
+
     async def send_text(self, job: LaneJob, text: str) -> None:
         messages = text_messages(target_for_job(job), text)
         await self.outbox.put(
-            job.chat.key, messages, ids=outbox_ids(job, "note", text, len(messages))
+            job.chat.key,
+            messages,
+            ids=outbox_ids(job, "note", text, len(messages)),
+            answering=self._answering(job),
         )
 
     async def send_reply(self, job: LaneJob, markdown: str) -> None:
@@ -277,15 +319,22 @@ class TelegramChannel:
             preview_ids = await preview.close()
         else:
             # Shown before a crash, answered now without a new preview.
-            _, preview_ids = self.preview_journal.shown(job.receipts)
+            _, preview_ids = await self.preview_journal.shown(job.receipts)
         messages = long_reply_messages(
             target_for_job(job), markdown, self.config().max_reply_messages
         )
         messages = as_edits(messages, preview_ids)
         await self.outbox.put(
-            job.chat.key, messages, ids=outbox_ids(job, "reply", markdown, len(messages))
+            job.chat.key,
+            messages,
+            ids=outbox_ids(job, "reply", markdown, len(messages)),
+            answering=self._answering(job),
         )
-        if preview_ids:
+        if preview_ids and self.replica_id is not None:
+            # Until the job is marked answered, a replica that takes the chat over must
+            # still find the preview to edit.
+            self._previews_to_settle.add(job.receipts)
+        elif preview_ids:
             await self.preview_journal.settle(job.receipts)
 
     def reply_stream(self, job: LaneJob) -> TelegramPreview | None:
@@ -329,7 +378,7 @@ class TelegramChannel:
             target_for_job(job), attachment.path, attachment.filename, caption
         )
         ids = outbox_ids(job, "document", attachment.filename, 1)
-        await self.outbox.put(job.chat.key, [message], ids=ids)
+        await self.outbox.put(job.chat.key, [message], ids=ids, answering=self._answering(job))
 
     async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
         return await self.media.prepare(job)
@@ -350,7 +399,9 @@ class TelegramChannel:
         """Erasure: the finished entries of the chat's messages and replies in the inbox
         and outbox journals (the ones still owed an answer or a delivery stay), and the
         notes /retry would read again went with the chat's session)."""
-        queues = [self.outbox.queue, self.preview_journal.queue]
+        queues = [self.outbox.queue]
+        if isinstance(self.preview_journal, PreviewJournal):
+            queues.append(self.preview_journal.queue)
         if not isinstance(self.intake, RedisTelegramIntake):
             # With replicas the inbox is in Redis, which drops an entry once it is done.
             queues.insert(0, self.intake.inbox)
@@ -363,7 +414,22 @@ class TelegramChannel:
         return removed
 
     async def _answered(self, jobs: Sequence[LaneJob]) -> None:
-        await self.intake.done([receipt for job in jobs for receipt in job.receipts])
+        if self.replica_id is None:
+            await self.intake.done([receipt for job in jobs for receipt in job.receipts])
+            return
+        for job in jobs:
+            answering = self._answering(job)
+            name = answering.name if answering is not None else ""
+            marked = await self.intake.done(job.receipts, answer=name)
+            settle = job.receipts in self._previews_to_settle
+            self._previews_to_settle.discard(job.receipts)
+            if not marked:
+                continue  # answered again by the chat's holder, maybe on the same preview
+            # The mark written, the job's replies may go out (see `answering_for`).
+            if answering is not None:
+                self.outbox.answered(job.chat.key, name)
+            if settle:
+                await self.preview_journal.settle(job.receipts)
 
     # -- updates ---------------------------------------------------------------------------------
 
@@ -482,7 +548,10 @@ class TelegramChannel:
 
     def status_lines(self, chat: ChatRef) -> list[str]:
         waiting = self.outbox.waiting(chat.key)
-        return [f"Replies waiting for Telegram: {waiting}"] if waiting else []
+        if not waiting:
+            return []
+        words = words_for(chat.language)
+        return [words.gettext("Replies waiting for Telegram: {count}", count=words.number(waiting))]
 
 
 def build_telegram_application(

@@ -46,6 +46,7 @@ from mnemobot.bot.channels.telegram.inbound import (
     inbound_from_json,
     inbound_to_json,
 )
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.media.document_text import UnreadableDocument, is_readable
 from mnemobot.bot.media.transcription import TranscriptionError
 from mnemobot.bot.tools.clock_tool import chat_zone_name
@@ -229,7 +230,7 @@ class TelegramMediaTurns:
             if isinstance(inbound, Inbound):
                 await self._read(inbound, job, config, zone, turn)
             else:
-                turn.notices.append(NOTHING_TO_RETRY)
+                turn.notices.append(words_for(job.chat.language).gettext(NOTHING_TO_RETRY))
         await unread.settle(turn.unread[-1] if turn.unread else None, turn.read_kinds)
         text = turn_text(turn.parts)
         own = own_words(turn.parts)

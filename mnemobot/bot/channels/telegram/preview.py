@@ -26,7 +26,8 @@ previews only, and nothing here ever delays a final reply.
 
 Each preview message is noted in the preview journal before it is shown again: after a
 crash, the message's answer arrives as an edit of the preview the user already sees, not
-as a second copy beside it.
+as a second copy beside it. With replicas the journal is in Redis (`redis_previews`), so
+the replica that takes a dead one's chat over edits the dead one's preview.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import re
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from telegram import Bot, ReplyParameters
 from telegram.error import BadRequest, RetryAfter, TelegramError
@@ -90,14 +91,11 @@ def preview_method(mode: StreamingMode, is_group: bool) -> PreviewMethod | None:
     return None
 
 
-class PreviewJournal:
-    """The preview messages of answers not yet handed to the outbox, per inbox receipt."""
+class ShownPreviews(Protocol):
+    """Where the preview messages of answers not yet handed to the outbox are noted, per
+    inbox receipt: a journal file (`PreviewJournal`), or Redis for replicas."""
 
-    def __init__(self, path: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.queue = DurableQueue(path)
-        self.clock = clock
-
-    def shown(self, receipts: Sequence[str]) -> tuple[str | None, list[int]]:
+    async def shown(self, receipts: Sequence[str]) -> tuple[str | None, list[int]]:
         """The preview an earlier run showed for these messages: the receipt it is kept
         under and its message ids, in order; (None, []) when none.
 
@@ -105,6 +103,25 @@ class PreviewJournal:
         answer's last receipt is often a newer message's: the preview is found under any
         of the turn's receipts, the oldest first (the one an earlier restart went on
         editing)."""
+        ...
+
+    async def add(self, key: str, receipt: str, index: int, message_id: int) -> None: ...
+
+    async def settle(self, receipts: Sequence[str]) -> None:
+        """The answer is in the outbox, which now holds these ids (with replicas: and its
+        messages are marked answered): forget them."""
+        ...
+
+
+class PreviewJournal:
+    """The preview messages of answers not yet handed to the outbox, per inbox receipt, in
+    a journal file (`ShownPreviews`)."""
+
+    def __init__(self, path: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.queue = DurableQueue(path)
+        self.clock = clock
+
+    async def shown(self, receipts: Sequence[str]) -> tuple[str | None, list[int]]:
         found: dict[str, dict[int, int]] = {}
         for entry in self.queue.pending():
             receipt = entry.data.get("receipt")
@@ -124,7 +141,6 @@ class PreviewJournal:
         await in_thread(OUTBOX_THREADS, self.queue.add, [entry], in_memory_on_failure=True)
 
     async def settle(self, receipts: Sequence[str]) -> None:
-        """The answer is in the outbox (which now holds these ids): forget them."""
         ids = [e.id for e in self.queue.pending() if e.data.get("receipt") in receipts]
         if ids:
             await in_thread(OUTBOX_THREADS, self.queue.done, ids, in_memory_on_failure=True)
@@ -142,7 +158,7 @@ class TelegramPreview:
         quote: int | None,
         method: PreviewMethod,
         interval_seconds: float,
-        journal: PreviewJournal | None,
+        journal: ShownPreviews | None,
         key: str,
         receipts: Sequence[str],
         replies_waiting: Callable[[], bool] | None = None,
@@ -159,11 +175,14 @@ class TelegramPreview:
         self.interval_seconds = interval_seconds
         self.journal = journal
         self.key = key
-        # Messages an earlier run showed this answer in (a crash mid-stream) are edited,
-        # and new ones are kept under the same receipt.
-        shown, self.message_ids = journal.shown(receipts) if journal is not None else (None, [])
-        self.receipt = shown or (receipts[-1] if receipts else None)
-        self._shown_parts: list[str | None] = [None] * len(self.message_ids)
+        self.receipts = tuple(receipts)
+        # Messages an earlier run showed this answer in (a crash mid-stream, maybe on
+        # another replica) are edited, and new ones are kept under the same receipt: looked
+        # up before the first call (`_recall`).
+        self.message_ids: list[int] = []
+        self._recalled = journal is None
+        self.receipt = receipts[-1] if receipts else None
+        self._shown_parts: list[str | None] = []
         # Drafts are told apart by a non-zero id; one per reply.
         self.draft_id = zlib.crc32((self.receipt or key).encode()) or 1
         self.latest = ""
@@ -222,7 +241,20 @@ class TelegramPreview:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self._recall()
         return list(self.message_ids)
+
+    async def _recall(self) -> None:
+        """Take up the preview an earlier run showed for this answer, if any."""
+        if self._recalled or self.journal is None:
+            return
+        shown, ids = await self.journal.shown(self.receipts)
+        self._recalled = True
+        if shown is not None:
+            self.receipt = shown
+            self.draft_id = zlib.crc32(shown.encode()) or 1
+            self.message_ids = ids + self.message_ids
+            self._shown_parts = [None] * len(ids) + self._shown_parts
 
     def _wake(self) -> None:
         if self._closed:
@@ -249,6 +281,7 @@ class TelegramPreview:
         return max(0.0, self._first_text_at + FIRST_MESSAGE_WAIT_SECONDS - now)
 
     async def _run(self) -> None:
+        await self._recall()
         while not self._closed:
             await self._changed.wait()
             self._changed.clear()

@@ -1,0 +1,253 @@
+"""A BEAM conversation (Tavakoli et al., 2025, "Beyond a Million Tokens") as the eval reads
+it, and written out as the Telegram Desktop export a user of the bot would import.
+
+A conversation directory holds `chat.json` (or `chat_trunecated.json`, which BEAM's own
+answer scripts prefer when it is there, and so does this reader) and
+`probing_questions/probing_questions.json`. The chat is a list of batches (sessions),
+each with `turns`, lists of messages `{"role", "id", "content", "time_anchor"?}`; the
+first message of a session carries its date ("March-15-2024"). The questions map each
+ability to a list of questions whose `source_chat_ids` name the evidence messages by `id`:
+a list, or an object of lists (`original_info` / `updated_info` for a knowledge update,
+`first_statement` / `second_statement`...).
+
+Times: the data dates only sessions, so a session's first message is at 09:00 UTC of its
+date and the next ones `message_gap_seconds` apart (a session without a date follows the
+last message after a day). A user message ends in a generation marker (" ->-> 1,2", the
+plan bullet it came from) that no user would type: it is cut off.
+
+The export gives message `id` n+1 to BEAM's message n (Telegram's ids start at 1), so the
+import's ref of BEAM message n is `tg:{n+1}` (`message_ref`), the user's messages are from
+USER_NAME and the assistant's from ASSISTANT_NAME.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+CHAT_FILES = ("chat_trunecated.json", "chat.json")
+QUESTIONS_FILE = Path("probing_questions") / "probing_questions.json"
+USER_NAME = "User"
+ASSISTANT_NAME = "Assistant"
+_AUTHOR_IDS = {USER_NAME: "user1001", ASSISTANT_NAME: "user1002"}
+SESSION_START_HOUR = 9
+DEFAULT_MESSAGE_GAP_SECONDS = 60.0
+# A session with no date starts this long after the last message.
+UNDATED_SESSION_GAP = timedelta(days=1)
+# The conversation's first session, when it has no date either.
+UNDATED_START = datetime(2024, 1, 1, SESSION_START_HOUR, tzinfo=UTC)
+KNOWLEDGE_UPDATE = "knowledge_update"
+_MARKER = re.compile(r"\s*->->[^\n]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class BeamMessage:
+    id: int
+    role: str
+    text: str
+    at: datetime
+
+    @property
+    def author(self) -> str:
+        return USER_NAME if self.role == "user" else ASSISTANT_NAME
+
+    @property
+    def ref(self) -> str:
+        return message_ref(self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class BeamQuestion:
+    ability: str
+    text: str
+    # Every evidence message id, once, in the file's order.
+    evidence: tuple[int, ...]
+    # A knowledge update: the messages holding the old value and those holding the new.
+    older: tuple[int, ...] = ()
+    newer: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class BeamConversation:
+    name: str
+    messages: list[BeamMessage]
+    questions: list[BeamQuestion]
+    # Evidence ids that name no message of the chat (left out of their question).
+    skipped_evidence: int = 0
+    # Questions that name no evidence (abstention): not asked.
+    without_evidence: int = 0
+
+
+def message_ref(message_id: int) -> str:
+    """The ref `mnemobot memory import` gives BEAM message `message_id` of the export."""
+    return f"tg:{message_id + 1}"
+
+
+def message_id_of(ref: str) -> int | None:
+    """BEAM's message id behind an import ref (`tg:N`), or None for any other ref."""
+    if not ref.startswith("tg:"):
+        return None
+    try:
+        return int(ref[3:]) - 1
+    except ValueError:
+        return None
+
+
+def conversation_dirs(path: Path) -> list[Path]:
+    """`path` if it is a conversation directory, else its conversation subdirectories in
+    numeric order (`100K/` -> `100K/1`, `100K/2`, ..., `100K/10`)."""
+    if _chat_file(path) is not None:
+        return [path]
+    if not path.is_dir():
+        raise ValueError(f"{path}: no such directory")
+    found = [p for p in path.iterdir() if p.is_dir() and _chat_file(p) is not None]
+    if not found:
+        raise ValueError(
+            f"{path}: neither a BEAM conversation (chat.json and {QUESTIONS_FILE}) "
+            "nor a directory of them"
+        )
+    return sorted(found, key=_numeric_first)
+
+
+def _numeric_first(path: Path) -> tuple[int, int, str]:
+    return (0, int(path.name), "") if path.name.isdigit() else (1, 0, path.name)
+
+
+def _chat_file(directory: Path) -> Path | None:
+    for name in CHAT_FILES:
+        if (directory / name).is_file() and (directory / QUESTIONS_FILE).is_file():
+            return directory / name
+    return None
+
+
+def load_conversation(
+    directory: Path, message_gap_seconds: float = DEFAULT_MESSAGE_GAP_SECONDS
+) -> BeamConversation:
+    chat_file = _chat_file(directory)
+    if chat_file is None:
+        raise ValueError(f"{directory}: no chat.json with {QUESTIONS_FILE} beside it")
+    name = f"{directory.parent.name}/{directory.name}"
+    messages = read_messages(orjson.loads(chat_file.read_bytes()), message_gap_seconds)
+    raw_questions = orjson.loads((directory / QUESTIONS_FILE).read_bytes())
+    if not isinstance(raw_questions, dict):
+        raise ValueError(f"{directory / QUESTIONS_FILE}: expected an object of abilities")
+    conversation = BeamConversation(name, messages, [])
+    known = {message.id for message in messages}
+    for ability, questions in raw_questions.items():
+        for raw in questions or []:
+            question = _question(str(ability), raw, known, conversation)
+            if question is not None:
+                conversation.questions.append(question)
+    return conversation
+
+
+def read_messages(batches: Any, message_gap_seconds: float) -> list[BeamMessage]:
+    """Every message of the chat, in order, dated (see the module docstring)."""
+    if not isinstance(batches, list):
+        raise ValueError("a BEAM chat is a JSON list of sessions")
+    gap = timedelta(seconds=message_gap_seconds)
+    messages: list[BeamMessage] = []
+    last: datetime | None = None
+    for batch in batches:
+        session = [m for turn in batch.get("turns") or [] for m in turn]
+        if not session:
+            continue
+        at = _session_start(session[0].get("time_anchor"), last)
+        for raw in session:
+            text = str(raw.get("content") or "")
+            if raw.get("role") == "user":
+                text = _MARKER.sub("", text)
+            messages.append(BeamMessage(int(raw["id"]), str(raw.get("role")), text, at))
+            last = at
+            at += gap
+    return messages
+
+
+def _session_start(anchor: Any, last: datetime | None) -> datetime:
+    after_last = UNDATED_START if last is None else last + UNDATED_SESSION_GAP
+    if not isinstance(anchor, str) or not anchor.strip():
+        return after_last
+    try:
+        day = datetime.strptime(anchor.strip(), "%B-%d-%Y")
+    except ValueError:
+        return after_last
+    start = day.replace(hour=SESSION_START_HOUR, tzinfo=UTC)
+    # Times only move forward, whatever a date says.
+    return start if last is None or start > last else last + timedelta(seconds=1)
+
+
+def _ids(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for part in value.values():
+            yield from _ids(part)
+    elif isinstance(value, list):
+        for part in value:
+            yield from _ids(part)
+    elif value is not None:
+        yield value
+
+
+def _known_ids(value: Any, known: set[int], conversation: BeamConversation) -> tuple[int, ...]:
+    found: list[int] = []
+    for raw in _ids(value):
+        if isinstance(raw, int) and not isinstance(raw, bool) and raw in known:
+            found.append(raw)
+        else:
+            conversation.skipped_evidence += 1
+    return tuple(dict.fromkeys(found))
+
+
+def _question(
+    ability: str, raw: Any, known: set[int], conversation: BeamConversation
+) -> BeamQuestion | None:
+    if not isinstance(raw, dict) or not str(raw.get("question") or "").strip():
+        return None
+    source = raw.get("source_chat_ids")
+    evidence = _known_ids(source, known, conversation)
+    if not evidence:
+        conversation.without_evidence += 1
+        return None
+    older: tuple[int, ...] = ()
+    newer: tuple[int, ...] = ()
+    if ability == KNOWLEDGE_UPDATE:
+        if isinstance(source, dict) and "updated_info" in source:
+            quiet = BeamConversation("", [], [])  # already counted above
+            older = _known_ids(source.get("original_info"), known, quiet)
+            newer = _known_ids(source.get("updated_info"), known, quiet)
+        elif len(evidence) > 1:
+            newest = max(evidence)
+            older, newer = tuple(i for i in evidence if i != newest), (newest,)
+    return BeamQuestion(ability, str(raw["question"]).strip(), evidence, older, newer)
+
+
+def telegram_export(conversation: BeamConversation) -> dict[str, Any]:
+    """The conversation as Telegram Desktop's `result.json` of a private chat."""
+    return {
+        "name": f"BEAM {conversation.name}",
+        "type": "personal_chat",
+        "id": 1,
+        "messages": [
+            {
+                "id": message.id + 1,
+                "type": "message",
+                "date": message.at.strftime("%Y-%m-%dT%H:%M:%S"),
+                "date_unixtime": str(int(message.at.timestamp())),
+                "from": message.author,
+                "from_id": _AUTHOR_IDS[message.author],
+                "text": message.text,
+                "text_entities": [{"type": "plain", "text": message.text}],
+            }
+            for message in conversation.messages
+        ],
+    }
+
+
+def write_telegram_export(conversation: BeamConversation, path: Path) -> Path:
+    path.write_bytes(orjson.dumps(telegram_export(conversation)))
+    return path
