@@ -443,6 +443,23 @@ async def test_a_pdf_is_read_within_its_page_limit_and_remembered(
     assert "three months" in memory_section(openai_server.last_request())
 
 
+async def test_a_one_page_pdf_is_one_page(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    from mnemobot_tooling.sample_pdf import pdf_with_pages
+
+    await start_bot()
+    telegram.send_document(
+        chat_id=USER,
+        file_name="note.pdf",
+        mime_type="application/pdf",
+        content=pdf_with_pages(["Pick up the dry cleaning on Friday."]),
+    )
+    await telegram.wait_for_messages_async(USER, 1)
+    [text] = user_texts(openai_server.last_request())
+    assert "note.pdf, 1 page, " in text and "1 pages" not in text
+
+
 async def test_an_unreadable_file_gets_one_line_saying_what_was_kept(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:

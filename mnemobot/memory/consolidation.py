@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from mnemobot.config.counts import counted
 from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.atomic_file import write_atomic
 from mnemobot.memory.consolidation_input import (
@@ -138,7 +139,7 @@ class _RunTally:
 
     def read_what(self) -> str:
         calls = f" in {self.calls} calls" if self.calls > 1 else ""
-        return f"{self.note_lines} note lines, {self.facts} facts{calls}"
+        return f"{counted(self.note_lines, 'note line')}, {counted(self.facts, 'fact')}{calls}"
 
 
 def consolidate_scope(
@@ -282,7 +283,7 @@ def _finish(
         entries_now = len(entries(read_memory_text(paths.memory_file, 10**7)))
         line = (
             f"rewrote MEMORY.md from {tally.read_what()} ({tally.first_entries} -> "
-            f"{entries_now} entries, {len(tally.superseded)} superseded)"
+            f"{counted(entries_now, 'entry', 'entries')}, {len(tally.superseded)} superseded)"
         )
         if problem:
             line += f"; then {problem}"

@@ -23,6 +23,7 @@ from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
+from mnemobot.config.counts import counted
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.clock import SYSTEM_CLOCK
@@ -204,7 +205,7 @@ def stats_command(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(data)
         return 0
-    print(f"chat {args.chat}: {stats.items} items in {stats.files} files")
+    print(f"chat {args.chat}: {counted(stats.items, 'item')} in {counted(stats.files, 'file')}")
     print("per layer: " + ", ".join(f"{k.lower()} {v}" for k, v in stats.per_layer.items()))
     print("per type: " + (", ".join(f"{k.lower()} {v}" for k, v in stats.per_type.items()) or "-"))
     print(f"forgotten (tombstones): {stats.tombstones}")
@@ -297,14 +298,18 @@ def history_command(args: argparse.Namespace) -> int:
     current = paths.memory_file
     if current.is_file():
         text = current.read_text(encoding="utf-8", errors="replace")
-        print(f"current  {len(entries(text))} entries, {current.stat().st_size} bytes")
+        print(
+            f"current  {counted(len(entries(text)), 'entry', 'entries')}, "
+            f"{current.stat().st_size} bytes"
+        )
     else:
         print(f"current  (no MEMORY.md for {args.chat})")
     for version in versions:
         text = version.path.read_text(encoding="utf-8", errors="replace")
         saved = version.saved_at.strftime("%Y-%m-%d %H:%M:%S UTC")
         print(
-            f"{version.version}  saved {saved}, {len(entries(text))} entries, {version.size} bytes"
+            f"{version.version}  saved {saved}, {counted(len(entries(text)), 'entry', 'entries')}, "
+            f"{version.size} bytes"
         )
     if not versions:
         print("(no earlier versions)")

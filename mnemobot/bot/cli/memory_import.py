@@ -37,6 +37,7 @@ from mnemobot.bot.channels.telegram.export_file import (
 from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.progress import terminal_progress
 from mnemobot.bot.cli.startup import fail
+from mnemobot.config.counts import counted
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.atomic_file import append_bytes
 from mnemobot.memory.service import MemoryService
@@ -78,7 +79,7 @@ def import_command(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     print(
-        f"imported {imported} messages of {export.name!r} into {scope}"
+        f"imported {counted(imported, 'message')} of {export.name!r} into {scope}"
         f" ({already} already there, {export.skipped} without text or service messages skipped)"
     )
     return 0

@@ -25,6 +25,7 @@ from mnemobot.bot.tools.chat_tools import ChatTools, WindowOf
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.bot.turn.permissions import Permissions
+from mnemobot.config.counts import counted
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.systems.context import ChatRef
 from mnemobot.systems.tool_runner import Tool
@@ -206,7 +207,7 @@ class McpServers:
             elif supervisor is None or supervisor.state is ServerState.STARTING:
                 parts.append(f"{name} starting")
             elif supervisor.state is ServerState.READY:
-                parts.append(f"{name} ready ({len(supervisor.tools)} tools)")
+                parts.append(f"{name} ready ({counted(len(supervisor.tools), 'tool')})")
             elif detail:
                 parts.append(f"{name} down ({supervisor.reason}), {supervisor.next_start()}")
             else:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from mnemobot.bot.i18n import words_for
 from mnemobot.bot.tools.offer import ToolOffer, first_sentence
 from mnemobot.bot.tools.registry import ToolRegistry
+from mnemobot.config.counts import counted
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.memory.model_windows import ModelWindow
 from mnemobot.systems.context import ChatRef
@@ -147,7 +148,7 @@ class ChatTools:
         room = MAX_NAMES_CHARS
         for label, names in grouped.items():
             named, room = _names_within(names, room)
-            lines.append(f"- {label} ({len(names)} tools): {named}")
+            lines.append(f"- {label} ({counted(len(names), 'tool')}): {named}")
         for gone in offer.left_out:
             lines.append(f"- {gone.label}: {gone.count} of {gone.of} left out for want of room")
         if not found.tools:

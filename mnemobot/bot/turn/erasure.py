@@ -34,6 +34,7 @@ from pathlib import Path
 
 from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot.bot.turn.erasure_journal import ErasureJournal, FileErasureJournal, PendingErasure
+from mnemobot.config.counts import counted
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.maintenance import maintenance_paused
@@ -161,7 +162,7 @@ class ScopeErasure:
             return []
         count = sum(1 for p in folder.rglob("*") if p.is_file())
         await asyncio.to_thread(shutil.rmtree, folder)
-        return [f"{self._shown(folder)}/ ({count} files)"]
+        return [f"{self._shown(folder)}/ ({counted(count, 'file')})"]
 
     async def _erase_exports(self, target: ErasureTarget) -> list[str]:
         exports = self.paths.root / EXPORTS_DIR_NAME

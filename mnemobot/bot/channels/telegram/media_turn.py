@@ -53,6 +53,7 @@ from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.tools.files_tool import SHARED_FOLDER
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
+from mnemobot.config.counts import counted
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time
 from mnemobot.memory.atomic_file import write_atomic
@@ -472,7 +473,7 @@ class TelegramMediaTurns:
                 f"as {shown}."
             )
         head = extract.text[: media.document_head_chars]
-        pages = f", {extract.pages} pages" if extract.pages else ""
+        pages = f", {counted(extract.pages, 'page')}" if extract.pages else ""
         rest = ""
         if len(extract.text) > len(head):
             where = f" in {text_file}" if text_file else ""
