@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.channels.telegram.serve import serve_telegram
+from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot.config.settings import Settings
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -105,3 +107,18 @@ async def start_bot(
 def session_messages(workspace: Path, key: str) -> list[dict[str, Any]]:
     path = workspace / "sessions" / f"{key}.json"
     return json.loads(path.read_text())["messages"]
+
+
+def nothing_pending(workspace: Path) -> bool:
+    """Every update the bot took is answered and every answer delivered: no entry waits in
+    its Telegram journals (the inbox, the outbox)."""
+    journals = sorted((workspace / "delivery").glob("telegram-*.jsonl"))
+    return bool(journals) and all(not DurableQueue(path).pending() for path in journals)
+
+
+async def until_nothing_pending(workspace: Path, timeout: float = 20) -> None:
+    """Wait until the bot is idle (`nothing_pending`): what it would still send is sent."""
+    deadline = time.monotonic() + timeout
+    while not await asyncio.to_thread(nothing_pending, workspace):
+        assert time.monotonic() < deadline, f"an update or reply still waits after {timeout} s"
+        await asyncio.sleep(0.02)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 
 async def test_queued_messages_are_handed_over_when_shutdown_cuts_them_off() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import run_mnemobot
 from tests.test_console_e2e import run_chat
@@ -28,8 +28,10 @@ def test_a_one_off_command_prints_no_info_line_unless_asked(
 
 
 def test_counts_of_one_are_singular(workspace: Path) -> None:
-    memory = MemoryService(workspace)
-    memory.add_flushed_facts("console:local", ["The user likes teal"], at=1e9, session_key="s")
+    memory = WorkspaceMemory.open(workspace)
+    memory.record.add_flushed_facts(
+        "console:local", ["The user likes teal"], at=1e9, session_key="s"
+    )
     memory.close()
     stats = run_mnemobot("memory", "stats", "--chat", "console:local", BOT_WORKSPACE=str(workspace))
     assert stats.stdout.splitlines()[0] == "chat console:local: 1 item in 1 file"

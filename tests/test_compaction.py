@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
+from mnemobot.base.atomic_file import read_jsonl
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.atomic_file import read_jsonl
-from mnemobot.memory.session import SessionStore
+from mnemobot.conversation.session import SessionStore
 from mnemobot.plugin import Tool
-from mnemobot.systems.compactor import transcript_lines
+from mnemobot.systems.compaction.compactor import transcript_lines
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -25,7 +24,7 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
 )
 from tests.conftest import CONSOLE_CHAT as CHAT
-from tests.conftest import ask, make_settings, write_runtime_config
+from tests.conftest import AppFactory, ask, make_settings, write_runtime_config
 from tests.crash_points import run_to_crash
 
 LONG = "lorem ipsum dolor sit amet " * 40  # ~1,080 chars, ~270 tokens
@@ -48,18 +47,9 @@ def scripted_responder(body: dict[str, object]) -> object:
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(
-        workspace,
-        {
-            "llm": {"maxRetries": 0},
-            "compaction": {"maxContextTokens": 1000, "keepLastMessages": 4},
-        },
-    )
+async def app(make_app: AppFactory, openai_server: FakeOpenAIServer) -> App:
     openai_server.responder = scripted_responder
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
+    return make_app({"compaction": {"maxContextTokens": 1000, "keepLastMessages": 4}})
 
 
 def offloaded(app: App) -> list[dict[str, object]]:
@@ -225,9 +215,9 @@ KILLER = """
 import asyncio
 from pathlib import Path
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.session import SessionStore
-from mnemobot.systems.compactor import Compactor
-from mnemobot.systems.llm import LLMError, LLMFailureKind
+from mnemobot.conversation.session import SessionStore
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.core.llm import LLMError, LLMFailureKind
 
 class Down:
     async def complete(self, request):
@@ -300,7 +290,7 @@ async def test_flush_writes_new_facts_to_memory_and_the_daily_note(
     assert "bilge pump" in (items / "procedural.jsonl").read_text()
     notes = "".join(p.read_text() for p in (workspace / "memory" / "console:local").glob("*.md"))
     assert "- The user's boat is named Kestrel" in notes
-    pack = app.memory.build_pack(
+    pack = app.memory.recall.build_pack(
         "console:local",
         "what is my boat called",
         now=9e9,

@@ -8,7 +8,6 @@ import io
 import json
 import os
 import time
-from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
 
@@ -19,14 +18,14 @@ from mnemobot.bot.app import App, build_app
 from mnemobot.bot.cli.main import main
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConsolidationConfig
-from mnemobot.memory.consolidation import consolidate_scope
-from mnemobot.memory.daily_notes import write_memory_file
-from mnemobot.memory.maintenance import MaintenanceReport, StepResult
-from mnemobot.memory.memory_rewrite import parse_rewrite
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.notes.daily_notes import write_memory_file
+from mnemobot.memory.notes.memory_rewrite import parse_rewrite
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.consolidation import consolidate_scope
+from mnemobot.memory.upkeep.maintenance import MaintenanceReport, StepResult
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, hang, reply, user_texts
-from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
+from tests.conftest import CONSOLE_CHAT, AppFactory, ask, make_settings, write_runtime_config
 
 SCOPE = "telegram:1001"
 OTHER = "telegram:2002"
@@ -129,14 +128,8 @@ def test_paris_then_berlin_leaves_berlin_in_memory(
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(
-        workspace,
-        {"llm": {"maxRetries": 0}, "memory": {"consolidation": {"timeoutSeconds": 0.5}}},
-    )
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
+async def app(make_app: AppFactory) -> App:
+    return make_app({"memory": {"consolidation": {"timeoutSeconds": 0.5}}})
 
 
 def seed_scope(workspace: Path) -> ScopePaths:

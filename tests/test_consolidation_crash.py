@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mnemobot.config.runtime import ConsolidationConfig
-from mnemobot.memory.consolidation import consolidate_scope, load_state
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.consolidation import consolidate_scope, load_state
 from tests.crash_points import run_to_crash
 
 # Consolidates the scope four times, each run with one new note line; the "model" answers
@@ -21,9 +21,9 @@ WORKER = """
 import time
 from pathlib import Path
 from mnemobot.config.runtime import ConsolidationConfig
-from mnemobot.memory.consolidation import consolidate_scope
-from mnemobot.memory.daily_notes import append_daily_note
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.consolidation import consolidate_scope
+from mnemobot.memory.notes.daily_notes import append_daily_note
+from mnemobot.memory.store.scope_paths import ScopePaths
 
 paths = ScopePaths(Path(sys.argv[1]), "console:local")
 skip = int(sys.argv[2])

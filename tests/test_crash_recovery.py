@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot.base.atomic_file import read_jsonl
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, Step, delay, echo_responder
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env

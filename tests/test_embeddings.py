@@ -17,8 +17,8 @@ import pytest
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.maintenance import MAINTENANCE_STEPS
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.upkeep.maintenance import MAINTENANCE_STEPS
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
 from tests.conftest import make_settings, run_mnemobot, write_runtime_config
 
@@ -78,7 +78,7 @@ async def told_then_asked(
     for text in facts:
         outcome = await app.assistant.handle_text(CHAT, text)
         assert outcome is not None and outcome.answered
-    assert app.memory.wait_for_vectors(60)
+    assert app.memory.vectors.wait(60)
     await app.commands.run(CHAT, ParsedCommand("new", ""))
     outcome = await app.assistant.handle_text(CHAT, question)
     assert outcome is not None and outcome.answered
@@ -110,7 +110,7 @@ async def test_what_colour_is_my_car_finds_the_skoda_only_by_meaning(
     # The word match still works beside meaning: "colour" finds the teal turn either way.
     assert "teal" in seen
     if embeddings_on:
-        vectors = app.memory.paths(CHAT_SCOPE).items_dir / "vectors.bin"
+        vectors = app.memory.scopes.paths(CHAT_SCOPE).items_dir / "vectors.bin"
         assert vectors.stat().st_size > 512
 
 
@@ -158,7 +158,7 @@ async def ask_anew(app: App, openai_server: FakeOpenAIServer, question: str) -> 
     outcome = await app.assistant.handle_text(CHAT, question)
     assert outcome is not None and outcome.ctx is not None and outcome.ctx.memory_pack
     # Its own turn is embedded after the reply; let that finish before anything else.
-    assert app.memory.wait_for_vectors(60)
+    assert app.memory.vectors.wait(60)
     return context_text(openai_server.last_request()), outcome.ctx.memory_pack.diagnostics.meaning
 
 

@@ -9,7 +9,6 @@ import logging
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -23,14 +22,6 @@ STORAGE_LINE = (
     "Sorry, I could not save this conversation (the bot's storage is failing); "
     "please try again later."
 )
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 async def test_a_refused_api_key_is_an_operator_hint_in_the_log_not_in_the_chat(

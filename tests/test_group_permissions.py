@@ -118,7 +118,7 @@ async def test_status_names_the_model_server_to_the_operator_only(
 
 
 def items_holding(app: App, text: str) -> list[str]:
-    store = app.memory.store(f"telegram:{GROUP}")
+    store = app.memory.scopes.store(f"telegram:{GROUP}")
     return [item.content for item in store.items.values() if text in item.content]
 
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from mnemobot.bot.channels.telegram.inbound import clock_text
 from mnemobot.bot.channels.telegram.media_turn import safe_file_name
 from mnemobot.bot.media.document_text import UnreadableDocument, extract_text, is_readable
-from mnemobot.systems.image_parts import (
+from mnemobot.systems.core.turn_media import ImageInput
+from mnemobot.systems.model_call.image_parts import (
     NO_VISION_NOTE,
     content_text,
     content_tokens,
@@ -20,7 +21,6 @@ from mnemobot.systems.image_parts import (
     with_images,
     without_images,
 )
-from mnemobot.systems.turn_media import ImageInput
 from mnemobot_tooling.sample_pdf import pdf_with_pages
 
 

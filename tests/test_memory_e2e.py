@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC
 from pathlib import Path
 
-import pytest
-
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     context_text,
@@ -21,7 +18,7 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
     user_texts,
 )
-from tests.conftest import ask, make_settings, run_mnemobot, write_runtime_config
+from tests.conftest import ask, run_mnemobot
 from tests.test_console_e2e import run_chat
 
 CHAT_A = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
@@ -48,14 +45,6 @@ def test_a_fact_survives_new_and_reaches_the_next_request(
     assert "teal" not in context_text(openai_server.last_request())
 
 
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
-
-
 async def test_one_chat_never_sees_another_chats_memory(
     app: App, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
@@ -74,10 +63,10 @@ async def test_one_chat_never_sees_another_chats_memory(
     results = [m["content"] for m in tool_messages(b_requests[-1])]
     assert len(results) == 2 and all("Lisbon" not in r and "peanut" not in r for r in results)
     # A's own pack has it; B's pack built by the CLI path does not.
-    pack_a = app.memory.build_pack(
+    pack_a = app.memory.recall.build_pack(
         "telegram:1001", "sister", now=9e9, config=app.assistant.config().memory, tz=None
     )
-    pack_b = app.memory.build_pack(
+    pack_b = app.memory.recall.build_pack(
         "telegram:2002", "sister", now=9e9, config=app.assistant.config().memory, tz=None
     )
     assert "Lisbon" in pack_a.rendered and "Lisbon" not in pack_b.rendered
@@ -119,7 +108,7 @@ async def test_memory_tool_add_search_forget(app: App, openai_server: FakeOpenAI
     )
     await ask(app, chat=CHAT_B, text="read item please")
     assert "no memory item" in tool_messages(openai_server.last_request())[-1]["content"]
-    pack = app.memory.build_pack(
+    pack = app.memory.recall.build_pack(
         "telegram:1001", "cat called", now=9e9, config=app.assistant.config().memory, tz=None
     )
     assert item_id not in {p.item.id for p in pack.items}
@@ -237,7 +226,7 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
     # anew afterwards, on purpose, they are a new statement and are kept.
     config = app.assistant.config().memory
     for at in (time.time() - 3600, time.time() + 5):
-        app.memory.record_turn(
+        app.memory.record.record_turn(
             scope="telegram:1001",
             user_text="My favourite colour is teal.",
             assistant_text="Noted.",
@@ -246,24 +235,24 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
             tz=UTC,
             speaker="Ada",
         )
-        pack = app.memory.build_pack(
+        pack = app.memory.recall.build_pack(
             "telegram:1001", "favourite colour", now=at + 60, config=config, tz=UTC
         )
         kept = [p.item for p in pack.items if p.item.type.value == "PREFERENCE"]
         assert bool(kept) is (at > time.time()), pack.rendered
     # One maintenance run later, the forgotten text is gone from every file but the
     # statement made after the forgetting.
-    app.memory.erase_forgotten("telegram:1001")
+    app.memory.forget.erase_forgotten("telegram:1001")
 
 
 def test_scopes_beyond_the_cache_reload_from_their_files(workspace: Path) -> None:
     from mnemobot.config.runtime import MemoryConfig
-    from mnemobot.memory.service import MemoryService
+    from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 
-    memory = MemoryService(workspace, max_cached_scopes=2)
+    memory = WorkspaceMemory.open(workspace, max_cached_scopes=2)
     config = MemoryConfig()
     for chat in range(4):
-        memory.record_turn(
+        memory.record.record_turn(
             scope=f"telegram:{chat}",
             user_text=f"I prefer tea number {chat}.",
             assistant_text="ok",
@@ -271,5 +260,7 @@ def test_scopes_beyond_the_cache_reload_from_their_files(workspace: Path) -> Non
             config=config,
             tz=None,
         )
-    pack = memory.build_pack("telegram:0", "tea", now=1_800_000_000.0, config=config, tz=None)
+    pack = memory.recall.build_pack(
+        "telegram:0", "tea", now=1_800_000_000.0, config=config, tz=None
+    )
     assert "tea number 0" in pack.rendered and "tea number 1" not in pack.rendered

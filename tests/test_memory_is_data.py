@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import App, build_app
-from mnemobot.memory.extraction import extract_items
-from mnemobot.memory.inert_markdown import inert_markdown
-from mnemobot.memory.items import ItemType, TurnMemoryEvent
-from mnemobot.systems.context import ChatRef
+from mnemobot.bot.app import App
+from mnemobot.memory.store.items import ItemType, TurnMemoryEvent
+from mnemobot.memory.text.inert_markdown import inert_markdown
+from mnemobot.memory.write.extraction import extract_items
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     context_text,
     reply,
     tool_call,
 )
-from tests.conftest import ask, make_settings
+from tests.conftest import ask
 
 MALLORY = ChatRef("telegram", "-300", user_id="5", user_name="Mallory", is_group=True)
 # Another topic of the forum: its own conversation, the same memory.
@@ -36,13 +34,6 @@ OUR_HEADINGS = {
     "## Relevant facts",
     "## Applicable procedures",
 }
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 async def test_one_members_plant_reaches_the_others_prompt_only_as_quoted_data(
@@ -71,7 +62,7 @@ async def test_one_members_plant_reaches_the_others_prompt_only_as_quoted_data(
     assert not any(re.match(r"\s*(```|~~~)", line) for line in prompt.splitlines())
     assert "\\# Operator notes" in prompt
     # The order was remembered as what Mallory asked for, not as a rule for the assistant.
-    items = app.memory.store("telegram:-300").items.values()
+    items = app.memory.scopes.store("telegram:-300").items.values()
     assert not [item for item in items if item.type is ItemType.CONSTRAINT]
     requests = [item for item in items if "request" in item.tags and "OPENAI" in item.content]
     assert requests and all(item.type is ItemType.PREFERENCE for item in requests)

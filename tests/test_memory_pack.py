@@ -6,11 +6,11 @@ import copy
 from datetime import UTC, datetime
 
 from mnemobot.config.runtime import RankingConfig
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery
-from mnemobot.memory.pack import MemoryPack, PackSection, build_pack
-from mnemobot.memory.text_terms import terms
+from mnemobot.memory.pack.build import MemoryPack, PackSection, build_pack
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.text.terms import terms
 
 DAY = 86_400.0
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC).timestamp()

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from mnemobot.bot.app import build_app
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import ask, make_settings, run_mnemobot, write_runtime_config
 
@@ -32,12 +32,12 @@ def sent_pack(request: dict[str, object]) -> str:
 async def test_the_cli_pack_is_the_one_a_small_window_request_carried(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     facts = [
         f"I drink green tea every morning when I am in {city} with friend {n}"
         for n, city in enumerate(CITIES * 4)
     ]
-    memory.add_flushed_facts(SCOPE, facts, at=1_700_000_000.0, session_key=SCOPE)
+    memory.record.add_flushed_facts(SCOPE, facts, at=1_700_000_000.0, session_key=SCOPE)
     memory.close()
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
     # A llama.cpp server run with a 2,048-token window: the bot learns it from /props.

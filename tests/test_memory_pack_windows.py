@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from mnemobot.config.runtime import RankingConfig
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery
-from mnemobot.memory.pack import MemoryPack, build_pack
-from mnemobot.memory.text_terms import terms
+from mnemobot.memory.pack.build import MemoryPack, build_pack
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.text.terms import terms
 
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC).timestamp()
 HOUR = 3_600.0

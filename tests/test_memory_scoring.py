@@ -6,14 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemobot.config.runtime import MemoryConfig, RankingConfig, RuntimeConfig
-from mnemobot.memory.items import ItemType
-from mnemobot.memory.scoring import (
+from mnemobot.memory.pack.scoring import (
     combined_score,
     decay_factor,
     normalized_relevance,
     recency_score,
     type_boost,
 )
+from mnemobot.memory.store.items import ItemType
 
 AGES = st.floats(min_value=0, max_value=100_000, allow_nan=False)
 

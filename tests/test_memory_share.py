@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import build_app
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.tokens import estimate_tokens
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
@@ -76,7 +76,7 @@ async def test_a_small_context_compacts_as_the_conversation_grows_and_keeps_rece
     notes = [f"Note {n}: " + " ".join(rng.choice(WORDS) for _ in range(105)) for n in range(TURNS)]
     assert 170 <= estimate_tokens(notes[0]) <= 200  # about 180 tokens each
     app = build_app(make_settings(workspace, openai_server))
-    caplog.set_level(logging.INFO, logger="mnemobot.systems.compactor")
+    caplog.set_level(logging.INFO, logger="mnemobot.systems.compaction.compactor")
     try:
         for note in notes:
             await ask(app, note)

@@ -52,7 +52,7 @@ async def test_huge_memory_items_are_refused_and_huge_tool_arguments_are_kept_cu
     app = build_app(make_settings(workspace, openai_server))
     try:
         assert await ask(app, "remember this and save it") == "Done."
-        items = app.memory.store("console:local").items.values()
+        items = app.memory.scopes.store("console:local").items.values()
     finally:
         await app.close()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot.base.atomic_file import read_jsonl
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     context_text,

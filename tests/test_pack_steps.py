@@ -13,20 +13,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemobot.config.runtime import MemoryConfig, RankingConfig
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.item_store import indexed_text
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery
-from mnemobot.memory.pack import build_pack
-from mnemobot.memory.pack_candidates import InContext, find_candidates, in_context, layer_top_k
-from mnemobot.memory.pack_render import render_pack
-from mnemobot.memory.pack_selection import (
+from mnemobot.memory.pack.build import build_pack
+from mnemobot.memory.pack.candidates import InContext, find_candidates, in_context, layer_top_k
+from mnemobot.memory.pack.render import render_pack
+from mnemobot.memory.pack.selection import (
     MIN_ITEM_TOKENS,
     fill_past_top_k,
     score_candidates,
     select_items,
 )
-from mnemobot.memory.text_terms import search_terms, terms
-from mnemobot.memory.turn_timeline import TurnTimeline
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.item_store import indexed_text
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.store.turn_timeline import TurnTimeline
+from mnemobot.memory.text.terms import search_terms, terms
 
 WORDS = [
     "berlin",

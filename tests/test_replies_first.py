@@ -20,9 +20,9 @@ from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.model_gate import ModelGate, server_slots
 from mnemobot.bot.llm.window_reports import is_local_endpoint
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.maintenance import last_report
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.systems.llm import ChatRequest
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.maintenance import last_report
+from mnemobot.systems.core.llm import ChatRequest
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
@@ -139,7 +139,7 @@ async def test_the_flush_has_its_own_time_limit_behind_the_summary(
         openai_server.responder = model
         answer = await app.commands.run(CONSOLE_CHAT, ParsedCommand("compact", "2"))
         assert answer.startswith("Compacted with summary"), answer
-        items = app.memory.store(SCOPE).items.values()
+        items = app.memory.scopes.store(SCOPE).items.values()
         assert any("Prefers oolong tea in the morning" in item.content for item in items)
     finally:
         await app.close()

@@ -18,8 +18,8 @@ import pytest
 
 from mnemobot.bot.app import build_app
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.daily_notes import append_daily_note
-from mnemobot.memory.model_windows import FILE_NAME, endpoint_key
+from mnemobot.memory.notes.daily_notes import append_daily_note
+from mnemobot.model.windows import FILE_NAME, endpoint_key
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
@@ -170,7 +170,7 @@ async def test_the_flush_and_summary_fit_the_summary_models_window(
     assert answer.startswith("Compacted with summary"), answer
     facts = [
         item.content
-        for item in app.memory.store(SCOPE.replace("kc", "local")).items.values()
+        for item in app.memory.scopes.store(SCOPE.replace("kc", "local")).items.values()
         if "flush" in item.tags
     ]
     assert sorted(facts) == sorted(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.systems.newest_context import split_context
+from mnemobot.systems.core.newest_context import split_context
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -100,7 +100,7 @@ async def test_memory_md_changes_the_beginning_once(
     app: App, openai_server: FakeOpenAIServer, clock: TurnClock
 ) -> None:
     await chat(app, clock, "I like green tea.", "hello again")
-    memory_file = app.memory.paths("console:local").memory_file
+    memory_file = app.memory.scopes.paths("console:local").memory_file
     memory_file.parent.mkdir(parents=True, exist_ok=True)
     memory_file.write_text("# Preferences\n- Drinks green tea without sugar.\n")
     await chat(app, clock, "What do I drink?", "ok", "and in the evening?")

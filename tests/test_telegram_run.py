@@ -116,14 +116,17 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
         telegram.send_text("a slow question", chat_id=USER)
         openai_server.wait_for_requests(1, timeout=15)
         process.send_signal(signal.SIGTERM)
+        # Nothing outside the bot tells when it has taken the signal in: a moment for that.
         time.sleep(0.5)
-        # Updates stop first: what arrives now stays with Telegram for the next start.
         polls = len(telegram.calls("getUpdates"))
-        telegram.send_text("sent after SIGTERM", chat_id=USER)
-        time.sleep(0.5)
-        assert len(telegram.calls("getUpdates")) == polls
-        assert process.poll() is None, "the bot must not exit while its turn is running"
+        late = telegram.send_text("sent after SIGTERM", chat_id=USER)
+        # The long poll that was in flight is answered (to nobody: the bot let go of it).
+        deadline = time.monotonic() + 10
+        while any(call["status"] is None for call in telegram.calls("getUpdates")):
+            assert time.monotonic() < deadline, "the long poll in flight was never answered"
+            time.sleep(0.02)
         release.set()
+        # Answered: the bot did not exit while its turn was running.
         telegram.wait_for_messages(USER, 1, timeout=15)
         _, err = process.communicate(timeout=15)
         # As the chat shows it once the bot is gone (a streamed reply is edited in place).
@@ -136,6 +139,14 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
 
     assert process.returncode == 0, err
     assert answer["plain_text"] == "answer after SIGTERM"
+    # Updates stopped first: to its exit the bot asked for none, and what arrived after
+    # SIGTERM stays with Telegram for the next start (never taken into the bot's inbox).
+    assert len(telegram.calls("getUpdates")) == polls
+    assert late["update_id"] in [update["update_id"] for update in telegram.pending_updates()]
+    assert (
+        b"sent after SIGTERM" not in (workspace / "delivery" / "telegram-inbox.jsonl").read_bytes()
+    )
+    assert len(openai_server.requests) == 1
     messages = session_messages(workspace, f"telegram:{USER}")
     assert [m["role"] for m in messages] == ["user", "assistant"]
     assert "sk-test-secret-value" not in err and telegram.token not in err

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mnemobot.bot.channels.telegram.markdown_html import markdown_to_telegram_html
 from mnemobot.bot.channels.telegram.split import split_for_telegram
-from mnemobot.systems.reply_stream import STOPPED_MARK
+from mnemobot.systems.core.reply_stream import STOPPED_MARK
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     delay,

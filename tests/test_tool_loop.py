@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.systems.core.tool_runner import Tool
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -23,14 +21,6 @@ from mnemobot_tooling.fakes.openai_server import (
 )
 from tests.conftest import CONSOLE_CHAT as CHAT
 from tests.conftest import ask, make_settings, write_runtime_config
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 async def test_plain_answer_round_trip(app: App, openai_server: FakeOpenAIServer) -> None:

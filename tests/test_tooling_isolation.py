@@ -72,7 +72,12 @@ def test_the_running_bot_never_imports_the_benches_or_evals() -> None:
     runtime = {f"mnemobot.{name}" for name in runtime}
     runtime |= {
         f"mnemobot.{name}"
-        for name in ("systems.pipeline", "systems.memory_persist", "memory.service", "memory.pack")
+        for name in (
+            "systems.core.pipeline",
+            "systems.memory_steps.memory_persist",
+            "memory.services.record",
+            "memory.pack.build",
+        )
     }
     assert runtime <= loaded
     assert "mnemobot.bot.cli.tool_commands" in loaded

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App
-from mnemobot.memory.items import ItemType
-from mnemobot.memory.memory_versions import archive_version
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.notes.memory_versions import archive_version
+from mnemobot.memory.store.items import ItemType
+from mnemobot.memory.store.scope_paths import ScopePaths
 from tests.conftest import ask
 from tests.web_harness import CHAT, SCOPE, TOKEN, StartPage, bot, files_with, start_page
 
@@ -67,7 +67,7 @@ async def a_chat_worth_seeing(bot: App) -> None:
     ):
         await ask(bot, text, chat=CHAT)
     config = bot.runtime.current().memory
-    bot.memory.add_fact(
+    bot.memory.record.add_fact(
         SCOPE, ARABIC_FACT, item_type=ItemType.PREFERENCE, at=time.time(), config=config
     )
     paths = ScopePaths(bot.paths.root, SCOPE)

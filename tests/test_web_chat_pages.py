@@ -15,9 +15,9 @@ from mnemobot.bot.app import App
 from mnemobot.bot.schedule.service import schedule_folder
 from mnemobot.bot.schedule.store import FileTaskStore
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, message_text
 from tests.conftest import ask
 from tests.web_harness import CHAT, SCOPE, StartPage, bot, start_page, visible_text

@@ -21,10 +21,10 @@ from mnemobot.bot.app import App
 from mnemobot.bot.cli.workspace_guard import WorkspaceGuard
 from mnemobot.bot.web.server import CORRECTIONS_KEY
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.memory_versions import archive_version, list_versions
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.notes.memory_versions import archive_version, list_versions
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.scope_paths import ScopePaths
 from tests.conftest import ask
 from tests.web_harness import (
     CHAT,
@@ -54,7 +54,9 @@ async def talked(app: App) -> None:
 
 def item_id_holding(app: App, text: str) -> str:
     config = app.runtime.current()
-    found = app.memory.search(SCOPE, text, config=config.memory, tz=config.assistant.tzinfo())
+    found = app.memory.recall.search(
+        SCOPE, text, config=config.memory, tz=config.assistant.tzinfo()
+    )
     assert found, text
     return found[0][0].id
 
@@ -114,8 +116,8 @@ async def test_forgetting_a_fact_erases_it_from_every_file_as_the_memory_tool_do
     # The page's memory (the bot's own, with --web) no longer recalls it, nor does one
     # loaded from the files afresh; the pages no longer show it.
     config = bot.runtime.current()
-    for memory in (page.host.memory, MemoryService(workspace)):
-        pack = memory.build_pack(
+    for memory in (page.host.memory, WorkspaceMemory.open(workspace)):
+        pack = memory.recall.build_pack(
             SCOPE, "locker code", now=time.time(), config=config.memory, tz=UTC
         )
         assert SECRET not in pack.rendered

@@ -18,7 +18,7 @@ from mnemobot.bot.cli.web import host_of_app, page_redaction, standalone_host
 from mnemobot.bot.web.access import Access, WebToken
 from mnemobot.bot.web.host import WebHost
 from mnemobot.bot.web.server import WebServer, build_web_app, cookie_name
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import make_settings
 

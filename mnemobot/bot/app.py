@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.channels.lanes import LaneConfig
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
@@ -50,25 +51,24 @@ from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.large_results import LargeResultStore
-from mnemobot.memory.maintenance import supersede_matching_facts
-from mnemobot.memory.model_vision import ModelVisionStore
-from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
-from mnemobot.memory.redis_sessions import RedisSessionStore
-from mnemobot.memory.scope_paths import chat_scope
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SessionStore
-from mnemobot.systems.auto_compaction import AutoCompaction, OverflowRecovery
-from mnemobot.systems.compactor import Compactor
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.context_building import ContextBuilding
-from mnemobot.systems.context_window import ContextWindowLimit
-from mnemobot.systems.llm import ChatModel
-from mnemobot.systems.memory_persist import MemoryPersist
-from mnemobot.systems.pipeline import Pipeline, System, load_entry_point_systems
-from mnemobot.systems.services import Services
-from mnemobot.systems.tool_loop import ToolLoop
+from mnemobot.conversation.large_results import LargeResultStore
+from mnemobot.conversation.redis_sessions import RedisSessionStore
+from mnemobot.conversation.session import SessionStore
+from mnemobot.memory.services.record import supersede_matching_facts
+from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
+from mnemobot.memory.store.scope_paths import chat_scope
+from mnemobot.model.vision import ModelVisionStore
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
+from mnemobot.systems.compaction.auto_compaction import AutoCompaction, OverflowRecovery
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.llm import ChatModel
+from mnemobot.systems.core.pipeline import Pipeline, System, load_entry_point_systems
+from mnemobot.systems.core.services import Services
+from mnemobot.systems.memory_steps.context_building import ContextBuilding
+from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
+from mnemobot.systems.model_call.context_window import ContextWindowLimit
+from mnemobot.systems.model_call.tool_loop import ToolLoop
 
 # Each channel's section of runtime-config.json (`"telegram": {...}`), validated by a model
 # kept with the channel; every config store of the bot and its CLI reads them.
@@ -111,7 +111,7 @@ class App:
     paths: WorkspacePaths
     runtime: RuntimeConfigStore
     sessions: SessionStore
-    memory: MemoryService
+    memory: WorkspaceMemory
     llm: ChatModel
     tools: ToolRegistry
     pipeline: Pipeline
@@ -165,8 +165,8 @@ class App:
         await self.media.close()
         await self.llm.close()
         self.memory.close()
-        if isinstance(self.memory.embedder, OpenAIEmbeddings):
-            await self.memory.embedder.aclose()
+        if isinstance(self.memory.vectors.embedder, OpenAIEmbeddings):
+            await self.memory.vectors.embedder.aclose()
 
 
 def build_app(
@@ -219,7 +219,7 @@ def build_app(
         # Its turns tell the model client when a reply is in flight (replies first).
         assistant.gate = llm.gate
     erasure = ScopeErasure(
-        paths, services.memory, sessions, runtime.current, journal=erasure_journal
+        paths, services.memory.forget, sessions, runtime.current, journal=erasure_journal
     )
     schedule = _schedule(services, assistant, permissions, mcp, erasure, tasks)
     commands = _commands(
@@ -263,8 +263,8 @@ def _memory(
     *,
     shared_files: bool,
     clock: Clock,
-) -> MemoryService:
-    return MemoryService(
+) -> WorkspaceMemory:
+    return WorkspaceMemory.open(
         paths.root,
         max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=shared_files,
@@ -303,10 +303,10 @@ def _maintenance(services: Services) -> MaintenanceTimer:
     return MaintenanceTimer(
         paths=services.paths,
         runtime=runtime,
-        memory=memory,
+        memory=MemoryUpkeep(memory),
         llm=services.llm,
         chat_model_name=services.settings.bot_model,
-        on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+        on_superseded=supersede_matching_facts(memory.record, lambda: runtime.current().memory),
         clock=services.clock,
     )
 
@@ -390,7 +390,7 @@ def _assistant(
 ) -> Assistant:
     """The turn core: the pipeline of systems (the plugins' among them) a turn runs."""
     llm, memory = services.llm, services.memory
-    context_building = ContextBuilding(memory)
+    context_building = ContextBuilding(memory.recall, memory.vectors)
     systems: list[System] = [
         mcp_access,
         SpeakerRights(permissions),
@@ -405,7 +405,7 @@ def _assistant(
             clock=services.clock,
             save_session=services.sessions.save_async,
         ),
-        MemoryPersist(memory, clock=services.clock),
+        MemoryPersist(memory.record, memory.forget, clock=services.clock),
     ]
     if isinstance(llm, OpenAIChatModel):
         systems.append(ContextWindowLimit(llm))
@@ -418,7 +418,7 @@ def _assistant(
         pipeline=Pipeline(systems),
         scope_for=scope_for,
         clock=services.clock,
-        memory=memory,
+        record=memory.record,
     )
 
 
@@ -462,13 +462,13 @@ def _commands(
         compactor=compactor,
         # Every chat's /status, in this order; its channel adds the channel's own lines.
         status_providers=[
-            memory_status(assistant, services.memory),
+            memory_status(assistant, services.memory.recall),
             _maintenance_status(assistant, maintenance),
             mcp.status_lines,
         ],
         async_status_providers=[mcp.chat_tools.status_lines, schedule.status_lines],
         handlers={"reminders": schedule.reminders},
-        memory=services.memory,
+        memory=services.memory.forget,
         known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
         window_unstated=llm.window_unstated if isinstance(llm, OpenAIChatModel) else None,
         permissions=permissions,

@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from mnemobot.base.clock import Clock
 from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.media.reader import MediaReader
 from mnemobot.bot.schedule.service import ScheduleService
@@ -22,12 +23,11 @@ from mnemobot.bot.turn.commands import Attachment, Commands
 from mnemobot.bot.turn.erasure import ScopeErasure
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import Clock
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SessionStore
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.reply_stream import ReplyStream
-from mnemobot.systems.turn_media import NO_MEDIA, TurnMedia
+from mnemobot.conversation.session import SessionStore
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.reply_stream import ReplyStream
+from mnemobot.systems.core.turn_media import NO_MEDIA, TurnMedia
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +121,7 @@ class ChannelHost(Protocol):
     # Read `runtime.current()` each time: the runtime config hot-reloads.
     runtime: RuntimeConfigStore
     sessions: SessionStore
-    memory: MemoryService
+    memory: WorkspaceMemory
     assistant: Assistant
     commands: Commands
     erasure: ScopeErasure

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from mnemobot.base.clock import to_iso
 from mnemobot.bot.channels.base import Channel, ChannelReplyStream
 from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
 from mnemobot.bot.i18n import N_, words_for
@@ -25,9 +26,8 @@ from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
 from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
-from mnemobot.memory.items import to_iso
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.reply_stream import STOPPED_MARK
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.reply_stream import STOPPED_MARK
 
 log = logging.getLogger(__name__)
 

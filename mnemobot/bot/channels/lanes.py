@@ -30,7 +30,7 @@ from pydantic import Field
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import ConfigSection
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from mnemobot.bot.cli.init import offer_init
 from mnemobot.bot.cli.logging_setup import configure_logging
 from mnemobot.bot.cli.startup import fail, log_startup, secrets_of, settings_or_exit
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.session import InvalidSessionKey, check_session_key
-from mnemobot.systems.context import ChatRef
+from mnemobot.conversation.session import InvalidSessionKey, check_session_key
+from mnemobot.systems.core.context import ChatRef
 
 # In the workspace: the console's log, when its stderr is the terminal it talks on.
 CONSOLE_LOG = "logs/console.log"

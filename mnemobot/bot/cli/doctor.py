@@ -21,6 +21,7 @@ from typing import Literal, TextIO
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from mnemobot.base.clock import SYSTEM_CLOCK
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.embedding_check import check_embeddings
 from mnemobot.bot.cli.logging_setup import configure_logging, redact
@@ -48,9 +49,8 @@ from mnemobot.config.settings import (
     load_settings,
 )
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK
-from mnemobot.memory.model_windows import ModelWindowStore
-from mnemobot.systems.llm import LLMError
+from mnemobot.model.windows import ModelWindowStore
+from mnemobot.systems.core.llm import LLMError
 
 Status = Literal["ok", "warn", "fail"]
 _LABEL: dict[Status, str] = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}

@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
+from mnemobot.base.clock import SYSTEM_CLOCK
+from mnemobot.base.counts import counted
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
 from mnemobot.bot.cli.startup import fail, settings_or_exit
@@ -23,22 +25,24 @@ from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
-from mnemobot.config.counts import counted
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK
-from mnemobot.memory.item_vectors import QueryVector
-from mnemobot.memory.maintenance import MaintenanceReport
-from mnemobot.memory.memory_rewrite import entries
-from mnemobot.memory.memory_versions import find_version, list_versions, restore_version
-from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
-from mnemobot.memory.pack import MemoryPack
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import AgentSession, SessionStore
-from mnemobot.memory.workspace_scopes import chat_summary, scopes_with_memory
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.context_building import ContextBuilding, pack_for_turn, wants_memory
+from mnemobot.conversation.session import AgentSession, SessionStore
+from mnemobot.memory.notes.memory_rewrite import entries
+from mnemobot.memory.notes.memory_versions import find_version, list_versions, restore_version
+from mnemobot.memory.pack.build import MemoryPack
+from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
+from mnemobot.memory.store.item_vectors import QueryVector
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.store.workspace_scopes import chat_summary, scopes_with_memory
+from mnemobot.memory.upkeep.maintenance import MaintenanceReport
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.memory_steps.context_building import (
+    ContextBuilding,
+    pack_for_turn,
+    wants_memory,
+)
 
 
 def _print_json(data: Any) -> None:
@@ -67,15 +71,19 @@ def pack_command(args: argparse.Namespace) -> int:
             windows=ModelWindowStore.in_workspace(paths.root),
         )
         try:
-            return await memory.query_vector(args.query, config.memory), llm.known_window(model)
+            return await memory.vectors.query_vector(args.query, config.memory), llm.known_window(
+                model
+            )
         finally:
             await llm.close()
-            if isinstance(memory.embedder, OpenAIEmbeddings):
-                await memory.embedder.aclose()
+            if isinstance(memory.vectors.embedder, OpenAIEmbeddings):
+                await memory.vectors.embedder.aclose()
 
     vector, window = asyncio.run(query_vector_and_window())
     if args.unconstrained:
-        pack = pack_for_turn(memory, args.chat, args.query, now, config.memory, query_vector=vector)
+        pack = pack_for_turn(
+            memory.recall, args.chat, args.query, now, config.memory, query_vector=vector
+        )
         share = "unconstrained: memory's share of the window not applied"
     else:
         if window is not None:
@@ -120,7 +128,7 @@ def pack_command(args: argparse.Namespace) -> int:
 
 
 def _pack_as_sent(
-    memory: MemoryService,
+    memory: WorkspaceMemory,
     chat_key: str,
     scope: str,
     query: str,
@@ -141,7 +149,7 @@ def _pack_as_sent(
         model="",
         scope=scope,
     )
-    ContextBuilding(memory).build(ctx, query_vector=vector)
+    ContextBuilding(memory.recall).build(ctx, query_vector=vector)
     return ctx.memory_pack
 
 
@@ -159,7 +167,7 @@ def search_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
-    found = memory.search(
+    found = memory.recall.search(
         args.chat, args.query, config=config.memory, tz=config.assistant.tzinfo(), limit=args.limit
     )
     if args.json:
@@ -192,7 +200,7 @@ def stats_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened
-    stats = memory.stats(args.chat)
+    stats = memory.recall.stats(args.chat)
     data = {
         "chat": args.chat,
         "items": stats.items,
@@ -221,9 +229,9 @@ def chats_command(args: argparse.Namespace) -> int:
     rows = []
     for scope in scopes:
         # One scope loaded at a time: a workspace of many big chats fits in memory.
-        memory = MemoryService(paths.root)
+        memory = WorkspaceMemory.open(paths.root)
         try:
-            stats = memory.stats(scope)
+            stats = memory.recall.stats(scope)
         finally:
             memory.close()
         rows.append(chat_summary(paths, scope, stats).to_json())
@@ -254,7 +262,7 @@ def maintain_command(args: argparse.Namespace) -> int:
     runtime = open_runtime_config(paths.runtime_config)
     config = runtime.current()
     # The step lines are printed below; logged as well they would show twice.
-    logging.getLogger("mnemobot.memory.maintenance").setLevel(logging.WARNING)
+    logging.getLogger("mnemobot.memory.upkeep.maintenance").setLevel(logging.WARNING)
 
     async def run() -> list[MaintenanceReport]:
         llm = OpenAIChatModel(
@@ -266,9 +274,13 @@ def maintain_command(args: argparse.Namespace) -> int:
             windows=ModelWindowStore.in_workspace(paths.root),
         )
         embedder = OpenAIEmbeddings(settings, runtime)
-        memory = MemoryService(paths.root, embedder=embedder)
+        memory = WorkspaceMemory.open(paths.root, embedder=embedder)
         timer = MaintenanceTimer(
-            paths=paths, runtime=runtime, memory=memory, llm=llm, chat_model_name=settings.bot_model
+            paths=paths,
+            runtime=runtime,
+            memory=MemoryUpkeep(memory),
+            llm=llm,
+            chat_model_name=settings.bot_model,
         )
         try:
             if args.chat is not None:
@@ -340,7 +352,7 @@ def export_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened
-    data = memory.export_scope(args.chat)
+    data = memory.forget.export_scope(args.chat)
     out = Path(args.out) if args.out else Path(f"memory-{args.chat.replace(':', '-')}.zip")
     try:
         out.write_bytes(data)
@@ -379,7 +391,7 @@ def erase_command(args: argparse.Namespace) -> int:
             "or stop the bot and run this again"
         )
     runtime = open_runtime_config(paths.runtime_config)
-    erasure = ScopeErasure(paths, memory, SessionStore(paths.sessions), runtime.current)
+    erasure = ScopeErasure(paths, memory.forget, SessionStore(paths.sessions), runtime.current)
     for journal in sorted(paths.delivery.glob("*.jsonl")):
         erasure.add_step(journal_file_step(journal, paths.root))
     settings = settings_or_exit()

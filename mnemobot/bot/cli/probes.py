@@ -15,7 +15,7 @@ from telegram.request import HTTPXRequest
 
 from mnemobot.bot.cli.logging_setup import redact
 from mnemobot.bot.llm.client import OpenAIChatModel
-from mnemobot.systems.llm import LLMError
+from mnemobot.systems.core.llm import LLMError
 
 # A person is waiting at the terminal; a healthy server answers in well under a second.
 NETWORK_CHECK_SECONDS = 10.0

@@ -43,9 +43,9 @@ from mnemobot.bot.web.host import WebHost
 from mnemobot.bot.web.server import WebServer, build_web_app, cookie_name
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.model_windows import ModelWindowStore
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SessionStore
+from mnemobot.conversation.session import SessionStore
+from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
+from mnemobot.model.windows import ModelWindowStore
 
 BOT_RUNNING = (
     "a running `mnemobot run` serves this workspace: its memory of the chat would bring "
@@ -101,14 +101,18 @@ def standalone_host(
     """The page on services of its own over the workspace's files (`mnemobot web`)."""
     paths = WorkspacePaths(settings.bot_workspace)
     runtime = open_runtime_config(paths.runtime_config)
-    memory = MemoryService(
+    memory = WorkspaceMemory.open(
         paths.root,
         max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=True,
         embedder=OpenAIEmbeddings(settings, runtime),
     )
     timer = MaintenanceTimer(
-        paths=paths, runtime=runtime, memory=memory, llm=None, chat_model_name=settings.bot_model
+        paths=paths,
+        runtime=runtime,
+        memory=MemoryUpkeep(memory),
+        llm=None,
+        chat_model_name=settings.bot_model,
     )
     windows = ModelWindowStore.in_workspace(paths.root)
     folder = schedule_folder(paths.root)
@@ -199,8 +203,8 @@ def web_command(args: argparse.Namespace) -> int:
         finally:
             await server.stop()
             host.memory.close()
-            if isinstance(host.memory.embedder, OpenAIEmbeddings):
-                await host.memory.embedder.aclose()
+            if isinstance(host.memory.vectors.embedder, OpenAIEmbeddings):
+                await host.memory.vectors.embedder.aclose()
             if tasks is not None:
                 await close_store(tasks)
 

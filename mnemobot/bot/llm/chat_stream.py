@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
-from mnemobot.memory.session import valid_unicode
-from mnemobot.systems.llm import ChatResponse, ToolCall
+from mnemobot.conversation.session import valid_unicode
+from mnemobot.systems.core.llm import ChatResponse, ToolCall
 
 
 @dataclass(slots=True)

@@ -46,12 +46,12 @@ from mnemobot.bot.llm.window_reports import (
     answer_tokens_without_window,
     is_local_endpoint,
 )
-from mnemobot.memory.model_vision import ModelVisionStore
-from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
-from mnemobot.memory.session import valid_unicode
-from mnemobot.systems.image_parts import has_images, without_images
-from mnemobot.systems.llm import ChatRequest, ChatResponse, LLMError, LLMFailureKind, ToolCall
-from mnemobot.systems.request_messages import estimate_request_tokens
+from mnemobot.conversation.session import valid_unicode
+from mnemobot.model.vision import ModelVisionStore
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
+from mnemobot.systems.core.llm import ChatRequest, ChatResponse, LLMError, LLMFailureKind, ToolCall
+from mnemobot.systems.model_call.image_parts import has_images, without_images
+from mnemobot.systems.model_call.request_messages import estimate_request_tokens
 
 log = logging.getLogger(__name__)
 

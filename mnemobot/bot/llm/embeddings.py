@@ -1,6 +1,6 @@
 """The embedding model on the openai SDK: `/v1/embeddings` of any OpenAI-compatible server.
 
-It serves memory (`memory.item_vectors.EmbeddingModel`): stored texts in batches from a
+It serves memory (`memory.store.item_vectors.EmbeddingModel`): stored texts in batches from a
 worker thread (a blocking client), the user's message from the event loop (an async
 client) within `memory.embeddings.queryTimeoutSeconds`. Settings are read at each call, so
 a changed `memory.embeddings` (another server, model or key) takes effect at once.
@@ -51,7 +51,7 @@ def as_matrix(response: Any, count: int) -> np.ndarray:
 
 
 class OpenAIEmbeddings:
-    """`memory.item_vectors.EmbeddingModel` on the openai SDK (no retries: a failed batch
+    """`memory.store.item_vectors.EmbeddingModel` on the openai SDK (no retries: a failed batch
     is embedded by the next maintenance run, a failed question goes without)."""
 
     def __init__(self, settings: Settings, runtime: RuntimeConfigStore) -> None:

@@ -1,7 +1,7 @@
 """What a model server says about the prompt tokens it took from its cache.
 
 Servers keep the work of a request's beginning for the next request that begins the same
-(see `systems.newest_context`) and say how much of a prompt that was in one of two ways:
+(see `systems.core.newest_context`) and say how much of a prompt that was in one of two ways:
 OpenAI-compatible servers (OpenAI, DeepSeek, vLLM, SGLang) as
 `usage.prompt_tokens_details.cached_tokens`; llama.cpp's own server as `timings` beside the
 answer (`cache_n` tokens from the cache, `prompt_n` evaluated anew). Ollama and

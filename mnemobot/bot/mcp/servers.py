@@ -15,6 +15,7 @@ import importlib
 import logging
 from collections.abc import Callable, Mapping
 
+from mnemobot.base.counts import counted
 from mnemobot.bot.mcp.access import McpToolAccess, mcp_config
 from mnemobot.bot.mcp.config import McpConfig, McpServerConfig
 from mnemobot.bot.mcp.connection import ServerTool
@@ -25,10 +26,9 @@ from mnemobot.bot.tools.chat_tools import ChatTools, WindowOf
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.bot.turn.permissions import Permissions
-from mnemobot.config.counts import counted
 from mnemobot.config.runtime_store import RuntimeConfigStore
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.tool_runner import Tool
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import orjson
 
+from mnemobot.base.atomic_file import write_atomic
 from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
 from mnemobot.bot.media.document_text import DocumentExtract, UnreadableDocument
 from mnemobot.config.runtime import MediaConfig
-from mnemobot.memory.atomic_file import write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from mnemobot.bot.media.document_text import DocumentExtract
 from mnemobot.bot.media.transcription import Transcriber, Transcript
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.settings import Settings
-from mnemobot.systems.llm import ChatModel, ChatRequest, LLMError
+from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderP
 from mnemobot.bot.media.reader_process import ReaderRefusal
 from mnemobot.config.runtime import TranscriptionConfig
 from mnemobot.config.settings import Settings
-from mnemobot.memory.model_windows import endpoint_key
+from mnemobot.model.windows import endpoint_key
 
 log = logging.getLogger(__name__)
 

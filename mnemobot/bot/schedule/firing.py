@@ -27,6 +27,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
 from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.tasks import Firing
@@ -36,10 +37,7 @@ from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, llm_failure_text
 from mnemobot.bot.turn.received import find_received
 from mnemobot.config.runtime import ScheduleConfig
 from mnemobot.config.zones import zone_of
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.items import to_iso
-from mnemobot.systems.compactor import NO_REPLY
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import NO_REPLY, ChatRef
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from datetime import datetime, timedelta
 
 from dateparser.date import DateDataParser
 
+from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.bot.schedule.timing import wall_time, wall_to_epoch
 from mnemobot.config.zones import zone_of
-from mnemobot.memory.clock import SECONDS_PER_DAY
 
 # How far the second reading's "now" is moved: not a whole number of minutes of any unit
 # people use, so a fixed time of day never moves by exactly this much.

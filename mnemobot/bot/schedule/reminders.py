@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
@@ -35,8 +36,7 @@ from mnemobot.bot.schedule.wording import (
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import zone_of
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 if TYPE_CHECKING:
     from babel import Locale

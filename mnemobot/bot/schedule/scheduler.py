@@ -24,11 +24,11 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.tasks import Firing, Task
 from mnemobot.bot.schedule.timing import plan_firing
 from mnemobot.config.runtime import ScheduleConfig
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.i18n import words_for
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.schedule.reminders import RemindersCommand
@@ -26,9 +27,8 @@ from mnemobot.bot.turn.erasure import EraseStep, ErasureTarget
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_zone_name
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.tool_runner import Tool
 
 SCHEDULE_DIR_NAME = "schedule"
 

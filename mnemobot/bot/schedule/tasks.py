@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 TaskKind = Literal["reminder", "task", "heartbeat"]
 # Inbox ids of firings start with this; update ids start with "u:".

@@ -35,8 +35,8 @@ from mnemobot.bot.schedule.wording import local_confirmation, locale_for
 from mnemobot.bot.tools.clock_tool import CHAT_ZONE_KEY, chat_zone_name
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import local_zone_name, zone_of
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import Tool
 
 MAX_TEXT_CHARS = 2_000
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from mnemobot.base.counts import counted
 from mnemobot.bot.i18n import words_for
 from mnemobot.bot.tools.offer import ToolOffer, first_sentence
 from mnemobot.bot.tools.registry import ToolRegistry
-from mnemobot.config.counts import counted
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.model.windows import ModelWindow
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.tool_runner import Tool
 
 ToolSetsFor = Callable[[ChatRef, RuntimeConfig], Awaitable[frozenset[str]]]
 WindowOf = Callable[[RuntimeConfig], ModelWindow | None]

@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Protocol
 
-from mnemobot.systems.context import ChatRef, TurnContext
+from mnemobot.systems.core.context import ChatRef, TurnContext
 
 YES_WORDS = frozenset({"yes", "y", "ok", "okay", "confirm", "run", "run it", "go", "go ahead"})
 NO_WORDS = frozenset({"no", "n", "cancel", "don't", "dont", "do not"})

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, from_iso, to_iso
 from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.tools.clock_tool import chat_zone_name
@@ -23,16 +24,13 @@ from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.config.zones import local_time, zone_or_local
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.items import from_iso, to_iso
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.llm import LLMFailureKind
-from mnemobot.systems.pipeline import Pipeline
-from mnemobot.systems.prompt_usage import INPUT_TOKENS_KEY
-from mnemobot.systems.reply_stream import ReplyStream
-from mnemobot.systems.turn_media import (
+from mnemobot.conversation.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
+from mnemobot.memory.services.record import MemoryRecord
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.core.llm import LLMFailureKind
+from mnemobot.systems.core.pipeline import Pipeline
+from mnemobot.systems.core.reply_stream import ReplyStream
+from mnemobot.systems.core.turn_media import (
     NO_MEDIA,
     TurnMedia,
     kept_parts,
@@ -40,6 +38,7 @@ from mnemobot.systems.turn_media import (
     parts_to_keep,
     turn_text,
 )
+from mnemobot.systems.model_call.prompt_usage import INPUT_TOKENS_KEY
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +175,7 @@ class Assistant:
         pipeline: Pipeline,
         scope_for: Callable[[ChatRef, RuntimeConfig], str],
         clock: Clock = SYSTEM_CLOCK,
-        memory: MemoryService | None = None,
+        record: MemoryRecord | None = None,
         gate: ModelGate | None = None,
     ) -> None:
         """`clock` gives the time of each turn (seconds since the epoch): a replay or a bench
@@ -190,7 +189,7 @@ class Assistant:
         self.pipeline = pipeline
         self.scope_for = scope_for
         # Where an edit of an answered message is told (`revise`).
-        self.memory = memory
+        self.record = record
         self.activity: dict[str, ChatActivity] = {}
         self.gate = gate or ModelGate(lambda: 0)
         self._locks: dict[str, asyncio.Lock] = {}
@@ -413,14 +412,14 @@ class Assistant:
             message["edited"] = to_iso(self.clock())
             await self.sessions.save_async(session)
             zone = zone_or_local(chat_zone_name(session.metadata, config))
-        if self.memory is None or not config.memory.enabled or not own:
+        if self.record is None or not config.memory.enabled or not own:
             return True
         scope = self.scope_for(chat, config)
         at = from_iso(str(message.get("at"))) if message.get("at") else self.clock()
         refs = [str(r) for r in message.get("refs") or [ref]]
         tags = message.get("tags")
         work = partial(
-            self.memory.revise_message,
+            self.record.revise_message,
             scope=scope,
             ref=ref,
             user_text=own,
@@ -436,7 +435,7 @@ class Assistant:
             tags=[str(tag) for tag in tags] if isinstance(tags, list) else (),
         )
         try:
-            await self.memory.offload_write(scope, work)
+            await self.record.scopes.run(scope, work, write=True)
         except OSError as exc:
             log.warning("could not record an edit in %s's memory: %s", chat.key, exc)
         return True

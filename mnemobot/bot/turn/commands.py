@@ -21,14 +21,14 @@ from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_pre
 from mnemobot.bot.turn.forget_me import ForgetMe
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import zone_or_local
-from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.compaction_plan import is_summary
-from mnemobot.systems.compactor import Compactor
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.prompt_usage import input_tokens_line
-from mnemobot.systems.request_messages import estimate_request_tokens, model_messages
+from mnemobot.conversation.session import AgentSession
+from mnemobot.memory.services.forget import MemoryForget
+from mnemobot.model.windows import ModelWindow
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.compaction.plan import is_summary
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.model_call.prompt_usage import input_tokens_line
+from mnemobot.systems.model_call.request_messages import estimate_request_tokens, model_messages
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ class Commands:
         async_status_providers: Sequence[AsyncStatusProvider] = (),
         handlers: Mapping[str, CommandHandler] | None = None,
         compactor: Compactor | None = None,
-        memory: MemoryService | None = None,
+        memory: MemoryForget | None = None,
         known_window: Callable[[str], ModelWindow | None] | None = None,
         window_unstated: Callable[[str], bool] | None = None,
         permissions: Permissions | None = None,
@@ -198,6 +198,7 @@ class Commands:
         self.known_window = known_window
         # Whether the model's server was asked for its window and did not say.
         self.window_unstated = window_unstated
+        # /export: the chat's memory as one zip.
         self.memory = memory
 
     async def reply(
@@ -338,11 +339,11 @@ class Commands:
         if memory is None:
             return CommandReply("Export is not available.")
         scope = self.assistant.scope_for(chat, self.assistant.config())
-        data = await memory.offload(scope, partial(memory.export_scope, scope))
+        data = await memory.scopes.run(scope, partial(memory.export_scope, scope))
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.assistant.clock()))
         filename = f"{export_prefix(scope)}{stamp}.zip"
         path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
-        await memory.offload(scope, partial(_write_file, path, data))
+        await memory.scopes.run(scope, partial(_write_file, path, data))
         # Where the copy lies is the operator's business (everyone in a group reads the
         # caption): the path only where the reader owns the disk.
         kept = (

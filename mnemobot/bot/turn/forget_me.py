@@ -15,8 +15,8 @@ from mnemobot.bot.i18n import Words, words_for
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.erasure import ScopeErasure
 from mnemobot.bot.turn.erasure_journal import PendingErasure
-from mnemobot.memory.scope_paths import all_chats_share
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.store.scope_paths import all_chats_share
+from mnemobot.systems.core.context import ChatRef
 
 # How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
 # guards against a mistyped command, and a few minutes is enough to read the warning.

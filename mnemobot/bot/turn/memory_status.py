@@ -6,14 +6,14 @@ from __future__ import annotations
 from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import StatusProvider
-from mnemobot.memory.service import MemoryService
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.services.recall import MemoryRecall
+from mnemobot.systems.core.context import ChatRef
 
 # The memory layers by the names /status gives them.
 _LAYERS = {"EPISODIC": N_("episodic"), "SEMANTIC": N_("semantic"), "PROCEDURAL": N_("procedural")}
 
 
-def memory_status(assistant: Assistant, memory: MemoryService) -> StatusProvider:
+def memory_status(assistant: Assistant, recall: MemoryRecall) -> StatusProvider:
     """The memory lines of a chat's `/status`."""
 
     def lines(chat: ChatRef) -> list[str]:
@@ -24,7 +24,7 @@ def memory_status(assistant: Assistant, memory: MemoryService) -> StatusProvider
             files = words.gettext("Files: one folder shared by all chats (files.shared)")
         else:
             files = words.gettext("Files: this chat's own folder")
-        if not memory.is_loaded(scope):
+        if not recall.scopes.is_loaded(scope):
             # Loading a big scope takes a second: not on the event loop for a /status.
             return [
                 words.gettext(
@@ -33,7 +33,7 @@ def memory_status(assistant: Assistant, memory: MemoryService) -> StatusProvider
                 ),
                 files,
             ]
-        stats = memory.stats(scope)
+        stats = recall.stats(scope)
         layers = ", ".join(
             f"{words.gettext(_LAYERS.get(layer, layer.lower()))} {words.number(count)}"
             for layer, count in stats.per_layer.items()

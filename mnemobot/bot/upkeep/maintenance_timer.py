@@ -21,32 +21,32 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
+from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.i18n import Words, words_for
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.atomic_file import write_atomic
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.consolidation import (
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.consolidation import (
     SUPERSEDED_ANSWER_TOKENS,
     CompleteText,
     PromptTooLarge,
     SupersededHook,
     ignore_superseded,
 )
-from mnemobot.memory.maintenance import (
+from mnemobot.memory.upkeep.maintenance import (
     MAINTENANCE_STEPS,
     MaintenanceReport,
     MaintenanceRun,
     MaintenanceStep,
+    ScopeUpkeep,
     erase_forgotten,
     known_scopes,
     last_report,
     maintain_scope,
 )
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.service import MemoryService
-from mnemobot.systems.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
+from mnemobot.systems.core.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class MaintenanceTimer:
         *,
         paths: WorkspacePaths,
         runtime: RuntimeConfigStore,
-        memory: MemoryService,
+        memory: ScopeUpkeep,
         llm: ChatModel | None,
         chat_model_name: str,
         steps: tuple[MaintenanceStep, ...] = MAINTENANCE_STEPS,

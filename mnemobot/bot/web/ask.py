@@ -18,12 +18,12 @@ import orjson
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.web.host import WebHost
 from mnemobot.config.zones import local_time
-from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.memory.pack import MemoryPack
-from mnemobot.memory.scope_paths import GLOBAL_SCOPE
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.context_building import ContextBuilding, wants_memory
+from mnemobot.conversation.session import AgentSession
+from mnemobot.memory.pack.build import MemoryPack
+from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE
+from mnemobot.model.windows import ModelWindow
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.memory_steps.context_building import ContextBuilding, wants_memory
 
 # A question is one message: the Telegram limit is plenty.
 MAX_QUESTION_CHARS = 4_096
@@ -92,7 +92,8 @@ async def ask(host: WebHost, scope: str, question: str, *, fresh: bool = False) 
         model=model,
         scope=scope,
     )
-    await ContextBuilding(host.memory).build_async(ctx)
+    # The same recall (and recall by meaning) the bot runs, so the page shows its pack.
+    await ContextBuilding(host.memory.recall, host.memory.vectors).build_async(ctx)
     return Answer(
         question=question,
         model=model,

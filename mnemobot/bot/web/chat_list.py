@@ -11,16 +11,21 @@ from __future__ import annotations
 import threading
 
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.item_store import StoreStats
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.service import MemoryService, scope_files_signature
-from mnemobot.memory.workspace_scopes import ChatMemorySummary, chat_summary, scopes_with_memory
+from mnemobot.memory.services.scopes import scope_files_signature
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.item_store import StoreStats
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.store.workspace_scopes import (
+    ChatMemorySummary,
+    chat_summary,
+    scopes_with_memory,
+)
 
 Signature = tuple[tuple[str, int, int, int], ...]
 
 
 class ChatList:
-    def __init__(self, paths: WorkspacePaths, memory: MemoryService) -> None:
+    def __init__(self, paths: WorkspacePaths, memory: WorkspaceMemory) -> None:
         self.paths = paths
         self.memory = memory
         self._counted: dict[str, tuple[Signature, StoreStats]] = {}
@@ -35,16 +40,16 @@ class ChatList:
         return sorted(found, key=lambda s: (-(s.last_activity or 0.0), s.chat))
 
     def _stats(self, scope: str) -> StoreStats:
-        if self.memory.is_loaded(scope):
-            return self.memory.stats(scope)
+        if self.memory.scopes.is_loaded(scope):
+            return self.memory.recall.stats(scope)
         signature = scope_files_signature(ScopePaths(self.paths.root, scope))
         with self._lock:
             counted = self._counted.get(scope)
             if counted is not None and counted[0] == signature:
                 return counted[1]
-            aside = MemoryService(self.paths.root)
+            aside = WorkspaceMemory.open(self.paths.root)
             try:
-                stats = aside.stats(scope)
+                stats = aside.recall.stats(scope)
             finally:
                 aside.close()
             self._counted[scope] = (signature, stats)

@@ -18,18 +18,18 @@ from dataclasses import dataclass
 from datetime import tzinfo
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 
 # Hits of a search the page pages through (the best first); more would be read by nobody.
 SEARCH_LIMIT = 1_000
 
 
-def scope_items(memory: MemoryService, scope: str) -> list[MemoryItem]:
+def scope_items(memory: WorkspaceMemory, scope: str) -> list[MemoryItem]:
     """The scope's live items as they are now (blocking: loads a cold scope)."""
-    with memory.scope_lock(scope):
-        return list(memory.store(scope).items.values())
+    with memory.scopes.lock(scope):
+        return list(memory.scopes.store(scope).items.values())
 
 
 def newest_first(items: Iterable[MemoryItem]) -> list[MemoryItem]:
@@ -62,7 +62,7 @@ class ItemQuery:
 
 
 def find_items(
-    memory: MemoryService, scope: str, query: ItemQuery, config: MemoryConfig, tz: tzinfo
+    memory: WorkspaceMemory, scope: str, query: ItemQuery, config: MemoryConfig, tz: tzinfo
 ) -> list[MemoryItem]:
     """The items the list shows, in its order: newest first, or a search's best first.
 
@@ -70,7 +70,7 @@ def find_items(
     cannot search by (none left after stop words) are looked for as written."""
     if not query.text:
         return [item for item in newest_first(scope_items(memory, scope)) if query.keeps(item)]
-    hits = memory.search(scope, query.text, config=config, tz=tz, limit=SEARCH_LIMIT)
+    hits = memory.recall.search(scope, query.text, config=config, tz=tz, limit=SEARCH_LIMIT)
     found = [item for item, _ in hits]
     if not found:
         needle = query.text.casefold()

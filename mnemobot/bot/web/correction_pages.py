@@ -16,11 +16,11 @@ from mnemobot.bot.web.corrections import CorrectionRefused, Corrections
 from mnemobot.bot.web.host import WebHost
 from mnemobot.bot.web.memory_files import CURRENT, diff_lines, memory_text
 from mnemobot.bot.web.rendering import Formats, Renderer, scope_of
-from mnemobot.memory.forgotten_texts import items_to_forget
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.items import MemoryItem
-from mnemobot.memory.memory_versions import find_version
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.notes.memory_versions import find_version
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.forgotten_texts import items_to_forget
 
 STALE_FORM = (
     "This form is stale or came from another page (its check token does not match). "
@@ -32,8 +32,8 @@ NOT_CONFIRMED = "Nothing was changed: the change needs its confirmation (the but
 def going_with(host: WebHost, scope: str, item_id: str) -> list[MemoryItem] | None:
     """The item and whatever would go with it (the memory tool's rule); None if unknown."""
     memory = host.memory
-    with memory.scope_lock(scope):
-        store = memory.store(scope)
+    with memory.scopes.lock(scope):
+        store = memory.scopes.store(scope)
         item = store.get(item_id)
         if item is None:
             return None
@@ -86,7 +86,7 @@ class CorrectionPages:
             return self._refused(scope, refused)
         item_id = request.match_info["item_id"]
         work = partial(going_with, self.host, scope, item_id)
-        going = await self.host.memory.offload(scope, work)
+        going = await self.host.memory.scopes.run(scope, work)
         if going is None:
             return self._refused(scope, f"No memory item {item_id} in {scope}.", 404)
         tz = self.host.runtime.current().assistant.tzinfo()
@@ -126,12 +126,12 @@ class CorrectionPages:
             version = find_version(paths, name)
             if version is None:
                 return None
-            forgotten = self.host.memory.forgotten_texts(scope)
+            forgotten = self.host.memory.forget.forgotten_texts(scope)
             return memory_text(paths, CURRENT, forgotten) or "", memory_text(
                 paths, version.version, forgotten
             ) or ""
 
-        texts = await self.host.memory.offload(scope, gather)
+        texts = await self.host.memory.scopes.run(scope, gather)
         if texts is None:
             return self._refused(scope, f"No version {name!r} of MEMORY.md in {scope}.", 404)
         current, restored = texts

@@ -25,14 +25,14 @@ from functools import partial
 
 from mnemobot.bot.tools.memory_tool import forget_receipt
 from mnemobot.bot.web.host import WebHost
-from mnemobot.memory.maintenance import MaintenanceReport, erase_forgotten
-from mnemobot.memory.memory_versions import find_version, restore_version
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.notes.memory_versions import find_version, restore_version
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.maintenance import MaintenanceReport, erase_forgotten
 
 log = logging.getLogger(__name__)
 
 # How long the answer to a forget waits for the erasure from every file. Measured on two
-# cores (`MemoryService.erase_forgotten` after forgetting one of N synthetic episodes):
+# cores (`MemoryForget.erase_forgotten` after forgetting one of N synthetic episodes):
 # 0.5 s at 3,000 items, 3.8 s at 30,000; a turn holding the chat's session takes longer,
 # and the page should not hang on it.
 ERASE_WAIT_SECONDS = 10.0
@@ -67,7 +67,8 @@ class Corrections:
         if refused:
             raise CorrectionRefused(refused)
         memory = self.host.memory
-        gone = await memory.offload_write(scope, partial(memory.forget_items, scope, item_id))
+        work = partial(memory.forget.forget_items, scope, item_id)
+        gone = await memory.scopes.run(scope, work, write=True)
         if not gone:
             raise CorrectionRefused(f"no memory item {item_id} in {scope} (already forgotten?)")
         log.info(

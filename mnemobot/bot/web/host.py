@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SessionStore
+from mnemobot.conversation.session import SessionStore
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.model.windows import ModelWindow
 
 
 def never_refused() -> str | None:
@@ -29,7 +29,7 @@ def never_refused() -> str | None:
 class WebHost:
     paths: WorkspacePaths
     runtime: RuntimeConfigStore
-    memory: MemoryService
+    memory: WorkspaceMemory
     sessions: SessionStore
     # Runs the erasure step of forgetting (and holds the run lock maintenance holds).
     maintenance: MaintenanceTimer

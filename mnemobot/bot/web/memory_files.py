@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from mnemobot.memory.atomic_file import read_text_lenient
-from mnemobot.memory.forgotten_texts import ForgottenTexts
-from mnemobot.memory.memory_rewrite import entries
-from mnemobot.memory.memory_versions import archive_dir, find_version, list_versions
-from mnemobot.memory.memory_versions import read_memory_text as read_memory_version
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.base.atomic_file import read_text_lenient
+from mnemobot.memory.notes.memory_rewrite import entries
+from mnemobot.memory.notes.memory_versions import archive_dir, find_version, list_versions
+from mnemobot.memory.notes.memory_versions import read_memory_text as read_memory_version
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 
 # A day's note is a line per turn (about 500 characters): 500k characters are a
 # thousand turns, more than any day of a person's chat.

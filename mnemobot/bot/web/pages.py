@@ -28,10 +28,10 @@ from mnemobot.bot.web.memory_files import (
 from mnemobot.bot.web.paging import page_of
 from mnemobot.bot.web.rendering import Formats, Renderer, scope_of
 from mnemobot.bot.web.timeline import DEFAULT_DAYS, chart, per_day
-from mnemobot.memory.forgetting import conversation_files
-from mnemobot.memory.items import ItemType, Layer
-from mnemobot.memory.maintenance import last_report
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.store.items import ItemType, Layer
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.forgetting import conversation_files
+from mnemobot.memory.upkeep.maintenance import last_report
 
 # Standing preferences the overview lists before "all of them" (the facts page).
 OVERVIEW_PREFERENCES = 10
@@ -62,7 +62,7 @@ class ReadPages:
         return Formats(self.host.runtime.current().assistant.tzinfo())
 
     async def _offload(self, scope: str, work: Any) -> Any:
-        return await self.host.memory.offload(scope, work)
+        return await self.host.memory.scopes.run(scope, work)
 
     # ------------------------------------------------------------------ chats
 
@@ -98,7 +98,7 @@ class ReadPages:
             book = FactBook(items)
             preferences = book.current(preferences=True)
             paths = ScopePaths(self.host.paths.root, scope)
-            forgotten = memory.forgotten_texts(scope)
+            forgotten = memory.forget.forgotten_texts(scope)
             report = last_report(paths)
             return {
                 "per_layer": Counter(item.layer.value for item in items),
@@ -192,7 +192,7 @@ class ReadPages:
             days = note_days(paths)
             wanted = request.query.get("day") or (days[0].day if days else "")
             chosen = next((day for day in days if day.day == wanted), None)
-            forgotten = self.host.memory.forgotten_texts(scope)
+            forgotten = self.host.memory.forget.forgotten_texts(scope)
             page = page_of(request.query.get("page"), len(days))
             return {
                 "days": page.of(days),
@@ -213,7 +213,7 @@ class ReadPages:
         def gather() -> dict[str, Any]:
             versions = memory_versions(paths)
             names = [version.name for version in versions]
-            forgotten = self.host.memory.forgotten_texts(scope)
+            forgotten = self.host.memory.forget.forgotten_texts(scope)
             new = request.query.get("b") or (names[0] if names else CURRENT)
             older = [name for name in names if name != new]
             old = request.query.get("a") or (older[0] if older else new)

@@ -17,7 +17,7 @@ from aiohttp import web
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from mnemobot.memory.scope_paths import validate_scope_key
+from mnemobot.memory.store.scope_paths import validate_scope_key
 
 HTML = "text/html"
 

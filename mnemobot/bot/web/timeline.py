@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 
-from mnemobot.config.counts import counted
-from mnemobot.memory.items import Layer, MemoryItem
+from mnemobot.base.counts import counted
+from mnemobot.memory.store.items import Layer, MemoryItem
 
 # Days the chart spans unless asked otherwise (`?days=`), and the most it may span.
 DEFAULT_DAYS = 90

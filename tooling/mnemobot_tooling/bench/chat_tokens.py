@@ -12,7 +12,7 @@ what a language costs against English over the same stories. A memory token that
 the conversation the request already carries, or comes with a "thanks", is paid for and
 earns nothing.
 
-Tokens are the bot's own estimate (`memory.tokens`, what its budgets use: about 4
+Tokens are the bot's own estimate (`base.tokens`, what its budgets use: about 4
 characters a token for Latin script, 2 for Cyrillic, 1 for Han). `--tokenizer tekken`
 counts them with Mistral's Tekken tokenizer instead (a real, multilingual one, shipped in
 the `mistral-common` package: `pip install mistral-common`), to see what a model would
@@ -43,10 +43,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import build_app
 from mnemobot.config.settings import Settings
-from mnemobot.memory.tokens import estimate_tokens
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.bench.chat_scripts import LANGUAGES, NEW, STORIES, Step, Turn
 from mnemobot_tooling.bench.memory_vectors import bench_embeddings, embedding_server
 from mnemobot_tooling.bench.report import cpu_model, usable_cpus
@@ -180,7 +180,7 @@ async def run_chat(
                 raise RuntimeError(f"turn {step.user!r} was not answered")
             pack = outcome.ctx.memory_pack if outcome.ctx is not None else None
             by_meaning += pack is not None and pack.diagnostics.meaning == "used"
-            if embedding_url is not None and not app.memory.wait_for_vectors(120):
+            if embedding_url is not None and not app.memory.vectors.wait(120):
                 raise RuntimeError("the embedding server did not embed a turn within 120 s")
             memory = memory_part(_system_prompt(server.requests[0]))
             count = count_tokens(memory) if memory else 0

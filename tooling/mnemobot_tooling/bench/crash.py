@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot.base.atomic_file import read_jsonl
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, delay, echo_responder
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from mnemobot_tooling.redis_server import find_redis_server, free_port, running_redis

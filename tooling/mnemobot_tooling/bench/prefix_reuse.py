@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import build_app
 from mnemobot.config.settings import Settings
-from mnemobot.memory.tokens import estimate_tokens
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.prompt_usage import INPUT_TOKENS_KEY
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.model_call.prompt_usage import INPUT_TOKENS_KEY
 from mnemobot_tooling.bench.report import cpu_model, usable_cpus
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,

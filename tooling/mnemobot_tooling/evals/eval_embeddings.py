@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from mnemobot.base.atomic_file import write_atomic
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.config.runtime import EmbeddingsConfig, MemoryConfig, RuntimeConfig
 from mnemobot.config.settings import Settings
-from mnemobot.memory.atomic_file import write_atomic
 
 
 class FixedRuntime:
@@ -34,7 +34,7 @@ class FixedRuntime:
 
 
 class CachedEmbeddings:
-    """`memory.item_vectors.EmbeddingModel` over another, remembering every vector."""
+    """`memory.store.item_vectors.EmbeddingModel` over another, remembering every vector."""
 
     def __init__(self, inner: OpenAIEmbeddings, path: Path | None) -> None:
         self.inner = inner

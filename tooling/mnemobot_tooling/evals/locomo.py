@@ -48,13 +48,15 @@ from pydantic import ValidationError
 
 from mnemobot.bot.cli.progress import ProgressBar, terminal_progress
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.pack import MemoryPack
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.context_building import pack_for_turn
-from mnemobot.systems.memory_persist import MemoryPersist
+from mnemobot.conversation.session import AgentSession
+from mnemobot.memory.pack.build import MemoryPack
+from mnemobot.memory.services.scopes import ScopeRuntime
+from mnemobot.memory.services.vectors import MemoryVectors
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.memory_steps.context_building import pack_for_turn
+from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
 from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 from mnemobot_tooling.evals.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
 
@@ -209,9 +211,9 @@ class RecallTally:
         }
 
 
-def pack_dia_ids(pack: MemoryPack, memory: MemoryService, scope: str) -> set[str]:
+def pack_dia_ids(pack: MemoryPack, scopes: ScopeRuntime, scope: str) -> set[str]:
     """The dia_ids the pack's items came from; a promoted copy counts as its source's."""
-    store = memory.store(scope)
+    store = scopes.store(scope)
     found: set[str] = set()
     for packed in pack.items:
         pending = list(packed.item.references)
@@ -263,14 +265,14 @@ class _OneLineErrors(logging.Formatter):
 
 
 async def ingest(
-    memory: MemoryService,
+    memory: WorkspaceMemory,
     scope: str,
     conversation: Conversation,
     config: RuntimeConfig,
     progress: ProgressBar | None = None,
 ) -> None:
     """Write every turn through MemoryPersist, as the bot does after each answered turn."""
-    persist = MemoryPersist(memory)
+    persist = MemoryPersist(memory.record, memory.forget)
     channel, _, chat_id = scope.partition(":")
     # Dated like the conversation it replays: its first turn (an empty one: the epoch).
     started = conversation.turns[0].at.timestamp() if conversation.turns else 0.0
@@ -382,7 +384,7 @@ async def _run_eval(
     memory_config = memory_config_for_budget(budget, memory_overrides)
     config = RuntimeConfig().model_copy(update={"memory": memory_config})
     embedder = eval_embedder(memory_config, embedding_cache)
-    memory = MemoryService(workspace, embedder=embedder)
+    memory = WorkspaceMemory.open(workspace, embedder=embedder)
     total_steps = sum(len(c.turns) + len(c.questions) for c in conversations)
     progress = terminal_progress(total_steps) if show_progress else None
     soft = memory_config.soft_prompt_budget_tokens
@@ -404,24 +406,29 @@ async def _run_eval(
     try:
         for conversation in conversations:
             scope = f"locomo:{_scope_safe(conversation.sample_id)}"
-            if memory.store(scope).items:
+            if memory.scopes.store(scope).items:
                 raise ValueError(f"the workspace already holds memory of {scope}; use a new one")
             await ingest(memory, scope, conversation, config, progress)
             if not conversation.turns:
                 continue
             if embedder is not None:
-                await asyncio.to_thread(_embed_all, memory, scope, result)
+                await asyncio.to_thread(_embed_all, memory.vectors, scope, result)
             asked_at = conversation.turns[-1].at + timedelta(seconds=QUESTION_DELAY_SECONDS)
             baseline = Bm25Baseline(conversation.turns)
             windows = Bm25WindowBaseline(conversation.turns)
             for question in conversation.questions:
-                vector = await memory.query_vector(question.text, memory_config)
+                vector = await memory.vectors.query_vector(question.text, memory_config)
                 pack = pack_for_turn(
-                    memory, scope, question.text, asked_at, memory_config, query_vector=vector
+                    memory.recall,
+                    scope,
+                    question.text,
+                    asked_at,
+                    memory_config,
+                    query_vector=vector,
                 )
                 if embedder is not None:
                     result.meaning[pack.diagnostics.meaning.split(" (")[0]] += 1
-                result.pack.add(question, pack_dia_ids(pack, memory, scope))
+                result.pack.add(question, pack_dia_ids(pack, memory.scopes, scope))
                 result.pack_tokens.append(pack.diagnostics.total_tokens)
                 result.build_ms.append(pack.diagnostics.build_ms)
                 result.bm25.add(question, baseline.retrieve(question.text, soft))
@@ -440,10 +447,10 @@ async def _run_eval(
     return result
 
 
-def _embed_all(memory: MemoryService, scope: str, result: EvalResult) -> None:
+def _embed_all(vectors: MemoryVectors, scope: str, result: EvalResult) -> None:
     """Every item of the scope with its vector, as maintenance leaves a scope."""
-    memory.wait_for_vectors(3600)
-    report = memory.fill_vectors(scope, limit=10_000_000)
+    vectors.wait(3600)
+    report = vectors.fill(scope, limit=10_000_000)
     if report.note:
         raise ValueError(f"embedding the items of {scope} failed: {report.note}")
     result.items_without_vector += report.missing

@@ -95,7 +95,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypeAlias
 
-from mnemobot.systems.newest_context import split_context
+from mnemobot.systems.core.newest_context import split_context
 
 __all__ = [
     "DEFAULT_MODELS",

@@ -35,7 +35,7 @@ from mnemobot.bot.channels.lanes import LaneConfig, LaneJob, firing_job
 from mnemobot.bot.i18n import console_language
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import Attachment, parse_command
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 CHANNEL = "console"
 # Leaving the console early (Ctrl-C, a closed terminal) means now: a running reply is

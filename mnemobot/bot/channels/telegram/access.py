@@ -31,7 +31,7 @@ from telegram import Message, MessageEntity
 from mnemobot.bot.i18n import words_for
 from mnemobot.bot.turn.commands import COMMAND_NAMES
 from mnemobot.config.settings import AllowedUsers, Settings
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 PRIVATE = "private"
 GROUP_TYPES = frozenset({"group", "supergroup"})

@@ -82,7 +82,7 @@ from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.turn.erasure import ErasureTarget
 from mnemobot.config.settings import Settings
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
 

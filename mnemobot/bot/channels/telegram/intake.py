@@ -39,11 +39,11 @@ from typing import Any
 
 from telegram import Bot, Update
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.delivery.journal_threads import INBOX_THREADS, in_thread
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.schedule.tasks import is_firing_entry
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 

@@ -36,6 +36,8 @@ from typing import Any
 from telegram import Bot
 from telegram.error import TelegramError
 
+from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.counts import counted
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.lanes import LaneJob
 from mnemobot.bot.channels.telegram.inbound import (
@@ -53,14 +55,12 @@ from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.tools.files_tool import SHARED_FOLDER
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
-from mnemobot.config.counts import counted
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time
-from mnemobot.memory.atomic_file import write_atomic
-from mnemobot.memory.items import DocumentText, ForwardedText
-from mnemobot.memory.scope_paths import validate_scope_key
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.turn_media import (
+from mnemobot.memory.store.items import DocumentText, ForwardedText
+from mnemobot.memory.store.scope_paths import validate_scope_key
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.turn_media import (
     ImageInput,
     MessagePart,
     TurnMedia,

@@ -20,7 +20,7 @@ from telegram import Bot, ChatMember
 from telegram.error import TelegramError
 
 from mnemobot.bot.turn.permissions import RolesUnavailable
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 ADMIN_STATUSES = frozenset({ChatMember.OWNER, ChatMember.ADMINISTRATOR})
 # Answers kept at most; the oldest go first. A bound, not a knob: far above the members

@@ -44,6 +44,7 @@ from typing import Any, Literal, Protocol
 from telegram import Bot, ReplyParameters
 from telegram.error import BadRequest, RetryAfter, TelegramError
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.channels.telegram.rate_limits import (
     PREVIEW_CALL,
     PreviewSkipped,
@@ -52,7 +53,6 @@ from mnemobot.bot.channels.telegram.rate_limits import (
 from mnemobot.bot.channels.telegram.split import split_plain_for_telegram
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.delivery.journal_threads import OUTBOX_THREADS, in_thread
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,208 @@
+"""The write path: how anything durable gets into a scope's items, by one set of rules.
+
+Every durable write reaches a store through a function here, called by `MemoryRecord`
+under the scope's lock and off the event loop: a turn (an imported message is a turn
+too), the facts a compaction flush keeps, a fact the memory tool adds, rewrites or
+promotes, and the facts consolidation finds outdated (`facts.supersede`). Each applies
+the same rules:
+
+- confidence and salience: extraction's rules for what a turn says, the config's weight
+  of the source for a fact the bot states itself (`memory.write.fact_items`);
+- repeats: the store merges an exact repeat (same fingerprint) into the stored item;
+- facts kept current (`memory.write.facts`): a newer statement of a slot ("I moved to
+  Berlin") replaces the older one by the same speaker, and a fact said again in other
+  words collapses into one item.
+
+Nothing here touches files other than the store's: `MemoryRecord` writes the daily note
+and MEMORY.md beside these calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.store.item_store import ScopeItemStore, new_item_id
+from mnemobot.memory.store.items import (
+    DocumentText,
+    ForwardedText,
+    ItemType,
+    MemoryItem,
+    TurnMemoryEvent,
+)
+from mnemobot.memory.write.documents import document_items
+from mnemobot.memory.write.extraction import extract_items
+from mnemobot.memory.write.fact_items import new_fact
+from mnemobot.memory.write.facts import FactUpdates, SimilarFinder, apply_fact_updates, settle_facts
+
+# Tag of the items of a forwarded message: the author's words, passed on by the user.
+FORWARDED_TAG = "forwarded"
+
+# A flushed fact starting with this is a how-to (a procedural item), as the flush's
+# instructions ask the model to mark them.
+PROCEDURE_MARK = "[procedure]"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedTurn:
+    stored: list[MemoryItem]
+    promoted: list[MemoryItem]
+
+
+@dataclass(frozen=True, slots=True)
+class FactWrite:
+    """What a write of facts did: the items stored (an item of a text forgotten earlier
+    at the user's request is left out) and the facts they replaced or merged."""
+
+    stored: list[MemoryItem]
+    updates: FactUpdates = field(default_factory=FactUpdates)
+
+
+def write_turn(
+    store: ScopeItemStore,
+    event: TurnMemoryEvent,
+    *,
+    config: MemoryConfig,
+    similar: SimilarFinder,
+) -> RecordedTurn:
+    """The items of one answered turn: extracted, stored, promoted, facts kept current."""
+    items = extract_items(
+        event,
+        code_aware=config.code_aware_extraction_enabled,
+        id_factory=new_item_id,
+        config=config.extraction,
+    )
+    stored = store.add(items)
+    promoted: list[MemoryItem] = []
+    if config.promotion_enabled and stored:
+        promoted = store.auto_promote(config.promotion_min_confidence, stored)
+    if stored:
+        apply_fact_updates(
+            store,
+            [*stored, *promoted],
+            user_text=event.user_text,
+            speaker=event.speaker,
+            at=event.at,
+            similar=similar,
+            config=config,
+        )
+    return RecordedTurn(stored, promoted)
+
+
+def write_forwarded(
+    store: ScopeItemStore,
+    event: TurnMemoryEvent,
+    forwarded: ForwardedText,
+    *,
+    config: MemoryConfig,
+    similar: SimilarFinder,
+) -> RecordedTurn:
+    """A forwarded message, by the same rules as a turn but as its author's words at its
+    date: "I live in Paris." from Alice is a fact about Alice (her slots, her speaker tag),
+    and leaves the user's own facts as they are."""
+    said = TurnMemoryEvent(
+        scope=event.scope,
+        chat_key=event.chat_key,
+        user_text=forwarded.text,
+        assistant_text="",
+        at=forwarded.said_at if forwarded.said_at is not None else event.at,
+        message_refs=[forwarded.ref] if forwarded.ref else list(event.message_refs),
+        speaker=forwarded.author,
+        tags=[FORWARDED_TAG],
+    )
+    return write_turn(store, said, config=config, similar=similar)
+
+
+def write_document(
+    store: ScopeItemStore,
+    document: DocumentText,
+    *,
+    scope: str,
+    at: float,
+    config: MemoryConfig,
+    speaker: str | None = None,
+) -> list[MemoryItem]:
+    """A document's chunks (`memory.write.documents`): stored as they are, never read as facts."""
+    items = document_items(
+        document, scope=scope, at=at, config=config, id_factory=new_item_id, speaker=speaker
+    )
+    return store.add(items)
+
+
+def write_facts(
+    store: ScopeItemStore,
+    facts: list[MemoryItem],
+    *,
+    at: float,
+    config: MemoryConfig,
+    similar: SimilarFinder,
+) -> FactWrite:
+    """Durable facts as they are (made by `fact_items.new_fact`), facts kept current."""
+    stored = store.add(facts)
+    if not stored:
+        return FactWrite([])
+    updates = settle_facts(store, stored, at=at, similar=similar, config=config)
+    # As they are now: a fact that absorbed a restatement holds its mentions and date.
+    return FactWrite([store.items.get(item.id, item) for item in stored], updates)
+
+
+def rewrite_fact(
+    store: ScopeItemStore,
+    item_id: str,
+    *,
+    content: str,
+    tags: list[str] | None,
+    at: float,
+    config: MemoryConfig,
+    similar: SimilarFinder,
+) -> MemoryItem | None:
+    """An item's new wording (and tags); None when the id is unknown. ValueError when the
+    text was forgotten or another item already holds it."""
+    updated = store.update(item_id, content=content, tags=tags)
+    if updated is None:
+        return None
+    settle_facts(store, [updated], at=at, similar=similar, config=config)
+    return store.get(item_id) or updated
+
+
+def promote_item(
+    store: ScopeItemStore,
+    item_id: str,
+    *,
+    at: float,
+    config: MemoryConfig,
+    similar: SimilarFinder,
+) -> MemoryItem | None:
+    """An episode made durable by hand (as promotion does with confident ones); None when
+    the id is unknown or not an episode."""
+    promoted = store.promote(item_id)
+    if promoted is None:
+        return None
+    settle_facts(store, [promoted], at=at, similar=similar, config=config)
+    return store.get(promoted.id) or promoted
+
+
+def flushed_facts(
+    bullets: list[str], *, scope: str, at: float, session_key: str, config: MemoryConfig
+) -> list[MemoryItem]:
+    """The facts of a compaction flush's bullets: procedural when marked, else semantic;
+    each cut to `max_item_chars`."""
+    facts = []
+    for bullet in bullets:
+        procedural = bullet.lower().startswith(PROCEDURE_MARK)
+        text = bullet[len(PROCEDURE_MARK) :].strip() if procedural else bullet.strip()
+        if not text:
+            continue
+        facts.append(
+            new_fact(
+                text[: config.max_item_chars],
+                item_type=ItemType.FIX if procedural else ItemType.PROJECT_FACT,
+                scope=scope,
+                at=at,
+                source="compaction",
+                config=config,
+                tags=["flush"],
+                references=[f"session:{session_key}"],
+            )
+        )
+    return facts
