@@ -86,6 +86,7 @@ async def told_then_asked(
 
 
 @pytest.mark.parametrize("fusion", ["weighted", "rrf", None])
+@pytest.mark.slow
 async def test_what_colour_is_my_car_finds_the_skoda_only_by_meaning(
     workspace: Path,
     openai_server: FakeOpenAIServer,

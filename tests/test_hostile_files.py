@@ -116,6 +116,7 @@ async def test_a_pdf_sent_alone_with_a_caption_gets_a_reply(
     assert (workspace / "files" / SCOPE / "received" / "1-report.pdf").exists()
 
 
+@pytest.mark.slow
 async def test_status_answers_at_once_while_eight_chats_send_hostile_pdfs(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
@@ -181,6 +182,7 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.slow
 def test_sigterm_stops_the_bot_within_its_grace_while_a_pdf_is_read(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

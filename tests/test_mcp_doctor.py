@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
+
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import run_mnemobot, write_runtime_config
 from tests.mcp_harness import http_server, stdio_server
@@ -14,6 +16,7 @@ from tests.mcp_harness import http_server, stdio_server
 SECRET = "doctor-secret-5b7e0c2a91"
 
 
+@pytest.mark.slow
 def test_doctor_lists_each_servers_tools_and_why_one_failed(
     workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
@@ -76,6 +79,7 @@ def calls_logged_nothing(log: Path) -> bool:
 URL_KEY = "doctor-url-key+8e1f/44"
 
 
+@pytest.mark.slow
 def test_doctor_lists_a_remote_servers_tools_and_warns_of_a_key_written_in_its_url(
     workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:

@@ -154,6 +154,7 @@ async def test_a_servers_own_time_limit_cuts_a_call_and_the_next_call_works(
     assert app.mcp.supervisors["shop"].failures_in_a_row == 0
 
 
+@pytest.mark.slow
 async def test_a_server_that_crashes_mid_call_is_restarted_and_works_again(
     start_app: StartApp,
     openai_server: FakeOpenAIServer,
@@ -181,6 +182,7 @@ async def test_a_server_that_crashes_mid_call_is_restarted_and_works_again(
     assert calls_logged(log) == ["die", "add 2 3"]
 
 
+@pytest.mark.slow
 async def test_a_server_that_stops_answering_is_cut_at_the_limit_and_restarted(
     start_app: StartApp,
     openai_server: FakeOpenAIServer,
@@ -269,6 +271,7 @@ async def test_a_server_that_fails_to_start_is_retried_and_the_bot_answers_anywa
     assert secret not in caplog.text + vault_status + stuck_status
 
 
+@pytest.mark.slow
 async def test_config_edits_start_stop_and_reoffer_servers_without_a_restart(
     start_app: StartApp, openai_server: FakeOpenAIServer, tmp_path: Path, workspace: Path
 ) -> None:
@@ -315,6 +318,7 @@ async def test_config_edits_start_stop_and_reoffer_servers_without_a_restart(
     assert not any(n.startswith("mcp_") for n in offered_tools(openai_server.last_request()))
 
 
+@pytest.mark.slow
 def test_a_script_at_the_console_confirms_a_tool_with_a_yes_line(
     workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:

@@ -61,6 +61,7 @@ def answering(echo: bool) -> Callable[[dict[str, object]], Step]:
     [(False, TURNS // 8), (True, TURNS // 2)],
     ids=["short-answers", "echoed"],
 )
+@pytest.mark.slow
 async def test_a_small_context_compacts_as_the_conversation_grows_and_keeps_recent_messages(
     workspace: Path,
     openai_server: FakeOpenAIServer,

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -205,6 +206,7 @@ def test_selection_keeps_the_limits_and_the_budgets(scope, asked) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(scopes(min_items=20), queries(top_k=SMALL_TOP_K, min_words=1))
+@pytest.mark.slow
 def test_filling_past_top_k_stays_within_the_soft_budget(scope, asked) -> None:
     store, index, timeline = scope
     query, ranking = asked

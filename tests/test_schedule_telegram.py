@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mnemobot.bot.schedule.tasks import TaskChat
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -42,6 +44,7 @@ async def test_a_reminder_due_in_two_seconds_fires_once_with_no_model_call(
     assert len(openai_server.requests) == calls
 
 
+@pytest.mark.slow
 async def test_a_reminder_that_says_ok_does_not_answer_a_tool_waiting_for_confirmation(
     start_bot: StartBot,
     telegram: TelegramServer,

@@ -31,6 +31,7 @@ def wait_for(condition: object, timeout: float = 30.0) -> None:
 
 
 @pytest.mark.parametrize("more_while_down", [False, True], ids=["alone", "with-more"])
+@pytest.mark.slow
 def test_a_kill_mid_stream_ends_in_one_complete_reply(
     workspace: Path,
     telegram: TelegramServer,

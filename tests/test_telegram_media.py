@@ -601,6 +601,7 @@ def current_facts(workspace: Path, word: str) -> list[dict[str, object]]:
     ]
 
 
+@pytest.mark.slow
 async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_users(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
