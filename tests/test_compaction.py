@@ -285,7 +285,8 @@ async def test_flush_writes_new_facts_to_memory_and_the_daily_note(
     assert "Kestrel" in (items / "semantic.jsonl").read_text()
     assert "bilge pump" in (items / "procedural.jsonl").read_text()
     notes = "".join(p.read_text() for p in (workspace / "memory" / "console:local").glob("*.md"))
-    assert "- The user's boat is named Kestrel" in notes
+    # The model wrote it down from the conversation: the note does not say the user said it.
+    assert "Noted from the conversation: The user's boat is named Kestrel" in notes
     pack = app.memory.recall.build_pack(
         "console:local",
         "what is my boat called",
