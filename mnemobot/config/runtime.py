@@ -390,7 +390,7 @@ class EmbeddingsConfig(ConfigSection):
         embeddings are off."""
         if not self.enabled or not self.model:
             return None
-        marking = self.query_passage_marking
+        marking: str = self.query_passage_marking
         if marking == "prefix":
             marking = f"prefix {self.passage_prefix!r}"
         length = f" dimensions={self.dimensions}" if self.dimensions else ""

@@ -116,8 +116,13 @@ class ChannelHost(Protocol):
     """
 
     paths: WorkspacePaths
-    # The bot's time (a bench or a test passes its own): what a channel keeps is dated by it.
-    clock: Clock
+
+    # A property: mypy takes a callable field of a dataclass (the root's) for read-only.
+    @property
+    def clock(self) -> Clock:
+        """The bot's time (a bench or a test passes its own): what a channel keeps is
+        dated by it."""
+
     # Read `runtime.current()` each time: the runtime config hot-reloads.
     runtime: RuntimeConfigStore
     sessions: SessionStore

@@ -21,9 +21,9 @@ import enum
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -98,7 +98,8 @@ def firing_job(firing: Firing, *, receipt: str | None = None) -> LaneJob:
     )
 
 
-JobRunner = Callable[[LaneJob], Awaitable[None]]
+# A coroutine: each job runs as its own task.
+JobRunner = Callable[[LaneJob], Coroutine[Any, Any, None]]
 
 
 class Admission(enum.Enum):

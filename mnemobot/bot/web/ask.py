@@ -92,7 +92,7 @@ async def ask(host: WebHost, scope: str, question: str, *, fresh: bool = False) 
         model=model,
         scope=scope,
     )
-    await ContextBuilding(host.memory).build_async(ctx)
+    await ContextBuilding(host.memory.recall, host.memory.vectors).build_async(ctx)
     return Answer(
         question=question,
         model=model,

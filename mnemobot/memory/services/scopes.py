@@ -114,9 +114,7 @@ class ScopeRuntime:
             weakref.WeakValueDictionary()
         )
         limit = max_cached_scopes
-        self._max_cached_scopes: Callable[[], int] = (
-            limit if callable(limit) else lambda: limit  # type: ignore[return-value]
-        )
+        self._max_cached_scopes: Callable[[], int] = limit if callable(limit) else lambda: limit
         self._warm_pool = ThreadPoolExecutor(WARM_WORKERS, thread_name_prefix="memory")
         self._cold_pool = ThreadPoolExecutor(COLD_LOAD_WORKERS, thread_name_prefix="memory-load")
         self._write_listeners: list[WriteListener] = []

@@ -206,9 +206,9 @@ class TelegramChannel:
             # edits the preview the dead one showed.
             self.preview_journal = RedisShownPreviews(replicas)
         self.intake.handle_firing = self.on_firing
-        delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
+        sender = TelegramDelivery(application.bot, on_migrated=self._migrated)
         gate = self.intake.redis_inbox if isinstance(self.intake, RedisTelegramIntake) else None
-        self.outbox = Outbox(outbox_path, delivery.deliver, clock=app.clock, gate=gate)
+        self.outbox = Outbox(outbox_path, sender.deliver, clock=app.clock, gate=gate)
         # The preview of the reply being written, per chat (one turn runs per chat).
         self._previews: dict[str, TelegramPreview] = {}
         # Receipts of answers whose previews are forgotten once they are marked answered.

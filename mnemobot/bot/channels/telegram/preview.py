@@ -106,7 +106,7 @@ class PreviewJournal:
         found: dict[str, dict[int, int]] = {}
         for entry in self.queue.pending():
             receipt = entry.data.get("receipt")
-            if receipt in receipts:
+            if isinstance(receipt, str) and receipt in receipts:
                 found.setdefault(receipt, {})[int(entry.data["index"])] = int(
                     entry.data["message_id"]
                 )
@@ -233,7 +233,8 @@ class TelegramPreview:
             self.receipt = shown
             self.draft_id = zlib.crc32(shown.encode()) or 1
             self.message_ids = ids + self.message_ids
-            self._shown_parts = [None] * len(ids) + self._shown_parts
+            unknown: list[str | None] = [None] * len(ids)
+            self._shown_parts = unknown + self._shown_parts
 
     def _wake(self) -> None:
         if self._closed:
