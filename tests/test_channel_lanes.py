@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, MessageJob
+from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneRules, MessageJob
 from mnemobot.systems.core.context import ChatRef
 
 
@@ -16,7 +16,7 @@ async def test_queued_messages_are_handed_over_when_shutdown_cuts_them_off() -> 
         started.set()
         await asyncio.sleep(30)
 
-    lanes = ChatLanes(slow_turn, lambda: LaneConfig(burst_seconds=0), keep_unanswered=kept.extend)
+    lanes = ChatLanes(slow_turn, lambda: LaneRules(burst_seconds=0), keep_unanswered=kept.extend)
     chat = ChatRef("telegram", "42", user_id="42")
     admissions = [lanes.submit(MessageJob(chat, f"message {i}")) for i in range(3)]
     assert admissions == [Admission.STARTED, Admission.QUEUED, Admission.QUEUED]

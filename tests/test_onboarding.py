@@ -37,6 +37,7 @@ def init_flags(telegram: TelegramServer, llm: FakeOpenAIServer, **overrides: str
     return [part for pair in flags.items() for part in pair]
 
 
+@pytest.mark.slow
 def test_init_without_a_terminal_writes_a_private_env_file_that_run_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,6 +148,7 @@ class Terminal:
         return os.waitstatus_to_exitcode(status)
 
 
+@pytest.mark.slow
 def test_run_at_a_terminal_with_nothing_configured_offers_init(workspace: Path) -> None:
     with TelegramServer() as telegram, FakeOpenAIServer(models=["qwen2.5", "llama3"]) as llm:
         env = subprocess_env(BOT_WORKSPACE=str(workspace), TELEGRAM_API_BASE_URL=telegram.base_url)

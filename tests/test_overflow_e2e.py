@@ -52,6 +52,7 @@ def pasted_text(chars: int) -> str:
     return "OPENING zanzibar question. " + body + " CLOSING what does quetzalcoatl mean?"
 
 
+@pytest.mark.slow
 def test_a_message_bigger_than_the_window_is_answered_from_its_head_and_tail(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

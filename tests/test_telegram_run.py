@@ -90,6 +90,7 @@ def test_run_without_a_token_says_how_to_get_one(workspace: Path, model_server: 
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

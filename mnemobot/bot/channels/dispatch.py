@@ -26,8 +26,8 @@ from mnemobot.bot.channels.lanes import (
     CommandJob,
     EditJob,
     FiringJob,
-    LaneConfig,
     LaneJob,
+    LaneRules,
     MessageJob,
 )
 from mnemobot.bot.i18n import N_, words_for
@@ -100,7 +100,7 @@ class ChatDispatcher:
         assistant: Assistant,
         commands: Commands,
         channel: Channel,
-        config: Callable[[], LaneConfig],
+        config: Callable[[], LaneRules],
         *,
         answered: Answered | None = None,
         confirmations: Confirmations | None = None,
@@ -113,7 +113,7 @@ class ChatDispatcher:
         self.firings = firings
         self.commands = commands
         self.channel = channel
-        # Read on every message, so a hot-reloaded queueCap or queueMode applies at once.
+        # Read on every message, so a hot-reloaded queue mode applies at once.
         self.config = config
         self.answered = answered
         self._shutting_down = False

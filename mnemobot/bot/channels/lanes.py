@@ -5,9 +5,9 @@ Shared by every channel. A lane belongs to one session key (`telegram:<chatId>[:
 Nothing a channel hands over is refused: a message the channel took (Telegram: kept in its
 durable inbox, acknowledged) is answered. Messages of one sender that arrive together (a
 batch of forwards, an album, a backlog replayed after a restart or an outage: each within
-`burstSeconds` of the one before) wait as one turn; a batch the channel marks (`gather`:
+`burst_seconds` of the one before) wait as one turn; a batch the channel marks (`gather`:
 forwards, albums) waits for its last message even when nothing else is running; and once
-`queueCap` turns wait, a new message joins its sender's last waiting turn instead of
+`queue_cap` turns wait, a new message joins its sender's last waiting turn instead of
 adding one more. In `collect` mode every waiting message of a sender joins one turn, the
 way a person who sends three short messages in a row means one thing. Each job runs as its
 own asyncio task so `/stop` can cancel it even while it waits on the LLM.
@@ -25,11 +25,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal
 
-from pydantic import Field
-
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.config.runtime import ConfigSection
 from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
@@ -37,19 +34,31 @@ log = logging.getLogger(__name__)
 FINISHING_GRACE_SECONDS = 0.05
 
 
-class LaneConfig(ConfigSection):
-    """The lane settings every channel's runtime-config section carries."""
+QueueMode = Literal["queue", "collect"]
+# Most turns waiting in one chat; past it a new message joins its sender's last waiting
+# turn (nothing is refused). Not measured; far more than a person types during a reply,
+# few enough that a flood replays as a handful of turns.
+QUEUE_CAP = 20
+# Messages of one sender arriving within this many seconds of each other (a batch of
+# forwards, an album, a backlog replayed after a restart) wait as one turn. Not measured;
+# Telegram delivers an album's or a forwarded batch's messages well within it, and a
+# person's next thought usually takes longer.
+BURST_SECONDS = 1.5
 
-    queue_mode: Literal["queue", "collect"] = "queue"
-    """"queue": messages sent during a reply wait and get their own turns (those arriving
-    together, see burstSeconds, share one); "collect": they are merged into one turn."""
-    queue_cap: int = Field(20, ge=1, le=1_000)
-    """Most turns waiting in one chat; past it a new message joins its sender's last
-    waiting turn. Nothing is refused."""
-    burst_seconds: float = Field(1.5, ge=0, le=60)
-    """Messages of one sender arriving within this many seconds of each other (a batch of
-    forwards, an album, a backlog replayed after a restart) wait as one turn; 0 gives each
-    its own."""
+
+@dataclass(frozen=True, slots=True)
+class LaneRules:
+    """How a channel's lanes queue: the channel's `queue_mode` (Telegram's is a setting,
+    `telegram.queueMode`), the cap and the burst (constants; a test passes others)."""
+
+    # "queue": messages sent during a reply wait and get their own turns (those arriving
+    # together share one); "collect": they are merged into one turn.
+    queue_mode: QueueMode = "queue"
+    queue_cap: int = QUEUE_CAP
+    burst_seconds: float = BURST_SECONDS
+
+
+DEFAULT_LANE_RULES = LaneRules()
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +91,7 @@ class MessageJob(_Job):
     # forwards' origins), in arrival order; the channel's own objects.
     parts: tuple[object, ...] = ()
     # Part of a batch that arrives together (a forwarded batch, an album): the turn waits
-    # until the chat has been quiet for `burstSeconds`, so the batch is one turn.
+    # until the chat has been quiet for `burst_seconds`, so the batch is one turn.
     gather: bool = False
 
 
@@ -191,7 +200,7 @@ class ChatLanes:
     def __init__(
         self,
         runner: JobRunner,
-        config: Callable[[], LaneConfig],
+        config: Callable[[], LaneRules],
         *,
         keep_unanswered: Callable[[list[MessageJob]], None] | None = None,
     ) -> None:
@@ -199,7 +208,7 @@ class ChatLanes:
         # At shutdown, queued messages that never got their turn are handed here, so they
         # are kept (in their sessions) instead of vanishing with the process.
         self._keep_unanswered = keep_unanswered
-        # Read on every submit, so a hot-reloaded queueCap or queueMode applies at once.
+        # Read on every submit, so a hot-reloaded queue mode applies at once.
         self._config = config
         self._lanes: dict[str, _Lane] = {}
         self._closed = False
@@ -279,7 +288,7 @@ class ChatLanes:
         return merge_jobs(batch)
 
     async def _quiet(self, lane: _Lane) -> None:
-        """Wait until no message joined the lane for `burstSeconds` (the batch is in)."""
+        """Wait until no message joined the lane for `burst_seconds` (the batch is in)."""
         while True:
             left = lane.last_arrival + self._config().burst_seconds - time.monotonic()
             if left <= 0:

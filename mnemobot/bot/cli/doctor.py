@@ -36,6 +36,7 @@ from mnemobot.bot.cli.startup import secrets_of
 from mnemobot.bot.delivery.replicas import redis_display
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.mcp.access import mcp_config
+from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING
 from mnemobot.bot.mcp.probe import probe_server, where
 from mnemobot.bot.mcp.secrets import bot_environment
 from mnemobot.bot.schedule.service import workspace_summary
@@ -331,9 +332,9 @@ async def check_mcp_servers(store: RuntimeConfigStore, emit: Emit) -> AsyncItera
         verb = "starting" if server.command is not None else "connecting to"
         emit(
             f"...  {check}: {verb} {where(server)} and listing its tools "
-            f"(up to {settings.start_timeout_seconds:g} s, mcp.startTimeoutSeconds)"
+            f"(up to {DEFAULT_MCP_TIMING.start_timeout_seconds:g} s)"
         )
-        probe = await probe_server(name, server, settings, environment)
+        probe = await probe_server(name, server, environment)
         yield CheckResult(check, "ok" if probe.ok else "fail", probe.detail)
         if probe.literal_secrets:
             yield CheckResult(

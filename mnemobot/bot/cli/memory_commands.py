@@ -241,7 +241,7 @@ def restore_command(args: argparse.Namespace) -> int:
     opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
-    memory, config = opened
+    memory, _config = opened
     memory.close()
     paths = ScopePaths(memory.workspace, args.chat)
     version = find_version(paths, args.version)
@@ -250,7 +250,7 @@ def restore_command(args: argparse.Namespace) -> int:
             f"no version {args.version!r} of {args.chat}; "
             f"`mnemobot memory history --chat {args.chat}` lists them"
         )
-    restore_version(paths, version, SYSTEM_CLOCK(), keep=config.memory.consolidation.keep_versions)
+    restore_version(paths, version, SYSTEM_CLOCK())
     print(f"restored MEMORY.md of {args.chat} from {version.version} (the current one archived)")
     return 0
 

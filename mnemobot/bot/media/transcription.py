@@ -6,7 +6,7 @@ Two backends (`media.transcription.backend`):
   whisper server), through the openai SDK; by default the chat model's own server.
 - "local": faster-whisper (`pip install 'mnemobot[voice]'`), from a CTranslate2 Whisper
   model folder the operator names; nothing is downloaded. It runs in a reader process of
-  its own (`local_whisper`, within `timeoutSeconds` and `localMemoryMb`), which keeps the
+  its own (`local_whisper`, within `TIMEOUT_SECONDS` and `LOCAL_MEMORY_MB`), which keeps the
   model loaded; one transcription at a time (it uses every core it is given; two at once
   would only take turns on them).
 """
@@ -29,6 +29,16 @@ log = logging.getLogger(__name__)
 
 # Local servers accept any key; the SDK refuses to start without one.
 PLACEHOLDER_KEY = "not-needed"
+# Seconds one transcription may take before it fails (the file is kept). Not measured;
+# local faster-whisper hears a 5 s note in about 1 s on 2 cores, a long recording longer.
+TIMEOUT_SECONDS = 120.0
+# backend "local": CTranslate2's compute type ("int8" is fastest on a CPU) and threads for
+# one transcription (0: CTranslate2 chooses).
+LOCAL_COMPUTE_TYPE = "int8"
+LOCAL_THREADS = 0
+# backend "local": memory (address space) of the process that decodes and hears a
+# recording. Measured: tiny.en peaks at about 1,500 MB; a larger model needs more.
+LOCAL_MEMORY_MB = 6_000
 
 
 class TranscriptionError(ReaderRefusal):
@@ -57,13 +67,13 @@ class Transcriber:
         if config.backend == "off":
             raise TranscriptionError("speech to text is off (media.transcription.backend)")
         try:
-            async with asyncio.timeout(config.timeout_seconds):
+            async with asyncio.timeout(TIMEOUT_SECONDS):
                 if config.backend == "local":
                     return await self._local(audio, config)
                 return await self._api(audio, file_name, config)
         except TimeoutError:
             raise TranscriptionError(
-                f"speech to text took longer than {config.timeout_seconds:g} s"
+                f"speech to text took longer than {TIMEOUT_SECONDS:g} s"
             ) from None
 
     # -- api -------------------------------------------------------------------------------------
@@ -90,7 +100,7 @@ class Transcriber:
             result = await self._client(config).audio.transcriptions.create(
                 file=(file_name, audio),
                 model=config.model,
-                timeout=config.timeout_seconds,
+                timeout=TIMEOUT_SECONDS,
                 **extra,
             )
         except openai.APIStatusError as exc:
@@ -114,18 +124,17 @@ class Transcriber:
     async def _local(self, audio: bytes, config: TranscriptionConfig) -> Transcript:
         params = {
             "model_path": config.local_model_path,
-            "compute_type": config.local_compute_type,
-            "threads": config.local_threads,
+            "compute_type": LOCAL_COMPUTE_TYPE,
+            "threads": LOCAL_THREADS,
             "language": config.language,
         }
-        memory = config.local_memory_mb * 1_000_000 if config.local_memory_mb else None
-        budget = Budget(config.timeout_seconds, memory)
+        budget = Budget(TIMEOUT_SECONDS, LOCAL_MEMORY_MB * 1_000_000)
         try:
             heard = await self.speech.run("transcribe", params, audio, budget)
         except ReaderRefused as exc:
             raise TranscriptionError(str(exc)) from None
         except OverBudget as exc:
-            raise TranscriptionError(_over_budget_line(exc, config)) from None
+            raise TranscriptionError(_over_budget_line(exc)) from None
         except (ReaderFailed, OSError) as exc:
             log.info("local transcription failed: %s", exc)
             raise TranscriptionError(f"the recording could not be decoded ({exc})") from None
@@ -152,14 +161,11 @@ def _heard_seconds(result: Any) -> float | None:
         return None
 
 
-def _over_budget_line(exc: OverBudget, config: TranscriptionConfig) -> str:
+def _over_budget_line(exc: OverBudget) -> str:
     if exc.what == "time":
-        return f"speech to text took longer than {config.timeout_seconds:g} s"
+        return f"speech to text took longer than {TIMEOUT_SECONDS:g} s"
     if exc.what == "memory":
-        return (
-            f"speech to text needed more than {config.local_memory_mb:,} MB "
-            "(media.transcription.localMemoryMb)"
-        )
+        return f"speech to text needed more than {LOCAL_MEMORY_MB:,} MB"
     return "speech to text stopped while decoding the recording (it may be damaged)"
 
 

@@ -10,7 +10,7 @@ say it. The text is hidden at once (and taken out of this conversation); the fil
 rewritten by the next maintenance, which `on_forgotten` asks for.
 
 `add`, `update` and `promote` write through `MemoryRecord` like a turn's memory: the
-config weighs a saved fact (memory.toolConfidence, memory.toolSalience), a repeat merges
+tool's facts are weighed as `memory.write.fact_items` says (above extracted ones), a repeat merges
 into the stored fact, and a new value of a single-valued thing ("I moved to Berlin")
 marks the old one earlier. Every call runs in the memory's worker threads.
 
@@ -33,6 +33,7 @@ from mnemobot.memory.notes.daily_notes import MemoryFileTooLong
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.upkeep.forgotten_texts import FORGET_QUERY_MAX_ITEMS
+from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.tool_runner import Tool, ToolError
 
@@ -169,7 +170,7 @@ class MemoryTool:
         if operation in _EDITS:
             await check_may_edit(self.may_edit, ctx, _EDITS[operation])
         if operation in {"add", "update"}:
-            self._fits(arguments.content, ctx.config.memory.max_item_chars)
+            self._fits(arguments.content, MAX_ITEM_CHARS)
         if operation == "add":
             return await self._add(arguments, ctx)
         if operation == "search":
@@ -298,7 +299,7 @@ class MemoryTool:
         if content is not None and len(content) > max_chars:
             raise ToolError(
                 f"not saved: {len(content):,} characters, and one memory item holds at most "
-                f"{max_chars:,} (memory.maxItemChars); save a short summary instead, or keep "
+                f"{max_chars:,}; save a short summary instead, or keep "
                 "long text in a file"
             )
 

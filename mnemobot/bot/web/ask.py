@@ -34,7 +34,7 @@ class Answer:
     question: str
     model: str
     window: ModelWindow | None
-    # The most tokens memory may take of this request (memory.maxContextShare).
+    # The most tokens memory may take of this request (`MEMORY_CONTEXT_SHARE`).
     allowance: int
     memory_enabled: bool
     # False for small talk ("thanks"): the bot adds no memory at all.
@@ -92,6 +92,7 @@ async def ask(host: WebHost, scope: str, question: str, *, fresh: bool = False) 
         model=model,
         scope=scope,
     )
+    # The same recall (and recall by meaning) the bot runs, so the page shows its pack.
     await ContextBuilding(host.memory.recall, host.memory.vectors).build_async(ctx)
     return Answer(
         question=question,

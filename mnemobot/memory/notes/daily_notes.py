@@ -33,6 +33,9 @@ USER_CHARS = 200
 ASSISTANT_CHARS = 300
 # Share of the legacy budget MEMORY.md may take when there are notes to show too.
 LONG_TERM_SHARE = 0.5
+# Days of daily notes shown as recent context when no memory item matches (the design's
+# value; not measured: a week of notes rarely fits the budget anyway).
+RECENT_NOTES_DAYS = 7
 
 _HEADER = re.compile(r"^#\s+\d{4}-\d{2}-\d{2}\s*$")
 

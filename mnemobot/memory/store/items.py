@@ -1,17 +1,15 @@
-"""The memory data model: items, the turn event handed to the write path, queries."""
+"""The memory data model: items and the turn event handed to the write path."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from mnemobot.base.clock import to_iso
-from mnemobot.config.runtime import MemoryConfig
 
 
 class Layer(StrEnum):
@@ -290,41 +288,3 @@ class TurnMemoryEvent:
     # Added to the turn's items ("voice", "photo", "forwarded"): part of what they are
     # found by.
     tags: list[str] = field(default_factory=list)
-
-
-_MEMORY_DEFAULTS = MemoryConfig()
-
-
-@dataclass(slots=True)
-class MemoryQuery:
-    """What a pack is built for; limits default to the runtime config's (`for_config`)."""
-
-    text: str
-    scope: str
-    now: float
-    episodic_top_k: int = _MEMORY_DEFAULTS.episodic_top_k
-    semantic_top_k: int = _MEMORY_DEFAULTS.semantic_top_k
-    procedural_top_k: int = _MEMORY_DEFAULTS.procedural_top_k
-    working_top_k: int = _MEMORY_DEFAULTS.working_top_k
-    soft_budget_tokens: int = _MEMORY_DEFAULTS.soft_prompt_budget_tokens
-    max_budget_tokens: int = _MEMORY_DEFAULTS.max_prompt_budget_tokens
-    tags: list[str] = field(default_factory=list)
-    # Days the message names ([start, end) epoch seconds): items of those days are
-    # candidates and get `RankingConfig.date_match_boost`.
-    date_ranges: tuple[tuple[float, float], ...] = ()
-    # Items the request already carries (its conversation window): left out of the pack.
-    carried: Callable[[MemoryItem], bool] | None = None
-
-    @classmethod
-    def for_config(cls, text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:
-        return cls(
-            text=text,
-            scope=scope,
-            now=now,
-            episodic_top_k=config.episodic_top_k,
-            semantic_top_k=config.semantic_top_k,
-            procedural_top_k=config.procedural_top_k,
-            working_top_k=config.working_top_k,
-            soft_budget_tokens=config.soft_prompt_budget_tokens,
-            max_budget_tokens=config.max_prompt_budget_tokens,
-        )

@@ -91,6 +91,10 @@ from mnemobot.memory.text.scripts import CJK, CJK_CHAR
 
 # Marks the end of each text's terms in `terms_joined`; never a term (not a word character).
 TEXT_END = "\x01"
+# Two texts whose stemmed terms overlap this much (Jaccard) say the same thing: two such
+# durable facts collapse into one item (`memory.write.facts`), and a pack never shows
+# both (`memory.pack.selection`). Not measured; chosen by hand (four words of five shared).
+DUPLICATE_TERM_OVERLAP = 0.8
 
 
 @cache

@@ -2,7 +2,7 @@
 
     erase forgotten remove forgotten texts from every file of the scope (memory.forgetting)
     consolidate     merge new notes and facts into MEMORY.md (memory.consolidation)
-    archive notes   move daily notes older than memory.dailyRetentionDays to archive/
+    archive notes   move daily notes older than DAILY_RETENTION_DAYS to archive/
     prune sessions  delete sessions and offload logs untouched for memory.sessionRetentionDays
     reindex         read the scope's item files again, so the index matches the disk
     embed items     give items without a vector one (memory.embeddings; old items, imports,
@@ -58,6 +58,9 @@ from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 log = logging.getLogger(__name__)
 
 LOCK_FILE_NAME = ".maintenance.lock"
+# Daily notes older than this many days move to the scope's archive/ (kept, no longer
+# read for the recent context). Not measured; a season of notes stays at hand.
+DAILY_RETENTION_DAYS = 90
 LAST_RUN_FILE_NAME = ".maintenance_last.json"
 _SESSION_SUFFIXES = (".log.jsonl", ".json", ".lock")
 
@@ -153,15 +156,13 @@ class MaintenanceReport:
 
 
 def consolidate(run: MaintenanceRun) -> str:
-    settings = run.config.consolidation
-    if not settings.enabled:
+    if not run.config.consolidation.enabled:
         return "off (memory.consolidation.enabled)"
     if run.complete is None:
         return "skipped: no model to consolidate with"
     outcome = consolidate_scope(
         run.paths,
         complete=run.complete,
-        config=settings,
         items=lambda: run.memory.items(run.scope),
         forgotten=lambda: run.memory.forgotten_texts(run.scope),
         window=run.window,
@@ -172,9 +173,7 @@ def consolidate(run: MaintenanceRun) -> str:
 
 
 def archive_old_notes(run: MaintenanceRun) -> str:
-    days = run.config.daily_retention_days
-    if days <= 0:
-        return "kept all (memory.dailyRetentionDays is 0)"
+    days = DAILY_RETENTION_DAYS
     cutoff = date.fromtimestamp(run.now) - timedelta(days=days)
     directory = run.paths.directory
     old = []

@@ -24,6 +24,9 @@ API_KEYS: tuple[Literal["role", "content", "tool_calls", "tool_call_id", "name"]
     "name",
 )
 STUB_PREFIX = "[older tool result shortened"
+# Tool results older than this many user turns are stubbed in the request (the session
+# keeps them whole). Not measured; a result the model used three questions ago is done.
+KEEP_TOOL_RESULTS_TURNS = 3
 # One message never takes more than this of a request, however big the window; the session
 # keeps it whole.
 MAX_MODEL_MESSAGE_TOKENS = 25_000

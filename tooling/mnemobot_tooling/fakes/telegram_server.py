@@ -471,7 +471,15 @@ def _default_error_description(status: int, retry_after: int | None) -> str:
 
 
 class TelegramServer:
-    """Fake Telegram Bot API; see the module docstring. Thread-safe."""
+    """Fake Telegram Bot API; see the module docstring. Thread-safe.
+
+    Why so many methods: it is a test's one handle on Telegram's side, over one shared
+    state (chats, messages, calls): what a user does (`send_text`, `send_photo`,
+    `press_button`, `upgrade_group`...), what a test reads back (`sent_messages`, `calls`,
+    `wait_for_messages`...) and the faults it injects (`fail_next`, `set_unreachable`...),
+    in that order below. Split across objects, every test would hold three handles on the
+    same state and lock.
+    """
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """The console channel: `mnemobot chat`, the same pipeline, commands and lanes as Telegram.
 
 At a terminal you can type while a reply is being written: lines wait in the chat's lane
-(or are merged, with `console.queueMode: "collect"`), `/stop` cancels the reply and
+(each its own turn, as Telegram's default queue mode), `/stop` cancels the reply and
 `/status` answers at once. With piped stdin each line is answered before the next one is
 read, so a script's output follows its input line by line; it exits 0 at end of input.
 """
@@ -22,9 +22,10 @@ from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.console.terminal_input import TerminalInput
 from mnemobot.bot.channels.dispatch import ChatDispatcher
 from mnemobot.bot.channels.lanes import (
+    DEFAULT_LANE_RULES,
     CommandJob,
-    LaneConfig,
     LaneJob,
+    LaneRules,
     MessageJob,
     firing_job,
 )
@@ -62,8 +63,10 @@ class ConsoleChannel:
         *,
         interactive: bool,
         terminal: TerminalInput | None = None,
+        lanes: LaneRules = DEFAULT_LANE_RULES,
     ) -> None:
         self.app = app
+        self.lanes = lanes
         self.stdout = stdout
         self.interactive = interactive
         self.terminal = terminal
@@ -71,13 +74,10 @@ class ConsoleChannel:
             app.assistant,
             app.commands,
             self,
-            self.config,
+            lambda: self.lanes,
             confirmations=app.confirmations,
             firings=app.schedule.runner if app.schedule is not None else None,
         )
-
-    def config(self) -> LaneConfig:
-        return self.app.runtime.current().section(CHANNEL, LaneConfig)
 
     async def start(self) -> None:
         """Nothing to connect; scheduled tasks of console chats fire while it runs."""
@@ -146,8 +146,10 @@ async def run_console(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     interactive: bool | None = None,
+    lanes: LaneRules = DEFAULT_LANE_RULES,
 ) -> int:
     """Talk until end of input; `interactive` defaults to whether both streams are a tty.
+    `lanes`: how lines typed during a reply queue (a test may collect them).
 
     At a real terminal, lines are edited with readline (history in the workspace), Ctrl-C
     stops the running reply (or, with nothing running, leaves: exit status 130) and Ctrl-D
@@ -163,7 +165,7 @@ async def run_console(
     chat = ChatRef(
         channel=CHANNEL, chat_id=chat_id, user_id=user_id, language=console_language(os.environ)
     )
-    channel = ConsoleChannel(app, stdout, interactive=interactive, terminal=terminal)
+    channel = ConsoleChannel(app, stdout, interactive=interactive, terminal=terminal, lanes=lanes)
     await channel.start()
     # No inbox here hands a confirmed /forget_me in again: one a crash cut ends now.
     for _, finished in await app.commands.finish_interrupted_erasures(CHANNEL):

@@ -15,7 +15,7 @@ Which method where (`telegram.streaming`):
 - `off`: no preview anywhere.
 
 Edits: the first text becomes a message, then edits as text arrives, at most one Bot API
-call per `telegram.streamEditSeconds` per chat, plain text (half-written Markdown does not
+call per `TelegramTiming.stream_edit_seconds` per chat, plain text (half-written Markdown does not
 render); a preview longer than one message continues in the next. The final reply, rendered
 Markdown to HTML, goes through the durable outbox as edits of these messages (see
 `TelegramChannel.send_reply`). A preview call is the first thing given up under Telegram's
