@@ -307,8 +307,8 @@ def test_retention_archives_old_notes_and_deletes_old_sessions(
     (sessions / f"{SCOPE}:78.json").write_text("{}")  # a topic still in use
     code, out = maintain_cli(workspace, openai_server, "--chat", SCOPE)
     assert code == 0, out
-    assert "archive notes: archived 1 notes older than 90 days" in out
-    assert "prune sessions: deleted 2 sessions, 1 offload logs" in out
+    assert "archive notes: archived 1 note older than 90 days" in out
+    assert "prune sessions: deleted 2 sessions, 1 offload log" in out
     assert not old_note.exists() and new_note.exists()
     assert (scope_paths(workspace).directory / "archive" / old_note.name).exists()
     left = sorted(p.name for p in sessions.iterdir())

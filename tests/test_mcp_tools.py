@@ -31,7 +31,7 @@ from tests.mcp_harness import (
     wait_ready,
     wait_until,
 )
-from tests.test_console_e2e import run_chat
+from tests.test_console_e2e import answers, run_chat
 
 StartApp = Callable[..., Any]
 
@@ -331,8 +331,9 @@ def test_a_script_at_the_console_confirms_a_tool_with_a_yes_line(
     result = run_chat("mail Ana\nyes\n", workspace, openai_server)
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [
-        'May I run send_mail (MCP server shop) with {"subject":"Hi","to":"ana@example.com"}?',
+    # The question is the first line's answer; the result, the "yes" line's.
+    assert answers(result.stdout) == [
+        'May I run send_mail (MCP server shop) with {"subject":"Hi","to":"ana@example.com"}?\n'
         'Reply "yes" to go ahead or "no" to cancel.',
         "Result: sent to ana@example.com",
     ]

@@ -5,6 +5,7 @@ server (/v1/audio/transcriptions, image parts) over HTTP, files in a temp worksp
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -162,6 +163,28 @@ async def test_a_failed_transcription_keeps_the_file_and_sending_again_works(
     telegram.send_text("/retry", chat_id=USER)
     after = await telegram.wait_for_messages_async(USER, 3)
     assert after[2]["plain_text"] == NOTHING_TO_RETRY
+
+
+async def test_a_server_without_speech_to_text_is_one_warning_line_for_the_operator(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # llama.cpp's server: no /v1/audio/transcriptions, a 404 with its own body.
+    openai_server.transcriber = lambda upload: error(404, "File Not Found")
+    await start_bot()
+    with caplog.at_level(logging.INFO):
+        telegram.send_voice(chat_id=USER, duration=3, content=recording(3, "buy oat milk"))
+        [failed] = await telegram.wait_for_messages_async(USER, 1)
+    assert "HTTP 404" in failed["plain_text"] and "/retry" in failed["plain_text"]
+    about_it = [r for r in caplog.records if "speech to text" in r.getMessage()]
+    [line] = about_it
+    assert line.levelno == logging.WARNING
+    message = line.getMessage()
+    assert f"{openai_server.base_url} answered HTTP 404 for model whisper-1" in message
+    assert "media.transcription.backend to local" in message
+    assert "test-key" not in message
 
 
 async def test_retry_reads_the_kept_note_again_once_transcription_works(
@@ -424,6 +447,23 @@ async def test_a_pdf_is_read_within_its_page_limit_and_remembered(
     telegram.send_text("what notice period does my lease say?", chat_id=USER)
     await telegram.wait_for_messages_async(USER, 4)
     assert "three months" in memory_section(openai_server.last_request())
+
+
+async def test_a_one_page_pdf_is_one_page(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    from mnemobot_tooling.sample_pdf import pdf_with_pages
+
+    await start_bot()
+    telegram.send_document(
+        chat_id=USER,
+        file_name="note.pdf",
+        mime_type="application/pdf",
+        content=pdf_with_pages(["Pick up the dry cleaning on Friday."]),
+    )
+    await telegram.wait_for_messages_async(USER, 1)
+    [text] = user_texts(openai_server.last_request())
+    assert "note.pdf, 1 page, " in text and "1 pages" not in text
 
 
 async def test_an_unreadable_file_gets_one_line_saying_what_was_kept(

@@ -90,6 +90,46 @@ async def test_a_streamed_reply_is_edited_at_most_once_a_second_and_ends_formatt
     assert telegram.chat_actions(USER) == []
 
 
+async def test_the_first_streamed_message_is_worth_its_notification(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    """Telegram notifies for the sendMessage only, never for the edits that fill it in:
+    the lock screen must not say "M"."""
+    openai_server.tokens_per_second = 20
+    answers = [
+        "Meeting notes are ready and here is what we agreed on with the whole team today",
+        "Sure. The dentist is on Thursday at four thirty and I will remind you",
+    ]
+    for answer in answers:
+        openai_server.script(reply(answer))
+    await start_bot(**streaming())
+    for count, text in enumerate(("what did we agree?", "when is the dentist?"), start=1):
+        telegram.send_text(text, chat_id=USER)
+        await until(finished(telegram, USER, count))
+    firsts = [c["params"]["text"] for c in telegram.calls("sendMessage")]
+    assert len(firsts) == 2
+    assert len(firsts[0]) >= 40 and answers[0].startswith(firsts[0])
+    assert firsts[1].startswith("Sure.") and answers[1].startswith(firsts[1])
+    # Then edits as before, ending on the whole reply.
+    assert [m["text"] for m in telegram.sent_messages(USER)] == answers
+
+
+async def test_a_slow_model_shows_what_it_has_after_a_short_wait(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 1.5
+    openai_server.script(reply("Thinking about your question carefully"))
+    await start_bot(**streaming())
+    telegram.send_text("hard question", chat_id=USER)
+    await until(finished(telegram, USER), timeout=30)
+    [first_token] = openai_server.first_token_times()
+    [first] = telegram.calls("sendMessage")
+    waited = first["time"] - first_token
+    assert 2.0 <= waited <= 4.0, waited
+    assert first["params"]["text"].startswith("Thinking about")
+    assert telegram.sent_messages(USER)[0]["text"] == "Thinking about your question carefully"
+
+
 async def test_typing_shows_while_the_model_is_slow_and_stops_at_the_first_text(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

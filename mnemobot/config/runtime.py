@@ -249,7 +249,8 @@ class TranscriptionConfig(ConfigSection):
     language: str | None = None
     """A hint, e.g. "de"; null: detected."""
     local_model_path: str | None = None
-    """"local": a CTranslate2 Whisper model's folder (nothing is downloaded)."""
+    """"local": a CTranslate2 Whisper model's folder, or a model name ("small", "base.en")
+    the first voice note downloads into the Hugging Face cache (docs/media.md)."""
 
 
 class MediaConfig(ConfigSection):

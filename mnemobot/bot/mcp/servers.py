@@ -15,6 +15,7 @@ import importlib
 import logging
 from collections.abc import Callable, Mapping
 
+from mnemobot.base.counts import counted
 from mnemobot.bot.mcp.access import McpToolAccess, mcp_config
 from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING, McpConfig, McpServerConfig, McpTiming
 from mnemobot.bot.mcp.connection import ServerTool
@@ -209,7 +210,7 @@ class McpServers:
             elif supervisor is None or supervisor.state is ServerState.STARTING:
                 parts.append(f"{name} starting")
             elif supervisor.state is ServerState.READY:
-                parts.append(f"{name} ready ({len(supervisor.tools)} tools)")
+                parts.append(f"{name} ready ({counted(len(supervisor.tools), 'tool')})")
             elif detail:
                 parts.append(f"{name} down ({supervisor.reason}), {supervisor.next_start()}")
             else:

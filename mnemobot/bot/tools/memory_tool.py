@@ -28,6 +28,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
+from mnemobot.base.counts import counted
 from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
 from mnemobot.memory.notes.daily_notes import MemoryFileTooLong
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
@@ -113,9 +114,9 @@ def _removed_line(item: MemoryItem) -> str:
 def forget_receipt(items: list[MemoryItem], lines: int) -> str:
     """What was forgotten, and where it goes from: the memory tool's answer, and what the
     web page shows after a forget."""
-    parts = [f"forgotten {len(items)} items"]
+    parts = [f"forgotten {counted(len(items), 'item')}"]
     if lines:
-        parts.append(f"{lines} lines of MEMORY.md and the daily notes")
+        parts.append(f"{counted(lines, 'line')} of MEMORY.md and the daily notes")
     listed = "\n".join(_removed_line(item) for item in items[:FORGET_LISTED])
     more = f"\n- ... and {len(items) - FORGET_LISTED} more" if len(items) > FORGET_LISTED else ""
     return (

@@ -344,13 +344,16 @@ class Commands:
         filename = f"{export_prefix(scope)}{stamp}.zip"
         path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
         await memory.scopes.run(scope, partial(_write_file, path, data))
-        # Everyone in a group sees the reply: a path only where the reader owns the disk.
-        shown = (
-            str(path) if chat.channel == "console" else f"<workspace>/{EXPORTS_DIR_NAME}/{filename}"
+        # Where the copy lies is the operator's business (everyone in a group reads the
+        # caption): the path only where the reader owns the disk.
+        kept = (
+            f"Written to {path}."
+            if chat.channel == "console"
+            else "The bot keeps a copy until /forget_me."
         )
         return CommandReply(
             f"Your memory of this chat: {filename} (MEMORY.md, daily notes, items as JSONL). "
-            f"Written to {shown}.",
+            f"{kept}",
             Attachment(filename, data, str(path)),
         )
 

@@ -13,7 +13,11 @@ from dataclasses import replace
 from datetime import tzinfo
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.notes.daily_notes import append_daily_note, write_memory_file
+from mnemobot.memory.notes.daily_notes import (
+    append_daily_note,
+    append_noted_facts,
+    write_memory_file,
+)
 from mnemobot.memory.services.recall import ranked_search
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.store.item_store import ScopeItemStore
@@ -269,12 +273,11 @@ class MemoryRecord:
         facts = flushed_facts(bullets, scope=scope, at=at, session_key=session_key)
         if not facts:
             return 0
-        notes = "\n".join(f"- {fact.content}" for fact in facts)
         with self.scopes.loaded(scope) as loaded:
-            append_daily_note(
+            # The model's words: noted as such, never as something the user said.
+            append_noted_facts(
                 self.scopes.paths(scope).directory,
-                "(facts kept from a compacted conversation)",
-                notes,
+                [fact.content for fact in facts],
                 at=at,
                 tz=tz,
             )

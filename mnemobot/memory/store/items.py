@@ -43,6 +43,21 @@ def speaker_tag(speaker: str) -> str:
     return SPEAKER_TAG + "-".join(speaker.lower().split())
 
 
+# How a fact came to be, in the words a pack and consolidation show: the model's own
+# writing is "noted", never "said", so neither a reader nor the model takes it for the
+# user's words (a small model's flush invents things).
+_NOTED_BY_SOURCE = {
+    "compaction": "noted from the conversation",
+    "tool": "noted by the assistant",
+}
+
+
+def how_stated(source: str) -> str:
+    """`said` for what people said (a turn, a slot statement, a promoted episode), else
+    how the model noted it."""
+    return _NOTED_BY_SOURCE.get(source, "said")
+
+
 def speaker_of(item: MemoryItem) -> str | None:
     """The speaker tag of an item, if it has one."""
     for tag in item.tags:

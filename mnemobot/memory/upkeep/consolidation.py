@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.counts import counted
 from mnemobot.base.tokens import estimate_tokens, max_chars
 from mnemobot.memory.notes.memory_rewrite import (
     NO_CHANGE,
@@ -79,7 +80,9 @@ TEMPERATURE = 0.2
 
 INSTRUCTIONS = f"""You maintain the long-term memory file (MEMORY.md) of one chat between \
 a user and an assistant. You get the current MEMORY.md and what was said or learned since \
-it was last written. Write the new MEMORY.md:
+it was last written. Lines "Noted from the conversation" and facts marked "noted" are \
+the assistant's own notes, not the user's words: never write them as something the user \
+said. Write the new MEMORY.md:
 - Merge the new facts in; keep every old fact that is still true.
 - Deduplicate, and when a new fact replaces an old one (the user moved, changed their \
 mind, a plan changed), keep only the current fact; you may add "(earlier: ...)".
@@ -149,7 +152,7 @@ class _RunTally:
 
     def read_what(self) -> str:
         calls = f" in {self.calls} calls" if self.calls > 1 else ""
-        return f"{self.note_lines} note lines, {self.facts} facts{calls}"
+        return f"{counted(self.note_lines, 'note line')}, {counted(self.facts, 'fact')}{calls}"
 
 
 def consolidate_scope(
@@ -290,7 +293,7 @@ def _finish(
         entries_now = len(entries(read_memory_text(paths.memory_file, 10**7)))
         line = (
             f"rewrote MEMORY.md from {tally.read_what()} ({tally.first_entries} -> "
-            f"{entries_now} entries, {len(tally.superseded)} superseded)"
+            f"{counted(entries_now, 'entry', 'entries')}, {len(tally.superseded)} superseded)"
         )
         if problem:
             line += f"; then {problem}"

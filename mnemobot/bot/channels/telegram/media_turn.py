@@ -37,6 +37,7 @@ from telegram import Bot
 from telegram.error import TelegramError
 
 from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.counts import counted
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.lanes import LaneJob, MessageJob
 from mnemobot.bot.channels.telegram.inbound import (
@@ -479,7 +480,7 @@ class TelegramMediaTurns:
                 f"as {shown}."
             )
         head = extract.text[:DOCUMENT_HEAD_CHARS]
-        pages = f", {extract.pages} pages" if extract.pages else ""
+        pages = f", {counted(extract.pages, 'page')}" if extract.pages else ""
         rest = ""
         if len(extract.text) > len(head):
             where = f" in {text_file}" if text_file else ""
