@@ -173,7 +173,7 @@ class EmbeddingsConfig(ConfigSection):
         one: the model and how stored texts were marked; None when embeddings are off."""
         if not self.enabled or not self.model:
             return None
-        marking = self.query_passage_marking
+        marking: str = self.query_passage_marking
         if marking == "prefix":
             marking = f"prefix {PASSAGE_PREFIX!r}"
         return f"{self.model.strip()} passages={marking}"

@@ -16,7 +16,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -257,7 +257,8 @@ async def check_redis(settings: Settings, emit: Emit) -> CheckResult:
     try:
         async with asyncio.timeout(NETWORK_CHECK_SECONDS):
             await client.ping()
-            config = await client.config_get("appendonly")
+            # Keys and values are bytes (the client decodes nothing), str if it did.
+            config: dict[Any, Any] = await client.config_get("appendonly")
     except (RedisError, OSError, TimeoutError) as exc:
         reason = redact(str(exc) or type(exc).__name__, secrets_of(settings))
         return CheckResult(

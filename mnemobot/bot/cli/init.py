@@ -289,7 +289,7 @@ def _turn_on_embeddings(env_files: tuple[Path, ...], model: str) -> None:
     the bot (BOT_WORKSPACE, else the default); a failure is a warning: the env file is
     written, and the setting can be made by hand."""
     try:
-        workspace = Settings(_env_file=env_files).bot_workspace  # type: ignore[call-arg]
+        workspace = Settings(_env_file=env_files).bot_workspace
         workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
         store = open_runtime_config(WorkspacePaths(workspace).runtime_config)
         store.set_keys(("memory", "embeddings"), offered_settings(model))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import os
@@ -10,7 +11,6 @@ import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import TextIO
 
 REDACTED = "[REDACTED]"
 # Shorter strings are too likely to occur by chance to be worth replacing.
@@ -68,7 +68,7 @@ class PrivateLogFile(logging.handlers.RotatingFileHandler):
     """A log file readable by its owner only (like every file of the workspace), kept to
     LOG_FILE_BYTES times LOG_FILE_BACKUPS + 1."""
 
-    def _open(self) -> TextIO:
+    def _open(self) -> io.TextIOWrapper:
         stream = super()._open()
         os.chmod(self.baseFilename, 0o600)
         return stream

@@ -241,7 +241,7 @@ def chats_command(args: argparse.Namespace) -> int:
     if not rows:
         print(f"(no chat has memory in workspace {paths.root} yet)")
         return 0
-    width = max(len(row["chat"]) for row in rows)
+    width = max(len(str(row["chat"])) for row in rows)
     print(f"{'chat':<{width}}  {'items':>7}  {'notes':>5}  MEMORY.md  last activity")
     for row in rows:
         print(

@@ -232,10 +232,12 @@ class MemoryTool:
             return forget_receipt(gone, 0)
         at = self._turn_time(ctx)
         if operation == "promote":
-            work = partial(self.record.promote, ctx.scope, item_id, at=at, config=ctx.config.memory)
-            promoted = await self.scopes.run(ctx.scope, work, write=True)
+            promote = partial(
+                self.record.promote, ctx.scope, item_id, at=at, config=ctx.config.memory
+            )
+            promoted = await self.scopes.run(ctx.scope, promote, write=True)
             return f"promoted to {_line(promoted)}" if promoted else "already durable"
-        work = partial(
+        rewrite = partial(
             self.record.rewrite_fact,
             ctx.scope,
             item_id,
@@ -245,7 +247,7 @@ class MemoryTool:
             config=ctx.config.memory,
         )
         try:
-            updated = await self.scopes.run(ctx.scope, work, write=True)
+            updated = await self.scopes.run(ctx.scope, rewrite, write=True)
         except ValueError as exc:
             raise ToolError(f"not updated: {exc}") from None
         return f"updated {_line(updated)}" if updated else "not updated"
@@ -280,7 +282,7 @@ class MemoryTool:
             budget = ctx.config.memory.scope_memory_budget_tokens
             work = partial(self.recall.scope_memory_text, ctx.scope, budget)
             return await self.scopes.run(ctx.scope, work) or "(empty)"
-        work = partial(
+        write_file = partial(
             self.record.write_memory_file,
             ctx.scope,
             self._need(arguments.content, "content"),
@@ -288,7 +290,7 @@ class MemoryTool:
             max_chars=MEMORY_FILE_MAX_CHARS,
         )
         try:
-            written = await self.scopes.run(ctx.scope, work, write=True)
+            written = await self.scopes.run(ctx.scope, write_file, write=True)
         except MemoryFileTooLong as exc:
             raise ToolError(str(exc)) from None
         return f"MEMORY.md of this chat now has {written} characters"

@@ -23,7 +23,7 @@ from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import zone_or_local
 from mnemobot.conversation.session import AgentSession
 from mnemobot.memory.services.forget import MemoryForget
-from mnemobot.model.windows import ModelWindow
+from mnemobot.model.windows import ModelWindow, WindowSource
 from mnemobot.systems.compaction.compactor import Compactor
 from mnemobot.systems.compaction.plan import is_summary
 from mnemobot.systems.core.context import ChatRef
@@ -414,7 +414,7 @@ class Commands:
             config = config.for_context_window(window.tokens)
         else:
             unstated = self.window_unstated is not None and self.window_unstated(model)
-            source = "assumed" if unstated else "config"
+            source: WindowSource = "assumed" if unstated else "config"
             window = ModelWindow(config.llm.max_input_tokens, source, "llm.maxInputTokens")
         threshold = config.compaction_threshold_tokens()
         # Where the model runs is the operator's business, not every group member's.

@@ -60,7 +60,7 @@ def _read_session(host: WebHost, key: str) -> AgentSession:
     if host.in_bot:
         live = host.sessions.get(key)
         copy = AgentSession.new(key, live.updated_at)
-        copy.messages = [dict(message) for message in live.messages]
+        copy.messages = [message.copy() for message in live.messages]
         copy.metadata = dict(live.metadata)
         return copy
     try:

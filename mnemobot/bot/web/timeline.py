@@ -81,7 +81,7 @@ def chart(counts: dict[date, Counter[Layer]], last: date, days: int) -> Chart:
         of_day = counts.get(day, Counter())
         total += sum(of_day.values())
         x = LEFT + n * step
-        base = HEIGHT - BOTTOM
+        base: float = HEIGHT - BOTTOM
         words = ", ".join(f"{of_day[layer]} {layer.value.lower()}" for layer in LAYER_ORDER)
         title = f"{day.isoformat()}: {counted(sum(of_day.values()), 'item')} ({words})"
         for layer in LAYER_ORDER:

@@ -226,7 +226,7 @@ def _recent_episodes(
     if count <= 0 or not items:
         return []
     try:
-        newest_first: Iterable[str] = reversed(items)  # type: ignore[call-overload]
+        newest_first: Iterable[str] = reversed(items)  # type: ignore[arg-type]
     except TypeError:
         newest_first = reversed(list(items))
     window: list[MemoryItem] = []

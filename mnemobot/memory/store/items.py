@@ -203,7 +203,8 @@ class MemoryItem:
 # the ints are shared, from this table, up to titles of 1023 characters.
 _TITLE_ENDS = ("", "…", " …")
 _TITLE_CODES = tuple(range(4096))
-_TITLE_SLOT = MemoryItem.title  # the slot itself, under the property set below
+# The slot itself (its descriptor), under the property set below.
+_TITLE_SLOT: Any = vars(MemoryItem)["title"]
 
 
 def _title_code(title: Any, content: str) -> Any:
@@ -230,7 +231,7 @@ def _title(item: MemoryItem) -> str:
 
 # Every read of `item.title` (the dataclass's own __eq__, __repr__, `replace` included)
 # decodes; a write stores what it is given, at the slot's C speed.
-MemoryItem.title = property(_title, _TITLE_SLOT.__set__)  # type: ignore[assignment,method-assign]
+MemoryItem.title = property(_title, _TITLE_SLOT.__set__)  # type: ignore[misc,assignment]
 
 _LAYERS = {layer.value: layer for layer in Layer}
 _TYPES = {item_type.value: item_type for item_type in ItemType}

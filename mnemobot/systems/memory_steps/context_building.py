@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -81,7 +81,8 @@ def pack_for_turn(
         text,
         now=now.timestamp(),
         config=config,
-        tz=now.tzinfo,
+        # Every caller passes an aware time; a naive one reads as UTC.
+        tz=now.tzinfo or UTC,
         request_messages=request_messages,
         query_vector=query_vector,
         recent_context=recent_context,

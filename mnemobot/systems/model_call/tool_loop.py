@@ -300,11 +300,13 @@ class ToolLoop:
         if isinstance(cut_note, str):
             ctx.notes.append(cut_note)
 
-    def _finish(self, ctx: TurnContext, content: str, reply: str, **extra: object) -> None:
+    def _finish(self, ctx: TurnContext, content: str, reply: str, *, stopped: bool = False) -> None:
         """The turn's last message and its reply: what the user reads is the text written
         before the tool calls too, kept with the message (`reply`) so that a message
         handed over again after a crash gets the same answer."""
-        message: dict[str, object] = {"role": "assistant", "content": content, **extra}
+        message: Message = {"role": "assistant", "content": content}
+        if stopped:
+            message["stopped"] = True
         if reply != content:
             message["reply"] = reply
         message["at"] = self._now()

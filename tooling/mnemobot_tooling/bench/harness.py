@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from telegram.ext import AIORateLimiter, BaseRateLimiter
 
@@ -70,14 +71,14 @@ class BotSetup:
         return f"http://127.0.0.1:{self.webhook_port}/{WEBHOOK_PATH}"
 
     def settings(self) -> Settings:
-        webhook: dict[str, str] = {}
+        webhook: dict[str, Any] = {}
         if self.webhook_port is not None:
             webhook = {
                 "bot_webhook_url": self.webhook_url,
                 "bot_webhook_secret": BENCH_WEBHOOK_SECRET,
                 "bot_webhook_listen": f"127.0.0.1:{self.webhook_port}",
             }
-        return Settings(  # type: ignore[call-arg]
+        return Settings(
             _env_file=None,
             bot_workspace=self.workspace,
             openai_api_key="bench-key",

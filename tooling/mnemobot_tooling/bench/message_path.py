@@ -148,7 +148,7 @@ class PathRecorder:
 
     def uninstall(self) -> None:
         sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
 
     def __call__(self, frame: FrameType, event: str, arg: object) -> None:
         if event != "call" or self.window is None:
@@ -204,7 +204,7 @@ class PathRecorder:
         """What the running thread is, worked out at its first call of ours; None for the
         fake servers' threads and the bench's own."""
         try:
-            return self._thread.kind  # type: ignore[no-any-return]
+            return self._thread.kind
         except AttributeError:
             pass
         name = threading.current_thread().name

@@ -34,7 +34,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -279,7 +279,7 @@ async def load(mode: str, args: argparse.Namespace) -> LoadFigures:
 
     figures, cpu_seconds = await _with_bot(mode, args, True, body)
     cpu_ms = cpu_seconds * 1000 / figures.replies if figures.replies else float("nan")
-    return LoadFigures(*[getattr(figures, f) for f in LoadFigures.__slots__][:-1], cpu_ms)
+    return replace(figures, cpu_ms_per_reply=cpu_ms)
 
 
 def bench_command(args: argparse.Namespace) -> int:

@@ -124,7 +124,7 @@ async def _run_mode(mode: str, model_path: str | None) -> ModeFigures:
         (workspace / "preferences").mkdir(parents=True)
         (workspace / "preferences" / "runtime-config.json").write_text(json.dumps(runtime))
         settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
+            _env_file=None,
             bot_workspace=workspace,
             openai_api_key="bench",
             openai_base_url=model.base_url,
@@ -236,6 +236,6 @@ def bench_command(args: argparse.Namespace) -> int:
     print(f"reply after the typed message (baseline): p50 {typed['reply_p50_s']} s")
     print(f"recall, typed: {typed['recall']:.0%}  missed {typed['missed']}")
     print(f"recall, voice: {voice['recall']:.0%}  missed {voice['missed']}")
-    for line in voice["heard"]:  # type: ignore[union-attr]
+    for line in voice["heard"]:
         print(f"  heard: {line}")
     return 0

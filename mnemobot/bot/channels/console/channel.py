@@ -31,7 +31,14 @@ from mnemobot.bot.channels.console.live import (
 )
 from mnemobot.bot.channels.console.terminal_input import TerminalInput
 from mnemobot.bot.channels.dispatch import ChatDispatcher
-from mnemobot.bot.channels.lanes import DEFAULT_LANE_RULES, LaneJob, LaneRules, firing_job
+from mnemobot.bot.channels.lanes import (
+    DEFAULT_LANE_RULES,
+    CommandJob,
+    LaneJob,
+    LaneRules,
+    MessageJob,
+    firing_job,
+)
 from mnemobot.bot.i18n import console_language
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import Attachment, parse_command
@@ -120,7 +127,7 @@ class ConsoleChannel:
         # The caption names where the file was written: the person at the terminal owns it.
         self.say(caption)
 
-    async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
+    async def prepare_turn(self, job: MessageJob) -> PreparedTurn:
         return PreparedTurn(job.text)
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
@@ -229,7 +236,9 @@ async def run_console(
                 break
             text = line.rstrip("\r\n")
             if text.strip():
-                await channel.dispatcher.receive(LaneJob(chat, text, command=parse_command(text)))
+                command = parse_command(text)
+                job = MessageJob(chat, text) if command is None else CommandJob(chat, text, command)
+                await channel.dispatcher.receive(job)
             if not interactive:
                 # The next line may be the "yes" a tool of this turn waits for.
                 await _idle_or_asking(channel, chat)

@@ -33,7 +33,14 @@ from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defau
 
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.dispatch import ChatDispatcher
-from mnemobot.bot.channels.lanes import LaneJob, LaneRules, firing_job
+from mnemobot.bot.channels.lanes import (
+    CommandJob,
+    EditJob,
+    LaneJob,
+    LaneRules,
+    MessageJob,
+    firing_job,
+)
 from mnemobot.bot.channels.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -208,9 +215,9 @@ class TelegramChannel:
             # edits the preview the dead one showed.
             self.preview_journal = RedisShownPreviews(replicas)
         self.intake.handle_firing = self.on_firing
-        delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
+        sender = TelegramDelivery(application.bot, on_migrated=self._migrated)
         gate = self.intake.redis_inbox if isinstance(self.intake, RedisTelegramIntake) else None
-        self.outbox = Outbox(outbox_path, delivery.deliver, clock=app.clock, gate=gate)
+        self.outbox = Outbox(outbox_path, sender.deliver, clock=app.clock, gate=gate)
         # The preview of the reply being written, per chat (one turn runs per chat).
         self._previews: dict[str, TelegramPreview] = {}
         # Receipts of answers whose previews are forgotten once they are marked answered.
@@ -381,7 +388,7 @@ class TelegramChannel:
         ids = outbox_ids(job, "document", attachment.filename, 1)
         await self.outbox.put(job.chat.key, [message], ids=ids, answering=self._answering(job))
 
-    async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
+    async def prepare_turn(self, job: MessageJob) -> PreparedTurn:
         return await self.media.prepare(job)
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
@@ -458,7 +465,7 @@ class TelegramChannel:
             return
         chat = chat_ref_for(message)
         quote = message.message_id if message.chat.type in GROUP_TYPES else None
-        notice = LaneJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
+        notice = MessageJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
         if verdict is Verdict.REFUSE:
             sender = sender_of(message)
             assert sender is not None  # nobody's message is ignored, not refused
@@ -481,18 +488,23 @@ class TelegramChannel:
             # was said to the bot, so nothing is answered.
             await self.intake.done([receipt])
             return
-        job = LaneJob(
-            chat=chat,
-            text=text or "",
-            message_refs=(f"tg:{message.message_id}",) if command is None else (),
-            reply_to_message_id=quote,
-            command=command,
-            receipts=(receipt,),
-            parts=(inbound,) if command is None else (),
-            # A forwarded batch, an album or a cut paste arrives as many updates: one
-            # turn for all.
-            gather=command is None and inbound.comes_with_more,
-        )
+        job: LaneJob
+        if command is not None:
+            job = CommandJob(
+                chat, text or "", command, reply_to_message_id=quote, receipts=(receipt,)
+            )
+        else:
+            job = MessageJob(
+                chat=chat,
+                text=text or "",
+                message_refs=(f"tg:{message.message_id}",),
+                reply_to_message_id=quote,
+                receipts=(receipt,),
+                parts=(inbound,),
+                # A forwarded batch, an album or a cut paste arrives as many updates: one
+                # turn for all.
+                gather=inbound.comes_with_more,
+            )
         await self.dispatcher.receive(job)
 
     async def _on_edit(self, message: Message, receipt: str) -> None:
@@ -516,7 +528,7 @@ class TelegramChannel:
         if self.dispatcher.lanes.replace_waiting(chat.key, ref, new_wording, text):
             await self.intake.done([receipt])
             return
-        job = LaneJob(chat, text, receipts=(receipt,), edit_of=ref)
+        job = EditJob(chat, text, ref, receipts=(receipt,))
         await self.dispatcher.receive(job)
 
     async def keep_firings(self, firings: Sequence[Firing]) -> None:

@@ -169,8 +169,10 @@ def file_of(message: Message, photo_max_side: int = PHOTO_MAX_SIDE) -> FileRef |
         d = message.document
         return FileRef("document", d.file_id, d.file_size, d.file_name, d.mime_type)
     if message.video is not None:
-        v = message.video
-        return FileRef("video", v.file_id, v.file_size, v.file_name, v.mime_type, _seconds(v))
+        clip = message.video
+        return FileRef(
+            "video", clip.file_id, clip.file_size, clip.file_name, clip.mime_type, _seconds(clip)
+        )
     return None
 
 

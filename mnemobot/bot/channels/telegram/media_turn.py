@@ -39,7 +39,7 @@ from telegram.error import TelegramError
 from mnemobot.base.atomic_file import write_atomic
 from mnemobot.base.counts import counted
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
-from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.channels.lanes import LaneJob, MessageJob
 from mnemobot.bot.channels.telegram.inbound import (
     SPOKEN_KINDS,
     FileRef,
@@ -142,9 +142,9 @@ class RetryRequest:
 RETRY = RetryRequest()
 
 
-def retry_job(chat: ChatRef, message_id: int, quote: int | None, receipt: str) -> LaneJob:
+def retry_job(chat: ChatRef, message_id: int, quote: int | None, receipt: str) -> MessageJob:
     """/retry as a turn in the chat's lane (answering the /retry message itself)."""
-    return LaneJob(
+    return MessageJob(
         chat,
         "",
         message_refs=(f"tg:{message_id}",),
@@ -225,7 +225,7 @@ class TelegramMediaTurns:
         scope = self.host.assistant.scope_for(job.chat, config)
         return self.host.paths.files / validate_scope_key(scope)
 
-    async def prepare(self, job: LaneJob) -> PreparedTurn:
+    async def prepare(self, job: MessageJob) -> PreparedTurn:
         parts = [part for part in job.parts if isinstance(part, (Inbound, RetryRequest))]
         if not parts:
             return PreparedTurn(job.text)

@@ -38,6 +38,7 @@ import logging
 import re
 import zlib
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -125,7 +126,7 @@ class PreviewJournal:
         found: dict[str, dict[int, int]] = {}
         for entry in self.queue.pending():
             receipt = entry.data.get("receipt")
-            if receipt in receipts:
+            if isinstance(receipt, str) and receipt in receipts:
                 found.setdefault(receipt, {})[int(entry.data["index"])] = int(
                     entry.data["message_id"]
                 )
@@ -254,7 +255,8 @@ class TelegramPreview:
             self.receipt = shown
             self.draft_id = zlib.crc32(shown.encode()) or 1
             self.message_ids = ids + self.message_ids
-            self._shown_parts = [None] * len(ids) + self._shown_parts
+            unknown: list[str | None] = [None] * len(ids)
+            self._shown_parts = unknown + self._shown_parts
 
     def _wake(self) -> None:
         if self._closed:
@@ -306,8 +308,12 @@ class TelegramPreview:
                 self._changed.set()
                 sent = True
             except RetryAfter as error:
-                wait = error.retry_after
-                seconds = wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
+                retry_after = error.retry_after
+                seconds = (
+                    retry_after.total_seconds()
+                    if isinstance(retry_after, timedelta)
+                    else float(retry_after)
+                )
                 log.info("preview in %s rate limited; pausing it %.0f s", self.chat_id, seconds)
                 self.skipped += 1
                 self._changed.set()
