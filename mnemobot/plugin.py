@@ -26,11 +26,11 @@ none of the bot's channels, commands or CLI.
 
 from __future__ import annotations
 
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
-from mnemobot.systems.pipeline import System
-from mnemobot.systems.services import Services
-from mnemobot.systems.tool_runner import Tool, ToolError
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.core.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
+from mnemobot.systems.core.pipeline import System
+from mnemobot.systems.core.services import Services
+from mnemobot.systems.core.tool_runner import Tool, ToolError
 
 __all__ = [
     "ChatModel",

@@ -6,18 +6,19 @@ import json
 import logging
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from mnemobot.bot.app import App
+from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.settings import Settings
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.context import ChatRef, TurnContext
+from mnemobot.conversation.session import AgentSession
+from mnemobot.systems.core.context import ChatRef, TurnContext
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.cli_runner import run_cli
 
@@ -55,6 +56,11 @@ def clean_environment(
     """No test sees the developer's own keys, tokens or `.env`."""
     for name in _OUR_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    # The console speaks the locale's language: the suite reads the bot's English words,
+    # whatever the developer's machine is set to (a test sets LANG to try another).
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     # ~/.mnemobot/.env is read too: a test's home is its own (subprocesses inherit it).
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.chdir(tmp_path)
@@ -125,6 +131,39 @@ def write_runtime_config(workspace: Path, config: dict[str, object]) -> None:
     path = workspace / "preferences" / "runtime-config.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config))
+
+
+# `make_app(config, **build_options)`: see the `make_app` fixture.
+AppFactory = Callable[..., App]
+
+
+@pytest.fixture
+async def make_app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[AppFactory]:
+    """Build the bot on this test's workspace and fake model server, as `mnemobot run`
+    does; every app made is closed when the test ends (closing twice does nothing).
+
+    `make_app(config)`: the runtime config written first (sections merge over the
+    defaults; `llm.maxRetries` is 0 unless given, so a scripted failure is not retried);
+    other keyword arguments go to `build_app` (`clock=`, `llm=`, `sessions=`...)."""
+    made: list[App] = []
+
+    def make(config: Mapping[str, Any] | None = None, **build_options: Any) -> App:
+        config = dict(config or {})
+        config["llm"] = {"maxRetries": 0, **config.get("llm", {})}
+        write_runtime_config(workspace, config)
+        app = build_app(make_settings(workspace, openai_server), **build_options)
+        made.append(app)
+        return app
+
+    yield make
+    for app in reversed(made):
+        await app.close()
+
+
+@pytest.fixture
+async def app(make_app: AppFactory) -> App:
+    """The bot with the default runtime config (the model's errors not retried)."""
+    return make_app()
 
 
 CONSOLE_CHAT = ChatRef("console", "local", user_id="u1")

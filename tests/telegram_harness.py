@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,10 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramTiming
 from mnemobot.bot.channels.telegram.serve import serve_telegram
+from mnemobot.bot.delivery.journal import DurableQueue
+from mnemobot.bot.tuning import DEFAULT_TUNING, Tuning
 from mnemobot.config.settings import Settings
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -54,9 +58,12 @@ async def start_bot(
         webhook: bool = False,
         clock: Callable[[], float] | None = None,
         server: TelegramServer | None = None,
+        timing: TelegramTiming = DEFAULT_TIMING,
+        tuning: Tuning = DEFAULT_TUNING,
         **extra: object,
     ) -> RunningBot:
-        """`server`: another fake Bot API (another bot's token) instead of `telegram`."""
+        """`server`: another fake Bot API (another bot's token) instead of `telegram`;
+        `timing`, `tuning`: faster pauses or tighter limits than the bot's own."""
         bot_api = server or telegram
         # Replies show only when finished unless a test asks for streaming: the tests of
         # other features read the final reply as the first message they see.
@@ -74,7 +81,10 @@ async def start_bot(
             telegram_allowed_users=allowed,
             **extra,
         )
-        app = build_app(settings) if clock is None else build_app(settings, clock=clock)
+        if clock is None:
+            app = build_app(settings, tuning=tuning)
+        else:
+            app = build_app(settings, clock=clock, tuning=tuning)
         stop, ready = asyncio.Event(), asyncio.Event()
         task = asyncio.create_task(
             serve_telegram(
@@ -85,6 +95,7 @@ async def start_bot(
                 poll_timeout_seconds=1,
                 grace_seconds=2,
                 on_ready=ready.set,
+                timing=timing,
             )
         )
         waiter = asyncio.create_task(ready.wait())
@@ -105,3 +116,18 @@ async def start_bot(
 def session_messages(workspace: Path, key: str) -> list[dict[str, Any]]:
     path = workspace / "sessions" / f"{key}.json"
     return json.loads(path.read_text())["messages"]
+
+
+def nothing_pending(workspace: Path) -> bool:
+    """Every update the bot took is answered and every answer delivered: no entry waits in
+    its Telegram journals (the inbox, the outbox)."""
+    journals = sorted((workspace / "delivery").glob("telegram-*.jsonl"))
+    return bool(journals) and all(not DurableQueue(path).pending() for path in journals)
+
+
+async def until_nothing_pending(workspace: Path, timeout: float = 20) -> None:
+    """Wait until the bot is idle (`nothing_pending`): what it would still send is sent."""
+    deadline = time.monotonic() + timeout
+    while not await asyncio.to_thread(nothing_pending, workspace):
+        assert time.monotonic() < deadline, f"an update or reply still waits after {timeout} s"
+        await asyncio.sleep(0.02)

@@ -6,14 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mnemobot.memory.atomic_file import append_bytes, read_jsonl
+from mnemobot.base.atomic_file import append_bytes, read_jsonl
 
 # A child process whose file-size limit stands in for a disk that fills up mid-write:
 # the kernel then writes part of the data and fails the rest, as a full disk does.
 _LIMITED_APPEND = """
 import resource, signal, sys
 from pathlib import Path
-from mnemobot.memory.atomic_file import append_bytes
+from mnemobot.base.atomic_file import append_bytes
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 limit = int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

@@ -83,3 +83,40 @@ def test_bench_telegram_replicas_answers_every_message_once_in_order() -> None:
     # (Replies/s counts the replies inside the 1 s window: under load some come later.)
     row = r"^\| Redis, 2 replicas \| [\d.]+ \| [\d.]+ / [\d.]+ ms \| - \| 0 \| 0 \|"
     assert re.search(row, out, re.MULTILINE)
+
+
+def test_bench_crash_kills_a_replica_and_counts_what_was_answered() -> None:
+    result = run_bot("bench", "crash", "--replicas", "2", "--kills", "1", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    figures = json.loads(result.stdout)
+    assert figures["replicas"] == 2 and figures["kills"] == 1
+    assert figures["messages"] > 0
+    assert figures["answered"] == figures["messages"] and figures["missing"] == 0
+    assert figures["chats_out_of_order"] == 0
+    assert "duplicate_replies" in figures
+
+
+def test_bench_prefix_reports_reuse_and_recall() -> None:
+    result = run_bot("bench", "prefix", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    [fake] = json.loads(result.stdout)["runs"]
+    assert fake["requests"] == 30 and fake["recalled"] == fake["questions"] == 10
+    # Each request begins with the one before it (the target: 85% on average,
+    # counted with the tool schemas in front as the fake server caches).
+    assert fake["reuse_share_with_tools_mean"] >= 0.85
+    assert fake["reported_cached_tokens"] > 0
+
+
+def test_bench_message_path_counts_the_files_of_each_path_per_thread() -> None:
+    result = run_bot("bench", "message-path", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    figures = json.loads(result.stdout)
+    whole, write, pack = figures["whole message"], figures["memory write"], figures["pack build"]
+    # The turn itself runs on the event loop, the memory work in the memory workers.
+    assert "bot/turn/assistant.py" in whole["files_by_thread"]["event loop"]
+    assert "memory/pack/build.py" in pack["files_by_thread"]["memory workers"]
+    assert "memory/write/write_path.py" in write["files_by_thread"]["memory workers"]
+    # A path's files are among the whole way's, fewer of them; an idle bot runs none.
+    for path in (write, pack):
+        assert 0 < path["files"] < whole["files"]
+    assert figures["idle"]["calls"] < whole["calls"] / 10

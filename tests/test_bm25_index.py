@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Plus
 
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.item_store import ScopeItemStore, indexed_text
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.text_terms import terms, terms_joined
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.item_store import ScopeItemStore, indexed_text
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.text.terms import terms, terms_joined
 
 WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"])
 DOC = st.lists(WORDS, max_size=7)

@@ -7,7 +7,7 @@ import heapq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.memory.bm25 import BM25Index
+from mnemobot.memory.store.bm25 import BM25Index
 
 # "name" plays a speaker's name: on most documents, so pruning has common terms to skip.
 COMMON = st.just("name")

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemobot.memory.cjk_dates import cjk_number, find_cjk_dates
-from mnemobot.memory.dates import find_dates
+from mnemobot.memory.text.cjk_dates import cjk_number, find_cjk_dates
+from mnemobot.memory.text.dates import find_dates
 
 # A Thursday.
 TODAY = date(2026, 3, 12)

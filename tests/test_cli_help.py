@@ -57,7 +57,8 @@ def test_help_and_a_mistyped_command_load_none_of_the_bot() -> None:
         "        main(words)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = {'openai', 'telegram', 'numpy', 'mnemobot.bot.app', 'mnemobot.memory.service'}\n"
+        "heavy = {'openai', 'telegram', 'numpy', 'mnemobot.bot.app',"
+        " 'mnemobot.memory.services.workspace_memory'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
     done = subprocess.run(

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
+from mnemobot.base.atomic_file import read_jsonl
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.atomic_file import read_jsonl
-from mnemobot.memory.session import SessionStore
+from mnemobot.conversation.session import SessionStore
 from mnemobot.plugin import Tool
-from mnemobot.systems.compactor import transcript_lines
+from mnemobot.systems.compaction.compactor import CompactionCalls, transcript_lines
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -25,10 +25,13 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
 )
 from tests.conftest import CONSOLE_CHAT as CHAT
-from tests.conftest import ask, make_settings, write_runtime_config
+from tests.conftest import AppFactory, ask, make_settings, write_runtime_config
 from tests.crash_points import run_to_crash
 
 LONG = "lorem ipsum dolor sit amet " * 40  # ~1,080 chars, ~270 tokens
+
+# A summary may take half a second here (the bot waits 15 s).
+QUICK_SUMMARIES = Tuning(compaction_calls=CompactionCalls(summary_timeout_seconds=0.5))
 
 
 def is_summary_request(body: dict[str, object]) -> bool:
@@ -48,18 +51,9 @@ def scripted_responder(body: dict[str, object]) -> object:
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(
-        workspace,
-        {
-            "llm": {"maxRetries": 0},
-            "compaction": {"maxContextTokens": 1000, "keepLastMessages": 4},
-        },
-    )
+async def app(make_app: AppFactory, openai_server: FakeOpenAIServer) -> App:
     openai_server.responder = scripted_responder
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
+    return make_app({"compaction": {"maxContextTokens": 1000, "keepLastMessages": 4}})
 
 
 def offloaded(app: App) -> list[dict[str, object]]:
@@ -95,14 +89,8 @@ async def test_auto_compaction_at_the_threshold_keeps_pairs_and_loses_nothing(
 async def test_summary_failure_still_compacts_and_points_at_the_log(
     workspace: Path, openai_server: FakeOpenAIServer, failure: str
 ) -> None:
-    write_runtime_config(
-        workspace,
-        {
-            "llm": {"maxRetries": 0},
-            "compaction": {"enabled": False, "summaryTimeoutSeconds": 0.5},
-        },
-    )
-    app = build_app(make_settings(workspace, openai_server))
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "compaction": {"enabled": False}})
+    app = build_app(make_settings(workspace, openai_server), tuning=QUICK_SUMMARIES)
     for i in range(12):
         await ask(app, f"note {i}")
 
@@ -128,10 +116,8 @@ async def test_a_summary_that_times_out_is_not_sent_again(
 ) -> None:
     # A local model server keeps computing a request its client gave up on: a second copy
     # only doubles its work while the chat's next turn waits behind both.
-    write_runtime_config(
-        workspace, {"compaction": {"enabled": False, "summaryTimeoutSeconds": 0.5}}
-    )
-    app = build_app(make_settings(workspace, openai_server))
+    write_runtime_config(workspace, {"compaction": {"enabled": False}})
+    app = build_app(make_settings(workspace, openai_server), tuning=QUICK_SUMMARIES)
     for i in range(12):
         await ask(app, f"note {i}")
     openai_server.responder = lambda body: hang() if is_summary_request(body) else reply("NO_REPLY")
@@ -225,9 +211,9 @@ KILLER = """
 import asyncio
 from pathlib import Path
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.session import SessionStore
-from mnemobot.systems.compactor import Compactor
-from mnemobot.systems.llm import LLMError, LLMFailureKind
+from mnemobot.conversation.session import SessionStore
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.core.llm import LLMError, LLMFailureKind
 
 class Down:
     async def complete(self, request):
@@ -299,8 +285,9 @@ async def test_flush_writes_new_facts_to_memory_and_the_daily_note(
     assert "Kestrel" in (items / "semantic.jsonl").read_text()
     assert "bilge pump" in (items / "procedural.jsonl").read_text()
     notes = "".join(p.read_text() for p in (workspace / "memory" / "console:local").glob("*.md"))
-    assert "- The user's boat is named Kestrel" in notes
-    pack = app.memory.build_pack(
+    # The model wrote it down from the conversation: the note does not say the user said it.
+    assert "Noted from the conversation: The user's boat is named Kestrel" in notes
+    pack = app.memory.recall.build_pack(
         "console:local",
         "what is my boat called",
         now=9e9,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemobot.memory.session import Message
-from mnemobot.systems.compaction_plan import SUMMARY_PREFIX, plan_compaction
+from mnemobot.conversation.session import Message
+from mnemobot.systems.compaction.plan import SUMMARY_PREFIX, plan_compaction
 
 
 def turn(i: int, tools: int) -> list[Message]:

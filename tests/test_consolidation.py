@@ -8,7 +8,6 @@ import io
 import json
 import os
 import time
-from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
 
@@ -17,16 +16,16 @@ from filelock import FileLock
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.cli.main import main
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.config.runtime import ConsolidationConfig
-from mnemobot.memory.consolidation import consolidate_scope
-from mnemobot.memory.daily_notes import write_memory_file
-from mnemobot.memory.maintenance import MaintenanceReport, StepResult
-from mnemobot.memory.memory_rewrite import parse_rewrite
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.notes.daily_notes import write_memory_file
+from mnemobot.memory.notes.memory_rewrite import parse_rewrite
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.consolidation import consolidate_scope
+from mnemobot.memory.upkeep.maintenance import MaintenanceReport, StepResult
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, hang, reply, user_texts
-from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
+from tests.conftest import CONSOLE_CHAT, AppFactory, ask, make_settings, write_runtime_config
 
 SCOPE = "telegram:1001"
 OTHER = "telegram:2002"
@@ -130,14 +129,9 @@ def test_paris_then_berlin_leaves_berlin_in_memory(
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(
-        workspace,
-        {"llm": {"maxRetries": 0}, "memory": {"consolidation": {"timeoutSeconds": 0.5}}},
-    )
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
+async def app(make_app: AppFactory) -> App:
+    # A MEMORY.md rewrite is a model call like any other: llm.requestTimeoutSeconds.
+    return make_app({"llm": {"requestTimeoutSeconds": 0.5}})
 
 
 def seed_scope(workspace: Path) -> ScopePaths:
@@ -153,7 +147,7 @@ def seed_scope(workspace: Path) -> ScopePaths:
     [
         (reply("I'm sorry, I can't help with that."), "no bullet entries"),
         (reply(""), "empty file"),
-        (reply("- a fact that goes on\n" * 5_000), "over memory.consolidation.maxTokens"),
+        (reply("- a fact that goes on\n" * 5_000), "over the cap of 4000"),
         (reply("## About\n- Has a cat", finish_reason="length"), "cut off"),
         (hang(), "did not answer within 0.5 s"),
         (error(500, "boom"), "the model call failed"),
@@ -281,9 +275,7 @@ def test_a_memory_tool_append_during_a_run_is_kept(workspace: Path) -> None:
         write_memory_file(paths.memory_file, "- Likes jazz", append=True, max_chars=40_000)
         return OLD_MEMORY + "- Sister Ana visits in May\n"
 
-    outcome = consolidate_scope(
-        paths, complete=complete, config=ConsolidationConfig(), items=list, now=time.time()
-    )
+    outcome = consolidate_scope(paths, complete=complete, items=list, now=time.time())
     assert outcome.changed, outcome.line
     text = paths.memory_file.read_text()
     assert "- Likes jazz" in text and "Ana visits in May" in text
@@ -316,8 +308,8 @@ def test_retention_archives_old_notes_and_deletes_old_sessions(
     (sessions / f"{SCOPE}:78.json").write_text("{}")  # a topic still in use
     code, out = maintain_cli(workspace, openai_server, "--chat", SCOPE)
     assert code == 0, out
-    assert "archive notes: archived 1 notes older than 90 days" in out
-    assert "prune sessions: deleted 2 sessions, 1 offload logs" in out
+    assert "archive notes: archived 1 note older than 90 days" in out
+    assert "prune sessions: deleted 2 sessions, 1 offload log" in out
     assert not old_note.exists() and new_note.exists()
     assert (scope_paths(workspace).directory / "archive" / old_note.name).exists()
     left = sorted(p.name for p in sessions.iterdir())
@@ -387,10 +379,10 @@ def test_bench_consolidation_counts_calls_and_tokens(
 async def test_the_tick_maintains_every_scope_and_stopping_cancels_a_waiting_run(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
-    write_runtime_config(
-        workspace, {"llm": {"maxRetries": 0}, "memory": {"maintenance": {"intervalHours": 1e-4}}}
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    app = build_app(
+        make_settings(workspace, openai_server), tuning=Tuning(maintenance_interval_hours=1e-4)
     )
-    app = build_app(make_settings(workspace, openai_server))
     paths = seed_scope(workspace)
     other = scope_paths(workspace, OTHER)
     write_note(workspace, OTHER, "2026-11-20", "[10:00] User: I keep bees")

@@ -21,6 +21,7 @@ from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     OverflowForm,
     WindowReporter,
+    context_text,
     reply,
     request_tokens,
     system_text,
@@ -35,7 +36,7 @@ LONG_TEXT = "we talked about the garden, the tomatoes, the rain and the old fenc
 
 
 def local_model(body: dict[str, object]) -> object:
-    system = system_text(body)
+    system = context_text(body)
     if system.startswith("You compress a chat"):
         return reply(
             "SESSION INTENT: chat\nSUMMARY: garden talk\nARTIFACTS: none\nNEXT STEPS: none"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.memory.atomic_file import read_jsonl
+from mnemobot.base.atomic_file import read_jsonl
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, Step, delay, echo_responder
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import subprocess_env
@@ -77,6 +77,7 @@ def start_bot(
 @pytest.mark.parametrize(
     "kills", [2, pytest.param(10, marks=pytest.mark.slow)], ids=lambda n: f"{n}-kills"
 )
+@pytest.mark.slow
 def test_random_kills_lose_no_accepted_message(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer, kills: int
 ) -> None:

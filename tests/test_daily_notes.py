@@ -6,8 +6,8 @@ from datetime import date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from mnemobot.memory.daily_notes import append_daily_note, legacy_context, read_memory_file
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.base.tokens import estimate_tokens
+from mnemobot.memory.notes.daily_notes import append_daily_note, legacy_context, read_memory_file
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -126,7 +126,7 @@ def test_a_10_mb_memory_md_is_cut_to_the_budget_with_a_marker(tmp_path: Path) ->
 _APPENDER = """
 import sys
 from pathlib import Path
-from mnemobot.memory.daily_notes import write_memory_file
+from mnemobot.memory.notes.daily_notes import write_memory_file
 for n in range(60):
     write_memory_file(Path(sys.argv[1]), f"- {sys.argv[2]} fact {n}", append=True, max_chars=10**5)
 """

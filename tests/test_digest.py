@@ -19,14 +19,14 @@ import pytest
 
 from mnemobot.bot.cli.main import main
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.digest import (
+from mnemobot.memory.notes.digests import is_span_question
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.upkeep.digest_days import (
     DIGEST_MAX_LINES,
     SUMMARY_INSTRUCTIONS,
     digest_content,
-    is_span_question,
 )
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.service import MemoryService
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, reply, user_texts
 from tests.conftest import write_runtime_config
 
@@ -152,9 +152,9 @@ def _refs(pack: dict[str, Any]) -> set[str]:
 
 
 def _digests(workspace: Path) -> list[MemoryItem]:
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     try:
-        found = [i for i in memory.store(CHAT).items.values() if i.type is ItemType.DIGEST]
+        found = [i for i in memory.scopes.store(CHAT).items.values() if i.type is ItemType.DIGEST]
     finally:
         memory.close()
     return sorted(found, key=lambda item: item.created_at)
@@ -188,7 +188,7 @@ def test_days_are_digested_in_the_background_not_while_a_reply_waits(
     workspace = tmp_path / "ws"
     write_runtime_config(workspace, {"memory": {"consolidation": {"enabled": False}}})
     config = MemoryConfig()
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     said = [
         (datetime(2025, 3, 2, 9, tzinfo=UTC).timestamp(), "Let's plan the database schema."),
         (datetime(2025, 3, 5, 9, tzinfo=UTC).timestamp(), "Now the caching layer, please."),
@@ -196,7 +196,7 @@ def test_days_are_digested_in_the_background_not_while_a_reply_waits(
     ]
     try:
         for number, (at, text) in enumerate(said, start=1):
-            memory.record_turn(
+            memory.record.record_turn(
                 scope=CHAT,
                 user_text=text,
                 assistant_text="Noted.",
@@ -207,7 +207,9 @@ def test_days_are_digested_in_the_background_not_while_a_reply_waits(
                 speaker="Ada",
             )
         # What a turn writes holds no digest: the reply never waited for one.
-        assert not [i for i in memory.store(CHAT).items.values() if i.type is ItemType.DIGEST]
+        assert not [
+            i for i in memory.scopes.store(CHAT).items.values() if i.type is ItemType.DIGEST
+        ]
     finally:
         memory.close()
     # Newest day first.
@@ -235,9 +237,9 @@ def test_a_forgotten_message_leaves_its_days_digest_and_every_file(
     openai_server: FakeOpenAIServer,
 ) -> None:
     workspace = _imported(tmp_path, run)
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     try:
-        outcome = memory.forget_matching(CHAT, "locker code")
+        outcome = memory.forget.forget_matching(CHAT, "locker code")
         assert outcome.items
     finally:
         memory.close()
@@ -359,10 +361,10 @@ def test_forgetting_a_days_digest_keeps_the_days_messages(
 ) -> None:
     workspace = _imported(tmp_path, run)
     day = next(d for d in _digests(workspace) if "2025-03-09" in d.content)
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     try:
-        assert memory.forget(CHAT, day.id) == [day.id]
-        left = memory.store(CHAT).items.values()
+        assert memory.forget.forget(CHAT, day.id) == [day.id]
+        left = memory.scopes.store(CHAT).items.values()
         assert {"tg:5", "tg:7"} <= {ref for item in left for ref in item.references}
     finally:
         memory.close()
@@ -380,11 +382,11 @@ def test_a_digest_never_takes_a_messages_place_in_a_search(
     assert done.code == 0, done.err
     found = json.loads(done.out)
     assert found and all(hit["type"] == "TURN" for hit in found)
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     try:
-        forgotten = memory.forget_matching(CHAT, "locker code")
+        forgotten = memory.forget.forget_matching(CHAT, "locker code")
         assert forgotten.items  # the day's digest is written anew, into a loaded scope
-        again = memory.search(CHAT, "deployment Docker", config=MemoryConfig(), tz=UTC)
+        again = memory.recall.search(CHAT, "deployment Docker", config=MemoryConfig(), tz=UTC)
         assert again and all(item.type is ItemType.TURN for item, _ in again)
     finally:
         memory.close()

@@ -13,7 +13,12 @@ from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.schedule.store import FileTaskStore
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    context_text,
+    reply,
+    tool_call,
+)
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
 
@@ -67,7 +72,7 @@ async def test_forget_me_in_a_forum_erases_every_topic_file_export_and_journal_l
         f"sessions/telegram:{FORUM}:5.json",
         f"sessions/telegram:{FORUM}:6.json",
         f"memory/telegram:{FORUM}/",
-        f"files/telegram:{FORUM}/ (1 files)",
+        f"files/telegram:{FORUM}/ (1 file)",
         f"exports/memory-telegram-{FORUM}-",
         "delivery/telegram-inbox.jsonl",
         "delivery/telegram-outbox.jsonl",
@@ -81,7 +86,7 @@ async def test_forget_me_in_a_forum_erases_every_topic_file_export_and_journal_l
     await telegram.wait_for_messages_async(FORUM, 5)
     request = openai_server.last_request()
     assert "quokka" not in str(request["messages"])
-    assert "quokka" not in system_text(request)
+    assert "quokka" not in context_text(request)
     assert files_with(workspace, SECRET) == []
 
 

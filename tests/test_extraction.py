@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.memory.extraction import extract_items, split_sentences
-from mnemobot.memory.item_store import ScopeItemStore
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, TurnMemoryEvent
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.store.item_store import ScopeItemStore
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, TurnMemoryEvent
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.write.extraction import extract_items, split_sentences
 
 SCOPE = "telegram:42"
 AT = 1_740_823_200.0

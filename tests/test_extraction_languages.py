@@ -1,6 +1,6 @@
 """Durable facts from Russian, Chinese, German and Spanish chats, as from English ones.
 
-Every statement goes through the real write path (MemoryService.record_turn), so what
+Every statement goes through the real write path (MemoryRecord.record_turn), so what
 is checked is what a user would notice: the fact is promoted to durable memory (or
 not), and it comes back in the pack for a question asked in the same language.
 """
@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.extraction import is_question, is_small_talk, split_sentences
-from mnemobot.memory.items import ItemType, Layer
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer
+from mnemobot.memory.write.extraction import is_question, is_small_talk, split_sentences
+from mnemobot.memory.write.write_path import PROMOTION_MIN_CONFIDENCE
 
 AT = datetime(2025, 3, 1, 10, tzinfo=UTC).timestamp()
 CONFIG = RuntimeConfig().memory
@@ -112,14 +113,14 @@ NOT_DURABLE = [
 
 
 @pytest.fixture
-def memory(workspace: Path) -> MemoryService:
-    service = MemoryService(workspace)
+def memory(workspace: Path) -> WorkspaceMemory:
+    service = WorkspaceMemory.open(workspace)
     yield service
     service.close()
 
 
-def record(memory: MemoryService, text: str, scope: str = "telegram:7"):
-    return memory.record_turn(
+def record(memory: WorkspaceMemory, text: str, scope: str = "telegram:7"):
+    return memory.record.record_turn(
         scope=scope, user_text=text, assistant_text="", at=AT, config=CONFIG, tz=UTC
     )
 
@@ -130,13 +131,13 @@ def record(memory: MemoryService, text: str, scope: str = "telegram:7"):
     ids=[f"{lang}-{about}" for lang, about, _, _ in DURABLE],
 )
 def test_a_first_person_statement_becomes_a_durable_fact(
-    memory: MemoryService, language: str, about: str, text: str, item_type: ItemType
+    memory: WorkspaceMemory, language: str, about: str, text: str, item_type: ItemType
 ) -> None:
     recorded = record(memory, text)
     assert [(item.type, item.content) for item in recorded.promoted] == [(item_type, text)]
     [durable] = recorded.promoted
     assert durable.layer is Layer.SEMANTIC
-    assert durable.confidence >= CONFIG.promotion_min_confidence
+    assert durable.confidence >= PROMOTION_MIN_CONFIDENCE
 
 
 @pytest.mark.parametrize(
@@ -145,7 +146,7 @@ def test_a_first_person_statement_becomes_a_durable_fact(
     ids=[f"{lang}-{why}-{n}" for n, (lang, why, _) in enumerate(NOT_DURABLE)],
 )
 def test_questions_hedges_small_talk_and_chatter_stay_out_of_durable_memory(
-    memory: MemoryService, language: str, why: str, text: str
+    memory: WorkspaceMemory, language: str, why: str, text: str
 ) -> None:
     recorded = record(memory, text)
     assert recorded.promoted == []
@@ -161,16 +162,16 @@ def test_questions_hedges_small_talk_and_chatter_stay_out_of_durable_memory(
     ],
 )
 def test_a_fact_comes_back_for_a_question_in_the_same_language(
-    memory: MemoryService, statement: str, question: str, answer: str
+    memory: WorkspaceMemory, statement: str, question: str, answer: str
 ) -> None:
     scope = "telegram:8"
     for chatter in ("Какая сегодня погода?", "今天天气怎么样？", "Расскажи анекдот."):
         record(memory, chatter, scope)
     record(memory, statement, scope)
-    pack = memory.build_pack(scope, question, now=AT + 3600, config=CONFIG, tz=UTC)
+    pack = memory.recall.build_pack(scope, question, now=AT + 3600, config=CONFIG, tz=UTC)
     # The pack holds one copy of the fact (durable or its episode, whichever ranks first).
     assert pack.rendered.count(answer) == 1, pack.rendered
-    recorded = [item for item in memory.store(scope).items.values() if item.type is FACT]
+    recorded = [item for item in memory.scopes.store(scope).items.values() if item.type is FACT]
     assert {item.content for item in recorded} == {statement}
 
 
@@ -232,14 +233,14 @@ def test_small_talk_is_told_in_each_language(text: str, small_talk: bool) -> Non
     ],
 )
 def test_mixed_scripts_and_word_order_still_give_the_fact(
-    memory: MemoryService, text: str, item_type: ItemType
+    memory: WorkspaceMemory, text: str, item_type: ItemType
 ) -> None:
     recorded = record(memory, text)
     assert [(item.type, item.content) for item in recorded.promoted] == [(item_type, text)]
 
 
-def test_an_order_among_several_people_stays_an_episode(memory: MemoryService) -> None:
-    recorded = memory.record_turn(
+def test_an_order_among_several_people_stays_an_episode(memory: WorkspaceMemory) -> None:
+    recorded = memory.record.record_turn(
         scope="telegram:-100",
         user_text="Никогда не пушь в main.",
         assistant_text="",

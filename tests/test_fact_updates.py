@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.items import Layer, MemoryItem
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import Layer, MemoryItem
 
 DAY = 86_400.0
 NOW = time.time()
@@ -18,8 +18,8 @@ CONFIG = MemoryConfig()
 SCOPE = "console:local"
 
 
-def say(memory: MemoryService, text: str, days_ago: float, reply: str = "Noted.") -> None:
-    memory.record_turn(
+def say(memory: WorkspaceMemory, text: str, days_ago: float, reply: str = "Noted.") -> None:
+    memory.record.record_turn(
         scope=SCOPE,
         user_text=text,
         assistant_text=reply,
@@ -29,8 +29,8 @@ def say(memory: MemoryService, text: str, days_ago: float, reply: str = "Noted."
     )
 
 
-def pack_text(memory: MemoryService, question: str) -> str:
-    return memory.build_pack(SCOPE, question, now=NOW, config=CONFIG, tz=UTC).rendered
+def pack_text(memory: WorkspaceMemory, question: str) -> str:
+    return memory.recall.build_pack(SCOPE, question, now=NOW, config=CONFIG, tz=UTC).rendered
 
 
 def fact_lines(rendered: str) -> list[str]:
@@ -38,7 +38,7 @@ def fact_lines(rendered: str) -> list[str]:
 
 
 def test_a_move_replaces_the_old_city_in_the_pack(tmp_path: Path) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     say(memory, "I live in Paris.", 60)
     for day in range(59, 11, -6):
         say(memory, f"Remind me to water the plants on day {day}.", day)
@@ -49,12 +49,12 @@ def test_a_move_replaces_the_old_city_in_the_pack(tmp_path: Path) -> None:
         for line in lines:
             if "Paris" in line:
                 assert "earlier, until" in line, line
-    durable = [i for i in memory.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC]
+    durable = [i for i in memory.scopes.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC]
     paris = next(i for i in durable if "Paris" in i.content)
     berlin = next(i for i in durable if "Berlin" in i.content)
     assert paris.superseded_by == berlin.id
     # The marks survive a restart, and files without them still load.
-    reloaded = MemoryService(tmp_path).store(SCOPE).items[paris.id]
+    reloaded = WorkspaceMemory.open(tmp_path).scopes.store(SCOPE).items[paris.id]
     assert reloaded.valid_to == paris.valid_to and reloaded.superseded_by == berlin.id
 
 
@@ -76,10 +76,12 @@ def test_a_move_that_names_where_it_was_from_replaces_that_city(tmp_path: Path) 
         ),
     ]
     for number, (before, after, new, old) in enumerate(cases):
-        memory = MemoryService(tmp_path / str(number))
+        memory = WorkspaceMemory.open(tmp_path / str(number))
         say(memory, before, 30)
         say(memory, after, 2)
-        durable = [i for i in memory.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC]
+        durable = [
+            i for i in memory.scopes.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC
+        ]
         moved = next(i for i in durable if new in i.content)
         left = next(i for i in durable if old in i.content and new not in i.content)
         assert left.superseded_by == moved.id, (after, left)
@@ -96,16 +98,16 @@ def test_moving_from_something_that_is_not_the_home_keeps_the_home(tmp_path: Pat
         ("Я живу в Москве.", "Я переехал из Москвы в январе."),
     ]
     for number, (before, after) in enumerate(cases):
-        memory = MemoryService(tmp_path / str(number))
+        memory = WorkspaceMemory.open(tmp_path / str(number))
         say(memory, before, 30)
         say(memory, after, 2)
-        items = memory.store(SCOPE).items.values()
+        items = memory.scopes.store(SCOPE).items.values()
         home = next(i for i in items if i.layer is Layer.SEMANTIC and i.content.endswith(before))
         assert home.superseded_by is None and home.valid_to is None, (after, home)
 
 
 def test_updates_in_russian_and_german_are_rules_too(tmp_path: Path) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     say(memory, "Я живу в Москве.", 60)
     say(memory, "Ich arbeite bei Siemens.", 59)
     say(memory, "Я переехал в Казань.", 10)
@@ -119,7 +121,7 @@ def test_updates_in_russian_and_german_are_rules_too(tmp_path: Path) -> None:
 
 
 def test_the_same_fact_in_other_words_takes_one_entry(tmp_path: Path) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     wordings = [
         "I really love hiking in the mountains.",
         "I really love hiking in the mountains!",
@@ -130,7 +132,7 @@ def test_the_same_fact_in_other_words_takes_one_entry(tmp_path: Path) -> None:
         say(memory, text, 40 - n)
     facts = [
         i
-        for i in memory.store(SCOPE).items.values()
+        for i in memory.scopes.store(SCOPE).items.values()
         if i.layer is Layer.SEMANTIC and "hiking" in i.content
     ]
     assert len(facts) == 1
@@ -139,15 +141,15 @@ def test_the_same_fact_in_other_words_takes_one_entry(tmp_path: Path) -> None:
     rendered = pack_text(memory, "what do I love doing?")
     assert sum("hiking" in line for line in fact_lines(rendered)) == 1, rendered
     # Forgetting the fact forgets every wording it was said in.
-    assert memory.forget(SCOPE, facts[0].id)
-    memory.erase_forgotten(SCOPE)
+    assert memory.forget.forget(SCOPE, facts[0].id)
+    memory.forget.erase_forgotten(SCOPE)
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert b"hiking" not in path.read_bytes(), path
 
 
 def test_forgetting_erases_the_text_from_every_file(tmp_path: Path) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     say(memory, "My address is 12 Baker Street, London.", 5)
     say(memory, "Please send the parcel to 12 Baker Street, London tomorrow.", 4)
     say(memory, "I like tea.", 3)
@@ -163,21 +165,21 @@ def test_forgetting_erases_the_text_from_every_file(tmp_path: Path) -> None:
     (tmp_path / "console-history").write_text("My address is 12 Baker Street, London.\nhi\n")
     fact = next(
         i
-        for i in memory.store(SCOPE).items.values()
+        for i in memory.scopes.store(SCOPE).items.values()
         if i.layer is Layer.SEMANTIC and "Baker" in i.content
     )
-    assert memory.forget(SCOPE, fact.id)
-    assert memory.scopes_to_erase() == [SCOPE]
-    report = memory.erase_forgotten(SCOPE)
-    assert memory.scopes_to_erase() == []
+    assert memory.forget.forget(SCOPE, fact.id)
+    assert memory.forget.scopes_to_erase() == [SCOPE]
+    report = memory.forget.erase_forgotten(SCOPE)
+    assert memory.forget.scopes_to_erase() == []
     assert report.lines_redacted > 0
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert b"baker street" not in path.read_bytes().lower(), path
-    assert "tea" in pack_text(MemoryService(tmp_path), "what do I like to drink?")
+    assert "tea" in pack_text(WorkspaceMemory.open(tmp_path), "what do I like to drink?")
     # The same words from before the forgetting stay out; said again now, they are kept.
     said_again: MemoryItem | None = None
-    memory.record_turn(
+    memory.record.record_turn(
         scope=SCOPE,
         user_text="My address is 12 Baker Street, London.",
         assistant_text="Noted.",
@@ -185,16 +187,18 @@ def test_forgetting_erases_the_text_from_every_file(tmp_path: Path) -> None:
         config=CONFIG,
         tz=UTC,
     )
-    said_again = next((i for i in memory.store(SCOPE).items.values() if "Baker" in i.content), None)
+    said_again = next(
+        (i for i in memory.scopes.store(SCOPE).items.values() if "Baker" in i.content), None
+    )
     assert said_again is not None
 
 
 def test_forget_me_wipes_the_scope_and_export_zips_it(tmp_path: Path) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     say(memory, "My favourite colour is teal.", 2)
-    data = memory.export_scope(SCOPE)
+    data = memory.forget.export_scope(SCOPE)
     assert data[:2] == b"PK" and b"teal" not in data[:0]
-    removed = memory.erase_scope(SCOPE)
+    removed = memory.forget.erase_scope(SCOPE)
     assert removed
     assert not (tmp_path / "memory" / SCOPE).exists()
     assert "teal" not in pack_text(memory, "favourite colour?")
@@ -214,15 +218,15 @@ def test_eval_updates_counts_current_and_stale_values(tmp_path: Path) -> None:
 
 
 def test_each_move_replaces_the_last_one_across_reloads_and_by_speaker(tmp_path: Path) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     cities = ["Paris", "Berlin", "Oslo", "Lima"]
     for number, city in enumerate(cities):
         say(memory, f"I moved to {city}.", 40 - number * 10)
         if number == 1:
             # Another process wrote the files: the store reads them again, and the
             # index the fact rules keep starts over with it.
-            memory.store(SCOPE).load()
-    memory.record_turn(
+            memory.scopes.store(SCOPE).load()
+    memory.record.record_turn(
         scope=SCOPE,
         user_text="I live in Quito.",
         assistant_text="Noted.",
@@ -231,7 +235,7 @@ def test_each_move_replaces_the_last_one_across_reloads_and_by_speaker(tmp_path:
         tz=UTC,
         speaker="Bea",
     )
-    durable = [i for i in memory.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC]
+    durable = [i for i in memory.scopes.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC]
     current = sorted(
         next(c for c in [*cities, "Quito"] if c in i.content)
         for i in durable

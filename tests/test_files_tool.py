@@ -12,8 +12,8 @@ import pytest
 from mnemobot.bot.tools.files_tool import FilesTool
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.tool_runner import ToolError
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.core.tool_runner import ToolError
 from tests.conftest import turn_context
 
 

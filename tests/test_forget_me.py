@@ -8,19 +8,18 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import AsyncIterator
 from datetime import UTC
 from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import App, build_app, build_replica_app
+from mnemobot.bot.app import App, build_replica_app
 from mnemobot.bot.cli.main import main
 from mnemobot.bot.delivery.replicas import open_replicas
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.service import MemoryService
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import ask, make_settings, subprocess_env, write_runtime_config
@@ -32,14 +31,6 @@ __all__ = ["redis_url", "telegram"]  # fixtures used by name below
 
 CHAT = ChatRef("telegram", "3003", user_id="3003", user_name="Cy")
 OTHER = ChatRef("telegram", "4004", user_id="4004", user_name="Di")
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 def files_with(workspace: Path, text: bytes) -> list[Path]:
@@ -78,8 +69,8 @@ async def test_forget_me_confirm_unasked_only_asks(app: App) -> None:
 def test_memory_cli_export_and_erase(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    memory = MemoryService(workspace)
-    memory.record_turn(
+    memory = WorkspaceMemory.open(workspace)
+    memory.record.record_turn(
         scope="console:local",
         user_text="My favourite colour is teal",
         assistant_text="Noted.",
@@ -105,7 +96,7 @@ def test_memory_cli_names_any_chat_and_reads_the_shared_scope_when_all_chats_sha
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_runtime_config(workspace, {"memory": {"scope": "global"}})
-    MemoryService(workspace).record_turn(
+    WorkspaceMemory.open(workspace).record.record_turn(
         scope="global",
         user_text="My favourite colour is teal",
         assistant_text="Noted.",
@@ -147,6 +138,7 @@ def say_and_wait(telegram: TelegramServer, text: str, answers: int) -> str:
     return telegram.wait_for_messages(CRASH_CHAT, answers, timeout=60)[-1]["plain_text"]
 
 
+@pytest.mark.slow
 def test_a_forget_me_cut_by_a_crash_is_finished_after_the_restart_and_the_user_told(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
@@ -197,7 +189,7 @@ async def test_a_forget_me_asked_on_one_replica_is_confirmed_on_another(
     first, second = (build_replica_app(settings, replicas) for replicas in started)
     try:
         # (A turn on a replica needs the chat's lease: memory is written straight here.)
-        first.memory.record_turn(
+        first.memory.record.record_turn(
             scope=CHAT.key,
             user_text="My favourite colour is vermilion.",
             assistant_text="Noted.",
@@ -225,6 +217,7 @@ raise SystemExit(main(["chat"]))
 """
 
 
+@pytest.mark.slow
 def test_the_console_finishes_a_forget_me_cut_by_a_crash_when_it_starts(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemobot.memory.daily_notes import format_note_line
-from mnemobot.memory.forgotten_texts import identifiers, needles_of
-from mnemobot.memory.items import normalize_content
-from mnemobot.memory.model_call_budget import PROMPT_MARGIN, TEMPLATE_TOKENS, rewrite_budget
+from mnemobot.memory.notes.daily_notes import format_note_line
+from mnemobot.memory.store.items import normalize_content
+from mnemobot.memory.upkeep.forgotten_texts import identifiers, needles_of
+from mnemobot.model.call_budget import PROMPT_MARGIN, TEMPLATE_TOKENS, rewrite_budget
 
 
 def test_identifiers_are_codes_long_numbers_and_addresses_not_dates_or_versions() -> None:

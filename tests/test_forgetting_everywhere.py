@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -19,19 +18,20 @@ from filelock import FileLock
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.items import ItemType, Layer
-from mnemobot.memory.service import MemoryService
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
+    context_text,
     reply,
     system_text,
     tool_call,
     tool_messages,
     user_texts,
 )
-from tests.conftest import ask, make_settings, write_runtime_config
+from tests.conftest import AppFactory, ask, make_settings, write_runtime_config
 
 CHAT = ChatRef("console", "kc", user_id="u1")
 SCOPE = "console:kc"
@@ -49,7 +49,7 @@ def copying_model(request: dict[str, Any]) -> Step:
     """A model that copies whatever it is shown into the memory it writes: the worst case
     for forgetting. Consolidation gets every note line back as a bullet, the flush every
     user line as a fact, the summary the whole excerpt."""
-    system = system_text(request)
+    system = context_text(request)
     shown = user_texts(request)[-1] if user_texts(request) else ""
     if system.startswith("You maintain the long-term memory file"):
         lines = [line for line in shown.splitlines() if "User:" in line or line.startswith("- [")]
@@ -64,12 +64,9 @@ def copying_model(request: dict[str, Any]) -> Step:
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+async def app(make_app: AppFactory, openai_server: FakeOpenAIServer) -> App:
     openai_server.responder = copying_model
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
+    return make_app()
 
 
 async def test_forgetting_a_turn_by_id_erases_it_before_consolidation_reads_it(
@@ -79,7 +76,7 @@ async def test_forgetting_a_turn_by_id_erases_it_before_consolidation_reads_it(
     await ask(app, "My locker code is QX-7731-ZEBRA.", chat=CHAT)
     await ask(app, "I like green tea in the morning.", chat=CHAT)
     [(turn, _)] = [
-        hit for hit in app.memory.search(SCOPE, "locker code", config=CONFIG, tz=UTC)[:1]
+        hit for hit in app.memory.recall.search(SCOPE, "locker code", config=CONFIG, tz=UTC)[:1]
     ]
     assert turn.type is ItemType.TURN
     openai_server.script(
@@ -125,12 +122,12 @@ async def test_forget_in_plain_words_finds_every_item_and_says_what_went(
     assert answer.count("[episodic/turn]") == 2 and "locker code" in answer
     # Taken out of the conversation the model sees from now on.
     assert all("QX-7731" not in text for text in user_texts(openai_server.last_request()))
-    hits = app.memory.search(SCOPE, "locker code QX-7731-ZEBRA", config=CONFIG, tz=UTC)
+    hits = app.memory.recall.search(SCOPE, "locker code QX-7731-ZEBRA", config=CONFIG, tz=UTC)
     assert all("QX-7731" not in item.content for item, _ in hits[:5])
     # Hidden before any file is rewritten: the next request shows it nowhere.
     await ask(app, "what do you know about my locker and my tea?", chat=CHAT)
     assert "QX-7731" not in str(openai_server.last_request())
-    assert "sencha" in system_text(openai_server.last_request())
+    assert "sencha" in context_text(openai_server.last_request())
 
     await app.maintenance.maintain(SCOPE)  # type: ignore[union-attr]
 
@@ -144,7 +141,7 @@ async def test_a_query_matching_too_much_forgets_nothing(
 ) -> None:
     memory = app.memory
     for n in range(25):
-        memory.record_turn(
+        memory.record.record_turn(
             scope=SCOPE,
             user_text=f"Meeting notes {n}: the project budget was discussed again.",
             assistant_text="Noted.",
@@ -158,11 +155,11 @@ async def test_a_query_matching_too_much_forgets_nothing(
     await ask(app, "forget the project budget", chat=CHAT)
     answer = tool_messages(openai_server.last_request())[-1]["content"]
     assert answer.startswith("nothing forgotten: 25 items"), answer
-    assert memory.stats(SCOPE).tombstones == 0
+    assert memory.recall.stats(SCOPE).tombstones == 0
 
 
-def say(memory: MemoryService, text: str, at: float, scope: str = SCOPE) -> None:
-    memory.record_turn(
+def say(memory: WorkspaceMemory, text: str, at: float, scope: str = SCOPE) -> None:
+    memory.record.record_turn(
         scope=scope,
         user_text=text,
         assistant_text="Noted.",
@@ -174,17 +171,17 @@ def say(memory: MemoryService, text: str, at: float, scope: str = SCOPE) -> None
 
 
 def test_a_fact_goes_with_its_turn_and_the_turn_with_its_facts(tmp_path: Path) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     now = time.time()
     say(memory, "My address is 12 Baker Street. I work as a nurse.", now - 60)
     say(memory, "I like hiking on weekends.", now - 30)
-    items = memory.store(SCOPE).items.values()
+    items = memory.scopes.store(SCOPE).items.values()
     fact = next(i for i in items if i.layer is Layer.SEMANTIC and "Baker" in i.content)
     nurse = next(i for i in items if i.layer is Layer.SEMANTIC and "nurse" in i.content)
 
-    gone = memory.forget(SCOPE, fact.id)
+    gone = memory.forget.forget(SCOPE, fact.id)
 
-    left = {i.id: i for i in memory.store(SCOPE).items.values()}
+    left = {i.id: i for i in memory.scopes.store(SCOPE).items.values()}
     assert all("Baker" not in i.content for i in left.values())
     turns = [i for i in left.values() if i.type is ItemType.TURN]
     assert [t.content.startswith("User: I like hiking") for t in turns] == [True]
@@ -193,14 +190,14 @@ def test_a_fact_goes_with_its_turn_and_the_turn_with_its_facts(tmp_path: Path) -
 
     # Forgetting a turn takes every fact learned from it.
     hiking_turn = turns[0]
-    memory.forget(SCOPE, hiking_turn.id)
-    assert all("hiking" not in i.content for i in memory.store(SCOPE).items.values())
+    memory.forget.forget(SCOPE, hiking_turn.id)
+    assert all("hiking" not in i.content for i in memory.scopes.store(SCOPE).items.values())
 
 
 def test_the_erasure_waits_for_a_turn_holding_the_session_and_reaches_topics(
     tmp_path: Path,
 ) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     scope = "telegram:-100"
     say(memory, "The alarm code is 4471-AX-9.", time.time() - 10, scope=scope)
     sessions = tmp_path / "sessions"
@@ -209,21 +206,21 @@ def test_the_erasure_waits_for_a_turn_holding_the_session_and_reaches_topics(
     for key in (scope, f"{scope}:7"):  # the group and one of its forum topics
         (sessions / f"{key}.json").write_text(f'{{"id": "{key}", "messages": [{message}]}}')
         (sessions / f"{key}.log.jsonl").write_text(message + "\n")
-    turn = next(iter(memory.store(scope).items.values()))
-    memory.forget(scope, turn.id)
+    turn = next(iter(memory.scopes.store(scope).items.values()))
+    memory.forget.forget(scope, turn.id)
 
     lock = FileLock(sessions / f"{scope}:7.lock")
     with lock:  # a turn of the topic is running
-        report = memory.erase_forgotten(scope, session_wait_seconds=0.1)
+        report = memory.forget.erase_forgotten(scope, session_wait_seconds=0.1)
     assert report.busy == [f"{scope}:7"]
-    assert memory.scopes_to_erase() == [scope]  # left for the next run
+    assert memory.forget.scopes_to_erase() == [scope]  # left for the next run
     assert files_with(tmp_path, b"4471-AX-9") == [
         f"sessions/{scope}:7.json",
         f"sessions/{scope}:7.log.jsonl",
     ]
 
-    report = memory.erase_forgotten(scope)
-    assert report.busy == [] and memory.scopes_to_erase() == []
+    report = memory.forget.erase_forgotten(scope)
+    assert report.busy == [] and memory.forget.scopes_to_erase() == []
     assert files_with(tmp_path, b"4471-AX-9") == []
 
 
@@ -238,8 +235,8 @@ async def test_compaction_never_sends_a_forgotten_text(
     app = build_app(make_settings(workspace, openai_server))
     try:
         await ask(app, "My locker code is QX-7731-ZEBRA.", chat=CHAT)
-        [(turn, _)] = app.memory.search(SCOPE, "locker code", config=CONFIG, tz=UTC)[:1]
-        app.memory.forget(SCOPE, turn.id)  # pending erasure: the session still holds it
+        [(turn, _)] = app.memory.recall.search(SCOPE, "locker code", config=CONFIG, tz=UTC)[:1]
+        app.memory.forget.forget(SCOPE, turn.id)  # pending erasure: the session still holds it
         before = len(openai_server.requests)
         for n in range(6):
             await ask(app, f"Long note {n}: " + "lorem ipsum dolor sit amet " * 30, chat=CHAT)
@@ -248,7 +245,7 @@ async def test_compaction_never_sends_a_forgotten_text(
         flushes = [r for r in sent if system_text(r).startswith("You keep an assistant's")]
         assert summaries and flushes
         assert all("QX-7731" not in str(r) for r in summaries + flushes)
-        facts = [i.content for i in app.memory.store(SCOPE).items.values()]
+        facts = [i.content for i in app.memory.scopes.store(SCOPE).items.values()]
         assert all("QX-7731" not in fact for fact in facts)
     finally:
         await app.close()
@@ -267,8 +264,8 @@ async def test_a_running_bot_erases_the_files_right_after_the_turn(
     # The erasure's last step, after the files, takes the texts off the pending list.
     deadline = time.monotonic() + 10
     while (
-        files_with(workspace, SECRET) or app.memory.scopes_to_erase()
+        files_with(workspace, SECRET) or app.memory.forget.scopes_to_erase()
     ) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert files_with(workspace, SECRET) == []
-    assert app.memory.scopes_to_erase() == []
+    assert app.memory.forget.scopes_to_erase() == []

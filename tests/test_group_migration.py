@@ -8,13 +8,13 @@ from datetime import UTC
 from pathlib import Path
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.scope_move import move_scope
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.scope_move import move_scope
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    context_text,
     gated,
     reply,
-    system_text,
     user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -54,7 +54,7 @@ async def test_an_upgraded_group_keeps_memory_and_session_and_gets_its_pending_r
     await telegram.wait_for_messages_async(SUPERGROUP, 2)
     request = openai_server.last_request()
 
-    assert "gruyere" in system_text(request) or "gruyere" in str(user_texts(request))
+    assert "gruyere" in context_text(request) or "gruyere" in str(user_texts(request))
     # A group's messages reach the model under their writer's name.
     assert [text.partition("\n\n[")[0] for text in user_texts(request)] == [
         "Test: my favourite cheese is gruyere",
@@ -70,12 +70,12 @@ async def test_an_upgraded_group_keeps_memory_and_session_and_gets_its_pending_r
 
 
 def test_moving_into_a_scope_that_already_has_memory_merges_both(workspace: Path) -> None:
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     for scope, text, ref in (
         ("telegram:-42", "my favourite cheese is gruyere", "tg:5"),
         ("telegram:-1000042", "my favourite bread is rye", "tg:2"),
     ):
-        memory.record_turn(
+        memory.record.record_turn(
             scope=scope, user_text=text, assistant_text="ok", at=time.time(),
             config=MemoryConfig(), tz=UTC, message_refs=[ref],
         )  # fmt: skip
@@ -84,7 +84,7 @@ def test_moving_into_a_scope_that_already_has_memory_merges_both(workspace: Path
     moved = move_scope(workspace, "telegram:-42", "telegram:-1000042", lambda r: r + "@old")
 
     assert moved > 0 and not (workspace / "memory" / "telegram:-42").exists()
-    store = MemoryService(workspace).store("telegram:-1000042")
+    store = WorkspaceMemory.open(workspace).scopes.store("telegram:-1000042")
     contents = " ".join(item.content for item in store.items.values())
     assert "gruyere" in contents and "rye" in contents
     assert {item.scope for item in store.items.values()} == {"telegram:-1000042"}

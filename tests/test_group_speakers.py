@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mnemobot.bot.schedule.tasks import TaskChat
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text, user_texts
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.schedule_harness import due_now
 from tests.telegram_harness import StartBot, start_bot, telegram
@@ -14,14 +12,6 @@ __all__ = ["start_bot", "telegram"]  # fixtures used by name below
 
 GROUP = -3001
 ALEX, BORIS = 21, 22
-
-
-def user_texts(request: dict[str, Any]) -> list[str]:
-    return [str(m["content"]) for m in request["messages"] if m["role"] == "user"]
-
-
-def system_text(request: dict[str, Any]) -> str:
-    return str(request["messages"][0]["content"])
 
 
 async def test_each_members_message_reaches_the_model_under_their_name(

@@ -14,11 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.scope_paths import GLOBAL_SCOPE, ScopePaths, scope_key, validate_scope_key
-from mnemobot.memory.text_terms import terms as bm25_terms
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.scope_paths import (
+    GLOBAL_SCOPE,
+    ScopePaths,
+    scope_key,
+    validate_scope_key,
+)
+from mnemobot.memory.text.terms import terms as bm25_terms
 from tests.crash_points import run_to_crash
 
 SCOPE = "telegram:42"
@@ -480,9 +485,9 @@ def test_items_of_another_scope_are_refused(paths: ScopePaths) -> None:
 
 _WRITER = """
 from pathlib import Path
-from mnemobot.memory.item_store import ScopeItemStore
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.store.item_store import ScopeItemStore
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.scope_paths import ScopePaths
 
 store = ScopeItemStore(ScopePaths(Path(sys.argv[1]), "telegram:42"))
 store.load()

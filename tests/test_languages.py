@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.text_terms import TEXT_END, _unicode_terms, languages, terms, terms_joined
-from mnemobot.memory.tokens import estimate_tokens
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.text.terms import TEXT_END, _unicode_terms, languages, terms, terms_joined
 
 NOW = 1_800_000_000.0
 
@@ -182,13 +182,13 @@ ANSWERS = [0, 1, 9]
 
 def _packs(workspace: Path, lang: str) -> list[tuple[list[int], int]]:
     """(facts chosen, by their place in FACTS; pack tokens) for each question."""
-    memory = MemoryService(workspace / lang)
+    memory = WorkspaceMemory.open(workspace / lang)
     scope = f"telegram:{lang}"
-    memory.add_flushed_facts(scope, FACTS[lang], at=NOW - 3600, session_key="s1", tz=UTC)
+    memory.record.add_flushed_facts(scope, FACTS[lang], at=NOW - 3600, session_key="s1", tz=UTC)
     config = MemoryConfig()
     out = []
     for question in QUESTIONS[lang]:
-        pack = memory.build_pack(scope, question, now=NOW, config=config, tz=UTC)
+        pack = memory.recall.build_pack(scope, question, now=NOW, config=config, tz=UTC)
         chosen = sorted(FACTS[lang].index(packed.item.content) for packed in pack.items)
         out.append((chosen, pack.diagnostics.total_tokens))
     return out
@@ -234,7 +234,7 @@ def test_a_mark_that_composes_with_a_separator_is_normalized_with_it() -> None:
 
 
 def test_memos_emptied_between_batches_give_the_same_terms(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mnemobot.memory.text_terms as text_terms
+    import mnemobot.memory.text.terms as text_terms
 
     monkeypatch.setattr(text_terms, "_MEMO_LIMIT", 3)
     texts = ["Привет<\u0338мир", "Шкода… ½ ﬁne", "Я їжджу на Шкоді", "hello Wörld"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemobot.memory.large_results import LargeResultStore
+from mnemobot.conversation.large_results import LargeResultStore
 
 
 def test_a_reused_call_id_gets_its_own_file(tmp_path: Path) -> None:

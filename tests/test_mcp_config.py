@@ -32,8 +32,8 @@ from mnemobot.bot.tools.confirmations import Answer, Confirmations, Press, answe
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_store import RuntimeConfigError, parse_runtime_config
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.tool_runner import AnyArguments, Tool, ToolError
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.tool_runner import AnyArguments, Tool, ToolError
 from tests.conftest import turn_context
 
 MODEL = with_sections(RUNTIME_SECTIONS)

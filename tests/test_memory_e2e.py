@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC
 from pathlib import Path
 
-import pytest
-
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    context_text,
     reply,
-    system_text,
     tool_call,
     tool_messages,
+    user_texts,
 )
-from tests.conftest import ask, make_settings, run_mnemobot, write_runtime_config
+from tests.conftest import ask, run_mnemobot
 from tests.test_console_e2e import run_chat
 
 CHAT_A = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
@@ -28,7 +26,7 @@ CHAT_B = ChatRef("telegram", "2002", user_id="2002", user_name="Bob")
 
 
 def memory_section(request: dict[str, object]) -> str:
-    text = system_text(request)
+    text = context_text(request)
     return text[text.find("# Memory") :] if "# Memory" in text else ""
 
 
@@ -40,21 +38,11 @@ def test_a_fact_survives_new_and_reaches_the_next_request(
     result = run_chat(script, workspace, openai_server)
     assert result.returncode == 0, result.stderr
     last = openai_server.last_request()
-    assert [m["content"] for m in last["messages"] if m["role"] == "user"] == [
-        "what is my favourite colour?"
-    ]
+    assert user_texts(last) == ["what is my favourite colour?"]
     assert "teal" in memory_section(last)
     # The same question in another chat id finds nothing of chat "local".
     run_chat("what is my favourite colour?\n", workspace, openai_server, "--chat-id", "other")
-    assert "teal" not in system_text(openai_server.last_request())
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
+    assert "teal" not in context_text(openai_server.last_request())
 
 
 async def test_one_chat_never_sees_another_chats_memory(
@@ -71,14 +59,14 @@ async def test_one_chat_never_sees_another_chats_memory(
     await ask(app, chat=CHAT_B, text="Where does my sister live? Am I allergic to peanuts?")
     b_requests = openai_server.requests[-3:]
     for request in b_requests:
-        assert "Lisbon" not in system_text(request) and "peanut" not in system_text(request)
+        assert "Lisbon" not in context_text(request) and "peanut" not in context_text(request)
     results = [m["content"] for m in tool_messages(b_requests[-1])]
     assert len(results) == 2 and all("Lisbon" not in r and "peanut" not in r for r in results)
     # A's own pack has it; B's pack built by the CLI path does not.
-    pack_a = app.memory.build_pack(
+    pack_a = app.memory.recall.build_pack(
         "telegram:1001", "sister", now=9e9, config=app.assistant.config().memory, tz=None
     )
-    pack_b = app.memory.build_pack(
+    pack_b = app.memory.recall.build_pack(
         "telegram:2002", "sister", now=9e9, config=app.assistant.config().memory, tz=None
     )
     assert "Lisbon" in pack_a.rendered and "Lisbon" not in pack_b.rendered
@@ -120,7 +108,7 @@ async def test_memory_tool_add_search_forget(app: App, openai_server: FakeOpenAI
     )
     await ask(app, chat=CHAT_B, text="read item please")
     assert "no memory item" in tool_messages(openai_server.last_request())[-1]["content"]
-    pack = app.memory.build_pack(
+    pack = app.memory.recall.build_pack(
         "telegram:1001", "cat called", now=9e9, config=app.assistant.config().memory, tz=None
     )
     assert item_id not in {p.item.id for p in pack.items}
@@ -169,7 +157,7 @@ async def test_bad_memory_files_do_not_stop_the_bot(
     (scope_dir / "MEMORY.md").write_bytes(b"Ada \xc3\x28 likes sailing.\n")
     openai_server.script(reply("Fine."))
     assert await ask(app, chat=CHAT_A, text="what tea do I like?") == "Fine."
-    system = system_text(openai_server.last_request())
+    system = context_text(openai_server.last_request())
     assert "Ada prefers green tea" in system
     assert "\ufffd" in system and "likes sailing" in system
     assert len(system) < 60_000, "the huge MEMORY.md was not cut to its budget"
@@ -184,6 +172,16 @@ def test_memory_cli_pack_json_is_the_pack_the_bot_builds(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
     run_chat("My favourite colour is teal\n", workspace, openai_server)
+    now = run_mnemobot(
+        "memory",
+        "pack",
+        "favourite colour",
+        "--chat",
+        "console:local",
+        BOT_WORKSPACE=str(workspace),
+    )
+    # The request would carry that turn in the conversation: the pack leaves it out.
+    assert now.stdout.startswith("(empty pack: the 3 matching items the conversation carries")
     result = run_mnemobot(
         "memory",
         "pack",
@@ -191,6 +189,7 @@ def test_memory_cli_pack_json_is_the_pack_the_bot_builds(
         "--chat",
         "console:local",
         "--json",
+        "--unconstrained",
         BOT_WORKSPACE=str(workspace),
     )
     assert result.returncode == 0, result.stderr
@@ -220,14 +219,14 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
     await ask(app, chat=CHAT_A, text="please forget my favourite colour")
     openai_server.script(reply("I don't know."))
     await ask(app, chat=CHAT_A, text="what is my favourite colour?")
-    assert "teal" not in system_text(openai_server.last_request())
+    assert "teal" not in context_text(openai_server.last_request())
     notes = "".join(p.read_text() for p in (workspace / "memory" / "telegram:1001").glob("*.md"))
     assert "teal" not in notes and "[forgotten]" in notes
     # The same words from before the forgetting (a replayed conversation) stay out; said
     # anew afterwards, on purpose, they are a new statement and are kept.
     config = app.assistant.config().memory
     for at in (time.time() - 3600, time.time() + 5):
-        app.memory.record_turn(
+        app.memory.record.record_turn(
             scope="telegram:1001",
             user_text="My favourite colour is teal.",
             assistant_text="Noted.",
@@ -236,24 +235,24 @@ async def test_a_forgotten_fact_never_comes_back_in_any_form(
             tz=UTC,
             speaker="Ada",
         )
-        pack = app.memory.build_pack(
+        pack = app.memory.recall.build_pack(
             "telegram:1001", "favourite colour", now=at + 60, config=config, tz=UTC
         )
         kept = [p.item for p in pack.items if p.item.type.value == "PREFERENCE"]
         assert bool(kept) is (at > time.time()), pack.rendered
     # One maintenance run later, the forgotten text is gone from every file but the
     # statement made after the forgetting.
-    app.memory.erase_forgotten("telegram:1001")
+    app.memory.forget.erase_forgotten("telegram:1001")
 
 
 def test_scopes_beyond_the_cache_reload_from_their_files(workspace: Path) -> None:
     from mnemobot.config.runtime import MemoryConfig
-    from mnemobot.memory.service import MemoryService
+    from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 
-    memory = MemoryService(workspace, max_cached_scopes=2)
+    memory = WorkspaceMemory.open(workspace, max_cached_scopes=2)
     config = MemoryConfig()
     for chat in range(4):
-        memory.record_turn(
+        memory.record.record_turn(
             scope=f"telegram:{chat}",
             user_text=f"I prefer tea number {chat}.",
             assistant_text="ok",
@@ -261,5 +260,7 @@ def test_scopes_beyond_the_cache_reload_from_their_files(workspace: Path) -> Non
             config=config,
             tz=None,
         )
-    pack = memory.build_pack("telegram:0", "tea", now=1_800_000_000.0, config=config, tz=None)
+    pack = memory.recall.build_pack(
+        "telegram:0", "tea", now=1_800_000_000.0, config=config, tz=None
+    )
     assert "tea number 0" in pack.rendered and "tea number 1" not in pack.rendered

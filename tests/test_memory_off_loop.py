@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.items import Layer
-from mnemobot.memory.service import MemoryService
-from mnemobot.systems.context import ChatRef
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
-from tests.conftest import make_settings, write_runtime_config
+from mnemobot.memory.services.scopes import ScopeRuntime
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import Layer
+from mnemobot.systems.core.context import ChatRef
 
 SLOW_CHAT = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
 WARM_CHAT = ChatRef("telegram", "2002", user_id="2002", user_name="Bob")
@@ -24,19 +22,11 @@ WARM_CHAT = ChatRef("telegram", "2002", user_id="2002", user_name="Bob")
 HOLD_SECONDS = 20.0
 
 
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
-
-
 class ScopeHolder:
     """Another thread holding a scope's lock, as a cold load of a huge scope would."""
 
-    def __init__(self, memory: MemoryService, scope: str) -> None:
-        self._lock = memory.scope_lock(scope)
+    def __init__(self, memory: WorkspaceMemory, scope: str) -> None:
+        self._lock = memory.scopes.lock(scope)
         self._release = threading.Event()
         self._held = threading.Event()
         self.holding = False
@@ -58,12 +48,27 @@ class ScopeHolder:
         self._release.set()
         self._thread.join()
 
+    def waited_on(self) -> bool:
+        """Whether another thread is blocked on a scope, inside `ScopeRuntime.loaded`."""
+        entered = ScopeRuntime.loaded.__wrapped__.__code__  # type: ignore[attr-defined]
+        for thread_id, frame in sys._current_frames().items():
+            if thread_id != self._thread.ident and frame.f_code is entered:
+                return True
+        return False
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
 
 async def test_a_chat_answers_while_another_chats_scope_is_busy(app: App) -> None:
     slow_scope = app.assistant.scope_for(SLOW_CHAT, app.assistant.config())
     with ScopeHolder(app.memory, slow_scope) as holder:
         slow_turn = asyncio.create_task(app.assistant.handle_text(SLOW_CHAT, "I like tea"))
-        await asyncio.sleep(0.05)  # chat A's turn is waiting for its scope by now
+        await until(holder.waited_on)  # chat A's turn waits for its scope in a worker
         warm = await app.assistant.handle_text(WARM_CHAT, "I like coffee")
         # Chat B got its answer while chat A's scope was still held by the other thread.
         assert warm is not None and warm.reply == "echo: I like coffee"
@@ -72,19 +77,19 @@ async def test_a_chat_answers_while_another_chats_scope_is_busy(app: App) -> Non
     slow = await asyncio.wait_for(slow_turn, 10)
     assert slow is not None and slow.reply == "echo: I like tea"
     # Both turns reached their own chat's memory.
-    assert app.memory.stats(slow_scope).items > 0
-    assert app.memory.search(slow_scope, "tea", config=MemoryConfig(), tz=None)  # type: ignore[arg-type]
+    assert app.memory.recall.stats(slow_scope).items > 0
+    assert app.memory.recall.search(slow_scope, "tea", config=MemoryConfig(), tz=None)  # type: ignore[arg-type]
 
 
 def test_writes_and_packs_of_one_scope_from_many_threads_lose_nothing(workspace: Path) -> None:
-    memory = MemoryService(workspace, max_cached_scopes=1)
+    memory = WorkspaceMemory.open(workspace, max_cached_scopes=1)
     config = MemoryConfig()
     errors: list[BaseException] = []
 
     def writer(name: str) -> None:
         try:
             for i in range(40):
-                memory.record_turn(
+                memory.record.record_turn(
                     scope="global",
                     user_text=f"{name} note number {i}: I visited museum {name}{i}",
                     assistant_text="Noted.",
@@ -94,14 +99,16 @@ def test_writes_and_packs_of_one_scope_from_many_threads_lose_nothing(workspace:
                 )
                 # Another scope in between: with one cached scope, "global" is evicted
                 # and reloaded while the other threads still use it.
-                memory.stats(f"other:{name}")
+                memory.recall.stats(f"other:{name}")
         except BaseException as exc:
             errors.append(exc)
 
     def reader() -> None:
         try:
             for _ in range(40):
-                memory.build_pack("global", "museum", now=1_700_000_100.0, config=config, tz=None)  # type: ignore[arg-type]
+                memory.recall.build_pack(
+                    "global", "museum", now=1_700_000_100.0, config=config, tz=None
+                )  # type: ignore[arg-type]
         except BaseException as exc:
             errors.append(exc)
 
@@ -113,28 +120,7 @@ def test_writes_and_packs_of_one_scope_from_many_threads_lose_nothing(workspace:
         thread.join()
     assert errors == []
     memory.close()
-    reloaded = MemoryService(workspace).stats("global")
+    reloaded = WorkspaceMemory.open(workspace).recall.stats("global")
     # Every turn of both writers is on disk, once.
     assert reloaded.per_layer[Layer.EPISODIC.value] >= 80
     assert reloaded.skipped_lines == 0
-
-
-async def test_max_cached_scopes_from_the_runtime_config_bounds_loaded_scopes(
-    workspace: Path, openai_server: FakeOpenAIServer
-) -> None:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "memory": {"maxCachedScopes": 1}})
-    built = build_app(make_settings(workspace, openai_server))
-    try:
-        config = built.assistant.config()
-        scope_a = built.assistant.scope_for(SLOW_CHAT, config)
-        scope_b = built.assistant.scope_for(WARM_CHAT, config)
-        await built.assistant.handle_text(SLOW_CHAT, "My cat is called Miso")
-        await built.assistant.handle_text(WARM_CHAT, "hello")
-        assert built.memory.is_loaded(scope_b) and not built.memory.is_loaded(scope_a)
-        # Chat A's memory comes back from its files when it speaks again (after /new, so
-        # the conversation no longer carries what memory must bring).
-        built.assistant.reset_session(SLOW_CHAT)
-        await built.assistant.handle_text(SLOW_CHAT, "what is my cat called?")
-        assert "Miso" in system_text(openai_server.last_request())
-    finally:
-        await built.close()

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import build_app
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.tokens import estimate_tokens
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
+    context_text,
     reply,
-    system_text,
     user_texts,
 )
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
@@ -41,7 +41,7 @@ def answering(echo: bool) -> Callable[[dict[str, object]], Step]:
     echoed (the fake's default: every turn then adds two long messages)."""
 
     def respond(request: dict[str, object]) -> Step:
-        system = system_text(request)
+        system = context_text(request)
         if system.startswith("You compress a chat"):
             return reply("SESSION INTENT: notes\nSUMMARY: the user sent notes\nARTIFACTS: none")
         if system.startswith("You keep an assistant's long-term memory"):
@@ -62,6 +62,7 @@ def answering(echo: bool) -> Callable[[dict[str, object]], Step]:
     [(False, TURNS // 6), (True, TURNS // 2)],
     ids=["short-answers", "echoed"],
 )
+@pytest.mark.slow
 async def test_a_small_context_compacts_as_the_conversation_grows_and_keeps_recent_messages(
     workspace: Path,
     openai_server: FakeOpenAIServer,
@@ -77,7 +78,7 @@ async def test_a_small_context_compacts_as_the_conversation_grows_and_keeps_rece
     notes = [f"Note {n}: " + " ".join(rng.choice(WORDS) for _ in range(105)) for n in range(TURNS)]
     assert 170 <= estimate_tokens(notes[0]) <= 200  # about 180 tokens each
     app = build_app(make_settings(workspace, openai_server))
-    caplog.set_level(logging.INFO, logger="mnemobot.systems.compactor")
+    caplog.set_level(logging.INFO, logger="mnemobot.systems.compaction.compactor")
     try:
         for note in notes:
             await ask(app, note)
@@ -95,9 +96,7 @@ async def test_a_small_context_compacts_as_the_conversation_grows_and_keeps_rece
 
 
 def test_the_memory_allowance_is_a_share_of_the_smaller_budget() -> None:
-    config = RuntimeConfig.model_validate(
-        {"compaction": {"maxContextTokens": 4000}, "memory": {"maxContextShare": 0.25}}
-    )
-    assert config.memory_allowance_tokens() == 1000
+    config = RuntimeConfig.model_validate({"compaction": {"maxContextTokens": 4000}})
+    assert config.memory_allowance_tokens() == 800  # a fifth (MEMORY_CONTEXT_SHARE)
     narrowed = config.for_context_window(2048)  # a small local model: its window rules
-    assert narrowed.memory_allowance_tokens() == int(0.25 * int(0.8 * (2048 - 512)))
+    assert narrowed.memory_allowance_tokens() == int(0.2 * int(0.8 * (2048 - 512)))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -14,12 +13,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from mnemobot.base.clock import from_iso
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.items import Layer, MemoryItem, from_iso
-from mnemobot.memory.service import MemoryService
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import Layer, MemoryItem
+from mnemobot.memory.write.fact_items import TOOL_CONFIDENCE, TOOL_SALIENCE
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.core.tool_runner import Tool
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
@@ -30,7 +31,7 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
     user_texts,
 )
-from tests.conftest import ask, make_settings, write_runtime_config
+from tests.conftest import AppFactory, ask, make_settings, write_runtime_config
 from tests.test_memory_off_loop import ScopeHolder
 
 ADA = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
@@ -41,21 +42,15 @@ START = 1_600_000_000.0
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(
-        workspace,
-        {"llm": {"maxRetries": 0}, "memory": {"toolConfidence": 0.95, "toolSalience": 0.4}},
-    )
+async def app(make_app: AppFactory) -> App:
     minutes = itertools.count(START, 60.0)
-    built = build_app(make_settings(workspace, openai_server), clock=lambda: next(minutes))
-    yield built
-    await built.close()
+    return make_app(clock=lambda: next(minutes))
 
 
-def durable(memory: MemoryService, scope: str, word: str) -> list[MemoryItem]:
+def durable(memory: WorkspaceMemory, scope: str, word: str) -> list[MemoryItem]:
     return [
         item
-        for item in memory.store(scope).items.values()
+        for item in memory.scopes.store(scope).items.values()
         if item.layer is not Layer.EPISODIC and word in item.content
     ]
 
@@ -75,13 +70,13 @@ async def test_a_move_saved_with_the_memory_tool_replaces_the_old_home(
     assert saved.startswith("saved ") and "it replaces (now marked earlier)" in saved
     assert paris.id in saved
     [berlin] = durable(app.memory, ADA_SCOPE, "Berlin")
-    paris_now = app.memory.store(ADA_SCOPE).items[paris.id]
+    paris_now = app.memory.scopes.store(ADA_SCOPE).items[paris.id]
     assert paris_now.superseded_by == berlin.id and paris_now.valid_to is not None
-    # Weighed as the config says, said by the chat's user, dated by the bot's clock.
-    assert (berlin.confidence, berlin.salience) == (0.95, 0.4)
+    # Weighed as the tool's facts are, said by the chat's user, dated by the bot's clock.
+    assert (berlin.confidence, berlin.salience) == (TOOL_CONFIDENCE, TOOL_SALIENCE)
     assert "speaker:ada" in berlin.tags and "from:tool" in berlin.tags
     assert START < berlin.created_at < START + 3600
-    pack = app.memory.build_pack(
+    pack = app.memory.recall.build_pack(
         ADA_SCOPE, "where do I live?", now=START + 3600, config=MemoryConfig(), tz=UTC
     )
     lines = [
@@ -131,7 +126,7 @@ async def test_the_flush_of_a_compaction_keeps_facts_current(
             await ask(app, f"Long note {n}: " + "lorem ipsum dolor sit amet " * 30)
     finally:
         await app.close()
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     [berlin] = durable(memory, "console:local", "Berlin")
     assert berlin.source == "compaction"
     [paris] = durable(memory, "console:local", "Paris")

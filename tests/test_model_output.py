@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
-
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_calls
-from tests.conftest import CONSOLE_CHAT, ask, make_settings
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
+from tests.conftest import CONSOLE_CHAT, ask
 
 
 async def test_control_characters_never_reach_the_chat_or_the_session(

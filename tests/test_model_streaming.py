@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App
 from mnemobot.bot.llm.client import OpenAIChatModel
-from mnemobot.systems.llm import ChatRequest, LLMFailureKind
-from mnemobot.systems.reply_stream import STOPPED_MARK
+from mnemobot.systems.core.llm import ChatRequest, LLMFailureKind
+from mnemobot.systems.core.reply_stream import STOPPED_MARK
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     cut_stream,
@@ -23,7 +22,6 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
 )
 from tests.conftest import CONSOLE_CHAT as CHAT
-from tests.conftest import make_settings, write_runtime_config
 
 LONG_ANSWER = " ".join(f"word{i}" for i in range(40))
 
@@ -59,14 +57,6 @@ async def model(openai_server: FakeOpenAIServer) -> AsyncIterator[OpenAIChatMode
     client = OpenAIChatModel(api_key="k", base_url=openai_server.base_url, max_retries=0)
     yield client
     await client.close()
-
-
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
 
 
 async def test_text_is_heard_while_the_model_writes(

@@ -4,18 +4,14 @@ wall (a replay, an import or a bench passes its own, and the dates must agree)."
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import App, build_app
+from mnemobot.base.clock import SECONDS_PER_DAY, from_iso
+from mnemobot.bot.app import App
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.clock import SECONDS_PER_DAY
-from mnemobot.memory.items import from_iso
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
-from tests.conftest import CONSOLE_CHAT, ask, make_settings
+from tests.conftest import CONSOLE_CHAT, AppFactory, ask
 
 # A morning years before any test runs: a wall-clock date cannot pass for it.
 PAST = datetime(2021, 3, 4, 9, 30, tzinfo=UTC).timestamp()
@@ -35,12 +31,8 @@ def clock() -> SettableClock:
 
 
 @pytest.fixture
-async def app(
-    workspace: Path, openai_server: FakeOpenAIServer, clock: SettableClock
-) -> AsyncIterator[App]:
-    built = build_app(make_settings(workspace, openai_server), clock=clock)
-    yield built
-    await built.close()
+async def app(make_app: AppFactory, clock: SettableClock) -> App:
+    return make_app(clock=clock)
 
 
 def session_file(app: App) -> dict[str, object]:

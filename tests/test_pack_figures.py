@@ -10,12 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.figures import LATEST_UPDATES, latest_figure
-from mnemobot.memory.item_store import indexed_text
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery
-from mnemobot.memory.pack import build_pack
-from mnemobot.memory.text_terms import terms
+from mnemobot.memory.pack.build import build_pack
+from mnemobot.memory.pack.figures import LATEST_UPDATES, latest_figure
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.item_store import indexed_text
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.text.terms import terms
 
 DAY = 86_400.0
 START = 1_700_000_000.0
@@ -47,9 +48,6 @@ def pack_of(items: list[MemoryItem], question: str, soft: int) -> tuple[str, set
         {item.id: item for item in items},
         index,
         query,
-        config.ranking,
-        decay_enabled=True,
-        decay_days=30,
     )
     return pack.rendered, {ref for p in pack.items for ref in p.item.references}
 

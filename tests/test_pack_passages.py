@@ -16,20 +16,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemobot.base.tokens import estimate_item_tokens
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.item_store import indexed_text
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, MemoryQuery
-from mnemobot.memory.pack import build_pack
-from mnemobot.memory.pack_render import Focus, render_line
-from mnemobot.memory.passages import passage, units, weight_in
-from mnemobot.memory.text_terms import terms
-from mnemobot.memory.tokens import estimate_item_tokens
+from mnemobot.memory.pack.build import build_pack
+from mnemobot.memory.pack.passages import passage, units, weight_in
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.render import Focus, render_line
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.item_store import indexed_text
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.text.terms import terms
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    context_text,
     reply,
-    system_text,
     tool_call,
     tool_messages,
 )
@@ -135,7 +136,7 @@ def test_one_budget_carries_the_matching_part_of_many_long_replies() -> None:
     query = MemoryQuery.for_config(
         "What did we say about the zeppelin hangar?", "s", START + 10 * 86400, config
     )
-    pack = build_pack(items, index, query, config.ranking, decay_enabled=True, decay_days=30)
+    pack = build_pack(items, index, query)
     found = {ref for packed in pack.items for ref in packed.item.references}
     assert {f"tg:{n}" for n in range(1, 6)} <= found
     assert pack.diagnostics.total_tokens <= config.soft_prompt_budget_tokens
@@ -157,7 +158,7 @@ async def test_the_model_reads_the_whole_message_an_excerpt_names(
     scope = "console:local"
     rest = "The lease ends on the last day of May and renews for a year unless cancelled. "
     message = "About the zeppelin hangar: we signed the lease on Monday. " + rest * 30
-    app.memory.record_turn(
+    app.memory.record.record_turn(
         scope=scope,
         user_text=message,
         assistant_text="",
@@ -172,7 +173,7 @@ async def test_the_model_reads_the_whole_message_an_excerpt_names(
     )
     await ask(app, "when was the zeppelin hangar lease signed?", chat=CONSOLE_CHAT)
     first = openai_server.requests[0]
-    memory = system_text(first).split("# Memory", 1)[1]
+    memory = context_text(first).split("# Memory", 1)[1]
     line = next(line for line in memory.splitlines() if "zeppelin" in line)
     assert "excerpt of tg:42" in line
     assert len(memory) < len(message)

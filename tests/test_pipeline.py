@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.pipeline import Pipeline
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.pipeline import Pipeline
 from tests.conftest import turn_context
 
 

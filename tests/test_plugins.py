@@ -123,7 +123,7 @@ async def test_plugin_system_and_tool_run_in_a_turn_and_broken_plugins_are_skipp
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "assistant": {"name": "Echo"}})
-    with caplog.at_level(logging.INFO, logger="mnemobot.systems.plugins"):
+    with caplog.at_level(logging.INFO, logger="mnemobot.systems.core.plugins"):
         app = build_app(make_settings(workspace, openai_server))
     try:
         openai_server.script(tool_call("shout", {"text": "hello"}), reply("Done shouting."))

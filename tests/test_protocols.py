@@ -25,7 +25,7 @@ from mnemobot.bot.channels.console.channel import ConsoleChannel
 from mnemobot.bot.channels.telegram.channel import TelegramChannel
 from mnemobot.bot.channels.telegram.preview import TelegramPreview
 from mnemobot.bot.llm.client import OpenAIChatModel
-from mnemobot.systems.llm import ChatModel
+from mnemobot.systems.core.llm import ChatModel
 
 
 def protocol_members(protocol: type) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from filelock import FileLock
 
+from mnemobot.base.atomic_file import read_jsonl
 from mnemobot.bot.channels.telegram.sources import WebhookSettingsError, webhook_plan
 from mnemobot.bot.cli.doctor import check_redis
 from mnemobot.bot.cli.startup import secrets_of
@@ -27,9 +28,8 @@ from mnemobot.bot.delivery.replicas import LeasedSessions, open_replicas
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.config.settings import SettingsError, load_settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.atomic_file import read_jsonl
-from mnemobot.memory.redis_sessions import RedisSessionStore
-from mnemobot.memory.service import MemoryService
+from mnemobot.conversation.redis_sessions import RedisSessionStore
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from mnemobot_tooling.redis_server import free_port
@@ -107,6 +107,7 @@ async def test_doctor_checks_redis_and_never_shows_its_password(
     assert "hunter2" not in failed.line() + "".join(lines)
 
 
+@pytest.mark.slow
 def test_a_second_run_on_one_workspace_is_refused_without_redis(
     workspace: Path, telegram: TelegramServer
 ) -> None:
@@ -192,11 +193,11 @@ async def test_a_turn_on_one_replica_sees_what_another_just_remembered(
 def test_a_cached_memory_scope_is_read_again_once_another_process_wrote_it(
     workspace: Path, shared: bool
 ) -> None:
-    writer = MemoryService(workspace)
-    reader = MemoryService(workspace, shared_files=shared)
+    writer = WorkspaceMemory.open(workspace)
+    reader = WorkspaceMemory.open(workspace, shared_files=shared)
     scope = "telegram:7700"
-    assert sum(reader.layer_counts(scope).values()) == 0  # loaded, and cached
-    writer.record_turn(
+    assert sum(reader.recall.layer_counts(scope).values()) == 0  # loaded, and cached
+    writer.record.record_turn(
         scope=scope,
         user_text="My favourite colour is teal",
         assistant_text="Noted.",
@@ -204,7 +205,7 @@ def test_a_cached_memory_scope_is_read_again_once_another_process_wrote_it(
         config=MemoryConfig(),
         tz=UTC,
     )
-    seen = sum(reader.layer_counts(scope).values())
+    seen = sum(reader.recall.layer_counts(scope).values())
     # Without `shared_files` (one process per workspace) the cache is trusted as it is.
     assert (seen > 0) is shared
     writer.close()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemobot.memory.tokens import estimate_tokens
-from mnemobot.systems.request_messages import (
+from mnemobot.base.tokens import estimate_tokens
+from mnemobot.systems.model_call.request_messages import (
     MAX_MODEL_MESSAGE_TOKENS,
     STUB_PREFIX,
     fit_message,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.request_overlap import RequestOverlap
+from mnemobot.memory.pack.request_overlap import RequestOverlap
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 
 MESSAGES = [
     {"role": "user", "content": "I work as a nurse at the St. Mary clinic.", "refs": ["tg:1"]},

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from mnemobot.bot.app import App, build_app
+from mnemobot.base.tokens import estimate_tokens
+from mnemobot.bot.app import App
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.dates import find_dates
-from mnemobot.memory.items import Layer
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.tokens import estimate_tokens
-from mnemobot.systems.context import ChatRef
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text
-from tests.conftest import ask, make_settings, write_runtime_config
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import Layer
+from mnemobot.memory.text.dates import find_dates
+from mnemobot.systems.core.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
+from tests.conftest import ask
 
 BERLIN = ZoneInfo("Europe/Berlin")
 SCOPE = "telegram:77"
@@ -40,14 +39,14 @@ TOPICS = [
 ]
 
 
-def _fill_days(memory: MemoryService, said_on: dict[int, str]) -> None:
+def _fill_days(memory: WorkspaceMemory, said_on: dict[int, str]) -> None:
     """Two turns a day for 30 days; `said_on` maps days back from NOW to a special turn."""
     for days_back in range(30, 0, -1):
         day = NOW - timedelta(days=days_back)
         for hour, topic in ((9, TOPICS[days_back % len(TOPICS)]), (18, said_on.get(days_back))):
             if topic is None:
                 topic = TOPICS[(days_back * 7) % len(TOPICS)]
-            memory.record_turn(
+            memory.record.record_turn(
                 scope=SCOPE,
                 user_text=f"Today {topic}.",
                 assistant_text="Noted.",
@@ -73,9 +72,9 @@ def _fill_days(memory: MemoryService, said_on: dict[int, str]) -> None:
 def test_a_named_day_finds_what_was_said_that_day(
     tmp_path: Path, question: str, days_back: int, said: str
 ) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     _fill_days(memory, {days_back: said})
-    pack = memory.build_pack(SCOPE, question, now=NOW.timestamp(), config=CONFIG, tz=BERLIN)
+    pack = memory.recall.build_pack(SCOPE, question, now=NOW.timestamp(), config=CONFIG, tz=BERLIN)
     day = (NOW - timedelta(days=days_back)).strftime("%Y-%m-%d")
     assert said in pack.rendered
     # What the pack shows of that day comes first: the day's lines are the best-ranked.
@@ -85,14 +84,14 @@ def test_a_named_day_finds_what_was_said_that_day(
 
 
 def test_a_fact_about_next_week_shows_the_day_it_was_said(tmp_path: Path) -> None:
-    memory = MemoryService(tmp_path)
-    memory.add_flushed_facts(
+    memory = WorkspaceMemory.open(tmp_path)
+    memory.record.add_flushed_facts(
         SCOPE, ["Mia turns 7 next week"], at=NOW.timestamp(), session_key=SCOPE, tz=BERLIN
     )
-    pack = memory.build_pack(
+    pack = memory.recall.build_pack(
         SCOPE, "when is Mia's birthday?", now=NOW.timestamp(), config=CONFIG, tz=BERLIN
     )
-    assert "Fact (said 2026-11-23): Mia turns 7 next week" in pack.rendered
+    assert "Fact (noted from the conversation 2026-11-23): Mia turns 7 next week" in pack.rendered
     memory.close()
 
 
@@ -106,8 +105,8 @@ HOTEL_MESSAGE = (
 
 def test_a_long_message_is_kept_whole_and_its_end_is_found(tmp_path: Path) -> None:
     assert len(HOTEL_MESSAGE) == 1540
-    memory = MemoryService(tmp_path)
-    memory.record_turn(
+    memory = WorkspaceMemory.open(tmp_path)
+    memory.record.record_turn(
         scope=SCOPE,
         user_text=HOTEL_MESSAGE,
         assistant_text="Sounds like a great trip!",
@@ -116,7 +115,7 @@ def test_a_long_message_is_kept_whole_and_its_end_is_found(tmp_path: Path) -> No
         tz=BERLIN,
         message_refs=["tg:5"],
     )
-    pack = memory.build_pack(
+    pack = memory.recall.build_pack(
         SCOPE, "which hotel did we stay at?", now=NOW.timestamp(), config=CONFIG, tz=BERLIN
     )
     assert "Hotel Albergo Vistamare" in pack.rendered
@@ -129,16 +128,8 @@ def test_a_long_message_is_kept_whole_and_its_end_is_found(tmp_path: Path) -> No
 CHAT = ChatRef("telegram", "4242", user_id="4242", user_name="Ada")
 
 
-@pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
-    yield built
-    await built.close()
-
-
 def _memory_tokens(request: dict[str, object]) -> int:
-    text = system_text(request)
+    text = context_text(request)
     start = text.find("\n# Memory\n")
     return estimate_tokens(text[start:]) if start >= 0 else 0
 
@@ -153,11 +144,11 @@ async def test_the_pack_does_not_repeat_the_conversation_it_is_sent_with(
     request = openai_server.last_request()
     # The model reads it in the conversation; the system prompt does not say it again.
     assert any("Casa Azul" in str(m.get("content")) for m in request["messages"][1:])
-    assert "Casa Azul" not in system_text(request)
+    assert "Casa Azul" not in context_text(request)
     # After /new the conversation is gone from the request, and memory brings it back.
     app.assistant.reset_session(CHAT)
     await app.assistant.handle_text(CHAT, "Which hotel am I staying at?", message_refs=["tg:3"])
-    assert "Casa Azul" in system_text(openai_server.last_request())
+    assert "Casa Azul" in context_text(openai_server.last_request())
 
 
 async def test_a_fact_said_in_the_conversation_is_not_repeated_until_it_leaves_it(
@@ -165,16 +156,16 @@ async def test_a_fact_said_in_the_conversation_is_not_repeated_until_it_leaves_i
 ) -> None:
     said = "Я работаю программистом в компании Ак Барс Цифровые Технологии."
     await app.assistant.handle_text(CHAT, said, message_refs=["tg:1"])
-    facts = app.memory.store(app.assistant.scope_for(CHAT, app.assistant.config())).items
+    facts = app.memory.scopes.store(app.assistant.scope_for(CHAT, app.assistant.config())).items
     assert any(
         item.layer is not Layer.EPISODIC and "Ак Барс" in item.content for item in facts.values()
     ), "the statement became a durable fact"
     await app.assistant.handle_text(CHAT, "Где я работаю?", message_refs=["tg:2"])
     # The conversation carries the statement: the fact would say it twice.
-    assert "Ак Барс" not in system_text(openai_server.last_request())
+    assert "Ак Барс" not in context_text(openai_server.last_request())
     app.assistant.reset_session(CHAT)
     await app.assistant.handle_text(CHAT, "Где я работаю?", message_refs=["tg:3"])
-    assert "Ак Барс" in system_text(openai_server.last_request())
+    assert "Ак Барс" in context_text(openai_server.last_request())
 
 
 @pytest.mark.parametrize("text", ["hi", "thanks!", "ok", "👍", "спасибо", "谢谢"])
@@ -186,7 +177,7 @@ async def test_small_talk_gets_almost_no_memory(
     app.assistant.reset_session(CHAT)
     await ask(app, chat=CHAT, text=text)
     assert _memory_tokens(openai_server.last_request()) <= 50
-    assert "Oslo" not in system_text(openai_server.last_request())
+    assert "Oslo" not in context_text(openai_server.last_request())
 
 
 @pytest.mark.parametrize(
@@ -216,9 +207,9 @@ def test_only_past_days_named_in_the_message_count(text: str, days: tuple[str, s
 def test_the_answer_right_after_a_matching_question_comes_along_though_it_is_recent(
     tmp_path: Path,
 ) -> None:
-    memory = MemoryService(tmp_path)
+    memory = WorkspaceMemory.open(tmp_path)
     for number, topic in enumerate(TOPICS[:6]):
-        memory.record_turn(
+        memory.record.record_turn(
             scope=SCOPE,
             user_text=f"Today {topic}.",
             assistant_text="Noted.",
@@ -227,7 +218,7 @@ def test_the_answer_right_after_a_matching_question_comes_along_though_it_is_rec
             tz=BERLIN,
         )
     asked = NOW - timedelta(minutes=10)
-    memory.record_turn(
+    memory.record.record_turn(
         scope=SCOPE,
         user_text="What was the boat we rented in Porto?",
         assistant_text="Let me think.",
@@ -235,7 +226,7 @@ def test_the_answer_right_after_a_matching_question_comes_along_though_it_is_rec
         config=CONFIG,
         tz=BERLIN,
     )
-    memory.record_turn(
+    memory.record.record_turn(
         scope=SCOPE,
         user_text="Oh right, it was the Gaivota, a blue sloop.",
         assistant_text="Noted.",
@@ -243,7 +234,7 @@ def test_the_answer_right_after_a_matching_question_comes_along_though_it_is_rec
         config=CONFIG,
         tz=BERLIN,
     )
-    pack = memory.build_pack(
+    pack = memory.recall.build_pack(
         SCOPE, "which boat did we rent?", now=NOW.timestamp(), config=CONFIG, tz=BERLIN
     )
     # The newest turn shares no word with the question, but it answers the one that does.

@@ -7,12 +7,14 @@ import asyncio
 import threading
 from pathlib import Path
 
+from mnemobot.bot.schedule.limits import ScheduleLimits
+from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    context_text,
     error,
     gated,
     reply,
-    system_text,
     tool_call,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -94,7 +96,7 @@ async def test_a_heartbeat_speaks_only_when_there_is_something_to_say(
     await openai_server.wait_for_requests_async(calls + 1)
     request = openai_server.requests[calls]
     assert "heartbeat check-in" in request["messages"][-1]["content"]
-    assert "dentist" in system_text(request)  # it looks at the chat's memory
+    assert "dentist" in context_text(request)  # it looks at the chat's memory
     # Nothing said; the next message's request does not carry the check-in either.
     openai_server.script(reply("ok"))
     assert await say(telegram, "thanks", CHAT) == "ok"
@@ -116,8 +118,9 @@ async def test_a_task_that_keeps_failing_is_paused_and_the_chat_told(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     clock = SteppedClock(at(2026, 11, 24, 8, 0))
-    runtime = {**RUNTIME, "llm": {"maxRetries": 0}, "schedule": {"pauseAfterFailures": 2}}
-    bot = await start_bot(runtime=runtime, clock=clock)
+    runtime = {**RUNTIME, "llm": {"maxRetries": 0}}
+    limits = Tuning(schedule=ScheduleLimits(pause_after_failures=2))
+    bot = await start_bot(runtime=runtime, clock=clock, tuning=limits)
     openai_server.script(
         tool_call("schedule", {"repeat": "0 9 * * *", "kind": "task", "text": "news digest"}),
         reply("Daily."),
@@ -168,7 +171,7 @@ async def test_stop_cancels_a_running_task_and_a_chat_sets_its_own_zone(
     assert await say(telegram, "ok", CHAT) == "fine"
     assert "too late" not in texts(telegram)
     # Later turns read the time in the chat's own zone.
-    assert "Current date and time: Tuesday, 2026-11-24 18:00 JST" in system_text(
+    assert "Current date and time: Tuesday, 2026-11-24 18:00 JST" in context_text(
         openai_server.requests[-1]
     )
 

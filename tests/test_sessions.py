@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.memory.atomic_file import read_jsonl
-from mnemobot.memory.session import InvalidSessionKey, SessionStore
+from mnemobot.base.atomic_file import read_jsonl
+from mnemobot.conversation.session import InvalidSessionKey, SessionStore
 from tests.crash_points import run_to_crash
 
 
@@ -54,7 +54,7 @@ def test_session_keys_cannot_escape_the_sessions_folder(tmp_path: Path) -> None:
 
 WRITER = """
 from pathlib import Path
-from mnemobot.memory.session import SessionStore
+from mnemobot.conversation.session import SessionStore
 store = SessionStore(Path(sys.argv[1]))
 session = store.get("console:local")
 for i in range(4):

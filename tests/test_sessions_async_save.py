@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from mnemobot.memory.session import SessionStore
+from mnemobot.conversation.session import SessionStore
 
 
 def on_disk(directory: Path, key: str) -> list[dict[str, object]]:

@@ -18,11 +18,12 @@ import pytest
 
 from mnemobot.bot.app import build_app
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.daily_notes import append_daily_note
-from mnemobot.memory.model_windows import FILE_NAME, endpoint_key
+from mnemobot.memory.notes.daily_notes import append_daily_note
+from mnemobot.model.windows import FILE_NAME, endpoint_key
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
+    context_text,
     overflow,
     reply,
     request_tokens,
@@ -134,7 +135,7 @@ def small_summary_model(request: dict[str, Any]) -> Step:
                 prompt_tokens=prompt,
                 completion_tokens=answer,
             )
-    system = system_text(request)
+    system = context_text(request)
     shown = user_texts(request)[-1]
     if system.startswith("You keep an assistant's long-term memory"):
         facts = re.findall(r"^user: (Fact \d+: [^.]+)\.", shown, re.M)
@@ -144,6 +145,7 @@ def small_summary_model(request: dict[str, Any]) -> Step:
     return reply("Noted.")
 
 
+@pytest.mark.slow
 async def test_the_flush_and_summary_fit_the_summary_models_window(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
@@ -169,7 +171,7 @@ async def test_the_flush_and_summary_fit_the_summary_models_window(
     assert answer.startswith("Compacted with summary"), answer
     facts = [
         item.content
-        for item in app.memory.store(SCOPE.replace("kc", "local")).items.values()
+        for item in app.memory.scopes.store(SCOPE.replace("kc", "local")).items.values()
         if "flush" in item.tags
     ]
     assert sorted(facts) == sorted(

@@ -16,18 +16,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.standing import (
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.write.standing import (
     HEADING,
     STANDING_TAG,
     render_standing,
     standing_statements,
 )
-from mnemobot.memory.tokens import estimate_tokens
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
 from tests.conftest import CONSOLE_CHAT, ask, make_settings
 
@@ -104,8 +104,8 @@ def test_what_steers_others_or_states_no_preference_is_not_kept(said: str) -> No
     assert standing_statements(said, requests) == []
 
 
-def record(memory: MemoryService, scope: str, text: str, at: float, ref: str) -> None:
-    memory.record_turn(
+def record(memory: WorkspaceMemory, scope: str, text: str, at: float, ref: str) -> None:
+    memory.record.record_turn(
         scope=scope,
         user_text=text,
         assistant_text="Noted.",
@@ -120,7 +120,7 @@ def record(memory: MemoryService, scope: str, text: str, at: float, ref: str) ->
 def test_a_changed_preference_replaces_the_older_one_which_is_kept_as_earlier(
     workspace: Path,
 ) -> None:
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     try:
         scope = "telegram:1"
         record(
@@ -144,15 +144,15 @@ def test_a_changed_preference_replaces_the_older_one_which_is_kept_as_earlier(
             START + 2 * DAY,
             "tg:3",
         )
-        block = memory.standing_block(scope, UTC)
+        block = memory.recall.standing_block(scope, UTC)
         assert "Month Day, Year" in block.text and "time zones" in block.text
         assert "MM/DD/YYYY" not in block.text
         assert "- Ada, 2024-03-11: Always format dates as" in block.text
-        old = [i for i in memory.store(scope).items.values() if "MM/DD/YYYY" in i.content]
+        old = [i for i in memory.scopes.store(scope).items.values() if "MM/DD/YYYY" in i.content]
         standing_old = [i for i in old if STANDING_TAG in i.tags]
         assert standing_old and all(i.is_superseded for i in standing_old)
         # The pack leaves out what the block carries.
-        pack = memory.build_pack(
+        pack = memory.recall.build_pack(
             scope, "when do I ask about time zones?", now=START + 3 * DAY, config=CONFIG, tz=UTC
         )
         assert not any("time zones" in p.item.content for p in pack.items)
@@ -161,11 +161,11 @@ def test_a_changed_preference_replaces_the_older_one_which_is_kept_as_earlier(
 
 
 def test_a_forwarded_order_is_not_the_users_standing_preference(workspace: Path) -> None:
-    from mnemobot.memory.items import ForwardedText
+    from mnemobot.memory.store.items import ForwardedText
 
-    memory = MemoryService(workspace)
+    memory = WorkspaceMemory.open(workspace)
     try:
-        memory.record_turn(
+        memory.record.record_turn(
             scope="telegram:1",
             user_text="",
             assistant_text="I see.",
@@ -176,7 +176,7 @@ def test_a_forwarded_order_is_not_the_users_standing_preference(workspace: Path)
             speaker="Ada",
             forwarded=[ForwardedText("Bob", "Always include prices when I ask about hotels.")],
         )
-        assert memory.standing_block("telegram:1", UTC).text == ""
+        assert memory.recall.standing_block("telegram:1", UTC).text == ""
     finally:
         memory.close()
 

@@ -90,6 +90,7 @@ def test_run_without_a_token_says_how_to_get_one(workspace: Path, model_server: 
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
@@ -116,16 +117,21 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
         telegram.send_text("a slow question", chat_id=USER)
         openai_server.wait_for_requests(1, timeout=15)
         process.send_signal(signal.SIGTERM)
+        # Nothing outside the bot tells when it has taken the signal in: a moment for that.
         time.sleep(0.5)
-        # Updates stop first: what arrives now stays with Telegram for the next start.
         polls = len(telegram.calls("getUpdates"))
-        telegram.send_text("sent after SIGTERM", chat_id=USER)
-        time.sleep(0.5)
-        assert len(telegram.calls("getUpdates")) == polls
-        assert process.poll() is None, "the bot must not exit while its turn is running"
+        late = telegram.send_text("sent after SIGTERM", chat_id=USER)
+        # The long poll that was in flight is answered (to nobody: the bot let go of it).
+        deadline = time.monotonic() + 10
+        while any(call["status"] is None for call in telegram.calls("getUpdates")):
+            assert time.monotonic() < deadline, "the long poll in flight was never answered"
+            time.sleep(0.02)
         release.set()
-        [answer] = telegram.wait_for_messages(USER, 1, timeout=15)
+        # Answered: the bot did not exit while its turn was running.
+        telegram.wait_for_messages(USER, 1, timeout=15)
         _, err = process.communicate(timeout=15)
+        # As the chat shows it once the bot is gone (a streamed reply is edited in place).
+        [answer] = telegram.wait_for_messages(USER, 1)
     finally:
         release.set()
         if process.poll() is None:
@@ -134,8 +140,49 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
 
     assert process.returncode == 0, err
     assert answer["plain_text"] == "answer after SIGTERM"
+    # Updates stopped first: to its exit the bot asked for none, and what arrived after
+    # SIGTERM stays with Telegram for the next start (never taken into the bot's inbox).
+    assert len(telegram.calls("getUpdates")) == polls
+    assert late["update_id"] in [update["update_id"] for update in telegram.pending_updates()]
+    assert (
+        b"sent after SIGTERM" not in (workspace / "delivery" / "telegram-inbox.jsonl").read_bytes()
+    )
+    assert len(openai_server.requests) == 1
     messages = session_messages(workspace, f"telegram:{USER}")
     assert [m["role"] for m in messages] == ["user", "assistant"]
     assert "sk-test-secret-value" not in err and telegram.token not in err
     assert "Traceback" not in err
     assert json.dumps(messages).count("a slow question") == 1
+
+
+def test_ctrl_c_leaves_a_stopped_line_as_the_logs_last(
+    workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    env = subprocess_env(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_BASE_URL=openai_server.base_url,
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+        TELEGRAM_ALLOWED_USERS=str(USER),
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mnemobot", "run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=workspace.parent,
+    )
+    try:
+        telegram.wait_for_call("getUpdates", timeout=30)
+        process.send_signal(signal.SIGINT)  # what Ctrl-C at its terminal sends
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    lines = err.strip().splitlines()
+    # `run` keeps its whole log (INFO lines), and its last line says it ended, and why.
+    assert " INFO mnemobot.bot.cli.startup: starting: workspace" in lines[0]
+    assert lines[-1].endswith("INFO mnemobot.bot.cli.run: stopped (SIGINT): shut down cleanly")

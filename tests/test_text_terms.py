@@ -9,9 +9,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.scripts import CJK_CHAR
-from mnemobot.memory.text_terms import (
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.text.scripts import CJK_CHAR
+from mnemobot.memory.text.terms import (
     TEXT_END,
     _unicode_terms,
     languages,
@@ -99,7 +99,7 @@ def test_terms_are_a_fixed_point_under_the_texts_languages(text: str) -> None:
     assert all(term and not term.isspace() for term in first)
     again = terms_in(" ".join(first), languages(text))
     if any(map(CJK_CHAR.match, first)):
-        # A CJK bigram read again also gives its characters (see `memory.text_terms`).
+        # A CJK bigram read again also gives its characters (see `memory.text.terms`).
         assert set(again) == set(first)
     else:
         assert again == first
@@ -171,7 +171,7 @@ def real_text_lines() -> list[str]:
     """Real text of many kinds that every checkout has: the README's and docs' prose,
     commands and tables, and the extraction rules of memory (English, German, Spanish, Russian and
     Chinese) with their code and comments."""
-    rules = sorted((REPO / "mnemobot" / "memory" / "extraction").glob("*.py"))
+    rules = sorted((REPO / "mnemobot" / "memory" / "write" / "extraction").rglob("*.py"))
     files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *rules]
     return [line for path in files for line in path.read_text().splitlines() if line.strip()]
 

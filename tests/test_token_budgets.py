@@ -1,13 +1,13 @@
-"""Text cut to a token budget stays within it, in every script (one rule: `memory.tokens`)."""
+"""Text cut to a token budget stays within it, in every script (one rule: `base.tokens`)."""
 
 from __future__ import annotations
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from mnemobot.memory.tokens import CHARS_PER_TOKEN, cut_to_tokens, estimate_tokens, max_chars
-from mnemobot.systems.compactor import split_lines
-from mnemobot.systems.context_building import _cut_to_budget
+from mnemobot.base.tokens import CHARS_PER_TOKEN, cut_to_tokens, estimate_tokens, max_chars
+from mnemobot.systems.compaction.compactor import split_lines
+from mnemobot.systems.memory_steps.context_building import _cut_to_budget
 
 # Latin, Cyrillic, CJK and emoji words: each script costs its own characters per token.
 words = st.sampled_from(["deploy", "Berlin", "переехал", "Москве", "明天", "开会", "🙂", "x"])

@@ -16,11 +16,11 @@ from typing import Any
 import orjson
 import pytest
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.channels.telegram.split import split_plain_for_telegram
 from mnemobot.bot.schedule.tool import BRIEF
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.memory.tokens import estimate_tokens
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 from tests.mcp_harness import offered_tools, stdio_server, wait_ready

@@ -15,6 +15,7 @@ import pytest
 
 from mnemobot.bot.cli.main import main
 from mnemobot.bot.cli.tool_commands import split_tool_command
+from mnemobot.bot.i18n import TRANSLATED
 from tests.conftest import subprocess_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +72,12 @@ def test_the_running_bot_never_imports_the_benches_or_evals() -> None:
     runtime = {f"mnemobot.{name}" for name in runtime}
     runtime |= {
         f"mnemobot.{name}"
-        for name in ("systems.pipeline", "systems.memory_persist", "memory.service", "memory.pack")
+        for name in (
+            "systems.core.pipeline",
+            "systems.memory_steps.memory_persist",
+            "memory.services.record",
+            "memory.pack.build",
+        )
     }
     assert runtime <= loaded
     assert "mnemobot.bot.cli.tool_commands" in loaded
@@ -103,6 +109,10 @@ def test_the_wheel_ships_the_bot_and_no_tooling(tmp_path: Path) -> None:
     [wheel] = tmp_path.glob("mnemobot-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {"mnemobot/bot/app.py", "mnemobot/bot/cli/main.py"} <= set(names)
+    # The bot's words in other languages, compiled (see mnemobot/bot/i18n.py).
+    assert {
+        f"mnemobot/bot/locale/{language}/LC_MESSAGES/mnemobot.mo" for language in TRANSLATED
+    } <= set(names)
     assert {name.split("/")[0] for name in names} == {"mnemobot", "mnemobot-0.1.0.dist-info"}
     shipped_tooling = [
         name

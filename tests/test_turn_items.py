@@ -9,9 +9,10 @@ from pathlib import Path
 import orjson
 
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.items import ItemType, Layer
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 
 SCOPE = "telegram:42"
 AT = datetime(2025, 3, 1, 10, tzinfo=UTC)
@@ -42,8 +43,8 @@ def old_line(item_id: str, item_type: str, content: str, tags: list[str]) -> byt
 
 
 def test_a_turn_is_recorded_as_a_turn(workspace: Path) -> None:
-    memory = MemoryService(workspace)
-    recorded = memory.record_turn(
+    memory = WorkspaceMemory.open(workspace)
+    recorded = memory.record.record_turn(
         scope=SCOPE,
         user_text="I'm working on the parser rewrite.",
         assistant_text="Good luck with it!",
@@ -66,35 +67,31 @@ def test_a_turn_written_before_the_turn_type_loads_as_a_turn(workspace: Path) ->
         + old_line("k1", "TASK_STATE", "Ana: I still need to sand the mast", ["task"])
         + b"\n"
     )
-    memory = MemoryService(workspace)
-    store = memory.store(SCOPE)
+    memory = WorkspaceMemory.open(workspace)
+    store = memory.scopes.store(SCOPE)
     turn, task = store.get("t1"), store.get("k1")
     assert turn is not None and task is not None
     assert turn.type is ItemType.TURN
     assert turn.fingerprint == "fp-t1"  # tombstones naming the old fingerprint still match
     assert task.type is ItemType.TASK_STATE
 
-    pack = memory.build_pack(
+    pack = memory.recall.build_pack(
         SCOPE, "boat mast", now=AT.timestamp() + 60, config=RuntimeConfig().memory, tz=UTC
     )
     assert "- 2025-03-01: Ana: we repainted the boat on Saturday\n" in pack.rendered
     assert "- 2025-03-01: Task: Ana: I still need to sand the mast\n" in pack.rendered
 
-    assert memory.forget(SCOPE, "t1") == ["t1"]
-    assert MemoryService(workspace).store(SCOPE).get("t1") is None
+    assert memory.forget.forget(SCOPE, "t1") == ["t1"]
+    assert WorkspaceMemory.open(workspace).scopes.store(SCOPE).get("t1") is None
 
 
-def test_extraction_confidences_come_from_the_runtime_config(workspace: Path) -> None:
+def test_extraction_confidences_come_from_the_service_tuning(workspace: Path) -> None:
     rule = "Never push to main on Fridays."
     default = RuntimeConfig().memory
-    cautious = RuntimeConfig.model_validate(
-        {"memory": {"extraction": {"constraintConfidence": 0.7, "turnConfidence": 0.5}}}
-    ).memory
-    assert default.extraction.constraint_confidence == 0.85
-    assert default.extraction.turn_confidence == 0.65
+    assert DEFAULT_EXTRACTION.constraint_confidence == 0.85
+    assert DEFAULT_EXTRACTION.turn_confidence == 0.65
 
-    memory = MemoryService(workspace)
-    trusted = memory.record_turn(
+    trusted = WorkspaceMemory.open(workspace).record.record_turn(
         scope="telegram:1",
         user_text=rule,
         assistant_text="",
@@ -103,12 +100,13 @@ def test_extraction_confidences_come_from_the_runtime_config(workspace: Path) ->
         tz=UTC,
     )
     assert [item.layer for item in trusted.promoted] == [Layer.SEMANTIC]
-    doubted = memory.record_turn(
+    cautious = ExtractionTuning(constraint_confidence=0.7, turn_confidence=0.5)
+    doubted = WorkspaceMemory.open(workspace, extraction=cautious).record.record_turn(
         scope="telegram:2",
         user_text=rule,
         assistant_text="",
         at=AT.timestamp(),
-        config=cautious,
+        config=default,
         tz=UTC,
     )
     assert doubted.promoted == []

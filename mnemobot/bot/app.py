@@ -10,19 +10,24 @@ and the CLI (the only importer of this module inside the package) starts it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from mnemobot.bot.channels.lanes import LaneConfig
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
+from mnemobot.bot.delivery.turn_board import RedisTurnBoard
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
+from mnemobot.bot.llm.model_gate import ModelGate, TurnBoard, server_slots
 from mnemobot.bot.mcp.access import McpToolAccess, named_users
-from mnemobot.bot.mcp.config import McpConfig
+from mnemobot.bot.mcp.config import McpConfig, McpTiming
 from mnemobot.bot.mcp.servers import McpServers
 from mnemobot.bot.media.reader import MediaReader
+from mnemobot.bot.schedule.limits import ScheduleLimits
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
 from mnemobot.bot.schedule.service import ScheduleService, build_schedule
 from mnemobot.bot.schedule.store import TaskStore
@@ -34,6 +39,7 @@ from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.offer import ToolOffering
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
 from mnemobot.bot.tools.session_tools import SessionTools
+from mnemobot.bot.tuning import DEFAULT_TUNING, Tuning
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import Commands, StatusProvider
 from mnemobot.bot.turn.erasure import ScopeErasure
@@ -46,33 +52,29 @@ from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.large_results import LargeResultStore
-from mnemobot.memory.maintenance import supersede_matching_facts
-from mnemobot.memory.model_vision import ModelVisionStore
-from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
-from mnemobot.memory.redis_sessions import RedisSessionStore
-from mnemobot.memory.scope_paths import chat_scope
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SessionStore
-from mnemobot.systems.auto_compaction import AutoCompaction, OverflowRecovery
-from mnemobot.systems.compactor import Compactor
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.context_building import ContextBuilding
-from mnemobot.systems.context_window import ContextWindowLimit
-from mnemobot.systems.llm import ChatModel
-from mnemobot.systems.memory_persist import MemoryPersist
-from mnemobot.systems.pipeline import Pipeline, System, load_entry_point_systems
-from mnemobot.systems.services import Services
-from mnemobot.systems.tool_loop import ToolLoop
+from mnemobot.conversation.large_results import LargeResultStore
+from mnemobot.conversation.redis_sessions import RedisSessionStore
+from mnemobot.conversation.session import SessionStore
+from mnemobot.memory.services.record import supersede_matching_facts
+from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
+from mnemobot.memory.store.scope_paths import chat_scope
+from mnemobot.model.vision import ModelVisionStore
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
+from mnemobot.systems.compaction.auto_compaction import AutoCompaction, OverflowRecovery
+from mnemobot.systems.compaction.compactor import CompactionCalls, Compactor
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.llm import ChatModel
+from mnemobot.systems.core.pipeline import Pipeline, System, load_entry_point_systems
+from mnemobot.systems.core.services import Services
+from mnemobot.systems.memory_steps.context_building import ContextBuilding
+from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
+from mnemobot.systems.model_call.context_window import ContextWindowLimit
+from mnemobot.systems.model_call.tool_loop import ToolLimits, ToolLoop
 
 # Each channel's section of runtime-config.json (`"telegram": {...}`), validated by a model
-# kept with the channel; every config store of the bot and its CLI reads them.
-CHANNEL_SECTIONS: dict[str, type[ConfigSection]] = {
-    # The console has nothing of its own beyond its lanes.
-    "console": LaneConfig,
-    "telegram": TelegramConfig,
-}
+# kept with the channel; every config store of the bot and its CLI reads them. The console
+# has none (its old lane keys are retired, `config.retired_keys`).
+CHANNEL_SECTIONS: dict[str, type[ConfigSection]] = {"telegram": TelegramConfig}
 
 
 # Every section kept with its code: the channels', and the MCP servers' (bot.mcp).
@@ -107,7 +109,7 @@ class App:
     paths: WorkspacePaths
     runtime: RuntimeConfigStore
     sessions: SessionStore
-    memory: MemoryService
+    memory: WorkspaceMemory
     llm: ChatModel
     tools: ToolRegistry
     pipeline: Pipeline
@@ -123,6 +125,9 @@ class App:
     clock: Clock = SYSTEM_CLOCK
     maintenance: MaintenanceTimer | None = None
     schedule: ScheduleService | None = None
+    # Asks the model server for its context window (given the model's name) in the
+    # background; None for a model client that cannot ask (a plugin's, a test's).
+    window_probe: Callable[[str], None] | None = None
     _started: bool = field(default=False, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
 
@@ -134,9 +139,9 @@ class App:
         if self._started:
             raise RuntimeError("this App is already started (start_background() runs once)")
         self._started = True
-        if isinstance(self.llm, OpenAIChatModel):
+        if self.window_probe is not None:
             # Known before the first reply where the server says it; never waited for here.
-            self.llm.start_window_probe(self.assistant.model_name(self.runtime.current()))
+            self.window_probe(self.assistant.model_name(self.runtime.current()))
         if self.maintenance is not None:
             self.maintenance.start()
         self.mcp.start()
@@ -158,8 +163,8 @@ class App:
         await self.media.close()
         await self.llm.close()
         self.memory.close()
-        if isinstance(self.memory.embedder, OpenAIEmbeddings):
-            await self.memory.embedder.aclose()
+        if isinstance(self.memory.vectors.embedder, OpenAIEmbeddings):
+            await self.memory.vectors.embedder.aclose()
 
 
 def build_app(
@@ -171,13 +176,17 @@ def build_app(
     clock: Clock = SYSTEM_CLOCK,
     tasks: TaskStore | None = None,
     erasure_journal: ErasureJournal | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
+    turn_board: TurnBoard | None = None,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
     `shared_workspace`: other processes write the memory files too (replicas); `clock`: the
     time of each turn and of scheduled tasks (a replay, a bench or a test passes its own);
     `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files;
     `erasure_journal`: where /forget_me keeps asks and unfinished erasures (replicas:
-    Redis), else a file of the workspace.
+    Redis), else a file of the workspace; `turn_board`: the turns in flight in every
+    replica (Redis), for background model calls to wait on; `tuning`: internal constants
+    (a test's shorter pauses), never the operator's settings.
 
     Room by room, each from the ones before it: the workspace, memory and the model
     (`Services`), maintenance, tools, compaction, permissions and the MCP servers, the turn
@@ -186,30 +195,37 @@ def build_app(
     if sessions is None:
         sessions = SessionStore(paths.sessions, clock=clock)
     if llm is None:
-        llm = _chat_model(settings, paths, runtime.current(), clock)
+        llm = _chat_model(settings, paths, runtime, clock, turn_board)
     tools = ToolRegistry()
     services = Services(
         settings=settings,
         paths=paths,
         runtime=runtime,
-        memory=_memory(settings, paths, runtime, shared_files=shared_workspace, clock=clock),
+        memory=_memory(
+            settings, paths, runtime, shared_files=shared_workspace, clock=clock, tuning=tuning
+        ),
         sessions=sessions,
         llm=llm,
         tools=tools,
         clock=clock,
     )
-    maintenance = _maintenance(services)
+    maintenance = _maintenance(services, tuning.maintenance_interval_hours)
     large_results = LargeResultStore(paths.large_tool_results)
     permissions = _permissions(runtime)
     _register_tools(tools, services, maintenance, large_results, permissions)
-    compactor = _compactor(services, maintenance)
+    compactor = _compactor(services, maintenance, tuning.compaction_calls)
     confirmations = Confirmations()
-    mcp = _mcp(services, tools, confirmations, permissions)
-    assistant = _assistant(services, tools, compactor, mcp.access, large_results, permissions)
-    erasure = ScopeErasure(
-        paths, services.memory, sessions, runtime.current, journal=erasure_journal
+    mcp = _mcp(services, tools, confirmations, permissions, tuning.mcp)
+    assistant = _assistant(
+        services, tools, compactor, mcp.access, large_results, permissions, tuning.tool_limits
     )
-    schedule = _schedule(services, assistant, permissions, mcp, erasure, tasks)
+    if isinstance(llm, OpenAIChatModel):
+        # Its turns tell the model client when a reply is in flight (replies first).
+        assistant.gate = llm.gate
+    erasure = ScopeErasure(
+        paths, services.memory.forget, sessions, runtime.current, journal=erasure_journal
+    )
+    schedule = _schedule(services, assistant, permissions, mcp, erasure, tasks, tuning.schedule)
     commands = _commands(
         services, assistant, compactor, maintenance, mcp, schedule, permissions, erasure
     )
@@ -227,10 +243,11 @@ def build_app(
         erasure=erasure,
         confirmations=confirmations,
         mcp=mcp,
-        media=MediaReader(settings, llm, assistant.model_name),
+        media=MediaReader(settings, llm, assistant.model_name, tuning.reader),
         clock=clock,
         maintenance=maintenance,
         schedule=schedule,
+        window_probe=llm.start_window_probe if isinstance(llm, OpenAIChatModel) else None,
     )
 
 
@@ -250,20 +267,32 @@ def _memory(
     *,
     shared_files: bool,
     clock: Clock,
-) -> MemoryService:
-    return MemoryService(
+    tuning: Tuning,
+) -> WorkspaceMemory:
+    return WorkspaceMemory.open(
         paths.root,
-        max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=shared_files,
         clock=clock,
         # Reads memory.embeddings at each call: does nothing until they are configured.
         embedder=OpenAIEmbeddings(settings, runtime),
+        ranking=tuning.ranking,
+        extraction=tuning.extraction,
     )
 
 
 def _chat_model(
-    settings: Settings, paths: WorkspacePaths, config: RuntimeConfig, clock: Clock
+    settings: Settings,
+    paths: WorkspacePaths,
+    runtime: RuntimeConfigStore,
+    clock: Clock,
+    turn_board: TurnBoard | None,
 ) -> OpenAIChatModel:
+    config = runtime.current()
+
+    def slots() -> int:
+        # Read at each call: llm.serverSlots may change while the bot runs.
+        return server_slots(runtime.current().llm.server_slots, settings.openai_base_url)
+
     return OpenAIChatModel(
         api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
         base_url=settings.openai_base_url,
@@ -271,19 +300,21 @@ def _chat_model(
         timeout_seconds=config.llm.request_timeout_seconds,
         windows=ModelWindowStore.in_workspace(paths.root, clock=clock),
         vision=ModelVisionStore.in_workspace(paths.root, clock=clock),
+        gate=ModelGate(slots, turn_board),
     )
 
 
-def _maintenance(services: Services) -> MaintenanceTimer:
+def _maintenance(services: Services, interval_hours: float) -> MaintenanceTimer:
     memory, runtime = services.memory, services.runtime
     return MaintenanceTimer(
         paths=services.paths,
         runtime=runtime,
-        memory=memory,
+        memory=MemoryUpkeep(memory),
         llm=services.llm,
         chat_model_name=services.settings.bot_model,
-        on_superseded=supersede_matching_facts(memory, lambda: runtime.current().memory),
+        on_superseded=supersede_matching_facts(memory.record, lambda: runtime.current().memory),
         clock=services.clock,
+        interval_hours=interval_hours,
     )
 
 
@@ -316,7 +347,9 @@ def _register_tools(
     load_entry_point_tools(tools, services)
 
 
-def _compactor(services: Services, maintenance: MaintenanceTimer) -> Compactor:
+def _compactor(
+    services: Services, maintenance: MaintenanceTimer, calls: CompactionCalls
+) -> Compactor:
     llm = services.llm
     return Compactor(
         llm,
@@ -326,6 +359,7 @@ def _compactor(services: Services, maintenance: MaintenanceTimer) -> Compactor:
         on_compacted=maintenance.notify_compacted,
         windows=llm if isinstance(llm, OpenAIChatModel) else None,
         clock=services.clock,
+        calls=calls,
     )
 
 
@@ -341,6 +375,7 @@ def _mcp(
     tools: ToolRegistry,
     confirmations: Confirmations,
     permissions: Permissions,
+    timing: McpTiming,
 ) -> McpServers:
     """The outside servers' tools, registered beside ours; who may call them (`access`)."""
     access = McpToolAccess(permissions, named_users(services.settings, permissions))
@@ -352,7 +387,13 @@ def _mcp(
         return llm.known_window(services.chat_model(config))
 
     return McpServers(
-        services.runtime, tools, confirmations, access, permissions, window_of=window_of
+        services.runtime,
+        tools,
+        confirmations,
+        access,
+        permissions,
+        window_of=window_of,
+        timing=timing,
     )
 
 
@@ -363,10 +404,11 @@ def _assistant(
     mcp_access: McpToolAccess,
     large_results: LargeResultStore,
     permissions: Permissions,
+    tool_limits: ToolLimits,
 ) -> Assistant:
     """The turn core: the pipeline of systems (the plugins' among them) a turn runs."""
     llm, memory = services.llm, services.memory
-    context_building = ContextBuilding(memory)
+    context_building = ContextBuilding(memory.recall, memory.vectors)
     systems: list[System] = [
         mcp_access,
         SpeakerRights(permissions),
@@ -380,8 +422,9 @@ def _assistant(
             large_results=large_results,
             clock=services.clock,
             save_session=services.sessions.save_async,
+            limits=tool_limits,
         ),
-        MemoryPersist(memory, clock=services.clock),
+        MemoryPersist(memory.record, memory.forget, clock=services.clock),
     ]
     if isinstance(llm, OpenAIChatModel):
         systems.append(ContextWindowLimit(llm))
@@ -394,7 +437,7 @@ def _assistant(
         pipeline=Pipeline(systems),
         scope_for=scope_for,
         clock=services.clock,
-        memory=memory,
+        record=memory.record,
     )
 
 
@@ -405,6 +448,7 @@ def _schedule(
     mcp: McpServers,
     erasure: ScopeErasure,
     tasks: TaskStore | None,
+    limits: ScheduleLimits,
 ) -> ScheduleService:
     """Scheduled tasks: their tool offered to the model (/reminders says when the model's
     window leaves no room for it), their files erased with a chat's."""
@@ -416,6 +460,7 @@ def _schedule(
         clock=services.clock,
         store=tasks,
         unavailable=partial(mcp.chat_tools.missing_text, name="schedule", what=REMINDERS),
+        limits=limits,
     )
     mcp.registry.register(schedule.tool)
     erasure.add_step(schedule.erase)
@@ -438,13 +483,13 @@ def _commands(
         compactor=compactor,
         # Every chat's /status, in this order; its channel adds the channel's own lines.
         status_providers=[
-            memory_status(assistant, services.memory),
+            memory_status(assistant, services.memory.recall),
             _maintenance_status(assistant, maintenance),
             mcp.status_lines,
         ],
         async_status_providers=[mcp.chat_tools.status_lines, schedule.status_lines],
         handlers={"reminders": schedule.reminders},
-        memory=services.memory,
+        memory=services.memory.forget,
         known_window=llm.known_window if isinstance(llm, OpenAIChatModel) else None,
         window_unstated=llm.window_unstated if isinstance(llm, OpenAIChatModel) else None,
         permissions=permissions,
@@ -455,13 +500,18 @@ def _commands(
 
 def _maintenance_status(assistant: Assistant, maintenance: MaintenanceTimer) -> StatusProvider:
     def lines(chat: ChatRef) -> list[str]:
-        return maintenance.status_lines(assistant.scope_for(chat, assistant.config()))
+        scope = assistant.scope_for(chat, assistant.config())
+        return maintenance.status_lines(scope, words_for(chat.language))
 
     return lines
 
 
 def build_replica_app(
-    settings: Settings, replicas: Replicas, *, clock: Clock = SYSTEM_CLOCK
+    settings: Settings,
+    replicas: Replicas,
+    *,
+    clock: Clock = SYSTEM_CLOCK,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> App:
     """The app of one replica: sessions and scheduled tasks in Redis, everything else on
     the shared workspace."""
@@ -469,6 +519,7 @@ def build_replica_app(
     sessions = RedisSessionStore(paths.sessions, LeasedSessions(replicas), clock=clock)
     namespace = replicas.coordination.namespace
     tasks = RedisTaskStore(replicas.client, namespace=namespace)
+    board = RedisTurnBoard(replicas.client, namespace=namespace, replica_id=settings.replica_id)
     return build_app(
         settings,
         sessions=sessions,
@@ -476,4 +527,6 @@ def build_replica_app(
         clock=clock,
         tasks=tasks,
         erasure_journal=RedisErasureJournal(replicas.client, namespace=namespace),
+        tuning=tuning,
+        turn_board=board,
     )

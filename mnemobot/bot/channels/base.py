@@ -13,7 +13,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
-from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.base.clock import Clock
+from mnemobot.bot.channels.lanes import LaneJob, MessageJob
 from mnemobot.bot.media.reader import MediaReader
 from mnemobot.bot.schedule.service import ScheduleService
 from mnemobot.bot.tools.confirmations import Confirmations
@@ -22,12 +23,11 @@ from mnemobot.bot.turn.commands import Attachment, Commands
 from mnemobot.bot.turn.erasure import ScopeErasure
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import Clock
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SessionStore
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.reply_stream import ReplyStream
-from mnemobot.systems.turn_media import NO_MEDIA, TurnMedia
+from mnemobot.conversation.session import SessionStore
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.reply_stream import ReplyStream
+from mnemobot.systems.core.turn_media import NO_MEDIA, TurnMedia
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ class Channel(Protocol):
         files says where the file was written instead."""
         ...
 
-    async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
+    async def prepare_turn(self, job: MessageJob) -> PreparedTurn:
         """The job's messages as a turn's text and media, once the chat's turn starts (files
         are fetched and read here, never while updates are being read)."""
         ...
@@ -116,12 +116,17 @@ class ChannelHost(Protocol):
     """
 
     paths: WorkspacePaths
-    # The bot's time (a bench or a test passes its own): what a channel keeps is dated by it.
-    clock: Clock
+
+    # A property: mypy takes a callable field of a dataclass (the root's) for read-only.
+    @property
+    def clock(self) -> Clock:
+        """The bot's time (a bench or a test passes its own): what a channel keeps is
+        dated by it."""
+
     # Read `runtime.current()` each time: the runtime config hot-reloads.
     runtime: RuntimeConfigStore
     sessions: SessionStore
-    memory: MemoryService
+    memory: WorkspaceMemory
     assistant: Assistant
     commands: Commands
     erasure: ScopeErasure

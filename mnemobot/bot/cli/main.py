@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 from mnemobot.bot.cli import tool_commands
 from mnemobot.bot.cli.parser import build_parser, chosen_env_file, handler_of
+from mnemobot.bot.cli.process_tuning import tune_process
 from mnemobot.config.settings import ENV_FILE_VARIABLE
 from mnemobot.config.workspace import use_private_modes
-from mnemobot.memory.process_tuning import tune_process
 
 __all__ = ["build_parser", "main"]
 

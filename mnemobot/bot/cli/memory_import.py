@@ -1,9 +1,9 @@
 """`mnemobot memory import FILE --chat CHAT`: a Telegram Desktop export into a chat's memory.
 
-Every message goes through the live write path (`MemoryService.record_turn`), as a turn
+Every message goes through the live write path (`MemoryRecord.record_turn`), as a turn
 said by its author at its original time, with the message ref the live bot gives it
 (`tg:<id>`): the daily note line, the turn item, whatever extraction derives and promotes;
-at the end, the digest of each finished day (`memory.digest`).
+at the end, the digest of each finished day (`memory.notes.digests`).
 
 The file is read and checked whole first (`bot.channels.telegram.export_file`): a bad file writes
 nothing and gets one line saying where and what is wrong. Re-importing adds nothing twice:
@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 
+from mnemobot.base.atomic_file import append_bytes
+from mnemobot.base.counts import counted
 from mnemobot.bot.channels.telegram.export_file import (
     ChatExport,
     ExportedMessage,
@@ -39,17 +41,17 @@ from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.progress import terminal_progress
 from mnemobot.bot.cli.startup import fail
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.atomic_file import append_bytes
-from mnemobot.memory.digest import write_missing_digests
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.record import MemoryRecord
+from mnemobot.memory.services.scopes import ScopeRuntime
+from mnemobot.memory.upkeep.digest_days import write_missing_digests
 
 IMPORTED_REFS_FILE = "imported-messages.txt"
 
 
-def known_refs(memory: MemoryService, scope: str) -> set[str]:
+def known_refs(scopes: ScopeRuntime, scope: str) -> set[str]:
     """Message refs the scope already holds: in its items and in its import list."""
-    refs = {ref for item in memory.store(scope).items.values() for ref in item.references}
-    listed = memory.paths(scope).directory / IMPORTED_REFS_FILE
+    refs = {ref for item in scopes.store(scope).items.values() for ref in item.references}
+    listed = scopes.paths(scope).directory / IMPORTED_REFS_FILE
     if listed.is_file():
         refs.update(line.strip() for line in listed.read_text().splitlines() if line.strip())
     return refs
@@ -75,12 +77,12 @@ def import_command(args: argparse.Namespace) -> int:
         )
     try:
         imported, already = write_export(
-            memory, scope, export, config=config.memory, tz=tz, assistant=assistant
+            memory.record, scope, export, config=config.memory, tz=tz, assistant=assistant
         )
     finally:
         memory.close()
     print(
-        f"imported {imported} messages of {export.name!r} into {scope}"
+        f"imported {counted(imported, 'message')} of {export.name!r} into {scope}"
         f" ({already} already there, {export.skipped} without text or service messages skipped)"
     )
     return 0
@@ -126,7 +128,7 @@ def _alone(message: ExportedMessage) -> ImportedTurn:
 
 
 def write_export(
-    memory: MemoryService,
+    record: MemoryRecord,
     scope: str,
     export: ChatExport,
     *,
@@ -135,14 +137,14 @@ def write_export(
     assistant: str | None = None,
 ) -> tuple[int, int]:
     """Write the export's new messages; (imported, already there)."""
-    known = known_refs(memory, scope)
+    known = known_refs(record.scopes, scope)
     todo = [message for message in export.messages if message.ref not in known]
-    listed = memory.paths(scope).directory / IMPORTED_REFS_FILE
+    listed = record.scopes.paths(scope).directory / IMPORTED_REFS_FILE
     listed.parent.mkdir(parents=True, exist_ok=True)
     bar = terminal_progress(len(todo))
     try:
         for turn in export_turns(todo, assistant):
-            memory.record_turn(
+            record.record_turn(
                 scope=scope,
                 user_text=turn.text,
                 assistant_text=turn.reply,
@@ -161,5 +163,5 @@ def write_export(
             bar.close()
     # Nobody waits for a reply here: the finished days get their digests now, not at the
     # next maintenance.
-    write_missing_digests(memory.store(scope), tz, memory.clock())
+    write_missing_digests(record.scopes.store(scope), tz, record.scopes.clock())
     return len(todo), len(export.messages) - len(todo)

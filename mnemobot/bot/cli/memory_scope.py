@@ -17,27 +17,12 @@ from mnemobot.bot.cli.startup import settings_or_exit
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.scope_paths import scope_under, validate_scope_key
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.scope_paths import scope_under, validate_scope_key
+from mnemobot.memory.store.workspace_scopes import scopes_with_memory
 
 # How many existing scopes an unknown chat key's error names.
 SUGGESTED_SCOPES = 5
-
-
-def scopes_with_memory(workspace: Path) -> list[str]:
-    """Every scope that has a memory directory, in name order."""
-    root = WorkspacePaths(workspace).memory
-    if not root.is_dir():
-        return []
-    found = []
-    for path in sorted(root.iterdir()):
-        if not path.is_dir():
-            continue
-        try:
-            found.append(validate_scope_key(path.name))
-        except ValueError:
-            continue  # not a scope directory of ours (hand-made): leave it alone
-    return found
 
 
 def has_traces(paths: WorkspacePaths, scope: str) -> bool:
@@ -80,8 +65,8 @@ def unknown_scope_line(key: str, workspace: Path) -> str:
 
 def open_chat_memory(
     args: argparse.Namespace, *, must_exist: bool = True
-) -> tuple[MemoryService, RuntimeConfig] | str:
-    """The memory service and config; `args.chat` becomes the scope the bot would use.
+) -> tuple[WorkspaceMemory, RuntimeConfig] | str:
+    """The memory and config; `args.chat` becomes the scope the bot would use.
     With `must_exist` (every command but import and erase) a scope without memory is an
     error line naming the closest existing ones."""
     settings = settings_or_exit()
@@ -102,4 +87,5 @@ def open_chat_memory(
         args.chat = scope
     if must_exist and not has_traces(paths, args.chat):
         return unknown_scope_line(args.chat, paths.root)
-    return MemoryService(paths.root, embedder=OpenAIEmbeddings(settings, runtime)), config
+    memory = WorkspaceMemory.open(paths.root, embedder=OpenAIEmbeddings(settings, runtime))
+    return memory, config

@@ -20,15 +20,19 @@ from mnemobot.config.settings import Settings
 
 CLI = "mnemobot.bot.cli"
 DEFAULT_MODEL = str(Settings.model_fields["bot_model"].default)
+# The memory page's defaults (`mnemobot web`, `run --web`): this machine only.
+WEB_HOST = "127.0.0.1"
+WEB_PORT = 8765
 ENV_FILE_HELP = (
     "read settings from this file only (like MNEMOBOT_ENV_FILE); default: ./.env over "
     "~/.mnemobot/.env"
 )
 DOCTOR_DESCRIPTION = (
     "Check every setting against the real servers, one line per check: settings file, "
-    "allowed users and operators, workspace, runtime config, speech to text, Redis, the model "
-    "server and model, the context window, embeddings, the Telegram token, scheduled tasks "
-    "and each MCP server. Changes nothing on disk; exit 1 if a check fails."
+    "allowed users and operators, workspace, runtime config, Redis, the model server and "
+    "model, speech to text (the server offers the model, or transcribes a test recording), "
+    "the context window, embeddings, the Telegram token, scheduled tasks and each MCP "
+    "server. Changes nothing on disk; exit 1 if a check fails."
 )
 
 
@@ -56,11 +60,21 @@ def build_parser() -> argparse.ArgumentParser:
     # Not required: a bare `mnemobot` prints this help instead of an error.
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     init = sub.add_parser(
-        "init", help="set up: bot token, model server and model, allowed users; checked"
+        "init",
+        help="set up: bot token, model server and model, allowed users; checked "
+        "(--console: the model alone)",
     )
     add_init_arguments(init)
 
-    chat = sub.add_parser("chat", help="talk to the bot in this terminal (or pipe lines in)")
+    chat = sub.add_parser(
+        "chat",
+        help="talk to the bot in this terminal (or pipe lines in)",
+        description="The bot in this terminal: the reply shows as it is written. The log "
+        "goes to stderr, or to the workspace's logs/console.log when stderr is the terminal. "
+        "Piped, each non-empty input line is answered on stdout, and each answer ends with a "
+        "line holding only the ASCII record separator (\\x1e; invisible on a terminal): "
+        "split the output on '\\x1e\\n' to tell answers apart.",
+    )
     chat.add_argument("--chat-id", default="local", help="console chat id (default: local)")
     chat.add_argument("--user-id", default="local", help="user id shown to the bot")
     chat.set_defaults(handler=f"{CLI}.chat:chat_command")
@@ -76,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_memory(sub)
     _add_config(sub)
     _add_run(sub)
+    _add_web(sub)
     for name, description in tool_commands.TOOL_COMMANDS.items():
         # Their own arguments are the tool's to parse.
         tool = sub.add_parser(name, help=description, add_help=False)
@@ -105,6 +120,11 @@ def add_init_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="turn on recall by meaning with the embedding model the model server lists",
     )
+    parser.add_argument(
+        "--console",
+        action="store_true",
+        help="the model alone, no bot token: for `mnemobot chat` (Telegram can come later)",
+    )
     parser.set_defaults(handler=f"{CLI}.init:run_init")
 
 
@@ -116,7 +136,56 @@ def _add_run(sub: Any) -> None:
         help="receive updates on BOT_WEBHOOK_URL (listening on BOT_WEBHOOK_LISTEN, checking "
         "BOT_WEBHOOK_SECRET) instead of polling",
     )
+    run.add_argument(
+        "--web",
+        nargs="?",
+        type=port_number,
+        const=WEB_PORT,
+        metavar="PORT",
+        help=f"serve the memory page too, from the bot itself (port {WEB_PORT} unless given; "
+        "see `mnemobot web`)",
+    )
+    run.add_argument(
+        "--web-host",
+        default=WEB_HOST,
+        metavar="HOST",
+        help=f"where --web listens (default {WEB_HOST}: this machine only)",
+    )
     run.set_defaults(handler=f"{CLI}.run:run_command")
+
+
+def port_number(text: str) -> int:
+    """argparse type of a port: 1-65535 (0: any free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
+
+
+def _add_web(sub: Any) -> None:
+    web = sub.add_parser(
+        "web",
+        help="a local web page to browse, question and correct each chat's memory",
+        description=(
+            "A local web page over the workspace's memory: chats, facts and their history, "
+            "items, daily notes, MEMORY.md versions, scheduled tasks, what the bot would "
+            "recall for a message; forget an item or restore MEMORY.md. Every request needs "
+            "the access token printed at start (or MNEMOBOT_WEB_TOKEN / MNEMOBOT_WEB_TOKENS)."
+        ),
+    )
+    web.add_argument(
+        "--host", default=WEB_HOST, help=f"where to listen (default {WEB_HOST}: this machine)"
+    )
+    web.add_argument(
+        "--port", type=port_number, default=WEB_PORT, help=f"default {WEB_PORT}; 0: any free one"
+    )
+    web.add_argument(
+        "--read-only", action="store_true", help="browse only: no forgetting, no restoring"
+    )
+    web.set_defaults(handler=f"{CLI}.web:web_command")
 
 
 def _add_config(sub: Any) -> None:
@@ -146,7 +215,19 @@ def _add_memory(sub: Any) -> None:
         parser.set_defaults(handler=handler)
         return parser
 
-    add("pack", "the MemoryPack ContextBuilding would build now", f"{commands}:pack_command", True)
+    pack = add(
+        "pack",
+        "the MemoryPack the bot would send with QUERY now (its learned context window and "
+        "memory's share of it applied)",
+        f"{commands}:pack_command",
+        True,
+    )
+    pack.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="every match within the configured memory budgets alone: no window, no share "
+        "of it, and what the conversation carries already left in",
+    )
     search = add(
         "search", "the best-scoring items, whatever the budget", f"{commands}:search_command", True
     )

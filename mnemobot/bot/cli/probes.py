@@ -15,7 +15,7 @@ from telegram.request import HTTPXRequest
 
 from mnemobot.bot.cli.logging_setup import redact
 from mnemobot.bot.llm.client import OpenAIChatModel
-from mnemobot.systems.llm import LLMError
+from mnemobot.systems.core.llm import LLMError
 
 # A person is waiting at the terminal; a healthy server answers in well under a second.
 NETWORK_CHECK_SECONDS = 10.0
@@ -95,4 +95,5 @@ async def telegram_username(
         raise ProbeError(f"Bot API at {where} unreachable: {redact(str(exc), [token])}") from None
     finally:
         await request.shutdown()
-    return me.username
+    # Every bot has a username; its id names it should a server leave it out.
+    return me.username or str(me.id)

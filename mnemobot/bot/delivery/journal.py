@@ -35,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from mnemobot.memory.atomic_file import append_bytes, read_jsonl, write_atomic
+from mnemobot.base.atomic_file import append_bytes, read_jsonl, write_atomic
 
 log = logging.getLogger(__name__)
 

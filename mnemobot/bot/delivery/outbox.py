@@ -10,6 +10,13 @@ the chat is gone) is logged once and dropped.
 The mark that an entry was delivered is written right after the channel confirms it. A
 crash in the instant between the two re-sends that one entry after the restart: at most
 one duplicate per crash, never a loss.
+
+With replicas, whose inbox another replica takes over when this one dies, a reply that
+answers inbox messages (`answering`) waits until its `gate` says those messages are
+marked answered by this very answer (`Release`): the mark is written first, so a replica
+that takes the chat over never answers again what this one delivered. A reply whose
+messages were answered by another replica meanwhile (this one died before its mark) is
+dropped, not sent: the other's answer went out instead.
 """
 
 from __future__ import annotations
@@ -19,19 +26,29 @@ import contextlib
 import enum
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.delivery.journal_threads import OUTBOX_THREADS, in_thread
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
 FIRST_RETRY_SECONDS = 0.5
 LAST_RETRY_SECONDS = 60.0
+# A held reply whose mark was not reported here (it failed, or the reply is from an
+# earlier run) asks its gate again this often: one Redis read a second per held chat costs
+# nothing, and the reply goes out (or is dropped) within a second of its message's answer.
+RECHECK_SECONDS = 1.0
+# Where an entry keeps what it answers (`Answering`); never handed to `deliver`.
+ANSWERING_KEY = "answering"
+# Names of answers marked lately, remembered so their replies go out without asking the
+# gate: far more than the replies waiting at once.
+REMEMBERED_ANSWERS = 10_000
 
 
 class Delivery(enum.Enum):
@@ -53,6 +70,30 @@ class DeliveryResult:
 Deliver = Callable[[dict[str, Any]], Awaitable[DeliveryResult]]
 
 
+@dataclass(frozen=True, slots=True)
+class Answering:
+    """What a reply answers: the inbox entries (`receipts`) and the name of this answer,
+    which the mark of those entries carries once they are answered by it."""
+
+    receipts: tuple[str, ...]
+    name: str
+
+
+class Release(enum.Enum):
+    SEND = "send"
+    # Its messages are not marked answered yet: the mark is on its way, or they wait for
+    # a new holder of their chat to answer them.
+    HOLD = "hold"
+    # Its messages were answered by another answer (another replica's): not sent.
+    DROP = "drop"
+
+
+class AnswerGate(Protocol):
+    async def release(self, answering: Answering) -> Release:
+        """Whether a reply that answers `answering.receipts` may go out now."""
+        ...
+
+
 class Outbox:
     """Durable, ordered, retrying delivery of one channel's replies."""
 
@@ -64,16 +105,24 @@ class Outbox:
         first_retry_seconds: float = FIRST_RETRY_SECONDS,
         last_retry_seconds: float = LAST_RETRY_SECONDS,
         clock: Clock = SYSTEM_CLOCK,
+        gate: AnswerGate | None = None,
     ) -> None:
         self.queue = DurableQueue(path)
         self.clock = clock
         self.deliver = deliver
         self.first_retry_seconds = first_retry_seconds
         self.last_retry_seconds = last_retry_seconds
+        self.gate = gate
         self._senders: dict[str, asyncio.Task[None]] = {}
         self._closing = False
         self._failing = False
         self.refused = 0
+        # Answers put by this run whose mark is still to be reported (`answered`).
+        self._expected: set[str] = set()
+        # Answers whose mark was reported: their replies go out without asking the gate.
+        self._marked: OrderedDict[str, None] = OrderedDict()
+        # Set when a mark is reported for the chat (or a reply put): its held reply looks again.
+        self._news: dict[str, asyncio.Event] = {}
 
     async def start(self) -> int:
         """Resume delivery of what an earlier run left; returns how many entries wait."""
@@ -86,14 +135,25 @@ class Outbox:
         return waiting
 
     async def put(
-        self, key: str, messages: list[dict[str, Any]], *, ids: list[str] | None = None
+        self,
+        key: str,
+        messages: list[dict[str, Any]],
+        *,
+        ids: list[str] | None = None,
+        answering: Answering | None = None,
     ) -> None:
         """Keep `messages` for chat `key` durably, then deliver them in order.
 
         With `ids`, a message whose id the outbox has seen before is not kept again: the
-        same answer put twice (a turn answered again after a crash) goes out once.
+        same answer put twice (a turn answered again after a crash) goes out once. With
+        `answering` and a gate, they go out once the gate releases them (see the module).
         """
         ids = ids or [uuid.uuid4().hex for _ in messages]
+        if answering is not None and self.gate is not None:
+            held = {"receipts": list(answering.receipts), "name": answering.name}
+            messages = [{**message, ANSWERING_KEY: held} for message in messages]
+            if answering.name not in self._marked:
+                self._expected.add(answering.name)
         now = self.clock()
         entries = [
             QueuedEntry(id=i, key=key, data=m, at=now) for i, m in zip(ids, messages, strict=True)
@@ -111,6 +171,18 @@ class Outbox:
             log.info("the outbox can be written again")
         self._failing = failing if fresh else self._failing
         self._wake(key)
+
+    def answered(self, key: str, name: str) -> None:
+        """The messages answer `name` answers (in chat `key`) are marked answered by it:
+        its replies may go out."""
+        self._remember_marked(name)
+        self._news_of(key).set()
+
+    def _remember_marked(self, name: str) -> None:
+        self._expected.discard(name)
+        self._marked[name] = None
+        while len(self._marked) > REMEMBERED_ANSWERS:
+            self._marked.popitem(last=False)
 
     def waiting(self, key: str | None = None) -> int:
         return len(self.queue.pending(key))
@@ -150,13 +222,29 @@ class Outbox:
         # Runs until the chat's entries are gone; `_wake` starts it again for new ones (no
         # await between the last look at the queue and returning, so none is missed).
         failures = 0
+        held: str | None = None
         while True:
             pending = self.queue.pending(key)
             if not pending:
                 return
             entry = pending[0]
+            if held != entry.id:
+                # News of earlier replies is not news of this one.
+                self._news_of(key).clear()
+            # A reply of this run asks the gate only once its mark is overdue.
+            release = await self._release(entry, ask=held == entry.id)
+            if release is Release.HOLD:
+                held = entry.id
+                await self._hear_news(key)
+                continue
+            if release is Release.DROP:
+                log.info("outbox: a reply to %s was answered by another replica; not sent", key)
+                await in_thread(
+                    OUTBOX_THREADS, self.queue.done, [entry.id], in_memory_on_failure=True
+                )
+                continue
             try:
-                result = await self.deliver(entry.data)
+                result = await self.deliver(_without_answering(entry.data))
             except Exception as exc:  # a bug in delivery must not lose the entry
                 log.exception("outbox: delivering to %s failed unexpectedly", key)
                 result = DeliveryResult(Delivery.RETRY, f"{type(exc).__name__}: {exc}")
@@ -180,3 +268,46 @@ class Outbox:
             # A mark that cannot be written yet (a full disk) is written with the next write
             # that can be; a restart before that sends this reply once more.
             await in_thread(OUTBOX_THREADS, self.queue.done, [entry.id], in_memory_on_failure=True)
+
+    async def _release(self, entry: QueuedEntry, *, ask: bool) -> Release:
+        """Whether `entry` may go out now (see `Release`); `ask`: ask the gate even for a
+        reply whose mark this run still expects to hear of."""
+        answering = _answering_of(entry.data)
+        if answering is None or self.gate is None or answering.name in self._marked:
+            return Release.SEND
+        if answering.name in self._expected and not ask:
+            return Release.HOLD
+        release = await self.gate.release(answering)
+        if release is Release.SEND:
+            self._remember_marked(answering.name)
+        elif release is Release.DROP:
+            self._expected.discard(answering.name)
+        return release
+
+    def _news_of(self, key: str) -> asyncio.Event:
+        news = self._news.get(key)
+        if news is None:
+            news = self._news[key] = asyncio.Event()
+        return news
+
+    async def _hear_news(self, key: str) -> None:
+        news = self._news_of(key)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(news.wait(), RECHECK_SECONDS)
+        news.clear()
+
+
+def _answering_of(data: dict[str, Any]) -> Answering | None:
+    held = data.get(ANSWERING_KEY)
+    if not isinstance(held, dict):
+        return None
+    receipts, name = held.get("receipts"), held.get("name")
+    if not isinstance(name, str) or not isinstance(receipts, list):
+        return None
+    return Answering(tuple(str(r) for r in receipts), name)
+
+
+def _without_answering(data: dict[str, Any]) -> dict[str, Any]:
+    if ANSWERING_KEY not in data:
+        return data
+    return {k: v for k, v in data.items() if k != ANSWERING_KEY}

@@ -13,7 +13,10 @@ What several replicas of one bot share, each operation one atomic step on the se
   still the current one, so a replica that lost its lease (paused, partitioned) cannot
   overwrite what the new holder did.
 - **Pending lists** (`pending`/`done`): a chat's messages wait in arrival order until the
-  lease holder has answered them; `done` removes one only under the current lease.
+  lease holder has answered them; `done` removes one only under the current lease, and in
+  the same step writes who answered it into its claim (`claims` reads it back): a
+  replica's reply to it goes out only once that is written, so a replica that takes a dead
+  one's chat over never answers again what the dead one delivered.
 
 Redis must keep what it acknowledged for the inbox to be durable across a Redis restart:
 run it with `appendonly yes` (the compose file does).
@@ -56,7 +59,8 @@ end
 return 0
 """
 
-# Remove the first pending entry with this id, only while the caller holds the lease.
+# Remove the first pending entry with this id, only while the caller holds the lease, and
+# write who answered it into its claim; 2: it was removed before by this same answer.
 _DONE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
@@ -68,11 +72,18 @@ for _, item in ipairs(items) do
     if redis.call('LLEN', KEYS[2]) == 0 then
       redis.call('SREM', KEYS[3], ARGV[3])
     end
+    redis.call('SET', KEYS[4], ARGV[4], 'EX', ARGV[5])
     return 1
   end
 end
+if redis.call('GET', KEYS[4]) == ARGV[4] then
+  return 2
+end
 return 0
 """
+
+# What a claim holds once its entry is answered: this, then the answer's name.
+ANSWERED = "answered "
 
 _FENCED_SET = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -81,6 +92,14 @@ end
 redis.call('SET', KEYS[2], ARGV[2])
 return 1
 """
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """An accepted entry's claim: who answered it (the name its `done` wrote), None while
+    it waits for its answer."""
+
+    answer: str | None
 
 
 class LeaseLost(RuntimeError):
@@ -143,19 +162,45 @@ class RedisCoordination:
         members = await self.client.smembers(self._key("chats"))
         return sorted(_text(m) for m in members)
 
-    async def done(self, lease: Lease, entry: QueuedEntry) -> bool:
-        """Drop an answered entry; raises LeaseLost when the lease is no longer ours."""
+    async def done(
+        self,
+        lease: Lease,
+        entry: QueuedEntry,
+        answer: str = "",
+        *,
+        claim_ttl_seconds: int = CLAIM_TTL_SECONDS,
+    ) -> bool:
+        """Drop an answered entry and write `answer` (the name of what answered it) into its
+        claim; True when that is now written, by this call or an earlier one. Raises
+        LeaseLost when the lease is no longer ours."""
         result = await self._done(
             keys=[
                 self._key("lease", lease.name),
                 self._key("pending", entry.key),
                 self._key("chats"),
+                self._key("claim", entry.id),
             ],
-            args=[lease.token, entry.id, entry.key],
+            args=[lease.token, entry.id, entry.key, ANSWERED + answer, claim_ttl_seconds],
         )
         if result == -1:
             raise LeaseLost(f"lease on {lease.name} lost before {entry.id} was marked done")
-        return bool(result)
+        return result in (1, 2)
+
+    async def claims(self, entry_ids: list[str]) -> list[Claim | None]:
+        """The claims of these entries (None for one that is gone: it expired)."""
+        if not entry_ids:
+            return []
+        values = await self.client.mget([self._key("claim", i) for i in entry_ids])
+        found: list[Claim | None] = []
+        for value in values:
+            text = None if value is None else _text(value)
+            if text is None:
+                found.append(None)
+            elif text.startswith(ANSWERED):
+                found.append(Claim(answer=text.removeprefix(ANSWERED)))
+            else:
+                found.append(Claim(answer=None))
+        return found
 
     # -- leases --------------------------------------------------------------------------------
 

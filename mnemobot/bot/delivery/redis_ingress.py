@@ -16,7 +16,10 @@ line, retry with growing pauses, and log again once Redis answers.
 
 A holder that loses its lease (paused longer than the TTL, cut off from Redis) stops
 handing entries out; what it was still answering is answered again by the new holder:
-`done` under a lost lease is refused, so nothing is dropped, at the price of a duplicate.
+`done` under a lost lease is refused, so nothing is dropped. Its reply does not go out
+either: `done` writes the name of the answer into the entry's claim, and a replica's
+outbox sends a reply only once its messages are marked answered by it (`release`, the
+outbox's gate); one answered by another replica meanwhile is dropped.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from redis.exceptions import RedisError
 
 from mnemobot.bot.delivery.journal import QueuedEntry
+from mnemobot.bot.delivery.outbox import Answering, Release
 from mnemobot.bot.delivery.redis_coordination import Lease, LeaseLost, RedisCoordination
 
 log = logging.getLogger(__name__)
@@ -114,9 +118,9 @@ class RedisInbox:
         self._drains: dict[str, _Drain] = {}
         # Entries handed to `handle` and not yet done, by id.
         self._in_flight: dict[str, QueuedEntry] = {}
-        # Entries this replica finished lately: a list read just before one was removed
-        # still shows it, and it must not be handed out again.
-        self._finished: OrderedDict[str, None] = OrderedDict()
+        # Entries this replica finished lately, with the name of their answer: a list read
+        # just before one was removed still shows it, and it must not be handed out again.
+        self._finished: OrderedDict[str, str] = OrderedDict()
         self._sweeper: asyncio.Task[None] | None = None
         self._closing = False
 
@@ -148,39 +152,61 @@ class RedisInbox:
     def in_flight(self) -> int:
         return len(self._in_flight)
 
-    async def done(self, entry_ids: Sequence[str]) -> None:
-        """Remove answered entries from their chats' lists, under this replica's lease."""
+    async def done(self, entry_ids: Sequence[str], *, answer: str = "") -> bool:
+        """Remove answered entries from their chats' lists, under this replica's lease,
+        marking them answered by `answer` (a name); True when every mark is written."""
+        marked = True
         for entry_id in entry_ids:
             entry = self._in_flight.get(entry_id)
             if entry is None:
+                marked = False
                 continue
-            self._finished[entry_id] = None
+            self._finished[entry_id] = answer
             while len(self._finished) > REMEMBERED_FINISHED:
                 self._finished.popitem(last=False)
             del self._in_flight[entry_id]
-            await self._mark_done(entry)
+            marked = await self._mark_done(entry, answer) and marked
             self.wake(entry.key)
+        return marked
 
-    async def _mark_done(self, entry: QueuedEntry) -> None:
+    async def release(self, answering: Answering) -> Release:
+        """The outbox's gate: a reply goes out once its messages are marked answered by it;
+        one whose messages another answer took is dropped (see `bot.delivery.outbox`)."""
+        try:
+            claims = await self.coordination.claims(list(answering.receipts))
+            self.outage.ok()
+        except RedisError as exc:
+            self.outage.failed("checking whether a reply may go out", exc)
+            return Release.HOLD
+        # A claim that is gone (expired) says nothing: its reply is not held for it.
+        answers = [claim.answer for claim in claims if claim is not None]
+        if any(answer is not None and answer != answering.name for answer in answers):
+            return Release.DROP
+        if any(answer is None for answer in answers):
+            return Release.HOLD
+        return Release.SEND
+
+    async def _mark_done(self, entry: QueuedEntry, answer: str) -> bool:
         for attempt in range(1, DONE_ATTEMPTS + 1):
             lease = self.leases.lease_for(entry.key)
             if lease is None:
                 log.info(
                     "%s answered after its chat's lease ended; the holder answers again", entry.id
                 )
-                return
+                return False
             try:
-                await self.coordination.done(lease, entry)
+                marked = await self.coordination.done(lease, entry, answer)
                 self.outage.ok()
-                return
+                return marked
             except LeaseLost:
                 log.warning("lease on %s lost before %s was marked done", entry.key, entry.id)
-                return
+                return False
             except RedisError as exc:
                 if attempt == DONE_ATTEMPTS or self._closing:
                     log.warning("could not mark %s done (%s); it is answered again", entry.id, exc)
-                    return
+                    return False
                 await asyncio.sleep(self.outage.failed("marking a message done", exc))
+        return False
 
     # -- draining --------------------------------------------------------------------------------
 
@@ -242,11 +268,12 @@ class RedisInbox:
         if not entries and not mine:
             return False
         for entry in entries:
-            if entry.id in self._finished:
+            answer = self._finished.get(entry.id)
+            if answer is not None:
                 # Answered here, but its removal failed (an outage) or is under way: remove
-                # it now, or the chat would look busy forever.
+                # it now, or the chat would look busy forever (its held reply then goes out).
                 with contextlib.suppress(LeaseLost):
-                    await self.coordination.done(lease, entry)
+                    await self.coordination.done(lease, entry, answer)
                 continue
             if entry.id not in self._in_flight and self.handle is not None:
                 self._in_flight[entry.id] = entry

@@ -3,10 +3,12 @@
 Servers differ in how they stream (OpenAI, vLLM, llama.cpp, Ollama): a tool call's name
 may come whole or in pieces, its arguments in fragments, its index may be missing (one
 call per chunk, named by its id); usage comes in a last chunk without choices, or never.
-`StreamedAnswer.add` takes the chunks in order; `complete` says whether the stream ended
-the way a finished answer does (with a finish reason): a stream that stops without one was
-cut short (llama-cpp-python ends an overflowing request with an empty body, and cuts a
-running stream when another request comes in), and is asked for again without streaming.
+Prompt tokens taken from the server's cache come with the usage (OpenAI) or as llama.cpp's
+`timings` on the last chunk. `StreamedAnswer.add` takes the chunks in order; `complete`
+says whether the stream ended the way a finished answer does (with a finish reason): a
+stream that stops without one was cut short (llama-cpp-python ends an overflowing request
+with an empty body, and cuts a running stream when another request comes in), and is asked
+for again without streaming.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mnemobot.memory.session import valid_unicode
-from mnemobot.systems.llm import ChatResponse, ToolCall
+from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
+from mnemobot.conversation.session import valid_unicode
+from mnemobot.systems.core.llm import ChatResponse, ToolCall
 
 
 @dataclass(slots=True)
@@ -34,6 +37,7 @@ class StreamedAnswer:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
     chunks: int = 0
 
     def add(self, chunk: Any) -> bool:
@@ -43,6 +47,11 @@ class StreamedAnswer:
         if usage is not None:
             self.prompt_tokens = getattr(usage, "prompt_tokens", None)
             self.completion_tokens = getattr(usage, "completion_tokens", None)
+        counts = prompt_cache_counts(chunk)
+        if counts.cached is not None:
+            self.cached_prompt_tokens = counts.cached
+            if self.prompt_tokens is None:
+                self.prompt_tokens = counts.prompt
         grew = False
         for choice in getattr(chunk, "choices", None) or ():
             if getattr(choice, "index", 0) not in (0, None):
@@ -111,4 +120,5 @@ class StreamedAnswer:
             finish_reason=self.finish_reason,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
+            cached_prompt_tokens=self.cached_prompt_tokens,
         )

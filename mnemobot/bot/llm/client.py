@@ -37,6 +37,8 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from mnemobot.bot.llm.chat_stream import StreamedAnswer
 from mnemobot.bot.llm.errors import classify_openai_error
+from mnemobot.bot.llm.model_gate import ModelGate
+from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
 from mnemobot.bot.llm.window_reports import (
     MIN_ANSWER_TOKENS,
@@ -44,12 +46,12 @@ from mnemobot.bot.llm.window_reports import (
     answer_tokens_without_window,
     is_local_endpoint,
 )
-from mnemobot.memory.model_vision import ModelVisionStore
-from mnemobot.memory.model_windows import ModelWindow, ModelWindowStore
-from mnemobot.memory.session import valid_unicode
-from mnemobot.systems.image_parts import has_images, without_images
-from mnemobot.systems.llm import ChatRequest, ChatResponse, LLMError, LLMFailureKind, ToolCall
-from mnemobot.systems.request_messages import estimate_request_tokens
+from mnemobot.conversation.session import valid_unicode
+from mnemobot.model.vision import ModelVisionStore
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
+from mnemobot.systems.core.llm import ChatRequest, ChatResponse, LLMError, LLMFailureKind, ToolCall
+from mnemobot.systems.model_call.image_parts import has_images, without_images
+from mnemobot.systems.model_call.request_messages import estimate_request_tokens
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +106,7 @@ class OpenAIChatModel:
         timeout_seconds: float = 120,
         windows: ModelWindowStore | None = None,
         vision: ModelVisionStore | None = None,
+        gate: ModelGate | None = None,
     ) -> None:
         # Local servers (llama.cpp, Ollama, vLLM) accept any key; without one the SDK refuses
         # to start, so a placeholder lets the server itself decide.
@@ -121,6 +124,8 @@ class OpenAIChatModel:
             http_client=openai.DefaultAioHttpClient(timeout=timeout_seconds),
         )
         self.windows = windows
+        # Which call goes to the server when (replies first); no gate: each at once.
+        self.gate = gate or ModelGate(lambda: 0)
         # Models whose server refused an image (`llm.vision` "auto"), kept across restarts
         # in `vision` when given.
         self.vision = vision
@@ -261,6 +266,24 @@ class OpenAIChatModel:
     # -- completions -------------------------------------------------------------------------------
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        # Replies first on a server that takes few requests at once (`model_gate`); the
+        # call's deadline starts once it may go.
+        async with self.gate.admitted():
+            if request.deadline_seconds is None:
+                return await self._complete_any(request)
+            deadline = asyncio.timeout(request.deadline_seconds)
+            try:
+                async with deadline:
+                    return await self._complete_any(request)
+            except TimeoutError:
+                if not deadline.expired():
+                    raise
+                raise LLMError(
+                    LLMFailureKind.TIMEOUT,
+                    f"no answer within {request.deadline_seconds:g} s",
+                ) from None
+
+    async def _complete_any(self, request: ChatRequest) -> ChatResponse:
         if has_images(request.messages):
             return await self._complete_with_images(request)
         return await self._complete_fitted(request)
@@ -451,17 +474,20 @@ def _response_from(completion: object) -> ChatResponse:
     calls = [
         ToolCall(
             id=call.id,
-            name=call.function.name,
-            arguments=valid_unicode(call.function.arguments or ""),
+            name=function.name,
+            arguments=valid_unicode(function.arguments or ""),
         )
         for call in (message.tool_calls or [])
-        if getattr(call, "function", None) is not None
+        # A custom tool call (free text, no function) is none of ours.
+        if (function := getattr(call, "function", None)) is not None
     ]
     usage = completion.usage
+    cache = prompt_cache_counts(completion)
     return ChatResponse(
         content=valid_unicode(message.content) if message.content is not None else None,
         tool_calls=calls,
         finish_reason=choice.finish_reason,
-        prompt_tokens=usage.prompt_tokens if usage else None,
+        prompt_tokens=usage.prompt_tokens if usage else cache.prompt,
         completion_tokens=usage.completion_tokens if usage else None,
+        cached_prompt_tokens=cache.cached,
     )

@@ -12,7 +12,7 @@ from typing import Any
 import openai
 
 from mnemobot.bot.llm.window_reports import overflow_figures
-from mnemobot.systems.llm import LLMError, LLMFailureKind
+from mnemobot.systems.core.llm import LLMError, LLMFailureKind
 
 # Markers of a context overflow in the error bodies of the servers we know.
 _OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}

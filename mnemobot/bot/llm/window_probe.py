@@ -20,7 +20,7 @@ from mnemobot.bot.llm.window_reports import (
     window_in_ollama_show,
     window_in_props,
 )
-from mnemobot.memory.model_windows import ModelWindow
+from mnemobot.model.windows import ModelWindow
 
 # Each question is answered within this or given up; a turn waits for the answers at most
 # this long too (the asking goes on behind it).

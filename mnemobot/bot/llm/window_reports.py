@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from mnemobot.config.runtime import SMALL_WINDOW_ANSWER_SHARE
-from mnemobot.memory.model_windows import ModelWindow
+from mnemobot.model.windows import ModelWindow
 
 # The window and the prompt size as the servers we know state them in an overflow error:
 # OpenAI, vLLM and llama-cpp-python ("maximum context length is 2048 tokens. However, you

@@ -16,7 +16,7 @@ from mnemobot.bot.mcp.tool_adapter import tool_set_of
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.settings import Settings
-from mnemobot.systems.context import ChatRef, TurnContext
+from mnemobot.systems.core.context import ChatRef, TurnContext
 
 MCP_SECTION = "mcp"
 

@@ -29,8 +29,8 @@ from mnemobot.bot.mcp.supervisor import (
     ServerUnavailable,
 )
 from mnemobot.bot.tools.confirmations import Answer, Confirmations
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import AnyArguments, Tool, ToolError
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import AnyArguments, Tool, ToolError
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ its later ones; `/stop` drops or cancels it) and is run here:
   "done, thanks" or "remind me again in an hour" has something to refer to);
 - a task runs a turn of the chat (memory, tools) with the task as the message, and its
   answer is sent; a task or heartbeat whose turn fails counts a failure, and a recurring
-  one that fails `schedule.pauseAfterFailures` times in a row is paused and the chat told;
+  one that fails `ScheduleLimits.pause_after_failures` times in a row is paused, the chat told;
 - a heartbeat runs the same turn, told to answer NO_REPLY when there is nothing worth
   saying: then nothing is sent, and the check-in leaves the conversation as it was;
 - a missed occurrence (older than the grace period) is reported, not run.
@@ -19,23 +19,25 @@ the outbox recognises it, so it is delivered once.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
+from datetime import datetime
 from typing import Protocol
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
+from mnemobot.bot.i18n import N_, Words, words_for
+from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
-from mnemobot.bot.schedule.wording import locale_for
-from mnemobot.bot.turn.assistant import Assistant, TurnOutcome
+from mnemobot.bot.schedule.wording import local_clock, local_when, locale_for
+from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, llm_failure_text
 from mnemobot.bot.turn.received import find_received
-from mnemobot.config.runtime import ScheduleConfig
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.items import to_iso
-from mnemobot.systems.compactor import NO_REPLY
-from mnemobot.systems.context import ChatRef
+from mnemobot.config.zones import zone_of
+from mnemobot.systems.core.context import NO_REPLY, ChatRef
 
 log = logging.getLogger(__name__)
 
@@ -56,17 +58,47 @@ class FiringChat(Protocol):
         ...
 
 
+# In the session, where the model reads what was due (never translated).
 KIND_NAMES = {"reminder": "reminder", "task": "task", "heartbeat": "heartbeat check-in"}
+# What the chat is told, a sentence for each kind: the kind's word takes the sentence's
+# grammar in other languages.
+_MISSED = {
+    "reminder": N_("I was offline at {at} and missed reminder #{number}{times}: {text}"),
+    "task": N_("I was offline at {at} and missed task #{number}{times}: {text}"),
+    "heartbeat": N_("I was offline at {at} and missed heartbeat check-in #{number}{times}: {text}"),
+}
+_FAILED = {
+    "reminder": N_("Scheduled reminder #{number}{what} did not run: {why}."),
+    "task": N_("Scheduled task #{number}{what} did not run: {why}."),
+    "heartbeat": N_("Scheduled heartbeat check-in #{number}{what} did not run: {why}."),
+}
+
+
+def clock_text(ts: float, zone_name: str, now: float, language: str | None) -> str:
+    """ "09:00" on the day of `now`, else with the date: in `language` when not English."""
+    locale = locale_for(language)
+    if locale is None:
+        return format_clock(ts, zone_name, now)
+    zone = zone_of(zone_name)
+    local = datetime.fromtimestamp(ts, zone)
+    if local.date() == datetime.fromtimestamp(now, zone).date():
+        return local_clock(local, locale)
+    return local_when(ts, zone_name, now, locale)
 
 
 def late_note(firing: Firing, now: float) -> str:
     """ "(late: I was offline at 09:00)", with how many earlier times passed unseen."""
-    at = format_clock(firing.due, firing.task.zone, now)
-    skipped = ""
+    language = firing.task.chat.language
+    words = words_for(language)
+    at = clock_text(firing.due, firing.task.zone, now, language)
     if firing.skipped:
-        times = "time" if firing.skipped == 1 else "times"
-        skipped = f"; it was also due {firing.skipped} earlier {times} meanwhile"
-    return f"(late: I was offline at {at}{skipped})"
+        return words.ngettext(
+            "(late: I was offline at {at}; it was also due {count} earlier time meanwhile)",
+            "(late: I was offline at {at}; it was also due {count} earlier times meanwhile)",
+            firing.skipped,
+            at=at,
+        )
+    return words.gettext("(late: I was offline at {at})", at=at)
 
 
 def reminder_text(firing: Firing, now: float) -> str:
@@ -84,14 +116,21 @@ def reminder_text(firing: Firing, now: float) -> str:
 
 def missed_text(firing: Firing, now: float) -> str:
     task = firing.task
-    at = format_clock(firing.due, task.zone, now)
-    times = f" ({firing.skipped + 1} times)" if firing.skipped else ""
-    text = (
-        f"I was offline at {at} and missed {KIND_NAMES[task.kind]} #{task.number}{times}: "
-        f"{task.text}"
-    )
+    language = task.chat.language
+    words = words_for(language)
+    at = clock_text(firing.due, task.zone, now, language)
+    times = ""
+    if firing.skipped:
+        times = " " + words.ngettext("({count} time)", "({count} times)", firing.skipped + 1)
+    text = words.gettext(_MISSED[task.kind], at=at, number=task.number, times=times, text=task.text)
     if firing.next_due is not None:
-        text += f"\nIt goes on: next {format_when(firing.next_due, task.zone, now)}."
+        locale = locale_for(language)
+        when = (
+            format_when(firing.next_due, task.zone, now)
+            if locale is None
+            else local_when(firing.next_due, task.zone, now, locale)
+        )
+        text += "\n" + words.gettext("It goes on: next {when}.", when=when)
     return text
 
 
@@ -118,20 +157,25 @@ def task_prompt(firing: Firing, now: float) -> str:
 def failed_text(firing: Firing, outcome: TurnOutcome) -> str:
     """Why a task's turn gave no answer, in one line (not the apology for a message)."""
     task = firing.task
+    words = words_for(task.chat.language)
     if outcome.storage_failed:
-        why = "the bot's storage is failing"
+        why = words.gettext("the bot's storage is failing")
     elif outcome.ctx is not None and outcome.ctx.llm_error is not None:
-        why = outcome.ctx.llm_error.user_text()
+        why = llm_failure_text(words, outcome.ctx.llm_error.kind)
     else:
-        why = "something went wrong (the bot's log says what)"
+        why = words.gettext("something went wrong (the bot's log says what)")
     what = f" ({task.text})" if task.text else ""
-    return f"Scheduled {KIND_NAMES[task.kind]} #{task.number}{what} did not run: {why}."
+    return words.gettext(_FAILED[task.kind], number=task.number, what=what, why=why)
 
 
-def paused_text(number: int, failures: int) -> str:
-    return (
-        f"I paused scheduled task #{number}: it failed {failures} times in a row. "
-        f"/reminders resume {number} starts it again."
+def paused_text(number: int, failures: int, words: Words | None = None) -> str:
+    return (words or words_for(None)).ngettext(
+        "I paused scheduled task #{number}: it failed {count} time in a row. "
+        "/reminders resume {number} starts it again.",
+        "I paused scheduled task #{number}: it failed {count} times in a row. "
+        "/reminders resume {number} starts it again.",
+        failures,
+        number=number,
     )
 
 
@@ -140,14 +184,14 @@ class FiringRunner:
         self,
         assistant: Assistant,
         store: TaskStore,
-        config: Callable[[], ScheduleConfig],
         *,
         clock: Clock = SYSTEM_CLOCK,
+        limits: ScheduleLimits = DEFAULT_SCHEDULE_LIMITS,
     ) -> None:
         self.assistant = assistant
         self.store = store
-        self.config = config
         self.clock = clock
+        self.limits = limits
 
     async def run(
         self,
@@ -157,10 +201,11 @@ class FiringRunner:
         progress: Callable[[str], Awaitable[None]],
     ) -> None:
         now = self.clock()
+        # Babel loads a language's dates on first use: not on the event loop.
         if firing.missed:
-            await self._say(firing, chat, out, missed_text(firing, now))
+            await self._say(firing, chat, out, await asyncio.to_thread(missed_text, firing, now))
         elif firing.task.kind == "reminder":
-            await self._say(firing, chat, out, reminder_text(firing, now))
+            await self._say(firing, chat, out, await asyncio.to_thread(reminder_text, firing, now))
         else:
             async with out.working():
                 await self._turn(firing, chat, out, progress, now)
@@ -213,17 +258,18 @@ class FiringRunner:
             await self._forget_check_in(firing, chat)
         else:
             if firing.late:
-                reply = f"{late_note(firing, now)}\n\n{reply}"
+                reply = f"{await asyncio.to_thread(late_note, firing, now)}\n\n{reply}"
             await out.reply(reply)
         await self._count(task.id, ok, chat, out)
 
     async def _count(self, task_id: str, ok: bool, chat: ChatRef, out: FiringChat) -> None:
-        config = self.config()
         before = await self.store.get(task_id)
-        after = await self.store.record_run(task_id, ok, pause_after=config.pause_after_failures)
+        pause_after = self.limits.pause_after_failures
+        after = await self.store.record_run(task_id, ok, pause_after=pause_after)
         if after is not None and after.paused and (before is None or not before.paused):
             log.warning("task %s of %s paused after %d failures", task_id, chat.key, after.failures)
-            await out.note(paused_text(after.number, after.failures))
+            words = words_for(chat.language)
+            await out.note(paused_text(after.number, after.failures, words))
 
     async def _forget_check_in(self, firing: Firing, chat: ChatRef) -> None:
         """A check-in with nothing to say leaves no trace in the conversation."""

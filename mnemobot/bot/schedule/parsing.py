@@ -20,9 +20,9 @@ from datetime import datetime, timedelta
 
 from dateparser.date import DateDataParser
 
+from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.bot.schedule.timing import wall_time, wall_to_epoch
 from mnemobot.config.zones import zone_of
-from mnemobot.memory.clock import SECONDS_PER_DAY
 
 # How far the second reading's "now" is moved: not a whole number of minutes of any unit
 # people use, so a fixed time of day never moves by exactly this much.
@@ -43,7 +43,7 @@ _INTERVAL = re.compile(
     r"(?P<unit>m|min|mins|minutes?|h|hrs?|hours?|d|days?|w|weeks?)\s*$",
     re.IGNORECASE,
 )
-_INTERVAL_WORDS = {"hourly": (1, "hour"), "daily": (1, "day"), "weekly": (1, "week")}
+_INTERVAL_WORDS = {"hourly": (1.0, "hour"), "daily": (1.0, "day"), "weekly": (1.0, "week")}
 
 
 class WhenError(ValueError):

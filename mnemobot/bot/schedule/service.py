@@ -7,25 +7,29 @@ jobs in their lanes to `runner`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.schedule.firing import FiringRunner
+from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.reminders import RemindersCommand
 from mnemobot.bot.schedule.scheduler import Scheduler
 from mnemobot.bot.schedule.store import FileTaskStore, TaskStore, Waiting
 from mnemobot.bot.schedule.timing import format_when
 from mnemobot.bot.schedule.tool import ScheduleTool
+from mnemobot.bot.schedule.wording import local_when, locale_for
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.erasure import EraseStep, ErasureTarget
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_zone_name
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.tool_runner import Tool
 
 SCHEDULE_DIR_NAME = "schedule"
 
@@ -35,15 +39,20 @@ def schedule_folder(workspace: Path) -> Path:
     return workspace / SCHEDULE_DIR_NAME
 
 
-def waiting_line(waiting: Waiting, now: float) -> str:
+def waiting_line(waiting: Waiting, now: float, language: str | None = None) -> str:
     """ "Scheduled: 3 waiting, next Thursday 27 November, 09:00 (Europe/Berlin)"."""
+    words = words_for(language)
     if not waiting.count or waiting.soonest is None or waiting.soonest.next_due is None:
-        return "Scheduled: nothing waiting"
+        return words.gettext("Scheduled: nothing waiting")
     soonest = waiting.soonest
     assert soonest.next_due is not None
-    return (
-        f"Scheduled: {waiting.count} waiting, next "
-        f"{format_when(soonest.next_due, soonest.zone, now)}"
+    locale = locale_for(language)
+    if locale is None:
+        when = format_when(soonest.next_due, soonest.zone, now)
+    else:
+        when = local_when(soonest.next_due, soonest.zone, now, locale)
+    return words.gettext(
+        "Scheduled: {count} waiting, next {when}", count=words.number(waiting.count), when=when
     )
 
 
@@ -58,7 +67,8 @@ class ScheduleService:
 
     async def status_lines(self, chat: ChatRef) -> list[str]:
         waiting = await self.store.waiting(lambda key: key == chat.key)
-        return [waiting_line(waiting, self.clock())]
+        # Babel loads a language's dates on first use: not on the event loop.
+        return [await asyncio.to_thread(waiting_line, waiting, self.clock(), chat.language)]
 
     async def erase(self, target: ErasureTarget) -> list[str]:
         """Erasure step: the scheduled tasks of every chat of the scope."""
@@ -129,11 +139,13 @@ def build_schedule(
     clock: Clock = SYSTEM_CLOCK,
     store: TaskStore | None = None,
     unavailable: Callable[[ChatRef], Awaitable[str | None]] | None = None,
+    limits: ScheduleLimits = DEFAULT_SCHEDULE_LIMITS,
 ) -> ScheduleService:
     """`store`: another store than the workspace's files (replicas keep tasks in Redis);
-    `unavailable`: why the model cannot set reminders in a chat now (see /reminders)."""
+    `unavailable`: why the model cannot set reminders in a chat now (see /reminders);
+    `limits`: the tasks' limits (a test passes others)."""
     store = store or FileTaskStore(schedule_folder(workspace))
-    scheduler = Scheduler(store, lambda: config().schedule, clock=clock)
+    scheduler = Scheduler(store, lambda: config().schedule, clock=clock, limits=limits)
 
     def zone_for(chat: ChatRef) -> str:
         return chat_zone_name(assistant.session(chat).metadata, config()) or local_zone_name()
@@ -141,8 +153,8 @@ def build_schedule(
     return ScheduleService(
         store=store,
         scheduler=scheduler,
-        runner=FiringRunner(assistant, store, lambda: config().schedule, clock=clock),
-        tool=ScheduleTool(store, permissions, on_added=scheduler.wake).tool(),
+        runner=FiringRunner(assistant, store, clock=clock, limits=limits),
+        tool=ScheduleTool(store, permissions, on_added=scheduler.wake, limits=limits).tool(),
         reminders=RemindersCommand(
             store,
             permissions,
@@ -151,6 +163,7 @@ def build_schedule(
             clock=clock,
             on_changed=scheduler.wake,
             unavailable=unavailable,
+            limits=limits,
         ),
         clock=clock,
     )

@@ -23,16 +23,16 @@ from typing import Protocol
 
 import orjson
 
+from mnemobot.base.atomic_file import write_atomic
 from mnemobot.bot.schedule.tasks import Task
 from mnemobot.bot.schedule.timing import next_occurrence
 from mnemobot.config.zones import zone_of
-from mnemobot.memory.atomic_file import write_atomic
 
 log = logging.getLogger(__name__)
 
 
 class TooManyTasks(Exception):
-    """The chat already has as many tasks as `schedule.maxTasksPerChat` allows."""
+    """The chat already has as many tasks as `ScheduleLimits.max_tasks_per_chat` allows."""
 
 
 @dataclass(frozen=True, slots=True)

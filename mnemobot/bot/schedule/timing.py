@@ -22,9 +22,9 @@ from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
+from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.bot.schedule.tasks import Firing, Schedule, Task
 from mnemobot.config.zones import zone_of
-from mnemobot.memory.clock import SECONDS_PER_DAY
 
 # Cron matches walked at most to find the next one past a time (a few are walked past
 # when a time falls in a repeated hour); far above any valid expression's need.

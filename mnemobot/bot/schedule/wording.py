@@ -14,9 +14,9 @@ from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.bot.schedule.tasks import Schedule, TaskKind
 from mnemobot.config.zones import zone_of
-from mnemobot.memory.clock import SECONDS_PER_DAY
 
 if TYPE_CHECKING:
     # Babel is imported when a chat first needs it: most bots never word a time but in

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from mnemobot.base.counts import counted
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.tools.offer import ToolOffer, first_sentence
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.model.windows import ModelWindow
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.tool_runner import Tool
 
 ToolSetsFor = Callable[[ChatRef, RuntimeConfig], Awaitable[frozenset[str]]]
 WindowOf = Callable[[RuntimeConfig], ModelWindow | None]
@@ -86,7 +88,18 @@ class ChatTools:
 
     async def status_lines(self, chat: ChatRef) -> list[str]:
         """`Tools: 12 of 304 offered; MCP server big: 296 of 300 left out (…)`."""
-        return [f"Tools: {(await self.offer(chat)).offer.summary()}"]
+        words = words_for(chat.language)
+        offer = (await self.offer(chat)).offer
+        if offer.trimmed:
+            # What was left out and why, as the operator who tunes it reads it in the log.
+            return [words.gettext("Tools: {summary}", summary=offer.summary())]
+        return [
+            words.gettext(
+                "Tools: {count} of {available} offered",
+                count=words.number(len(offer.names)),
+                available=words.number(offer.available),
+            )
+        ]
 
     async def missing_text(self, chat: ChatRef, name: str, what: str) -> str | None:
         """Why the model goes without the tool `name` in this chat and what would bring it
@@ -135,7 +148,7 @@ class ChatTools:
         room = MAX_NAMES_CHARS
         for label, names in grouped.items():
             named, room = _names_within(names, room)
-            lines.append(f"- {label} ({len(names)} tools): {named}")
+            lines.append(f"- {label} ({counted(len(names), 'tool')}): {named}")
         for gone in offer.left_out:
             lines.append(f"- {gone.label}: {gone.count} of {gone.of} left out for want of room")
         if not found.tools:

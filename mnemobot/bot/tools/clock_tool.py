@@ -10,11 +10,11 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time, named_zone
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import Tool
 
 # A chat's own zone, kept in its session's metadata.
 CHAT_ZONE_KEY = "timezone"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.tool_runner import ToolError
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.core.tool_runner import ToolError
 
 # Why the user of a chat may not erase or rewrite its memory and files; None: they may.
 EditRefusal = Callable[[ChatRef], Awaitable[str | None]]

@@ -19,11 +19,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemobot.base.atomic_file import write_atomic
 from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
-from mnemobot.memory.atomic_file import write_atomic
-from mnemobot.memory.scope_paths import validate_scope_key
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import Tool, ToolError
+from mnemobot.memory.store.scope_paths import validate_scope_key
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import Tool, ToolError
 
 READ_PAGE_CHARS = 20_000
 MAX_WRITE_CHARS = 1_000_000

@@ -9,8 +9,8 @@ turns and facts that go with them. The answer lists what was removed, so the rep
 say it. The text is hidden at once (and taken out of this conversation); the files are
 rewritten by the next maintenance, which `on_forgotten` asks for.
 
-`add`, `update` and `promote` write through `MemoryService` like a turn's memory: the
-config weighs a saved fact (memory.toolConfidence, memory.toolSalience), a repeat merges
+`add`, `update` and `promote` write through `MemoryRecord` like a turn's memory: the
+tool's facts are weighed as `memory.write.fact_items` says (above extracted ones), a repeat merges
 into the stored fact, and a new value of a single-valued thing ("I moved to Berlin")
 marks the old one earlier. Every call runs in the memory's worker threads.
 
@@ -27,14 +27,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
+from mnemobot.base.counts import counted
 from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.daily_notes import MemoryFileTooLong
-from mnemobot.memory.forgotten_texts import FORGET_QUERY_MAX_ITEMS
-from mnemobot.memory.items import ItemType, Layer, MemoryItem, to_iso
-from mnemobot.memory.service import MemoryService
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import Tool, ToolError
+from mnemobot.memory.notes.daily_notes import MemoryFileTooLong
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.upkeep.forgotten_texts import FORGET_QUERY_MAX_ITEMS
+from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import Tool, ToolError
 
 MEMORY_FILE_MAX_CHARS = 40_000
 # Removed items the answer lists by title; the rest are counted.
@@ -113,10 +115,26 @@ def _removed_line(item: MemoryItem) -> str:
     return f"- [{item.layer.value.lower()}/{item.type.value.lower()}] {item.title}"
 
 
+def forget_receipt(items: list[MemoryItem], lines: int) -> str:
+    """What was forgotten, and where it goes from: the memory tool's answer, and what the
+    web page shows after a forget."""
+    parts = [f"forgotten {counted(len(items), 'item')}"]
+    if lines:
+        parts.append(f"{counted(lines, 'line')} of MEMORY.md and the daily notes")
+    listed = "\n".join(_removed_line(item) for item in items[:FORGET_LISTED])
+    more = f"\n- ... and {len(items) - FORGET_LISTED} more" if len(items) > FORGET_LISTED else ""
+    return (
+        " and ".join(parts)
+        + ". Hidden now and taken out of this conversation; erased from every file "
+        "(notes, MEMORY.md, sessions, logs) by the next memory maintenance. Removed:\n"
+        + (listed + more if listed else "(memory-file lines only)")
+    )
+
+
 class MemoryTool:
     def __init__(
         self,
-        memory: MemoryService,
+        memory: WorkspaceMemory,
         *,
         on_forgotten: Callable[[str], None] | None = None,
         clock: Clock = SYSTEM_CLOCK,
@@ -125,7 +143,9 @@ class MemoryTool:
         """`on_forgotten(scope)`: something of the scope was forgotten (erase it soon).
         `clock`: the time of a fact saved in a turn that does not say when it happened.
         `may_edit(chat)`: why its user may not forget or rewrite its memory (None: may)."""
-        self.memory = memory
+        # Every role: the tool recalls, records and forgets.
+        self.recall, self.record, self.forget = memory.recall, memory.record, memory.forget
+        self.scopes = memory.scopes
         self.on_forgotten = on_forgotten
         self.clock = clock
         self.may_edit = may_edit
@@ -156,19 +176,19 @@ class MemoryTool:
         if operation in _EDITS:
             await check_may_edit(self.may_edit, ctx, _EDITS[operation])
         if operation in {"add", "update"}:
-            self._fits(arguments.content, ctx.config.memory.max_item_chars)
+            self._fits(arguments.content, MAX_ITEM_CHARS)
         if operation == "add":
             return await self._add(arguments, ctx)
         if operation == "search":
             query = self._need(arguments.query or arguments.content, "query")
             work = partial(
-                self.memory.search,
+                self.recall.search,
                 ctx.scope,
                 query,
                 config=ctx.config.memory,
                 tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
             )
-            found = await self.memory.offload(ctx.scope, work)
+            found = await self.scopes.run(ctx.scope, work)
             return "\n".join(_line(item, score) for item, score in found) or "(nothing found)"
         if operation == "forget" and not arguments.id:
             query = self._need(arguments.query or arguments.content, "id or query")
@@ -184,7 +204,7 @@ class MemoryTool:
 
     async def _add(self, arguments: MemoryArguments, ctx: TurnContext) -> str:
         work = partial(
-            self.memory.add_fact,
+            self.record.add_fact,
             ctx.scope,
             self._need(arguments.content, "content"),
             item_type=_DURABLE_TYPES[arguments.kind],
@@ -194,7 +214,7 @@ class MemoryTool:
             tags=[*arguments.tags, "from:tool"],
             references=ctx.message_refs,
         )
-        written = await self.memory.offload_write(ctx.scope, work)
+        written = await self.scopes.run(ctx.scope, work, write=True)
         if not written.stored:
             return "not saved: this fact was forgotten earlier at the user's request"
         answer = f"saved {_line(written.stored[0])}"
@@ -205,10 +225,11 @@ class MemoryTool:
 
     async def _by_id(self, operation: str, arguments: MemoryArguments, ctx: TurnContext) -> str:
         item_id = self._need(arguments.id, "id")
-        item = await self.memory.offload(ctx.scope, partial(self.memory.get, ctx.scope, item_id))
+        item = await self.scopes.run(ctx.scope, partial(self.recall.get, ctx.scope, item_id))
         if item is None and operation == "read":
-            work = partial(self.memory.message_text, ctx.scope, item_id)
-            whole = await self.memory.offload(ctx.scope, work)
+            whole = await self.scopes.run(
+                ctx.scope, partial(self.recall.message_text, ctx.scope, item_id)
+            )
             if whole is not None:
                 return f"message {item_id}:\n{whole}"
         if item is None:
@@ -216,17 +237,19 @@ class MemoryTool:
         if operation == "read":
             return _line(item) + f"\nreferences: {', '.join(item.references) or '-'}"
         if operation == "forget":
-            work = partial(self.memory.forget_items, ctx.scope, item_id)
-            gone = await self.memory.offload_write(ctx.scope, work)
+            work = partial(self.forget.forget_items, ctx.scope, item_id)
+            gone = await self.scopes.run(ctx.scope, work, write=True)
             await self._forgotten(ctx)
-            return self._removed(gone, 0)
+            return forget_receipt(gone, 0)
         at = self._turn_time(ctx)
         if operation == "promote":
-            work = partial(self.memory.promote, ctx.scope, item_id, at=at, config=ctx.config.memory)
-            promoted = await self.memory.offload_write(ctx.scope, work)
+            promote = partial(
+                self.record.promote, ctx.scope, item_id, at=at, config=ctx.config.memory
+            )
+            promoted = await self.scopes.run(ctx.scope, promote, write=True)
             return f"promoted to {_line(promoted)}" if promoted else "already durable"
-        work = partial(
-            self.memory.rewrite_fact,
+        rewrite = partial(
+            self.record.rewrite_fact,
             ctx.scope,
             item_id,
             content=self._need(arguments.content, "content"),
@@ -235,14 +258,14 @@ class MemoryTool:
             config=ctx.config.memory,
         )
         try:
-            updated = await self.memory.offload_write(ctx.scope, work)
+            updated = await self.scopes.run(ctx.scope, rewrite, write=True)
         except ValueError as exc:
             raise ToolError(f"not updated: {exc}") from None
         return f"updated {_line(updated)}" if updated else "not updated"
 
     async def _forget_matching(self, ctx: TurnContext, query: str) -> str:
-        work = partial(self.memory.forget_matching, ctx.scope, query)
-        outcome = await self.memory.offload_write(ctx.scope, work)
+        work = partial(self.forget.forget_matching, ctx.scope, query)
+        outcome = await self.scopes.run(ctx.scope, work, write=True)
         if outcome.too_many:
             return (
                 f"nothing forgotten: {outcome.too_many} items hold all of {query!r}, more than "
@@ -251,13 +274,13 @@ class MemoryTool:
         if not outcome.items and not outcome.lines:
             return f"nothing in this chat's memory holds all of {query!r}"
         await self._forgotten(ctx)
-        return self._removed(outcome.items, outcome.lines)
+        return forget_receipt(outcome.items, outcome.lines)
 
     async def _forgotten(self, ctx: TurnContext) -> None:
         """Take the forgotten texts out of this conversation now, and ask for the erasure
         of every file."""
-        work = partial(self.memory.forgotten_texts, ctx.scope)
-        texts = await self.memory.offload(ctx.scope, work)
+        work = partial(self.forget.forgotten_texts, ctx.scope)
+        texts = await self.scopes.run(ctx.scope, work)
         for message in ctx.session.messages:
             content = message.get("content")
             if isinstance(content, str) and texts.holds(content):
@@ -265,36 +288,20 @@ class MemoryTool:
         if self.on_forgotten is not None:
             self.on_forgotten(ctx.scope)
 
-    @staticmethod
-    def _removed(items: list[MemoryItem], lines: int) -> str:
-        parts = [f"forgotten {len(items)} items"]
-        if lines:
-            parts.append(f"{lines} lines of MEMORY.md and the daily notes")
-        listed = "\n".join(_removed_line(item) for item in items[:FORGET_LISTED])
-        more = (
-            f"\n- ... and {len(items) - FORGET_LISTED} more" if len(items) > FORGET_LISTED else ""
-        )
-        return (
-            " and ".join(parts)
-            + ". Hidden now and taken out of this conversation; erased from every file "
-            "(notes, MEMORY.md, sessions, logs) by the next memory maintenance. Removed:\n"
-            + (listed + more if listed else "(memory-file lines only)")
-        )
-
     async def _memory_file(self, arguments: MemoryArguments, ctx: TurnContext) -> str:
         if arguments.operation == "read_file":
             budget = ctx.config.memory.scope_memory_budget_tokens
-            work = partial(self.memory.scope_memory_text, ctx.scope, budget)
-            return await self.memory.offload(ctx.scope, work) or "(empty)"
-        work = partial(
-            self.memory.write_memory_file,
+            work = partial(self.recall.scope_memory_text, ctx.scope, budget)
+            return await self.scopes.run(ctx.scope, work) or "(empty)"
+        write_file = partial(
+            self.record.write_memory_file,
             ctx.scope,
             self._need(arguments.content, "content"),
             append=arguments.operation == "append_file",
             max_chars=MEMORY_FILE_MAX_CHARS,
         )
         try:
-            written = await self.memory.offload_write(ctx.scope, work)
+            written = await self.scopes.run(ctx.scope, write_file, write=True)
         except MemoryFileTooLong as exc:
             raise ToolError(str(exc)) from None
         return f"MEMORY.md of this chat now has {written} characters"
@@ -304,7 +311,7 @@ class MemoryTool:
         if content is not None and len(content) > max_chars:
             raise ToolError(
                 f"not saved: {len(content):,} characters, and one memory item holds at most "
-                f"{max_chars:,} (memory.maxItemChars); save a short summary instead, or keep "
+                f"{max_chars:,}; save a short summary instead, or keep "
                 "long text in a file"
             )
 

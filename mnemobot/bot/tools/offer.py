@@ -23,9 +23,9 @@ from typing import Any
 
 import orjson
 
-from mnemobot.memory.tokens import estimate_tokens
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import Tool
+from mnemobot.base.tokens import estimate_tokens
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import Tool
 
 # Tool definitions go with every request: on a small local model a conversation that fits
 # beats tools that crowd it out, so they take at most this share of the input limit.

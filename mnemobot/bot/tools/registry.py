@@ -30,10 +30,10 @@ from mnemobot.bot.tools.offer import (
     short_form,
 )
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.plugins import as_list, load_plugins
-from mnemobot.systems.services import Services
-from mnemobot.systems.tool_runner import Tool, ToolError
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.plugins import as_list, load_plugins
+from mnemobot.systems.core.services import Services
+from mnemobot.systems.core.tool_runner import Tool, ToolError
 
 log = logging.getLogger(__name__)
 

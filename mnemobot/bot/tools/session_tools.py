@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemobot.memory.large_results import LargeResultStore
-from mnemobot.memory.session import SessionStore
-from mnemobot.memory.session_log import LoggedMessage, read_history, search_history
-from mnemobot.systems.context import TurnContext
-from mnemobot.systems.tool_runner import Tool, ToolError
+from mnemobot.conversation.large_results import LargeResultStore
+from mnemobot.conversation.session import SessionStore
+from mnemobot.conversation.session_log import LoggedMessage, read_history, search_history
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import Tool, ToolError
 
 MESSAGE_CHARS = 2_000
 PAGE_CHARS = 20_000

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, from_iso, to_iso
+from mnemobot.bot.i18n import N_, Words, words_for
+from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.received import find_containing, find_cut_short, find_received
 from mnemobot.config.runtime import RuntimeConfig
@@ -21,15 +24,19 @@ from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.config.zones import local_time, zone_or_local
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.items import from_iso, to_iso
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.llm import LLMFailureKind
-from mnemobot.systems.pipeline import Pipeline
-from mnemobot.systems.reply_stream import ReplyStream
-from mnemobot.systems.turn_media import (
+from mnemobot.conversation.session import (
+    SET_ASIDE_KEY,
+    AgentSession,
+    Message,
+    SessionStore,
+    valid_unicode,
+)
+from mnemobot.memory.services.record import MemoryRecord
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.core.llm import LLMFailureKind
+from mnemobot.systems.core.pipeline import Pipeline
+from mnemobot.systems.core.reply_stream import ReplyStream
+from mnemobot.systems.core.turn_media import (
     NO_MEDIA,
     TurnMedia,
     kept_parts,
@@ -37,14 +44,30 @@ from mnemobot.systems.turn_media import (
     parts_to_keep,
     turn_text,
 )
+from mnemobot.systems.model_call.prompt_usage import INPUT_TOKENS_KEY
 
 log = logging.getLogger(__name__)
 
-STORAGE_FAILED_TEXT = (
+# In English: `Words.gettext` gives them in the reader's language.
+STORAGE_FAILED_TEXT = N_(
     "Sorry, I could not save this conversation (the bot's storage is failing); "
     "please try again later."
 )
-STORAGE_NOTE = "(I could not save this to memory: the bot's storage is failing.)"
+STORAGE_NOTE = N_("(I could not save this to memory: the bot's storage is failing.)")
+# What a chat user is told of a failed model call (`LLMError.user_text`, in their words).
+_LLM_FAILURES = {
+    LLMFailureKind.CONTEXT_OVERFLOW: N_("the conversation no longer fits the model's context"),
+    LLMFailureKind.RATE_LIMITED: N_("the model is rate-limited right now"),
+    LLMFailureKind.UNAVAILABLE: N_("the model is unavailable right now"),
+    LLMFailureKind.TIMEOUT: N_("the model did not answer in time"),
+    LLMFailureKind.AUTH: N_("the model is not available right now"),
+    LLMFailureKind.BAD_REQUEST: N_("the model rejected the request"),
+}
+
+
+def llm_failure_text(words: Words, kind: LLMFailureKind) -> str:
+    """ "the model did not answer in time", in the reader's words."""
+    return words.gettext(_LLM_FAILURES[kind])
 
 
 @dataclass(slots=True)
@@ -58,11 +81,12 @@ class TurnOutcome:
     storage_failed: bool = False
 
 
-def set_aside_note(file_name: str) -> str:
+def set_aside_note(file_name: str, words: Words | None = None) -> str:
     """Told once, in the first reply after an unreadable session was replaced by a new one."""
-    return (
-        "(I could not read our earlier conversation, so I set it aside as "
-        f"{file_name} and started a new one. My memory of what you told me is unaffected.)"
+    return (words or words_for(None)).gettext(
+        "(I could not read our earlier conversation, so I set it aside as {file} and "
+        "started a new one. My memory of what you told me is unaffected.)",
+        file=file_name,
     )
 
 
@@ -76,25 +100,42 @@ class ChatActivity:
 
 
 def apology_for(ctx: TurnContext) -> str:
-    kept = "Your message was kept; send another message to carry on."
+    words = words_for(ctx.chat.language)
     if ctx.llm_error is not None:
         if ctx.llm_error.kind is LLMFailureKind.CONTEXT_OVERFLOW:
             # Suggest only what can help: /compact 2 when it has more than two messages to
             # work on, /new when there is an earlier conversation to clear.
             count = sum(1 for m in ctx.session.messages if m.get("role") != "system")
             if count > 2:
-                hint = "try /compact 2 or /new"
-            elif count > 1:
-                hint = "try /new, or send a shorter message"
-            else:
-                hint = "a shorter message, or a model with a larger context window, would help"
-            return (
+                return words.gettext(
+                    "Sorry, this conversation no longer fits the model's context, even after "
+                    "compacting. Your message was kept; try /compact 2 or /new."
+                )
+            if count > 1:
+                return words.gettext(
+                    "Sorry, this conversation no longer fits the model's context, even after "
+                    "compacting. Your message was kept; try /new, or send a shorter message."
+                )
+            return words.gettext(
                 "Sorry, this conversation no longer fits the model's context, even after "
-                f"compacting. Your message was kept; {hint}."
+                "compacting. Your message was kept; a shorter message, or a model with a "
+                "larger context window, would help."
             )
-        return f"Sorry, {ctx.llm_error.user_text()}. {kept}"
-    failed = ", ".join(sorted({f.system for f in ctx.failures})) or "the turn"
-    return f"Sorry, something went wrong ({failed} failed). {kept}"
+        return words.gettext(
+            "Sorry, {what}. Your message was kept; send another message to carry on.",
+            what=llm_failure_text(words, ctx.llm_error.kind),
+        )
+    failed = ", ".join(sorted({f.system for f in ctx.failures}))
+    if not failed:
+        return words.gettext(
+            "Sorry, something went wrong. Your message was kept; send another message to carry on."
+        )
+    # The failed systems by their names (ToolLoop...): the operator's log says more.
+    return words.gettext(
+        "Sorry, something went wrong ({failed} failed). Your message was kept; send another "
+        "message to carry on.",
+        failed=failed,
+    )
 
 
 def with_reply_notes(ctx: TurnContext) -> None:
@@ -114,8 +155,8 @@ def with_reply_notes(ctx: TurnContext) -> None:
 
 def _user_message(
     chat: ChatRef, text: str, refs: list[str], media: TurnMedia, at: float
-) -> dict[str, object]:
-    message: dict[str, object] = {"role": "user", "content": text, "at": to_iso(at)}
+) -> Message:
+    message: Message = {"role": "user", "content": text, "at": to_iso(at)}
     if refs:
         message["refs"] = refs
     if chat.user_name:
@@ -140,10 +181,12 @@ class Assistant:
         pipeline: Pipeline,
         scope_for: Callable[[ChatRef, RuntimeConfig], str],
         clock: Clock = SYSTEM_CLOCK,
-        memory: MemoryService | None = None,
+        record: MemoryRecord | None = None,
+        gate: ModelGate | None = None,
     ) -> None:
         """`clock` gives the time of each turn (seconds since the epoch): a replay or a bench
-        passes its own, so turns can be minutes apart as in a real chat."""
+        passes its own, so turns can be minutes apart as in a real chat. `gate`: the model
+        client's, told when a turn is in flight (background model calls wait)."""
         self.settings = settings
         self.clock = clock
         self.paths = paths
@@ -152,8 +195,9 @@ class Assistant:
         self.pipeline = pipeline
         self.scope_for = scope_for
         # Where an edit of an answered message is told (`revise`).
-        self.memory = memory
+        self.record = record
         self.activity: dict[str, ChatActivity] = {}
+        self.gate = gate or ModelGate(lambda: 0)
         self._locks: dict[str, asyncio.Lock] = {}
         self.started_at = clock()
         # Sessions cannot be stored right now (logged once per outage).
@@ -215,7 +259,13 @@ class Assistant:
         if not text:
             return None
         try:
-            async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
+            # In flight once it holds its chat (not while queued behind the chat's turn
+            # before it, which may wait on memory work): background model calls wait.
+            async with (
+                self.lock_for(chat.key),
+                self.sessions.exclusive(chat.key),
+                self.gate.turn(chat.key),
+            ):
                 outcome = await self._turn(
                     chat, text, message_refs or [], notify, media, reply_stream
                 )
@@ -231,7 +281,10 @@ class Assistant:
             )
             self._storage_failing = True
             return TurnOutcome(
-                reply=STORAGE_FAILED_TEXT, ctx=None, answered=False, storage_failed=True
+                reply=words_for(chat.language).gettext(STORAGE_FAILED_TEXT),
+                ctx=None,
+                answered=False,
+                storage_failed=True,
             )
         if self._storage_failing:
             log.info("sessions can be stored again")
@@ -306,15 +359,14 @@ class Assistant:
             log.info("turn in %s had failures: %s", chat.key, ctx.failures)
         for note in dict.fromkeys(ctx.notes):
             reply = f"{reply}\n\n({note})"
+        words = words_for(chat.language)
         if ctx.memory_storage_failed:
-            reply = f"{reply}\n\n{STORAGE_NOTE}"
+            reply = f"{reply}\n\n{words.gettext(STORAGE_NOTE)}"
         if isinstance(set_aside, str):
-            reply = f"{set_aside_note(set_aside)}\n\n{reply}"
+            reply = f"{set_aside_note(set_aside, words)}\n\n{reply}"
         return TurnOutcome(reply=reply, ctx=ctx, answered=answered)
 
-    async def _keep_message(
-        self, session: AgentSession, message: dict[str, object], refs: list[str]
-    ) -> None:
+    async def _keep_message(self, session: AgentSession, message: Message, refs: list[str]) -> None:
         """Keep the turn's message before anything else can fail: a model outage never
         loses it. The write runs off the event loop, so other chats go on while it waits."""
         index = find_cut_short(session.messages, refs)
@@ -364,14 +416,14 @@ class Assistant:
             message["edited"] = to_iso(self.clock())
             await self.sessions.save_async(session)
             zone = zone_or_local(chat_zone_name(session.metadata, config))
-        if self.memory is None or not config.memory.enabled or not own:
+        if self.record is None or not config.memory.enabled or not own:
             return True
         scope = self.scope_for(chat, config)
         at = from_iso(str(message.get("at"))) if message.get("at") else self.clock()
         refs = [str(r) for r in message.get("refs") or [ref]]
         tags = message.get("tags")
         work = partial(
-            self.memory.revise_message,
+            self.record.revise_message,
             scope=scope,
             ref=ref,
             user_text=own,
@@ -387,7 +439,7 @@ class Assistant:
             tags=[str(tag) for tag in tags] if isinstance(tags, list) else (),
         )
         try:
-            await self.memory.offload_write(scope, work)
+            await self.record.scopes.run(scope, work, write=True)
         except OSError as exc:
             log.warning("could not record an edit in %s's memory: %s", chat.key, exc)
         return True
@@ -403,6 +455,7 @@ class Assistant:
             self.sessions.append_offload(chat.key, session.messages)
         session.messages.clear()
         session.state.clear()
+        session.metadata.pop(INPUT_TOKENS_KEY, None)
         session.metadata["resetAt"] = to_iso(self.clock())
         self.sessions.save(session)
         return cleared

@@ -14,19 +14,21 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
 from mnemobot.bot.turn.forget_me import ForgetMe
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import zone_or_local
-from mnemobot.memory.model_windows import ModelWindow
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.compaction_plan import is_summary
-from mnemobot.systems.compactor import Compactor
-from mnemobot.systems.context import ChatRef
-from mnemobot.systems.request_messages import estimate_request_tokens, model_messages
+from mnemobot.conversation.session import AgentSession
+from mnemobot.memory.services.forget import MemoryForget
+from mnemobot.model.windows import ModelWindow, WindowSource
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.compaction.plan import is_summary
+from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.model_call.prompt_usage import input_tokens_line
+from mnemobot.systems.model_call.request_messages import estimate_request_tokens, model_messages
 
 log = logging.getLogger(__name__)
 
@@ -34,24 +36,25 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class CommandSpec:
     name: str
+    # In English; `Words.gettext` gives it in the reader's language.
     description: str
 
 
 COMMANDS: tuple[CommandSpec, ...] = (
-    CommandSpec("start", "What this bot is and what it remembers"),
-    CommandSpec("help", "List the commands"),
-    CommandSpec("new", "Start a new conversation (memory is kept)"),
-    CommandSpec("compact", "Summarize older messages: /compact [N] keeps the last N"),
-    CommandSpec("status", "Model, context size, memory and config state"),
-    CommandSpec("stop", "Stop the running reply and drop queued messages"),
-    CommandSpec("tools", "The tools I can use in this chat"),
-    CommandSpec("retry", "Read again the last voice note or file I could not read"),
-    CommandSpec("export", "Send me everything you remember of this chat, as a file"),
-    CommandSpec("forget_me", "Erase this chat's memory and conversation (asks to confirm)"),
-    CommandSpec("reminders", "Scheduled reminders and tasks: /reminders cancel N"),
+    CommandSpec("start", N_("What this bot is and what it remembers")),
+    CommandSpec("help", N_("List the commands")),
+    CommandSpec("new", N_("Start a new conversation (memory is kept)")),
+    CommandSpec("compact", N_("Summarize older messages: /compact [N] keeps the last N")),
+    CommandSpec("status", N_("Model, context size, memory and config state")),
+    CommandSpec("stop", N_("Stop the running reply and drop queued messages")),
+    CommandSpec("tools", N_("The tools I can use in this chat")),
+    CommandSpec("retry", N_("Read again the last voice note or file I could not read")),
+    CommandSpec("export", N_("Send me everything you remember of this chat, as a file")),
+    CommandSpec("forget_me", N_("Erase this chat's memory and conversation (asks to confirm)")),
+    CommandSpec("reminders", N_("Scheduled reminders and tasks: /reminders cancel N")),
 )
 COMMAND_NAMES = frozenset(spec.name for spec in COMMANDS)
-NOTHING_TO_RETRY = "Nothing to retry: every voice note and file you sent here was read."
+NOTHING_TO_RETRY = N_("Nothing to retry: every voice note and file you sent here was read.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,29 @@ def endpoint_for_display(base_url: str | None) -> str:
     return f"{parts.scheme}://{host}{port}"
 
 
+# Where a context window's size came from (`ModelWindow.source`), as /status says it.
+_WINDOW_SOURCES = {
+    "config": N_("from the config"),
+    "assumed": N_("assumed: the server does not say; from the config"),
+    "server": N_("reported by the server"),
+    "overflow error": N_("learned from an overflow error"),
+}
+
+
+def window_text(words: Words, window: ModelWindow) -> str:
+    """`2,048 tokens (reported by the server: /props n_ctx)`: `ModelWindow.describe` in the
+    reader's words (what exactly said so stays as the server or the config names it)."""
+    where = words.gettext(_WINDOW_SOURCES[window.source])
+    detail = f": {window.detail}" if window.detail else ""
+    when = f", {window.learned_at[:10]}" if window.learned_at else ""
+    return words.ngettext(
+        "{count} token ({where})",
+        "{count} tokens ({where})",
+        window.tokens,
+        where=f"{where}{detail}{when}",
+    )
+
+
 def estimate_session_tokens(assistant: Assistant, session: AgentSession) -> int:
     prompt_tokens = int(session.metadata.get("lastSystemPromptTokens", 0) or 0)
     messages = model_messages("", session.messages, keep_tool_results_turns=1_000_000)
@@ -148,7 +174,7 @@ class Commands:
         async_status_providers: Sequence[AsyncStatusProvider] = (),
         handlers: Mapping[str, CommandHandler] | None = None,
         compactor: Compactor | None = None,
-        memory: MemoryService | None = None,
+        memory: MemoryForget | None = None,
         known_window: Callable[[str], ModelWindow | None] | None = None,
         window_unstated: Callable[[str], bool] | None = None,
         permissions: Permissions | None = None,
@@ -172,6 +198,7 @@ class Commands:
         self.known_window = known_window
         # Whether the model's server was asked for its window and did not say.
         self.window_unstated = window_unstated
+        # /export: the chat's memory as one zip.
         self.memory = memory
 
     async def reply(
@@ -217,34 +244,40 @@ class Commands:
             return await handler(chat, command.args)
         if command.name == "forget_me":
             return await self.forget_me(chat, command.args)
+        words = words_for(chat.language)
         if command.name == "start":
             return self.start_text(chat)
         if command.name == "help":
-            return self.help_text()
+            return self.help_text(words)
         if command.name == "retry":
-            return NOTHING_TO_RETRY
+            return words.gettext(NOTHING_TO_RETRY)
         if command.name == "new":
             try:
                 cleared = self.assistant.reset_session(chat)
             except OSError as exc:
                 log.warning("could not store the session of %s (%s)", chat.key, exc)
-                return STORAGE_FAILED_TEXT
-            return (
-                f"Started a new conversation ({cleared} messages cleared). "
-                "I still remember what I learned about you."
+                return words.gettext(STORAGE_FAILED_TEXT)
+            return words.ngettext(
+                "Started a new conversation ({count} message cleared). "
+                "I still remember what I learned about you.",
+                "Started a new conversation ({count} messages cleared). "
+                "I still remember what I learned about you.",
+                cleared,
             )
         if command.name == "status":
             extra = [line for p in self.async_status_providers for line in await p(chat)]
             return self.status_text(chat, channel_status, extra)
         if command.name == "stop":
             if stop is None:
-                return "Nothing is running."
+                return words.gettext("Nothing is running.")
             return await stop(chat)
         if command.name == "compact":
             return await self.compact(chat, command.args)
         if command.name == "tools":
-            return await self.tools_text(chat) if self.tools_text else "No tools here."
-        return self.help_text()
+            return (
+                await self.tools_text(chat) if self.tools_text else words.gettext("No tools here.")
+            )
+        return self.help_text(words)
 
     async def _refusal(self, chat: ChatRef, command: ParsedCommand) -> str | None:
         # An erasure confirmed before a crash is finished whoever confirms it again (the
@@ -255,19 +288,27 @@ class Commands:
         return await self.permissions.refusal(chat, command.name)
 
     async def compact(self, chat: ChatRef, args: str) -> str:
+        words = words_for(chat.language)
         keep = parse_keep_count(args)
         if keep is None:
-            return "Usage: /compact [N] - keep the last N messages (1-100, default 10)."
+            return words.gettext(
+                "Usage: /compact [N] - keep the last N messages (1-100, default 10)."
+            )
         if self.compactor is None:
-            return "Compaction is not available."
+            return words.gettext("Compaction is not available.")
         assistant = self.assistant
         # Waits for a running turn of this chat, so the two never rewrite the session at once
         # (nor does maintenance, erasing forgotten texts from it: it takes the file lock).
-        async with assistant.lock_for(chat.key), assistant.sessions.exclusive(chat.key):
+        # The user waits for its summary like for a reply: its model calls are a turn's.
+        async with (
+            assistant.lock_for(chat.key),
+            assistant.sessions.exclusive(chat.key),
+            assistant.gate.turn(chat.key),
+        ):
             session = assistant.session(chat)
             count = sum(1 for m in session.messages if not is_summary(m))
             if count <= keep:
-                return f"Nothing to compact (session has {count} messages)."
+                return _nothing_to_compact(words, count)
             config = assistant.config()
             result = await self.compactor.compact(
                 session,
@@ -277,15 +318,20 @@ class Commands:
                 tz=zone_or_local(chat_zone_name(session.metadata, config)),
             )
         if result.removed == 0:
-            return f"Nothing to compact (session has {count} messages)."
+            return _nothing_to_compact(words, count)
         if result.summary_ok:
-            return (
-                f"Compacted with summary: removed {result.removed} messages, "
-                f"kept last {result.kept}."
+            return words.ngettext(
+                "Compacted with summary: removed {count} message, kept last {kept}.",
+                "Compacted with summary: removed {count} messages, kept last {kept}.",
+                result.removed,
+                kept=words.number(result.kept),
             )
-        return (
-            f"Compacted: removed {result.removed} messages, kept last {result.kept} "
-            f"(no summary: {result.no_summary_reason})."
+        return words.ngettext(
+            "Compacted: removed {count} message, kept last {kept} (no summary: {reason}).",
+            "Compacted: removed {count} messages, kept last {kept} (no summary: {reason}).",
+            result.removed,
+            kept=words.number(result.kept),
+            reason=result.no_summary_reason,
         )
 
     async def export(self, chat: ChatRef) -> CommandReply:
@@ -293,24 +339,27 @@ class Commands:
         if memory is None:
             return CommandReply("Export is not available.")
         scope = self.assistant.scope_for(chat, self.assistant.config())
-        data = await memory.offload(scope, partial(memory.export_scope, scope))
+        data = await memory.scopes.run(scope, partial(memory.export_scope, scope))
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.assistant.clock()))
         filename = f"{export_prefix(scope)}{stamp}.zip"
         path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
-        await memory.offload(scope, partial(_write_file, path, data))
-        # Everyone in a group sees the reply: a path only where the reader owns the disk.
-        shown = (
-            str(path) if chat.channel == "console" else f"<workspace>/{EXPORTS_DIR_NAME}/{filename}"
+        await memory.scopes.run(scope, partial(_write_file, path, data))
+        # Where the copy lies is the operator's business (everyone in a group reads the
+        # caption): the path only where the reader owns the disk.
+        kept = (
+            f"Written to {path}."
+            if chat.channel == "console"
+            else "The bot keeps a copy until /forget_me."
         )
         return CommandReply(
             f"Your memory of this chat: {filename} (MEMORY.md, daily notes, items as JSONL). "
-            f"Written to {shown}.",
+            f"{kept}",
             Attachment(filename, data, str(path)),
         )
 
     async def forget_me(self, chat: ChatRef, args: str) -> str:
         if self.forgetting is None:
-            return "Erasing memory is not available."
+            return words_for(chat.language).gettext("Erasing memory is not available.")
         return await self.forgetting.answer(chat, args)
 
     async def finish_interrupted_erasures(self, channel: str) -> list[tuple[ChatRef, str]]:
@@ -320,18 +369,31 @@ class Commands:
         return await self.forgetting.finish_interrupted(channel)
 
     def start_text(self, chat: ChatRef) -> str:
+        words = words_for(chat.language)
         name = self.assistant.config().assistant.name
-        user = f"Your user id is {chat.user_id}." if chat.user_id else ""
-        return (
-            f"Hi, I'm {name}, an assistant that remembers. I keep notes of our conversations "
-            "and the facts you tell me (preferences, people, projects, decisions), so I can "
-            "recall them weeks later, even after /new. Each chat has its own memory. "
-            f"{user}\n\n{self.help_text()}"
-        ).replace("  ", " ")
+        if chat.user_id:
+            hello = words.gettext(
+                "Hi, I'm {name}, an assistant that remembers. I keep notes of our "
+                "conversations and the facts you tell me (preferences, people, projects, "
+                "decisions), so I can recall them weeks later, even after /new. Each chat has "
+                "its own memory. Your user id is {user_id}.",
+                name=name,
+                user_id=chat.user_id,
+            )
+        else:
+            hello = words.gettext(
+                "Hi, I'm {name}, an assistant that remembers. I keep notes of our "
+                "conversations and the facts you tell me (preferences, people, projects, "
+                "decisions), so I can recall them weeks later, even after /new. Each chat has "
+                "its own memory.",
+                name=name,
+            )
+        return f"{hello}\n\n{self.help_text(words)}"
 
-    def help_text(self) -> str:
-        lines = ["Commands:"]
-        lines += [f"/{spec.name} - {spec.description}" for spec in COMMANDS]
+    def help_text(self, words: Words | None = None) -> str:
+        words = words or words_for(None)
+        lines = [words.gettext("Commands:")]
+        lines += [f"/{spec.name} - {words.gettext(spec.description)}" for spec in COMMANDS]
         return "\n".join(lines)
 
     def status_text(
@@ -341,6 +403,7 @@ class Commands:
         extra: Sequence[str] = (),
     ) -> str:
         """`extra`: the lines of the async providers, worked out by the caller."""
+        words = words_for(chat.language)
         assistant = self.assistant
         config = assistant.config()
         session = assistant.session(chat)
@@ -351,7 +414,7 @@ class Commands:
             config = config.for_context_window(window.tokens)
         else:
             unstated = self.window_unstated is not None and self.window_unstated(model)
-            source = "assumed" if unstated else "config"
+            source: WindowSource = "assumed" if unstated else "config"
             window = ModelWindow(config.llm.max_input_tokens, source, "llm.maxInputTokens")
         threshold = config.compaction_threshold_tokens()
         # Where the model runs is the operator's business, not every group member's.
@@ -359,19 +422,29 @@ class Commands:
         if self.permissions.is_operator(chat):
             where = f" ({endpoint_for_display(assistant.settings.openai_base_url)})"
         lines = [
-            f"Model: {model}{where}",
-            f"Context window: {window.describe()}",
-            f"Chat: {chat.key}",
-            f"Session: {len(session.messages)} message{'' if len(session.messages) == 1 else 's'}"
-            f", ~{tokens:,} of {threshold:,} tokens before compaction",
+            words.gettext("Model: {model}", model=f"{model}{where}"),
+            words.gettext("Context window: {window}", window=window_text(words, window)),
+            words.gettext("Chat: {chat}", chat=chat.key),
+            words.ngettext(
+                "Session: {count} message, ~{tokens} of {threshold} tokens before compaction",
+                "Session: {count} messages, ~{tokens} of {threshold} tokens before compaction",
+                len(session.messages),
+                tokens=words.number(tokens),
+                threshold=words.number(threshold),
+            ),
         ]
+        lines.append(input_tokens_line(session.metadata))
         compactions = int(session.metadata.get("compactions", 0))
         if compactions:
             lines.append(
-                f"Compactions: {compactions}, last at {session.metadata.get('lastCompactionAt')}"
+                words.gettext(
+                    "Compactions: {count}, last at {at}",
+                    count=words.number(compactions),
+                    at=session.metadata.get("lastCompactionAt"),
+                )
             )
         else:
-            lines.append("Compactions: none yet")
+            lines.append(words.gettext("Compactions: none yet"))
         for provider in self.status_providers:
             lines += provider(chat)
         lines += extra
@@ -380,11 +453,25 @@ class Commands:
         # Everyone in a group reads /status: no file-system paths here (`doctor` shows them).
         workspace_ok = os.access(assistant.paths.sessions, os.W_OK)
         lines.append(
-            "Workspace: ok" if workspace_ok else "Workspace: not writable (run mnemobot doctor)"
+            words.gettext("Workspace: ok")
+            if workspace_ok
+            else words.gettext("Workspace: not writable (run mnemobot doctor)")
         )
-        lines.append(f"Runtime config: {assistant.runtime.describe_state()}")
+        lines.append(
+            words.gettext(
+                "Runtime config: {state}", state=assistant.runtime.describe_state(words.gettext)
+            )
+        )
         # A provider or an OS error message may still name a file: show it relative.
         return "\n".join(lines).replace(f"{assistant.paths.root}{os.sep}", "<workspace>/")
+
+
+def _nothing_to_compact(words: Words, count: int) -> str:
+    return words.ngettext(
+        "Nothing to compact (session has {count} message).",
+        "Nothing to compact (session has {count} messages).",
+        count,
+    )
 
 
 def _write_file(path: Path, data: bytes) -> None:

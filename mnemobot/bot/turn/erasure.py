@@ -32,14 +32,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemobot.base.counts import counted
 from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot.bot.turn.erasure_journal import ErasureJournal, FileErasureJournal, PendingErasure
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.maintenance import maintenance_paused
-from mnemobot.memory.scope_paths import GLOBAL_SCOPE, ScopePaths, session_scope
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import SessionStore
+from mnemobot.conversation.session import SessionStore
+from mnemobot.memory.services.forget import MemoryForget
+from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE, ScopePaths, session_scope
+from mnemobot.memory.upkeep.maintenance import maintenance_paused
 
 EXPORTS_DIR_NAME = "exports"
 # A maintenance run of the scope (a consolidation waiting on the model) ends within its
@@ -79,7 +80,7 @@ class ScopeErasure:
     def __init__(
         self,
         paths: WorkspacePaths,
-        memory: MemoryService,
+        memory: MemoryForget,
         sessions: SessionStore,
         config: Callable[[], RuntimeConfig],
         *,
@@ -151,7 +152,7 @@ class ScopeErasure:
             with maintenance_paused(paths, MAINTENANCE_WAIT_SECONDS):
                 return self.memory.erase_scope(target.scope)
 
-        return await self.memory.offload(target.scope, erase)
+        return await self.memory.scopes.run(target.scope, erase)
 
     async def _erase_files(self, target: ErasureTarget) -> list[str]:
         if self.config().files.shared:
@@ -161,7 +162,7 @@ class ScopeErasure:
             return []
         count = sum(1 for p in folder.rglob("*") if p.is_file())
         await asyncio.to_thread(shutil.rmtree, folder)
-        return [f"{self._shown(folder)}/ ({count} files)"]
+        return [f"{self._shown(folder)}/ ({counted(count, 'file')})"]
 
     async def _erase_exports(self, target: ErasureTarget) -> list[str]:
         exports = self.paths.root / EXPORTS_DIR_NAME

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import orjson
 from redis.asyncio import Redis
 
-from mnemobot.memory.atomic_file import write_atomic
+from mnemobot.base.atomic_file import write_atomic
 
 JOURNAL_FILE_NAME = "forget-me.json"
 

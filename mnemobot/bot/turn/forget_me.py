@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 
+from mnemobot.bot.i18n import Words, words_for
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.erasure import ScopeErasure
 from mnemobot.bot.turn.erasure_journal import PendingErasure
-from mnemobot.memory.scope_paths import all_chats_share
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.store.scope_paths import all_chats_share
+from mnemobot.systems.core.context import ChatRef
 
 # How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
 # guards against a mistyped command, and a few minutes is enough to read the warning.
@@ -43,7 +44,7 @@ class ForgetMe:
         if interrupted is not None:
             # Confirmed before a crash or a restart cut it: finished now, whatever was said.
             removed = await self._erase(chat, interrupted)
-            return erased_text(removed, interrupted=True)
+            return erased_text(removed, interrupted=True, words=words_for(chat.language))
         now = self.assistant.clock()
         journal = self.erasure.journal
         # Only the user who asked can confirm: another member's "confirm" is a new ask.
@@ -62,7 +63,7 @@ class ForgetMe:
             is_group=chat.is_group,
             began_at=now,
         )
-        return erased_text(await self._erase(chat, erasure))
+        return erased_text(await self._erase(chat, erasure), words=words_for(chat.language))
 
     async def _erase(self, chat: ChatRef, erasure: PendingErasure) -> list[str]:
         assistant = self.assistant
@@ -98,42 +99,67 @@ class ForgetMe:
         return told
 
     def _ask_text(self, chat: ChatRef) -> str:
+        words = words_for(chat.language)
+        minutes = FORGET_ME_CONFIRM_MINUTES
         if all_chats_share(self.assistant.config().memory.scope):
-            what = (
-                "everything I remember of every chat (all chats share one memory here), "
-                "and every chat's conversation and logs"
+            return words.ngettext(
+                "This erases everything I remember of every chat (all chats share one "
+                "memory here), and every chat's conversation and logs. It cannot be undone. "
+                "To go ahead, send /forget_me confirm within {count} minute. "
+                "(/export first keeps a copy.)",
+                "This erases everything I remember of every chat (all chats share one "
+                "memory here), and every chat's conversation and logs. It cannot be undone. "
+                "To go ahead, send /forget_me confirm within {count} minutes. "
+                "(/export first keeps a copy.)",
+                minutes,
             )
-        elif chat.is_group:
-            what = (
-                "everything I remember of this group, for all its members: long-term "
-                "memory, daily notes, remembered items, files, every topic's "
-                "conversation and its logs"
+        if chat.is_group:
+            return words.ngettext(
+                "This erases everything I remember of this group, for all its members: "
+                "long-term memory, daily notes, remembered items, files, every topic's "
+                "conversation and its logs. It cannot be undone. To go ahead, send "
+                "/forget_me confirm within {count} minute. (/export first keeps a copy.)",
+                "This erases everything I remember of this group, for all its members: "
+                "long-term memory, daily notes, remembered items, files, every topic's "
+                "conversation and its logs. It cannot be undone. To go ahead, send "
+                "/forget_me confirm within {count} minutes. (/export first keeps a copy.)",
+                minutes,
             )
-        else:
-            what = (
-                "everything I remember of this chat: long-term memory, daily notes, "
-                "remembered items, files, this conversation and its logs"
-            )
-        return (
-            f"This erases {what}. It cannot be undone. To go ahead, send "
-            f"/forget_me confirm within {FORGET_ME_CONFIRM_MINUTES} minutes. "
-            "(/export first keeps a copy.)"
+        return words.ngettext(
+            "This erases everything I remember of this chat: long-term memory, daily notes, "
+            "remembered items, files, this conversation and its logs. It cannot be undone. "
+            "To go ahead, send /forget_me confirm within {count} minute. "
+            "(/export first keeps a copy.)",
+            "This erases everything I remember of this chat: long-term memory, daily notes, "
+            "remembered items, files, this conversation and its logs. It cannot be undone. "
+            "To go ahead, send /forget_me confirm within {count} minutes. "
+            "(/export first keeps a copy.)",
+            minutes,
         )
 
 
-def erased_text(removed: list[str], *, interrupted: bool = False) -> str:
+def erased_text(
+    removed: list[str], *, interrupted: bool = False, words: Words | None = None
+) -> str:
     """The answer to a finished erasure; `interrupted`: it was confirmed before a crash or
-    restart cut it, and finished only now."""
-    if interrupted:
-        head = (
-            "Erased. The erasure you confirmed was cut short by a restart of the bot; it is "
-            "finished now, and I no longer remember anything of this chat."
-        )
-        if not removed:
-            return head
-        listing = "\n".join(f"- {entry}" for entry in removed)
-        return f"{head} Removed just now:\n{listing}"
-    if not removed:
-        return "There was nothing to erase: I hold no memory of this chat."
+    restart cut it, and finished only now. `removed` names files: not translated."""
+    words = words or words_for(None)
     listing = "\n".join(f"- {entry}" for entry in removed)
-    return f"Erased. I no longer remember anything of this chat. Removed:\n{listing}"
+    if interrupted:
+        if not removed:
+            return words.gettext(
+                "Erased. The erasure you confirmed was cut short by a restart of the bot; it "
+                "is finished now, and I no longer remember anything of this chat."
+            )
+        return words.gettext(
+            "Erased. The erasure you confirmed was cut short by a restart of the bot; it "
+            "is finished now, and I no longer remember anything of this chat. Removed just "
+            "now:\n{listing}",
+            listing=listing,
+        )
+    if not removed:
+        return words.gettext("There was nothing to erase: I hold no memory of this chat.")
+    return words.gettext(
+        "Erased. I no longer remember anything of this chat. Removed:\n{listing}",
+        listing=listing,
+    )

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from mnemobot.config.runtime import PermissionLevel, RuntimeConfig
-from mnemobot.memory.scope_paths import all_chats_share
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.store.scope_paths import all_chats_share
+from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
 

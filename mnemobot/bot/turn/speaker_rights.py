@@ -11,8 +11,8 @@ it, so it has their rights.
 from __future__ import annotations
 
 from mnemobot.bot.turn.permissions import EDIT_MEMORY, Permissions
-from mnemobot.memory.scope_paths import all_chats_share
-from mnemobot.systems.context import TurnContext
+from mnemobot.memory.store.scope_paths import all_chats_share
+from mnemobot.systems.core.context import TurnContext
 
 # (permission, what it lets one do), in the order the line names them.
 _RIGHTS = (

@@ -1,8 +1,8 @@
 """The maintenance timer: memory upkeep in the background, never inside a turn.
 
-Every `memory.maintenance.intervalHours` it maintains every scope (memory.maintenance
-runs the steps); a compaction (and its memory flush) also starts maintenance of its scope,
-at most once per `memory.maintenance.afterCompactionMinMinutes`. Runs happen one at a time
+Every `INTERVAL_HOURS` it maintains every scope (memory.maintenance runs the steps); a
+compaction (and its memory flush) also starts maintenance of its scope, at most once per
+`AFTER_COMPACTION_MIN_MINUTES`. Runs happen one at a time
 in a worker thread, so chats are never blocked; the model is called on the event loop
 through `ChatModel`, like every other call, and a run waiting on it when the bot stops is
 cancelled (its scope keeps the old MEMORY.md and watermark). `mnemobot memory maintain`
@@ -14,41 +14,54 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import logging
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
 
+from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
+from mnemobot.bot.i18n import Words, words_for
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
-from mnemobot.memory.consolidation import (
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.consolidation import (
+    MEMORY_MAX_TOKENS,
     SUPERSEDED_ANSWER_TOKENS,
+    TEMPERATURE,
     CompleteText,
     PromptTooLarge,
     SupersededHook,
     ignore_superseded,
 )
-from mnemobot.memory.maintenance import (
+from mnemobot.memory.upkeep.maintenance import (
     MAINTENANCE_STEPS,
     MaintenanceReport,
     MaintenanceRun,
     MaintenanceStep,
+    ScopeUpkeep,
     erase_forgotten,
     known_scopes,
     last_report,
     maintain_scope,
 )
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.service import MemoryService
-from mnemobot.systems.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
+from mnemobot.systems.core.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
 
 log = logging.getLogger(__name__)
 
-# Extra seconds the worker waits beyond the model call's own timeout before giving up.
-CALL_GRACE_SECONDS = 5.0
+# Hours between two maintenance rounds over every scope (a consolidation is a model call
+# per chat with news). Not measured; four rounds a day keep MEMORY.md a few hours behind.
+INTERVAL_HOURS = 6.0
+# A compaction starts maintenance of its scope at most once per this many minutes: a
+# long chat compacting often must not rewrite MEMORY.md at each. Not measured.
+AFTER_COMPACTION_MIN_MINUTES = 30.0
+
+# In a scope's folder: when a compaction last started its maintenance (epoch seconds), so
+# AFTER_COMPACTION_MIN_MINUTES holds across restarts and replicas.
+TRIGGERED_FILE_NAME = ".maintenance_triggered"
 
 
 class ConsolidationCallFailed(Exception):
@@ -73,24 +86,24 @@ class LoopModelCaller:
     def __call__(self, instructions: str, material: str) -> str:
         request: ChatRequest = self.request_for(instructions, material)
         timeout = request.timeout_seconds
-        future = asyncio.run_coroutine_threadsafe(
-            asyncio.wait_for(self.llm.complete(request), timeout), self.loop
-        )
+        # The limit counts from when the call is sent: it may first wait, without limit,
+        # while users' replies are made (`bot.llm.model_gate`); stopping the bot ends that.
+        request.deadline_seconds = timeout
+        future = asyncio.run_coroutine_threadsafe(self.llm.complete(request), self.loop)
         self.in_flight.add(future)
         if self.stopped:  # cancel_all ran while this call was being sent
             future.cancel()
         try:
-            response = future.result(timeout + CALL_GRACE_SECONDS)
-        except TimeoutError:
-            future.cancel()
-            raise ConsolidationCallFailed(
-                f"the model did not answer within {timeout:g} s"
-            ) from None
+            response = future.result()
         except concurrent.futures.CancelledError:
             raise ConsolidationCallFailed("the bot stopped during the model call") from None
         except LLMError as error:
             if error.kind is LLMFailureKind.CONTEXT_OVERFLOW:
                 raise PromptTooLarge(f"the model call failed ({error})") from None
+            if error.kind is LLMFailureKind.TIMEOUT:
+                raise ConsolidationCallFailed(
+                    f"the model did not answer within {timeout:g} s"
+                ) from None
             raise ConsolidationCallFailed(f"the model call failed ({error})") from None
         finally:
             self.in_flight.discard(future)
@@ -107,16 +120,15 @@ class LoopModelCaller:
 def consolidation_request(
     config: RuntimeConfig, model: str, instructions: str, material: str
 ) -> ChatRequest:
-    settings = config.memory.consolidation
     return ChatRequest(
         messages=[
             {"role": "system", "content": instructions},
             {"role": "user", "content": material},
         ],
         model=model,
-        temperature=settings.temperature,
-        max_output_tokens=settings.max_tokens + SUPERSEDED_ANSWER_TOKENS,
-        timeout_seconds=settings.timeout_seconds,
+        temperature=TEMPERATURE,
+        max_output_tokens=MEMORY_MAX_TOKENS + SUPERSEDED_ANSWER_TOKENS,
+        timeout_seconds=config.llm.request_timeout_seconds,
     )
 
 
@@ -126,14 +138,17 @@ class MaintenanceTimer:
         *,
         paths: WorkspacePaths,
         runtime: RuntimeConfigStore,
-        memory: MemoryService,
+        memory: ScopeUpkeep,
         llm: ChatModel | None,
         chat_model_name: str,
         steps: tuple[MaintenanceStep, ...] = MAINTENANCE_STEPS,
         on_superseded: SupersededHook = ignore_superseded,
         clock: Clock = SYSTEM_CLOCK,
+        interval_hours: float = INTERVAL_HOURS,
     ) -> None:
+        """`interval_hours`: between two rounds over every scope (a test passes less)."""
         self.paths = paths
+        self.interval_hours = interval_hours
         self.runtime = runtime
         self.memory = memory
         self.llm = llm
@@ -148,7 +163,8 @@ class MaintenanceTimer:
         # One run at a time in this process; other processes are kept out by the scope's
         # lock file (a second run of a scope skips).
         self._run_lock = asyncio.Lock()
-        self._last_triggered: dict[str, float] = {}
+        # Scopes whose compaction trigger is being checked against its file.
+        self._claiming: set[str] = set()
         self._stopping = False
 
     # ----------------------------------------------------------------- running
@@ -231,33 +247,58 @@ class MaintenanceTimer:
 
     def start(self) -> None:
         """Start the periodic runs (from inside the running event loop)."""
-        if self._task is None and self.runtime.current().memory.maintenance.enabled:
+        if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._tick_forever())
 
     async def _tick_forever(self) -> None:
         while not self._stopping:
-            hours = self.runtime.current().memory.maintenance.interval_hours
-            await asyncio.sleep(hours * 3600)
-            if not self.runtime.current().memory.maintenance.enabled:
-                continue
+            await asyncio.sleep(self.interval_hours * 3600)
             try:
                 await self.maintain_all()
             except Exception:  # the next tick tries again
                 log.exception("maintenance round failed")
 
     def notify_compacted(self, scope: str) -> None:
-        """A compaction of `scope` finished: maintain it soon, unless it was maintained
-        less than afterCompactionMinMinutes ago (by this trigger). Called on the loop."""
-        if self._task is None or self._stopping:
+        """A compaction of `scope` finished: maintain it soon, unless this trigger started
+        a run of it less than AFTER_COMPACTION_MIN_MINUTES ago, by this process or an earlier
+        one (a restart must not let a local model server be asked again at once).
+        Called on the loop."""
+        if self._task is None or self._stopping or scope in self._claiming:
             return
-        settings = self.runtime.current().memory.maintenance
-        now = time.monotonic()
-        last = self._last_triggered.get(scope)
-        if last is not None and now - last < settings.after_compaction_min_minutes * 60:
-            return
-        self._last_triggered[scope] = now
+        self._claiming.add(scope)
+        self._start(self._maintain_after_compaction(scope))
+
+    async def _maintain_after_compaction(self, scope: str) -> None:
+        try:
+            seconds = AFTER_COMPACTION_MIN_MINUTES * 60
+            due = await asyncio.to_thread(self._claim_trigger, scope, seconds)
+        except (OSError, ValueError) as exc:
+            log.warning("could not read or keep when %s was last maintained: %s", scope, exc)
+            due = False
+        finally:
+            self._claiming.discard(scope)
+        if due:
+            await self._maintain_logged(scope)
+
+    def _claim_trigger(self, scope: str, min_seconds: float) -> bool:
+        """Whether a run is due after a compaction; if so, noted as started now."""
+        path = ScopePaths(self.paths.root, scope).directory / TRIGGERED_FILE_NAME
+        now = self.clock()
+        try:
+            last = float(path.read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            last = None
+        if last is not None and 0 <= now - last < min_seconds:
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, f"{now:.3f}\n".encode("ascii"))
+        return True
+
+    def _start(self, work: Coroutine[Any, Any, object]) -> None:
+        """Run `work` in the background, outside the turn that asked for it: its model
+        calls are background calls (`bot.llm.model_gate`), which wait for replies."""
         task: asyncio.Task[object] = asyncio.get_running_loop().create_task(
-            self._maintain_logged(scope)
+            work, context=contextvars.Context()
         )
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
@@ -273,11 +314,7 @@ class MaintenanceTimer:
         erase = tuple(step for step in self.steps if step.run is erase_forgotten)
         if not erase:
             return
-        task: asyncio.Task[object] = asyncio.get_running_loop().create_task(
-            self._maintain_logged(scope, erase)
-        )
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self._start(self._maintain_logged(scope, erase))
 
     async def _maintain_logged(
         self, scope: str, steps: tuple[MaintenanceStep, ...] | None = None
@@ -309,14 +346,16 @@ class MaintenanceTimer:
 
     # ------------------------------------------------------------------ status
 
-    def status_lines(self, scope: str) -> list[str]:
-        """`/status`: when the chat's memory was last maintained and what that did."""
+    def status_lines(self, scope: str, words: Words | None = None) -> list[str]:
+        """`/status`: when the chat's memory was last maintained and what that did (each
+        step's line as memory upkeep words it, in English)."""
+        words = words or words_for(None)
         try:
             report = last_report(ScopePaths(self.paths.root, scope))
         except ValueError:  # not a valid scope key: nothing was ever maintained there
             report = None
         if report is None:
-            return ["Maintenance: not run yet"]
+            return [words.gettext("Maintenance: not run yet")]
         at = datetime.fromtimestamp(report.at, UTC).strftime("%Y-%m-%d %H:%M UTC")
         done = "; ".join(f"{step.name}: {step.line}" for step in report.steps)
-        return [f"Maintenance: last run {at}: {done}"]
+        return [words.gettext("Maintenance: last run {at}: {done}", at=at, done=done)]

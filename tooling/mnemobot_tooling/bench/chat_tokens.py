@@ -3,7 +3,8 @@
 Three stories, each told in English, Russian and Chinese (`chat_scripts`, 29
 turns and one `/new` each), run through the real assistant and pipeline against the fake
 OpenAI server of the test suite, in this process. For every turn the bench reads the
-system prompt the model received and counts the tokens of its memory parts (`# Memory`,
+system prompt and the context before the newest message the model received and counts
+the tokens of their memory parts (`# Memory`,
 `# Long-term memory of this chat`; the operator's notes are not the bot's memory). It
 reports, per chat and per language, their mean per turn, their mean on small-talk turns,
 recall (the share of the questions after `/new` whose answer the memory part holds), and
@@ -11,7 +12,7 @@ what a language costs against English over the same stories. A memory token that
 the conversation the request already carries, or comes with a "thanks", is paid for and
 earns nothing.
 
-Tokens are the bot's own estimate (`memory.tokens`, what its budgets use: about 4
+Tokens are the bot's own estimate (`base.tokens`, what its budgets use: about 4
 characters a token for Latin script, 2 for Cyrillic, 1 for Han). `--tokenizer tekken`
 counts them with Mistral's Tekken tokenizer instead (a real, multilingual one, shipped in
 the `mistral-common` package: `pip install mistral-common`), to see what a model would
@@ -42,14 +43,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import build_app
 from mnemobot.config.settings import Settings
-from mnemobot.memory.tokens import estimate_tokens
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.bench.chat_scripts import LANGUAGES, NEW, STORIES, Step, Turn
 from mnemobot_tooling.bench.memory_vectors import bench_embeddings, embedding_server
 from mnemobot_tooling.bench.report import cpu_model, usable_cpus
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text, reply
 
 # 2026-03-02 10:00 UTC, a Monday; 29 turns span about 45 minutes.
 CHAT_START = 1_772_445_600.0
@@ -85,10 +86,8 @@ def memory_part(system_prompt: str) -> str:
 
 
 def _system_prompt(request: dict[str, Any]) -> str:
-    messages = request.get("messages") or []
-    if messages and messages[0].get("role") == "system":
-        return str(messages[0].get("content") or "")
-    return ""
+    """The system prompt and the context in front of the newest message: where memory is."""
+    return context_text(request)
 
 
 def _fake_server() -> FakeOpenAIServer:
@@ -148,7 +147,7 @@ async def run_chat(
         config = root / "preferences" / "runtime-config.json"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(json.dumps({"memory": {"embeddings": bench_embeddings(embedding_url)}}))
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         bot_workspace=root,
         openai_api_key="bench-key",
@@ -181,7 +180,7 @@ async def run_chat(
                 raise RuntimeError(f"turn {step.user!r} was not answered")
             pack = outcome.ctx.memory_pack if outcome.ctx is not None else None
             by_meaning += pack is not None and pack.diagnostics.meaning == "used"
-            if embedding_url is not None and not app.memory.wait_for_vectors(120):
+            if embedding_url is not None and not app.memory.vectors.wait(120):
                 raise RuntimeError("the embedding server did not embed a turn within 120 s")
             memory = memory_part(_system_prompt(server.requests[0]))
             count = count_tokens(memory) if memory else 0

@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.cli.process_tuning import tune_process
 from mnemobot.config.settings import Settings
-from mnemobot.memory.process_tuning import tune_process
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.bench.memory_speed import SCOPE, machine
 
 TARGET_ADDED_MS = 50.0
@@ -108,7 +108,7 @@ async def _round(
             await _timed_turn(app, WARM_CHAT, f"round {number} turn {i}: what tea do I like?")
             for i in range(baseline_turns)
         ]
-        if app.memory.is_loaded(SCOPE):
+        if app.memory.scopes.is_loaded(SCOPE):
             raise RuntimeError("chat A's scope is loaded before its first message")
         cold = asyncio.create_task(
             _timed_turn(app, COLD_CHAT, "What did Caroline say about pottery?")
@@ -125,7 +125,7 @@ async def _round(
 async def _measure(
     workspace: Path, llm_url: str, rounds: int, baseline_turns: int
 ) -> tuple[list[float], list[float], list[float]]:
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         bot_workspace=workspace,
         openai_api_key="bench-key",

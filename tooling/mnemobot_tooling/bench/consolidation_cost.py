@@ -1,7 +1,7 @@
 """`mnemobot bench consolidation`: model calls and tokens consolidation costs per 100 turns.
 
 Turns of the LoCoMo development file (one speaker as the user, the other as the assistant)
-go through the bot's real write path (`MemoryService.record_turn`: daily note, items,
+go through the bot's real write path (`MemoryRecord.record_turn`: daily note, items,
 promotion) into one scope; every `--every` turns the scope's maintenance runs with its
 real steps, and its model calls are counted. The model is a stand-in that keeps every old
 entry and adds one bullet per new user line, trimming the oldest (named as superseded) at
@@ -21,16 +21,25 @@ from dataclasses import asdict, dataclass
 from datetime import UTC
 from pathlib import Path
 
+from mnemobot.base.tokens import CHARS_PER_TOKEN, estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.maintenance import MaintenanceRun, maintain_scope
-from mnemobot.memory.memory_rewrite import SUPERSEDED_HEADING, entries
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.tokens import CHARS_PER_TOKEN, estimate_tokens
+from mnemobot.memory.notes.memory_rewrite import SUPERSEDED_HEADING, entries
+from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.consolidation import MEMORY_MAX_TOKENS
+from mnemobot.memory.upkeep.maintenance import (
+    MAINTENANCE_STEPS,
+    MaintenanceRun,
+    maintain_scope,
+)
 
 SCOPE = "telegram:1"
 TURN_SPACING_SECONDS = 120.0
 _NOTE_USER = re.compile(r"User: (.*?) \| Assistant:")
+
+# Every step but the days' digests, whose summaries are model calls of their own (not
+# consolidation's).
+CONSOLIDATION_STEPS = tuple(step for step in MAINTENANCE_STEPS if step.name != "digest days")
 
 
 @dataclass(slots=True)
@@ -98,14 +107,14 @@ def load_turns(path: Path) -> list[tuple[str, str]]:
 def measure(turns: list[tuple[str, str]], every: int, config: MemoryConfig) -> CostFigures:
     with tempfile.TemporaryDirectory(prefix="mnemobot-consolidation-") as tmp:
         workspace = Path(tmp)
-        memory = MemoryService(workspace)
-        model = StandInModel(config.consolidation.max_tokens * CHARS_PER_TOKEN)
+        memory = WorkspaceMemory.open(workspace)
+        model = StandInModel(MEMORY_MAX_TOKENS * CHARS_PER_TOKEN)
         start = time.time() - len(turns) * TURN_SPACING_SECONDS
         paths = ScopePaths(workspace, SCOPE)
         try:
             for number, (user, assistant) in enumerate(turns, 1):
                 at = start + number * TURN_SPACING_SECONDS
-                memory.record_turn(
+                memory.record.record_turn(
                     scope=SCOPE,
                     user_text=user,
                     assistant_text=assistant,
@@ -119,10 +128,10 @@ def measure(turns: list[tuple[str, str]], every: int, config: MemoryConfig) -> C
                         config=config,
                         now=at,
                         sessions_dir=workspace / "sessions",
-                        memory=memory,
+                        memory=MemoryUpkeep(memory),
                         complete=model,
                     )
-                    maintain_scope(run)
+                    maintain_scope(run, CONSOLIDATION_STEPS)
             final = paths.memory_file.read_text() if paths.memory_file.exists() else ""
         finally:
             memory.close()

@@ -6,7 +6,7 @@ shell commands and errors, drawn from fixed word lists with a seeded RNG. Every 
 through the real extractor (`memory.extraction.extract_items`) and promotion rule; the
 bulk is then written straight to the JSONL files with the items' own serialization,
 because calling `record_turn` 100,000 times would take minutes. The writes that are
-measured do go through `MemoryService.record_turn` (daily note, extraction, store add,
+measured do go through `MemoryRecord.record_turn` (daily note, extraction, store add,
 promotion), on top of the bulk.
 
 Everything that is measured runs in a fresh child process (`python -c`), so its cold
@@ -36,11 +36,12 @@ from typing import Any
 import orjson
 
 from mnemobot.bot.cli.progress import ProgressBar
-from mnemobot.memory.extraction import extract_items
-from mnemobot.memory.fact_slots import slot_statements
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
-from mnemobot.memory.items import Layer, MemoryItem, TurnMemoryEvent
-from mnemobot.memory.scope_paths import ScopePaths
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, PROMOTION_TARGET, day_of
+from mnemobot.memory.store.items import Layer, MemoryItem, TurnMemoryEvent
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.write.extraction import extract_items
+from mnemobot.memory.write.fact_slots import slot_statements
+from mnemobot.memory.write.write_path import PROMOTION_MIN_CONFIDENCE
 from mnemobot_tooling.bench.localized_text import localize
 from mnemobot_tooling.bench.memory_vectors import embedding_server
 from mnemobot_tooling.bench.report import cpu_model, percentile, usable_cpus
@@ -52,7 +53,6 @@ TARGETS: dict[int, dict[str, float]] = {
     10_000: {"pack_p95_ms": 5.0},
 }
 _START = datetime(2024, 1, 8, 8, 0, tzinfo=UTC).timestamp()
-_PROMOTION_MIN_CONFIDENCE = 0.75  # MemoryConfig's default
 
 SPEAKERS = ["Caroline", "Melanie"]
 PEOPLE = [
@@ -253,13 +253,13 @@ def _turn_items(
             source="promotion",
         )
         for item in items
-        if item.confidence >= _PROMOTION_MIN_CONFIDENCE
+        if item.confidence >= PROMOTION_MIN_CONFIDENCE
     ]
     return speaker, user, items + promoted
 
 
 class _CurrentValues:
-    """What `memory.facts` does on every write, done as the scope is generated: a turn
+    """What `memory.write.facts` does on every write, done as the scope is generated: a turn
     that states a slot ("I work at...") marks the speaker's earlier statement of it, its
     episode and its turn, as replaced. Without it the scope would be one written before
     those rules, whose first writes each find eight unmarked earlier values to mark."""
@@ -271,7 +271,7 @@ class _CurrentValues:
     def update(self, speaker: str, user: str, items: list[MemoryItem]) -> set[str]:
         """The ids of earlier items this turn replaces (to be marked)."""
         if all(item.layer is Layer.EPISODIC for item in items):
-            return set()  # no durable fact: `memory.facts` would make one; not modelled
+            return set()  # no durable fact: `memory.write.facts` would make one; not modelled
         replaced: set[str] = set()
         stating = [item.id for item in items]
         for statement in slot_statements(user):
@@ -291,7 +291,7 @@ def write_synthetic_scope(
     """Write about `item_count` items as the store would have; returns the exact count.
 
     Duplicates (same layer and fingerprint) are dropped, as the store would merge them,
-    and a restated slot marks the earlier value replaced, as `memory.facts` would.
+    and a restated slot marks the earlier value replaced, as `memory.write.facts` would.
     """
     rng = random.Random(seed)
     paths = ScopePaths(workspace, SCOPE)
@@ -364,10 +364,10 @@ _CHILD_SCRIPT = """
 import time
 t0 = time.perf_counter()
 import sys
-from mnemobot.systems.context_building import pack_for_turn
-from mnemobot.memory.service import MemoryService
+from mnemobot.systems.memory_steps.context_building import pack_for_turn
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.process_tuning import tune_process
+from mnemobot.bot.cli.process_tuning import tune_process
 t1 = time.perf_counter()
 tune_process()  # as `mnemobot` does at start-up; its cost counts in the load
 from mnemobot_tooling.bench.memory_speed import measure_in_child
@@ -411,16 +411,16 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     """The child's side: load, first pack, packs, writes; prints one JSON line."""
     import asyncio
 
-    from mnemobot.memory.item_vectors import QueryVector
-    from mnemobot.memory.service import MemoryService
-    from mnemobot.systems.context_building import pack_for_turn
+    from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+    from mnemobot.memory.store.item_vectors import QueryVector
+    from mnemobot.systems.memory_steps.context_building import pack_for_turn
     from mnemobot_tooling.bench.memory_vectors import bench_memory_config
     from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 
     request = json.loads(request_json)
     config = bench_memory_config(request.get("embedding_url"))
     embedder = eval_embedder(config, None)
-    service = MemoryService(Path(request["workspace"]), embedder=embedder)
+    memory = WorkspaceMemory.open(Path(request["workspace"]), embedder=embedder)
     queries: list[str] = request["queries"]
     now = datetime.fromtimestamp(request["now"], UTC)
     loop = asyncio.new_event_loop()
@@ -430,23 +430,23 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
     def query_vector(text: str) -> QueryVector | None:
         # The call the bot makes before a pack; timed apart from the pack.
         begin = time.perf_counter()
-        vector = loop.run_until_complete(service.query_vector(text, config))
+        vector = loop.run_until_complete(memory.vectors.query_vector(text, config))
         if vector is not None:
             embed_ms.append((time.perf_counter() - begin) * 1000.0)
         return vector
 
-    service.store(SCOPE)
+    memory.scopes.store(SCOPE)
     loaded = time.perf_counter()
     vector = query_vector(queries[0])
     asked = time.perf_counter()
-    pack_for_turn(service, SCOPE, queries[0], now, config, query_vector=vector)
+    pack_for_turn(memory.recall, SCOPE, queries[0], now, config, query_vector=vector)
     first_pack = time.perf_counter()
 
     pack_ms: list[float] = []
     for text in queries[1:]:
         vector = query_vector(text)
         begin = time.perf_counter()
-        pack = pack_for_turn(service, SCOPE, text, now, config, query_vector=vector)
+        pack = pack_for_turn(memory.recall, SCOPE, text, now, config, query_vector=vector)
         pack_ms.append((time.perf_counter() - begin) * 1000.0)
         by_meaning += pack.diagnostics.meaning == "used"
 
@@ -457,7 +457,7 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
         speaker, user, assistant = synthetic_turn(rng, request["lang"])
         at += 30.0
         begin = time.perf_counter()
-        service.record_turn(
+        memory.record.record_turn(
             scope=SCOPE,
             user_text=user,
             assistant_text=assistant,
@@ -476,7 +476,7 @@ def measure_in_child(request_json: str, started: float, imported: float) -> None
         "packs_by_meaning": by_meaning,
         "pack_ms": pack_ms,
         "write_ms": write_ms,
-        "items_after_writes": len(service.store(SCOPE)),
+        "items_after_writes": len(memory.scopes.store(SCOPE)),
         "peak_rss_mb": peak_rss_mb()[0],
         "vm_hwm_mb": peak_rss_mb()[1],
     }

@@ -1,7 +1,7 @@
 """`mnemobot bench memory --embeddings`: the synthetic scope with a vector per item.
 
 The item vectors are random unit vectors written through the product's own vector file
-(`memory.vector_file.ScopeVectors`): embedding 100,000 texts with the small model takes
+(`memory.store.vector_file.ScopeVectors`): embedding 100,000 texts with the small model takes
 about half an hour on this machine, and the pack's cost (mapping the file, the sign-code
 prefilter, the exact rescoring, the fusion) does not depend on what the vectors mean. The
 question's vector does come from a real embedding server over HTTP, through the bot's
@@ -26,8 +26,8 @@ import numpy as np
 import orjson
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.memory.vector_file import VECTOR_FILE_NAME, ScopeVectors
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.store.vector_file import VECTOR_FILE_NAME, ScopeVectors
 
 BENCH_MODEL = "multilingual-e5-small-q4"
 BENCH_DIMS = 384

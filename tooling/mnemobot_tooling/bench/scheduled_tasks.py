@@ -33,10 +33,10 @@ from typing import Any
 
 import orjson
 
+from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.bot.app import build_app
 from mnemobot.bot.channels.telegram.serve import serve_telegram
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
-from mnemobot.memory.clock import SECONDS_PER_DAY
 from mnemobot_tooling.bench.harness import BotSetup, bench_rate_limiter, bench_servers
 from mnemobot_tooling.bench.load_servers import LoadPlan
 from mnemobot_tooling.bench.report import cpu_model, percentile, usable_cpus

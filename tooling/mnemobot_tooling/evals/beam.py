@@ -12,7 +12,7 @@ BEAM's conversations (`beam_data`) are tried as a user of the bot would try them
    would use the wall clock, years after the data's dates);
 3. an evidence message is found when its ref is among the pack items' `references`, a
    promoted copy counting as its source (`locomo.pack_dia_ids`), or among those of the
-   standing preferences every request of the chat carries (`MemoryService.standing_block`,
+   standing preferences every request of the chat carries (`MemoryRecall.standing_block`,
    in the prompt beside the pack: the model has them whatever the question): the message
    ref `tg:N` is BEAM message N-1 (`beam_data.message_id_of`). A question scores the share
    of its evidence messages found; an ability, the mean over its questions; overall, the
@@ -49,8 +49,10 @@ import orjson
 from mnemobot.bot.channels.telegram.export_file import read_export
 from mnemobot.bot.cli.memory_import import write_export
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.service import MemoryService
-from mnemobot.systems.context_building import pack_for_turn
+from mnemobot.memory.services.record import MemoryRecord
+from mnemobot.memory.services.vectors import MemoryVectors
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.systems.memory_steps.context_building import pack_for_turn
 from mnemobot_tooling.evals.beam_data import (
     ASSISTANT_NAME,
     DEFAULT_MESSAGE_GAP_SECONDS,
@@ -65,6 +67,7 @@ from mnemobot_tooling.evals.beam_data import (
 from mnemobot_tooling.evals.chunk_baseline import ChunkWindowBaseline
 from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 from mnemobot_tooling.evals.locomo import memory_config_for_budget, pack_dia_ids
+from mnemobot_tooling.evals.tuning_overrides import EvalTuning
 
 # The display order of BEAM's abilities; any other ability in a file follows them.
 ABILITIES = (
@@ -214,6 +217,8 @@ class BeamRun:
     embedding_cache: Path | None = None
     details: TextIO | None = None
     progress: TextIO | None = None
+    # Other values of the pack's and the extraction's constants (`--tuning`, an ablation).
+    tuning: EvalTuning = field(default_factory=EvalTuning)
 
 
 def run_eval(run: BeamRun, workspace: Path) -> BeamResult:
@@ -227,7 +232,9 @@ async def _run_eval(run: BeamRun, workspace: Path) -> BeamResult:
     configs = [memory_config_for_budget(b, run.memory_overrides) for b in run.budgets]
     write_config = configs[0]
     embedder = eval_embedder(write_config, run.embedding_cache)
-    memory = MemoryService(workspace, embedder=embedder)
+    memory = WorkspaceMemory.open(
+        workspace, embedder=embedder, ranking=run.tuning.ranking, extraction=run.tuning.extraction
+    )
     result = BeamResult(
         message_gap_seconds=run.message_gap_seconds,
         budgets=[
@@ -250,10 +257,16 @@ async def _run_eval(run: BeamRun, workspace: Path) -> BeamResult:
             scope = f"beam:{_scope_safe(conversation.name)}"
             imported = time.perf_counter()
             await asyncio.to_thread(
-                _import, memory, scope, conversation, exports, write_config, run.assistant_replies
+                _import,
+                memory.record,
+                scope,
+                conversation,
+                exports,
+                write_config,
+                run.assistant_replies,
             )
             if embedder is not None:
-                await asyncio.to_thread(_embed_all, memory, scope)
+                await asyncio.to_thread(_embed_all, memory.vectors, scope)
             result.import_seconds += time.perf_counter() - imported
             _say(
                 run.progress,
@@ -275,7 +288,7 @@ async def _run_eval(run: BeamRun, workspace: Path) -> BeamResult:
 
 
 def _import(
-    memory: MemoryService,
+    record: MemoryRecord,
     scope: str,
     conversation: BeamConversation,
     exports: Path,
@@ -284,24 +297,24 @@ def _import(
 ) -> None:
     """`mnemobot memory import EXPORT --chat SCOPE [--assistant Assistant]`, minus opening
     the workspace."""
-    if memory.store(scope).items:
+    if record.scopes.store(scope).items:
         raise ValueError(f"the workspace already holds memory of {scope}; use a new one")
     path = write_telegram_export(conversation, exports / f"{_scope_safe(conversation.name)}.json")
     assistant = ASSISTANT_NAME if assistant_replies else None
     export = read_export(path, UTC)
-    write_export(memory, scope, export, config=config, tz=UTC, assistant=assistant)
+    write_export(record, scope, export, config=config, tz=UTC, assistant=assistant)
 
 
-def _embed_all(memory: MemoryService, scope: str) -> None:
+def _embed_all(vectors: MemoryVectors, scope: str) -> None:
     """Every item of the scope with its vector, as `memory maintain` leaves a scope."""
-    memory.wait_for_vectors(3600)
-    report = memory.fill_vectors(scope, limit=10_000_000)
+    vectors.wait(3600)
+    report = vectors.fill(scope, limit=10_000_000)
     if report.note:
         raise ValueError(f"embedding the items of {scope} failed: {report.note}")
 
 
 async def _ask(
-    memory: MemoryService,
+    memory: WorkspaceMemory,
     scope: str,
     conversation: BeamConversation,
     baseline: ChunkWindowBaseline,
@@ -310,14 +323,20 @@ async def _ask(
     details: TextIO | None,
 ) -> None:
     asked_at = conversation.messages[-1].at + QUESTION_DELAY
-    standing = memory.standing_block(scope, UTC)
+    standing = memory.recall.standing_block(scope, UTC)
     in_standing = pack_message_ids({ref for item in standing.items for ref in item.references})
     for question in conversation.questions:
-        vector = await memory.query_vector(question.text, config)
+        vector = await memory.vectors.query_vector(question.text, config)
         pack = pack_for_turn(
-            memory, scope, question.text, asked_at, config, query_vector=vector, standing=standing
+            memory.recall,
+            scope,
+            question.text,
+            asked_at,
+            config,
+            query_vector=vector,
+            standing=standing,
         )
-        in_pack = pack_message_ids(pack_dia_ids(pack, memory, scope)) | in_standing
+        in_pack = pack_message_ids(pack_dia_ids(pack, memory.scopes, scope)) | in_standing
         tokens = pack.diagnostics.total_tokens + standing.tokens
         in_baseline, baseline_tokens = baseline.retrieve(question.text, tokens)
         measured.pack.add(question, in_pack)

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from mnemobot.base.atomic_file import write_atomic
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.config.runtime import EmbeddingsConfig, MemoryConfig, RuntimeConfig
 from mnemobot.config.settings import Settings
-from mnemobot.memory.atomic_file import write_atomic
 
 
 class FixedRuntime:
@@ -34,7 +34,7 @@ class FixedRuntime:
 
 
 class CachedEmbeddings:
-    """`memory.item_vectors.EmbeddingModel` over another, remembering every vector."""
+    """`memory.store.item_vectors.EmbeddingModel` over another, remembering every vector."""
 
     def __init__(self, inner: OpenAIEmbeddings, path: Path | None) -> None:
         self.inner = inner
@@ -80,7 +80,7 @@ def eval_embedder(memory: MemoryConfig, cache: Path | None) -> CachedEmbeddings 
     if memory.embeddings.identity() is None:
         return None
     settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
+        _env_file=None,
         openai_api_key=os.environ.get("OPENAI_API_KEY") or None,
         openai_base_url=os.environ.get("OPENAI_BASE_URL") or None,
         bot_embeddings_api_key=os.environ.get("BOT_EMBEDDINGS_API_KEY") or None,

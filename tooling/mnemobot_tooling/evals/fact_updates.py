@@ -2,14 +2,14 @@
 
 Each case of `data/knowledge_updates.json` is one chat: the old statement 60 days ago,
 filler turns, the new statement 10 days ago, more filler, all through the bot's memory
-write path (`MemoryService.record_turn`, the same as a chat turn), then the pack for a
+write path (`MemoryRecord.record_turn`, the same as a chat turn), then the pack for a
 question about the fact, built as the bot builds it. A case counts as
 
 - *current*: the new value is in the pack;
 - *stale*: the old value is in a pack line not marked "earlier" (shown as current).
 
 The slot rules judge updates at write time; replacements no rule can see are left to
-consolidation, which marks them through `MemoryService.supersede_facts`.
+consolidation, which marks them through `MemoryRecord.supersede_matching`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Any
 
 import orjson
 
+from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.clock import SECONDS_PER_DAY
-from mnemobot.memory.service import MemoryService
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 
 DATA_FILE = Path(__file__).parent / "data" / "knowledge_updates.json"
 OLD_DAYS_AGO = 60
@@ -67,13 +67,13 @@ def shows_as_current(rendered: str, value: str) -> bool:
 
 
 def run_case(
-    memory: MemoryService, case: dict[str, Any], fillers: list[str], now: float
+    memory: WorkspaceMemory, case: dict[str, Any], fillers: list[str], now: float
 ) -> CaseResult:
     scope = f"eval:{case['id']}"
     config = MemoryConfig()
 
     def say(text: str, days_ago: float) -> None:
-        memory.record_turn(
+        memory.record.record_turn(
             scope=scope,
             user_text=text,
             assistant_text="Got it.",
@@ -89,7 +89,7 @@ def run_case(
     say(case["new"], NEW_DAYS_AGO)
     for number in range(1, FILLERS_AFTER + 1):
         say(fillers[number % len(fillers)], NEW_DAYS_AGO - number)
-    pack = memory.build_pack(scope, case["question"], now=now, config=config, tz=UTC)
+    pack = memory.recall.build_pack(scope, case["question"], now=now, config=config, tz=UTC)
     rendered = pack.rendered
     return CaseResult(
         case["id"],
@@ -104,7 +104,7 @@ def evaluate(data_file: Path = DATA_FILE, workspace: Path | None = None) -> list
     data = orjson.loads(data_file.read_bytes())
     now = time.time()
     with tempfile.TemporaryDirectory(prefix="mnemobot-updates-") as temp:
-        memory = MemoryService(workspace or Path(temp))
+        memory = WorkspaceMemory.open(workspace or Path(temp))
         try:
             return [
                 run_case(memory, case, data["fillers"][case["lang"]], now) for case in data["cases"]
@@ -123,7 +123,7 @@ def eval_command(args: argparse.Namespace) -> int:
     total = len(results)
     current = sum(r.current for r in results)
     stale = sum(r.stale for r in results)
-    summary = {
+    summary: dict[str, Any] = {
         "cases": total,
         "currentValueInPack": round(current / total, 3) if total else 0.0,
         "oldValueShownAsCurrent": round(stale / total, 3) if total else 0.0,

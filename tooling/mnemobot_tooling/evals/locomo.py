@@ -17,6 +17,9 @@ item, the derived facts, their promoted copies) carries it in `references`.
 
 Budget: `--budget N` sets `memory.softPromptBudgetTokens` to N and keeps the default
 ratio of max to soft budget (3500/1800), so N=1800 is exactly the bot's default config.
+An ablation changes one of the pack's constants with `--tuning` (`tuning_overrides`), e.g.
+`--tuning '{"ranking": {"turnsAroundHits": 0}}'`; `--memory` takes the operator's memory
+settings (an embedding server).
 The pack may pass the soft budget (up to the max) for high-scoring items, as in the bot;
 the mean tokens it used are reported beside the recall so the comparison stays honest.
 
@@ -49,16 +52,19 @@ from pydantic import ValidationError
 
 from mnemobot.bot.cli.progress import ProgressBar, terminal_progress
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
-from mnemobot.memory.digest import write_missing_digests
-from mnemobot.memory.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.pack import MemoryPack
-from mnemobot.memory.service import MemoryService
-from mnemobot.memory.session import AgentSession
-from mnemobot.systems.context import ChatRef, TurnContext
-from mnemobot.systems.context_building import pack_for_turn
-from mnemobot.systems.memory_persist import MemoryPersist
+from mnemobot.conversation.session import AgentSession
+from mnemobot.memory.pack.build import MemoryPack
+from mnemobot.memory.services.scopes import ScopeRuntime
+from mnemobot.memory.services.vectors import MemoryVectors
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.memory.upkeep.digest_days import write_missing_digests
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.memory_steps.context_building import pack_for_turn
+from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
 from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 from mnemobot_tooling.evals.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
+from mnemobot_tooling.evals.tuning_overrides import EvalTuning, TuningError, tuning_from_json
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 # Consecutive turns of a session are this far apart by default (the data only dates
@@ -211,9 +217,9 @@ class RecallTally:
         }
 
 
-def pack_dia_ids(pack: MemoryPack, memory: MemoryService, scope: str) -> set[str]:
+def pack_dia_ids(pack: MemoryPack, scopes: ScopeRuntime, scope: str) -> set[str]:
     """The dia_ids the pack's items came from; a promoted copy counts as its source's."""
-    store = memory.store(scope)
+    store = scopes.store(scope)
     found: set[str] = set()
     for packed in pack.items:
         # What the line shows: a day's digest names only the messages of its lines shown.
@@ -266,14 +272,14 @@ class _OneLineErrors(logging.Formatter):
 
 
 async def ingest(
-    memory: MemoryService,
+    memory: WorkspaceMemory,
     scope: str,
     conversation: Conversation,
     config: RuntimeConfig,
     progress: ProgressBar | None = None,
 ) -> None:
     """Write every turn through MemoryPersist, as the bot does after each answered turn."""
-    persist = MemoryPersist(memory)
+    persist = MemoryPersist(memory.record, memory.forget)
     channel, _, chat_id = scope.partition(":")
     # Dated like the conversation it replays: its first turn (an empty one: the epoch).
     started = conversation.turns[0].at.timestamp() if conversation.turns else 0.0
@@ -349,8 +355,10 @@ def run_eval(
     memory_overrides: dict[str, Any] | None = None,
     show_progress: bool = False,
     embedding_cache: Path | None = None,
+    tuning: EvalTuning | None = None,
 ) -> EvalResult:
-    """Ingest and question every conversation of `path` in `workspace`.
+    """Ingest and question every conversation of `path` in `workspace`; `tuning`: other
+    values of the pack's and the extraction's constants (an ablation).
 
     `show_progress` draws a bar on stderr when stderr is a terminal. With
     `memory.embeddings` on, each conversation's items are embedded before its questions
@@ -366,6 +374,7 @@ def run_eval(
             memory_overrides=memory_overrides,
             show_progress=show_progress,
             embedding_cache=embedding_cache,
+            tuning=tuning or EvalTuning(),
         )
     )
 
@@ -379,13 +388,16 @@ async def _run_eval(
     memory_overrides: dict[str, Any] | None,
     show_progress: bool,
     embedding_cache: Path | None,
+    tuning: EvalTuning,
 ) -> EvalResult:
     started = time.perf_counter()
     conversations = load_conversations(path, turn_gap_seconds)
     memory_config = memory_config_for_budget(budget, memory_overrides)
     config = RuntimeConfig().model_copy(update={"memory": memory_config})
     embedder = eval_embedder(memory_config, embedding_cache)
-    memory = MemoryService(workspace, embedder=embedder)
+    memory = WorkspaceMemory.open(
+        workspace, embedder=embedder, ranking=tuning.ranking, extraction=tuning.extraction
+    )
     total_steps = sum(len(c.turns) + len(c.questions) for c in conversations)
     progress = terminal_progress(total_steps) if show_progress else None
     soft = memory_config.soft_prompt_budget_tokens
@@ -407,26 +419,31 @@ async def _run_eval(
     try:
         for conversation in conversations:
             scope = f"locomo:{_scope_safe(conversation.sample_id)}"
-            if memory.store(scope).items:
+            if memory.scopes.store(scope).items:
                 raise ValueError(f"the workspace already holds memory of {scope}; use a new one")
             await ingest(memory, scope, conversation, config, progress)
             if not conversation.turns:
                 continue
             if embedder is not None:
-                await asyncio.to_thread(_embed_all, memory, scope, result)
+                await asyncio.to_thread(_embed_all, memory.vectors, scope, result)
             asked_at = conversation.turns[-1].at + timedelta(seconds=QUESTION_DELAY_SECONDS)
             # The finished days' digests, as maintenance would have written them by then.
-            write_missing_digests(memory.store(scope), UTC, asked_at.timestamp())
+            write_missing_digests(memory.scopes.store(scope), UTC, asked_at.timestamp())
             baseline = Bm25Baseline(conversation.turns)
             windows = Bm25WindowBaseline(conversation.turns)
             for question in conversation.questions:
-                vector = await memory.query_vector(question.text, memory_config)
+                vector = await memory.vectors.query_vector(question.text, memory_config)
                 pack = pack_for_turn(
-                    memory, scope, question.text, asked_at, memory_config, query_vector=vector
+                    memory.recall,
+                    scope,
+                    question.text,
+                    asked_at,
+                    memory_config,
+                    query_vector=vector,
                 )
                 if embedder is not None:
                     result.meaning[pack.diagnostics.meaning.split(" (")[0]] += 1
-                result.pack.add(question, pack_dia_ids(pack, memory, scope))
+                result.pack.add(question, pack_dia_ids(pack, memory.scopes, scope))
                 result.pack_tokens.append(pack.diagnostics.total_tokens)
                 result.build_ms.append(pack.diagnostics.build_ms)
                 result.bm25.add(question, baseline.retrieve(question.text, soft))
@@ -445,10 +462,10 @@ async def _run_eval(
     return result
 
 
-def _embed_all(memory: MemoryService, scope: str, result: EvalResult) -> None:
+def _embed_all(vectors: MemoryVectors, scope: str, result: EvalResult) -> None:
     """Every item of the scope with its vector, as maintenance leaves a scope."""
-    memory.wait_for_vectors(3600)
-    report = memory.fill_vectors(scope, limit=10_000_000)
+    vectors.wait(3600)
+    report = vectors.fill(scope, limit=10_000_000)
     if report.note:
         raise ValueError(f"embedding the items of {scope} failed: {report.note}")
     result.items_without_vector += report.missing
@@ -504,7 +521,10 @@ def parse_memory_overrides(text: str | None) -> dict[str, Any] | None:
         MemoryConfig.model_validate(overrides)
     except ValidationError as exc:
         where = ".".join(str(part) for part in exc.errors()[0]["loc"])
-        raise ValueError(f"--memory: {where}: {exc.errors()[0]['msg']}") from None
+        why = exc.errors()[0]["msg"]
+        if where.split(".")[0] in MemoryConfig.retired:
+            why = "not a setting any more; a tuning constant goes in --tuning"
+        raise ValueError(f"--memory: {where}: {why}") from None
     except ValueError as exc:
         raise ValueError(f"--memory must be a JSON object ({exc})") from None
     return overrides
@@ -526,6 +546,11 @@ def eval_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mnemobot: {exc}", file=sys.stderr)
         return 2
+    try:
+        tuning = tuning_from_json(args.tuning)
+    except TuningError as exc:
+        print(f"mnemobot: --tuning: {exc}", file=sys.stderr)
+        return 2
     show_progress = not args.no_progress
     cache = Path(args.embedding_cache) if args.embedding_cache else None
     # The bot's systems log their failures (a memory write that raised); say why briefly.
@@ -544,6 +569,7 @@ def eval_command(args: argparse.Namespace) -> int:
                 memory_overrides=overrides,
                 show_progress=show_progress,
                 embedding_cache=cache,
+                tuning=tuning,
             )
         else:
             with tempfile.TemporaryDirectory(prefix="mnemobot-eval-") as tmp:
@@ -555,6 +581,7 @@ def eval_command(args: argparse.Namespace) -> int:
                     memory_overrides=overrides,
                     show_progress=show_progress,
                     embedding_cache=cache,
+                    tuning=tuning,
                 )
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError, MemoryWriteFailed) as exc:
         print(f"mnemobot: cannot evaluate {path}: {exc}", file=sys.stderr)

@@ -8,8 +8,8 @@ paying less per line.
 - newest first: the latest turns, while they fit.
 - plain BM25: `rank_bm25.BM25Okapi` over single turns with lowercase word tokens, in rank
   order while they fit. A weak reference: no stemming, no stopwords.
-- BM25+ windows: the strong one. BM25+ (`memory.bm25.BM25Index`, the pack's own index)
-  over the project's own terms (`memory.text_terms.terms`), and each hit, best first,
+- BM25+ windows: the strong one. BM25+ (`memory.store.bm25.BM25Index`, the pack's own index)
+  over the project's own terms (`memory.text.terms.terms`), and each hit, best first,
   comes with the turn right before and right after it in the conversation. This is what
   the pack must beat for its extra machinery (scores, windows, facts) to be worth it.
 """
@@ -23,9 +23,9 @@ from typing import Protocol
 
 from rank_bm25 import BM25Okapi
 
-from mnemobot.memory.bm25 import BM25Index
-from mnemobot.memory.text_terms import terms
-from mnemobot.memory.tokens import estimate_item_tokens
+from mnemobot.base.tokens import estimate_item_tokens
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.text.terms import terms
 
 _WORD = re.compile(r"\w+")
 

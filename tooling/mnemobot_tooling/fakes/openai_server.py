@@ -44,6 +44,17 @@ a streamed request that overflows with an empty 200 event stream and drops the c
 as llama-cpp-python's server does. ``first_token_times()`` says when each streamed answer's
 first token went out.
 
+Prompt caching: each answer says how much of its prompt the server could take from its cache,
+the way a server that keeps the previous request's work does (llama.cpp, one slot): the
+characters the request's prompt (:func:`prompt_chars_for_cache`) shares as a beginning with
+the previous request's, over 4. ``cache_report`` says how: ``"openai"`` (default,
+``usage.prompt_tokens_details.cached_tokens``), ``"llamacpp"`` (``timings.cache_n`` and
+``prompt_n``, as llama.cpp's own server reports) or None (not at all).
+``one_at_a_time`` answers one chat request at a time (a one-slot local server): the others
+wait, unrecorded, until it is done. ``strict_template`` makes the server refuse what the
+strictest chat templates of local servers refuse: a system message after the first
+message, and user and assistant turns that do not alternate starting with the user.
+
 With ``context_window`` set, ``window_reported_by`` makes the server tell its window the way
 a real one does: ``"vllm"`` (``max_model_len`` in ``/v1/models``), ``"llamacpp"`` (``/props``
 ``default_generation_settings.n_ctx``; its ``/v1/models`` names only the model's trained
@@ -84,6 +95,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypeAlias
 
+from mnemobot.systems.core.newest_context import split_context
+
 __all__ = [
     "DEFAULT_MODELS",
     "Delay",
@@ -101,6 +114,8 @@ __all__ = [
     "ToolCalls",
     "Transcription",
     "Usage",
+    "cached_prefix_chars",
+    "context_text",
     "cut_stream",
     "delay",
     "disconnect",
@@ -109,6 +124,7 @@ __all__ = [
     "gated",
     "hang",
     "message_text",
+    "newest_context",
     "overflow",
     "reply",
     "request_chars",
@@ -424,8 +440,29 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 def user_texts(request: Mapping[str, Any]) -> list[str]:
-    """Texts of the ``user`` messages of a request body, oldest first."""
-    return [message_text(m) for m in request.get("messages", []) if m.get("role") == "user"]
+    """Texts of the ``user`` messages of a request body, oldest first, as their writers
+    wrote them: without the context the bot puts in front of the newest one
+    (:func:`newest_context`)."""
+    return [
+        split_context(message_text(m))[1]
+        for m in request.get("messages", [])
+        if m.get("role") == "user"
+    ]
+
+
+def newest_context(request: Mapping[str, Any]) -> str:
+    """The block of data the bot puts in front of the newest user message (the time, what
+    memory recalled for it), without its frame; "" when there is none."""
+    for message in reversed(request.get("messages", [])):
+        if message.get("role") == "user":
+            return split_context(message_text(message))[0]
+    return ""
+
+
+def context_text(request: Mapping[str, Any]) -> str:
+    """Everything the bot put beside the conversation for this request: the system
+    messages and the newest user message's context (:func:`newest_context`)."""
+    return "\n\n".join(part for part in (system_text(request), newest_context(request)) if part)
 
 
 def system_text(request: Mapping[str, Any]) -> str:
@@ -460,6 +497,41 @@ def request_tokens(request: Mapping[str, Any]) -> int:
     real tokenizer with its chat template often is.
     """
     return math.ceil(request_chars(request) / 4)
+
+
+def prompt_chars_for_cache(request: Mapping[str, Any]) -> str:
+    """The prompt as a caching server sees it, in order: the tool schemas (chat templates
+    put them at the top), then the messages."""
+    tools = json.dumps(request.get("tools") or [], ensure_ascii=False)
+    return tools + json.dumps(request.get("messages", []), ensure_ascii=False)
+
+
+def cached_prefix_chars(previous: str, current: str) -> int:
+    """How many characters `current` begins with that `previous` began with too."""
+    # Halving, with slices compared at C speed: prompts run to hundreds of KB.
+    low, high = 0, min(len(previous), len(current))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if previous[:middle] == current[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _template_problem(request: Mapping[str, Any]) -> str | None:
+    """What a strict chat template (Gemma's, Mistral's) refuses, in its words; None if fine."""
+    messages = [m for m in request.get("messages") or [] if isinstance(m, Mapping)]
+    if any(m.get("role") == "system" for m in messages[1:]):
+        return "System message must be at the beginning."
+    turns = [
+        m.get("role")
+        for m in messages
+        if m.get("role") == "user" or (m.get("role") == "assistant" and not m.get("tool_calls"))
+    ]
+    if any(role != ("user" if index % 2 == 0 else "assistant") for index, role in enumerate(turns)):
+        return "Conversation roles must alternate user/assistant/user/assistant/..."
+    return None
 
 
 def echo_responder(request: dict[str, Any]) -> Step:
@@ -527,6 +599,9 @@ class RecordedRequest:
     headers: dict[str, str]
     path: str
     rejection: str | None = None
+    # Prompt tokens the server took from its cache (the beginning it shares with the
+    # previous request, chars / 4).
+    cached_tokens: int = 0
 
     @property
     def rejected(self) -> bool:
@@ -584,6 +659,15 @@ class FakeOpenAIServer:
         self.empty_stream_on_overflow: bool = False
         # (when, the last user text of the request) per streamed answer's first token.
         self._first_tokens: list[tuple[float, str]] = []
+        # How answers report the prompt tokens taken from the cache (module docstring).
+        self.cache_report: Literal["openai", "llamacpp"] | None = "openai"
+        # Refuse a late system message and roles that do not alternate (module docstring).
+        self.strict_template: bool = False
+        # Answer one chat request at a time, as llama.cpp's server with one slot does: the
+        # others wait, unrecorded, until it is done (their clients' time runs meanwhile).
+        self.one_at_a_time: bool = False
+        self._slot = threading.Lock()
+        self._previous_prompt = ""
 
         self._requested_port = port
         self._httpd: _HTTPServer | None = None
@@ -756,9 +840,11 @@ class FakeOpenAIServer:
             return error(401, "Incorrect API key provided.", code="invalid_api_key")
         return self.transcriber(upload)
 
-    def _decide(self, body: dict[str, Any], headers: dict[str, str], path: str) -> Step:
-        """Record the request and choose the step that answers it."""
+    def _decide(self, body: dict[str, Any], headers: dict[str, str], path: str) -> tuple[Step, int]:
+        """Record the request and choose the step that answers it; with the prompt tokens
+        its cache holds."""
         rejection: str | None = None
+        cached = 0
         step: Step | None = None
         if self.required_api_key is not None and (
             headers.get("authorization") != f"Bearer {self.required_api_key}"
@@ -775,6 +861,8 @@ class FakeOpenAIServer:
             step = error(400, "image input is not supported by this model", param="messages")
         elif self.validate_messages and (problem := _message_sequence_problem(body)):
             rejection, step = "invalid_request", error(400, problem, param="messages")
+        elif self.strict_template and (problem := _template_problem(body)):
+            rejection, step = "invalid_request", error(400, problem)
         elif self.max_request_chars is not None and (
             (size := request_chars(body)) > self.max_request_chars
         ):
@@ -790,10 +878,14 @@ class FakeOpenAIServer:
         with self._lock:
             if step is None and self._script:
                 step = self._script.popleft()
-        self._record(RecordedRequest(body, headers, path, rejection))
+            prompt = prompt_chars_for_cache(body)
+            if rejection is None:
+                cached = cached_prefix_chars(self._previous_prompt, prompt) // 4
+                self._previous_prompt = prompt
+        self._record(RecordedRequest(body, headers, path, rejection, cached))
         if step is None:
             step = self.responder(body)
-        return step
+        return step, cached
 
     def _window_overflow(self, body: dict[str, Any]) -> ErrorResponse | None:
         window = self.context_window
@@ -987,13 +1079,29 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer_error(error(400, f"We could not parse the JSON body: {exc}"))
             return
         headers = {name.lower(): value for name, value in self.headers.items()}
+        if not self._take_slot():
+            return self._drop()
         try:
-            step = self.fake._decide(body, headers, path)
-        except Exception as exc:
-            # A broken responder must show up in the test, not as a silent hang.
-            traceback.print_exc()
-            step = error(500, f"fake server responder raised {exc!r}")
-        self._perform(step, body)
+            cached = 0
+            try:
+                step, cached = self.fake._decide(body, headers, path)
+            except Exception as exc:
+                # A broken responder must show up in the test, not as a silent hang.
+                traceback.print_exc()
+                step = error(500, f"fake server responder raised {exc!r}")
+            self._perform(step, body, cached)
+        finally:
+            if self.fake.one_at_a_time:
+                self.fake._slot.release()
+
+    def _take_slot(self) -> bool:
+        """With `one_at_a_time`, wait for the one slot; False when the server stops first."""
+        if not self.fake.one_at_a_time:
+            return True
+        while not self.fake._slot.acquire(timeout=0.05):
+            if self.fake._stopping.is_set():
+                return False
+        return True
 
     def _answer_transcription(self, raw: bytes) -> None:
         headers = {name.lower(): value for name, value in self.headers.items()}
@@ -1014,7 +1122,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- steps -----------------------------------------------------------------------------------
 
-    def _perform(self, step: Step, body: dict[str, Any]) -> None:
+    def _perform(self, step: Step, body: dict[str, Any], cached: int = 0) -> None:
         stopping = self.fake._stopping
         # Unwrap waits first; a stop during the wait drops the connection unanswered.
         while isinstance(step, Delay | Gated | Hang):
@@ -1043,14 +1151,17 @@ class _Handler(BaseHTTPRequestHandler):
             step = Reply(step.text)
         if isinstance(step, ToolCall):
             step = ToolCalls((step,))
+        content: str | None
+        finish_reason: str
         if isinstance(step, Reply):
             content, finish_reason, resolved = step.text, step.finish_reason, []
         else:
             content, finish_reason = step.content, "tool_calls"
             resolved = [(call.call_id or self.fake._next_call_id(), call) for call in step.calls]
         usage = _usage_json(body, content, resolved, step.usage)
+        timings = self._report_cache(usage, cached)
         if streamed:
-            self._stream(body, content, resolved, finish_reason, usage)
+            self._stream(body, content, resolved, finish_reason, usage, timings)
         else:
             rate = self.fake.tokens_per_second
             if rate:
@@ -1061,7 +1172,23 @@ class _Handler(BaseHTTPRequestHandler):
                 if self.fake._stopping.wait(tokens / rate):
                     return self._drop()
             document = _completion_json(self.fake, body, content, resolved, finish_reason, usage)
+            if timings is not None:
+                document["timings"] = timings
             self._send_json(200, document)
+
+    def _report_cache(self, usage: dict[str, Any], cached: int) -> dict[str, Any] | None:
+        """Tell the cached prompt tokens as `cache_report` says: in `usage` (OpenAI), or as
+        llama.cpp's `timings`, returned for the answer to carry."""
+        cached = min(cached, int(usage["prompt_tokens"]))
+        if self.fake.cache_report == "openai":
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
+        elif self.fake.cache_report == "llamacpp":
+            return {
+                "cache_n": cached,
+                "prompt_n": int(usage["prompt_tokens"]) - cached,
+                "predicted_n": int(usage["completion_tokens"]),
+            }
+        return None
 
     def _drop(self) -> None:
         self.close_connection = True
@@ -1118,7 +1245,8 @@ class _Handler(BaseHTTPRequestHandler):
         content: str | None,
         calls: list[tuple[str, ToolCall]],
         finish_reason: str | None,
-        usage: dict[str, int],
+        usage: dict[str, Any],
+        timings: dict[str, Any] | None = None,
     ) -> None:
         """Server-sent events, chunked like OpenAI's: role, deltas, finish, [usage], [DONE].
 
@@ -1135,6 +1263,8 @@ class _Handler(BaseHTTPRequestHandler):
             if token and rate and not first and self.fake._stopping.wait(1 / rate):
                 return self._drop()
             chunk = _chunk_json(completion_id, body, delta, finish)
+            if finish is not None and timings is not None:
+                chunk["timings"] = timings  # llama.cpp's server: on the finishing chunk
             if include_usage:
                 chunk["usage"] = None  # OpenAI sends null on every chunk but the last
             self._write_chunk(f"data: {json.dumps(chunk)}\n\n")
@@ -1185,7 +1315,8 @@ def parse_transcription_upload(raw: bytes, headers: Mapping[str, str]) -> Transc
     file_name, audio = "", b""
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
-        payload = part.get_payload(decode=True) or b""
+        decoded = part.get_payload(decode=True)
+        payload = decoded if isinstance(decoded, bytes) else b""
         if part.get_filename() is not None:
             file_name, audio = part.get_filename() or "", payload
         elif isinstance(name, str):
@@ -1219,7 +1350,7 @@ def _usage_json(
     content: str | None,
     calls: list[tuple[str, ToolCall]],
     explicit: Usage | None,
-) -> dict[str, int]:
+) -> dict[str, Any]:
     if explicit is not None:
         prompt, completion = explicit.prompt_tokens, explicit.completion_tokens
     else:
@@ -1246,7 +1377,7 @@ def _completion_json(
     content: str | None,
     calls: list[tuple[str, ToolCall]],
     finish_reason: str,
-    usage: dict[str, int],
+    usage: dict[str, Any],
 ) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
     if calls:

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 from telegram import Message, MessageEntity
 
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.turn.commands import COMMAND_NAMES
 from mnemobot.config.settings import AllowedUsers, Settings
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 PRIVATE = "private"
 GROUP_TYPES = frozenset({"group", "supergroup"})
@@ -101,21 +102,27 @@ def set_by_allowed_user(chat: ChatRef, allowed: AllowedUsers) -> bool:
 
 
 def refusal_text(sender: Sender) -> str:
+    """In the sender's language: all the bot knows of a stranger is what their app says."""
+    words = words_for(sender.language)
     if sender.as_group:
-        who = (
-            f"You are writing as the group (an anonymous admin), whose id is {sender.id}. "
-            f"To let its anonymous admins in, the owner adds {sender.id}"
+        return words.gettext(
+            "Sorry, this is a private bot. You are writing as the group (an anonymous admin), "
+            "whose id is {id}. To let its anonymous admins in, the owner adds {id} to "
+            "TELEGRAM_ALLOWED_USERS. Until then I will not reply to your messages.",
+            id=sender.id,
         )
-    elif sender.as_channel:
-        who = (
-            f"You are writing as a channel, whose id is {sender.id}. To let it in, the "
-            f"owner adds {sender.id}"
+    if sender.as_channel:
+        return words.gettext(
+            "Sorry, this is a private bot. You are writing as a channel, whose id is {id}. "
+            "To let it in, the owner adds {id} to TELEGRAM_ALLOWED_USERS. Until then I will "
+            "not reply to your messages.",
+            id=sender.id,
         )
-    else:
-        who = f"Your Telegram user id is {sender.id}. To let you in, the owner adds {sender.id}"
-    return (
-        f"Sorry, this is a private bot. {who} to TELEGRAM_ALLOWED_USERS. "
-        "Until then I will not reply to your messages."
+    return words.gettext(
+        "Sorry, this is a private bot. Your Telegram user id is {id}. To let you in, the "
+        "owner adds {id} to TELEGRAM_ALLOWED_USERS. Until then I will not reply to your "
+        "messages.",
+        id=sender.id,
     )
 
 

@@ -9,7 +9,9 @@ message's inbox entry is marked done once its answer is in the outbox.
 
 With replicas on Redis (`BOT_REDIS_URL`), the inbox is in Redis and shared: an update is
 claimed once across replicas and answered by the replica holding its chat's lease (see
-`bot.delivery.redis_ingress`); each replica keeps its own outbox file.
+`bot.delivery.redis_ingress`); each replica keeps its own outbox file, whose answers go
+out once their messages are marked answered in Redis (`answering_for`), so a replica that
+takes over a dead one's chat never answers again what the dead one delivered.
 
 python-telegram-bot provides the Bot (requests, rate limiter, defaults); its Updater and
 handler machinery are not used, because they acknowledge updates before they are kept and
@@ -31,7 +33,14 @@ from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defau
 
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.dispatch import ChatDispatcher
-from mnemobot.bot.channels.lanes import LaneJob, firing_job
+from mnemobot.bot.channels.lanes import (
+    CommandJob,
+    EditJob,
+    LaneJob,
+    LaneRules,
+    MessageJob,
+    firing_job,
+)
 from mnemobot.bot.channels.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -45,15 +54,21 @@ from mnemobot.bot.channels.telegram.access import (
     without_bot_mention,
 )
 from mnemobot.bot.channels.telegram.aiohttp_request import AiohttpRequest
-from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramConfig, TelegramTiming
 from mnemobot.bot.channels.telegram.confirm_buttons import TelegramConfirmButtons
 from mnemobot.bot.channels.telegram.inbound import Inbound, inbound_for
 from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramIntake
 from mnemobot.bot.channels.telegram.media_turn import TelegramMediaTurns, retry_job
 from mnemobot.bot.channels.telegram.member_roles import TelegramRoles
 from mnemobot.bot.channels.telegram.migration import ChatMigration, migrated_chat_ids
-from mnemobot.bot.channels.telegram.preview import PreviewJournal, TelegramPreview, preview_method
+from mnemobot.bot.channels.telegram.preview import (
+    PreviewJournal,
+    ShownPreviews,
+    TelegramPreview,
+    preview_method,
+)
 from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
+from mnemobot.bot.channels.telegram.redis_previews import RedisShownPreviews
 from mnemobot.bot.channels.telegram.refusals import RefusalMemory, refusals_path
 from mnemobot.bot.channels.telegram.replies import (
     ReplyTarget,
@@ -66,14 +81,15 @@ from mnemobot.bot.channels.telegram.replies import (
 )
 from mnemobot.bot.channels.telegram.sources import UpdateSource
 from mnemobot.bot.delivery.journal import QueuedEntry
-from mnemobot.bot.delivery.outbox import Outbox
+from mnemobot.bot.delivery.outbox import Answering, Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.delivery.replicas import Replicas
+from mnemobot.bot.i18n import TRANSLATED, words_for
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import COMMANDS, Attachment, parse_command
 from mnemobot.bot.turn.erasure import ErasureTarget
 from mnemobot.config.settings import Settings
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +150,20 @@ def outbox_ids(job: LaneJob, kind: str, text: str, count: int) -> list[str] | No
     return [f"{job.receipts[-1]}:{label}:{n}" for n in range(count)]
 
 
+def answering_for(job: LaneJob, replica_id: str) -> Answering | None:
+    """What the replies `job` gets from this replica answer (None for a progress note,
+    which is not an answer, or a job without inbox entries).
+
+    Named like its outbox ids (`outbox_ids`): the same job answered again by this replica
+    (after a restart) has the same name and ids, so the outbox keeps one copy and the mark
+    releases it; an answer by another replica, or of other messages merged in, has a name
+    of its own, and this one's replies are dropped for it.
+    """
+    if job.progress or not job.receipts:
+        return None
+    return Answering(job.receipts, f"{replica_id}/{job.receipts[-1]}")
+
+
 class TelegramChannel:
     """Bot identity, intake, lanes and outbox of one bot token."""
 
@@ -146,26 +176,33 @@ class TelegramChannel:
         application: Application,
         source: UpdateSource,
         replicas: Replicas | None = None,
+        timing: TelegramTiming = DEFAULT_TIMING,
     ) -> None:
         self.app = app
         self.application = application
+        self.timing = timing
         self.allowed = allowed_with_operators(settings)
         self.source = source
         delivery = app.paths.delivery
         self.intake: TelegramIntake
+        self.preview_journal: ShownPreviews
+        # The name of this replica, which answers carry (None: no replicas).
+        self.replica_id: str | None = None
         if replicas is None:
             self.intake = TelegramIntake(
                 delivery / "telegram-inbox.jsonl", application.bot, self.on_update, clock=app.clock
             )
             outbox_path = delivery / "telegram-outbox.jsonl"
-            previews_path = delivery / "telegram-previews.jsonl"
+            self.preview_journal = PreviewJournal(
+                delivery / "telegram-previews.jsonl", clock=app.clock
+            )
         else:
             config = self.config()
             inbox = RedisInbox(
                 replicas.coordination,
                 replicas.leases,
                 lease_seconds=config.lease_seconds,
-                sweep_seconds=config.sweep_seconds,
+                sweep_seconds=timing.sweep_seconds,
                 outage=replicas.outage,
             )
             self.intake = RedisTelegramIntake(
@@ -173,20 +210,23 @@ class TelegramChannel:
             )
             # Each replica's undelivered replies are its own: one journal per replica name.
             outbox_path = delivery / f"telegram-outbox-{settings.replica_id}.jsonl"
-            # A chat's message replayed on another replica after a crash gets a new
-            # preview there; the old one stays as it was (at most the partial preview).
-            previews_path = delivery / f"telegram-previews-{settings.replica_id}.jsonl"
+            self.replica_id = settings.replica_id
+            # In Redis: a chat's message answered again on another replica after a crash
+            # edits the preview the dead one showed.
+            self.preview_journal = RedisShownPreviews(replicas)
         self.intake.handle_firing = self.on_firing
-        delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
-        self.outbox = Outbox(outbox_path, delivery.deliver, clock=app.clock)
-        self.preview_journal = PreviewJournal(previews_path, clock=app.clock)
+        sender = TelegramDelivery(application.bot, on_migrated=self._migrated)
+        gate = self.intake.redis_inbox if isinstance(self.intake, RedisTelegramIntake) else None
+        self.outbox = Outbox(outbox_path, sender.deliver, clock=app.clock, gate=gate)
         # The preview of the reply being written, per chat (one turn runs per chat).
         self._previews: dict[str, TelegramPreview] = {}
+        # Receipts of answers whose previews are forgotten once they are marked answered.
+        self._previews_to_settle: set[tuple[str, ...]] = set()
         self.dispatcher = ChatDispatcher(
             app.assistant,
             app.commands,
             self,
-            self.config,
+            self.lane_rules,
             answered=self._answered,
             confirmations=app.confirmations,
             firings=app.schedule.runner if app.schedule is not None else None,
@@ -200,15 +240,14 @@ class TelegramChannel:
         app.erasure.add_step(self._erase_journals)
         app.commands.permissions.register(
             CHANNEL,
-            TelegramRoles(
-                application.bot,
-                settings.operators,
-                lambda: app.runtime.current().permissions.admin_cache_seconds,
-            ),
+            TelegramRoles(application.bot, settings.operators),
         )
 
     def config(self) -> TelegramConfig:
         return self.app.runtime.current().section(CHANNEL, TelegramConfig)
+
+    def lane_rules(self) -> LaneRules:
+        return self.timing.lane_rules(self.config().queue_mode)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -241,9 +280,14 @@ class TelegramChannel:
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, STARTUP_RETRY_MAX_SECONDS)
         self.identity = BotIdentity(user_id=me.id, username=me.username or "")
-        await self.application.bot.set_my_commands(
-            [BotCommand(spec.name, spec.description) for spec in COMMANDS]
-        )
+        # The menu in each language we have words for; Telegram shows a user the one of
+        # their app's language, and the default (English) to everyone else.
+        for language in (None, *TRANSLATED):
+            words = words_for(language)
+            await self.application.bot.set_my_commands(
+                [BotCommand(spec.name, words.gettext(spec.description)) for spec in COMMANDS],
+                language_code=language,
+            )
         log.info("Telegram bot @%s ready; allowed users: %s", me.username, self.allowed.describe())
 
     async def stop(self, grace_seconds: float) -> None:
@@ -264,10 +308,16 @@ class TelegramChannel:
 
     # -- sending ---------------------------------------------------------------------------------
 
+    def _answering(self, job: LaneJob) -> Answering | None:
+        return None if self.replica_id is None else answering_for(job, self.replica_id)
+
     async def send_text(self, job: LaneJob, text: str) -> None:
         messages = text_messages(target_for_job(job), text)
         await self.outbox.put(
-            job.chat.key, messages, ids=outbox_ids(job, "note", text, len(messages))
+            job.chat.key,
+            messages,
+            ids=outbox_ids(job, "note", text, len(messages)),
+            answering=self._answering(job),
         )
 
     async def send_reply(self, job: LaneJob, markdown: str) -> None:
@@ -277,15 +327,22 @@ class TelegramChannel:
             preview_ids = await preview.close()
         else:
             # Shown before a crash, answered now without a new preview.
-            _, preview_ids = self.preview_journal.shown(job.receipts)
+            _, preview_ids = await self.preview_journal.shown(job.receipts)
         messages = long_reply_messages(
-            target_for_job(job), markdown, self.config().max_reply_messages
+            target_for_job(job), markdown, self.timing.max_reply_messages
         )
         messages = as_edits(messages, preview_ids)
         await self.outbox.put(
-            job.chat.key, messages, ids=outbox_ids(job, "reply", markdown, len(messages))
+            job.chat.key,
+            messages,
+            ids=outbox_ids(job, "reply", markdown, len(messages)),
+            answering=self._answering(job),
         )
-        if preview_ids:
+        if preview_ids and self.replica_id is not None:
+            # Until the job is marked answered, a replica that takes the chat over must
+            # still find the preview to edit.
+            self._previews_to_settle.add(job.receipts)
+        elif preview_ids:
             await self.preview_journal.settle(job.receipts)
 
     def reply_stream(self, job: LaneJob) -> TelegramPreview | None:
@@ -301,7 +358,7 @@ class TelegramChannel:
             thread_id=target.thread_id,
             quote=target.reply_to_message_id,
             method=method,
-            interval_seconds=config.stream_edit_seconds,
+            interval_seconds=self.timing.stream_edit_seconds,
             journal=self.preview_journal,
             key=job.chat.key,
             receipts=job.receipts,
@@ -329,19 +386,18 @@ class TelegramChannel:
             target_for_job(job), attachment.path, attachment.filename, caption
         )
         ids = outbox_ids(job, "document", attachment.filename, 1)
-        await self.outbox.put(job.chat.key, [message], ids=ids)
+        await self.outbox.put(job.chat.key, [message], ids=ids, answering=self._answering(job))
 
-    async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
+    async def prepare_turn(self, job: MessageJob) -> PreparedTurn:
         return await self.media.prepare(job)
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
-        config = self.config()
         preview = self._previews.get(job.chat.key)
         return typing(
             self.application.bot,
             target_for_job(job),
-            config.typing_interval_seconds,
-            config.typing_delay_seconds,
+            self.timing.typing_interval_seconds,
+            self.timing.typing_delay_seconds,
             # "typing…" until the reply's first text shows.
             until=preview.first_text if preview is not None else None,
         )
@@ -350,7 +406,9 @@ class TelegramChannel:
         """Erasure: the finished entries of the chat's messages and replies in the inbox
         and outbox journals (the ones still owed an answer or a delivery stay), and the
         notes /retry would read again went with the chat's session)."""
-        queues = [self.outbox.queue, self.preview_journal.queue]
+        queues = [self.outbox.queue]
+        if isinstance(self.preview_journal, PreviewJournal):
+            queues.append(self.preview_journal.queue)
         if not isinstance(self.intake, RedisTelegramIntake):
             # With replicas the inbox is in Redis, which drops an entry once it is done.
             queues.insert(0, self.intake.inbox)
@@ -363,7 +421,22 @@ class TelegramChannel:
         return removed
 
     async def _answered(self, jobs: Sequence[LaneJob]) -> None:
-        await self.intake.done([receipt for job in jobs for receipt in job.receipts])
+        if self.replica_id is None:
+            await self.intake.done([receipt for job in jobs for receipt in job.receipts])
+            return
+        for job in jobs:
+            answering = self._answering(job)
+            name = answering.name if answering is not None else ""
+            marked = await self.intake.done(job.receipts, answer=name)
+            settle = job.receipts in self._previews_to_settle
+            self._previews_to_settle.discard(job.receipts)
+            if not marked:
+                continue  # answered again by the chat's holder, maybe on the same preview
+            # The mark written, the job's replies may go out (see `answering_for`).
+            if answering is not None:
+                self.outbox.answered(job.chat.key, name)
+            if settle:
+                await self.preview_journal.settle(job.receipts)
 
     # -- updates ---------------------------------------------------------------------------------
 
@@ -392,7 +465,7 @@ class TelegramChannel:
             return
         chat = chat_ref_for(message)
         quote = message.message_id if message.chat.type in GROUP_TYPES else None
-        notice = LaneJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
+        notice = MessageJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
         if verdict is Verdict.REFUSE:
             sender = sender_of(message)
             assert sender is not None  # nobody's message is ignored, not refused
@@ -409,26 +482,29 @@ class TelegramChannel:
             return
         if command is None and text and message.chat.type in GROUP_TYPES:
             text = without_bot_mention(text, self.identity) or text
-        inbound = inbound_for(
-            message, text, photo_max_side=self.app.runtime.current().media.photo_max_side
-        )
+        inbound = inbound_for(message, text)
         if command is None and not inbound.says_something:
             # A service message (a pin, an auto-delete timer, a member joining): nothing
             # was said to the bot, so nothing is answered.
             await self.intake.done([receipt])
             return
-        job = LaneJob(
-            chat=chat,
-            text=text or "",
-            message_refs=(f"tg:{message.message_id}",) if command is None else (),
-            reply_to_message_id=quote,
-            command=command,
-            receipts=(receipt,),
-            parts=(inbound,) if command is None else (),
-            # A forwarded batch, an album or a cut paste arrives as many updates: one
-            # turn for all.
-            gather=command is None and inbound.comes_with_more,
-        )
+        job: LaneJob
+        if command is not None:
+            job = CommandJob(
+                chat, text or "", command, reply_to_message_id=quote, receipts=(receipt,)
+            )
+        else:
+            job = MessageJob(
+                chat=chat,
+                text=text or "",
+                message_refs=(f"tg:{message.message_id}",),
+                reply_to_message_id=quote,
+                receipts=(receipt,),
+                parts=(inbound,),
+                # A forwarded batch, an album or a cut paste arrives as many updates: one
+                # turn for all.
+                gather=inbound.comes_with_more,
+            )
         await self.dispatcher.receive(job)
 
     async def _on_edit(self, message: Message, receipt: str) -> None:
@@ -443,9 +519,7 @@ class TelegramChannel:
             text = without_bot_mention(text, self.identity) or text
         chat = chat_ref_for(message)
         ref = f"tg:{message.message_id}"
-        edited = inbound_for(
-            message, text, photo_max_side=self.app.runtime.current().media.photo_max_side
-        )
+        edited = inbound_for(message, text)
 
         def new_wording(part: object) -> object:
             same = isinstance(part, Inbound) and part.message_id == edited.message_id
@@ -454,7 +528,7 @@ class TelegramChannel:
         if self.dispatcher.lanes.replace_waiting(chat.key, ref, new_wording, text):
             await self.intake.done([receipt])
             return
-        job = LaneJob(chat, text, receipts=(receipt,), edit_of=ref)
+        job = EditJob(chat, text, ref, receipts=(receipt,))
         await self.dispatcher.receive(job)
 
     async def keep_firings(self, firings: Sequence[Firing]) -> None:
@@ -482,7 +556,10 @@ class TelegramChannel:
 
     def status_lines(self, chat: ChatRef) -> list[str]:
         waiting = self.outbox.waiting(chat.key)
-        return [f"Replies waiting for Telegram: {waiting}"] if waiting else []
+        if not waiting:
+            return []
+        words = words_for(chat.language)
+        return [words.gettext("Replies waiting for Telegram: {count}", count=words.number(waiting))]
 
 
 def build_telegram_application(
@@ -492,6 +569,7 @@ def build_telegram_application(
     source: UpdateSource,
     rate_limiter: BaseRateLimiter | None = None,
     replicas: Replicas | None = None,
+    timing: TelegramTiming = DEFAULT_TIMING,
 ) -> tuple[Application, TelegramChannel]:
     """The PTB Application (the Bot and its requests) and the channel that drives it."""
     if settings.telegram_bot_token is None:
@@ -528,5 +606,5 @@ def build_telegram_application(
         )
     )
     application = builder.build()
-    channel = TelegramChannel(app, settings, application, source, replicas)
+    channel = TelegramChannel(app, settings, application, source, replicas, timing)
     return application, channel

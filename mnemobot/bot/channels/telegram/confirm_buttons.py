@@ -18,7 +18,7 @@ from telegram.error import TelegramError
 from mnemobot.bot.channels.telegram.replies import ReplyTarget, text_messages
 from mnemobot.bot.delivery.outbox import Outbox
 from mnemobot.bot.tools.confirmations import Confirmations, Press
-from mnemobot.systems.context import ChatRef
+from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
 

@@ -39,11 +39,11 @@ from typing import Any
 
 from telegram import Bot, Update
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.delivery.journal_threads import INBOX_THREADS, in_thread
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.schedule.tasks import is_firing_entry
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,9 @@ class TelegramIntake:
             await self._handle(entry)
         return len(pending)
 
-    async def done(self, receipts: Sequence[str]) -> None:
+    async def done(self, receipts: Sequence[str], *, answer: str = "") -> bool:
+        """Mark `receipts` answered (by `answer`, a name the replicas' inbox keeps); True
+        once the mark is written."""
         if receipts:
             # A mark that cannot be written yet goes with the next write that can; a restart
             # before that answers the message again, from the session: the same reply,
@@ -167,6 +169,7 @@ class TelegramIntake:
             await in_thread(
                 INBOX_THREADS, self.inbox.done, list(receipts), in_memory_on_failure=True
             )
+        return True
 
     def waiting(self) -> int:
         return len(self.inbox)
@@ -249,9 +252,8 @@ class RedisTelegramIntake(TelegramIntake):
         self.redis_inbox.start()
         return 0
 
-    async def done(self, receipts: Sequence[str]) -> None:
-        if receipts:
-            await self.redis_inbox.done(receipts)
+    async def done(self, receipts: Sequence[str], *, answer: str = "") -> bool:
+        return await self.redis_inbox.done(receipts, answer=answer) if receipts else True
 
     def waiting(self) -> int:
         return self.redis_inbox.in_flight()

@@ -6,7 +6,7 @@ supergroup (and a reply sent to the old id fails with `ChatMigrated`, see
 `bot.channels.telegram.replies`). Whichever comes first moves, under the new id:
 
 - the memory scope (`memory/telegram:<old>/` -> `memory/telegram:<new>/`, see
-  `memory.scope_move`), unless all chats share one memory;
+  `memory.store.scope_move`), unless all chats share one memory;
 - the session and its offload log (a basic group has no topics), older messages first;
 - the files tool's folder and the `/export` zips;
 - its scheduled tasks.
@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from telegram import Message
 
+from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.counts import counted
 from mnemobot.bot.channels.base import ChannelHost
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, MAINTENANCE_WAIT_SECONDS, export_prefix
-from mnemobot.memory.atomic_file import write_atomic
-from mnemobot.memory.maintenance import maintenance_paused
-from mnemobot.memory.scope_paths import ScopePaths
-from mnemobot.systems.context import ChatRef
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.maintenance import maintenance_paused
+from mnemobot.systems.core.context import ChatRef
 
 if TYPE_CHECKING:
     from mnemobot.bot.channels.dispatch import ChatDispatcher
@@ -135,7 +136,7 @@ class ChatMigration:
                 await sessions.save_async(later)
             count = len(earlier.messages)
             sessions.erase(old_key)
-        return [f"the conversation ({count} messages)"]
+        return [f"the conversation ({counted(count, 'message')})"]
 
     def _join_logs(self, old_key: str, new_key: str) -> None:
         sessions = self.app.sessions
@@ -149,15 +150,15 @@ class ChatMigration:
             old_log.rename(new_log)
 
     async def _move_scope(self, old_scope: str, new_scope: str) -> list[str]:
-        memory = self.app.memory
+        erasure = self.app.memory.forget
         paths = self.app.paths
 
         def move() -> list[str]:
             moved: list[str] = []
             with maintenance_paused(ScopePaths(paths.root, old_scope), MAINTENANCE_WAIT_SECONDS):
-                count = memory.move_scope(old_scope, new_scope, _ref_renamer(old_scope))
+                count = erasure.move_scope(old_scope, new_scope, _ref_renamer(old_scope))
             if count:
-                moved.append(f"the memory ({count} files)")
+                moved.append(f"the memory ({counted(count, 'file')})")
             folder, target = paths.files / old_scope, paths.files / new_scope
             if folder.is_dir():
                 if target.exists():

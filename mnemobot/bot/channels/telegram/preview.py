@@ -14,8 +14,10 @@ Which method where (`telegram.streaming`):
   groups get no preview (drafts are private-chat only).
 - `off`: no preview anywhere.
 
-Edits: the first text becomes a message, then edits as text arrives, at most one Bot API
-call per `telegram.streamEditSeconds` per chat, plain text (half-written Markdown does not
+Edits: the first text becomes a message once it is worth a notification (Telegram notifies
+for that `sendMessage` only, never for the edits: a message of "M" is what the lock screen
+would show), then edits as text arrives, at most one Bot API call per
+`TelegramTiming.stream_edit_seconds` per chat, plain text (half-written Markdown does not
 render); a preview longer than one message continues in the next. The final reply, rendered
 Markdown to HTML, goes through the durable outbox as edits of these messages (see
 `TelegramChannel.send_reply`). A preview call is the first thing given up under Telegram's
@@ -24,7 +26,8 @@ previews only, and nothing here ever delays a final reply.
 
 Each preview message is noted in the preview journal before it is shown again: after a
 crash, the message's answer arrives as an edit of the preview the user already sees, not
-as a second copy beside it.
+as a second copy beside it. With replicas the journal is in Redis (`redis_previews`), so
+the replica that takes a dead one's chat over edits the dead one's preview.
 """
 
 from __future__ import annotations
@@ -32,14 +35,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import zlib
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from telegram import Bot, ReplyParameters
 from telegram.error import BadRequest, RetryAfter, TelegramError
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.channels.telegram.rate_limits import (
     PREVIEW_CALL,
     PreviewSkipped,
@@ -48,7 +54,6 @@ from mnemobot.bot.channels.telegram.rate_limits import (
 from mnemobot.bot.channels.telegram.split import split_plain_for_telegram
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.delivery.journal_threads import OUTBOX_THREADS, in_thread
-from mnemobot.memory.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,22 @@ PreviewMethod = Literal["edit", "draft"]
 # At close, a preview call already on its way gets this long to land before the final
 # reply is queued (so it cannot overwrite it); a wait for a rate limit is simply dropped.
 CALL_LANDING_SECONDS = 2.0
+# The first preview message waits for its first sentence or this many characters (a lock
+# screen shows about two lines): at 15-20 tokens/s of a local model, about four
+# characters a token, 40 characters take half a second...
+FIRST_MESSAGE_CHARS = 40
+# ...and for no longer than this after the first text came: a slow model (2-5 tokens/s)
+# shows what it has by then, instead of "typing…" for a whole sentence.
+FIRST_MESSAGE_WAIT_SECONDS = 2.5
+# The end of a sentence after a word ("Sure.", "好的。"; not a list's "1.") or a whole
+# line ("Here is the plan:" and its line break).
+_SENTENCE_END = re.compile(r"[^\W\d_][\"')\]*]*[.!?…。！？](?=\s|$)|\S[ \t]*\n")
+
+
+def worth_a_notification(text: str) -> bool:
+    """Whether `text` may be a streamed reply's first message, the one Telegram notifies
+    for: its first sentence is complete, or it is FIRST_MESSAGE_CHARS long."""
+    return len(text.strip()) >= FIRST_MESSAGE_CHARS or bool(_SENTENCE_END.search(text))
 
 
 def preview_method(mode: StreamingMode, is_group: bool) -> PreviewMethod | None:
@@ -71,14 +92,11 @@ def preview_method(mode: StreamingMode, is_group: bool) -> PreviewMethod | None:
     return None
 
 
-class PreviewJournal:
-    """The preview messages of answers not yet handed to the outbox, per inbox receipt."""
+class ShownPreviews(Protocol):
+    """Where the preview messages of answers not yet handed to the outbox are noted, per
+    inbox receipt: a journal file (`PreviewJournal`), or Redis for replicas."""
 
-    def __init__(self, path: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.queue = DurableQueue(path)
-        self.clock = clock
-
-    def shown(self, receipts: Sequence[str]) -> tuple[str | None, list[int]]:
+    async def shown(self, receipts: Sequence[str]) -> tuple[str | None, list[int]]:
         """The preview an earlier run showed for these messages: the receipt it is kept
         under and its message ids, in order; (None, []) when none.
 
@@ -86,10 +104,29 @@ class PreviewJournal:
         answer's last receipt is often a newer message's: the preview is found under any
         of the turn's receipts, the oldest first (the one an earlier restart went on
         editing)."""
+        ...
+
+    async def add(self, key: str, receipt: str, index: int, message_id: int) -> None: ...
+
+    async def settle(self, receipts: Sequence[str]) -> None:
+        """The answer is in the outbox, which now holds these ids (with replicas: and its
+        messages are marked answered): forget them."""
+        ...
+
+
+class PreviewJournal:
+    """The preview messages of answers not yet handed to the outbox, per inbox receipt, in
+    a journal file (`ShownPreviews`)."""
+
+    def __init__(self, path: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.queue = DurableQueue(path)
+        self.clock = clock
+
+    async def shown(self, receipts: Sequence[str]) -> tuple[str | None, list[int]]:
         found: dict[str, dict[int, int]] = {}
         for entry in self.queue.pending():
             receipt = entry.data.get("receipt")
-            if receipt in receipts:
+            if isinstance(receipt, str) and receipt in receipts:
                 found.setdefault(receipt, {})[int(entry.data["index"])] = int(
                     entry.data["message_id"]
                 )
@@ -105,7 +142,6 @@ class PreviewJournal:
         await in_thread(OUTBOX_THREADS, self.queue.add, [entry], in_memory_on_failure=True)
 
     async def settle(self, receipts: Sequence[str]) -> None:
-        """The answer is in the outbox (which now holds these ids): forget them."""
         ids = [e.id for e in self.queue.pending() if e.data.get("receipt") in receipts]
         if ids:
             await in_thread(OUTBOX_THREADS, self.queue.done, ids, in_memory_on_failure=True)
@@ -123,7 +159,7 @@ class TelegramPreview:
         quote: int | None,
         method: PreviewMethod,
         interval_seconds: float,
-        journal: PreviewJournal | None,
+        journal: ShownPreviews | None,
         key: str,
         receipts: Sequence[str],
         replies_waiting: Callable[[], bool] | None = None,
@@ -140,11 +176,14 @@ class TelegramPreview:
         self.interval_seconds = interval_seconds
         self.journal = journal
         self.key = key
-        # Messages an earlier run showed this answer in (a crash mid-stream) are edited,
-        # and new ones are kept under the same receipt.
-        shown, self.message_ids = journal.shown(receipts) if journal is not None else (None, [])
-        self.receipt = shown or (receipts[-1] if receipts else None)
-        self._shown_parts: list[str | None] = [None] * len(self.message_ids)
+        self.receipts = tuple(receipts)
+        # Messages an earlier run showed this answer in (a crash mid-stream, maybe on
+        # another replica) are edited, and new ones are kept under the same receipt: looked
+        # up before the first call (`_recall`).
+        self.message_ids: list[int] = []
+        self._recalled = journal is None
+        self.receipt = receipts[-1] if receipts else None
+        self._shown_parts: list[str | None] = []
         # Drafts are told apart by a non-zero id; one per reply.
         self.draft_id = zlib.crc32((self.receipt or key).encode()) or 1
         self.latest = ""
@@ -157,6 +196,8 @@ class TelegramPreview:
         self._in_call = False
         self._closed = False
         self._task: asyncio.Task[None] | None = None
+        # When the first text came (loop time), for FIRST_MESSAGE_WAIT_SECONDS.
+        self._first_text_at: float | None = None
         # Preview calls are marked for our limiter (which gives them up first); PTB refuses
         # the mark without a limiter, and another limiter would misread it.
         limiter = getattr(bot, "rate_limiter", None)
@@ -201,7 +242,21 @@ class TelegramPreview:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self._recall()
         return list(self.message_ids)
+
+    async def _recall(self) -> None:
+        """Take up the preview an earlier run showed for this answer, if any."""
+        if self._recalled or self.journal is None:
+            return
+        shown, ids = await self.journal.shown(self.receipts)
+        self._recalled = True
+        if shown is not None:
+            self.receipt = shown
+            self.draft_id = zlib.crc32(shown.encode()) or 1
+            self.message_ids = ids + self.message_ids
+            unknown: list[str | None] = [None] * len(ids)
+            self._shown_parts = unknown + self._shown_parts
 
     def _wake(self) -> None:
         if self._closed:
@@ -215,12 +270,32 @@ class TelegramPreview:
             return f"{self.latest}\n\n{self.status}" if self.latest else self.status
         return self.latest
 
+    def _first_message_wait(self) -> float:
+        """Seconds the first preview message should still wait for more text (0: none)."""
+        if self.method != "edit" or self.message_ids:
+            return 0.0
+        view = self._view()
+        if not view.strip() or worth_a_notification(view):
+            return 0.0
+        now = asyncio.get_running_loop().time()
+        if self._first_text_at is None:
+            self._first_text_at = now
+        return max(0.0, self._first_text_at + FIRST_MESSAGE_WAIT_SECONDS - now)
+
     async def _run(self) -> None:
+        await self._recall()
         while not self._closed:
             await self._changed.wait()
             self._changed.clear()
             if self._closed:
                 return
+            wait = self._first_message_wait()
+            if wait > 0:
+                # More text or the end of the wait, whichever comes first; then look again.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), wait)
+                self._changed.set()
+                continue
             try:
                 self._in_call = True
                 try:
@@ -233,8 +308,12 @@ class TelegramPreview:
                 self._changed.set()
                 sent = True
             except RetryAfter as error:
-                wait = error.retry_after
-                seconds = wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
+                retry_after = error.retry_after
+                seconds = (
+                    retry_after.total_seconds()
+                    if isinstance(retry_after, timedelta)
+                    else float(retry_after)
+                )
                 log.info("preview in %s rate limited; pausing it %.0f s", self.chat_id, seconds)
                 self.skipped += 1
                 self._changed.set()

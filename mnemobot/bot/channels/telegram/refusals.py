@@ -15,8 +15,8 @@ from pathlib import Path
 
 import orjson
 
-from mnemobot.memory.atomic_file import write_atomic
-from mnemobot.memory.clock import SECONDS_PER_DAY, SYSTEM_CLOCK, Clock
+from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.clock import SECONDS_PER_DAY, SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 

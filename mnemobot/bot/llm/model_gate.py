@@ -1,0 +1,172 @@
+"""Replies first: the order in which model calls reach a server that works on few at once.
+
+A local server (llama.cpp, llama-cpp-python, Ollama) answers one request at a time: a
+consolidation that reaches it just before a user's reply makes the user wait for the whole
+rewrite. So every call passes this gate (`OpenAIChatModel.complete`):
+
+- a *reply* call, one made inside a chat's turn (`ModelGate.turn`: the tool loop, the
+  compaction the turn needs, a `/compact`), waits only for a free slot, ahead of every
+  background call;
+- a *background* call, one made outside any turn (memory consolidation, an image's
+  description), also waits while any turn is in flight in this process and, with
+  replicas, in any (`TurnBoard`): between two model calls of a turn (while a tool runs) it
+  does not slip in either. A turn counts from when it holds its chat: one queued behind
+  another of its chat may be waiting on memory work that waits here.
+
+With `llm.serverSlots` 0 (the default for hosted APIs) nothing waits. A call's own time
+limit counts from when it passes the gate, never while it waits
+(`ChatRequest.deadline_seconds`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Literal, Protocol
+
+from mnemobot.bot.llm.window_reports import is_local_endpoint
+
+log = logging.getLogger(__name__)
+
+# How often a background call asks the replicas' board whether a turn is still in flight.
+BOARD_POLL_SECONDS = 1.0
+
+_in_turn: contextvars.ContextVar[str | None] = contextvars.ContextVar("model_turn", default=None)
+
+
+def server_slots(setting: Literal["auto"] | int, base_url: str | None) -> int:
+    """`llm.serverSlots` for the server at `base_url` ("auto": one for a server on this
+    machine or its network, none for a hosted API); 0 means no limit."""
+    if setting == "auto":
+        return 1 if is_local_endpoint(base_url) else 0
+    return setting
+
+
+class TurnBoard(Protocol):
+    """Turns in flight in every replica (Redis), for background calls to wait on."""
+
+    async def begin(self, key: str) -> str:
+        """Mark a turn of chat `key` in flight; returns the mark to end it with."""
+        ...
+
+    async def end(self, mark: str) -> None: ...
+
+    async def any_in_flight(self) -> bool: ...
+
+
+class ModelGate:
+    """Orders calls to one model server (see the module docstring); on the event loop."""
+
+    def __init__(self, slots: Callable[[], int], board: TurnBoard | None = None) -> None:
+        """`slots`: how many calls the server takes at once, read at each call (the runtime
+        config may change); 0: unlimited. `board`: turns in flight in other replicas."""
+        self.slots = slots
+        self.board = board
+        self._changed: asyncio.Condition | None = None
+        self._turns = 0
+        self._sending = 0
+        self._replies_waiting = 0
+        self.background_waiting = 0
+
+    def _condition(self) -> asyncio.Condition:
+        # Made on first use, on the loop that uses the gate.
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    @asynccontextmanager
+    async def turn(self, key: str) -> AsyncIterator[None]:
+        """A chat's turn is in flight: its calls are replies, background calls wait."""
+        mark: str | None = None
+        if self.board is not None and self.slots():
+            try:
+                mark = await self.board.begin(key)
+            except Exception as exc:  # a board outage must not cost the reply
+                log.warning("could not mark the turn of %s in flight for replicas: %s", key, exc)
+        self._turns += 1
+        token = _in_turn.set(key)
+        try:
+            yield
+        finally:
+            _in_turn.reset(token)
+            self._turns -= 1
+            await self._notify()
+            if mark is not None and self.board is not None:
+                try:
+                    await self.board.end(mark)
+                except Exception as exc:  # its mark runs out by itself
+                    log.warning("could not end the turn mark of %s: %s", key, exc)
+
+    @asynccontextmanager
+    async def admitted(self) -> AsyncIterator[None]:
+        """Hold a slot of the server for one call, once the call's turn comes."""
+        limit = self.slots()
+        if limit <= 0:
+            yield
+            return
+        if _in_turn.get() is not None:
+            await self._admit_reply()
+        else:
+            await self._admit_background()
+        try:
+            yield
+        finally:
+            self._sending -= 1
+            await self._notify()
+
+    async def _notify(self) -> None:
+        changed = self._condition()
+        async with changed:
+            changed.notify_all()
+
+    def _free(self) -> bool:
+        return self._sending < max(1, self.slots())
+
+    async def _admit_reply(self) -> None:
+        changed = self._condition()
+        async with changed:
+            self._replies_waiting += 1
+            try:
+                await changed.wait_for(self._free)
+            finally:
+                self._replies_waiting -= 1
+            self._sending += 1
+
+    def _background_may_go(self) -> bool:
+        return self._turns == 0 and self._replies_waiting == 0 and self._free()
+
+    async def _admit_background(self) -> None:
+        changed = self._condition()
+        self.background_waiting += 1
+        try:
+            while True:
+                async with changed:
+                    await changed.wait_for(self._background_may_go)
+                    if self.board is None:
+                        self._sending += 1
+                        return
+                if not await self._turns_elsewhere():
+                    async with changed:
+                        if self._background_may_go():
+                            self._sending += 1
+                            return
+                    continue
+                try:
+                    # A turn of another replica: ask again soon, sooner if one of ours ends.
+                    async with changed:
+                        await asyncio.wait_for(changed.wait(), BOARD_POLL_SECONDS)
+                except TimeoutError:
+                    pass
+        finally:
+            self.background_waiting -= 1
+
+    async def _turns_elsewhere(self) -> bool:
+        assert self.board is not None
+        try:
+            return await self.board.any_in_flight()
+        except Exception as exc:  # the board is down: background work does not wait on it
+            log.warning("could not ask the replicas whether a turn is in flight: %s", exc)
+            return False

@@ -1,0 +1,111 @@
+"""What a request already carries, so the MemoryPack does not pay for it twice.
+
+The model gets the session's messages (the current window of the conversation) beside the
+system prompt. A memory item recorded from one of those messages would repeat it: in a
+live chat almost all of a naive pack is such repeats. An item is *carried* when it is an
+episode of those messages: all of its message refs (`tg:123`, ...) are among the refs of
+the request's messages, or, for an item without refs (a console chat), each of its lines,
+without the speaker label, is a piece of a message the request holds.
+
+A durable (semantic, procedural) item is carried only when its whole statement is in
+one of those messages as said ("I work as a nurse at St. Mary" while that message is still
+in the window): a fact in other words (a summary, the model's rewrite) may say more than
+the message does and stays, and once the window moves past the message the fact is what
+is left of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mnemobot.memory.notes.daily_notes import OMITTED_MARK
+from mnemobot.memory.store.items import SPEAKER_TAG, Layer, MemoryItem, normalize_content
+
+# References that name something other than a message (a file, a promoted item's source).
+_NON_MESSAGE_PREFIXES = ("file:", "promotedFrom:", "session:")
+# A daily note line: "[HH:MM] User: ... | Assistant: ..." (memory.daily_notes).
+_NOTE_LINE = re.compile(r"^\[\d\d:\d\d\] User: (.*?)(?: \| Assistant: .*)?$")
+# What `cut_text` leaves at the end of a shortened reply.
+_CUT_MARKS = " …."
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOverlap:
+    """The messages of one request, to ask which memory items they already carry."""
+
+    refs: frozenset[str]
+    # Every message's text, normalized, joined with a separator no text contains.
+    text: str
+
+    @classmethod
+    def of_messages(cls, messages: Iterable[Mapping[str, Any]]) -> RequestOverlap:
+        refs: set[str] = set()
+        texts: list[str] = []
+        for message in messages:
+            refs.update(str(ref) for ref in message.get("refs") or ())
+            content = message.get("content")
+            if isinstance(content, str) and content.strip():
+                texts.append(normalize_content(content))
+        return cls(frozenset(refs), "\x00".join(texts))
+
+    def carries(self, item: MemoryItem) -> bool:
+        if item.layer is not Layer.EPISODIC:
+            statement = item.content
+            if any(tag.startswith(SPEAKER_TAG) for tag in item.tags):
+                statement = statement.split(": ", 1)[-1]  # "Ada: I work at..."
+            statement = normalize_content(statement).rstrip(_CUT_MARKS)
+            # (No statement holds the separator, so one found is inside one message.)
+            return bool(statement) and statement in self.text
+        message_refs = [r for r in item.references if not r.startswith(_NON_MESSAGE_PREFIXES)]
+        if message_refs:
+            return all(ref in self.refs for ref in message_refs)
+        if not self.text:
+            return False
+        for line in item.content.splitlines():
+            said = normalize_content(line.split(": ", 1)[-1]).rstrip(_CUT_MARKS)
+            if said and said not in self.text:
+                return False
+        return True
+
+    def without_carried_notes(self, notes: str) -> str:
+        """Daily-note text without the lines of turns the request carries, and without
+        headings left with nothing under them."""
+        if not self.text:
+            return notes
+        kept: list[str] = []
+        for line in notes.splitlines():
+            match = _NOTE_LINE.match(line)
+            if match and normalize_content(match.group(1)) in self.text:
+                continue
+            kept.append(line)
+        return _drop_empty_headings(_without_bare_ellipses(kept))
+
+
+def _without_bare_ellipses(lines: list[str]) -> list[str]:
+    """Without a "…" (earlier notes left out) that no note line follows any more."""
+    out: list[str] = []
+    for number, line in enumerate(lines):
+        if line.strip() == OMITTED_MARK:
+            following = next((other for other in lines[number + 1 :] if other.strip()), None)
+            if following is None or following.startswith("#") or following.strip() == OMITTED_MARK:
+                continue
+        out.append(line)
+    return out
+
+
+def _drop_empty_headings(lines: list[str]) -> str:
+    out: list[str] = []
+    for line in reversed(lines):
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            following = next((other for other in reversed(out) if other.strip()), None)
+            below = following is not None and (
+                not following.startswith("#") or len(following) - len(following.lstrip("#")) > level
+            )
+            if not below:
+                continue
+        out.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(reversed(out))).strip("\n")

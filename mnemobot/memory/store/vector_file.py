@@ -1,0 +1,496 @@
+"""The vectors of one memory scope's items: `items/vectors.bin`, memory-mapped.
+
+Beside the item files, one binary file holds an embedding of each item, so a 100k-item
+scope's vectors load without a parse (the file is mapped, not read) and take 480 bytes an
+item (int8 with a scale per vector: 48 MB at 100k, a quarter of float32; float16 was the
+other choice, but numpy converts float16 some twenty times slower than int8 here, and
+every query converts the rows it rescores).
+
+    header (512 bytes)  magic, version, dimensions, record size, the identity of the
+                        vectors (model, length, how stored texts were marked), a checksum
+    record * n          item id (32 bytes, or "~" and a hash of a longer id), hash of the
+                        embedded text, scale, checksum, 384-bit sign code, int8 vector
+
+Crash safety: records are only appended (one `write` each batch) or the whole file is
+replaced atomically (`compact`). A torn tail (a crash mid-append) is cut off before the
+next append; a record whose checksum fails is ignored. Either way its item simply has no
+vector and is embedded again, never read wrong. The last record of an id wins.
+
+A model change is seen in the header: vectors of another identity are ignored (not
+deleted: switching back finds them), and the first new vector starts a new file.
+
+Search: the sign code is a random-hyperplane hash (SimHash) of the vector, so Hamming
+distance between codes follows the angle between vectors. `nearest` ranks every live row
+by code distance (4.8 MB at 100k, a few ms), then rescores the best `rescore` rows exactly
+from the mapped int8 vectors; below `rescore` rows everything is scored exactly.
+
+Not thread-safe: its owner (the memory service) calls it under the scope's lock.
+
+Longer than most modules (about 500 lines): the format, its crash rules and the search
+over it are one concept, and splitting them would spread the record layout over files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import struct
+import tempfile
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+VECTOR_FILE_NAME = "vectors.bin"
+_MAGIC = b"MNEMOVEC"
+_VERSION = 1
+HEADER_BYTES = 512
+_HEADER = struct.Struct("<8sIIII")  # magic, version, dims, record size, identity length
+_IDENTITY_MAX = HEADER_BYTES - _HEADER.size - 4
+ID_BYTES = 32
+CODE_BITS = 384
+_CODE_WORDS = CODE_BITS // 64
+# Mixed into every record checksum so an all-zero record (a torn tail) never passes.
+_CHECK_SALT = 0x5EED_C0DE
+_CHECK_WORD = 11  # the checksum's index among a record's uint32 words (byte offset 44)
+_PROJECTION_SEED = 2_718_281
+
+
+def record_dtype(dims: int) -> np.dtype:
+    """One record; padded to a multiple of 8 bytes so records stay aligned."""
+    fields: list[tuple[object, ...]] = [
+        ("id", f"S{ID_BYTES}"),
+        ("hash", "<u8"),
+        ("scale", "<f4"),
+        ("check", "<u4"),
+        ("code", "<u8", (_CODE_WORDS,)),
+        ("vec", "i1", (dims,)),
+    ]
+    pad = -dims % 8
+    if pad:
+        fields.append(("pad", f"V{pad}"))
+    return np.dtype(fields)
+
+
+def text_hash(text: str) -> int:
+    """The 64-bit hash of an embedded text: a vector is current while its item's text
+    still hashes to it."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def id_key(item_id: str) -> bytes:
+    """The id as stored: itself when it fits in 32 bytes, else "~" and its hash."""
+    raw = item_id.encode()
+    if len(raw) <= ID_BYTES and not raw.startswith(b"~") and b"\0" not in raw:
+        return raw
+    return b"~" + hashlib.blake2b(raw, digest_size=15).hexdigest().encode()
+
+
+_projections: dict[int, np.ndarray] = {}
+
+
+def _projection(dims: int) -> np.ndarray:
+    """Random hyperplanes of the sign code: fixed for a dimension, so codes written by any
+    process compare."""
+    found = _projections.get(dims)
+    if found is None:
+        rng = np.random.default_rng(_PROJECTION_SEED + dims)
+        found = _projections[dims] = rng.standard_normal((dims, CODE_BITS)).astype(np.float32)
+    return found
+
+
+def sign_codes(vectors: np.ndarray) -> np.ndarray:
+    """(n, dims) float -> (n, CODE_BITS / 64) uint64 SimHash codes."""
+    bits = (vectors @ _projection(vectors.shape[1])) > 0
+    return np.packbits(bits, axis=1).view("<u8").reshape(len(vectors), _CODE_WORDS)
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """float32 rows scaled to length 1 (a zero row stays zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
+
+
+def _checksums(words: np.ndarray) -> np.ndarray:
+    total = words.sum(axis=1, dtype=np.uint64) - words[:, _CHECK_WORD]
+    return ((total & 0xFFFF_FFFF) ^ _CHECK_SALT).astype(np.uint32)
+
+
+def encode_records(ids: Sequence[str], hashes: Sequence[int], vectors: np.ndarray) -> np.ndarray:
+    """Records for unit `vectors` (n, dims): int8 with a scale each, code, checksum."""
+    dims = vectors.shape[1]
+    records = np.zeros(len(ids), dtype=record_dtype(dims))
+    peak = np.abs(vectors).max(axis=1)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    records["id"] = [id_key(item_id) for item_id in ids]
+    records["hash"] = np.asarray(hashes, dtype=np.uint64)
+    records["scale"] = scale
+    records["vec"] = np.rint(vectors / scale[:, None]).astype(np.int8)
+    records["code"] = sign_codes(vectors)
+    words = records.view(np.uint32).reshape(len(ids), -1)
+    records["check"] = _checksums(words)
+    return records
+
+
+def encode_header(dims: int, identity: str) -> bytes:
+    name = identity.encode()[:_IDENTITY_MAX]
+    head = _HEADER.pack(_MAGIC, _VERSION, dims, record_dtype(dims).itemsize, len(name)) + name
+    head = head.ljust(HEADER_BYTES - 4, b"\0")
+    return head + struct.pack("<I", _crc(head))
+
+
+def _crc(data: bytes) -> int:
+    return zlib.crc32(data) & 0xFFFF_FFFF
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    dims: int
+    record_size: int
+    identity: str
+
+
+def decode_header(data: bytes) -> Header | None:
+    """The header, or None when it is not one of ours (or torn)."""
+    if len(data) < HEADER_BYTES:
+        return None
+    head, (check,) = data[: HEADER_BYTES - 4], struct.unpack("<I", data[HEADER_BYTES - 4 :])
+    if _crc(head) != check:
+        return None
+    magic, version, dims, size, length = _HEADER.unpack_from(head)
+    if magic != _MAGIC or version != _VERSION or dims <= 0:
+        return None
+    if size != record_dtype(dims).itemsize or length > _IDENTITY_MAX:
+        return None
+    name = head[_HEADER.size : _HEADER.size + length].decode(errors="replace")
+    return Header(dims, size, name)
+
+
+@dataclass(slots=True)
+class VectorStats:
+    vectors: int
+    dims: int | None
+    # Records ignored: a failed checksum, or a torn tail (cut off at the next append).
+    damaged: int
+    # Rows in the file no live item uses any more (forgotten, replaced): `compact` drops them.
+    dead: int
+    # The file holds vectors of another model (or length, or marking): ignored.
+    other_identity: str | None = None
+
+
+class ScopeVectors:
+    """The vectors of one scope for one embedding identity (see the module docstring)."""
+
+    def __init__(self, path: Path, identity: str) -> None:
+        self.path = path
+        self.identity = identity
+        self.dims: int | None = None
+        self.other_identity: str | None = None
+        self.damaged = 0
+        # The file's byte length up to its last whole record; past it, a torn tail.
+        self._valid_bytes = 0
+        self._torn_tail = False
+        # (device, inode) of the file mapped: another process's compaction replaces it.
+        self._file_id: tuple[int, int] | None = None
+        self._map: np.ndarray | None = None
+        self._count = 0
+        # One row per code word (column-major): each word of every code is contiguous,
+        # so a query's Hamming distances are a few flat numpy passes.
+        self._codes = np.zeros((_CODE_WORDS, 0), dtype=np.uint64)
+        self._live = np.zeros(0, dtype=bool)
+        self._hashes = np.zeros(0, dtype=np.uint64)
+        # stored id key -> row of its latest valid record
+        self._rows: dict[bytes, int] = {}
+        self._key_of_row: list[bytes] = []
+        # key -> item id, for the live items (ids longer than 32 bytes are stored hashed)
+        self._ids: dict[bytes, str] = {}
+
+    # ------------------------------------------------------------------ loading
+
+    def load(self, live_ids: Iterable[str]) -> VectorStats:
+        """Map the file; only rows of `live_ids` count (the scope's items now)."""
+        self._ids = {id_key(item_id): item_id for item_id in live_ids}
+        self._reset()
+        self._refresh()
+        return self.stats()
+
+    def _reset(self) -> None:
+        self.dims = None
+        self.other_identity = None
+        self.damaged = 0
+        self._valid_bytes = 0
+        self._torn_tail = False
+        self._file_id = None
+        self._map = None
+        self._count = 0
+        self._codes = np.zeros((_CODE_WORDS, 0), dtype=np.uint64)
+        self._live = np.zeros(0, dtype=bool)
+        self._hashes = np.zeros(0, dtype=np.uint64)
+        self._rows = {}
+        self._key_of_row = []
+
+    def _refresh(self) -> None:
+        """Map the file again and take in the records past those already known (all of
+        them when the file was replaced since, by this process or another)."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            self._reset()
+            return
+        size, file_id = stat.st_size, (stat.st_dev, stat.st_ino)
+        if self._file_id is not None and self._file_id != file_id:
+            self._reset()
+        self._file_id = file_id
+        if self.dims is None:
+            with open(self.path, "rb") as handle:
+                header = decode_header(handle.read(HEADER_BYTES))
+            if header is None:
+                # Not ours or torn before its first record: replaced at the next append.
+                self.other_identity = "(unreadable header)"
+                return
+            if header.identity != self.identity:
+                self.other_identity = header.identity
+                return
+            self.dims = header.dims
+        dtype = record_dtype(self.dims)
+        whole = (size - HEADER_BYTES) // dtype.itemsize
+        self._valid_bytes = HEADER_BYTES + whole * dtype.itemsize
+        self._torn_tail = size > self._valid_bytes
+        if whole == self._count:
+            return
+        self._map = np.memmap(self.path, dtype=dtype, mode="r", offset=HEADER_BYTES, shape=(whole,))
+        self._take_rows(self._count, whole)
+
+    def _take_rows(self, start: int, end: int) -> None:
+        assert self._map is not None
+        fresh = self._map[start:end]
+        words = fresh.view(np.uint32).reshape(end - start, -1)
+        valid = _checksums(words) == words[:, _CHECK_WORD]
+        self.damaged += int((~valid).sum())
+        self._codes = np.concatenate([self._codes, np.asarray(fresh["code"]).T], axis=1)
+        self._hashes = np.concatenate([self._hashes, np.ascontiguousarray(fresh["hash"])])
+        live = np.zeros(end - start, dtype=bool)
+        keys = fresh["id"].tolist()
+        rows, ids = self._rows, self._ids
+        self._key_of_row.extend(keys)
+        for offset, key in enumerate(keys):
+            if not valid[offset] or key not in ids:
+                continue
+            previous = rows.get(key)
+            if previous is not None:
+                # The id's earlier vector: the last record wins.
+                if previous < start:
+                    self._live[previous] = False
+                else:
+                    live[previous - start] = False
+            rows[key] = start + offset
+            live[offset] = True
+        self._live = np.concatenate([self._live, live])
+        self._count = end
+
+    # -------------------------------------------------------------------- reads
+
+    def stats(self) -> VectorStats:
+        live = int(self._live[: self._count].sum())
+        return VectorStats(
+            vectors=live,
+            dims=self.dims,
+            damaged=self.damaged + (1 if self._torn_tail else 0),
+            dead=self._count - live,
+            other_identity=self.other_identity,
+        )
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def has(self, item_id: str, embedded_hash: int) -> bool:
+        """True when the item has a vector of the text that hashes to `embedded_hash`."""
+        row = self._rows.get(id_key(item_id))
+        return row is not None and int(self._hashes[row]) == embedded_hash
+
+    def _similarities(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosine of `query` to the vectors of `rows` (ascending row numbers)."""
+        assert self._map is not None
+        picked = self._map[rows]
+        # float32 first (numpy has no fast int8 product), then einsum's own loop rather than
+        # BLAS: a 2048 x 384 product is too small for BLAS threads, which took 8 ms against
+        # einsum's 0.9 ms on the shared 2-core machine.
+        vectors = picked["vec"].astype(np.float32)
+        return np.einsum("ij,j->i", vectors, query.astype(np.float32)) * picked["scale"]
+
+    def similarities(self, query: np.ndarray, item_ids: Iterable[str]) -> dict[str, float]:
+        """Cosine similarity of `query` (a unit vector) to each item that has a vector."""
+        if self._map is None or query.shape[-1] != self.dims:
+            return {}
+        pairs = [
+            (item_id, row)
+            for item_id in item_ids
+            if (row := self._rows.get(id_key(item_id))) is not None
+        ]
+        if not pairs:
+            return {}
+        pairs.sort(key=lambda pair: pair[1])
+        rows = np.fromiter((row for _, row in pairs), dtype=np.int64, count=len(pairs))
+        sims = self._similarities(rows, query)
+        return {item_id: float(sim) for (item_id, _), sim in zip(pairs, sims, strict=True)}
+
+    def nearest(self, query: np.ndarray, count: int, rescore: int) -> list[tuple[str, float]]:
+        """The `count` items most similar to `query` (a unit vector), best first."""
+        if self._map is None or count <= 0 or query.shape[-1] != self.dims:
+            return []
+        live = self._live[: self._count]
+        candidates = np.flatnonzero(live)
+        if len(candidates) > rescore:
+            code = sign_codes(query[None, :])[0]
+            codes = self._codes
+            distance = np.bitwise_count(codes[0] ^ code[0]).astype(np.int16)
+            for word in range(1, _CODE_WORDS):
+                distance += np.bitwise_count(codes[word] ^ code[word])
+            distance[~live] = CODE_BITS + 1
+            candidates = np.sort(np.argpartition(distance, rescore)[:rescore])
+        if not len(candidates):
+            return []
+        sims = self._similarities(candidates, query)
+        take = min(count, len(candidates))
+        best = np.argpartition(-sims, take - 1)[:take]
+        best = best[np.argsort(-sims[best], kind="stable")]
+        found = []
+        for position in best:
+            item_id = self._ids.get(self._key_of_row[int(candidates[position])])
+            if item_id is not None:
+                found.append((item_id, float(sims[position])))
+        return found
+
+    def embedded_hashes(self) -> Mapping[bytes, int]:
+        """Stored id key -> hash of the text its vector was made of (live rows)."""
+        return {key: int(self._hashes[row]) for key, row in self._rows.items()}
+
+    # ------------------------------------------------------------------- writes
+
+    def track(self, item_ids: Iterable[str]) -> None:
+        """Items written since the load: their vectors (when they come) count."""
+        for item_id in item_ids:
+            self._ids.setdefault(id_key(item_id), item_id)
+
+    def discard(self, item_ids: Iterable[str]) -> int:
+        """Forget items' vectors (a forgotten or removed item): never returned again, and
+        gone from the file at the next `compact`. How many had one."""
+        dropped = 0
+        for item_id in item_ids:
+            key = id_key(item_id)
+            self._ids.pop(key, None)
+            row = self._rows.pop(key, None)
+            if row is not None:
+                self._live[row] = False
+                dropped += 1
+        return dropped
+
+    def add(self, item_ids: Sequence[str], hashes: Sequence[int], vectors: np.ndarray) -> None:
+        """Append vectors of items (float rows, made unit here); a later record of an id
+        replaces its earlier one."""
+        if not len(item_ids):
+            return
+        unit = unit_rows(vectors)
+        if self.dims is None:
+            # Another process (a replica) may have started the file since it was loaded.
+            self._refresh()
+        if self.dims is not None and unit.shape[1] != self.dims:
+            raise ValueError(
+                f"the embedding server returned {unit.shape[1]} dimensions, "
+                f"the stored vectors have {self.dims}"
+            )
+        self.track(item_ids)
+        records = encode_records(item_ids, hashes, unit)
+        if self.dims is None:
+            # No file, or one of another identity: start a new one (atomically).
+            self._replace_file(unit.shape[1], records.tobytes())
+            self._reset()
+        else:
+            self._append(records.tobytes())
+        self._refresh()
+
+    def _append(self, data: bytes) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+        try:
+            # Replicas on one shared workspace may append to the same file: one at a time,
+            # and what another appended since this one's last look is whole, never cut.
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            start = os.fstat(fd).st_size
+            assert self.dims is not None
+            size = record_dtype(self.dims).itemsize
+            whole = HEADER_BYTES + max(0, start - HEADER_BYTES) // size * size
+            if start > whole:
+                # A torn tail of an earlier crash: cut it, so records stay aligned.
+                os.ftruncate(fd, whole)
+                start = whole
+                self._torn_tail = False
+            view = memoryview(data)
+            try:
+                while view:
+                    written = os.write(fd, view)
+                    if written <= 0:
+                        raise OSError(f"could not append to {self.path.name}: nothing written")
+                    view = view[written:]
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, start)
+                raise
+        finally:
+            os.close(fd)
+
+    def _replace_file(self, dims: int, records: bytes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
+        )
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(encode_header(dims, self.identity))
+                handle.write(records)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def compact(self) -> int:
+        """Rewrite the file with only the live rows (atomically); rows dropped."""
+        if self.dims is None or self._map is None:
+            return 0
+        live_rows = np.flatnonzero(self._live[: self._count])
+        dropped = self._count - len(live_rows)
+        if dropped == 0 and not self._torn_tail:
+            return 0
+        kept = np.asarray(self._map[live_rows]).tobytes()
+        self._map = None
+        self._replace_file(self.dims, kept)
+        ids = self._ids
+        self._reset()
+        self._ids = ids
+        self._refresh()
+        return dropped
+
+    def close(self) -> None:
+        """Unmap the file (before it is deleted or moved)."""
+        self._reset()
+        self._ids = {}
+
+
+def file_identity(path: Path) -> str | None:
+    """The identity in the vector file's header; None without a file, "" when the header
+    is unreadable (torn before its first record, or not ours)."""
+    try:
+        with open(path, "rb") as handle:
+            header = decode_header(handle.read(HEADER_BYTES))
+    except FileNotFoundError:
+        return None
+    return header.identity if header is not None else ""

@@ -1,0 +1,87 @@
+"""Durable facts the bot states itself: the memory tool's, the compaction flush's, and the
+slot facts of the update rules (`memory.write.facts`), all made here, one way.
+
+Extraction reads episodes out of what was said, each with the confidence of the rule
+that read it, and promotion makes the confident ones durable. These facts skip both
+steps, so their confidence and salience are set by where they came from (`FactSource`);
+the write path (`memory.write.write_path`) then treats them as it treats
+a promoted fact: repeats merge, a newer statement of a slot replaces the older one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from mnemobot.memory.store.item_store import PROMOTION_TARGET, new_item_id
+from mnemobot.memory.store.items import ItemType, MemoryItem, speaker_tag
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
+
+# "tool": the model saved it (memory tool); "compaction": the flush kept it from messages
+# a compaction dropped; "slot": a statement of a single-valued thing ("I moved to
+# Berlin") that extraction made no fact of; "standing": how a person asked to be
+# answered (`memory.write.standing`), weighed as a slot fact.
+FactSource = Literal["tool", "compaction", "slot", "standing"]
+
+# Titles are a cut copy of the content, for lists and the CLI.
+_TITLE_CHARS = 80
+
+# Longest text one memory item holds: the memory tool refuses a longer one (the model is
+# told to save a summary), and a longer compaction fact is cut. Not measured; about a
+# page, far past any fact, short of a pasted document (documents are chunked instead).
+MAX_ITEM_CHARS = 4_000
+
+# Confidence and salience (ranking inputs) of a fact the model saves with the memory
+# tool: it was asked to, or judged it worth keeping, so it ranks above what rules
+# extracted (at most 0.85). Not measured; chosen by that order.
+TOOL_CONFIDENCE = 0.9
+TOOL_SALIENCE = 0.7
+# Of a fact the compaction flush keeps: the model read it out of messages it was told
+# to summarize, so as sure as an explicit statement (0.8) and above promotion. Not
+# measured.
+FLUSH_CONFIDENCE = 0.8
+FLUSH_SALIENCE = 0.6
+
+
+def fact_weights(
+    source: FactSource, extraction: ExtractionTuning = DEFAULT_EXTRACTION
+) -> tuple[float, float]:
+    """(confidence, salience) of a fact from `source`."""
+    if source == "tool":
+        return TOOL_CONFIDENCE, TOOL_SALIENCE
+    if source == "compaction":
+        return FLUSH_CONFIDENCE, FLUSH_SALIENCE
+    return extraction.slot_fact_confidence, extraction.slot_fact_salience
+
+
+def new_fact(
+    content: str,
+    *,
+    item_type: ItemType,
+    scope: str,
+    at: float,
+    source: FactSource,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
+    speaker: str | None = None,
+    tags: Sequence[str] = (),
+    references: Sequence[str] = (),
+    id_factory: Callable[[], str] = new_item_id,
+) -> MemoryItem:
+    """A durable item (semantic, or procedural for a how-to) said by `speaker`, if named."""
+    confidence, salience = fact_weights(source, extraction)
+    all_tags = [*tags, speaker_tag(speaker)] if speaker else list(tags)
+    return MemoryItem(
+        id=id_factory(),
+        layer=PROMOTION_TARGET[item_type],
+        type=item_type,
+        title=content[:_TITLE_CHARS],
+        content=content,
+        scope=scope,
+        created_at=at,
+        updated_at=at,
+        tags=list(dict.fromkeys(all_tags)),
+        references=list(dict.fromkeys(references)),
+        source=source,
+        confidence=confidence,
+        salience=salience,
+    )

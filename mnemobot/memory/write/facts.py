@@ -1,0 +1,388 @@
+"""Keeping durable facts current: newer statements replace older ones, repeats collapse.
+
+Called by the write path (`memory.write.write_path`): `apply_fact_updates` after a turn's
+items are stored and promoted (cheap: it works only when the turn states a slot, see
+`memory.write.fact_slots`, or promoted a fact), `settle_facts` after facts are written as
+they are (the memory tool, the compaction flush), and `supersede` for the replacements
+consolidation finds, which no rule can see.
+
+- Update: a newer statement of a single-valued slot ("I moved to Berlin") replaces the
+  older one ("I live in Paris") by the same speaker. The old item is not deleted: it gets
+  `valid_to` and `superseded_by`, and so do the episodes it came from, so a pack shows
+  it only as "earlier (until DATE)", below the current value.
+- Duplicates: a durable fact whose stemmed terms overlap an existing one's by
+  `DUPLICATE_TERM_OVERLAP` (or that sets a slot to the value it already
+  has) is the same fact said again: the two collapse into one item with the newest
+  wording, the earliest date and the sum of their `mentions`.
+- Slot statements extraction has no rule for (German, Russian, or phrasings it misses)
+  become durable facts here, so they can be replaced like the others.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from weakref import WeakKeyDictionary
+
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, speaker_of, speaker_tag
+from mnemobot.memory.text.terms import DUPLICATE_TERM_OVERLAP, terms
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
+from mnemobot.memory.write.fact_items import new_fact
+from mnemobot.memory.write.fact_slots import (
+    SLOT_TRIGGERS,
+    SlotStatement,
+    slot_statements,
+    value_terms,
+)
+
+# ids of the items best matching a text, best first (the scope's BM25 index).
+SimilarFinder = Callable[[str, int], list[str]]
+# How many of the best matches are looked at for a duplicate or a source turn. A
+# duplicate shares most terms, so it is among the very first hits when there is one.
+_SIMILAR_HITS = 8
+_SLOT_TAG = "slot"
+# Most earlier facts one statement replaces (see `_same_slot`).
+_MAX_REPLACED_PER_STATEMENT = 8
+
+
+@dataclass(slots=True)
+class FactUpdates:
+    created: list[MemoryItem] = field(default_factory=list)
+    superseded: list[MemoryItem] = field(default_factory=list)
+    # (id removed, id it was merged into)
+    merged: list[tuple[str, str]] = field(default_factory=list)
+
+
+def term_overlap(first: str, second: str) -> float:
+    """Jaccard overlap of the stemmed term sets of two texts (0..1)."""
+    a, b = set(terms(first)), set(terms(second))
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def _slots(item: MemoryItem) -> tuple[SlotStatement, ...]:
+    return slot_statements(item.content) if item.type is not ItemType.TURN else ()
+
+
+def _is_durable(item: MemoryItem) -> bool:
+    return item.layer is not Layer.EPISODIC
+
+
+def apply_fact_updates(
+    store: ScopeItemStore,
+    recorded: Iterable[MemoryItem],
+    *,
+    user_text: str,
+    speaker: str | None,
+    at: float,
+    similar: SimilarFinder,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
+    id_factory: Callable[[], str] = new_item_id,
+) -> FactUpdates:
+    """Supersede, merge and create durable facts after one turn was recorded.
+
+    `recorded`: the items the turn stored and promoted. A slot the user's words state
+    that no recorded fact states becomes a fact of its own. Holds the store's lock.
+    """
+    updates = FactUpdates()
+    with store.lock:
+        recorded = [store.items[i.id] for i in recorded if i.id in store.items]
+        turn = next((i for i in recorded if i.type is ItemType.TURN), None)
+        tag = speaker_tag(speaker) if speaker else None
+        new_facts = [i for i in recorded if _is_durable(i)]
+        for statement in slot_statements(user_text) if user_text.strip() else ():
+            if statement.left is not None and not _states_left(store, statement, tag):
+                continue  # "moved from X to Y" where X is not the value known
+            fact = next(
+                (i for i in new_facts if any(s.slot == statement.slot for s in _slots(i))), None
+            )
+            if fact is None:
+                fact = _slot_fact(store, statement, turn, speaker, at, extraction, id_factory)
+                if fact is None:
+                    continue
+                updates.created.append(fact)
+                new_facts.append(fact)
+            _replace_by_slot(store, fact, statement, tag, at, similar, updates)
+        _collapse_restatements(store, new_facts, similar, updates)
+    return updates
+
+
+def settle_facts(
+    store: ScopeItemStore,
+    facts: Iterable[MemoryItem],
+    *,
+    at: float,
+    similar: SimilarFinder,
+) -> FactUpdates:
+    """The same rules for durable facts written as they are (the memory tool, the
+    compaction flush, a promotion by hand): a slot a fact states replaces the earlier
+    value by the same speaker, and a restatement collapses into one item. Holds the
+    store's lock."""
+    updates = FactUpdates()
+    with store.lock:
+        new_facts = [store.items[i.id] for i in facts if i.id in store.items and _is_durable(i)]
+        for fact in new_facts:
+            for statement in _slots(fact):
+                _replace_by_slot(store, fact, statement, speaker_of(fact), at, similar, updates)
+        _collapse_restatements(store, new_facts, similar, updates)
+    return updates
+
+
+def _replace_by_slot(
+    store: ScopeItemStore,
+    fact: MemoryItem,
+    statement: SlotStatement,
+    tag: str | None,
+    at: float,
+    similar: SimilarFinder,
+    updates: FactUpdates,
+) -> None:
+    """`fact` states `statement`: earlier facts of the same slot and speaker (`tag`) are
+    the same fact again (same value: they collapse into it) or replaced by it."""
+    fact = _with_keywords(store, fact, statement)
+    left = frozenset(terms(statement.left)) if statement.left else None
+    for old in _same_slot(store, fact, statement, tag):
+        old_statement = next(s for s in _slots(old) if s.slot == statement.slot)
+        if left is not None and not value_terms(old_statement) & left:
+            continue  # it names what it replaces, and that is another value
+        if value_terms(old_statement) == value_terms(statement):
+            fact = _collapse(store, old, fact)
+            updates.merged.append((old.id, fact.id))
+        else:
+            updates.superseded += supersede(store, [old.id], fact.id, at, similar)
+
+
+def _collapse_restatements(
+    store: ScopeItemStore,
+    new_facts: list[MemoryItem],
+    similar: SimilarFinder,
+    updates: FactUpdates,
+) -> None:
+    """Each new fact absorbs the earlier facts that say the same in other words."""
+    merged = {old for old, _ in updates.merged}
+    for fact in new_facts:
+        current = store.items.get(fact.id)
+        if current is None:
+            continue
+        for twin_id in similar(current.content, _SIMILAR_HITS):
+            twin = store.items.get(twin_id)
+            if (
+                twin is None
+                or twin.id == current.id
+                or twin.id in merged
+                or twin.layer is not current.layer
+                or twin.is_superseded
+                or twin.created_at > current.created_at
+                or speaker_of(twin) != speaker_of(current)
+                or term_overlap(twin.content, current.content) < DUPLICATE_TERM_OVERLAP
+            ):
+                continue
+            current = _collapse(store, twin, current)
+            merged.add(twin.id)
+            updates.merged.append((twin.id, current.id))
+
+
+def _slot_fact(
+    store: ScopeItemStore,
+    statement: SlotStatement,
+    turn: MemoryItem | None,
+    speaker: str | None,
+    at: float,
+    extraction: ExtractionTuning,
+    id_factory: Callable[[], str],
+) -> MemoryItem | None:
+    """A durable fact for a slot statement extraction did not make one of."""
+    content = f"{speaker}: {statement.sentence}" if speaker else statement.sentence
+    preference = statement.slot.startswith(("favourite", "diet"))
+    references = list(turn.references) if turn is not None else []
+    if turn is not None:
+        references.append(PROMOTED_FROM_PREFIX + turn.id)
+    item = new_fact(
+        content,
+        item_type=ItemType.PREFERENCE if preference else ItemType.PROJECT_FACT,
+        scope=store.scope,
+        at=at,
+        source="slot",
+        extraction=extraction,
+        speaker=speaker,
+        tags=["preference" if preference else "fact", _SLOT_TAG],
+        references=references,
+        id_factory=id_factory,
+    )
+    stored = store.add([item])
+    return stored[0] if stored else None
+
+
+def _with_keywords(store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement) -> MemoryItem:
+    """The fact, tagged with the words a question about its slot uses ("home", "city")."""
+    wanted = [_SLOT_TAG, *statement.keywords]
+    if all(tag in fact.tags for tag in wanted):
+        return fact
+    tagged = replace(fact, tags=list(dict.fromkeys([*fact.tags, *wanted])))
+    return store.add([tagged])[0]
+
+
+class _SlotIndex:
+    """Durable item ids by the slot their text sets and who said it, kept up to date.
+
+    A write looks up the one slot it states instead of going through every durable item
+    that might set one (thousands in a long chat: 40 ms a write at 100k items). The
+    first write after a scope loads parses every durable item holding one of the slot
+    families' words (about half a second at 100k items, in the memory worker thread);
+    later writes parse only what the store logged as inserted since (`durable_log`).
+    """
+
+    def __init__(self) -> None:
+        self._start(loads=-1)
+
+    def _start(self, loads: int) -> None:
+        self.loads = loads
+        self.read_to = 0
+        # (slot, speaker tag) -> ids (an ordered set): each group member has their values.
+        self.by_slot: dict[tuple[str, str | None], dict[str, None]] = {}
+        # The text each indexed item was parsed from, to notice one rewritten in place.
+        self.parsed_from: dict[str, str] = {}
+
+    def ids(self, store: ScopeItemStore, slot: str, tag: str | None) -> dict[str, None]:
+        if store.loads != self.loads:
+            self._start(store.loads)
+            fresh: Iterable[str] = list(store.durable_ids)
+        else:
+            fresh = store.durable_log[self.read_to :]
+        self.read_to = len(store.durable_log)
+        for item_id in fresh:
+            item = store.items.get(item_id)
+            if item is None or self.parsed_from.get(item_id) == item.content:
+                continue
+            self.parsed_from[item_id] = item.content
+            if _ANY_TRIGGER.search(item.content.lower()) is None:
+                continue
+            speaker = speaker_of(item)
+            for statement in _slots(item):
+                self.by_slot.setdefault((statement.slot, speaker), {})[item_id] = None
+        return self.by_slot.setdefault((slot, tag), {})
+
+    def still_sets(self, item: MemoryItem, slot: str) -> bool:
+        if self.parsed_from.get(item.id) == item.content:
+            return True
+        return any(s.slot == slot for s in _slots(item))
+
+
+# Any word of any slot family (`SLOT_TRIGGERS`), in one C-level scan.
+_ANY_TRIGGER = re.compile(
+    "|".join(map(re.escape, sorted({w for words in SLOT_TRIGGERS.values() for w in words})))
+)
+_SLOT_INDEXES: WeakKeyDictionary[ScopeItemStore, _SlotIndex] = WeakKeyDictionary()
+
+
+def _states_left(store: ScopeItemStore, statement: SlotStatement, tag: str | None) -> bool:
+    """Whether a current fact of the speaker sets the slot to the value `statement` says
+    it replaces ("moved from Berlin": Berlin is the known home)."""
+    left = frozenset(terms(statement.left or ""))
+    return any(
+        s.slot == statement.slot and value_terms(s) & left
+        for item in _slot_facts(store, statement.slot, tag)
+        for s in _slots(item)
+    )
+
+
+def _same_slot(
+    store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement, tag: str | None
+) -> list[MemoryItem]:
+    """Current durable facts of the same speaker that set the same slot, stated earlier."""
+    found = [
+        item
+        for item in _slot_facts(store, statement.slot, tag)
+        if item.id != fact.id and item.created_at <= fact.created_at
+    ]
+    # Newest first, and a bounded number: a store written before these rules may hold
+    # the same slot stated many times; marking them all at once would stall this write.
+    found.sort(key=lambda item: item.created_at, reverse=True)
+    return found[:_MAX_REPLACED_PER_STATEMENT]
+
+
+def _slot_facts(store: ScopeItemStore, slot: str, tag: str | None) -> list[MemoryItem]:
+    """Current durable facts of the speaker `tag` that set `slot`."""
+    index = _SLOT_INDEXES.get(store)
+    if index is None:
+        index = _SLOT_INDEXES[store] = _SlotIndex()
+    ids = index.ids(store, slot, tag)
+    found = []
+    for item_id in list(ids):
+        item = store.items.get(item_id)
+        if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
+            # Gone or replaced for good (a reload starts the index anew): skip it from now on.
+            ids.pop(item_id, None)
+            continue
+        if speaker_of(item) == tag and index.still_sets(item, slot):
+            found.append(item)
+    return found
+
+
+def _collapse(store: ScopeItemStore, old: MemoryItem, new: MemoryItem) -> MemoryItem:
+    """One item of two statements of a fact: the newest wording, the earliest date."""
+    survivor = replace(
+        new,
+        created_at=min(old.created_at, new.created_at),
+        updated_at=max(old.updated_at, new.updated_at),
+        mentions=old.mentions + new.mentions,
+        references=list(dict.fromkeys([*new.references, *old.references])),
+        tags=list(dict.fromkeys([*new.tags, *old.tags])),
+        confidence=max(old.confidence, new.confidence),
+        salience=max(old.salience, new.salience),
+    )
+    stored = store.add([survivor])[0]
+    store.remove(old.id, merged_into=stored.id)
+    return stored
+
+
+def supersede(
+    store: ScopeItemStore,
+    old_ids: Iterable[str],
+    new_id: str | None,
+    at: float,
+    similar: SimilarFinder,
+) -> list[MemoryItem]:
+    """Mark `old_ids` as no longer true from `at` on, replaced by `new_id` (if any).
+
+    The hook consolidation calls with the facts it found outdated. The episodes a
+    superseded fact was promoted from, and the turns they were said in, are marked too,
+    so no copy of the old value reads as current. Returns the items marked.
+    """
+    marked: list[MemoryItem] = []
+    at = float(math.floor(at))  # as stored on disk (ISO seconds)
+    with store.lock:
+        for old_id in old_ids:
+            old = store.items.get(old_id)
+            if old is None or old.is_superseded or old_id == new_id:
+                continue
+            for item in [old, *_sources(store, old, similar)]:
+                if item.is_superseded:
+                    continue
+                marked += store.add([replace(item, valid_to=at, superseded_by=new_id)])
+    return marked
+
+
+def _sources(store: ScopeItemStore, fact: MemoryItem, similar: SimilarFinder) -> list[MemoryItem]:
+    """The episodes `fact` came from, and the turns those were said in."""
+    episodes = [
+        store.items[ref[len(PROMOTED_FROM_PREFIX) :]]
+        for ref in fact.references
+        if ref.startswith(PROMOTED_FROM_PREFIX) and ref[len(PROMOTED_FROM_PREFIX) :] in store.items
+    ]
+    said_at = {episode.created_at for episode in episodes} or {fact.created_at}
+    turns = []
+    for hit in similar(fact.content, _SIMILAR_HITS):
+        item = store.items.get(hit)
+        if (
+            item is not None
+            and item.type is ItemType.TURN
+            and item.created_at in said_at
+            and item not in episodes
+        ):
+            turns.append(item)
+    return episodes + turns

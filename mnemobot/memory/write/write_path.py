@@ -1,0 +1,226 @@
+"""The write path: how anything durable gets into a scope's items, by one set of rules.
+
+Every durable write reaches a store through a function here, called by `MemoryRecord`
+under the scope's lock and off the event loop: a turn (an imported message is a turn
+too), the facts a compaction flush keeps, a fact the memory tool adds, rewrites or
+promotes, and the facts consolidation finds outdated (`facts.supersede`). Each applies
+the same rules:
+
+- confidence and salience: extraction's rules for what a turn says (`ExtractionTuning`),
+  the weight of the source for a fact the bot states itself (`memory.write.fact_items`);
+- promotion: an extracted item at least `PROMOTION_MIN_CONFIDENCE` sure becomes durable;
+- repeats: the store merges an exact repeat (same fingerprint) into the stored item;
+- facts kept current (`memory.write.facts`): a newer statement of a slot ("I moved to
+  Berlin") replaces the older one by the same speaker, and a fact said again in other
+  words collapses into one item;
+- standing preferences (`memory.write.standing`): how a user asked to be answered, kept as a
+  durable item of theirs that every request of the chat carries, a newer one replacing
+  the older one about the same thing (a turn of the user's own words only: never a
+  forwarded message).
+
+Nothing here touches files other than the store's: `MemoryRecord` writes the daily note
+and MEMORY.md beside these calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mnemobot.memory.store.item_store import ScopeItemStore, new_item_id
+from mnemobot.memory.store.items import (
+    DocumentText,
+    ForwardedText,
+    ItemType,
+    MemoryItem,
+    TurnMemoryEvent,
+)
+from mnemobot.memory.write.documents import document_items
+from mnemobot.memory.write.extraction import extract_items
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
+from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS, new_fact
+from mnemobot.memory.write.facts import FactUpdates, SimilarFinder, apply_fact_updates, settle_facts
+from mnemobot.memory.write.standing import record_standing
+
+# Tag of the items of a forwarded message: the author's words, passed on by the user.
+FORWARDED_TAG = "forwarded"
+
+# A flushed fact starting with this is a how-to (a procedural item), as the flush's
+# instructions ask the model to mark them.
+PROCEDURE_MARK = "[procedure]"
+
+# An extracted item at least this sure is promoted to a durable (semantic or procedural)
+# item and shows in every later prompt it matches. The design's value (the bot it
+# follows promoted at 0.75); extraction's confidences (`ExtractionTuning`) are set around
+# it: explicit statements above, guesses and hedged words below.
+PROMOTION_MIN_CONFIDENCE = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedTurn:
+    stored: list[MemoryItem]
+    promoted: list[MemoryItem]
+
+
+@dataclass(frozen=True, slots=True)
+class FactWrite:
+    """What a write of facts did: the items stored (an item of a text forgotten earlier
+    at the user's request is left out) and the facts they replaced or merged."""
+
+    stored: list[MemoryItem]
+    updates: FactUpdates = field(default_factory=FactUpdates)
+
+
+def write_turn(
+    store: ScopeItemStore,
+    event: TurnMemoryEvent,
+    *,
+    similar: SimilarFinder,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
+) -> RecordedTurn:
+    """The items of one answered turn: extracted, stored, promoted, facts kept current."""
+    items = extract_items(event, code_aware=True, id_factory=new_item_id, tuning=extraction)
+    stored = store.add(items)
+    promoted: list[MemoryItem] = []
+    if stored:
+        promoted = store.auto_promote(PROMOTION_MIN_CONFIDENCE, stored)
+    if stored:
+        apply_fact_updates(
+            store,
+            [*stored, *promoted],
+            user_text=event.user_text,
+            speaker=event.speaker,
+            at=event.at,
+            similar=similar,
+            extraction=extraction,
+        )
+        if FORWARDED_TAG not in event.tags:
+            record_standing(
+                store,
+                stored,
+                user_text=event.user_text,
+                speaker=event.speaker,
+                at=event.at,
+                similar=similar,
+                extraction=extraction,
+            )
+    return RecordedTurn(stored, promoted)
+
+
+def write_forwarded(
+    store: ScopeItemStore,
+    event: TurnMemoryEvent,
+    forwarded: ForwardedText,
+    *,
+    similar: SimilarFinder,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
+) -> RecordedTurn:
+    """A forwarded message, by the same rules as a turn but as its author's words at its
+    date: "I live in Paris." from Alice is a fact about Alice (her slots, her speaker tag),
+    and leaves the user's own facts as they are."""
+    said = TurnMemoryEvent(
+        scope=event.scope,
+        chat_key=event.chat_key,
+        user_text=forwarded.text,
+        assistant_text="",
+        at=forwarded.said_at if forwarded.said_at is not None else event.at,
+        message_refs=[forwarded.ref] if forwarded.ref else list(event.message_refs),
+        speaker=forwarded.author,
+        tags=[FORWARDED_TAG],
+    )
+    return write_turn(store, said, similar=similar, extraction=extraction)
+
+
+def write_document(
+    store: ScopeItemStore,
+    document: DocumentText,
+    *,
+    scope: str,
+    at: float,
+    speaker: str | None = None,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
+) -> list[MemoryItem]:
+    """A document's chunks (`memory.write.documents`): stored as they are, never read as facts."""
+    items = document_items(
+        document,
+        scope=scope,
+        at=at,
+        id_factory=new_item_id,
+        speaker=speaker,
+        extraction=extraction,
+    )
+    return store.add(items)
+
+
+def write_facts(
+    store: ScopeItemStore,
+    facts: list[MemoryItem],
+    *,
+    at: float,
+    similar: SimilarFinder,
+) -> FactWrite:
+    """Durable facts as they are (made by `fact_items.new_fact`), facts kept current."""
+    stored = store.add(facts)
+    if not stored:
+        return FactWrite([])
+    updates = settle_facts(store, stored, at=at, similar=similar)
+    # As they are now: a fact that absorbed a restatement holds its mentions and date.
+    return FactWrite([store.items.get(item.id, item) for item in stored], updates)
+
+
+def rewrite_fact(
+    store: ScopeItemStore,
+    item_id: str,
+    *,
+    content: str,
+    tags: list[str] | None,
+    at: float,
+    similar: SimilarFinder,
+) -> MemoryItem | None:
+    """An item's new wording (and tags); None when the id is unknown. ValueError when the
+    text was forgotten or another item already holds it."""
+    updated = store.update(item_id, content=content, tags=tags)
+    if updated is None:
+        return None
+    settle_facts(store, [updated], at=at, similar=similar)
+    return store.get(item_id) or updated
+
+
+def promote_item(
+    store: ScopeItemStore,
+    item_id: str,
+    *,
+    at: float,
+    similar: SimilarFinder,
+) -> MemoryItem | None:
+    """An episode made durable by hand (as promotion does with confident ones); None when
+    the id is unknown or not an episode."""
+    promoted = store.promote(item_id)
+    if promoted is None:
+        return None
+    settle_facts(store, [promoted], at=at, similar=similar)
+    return store.get(promoted.id) or promoted
+
+
+def flushed_facts(
+    bullets: list[str], *, scope: str, at: float, session_key: str
+) -> list[MemoryItem]:
+    """The facts of a compaction flush's bullets: procedural when marked, else semantic;
+    each cut to `MAX_ITEM_CHARS`."""
+    facts = []
+    for bullet in bullets:
+        procedural = bullet.lower().startswith(PROCEDURE_MARK)
+        text = bullet[len(PROCEDURE_MARK) :].strip() if procedural else bullet.strip()
+        if not text:
+            continue
+        facts.append(
+            new_fact(
+                text[:MAX_ITEM_CHARS],
+                item_type=ItemType.FIX if procedural else ItemType.PROJECT_FACT,
+                scope=scope,
+                at=at,
+                source="compaction",
+                tags=["flush"],
+                references=[f"session:{session_key}"],
+            )
+        )
+    return facts

@@ -1,0 +1,73 @@
+"""Models found to take no images, per endpoint, kept in `preferences/model-vision.json`.
+
+With `llm.vision` "auto" an image goes to the model as an image part until the model's
+server refuses one; then the refusal is remembered here, so later turns send the caption
+and a note at once instead of being refused again, restarts included:
+
+    {"http://127.0.0.1:8080/v1 smollm": {"images": false,
+      "detail": "HTTP 400: image input is not supported", "learnedAt": "2026-11-25T10:00:00Z"}}
+
+Delete the file (or an entry) when the model behind the name changed, or set `llm.vision`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import orjson
+
+from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
+from mnemobot.model.windows import endpoint_key
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "model-vision.json"
+
+
+class ModelVisionStore:
+    """Reads the file once, rewrites it atomically on every change; thread-safe."""
+
+    def __init__(self, path: Path, *, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.path = path
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._entries: dict[str, dict[str, object]] | None = None
+
+    @classmethod
+    def in_workspace(cls, root: Path, *, clock: Clock = SYSTEM_CLOCK) -> ModelVisionStore:
+        return cls(root / "preferences" / FILE_NAME, clock=clock)
+
+    def refuses_images(self, base_url: str | None, model: str) -> bool:
+        with self._lock:
+            entry = self._loaded().get(f"{endpoint_key(base_url)} {model}")
+            return entry is not None and entry.get("images") is False
+
+    def remember_refusal(self, base_url: str | None, model: str, detail: str) -> None:
+        key = f"{endpoint_key(base_url)} {model}"
+        with self._lock:
+            entries = self._loaded()
+            entries[key] = {"images": False, "detail": detail, "learnedAt": to_iso(self.clock())}
+            try:
+                write_atomic(self.path, orjson.dumps(entries, option=orjson.OPT_INDENT_2))
+            except OSError as exc:
+                # Still known for this run; the next start learns it again.
+                log.warning("could not save %s: %s", self.path, exc)
+
+    def _loaded(self) -> dict[str, dict[str, object]]:
+        if self._entries is None:
+            self._entries = {}
+            try:
+                document = orjson.loads(self.path.read_bytes())
+            except FileNotFoundError:
+                document = {}
+            except (OSError, orjson.JSONDecodeError) as exc:
+                log.warning("ignoring %s (%s); refusals will be learned again", self.path, exc)
+                document = {}
+            if isinstance(document, dict):
+                self._entries = {
+                    str(key): value for key, value in document.items() if isinstance(value, dict)
+                }
+        return self._entries

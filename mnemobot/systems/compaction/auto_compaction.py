@@ -1,0 +1,105 @@
+"""AutoCompaction (order 18): compact before the LLM turn when the request would be too big."""
+
+from __future__ import annotations
+
+import logging
+
+from mnemobot.conversation.session import Message
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import ToolRunner
+from mnemobot.systems.memory_steps.context_building import ContextBuilding
+from mnemobot.systems.model_call.request_messages import (
+    KEEP_TOOL_RESULTS_TURNS,
+    estimate_request_tokens,
+    message_token_limit,
+    model_messages,
+)
+
+log = logging.getLogger(__name__)
+
+# Until ContextBuilding has run once in a chat, assume a system prompt of this size.
+DEFAULT_SYSTEM_PROMPT_TOKENS = 500
+
+
+def newest_messages_within(messages: list[Message], budget_tokens: int) -> int:
+    """How many of the newest messages fit in `budget_tokens` together (at least 1)."""
+    total = 0
+    for count, message in enumerate(reversed(messages)):
+        total += estimate_request_tokens([message])
+        if total > budget_tokens:
+            return max(1, count)
+    return max(1, len(messages))
+
+
+def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
+    prompt_tokens = int(
+        ctx.session.metadata.get("lastSystemPromptTokens", DEFAULT_SYSTEM_PROMPT_TOKENS)
+    )
+    messages = model_messages(
+        "",
+        ctx.session.messages,
+        keep_tool_results_turns=KEEP_TOOL_RESULTS_TURNS,
+        # As the model will see them: a message too big for the window counts in part.
+        max_message_tokens=message_token_limit(ctx.config),
+        speakers=ctx.chat.is_group,
+    )
+    schema_tokens = tools.schema_tokens(ctx) if tools is not None else 0
+    return prompt_tokens + estimate_request_tokens(messages) + schema_tokens
+
+
+class AutoCompaction:
+    name = "AutoCompaction"
+    order = 18
+
+    def __init__(self, compactor: Compactor, tools: ToolRunner | None = None) -> None:
+        self.compactor = compactor
+        self.tools = tools
+
+    def enabled(self, ctx: TurnContext) -> bool:
+        return ctx.config.compaction.enabled
+
+    async def process(self, ctx: TurnContext) -> None:
+        threshold = ctx.config.compaction_threshold_tokens()
+        estimate = estimated_request_tokens(ctx, self.tools)
+        if estimate <= threshold:
+            return
+        log.info("compacting %s: ~%d tokens > %d", ctx.chat.key, estimate, threshold)
+        # On a small window, keepLastMessages long messages may not fit at all: keep what
+        # fills half the room the prompt leaves, so the next turns fit before compacting again.
+        prompt_tokens = int(ctx.session.metadata.get("lastSystemPromptTokens", 0) or 0)
+        room = max(0, threshold - prompt_tokens) // 2
+        keep = min(
+            ctx.config.compaction.keep_last_messages,
+            newest_messages_within(ctx.session.messages, room),
+        )
+        await self.compactor.compact(
+            ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope, tz=ctx.now.tzinfo
+        )
+
+
+class OverflowRecovery:
+    """For the ToolLoop: after a context-overflow error, compact harder and retry.
+
+    Each round halves what is kept (of keepLastMessages, or of the session when it is
+    shorter); the newest user message and tool-call pairs always stay (see plan_compaction).
+    """
+
+    def __init__(self, compactor: Compactor, context: ContextBuilding | None = None) -> None:
+        self.compactor = compactor
+        self.context = context
+
+    async def __call__(self, ctx: TurnContext, attempt: int) -> bool:
+        history = sum(1 for m in ctx.session.messages if m.get("role") != "system")
+        keep = max(1, min(ctx.config.compaction.keep_last_messages, history) >> attempt)
+        result = await self.compactor.compact(
+            ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope, tz=ctx.now.tzinfo
+        )
+        shrunk = False
+        if self.context is not None:
+            # The memory parts of the prompt shrink too: a small model's context may not
+            # hold a full MemoryPack next to even a short conversation.
+            before = len(ctx.system_prompt)
+            await self.context.build_async(ctx, memory_scale=0.5**attempt)
+            shrunk = len(ctx.system_prompt) < before
+        return result.removed > 0 or shrunk

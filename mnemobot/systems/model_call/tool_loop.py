@@ -1,0 +1,491 @@
+"""ToolLoop (order 30): ask the model, run the tools it calls, repeat until a plain answer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
+from mnemobot.conversation.large_results import LargeResultStore
+from mnemobot.conversation.session import AgentSession, Message, valid_unicode
+from mnemobot.model.windows import ModelWindow
+from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind, ToolCall
+from mnemobot.systems.core.newest_context import context_block, with_newest_context
+from mnemobot.systems.core.reply_stream import ReplyStream, joined_reply, stopped_reply
+from mnemobot.systems.core.tool_runner import ToolError, ToolRunner
+from mnemobot.systems.model_call.context_window import WINDOW_EXTRA, narrow_to_window
+from mnemobot.systems.model_call.image_parts import with_images
+from mnemobot.systems.model_call.model_output import (
+    cut_reply,
+    stored_arguments,
+    unique_call_ids,
+    without_control_characters,
+)
+from mnemobot.systems.model_call.prompt_usage import count_input
+from mnemobot.systems.model_call.request_messages import (
+    KEEP_TOOL_RESULTS_TURNS,
+    is_cut,
+    message_token_limit,
+    model_messages,
+    with_turn_notes,
+)
+from mnemobot.systems.model_call.resumed_turn import REPLY_NOTES_KEY, resume_turn
+
+log = logging.getLogger(__name__)
+
+# Keeps the session where a crash cannot take it (fsynced to disk, or stored in Redis) and
+# returns once it is there: how a tool call is on record before it runs and, with its
+# result, before the turn goes on (see `resumed_turn`).
+SaveSession = Callable[[AgentSession], Awaitable[None]]
+
+# Called when the model says the context overflowed; `attempt` counts from 1. Returns True
+# when it made the context smaller, so the call is worth retrying.
+OverflowRecovery = Callable[[TurnContext, int], Awaitable[bool]]
+
+MAX_OVERFLOW_ROUNDS = 3
+# ctx.extras key of the note for the user while the newest message is shown only in part.
+CUT_MESSAGE_EXTRA = "cutMessageNote"
+CUT_ANSWER_NOTE = (
+    "the model stopped before the end of this answer: it reached its length limit "
+    '(llm.maxOutputTokens, or the end of its context window); say "go on" for the rest'
+)
+NOT_RECORDED_RESULT = (
+    "error: not run: the bot could not record this call before running it (its storage is "
+    "failing); tell the user to try again later"
+)
+_TOOL_TIME_SPENT = "its tools took the {:g} seconds one turn may spend on them"
+# A tool result longer than this is stored in large_tool_results/ and the session keeps a
+# reference (the model reads it in parts). Not measured; about 20k tokens, a fifth of a
+# large context window.
+TOOL_RESULT_EVICTION_CHARS = 80_000
+
+
+@dataclass(frozen=True, slots=True)
+class ToolLimits:
+    """What one turn may do beside the settings' `toolLoop` limits: constants, not
+    settings (a test passes tighter ones)."""
+
+    # Most tool calls executed in one turn; the model calls (toolLoop.maxLlmCalls) bound
+    # the loop first in practice. Not measured (the design's value).
+    max_tool_executions: int = 80
+    # Seconds all tool calls of one turn may take together; past it the remaining calls
+    # are not run and the turn ends with what it has. Not measured; ten minutes.
+    max_tool_seconds: float = 600
+    # A tool call's arguments longer than this run as they are, but the session keeps
+    # only their start (marked as cut): every later request resends the session. Not
+    # measured; about 5k tokens.
+    max_stored_argument_chars: int = 20_000
+    # Longest answer kept and sent, in characters; a longer one (a server that ignored
+    # llm.maxOutputTokens) is cut here, and the reply says so. Not measured; 25 Telegram
+    # messages, far past any real answer.
+    max_reply_chars: int = 100_000
+
+
+DEFAULT_TOOL_LIMITS = ToolLimits()
+
+
+def _call_ids(messages: list[Message]) -> set[str]:
+    ids = set()
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                ids.add(call["id"])
+    return ids
+
+
+class ToolLoop:
+    name = "ToolLoop"
+    order = 30
+
+    def __init__(
+        self,
+        llm: ChatModel,
+        tools: ToolRunner,
+        *,
+        overflow_recovery: OverflowRecovery | None = None,
+        large_results: LargeResultStore | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        save_session: SaveSession | None = None,
+        limits: ToolLimits = DEFAULT_TOOL_LIMITS,
+    ) -> None:
+        """`clock` dates the messages the turn adds (a replay passes its own);
+        `save_session`: how tool calls are put on record before they run and before the
+        turn goes on past them (None: they are not, as in a replay of a past chat)."""
+        self.llm = llm
+        self.limits = limits
+        self.save_session = save_session
+        self.clock = clock
+        self.tools = tools
+        self.overflow_recovery = overflow_recovery
+        self.large_results = large_results
+
+    def _now(self) -> str:
+        return to_iso(self.clock())
+
+    def enabled(self, ctx: TurnContext) -> bool:
+        return ctx.reply is None
+
+    async def process(self, ctx: TurnContext) -> None:
+        said = _Said(ctx.reply_stream)
+        resumed = resume_turn(ctx)
+        if resumed is not None:
+            said.earlier += resumed.said
+            log.info(
+                "turn in %s goes on from %d tool call(s) made before a restart (%d cut off)",
+                ctx.chat.key,
+                resumed.calls,
+                resumed.cut_off,
+            )
+        try:
+            await self._loop(ctx, said)
+        except LLMError as error:
+            # No reply: the assistant turns this into a short apology; the user's message
+            # is already saved in the session.
+            ctx.llm_error = error
+            ctx.stop_reason = error.user_text()
+        except asyncio.CancelledError:
+            if said.stream is not None and said.stream.stop_requested and said.shown:
+                self._keep_stopped(ctx, said)
+            raise
+
+    async def _loop(self, ctx: TurnContext, said: _Said) -> None:
+        """Ask, run the tools the model calls, ask again: until a plain answer or a limit."""
+        limits = ctx.config.tool_loop
+        overflow_rounds = 0
+        # Overflow rounds in which a message alone was too big: each shows less of it.
+        message_shrinks = 0
+        while True:
+            if ctx.llm_calls >= limits.max_llm_calls:
+                self._stop(
+                    ctx,
+                    f"it reached the limit of {limits.max_llm_calls} model calls "
+                    "(toolLoop.maxLlmCalls)",
+                    said,
+                )
+                return
+            request = self._request(ctx, message_shrinks)
+            said.current = ""
+            if said.stream is not None:
+                request.on_text = said.hear
+            try:
+                ctx.llm_calls += 1
+                response = await self.llm.complete(request)
+                count_input(ctx.session.metadata, response)
+            except LLMError as error:
+                shrinks = await self._recovered(
+                    ctx, error, overflow_rounds, message_shrinks, request
+                )
+                if shrinks is not None:
+                    message_shrinks = shrinks
+                    overflow_rounds += 1
+                    ctx.llm_calls -= 1
+                    continue
+                raise
+            content = without_control_characters(response.content or "")
+            if not response.tool_calls:
+                self._answer(ctx, content, said)
+                if response.finish_reason == "length":
+                    # Cut at the model's output limit or the end of its window: the user
+                    # would otherwise take half a sentence for the whole answer.
+                    ctx.notes.append(CUT_ANSWER_NOTE)
+                return
+            content = cut_reply(content, self.limits.max_reply_chars)
+            said.before_tools(content.strip())
+            limit_reached = await self._run_calls(ctx, content, response.tool_calls, said)
+            if limit_reached is not None:
+                self._stop(ctx, limit_reached, said)
+                return
+
+    def _request(self, ctx: TurnContext, message_shrinks: int = 0) -> ChatRequest:
+        """The next model call: the session as the model sees it, and the tools."""
+        llm_config = ctx.config.llm
+        message_tokens = message_token_limit(ctx.config, message_shrinks)
+        self._note_if_cut(ctx, message_tokens)
+        messages = model_messages(
+            ctx.system_prompt,
+            ctx.session.messages,
+            keep_tool_results_turns=KEEP_TOOL_RESULTS_TURNS,
+            max_message_tokens=message_tokens,
+            # Several people write in a group: the model must know who asks what.
+            speakers=ctx.chat.is_group,
+        )
+        # The time and the recall for the newest message go with it, on every call of
+        # the turn; the requests of the next turns begin with this one, without them.
+        messages = with_newest_context(messages, context_block(ctx.newest_message_context))
+        return ChatRequest(
+            # This turn's images go with its message on every call of the turn.
+            messages=with_images(with_turn_notes(messages, ctx.turn_notes), ctx.media.images),
+            model=ctx.model,
+            temperature=llm_config.temperature,
+            # A cap: a model client that knows the window asks for what still fits.
+            max_output_tokens=llm_config.max_output_tokens,
+            timeout_seconds=llm_config.request_timeout_seconds,
+            # Asked on every call: after an overflow error the window may be known and
+            # the tool definitions may no longer fit (the registry leaves them out).
+            tools=self.tools.schemas(ctx),
+            vision=llm_config.vision,
+            reply=True,
+        )
+
+    @staticmethod
+    def _note_if_cut(ctx: TurnContext, message_tokens: int) -> None:
+        """Tell the user when the model sees only part of their message (it is too big for
+        the model's window): the answer is about what it saw, and nothing is lost."""
+        ctx.extras.pop(CUT_MESSAGE_EXTRA, None)
+        newest = next((m for m in reversed(ctx.session.messages) if m.get("role") == "user"), None)
+        content = newest.get("content") if newest is not None else None
+        if isinstance(content, str) and is_cut(content, message_tokens):
+            ctx.extras[CUT_MESSAGE_EXTRA] = (
+                f"Your message ({len(content):,} characters) is more than this model can "
+                "read at once, so it was shown its beginning and its end; the whole message "
+                "is kept in our conversation and in memory."
+            )
+
+    async def _recovered(
+        self,
+        ctx: TurnContext,
+        error: LLMError,
+        rounds_done: int,
+        message_shrinks: int,
+        failed: ChatRequest,
+    ) -> int | None:
+        """After a failed call: None when it is not worth making again, else how many times
+        a message too big for the model is to be shrunk in the next call. An overflow (at
+        most MAX_OVERFLOW_ROUNDS times a turn) first narrows the config to a window the
+        server stated, then compacts; only when neither made the request smaller is a
+        message shown in a smaller part."""
+        learned = False
+        if error.context_window is not None:
+            known = ctx.extras.get(WINDOW_EXTRA)
+            learned = not isinstance(known, ModelWindow) or known.tokens != error.context_window
+            # The server stated its window: compact and budget against it from now on, and
+            # the prompt rebuilt for the retry speaks only of the tools that still fit.
+            narrow_to_window(ctx, ModelWindow(error.context_window, "overflow error"))
+            if ctx.offered_tools is not None:
+                ctx.offered_tools = frozenset(
+                    t["function"]["name"] for t in self.tools.schemas(ctx)
+                )
+        if (
+            error.kind is not LLMFailureKind.CONTEXT_OVERFLOW
+            or self.overflow_recovery is None
+            or rounds_done >= MAX_OVERFLOW_ROUNDS
+        ):
+            return None
+        log.warning("context overflow in %s; compacting (round %d)", ctx.chat.key, rounds_done + 1)
+        smaller = await self.overflow_recovery(ctx, rounds_done + 1)
+        if learned:
+            return message_shrinks
+        # A message shown in part already is shown in a smaller part next round.
+        limit = message_token_limit(ctx.config, message_shrinks)
+        if any(
+            isinstance(m.get("content"), str) and is_cut(str(m["content"]), limit)
+            for m in ctx.session.messages
+        ):
+            return message_shrinks + 1
+        # The window the error stated may leave less room for the tool definitions: the
+        # retry goes with fewer of them, or shorter ones, or none: smaller too.
+        if smaller or self.tools.schemas(ctx) != list(failed.tools or ()):
+            return message_shrinks
+        return None
+
+    def _answer(self, ctx: TurnContext, content: str, said: _Said) -> None:
+        answer = cut_reply(content.strip(), self.limits.max_reply_chars)
+        empty = "(the model returned an empty answer)"
+        self._finish(ctx, answer or empty, joined_reply([*said.earlier, answer]) or empty)
+        cut_note = ctx.extras.pop(CUT_MESSAGE_EXTRA, None)
+        if isinstance(cut_note, str):
+            ctx.notes.append(cut_note)
+
+    def _finish(self, ctx: TurnContext, content: str, reply: str, *, stopped: bool = False) -> None:
+        """The turn's last message and its reply: what the user reads is the text written
+        before the tool calls too, kept with the message (`reply`) so that a message
+        handed over again after a crash gets the same answer."""
+        message: Message = {"role": "assistant", "content": content}
+        if stopped:
+            message["stopped"] = True
+        if reply != content:
+            message["reply"] = reply
+        message["at"] = self._now()
+        ctx.add_message(message)
+        ctx.reply = reply
+
+    def _keep_stopped(self, ctx: TurnContext, said: _Said) -> None:
+        """/stop cut the answer short: what was shown stays, marked stopped, in the session
+        and on screen (the channel sends the stream's last text as the reply)."""
+        partial = cut_reply(said.current.strip(), self.limits.max_reply_chars)
+        reply = stopped_reply(joined_reply([*said.earlier, partial]))
+        self._finish(ctx, stopped_reply(partial), reply, stopped=True)
+        if said.stream is not None:
+            said.stream.show(reply)
+
+    async def _run_calls(
+        self, ctx: TurnContext, content: str, tool_calls: list[ToolCall], said: _Said
+    ) -> str | None:
+        """Record the model's tool calls and run them in order, each within its time limit;
+        returns why the turn must stop when a limit of the turn (tool runs, tool time) left
+        some of them unrun (each gets an error result), else None."""
+        limits = self.limits
+        tool_timeout = ctx.config.tool_loop.tool_timeout_seconds
+        calls = unique_call_ids(tool_calls, _call_ids(ctx.session.messages))
+        kept_chars = limits.max_stored_argument_chars
+        ctx.add_message(
+            {
+                "role": "assistant",
+                "content": content or None,
+                "tool_calls": [
+                    ToolCall(
+                        c.id, c.name, stored_arguments(c.arguments, kept_chars)
+                    ).to_message_dict()
+                    for c in calls
+                ],
+                "at": self._now(),
+            }
+        )
+        # On record before any of them runs: a crash from here on never runs them again.
+        recorded = await self._record(ctx, before_calls=True)
+        limit_reached: str | None = None
+        for call in calls:
+            left = limits.max_tool_seconds - ctx.tool_seconds
+            notes_before = len(ctx.reply_notes)
+            if not recorded:
+                result = NOT_RECORDED_RESULT
+            elif ctx.tool_executions >= limits.max_tool_executions:
+                limit_reached = f"it reached the limit of {limits.max_tool_executions} tool runs"
+                result = "error: not run, the tool execution limit of this turn was reached"
+            elif left <= 0:
+                limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
+                result = "error: not run, the tool time limit of this turn was reached"
+            else:
+                ctx.tool_executions += 1
+                said.tool_running(self.tools, call)
+                started = time.monotonic()
+                result = await self._run_tool(
+                    ctx,
+                    call.name,
+                    call.arguments,
+                    min(tool_timeout, left),
+                    turn_limited=left < tool_timeout,
+                )
+                ctx.tool_seconds += time.monotonic() - started
+                result = self._evict_if_large(ctx, call.id, result)
+            message: Message = {
+                "role": "tool",
+                "tool_call_id": call.id,
+                "name": call.name,
+                "content": result,
+                "at": self._now(),
+            }
+            if len(ctx.reply_notes) > notes_before:
+                message[REPLY_NOTES_KEY] = ctx.reply_notes[notes_before:]
+            ctx.add_message(message)
+            if recorded:
+                await self._record(ctx)
+        if limit_reached is None and ctx.tool_seconds >= limits.max_tool_seconds:
+            limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
+        return limit_reached
+
+    async def _record(self, ctx: TurnContext, *, before_calls: bool = False) -> bool:
+        """Keep the session with the turn's calls so far; False when it could not be kept."""
+        if self.save_session is None:
+            return True
+        try:
+            await self.save_session(ctx.session)
+        except Exception as error:  # a full disk, a lost Redis lease: said in the result
+            log.warning(
+                "could not record the tool calls of %s%s (%s: %s)",
+                ctx.chat.key,
+                "; not running them" if before_calls else "",
+                type(error).__name__,
+                error,
+            )
+            return False
+        return True
+
+    async def _run_tool(
+        self,
+        ctx: TurnContext,
+        name: str,
+        arguments: str,
+        timeout_seconds: float,
+        *,
+        turn_limited: bool = False,
+    ) -> str:
+        """The tool's result, or the error the model reads; stopped after `timeout_seconds`
+        (`turn_limited`: what the turn had left of `ToolLimits.max_tool_seconds`)."""
+        deadline = asyncio.timeout(timeout_seconds)
+        try:
+            async with deadline:
+                result = await self.tools.run(name, arguments, ctx)
+        except ToolError as error:
+            return f"error: {error}"
+        except TimeoutError as error:
+            if not deadline.expired():
+                log.warning("tool %s failed in %s: %s", name, ctx.chat.key, error)
+                return f"error: the tool {name} failed (TimeoutError: {error})"
+            log.warning(
+                "tool %s in %s was stopped after %.1f s", name, ctx.chat.key, timeout_seconds
+            )
+            if turn_limited:
+                return (
+                    f"error: the tool {name} was stopped: the tools of this turn used up their "
+                    "time; it may have done part of its work"
+                )
+            return (
+                f"error: the tool {name} did not finish within {timeout_seconds:g} seconds "
+                "and was stopped; it may have done part of its work"
+            )
+        except Exception as error:  # a broken tool must not end the turn
+            log.exception("tool %s failed in %s", name, ctx.chat.key)
+            return f"error: the tool {name} failed ({type(error).__name__}: {error})"
+        result = valid_unicode(result)
+        ctx.tool_outputs.append(result)
+        return result
+
+    def _evict_if_large(self, ctx: TurnContext, call_id: str, result: str) -> str:
+        if self.large_results is None or len(result) <= TOOL_RESULT_EVICTION_CHARS:
+            return result
+        return self.large_results.evict(ctx.session.id, call_id, result)
+
+    def _stop(self, ctx: TurnContext, why: str, said: _Said) -> None:
+        ctx.stop_reason = why
+        text = (
+            f"I stopped before finishing because {why}. Ask me to continue if you want me to go on."
+        )
+        self._finish(ctx, text, joined_reply([*said.earlier, text]))
+
+
+class _Said:
+    """What the model has said to the user in this turn, and the stream that shows it.
+
+    `earlier`: the text it wrote before each of its tool calls; `current`: the answer of
+    the model call in progress, so far. The user sees them joined, in that order.
+    """
+
+    def __init__(self, stream: ReplyStream | None) -> None:
+        self.stream = stream
+        self.earlier: list[str] = []
+        self.current = ""
+
+    def hear(self, text: str) -> None:
+        """The model call's text so far (called as it streams)."""
+        self.current = without_control_characters(text)
+        if self.stream is not None and self.current.strip():
+            self.stream.show(joined_reply([*self.earlier, self.current.strip()]))
+
+    @property
+    def shown(self) -> bool:
+        """Whether the user has seen any of the answer (a stop then keeps it)."""
+        return bool(self.earlier or self.current.strip())
+
+    def before_tools(self, content: str) -> None:
+        if content:
+            self.earlier.append(content)
+        self.current = ""
+
+    def tool_running(self, tools: ToolRunner, call: ToolCall) -> None:
+        if self.stream is not None:
+            self.stream.tool_running(tools.status_line(call.name, call.arguments))
