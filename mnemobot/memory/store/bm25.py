@@ -62,6 +62,7 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import chain, islice
 
 import numpy as np
@@ -89,6 +90,29 @@ _DocParts = tuple[
 _BUILD_CHUNK = 16_384
 # Ends a document's terms in `add_many`'s joined chunks; no term contains a control character.
 _END = "\x01"
+
+
+@dataclass(slots=True)
+class BM25Arrays:
+    """A `BM25Index` with everything in its base segment: the arrays `load_arrays` takes.
+
+    `ids[i]` is document i; `vocabulary[t]` is term t, `df[t]` its document frequency; per
+    document its CSR slice `doc_ptr[i]:doc_ptr[i + 1]` of `doc_terms` and `doc_tfs`, its
+    length `lengths[i]`; per term its slice `term_ptr[t]:term_ptr[t + 1]` of `term_docs`
+    and `term_tfs`; `total_len` is the sum of the lengths.
+    """
+
+    ids: list[str]
+    vocabulary: list[str]
+    df: npt.NDArray[np.int64]
+    doc_ptr: npt.NDArray[np.int64]
+    doc_terms: npt.NDArray[np.int32]
+    doc_tfs: npt.NDArray[np.int32]
+    term_ptr: npt.NDArray[np.int64]
+    term_docs: npt.NDArray[np.int32]
+    term_tfs: npt.NDArray[np.int32]
+    lengths: npt.NDArray[np.float64]
+    total_len: int
 
 
 class _TermIds(dict[str, int]):
@@ -266,6 +290,53 @@ class BM25Index:
         if self._base_deleted * 4 > len(self._base_ids) and self._base_deleted >= _MERGE_MIN:
             self._merge()
         return True
+
+    def clear(self) -> None:
+        """Forget every document (what `remove` of each would do, at once)."""
+        self.__init__(k1=self.k1, b=self.b, delta=self.delta)  # type: ignore[misc]
+
+    # ----------------------------------------------------------- persistence
+
+    def to_arrays(self) -> BM25Arrays:
+        """The whole index as arrays (the dynamic segment and deletions merged into the
+        base first), for `memory.store.index_file` to write beside the items."""
+        if self._dyn_len or self._base_deleted:
+            self._merge()
+        return BM25Arrays(
+            ids=list(self._base_ids),
+            vocabulary=list(self._vocab),
+            df=np.asarray(self._df, dtype=np.int64),
+            doc_ptr=self._base_doc_ptr,
+            doc_terms=self._base_doc_terms,
+            doc_tfs=self._base_doc_tfs,
+            term_ptr=self._base_term_ptr,
+            term_docs=self._base_term_docs,
+            term_tfs=self._base_term_tfs,
+            lengths=self._base_len,
+            total_len=self._total_len,
+        )
+
+    def load_arrays(self, arrays: BM25Arrays) -> None:
+        """Become the index `arrays` hold (what `to_arrays` gave, possibly read back from
+        disk, memory-mapped: they are only read, never written in place)."""
+        ids = arrays.ids
+        self._vocab = dict(zip(arrays.vocabulary, range(len(arrays.vocabulary)), strict=True))
+        self._df = arrays.df.tolist()
+        self._total_len = arrays.total_len
+        self._dyn_terms = {}
+        self._dyn_len = {}
+        self._dyn_postings = {}
+        self._set_base(
+            ids,
+            dict(zip(ids, range(len(ids)), strict=True)),
+            arrays.doc_ptr,
+            arrays.doc_terms,
+            arrays.doc_tfs,
+        )
+        self._base_len = arrays.lengths
+        self._base_term_ptr = arrays.term_ptr
+        self._base_term_docs = arrays.term_docs
+        self._base_term_tfs = arrays.term_tfs
 
     # ------------------------------------------------------------ statistics
 

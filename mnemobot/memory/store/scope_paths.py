@@ -7,6 +7,7 @@
 <workspace>/memory/<scope>/items/episodic/YYYY-MM-DD.jsonl
 <workspace>/memory/<scope>/items/semantic.jsonl
 <workspace>/memory/<scope>/items/procedural.jsonl
+<workspace>/memory/<scope>/items/index.bin                 their BM25 index (10k items and up)
 ```
 
 A scope key becomes a directory name, so anything that could leave the memory
@@ -127,6 +128,11 @@ class ScopePaths:
     @property
     def items_dir(self) -> Path:
         return self.directory / "items"
+
+    @property
+    def index_file(self) -> Path:
+        """The BM25 index of the items, saved beside them (`memory.store.index_file`)."""
+        return self.items_dir / "index.bin"
 
     @property
     def episodic_dir(self) -> Path:
