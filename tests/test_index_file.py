@@ -3,7 +3,9 @@ tokenizing every item, and never trusted when the JSONL files say otherwise."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -11,6 +13,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mnemobot.memory.store import index_file
 from mnemobot.memory.store.bm25 import BM25Index
@@ -113,11 +117,11 @@ def test_a_big_scope_saves_its_index_and_the_next_load_reads_it(paths: ScopePath
 
     first = open_store(paths)
     # The load built the index from the items and saved it beside them.
-    assert first.index_load is not None and first.index_load.found is None
+    assert first.index_load is not None and first.index_load.built
     assert paths.index_file.exists()
     second = open_store(paths)
-    assert second.index_load is not None and second.index_load.found is not None
-    assert second.index_load.indexed_anew == 0
+    assert second.index_load is not None and not second.index_load.built
+    assert second.index_load.read_anew == 0
     assert same_scores(scores_of(second), rebuilt_scores(paths))
     # A small scope keeps no index file: its JSONL loads fast enough.
     other = ScopePaths(paths.workspace, "telegram:8")
@@ -137,9 +141,9 @@ def test_what_was_written_since_the_save_is_indexed_on_top(paths: ScopePaths) ->
     store.remove("i9", merged_into="i3")
 
     reloaded = open_store(paths)
-    assert reloaded.index_load is not None and reloaded.index_load.found is not None
-    # Only the six new items and the edited one were tokenized again.
-    assert reloaded.index_load.indexed_anew == 7
+    assert reloaded.index_load is not None and not reloaded.index_load.built
+    # Only the six new items and the edited one were read and tokenized again.
+    assert reloaded.index_load.read_anew == 7
     assert paths.index_file.read_bytes() == saved  # too few to save the file again
     assert same_scores(scores_of(reloaded), rebuilt_scores(paths))
     assert "i7" not in reloaded._index and "i9" not in reloaded._index  # type: ignore[operator]
@@ -166,12 +170,12 @@ def test_an_edited_jsonl_is_noticed_even_with_its_mtime_set_back(paths: ScopePat
     _edit_in_place(semantic, b"hiking in the Alps", b"sailing on a lake!")
 
     reloaded = open_store(paths)
-    assert reloaded.index_load is not None and reloaded.index_load.found is None
+    assert reloaded.index_load is not None and reloaded.index_load.built
     hits = BM25Index.top(reloaded._index, terms("sailing lake"), 3)  # type: ignore[arg-type]
     assert "i0" in hits
     assert same_scores(scores_of(reloaded), rebuilt_scores(paths))
     # The file was saved anew: the load after it reads it again.
-    assert open_store(paths).index_load.found is not None  # type: ignore[union-attr]
+    assert not open_store(paths).index_load.built  # type: ignore[union-attr]
 
 
 def test_a_rewritten_or_shortened_jsonl_makes_the_index_stale(paths: ScopePaths) -> None:
@@ -186,7 +190,7 @@ def test_a_rewritten_or_shortened_jsonl_makes_the_index_stale(paths: ScopePaths)
     dropped = orjson.loads(lines[0])["id"]
 
     reloaded = open_store(paths)
-    assert reloaded.index_load is not None and reloaded.index_load.found is None
+    assert reloaded.index_load is not None and reloaded.index_load.built
     assert dropped not in reloaded.items and dropped not in reloaded._index  # type: ignore[operator]
     assert same_scores(scores_of(reloaded), rebuilt_scores(paths))
 
@@ -203,31 +207,35 @@ def test_a_torn_or_foreign_index_file_is_ignored_and_rebuilt(
     elif damage == "garbage":
         paths.index_file.write_bytes(os.urandom(len(whole)))
     elif damage == "other rules":
-        store = open_store(paths)
-        arrays = store._index.to_arrays()  # type: ignore[union-attr]
-        states = store.index_load.states  # type: ignore[union-attr]
-        index_file.write_index(paths.index_file, arrays, states, "older-rules", (1.5, 0.75, 1.0))
+        paths.index_file.unlink()
+        ScopeItemStore(
+            paths,
+            index=BM25Index(),
+            terms=terms,
+            terms_identity="older rules",
+            index_file_min_items=1,
+        ).load()
+        assert paths.index_file.exists()
     else:
         # Whole and checksummed, but a posting points past the last document.
         header_len = int.from_bytes(whole[12:16], "little")
         header = orjson.loads(whole[32 : 32 + header_len])
-        start, _count = header["arrays"]["term_docs"]
+        start, _dtype, _count = header["arrays"]["term_docs"]
         broken = bytearray(whole)
         broken[start : start + 4] = (10**6).to_bytes(4, "little")
         paths.index_file.write_bytes(bytes(broken))
 
     reloaded = open_store(paths)
-    assert reloaded.index_load is not None and reloaded.index_load.found is None
+    assert reloaded.index_load is not None and reloaded.index_load.built
     assert same_scores(scores_of(reloaded), rebuilt_scores(paths))
     # Saved anew, whole.
-    assert open_store(paths).index_load.found is not None  # type: ignore[union-attr]
+    assert not open_store(paths).index_load.built  # type: ignore[union-attr]
 
 
 _SAVER = """
 from pathlib import Path
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import ScopeItemStore
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.text.terms import terms, terms_identity, terms_joined
 
@@ -236,15 +244,6 @@ store = ScopeItemStore(
     terms_joined=terms_joined, terms_identity=terms_identity(), index_file_min_items=1,
 )
 store.load()
-store.add([
-    MemoryItem(
-        id=f"late{n}", layer=Layer.EPISODIC, type=ItemType.PROJECT_FACT, title="t",
-        content=f"Jon booked the Kyoto temples tour number {n}", scope="telegram:7",
-        created_at=1740900000.0 + n, updated_at=1740900000.0 + n,
-    )
-    for n in range(8)
-])
-store.update("i2", content="Melanie quit the pottery class for a Kyoto trip")
 arm()
 store.save_index_file()
 """
@@ -255,16 +254,90 @@ def test_a_kill_mid_index_save_leaves_a_scope_that_loads_and_answers(
     paths: ScopePaths, point: str
 ) -> None:
     open_store(paths).add([make_item(n) for n in range(30)])
-    open_store(paths)  # the index as it was before the writer ran
+    store = open_store(paths)  # saves the index
     old = paths.index_file.read_bytes()
+    store.add(
+        [
+            replace(
+                make_item(100 + n, f"Jon booked the Kyoto temples tour number {n}"), id=f"late{n}"
+            )
+            for n in range(8)
+        ]
+    )
+    store.update("i2", content="Melanie quit the pottery class for a Kyoto trip")
 
+    # The saver reads those as lines written since the save, and saves the file anew.
     run_to_crash(_SAVER, point, str(paths.workspace))
 
     # Old or new, never a mix; no temporary file is taken for the index.
     assert (paths.index_file.read_bytes() == old) is (point != "after-replace")
     reloaded = open_store(paths)
-    assert reloaded.index_load is not None and reloaded.index_load.found is not None
+    assert reloaded.index_load is not None and not reloaded.index_load.built
     assert {"late0", "late7", "i2"} <= reloaded.items.keys()
     assert same_scores(scores_of(reloaded), rebuilt_scores(paths))
     kyoto = reloaded._index.top(terms("Kyoto temples tour"), 3)  # type: ignore[union-attr]
     assert set(kyoto) <= {f"late{n}" for n in range(8)}
+
+
+# A few texts, so adds repeat (merge) and forgets hit items that were merged into.
+_STEP_TEXTS = ["likes tea", "works at Acme", "lives in Paris", "has a cat", "Likes  TEA"]
+_steps = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "add", "add", "update", "forget", "remove", "promote", "reload"]),
+        st.integers(0, 30),
+        st.sampled_from(_STEP_TEXTS),
+        st.integers(0, 3),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_steps)
+def test_a_load_from_the_index_file_equals_reading_the_files_whole(steps: list[tuple]) -> None:
+    """Whatever was written between loads that saved or read the index file, a load from
+    it (and the lines written since) holds what reading every line holds: the same items,
+    tombstones, durable ids, fingerprints, turns around a turn and BM25 scores."""
+    with tempfile.TemporaryDirectory() as directory:
+        paths = ScopePaths(Path(directory), SCOPE)
+        store = open_store(paths)
+        for operation, number, text, day in steps:
+            item_id = f"i{number}"
+            layer = Layer.SEMANTIC if number % 3 == 0 else Layer.EPISODIC
+            kind = ItemType.TURN if number % 3 == 1 else ItemType.PROJECT_FACT
+            at = AT + day * 86_400 + number % 4
+            if operation == "add":
+                fresh = MemoryItem(
+                    id=item_id, layer=layer, type=kind, title=text, content=text,
+                    scope=SCOPE, created_at=at, updated_at=at,
+                )  # fmt: skip
+                store.add([fresh])
+            elif operation == "update" and item_id in store.items:
+                with contextlib.suppress(ValueError):
+                    store.update(item_id, content=f"{text} now")
+            elif operation == "forget":
+                store.forget(item_id)
+            elif operation == "remove" and store.items:
+                store.remove(item_id, merged_into=next(iter(store.items)))
+            elif operation == "promote":
+                store.promote(item_id)
+            elif operation == "reload":
+                store = open_store(paths)
+        indexed = open_store(paths)
+        if indexed.items:
+            # The items stay in their files, read when asked for.
+            assert indexed.items.base is not None and paths.index_file.exists()
+        plain = ScopeItemStore(paths)
+        plain.load()
+        as_json = {i: it.to_json_dict() for i, it in plain.items.items()}
+        assert {i: it.to_json_dict() for i, it in indexed.items.items()} == as_json
+        assert indexed.stats().tombstones == plain.stats().tombstones
+        assert indexed.stats().per_layer == plain.stats().per_layer
+        assert set(indexed.durable_ids) == set(plain.durable_ids)
+        assert same_scores(scores_of(indexed), rebuilt_scores(paths))
+        for probe in list(plain.items.values()):
+            assert not indexed.is_forgotten(probe)
+            assert indexed.timeline.around(probe) == plain.timeline.around(probe)
+        for live in list(indexed.items.values()):
+            [merged] = indexed.add([replace(live, id=live.id + "-again")])
+            assert merged.id == live.id

@@ -68,6 +68,8 @@ from itertools import chain, islice
 import numpy as np
 import numpy.typing as npt
 
+from mnemobot.memory.store.id_column import IdColumn
+
 # The dynamic segment is merged into the base past this many documents, or past
 # 1/_MERGE_SHARE of the base: small enough that a query's pure-Python loop over it stays
 # well under a millisecond, large enough that merges (O(base)) stay rare.
@@ -102,7 +104,7 @@ class BM25Arrays:
     and `term_tfs`; `total_len` is the sum of the lengths.
     """
 
-    ids: list[str]
+    ids: list[str] | IdColumn
     vocabulary: list[str]
     df: npt.NDArray[np.int64]
     doc_ptr: npt.NDArray[np.int64]
@@ -174,13 +176,18 @@ class BM25Index:
     # ------------------------------------------------------------------ size
 
     def __len__(self) -> int:
-        return len(self._base_pos) + len(self._dyn_len)
+        return len(self._base_ids) - self._base_deleted + len(self._dyn_len)
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._base_pos or doc_id in self._dyn_len
+        return doc_id in self._dyn_len or (
+            isinstance(doc_id, str) and self._base_position(doc_id) is not None
+        )
 
     def doc_ids(self) -> list[str]:
-        return [*self._base_pos, *self._dyn_len]
+        live = np.flatnonzero(self._base_alive)
+        if isinstance(self._base_ids, IdColumn):
+            return [*self._base_ids.take(live), *self._dyn_len]
+        return [*map(self._base_ids.__getitem__, live.tolist()), *self._dyn_len]
 
     # --------------------------------------------------------------- changes
 
@@ -278,7 +285,7 @@ class BM25Index:
                 if not found:
                     del postings[term_id]
             return True
-        position = self._base_pos.pop(doc_id, None)
+        position = self._base_position(doc_id)
         if position is None:
             return False
         self._base_alive[position] = False
@@ -303,7 +310,7 @@ class BM25Index:
         if self._dyn_len or self._base_deleted:
             self._merge()
         return BM25Arrays(
-            ids=list(self._base_ids),
+            ids=self._base_ids,
             vocabulary=list(self._vocab),
             df=np.asarray(self._df, dtype=np.int64),
             doc_ptr=self._base_doc_ptr,
@@ -320,6 +327,9 @@ class BM25Index:
         """Become the index `arrays` hold (what `to_arrays` gave, possibly read back from
         disk, memory-mapped: they are only read, never written in place)."""
         ids = arrays.ids
+        positions = (
+            ids if isinstance(ids, IdColumn) else dict(zip(ids, range(len(ids)), strict=True))
+        )
         self._vocab = dict(zip(arrays.vocabulary, range(len(arrays.vocabulary)), strict=True))
         self._df = arrays.df.tolist()
         self._total_len = arrays.total_len
@@ -328,7 +338,7 @@ class BM25Index:
         self._dyn_postings = {}
         self._set_base(
             ids,
-            dict(zip(ids, range(len(ids)), strict=True)),
+            positions,
             arrays.doc_ptr,
             arrays.doc_terms,
             arrays.doc_tfs,
@@ -422,7 +432,7 @@ class BM25Index:
             if frequencies is not None:
                 length = self._dyn_len[doc_id]
             else:
-                position = self._base_pos.get(doc_id)
+                position = self._base_position(doc_id)
                 if position is None:
                     continue
                 start, end = self._base_doc_ptr[position], self._base_doc_ptr[position + 1]
@@ -533,6 +543,13 @@ class BM25Index:
             frequencies[term_id] = tf
         return frequencies
 
+    def _base_position(self, doc_id: str) -> int | None:
+        """Where `doc_id` is in the base, if it is there and not removed."""
+        position = self._base_pos.get(doc_id)
+        if position is None or not self._base_alive[position]:
+            return None
+        return position
+
     def _merge_threshold(self) -> int:
         return max(_MERGE_MIN, min(_MERGE_MAX, len(self._base_ids) // _MERGE_SHARE))
 
@@ -550,7 +567,9 @@ class BM25Index:
             entry_alive = np.repeat(alive, counts)
             parts.append(
                 (
-                    [self._base_ids[i] for i in live.tolist()],
+                    self._base_ids.take(live)
+                    if isinstance(self._base_ids, IdColumn)
+                    else [self._base_ids[i] for i in live.tolist()],
                     counts[live],
                     self._base_doc_terms[entry_alive],
                     self._base_doc_tfs[entry_alive],
@@ -588,7 +607,7 @@ class BM25Index:
             parts.extend(extra)
             extra.clear()
 
-        ids = list(chain.from_iterable(part[0] for part in parts))
+        ids: list[str] = list(chain.from_iterable(part[0] for part in parts))
         sizes = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, np.int64)
         doc_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(sizes, out=doc_ptr[1:])
@@ -613,8 +632,8 @@ class BM25Index:
 
     def _set_base(
         self,
-        ids: list[str],
-        positions: dict[str, int],
+        ids: list[str] | IdColumn,
+        positions: dict[str, int] | IdColumn,
         doc_ptr: npt.NDArray[np.int64],
         doc_terms: npt.NDArray[np.int32],
         doc_tfs: npt.NDArray[np.int32],

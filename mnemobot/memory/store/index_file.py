@@ -1,9 +1,11 @@
-"""A scope's BM25 index kept beside its items: `items/index.bin`, memory-mapped at load.
+"""A scope's index kept beside its items: `items/index.bin`, memory-mapped at load.
 
-Without it, a load tokenizes every item again and builds the index from the terms: at
-100k items about half the load, and most of its memory churn. With it, the index's
-arrays are mapped from the file (no parse, no copy: pages are read as queries touch
-them) and only the items written since the file was saved are tokenized.
+Without it, a load parses every JSONL line into an item and tokenizes it again for the
+BM25 index: 12.7 s and 1.8 GB at 1M items. The file holds the BM25 index's arrays and,
+per item, its id, layer, type, times, fingerprint and where its line is (`ItemTable`
+reads an item from its line when it is asked for), the turns in time order and the
+tombstones: a load maps it (no parse, no copy: pages are read as they are touched) and
+reads only the lines written since it was saved.
 
 The JSONL files stay the source of truth, which a person may read and edit. The index
 file records, for each item file it was built from, its size, inode, mtime, ctime and a
@@ -28,8 +30,8 @@ of `read_index`: either way it is ignored and rebuilt. An index made by other te
 (the tokenizer changed) carries another `terms_identity` and is ignored too.
 
 Layout: 32 bytes (magic, version, header length, header CRC-32, file length), a JSON
-header (identity, BM25 parameters, the item files' states, where each array is), then
-the arrays, each at a 64-byte boundary.
+header (identity, BM25 parameters, the item files' states, tombstones, where each array
+is), then the arrays, each at a 64-byte boundary.
 
 Why arrays of our own and not SQLite (FTS5, or a table of our terms): see
 `tooling/mnemobot_tooling/bench/index_backends.py` and the figures in `memory.store.bm25`.
@@ -43,36 +45,52 @@ import struct
 import time
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import orjson
 
 from mnemobot.base.atomic_file import write_atomic_parts
 from mnemobot.memory.store.bm25 import BM25Arrays
+from mnemobot.memory.store.id_column import IdColumn
+from mnemobot.memory.store.item_table import LAYERS, TYPES, BaseItems
 
 _MAGIC = b"MNEMOIDX"
-_VERSION = 1
+_VERSION = 2
 _PREAMBLE = struct.Struct("<8sIIIQ")  # magic, version, header length, header CRC, file length
 _HEADER_AT = 32
 _ALIGN = 64
 # A file whose mtime is this close to the moment it was recorded may change again within
 # the same clock tick (coarse on some filesystems): its bytes are checked at the next load.
 _UNSURE_SECONDS = 2.0
-# Joins ids and terms in their blobs; neither ever holds a NUL (ids that do: no index file).
+# Joins the terms in their blob; no term holds a NUL.
 _SEP = "\x00"
-_ARRAYS = (
-    ("df", np.int64),
-    ("doc_ptr", np.int64),
-    ("doc_terms", np.int32),
-    ("doc_tfs", np.int32),
-    ("term_ptr", np.int64),
-    ("term_docs", np.int32),
-    ("term_tfs", np.int32),
-    ("lengths", np.float64),
+_BM25_ARRAYS = (
+    "df",
+    "doc_ptr",
+    "doc_terms",
+    "doc_tfs",
+    "term_ptr",
+    "term_docs",
+    "term_tfs",
+    "lengths",
 )
+_ITEM_ARRAYS = (
+    "layer",
+    "type",
+    "created",
+    "updated",
+    "file",
+    "offset",
+    "length",
+    "fingerprint_keys",
+    "fingerprint_order",
+    "turns",
+)
+_ID_ARRAYS = ("by_position", "sorted_ids", "order")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +118,7 @@ class FileState:
         """Whether `stat` says the file is as recorded (an unsure record never is)."""
         return (
             self.mtime_ns != -1
+            and stat.st_ino == self.ino
             and stat.st_size == self.size
             and stat.st_mtime_ns == self.mtime_ns
             and stat.st_ctime_ns == self.ctime_ns
@@ -115,33 +134,43 @@ def file_state(name: str, stat: os.stat_result, data: bytes | memoryview, crc: i
 
 
 @dataclass(slots=True)
+class StoreMeta:
+    """What the store keeps of its files besides the items: tombstones (with the number of
+    the file each is in), skipped lines, and each file's number of lines."""
+
+    tombstones: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    skipped: int = 0
+    lines: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class IndexFile:
     """A read index file: its arrays (mapped) and the item files it was built from."""
 
     files: dict[str, FileState]
+    # The files in the order the items' `file` numbers count them.
+    file_order: list[str]
     arrays: BM25Arrays
+    items: BaseItems
+    meta: StoreMeta
     params: tuple[float, float, float]
 
 
 class FileCheck:
-    """What an item file is, against the index file's record of it (see the module
-    docstring); `tail_line`: the number of the first line written since (None: none)."""
+    """Whether an item file read as `data` is stale against the index file's record of
+    it (see the module docstring); a file the record does not know is all new."""
 
-    __slots__ = ("stale", "tail_line")
+    __slots__ = ("stale",)
 
     def __init__(self, known: FileState | None, stat: os.stat_result, data: bytes) -> None:
-        self.stale = False
-        self.tail_line: int | None = 0
-        if known is None:
-            return  # a new file: all tail
-        if stat.st_ino != known.ino or len(data) < known.size:
-            self.stale = True
-        elif len(data) == known.size and known.same_stat(stat):
-            self.tail_line = None
-        elif zlib.crc32(memoryview(data)[: known.size]) != known.crc:
-            self.stale = True
-        else:
-            self.tail_line = data.count(b"\n", 0, known.size) if len(data) > known.size else None
+        self.stale = known is not None and (
+            stat.st_ino != known.ino
+            or len(data) < known.size
+            or (
+                not (len(data) == known.size and known.same_stat(stat))
+                and zlib.crc32(memoryview(data)[: known.size]) != known.crc
+            )
+        )
 
 
 def read_index(path: Path, terms_identity: str) -> IndexFile | None:
@@ -156,12 +185,12 @@ def read_index(path: Path, terms_identity: str) -> IndexFile | None:
     except (FileNotFoundError, ValueError, OSError):
         return None
     try:
-        return _parse(mapped, size, terms_identity)
+        return _parse(mapped, size, terms_identity, path.parent)
     except (ValueError, KeyError, TypeError, IndexError, orjson.JSONDecodeError, UnicodeError):
         return None
 
 
-def _parse(mapped: mmap.mmap, size: int, terms_identity: str) -> IndexFile | None:
+def _parse(mapped: mmap.mmap, size: int, terms_identity: str, items_dir: Path) -> IndexFile | None:
     magic, version, header_len, header_crc, total = _PREAMBLE.unpack_from(mapped, 0)
     if magic != _MAGIC or version != _VERSION or total != size:
         return None
@@ -171,38 +200,62 @@ def _parse(mapped: mmap.mmap, size: int, terms_identity: str) -> IndexFile | Non
     header = orjson.loads(header_bytes)
     if header["terms"] != terms_identity:
         return None
-    places: dict[str, list[int]] = header["arrays"]
+    places: dict[str, list[Any]] = header["arrays"]
 
-    def blob(name: str) -> list[str]:
-        start, length = places[name]
-        if start + length > size:
+    def array(name: str) -> npt.NDArray[Any]:
+        start, dtype_name, count = places[name]
+        dtype = np.dtype(dtype_name)
+        if start % _ALIGN or start + count * dtype.itemsize > size:
             raise ValueError(name)
-        text = mapped[start : start + length].decode()
-        return text.split(_SEP) if text else []
+        return np.frombuffer(mapped, dtype=dtype, count=count, offset=start)
 
-    arrays: dict[str, Any] = {}
-    for name, dtype in _ARRAYS:
-        start, count = places[name]
-        if start % _ALIGN or start + count * np.dtype(dtype).itemsize > size:
-            raise ValueError(name)
-        arrays[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=start)
-    found = BM25Arrays(
-        ids=blob("ids"),
-        vocabulary=blob("vocabulary"),
+    start, length = places["vocabulary"]
+    if start + length > size:
+        raise ValueError("vocabulary")
+    text = mapped[start : start + length].decode()
+    vocabulary = text.split(_SEP) if text else []
+    ids = IdColumn(*(array(f"ids.{name}") for name in _ID_ARRAYS))
+    bm25 = BM25Arrays(
+        ids=ids,
+        vocabulary=vocabulary,
         total_len=int(header["total_len"]),
-        **arrays,
+        **{name: array(name) for name in _BM25_ARRAYS},
     )
-    if not _holds_together(found):
+    file_order = [FileState.from_json(value) for value in header["files"]]
+    items = BaseItems(
+        ids=ids,
+        files=[items_dir / state.name for state in file_order],
+        **{name: array(f"items.{name}") for name in _ITEM_ARRAYS},
+    )
+    meta = header["meta"]
+    store_meta = StoreMeta(
+        tombstones=[(int(number), dict(record)) for number, record in meta["tombstones"]],
+        skipped=int(meta["skipped"]),
+        lines=[int(count) for count in meta["lines"]],
+    )
+    if not _holds_together(bm25, items, len(file_order), store_meta):
         return None
-    files = {state.name: state for state in map(FileState.from_json, header["files"])}
-    params = (float(header["k1"]), float(header["b"]), float(header["delta"]))
-    return IndexFile(files, found, params)
+    return IndexFile(
+        files={state.name: state for state in file_order},
+        file_order=[state.name for state in file_order],
+        arrays=bm25,
+        items=items,
+        meta=store_meta,
+        params=(float(header["k1"]), float(header["b"]), float(header["delta"])),
+    )
 
 
-def _holds_together(a: BM25Arrays) -> bool:
-    """Checks that keep a damaged file from indexing out of bounds (a few ms at 1M items)."""
+def _in_range(values: npt.NDArray[Any], end: int) -> bool:
+    return not len(values) or (int(values.min()) >= 0 and int(values.max()) < end)
+
+
+def _holds_together(a: BM25Arrays, items: BaseItems, files: int, meta: StoreMeta) -> bool:
+    """Checks that keep a damaged file from indexing out of bounds (tens of ms at 1M)."""
     docs, terms = len(a.ids), len(a.vocabulary)
     entries = len(a.doc_terms)
+    ids = items.ids
+    if len(ids.sorted_ids) != docs or len(ids.order) != docs:
+        return False
     if len(a.doc_ptr) != docs + 1 or len(a.lengths) != docs or len(a.df) != terms:
         return False
     if len(a.term_ptr) != terms + 1 or len(a.doc_tfs) != entries:
@@ -212,32 +265,45 @@ def _holds_together(a: BM25Arrays) -> bool:
     for ptr in (a.doc_ptr, a.term_ptr):
         if ptr[0] != 0 or ptr[-1] != entries or bool(np.any(np.diff(ptr) < 0)):
             return False
-    if entries and (
-        int(a.doc_terms.min()) < 0
-        or int(a.doc_terms.max()) >= terms
-        or int(a.term_docs.min()) < 0
-        or int(a.term_docs.max()) >= docs
-    ):
+    columns = (items.layer, items.type, items.created, items.updated, items.file)
+    if any(len(column) != docs for column in (*columns, items.offset, items.length)):
         return False
-    return len(set(a.ids)) == docs
+    if len(items.fingerprint_keys) != docs or len(items.fingerprint_order) != docs:
+        return False
+    if len(meta.lines) != files or any(not 0 <= n < files for n, _ in meta.tombstones):
+        return False
+    return (
+        _in_range(a.doc_terms, terms)
+        and _in_range(a.term_docs, docs)
+        and _in_range(ids.order, docs)
+        and _in_range(items.fingerprint_order, docs)
+        and _in_range(items.turns, docs)
+        and _in_range(items.file, files)
+        and _in_range(items.layer, len(LAYERS))
+        and _in_range(items.type, len(TYPES))
+        and bool(np.all(items.offset >= 0))
+    )
 
 
 def write_index(
     path: Path,
     arrays: BM25Arrays,
+    items: BaseItems,
     files: list[FileState],
+    meta: StoreMeta,
     terms_identity: str,
     params: tuple[float, float, float],
-) -> bool:
-    """Replace the index file atomically; False (nothing written) when an id holds a NUL."""
-    if any(_SEP in doc_id for doc_id in arrays.ids):
-        return False
-    ids = _SEP.join(arrays.ids).encode()
+) -> None:
+    """Replace the index file atomically. `items.ids` are `arrays.ids`, in that order;
+    `items.file` numbers count `files`."""
     vocabulary = _SEP.join(arrays.vocabulary).encode()
-    parts: list[tuple[str, bytes | memoryview]] = [("ids", ids), ("vocabulary", vocabulary)]
-    for name, dtype in _ARRAYS:
-        parts.append((name, memoryview(np.ascontiguousarray(getattr(arrays, name), dtype=dtype))))
+    named: list[tuple[str, npt.NDArray[Any]]] = [
+        (f"ids.{name}", getattr(items.ids, name)) for name in _ID_ARRAYS
+    ]
+    named += [(name, getattr(arrays, name)) for name in _BM25_ARRAYS]
+    named += [(f"items.{name}", getattr(items, name)) for name in _ITEM_ARRAYS]
     k1, b, delta = params
+    places: dict[str, list[Any]] = {"vocabulary": [0, len(vocabulary)]}
     header: dict[str, Any] = {
         "terms": terms_identity,
         "k1": k1,
@@ -245,29 +311,32 @@ def write_index(
         "delta": delta,
         "total_len": arrays.total_len,
         "files": [state.to_json() for state in files],
-        "arrays": {},
+        "meta": {
+            "tombstones": meta.tombstones,
+            "skipped": meta.skipped,
+            "lines": meta.lines,
+        },
+        "arrays": places,
     }
+    for name, values in named:
+        places[name] = [0, np.asarray(values).dtype.str, len(values)]
     # Where each part goes depends on the header's length, which holds the places: lay
     # them out after a header with room to spare, then fill the places in.
-    places: dict[str, list[int]] = header["arrays"]
-    for name, _part in parts:
-        places[name] = [0, 0]
-    reserve = len(orjson.dumps(header)) + 40 * len(parts) + 64
+    reserve = len(orjson.dumps(header)) + 24 * (len(named) + 1) + 64
     offset = _aligned(_HEADER_AT + reserve)
-    layout: list[tuple[int, bytes | memoryview]] = []
-    for name, part in parts:
-        nbytes = part.nbytes if isinstance(part, memoryview) else len(part)
-        count = nbytes // part.itemsize if isinstance(part, memoryview) else nbytes
-        places[name] = [offset, count]
-        layout.append((offset, part))
-        offset = _aligned(offset + nbytes)
+    layout: list[tuple[int, bytes | memoryview]] = [(offset, vocabulary)]
+    places["vocabulary"][0] = offset
+    offset = _aligned(offset + len(vocabulary))
+    for name, values in named:
+        data = memoryview(np.ascontiguousarray(values)).cast("B")
+        places[name][0] = offset
+        layout.append((offset, data))
+        offset = _aligned(offset + data.nbytes)
     header_bytes = orjson.dumps(header)
     if _HEADER_AT + len(header_bytes) > layout[0][0]:
         raise AssertionError("index header outgrew its reserved room")
-    total = offset
-    preamble = _PREAMBLE.pack(_MAGIC, _VERSION, len(header_bytes), zlib.crc32(header_bytes), total)
-    write_atomic_parts(path, _padded(preamble, header_bytes, layout, total))
-    return True
+    preamble = _PREAMBLE.pack(_MAGIC, _VERSION, len(header_bytes), zlib.crc32(header_bytes), offset)
+    write_atomic_parts(path, _padded(preamble, header_bytes, layout, offset))
 
 
 def _padded(
@@ -281,7 +350,7 @@ def _padded(
     for offset, part in layout:
         yield bytes(offset - at)
         yield part
-        at = offset + (part.nbytes if isinstance(part, memoryview) else len(part))
+        at = offset + len(part)
     yield bytes(total - at)
 
 
@@ -290,44 +359,48 @@ def _aligned(offset: int) -> int:
 
 
 class IndexLoad:
-    """One scope load's view of its index file: each item file is checked against it as
-    it is read (`check`), and what the files are now is recorded for the next save."""
+    """One scope load's view of its index file: each item file is checked against it
+    (`unchanged`, or `check` once read), and what the files are now is recorded for the
+    next save, in the order they were read (the numbers the saved items' `file` counts)."""
 
     def __init__(self, items_dir: Path, found: IndexFile | None) -> None:
         self.items_dir = items_dir
         self.found = found
-        self.stale = False
-        # Ids whose last line was written after the index file was saved.
-        self.tail_ids: set[str] = set()
         self.states: list[FileState] = []
-        # Items the load tokenized although the file was usable (written since).
-        self.indexed_anew = 0
+        # Items the load read from their lines although the file was usable (written
+        # since it was saved), and whether the load saved the file.
+        self.read_anew = 0
+        self.saved = False
+        # Whether the load built the index from the items (there was no usable file).
+        self.built = False
+
+    def name(self, path: Path) -> str:
+        return path.relative_to(self.items_dir).as_posix()
+
+    def unchanged(self, path: Path, stat: os.stat_result) -> bool:
+        """Whether `path` is as the index file recorded it, by its stat alone (then it is
+        recorded as it was, and need not be read)."""
+        known = None if self.found is None else self.found.files.get(self.name(path))
+        if known is None or not known.same_stat(stat):
+            return False
+        self.states.append(known)
+        return True
 
     def check(self, path: Path, stat: os.stat_result, data: bytes) -> int | None:
-        """Record `path` as read; the number of its first line the index does not hold
-        (None: it holds them all, or there is no usable index anyway)."""
-        name = path.relative_to(self.items_dir).as_posix()
+        """Record `path` as read; the byte offset of what the index does not hold of it
+        (None: the index is stale, or there is none)."""
+        name = self.name(path)
         known = None if self.found is None else self.found.files.get(name)
-        if self.found is None or self.stale:
-            self.states.append(file_state(name, stat, data, zlib.crc32(data)))
-            return None
-        checked = FileCheck(known, stat, data)
-        if checked.stale:
-            self.stale = True
+        checked = FileCheck(known, stat, data) if self.found is not None else None
+        if checked is None or checked.stale:
+            self.found = None
             self.states.append(file_state(name, stat, data, zlib.crc32(data)))
             return None
         if known is None:
-            crc = zlib.crc32(data)
+            crc, start = zlib.crc32(data), 0
         elif len(data) == known.size:
-            crc = known.crc
+            crc, start = known.crc, len(data)
         else:
-            crc = zlib.crc32(memoryview(data)[known.size :], known.crc)
+            crc, start = zlib.crc32(memoryview(data)[known.size :], known.crc), known.size
         self.states.append(file_state(name, stat, data, crc))
-        return checked.tail_line
-
-    def usable(self, file_names: set[str]) -> IndexFile | None:
-        """The index file, when every file it was built from is still there unchanged or
-        grown (and none was found changed otherwise)."""
-        if self.found is not None and (self.stale or not set(self.found.files) <= file_names):
-            self.found = None
-        return self.found
+        return start

@@ -43,7 +43,9 @@ import orjson
 from mnemobot.base.atomic_file import append_jsonl, write_atomic
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, from_iso, to_iso
 from mnemobot.memory.store.bm25 import BM25Index
-from mnemobot.memory.store.index_file import IndexLoad, read_index, write_index
+from mnemobot.memory.store.index_file import IndexLoad
+from mnemobot.memory.store.indexed_load import IndexedLoad
+from mnemobot.memory.store.item_table import ItemTable, fingerprint_key
 from mnemobot.memory.store.items import (
     SPEAKER_TAG,
     TURN_TAG,
@@ -64,11 +66,6 @@ _INDEX_CHUNK = 2048
 # A scope of fewer items keeps no index file: it loads from its JSONL in under 0.2 s
 # (10k items, 2 cores), and a small chat's folder stays the JSONL alone.
 INDEX_FILE_MIN_ITEMS = 10_000
-# After a load that indexed this many items anew (written since the index file was
-# saved; at least the share 1/_RESAVE_SHARE of the scope), the file is saved again, so
-# the next load does not tokenize them once more.
-_RESAVE_MIN_ITEMS = 2_000
-_RESAVE_SHARE = 20
 
 # Where a promoted episodic item goes.
 PROMOTION_TARGET: dict[ItemType, Layer] = {
@@ -216,7 +213,7 @@ def merge_items(existing: MemoryItem, incoming: MemoryItem) -> MemoryItem:
     )
 
 
-class ScopeItemStore:
+class ScopeItemStore(IndexedLoad):
     """Items of ONE scope, loaded in memory, kept in sync with their files and a term index.
 
     Not safe for several processes writing the same scope; safe for threads of one process.
@@ -249,9 +246,9 @@ class ScopeItemStore:
         if index is not None and terms is None:
             raise ValueError("an index needs a `terms` function to turn item text into terms")
         self.paths = paths
-        self.items: dict[str, MemoryItem] = {}
+        self.items = ItemTable(paths.scope)
         # The turns in time order, for the pack's "turns around a hit".
-        self.timeline = TurnTimeline(lambda item_id: self.items.get(item_id))
+        self.timeline = TurnTimeline(self._turn_of, self._turn_id)
         self._index = index
         self._terms = terms
         # The terms of many texts at once, for `load()` (see `memory.text.terms.terms_joined`).
@@ -266,11 +263,11 @@ class ScopeItemStore:
         self._loaded = False
         self._home: dict[str, Path] = {}
         # layer -> fingerprint -> id (nested, not keyed by (layer, fingerprint): 100k
-        # pairs were 6 MB and 100k more objects for the collector to walk at a load).
+        # pairs were 6 MB and 100k more objects for the collector to walk at a load), for
+        # the items in `items.new`; those of its base are looked up in its columns.
         self._by_fingerprint: dict[Layer, dict[str, str]] = {layer: {} for layer in Layer}
-        # Ids of the semantic and procedural items, in insertion order: what the fact
-        # rules look through on a write, a few percent of a store that is mostly episodes.
-        self.durable_ids: dict[str, None] = {}
+        # Ids of the semantic and procedural items of `items.new`, in insertion order.
+        self._durable_new: dict[str, None] = {}
         # Durable ids (re)inserted since the last load, in order, and how many loads there
         # were: a reader that keeps an index over durable items (`memory.write.facts`) reads on
         # from where it stopped instead of going through all of them on every write.
@@ -296,6 +293,9 @@ class ScopeItemStore:
         self._index_file_min_items = index_file_min_items
         # How the last load found the index file (None: no index file is kept).
         self.index_load: IndexLoad | None = None
+        # Where the line of each item read by this load is (file number, offset,
+        # length), to save the index file; None once anything is written.
+        self._lines_at: dict[str, tuple[int, int, int]] | None = None
 
     @property
     def scope(self) -> str:
@@ -320,6 +320,14 @@ class ScopeItemStore:
         with self._lock:
             self._reset()
             keeper = self._open_index_file()
+            if keeper is not None and keeper.found is not None:
+                if self._load_indexed(keeper):
+                    self._loaded = True
+                    return self.stats()
+                self._reset()  # stale: read the files whole
+                keeper = self._open_index_file()
+                assert keeper is not None
+                keeper.found = None
             latest = self._read_item_files(keeper)
             episodes = self._admit(latest)
             del latest
@@ -327,12 +335,34 @@ class ScopeItemStore:
             del episodes
             loaded = list(self.items.values())
             self.timeline.rebuild(loaded)
-            if keeper is None:
-                self._index_all(loaded)
-            else:
-                self._index_with_file(loaded, keeper)
+            self._index_all(loaded)
+            if keeper is not None:
+                keeper.built = True
+            if keeper is not None and len(loaded) >= self._index_file_min_items:
+                del loaded
+                self._adopt_index_file()
             self._loaded = True
             return self.stats()
+
+    def _adopt_index_file(self) -> None:
+        """Save the index file, then take the items from it (as every later load will):
+        the items parsed to build it leave memory."""
+        if not self.save_index_file():
+            return
+        self._reset()
+        keeper = self._open_index_file()
+        if keeper is None or keeper.found is None or not self._load_indexed(keeper):
+            # Changed meanwhile (another writer): read whole, without saving.
+            self._reset()
+            self._open_index_file()
+            self._lines_at = None
+            latest = self._read_item_files(None)
+            self._insert_episodes(self._admit(latest))
+            loaded = list(self.items.values())
+            self.timeline.rebuild(loaded)
+            self._index_all(loaded)
+            return
+        keeper.built = keeper.saved = True
 
     def _reset(self) -> None:
         if isinstance(self._index, BM25Index):
@@ -340,8 +370,10 @@ class ScopeItemStore:
         else:
             for item_id in list(self.items):
                 self._unindex(item_id)
-        self.items = {}
-        self.durable_ids = {}
+        self.items.close()
+        self.items = ItemTable(self.scope)
+        self._durable_new = {}
+        self._lines_at = {} if self._terms_identity is not None else None
         self.durable_log = []
         self.loads += 1
         self.timeline.rebuild(())
@@ -365,7 +397,7 @@ class ScopeItemStore:
         # `_home` (no (item, path) pair per line: 100k more objects for the collector).
         latest: dict[str, MemoryItem | None] = {}
         home = self._home
-        tail_ids = keeper.tail_ids if keeper is not None else set()
+        lines_at = self._lines_at
         for path in self.paths.item_files():
             try:
                 with open(path, "rb") as handle:
@@ -373,12 +405,15 @@ class ScopeItemStore:
                     data = handle.read()
             except FileNotFoundError:
                 continue
-            # Lines from this number on were written after the index file was saved.
-            tail_line = keeper.check(path, stat, data) if keeper is not None else None
-            if tail_line is None:
-                tail_line = -1
+            if keeper is not None:
+                keeper.check(path, stat, data)
+            # The file's number in the index file (the order files were recorded).
+            number = len(keeper.states) - 1 if keeper is not None else 0
             lines = 0
-            for number, line in enumerate(data.split(b"\n")):
+            offset = 0
+            for line in data.split(b"\n"):
+                at = offset
+                offset += len(line) + 1
                 # As `atomic_file.iter_jsonl_lines`, inlined: this loop runs per item.
                 if not line:
                     continue
@@ -407,8 +442,8 @@ class ScopeItemStore:
                 latest.pop(item_id, None)
                 latest[item_id] = parsed
                 home[item_id] = path
-                if number >= tail_line >= 0:
-                    tail_ids.add(item_id)
+                if lines_at is not None:
+                    lines_at[item_id] = (number, at, len(line))
             del data
             self._lines[path] = lines
         return latest
@@ -432,7 +467,7 @@ class ScopeItemStore:
         episodic = Layer.EPISODIC
         items = self.items
         by_fingerprint = self._by_fingerprint
-        durable = self.durable_ids
+        durable = self._durable_new
         episodes: list[MemoryItem] = []
         skipped = 0
         for item_id, item in latest.items():
@@ -507,62 +542,6 @@ class ScopeItemStore:
 
         add_joined(chunks(), TEXT_END)
 
-    def _open_index_file(self) -> IndexLoad | None:
-        """The index file as this load finds it (None: this store keeps none)."""
-        if self._terms_identity is None:
-            self.index_load = None
-            return None
-        found = read_index(self.paths.index_file, self._terms_identity)
-        index = self._index
-        assert isinstance(index, BM25Index)
-        if found is not None and found.params != (index.k1, index.b, index.delta):
-            found = None
-        self.index_load = IndexLoad(self.paths.items_dir, found)
-        return self.index_load
-
-    def _index_with_file(self, loaded: list[MemoryItem], keeper: IndexLoad) -> None:
-        """Take the index from its file and index only what was written since; without a
-        usable file, index everything (and save the file for the next load)."""
-        index = self._index
-        assert isinstance(index, BM25Index)
-        names = {state.name for state in keeper.states}
-        found = keeper.usable(names)
-        if found is None:
-            self._index_all(loaded)
-            if len(loaded) >= self._index_file_min_items:
-                self.save_index_file()
-            return
-        index.load_arrays(found.arrays)
-        items = self.items
-        for doc_id in [doc_id for doc_id in found.arrays.ids if doc_id not in items]:
-            index.remove(doc_id)
-        tail = keeper.tail_ids
-        changed = [item for item in loaded if item.id in tail or item.id not in index]
-        self._index_all(changed)
-        keeper.indexed_anew = len(changed)
-        if len(changed) >= max(_RESAVE_MIN_ITEMS, len(loaded) // _RESAVE_SHARE):
-            self.save_index_file()
-
-    def save_index_file(self) -> bool:
-        """Write the index file (atomically); False when this store keeps none.
-
-        The file records the item files as the last load read them. Saved later, the
-        index also holds what was written since; that is safe: those items' last lines
-        are past the recorded sizes, so the next load indexes them anew anyway."""
-        with self._lock:
-            keeper = self.index_load
-            if keeper is None:
-                return False
-            index = self._index
-            assert isinstance(index, BM25Index) and self._terms_identity is not None
-            return write_index(
-                self.paths.index_file,
-                index.to_arrays(),
-                keeper.states,
-                self._terms_identity,
-                (index.k1, index.b, index.delta),
-            )
-
     def _remember_tombstone(self, record: dict[str, Any], path: Path) -> None:
         item_id = record.get("id")
         if not isinstance(item_id, str) or not item_id:
@@ -590,16 +569,16 @@ class ScopeItemStore:
             self._forgotten_fingerprints.get(item.fingerprint, -math.inf)
         )
 
-    def _insert(self, item: MemoryItem) -> None:
+    def _insert(self, item: MemoryItem, *, index: bool = True) -> None:
         if item.id in self.items:
             self._drop(item.id)
         self.items[item.id] = item
         self.timeline.add(item)
         self._by_fingerprint[item.layer][item.fingerprint] = item.id
         if item.layer is not Layer.EPISODIC:
-            self.durable_ids[item.id] = None
+            self._durable_new[item.id] = None
             self.durable_log.append(item.id)
-        if self._index is not None and self._terms is not None:
+        if index and self._index is not None and self._terms is not None:
             self._index.add(item.id, self._terms(indexed_text(item)))
 
     def _drop(self, item_id: str) -> MemoryItem | None:
@@ -607,7 +586,7 @@ class ScopeItemStore:
         if current is not None:
             self.timeline.discard(current)
         item = self.items.pop(item_id, None)
-        self.durable_ids.pop(item_id, None)
+        self._durable_new.pop(item_id, None)
         if item is None:
             return None
         by_fingerprint = self._by_fingerprint[item.layer]
@@ -624,10 +603,15 @@ class ScopeItemStore:
         home = self._home.get(item.id)
         if home is not None:
             return home
+        base = self.items.base
+        position = base.ids.get(item.id) if base is not None else None
+        if base is not None and position is not None:
+            return base.files[int(base.file[position])]
         return self.paths.layer_file(item.layer, day_of(item.created_at, self._tz))
 
     def _write(self, lines_by_file: dict[Path, list[dict[str, Any]]]) -> None:
         # One append per file: each is a single write() of whole lines (crash-safe).
+        self._lines_at = None  # the index file can no longer be saved for this load
         try:
             for path, records in lines_by_file.items():
                 append_jsonl(path, records)
@@ -640,6 +624,43 @@ class ScopeItemStore:
 
     def get(self, item_id: str) -> MemoryItem | None:
         return self.items.get(item_id)
+
+    @property
+    def durable_ids(self) -> list[str]:
+        """Ids of the semantic and procedural items, in the store's order: what the fact
+        rules look through, a few percent of a store that is mostly episodes."""
+        return [*self.items.durable_base_ids(), *self._durable_new]
+
+    def _twin(self, layer: Layer, fp: str) -> str | None:
+        """The id of the item of `layer` with fingerprint `fp`, if there is one."""
+        found = self._by_fingerprint[layer].get(fp)
+        if found is not None:
+            return found
+        base = self.items.base
+        positions = self.items.base_with_fingerprint(fingerprint_key(layer, fp))
+        return base.ids[positions[-1]] if base is not None and positions else None
+
+    def _with_fingerprint(self, fp: str) -> list[MemoryItem]:
+        """The items of any layer whose fingerprint is `fp`."""
+        found = [item for item in self.items.new.values() if item.fingerprint == fp]
+        for layer in Layer:
+            for position in self.items.base_with_fingerprint(fingerprint_key(layer, fp)):
+                item = self.items.at(position)
+                if item is not None:
+                    found.append(item)
+        return found
+
+    def _turn_of(self, key: str | int) -> MemoryItem | None:
+        """A timeline key's item: an id, or the position of a base item."""
+        if isinstance(key, str):
+            return self.items.get(key)
+        return self.items.at(key) if self.items.alive[key] else None
+
+    def _turn_id(self, key: str | int) -> str:
+        if isinstance(key, str):
+            return key
+        assert self.items.base is not None
+        return self.items.base.ids[key]
 
     def __len__(self) -> int:
         return len(self.items)
@@ -678,7 +699,7 @@ class ScopeItemStore:
                 )
                 if self._is_forgotten(item):
                     continue
-                twin_id = self._by_fingerprint[item.layer].get(item.fingerprint)
+                twin_id = self._twin(item.layer, item.fingerprint)
                 if twin_id is not None and twin_id != item.id:
                     result = merge_items(self.items[twin_id], item)
                 else:
@@ -730,7 +751,7 @@ class ScopeItemStore:
                 new_fp = fingerprint(current.type, content)
                 if new_fp in self._forgotten_fingerprints:
                     raise ValueError("that content was forgotten in this scope")
-                twin = self._by_fingerprint[current.layer].get(new_fp)
+                twin = self._twin(current.layer, new_fp)
                 if twin is not None and twin != item_id:
                     raise ValueError(f"item {twin} already holds that content")
                 changes["content"] = content
@@ -760,9 +781,7 @@ class ScopeItemStore:
                 return False
             now = to_iso(self._clock())
             victims = [item] + [
-                other
-                for other in self.items.values()
-                if other.fingerprint == item.fingerprint and other.id != item_id
+                other for other in self._with_fingerprint(item.fingerprint) if other.id != item_id
             ]
             lines_by_file: dict[Path, list[dict[str, Any]]] = defaultdict(list)
             for victim in victims:
@@ -873,8 +892,7 @@ class ScopeItemStore:
     def stats(self) -> StoreStats:
         with self._lock:
             # Counted by enum member (`.value` is a slow descriptor), then named.
-            layers = Counter(item.layer for item in self.items.values())
-            types = Counter(item.type for item in self.items.values())
+            layers, types = self.items.counts()
             per_layer = {layer.value: count for layer, count in layers.items()}
             per_type = {item_type.value: count for item_type, count in types.items()}
             root = self.paths.directory
@@ -913,6 +931,9 @@ class ScopeItemStore:
                     path.unlink()
                     self._lines.pop(path, None)
             self._skipped = 0
+            if self.items.base is not None:
+                # Its items' lines moved: read the files anew at the next call.
+                self._loaded = False
             return self.stats()
 
 
