@@ -12,11 +12,13 @@ file records, for each item file it was built from, its size, inode, mtime, ctim
 CRC-32 of its bytes; at a load (`FileCheck`) each file is one of:
 
 - unchanged: same size, inode, mtime and ctime: its items are in the index as they are;
-- grown: its first `size` bytes still have the recorded CRC (read and checked): what was
-  appended since is the *tail*, whose items are indexed anew on top of the file's index;
+- verified: its first `size` bytes still have the recorded CRC (read and checked; a
+  copied scope's files are all of this kind, and the file is saved again to record
+  them); what was appended since, if anything, is the *tail*, whose items are read and
+  indexed anew on top of the file's;
 - new: not known to the index: all of it is tail;
-- anything else (shorter, another inode, other bytes, a file gone): the index is stale
-  and the load builds it from the items, as without one.
+- anything else (shorter, other bytes, a file gone): the index is stale and the load
+  builds it from the items, as without one.
 
 So a hand edit is always noticed (it changes the ctime, and then the CRC); a file changed
 within `_UNSURE_SECONDS` of being recorded is recorded with no times, so its CRC is read
@@ -164,8 +166,7 @@ class FileCheck:
 
     def __init__(self, known: FileState | None, stat: os.stat_result, data: bytes) -> None:
         self.stale = known is not None and (
-            stat.st_ino != known.ino
-            or len(data) < known.size
+            len(data) < known.size
             or (
                 not (len(data) == known.size and known.same_stat(stat))
                 and zlib.crc32(memoryview(data)[: known.size]) != known.crc
@@ -371,6 +372,9 @@ class IndexLoad:
         # since it was saved), and whether the load saved the file.
         self.read_anew = 0
         self.saved = False
+        # Bytes read to check files that were not unchanged, and bytes of all files.
+        self.checked_bytes = 0
+        self.total_bytes = 0
         # Whether the load built the index from the items (there was no usable file).
         self.built = False
 
@@ -381,6 +385,7 @@ class IndexLoad:
         """Whether `path` is as the index file recorded it, by its stat alone (then it is
         recorded as it was, and need not be read)."""
         known = None if self.found is None else self.found.files.get(self.name(path))
+        self.total_bytes += stat.st_size
         if known is None or not known.same_stat(stat):
             return False
         self.states.append(known)
@@ -396,6 +401,7 @@ class IndexLoad:
             self.found = None
             self.states.append(file_state(name, stat, data, zlib.crc32(data)))
             return None
+        self.checked_bytes += len(data)
         if known is None:
             crc, start = zlib.crc32(data), 0
         elif len(data) == known.size:

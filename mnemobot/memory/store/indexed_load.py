@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from array import array
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import orjson
@@ -33,14 +33,13 @@ from mnemobot.memory.store.item_table import (
 )
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 
-if TYPE_CHECKING:
-    from mnemobot.memory.store.item_store import ScopeItemStore
-
 # After a load that read this many items from their lines (written since the index file
 # was saved; at least the share 1/_RESAVE_SHARE of the scope), the file is saved again,
 # so the next load does not read and tokenize them once more.
 RESAVE_MIN_ITEMS = 2_000
 _RESAVE_SHARE = 20
+# Below this much JSONL (about 10k items) checking every file's CRC costs under 10 ms.
+RESAVE_MIN_BYTES = 5_000_000
 
 
 class MovedItem(Exception):
@@ -49,9 +48,10 @@ class MovedItem(Exception):
 
 
 class IndexedLoad:
-    """Loading from, and saving, the index file (mixed into `ScopeItemStore`)."""
+    """Loading from, and saving, the index file (mixed into `ScopeItemStore`, whose
+    state its methods use: not imported here, which would make a cycle)."""
 
-    def _open_index_file(self: ScopeItemStore) -> IndexLoad | None:
+    def _open_index_file(self) -> IndexLoad | None:
         """The index file as this load finds it (None: this store keeps none)."""
         if self._terms_identity is None:
             self.index_load = None
@@ -64,7 +64,7 @@ class IndexedLoad:
         self.index_load = IndexLoad(self.paths.items_dir, found)
         return self.index_load
 
-    def _load_indexed(self: ScopeItemStore, keeper: IndexLoad) -> bool:
+    def _load_indexed(self, keeper: IndexLoad) -> bool:
         """Load from the index file and the tails of the item files; False (the store
         half-loaded: reset it) when the file turns out stale."""
         found = keeper.found
@@ -108,11 +108,15 @@ class IndexedLoad:
         read_anew = list(self.items.new.values())
         self._index_all(read_anew)
         keeper.read_anew = len(read_anew)
-        if len(read_anew) >= max(RESAVE_MIN_ITEMS, len(self.items) // _RESAVE_SHARE):
+        # Saved again when many lines were read (they would be at every load), or most
+        # files had to be checked by their bytes (a copied scope: new inodes and times).
+        if len(read_anew) >= max(RESAVE_MIN_ITEMS, len(self.items) // _RESAVE_SHARE) or (
+            keeper.checked_bytes > keeper.total_bytes // 2 >= RESAVE_MIN_BYTES
+        ):
             self.save_index_file()
         return True
 
-    def _read_tails(self: ScopeItemStore, tails: list[tuple[int, Path, bytes, int]]) -> None:
+    def _read_tails(self, tails: list[tuple[int, Path, bytes, int]]) -> None:
         """Take in the lines written since the index file was saved, as a full load
         would have: only the last line of an id counts, tombstones forget (whichever file
         they are in); nothing is indexed yet."""
@@ -175,7 +179,7 @@ class IndexedLoad:
             self._home[item_id] = path
             self._lines_at[item_id] = (number, at, length)
 
-    def _drop_forgotten(self: ScopeItemStore, tombstone: dict[str, Any]) -> None:
+    def _drop_forgotten(self, tombstone: dict[str, Any]) -> None:
         """Drop what a tombstone read after the items forgets: its id, its fingerprint."""
         item_id = tombstone.get("id")
         if isinstance(item_id, str) and item_id in self.items:
@@ -188,13 +192,13 @@ class IndexedLoad:
                     self._drop(item.id)
                     self._home.pop(item.id, None)
 
-    def _files_changed(self: ScopeItemStore) -> None:
+    def _files_changed(self) -> None:
         """An item's line no longer holds it: read the files anew at the next call."""
         self._loaded = False
 
     # ------------------------------------------------------------------ saving
 
-    def save_index_file(self: ScopeItemStore) -> bool:
+    def save_index_file(self) -> bool:
         """Write the index file (atomically) for the items as this load read them; False
         when this store keeps none, or anything was written since the load (the file can
         only say where the lines it read are)."""
@@ -231,10 +235,10 @@ class IndexedLoad:
             keeper.saved = True
             return True
 
-    def _file_numbers(self: ScopeItemStore, keeper: IndexLoad) -> dict[Path, int]:
+    def _file_numbers(self, keeper: IndexLoad) -> dict[Path, int]:
         return {self.paths.items_dir / state.name: n for n, state in enumerate(keeper.states)}
 
-    def _columns(self: ScopeItemStore, files: int) -> BaseItems | None:
+    def _columns(self, files: int) -> BaseItems | None:
         """The columns of every item, in the store's order (None: a line is not known)."""
         assert self._lines_at is not None
         table = self.items

@@ -37,9 +37,9 @@ LAYER_CODE = {layer: code for code, layer in enumerate(LAYERS)}
 TYPE_CODE = {item_type: code for code, item_type in enumerate(TYPES)}
 # Items parsed from their lines and kept: a pack reads the same few hundred again and
 # again (its hits, the turns around them); a long chat's newest turns are read every turn.
-_CACHE_ITEMS = 8_192
+_CACHE_ITEMS = 32_768
 # Item files kept open for reading lines (one per episodic day: thousands in a big scope).
-_OPEN_FILES = 32
+_OPEN_FILES = 64
 # Lines read per chunk when many items are asked for at once (`values()`).
 _BULK_CHUNK = 16_384
 
@@ -107,7 +107,10 @@ class ItemTable(Mapping[str, MemoryItem]):
         # Base items still current (not replaced by a newer version in `new`, not dropped).
         self.alive = np.ones(size, dtype=bool)
         self.base_live = size
+        # Two generations: when the newer fills up it becomes the older one, so what is
+        # read again and again stays while one-off reads pass through.
         self._cache: dict[int, MemoryItem] = {}
+        self._older: dict[int, MemoryItem] = {}
         self._lines = _Lines(base.files) if base is not None else None
         self._on_stale = on_stale
 
@@ -155,6 +158,10 @@ class ItemTable(Mapping[str, MemoryItem]):
         item = self._cache.get(position)
         if item is not None:
             return item
+        item = self._older.get(position)
+        if item is not None:
+            self._remember(position, item)
+            return item
         base, lines = self.base, self._lines
         assert base is not None and lines is not None
         try:
@@ -165,10 +172,14 @@ class ItemTable(Mapping[str, MemoryItem]):
             line = b""
         item = self._parse(line, position)
         if item is not None:
-            if len(self._cache) >= _CACHE_ITEMS:
-                self._cache.clear()
-            self._cache[position] = item
+            self._remember(position, item)
         return item
+
+    def _remember(self, position: int, item: MemoryItem) -> None:
+        if len(self._cache) >= _CACHE_ITEMS:
+            self._older = self._cache
+            self._cache = {}
+        self._cache[position] = item
 
     def _parse(self, line: bytes, position: int) -> MemoryItem | None:
         assert self.base is not None
@@ -231,7 +242,11 @@ class ItemTable(Mapping[str, MemoryItem]):
             for position, offset, end in zip(
                 mine.tolist(), (offsets - start).tolist(), (ends - start).tolist(), strict=True
             ):
-                item = self._cache.get(position) or self._parse(span[offset:end], position)
+                item = (
+                    self._cache.get(position)
+                    or self._older.get(position)
+                    or self._parse(span[offset:end], position)
+                )
                 if item is not None:
                     found[position] = item
         return [found[p] for p in positions.tolist() if p in found]
@@ -276,8 +291,11 @@ class ItemTable(Mapping[str, MemoryItem]):
         if base is None or not self.base_live:
             return []
         keys = base.fingerprint_keys
-        start = int(np.searchsorted(keys, key, side="left"))
-        end = int(np.searchsorted(keys, key, side="right"))
+        if len(key) > keys.itemsize:
+            return []
+        probe = np.array(key, dtype=keys.dtype)  # of the column's width (see `IdColumn.get`)
+        start = int(keys.searchsorted(probe, side="left"))
+        end = int(keys.searchsorted(probe, side="right"))
         found = sorted(int(p) for p in base.fingerprint_order[start:end])
         return [p for p in found if self.alive[p]]
 
@@ -334,3 +352,4 @@ class ItemTable(Mapping[str, MemoryItem]):
             self.alive[position] = False
             self.base_live -= 1
             self._cache.pop(position, None)
+            self._older.pop(position, None)
