@@ -217,12 +217,12 @@ def test_a_torn_or_foreign_index_file_is_ignored_and_rebuilt(
         ).load()
         assert paths.index_file.exists()
     else:
-        # Whole and checksummed, but a posting points past the last document.
+        # Whole and checksummed, but the first document's terms run past the end.
         header_len = int.from_bytes(whole[12:16], "little")
         header = orjson.loads(whole[32 : 32 + header_len])
-        start, _dtype, _count = header["arrays"]["term_docs"]
+        start, _dtype, _count = header["arrays"]["doc_ptr"]
         broken = bytearray(whole)
-        broken[start : start + 4] = (10**6).to_bytes(4, "little")
+        broken[start + 8 : start + 16] = (10**12).to_bytes(8, "little")
         paths.index_file.write_bytes(bytes(broken))
 
     reloaded = open_store(paths)

@@ -75,10 +75,10 @@ class IndexedLoad:
         tails: list[tuple[int, Path, bytes, int]] = []
         for number, path in enumerate(paths):
             try:
+                if keeper.unchanged(path, os.stat(path)):
+                    continue
                 with open(path, "rb") as handle:
                     stat = os.fstat(handle.fileno())
-                    if keeper.unchanged(path, stat):
-                        continue
                     data = handle.read()
             except FileNotFoundError:
                 return False

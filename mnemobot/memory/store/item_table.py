@@ -109,8 +109,8 @@ class ItemTable(Mapping[str, MemoryItem]):
         self.base_live = size
         # Two generations: when the newer fills up it becomes the older one, so what is
         # read again and again stays while one-off reads pass through.
-        self._cache: dict[int, MemoryItem] = {}
-        self._older: dict[int, MemoryItem] = {}
+        self._cache: dict[str, MemoryItem] = {}
+        self._older: dict[str, MemoryItem] = {}
         self._lines = _Lines(base.files) if base is not None else None
         self._on_stale = on_stale
 
@@ -124,7 +124,7 @@ class ItemTable(Mapping[str, MemoryItem]):
         return len(self.new) + self.base_live
 
     def get(self, item_id: str, default: MemoryItem | None = None) -> MemoryItem | None:  # type: ignore[override]
-        found = self.new.get(item_id)
+        found = self.new.get(item_id) or self._cache.get(item_id)
         if found is not None:
             return found
         position = self.base_position(item_id)
@@ -155,15 +155,16 @@ class ItemTable(Mapping[str, MemoryItem]):
 
     def at(self, position: int) -> MemoryItem | None:
         """The base item at `position`, read from its line."""
-        item = self._cache.get(position)
-        if item is not None:
-            return item
-        item = self._older.get(position)
-        if item is not None:
-            self._remember(position, item)
-            return item
         base, lines = self.base, self._lines
         assert base is not None and lines is not None
+        item_id = base.ids[position]
+        item = self._cache.get(item_id)
+        if item is not None:
+            return item
+        item = self._older.get(item_id)
+        if item is not None:
+            self._remember(item)
+            return item
         try:
             line = lines.read(
                 int(base.file[position]), int(base.offset[position]), int(base.length[position])
@@ -172,14 +173,14 @@ class ItemTable(Mapping[str, MemoryItem]):
             line = b""
         item = self._parse(line, position)
         if item is not None:
-            self._remember(position, item)
+            self._remember(item)
         return item
 
-    def _remember(self, position: int, item: MemoryItem) -> None:
+    def _remember(self, item: MemoryItem) -> None:
         if len(self._cache) >= _CACHE_ITEMS:
             self._older = self._cache
             self._cache = {}
-        self._cache[position] = item
+        self._cache[item.id] = item
 
     def _parse(self, line: bytes, position: int) -> MemoryItem | None:
         assert self.base is not None
@@ -242,9 +243,10 @@ class ItemTable(Mapping[str, MemoryItem]):
             for position, offset, end in zip(
                 mine.tolist(), (offsets - start).tolist(), (ends - start).tolist(), strict=True
             ):
+                item_id = base.ids[position]
                 item = (
-                    self._cache.get(position)
-                    or self._older.get(position)
+                    self._cache.get(item_id)
+                    or self._older.get(item_id)
                     or self._parse(span[offset:end], position)
                 )
                 if item is not None:
@@ -313,6 +315,14 @@ class ItemTable(Mapping[str, MemoryItem]):
             types[item.type] = types.get(item.type, 0) + 1
         return layers, types
 
+    def read_durable(self) -> Iterator[MemoryItem]:
+        """The current base items that are not episodic, read in bulk, in order."""
+        if self.base is None or not self.base_live:
+            return
+        durable = np.flatnonzero(self.alive & (self.base.layer != LAYER_CODE[Layer.EPISODIC]))
+        for start in range(0, len(durable), _BULK_CHUNK):
+            yield from self.read_many(durable[start : start + _BULK_CHUNK])
+
     def durable_base_ids(self) -> list[str]:
         """Ids of the current base items that are not episodic, in order."""
         if self.base is None or not self.base_live:
@@ -351,5 +361,5 @@ class ItemTable(Mapping[str, MemoryItem]):
         if position is not None:
             self.alive[position] = False
             self.base_live -= 1
-            self._cache.pop(position, None)
-            self._older.pop(position, None)
+            self._cache.pop(item_id, None)
+            self._older.pop(item_id, None)
