@@ -38,6 +38,9 @@ from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 # so the next load does not read and tokenize them once more.
 RESAVE_MIN_ITEMS = 2_000
 _RESAVE_SHARE = 20
+# Up to this many items read since the save go into the BM25 index one by one (its
+# dynamic segment holds up to 2,048 before merging them into its base).
+_ADD_ONE_BY_ONE = 1_024
 # Below this much JSONL (about 10k items) checking every file's CRC costs under 10 ms.
 RESAVE_MIN_BYTES = 5_000_000
 
@@ -106,7 +109,13 @@ class IndexedLoad:
         except MovedItem:
             return False
         read_anew = list(self.items.new.values())
-        self._index_all(read_anew)
+        if len(read_anew) > _ADD_ONE_BY_ONE:
+            self._index_all(read_anew)
+        else:
+            # Into the index's small segment: a bulk add rebuilds its whole base (2-4 s at
+            # 1M items), a few hundred single adds take milliseconds.
+            for item in read_anew:
+                self._index_one(item)
         keeper.read_anew = len(read_anew)
         # Saved again when many lines were read (they would be at every load), or most
         # files had to be checked by their bytes (a copied scope: new inodes and times).

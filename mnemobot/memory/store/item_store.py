@@ -10,6 +10,10 @@ text extracted again later is dropped instead of coming back. Torn or corrupt li
 `compact_files()` rewrites each file with only the live last versions (and the
 tombstones, which must outlive the items they forget); it is for a CLI, not per turn.
 
+A big scope loads from its index file instead (`memory.store.indexed_load`): its items
+stay in their files and are read when asked for (`memory.store.item_table`), so `items`
+is an `ItemTable`, a mapping like a dict. Otherwise a load reads every line:
+
 A load is a bot's cold start for that chat, so it is written for speed and memory: one
 pass over the lines (an item per line as it is read, its file straight into `_home`),
 one over the items (values most items repeat shared, each put in place), the timeline and
@@ -18,7 +22,7 @@ memory --lang ru` (2 cores): whole load 1.77 -> 1.62 s CPU, peak RSS of the proc
 -> 277 MB. No longer held: ~22 MB of titles (kept as lengths into the content), ~13 MB
 of tag strings, ~7 MB of floats, ~6 MB of (layer, fingerprint) pairs; RSS falls by less,
 as the allocator keeps some of what is freed during the load. The module is longer than
-most (about 760 lines) because loading, writing and compacting the same files belong
+most (about 950 lines) because loading, writing and compacting the same files belong
 together.
 """
 
@@ -595,6 +599,10 @@ class ScopeItemStore(IndexedLoad):
             del by_fingerprint[item.fingerprint]
         self._unindex(item_id)
         return item
+
+    def _index_one(self, item: MemoryItem) -> None:
+        if self._index is not None and self._terms is not None:
+            self._index.add(item.id, self._terms(indexed_text(item)))
 
     def _unindex(self, item_id: str) -> None:
         if self._index is not None:
