@@ -2,6 +2,9 @@
 #   docker build -t mnemobot .
 #   docker run -d --env-file .env -v mnemobot-data:/data mnemobot
 # Everything the bot keeps (sessions, memory, runtime config) is in the /data volume.
+# With the voice extra (voice notes transcribed in the bot by faster-whisper, for model
+# servers without speech to text: llama.cpp, Ollama), about 300 MB more:
+#   docker build --build-arg EXTRAS=voice -t mnemobot:voice .
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -15,10 +18,12 @@ RUN groupadd --system --gid 10001 mnemobot \
     && useradd --system --uid 10001 --gid mnemobot --home-dir /data --no-create-home \
        --shell /usr/sbin/nologin mnemobot
 
+# Optional extras of the package, comma-separated: "" (none) or "voice".
+ARG EXTRAS=""
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY mnemobot ./mnemobot
-RUN pip install . && rm -rf /src
+RUN pip install ".${EXTRAS:+[$EXTRAS]}" && rm -rf /src
 
 RUN mkdir /data && chown mnemobot:mnemobot /data
 ENV BOT_WORKSPACE=/data \

@@ -16,9 +16,12 @@ import httpx
 import pytest
 
 from mnemobot.bot.app import App, build_replica_app
+from mnemobot.bot.channels.telegram.config import TelegramTiming
 from mnemobot.bot.channels.telegram.serve import serve_telegram
 from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot.bot.delivery.replicas import Replicas, open_replicas
+from mnemobot.bot.schedule.limits import ScheduleLimits
+from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from mnemobot_tooling.redis_server import free_port, running_redis
@@ -26,15 +29,11 @@ from tests.conftest import make_settings, subprocess_env, write_runtime_config
 
 SECRET = "replica-secret_1"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-# Short leases and sweeps, so a test sees a takeover in a second or two.
-FAST_LEASES = {
-    "telegram": {
-        "leaseSeconds": 3,
-        "pollerLeaseSeconds": 3,
-        "sweepSeconds": 0.2,
-        "streaming": "off",
-    }
-}
+# Short leases (and, in-process, sweeps), so a test sees a takeover in a second or two.
+FAST_LEASES = {"telegram": {"leaseSeconds": 3, "streaming": "off"}}
+FAST_SWEEPS = TelegramTiming(sweep_seconds=0.2)
+# Each in-process replica looks for scheduled tasks another one added every 0.2 s.
+FAST_POLLS = Tuning(schedule=ScheduleLimits(poll_seconds=0.2))
 LEADING = "this replica polls Telegram now"
 
 
@@ -83,7 +82,7 @@ async def start_replica(
         bot_replica_id=name,
     )
     replicas = open_replicas(redis_url)
-    app = build_replica_app(settings, replicas)
+    app = build_replica_app(settings, replicas, tuning=FAST_POLLS)
     stop, ready = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(
         serve_telegram(
@@ -95,6 +94,7 @@ async def start_replica(
             grace_seconds=2,
             on_ready=ready.set,
             replicas=replicas,
+            timing=FAST_SWEEPS,
         )
     )
     waiter = asyncio.create_task(ready.wait())

@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramTiming
 from mnemobot.bot.channels.telegram.serve import serve_telegram
 from mnemobot.bot.delivery.journal import DurableQueue
+from mnemobot.bot.tuning import DEFAULT_TUNING, Tuning
 from mnemobot.config.settings import Settings
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -56,9 +58,12 @@ async def start_bot(
         webhook: bool = False,
         clock: Callable[[], float] | None = None,
         server: TelegramServer | None = None,
+        timing: TelegramTiming = DEFAULT_TIMING,
+        tuning: Tuning = DEFAULT_TUNING,
         **extra: object,
     ) -> RunningBot:
-        """`server`: another fake Bot API (another bot's token) instead of `telegram`."""
+        """`server`: another fake Bot API (another bot's token) instead of `telegram`;
+        `timing`, `tuning`: faster pauses or tighter limits than the bot's own."""
         bot_api = server or telegram
         # Replies show only when finished unless a test asks for streaming: the tests of
         # other features read the final reply as the first message they see.
@@ -76,7 +81,10 @@ async def start_bot(
             telegram_allowed_users=allowed,
             **extra,
         )
-        app = build_app(settings) if clock is None else build_app(settings, clock=clock)
+        if clock is None:
+            app = build_app(settings, tuning=tuning)
+        else:
+            app = build_app(settings, clock=clock, tuning=tuning)
         stop, ready = asyncio.Event(), asyncio.Event()
         task = asyncio.create_task(
             serve_telegram(
@@ -87,6 +95,7 @@ async def start_bot(
                 poll_timeout_seconds=1,
                 grace_seconds=2,
                 on_ready=ready.set,
+                timing=timing,
             )
         )
         waiter = asyncio.create_task(ready.wait())

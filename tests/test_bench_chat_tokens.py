@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mnemobot_tooling.bench.chat_scripts import NEW, STORIES, Turn, small
 from mnemobot_tooling.bench.chat_tokens import by_language, format_report, memory_part, run_chat
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
@@ -36,6 +38,7 @@ def test_only_the_memory_sections_are_counted() -> None:
     assert memory_part(prompt) == "# Memory\n\n## Recent episodes\n- x\n\n## Relevant facts\n- y"
 
 
+@pytest.mark.slow
 async def test_with_embeddings_the_bench_reports_what_meaning_found(
     tmp_path: Path, openai_server: FakeOpenAIServer, e5_url: str
 ) -> None:

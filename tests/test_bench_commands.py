@@ -105,3 +105,18 @@ def test_bench_prefix_reports_reuse_and_recall() -> None:
     # counted with the tool schemas in front as the fake server caches).
     assert fake["reuse_share_with_tools_mean"] >= 0.85
     assert fake["reported_cached_tokens"] > 0
+
+
+def test_bench_message_path_counts_the_files_of_each_path_per_thread() -> None:
+    result = run_bot("bench", "message-path", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    figures = json.loads(result.stdout)
+    whole, write, pack = figures["whole message"], figures["memory write"], figures["pack build"]
+    # The turn itself runs on the event loop, the memory work in the memory workers.
+    assert "bot/turn/assistant.py" in whole["files_by_thread"]["event loop"]
+    assert "memory/pack/build.py" in pack["files_by_thread"]["memory workers"]
+    assert "memory/write/write_path.py" in write["files_by_thread"]["memory workers"]
+    # A path's files are among the whole way's, fewer of them; an idle bot runs none.
+    for path in (write, pack):
+        assert 0 < path["files"] < whole["files"]
+    assert figures["idle"]["calls"] < whole["calls"] / 10

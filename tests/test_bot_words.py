@@ -4,7 +4,10 @@ the locale at the console; English for a language without a catalog."""
 from __future__ import annotations
 
 import re
+import shutil
 import string
+import subprocess
+import sys
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -22,7 +25,7 @@ from mnemobot.bot.schedule.tasks import Firing, Schedule, Task, TaskChat
 from mnemobot.bot.turn.commands import COMMANDS
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from tests.conftest import run_mnemobot
+from tests.conftest import run_mnemobot, subprocess_env
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -215,6 +218,42 @@ def test_the_console_speaks_the_language_of_the_locale(
     ]
     english = run_mnemobot("chat", input="/help\n", LANG="C.UTF-8", **env)
     assert english.stdout.splitlines()[0] == "Commands:"
+
+
+@pytest.mark.parametrize("damage", ["missing", "cut short"])
+def test_a_missing_or_damaged_catalog_leaves_its_readers_english(
+    tmp_path: Path, workspace: Path, openai_server: FakeOpenAIServer, damage: str
+) -> None:
+    """An install whose German catalog is missing or cut short (a build that skipped the
+    compiled catalogs, a disk that lost a block) still answers German readers, in English."""
+    site = tmp_path / "site"
+    shutil.copytree(PACKAGE, site / "mnemobot", ignore=shutil.ignore_patterns("__pycache__"))
+    catalog = site / "mnemobot" / "bot" / "locale" / "de" / "LC_MESSAGES" / f"{DOMAIN}.mo"
+    if damage == "missing":
+        catalog.unlink()
+    else:
+        catalog.write_bytes(catalog.read_bytes()[:10])
+    env = subprocess_env(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=openai_server.base_url,
+        LANG="de_DE.UTF-8",
+        PYTHONPATH=str(site),
+    )
+    console = subprocess.run(
+        [sys.executable, "-m", "mnemobot", "chat"],
+        input="/help\n",
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert console.returncode == 0, console.stderr
+    # Answered (before: no answer at all, a traceback in the log), and the log says why.
+    assert console.stdout.splitlines()[:1] == ["Commands:"], console.stderr
+    assert "no de catalog" in console.stderr and "Traceback" not in console.stderr
 
 
 ZONE = "Europe/Moscow"

@@ -63,5 +63,4 @@ async def test_a_chat_in_its_own_zone_gets_every_daily_note_and_date_in_it(
     assert "I live in Tokyo now" in (folder / "2026-11-24.md").read_text()
     assert "[04:00] User: My bike is red." in tokyo
     assert "[04:00] User: (edited an earlier message) My bike is green." in tokyo
-    assert "(facts kept from a compacted conversation)" in tokyo
-    assert "The user's bike is green." in tokyo
+    assert "[04:00] Noted from the conversation: The user's bike is green." in tokyo

@@ -10,10 +10,11 @@ from pydantic import BaseModel
 
 from mnemobot.base.atomic_file import read_jsonl
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.conversation.session import SessionStore
 from mnemobot.plugin import Tool
-from mnemobot.systems.compaction.compactor import transcript_lines
+from mnemobot.systems.compaction.compactor import CompactionCalls, transcript_lines
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -28,6 +29,9 @@ from tests.conftest import AppFactory, ask, make_settings, write_runtime_config
 from tests.crash_points import run_to_crash
 
 LONG = "lorem ipsum dolor sit amet " * 40  # ~1,080 chars, ~270 tokens
+
+# A summary may take half a second here (the bot waits 15 s).
+QUICK_SUMMARIES = Tuning(compaction_calls=CompactionCalls(summary_timeout_seconds=0.5))
 
 
 def is_summary_request(body: dict[str, object]) -> bool:
@@ -85,14 +89,8 @@ async def test_auto_compaction_at_the_threshold_keeps_pairs_and_loses_nothing(
 async def test_summary_failure_still_compacts_and_points_at_the_log(
     workspace: Path, openai_server: FakeOpenAIServer, failure: str
 ) -> None:
-    write_runtime_config(
-        workspace,
-        {
-            "llm": {"maxRetries": 0},
-            "compaction": {"enabled": False, "summaryTimeoutSeconds": 0.5},
-        },
-    )
-    app = build_app(make_settings(workspace, openai_server))
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "compaction": {"enabled": False}})
+    app = build_app(make_settings(workspace, openai_server), tuning=QUICK_SUMMARIES)
     for i in range(12):
         await ask(app, f"note {i}")
 
@@ -118,10 +116,8 @@ async def test_a_summary_that_times_out_is_not_sent_again(
 ) -> None:
     # A local model server keeps computing a request its client gave up on: a second copy
     # only doubles its work while the chat's next turn waits behind both.
-    write_runtime_config(
-        workspace, {"compaction": {"enabled": False, "summaryTimeoutSeconds": 0.5}}
-    )
-    app = build_app(make_settings(workspace, openai_server))
+    write_runtime_config(workspace, {"compaction": {"enabled": False}})
+    app = build_app(make_settings(workspace, openai_server), tuning=QUICK_SUMMARIES)
     for i in range(12):
         await ask(app, f"note {i}")
     openai_server.responder = lambda body: hang() if is_summary_request(body) else reply("NO_REPLY")
@@ -289,7 +285,8 @@ async def test_flush_writes_new_facts_to_memory_and_the_daily_note(
     assert "Kestrel" in (items / "semantic.jsonl").read_text()
     assert "bilge pump" in (items / "procedural.jsonl").read_text()
     notes = "".join(p.read_text() for p in (workspace / "memory" / "console:local").glob("*.md"))
-    assert "- The user's boat is named Kestrel" in notes
+    # The model wrote it down from the conversation: the note does not say the user said it.
+    assert "Noted from the conversation: The user's boat is named Kestrel" in notes
     pack = app.memory.recall.build_pack(
         "console:local",
         "what is my boat called",

@@ -23,13 +23,23 @@ def run_chat(
     return run_mnemobot("chat", *args, input=stdin, cwd=workspace.parent, **base)
 
 
-def test_piped_lines_are_answered_on_stdout(
+def answers(stdout: str) -> list[str]:
+    """Piped `chat`'s answers: each ends with a line holding only the record separator."""
+    *each, rest = stdout.split("\x1e\n")
+    assert rest == "", f"output after the last answer: {rest!r}"
+    return [answer.removesuffix("\n") for answer in each]
+
+
+def test_piped_lines_are_answered_on_stdout_and_a_script_tells_answers_apart(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
-    openai_server.script(reply("Hi! I am the fake model."))
+    openai_server.script(reply("Hi! I am the fake model.\n\nA second paragraph.\x1e"))
     result = run_chat("hello\n\n   \nsecond line\n", workspace, openai_server)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["Hi! I am the fake model.", "echo: second line"]
+    assert answers(result.stdout) == [
+        "Hi! I am the fake model.\n\nA second paragraph.",
+        "echo: second line",
+    ]
     assert [user_texts(r)[-1] for r in openai_server.requests] == ["hello", "second line"]
     assert "sk-test-secret-value" not in result.stderr + result.stdout
 

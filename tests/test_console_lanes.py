@@ -18,6 +18,7 @@ import pytest
 
 from mnemobot.bot.app import build_app
 from mnemobot.bot.channels.console.channel import run_console
+from mnemobot.bot.channels.lanes import DEFAULT_LANE_RULES, LaneRules
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
 from tests.conftest import make_settings, write_runtime_config
 
@@ -56,7 +57,9 @@ async def open_terminal(
     """Start `mnemobot chat` in-process at a pretend terminal (runtime config optional)."""
     cleanup: list[Callable[[], Awaitable[None]]] = []
 
-    def start(runtime: dict[str, object] | None = None) -> Terminal:
+    def start(
+        runtime: dict[str, object] | None = None, lanes: LaneRules = DEFAULT_LANE_RULES
+    ) -> Terminal:
         if runtime is not None:
             write_runtime_config(workspace, runtime)
         app = build_app(make_settings(workspace, openai_server))
@@ -64,7 +67,9 @@ async def open_terminal(
         stdin, keyboard = os.fdopen(read_end, "r"), os.fdopen(write_end, "w")
         screen = io.StringIO()
         session = asyncio.create_task(
-            run_console(app, user_id="u1", stdin=stdin, stdout=screen, interactive=True)
+            run_console(
+                app, user_id="u1", stdin=stdin, stdout=screen, interactive=True, lanes=lanes
+            )
         )
 
         async def close() -> None:
@@ -106,12 +111,12 @@ async def test_stop_at_the_terminal_cancels_the_running_reply_and_drops_the_queu
     assert user_texts(openai_server.last_request()) == ["write me a novel", "still there?"]
 
 
-async def test_lines_typed_during_a_reply_are_collected_when_the_console_says_so(
+async def test_lines_typed_during_a_reply_are_collected_in_collect_mode(
     open_terminal: OpenTerminal, openai_server: FakeOpenAIServer
 ) -> None:
     release = threading.Event()
     openai_server.script(gated(release, reply("first answer")))
-    terminal = open_terminal(runtime={"console": {"queueMode": "collect"}})
+    terminal = open_terminal(lanes=LaneRules(queue_mode="collect"))
     try:
         terminal.type("one")
         await openai_server.wait_for_requests_async(1)

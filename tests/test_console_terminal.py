@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import fcntl
 import os
 import re
@@ -12,11 +14,13 @@ import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, delay, reply, user_texts
 from tests.conftest import subprocess_env
+from tests.terminal import ScreenText
 
 UP_ARROW = "\x1b[A"
 CTRL_C = "\x03"
@@ -30,13 +34,21 @@ class Terminal:
     def __init__(self, process: subprocess.Popen[bytes], master: int) -> None:
         self.process = process
         self.master = master
-        self.screen = ""
+        self.display = ScreenText()
+        # Everything ever written (escape codes removed), what was redrawn since too.
+        self.written = ""
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    @property
+    def screen(self) -> str:
+        """The screen's text now: a line redrawn in place shows its last text only."""
+        return self.display.text()
 
     def press(self, keys: str) -> None:
         os.write(self.master, keys.encode())
 
     def shows(self, pattern: str, timeout: float = 10.0) -> str:
-        """Wait until the screen (escape codes removed) matches `pattern`; returns it."""
+        """Wait until the screen matches `pattern`; returns it."""
         deadline = time.monotonic() + timeout
         while not re.search(pattern, self.screen):
             left = deadline - time.monotonic()
@@ -50,7 +62,9 @@ class Terminal:
                     chunk = b""
                 if not chunk:
                     raise AssertionError(f"{pattern!r} not shown; screen:\n{self.screen}")
-                self.screen += _ESCAPES.sub("", chunk.decode(errors="replace"))
+                text = self._decoder.decode(chunk)
+                self.display.feed(text)
+                self.written += _ESCAPES.sub("", text)
         return self.screen
 
     def exit_status(self) -> int:
@@ -63,16 +77,17 @@ def _take_terminal() -> None:
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
-@pytest.fixture
-def terminal(
-    workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
+@contextlib.contextmanager
+def chat_at_a_terminal(
+    workspace: Path, openai_server: FakeOpenAIServer, stderr: int | IO[bytes]
 ) -> Iterator[Terminal]:
+    """`mnemobot chat` on a pseudo-terminal (stdin and stdout; stderr where given)."""
     master, slave = os.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "mnemobot", "chat"],
         stdin=slave,
         stdout=slave,
-        stderr=(tmp_path / "stderr.txt").open("wb"),
+        stderr=slave if stderr == TERMINAL else stderr,
         env=subprocess_env(
             BOT_WORKSPACE=str(workspace),
             OPENAI_API_KEY="sk-test",
@@ -91,6 +106,18 @@ def terminal(
             process.kill()
             process.wait(10)
         os.close(master)
+
+
+# stderr on the same terminal as the conversation, as a person starts `mnemobot chat`.
+TERMINAL = -10
+
+
+@pytest.fixture
+def terminal(
+    workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> Iterator[Terminal]:
+    with chat_at_a_terminal(workspace, openai_server, (tmp_path / "stderr.txt").open("wb")) as t:
+        yield t
 
 
 def test_up_arrow_recalls_the_previous_line_and_ctrl_d_quits(
@@ -117,7 +144,8 @@ def test_ctrl_c_stops_the_running_reply_and_keeps_the_console(
     terminal.shows("you> $")
     terminal.press("write me a novel\r")
     openai_server.wait_for_requests(1)
-    terminal.shows("novel\nyou> $")
+    # The model works: "…" shows above the prompt, which stays to type on.
+    terminal.shows("novel\nbot> …\nyou> $")
     terminal.press("half typed")
     terminal.shows("you> half typed$")
     terminal.press(CTRL_C)
@@ -127,6 +155,49 @@ def test_ctrl_c_stops_the_running_reply_and_keeps_the_console(
     terminal.shows("bot> echo: half typed line")
     terminal.press(CTRL_C)  # nothing running now: Ctrl-C leaves
     assert terminal.exit_status() == 130
-    assert "too late" not in terminal.screen
+    assert "too late" not in terminal.written
     # The terminal is given back as it was: what is typed next is echoed again.
     assert termios.tcgetattr(terminal.master)[3] & termios.ECHO
+
+
+def test_the_model_working_shows_then_its_reply_as_written_and_no_log_line(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 3
+    openai_server.script(delay(2.5, reply("Alpha Beta Gamma Delta Epsilon Zeta")))
+    with chat_at_a_terminal(workspace, openai_server, TERMINAL) as terminal:
+        log = workspace / "logs" / "console.log"
+        terminal.shows(f"The log is in {re.escape(str(log))}.\nyou> $")
+        terminal.press("tell me the letters\r")
+        # A local model may take a minute before its first word: it does not look hung.
+        terminal.shows("letters\nbot> …\nyou> $")
+        terminal.shows("letters\nbot> … 2 s\nyou> $")
+        # Then the reply as it is written, above the prompt.
+        terminal.shows("bot> Alpha Beta")
+        assert "Zeta" not in terminal.written
+        terminal.shows("letters\nbot> Alpha Beta Gamma Delta Epsilon Zeta\nyou> $")
+        terminal.press(CTRL_D)
+        assert terminal.exit_status() == 0
+    # The log is out of the conversation, in the workspace, readable by its owner only.
+    assert " INFO " not in terminal.written
+    assert "INFO mnemobot.bot.cli.startup: starting: workspace" in log.read_text()
+    assert log.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_long_reply_breaks_at_the_width_and_typing_goes_on_below_it(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    words = " ".join(f"word{i}" for i in range(40))
+    openai_server.tokens_per_second = 20
+    openai_server.script(reply(words))
+    with chat_at_a_terminal(workspace, openai_server, TERMINAL) as terminal:
+        terminal.shows("you> $")
+        terminal.press("go\r")
+        terminal.shows("word39\nyou> $")
+        terminal.press("next question")
+        screen = terminal.shows("word39\nyou> next question$")
+    rows = screen.splitlines()
+    shown = rows[rows.index("you> go") + 1 : -1]
+    # Every word once, in order, no row as wide as the terminal (80 columns).
+    assert " ".join(shown).removeprefix("bot> ").split() == words.split()
+    assert all(len(row) < 80 for row in shown)

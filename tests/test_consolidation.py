@@ -16,8 +16,8 @@ from filelock import FileLock
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.cli.main import main
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.notes.daily_notes import write_memory_file
 from mnemobot.memory.notes.memory_rewrite import parse_rewrite
 from mnemobot.memory.store.scope_paths import ScopePaths
@@ -129,7 +129,8 @@ def test_paris_then_berlin_leaves_berlin_in_memory(
 
 @pytest.fixture
 async def app(make_app: AppFactory) -> App:
-    return make_app({"memory": {"consolidation": {"timeoutSeconds": 0.5}}})
+    # A MEMORY.md rewrite is a model call like any other: llm.requestTimeoutSeconds.
+    return make_app({"llm": {"requestTimeoutSeconds": 0.5}})
 
 
 def seed_scope(workspace: Path) -> ScopePaths:
@@ -145,7 +146,7 @@ def seed_scope(workspace: Path) -> ScopePaths:
     [
         (reply("I'm sorry, I can't help with that."), "no bullet entries"),
         (reply(""), "empty file"),
-        (reply("- a fact that goes on\n" * 5_000), "over memory.consolidation.maxTokens"),
+        (reply("- a fact that goes on\n" * 5_000), "over the cap of 4000"),
         (reply("## About\n- Has a cat", finish_reason="length"), "cut off"),
         (hang(), "did not answer within 0.5 s"),
         (error(500, "boom"), "the model call failed"),
@@ -273,9 +274,7 @@ def test_a_memory_tool_append_during_a_run_is_kept(workspace: Path) -> None:
         write_memory_file(paths.memory_file, "- Likes jazz", append=True, max_chars=40_000)
         return OLD_MEMORY + "- Sister Ana visits in May\n"
 
-    outcome = consolidate_scope(
-        paths, complete=complete, config=ConsolidationConfig(), items=list, now=time.time()
-    )
+    outcome = consolidate_scope(paths, complete=complete, items=list, now=time.time())
     assert outcome.changed, outcome.line
     text = paths.memory_file.read_text()
     assert "- Likes jazz" in text and "Ana visits in May" in text
@@ -308,8 +307,8 @@ def test_retention_archives_old_notes_and_deletes_old_sessions(
     (sessions / f"{SCOPE}:78.json").write_text("{}")  # a topic still in use
     code, out = maintain_cli(workspace, openai_server, "--chat", SCOPE)
     assert code == 0, out
-    assert "archive notes: archived 1 notes older than 90 days" in out
-    assert "prune sessions: deleted 2 sessions, 1 offload logs" in out
+    assert "archive notes: archived 1 note older than 90 days" in out
+    assert "prune sessions: deleted 2 sessions, 1 offload log" in out
     assert not old_note.exists() and new_note.exists()
     assert (scope_paths(workspace).directory / "archive" / old_note.name).exists()
     left = sorted(p.name for p in sessions.iterdir())
@@ -379,10 +378,10 @@ def test_bench_consolidation_counts_calls_and_tokens(
 async def test_the_tick_maintains_every_scope_and_stopping_cancels_a_waiting_run(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
-    write_runtime_config(
-        workspace, {"llm": {"maxRetries": 0}, "memory": {"maintenance": {"intervalHours": 1e-4}}}
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    app = build_app(
+        make_settings(workspace, openai_server), tuning=Tuning(maintenance_interval_hours=1e-4)
     )
-    app = build_app(make_settings(workspace, openai_server))
     paths = seed_scope(workspace)
     other = scope_paths(workspace, OTHER)
     write_note(workspace, OTHER, "2026-11-20", "[10:00] User: I keep bees")

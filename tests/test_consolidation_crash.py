@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.upkeep.consolidation import consolidate_scope, load_state
 from tests.crash_points import run_to_crash
@@ -20,6 +19,9 @@ from tests.crash_points import run_to_crash
 WORKER = """
 import time
 from pathlib import Path
+from mnemobot.memory.upkeep.consolidation import consolidate_scope
+from mnemobot.memory.notes.daily_notes import append_daily_note
+from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.upkeep.consolidation import consolidate_scope
 from mnemobot.memory.notes.daily_notes import append_daily_note
@@ -39,7 +41,7 @@ for i in range(1, 5):
     if i == 4 and point != "model-call":
         arm(skip)
     outcome = consolidate_scope(
-        paths, complete=complete, config=ConsolidationConfig(), items=list, now=time.time()
+        paths, complete=complete, items=list, now=time.time()
     )
     assert outcome.changed, outcome.line
 """
@@ -76,7 +78,6 @@ def test_a_kill_leaves_the_old_or_the_new_file_and_the_next_run_goes_on(
             "- fact final\n- base fact\n"
             "## Superseded\n- " + "\n- ".join(f"fact {n}" for n in range(1, 5))
         ),
-        config=ConsolidationConfig(),
         items=list,
         now=time.time(),
     )

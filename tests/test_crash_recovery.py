@@ -77,6 +77,7 @@ def start_bot(
 @pytest.mark.parametrize(
     "kills", [2, pytest.param(10, marks=pytest.mark.slow)], ids=lambda n: f"{n}-kills"
 )
+@pytest.mark.slow
 def test_random_kills_lose_no_accepted_message(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer, kills: int
 ) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import configparser
 import json
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def test_dockerfile_runs_mnemobot_as_a_non_root_user_on_a_data_volume() -> None:
     # The user is switched to only after everything is installed as root.
     names = [name for name, _ in instructions]
     assert max(i for i, name in enumerate(names) if name == "RUN") < names.index("USER")
-    assert any("pip install ." in arguments for name, arguments in instructions if name == "RUN")
+    assert any('pip install ".' in arguments for name, arguments in instructions if name == "RUN")
 
 
 def test_the_image_gets_every_package_pip_installs() -> None:
@@ -91,7 +92,38 @@ def test_compose_uses_the_env_file_the_volume_and_a_restart_policy() -> None:
     assert target == "/data"
     assert volume in compose["volumes"]
     assert service["restart"] in ("unless-stopped", "always", "on-failure")
-    assert service["build"] == "."
+    assert service["build"]["context"] == "."
+
+
+def test_the_voice_extra_is_a_build_argument_of_the_image_and_of_compose() -> None:
+    """`docker build --build-arg EXTRAS=voice` (or MNEMOBOT_EXTRAS=voice for compose)
+    installs faster-whisper in the image; without it, nothing extra."""
+    instructions = dockerfile_instructions()
+    argument = instructions.index(("ARG", 'EXTRAS=""'))
+    [(at, install)] = [
+        (i, a) for i, (n, a) in enumerate(instructions) if n == "RUN" and "pip install" in a
+    ]
+    assert argument < at
+    command = install.split(" && ")[0]
+    # What /bin/sh makes of the RUN line, with and without the argument.
+    for extras, package in (("", "."), ("voice", ".[voice]")):
+        expanded = subprocess.run(
+            [
+                "sh",
+                "-c",
+                f'EXTRAS={extras}; set -- {command.removeprefix("pip install ")}; printf %s "$1"',
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert expanded == package
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "voice" in pyproject["project"]["optional-dependencies"]
+    compose = yaml.safe_load((REPO / "compose.yaml").read_text())
+    assert compose["services"]["mnemobot"]["build"]["args"] == {"EXTRAS": "${MNEMOBOT_EXTRAS:-}"}
+    docs = (REPO / "docs" / "deployment.md").read_text()
+    assert "--build-arg EXTRAS=voice" in docs and "MNEMOBOT_EXTRAS=voice" in docs
 
 
 def test_systemd_unit_parses_and_runs_mnemobot_hardened() -> None:

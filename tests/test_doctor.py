@@ -11,9 +11,9 @@ import pytest
 
 from mnemobot.bot.cli.doctor import check_allowed_users
 from mnemobot.bot.cli.probes import ProbeError, list_models, telegram_username
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from tests.conftest import make_settings, run_mnemobot
+from tests.conftest import make_settings, run_mnemobot, write_runtime_config
 
 
 def run_doctor(**env: str) -> subprocess.CompletedProcess[str]:
@@ -46,9 +46,10 @@ def test_all_checks_pass_and_nothing_is_written(
         "ok   operators",
         "ok   workspace",
         "ok   runtime config",
-        "ok   speech to text",
         "...  llm",
         "ok   llm",
+        "...  speech to text",
+        "ok   speech to text",
         "...  context window",
         "ok   context window",
         "...  embeddings",
@@ -59,9 +60,13 @@ def test_all_checks_pass_and_nothing_is_written(
     ]
     assert lines[0] == f"ok   settings: read {env_file}"
     assert lines[2] == "ok   operators: 42 (the one allowed user)"
-    assert lines[5].startswith("ok   speech to text: through the chat model's server")
-    assert "up to 10 s" in lines[6] and "up to 10 s" in lines[8]
-    assert lines[7].endswith("serves 'gpt-4o-mini'")
+    # Not in its models list, but it transcribed half a second of silence.
+    assert lines[8] == (
+        f"ok   speech to text: {openai_server.base_url} transcribed a test recording with "
+        "model 'whisper-1'"
+    )
+    assert "up to 10 s" in lines[5] and "up to 10 s" in lines[9]
+    assert lines[6].endswith("serves 'gpt-4o-mini'")
     assert lines[-2].endswith("token valid for @mnemo_test_bot")
     assert lines[-1] == "ok   schedule: nothing waiting"
     assert telegram.token not in result.stdout + result.stderr
@@ -148,3 +153,63 @@ async def test_a_silent_server_fails_the_check_at_its_time_limit() -> None:
                 "1:SECRET", f"http://127.0.0.1:{port}/bot", "the server", seconds=0.5
             )
         assert time.monotonic() - started < 5
+
+
+def test_a_home_server_without_speech_to_text_says_what_to_do(workspace: Path) -> None:
+    # llama.cpp's llama-server: one model listed, no /v1/audio/transcriptions (404).
+    with FakeOpenAIServer(models=["smollm"]) as llama:
+        llama.transcriber = lambda upload: error(404, "File Not Found")
+        result = run_doctor(
+            BOT_WORKSPACE=str(workspace), OPENAI_BASE_URL=llama.base_url, BOT_MODEL="smollm"
+        )
+        # Chat works: the default transcription server failing is a warning, not a failure.
+        assert result.returncode == 0, result.stdout + result.stderr
+        detail = checks(result)["WARN speech to text"]
+        assert detail.startswith(
+            f"{llama.base_url} (the chat model's server) has no speech to text (HTTP 404"
+        )
+        assert "pip install 'mnemobot[voice]'" in detail
+        assert "media.transcription.backend to local" in detail and "docs/media.md" in detail
+        assert len(llama.transcriptions) == 1
+        assert "Traceback" not in result.stderr and "WARNING" not in result.stderr
+
+        # Named by the operator, a transcription server without it fails the check.
+        write_runtime_config(workspace, {"media": {"transcription": {"baseUrl": llama.base_url}}})
+        named = run_doctor(
+            BOT_WORKSPACE=str(workspace), OPENAI_BASE_URL=llama.base_url, BOT_MODEL="smollm"
+        )
+        assert named.returncode == 1
+        assert (
+            "media.transcription.baseUrl) has no speech to text"
+            in (checks(named)["FAIL speech to text"])
+        )
+
+
+def test_a_server_that_lists_the_speech_model_is_not_sent_audio(workspace: Path) -> None:
+    with FakeOpenAIServer(models=["gpt-4o-mini", "whisper-1"]) as openai_like:
+        result = run_doctor(BOT_WORKSPACE=str(workspace), OPENAI_BASE_URL=openai_like.base_url)
+        assert checks(result)["ok   speech to text"] == (
+            f"{openai_like.base_url} offers 'whisper-1'"
+        )
+        assert openai_like.transcriptions == []
+
+
+def test_a_local_model_named_by_size_is_downloaded_by_the_first_note(
+    workspace: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("faster_whisper")
+    write_runtime_config(
+        workspace,
+        {"media": {"transcription": {"backend": "local", "localModelPath": "tiny.en"}}},
+    )
+    with FakeOpenAIServer() as server:
+        result = run_doctor(
+            BOT_WORKSPACE=str(workspace),
+            OPENAI_BASE_URL=server.base_url,
+            HF_HOME=str(tmp_path / "hf"),
+            HF_HUB_OFFLINE="1",
+        )
+    assert (
+        "model 'tiny.en' is not downloaded yet: the first voice note downloads it"
+        in (checks(result)["WARN speech to text"])
+    )

@@ -12,11 +12,14 @@ import socket
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot.memory.pack.ranking import Ranking
 from mnemobot.memory.upkeep.maintenance import MAINTENANCE_STEPS
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
@@ -52,15 +55,16 @@ def embeddings_config(base_url: str, **extra: object) -> dict[str, object]:
     }
 
 
-def runtime_config(embeddings: dict[str, object] | None, **ranking: object) -> dict[str, object]:
-    memory: dict[str, object] = {
-        # Only meaning may bring the fact: no turns pulled in beside a word match (all
-        # turns here are seconds apart), and at most three items found by meaning alone.
-        "ranking": {"turnsAroundHits": 0, "neighbourRelevanceShare": 0, **ranking}
-    }
-    if embeddings is not None:
-        memory["embeddings"] = embeddings
+def runtime_config(embeddings: dict[str, object] | None) -> dict[str, object]:
+    memory: dict[str, object] = {} if embeddings is None else {"embeddings": embeddings}
     return {"llm": {"maxRetries": 0}, "memory": memory}
+
+
+def meaning_only(fusion: Literal["weighted", "rrf"] = "weighted") -> Tuning:
+    """Only meaning may bring the fact: no turns pulled in beside a word match (all turns
+    here are seconds apart)."""
+    ranking = Ranking(turns_around_hits=0, neighbour_relevance_share=0, fusion=fusion)
+    return Tuning(ranking=ranking)
 
 
 @pytest.fixture
@@ -86,6 +90,7 @@ async def told_then_asked(
 
 
 @pytest.mark.parametrize("fusion", ["weighted", "rrf", None])
+@pytest.mark.slow
 async def test_what_colour_is_my_car_finds_the_skoda_only_by_meaning(
     workspace: Path,
     openai_server: FakeOpenAIServer,
@@ -98,8 +103,10 @@ async def test_what_colour_is_my_car_finds_the_skoda_only_by_meaning(
     if fusion is None:
         write_runtime_config(workspace, runtime_config(None))
     else:
-        write_runtime_config(workspace, runtime_config(embeddings_config(e5_url), fusion=fusion))
-    app = build_app(make_settings(workspace, openai_server))
+        write_runtime_config(workspace, runtime_config(embeddings_config(e5_url)))
+    app = build_app(
+        make_settings(workspace, openai_server), tuning=meaning_only(fusion or "weighted")
+    )
     make_app.append(app)
     seen = await told_then_asked(
         app, openai_server, "What colour is my car?", [SKODA, *OTHER_TURNS]
@@ -118,7 +125,7 @@ async def test_a_russian_fact_answers_an_english_question(
     workspace: Path, openai_server: FakeOpenAIServer, e5_url: str, make_app: list[App]
 ) -> None:
     write_runtime_config(workspace, runtime_config(embeddings_config(e5_url)))
-    app = build_app(make_settings(workspace, openai_server))
+    app = build_app(make_settings(workspace, openai_server), tuning=meaning_only())
     make_app.append(app)
     facts = ["Мой брат работает врачом в Казани.", *OTHER_TURNS]
     seen = await told_then_asked(app, openai_server, "What is my brother's job?", facts)
@@ -144,7 +151,7 @@ async def test_an_english_fact_answers_a_russian_or_german_question(
     write_runtime_config(
         workspace, runtime_config(embeddings_config(e5_url) if embeddings_on else None)
     )
-    app = build_app(make_settings(workspace, openai_server))
+    app = build_app(make_settings(workspace, openai_server), tuning=meaning_only())
     make_app.append(app)
     facts = ["My brother works as a surgeon at the city hospital.", *OTHER_TURNS]
     seen = await told_then_asked(app, openai_server, question, facts)
@@ -166,7 +173,7 @@ async def test_maintenance_embeds_items_written_before_embeddings_and_after_a_mo
     workspace: Path, openai_server: FakeOpenAIServer, e5_url: str, make_app: list[App]
 ) -> None:
     write_runtime_config(workspace, runtime_config(None))
-    app = build_app(make_settings(workspace, openai_server))
+    app = build_app(make_settings(workspace, openai_server), tuning=meaning_only())
     make_app.append(app)
     for text in [SKODA, *OTHER_TURNS]:
         outcome = await app.assistant.handle_text(CHAT, text)
@@ -212,13 +219,11 @@ async def test_a_dead_or_hung_embedding_server_leaves_the_reply_alone(
             hung.listen(16)
         else:
             hung.close()
-        # A batch of stored texts may take 30 s, a question 0.3 s: a reply that waited
+        # A batch of stored texts may take 60 s, a question 0.3 s: a reply that waited
         # for anything but its question's limit would show a wait of seconds.
-        config = embeddings_config(
-            f"http://127.0.0.1:{port}/v1", queryTimeoutSeconds=0.3, requestTimeoutSeconds=30
-        )
+        config = embeddings_config(f"http://127.0.0.1:{port}/v1", queryTimeoutSeconds=0.3)
         write_runtime_config(workspace, runtime_config(config))
-        app = build_app(make_settings(workspace, openai_server))
+        app = build_app(make_settings(workspace, openai_server), tuning=meaning_only())
         make_app.append(app)
         first = await app.assistant.handle_text(CHAT, "My favourite colour is teal.")
         assert first is not None and first.answered

@@ -72,7 +72,7 @@ async def test_forget_me_in_a_forum_erases_every_topic_file_export_and_journal_l
         f"sessions/telegram:{FORUM}:5.json",
         f"sessions/telegram:{FORUM}:6.json",
         f"memory/telegram:{FORUM}/",
-        f"files/telegram:{FORUM}/ (1 files)",
+        f"files/telegram:{FORUM}/ (1 file)",
         f"exports/memory-telegram-{FORUM}-",
         "delivery/telegram-inbox.jsonl",
         "delivery/telegram-outbox.jsonl",

@@ -150,16 +150,31 @@ def test_turn_gap_sets_the_spacing_of_turns_and_is_checked(
     assert "--turn-gap-seconds must be 0 or more" in capsys.readouterr().err
 
 
-def test_memory_settings_for_an_ablation_are_checked(
+def test_an_ablation_changes_a_constant_of_the_pack_and_is_checked(
     tiny_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    no_neighbours = '{"ranking": {"turnsAroundHits": 0, "fillBudgetPastTopK": false}}'
     args = ["eval", "locomo", str(tiny_file), "--json", "--budget", "70"]
-    assert main([*args, "--memory", no_neighbours]) == 0
-    assert orjson.loads(capsys.readouterr().out)["questions"] == 3
-    assert main([*args, "--memory", '{"ranking": {"turnsAroundHits": 9}}']) == 2
-    err = capsys.readouterr().err
-    assert "--memory: ranking.turnsAroundHits:" in err and len(err.strip().splitlines()) == 1
+    assert main(args) == 0
+    with_neighbours = orjson.loads(capsys.readouterr().out)
+    # Without the turns around each hit, "What breed is Alice's puppy?" no longer finds
+    # the answer ("A golden retriever.", the turn after the match): recall drops.
+    no_neighbours = '{"ranking": {"turnsAroundHits": 0, "neighbourRelevanceShare": 0}}'
+    assert main([*args, "--tuning", no_neighbours]) == 0
+    without = orjson.loads(capsys.readouterr().out)
+    assert without["questions"] == with_neighbours["questions"] == 3
+    assert without["pack"]["overall"] < with_neighbours["pack"]["overall"]
+    for bad, why in [
+        ('{"ranking": {"turnsAroundHits": "two"}}', "--tuning: ranking.turnsAroundHits: a whole"),
+        ('{"ranking": {"turnsAroundHit": 0}}', "--tuning: ranking.turnsAroundHit: no such"),
+        ('{"memory": {}}', '--tuning: memory: give "ranking" or "extraction"'),
+        ("[1]", "--tuning: must be a JSON object"),
+        # A constant is no memory setting: the old way says where it went.
+        ('{"ranking": {"turnsAroundHits": 0}}', "a tuning constant goes in --tuning"),
+    ]:
+        flag = "--memory" if why.startswith("a tuning") else "--tuning"
+        assert main([*args, flag, bad]) == 2
+        err = capsys.readouterr().err
+        assert why in err and len(err.strip().splitlines()) == 1, err
     assert main([*args, "--memory", "[1]"]) == 2
     assert "--memory must be a JSON object" in capsys.readouterr().err
 

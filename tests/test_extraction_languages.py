@@ -16,6 +16,7 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import ItemType, Layer
 from mnemobot.memory.write.extraction import is_question, is_small_talk, split_sentences
+from mnemobot.memory.write.write_path import PROMOTION_MIN_CONFIDENCE
 
 AT = datetime(2025, 3, 1, 10, tzinfo=UTC).timestamp()
 CONFIG = RuntimeConfig().memory
@@ -136,7 +137,7 @@ def test_a_first_person_statement_becomes_a_durable_fact(
     assert [(item.type, item.content) for item in recorded.promoted] == [(item_type, text)]
     [durable] = recorded.promoted
     assert durable.layer is Layer.SEMANTIC
-    assert durable.confidence >= CONFIG.promotion_min_confidence
+    assert durable.confidence >= PROMOTION_MIN_CONFIDENCE
 
 
 @pytest.mark.parametrize(

@@ -71,7 +71,8 @@ def test_a_full_disk_gets_one_line_for_the_user_and_one_for_the_log(
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [STORAGE_LINE]
+    # One answer, ended as every piped answer is (a line holding the record separator).
+    assert result.stdout == f"{STORAGE_LINE}\n\x1e\n"
     # The start-up line aside, one line says what failed.
     log_lines = [line for line in result.stderr.strip().splitlines() if " INFO " not in line]
     assert len(log_lines) == 1, result.stderr

@@ -138,6 +138,7 @@ def say_and_wait(telegram: TelegramServer, text: str, answers: int) -> str:
     return telegram.wait_for_messages(CRASH_CHAT, answers, timeout=60)[-1]["plain_text"]
 
 
+@pytest.mark.slow
 def test_a_forget_me_cut_by_a_crash_is_finished_after_the_restart_and_the_user_told(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
@@ -216,6 +217,7 @@ raise SystemExit(main(["chat"]))
 """
 
 
+@pytest.mark.slow
 def test_the_console_finishes_a_forget_me_cut_by_a_crash_when_it_starts(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

@@ -212,3 +212,28 @@ async def test_a_channel_let_in_is_served_as_a_member(
     telegram.send_as_chat("/export", chat_id=GROUP, channel_id=-1009)
     assert "permissions.export" in await next_answer(telegram, 1)
     assert telegram.documents(GROUP) == []
+
+
+async def test_a_groups_export_holds_its_memory_only_and_names_no_path(
+    start_bot: StartBot, telegram: TelegramServer, workspace: Path
+) -> None:
+    bot = await start_bot(allowed="11,12", telegram_operators="13")
+    telegram.set_member_status(GROUP, ADMIN, "administrator")
+    say(telegram, "@mnemo_test_bot our launch code word is marmalade", MEMBER)
+    await telegram.wait_for_messages_async(GROUP, 1)
+    # A maintenance run leaves its lock and its record beside the memory.
+    assert bot.app.maintenance is not None
+    await bot.app.maintenance.maintain(f"telegram:{GROUP}")
+    scope = workspace / "memory" / f"telegram:{GROUP}"
+    internal = {p.name for p in scope.rglob(".*")}
+    assert {".maintenance.lock", ".maintenance_last.json"} <= internal
+
+    say(telegram, "/export", ADMIN)
+    [document] = await telegram.wait_for_documents_async(GROUP, 1, timeout=15)
+    with zipfile.ZipFile(io.BytesIO(document["data"])) as archive:
+        names = archive.namelist()
+    assert any(name.endswith(".md") for name in names)
+    assert not [n for n in names if Path(n).name.startswith(".") or n.endswith(".lock")], names
+    caption = document["caption"]
+    assert caption.startswith("Your memory of this chat: memory-")
+    assert str(workspace) not in caption and "workspace" not in caption

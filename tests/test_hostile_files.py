@@ -1,6 +1,6 @@
 """Hostile files are normal input: PDFs made to hurt a reader (made here by
 `mnemobot_tooling.hostile_pdf`), sent through the fake Bot API to the real PTB Application,
-read within `media.readerSeconds` / `media.readerMemoryMb` in reader processes. Each gets
+read within their time and memory budgets in reader processes. Each gets
 one line, the rest of its turn is answered, other chats never wait on it, a restart does
 not read it again, and SIGTERM stops the bot whatever a reader is doing."""
 
@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from mnemobot.bot.media.document_reader import ReaderLimits
+from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from mnemobot_tooling.hostile_pdf import decompression_bomb, deeply_nested, shared_stream
-from tests.conftest import subprocess_env, write_runtime_config
+from tests.conftest import subprocess_env
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -29,7 +31,7 @@ __all__ = ["start_bot", "telegram"]  # fixtures used by name below
 USER = 4242
 SCOPE = f"telegram:{USER}"
 # Small budgets keep the tests fast; the slow PDF would take pypdf minutes.
-FAST_READER = {"media": {"readerSeconds": 2}}
+FAST_READER = Tuning(reader=ReaderLimits(seconds=2))
 
 
 @functools.cache
@@ -45,13 +47,13 @@ def greedy_pdf() -> bytes:
 
 bomb = functools.cache(decompression_bomb)
 # These fail by themselves, well within the default budget.
-DEFAULT_READER: dict[str, object] = {}
-SMALL_MEMORY = {"media": {"readerSeconds": 30, "readerMemoryMb": 200}}
-HOSTILE: dict[str, tuple[Callable[[], bytes], str, dict[str, object]]] = {
+DEFAULT_READER = Tuning()
+SMALL_MEMORY = Tuning(reader=ReaderLimits(seconds=30, memory_mb=200))
+HOSTILE: dict[str, tuple[Callable[[], bytes], str, Tuning]] = {
     "nested": (deeply_nested, "nests its contents too deeply", DEFAULT_READER),
     "bomb": (bomb, "unpacks to more data than a document may hold", DEFAULT_READER),
-    "slow": (slow_pdf, "took longer than 2 s (media.readerSeconds)", FAST_READER),
-    "greedy": (greedy_pdf, "needed more than 200 MB (media.readerMemoryMb)", SMALL_MEMORY),
+    "slow": (slow_pdf, "took longer than 2 s", FAST_READER),
+    "greedy": (greedy_pdf, "needed more than 200 MB", SMALL_MEMORY),
 }
 
 
@@ -76,10 +78,10 @@ async def wait_until(condition: Callable[[], bool], timeout: float, what: str) -
 async def test_a_hostile_pdf_gets_one_line_and_the_rest_of_its_turn_is_answered(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, kind: str
 ) -> None:
-    make, reason, runtime = HOSTILE[kind]
+    make, reason, budget = HOSTILE[kind]
     release = threading.Event()
     openai_server.script(gated(release, reply("first answer")))
-    await start_bot(runtime=runtime)
+    await start_bot(tuning=budget)
     try:
         telegram.send_text("hello", chat_id=USER)
         await openai_server.wait_for_requests_async(1)
@@ -116,10 +118,11 @@ async def test_a_pdf_sent_alone_with_a_caption_gets_a_reply(
     assert (workspace / "files" / SCOPE / "received" / "1-report.pdf").exists()
 
 
+@pytest.mark.slow
 async def test_status_answers_at_once_while_eight_chats_send_hostile_pdfs(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
-    await start_bot(runtime=FAST_READER)
+    await start_bot(tuning=FAST_READER)
     chats = [5000 + n for n in range(8)]
     for chat in chats:
         send_pdf(telegram, chat, slow_pdf(), None)
@@ -135,7 +138,7 @@ async def test_status_answers_at_once_while_eight_chats_send_hostile_pdfs(
     # Two readers at a time, 2 s each: every chat gets its line within seconds.
     for chat in chats:
         line = (await telegram.wait_for_messages_async(chat, 1, timeout=60))[0]
-        assert "took longer than 2 s (media.readerSeconds)" in line["plain_text"]
+        assert "took longer than 2 s" in line["plain_text"]
 
 
 async def test_a_pdf_that_blew_its_budget_is_not_read_again_after_a_restart(
@@ -143,7 +146,7 @@ async def test_a_pdf_that_blew_its_budget_is_not_read_again_after_a_restart(
 ) -> None:
     release = threading.Event()
     openai_server.script(gated(release, reply("never delivered")))
-    bot = await start_bot(runtime=FAST_READER)
+    bot = await start_bot(tuning=FAST_READER)
     try:
         send_pdf(telegram, USER, slow_pdf(), "what does it say?")
         # Read (past its budget), its line shown, then the model is asked: the bot stops
@@ -157,11 +160,11 @@ async def test_a_pdf_that_blew_its_budget_is_not_read_again_after_a_restart(
     kept = workspace / "files" / SCOPE / "received" / "1-report.pdf"
     assert kept.with_name("1-report.pdf.overrun.json").exists()
 
-    await start_bot(runtime=FAST_READER)
+    await start_bot(tuning=FAST_READER)
     sent = await telegram.wait_for_messages_async(USER, 3, timeout=30)
 
     again = sent[1]["plain_text"]
-    assert "took longer than 2 s (media.readerSeconds) before, so I did not read it again" in again
+    assert "took longer than 2 s before, so I did not read it again" in again
     assert sent[2]["plain_text"].endswith("unreadable] what does it say?")
 
 
@@ -181,11 +184,12 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.slow
 def test_sigterm_stops_the_bot_within_its_grace_while_a_pdf_is_read(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
-    # A budget longer than the test: the reader is mid-read when SIGTERM comes.
-    write_runtime_config(workspace, {"media": {"readerSeconds": 600}})
+    # The bot's budget (60 s) is longer than the test: the reader is mid-read when SIGTERM
+    # comes (the slow PDF takes pypdf minutes).
     env = subprocess_env(
         BOT_WORKSPACE=str(workspace),
         OPENAI_API_KEY="sk-test",

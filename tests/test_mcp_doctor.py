@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
+
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import run_mnemobot, write_runtime_config
 from tests.mcp_harness import http_server, stdio_server
@@ -14,6 +16,7 @@ from tests.mcp_harness import http_server, stdio_server
 SECRET = "doctor-secret-5b7e0c2a91"
 
 
+@pytest.mark.slow
 def test_doctor_lists_each_servers_tools_and_why_one_failed(
     workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
@@ -45,7 +48,7 @@ def test_doctor_lists_each_servers_tools_and_why_one_failed(
     assert result.returncode == 1, output
     lines = [line for line in result.stdout.splitlines() if " mcp " in f" {line[5:]}"]
     assert lines[0].startswith("...  mcp shop: starting `")
-    assert "and listing its tools (up to 30 s, mcp.startTimeoutSeconds)" in lines[0]
+    assert "and listing its tools (up to 30 s)" in lines[0]
     assert (
         "offers 2 tool(s) as mcp_shop_<tool> (e.g. mcp_shop_add): add, send_mail (asks to "
         "confirm); not offered (allowTools, denyTools): lookup_order, big, "
@@ -76,6 +79,7 @@ def calls_logged_nothing(log: Path) -> bool:
 URL_KEY = "doctor-url-key+8e1f/44"
 
 
+@pytest.mark.slow
 def test_doctor_lists_a_remote_servers_tools_and_warns_of_a_key_written_in_its_url(
     workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
@@ -98,8 +102,7 @@ def test_doctor_lists_a_remote_servers_tools_and_warns_of_a_key_written_in_its_u
     lines = [line for line in result.stdout.splitlines() if " mcp " in f" {line[5:]}"]
     where = f"http://127.0.0.1:{server.port}"
     assert lines[0] == (
-        f"...  mcp search: connecting to {where} and listing its tools (up to 30 s, "
-        "mcp.startTimeoutSeconds)"
+        f"...  mcp search: connecting to {where} and listing its tools (up to 30 s)"
     )
     assert lines[1].startswith(
         f"ok   mcp search: {where} offers 1 tool(s) as mcp_search_<tool> (e.g. "

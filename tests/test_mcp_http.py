@@ -11,6 +11,8 @@ import pytest
 
 from mnemobot.bot.app import build_app
 from mnemobot.bot.cli.logging_setup import configure_logging
+from mnemobot.bot.mcp.config import McpTiming
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -39,10 +41,11 @@ async def test_a_remote_server_gets_its_secret_header_and_survives_a_restart(
     log = tmp_path / "calls.log"
     with http_server(log) as server, caplog.at_level(logging.DEBUG):
         entry = {"url": server.url, "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}
-        write_runtime_config(
-            workspace, {"mcp": {"servers": {"remote": entry}, "restartFirstSeconds": 0.2}}
+        write_runtime_config(workspace, {"mcp": {"servers": {"remote": entry}}})
+        app = build_app(
+            make_settings(workspace, openai_server),
+            tuning=Tuning(mcp=McpTiming(restart_first_seconds=0.2)),
         )
-        app = build_app(make_settings(workspace, openai_server))
         app.start_background()
         try:
             await wait_ready(app, "remote")
@@ -93,9 +96,9 @@ async def test_a_key_in_the_url_comes_from_the_environment_and_stays_out_of_stat
     log = tmp_path / "calls.log"
     with http_server(log, MCP_TEST_URL_KEY=URL_KEY) as server:
         entry = {"url": f"{server.url}?api_key=${{SEARCH_KEY}}"}
-        pauses = {"restartFirstSeconds": 0.2, "restartMaxSeconds": 0.5}
-        write_runtime_config(workspace, {"mcp": {"servers": {"search": entry}, **pauses}})
-        app = build_app(make_settings(workspace, openai_server))
+        pauses = McpTiming(restart_first_seconds=0.2, restart_max_seconds=0.5)
+        write_runtime_config(workspace, {"mcp": {"servers": {"search": entry}}})
+        app = build_app(make_settings(workspace, openai_server), tuning=Tuning(mcp=pauses))
         app.start_background()
         try:
             supervisors = app.mcp.supervisors

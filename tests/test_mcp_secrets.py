@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.mcp.config import McpTiming
 from mnemobot.bot.mcp.supervisor import ServerState
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -68,13 +70,13 @@ async def test_a_secret_a_server_repeats_in_its_errors_is_never_shown_sent_or_ke
         "broken": stdio_server(tmp_path / "calls.log", "--exit-at-start", env=env),
     }
     # Pauses of 0.5 s, 1 s, 2 s...: the test looks while both are down, between starts.
-    write_runtime_config(
-        workspace,
-        {"llm": {"maxRetries": 0}, "mcp": {"servers": servers, "restartFirstSeconds": 0.5}},
-    )
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "mcp": {"servers": servers}})
     openai_server.responder = answer_with_tool_result
     with caplog.at_level(logging.DEBUG):
-        app = build_app(make_settings(workspace, openai_server))
+        app = build_app(
+            make_settings(workspace, openai_server),
+            tuning=Tuning(mcp=McpTiming(restart_first_seconds=0.5)),
+        )
         app.start_background()
         try:
             await wait_ready(app, "vault")

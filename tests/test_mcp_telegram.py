@@ -113,6 +113,7 @@ async def test_a_reply_confirms_or_refuses_in_a_private_chat(
     assert len(openai_server.requests) == 4
 
 
+@pytest.mark.slow
 async def test_who_is_offered_a_servers_tools_and_where(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:

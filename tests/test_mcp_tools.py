@@ -13,7 +13,9 @@ import pytest
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.mcp import supervisor as supervisor_module
+from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING, McpTiming
 from mnemobot.bot.mcp.supervisor import ServerState
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -29,7 +31,7 @@ from tests.mcp_harness import (
     wait_ready,
     wait_until,
 )
-from tests.test_console_e2e import run_chat
+from tests.test_console_e2e import answers, run_chat
 
 StartApp = Callable[..., Any]
 
@@ -40,9 +42,10 @@ async def start_app(
 ) -> AsyncIterator[Callable[[dict[str, Any]], Any]]:
     apps: list[App] = []
 
-    async def start(runtime: dict[str, Any]) -> App:
+    async def start(runtime: dict[str, Any], mcp: McpTiming = DEFAULT_MCP_TIMING) -> App:
+        """`mcp`: faster pauses than the bot's own."""
         write_runtime_config(workspace, {"llm": {"maxRetries": 0}, **runtime})
-        app = build_app(make_settings(workspace, openai_server))
+        app = build_app(make_settings(workspace, openai_server), tuning=Tuning(mcp=mcp))
         app.start_background()
         apps.append(app)
         return app
@@ -154,6 +157,7 @@ async def test_a_servers_own_time_limit_cuts_a_call_and_the_next_call_works(
     assert app.mcp.supervisors["shop"].failures_in_a_row == 0
 
 
+@pytest.mark.slow
 async def test_a_server_that_crashes_mid_call_is_restarted_and_works_again(
     start_app: StartApp,
     openai_server: FakeOpenAIServer,
@@ -162,7 +166,7 @@ async def test_a_server_that_crashes_mid_call_is_restarted_and_works_again(
 ) -> None:
     log = tmp_path / "calls.log"
     app = await start_app(
-        {"mcp": {"servers": {"shop": stdio_server(log)}, "restartFirstSeconds": 0.2}}
+        {"mcp": {"servers": {"shop": stdio_server(log)}}}, McpTiming(restart_first_seconds=0.2)
     )
     await wait_ready(app, "shop")
     openai_server.responder = answer_with_tool_result
@@ -181,6 +185,7 @@ async def test_a_server_that_crashes_mid_call_is_restarted_and_works_again(
     assert calls_logged(log) == ["die", "add 2 3"]
 
 
+@pytest.mark.slow
 async def test_a_server_that_stops_answering_is_cut_at_the_limit_and_restarted(
     start_app: StartApp,
     openai_server: FakeOpenAIServer,
@@ -191,9 +196,10 @@ async def test_a_server_that_stops_answering_is_cut_at_the_limit_and_restarted(
     log = tmp_path / "calls.log"
     app = await start_app(
         {
-            "mcp": {"servers": {"shop": stdio_server(log)}, "restartFirstSeconds": 0.1},
+            "mcp": {"servers": {"shop": stdio_server(log)}},
             "toolLoop": {"toolTimeoutSeconds": 1},
-        }
+        },
+        McpTiming(restart_first_seconds=0.1),
     )
     await wait_ready(app, "shop")
     supervisor = app.mcp.supervisors["shop"]
@@ -239,14 +245,8 @@ async def test_a_server_that_fails_to_start_is_retried_and_the_bot_answers_anywa
     }
     with caplog.at_level(logging.DEBUG):
         app = await start_app(
-            {
-                "mcp": {
-                    "servers": servers,
-                    "restartFirstSeconds": 0.1,
-                    "restartMaxSeconds": 0.4,
-                    "startTimeoutSeconds": 1.0,
-                }
-            }
+            {"mcp": {"servers": servers}},
+            McpTiming(restart_first_seconds=0.1, restart_max_seconds=0.4, start_timeout_seconds=1),
         )
         assert await ask(app, "hello?") == "echo: hello?"
         await wait_until(lambda: failures(app, "vault") >= 4, 20, "four failed starts")
@@ -269,11 +269,12 @@ async def test_a_server_that_fails_to_start_is_retried_and_the_bot_answers_anywa
     assert secret not in caplog.text + vault_status + stuck_status
 
 
+@pytest.mark.slow
 async def test_config_edits_start_stop_and_reoffer_servers_without_a_restart(
     start_app: StartApp, openai_server: FakeOpenAIServer, tmp_path: Path, workspace: Path
 ) -> None:
     log = tmp_path / "calls.log"
-    app = await start_app({"mcp": {"checkSeconds": 0.1}})
+    app = await start_app({"mcp": {}}, McpTiming(check_seconds=0.1))
     assert await ask(app, "anything?") == "echo: anything?"
     assert not any(n.startswith("mcp_") for n in offered_tools(openai_server.last_request()))
 
@@ -315,6 +316,7 @@ async def test_config_edits_start_stop_and_reoffer_servers_without_a_restart(
     assert not any(n.startswith("mcp_") for n in offered_tools(openai_server.last_request()))
 
 
+@pytest.mark.slow
 def test_a_script_at_the_console_confirms_a_tool_with_a_yes_line(
     workspace: Path, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
@@ -329,8 +331,9 @@ def test_a_script_at_the_console_confirms_a_tool_with_a_yes_line(
     result = run_chat("mail Ana\nyes\n", workspace, openai_server)
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [
-        'May I run send_mail (MCP server shop) with {"subject":"Hi","to":"ana@example.com"}?',
+    # The question is the first line's answer; the result, the "yes" line's.
+    assert answers(result.stdout) == [
+        'May I run send_mail (MCP server shop) with {"subject":"Hi","to":"ana@example.com"}?\n'
         'Reply "yes" to go ahead or "no" to cancel.',
         "Result: sent to ana@example.com",
     ]

@@ -86,19 +86,19 @@ def test_document_text_respects_its_limits_and_says_what_was_left_out() -> None:
 
 
 def test_doctor_says_whether_voice_notes_can_be_transcribed(tmp_path: Path) -> None:
-    from mnemobot.bot.cli.doctor import check_speech
+    from mnemobot.bot.cli.speech_check import check_local_speech
     from mnemobot.config.runtime import TranscriptionConfig
 
-    assert check_speech(TranscriptionConfig()).status == "ok"
-    missing = check_speech(TranscriptionConfig(backend="local"))
-    empty = check_speech(TranscriptionConfig(backend="local", local_model_path=str(tmp_path)))
+    assert check_local_speech(TranscriptionConfig(backend="off"))[0] == "ok"
+    missing = check_local_speech(TranscriptionConfig(backend="local"))
+    empty = check_local_speech(TranscriptionConfig(backend="local", local_model_path=str(tmp_path)))
     if importlib.util.find_spec("faster_whisper") is None:
         # Without the optional extra, the line says how to install it, whatever the folder.
-        for result in (missing, empty):
-            assert result.status == "fail" and "mnemobot[voice]" in result.detail
+        for status, detail in (missing, empty):
+            assert status == "fail" and "mnemobot[voice]" in detail
         return
-    assert missing.status == "fail" and "localModelPath" in missing.detail
-    assert empty.status == "fail" and "model.bin" in empty.detail
+    assert missing[0] == "fail" and "localModelPath" in missing[1]
+    assert empty[0] == "fail" and "model.bin" in empty[1]
     (tmp_path / "model.bin").write_bytes(b"")
-    found = check_speech(TranscriptionConfig(backend="local", local_model_path=str(tmp_path)))
-    assert found.status == "ok"
+    found = check_local_speech(TranscriptionConfig(backend="local", local_model_path=str(tmp_path)))
+    assert found[0] == "ok"

@@ -172,6 +172,16 @@ def test_memory_cli_pack_json_is_the_pack_the_bot_builds(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
     run_chat("My favourite colour is teal\n", workspace, openai_server)
+    now = run_mnemobot(
+        "memory",
+        "pack",
+        "favourite colour",
+        "--chat",
+        "console:local",
+        BOT_WORKSPACE=str(workspace),
+    )
+    # The request would carry that turn in the conversation: the pack leaves it out.
+    assert now.stdout.startswith("(empty pack: the 3 matching items the conversation carries")
     result = run_mnemobot(
         "memory",
         "pack",
@@ -179,6 +189,7 @@ def test_memory_cli_pack_json_is_the_pack_the_bot_builds(
         "--chat",
         "console:local",
         "--json",
+        "--unconstrained",
         BOT_WORKSPACE=str(workspace),
     )
     assert result.returncode == 0, result.stderr

@@ -8,14 +8,12 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from mnemobot.bot.app import App, build_app
+from mnemobot.bot.app import App
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import Layer
 from mnemobot.systems.core.context import ChatRef
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
-from tests.conftest import make_settings, write_runtime_config
 
 SLOW_CHAT = ChatRef("telegram", "1001", user_id="1001", user_name="Ada")
 WARM_CHAT = ChatRef("telegram", "2002", user_id="2002", user_name="Bob")
@@ -126,24 +124,3 @@ def test_writes_and_packs_of_one_scope_from_many_threads_lose_nothing(workspace:
     # Every turn of both writers is on disk, once.
     assert reloaded.per_layer[Layer.EPISODIC.value] >= 80
     assert reloaded.skipped_lines == 0
-
-
-async def test_max_cached_scopes_from_the_runtime_config_bounds_loaded_scopes(
-    workspace: Path, openai_server: FakeOpenAIServer
-) -> None:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "memory": {"maxCachedScopes": 1}})
-    built = build_app(make_settings(workspace, openai_server))
-    try:
-        config = built.assistant.config()
-        scope_a = built.assistant.scope_for(SLOW_CHAT, config)
-        scope_b = built.assistant.scope_for(WARM_CHAT, config)
-        await built.assistant.handle_text(SLOW_CHAT, "My cat is called Miso")
-        await built.assistant.handle_text(WARM_CHAT, "hello")
-        assert built.memory.scopes.is_loaded(scope_b) and not built.memory.scopes.is_loaded(scope_a)
-        # Chat A's memory comes back from its files when it speaks again (after /new, so
-        # the conversation no longer carries what memory must bring).
-        built.assistant.reset_session(SLOW_CHAT)
-        await built.assistant.handle_text(SLOW_CHAT, "what is my cat called?")
-        assert "Miso" in context_text(openai_server.last_request())
-    finally:
-        await built.close()

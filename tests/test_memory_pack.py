@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from datetime import UTC, datetime
 
-from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.pack.build import MemoryPack, PackSection, build_pack
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.text.terms import terms
 
 DAY = 86_400.0
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC).timestamp()
-RANKING = RankingConfig()
+RANKING = DEFAULT_RANKING
 
 
 def make_item(
@@ -58,12 +60,12 @@ def pack_for(
     index: BM25Index,
     text: str,
     *,
-    ranking: RankingConfig = RANKING,
+    ranking: Ranking = RANKING,
     decay_enabled: bool = True,
     **query_fields: object,
 ) -> MemoryPack:
     query = MemoryQuery(text=text, scope="telegram:1", now=NOW, **query_fields)  # type: ignore[arg-type]
-    return build_pack(items, index, query, ranking, decay_enabled=decay_enabled, decay_days=30)
+    return build_pack(items, index, query, replace(ranking, decay_enabled=decay_enabled))
 
 
 def ids(pack: MemoryPack) -> list[str]:
@@ -104,7 +106,7 @@ def test_soft_budget_is_kept_and_only_high_scorers_go_past_it_up_to_max() -> Non
         if running > 300:
             assert packed.score >= RANKING.overflow_min_score
     # Nobody is a high scorer under a threshold above every score: the soft budget holds.
-    strict = RankingConfig(overflow_min_score=5.0)
+    strict = Ranking(overflow_min_score=5.0)
     pack = pack_for(
         items,
         index,
@@ -128,7 +130,7 @@ def test_per_layer_top_k() -> None:
         ],
     )
     limits = {"episodic_top_k": 3, "semantic_top_k": 2, "procedural_top_k": 1}
-    capped = RankingConfig(fill_budget_past_top_k=False)
+    capped = Ranking(fill_budget_past_top_k=False)
     pack = pack_for(items, index, "backup", ranking=capped, **limits)
     assert pack.diagnostics.candidates_per_layer == {
         "EPISODIC": 10,
@@ -328,7 +330,7 @@ def test_candidate_pool_keeps_the_best_hits_and_breaks_ties_by_recency() -> None
         make_item("best", "solar panel solar panel invoice", days_ago=50),
         *[make_item(f"tie{i}", f"solar note {i}", days_ago=10 - i) for i in range(6)],
     )
-    pool_of_three = RankingConfig(candidate_pool=3)
+    pool_of_three = Ranking(candidate_pool=3)
     pack = pack_for(items, index, "solar panel", ranking=pool_of_three, working_top_k=0)
     # The strongest match always makes the pool; of the equal ones, the two newest.
     assert ids(pack)[0] == "best"
@@ -348,7 +350,7 @@ def test_filling_past_top_k_takes_only_items_near_the_best_match() -> None:
         items,
         index,
         "tomato blight in the garden",
-        ranking=RankingConfig(fill_min_relevance=0),
+        ranking=Ranking(fill_min_relevance=0),
         **query,
     )
     floor_on = pack_for(items, index, "tomato blight in the garden", **query)

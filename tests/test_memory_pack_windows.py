@@ -3,12 +3,14 @@ and a reply borrows relevance from the matching turn next to it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
-from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.pack.build import MemoryPack, build_pack
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.ranking import Ranking
 from mnemobot.memory.store.bm25 import BM25Index
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.text.terms import terms
 
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC).timestamp()
@@ -31,7 +33,7 @@ def turn(item_id: str, content: str, at: float) -> MemoryItem:
 
 
 def pack_for(
-    items: list[MemoryItem], text: str, ranking: RankingConfig | None = None, **fields: object
+    items: list[MemoryItem], text: str, ranking: Ranking | None = None, **fields: object
 ) -> MemoryPack:
     index = BM25Index()
     for item in items:
@@ -41,14 +43,12 @@ def pack_for(
         {item.id: item for item in items},
         index,
         query,
-        ranking or RankingConfig(),
-        decay_enabled=True,
-        decay_days=30,
+        ranking or Ranking(),
     )
 
 
 # Windows on, and no filling past topK: these tests watch what the topK slots hold.
-WINDOWS = RankingConfig(episode_window_gap_minutes=30, fill_budget_past_top_k=False)
+WINDOWS = Ranking(episode_window_gap_minutes=30, fill_budget_past_top_k=False)
 
 
 def chosen(pack: MemoryPack) -> set[str]:
@@ -77,16 +77,14 @@ def test_turns_of_one_conversation_share_a_slot_and_other_conversations_get_thei
     assert "basement" in lines[5]
 
     # Without windows every turn takes its own slot.
-    no_windows = WINDOWS.model_copy(
-        update={"episode_window_gap_minutes": 0, "neighbour_relevance_share": 0}
-    )
+    no_windows = replace(WINDOWS, episode_window_gap_minutes=0, neighbour_relevance_share=0)
     assert len(pack_for(items, "boiler", no_windows, episodic_top_k=2).items) == 2
 
 
 def test_a_window_holds_at_most_its_max_turns_per_slot() -> None:
     start = NOW - 10 * HOUR
     items = [turn(f"t{i}", f"Alice: garden note {i}", start + 30 * i) for i in range(6)]
-    ranking = WINDOWS.model_copy(update={"episode_window_max_turns": 2})
+    ranking = replace(WINDOWS, episode_window_max_turns=2)
     pack = pack_for(items, "garden", ranking, episodic_top_k=2)
     assert len(pack.items) == 4
     assert pack.diagnostics.episodic_slots == 2
@@ -102,13 +100,13 @@ def test_the_reply_next_to_a_matching_question_ranks_above_other_weak_matches() 
         for i in range(3)
     ]
     items = [question, answer, *newer]
-    lone_turns = RankingConfig(fill_budget_past_top_k=False)
+    lone_turns = Ranking(fill_budget_past_top_k=False)
     pack = pack_for(items, "did Melanie like the concert", lone_turns, episodic_top_k=2)
     # The answer shares only the name with the query but borrows from its question.
     assert chosen(pack) == {"q", "a"}
     by_id = {p.item.id: p for p in pack.items}
     assert 0 < by_id["a"].relevance < by_id["q"].relevance
-    no_lending = RankingConfig(
+    no_lending = Ranking(
         neighbour_relevance_share=0, answer_relevance_share=0, fill_budget_past_top_k=False
     )
     plain = pack_for(items, "did Melanie like the concert", no_lending, episodic_top_k=2)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic.alias_generators import to_camel
 
-from mnemobot.config.runtime import MemoryConfig, RankingConfig, RuntimeConfig
+from mnemobot.config import retired_keys
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, TypeBoosts
 from mnemobot.memory.pack.scoring import (
     combined_score,
     decay_factor,
@@ -42,11 +46,11 @@ def test_decay_is_smooth_and_can_be_switched_off() -> None:
     assert abs(decay_factor(30, 30, True) - decay_factor(31, 30, True)) < 0.01
 
 
-def test_type_boost_follows_config() -> None:
+def test_type_boost_follows_the_ranking() -> None:
     assert type_boost(ItemType.CONSTRAINT) > type_boost(ItemType.COMMAND_RESULT)
-    custom = RankingConfig.model_validate({"typeBoost": {"commandResult": 0.2}})
-    assert type_boost(ItemType.COMMAND_RESULT, custom.type_boost) == 0.2
-    assert type_boost(ItemType.CONSTRAINT, custom.type_boost) == 0.05
+    custom = TypeBoosts(command_result=0.2)
+    assert type_boost(ItemType.COMMAND_RESULT, custom) == 0.2
+    assert type_boost(ItemType.CONSTRAINT, custom) == 0.05
 
 
 def test_relevance_is_bm25_above_the_shared_base_scaled_by_the_best() -> None:
@@ -71,10 +75,14 @@ def test_decay_lowers_but_does_not_zero_a_score() -> None:
     assert 0 < old < fresh
 
 
-def test_ranking_config_lives_under_memory_with_camel_case_keys() -> None:
-    assert MemoryConfig().ranking == RankingConfig()
-    config = RuntimeConfig.model_validate(
-        {"memory": {"ranking": {"relevanceWeight": 0.9, "overflowMinScore": 0.7}}}
-    )
-    assert config.memory.ranking.relevance_weight == 0.9
-    assert config.to_json_dict()["memory"]["ranking"]["overflowMinScore"] == 0.7
+def test_the_ranking_keeps_the_values_its_old_settings_had() -> None:
+    # memory.ranking was a section of the runtime config; its values moved into the code
+    # unchanged (duplicateTermOverlap into memory.facts), so the bot ranks as before.
+    old = dict(retired_keys.MEMORY["ranking"])  # type: ignore[call-overload]
+    old["episodicTopK"], old["semanticTopK"] = 8, 6
+    old["proceduralTopK"], old["workingTopK"] = 4, 6
+    old["decayEnabled"], old["decayDays"] = True, 30.0
+    assert old.pop("duplicateTermOverlap") == 0.8
+    now = {to_camel(k): v for k, v in dataclasses.asdict(DEFAULT_RANKING).items()}
+    now["typeBoost"] = {to_camel(k): v for k, v in now["typeBoost"].items()}
+    assert now == old

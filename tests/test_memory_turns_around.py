@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.pack.build import MemoryPack, build_pack
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.ranking import Ranking
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import ScopeItemStore
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.text.terms import terms
 
@@ -45,9 +46,7 @@ def pack_of(store: ScopeItemStore, text: str, *, with_timeline: bool = True) -> 
         store.items,
         store._index,  # type: ignore[arg-type]
         query,
-        RankingConfig(),
-        decay_enabled=True,
-        decay_days=30,
+        Ranking(),
         turns_around=store.timeline.around if with_timeline else None,
     )
 

@@ -18,6 +18,7 @@ from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import Layer, MemoryItem
+from mnemobot.memory.write.fact_items import TOOL_CONFIDENCE, TOOL_SALIENCE
 from mnemobot.systems.core.context import ChatRef, TurnContext
 from mnemobot.systems.core.tool_runner import Tool
 from mnemobot_tooling.fakes.openai_server import (
@@ -43,9 +44,7 @@ START = 1_600_000_000.0
 @pytest.fixture
 async def app(make_app: AppFactory) -> App:
     minutes = itertools.count(START, 60.0)
-    return make_app(
-        {"memory": {"toolConfidence": 0.95, "toolSalience": 0.4}}, clock=lambda: next(minutes)
-    )
+    return make_app(clock=lambda: next(minutes))
 
 
 def durable(memory: WorkspaceMemory, scope: str, word: str) -> list[MemoryItem]:
@@ -73,8 +72,8 @@ async def test_a_move_saved_with_the_memory_tool_replaces_the_old_home(
     [berlin] = durable(app.memory, ADA_SCOPE, "Berlin")
     paris_now = app.memory.scopes.store(ADA_SCOPE).items[paris.id]
     assert paris_now.superseded_by == berlin.id and paris_now.valid_to is not None
-    # Weighed as the config says, said by the chat's user, dated by the bot's clock.
-    assert (berlin.confidence, berlin.salience) == (0.95, 0.4)
+    # Weighed as the tool's facts are, said by the chat's user, dated by the bot's clock.
+    assert (berlin.confidence, berlin.salience) == (TOOL_CONFIDENCE, TOOL_SALIENCE)
     assert "speaker:ada" in berlin.tags and "from:tool" in berlin.tags
     assert START < berlin.created_at < START + 3600
     pack = app.memory.recall.build_pack(

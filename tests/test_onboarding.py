@@ -20,7 +20,7 @@ from mnemobot.config.settings import load_settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from tests.conftest import subprocess_env
+from tests.conftest import run_mnemobot, subprocess_env
 
 API_KEY = "sk-test-not-to-be-shown"
 
@@ -37,6 +37,7 @@ def init_flags(telegram: TelegramServer, llm: FakeOpenAIServer, **overrides: str
     return [part for pair in flags.items() for part in pair]
 
 
+@pytest.mark.slow
 def test_init_without_a_terminal_writes_a_private_env_file_that_run_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -90,6 +91,55 @@ def test_a_failed_check_writes_nothing(
     err = capsys.readouterr().err
     assert "pass --token" in err and "nothing was written" in err
     assert not env_file.exists()
+
+
+def test_init_console_sets_up_the_model_alone_then_chat_works_and_run_says_what_is_missing(
+    tmp_path: Path, workspace: Path
+) -> None:
+    env_file = tmp_path / "bot.env"
+    with FakeOpenAIServer(models=["qwen2.5"]) as llm:
+        made = run_mnemobot(
+            "init",
+            "--console",
+            "--non-interactive",
+            "--env-file",
+            str(env_file),
+            "--base-url",
+            llm.base_url,
+            "--model",
+            "qwen2.5",
+            BOT_WORKSPACE=str(workspace),
+        )
+        assert made.returncode == 0, made.stdout + made.stderr
+        assert "Telegram bot token (from" not in made.stdout
+        assert f"Next: `mnemobot --env-file {env_file} chat` talks to the bot here" in made.stdout
+        written = env_file.read_text()
+        assert f"OPENAI_BASE_URL={llm.base_url}\n" in written and "BOT_MODEL=qwen2.5\n" in written
+        assert "TELEGRAM" not in written
+        chat = run_mnemobot(
+            "--env-file", str(env_file), "chat", input="hello\n", BOT_WORKSPACE=str(workspace)
+        )
+        assert chat.returncode == 0, chat.stderr
+        assert chat.stdout.startswith("echo: hello\n")
+    ran = run_mnemobot("--env-file", str(env_file), "run", BOT_WORKSPACE=str(workspace))
+    assert ran.returncode == 2
+    [line] = ran.stderr.strip().splitlines()
+    assert "TELEGRAM_BOT_TOKEN is not set" in line and "`mnemobot chat` works without one." in line
+
+
+def test_an_empty_token_at_the_terminal_sets_up_the_console_only(workspace: Path) -> None:
+    with FakeOpenAIServer(models=["qwen2.5"]) as llm:
+        env = subprocess_env(BOT_WORKSPACE=str(workspace))
+        terminal = Terminal([sys.executable, "-m", "mnemobot", "init"], env)
+        terminal.answer("(from @BotFather; empty: the console only, `mnemobot chat`): ", "")
+        terminal.answer("Model server base URL (empty for OpenAI): ", llm.base_url)
+        terminal.answer("API key (empty for local servers): ", "")
+        terminal.answer("Model [qwen2.5]: ", "")
+        terminal.expect("Next: `mnemobot chat` talks to the bot here")
+        assert terminal.exit_code() == 0
+    assert "allowed to talk" not in terminal.output
+    written = (Path.home() / ".mnemobot" / ".env").read_text()
+    assert "BOT_MODEL=qwen2.5\n" in written and "TELEGRAM" not in written
 
 
 def test_settings_come_from_home_with_the_current_directory_winning(
@@ -147,6 +197,7 @@ class Terminal:
         return os.waitstatus_to_exitcode(status)
 
 
+@pytest.mark.slow
 def test_run_at_a_terminal_with_nothing_configured_offers_init(workspace: Path) -> None:
     with TelegramServer() as telegram, FakeOpenAIServer(models=["qwen2.5", "llama3"]) as llm:
         env = subprocess_env(BOT_WORKSPACE=str(workspace), TELEGRAM_API_BASE_URL=telegram.base_url)

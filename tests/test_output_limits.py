@@ -28,7 +28,7 @@ async def test_a_five_million_character_answer_is_cut_sent_in_five_messages_and_
     assert len(texts) == 5
     assert document["filename"] == "answer.md" and "whole answer" in document["caption"]
     whole = document["data"].decode()
-    assert 100_000 < len(whole) < 101_000 and "llm.maxReplyChars" in whole
+    assert 100_000 < len(whole) < 101_000 and "the most one answer may have" in whole
     assert whole.startswith(texts[0]["plain_text"][:1000])
     [_, answer] = session_messages(workspace, f"telegram:{USER}")
     assert answer["content"] == whole
@@ -57,7 +57,7 @@ async def test_huge_memory_items_are_refused_and_huge_tool_arguments_are_kept_cu
         await app.close()
 
     tool_results = [m["content"] for m in openai_server.last_request()["messages"][-2:]]
-    assert "memory.maxItemChars" in tool_results[0]
+    assert "one memory item holds at most 4,000" in tool_results[0]
     assert tool_results[1].startswith("wrote")  # the tool itself got the whole argument
     assert max(len(item.content) for item in items) < 5_000
     assert (workspace / "files" / "console:local" / "big.txt").stat().st_size == 900_000

@@ -15,7 +15,7 @@ from mnemobot_tooling.fakes.openai_server import (
     user_texts,
 )
 from tests.conftest import write_runtime_config
-from tests.test_console_e2e import run_chat
+from tests.test_console_e2e import answers, run_chat
 
 
 def answer_everything(body: dict[str, object]) -> object:
@@ -39,8 +39,7 @@ def test_context_overflow_is_recovered_in_each_server_form(
     lines = [f"q{i:02d} " + "blah " * 200 for i in range(12)]
     result = run_chat("".join(line + "\n" for line in lines), workspace, openai_server)
     assert result.returncode == 0, result.stderr
-    answers = result.stdout.splitlines()
-    assert answers == [f"answer to {line[:12]}" for line in lines]
+    assert answers(result.stdout) == [f"answer to {line[:12]}" for line in lines]
     rejected = [r for r in openai_server.recorded_requests if r.rejected]
     assert rejected, "the fake server never overflowed; the test proves nothing"
     assert "context_length_exceeded" not in result.stdout and "400" not in result.stdout
@@ -52,6 +51,7 @@ def pasted_text(chars: int) -> str:
     return "OPENING zanzibar question. " + body + " CLOSING what does quetzalcoatl mean?"
 
 
+@pytest.mark.slow
 def test_a_message_bigger_than_the_window_is_answered_from_its_head_and_tail(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
@@ -113,7 +113,7 @@ def test_many_long_messages_all_answered_with_nothing_lost(
     script = "".join(line + "\n" for line in lines) + "/compact 2\n"
     result = run_chat(script, workspace, openai_server)
     assert result.returncode == 0, result.stderr[-2000:]
-    out = result.stdout.splitlines()
+    out = answers(result.stdout)
     assert out[:count] == [f"answer to {line[:12]}" for line in lines]
     assert out[count].startswith("Compacted with summary: removed ")
     assert out[count].endswith(" messages, kept last 2.")

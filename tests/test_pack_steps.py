@@ -9,12 +9,15 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.config.runtime import MemoryConfig, RankingConfig
+from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.pack.build import build_pack
 from mnemobot.memory.pack.candidates import InContext, find_candidates, in_context, layer_top_k
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.ranking import Ranking
 from mnemobot.memory.pack.render import render_pack
 from mnemobot.memory.pack.selection import (
     MIN_ITEM_TOKENS,
@@ -24,7 +27,7 @@ from mnemobot.memory.pack.selection import (
 )
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import indexed_text
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.turn_timeline import TurnTimeline
 from mnemobot.memory.text.terms import search_terms, terms
 
@@ -96,24 +99,23 @@ def scopes(
 @st.composite
 def queries(
     draw: st.DrawFn, top_k: st.SearchStrategy[int] = TOP_K, min_words: int = 0
-) -> tuple[MemoryQuery, RankingConfig]:
-    ranking = RankingConfig(
+) -> tuple[MemoryQuery, Ranking]:
+    ranking = Ranking(
         candidate_pool=draw(st.integers(1, 40)),
         episode_window_gap_minutes=draw(st.sampled_from([0, 30])),
         turns_around_hits=draw(st.integers(0, 2)),
+        working_top_k=draw(st.integers(0, 6)),
+        episodic_top_k=draw(top_k),
+        semantic_top_k=draw(top_k),
+        procedural_top_k=draw(top_k),
     )
     soft = draw(st.integers(0, 800))
     config = MemoryConfig(
         soft_prompt_budget_tokens=soft,
         max_prompt_budget_tokens=soft + draw(st.integers(0, 800)),
-        working_top_k=draw(st.integers(0, 6)),
-        episodic_top_k=draw(top_k),
-        semantic_top_k=draw(top_k),
-        procedural_top_k=draw(top_k),
-        ranking=ranking,
     )
     text = draw(st.lists(st.sampled_from(WORDS), min_size=min_words, max_size=4).map(" ".join))
-    query = MemoryQuery.for_config(text, SCOPE, START + 40 * 86_400.0, config)
+    query = MemoryQuery.for_config(text, SCOPE, START + 40 * 86_400.0, config, ranking)
     carried = draw(st.sets(st.integers(0, 59), max_size=5))
     if carried:
         query.carried = lambda item: int(item.id[1:]) in carried
@@ -158,7 +160,7 @@ def test_scores_rank_best_first_and_a_replaced_fact_never_outranks_its_twin(scop
         ranking,
         timeline.around,
     )
-    scored = score_candidates(context, query, ranking, decay_enabled=True, decay_days=30.0)
+    scored = score_candidates(context, query, ranking)
     scores = [score for score, _, _ in scored.ranked]
     assert scores == sorted(scores, reverse=True)
     assert len(scored.ranked) == len(context.items)
@@ -167,9 +169,7 @@ def test_scores_rank_best_first_and_a_replaced_fact_never_outranks_its_twin(scop
         if item.layer is not Layer.EPISODIC and item.superseded_by is not None:
             twin = replace(item, id=item.id + "-current", superseded_by=None)
             alone = InContext({twin.id: twin}, {twin.id: context.relevance(item.id)}, {}, {})
-            [(twin_score, _, _)] = score_candidates(
-                alone, query, ranking, decay_enabled=True, decay_days=30.0
-            ).ranked
+            [(twin_score, _, _)] = score_candidates(alone, query, ranking).ranked
             assert score < twin_score or twin_score <= 0
 
 
@@ -187,7 +187,7 @@ def test_selection_keeps_the_limits_and_the_budgets(scope, asked) -> None:
         ranking,
         timeline.around,
     )
-    ranked = score_candidates(context, query, ranking, decay_enabled=True, decay_days=30.0).ranked
+    ranked = score_candidates(context, query, ranking).ranked
     selection = select_items(ranked, context.window_of, query, ranking, tz=UTC)
     top_k = layer_top_k(query)
     assert all(selection.slots[layer] <= top_k[layer] for layer in Layer)
@@ -205,6 +205,7 @@ def test_selection_keeps_the_limits_and_the_budgets(scope, asked) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(scopes(min_items=20), queries(top_k=SMALL_TOP_K, min_words=1))
+@pytest.mark.slow
 def test_filling_past_top_k_stays_within_the_soft_budget(scope, asked) -> None:
     store, index, timeline = scope
     query, ranking = asked
@@ -217,7 +218,7 @@ def test_filling_past_top_k_stays_within_the_soft_budget(scope, asked) -> None:
         ranking,
         timeline.around,
     )
-    ranked = score_candidates(context, query, ranking, decay_enabled=True, decay_days=30.0).ranked
+    ranked = score_candidates(context, query, ranking).ranked
     selection = select_items(ranked, context.window_of, query, ranking, tz=UTC)
     before = len(selection.chosen)
     tokens_before = selection.total_tokens
@@ -240,8 +241,6 @@ def test_the_steps_make_the_pack_and_rendering_is_its_items(scope, asked) -> Non
         index,
         query,
         ranking,
-        decay_enabled=True,
-        decay_days=30.0,
         turns_around=timeline.around,
     )
     assert pack.rendered == render_pack(pack.items)
@@ -291,19 +290,18 @@ def test_a_recent_turn_found_by_meaning_stays_when_words_match_elsewhere() -> No
         )
         index.add(key, terms(indexed_text(store[key])))
     # No borrowing between neighbours: only matches stay.
-    ranking = RankingConfig(
+    ranking = Ranking(
         turns_around_hits=0,
         dense_candidates=1,
         neighbour_relevance_share=0,
         answer_relevance_share=0,
     )
-    config = MemoryConfig(ranking=ranking)
-    query = MemoryQuery.for_config("What colour is my car?", SCOPE, START + 60, config)
+    query = MemoryQuery.for_config("What colour is my car?", SCOPE, START + 60, MemoryConfig())
     meaning = FixedMeaning({"car": 0.82, "teal": 0.80, "cat": 0.70})
     query_terms = search_terms(query.text, index.document_frequency)
-    found = find_candidates(store, index, query, query_terms, config.ranking, meaning)
+    found = find_candidates(store, index, query, query_terms, ranking, meaning)
     assert "car" in found.unmatched_recent and "car" in found.dense_hits
-    context = in_context(found, index, query, query_terms, config.ranking, None, meaning)
+    context = in_context(found, index, query, query_terms, ranking, None, meaning)
     # "teal" matched "colour"; the unmatched recent "cat" goes, "car" stays.
     assert set(context.items) == {"car", "teal"}
 
@@ -337,19 +335,18 @@ def test_each_packed_item_says_why_it_was_chosen() -> None:
         index.add(key, terms(indexed_text(store[key])))
     timeline = TurnTimeline(store.get)
     timeline.rebuild(list(store.values()))
-    config = MemoryConfig(ranking=RankingConfig(dense_candidates=1))
+    config = MemoryConfig()
+    ranking = Ranking(dense_candidates=1)
 
     def reasons_for(text: str, **extra: object) -> dict[str, tuple[str, ...]]:
-        query = MemoryQuery.for_config(text, SCOPE, START + 3600, config)
+        query = MemoryQuery.for_config(text, SCOPE, START + 3600, config, ranking)
         for name, value in extra.items():
             setattr(query, name, value)
         pack = build_pack(
             store,
             index,
             query,
-            config.ranking,
-            decay_enabled=True,
-            decay_days=30.0,
+            ranking,
             turns_around=timeline.around,
             dense=FixedMeaning({"similar": 0.9, "match": 0.5, "dated": 0.1}),
         )

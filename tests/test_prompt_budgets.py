@@ -1,11 +1,13 @@
-"""Prompt sizes an operator can tune: instructions, and what compaction shows its model."""
+"""Prompt sizes: the operator's instructions, and what compaction shows its model."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from mnemobot.bot.app import build_app
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot.systems.compaction.compactor import CompactionCalls
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 
@@ -13,13 +15,10 @@ from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_confi
 async def test_long_operator_instructions_are_cut_to_their_budget(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
-    instructions = "Always answer like a pirate. " + "Arr " * 2_000 + "FINAL-LINE"
+    # Past the 2,000 tokens (an estimate of 4 characters each) operator instructions get.
+    instructions = "Always answer like a pirate. " + "Arr " * 4_000 + "FINAL-LINE"
     write_runtime_config(
-        workspace,
-        {
-            "llm": {"maxRetries": 0},
-            "assistant": {"instructions": instructions, "instructionsBudgetTokens": 100},
-        },
+        workspace, {"llm": {"maxRetries": 0}, "assistant": {"instructions": instructions}}
     )
     app = build_app(make_settings(workspace, openai_server))
     try:
@@ -29,26 +28,17 @@ async def test_long_operator_instructions_are_cut_to_their_budget(
     (turn,) = [r for r in openai_server.requests if user_texts(r) == ["hello"]]
     prompt = system_text(turn)
     assert "Always answer like a pirate." in prompt and "[... cut to fit its budget]" in prompt
-    assert "FINAL-LINE" not in prompt and prompt.count("Arr") < 200
+    assert "FINAL-LINE" not in prompt and 1_500 < prompt.count("Arr") < 2_100
 
 
-async def test_compaction_shows_its_model_only_the_configured_sizes(
+async def test_compaction_shows_its_model_only_the_sizes_it_allows(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
-    write_runtime_config(
-        workspace,
-        {
-            "llm": {"maxRetries": 0},
-            "compaction": {
-                "enabled": False,
-                "summaryMessageChars": 60,
-                "flushMessageChars": 80,
-                "flushInputChars": 1_000,
-                "flushTemperature": 0.9,
-            },
-        },
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "compaction": {"enabled": False}})
+    calls = CompactionCalls(
+        summary_message_chars=60, flush_message_chars=80, flush_input_chars=1_000
     )
-    app = build_app(make_settings(workspace, openai_server))
+    app = build_app(make_settings(workspace, openai_server), tuning=Tuning(compaction_calls=calls))
     try:
         for i in range(6):
             await ask(app, f"message {i} " + "x" * 400)
@@ -63,4 +53,4 @@ async def test_compaction_shows_its_model_only_the_configured_sizes(
     excerpt = user_texts(flush)[0].split("CONVERSATION EXCERPT:\n")[1]
     assert len(excerpt) <= 1_000 and "message 4" in excerpt
     assert all(len(line) <= len("assistant: ") + 80 for line in excerpt.splitlines())
-    assert flush["temperature"] == 0.9
+    assert flush["temperature"] == 0.2 and summary["temperature"] == 0.3

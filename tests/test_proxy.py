@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mnemobot.bot.channels.telegram.config import TelegramTiming
 from mnemobot_tooling.fakes.logging_proxy import LoggingProxy
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -23,7 +24,7 @@ async def test_every_call_goes_through_the_configured_proxy(
             monkeypatch.setenv(name, proxy.url)
         for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY"):
             monkeypatch.delenv(name, raising=False)
-        bot = await start_bot(runtime={"telegram": {"typingIntervalSeconds": 0.2}})
+        bot = await start_bot(timing=TelegramTiming(typing_interval_seconds=0.2))
         telegram.send_text("hello through the proxy", chat_id=4242)
         [answer] = await telegram.wait_for_messages_async(4242, 1)
         assert answer["plain_text"] == "echo: hello through the proxy"

@@ -4,6 +4,7 @@ the test command CI runs."""
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -16,12 +17,30 @@ def quick_start_commands() -> list[str]:
     return [line for line in block.splitlines() if line.strip()]
 
 
-def test_the_quick_start_is_two_commands_and_ci_runs_its_test_command() -> None:
-    install_and_run, test = quick_start_commands()
+def test_the_quick_start_is_two_commands_in_a_fresh_environment_and_ci_runs_its_test() -> None:
+    # Debian 12's pip refuses to install outside a virtual environment.
+    environment, install_and_run, test = quick_start_commands()
+    assert environment.startswith("python3 -m venv ") and "/bin/activate" in environment
     assert install_and_run == "pip install . && mnemobot run"
     assert test == "pip install -e '.[test]' -e ./tooling && pytest"
     ci = (REPO / ".ci" / "run").read_text().splitlines()
     assert test in ci, ".ci/run must run the README's test command as written"
+
+
+def test_the_quick_start_says_the_python_it_needs_and_what_the_tests_weigh() -> None:
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert requires.startswith(">=")
+    section = README.split("## Quick start\n", 1)[1].split("\n## ")[0]
+    assert f"Python {requires[2:]} or newer" in section
+    assert re.search(r"about [\d,]+ MB more", section), "say what the test extra weighs"
+
+
+def test_the_quick_start_has_a_local_model_recipe_with_its_window() -> None:
+    section = README.split("### A local model in five minutes\n", 1)[1].split("\n## ")[0]
+    commands = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert re.search(r"^llama-server .* -c \d+ ", commands, flags=re.M)
+    assert "OLLAMA_CONTEXT_LENGTH=" in commands
+    assert "mnemobot init --console" in commands and "mnemobot chat" in commands
 
 
 def test_the_readme_stays_short() -> None:

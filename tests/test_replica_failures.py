@@ -350,9 +350,7 @@ async def test_the_survivor_finishes_the_preview_the_dead_replica_showed(
 ) -> None:
     # Replies show as they are written, by edits; the dead replica showed m2's.
     leases = FAST_LEASES["telegram"]
-    write_runtime_config(
-        workspace, {"telegram": {**leases, "streaming": "edit", "streamEditSeconds": 0.3}}
-    )
+    write_runtime_config(workspace, {"telegram": {**leases, "streaming": "edit"}})
     openai_server.tokens_per_second = 6
     chat = 7601
     crash = {"DIE_AT_MARK": "{m2}"}

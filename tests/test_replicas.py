@@ -107,6 +107,7 @@ async def test_doctor_checks_redis_and_never_shows_its_password(
     assert "hunter2" not in failed.line() + "".join(lines)
 
 
+@pytest.mark.slow
 def test_a_second_run_on_one_workspace_is_refused_without_redis(
     workspace: Path, telegram: TelegramServer
 ) -> None:

@@ -19,9 +19,11 @@ from mnemobot.bot.delivery.turn_board import RedisTurnBoard
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.model_gate import ModelGate, server_slots
 from mnemobot.bot.llm.window_reports import is_local_endpoint
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.upkeep.maintenance import last_report
+from mnemobot.systems.compaction.compactor import CompactionCalls
 from mnemobot.systems.core.llm import ChatRequest
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -119,11 +121,9 @@ async def test_the_flush_has_its_own_time_limit_behind_the_summary(
 ) -> None:
     # A one-slot server: the flush is answered only after the summary. Each takes 0.7 s
     # of a 1 s limit; sent together, the flush would wait 0.7 s of its own second first.
-    write_runtime_config(
-        workspace,
-        {"llm": {"maxRetries": 0}, "compaction": {"enabled": False, "summaryTimeoutSeconds": 1}},
-    )
-    app = build_app(make_settings(workspace, openai_server))
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "compaction": {"enabled": False}})
+    calls = CompactionCalls(summary_timeout_seconds=1)
+    app = build_app(make_settings(workspace, openai_server), tuning=Tuning(compaction_calls=calls))
     try:
         for index in range(6):
             await ask(app, f"note {index}: I prefer oolong tea in the morning")
@@ -182,7 +182,7 @@ async def test_the_after_compaction_throttle_survives_a_restart(
     await compact_in_a_new_run()
     first = last_report(ScopePaths(workspace, SCOPE))
     assert first is not None and first.at == clock.now
-    # Ten minutes later, after a restart: within afterCompactionMinMinutes (30).
+    # Ten minutes later, after a restart: within AFTER_COMPACTION_MIN_MINUTES (30).
     clock.now += 600
     await compact_in_a_new_run()
     again = last_report(ScopePaths(workspace, SCOPE))

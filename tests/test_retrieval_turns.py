@@ -91,7 +91,7 @@ def test_a_fact_about_next_week_shows_the_day_it_was_said(tmp_path: Path) -> Non
     pack = memory.recall.build_pack(
         SCOPE, "when is Mia's birthday?", now=NOW.timestamp(), config=CONFIG, tz=BERLIN
     )
-    assert "Fact (said 2026-11-23): Mia turns 7 next week" in pack.rendered
+    assert "Fact (noted from the conversation 2026-11-23): Mia turns 7 next week" in pack.rendered
     memory.close()
 
 

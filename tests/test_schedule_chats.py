@@ -7,6 +7,8 @@ import asyncio
 import threading
 from pathlib import Path
 
+from mnemobot.bot.schedule.limits import ScheduleLimits
+from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     context_text,
@@ -116,8 +118,9 @@ async def test_a_task_that_keeps_failing_is_paused_and_the_chat_told(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     clock = SteppedClock(at(2026, 11, 24, 8, 0))
-    runtime = {**RUNTIME, "llm": {"maxRetries": 0}, "schedule": {"pauseAfterFailures": 2}}
-    bot = await start_bot(runtime=runtime, clock=clock)
+    runtime = {**RUNTIME, "llm": {"maxRetries": 0}}
+    limits = Tuning(schedule=ScheduleLimits(pause_after_failures=2))
+    bot = await start_bot(runtime=runtime, clock=clock, tuning=limits)
     openai_server.script(
         tool_call("schedule", {"repeat": "0 9 * * *", "kind": "task", "text": "news digest"}),
         reply("Daily."),

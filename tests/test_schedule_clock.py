@@ -7,6 +7,8 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from mnemobot.bot.schedule.limits import ScheduleLimits
+from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_calls
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.schedule_harness import SteppedClock, nothing_waits_async
@@ -100,8 +102,8 @@ async def test_reminders_lists_and_cancels_and_the_limits_hold(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     clock = SteppedClock(at(2026, 11, 24, 8, 0))
-    runtime = {**RUNTIME, "schedule": {"maxTasksPerChat": 2, "minIntervalMinutes": 30}}
-    bot = await start_bot(runtime=runtime, clock=clock)
+    limits = Tuning(schedule=ScheduleLimits(max_tasks_per_chat=2, min_interval_minutes=30))
+    bot = await start_bot(runtime=RUNTIME, clock=clock, tuning=limits)
     openai_server.script(
         tool_calls(
             [
@@ -116,8 +118,8 @@ async def test_reminders_lists_and_cancels_and_the_limits_hold(
     await say(telegram, "remind me of four things")
     results = [m["content"] for m in openai_server.requests[-1]["messages"] if m["role"] == "tool"]
     assert results[0].startswith("Scheduled.") and results[1].startswith("Scheduled.")
-    assert "maxTasksPerChat" in results[2]
-    assert "repeats too often" in results[3] and "minIntervalMinutes" in results[3]
+    assert "already has 2 scheduled tasks" in results[2], results[2]
+    assert "repeats too often" in results[3] and "shortest interval allowed is 30" in results[3]
 
     listing = await say(telegram, "/reminders")
     assert listing.splitlines()[1:3] == [

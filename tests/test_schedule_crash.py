@@ -87,6 +87,7 @@ def schedule_a_reminder(
     return bot
 
 
+@pytest.mark.slow
 def test_kills_between_scheduling_firing_and_marking_fire_the_reminder_once(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

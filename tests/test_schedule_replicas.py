@@ -52,8 +52,8 @@ async def test_two_replicas_fire_each_task_once(
     redis_url: str,
     workspace: Path,
 ) -> None:
-    # Each replica looks for tasks the other added every 0.2 s (the config hot-reloads).
-    write_runtime_config(workspace, {**FAST_LEASES, "schedule": {"pollSeconds": 0.2}})
+    # Each replica looks for tasks the other added every 0.2 s (`FAST_POLLS`).
+    write_runtime_config(workspace, FAST_LEASES)
     openai_server.script(
         tool_call("schedule", {"when": "in 2 seconds", "text": "stand up"}),
         reply("Noted."),

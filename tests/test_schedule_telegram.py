@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from mnemobot.bot.mcp.config import McpTiming
 from mnemobot.bot.schedule.tasks import TaskChat
+from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.mcp_harness import calls_logged, stdio_server, wait_ready
@@ -42,6 +46,7 @@ async def test_a_reminder_due_in_two_seconds_fires_once_with_no_model_call(
     assert len(openai_server.requests) == calls
 
 
+@pytest.mark.slow
 async def test_a_reminder_that_says_ok_does_not_answer_a_tool_waiting_for_confirmation(
     start_bot: StartBot,
     telegram: TelegramServer,
@@ -51,8 +56,9 @@ async def test_a_reminder_that_says_ok_does_not_answer_a_tool_waiting_for_confir
     # A firing reaches the chat's lane like a message, but it is not the user speaking: its
     # words must never confirm a tool the user was asked about.
     log = tmp_path / "calls.log"
-    mcp = {"confirmTimeoutSeconds": 3, "servers": {"mail": stdio_server(log, confirmTools=["*"])}}
-    bot = await start_bot(allowed="21", runtime={"mcp": mcp})
+    mcp = {"servers": {"mail": stdio_server(log, confirmTools=["*"])}}
+    quick = Tuning(mcp=McpTiming(confirm_timeout_seconds=3))
+    bot = await start_bot(allowed="21", runtime={"mcp": mcp}, tuning=quick)
     bot.app.mcp.start()
     await wait_ready(bot.app, "mail")
     openai_server.script(tool_call("mcp_mail_add", {"a": 1, "b": 2}), reply("done"))

@@ -171,6 +171,7 @@ def test_plan_firing_on_time_late_and_missed() -> None:
     assert month is not None and month.due == nine + 30 * 86_400 and not month.late
 
 
+@pytest.mark.slow
 def test_times_read_in_the_chats_zone() -> None:
     now = at(BERLIN, 2026, 11, 24, 22, 15)
 

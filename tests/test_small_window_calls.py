@@ -145,6 +145,7 @@ def small_summary_model(request: dict[str, Any]) -> Step:
     return reply("Noted.")
 
 
+@pytest.mark.slow
 async def test_the_flush_and_summary_fit_the_summary_models_window(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

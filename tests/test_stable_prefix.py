@@ -135,6 +135,29 @@ async def test_what_memory_recalls_goes_with_the_newest_message_only(
     assert stored[0] == "What is my locker code?"
 
 
+async def test_a_statement_mid_conversation_brings_only_the_memory_it_matches(
+    app: App, openai_server: FakeOpenAIServer, clock: TurnClock
+) -> None:
+    await chat(app, clock, "My locker code is QX-7731.", "The wifi password is larch-2291.")
+    app.assistant.reset_session(CONSOLE_CHAT)
+    # The first message after /new may bring the recent talk: where were we?
+    await chat(app, clock, "So, today I am planning the week.")
+    assert "larch-2291" in newest_context(openai_server.last_request())
+    # Later in the conversation a statement matching nothing brings nothing: not the
+    # newest episodes, not everything said on the day it names, not the daily notes.
+    # What is new in the request is the answer before it and the message.
+    await chat(app, clock, "The weather is rainy again today.")
+    statement = openai_server.last_request()
+    assert "QX-7731" not in newest_context(statement)
+    assert "larch-2291" not in newest_context(statement)
+    assert "# Memory" not in newest_context(statement)
+    # A question still gets the recent talk, matching or not, and what it matches.
+    await chat(app, clock, "Where were we?")
+    assert "larch-2291" in newest_context(openai_server.last_request())
+    await chat(app, clock, "The locker code again, what was it?")
+    assert "QX-7731" in newest_context(openai_server.last_request())
+
+
 async def test_a_strict_chat_template_takes_every_request(
     app: App, openai_server: FakeOpenAIServer, clock: TurnClock
 ) -> None:

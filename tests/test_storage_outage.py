@@ -51,6 +51,7 @@ def read_line(process: subprocess.Popen[str], timeout: float) -> str:
     return process.stdout.readline().strip()
 
 
+@pytest.mark.slow
 def test_a_full_disk_keeps_commands_answered_and_answers_messages_once_it_has_room(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

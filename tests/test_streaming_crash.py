@@ -31,6 +31,7 @@ def wait_for(condition: object, timeout: float = 30.0) -> None:
 
 
 @pytest.mark.parametrize("more_while_down", [False, True], ids=["alone", "with-more"])
+@pytest.mark.slow
 def test_a_kill_mid_stream_ends_in_one_complete_reply(
     workspace: Path,
     telegram: TelegramServer,
@@ -39,7 +40,7 @@ def test_a_kill_mid_stream_ends_in_one_complete_reply(
 ) -> None:
     config = workspace / "preferences" / "runtime-config.json"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(json.dumps({"telegram": {"streaming": "edit", "streamEditSeconds": 0.3}}))
+    config.write_text(json.dumps({"telegram": {"streaming": "edit"}}))
     openai_server.tokens_per_second = 10
     openai_server.responder = lambda body: reply(ANSWER)
 

@@ -183,6 +183,7 @@ def test_the_emulated_filter_refuses_what_the_unit_refuses(
     assert not {"mbind", "setrlimit", "chroot", "mount", "reboot"} & spec.names
 
 
+@pytest.mark.slow
 def test_version_doctor_and_run_work_under_the_units_syscall_filter(
     unit_syscall_filter: SyscallFilter, tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mnemobot.bot.channels.telegram.config import TelegramTiming
 from mnemobot.bot.turn.commands import COMMANDS
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, delay, gated, reply, user_texts
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -106,7 +107,7 @@ async def test_every_command(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     # Each message its own turn (no bursts): the commands around them are the point.
-    await start_bot(runtime={"telegram": {"burstSeconds": 0}})
+    await start_bot(timing=TelegramTiming(burst_seconds=0))
     telegram.send_text("/start", chat_id=USER)
     telegram.send_text("/help", chat_id=USER)
     telegram.send_text("/stop", chat_id=USER)
@@ -142,7 +143,7 @@ async def test_ten_thousand_character_reply_is_split_and_reassembles_exactly(
     long_reply = "\n\n".join(paragraphs)
     assert len(long_reply) >= 10_000
     openai_server.script(reply(long_reply))
-    await start_bot(runtime={"telegram": {"burstSeconds": 0}})
+    await start_bot(timing=TelegramTiming(burst_seconds=0))
 
     telegram.send_text("tell me everything", chat_id=USER)
     telegram.send_text("thanks", chat_id=USER)
@@ -197,7 +198,7 @@ async def test_quick_messages_are_answered_in_order(
     release = threading.Event()
     openai_server.script(gated(release, reply("first answer")))
     # Each message its own turn: sent together they would be one burst, one turn.
-    await start_bot(runtime={"telegram": {"burstSeconds": 0}})
+    await start_bot(timing=TelegramTiming(burst_seconds=0))
 
     for text in ("one", "two", "three"):
         telegram.send_text(text, chat_id=USER)
@@ -239,7 +240,7 @@ async def test_a_full_queue_joins_the_last_waiting_turn_and_refuses_nothing(
     release = threading.Event()
     openai_server.script(gated(release, reply("done")))
     # No bursts: each message of this test waits on its own until the cap is reached.
-    await start_bot(runtime={"telegram": {"queueCap": 2, "burstSeconds": 0}})
+    await start_bot(timing=TelegramTiming(queue_cap=2, burst_seconds=0))
 
     telegram.send_text("slow one", chat_id=USER)
     await openai_server.wait_for_requests_async(1)
@@ -375,7 +376,7 @@ async def test_polling_resumes_after_the_bot_api_was_unreachable(
 async def test_a_slow_reply_shows_typing_until_it_is_sent(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
-    await start_bot(runtime={"telegram": {"typingDelaySeconds": 0.2}})
+    await start_bot(timing=TelegramTiming(typing_delay_seconds=0.2))
     openai_server.script(delay(0.8, reply("thought about it")))
     telegram.send_text("a hard question", chat_id=USER)
     [answer] = await telegram.wait_for_messages_async(USER, 1)

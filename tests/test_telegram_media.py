@@ -5,14 +5,21 @@ server (/v1/audio/transcriptions, image parts) over HTTP, files in a temp worksp
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
+import pytest
+
+from mnemobot.bot.channels.telegram.config import TelegramTiming
+from mnemobot.bot.media.document_reader import ReaderLimits
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     context_text,
     error,
+    reply,
     user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer, forward_origin_user
@@ -156,6 +163,28 @@ async def test_a_failed_transcription_keeps_the_file_and_sending_again_works(
     telegram.send_text("/retry", chat_id=USER)
     after = await telegram.wait_for_messages_async(USER, 3)
     assert after[2]["plain_text"] == NOTHING_TO_RETRY
+
+
+async def test_a_server_without_speech_to_text_is_one_warning_line_for_the_operator(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # llama.cpp's server: no /v1/audio/transcriptions, a 404 with its own body.
+    openai_server.transcriber = lambda upload: error(404, "File Not Found")
+    await start_bot()
+    with caplog.at_level(logging.INFO):
+        telegram.send_voice(chat_id=USER, duration=3, content=recording(3, "buy oat milk"))
+        [failed] = await telegram.wait_for_messages_async(USER, 1)
+    assert "HTTP 404" in failed["plain_text"] and "/retry" in failed["plain_text"]
+    about_it = [r for r in caplog.records if "speech to text" in r.getMessage()]
+    [line] = about_it
+    assert line.levelno == logging.WARNING
+    message = line.getMessage()
+    assert f"{openai_server.base_url} answered HTTP 404 for model whisper-1" in message
+    assert "media.transcription.backend to local" in message
+    assert "test-key" not in message
 
 
 async def test_retry_reads_the_kept_note_again_once_transcription_works(
@@ -360,9 +389,11 @@ async def test_a_model_without_vision_gets_the_caption_and_a_note_and_is_learned
 async def test_a_text_document_is_kept_read_and_found_later_by_its_words(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
-    await start_bot(runtime={"media": {"documentHeadChars": 200}})
-    filler = "\n\n".join(f"Clause {n}. The tenant keeps the flat tidy." for n in range(1, 60))
-    lease = f"{filler}\n\nClause 60. The notice period is three months, in writing.\n"
+    await start_bot()
+    openai_server.script(reply("Kept it."))  # not an echo of the long head: one message
+    # Past the 4,000 characters the model gets with the message.
+    filler = "\n\n".join(f"Clause {n}. The tenant keeps the flat tidy." for n in range(1, 120))
+    lease = f"{filler}\n\nClause 120. The notice period is three months, in writing.\n"
     telegram.send_document(
         chat_id=USER, file_name="lease.txt", content=lease.encode(), caption="my lease"
     )
@@ -388,7 +419,7 @@ async def test_a_pdf_is_read_within_its_page_limit_and_remembered(
 ) -> None:
     from mnemobot_tooling.sample_pdf import pdf_with_pages
 
-    await start_bot(runtime={"media": {"documentMaxPages": 3, "documentHeadChars": 60}})
+    await start_bot(tuning=Tuning(reader=ReaderLimits(max_pages=3)))
     pages = [
         "Residential lease\nBetween the landlord and the tenant.",
         "Section 4. Termination\nThe notice period is three months, given in writing.",
@@ -418,6 +449,23 @@ async def test_a_pdf_is_read_within_its_page_limit_and_remembered(
     assert "three months" in memory_section(openai_server.last_request())
 
 
+async def test_a_one_page_pdf_is_one_page(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    from mnemobot_tooling.sample_pdf import pdf_with_pages
+
+    await start_bot()
+    telegram.send_document(
+        chat_id=USER,
+        file_name="note.pdf",
+        mime_type="application/pdf",
+        content=pdf_with_pages(["Pick up the dry cleaning on Friday."]),
+    )
+    await telegram.wait_for_messages_async(USER, 1)
+    [text] = user_texts(openai_server.last_request())
+    assert "note.pdf, 1 page, " in text and "1 pages" not in text
+
+
 async def test_an_unreadable_file_gets_one_line_saying_what_was_kept(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
@@ -434,7 +482,7 @@ async def test_an_unreadable_file_gets_one_line_saying_what_was_kept(
 async def test_thirty_forwarded_notes_are_one_turn_and_one_reply(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
-    await start_bot(runtime={"telegram": {"burstSeconds": 1.0}})
+    await start_bot(timing=TelegramTiming(burst_seconds=1.0))
     day = int(time.time()) - 3 * 86_400
     notes = [f"Note {n}: item {n}" for n in range(30)]
     notes[17] = "Note 17: the wifi password at the cabin is larch-2291"
@@ -559,6 +607,7 @@ def current_facts(workspace: Path, word: str) -> list[dict[str, object]]:
     ]
 
 
+@pytest.mark.slow
 async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_users(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:

@@ -4,6 +4,7 @@ fake Bot API and the fake model server over HTTP)."""
 
 from __future__ import annotations
 
+from mnemobot.bot.channels.telegram.config import TelegramTiming
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, user_texts
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
@@ -17,7 +18,7 @@ USER = 4343
 async def test_a_paste_cut_into_two_messages_is_one_turn(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
-    await start_bot(runtime={"telegram": {"burstSeconds": 1.0}})
+    await start_bot(timing=TelegramTiming(burst_seconds=1.0))
     # As Telegram's apps cut it: a full first message, then the rest.
     first = ("The lease says the notice period is three months. " * 80)[:4096]
     rest = "And the deposit is returned within thirty days. What do I owe when I move out?"
@@ -34,7 +35,7 @@ async def test_a_short_message_is_answered_without_waiting_for_more(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     # A long burst window: a short typed message must not wait it out.
-    await start_bot(runtime={"telegram": {"burstSeconds": 30.0}})
+    await start_bot(timing=TelegramTiming(burst_seconds=30.0))
     telegram.send_text("What is the notice period?", chat_id=USER)
     [answer] = await telegram.wait_for_messages_async(USER, 1, timeout=10)
     assert answer["plain_text"] == "echo: What is the notice period?"

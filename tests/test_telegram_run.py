@@ -90,6 +90,7 @@ def test_run_without_a_token_says_how_to_get_one(workspace: Path, model_server: 
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
@@ -152,3 +153,36 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
     assert "sk-test-secret-value" not in err and telegram.token not in err
     assert "Traceback" not in err
     assert json.dumps(messages).count("a slow question") == 1
+
+
+def test_ctrl_c_leaves_a_stopped_line_as_the_logs_last(
+    workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    env = subprocess_env(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_BASE_URL=openai_server.base_url,
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+        TELEGRAM_ALLOWED_USERS=str(USER),
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mnemobot", "run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=workspace.parent,
+    )
+    try:
+        telegram.wait_for_call("getUpdates", timeout=30)
+        process.send_signal(signal.SIGINT)  # what Ctrl-C at its terminal sends
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    lines = err.strip().splitlines()
+    # `run` keeps its whole log (INFO lines), and its last line says it ended, and why.
+    assert " INFO mnemobot.bot.cli.startup: starting: workspace" in lines[0]
+    assert lines[-1].endswith("INFO mnemobot.bot.cli.run: stopped (SIGINT): shut down cleanly")

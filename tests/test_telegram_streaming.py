@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from mnemobot.bot.channels.telegram.config import TelegramTiming
 from mnemobot.bot.channels.telegram.markdown_html import markdown_to_telegram_html
 from mnemobot.bot.channels.telegram.split import split_for_telegram
 from mnemobot.systems.core.reply_stream import STOPPED_MARK
@@ -30,7 +31,11 @@ ANSWER = "Here is **the plan**:\n\n" + " ".join(f"step{i}" for i in range(50)) +
 
 
 def streaming(mode: str = "edit", seconds: float = 1.0) -> dict[str, object]:
-    return {"telegram": {"streaming": mode, "streamEditSeconds": seconds}}
+    """`start_bot`'s arguments: the streaming mode, previews at most every `seconds`."""
+    return {
+        "runtime": {"telegram": {"streaming": mode}},
+        "timing": TelegramTiming(stream_edit_seconds=seconds),
+    }
 
 
 async def until(condition: Callable[[], object], timeout: float = 15.0) -> None:
@@ -67,7 +72,7 @@ async def test_a_streamed_reply_is_edited_at_most_once_a_second_and_ends_formatt
 ) -> None:
     openai_server.tokens_per_second = 20
     openai_server.script(reply(ANSWER))
-    await start_bot(runtime=streaming())
+    await start_bot(**streaming())
     telegram.send_text("plan my day", chat_id=USER)
     await until(finished(telegram, USER))
     [message] = telegram.sent_messages(USER)
@@ -85,13 +90,53 @@ async def test_a_streamed_reply_is_edited_at_most_once_a_second_and_ends_formatt
     assert telegram.chat_actions(USER) == []
 
 
+async def test_the_first_streamed_message_is_worth_its_notification(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    """Telegram notifies for the sendMessage only, never for the edits that fill it in:
+    the lock screen must not say "M"."""
+    openai_server.tokens_per_second = 20
+    answers = [
+        "Meeting notes are ready and here is what we agreed on with the whole team today",
+        "Sure. The dentist is on Thursday at four thirty and I will remind you",
+    ]
+    for answer in answers:
+        openai_server.script(reply(answer))
+    await start_bot(**streaming())
+    for count, text in enumerate(("what did we agree?", "when is the dentist?"), start=1):
+        telegram.send_text(text, chat_id=USER)
+        await until(finished(telegram, USER, count))
+    firsts = [c["params"]["text"] for c in telegram.calls("sendMessage")]
+    assert len(firsts) == 2
+    assert len(firsts[0]) >= 40 and answers[0].startswith(firsts[0])
+    assert firsts[1].startswith("Sure.") and answers[1].startswith(firsts[1])
+    # Then edits as before, ending on the whole reply.
+    assert [m["text"] for m in telegram.sent_messages(USER)] == answers
+
+
+async def test_a_slow_model_shows_what_it_has_after_a_short_wait(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tokens_per_second = 1.5
+    openai_server.script(reply("Thinking about your question carefully"))
+    await start_bot(**streaming())
+    telegram.send_text("hard question", chat_id=USER)
+    await until(finished(telegram, USER), timeout=30)
+    [first_token] = openai_server.first_token_times()
+    [first] = telegram.calls("sendMessage")
+    waited = first["time"] - first_token
+    assert 2.0 <= waited <= 4.0, waited
+    assert first["params"]["text"].startswith("Thinking about")
+    assert telegram.sent_messages(USER)[0]["text"] == "Thinking about your question carefully"
+
+
 async def test_typing_shows_while_the_model_is_slow_and_stops_at_the_first_text(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     openai_server.tokens_per_second = 20  # ~3 s of streaming after the first token
     openai_server.script(delay(1.5, reply(ANSWER)))
-    typing = {"typingDelaySeconds": 0.2, "typingIntervalSeconds": 0.3}
-    await start_bot(runtime={"telegram": {"streaming": "edit", **typing}})
+    typing = TelegramTiming(typing_delay_seconds=0.2, typing_interval_seconds=0.3)
+    await start_bot(runtime={"telegram": {"streaming": "edit"}}, timing=typing)
     telegram.send_text("think hard", chat_id=USER)
     await until(finished(telegram, USER))
 
@@ -112,7 +157,7 @@ async def test_a_long_streamed_reply_continues_in_the_next_message(
     assert len(long_answer) > 5000
     openai_server.tokens_per_second = 400
     openai_server.script(reply(long_answer))
-    await start_bot(runtime=streaming(seconds=0.3))
+    await start_bot(**streaming(seconds=0.3))
     telegram.send_text("write a lot", chat_id=USER)
     expected = html_of(long_answer)
     assert len(expected) == 2
@@ -137,7 +182,7 @@ async def test_a_tool_call_mid_answer_keeps_the_text_and_shows_what_is_done(
         ),
         reply("Your dentist is on Thursday."),
     )
-    await start_bot(runtime=streaming(seconds=0.3))
+    await start_bot(**streaming(seconds=0.3))
     telegram.send_text("when is the dentist?", chat_id=USER)
     shown: set[str] = set()
 
@@ -159,7 +204,7 @@ async def test_a_429_on_an_edit_waits_for_that_chat_only(
     openai_server.responder = lambda body: reply(
         ANSWER if "slow" in str(body["messages"][-1]["content"]) else "quick answer"
     )
-    await start_bot(runtime=streaming(seconds=0.3))
+    await start_bot(**streaming(seconds=0.3))
     telegram.fail_next("editMessageText", status=429, retry_after=5)
     telegram.send_text("slow please", chat_id=USER)
     await until(lambda: any(c["status"] == 429 for c in telegram.calls("editMessageText")))
@@ -187,7 +232,7 @@ async def test_stop_mid_stream_keeps_what_was_shown_marked_stopped(
 ) -> None:
     openai_server.tokens_per_second = 10
     openai_server.script(reply(ANSWER))
-    await start_bot(runtime=streaming(seconds=0.3))
+    await start_bot(**streaming(seconds=0.3))
     telegram.send_text("plan my day", chat_id=USER)
     await until(lambda: len(preview_calls(telegram, USER)) >= 2)
     telegram.send_text("/stop", chat_id=USER)
@@ -212,7 +257,7 @@ async def test_groups_get_no_preview_in_auto_mode(
 ) -> None:
     openai_server.tokens_per_second = 40
     openai_server.script(reply(ANSWER), reply(ANSWER))
-    await start_bot(runtime=streaming("auto"))
+    await start_bot(**streaming("auto"))
     group = -100777
     telegram.send_text("@mnemo_test_bot plan", chat_id=group, chat_type="supergroup", user_id=7)
     telegram.send_text("plan", chat_id=USER)
@@ -229,7 +274,7 @@ async def test_draft_mode_previews_in_a_draft_and_sends_the_reply_once(
 ) -> None:
     openai_server.tokens_per_second = 20
     openai_server.script(reply(ANSWER))
-    await start_bot(runtime=streaming("draft", seconds=0.3))
+    await start_bot(**streaming("draft", seconds=0.3))
     telegram.send_text("plan my day", chat_id=USER)
     await until(finished(telegram, USER))
     drafts = telegram.drafts(USER)
@@ -246,7 +291,7 @@ async def test_a_preview_waits_for_an_earlier_reply_still_in_the_outbox(
 ) -> None:
     openai_server.tokens_per_second = 20
     openai_server.script(reply(ANSWER))
-    await start_bot(runtime=streaming(seconds=0.3))
+    await start_bot(**streaming(seconds=0.3))
     # /new's answer (no preview: a command's) meets a bad gateway and waits in the
     # outbox for its next try...
     telegram.fail_next("sendMessage", status=502)
@@ -271,7 +316,7 @@ async def test_an_answer_cut_at_the_models_length_limit_says_so(
     # A local server stops at the end of its window with finish_reason "length": the user
     # must not take half a sentence for the whole answer.
     openai_server.script(reply("Your dentist is called", finish_reason="length"))
-    await start_bot(runtime=streaming())
+    await start_bot(**streaming())
     telegram.send_text("who is my dentist?", chat_id=USER)
     await until(finished(telegram, USER))
     [message] = telegram.sent_messages(USER)

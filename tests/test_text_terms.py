@@ -171,7 +171,7 @@ def real_text_lines() -> list[str]:
     """Real text of many kinds that every checkout has: the README's and docs' prose,
     commands and tables, and the extraction rules of memory (English, German, Spanish, Russian and
     Chinese) with their code and comments."""
-    rules = sorted((REPO / "mnemobot" / "memory" / "extraction").glob("*.py"))
+    rules = sorted((REPO / "mnemobot" / "memory" / "write" / "extraction").rglob("*.py"))
     files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *rules]
     return [line for path in files for line in path.read_text().splitlines() if line.strip()]
 

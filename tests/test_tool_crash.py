@@ -192,6 +192,7 @@ def wait_for_tool(telegram: TelegramServer, name: str, timeout: float = 90) -> N
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_a_reminder_asked_once_is_set_once_across_three_kills_after_the_tool_ran(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
@@ -224,6 +225,7 @@ def test_a_reminder_asked_once_is_set_once_across_three_kills_after_the_tool_ran
     assert len(calls) == 1
 
 
+@pytest.mark.slow
 def test_an_mcp_tool_is_called_once_across_a_kill_even_when_newer_messages_join_the_turn(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
@@ -264,6 +266,7 @@ def test_an_mcp_tool_is_called_once_across_a_kill_even_when_newer_messages_join_
     assert len([r for r in openai_server.requests if not after_tool(r)]) == 1
 
 
+@pytest.mark.slow
 def test_a_kill_between_a_tools_effect_and_its_record_never_runs_it_again(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
@@ -314,6 +317,7 @@ async def test_a_tool_call_that_cannot_be_put_on_record_is_not_run(
     assert result["content"].startswith("error: not run: the bot could not record this call")
 
 
+@pytest.mark.slow
 async def test_a_replica_killed_after_the_tool_ran_leaves_the_one_that_takes_over_one_reminder(
     workspace: Path, redis_url: str, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

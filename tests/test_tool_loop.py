@@ -8,7 +8,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.tuning import Tuning
 from mnemobot.systems.core.tool_runner import Tool
+from mnemobot.systems.model_call.tool_loop import ToolLimits
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
@@ -70,10 +72,9 @@ async def test_llm_call_limit_stops_the_turn_and_says_why(
 async def test_tool_execution_limit_stops_the_turn(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
-    write_runtime_config(
-        workspace, {"toolLoop": {"maxToolExecutions": 2}, "llm": {"maxRetries": 0}}
-    )
-    app = build_app(make_settings(workspace, openai_server))
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    two_runs = Tuning(tool_limits=ToolLimits(max_tool_executions=2))
+    app = build_app(make_settings(workspace, openai_server), tuning=two_runs)
     openai_server.script(
         tool_calls(
             [tool_call("datetime", {}), tool_call("datetime", {}), tool_call("datetime", {})]
@@ -81,7 +82,7 @@ async def test_tool_execution_limit_stops_the_turn(
     )
     answer = await ask(app, "three clocks please")
     await app.close()
-    assert "2 tool runs" in answer and "toolLoop.maxToolExecutions" in answer
+    assert "reached the limit of 2 tool runs" in answer
     session = app.sessions.get(CHAT.key)
     results = [m["content"] for m in session.messages if m["role"] == "tool"]
     assert len(results) == 3 and results[2].startswith("error: not run")
@@ -163,10 +164,10 @@ async def test_a_tool_is_cut_at_its_time_limit_and_a_turn_at_its_tool_time(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
     write_runtime_config(
-        workspace,
-        {"llm": {"maxRetries": 0}, "toolLoop": {"toolTimeoutSeconds": 0.5, "maxToolSeconds": 1}},
+        workspace, {"llm": {"maxRetries": 0}, "toolLoop": {"toolTimeoutSeconds": 0.5}}
     )
-    app = build_app(make_settings(workspace, openai_server))
+    one_second = Tuning(tool_limits=ToolLimits(max_tool_seconds=1))
+    app = build_app(make_settings(workspace, openai_server), tuning=one_second)
     app.tools.register(Tool("nap", "Sleep a while.", NapArguments, nap))
     openai_server.script(
         tool_call("nap", {"seconds": 30}),
@@ -189,4 +190,5 @@ async def test_a_tool_is_cut_at_its_time_limit_and_a_turn_at_its_tool_time(
         "have done part of its work",
         "error: not run, the tool time limit of this turn was reached",
     ]
-    assert "toolLoop.maxToolSeconds" in answer and answer.startswith("I stopped before finishing")
+    assert "took the 1 seconds one turn may spend on them" in answer
+    assert answer.startswith("I stopped before finishing")

@@ -12,6 +12,7 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import ItemType, Layer
 from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 
 SCOPE = "telegram:42"
 AT = datetime(2025, 3, 1, 10, tzinfo=UTC)
@@ -84,17 +85,13 @@ def test_a_turn_written_before_the_turn_type_loads_as_a_turn(workspace: Path) ->
     assert WorkspaceMemory.open(workspace).scopes.store(SCOPE).get("t1") is None
 
 
-def test_extraction_confidences_come_from_the_runtime_config(workspace: Path) -> None:
+def test_extraction_confidences_come_from_the_service_tuning(workspace: Path) -> None:
     rule = "Never push to main on Fridays."
     default = RuntimeConfig().memory
-    cautious = RuntimeConfig.model_validate(
-        {"memory": {"extraction": {"constraintConfidence": 0.7, "turnConfidence": 0.5}}}
-    ).memory
-    assert default.extraction.constraint_confidence == 0.85
-    assert default.extraction.turn_confidence == 0.65
+    assert DEFAULT_EXTRACTION.constraint_confidence == 0.85
+    assert DEFAULT_EXTRACTION.turn_confidence == 0.65
 
-    memory = WorkspaceMemory.open(workspace)
-    trusted = memory.record.record_turn(
+    trusted = WorkspaceMemory.open(workspace).record.record_turn(
         scope="telegram:1",
         user_text=rule,
         assistant_text="",
@@ -103,12 +100,13 @@ def test_extraction_confidences_come_from_the_runtime_config(workspace: Path) ->
         tz=UTC,
     )
     assert [item.layer for item in trusted.promoted] == [Layer.SEMANTIC]
-    doubted = memory.record.record_turn(
+    cautious = ExtractionTuning(constraint_confidence=0.7, turn_confidence=0.5)
+    doubted = WorkspaceMemory.open(workspace, extraction=cautious).record.record_turn(
         scope="telegram:2",
         user_text=rule,
         assistant_text="",
         at=AT.timestamp(),
-        config=cautious,
+        config=default,
         tz=UTC,
     )
     assert doubted.promoted == []

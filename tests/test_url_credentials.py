@@ -60,6 +60,7 @@ def test_doctor_checks_a_base_url_with_credentials_without_a_traceback(
     assert PASSWORD not in output and "pa%40ss" not in output
 
 
+@pytest.mark.slow
 def test_an_invalid_webhook_url_is_refused_without_printing_it(workspace: Path) -> None:
     result = run_mnemobot(
         "run",

@@ -77,6 +77,7 @@ async def a_chat_worth_seeing(bot: App) -> None:
     )
 
 
+@pytest.mark.slow
 async def test_the_page_in_a_real_browser(bot: App, start_page: StartPage, workspace: Path) -> None:
     await a_chat_worth_seeing(bot)
     page_server = await start_page()

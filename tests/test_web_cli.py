@@ -115,6 +115,7 @@ def test_an_unusable_access_token_is_one_clear_line(
         assert secret not in line
 
 
+@pytest.mark.slow
 def test_a_forget_on_the_page_run_web_serves_reaches_the_bots_next_reply(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

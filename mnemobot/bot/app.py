@@ -16,7 +16,6 @@ from functools import partial
 from pathlib import Path
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
-from mnemobot.bot.channels.lanes import LaneConfig
 from mnemobot.bot.channels.telegram.config import TelegramConfig
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
 from mnemobot.bot.delivery.turn_board import RedisTurnBoard
@@ -25,9 +24,10 @@ from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.llm.model_gate import ModelGate, TurnBoard, server_slots
 from mnemobot.bot.mcp.access import McpToolAccess, named_users
-from mnemobot.bot.mcp.config import McpConfig
+from mnemobot.bot.mcp.config import McpConfig, McpTiming
 from mnemobot.bot.mcp.servers import McpServers
 from mnemobot.bot.media.reader import MediaReader
+from mnemobot.bot.schedule.limits import ScheduleLimits
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
 from mnemobot.bot.schedule.service import ScheduleService, build_schedule
 from mnemobot.bot.schedule.store import TaskStore
@@ -39,6 +39,7 @@ from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.offer import ToolOffering
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
 from mnemobot.bot.tools.session_tools import SessionTools
+from mnemobot.bot.tuning import DEFAULT_TUNING, Tuning
 from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import Commands, StatusProvider
 from mnemobot.bot.turn.erasure import ScopeErasure
@@ -60,7 +61,7 @@ from mnemobot.memory.store.scope_paths import chat_scope
 from mnemobot.model.vision import ModelVisionStore
 from mnemobot.model.windows import ModelWindow, ModelWindowStore
 from mnemobot.systems.compaction.auto_compaction import AutoCompaction, OverflowRecovery
-from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.compaction.compactor import CompactionCalls, Compactor
 from mnemobot.systems.core.context import ChatRef
 from mnemobot.systems.core.llm import ChatModel
 from mnemobot.systems.core.pipeline import Pipeline, System, load_entry_point_systems
@@ -68,15 +69,12 @@ from mnemobot.systems.core.services import Services
 from mnemobot.systems.memory_steps.context_building import ContextBuilding
 from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
 from mnemobot.systems.model_call.context_window import ContextWindowLimit
-from mnemobot.systems.model_call.tool_loop import ToolLoop
+from mnemobot.systems.model_call.tool_loop import ToolLimits, ToolLoop
 
 # Each channel's section of runtime-config.json (`"telegram": {...}`), validated by a model
-# kept with the channel; every config store of the bot and its CLI reads them.
-CHANNEL_SECTIONS: dict[str, type[ConfigSection]] = {
-    # The console has nothing of its own beyond its lanes.
-    "console": LaneConfig,
-    "telegram": TelegramConfig,
-}
+# kept with the channel; every config store of the bot and its CLI reads them. The console
+# has none (its old lane keys are retired, `config.retired_keys`).
+CHANNEL_SECTIONS: dict[str, type[ConfigSection]] = {"telegram": TelegramConfig}
 
 
 # Every section kept with its code: the channels', and the MCP servers' (bot.mcp).
@@ -178,6 +176,7 @@ def build_app(
     clock: Clock = SYSTEM_CLOCK,
     tasks: TaskStore | None = None,
     erasure_journal: ErasureJournal | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
     turn_board: TurnBoard | None = None,
 ) -> App:
     """`sessions`: another store than the workspace's files (replicas keep them in Redis);
@@ -186,7 +185,8 @@ def build_app(
     `tasks`: where scheduled tasks are kept (replicas: Redis), else the workspace's files;
     `erasure_journal`: where /forget_me keeps asks and unfinished erasures (replicas:
     Redis), else a file of the workspace; `turn_board`: the turns in flight in every
-    replica (Redis), for background model calls to wait on.
+    replica (Redis), for background model calls to wait on; `tuning`: internal constants
+    (a test's shorter pauses), never the operator's settings.
 
     Room by room, each from the ones before it: the workspace, memory and the model
     (`Services`), maintenance, tools, compaction, permissions and the MCP servers, the turn
@@ -201,27 +201,31 @@ def build_app(
         settings=settings,
         paths=paths,
         runtime=runtime,
-        memory=_memory(settings, paths, runtime, shared_files=shared_workspace, clock=clock),
+        memory=_memory(
+            settings, paths, runtime, shared_files=shared_workspace, clock=clock, tuning=tuning
+        ),
         sessions=sessions,
         llm=llm,
         tools=tools,
         clock=clock,
     )
-    maintenance = _maintenance(services)
+    maintenance = _maintenance(services, tuning.maintenance_interval_hours)
     large_results = LargeResultStore(paths.large_tool_results)
     permissions = _permissions(runtime)
     _register_tools(tools, services, maintenance, large_results, permissions)
-    compactor = _compactor(services, maintenance)
+    compactor = _compactor(services, maintenance, tuning.compaction_calls)
     confirmations = Confirmations()
-    mcp = _mcp(services, tools, confirmations, permissions)
-    assistant = _assistant(services, tools, compactor, mcp.access, large_results, permissions)
+    mcp = _mcp(services, tools, confirmations, permissions, tuning.mcp)
+    assistant = _assistant(
+        services, tools, compactor, mcp.access, large_results, permissions, tuning.tool_limits
+    )
     if isinstance(llm, OpenAIChatModel):
         # Its turns tell the model client when a reply is in flight (replies first).
         assistant.gate = llm.gate
     erasure = ScopeErasure(
         paths, services.memory.forget, sessions, runtime.current, journal=erasure_journal
     )
-    schedule = _schedule(services, assistant, permissions, mcp, erasure, tasks)
+    schedule = _schedule(services, assistant, permissions, mcp, erasure, tasks, tuning.schedule)
     commands = _commands(
         services, assistant, compactor, maintenance, mcp, schedule, permissions, erasure
     )
@@ -239,7 +243,7 @@ def build_app(
         erasure=erasure,
         confirmations=confirmations,
         mcp=mcp,
-        media=MediaReader(settings, llm, assistant.model_name),
+        media=MediaReader(settings, llm, assistant.model_name, tuning.reader),
         clock=clock,
         maintenance=maintenance,
         schedule=schedule,
@@ -263,14 +267,16 @@ def _memory(
     *,
     shared_files: bool,
     clock: Clock,
+    tuning: Tuning,
 ) -> WorkspaceMemory:
     return WorkspaceMemory.open(
         paths.root,
-        max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=shared_files,
         clock=clock,
         # Reads memory.embeddings at each call: does nothing until they are configured.
         embedder=OpenAIEmbeddings(settings, runtime),
+        ranking=tuning.ranking,
+        extraction=tuning.extraction,
     )
 
 
@@ -298,7 +304,7 @@ def _chat_model(
     )
 
 
-def _maintenance(services: Services) -> MaintenanceTimer:
+def _maintenance(services: Services, interval_hours: float) -> MaintenanceTimer:
     memory, runtime = services.memory, services.runtime
     return MaintenanceTimer(
         paths=services.paths,
@@ -308,6 +314,7 @@ def _maintenance(services: Services) -> MaintenanceTimer:
         chat_model_name=services.settings.bot_model,
         on_superseded=supersede_matching_facts(memory.record, lambda: runtime.current().memory),
         clock=services.clock,
+        interval_hours=interval_hours,
     )
 
 
@@ -340,7 +347,9 @@ def _register_tools(
     load_entry_point_tools(tools, services)
 
 
-def _compactor(services: Services, maintenance: MaintenanceTimer) -> Compactor:
+def _compactor(
+    services: Services, maintenance: MaintenanceTimer, calls: CompactionCalls
+) -> Compactor:
     llm = services.llm
     return Compactor(
         llm,
@@ -350,6 +359,7 @@ def _compactor(services: Services, maintenance: MaintenanceTimer) -> Compactor:
         on_compacted=maintenance.notify_compacted,
         windows=llm if isinstance(llm, OpenAIChatModel) else None,
         clock=services.clock,
+        calls=calls,
     )
 
 
@@ -365,6 +375,7 @@ def _mcp(
     tools: ToolRegistry,
     confirmations: Confirmations,
     permissions: Permissions,
+    timing: McpTiming,
 ) -> McpServers:
     """The outside servers' tools, registered beside ours; who may call them (`access`)."""
     access = McpToolAccess(permissions, named_users(services.settings, permissions))
@@ -376,7 +387,13 @@ def _mcp(
         return llm.known_window(services.chat_model(config))
 
     return McpServers(
-        services.runtime, tools, confirmations, access, permissions, window_of=window_of
+        services.runtime,
+        tools,
+        confirmations,
+        access,
+        permissions,
+        window_of=window_of,
+        timing=timing,
     )
 
 
@@ -387,6 +404,7 @@ def _assistant(
     mcp_access: McpToolAccess,
     large_results: LargeResultStore,
     permissions: Permissions,
+    tool_limits: ToolLimits,
 ) -> Assistant:
     """The turn core: the pipeline of systems (the plugins' among them) a turn runs."""
     llm, memory = services.llm, services.memory
@@ -404,6 +422,7 @@ def _assistant(
             large_results=large_results,
             clock=services.clock,
             save_session=services.sessions.save_async,
+            limits=tool_limits,
         ),
         MemoryPersist(memory.record, memory.forget, clock=services.clock),
     ]
@@ -429,6 +448,7 @@ def _schedule(
     mcp: McpServers,
     erasure: ScopeErasure,
     tasks: TaskStore | None,
+    limits: ScheduleLimits,
 ) -> ScheduleService:
     """Scheduled tasks: their tool offered to the model (/reminders says when the model's
     window leaves no room for it), their files erased with a chat's."""
@@ -440,6 +460,7 @@ def _schedule(
         clock=services.clock,
         store=tasks,
         unavailable=partial(mcp.chat_tools.missing_text, name="schedule", what=REMINDERS),
+        limits=limits,
     )
     mcp.registry.register(schedule.tool)
     erasure.add_step(schedule.erase)
@@ -486,7 +507,11 @@ def _maintenance_status(assistant: Assistant, maintenance: MaintenanceTimer) -> 
 
 
 def build_replica_app(
-    settings: Settings, replicas: Replicas, *, clock: Clock = SYSTEM_CLOCK
+    settings: Settings,
+    replicas: Replicas,
+    *,
+    clock: Clock = SYSTEM_CLOCK,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> App:
     """The app of one replica: sessions and scheduled tasks in Redis, everything else on
     the shared workspace."""
@@ -502,5 +527,6 @@ def build_replica_app(
         clock=clock,
         tasks=tasks,
         erasure_journal=RedisErasureJournal(replicas.client, namespace=namespace),
+        tuning=tuning,
         turn_board=board,
     )

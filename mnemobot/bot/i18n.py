@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gettext
 import logging
+import struct
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -128,7 +129,9 @@ def _words(language: str) -> Words:
     try:
         with path.open("rb") as file:
             return Words(language, gettext.GNUTranslations(file))
-    except (OSError, gettext.error) as exc:
+    except (OSError, ValueError, struct.error) as exc:
+        # Missing or not a catalog (OSError), cut short (struct.error), or a bad charset or
+        # plural rule (ValueError).
         log.warning("no %s catalog (%s): the bot answers in English", language, exc)
         return Words(SOURCE_LANGUAGE, gettext.NullTranslations())
 

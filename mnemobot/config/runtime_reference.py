@@ -1,6 +1,11 @@
 """The runtime config reference (every key, its default, allowed values and meaning),
 generated from the models so it cannot drift from them: `mnemobot config docs` prints it
-and docs/configuration.md carries a copy that a test keeps in sync."""
+and docs/configuration.md carries a copy that a test keeps in sync.
+
+Keys come grouped, the groups a person changes most first (the model, then the assistant,
+memory, Telegram...); a section no group names (a plugin's, a new channel's) comes last
+under its own name, so every key is always listed.
+"""
 
 from __future__ import annotations
 
@@ -25,15 +30,37 @@ _BOUNDS = (
 )
 
 
+def _bounds(metadata: list[object]) -> list[str]:
+    bounds = []
+    for constraint in metadata:
+        for kind, attr, sign in _BOUNDS:
+            if isinstance(constraint, kind):
+                bounds.append(f"{sign} {getattr(constraint, attr):,}".replace(",", " "))
+    return bounds
+
+
 def _allowed(field: FieldInfo) -> str:
     literal_args = typing.get_args(field.annotation)
     if typing.get_origin(field.annotation) is typing.Literal:
         return " or ".join(json.dumps(arg) for arg in literal_args)
-    bounds = []
-    for constraint in field.metadata:
-        for kind, attr, sign in _BOUNDS:
-            if isinstance(constraint, kind):
-                bounds.append(f"{sign} {getattr(constraint, attr):,}".replace(",", " "))
+    words = [
+        " or ".join(json.dumps(value) for value in typing.get_args(arg))
+        for arg in literal_args
+        if typing.get_origin(arg) is typing.Literal
+    ]
+    kinds = {typing.get_origin(arg) for arg in literal_args if arg is not type(None)}
+    if words and kinds <= {typing.Literal, typing.Annotated}:
+        # A word or a bounded number ("auto" or a count): each part as it allows.
+        numbers = [
+            ", ".join(_bounds(info.metadata))
+            for arg in literal_args
+            if typing.get_origin(arg) is typing.Annotated
+            for info in arg.__metadata__
+            if isinstance(info, FieldInfo)
+        ]
+        null = ["null"] if type(None) in literal_args else []
+        return " or ".join([*words, *(f"a number {n}" for n in numbers if n), *null])
+    bounds = _bounds(field.metadata)
     nullable = type(None) in literal_args
     text = ", ".join(bounds)
     return f"{text}, or null" if nullable and text else ("null allowed" if nullable else text)
@@ -102,8 +129,49 @@ def _rows(model: type[BaseModel], defaults: dict[str, object], prefix: str) -> l
     return rows
 
 
+# (key prefix, heading), most changed first; a key goes to the longest prefix it has.
+GROUPS: tuple[tuple[str, str], ...] = (
+    ("llm.", "The model"),
+    ("assistant.", "The assistant"),
+    ("memory.", "Memory"),
+    ("telegram.", "Telegram"),
+    ("compaction.", "Compaction of long conversations"),
+    ("media.", "Voice notes, photos and documents"),
+    ("memory.embeddings.", "Recall by meaning (embeddings)"),
+    ("mcp.", "MCP servers (more in docs/mcp.md)"),
+    ("permissions.", "Who may do what in a group"),
+    ("schedule.", "Reminders and scheduled tasks"),
+    ("toolLoop.", "Tools"),
+    ("files.", "Files"),
+)
+_HEADER = ["| key | default | allowed | meaning |", "|---|---|---|---|"]
+
+
+def _group_of(key: str) -> str:
+    matching = [(len(prefix), heading) for prefix, heading in GROUPS if key.startswith(prefix)]
+    return max(matching)[1] if matching else f"`{key.split('.', 1)[0]}`"
+
+
 def reference_markdown(model: type[BaseModel] = RuntimeConfig) -> str:
-    """A Markdown table of every leaf key of `model` (dotted camelCase) with its default."""
+    """Markdown tables of every leaf key of `model` (dotted camelCase) with its default,
+    one per group (`GROUPS`), most changed first."""
     defaults = model().model_dump(by_alias=True, mode="json")
-    lines = ["| key | default | allowed | meaning |", "|---|---|---|---|"]
-    return "\n".join(lines + _rows(model, defaults, "")) + "\n"
+    grouped: dict[str, list[str]] = {heading: [] for _, heading in GROUPS}
+    for row in _rows(model, defaults, ""):
+        key = row.split("`", 2)[1]
+        grouped.setdefault(_group_of(key), []).append(row)
+    parts = [
+        "\n".join([f"### {heading}", "", *_HEADER, *rows])
+        for heading, rows in grouped.items()
+        if rows
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def count_keys(model: type[BaseModel] = RuntimeConfig) -> int:
+    """How many keys a person can write in the file: every leaf of `reference_markdown`
+    (the keys of a named entry, an MCP server's, once), the entries' container not."""
+    defaults = model().model_dump(by_alias=True, mode="json")
+    rows = [row.split("`", 2)[1] for row in _rows(model, defaults, "")]
+    containers = {key.rsplit(".<name>.", 1)[0] for key in rows if ".<name>." in key}
+    return len([key for key in rows if key not in containers])

@@ -1,4 +1,10 @@
-"""Load, create and hot-reload `preferences/runtime-config.json`."""
+"""Load, create and hot-reload `preferences/runtime-config.json`.
+
+Three kinds of key a file may hold beside the valid ones: a key an earlier version read
+(`retired_keys`): left out and named once in the log, its value with it when it is not
+the one now built in; an unknown key (a typo): left out, logged and shown by `/status`;
+and a bad value: the whole file is rejected and the last good config stays.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +17,11 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
 
 from mnemobot.config.runtime import ConfigSection, RuntimeConfig, with_sections
 
@@ -25,10 +33,33 @@ class RuntimeConfigError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class RetiredKey:
+    """A key of the file that this version no longer reads (`retired_keys`)."""
+
+    # Dotted, as the file spells it: "memory.ranking", "telegram.burstSeconds".
+    path: str
+    value: object = None
+    built_in: object = None
+    # The file set it to another value than the one now built in: that tuning is lost.
+    changed: bool = False
+
+    def describe(self) -> str:
+        if not self.changed:
+            return self.path
+        return f"{self.path} ({_json(self.value)} ignored; built in: {_json(self.built_in)})"
+
+
+@dataclass(frozen=True, slots=True)
 class ParsedRuntimeConfig:
     config: RuntimeConfig
     # Dotted camelCase paths of keys the model does not know; they were left out.
     unknown_keys: tuple[str, ...] = ()
+    # Keys earlier versions read; left out too, but not mistakes.
+    retired_keys: tuple[RetiredKey, ...] = ()
+
+
+def _json(value: object) -> str:
+    return orjson.dumps(value).decode() if value is not None else "null"
 
 
 def _english(message: str, /, **values: object) -> str:
@@ -65,13 +96,72 @@ def _without(raw: dict[str, object], locs: list[tuple[int | str, ...]]) -> dict[
     return stripped
 
 
+def _section_model(annotation: Any) -> type[BaseModel] | None:
+    is_model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+    return annotation if is_model else None
+
+
+def _entry_model(annotation: Any) -> type[BaseModel] | None:
+    """The model of each value of a `dict[str, Model]` field (MCP servers), else None."""
+    if getattr(annotation, "__origin__", None) is not dict:
+        return None
+    return _section_model(annotation.__args__[1])
+
+
+def _retired(path: str, value: object, built_in: object) -> list[RetiredKey]:
+    """The retired key at `path`; for a whole section, the section and each key in it
+    the file set to another value than the one built in."""
+    if isinstance(built_in, Mapping) and isinstance(value, dict):
+        found = [RetiredKey(path)]
+        for key, inner in value.items():
+            if key in built_in:
+                found += [k for k in _retired(f"{path}.{key}", inner, built_in[key]) if k.changed]
+        return found
+    return [RetiredKey(path, value, built_in, changed=value != built_in)]
+
+
+def without_retired(
+    raw: dict[str, Any], model: type[BaseModel], found: list[RetiredKey], prefix: str = ""
+) -> dict[str, Any]:
+    """`raw` without the keys `model` (and its sections) no longer read; `found` gets them.
+
+    A key `model` still has a field for is never retired (a section of that name added
+    again). The file may spell keys in snake_case too, as the models accept them.
+    """
+    fields = {(field.alias or name): field for name, field in model.model_fields.items()}
+    fields.update(model.model_fields)
+    retired: Mapping[str, object] = getattr(model, "retired", {})
+    kept: dict[str, Any] = {}
+    for key, value in raw.items():
+        field = fields.get(key)
+        if field is None:
+            camel = to_camel(key)
+            if camel in retired:
+                found += _retired(prefix + key, value, retired[camel])
+                continue
+        elif isinstance(value, dict):
+            if (section := _section_model(field.annotation)) is not None:
+                value = without_retired(value, section, found, f"{prefix}{key}.")
+            elif (entry := _entry_model(field.annotation)) is not None:
+                value = {
+                    name: without_retired(v, entry, found, f"{prefix}{key}.{name}.")
+                    if isinstance(v, dict)
+                    else v
+                    for name, v in value.items()
+                }
+        kept[key] = value
+    return kept
+
+
 def parse_runtime_config(
     data: bytes, model: type[RuntimeConfig] = RuntimeConfig
 ) -> ParsedRuntimeConfig:
-    """Validate the file's bytes; unknown keys are left out and listed, anything else raises.
+    """Validate the file's bytes; retired and unknown keys are left out and listed, a bad
+    value raises.
 
     A typo'd key must not throw away every other setting of the file, so it is reported
-    and ignored; a value the model rejects makes the whole file invalid.
+    and ignored; a key an earlier version read is no mistake at all (a file written by
+    that version holds them all); a value the model rejects makes the whole file invalid.
     """
     if not data.strip():
         raise RuntimeConfigError("the file is empty; write {} to use every default")
@@ -81,8 +171,11 @@ def parse_runtime_config(
         raise RuntimeConfigError(f"not valid JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise RuntimeConfigError("the top level must be a JSON object")
+    found: list[RetiredKey] = []
+    raw = without_retired(raw, model, found)
+    retired = tuple(found)
     try:
-        return ParsedRuntimeConfig(model.model_validate(raw))
+        return ParsedRuntimeConfig(model.model_validate(raw), retired_keys=retired)
     except ValidationError as exc:
         unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden" and e["loc"]]
         if not unknown:
@@ -91,7 +184,7 @@ def parse_runtime_config(
         config = model.model_validate(_without(raw, unknown))
     except ValidationError as exc:
         raise RuntimeConfigError(describe_validation_error(exc)) from None
-    return ParsedRuntimeConfig(config, tuple(_dotted(loc) for loc in unknown))
+    return ParsedRuntimeConfig(config, tuple(_dotted(loc) for loc in unknown), retired)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +211,8 @@ class RuntimeConfigStore:
         self._stamp: _FileStamp | None = None
         self.error: str | None = None
         self.unknown_keys: tuple[str, ...] = ()
+        # Keys of the file this version no longer reads (not an error; logged once).
+        self.retired_keys: tuple[RetiredKey, ...] = ()
         # Whether the config in force came from the file (else it is the defaults).
         self.from_file = False
         self.loaded_at_least_once = False
@@ -210,10 +305,22 @@ class RuntimeConfigStore:
                 self.path,
                 ", ".join(parsed.unknown_keys),
             )
+        if parsed.retired_keys and parsed.retired_keys != self.retired_keys:
+            # Named once: a lost tuning is worth a warning, the defaults an earlier
+            # version wrote into the file only a note.
+            changed = any(key.changed for key in parsed.retired_keys)
+            log.log(
+                logging.WARNING if changed else logging.INFO,
+                "runtime config %s: keys no longer used by this version, ignored (their "
+                "values are built in now; you may delete them): %s",
+                self.path,
+                ", ".join(key.describe() for key in parsed.retired_keys),
+            )
         if parsed.config != self._config:
             log.info("runtime config loaded from %s", self.path)
         self._config = parsed.config
         self.unknown_keys = parsed.unknown_keys
+        self.retired_keys = parsed.retired_keys
         self.from_file = True
         self.error = None
 

@@ -236,7 +236,7 @@ def load_settings() -> Settings:
             f"fix the path or create it with `mnemobot init --env-file {explicit}`."
         )
     try:
-        return Settings(_env_file=env_file_candidates())  # type: ignore[call-arg]
+        return Settings(_env_file=env_file_candidates())
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else "settings"

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Required, TypedDict, cast
 
 import orjson
 from filelock import FileLock
@@ -31,10 +31,46 @@ SESSION_THREADS = ThreadPoolExecutor(4, thread_name_prefix="sessions")
 
 _SESSION_KEY = re.compile(r"^[A-Za-z0-9_-]+:[A-Za-z0-9_@.:-]+$")
 
-Message = dict[str, Any]
-
-
+Role = Literal["system", "user", "assistant", "tool"]
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+# One message of a conversation as the session keeps it. The model is sent `role`,
+# `content`, `tool_calls`, `tool_call_id` and `name` (`request_messages.API_KEYS`); the
+# rest is the bot's own. Times are ISO 8601 (`to_iso`). Files written by older versions
+# may lack any key but the role. (The functional form: "from" is a keyword.)
+Message = TypedDict(
+    "Message",
+    {
+        "role": Required[Role],
+        # None: an assistant message that only calls tools.
+        "content": str | None,
+        "at": str,
+        # The channel's ids of the messages this one holds (several when merged).
+        "refs": list[str],
+        # Who wrote it, in a group.
+        "from": str,
+        # What the message was made of (files, forwards), kept so an edit of one changes
+        # that part only (`turn_media.parts_to_keep`).
+        "parts": list[dict[str, str]],
+        "tags": list[str],
+        # The assistant's: the whole reply the user read (text before its tool calls too),
+        # when it differs from `content`; and whether /stop cut it short.
+        "reply": str,
+        "stopped": bool,
+        # An assistant message's tool calls (`ToolCall.to_message_dict`), and a tool
+        # result's call id and tool name.
+        "tool_calls": list[dict[str, Any]],
+        "tool_call_id": str,
+        "name": str,
+        # Notes a tool result adds to the reply (`resumed_turn.REPLY_NOTES_KEY`).
+        "notes": list[str],
+        # When its message was last edited.
+        "edited": str,
+        # A queued message kept at shutdown without its turn.
+        "unanswered": bool,
+    },
+    total=False,
+)
 
 # Metadata of a fresh session that replaced an unreadable file: the set-aside file's name,
 # so the chat's next reply can say so once (the assistant removes it when it does).
@@ -124,7 +160,8 @@ class AgentSession:
             id=str(data["id"]),
             channel_type=str(data["channelType"]),
             chat_id=str(data["chatId"]),
-            messages=messages,
+            # Checked for their roles above; the other keys are read with care.
+            messages=cast(list[Message], messages),
             metadata=dict(data.get("metadata") or {}),
             state=dict(data.get("state") or {}),
             created_at=from_iso(data["createdAt"]),
@@ -314,7 +351,7 @@ def _file_signature(path: Path) -> tuple[int, int, int] | None:
 _TAIL_READ_BYTES = 8 << 20
 
 
-def _tail_records(path: Path, count: int) -> list[Message]:
+def _tail_records(path: Path, count: int) -> list[dict[str, Any]]:
     """The last `count` whole JSON records of a JSONL file (fewer if it has fewer)."""
     if count <= 0:
         return []
@@ -325,7 +362,7 @@ def _tail_records(path: Path, count: int) -> list[Message]:
             data = handle.read()
     except FileNotFoundError:
         return []
-    records: list[Message] = []
+    records: list[dict[str, Any]] = []
     for line in data.split(b"\n")[-(count + 2) :]:
         try:
             value = orjson.loads(line)
@@ -336,7 +373,7 @@ def _tail_records(path: Path, count: int) -> list[Message]:
     return records[-count:]
 
 
-def _overlap(logged: list[Message], batch: list[Message]) -> int:
+def _overlap(logged: list[dict[str, Any]], batch: list[Message]) -> int:
     """How many leading messages of `batch` are exactly the last ones of `logged`."""
     for size in range(min(len(logged), len(batch)), 0, -1):
         if logged[-size:] == batch[:size]:

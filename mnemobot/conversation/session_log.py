@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mnemobot.base.atomic_file import read_jsonl
 from mnemobot.conversation.session import Message
@@ -17,7 +19,8 @@ class LoggedMessage:
     text: str
 
 
-def _text_of(message: Message) -> str:
+def _text_of(message: Mapping[str, Any]) -> str:
+    """A session message's text, or a logged record's (any JSON object: read with care)."""
     content = message.get("content")
     if isinstance(content, str) and content:
         return content

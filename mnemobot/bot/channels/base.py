@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from mnemobot.base.clock import Clock
-from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.channels.lanes import LaneJob, MessageJob
 from mnemobot.bot.media.reader import MediaReader
 from mnemobot.bot.schedule.service import ScheduleService
 from mnemobot.bot.tools.confirmations import Confirmations
@@ -68,7 +68,7 @@ class Channel(Protocol):
         files says where the file was written instead."""
         ...
 
-    async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
+    async def prepare_turn(self, job: MessageJob) -> PreparedTurn:
         """The job's messages as a turn's text and media, once the chat's turn starts (files
         are fetched and read here, never while updates are being read)."""
         ...
@@ -116,8 +116,13 @@ class ChannelHost(Protocol):
     """
 
     paths: WorkspacePaths
-    # The bot's time (a bench or a test passes its own): what a channel keeps is dated by it.
-    clock: Clock
+
+    # A property: mypy takes a callable field of a dataclass (the root's) for read-only.
+    @property
+    def clock(self) -> Clock:
+        """The bot's time (a bench or a test passes its own): what a channel keeps is
+        dated by it."""
+
     # Read `runtime.current()` each time: the runtime config hot-reloads.
     runtime: RuntimeConfigStore
     sessions: SessionStore

@@ -20,7 +20,16 @@ from typing import Any
 
 from mnemobot.base.clock import to_iso
 from mnemobot.bot.channels.base import Channel, ChannelReplyStream
-from mnemobot.bot.channels.lanes import Admission, ChatLanes, LaneConfig, LaneJob
+from mnemobot.bot.channels.lanes import (
+    Admission,
+    ChatLanes,
+    CommandJob,
+    EditJob,
+    FiringJob,
+    LaneJob,
+    LaneRules,
+    MessageJob,
+)
 from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
@@ -91,7 +100,7 @@ class ChatDispatcher:
         assistant: Assistant,
         commands: Commands,
         channel: Channel,
-        config: Callable[[], LaneConfig],
+        config: Callable[[], LaneRules],
         *,
         answered: Answered | None = None,
         confirmations: Confirmations | None = None,
@@ -104,7 +113,7 @@ class ChatDispatcher:
         self.firings = firings
         self.commands = commands
         self.channel = channel
-        # Read on every message, so a hot-reloaded queueCap or queueMode applies at once.
+        # Read on every message, so a hot-reloaded queue mode applies at once.
         self.config = config
         self.answered = answered
         self._shutting_down = False
@@ -124,21 +133,18 @@ class ChatDispatcher:
     async def receive(self, job: LaneJob) -> Admission | None:
         """Take one message or command; returns the lane admission, None if answered
         outside the lane. Returns without waiting for any chat's turn or any send."""
-        command = job.command
-        if command is not None and command.name not in LANE_COMMANDS:
+        if isinstance(job, CommandJob) and job.command.name not in LANE_COMMANDS:
             stop: StopHandler = self.stop
-            if command.name == "stop":
+            if job.command.name == "stop":
                 # The queue empties now, before the next message lands; cancelling the
                 # running reply and saying so go on in the background.
                 stop = partial(self._stop_dropped, self.lanes.drop_queued(job.chat.key))
             self._in_order(job.chat.key, partial(self._answer_command, job, stop))
             return None
         if (
-            command is None
-            and job.edit_of is None
-            # A firing carries the chat's user but is not them speaking: a reminder that
-            # says "ok" confirms nothing.
-            and job.firing is None
+            # Not a command, an edit, or a firing (it carries the chat's user but is not them
+            # speaking: a reminder that says "ok" confirms nothing).
+            isinstance(job, MessageJob)
             and self.confirmations is not None
             and self.confirmations.answer_text(job.chat, job.text)
         ):
@@ -208,14 +214,13 @@ class ChatDispatcher:
         await self._answered(outcome.dropped_jobs)
         return stop_text(outcome.cancelled_running, outcome.dropped)
 
-    async def _answer_command(self, job: LaneJob, stop: StopHandler) -> None:
+    async def _answer_command(self, job: CommandJob, stop: StopHandler) -> None:
         """Work out a command's answer and send it (with its file, if any)."""
         await self._send_command_reply(job, await self._command_reply(job, stop))
         await self._answered([job])
 
-    async def _command_reply(self, job: LaneJob, stop: StopHandler) -> CommandReply:
+    async def _command_reply(self, job: CommandJob, stop: StopHandler) -> CommandReply:
         """The command's answer; a failure is one log line and one line for the user."""
-        assert job.command is not None
         try:
             return await self.commands.reply(
                 job.chat, job.command, stop=stop, channel_status=self.status_lines
@@ -301,13 +306,12 @@ class ChatDispatcher:
         await self.channel.close_stream(job, answered=answered)
 
     async def _answer_job(self, job: LaneJob) -> None:
-        if job.edit_of is not None:
+        if isinstance(job, EditJob):
             # An edit of a message answered before: memory learns the new wording, in
             # order with the chat's turns; there is nothing to reply.
             await self.assistant.revise(job.chat, job.edit_of, job.text)
             return
-        command = job.command
-        if command is not None and command.name not in SLOW_COMMANDS:
+        if isinstance(job, CommandJob) and job.command.name not in SLOW_COMMANDS:
             await self._send_command_reply(job, await self._command_reply(job, self.stop))
             return
         # Progress notes are not answers: they quote nothing.
@@ -316,17 +320,17 @@ class ChatDispatcher:
         async def progress(text: str) -> None:
             await self.channel.send_text(progress_job, text)
 
-        if job.firing is not None:
+        if isinstance(job, FiringJob):
             if self.firings is not None:
                 out = FiringReplies(self.channel, job)
                 await self.firings.run(job.firing, job.chat, out, progress)
             return
 
-        stream = self.channel.reply_stream(job) if command is None else None
+        stream = self.channel.reply_stream(job) if isinstance(job, MessageJob) else None
         if stream is not None:
             self._streams[job.chat.key] = stream
         async with self.channel.working(job):
-            if command is not None:
+            if isinstance(job, CommandJob):
                 await self._send_command_reply(job, await self._command_reply(job, self.stop))
                 return
             outcome = await self._turn(job, progress, stream)
@@ -346,7 +350,7 @@ class ChatDispatcher:
 
     async def _turn(
         self,
-        job: LaneJob,
+        job: MessageJob,
         progress: Callable[[str], Awaitable[None]],
         stream: ChannelReplyStream | None = None,
     ) -> TurnOutcome | None:
@@ -373,7 +377,7 @@ class ChatDispatcher:
         return outcome
 
     async def _when_stored(
-        self, job: LaneJob, progress: Callable[[str], Awaitable[None]]
+        self, job: MessageJob, progress: Callable[[str], Awaitable[None]]
     ) -> TurnOutcome | None:
         """The message could not be stored (a full or read-only disk): say so once, then try
         again with growing pauses until it can be, and answer it then. The chat's later
@@ -387,7 +391,7 @@ class ChatDispatcher:
                 return outcome
             pause = min(pause * 2, STORAGE_RETRY_LAST_SECONDS)
 
-    def _keep_unanswered(self, jobs: list[LaneJob]) -> None:
+    def _keep_unanswered(self, jobs: list[MessageJob]) -> None:
         """Queued messages that never got a turn stay in their sessions, marked unanswered."""
         for job in jobs:
             session = self.assistant.session(job.chat)

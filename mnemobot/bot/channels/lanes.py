@@ -5,9 +5,9 @@ Shared by every channel. A lane belongs to one session key (`telegram:<chatId>[:
 Nothing a channel hands over is refused: a message the channel took (Telegram: kept in its
 durable inbox, acknowledged) is answered. Messages of one sender that arrive together (a
 batch of forwards, an album, a backlog replayed after a restart or an outage: each within
-`burstSeconds` of the one before) wait as one turn; a batch the channel marks (`gather`:
+`burst_seconds` of the one before) wait as one turn; a batch the channel marks (`gather`:
 forwards, albums) waits for its last message even when nothing else is running; and once
-`queueCap` turns wait, a new message joins its sender's last waiting turn instead of
+`queue_cap` turns wait, a new message joins its sender's last waiting turn instead of
 adding one more. In `collect` mode every waiting message of a sender joins one turn, the
 way a person who sends three short messages in a row means one thing. Each job runs as its
 own asyncio task so `/stop` can cancel it even while it waits on the LLM.
@@ -21,15 +21,12 @@ import enum
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
-from typing import Literal
-
-from pydantic import Field
+from collections.abc import Callable, Coroutine
+from dataclasses import KW_ONLY, dataclass, field, replace
+from typing import Any, Literal
 
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.config.runtime import ConfigSection
 from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
@@ -37,68 +34,112 @@ log = logging.getLogger(__name__)
 FINISHING_GRACE_SECONDS = 0.05
 
 
-class LaneConfig(ConfigSection):
-    """The lane settings every channel's runtime-config section carries."""
-
-    queue_mode: Literal["queue", "collect"] = "queue"
-    """"queue": messages sent during a reply wait and get their own turns (those arriving
-    together, see burstSeconds, share one); "collect": they are merged into one turn."""
-    queue_cap: int = Field(20, ge=1, le=1_000)
-    """Most turns waiting in one chat; past it a new message joins its sender's last
-    waiting turn. Nothing is refused."""
-    burst_seconds: float = Field(1.5, ge=0, le=60)
-    """Messages of one sender arriving within this many seconds of each other (a batch of
-    forwards, an album, a backlog replayed after a restart) wait as one turn; 0 gives each
-    its own."""
+QueueMode = Literal["queue", "collect"]
+# Most turns waiting in one chat; past it a new message joins its sender's last waiting
+# turn (nothing is refused). Not measured; far more than a person types during a reply,
+# few enough that a flood replays as a handful of turns.
+QUEUE_CAP = 20
+# Messages of one sender arriving within this many seconds of each other (a batch of
+# forwards, an album, a backlog replayed after a restart) wait as one turn. Not measured;
+# Telegram delivers an album's or a forwarded batch's messages well within it, and a
+# person's next thought usually takes longer.
+BURST_SECONDS = 1.5
 
 
 @dataclass(frozen=True, slots=True)
-class LaneJob:
-    """A message (or a queued command such as /new) waiting for its turn in a chat."""
+class LaneRules:
+    """How a channel's lanes queue: the channel's `queue_mode` (Telegram's is a setting,
+    `telegram.queueMode`), the cap and the burst (constants; a test passes others)."""
+
+    # "queue": messages sent during a reply wait and get their own turns (those arriving
+    # together share one); "collect": they are merged into one turn.
+    queue_mode: QueueMode = "queue"
+    queue_cap: int = QUEUE_CAP
+    burst_seconds: float = BURST_SECONDS
+
+
+DEFAULT_LANE_RULES = LaneRules()
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What every job of a lane has, whatever its kind (`LaneJob`)."""
 
     chat: ChatRef
     text: str
-    message_refs: tuple[str, ...] = ()
+    _: KW_ONLY
     # The channel's id of the message to quote in the reply (Telegram groups), the newest
     # one when merged.
     reply_to_message_id: int | None = None
-    # /new and /compact run in order with the messages around them, never merged.
-    command: ParsedCommand | None = None
     received_at: float = field(default_factory=time.monotonic)
     # Ids of the durable inbox entries this job answers (all of them, when merged): they
     # are marked done once the job's answer is safely on its way.
     receipts: tuple[str, ...] = ()
+    # Stands for the job while its turn runs, to tell how it goes (a tool's status line):
+    # what is sent for it is not the job's answer, so it goes out at once.
+    progress: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MessageJob(_Job):
+    """A message, or several of one sender merged into one turn."""
+
+    message_refs: tuple[str, ...] = ()
     # How many messages the job answers (more than one when merged).
     messages: int = 1
     # What the channel needs to read the messages when the turn starts (files to fetch,
     # forwards' origins), in arrival order; the channel's own objects.
     parts: tuple[object, ...] = ()
     # Part of a batch that arrives together (a forwarded batch, an album): the turn waits
-    # until the chat has been quiet for `burstSeconds`, so the batch is one turn.
+    # until the chat has been quiet for `burst_seconds`, so the batch is one turn.
     gather: bool = False
-    # An edit of the message with this ref whose turn already ran: memory is updated in
-    # order with the chat's turns, and nothing is replied.
-    edit_of: str | None = None
-    # A scheduled task's occurrence, waiting its turn like a message; never merged.
-    firing: Firing | None = None
-    # Stands for the job while its turn runs, to tell how it goes (a tool's status line):
-    # what is sent for it is not the job's answer, so it goes out at once.
-    progress: bool = False
 
 
-def firing_job(firing: Firing, *, receipt: str | None = None) -> LaneJob:
+@dataclass(frozen=True, slots=True)
+class CommandJob(_Job):
+    """A command. /new and /compact run in order with the messages around them, never
+    merged; the others are answered at once, outside the lane."""
+
+    command: ParsedCommand
+
+
+@dataclass(frozen=True, slots=True)
+class EditJob(_Job):
+    """An edit of the message with this ref whose turn already ran: memory is updated in
+    order with the chat's turns, and nothing is replied."""
+
+    edit_of: str
+
+
+@dataclass(frozen=True, slots=True)
+class FiringJob(_Job):
+    """A scheduled task's occurrence, waiting its turn like a message; never merged."""
+
+    firing: Firing
+
+
+# One kind or another, never two: a job's class says what it is.
+LaneJob = MessageJob | CommandJob | EditJob | FiringJob
+
+
+def firing_job(firing: Firing, *, receipt: str | None = None) -> FiringJob:
     """A scheduled task's occurrence as a job of its chat (or forum topic); `receipt`: the
     inbox entry it answers, under the firing's stable id."""
-    return LaneJob(
-        chat=firing.task.chat.ref(),
-        text=firing.task.text,
-        message_refs=(firing.entry_id,),
+    return FiringJob(
+        firing.task.chat.ref(),
+        firing.task.text,
+        firing,
         receipts=(receipt,) if receipt else (),
-        firing=firing,
     )
 
 
-JobRunner = Callable[[LaneJob], Awaitable[None]]
+def messages_of(job: LaneJob) -> int:
+    """How many messages a job answers: a merged one more than one."""
+    return job.messages if isinstance(job, MessageJob) else 1
+
+
+# A coroutine: each job runs as its own task.
+JobRunner = Callable[[LaneJob], Coroutine[Any, Any, None]]
 
 
 class Admission(enum.Enum):
@@ -117,7 +158,7 @@ class StopOutcome:
     @property
     def dropped(self) -> int:
         """Messages dropped (a merged job counts each of its messages)."""
-        return sum(job.messages for job in self.dropped_jobs)
+        return sum(map(messages_of, self.dropped_jobs))
 
 
 @dataclass(slots=True)
@@ -132,17 +173,13 @@ class _Lane:
 def can_join(waiting: LaneJob, job: LaneJob) -> bool:
     """Whether `job` may share the turn of the `waiting` one: both messages, one sender."""
     return (
-        waiting.command is None
-        and job.command is None
-        and waiting.edit_of is None
-        and job.edit_of is None
-        and waiting.firing is None
-        and job.firing is None
+        isinstance(waiting, MessageJob)
+        and isinstance(job, MessageJob)
         and waiting.chat.user_id == job.chat.user_id
     )
 
 
-def merge_jobs(jobs: list[LaneJob]) -> LaneJob:
+def merge_jobs(jobs: list[MessageJob]) -> MessageJob:
     """One turn from several messages of the same sender, texts in arrival order."""
     if len(jobs) == 1:
         return jobs[0]
@@ -163,15 +200,15 @@ class ChatLanes:
     def __init__(
         self,
         runner: JobRunner,
-        config: Callable[[], LaneConfig],
+        config: Callable[[], LaneRules],
         *,
-        keep_unanswered: Callable[[list[LaneJob]], None] | None = None,
+        keep_unanswered: Callable[[list[MessageJob]], None] | None = None,
     ) -> None:
         self._runner = runner
         # At shutdown, queued messages that never got their turn are handed here, so they
         # are kept (in their sessions) instead of vanishing with the process.
         self._keep_unanswered = keep_unanswered
-        # Read on every submit, so a hot-reloaded queueCap or queueMode applies at once.
+        # Read on every submit, so a hot-reloaded queue mode applies at once.
         self._config = config
         self._lanes: dict[str, _Lane] = {}
         self._closed = False
@@ -185,7 +222,7 @@ class ChatLanes:
     def waiting(self, key: str) -> int:
         """Messages waiting in the chat's lane (those merged into one turn each count)."""
         lane = self._lanes.get(key)
-        return sum(job.messages for job in lane.pending) if lane is not None else 0
+        return sum(map(messages_of, lane.pending)) if lane is not None else 0
 
     @property
     def active_chats(self) -> int:
@@ -207,10 +244,11 @@ class ChatLanes:
             lane = self._lanes[key] = _Lane()
         busy = lane.worker is not None
         config = self._config()
-        if busy and lane.pending and can_join(lane.pending[-1], job):
+        waiting = lane.pending[-1] if busy and lane.pending else None
+        if isinstance(waiting, MessageJob) and isinstance(job, MessageJob):
             in_burst = job.received_at - lane.last_arrival <= config.burst_seconds
-            if in_burst or len(lane.pending) >= config.queue_cap:
-                lane.pending[-1] = merge_jobs([lane.pending[-1], job])
+            if can_join(waiting, job) and (in_burst or len(lane.pending) >= config.queue_cap):
+                lane.pending[-1] = merge_jobs([waiting, job])
                 lane.last_arrival = job.received_at
                 return Admission.JOINED
         lane.pending.append(job)
@@ -230,7 +268,7 @@ class ChatLanes:
         if lane is None:
             return False
         for index, job in enumerate(lane.pending):
-            if job.edit_of is None and ref in job.message_refs:
+            if isinstance(job, MessageJob) and ref in job.message_refs:
                 parts = tuple(replace_part(part) for part in job.parts)
                 new_text = text if len(job.message_refs) == 1 else job.text
                 lane.pending[index] = replace(job, parts=parts, text=new_text)
@@ -239,15 +277,18 @@ class ChatLanes:
 
     def _next_job(self, lane: _Lane) -> LaneJob:
         first = lane.pending.popleft()
-        if first.command is not None or self._config().queue_mode != "collect":
+        if not isinstance(first, MessageJob) or self._config().queue_mode != "collect":
             return first
         batch = [first]
-        while lane.pending and can_join(first, lane.pending[0]):
-            batch.append(lane.pending.popleft())
+        while lane.pending and isinstance(joining := lane.pending[0], MessageJob):
+            if not can_join(first, joining):
+                break
+            batch.append(joining)
+            lane.pending.popleft()
         return merge_jobs(batch)
 
     async def _quiet(self, lane: _Lane) -> None:
-        """Wait until no message joined the lane for `burstSeconds` (the batch is in)."""
+        """Wait until no message joined the lane for `burst_seconds` (the batch is in)."""
         while True:
             left = lane.last_arrival + self._config().burst_seconds - time.monotonic()
             if left <= 0:
@@ -258,7 +299,7 @@ class ChatLanes:
         try:
             # Once shutdown begins no queued job starts: it would only be cancelled.
             while lane.pending and not self._closed:
-                if lane.pending[0].gather:
+                if isinstance(lane.pending[0], MessageJob) and lane.pending[0].gather:
                     await self._quiet(lane)
                     if not lane.pending or self._closed:
                         continue
@@ -316,7 +357,7 @@ class ChatLanes:
             job
             for lane in self._lanes.values()
             for job in lane.pending
-            if job.command is None and job.firing is None
+            if isinstance(job, MessageJob)
         ]
         for lane in self._lanes.values():
             lane.pending.clear()

@@ -10,14 +10,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -32,15 +31,16 @@ from mnemobot.bot.cli.probes import (
     list_models,
     telegram_username,
 )
-from mnemobot.bot.cli.startup import secrets_of
+from mnemobot.bot.cli.speech_check import check_speech
+from mnemobot.bot.cli.startup import quiet_level, secrets_of
 from mnemobot.bot.delivery.replicas import redis_display
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.mcp.access import mcp_config
+from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING
 from mnemobot.bot.mcp.probe import probe_server, where
 from mnemobot.bot.mcp.secrets import bot_environment
 from mnemobot.bot.schedule.service import workspace_summary
 from mnemobot.bot.turn.commands import endpoint_for_display
-from mnemobot.config.runtime import TranscriptionConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import (
     Settings,
@@ -172,35 +172,6 @@ def check_runtime_config(store: RuntimeConfigStore) -> CheckResult:
     return CheckResult("runtime config", "ok", f"{path} is valid")
 
 
-def check_speech(config: TranscriptionConfig) -> CheckResult:
-    """Whether voice notes can be transcribed as configured (no audio is sent)."""
-    name = "speech to text"
-    if config.backend == "off":
-        return CheckResult(name, "ok", "off: voice notes are kept, not transcribed")
-    if config.backend == "api":
-        server = "media.transcription.baseUrl" if config.base_url else "the chat model's server"
-        return CheckResult(
-            name, "ok", f"through {server}, model {config.model} (not tried: no audio is sent)"
-        )
-    if importlib.util.find_spec("faster_whisper") is None:
-        return CheckResult(
-            name, "fail", "backend local needs faster-whisper: pip install 'mnemobot[voice]'"
-        )
-    if not config.local_model_path:
-        return CheckResult(
-            name, "fail", "backend local: set media.transcription.localModelPath to a model folder"
-        )
-    folder = Path(config.local_model_path).expanduser()
-    if not (folder / "model.bin").is_file():
-        return CheckResult(
-            name,
-            "fail",
-            f"no faster-whisper model (model.bin) in {folder}: fix "
-            "media.transcription.localModelPath",
-        )
-    return CheckResult(name, "ok", f"local faster-whisper, model {folder}")
-
-
 async def check_llm(settings: Settings, model: str, model_source: str, emit: Emit) -> CheckResult:
     where = endpoint_for_display(settings.openai_base_url)
     emit(f"...  llm: asking {where} for its models (up to {NETWORK_CHECK_SECONDS:g} s)")
@@ -286,7 +257,8 @@ async def check_redis(settings: Settings, emit: Emit) -> CheckResult:
     try:
         async with asyncio.timeout(NETWORK_CHECK_SECONDS):
             await client.ping()
-            config = await client.config_get("appendonly")
+            # Keys and values are bytes (the client decodes nothing), str if it did.
+            config: dict[Any, Any] = await client.config_get("appendonly")
     except (RedisError, OSError, TimeoutError) as exc:
         reason = redact(str(exc) or type(exc).__name__, secrets_of(settings))
         return CheckResult(
@@ -330,9 +302,9 @@ async def check_mcp_servers(store: RuntimeConfigStore, emit: Emit) -> AsyncItera
         verb = "starting" if server.command is not None else "connecting to"
         emit(
             f"...  {check}: {verb} {where(server)} and listing its tools "
-            f"(up to {settings.start_timeout_seconds:g} s, mcp.startTimeoutSeconds)"
+            f"(up to {DEFAULT_MCP_TIMING.start_timeout_seconds:g} s)"
         )
-        probe = await probe_server(name, server, settings, environment)
+        probe = await probe_server(name, server, environment)
         yield CheckResult(check, "ok" if probe.ok else "fail", probe.detail)
         if probe.literal_secrets:
             yield CheckResult(
@@ -356,13 +328,20 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     record(check_workspace(settings.bot_workspace))
     store = open_runtime_config(WorkspacePaths(settings.bot_workspace).runtime_config)
     record(check_runtime_config(store))
-    record(check_speech(store.current().media.transcription))
     if settings.bot_redis_url is not None:
         record(await check_redis(settings, emit))
     llm = store.current().llm
     model, source = llm.chat_model_name(settings.bot_model), llm.chat_model_source()
     llm_result = await check_llm(settings, model, source, emit)
     record(llm_result)
+    # After the llm check: by default the transcription server is the chat model's.
+    speech = await check_speech(
+        settings,
+        store.current().media.transcription,
+        emit,
+        chat_server_answers=llm_result.status != "fail",
+    )
+    record(CheckResult("speech to text", *speech))
     paths = WorkspacePaths(settings.bot_workspace)
     if llm_result.status == "ok" and paths.root.is_dir():
         record(await check_context_window(settings, model, paths, store, emit))
@@ -388,12 +367,19 @@ def doctor(out: TextIO) -> int:
     except SettingsError as exc:
         emit(CheckResult("settings", "fail", str(exc)).line())
         return 1
-    configure_logging(settings.bot_log_level, secrets_of(settings))
+    configure_logging(
+        settings.bot_log_level, secrets_of(settings), stderr_level=quiet_level(settings)
+    )
     # Each check reports its own failure; these loggers would say it a second time. Their
     # levels come back after: `run` goes on to start the bot after its first-time checks.
     quiet = [
         logging.getLogger(name)
-        for name in ("mnemobot.bot.llm.client", "mnemobot.config.runtime_store", "mcp")
+        for name in (
+            "mnemobot.bot.llm.client",
+            "mnemobot.bot.media.transcription",
+            "mnemobot.config.runtime_store",
+            "mcp",
+        )
     ]
     levels = [logger.level for logger in quiet]
     for logger in quiet:

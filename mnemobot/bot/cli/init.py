@@ -1,5 +1,7 @@
 """`mnemobot init`: ask for (or take as flags) the bot token, the model endpoint and model,
-and the allowed users; check each against the real servers; write the env file.
+and the allowed users; check each against the real servers; write the env file. Without a
+bot token (`--console`, or an empty answer at the terminal) it sets up the model alone,
+for `mnemobot chat`.
 
 The file (default `~/.mnemobot/.env`, read from any directory) is written atomically with
 mode 0600: it holds the bot token and the API key. Keys already in it that init does not
@@ -133,22 +135,30 @@ def _announce(what: str) -> None:
     print(f"... {what} (up to {NETWORK_CHECK_SECONDS:g} s)", flush=True)
 
 
-def _ask_telegram(asker: Asker, args: argparse.Namespace, old: dict[str, str]) -> dict[str, str]:
+def _ask_telegram(
+    asker: Asker, args: argparse.Namespace, old: dict[str, str], *, optional: bool = False
+) -> dict[str, str]:
+    """The bot token (checked) and allowed users; with `optional`, an empty token at the
+    terminal sets up the console only: nothing of Telegram is asked (returns {})."""
     api = os.environ.get("TELEGRAM_API_BASE_URL") or old.get("TELEGRAM_API_BASE_URL")
     api = api or DEFAULT_TELEGRAM_API
     where = endpoint_for_display(api)
     token_flag = args.token
+    skippable = optional and asker.interactive and not old.get("TELEGRAM_BOT_TOKEN")
     while True:
         token = asker.value(
-            "Telegram bot token (from @BotFather)",
+            "Telegram bot token (from @BotFather; empty: the console only, `mnemobot chat`)"
+            if skippable
+            else "Telegram bot token (from @BotFather)",
             token_flag,
             old.get("TELEGRAM_BOT_TOKEN"),
-            flag="--token",
+            flag="--token, or --console for the model alone" if optional else "--token",
             secret=True,
-            required=True,
+            required=not skippable,
         )
         token_flag = None
-        assert token is not None
+        if not token:
+            return {}
         if args.no_check:
             break
         _announce(f"asking {where} whose token this is")
@@ -279,7 +289,7 @@ def _turn_on_embeddings(env_files: tuple[Path, ...], model: str) -> None:
     the bot (BOT_WORKSPACE, else the default); a failure is a warning: the env file is
     written, and the setting can be made by hand."""
     try:
-        workspace = Settings(_env_file=env_files).bot_workspace  # type: ignore[call-arg]
+        workspace = Settings(_env_file=env_files).bot_workspace
         workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
         store = open_runtime_config(WorkspacePaths(workspace).runtime_config)
         store.set_keys(("memory", "embeddings"), offered_settings(model))
@@ -293,10 +303,14 @@ def _turn_on_embeddings(env_files: tuple[Path, ...], model: str) -> None:
     print(f"ok  recall by meaning on with {model!r} in {store.path}")
 
 
-def run_init(args: argparse.Namespace, *, telegram: bool = True, then: str | None = None) -> int:
-    """Ask, check, write. Without `telegram` only the model is asked about (`mnemobot
-    chat` needs no bot token); `then` names what the command that offered init does next
-    (instead of the hint to run doctor and run)."""
+def run_init(
+    args: argparse.Namespace, *, telegram: bool | None = None, then: str | None = None
+) -> int:
+    """Ask, check, write. With `telegram` False only the model is asked about (`mnemobot
+    chat` needs no bot token), True the bot token is needed (`run`), None as the command
+    says (`init --console`: the model alone; at a terminal an empty token skips Telegram);
+    `then` names what the command that offered init does next (instead of the hint to run
+    doctor and run)."""
     target = env_file_target(args.env_file)
     interactive = sys.stdin.isatty() and not args.non_interactive
     old = {k: v for k, v in dotenv_values(target).items() if v is not None}
@@ -308,7 +322,9 @@ def run_init(args: argparse.Namespace, *, telegram: bool = True, then: str | Non
         # Cleared first: init's answers decide whether these keys are set at all.
         for key in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
             values.pop(key, None)
-        if telegram:
+        if telegram is None and not getattr(args, "console", False):
+            values.update(_ask_telegram(asker, args, old, optional=True))
+        elif telegram:
             values.update(_ask_telegram(asker, args, old))
         model_values, listed = _ask_model(asker, args, old)
         values.update(model_values)
@@ -332,6 +348,12 @@ def run_init(args: argparse.Namespace, *, telegram: bool = True, then: str | Non
         print(then, flush=True)
         return 0
     where = f" --env-file {target}" if args.env_file else ""
+    if "TELEGRAM_BOT_TOKEN" not in values:
+        print(
+            f"Next: `mnemobot{where} chat` talks to the bot here (`mnemobot{where} doctor` "
+            f"checks everything); for Telegram, `mnemobot{where} init` again with a bot token."
+        )
+        return 0
     print(f"Next: `mnemobot{where} doctor`, then `mnemobot{where} run`.")
     return 0
 

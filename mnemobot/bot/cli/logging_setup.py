@@ -1,11 +1,15 @@
-"""Logging to stderr with secrets redacted, whatever library logs them."""
+"""Logging to stderr (or a file) with secrets redacted, whatever library logs them."""
 
 from __future__ import annotations
 
+import io
 import logging
+import logging.handlers
+import os
 import sys
 import traceback
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from types import TracebackType
 
 REDACTED = "[REDACTED]"
@@ -60,9 +64,40 @@ def _redacting_excepthook(secrets: list[str]) -> Callable[..., None]:
     return excepthook
 
 
-def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
+class PrivateLogFile(logging.handlers.RotatingFileHandler):
+    """A log file readable by its owner only (like every file of the workspace), kept to
+    LOG_FILE_BYTES times LOG_FILE_BACKUPS + 1."""
+
+    def _open(self) -> io.TextIOWrapper:
+        stream = super()._open()
+        os.chmod(self.baseFilename, 0o600)
+        return stream
+
+
+# A week of a busy console's INFO lines is well under a megabyte; three files bound it.
+LOG_FILE_BYTES = 5_000_000
+LOG_FILE_BACKUPS = 2
+
+
+def configure_logging(
+    level: str,
+    secrets: Iterable[str] = (),
+    *,
+    stderr_level: str | int | None = None,
+    log_file: Path | None = None,
+) -> None:
+    """Records of `level` and above, with secrets redacted, go to stderr (only those of
+    `stderr_level` and above, when given) or, with `log_file`, to that file instead."""
     secrets = list(secrets)
-    handler = logging.StreamHandler(sys.stderr)
+    if log_file is not None:
+        log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handler: logging.Handler = PrivateLogFile(
+            log_file, maxBytes=LOG_FILE_BYTES, backupCount=LOG_FILE_BACKUPS, encoding="utf-8"
+        )
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        if stderr_level is not None:
+            handler.setLevel(stderr_level)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactSecrets(secrets))
     # A crash's traceback bypasses logging; it must not print a token either.
@@ -70,6 +105,8 @@ def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
+        if isinstance(old, logging.FileHandler):
+            old.close()
     root.addHandler(handler)
     root.setLevel(level)
     # Request lines of the HTTP clients are noise at INFO (and carry the bot token in URLs).

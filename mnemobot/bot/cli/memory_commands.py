@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import orjson
 from filelock import FileLock, Timeout
 
 from mnemobot.base.clock import SYSTEM_CLOCK
+from mnemobot.base.counts import counted
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
 from mnemobot.bot.cli.startup import fail, settings_or_exit
@@ -23,17 +25,24 @@ from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
+from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot.conversation.session import SessionStore
+from mnemobot.conversation.session import AgentSession, SessionStore
 from mnemobot.memory.notes.memory_rewrite import entries
 from mnemobot.memory.notes.memory_versions import find_version, list_versions, restore_version
+from mnemobot.memory.pack.build import MemoryPack
 from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
 from mnemobot.memory.store.item_vectors import QueryVector
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.store.workspace_scopes import chat_summary, scopes_with_memory
 from mnemobot.memory.upkeep.maintenance import MaintenanceReport
-from mnemobot.model.windows import ModelWindowStore
-from mnemobot.systems.memory_steps.context_building import pack_for_turn
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
+from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.memory_steps.context_building import (
+    ContextBuilding,
+    pack_for_turn,
+    wants_memory,
+)
 
 
 def _print_json(data: Any) -> None:
@@ -41,38 +50,116 @@ def _print_json(data: Any) -> None:
 
 
 def pack_command(args: argparse.Namespace) -> int:
+    """The MemoryPack the bot would send with `args.query` now: built by ContextBuilding
+    itself, within the learned context window and memory's share of it, leaving out what
+    the chat's session already carries; `--unconstrained`: the configured budgets alone."""
+    chat_key = args.chat
     opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
+    settings = settings_or_exit()
+    paths = WorkspacePaths(settings.bot_workspace)
+    model = config.llm.chat_model_name(settings.bot_model)
     now = config.assistant.local_time(SYSTEM_CLOCK())
 
-    async def query_vector() -> QueryVector | None:
+    async def query_vector_and_window() -> tuple[QueryVector | None, ModelWindow | None]:
+        # The window as the bot's client finds it (the same endpoint key); nothing is asked.
+        llm = OpenAIChatModel(
+            api_key=None,
+            base_url=settings.openai_base_url,
+            windows=ModelWindowStore.in_workspace(paths.root),
+        )
         try:
-            return await memory.vectors.query_vector(args.query, config.memory)
+            return await memory.vectors.query_vector(args.query, config.memory), llm.known_window(
+                model
+            )
         finally:
+            await llm.close()
             if isinstance(memory.vectors.embedder, OpenAIEmbeddings):
                 await memory.vectors.embedder.aclose()
 
-    vector = asyncio.run(query_vector())
-    pack = pack_for_turn(
-        memory.recall, args.chat, args.query, now, config.memory, query_vector=vector
-    )
+    vector, window = asyncio.run(query_vector_and_window())
+    if args.unconstrained:
+        pack = pack_for_turn(
+            memory.recall, args.chat, args.query, now, config.memory, query_vector=vector
+        )
+        share = "unconstrained: memory's share of the window not applied"
+    else:
+        if window is not None:
+            config = config.for_context_window(window.tokens)
+        pack_or_none = _pack_as_sent(memory, chat_key, args.chat, args.query, config, now, vector)
+        if pack_or_none is None:
+            print("(memory is off: memory.enabled is false, the bot sends none)")
+            return 0
+        pack = pack_or_none
+        shown = (
+            window.describe()
+            if window is not None
+            else (f"{config.llm.max_input_tokens:,} tokens (not learned yet; llm.maxInputTokens)")
+        )
+        share = f"window {shown}; memory may take {config.memory_allowance_tokens():,} tokens"
     if args.json:
         _print_json(pack.to_json_dict())
         return 0
-    if pack.is_empty:
-        print(f"(empty pack: no memory of {args.chat} matches)")
+    carried = pack.diagnostics.skipped_in_request
+    why = (
+        f"the {carried} matching item{'' if carried == 1 else 's'} the conversation carries already"
+        if carried
+        else f"no memory of {args.chat} matches"
+    )
+    if pack.is_empty and not args.unconstrained and not wants_memory(args.query):
+        print("(small talk: the bot sends no memory with it)")
+    elif pack.diagnostics.legacy_fallback_used:
+        print(f"(empty pack: {why}; the bot sends the daily notes instead)")
+    elif pack.is_empty:
+        print(f"(empty pack: {why})")
     else:
         print(pack.rendered)
     d = pack.diagnostics
     print(
-        f"\n-- {len(pack.items)} items, {d.total_tokens} tokens (soft {d.soft_budget_tokens}, "
-        f"max {d.max_budget_tokens}); candidates {d.candidates_per_layer}; dropped by budget "
-        f"{d.dropped_by_budget}; built in {d.build_ms:.1f} ms; meaning: {d.meaning}",
+        f"\n-- {len(pack.items)} item{'' if len(pack.items) == 1 else 's'}, {d.total_tokens} "
+        f"tokens (soft {d.soft_budget_tokens}, max {d.max_budget_tokens}); {share}; "
+        f"candidates {d.candidates_per_layer}; dropped by budget {d.dropped_by_budget}; built "
+        f"in {d.build_ms:.1f} ms; meaning: {d.meaning}",
         file=sys.stderr,
     )
     return 0
+
+
+def _pack_as_sent(
+    memory: WorkspaceMemory,
+    chat_key: str,
+    scope: str,
+    query: str,
+    config: RuntimeConfig,
+    now: datetime,
+    vector: QueryVector | None,
+) -> MemoryPack | None:
+    """The pack ContextBuilding builds for `query` in the chat `chat_key` (its session read,
+    never written); None when memory is off."""
+    channel, _, chat_id = chat_key.partition(":")
+    chat = ChatRef(channel, chat_id)
+    ctx = TurnContext(
+        chat=chat,
+        session=_session_as_saved(memory.workspace, chat_key, now),
+        user_text=query,
+        config=config,
+        now=now,
+        model="",
+        scope=scope,
+    )
+    ContextBuilding(memory.recall).build(ctx, query_vector=vector)
+    return ctx.memory_pack
+
+
+def _session_as_saved(workspace: Path, key: str, now: datetime) -> AgentSession:
+    """The chat's session as on disk (an unreadable one is left alone: none)."""
+    try:
+        path = SessionStore(WorkspacePaths(workspace).sessions).path_for(key)
+        return AgentSession.from_json_dict(orjson.loads(path.read_bytes()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return AgentSession.new(key, now.timestamp())
 
 
 def search_command(args: argparse.Namespace) -> int:
@@ -126,7 +213,7 @@ def stats_command(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(data)
         return 0
-    print(f"chat {args.chat}: {stats.items} items in {stats.files} files")
+    print(f"chat {args.chat}: {counted(stats.items, 'item')} in {counted(stats.files, 'file')}")
     print("per layer: " + ", ".join(f"{k.lower()} {v}" for k, v in stats.per_layer.items()))
     print("per type: " + (", ".join(f"{k.lower()} {v}" for k, v in stats.per_type.items()) or "-"))
     print(f"forgotten (tombstones): {stats.tombstones}")
@@ -154,7 +241,7 @@ def chats_command(args: argparse.Namespace) -> int:
     if not rows:
         print(f"(no chat has memory in workspace {paths.root} yet)")
         return 0
-    width = max(len(row["chat"]) for row in rows)
+    width = max(len(str(row["chat"])) for row in rows)
     print(f"{'chat':<{width}}  {'items':>7}  {'notes':>5}  MEMORY.md  last activity")
     for row in rows:
         print(
@@ -223,14 +310,18 @@ def history_command(args: argparse.Namespace) -> int:
     current = paths.memory_file
     if current.is_file():
         text = current.read_text(encoding="utf-8", errors="replace")
-        print(f"current  {len(entries(text))} entries, {current.stat().st_size} bytes")
+        print(
+            f"current  {counted(len(entries(text)), 'entry', 'entries')}, "
+            f"{current.stat().st_size} bytes"
+        )
     else:
         print(f"current  (no MEMORY.md for {args.chat})")
     for version in versions:
         text = version.path.read_text(encoding="utf-8", errors="replace")
         saved = version.saved_at.strftime("%Y-%m-%d %H:%M:%S UTC")
         print(
-            f"{version.version}  saved {saved}, {len(entries(text))} entries, {version.size} bytes"
+            f"{version.version}  saved {saved}, {counted(len(entries(text)), 'entry', 'entries')}, "
+            f"{version.size} bytes"
         )
     if not versions:
         print("(no earlier versions)")
@@ -241,7 +332,7 @@ def restore_command(args: argparse.Namespace) -> int:
     opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
-    memory, config = opened
+    memory, _config = opened
     memory.close()
     paths = ScopePaths(memory.workspace, args.chat)
     version = find_version(paths, args.version)
@@ -250,7 +341,7 @@ def restore_command(args: argparse.Namespace) -> int:
             f"no version {args.version!r} of {args.chat}; "
             f"`mnemobot memory history --chat {args.chat}` lists them"
         )
-    restore_version(paths, version, SYSTEM_CLOCK(), keep=config.memory.consolidation.keep_versions)
+    restore_version(paths, version, SYSTEM_CLOCK())
     print(f"restored MEMORY.md of {args.chat} from {version.version} (the current one archived)")
     return 0
 

@@ -29,6 +29,7 @@ from datetime import tzinfo
 from pathlib import Path
 
 from mnemobot.base.atomic_file import append_bytes
+from mnemobot.base.counts import counted
 from mnemobot.bot.channels.telegram.export_file import (
     ChatExport,
     ExportedMessage,
@@ -79,7 +80,7 @@ def import_command(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     print(
-        f"imported {imported} messages of {export.name!r} into {scope}"
+        f"imported {counted(imported, 'message')} of {export.name!r} into {scope}"
         f" ({already} already there, {export.skipped} without text or service messages skipped)"
     )
     return 0

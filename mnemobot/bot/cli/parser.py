@@ -29,9 +29,10 @@ ENV_FILE_HELP = (
 )
 DOCTOR_DESCRIPTION = (
     "Check every setting against the real servers, one line per check: settings file, "
-    "allowed users and operators, workspace, runtime config, speech to text, Redis, the model "
-    "server and model, the context window, embeddings, the Telegram token, scheduled tasks "
-    "and each MCP server. Changes nothing on disk; exit 1 if a check fails."
+    "allowed users and operators, workspace, runtime config, Redis, the model server and "
+    "model, speech to text (the server offers the model, or transcribes a test recording), "
+    "the context window, embeddings, the Telegram token, scheduled tasks and each MCP "
+    "server. Changes nothing on disk; exit 1 if a check fails."
 )
 
 
@@ -59,11 +60,21 @@ def build_parser() -> argparse.ArgumentParser:
     # Not required: a bare `mnemobot` prints this help instead of an error.
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     init = sub.add_parser(
-        "init", help="set up: bot token, model server and model, allowed users; checked"
+        "init",
+        help="set up: bot token, model server and model, allowed users; checked "
+        "(--console: the model alone)",
     )
     add_init_arguments(init)
 
-    chat = sub.add_parser("chat", help="talk to the bot in this terminal (or pipe lines in)")
+    chat = sub.add_parser(
+        "chat",
+        help="talk to the bot in this terminal (or pipe lines in)",
+        description="The bot in this terminal: the reply shows as it is written. The log "
+        "goes to stderr, or to the workspace's logs/console.log when stderr is the terminal. "
+        "Piped, each non-empty input line is answered on stdout, and each answer ends with a "
+        "line holding only the ASCII record separator (\\x1e; invisible on a terminal): "
+        "split the output on '\\x1e\\n' to tell answers apart.",
+    )
     chat.add_argument("--chat-id", default="local", help="console chat id (default: local)")
     chat.add_argument("--user-id", default="local", help="user id shown to the bot")
     chat.set_defaults(handler=f"{CLI}.chat:chat_command")
@@ -108,6 +119,11 @@ def add_init_arguments(parser: argparse.ArgumentParser) -> None:
         "--embeddings",
         action="store_true",
         help="turn on recall by meaning with the embedding model the model server lists",
+    )
+    parser.add_argument(
+        "--console",
+        action="store_true",
+        help="the model alone, no bot token: for `mnemobot chat` (Telegram can come later)",
     )
     parser.set_defaults(handler=f"{CLI}.init:run_init")
 
@@ -199,7 +215,19 @@ def _add_memory(sub: Any) -> None:
         parser.set_defaults(handler=handler)
         return parser
 
-    add("pack", "the MemoryPack ContextBuilding would build now", f"{commands}:pack_command", True)
+    pack = add(
+        "pack",
+        "the MemoryPack the bot would send with QUERY now (its learned context window and "
+        "memory's share of it applied)",
+        f"{commands}:pack_command",
+        True,
+    )
+    pack.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="every match within the configured memory budgets alone: no window, no share "
+        "of it, and what the conversation carries already left in",
+    )
     search = add(
         "search", "the best-scoring items, whatever the budget", f"{commands}:search_command", True
     )

@@ -95,4 +95,5 @@ async def telegram_username(
         raise ProbeError(f"Bot API at {where} unreachable: {redact(str(exc), [token])}") from None
     finally:
         await request.shutdown()
-    return me.username
+    # Every bot has a username; its id names it should a server leave it out.
+    return me.username or str(me.id)

@@ -54,7 +54,7 @@ def no_token_line(settings: Settings) -> str:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    settings = settings_or_exit()
+    settings = settings_or_exit(log_all=True)
     if settings.telegram_bot_token is None:
         code = offer_init(
             no_token_line(settings), then="Checking the settings, then starting the bot:"
@@ -62,7 +62,7 @@ def run_command(args: argparse.Namespace) -> int:
         if code != 0:
             return code
         # Set up just now: check everything as `mnemobot doctor` does, then start.
-        settings = settings_or_exit()
+        settings = settings_or_exit(log_all=True)
         if settings.telegram_bot_token is None:
             print(no_token_line(settings), file=sys.stderr)
             return 2
@@ -113,8 +113,14 @@ def run_command(args: argparse.Namespace) -> int:
     async def main() -> int:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        signals: list[str] = []
+
+        def on_signal(signum: int) -> None:
+            signals.append(signal.Signals(signum).name)
+            stop.set()
+
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+            loop.add_signal_handler(signum, on_signal, signum)
         replicas = open_replicas(redis_url) if redis_url else None
         if replicas is not None:
             log.info(
@@ -139,6 +145,8 @@ def run_command(args: argparse.Namespace) -> int:
             await app.close()
             if replicas is not None:
                 await replicas.close()
+        # The log's last line says the bot ended cleanly, and why (Ctrl-C is SIGINT).
+        log.info("stopped%s: shut down cleanly", f" ({signals[0]})" if signals else "")
         return 0
 
     async def start_page(app: App, found: tuple[list[WebToken], bool]) -> WebServer:

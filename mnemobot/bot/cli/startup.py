@@ -64,14 +64,29 @@ def workspace_problem(paths: WorkspacePaths) -> str | None:
     return None
 
 
-def settings_or_exit() -> Settings:
-    """Settings and a usable workspace, or one clear line on stderr and exit 2."""
+def quiet_level(settings: Settings) -> str:
+    """What a one-off command shows on stderr: warnings and errors, unless BOT_LOG_LEVEL
+    was set (then that level): its INFO lines are a service's log, not its answer."""
+    if "bot_log_level" in settings.model_fields_set:
+        return settings.bot_log_level
+    return logging.getLevelName(max(logging.WARNING, logging.getLevelName(settings.bot_log_level)))
+
+
+def settings_or_exit(*, log_all: bool = False) -> Settings:
+    """Settings and a usable workspace, or one clear line on stderr and exit 2.
+
+    Logging goes to stderr: at `quiet_level`, or every record of BOT_LOG_LEVEL with
+    `log_all` (`run`, `chat`: their log is what the operator reads)."""
     try:
         settings = load_settings()
     except SettingsError as exc:
         print(f"mnemobot: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    configure_logging(settings.bot_log_level, secrets_of(settings))
+    configure_logging(
+        settings.bot_log_level,
+        secrets_of(settings),
+        stderr_level=None if log_all else quiet_level(settings),
+    )
     problem = workspace_problem(WorkspacePaths(settings.bot_workspace))
     if problem:
         print(f"mnemobot: {problem}", file=sys.stderr)

@@ -103,7 +103,6 @@ def standalone_host(
     runtime = open_runtime_config(paths.runtime_config)
     memory = WorkspaceMemory.open(
         paths.root,
-        max_cached_scopes=lambda: runtime.current().memory.max_cached_scopes,
         shared_files=True,
         embedder=OpenAIEmbeddings(settings, runtime),
     )

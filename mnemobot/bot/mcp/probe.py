@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mnemobot.bot.mcp.config import McpConfig, McpServerConfig
+from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING, McpServerConfig, McpTiming
 from mnemobot.bot.mcp.connection import (
     StderrTail,
     describe_failure,
@@ -40,7 +40,10 @@ def where(server: McpServerConfig) -> str:
 
 
 async def probe_server(
-    name: str, server: McpServerConfig, settings: McpConfig, environment: Mapping[str, str]
+    name: str,
+    server: McpServerConfig,
+    environment: Mapping[str, str],
+    timing: McpTiming = DEFAULT_MCP_TIMING,
 ) -> ServerProbe:
     literal = literal_secrets(server)
     try:
@@ -53,7 +56,7 @@ async def probe_server(
             name,
             server,
             filled,
-            start_timeout_seconds=settings.start_timeout_seconds,
+            start_timeout_seconds=timing.start_timeout_seconds,
             stderr=stderr,
         ) as link:
             tools = link.tools

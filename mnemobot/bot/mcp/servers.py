@@ -1,6 +1,6 @@
 """McpServers: every server of the `mcp` section running, in step with runtime-config.json.
 
-The section is looked at every `mcp.checkSeconds`: a server added is started, one removed
+The section is looked at every `McpTiming.check_seconds`: a server added is started, one removed
 or disabled is stopped and its tools withdrawn, one whose command, URL, env or headers
 changed is restarted, and a change of only which tools are offered, confirmed or where
 applies at once without a restart. A server's tools are registered in the tool registry
@@ -15,8 +15,9 @@ import importlib
 import logging
 from collections.abc import Callable, Mapping
 
+from mnemobot.base.counts import counted
 from mnemobot.bot.mcp.access import McpToolAccess, mcp_config
-from mnemobot.bot.mcp.config import McpConfig, McpServerConfig
+from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING, McpConfig, McpServerConfig, McpTiming
 from mnemobot.bot.mcp.connection import ServerTool
 from mnemobot.bot.mcp.secrets import bot_environment
 from mnemobot.bot.mcp.supervisor import ServerState, ServerSupervisor
@@ -49,9 +50,12 @@ class McpServers:
         permissions: Permissions,
         environment: Callable[[], Mapping[str, str]] = bot_environment,
         window_of: WindowOf = lambda config: None,
+        timing: McpTiming = DEFAULT_MCP_TIMING,
     ) -> None:
-        """`window_of`: the model's context window as known (what tools fit depends on it)."""
+        """`window_of`: the model's context window as known (what tools fit depends on it);
+        `timing`: how servers are looked after."""
         self.runtime = runtime
+        self.timing = timing
         self.registry = registry
         # What the model is offered in a chat now: /tools, /status, /reminders.
         self.chat_tools = ChatTools(registry, runtime.current, window_of, access.tool_sets_for)
@@ -96,7 +100,7 @@ class McpServers:
         """Return once every enabled server has started or failed to (a script at the
         console then finds their tools from its first line on)."""
         settings = self.settings()
-        deadline = asyncio.get_running_loop().time() + settings.start_timeout_seconds + 5
+        deadline = asyncio.get_running_loop().time() + self.timing.start_timeout_seconds + 5
 
         def done(name: str) -> bool:
             supervisor = self.supervisors.get(name)
@@ -115,7 +119,7 @@ class McpServers:
                 await self.apply(settings)
             except Exception:
                 log.exception("applying the mcp section failed")
-            await asyncio.sleep(settings.check_seconds)
+            await asyncio.sleep(self.timing.check_seconds)
 
     async def apply(self, settings: McpConfig) -> None:
         """Start, stop, restart or re-offer servers so they match `settings`."""
@@ -161,7 +165,7 @@ class McpServers:
 
     def _start(self, name: str, server: McpServerConfig) -> None:
         supervisor = ServerSupervisor(
-            name, server, self.settings, self.environment, self._tools_changed
+            name, server, self.timing, self.environment, self._tools_changed
         )
         self.supervisors[name] = supervisor
         log.info("MCP server %s: starting (%s)", name, server.transport)
@@ -174,7 +178,7 @@ class McpServers:
     def _offer(self, name: str, tools: list[ServerTool]) -> None:
         supervisor = self.supervisors[name]
         server = supervisor.server
-        confirm_timeout = self.settings().confirm_timeout_seconds
+        confirm_timeout = self.timing.confirm_timeout_seconds
         adapted = [
             adapt_tool(name, server, tool, supervisor, self.confirmations, confirm_timeout)
             for tool in tools
@@ -206,7 +210,7 @@ class McpServers:
             elif supervisor is None or supervisor.state is ServerState.STARTING:
                 parts.append(f"{name} starting")
             elif supervisor.state is ServerState.READY:
-                parts.append(f"{name} ready ({len(supervisor.tools)} tools)")
+                parts.append(f"{name} ready ({counted(len(supervisor.tools), 'tool')})")
             elif detail:
                 parts.append(f"{name} down ({supervisor.reason}), {supervisor.next_start()}")
             else:

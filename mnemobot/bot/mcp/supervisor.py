@@ -2,9 +2,10 @@
 
 A server that cannot be started, exits, crashes mid-call or stops answering is reported in
 one log line (a failure repeated with the same reason only once) and in `/status`, and
-started again after `mcp.restartFirstSeconds`, doubling up to `mcp.restartMaxSeconds`
-while it keeps failing. Nothing here ever holds up a turn: a call to a server that is not
-up fails at once with a line the model can read, and every call has its time limit.
+started again after `McpTiming.restart_first_seconds`, doubling up to
+`restart_max_seconds` while it keeps failing. Nothing here ever holds up a turn: a call to
+a server that is not up fails at once with a line the model can read, and every call has
+its time limit.
 
 Every reason and error text kept or passed on here has the server's filled-in values
 taken out: a server's error may repeat its token, and these texts reach the log, `/status`,
@@ -21,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mnemobot.bot.mcp.config import McpConfig, McpServerConfig
+from mnemobot.bot.mcp.config import McpServerConfig, McpTiming
 from mnemobot.bot.mcp.connection import (
     Link,
     ServerTool,
@@ -79,13 +80,13 @@ class ServerSupervisor:
         self,
         name: str,
         server: McpServerConfig,
-        settings: Callable[[], McpConfig],
+        timing: McpTiming,
         environment: Callable[[], Mapping[str, str]],
         on_tools: ToolsChanged,
     ) -> None:
         self.name = name
         self.server = server
-        self.settings = settings
+        self.timing = timing
         self.environment = environment
         self.on_tools = on_tools
         self.state = ServerState.STARTING
@@ -118,7 +119,7 @@ class ServerSupervisor:
             self.state = ServerState.STOPPED
             return
         if self.state is ServerState.STARTING:
-            # A start can take up to mcp.startTimeoutSeconds: not worth waiting for.
+            # A start can take up to `start_timeout_seconds`: not worth waiting for.
             task.cancel()
         done, _ = await asyncio.wait({task}, timeout=STOP_SECONDS)
         if not done:
@@ -128,7 +129,8 @@ class ServerSupervisor:
         self.state = ServerState.STOPPED
 
     async def _run(self) -> None:
-        pause = self.settings().restart_first_seconds
+        timing = self.timing
+        pause = timing.restart_first_seconds
         while not self._stopping.is_set():
             self.state = ServerState.STARTING
             self.next_attempt_at = None
@@ -136,16 +138,15 @@ class ServerSupervisor:
             reason = await self._connect_and_serve()
             if reason is None or self._stopping.is_set():
                 break
-            settings = self.settings()
             if time.monotonic() - started > STABLE_SECONDS:
-                pause = settings.restart_first_seconds
+                pause = timing.restart_first_seconds
             self.failures_in_a_row += 1
             self._report_failure(reason, pause)
             self.state = ServerState.RESTARTING
             self.next_attempt_at = time.monotonic() + pause
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), pause)
-            pause = min(pause * 2, settings.restart_max_seconds)
+            pause = min(pause * 2, timing.restart_max_seconds)
         self.state = ServerState.STOPPED
 
     async def _connect_and_serve(self) -> str | None:
@@ -163,7 +164,7 @@ class ServerSupervisor:
                 self.name,
                 self.server,
                 filled,
-                start_timeout_seconds=self.settings().start_timeout_seconds,
+                start_timeout_seconds=self.timing.start_timeout_seconds,
                 stderr=stderr,
             ) as link:
                 self._up(link)
@@ -195,7 +196,7 @@ class ServerSupervisor:
                 return
             link.tools_changed.clear()
             try:
-                async with asyncio.timeout(self.settings().start_timeout_seconds):
+                async with asyncio.timeout(self.timing.start_timeout_seconds):
                     tools = await list_tools(link.session)
             except Exception as error:
                 self._lose(link, f"listing its changed tools failed ({type(error).__name__})")

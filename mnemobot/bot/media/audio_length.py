@@ -21,7 +21,7 @@ def audio_seconds_job(params: dict[str, Any], data: bytes) -> float | None:
     except ImportError:
         return None
     try:
-        container = av.open(io.BytesIO(data))
+        container = av.open(io.BytesIO(data), mode="r")
     except av.FFmpegError:
         return None
     with container:
@@ -36,5 +36,9 @@ def audio_seconds_job(params: dict[str, Any], data: bytes) -> float | None:
             if packet.duration and packet.time_base:
                 seconds += float(packet.duration * packet.time_base)
             elif stream.type == "audio":
-                seconds += sum(frame.samples / frame.sample_rate for frame in packet.decode())
+                seconds += sum(
+                    frame.samples / frame.sample_rate
+                    for frame in packet.decode()
+                    if isinstance(frame, av.AudioFrame)
+                )
         return seconds or None

@@ -39,9 +39,13 @@ log = logging.getLogger(__name__)
 # So readers are kept warm and reused, and a new one is started after each kill.
 # A reader that does not say it is ready within this long is not coming.
 START_SECONDS = 60.0
-# Only what Python needs to start: a reader of hostile files holds none of the bot's
-# secrets (tokens, keys) in its environment.
-KEPT_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "HOME", "SYSTEMROOT")
+# Only what Python needs to start, and where faster-whisper's downloads are cached (a
+# model named by size, `media.transcription.localModelPath`): a reader of hostile files
+# holds none of the bot's secrets (tokens, keys) in its environment.
+KEPT_ENVIRONMENT = (
+    *("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "HOME", "SYSTEMROOT"),
+    *("XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "HF_ENDPOINT"),
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""Documents read within their budget (`media.readerSeconds`, `media.readerMemoryMb`), in a
-reader process (`bounded`), and what went wrong said in one line.
+"""Documents read within their budget (`ReaderLimits`), in a reader process (`bounded`),
+and what went wrong said in one line.
 
 A document that used up its budget is recorded beside its kept file
 (`received/12-lease.pdf.overrun.json`), so the same message read again (the inbox replayed
@@ -20,12 +20,36 @@ import orjson
 from mnemobot.base.atomic_file import write_atomic
 from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
 from mnemobot.bot.media.document_text import DocumentExtract, UnreadableDocument
-from mnemobot.config.runtime import MediaConfig
 
 log = logging.getLogger(__name__)
 
 OVERRUN_SUFFIX = ".overrun.json"
 MEGABYTE = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderLimits:
+    """What reading one file someone sent may take: constants, not settings (a test
+    passes tighter ones). The budgets were not measured against real files; they stop the
+    hostile PDFs of tests/test_hostile_files.py (a 13 KB PDF keeps pypdf busy for minutes,
+    an 80 KB stream inflates to 80 MB), docs/media.md."""
+
+    # Seconds one document may take to be read (and one recording to be measured), in a
+    # process of its own killed past it; the file is kept and the user told. A 4-page PDF
+    # reads in about 12 ms (bench reader_overhead).
+    seconds: float = 60
+    # Memory (address space, MB) reading one document may take; past it the read fails.
+    memory_mb: int = 1_024
+    # Documents read at once, each in a process of its own (an idle reader holds about
+    # 50 MB, bench reader_overhead); more wait their turn.
+    processes: int = 2
+    # PDF pages read, and characters of a document's text kept and indexed, at most; the
+    # rest stays in the kept file. Not measured; a book.
+    max_pages: int = 300
+    max_chars: int = 1_000_000
+
+
+DEFAULT_READER_LIMITS = ReaderLimits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,19 +60,19 @@ class Overrun:
     seconds: float
     memory_mb: int
 
-    def holds_for(self, media: MediaConfig) -> bool:
+    def holds_for(self, limits: ReaderLimits) -> bool:
         """Whether reading it again would only do the same (its budget was not raised)."""
         if self.what == "time":
-            return media.reader_seconds <= self.seconds
+            return limits.seconds <= self.seconds
         if self.what == "memory":
-            return media.reader_memory_mb <= self.memory_mb
+            return limits.memory_mb <= self.memory_mb
         return True
 
     def line(self) -> str:
         if self.what == "time":
-            return f"reading it took longer than {self.seconds:g} s (media.readerSeconds)"
+            return f"reading it took longer than {self.seconds:g} s"
         if self.what == "memory":
-            return f"reading it needed more than {self.memory_mb:,} MB (media.readerMemoryMb)"
+            return f"reading it needed more than {self.memory_mb:,} MB"
         return "its reader stopped on it (the file may be damaged or made to harm)"
 
 
@@ -72,8 +96,9 @@ def write_overrun(kept: Path, overrun: Overrun) -> None:
 
 
 class DocumentReader:
-    def __init__(self, pool: ReaderPool) -> None:
+    def __init__(self, pool: ReaderPool, limits: ReaderLimits = DEFAULT_READER_LIMITS) -> None:
         self.pool = pool
+        self.limits = limits
 
     async def read(
         self,
@@ -81,21 +106,21 @@ class DocumentReader:
         kept: Path | None,
         name: str,
         mime_type: str | None,
-        media: MediaConfig,
     ) -> DocumentExtract:
         """The document's text; raises UnreadableDocument with the line saying why not.
         `kept`: where the file is kept (its overrun is recorded beside it), if it is."""
         if kept is not None:
             before = await asyncio.to_thread(read_overrun, kept)
-            if before is not None and before.holds_for(media):
+            limits = self.limits
+            if before is not None and before.holds_for(limits):
                 raise UnreadableDocument(f"{before.line()} before, so I did not read it again")
         params = {
             "name": name,
             "mime_type": mime_type,
-            "max_pages": media.document_max_pages,
-            "max_chars": media.document_max_chars,
+            "max_pages": self.limits.max_pages,
+            "max_chars": self.limits.max_chars,
         }
-        budget = Budget(media.reader_seconds, media.reader_memory_mb * MEGABYTE)
+        budget = Budget(self.limits.seconds, self.limits.memory_mb * MEGABYTE)
         try:
             read = await self.pool.run("document", params, data, budget)
         except ReaderRefused as exc:
@@ -104,7 +129,7 @@ class DocumentReader:
             log.info("unreadable document %s: %s", name, exc)
             raise UnreadableDocument(f"it looks damaged ({exc.kind})") from None
         except OverBudget as exc:
-            overrun = Overrun(exc.what, media.reader_seconds, media.reader_memory_mb)
+            overrun = Overrun(exc.what, self.limits.seconds, self.limits.memory_mb)
             log.warning("reading %s: %s", name, overrun.line())
             if kept is not None:
                 try:

@@ -4,7 +4,7 @@ text, a recording's real length, and a one-line description of an image by the c
 be found later).
 
 Everything that parses a file someone sent runs in reader processes within a budget
-(`bounded`): documents and lengths in `readers` (`media.readerProcesses` at once), local
+(`bounded`): documents and lengths in `readers` (`ReaderLimits.processes` at once), local
 speech to text in its own. Images are not decoded by the bot at all: their bytes go to the
 model as they are.
 """
@@ -17,7 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
-from mnemobot.bot.media.document_reader import MEGABYTE, DocumentReader
+from mnemobot.bot.media.document_reader import (
+    DEFAULT_READER_LIMITS,
+    MEGABYTE,
+    DocumentReader,
+    ReaderLimits,
+)
 from mnemobot.bot.media.document_text import DocumentExtract
 from mnemobot.bot.media.transcription import Transcriber, Transcript
 from mnemobot.config.runtime import RuntimeConfig
@@ -35,24 +40,29 @@ DESCRIBE_PROMPT = (
 # A voice note never waits long behind documents being read: with every reader busy its
 # length is not measured (the speech server's, or none, is shown).
 MEASURE_WAIT_SECONDS = 1.0
+# Most tokens of an image's one-line description (the prompt asks for 25 words).
+DESCRIPTION_MAX_TOKENS = 120
 
 
 class MediaReader:
     def __init__(
-        self, settings: Settings, llm: ChatModel, chat_model: Callable[[RuntimeConfig], str]
+        self,
+        settings: Settings,
+        llm: ChatModel,
+        chat_model: Callable[[RuntimeConfig], str],
+        limits: ReaderLimits = DEFAULT_READER_LIMITS,
     ) -> None:
         self.transcriber = Transcriber(settings)
         self.llm = llm
         self.chat_model = chat_model
-        self._reader_processes = 2
-        self.readers = ReaderPool("document", lambda: self._reader_processes, ("pypdf", "av"))
-        self.documents = DocumentReader(self.readers)
+        self.limits = limits
+        self.readers = ReaderPool("document", lambda: limits.processes, ("pypdf", "av"))
+        self.documents = DocumentReader(self.readers, limits)
         # Looked up once: without PyAV a recording's length cannot be known.
         self._measures = importlib.util.find_spec("av") is not None
 
     def prewarm(self, config: RuntimeConfig) -> None:
         """A reader process started ahead of a file that is on its way (inside the loop)."""
-        self._reader_processes = config.media.reader_processes
         self.readers.prewarm()
 
     async def transcribe(self, audio: bytes, file_name: str, config: RuntimeConfig) -> Transcript:
@@ -62,16 +72,13 @@ class MediaReader:
         self, data: bytes, kept: Path | None, name: str, mime: str | None, config: RuntimeConfig
     ) -> DocumentExtract:
         """Raises UnreadableDocument with the line for the user (see `DocumentReader`)."""
-        self._reader_processes = config.media.reader_processes
-        return await self.documents.read(data, kept, name, mime, config.media)
+        return await self.documents.read(data, kept, name, mime)
 
     async def audio_seconds(self, data: bytes, config: RuntimeConfig) -> float | None:
         """How long the recording is, from its packets; None when that cannot be known."""
         if not self._measures:
             return None
-        self._reader_processes = config.media.reader_processes
-        media = config.media
-        budget = Budget(media.reader_seconds, media.reader_memory_mb * MEGABYTE)
+        budget = Budget(self.limits.seconds, self.limits.memory_mb * MEGABYTE)
         try:
             seconds = await self.readers.run(
                 "audio_seconds", {}, data, budget, wait_seconds=MEASURE_WAIT_SECONDS
@@ -100,7 +107,7 @@ class MediaReader:
             ],
             model=self.chat_model(config),
             temperature=0.0,
-            max_output_tokens=config.media.image_description_max_tokens,
+            max_output_tokens=DESCRIPTION_MAX_TOKENS,
             timeout_seconds=config.llm.request_timeout_seconds,
             vision=config.llm.vision,
             require_images=True,

@@ -96,7 +96,7 @@ def _limit_memory(limit: int | None) -> None:
 
 def _job(name: str) -> Callable[[dict[str, Any], bytes], Any]:
     module, _, function = JOBS[name].partition(":")
-    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), function)
 
 
 def run_job(header: dict[str, Any], data: bytes) -> tuple[dict[str, Any], bool]:

@@ -5,8 +5,9 @@ Two backends (`media.transcription.backend`):
 - "api": any OpenAI-compatible `/v1/audio/transcriptions` endpoint (OpenAI, Groq, a local
   whisper server), through the openai SDK; by default the chat model's own server.
 - "local": faster-whisper (`pip install 'mnemobot[voice]'`), from a CTranslate2 Whisper
-  model folder the operator names; nothing is downloaded. It runs in a reader process of
-  its own (`local_whisper`, within `timeoutSeconds` and `localMemoryMb`), which keeps the
+  model folder the operator names, or a model name downloaded on first use (in the reader,
+  `local_whisper`). It runs in a reader process of
+  its own (`local_whisper`, within `TIMEOUT_SECONDS` and `LOCAL_MEMORY_MB`), which keeps the
   model loaded; one transcription at a time (it uses every core it is given; two at once
   would only take turns on them).
 """
@@ -24,15 +25,39 @@ from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderP
 from mnemobot.bot.media.reader_process import ReaderRefusal
 from mnemobot.config.runtime import TranscriptionConfig
 from mnemobot.config.settings import Settings
+from mnemobot.model.windows import endpoint_key
 
 log = logging.getLogger(__name__)
 
 # Local servers accept any key; the SDK refuses to start without one.
 PLACEHOLDER_KEY = "not-needed"
+# Seconds one transcription may take before it fails (the file is kept). Not measured;
+# local faster-whisper hears a 5 s note in about 1 s on 2 cores, a long recording longer.
+TIMEOUT_SECONDS = 120.0
+# backend "local": CTranslate2's compute type ("int8" is fastest on a CPU) and threads for
+# one transcription (0: CTranslate2 chooses).
+LOCAL_COMPUTE_TYPE = "int8"
+LOCAL_THREADS = 0
+# backend "local": memory (address space) of the process that decodes and hears a
+# recording. Measured: tiny.en peaks at about 1,500 MB; a larger model needs more.
+LOCAL_MEMORY_MB = 6_000
+# What a server without /audio/transcriptions answers (llama.cpp, llama-cpp-python and
+# Ollama: 404), and what to do then.
+NO_ENDPOINT_STATUSES = frozenset({404, 405, 501})
+NO_ENDPOINT_HINT = (
+    " (this server has no speech to text: pip install 'mnemobot[voice]' and set "
+    "media.transcription.backend to local, or point media.transcription.baseUrl at a "
+    "Whisper server; see docs/media.md)"
+)
 
 
 class TranscriptionError(ReaderRefusal):
-    """One line for the user: why the audio could not be turned into text."""
+    """One line for the user: why the audio could not be turned into text; `status`: the
+    HTTP status the speech-to-text server answered with, if it answered."""
+
+    def __init__(self, line: str, status: int | None = None) -> None:
+        super().__init__(line)
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,24 +82,38 @@ class Transcriber:
         if config.backend == "off":
             raise TranscriptionError("speech to text is off (media.transcription.backend)")
         try:
-            async with asyncio.timeout(config.timeout_seconds):
+            async with asyncio.timeout(TIMEOUT_SECONDS):
                 if config.backend == "local":
                     return await self._local(audio, config)
                 return await self._api(audio, file_name, config)
         except TimeoutError:
+            if config.backend == "api":
+                log.warning(
+                    "speech to text failed: %s did not answer within %g s",
+                    self.server(config),
+                    TIMEOUT_SECONDS,
+                )
             raise TranscriptionError(
-                f"speech to text took longer than {config.timeout_seconds:g} s"
+                f"speech to text took longer than {TIMEOUT_SECONDS:g} s"
             ) from None
 
     # -- api -------------------------------------------------------------------------------------
 
-    def _client(self, config: TranscriptionConfig) -> openai.AsyncOpenAI:
+    def endpoint(self, config: TranscriptionConfig) -> tuple[str | None, str]:
+        """The server's base URL (None: OpenAI's) and the key it gets."""
         base_url = config.base_url or self.settings.openai_base_url
         key = self.settings.bot_transcription_api_key
         if key is None and config.base_url is None and self.settings.openai_api_key is not None:
             # The chat model's own server: its key. Never sent to another host.
             key = self.settings.openai_api_key
-        secret = key.get_secret_value() if key is not None else PLACEHOLDER_KEY
+        return base_url, key.get_secret_value() if key is not None else PLACEHOLDER_KEY
+
+    def server(self, config: TranscriptionConfig) -> str:
+        """The server as the log and doctor name it: no credentials, no query."""
+        return endpoint_key(str(self._client(config).base_url))
+
+    def _client(self, config: TranscriptionConfig) -> openai.AsyncOpenAI:
+        base_url, secret = self.endpoint(config)
         cache_key = (base_url, secret)
         client = self._clients.get(cache_key)
         if client is None:
@@ -90,17 +129,32 @@ class Transcriber:
             result = await self._client(config).audio.transcriptions.create(
                 file=(file_name, audio),
                 model=config.model,
-                timeout=config.timeout_seconds,
+                timeout=TIMEOUT_SECONDS,
                 **extra,
             )
         except openai.APIStatusError as exc:
             # The server's own message says what is wrong (a model name, a key); the key
-            # itself is never part of it.
+            # itself is never part of it. The user gets the line; the operator, who can fix
+            # it, one in the log.
             detail = _status_detail(exc)
+            log.warning(
+                "speech to text failed: %s answered HTTP %d for model %s: %s%s",
+                self.server(config),
+                exc.status_code,
+                config.model,
+                detail,
+                NO_ENDPOINT_HINT if exc.status_code in NO_ENDPOINT_STATUSES else "",
+            )
             raise TranscriptionError(
-                f"the speech-to-text server answered HTTP {exc.status_code}: {detail}"
+                f"the speech-to-text server answered HTTP {exc.status_code}: {detail}",
+                exc.status_code,
             ) from None
         except openai.APIError as exc:
+            log.warning(
+                "speech to text failed: %s could not be reached (%s)",
+                self.server(config),
+                type(exc).__name__,
+            )
             raise TranscriptionError(
                 f"the speech-to-text server could not be reached ({type(exc).__name__})"
             ) from None
@@ -114,18 +168,17 @@ class Transcriber:
     async def _local(self, audio: bytes, config: TranscriptionConfig) -> Transcript:
         params = {
             "model_path": config.local_model_path,
-            "compute_type": config.local_compute_type,
-            "threads": config.local_threads,
+            "compute_type": LOCAL_COMPUTE_TYPE,
+            "threads": LOCAL_THREADS,
             "language": config.language,
         }
-        memory = config.local_memory_mb * 1_000_000 if config.local_memory_mb else None
-        budget = Budget(config.timeout_seconds, memory)
+        budget = Budget(TIMEOUT_SECONDS, LOCAL_MEMORY_MB * 1_000_000)
         try:
             heard = await self.speech.run("transcribe", params, audio, budget)
         except ReaderRefused as exc:
             raise TranscriptionError(str(exc)) from None
         except OverBudget as exc:
-            raise TranscriptionError(_over_budget_line(exc, config)) from None
+            raise TranscriptionError(_over_budget_line(exc)) from None
         except (ReaderFailed, OSError) as exc:
             log.info("local transcription failed: %s", exc)
             raise TranscriptionError(f"the recording could not be decoded ({exc})") from None
@@ -152,14 +205,11 @@ def _heard_seconds(result: Any) -> float | None:
         return None
 
 
-def _over_budget_line(exc: OverBudget, config: TranscriptionConfig) -> str:
+def _over_budget_line(exc: OverBudget) -> str:
     if exc.what == "time":
-        return f"speech to text took longer than {config.timeout_seconds:g} s"
+        return f"speech to text took longer than {TIMEOUT_SECONDS:g} s"
     if exc.what == "memory":
-        return (
-            f"speech to text needed more than {config.local_memory_mb:,} MB "
-            "(media.transcription.localMemoryMb)"
-        )
+        return f"speech to text needed more than {LOCAL_MEMORY_MB:,} MB"
     return "speech to text stopped while decoding the recording (it may be damaged)"
 
 

@@ -7,7 +7,7 @@ its later ones; `/stop` drops or cancels it) and is run here:
   "done, thanks" or "remind me again in an hour" has something to refer to);
 - a task runs a turn of the chat (memory, tools) with the task as the message, and its
   answer is sent; a task or heartbeat whose turn fails counts a failure, and a recurring
-  one that fails `schedule.pauseAfterFailures` times in a row is paused and the chat told;
+  one that fails `ScheduleLimits.pause_after_failures` times in a row is paused, the chat told;
 - a heartbeat runs the same turn, told to answer NO_REPLY when there is nothing worth
   saying: then nothing is sent, and the check-in leaves the conversation as it was;
 - a missed occurrence (older than the grace period) is reported, not run.
@@ -29,13 +29,13 @@ from typing import Protocol
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
 from mnemobot.bot.i18n import N_, Words, words_for
+from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.tasks import Firing
 from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
 from mnemobot.bot.schedule.wording import local_clock, local_when, locale_for
 from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, llm_failure_text
 from mnemobot.bot.turn.received import find_received
-from mnemobot.config.runtime import ScheduleConfig
 from mnemobot.config.zones import zone_of
 from mnemobot.systems.core.context import NO_REPLY, ChatRef
 
@@ -184,14 +184,14 @@ class FiringRunner:
         self,
         assistant: Assistant,
         store: TaskStore,
-        config: Callable[[], ScheduleConfig],
         *,
         clock: Clock = SYSTEM_CLOCK,
+        limits: ScheduleLimits = DEFAULT_SCHEDULE_LIMITS,
     ) -> None:
         self.assistant = assistant
         self.store = store
-        self.config = config
         self.clock = clock
+        self.limits = limits
 
     async def run(
         self,
@@ -263,9 +263,9 @@ class FiringRunner:
         await self._count(task.id, ok, chat, out)
 
     async def _count(self, task_id: str, ok: bool, chat: ChatRef, out: FiringChat) -> None:
-        config = self.config()
         before = await self.store.get(task_id)
-        after = await self.store.record_run(task_id, ok, pause_after=config.pause_after_failures)
+        pause_after = self.limits.pause_after_failures
+        after = await self.store.record_run(task_id, ok, pause_after=pause_after)
         if after is not None and after.paused and (before is None or not before.paused):
             log.warning("task %s of %s paused after %d failures", task_id, chat.key, after.failures)
             words = words_for(chat.language)

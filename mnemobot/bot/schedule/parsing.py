@@ -43,7 +43,7 @@ _INTERVAL = re.compile(
     r"(?P<unit>m|min|mins|minutes?|h|hrs?|hours?|d|days?|w|weeks?)\s*$",
     re.IGNORECASE,
 )
-_INTERVAL_WORDS = {"hourly": (1, "hour"), "daily": (1, "day"), "weekly": (1, "week")}
+_INTERVAL_WORDS = {"hourly": (1.0, "hour"), "daily": (1.0, "day"), "weekly": (1.0, "week")}
 
 
 class WhenError(ValueError):

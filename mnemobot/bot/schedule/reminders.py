@@ -3,7 +3,7 @@
     /reminders                 list them, soonest first, with their next time
     /reminders cancel N        cancel task N
     /reminders resume N        resume a task paused after failing
-    /reminders heartbeat on    check in daily (schedule.heartbeatCron), off by default
+    /reminders heartbeat on    check in daily (at 09:00 in the chat's zone), off by default
     /reminders heartbeat off
 
 Listing is for everyone in the chat; changing follows `permissions.schedule` in a group.
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.i18n import N_, words_for
+from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat
 from mnemobot.bot.schedule.timing import (
@@ -93,9 +94,11 @@ class RemindersCommand:
         clock: Clock = SYSTEM_CLOCK,
         on_changed: Callable[[], None] = lambda: None,
         unavailable: Callable[[ChatRef], Awaitable[str | None]] | None = None,
+        limits: ScheduleLimits = DEFAULT_SCHEDULE_LIMITS,
     ) -> None:
         """`unavailable`: why the model cannot set reminders in a chat now (its context
         window leaves no room for the schedule tool), or None when it can."""
+        self.limits = limits
         self.unavailable = unavailable
         self.store = store
         self.permissions = permissions
@@ -183,10 +186,9 @@ class RemindersCommand:
         if beats:
             line = await asyncio.to_thread(task_line, beats[0], self.clock(), chat.language)
             return said.gettext("The heartbeat is on: {task}", task=line)
-        config = self.config().schedule
         zone = self.zone_for(chat)
         now = self.clock()
-        schedule = Schedule(type="cron", cron=config.heartbeat_cron)
+        schedule = Schedule(type="cron", cron=self.limits.heartbeat_cron)
         task = Task(
             id=uuid.uuid4().hex,
             number=0,
@@ -199,7 +201,7 @@ class RemindersCommand:
             next_due=next_occurrence(schedule, now, zone_of(zone)),
         )
         try:
-            task = await self.store.add(task, max_per_chat=config.max_tasks_per_chat)
+            task = await self.store.add(task, max_per_chat=self.limits.max_tasks_per_chat)
         except TooManyTasks as exc:
             return said.gettext("No room for the heartbeat: {why}; cancel one first.", why=exc)
         self.on_changed()

@@ -2,7 +2,7 @@
 
 A channel that can take firings attaches a `FiringSink` (Telegram: its durable inbox). The
 loop sleeps until the soonest task of an attached channel is due (or `wake()` is called, or
-`schedule.pollSeconds` pass: another replica may have added one), then for each due task:
+`ScheduleLimits.poll_seconds` pass: another replica may have added one), then for each due task:
 
 1. works out the occurrence to hand over (`plan_firing`: on time, late with a note, or
    missed and only reported, when the bot was offline longer than the grace period);
@@ -25,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
+from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.tasks import Firing, Task
 from mnemobot.bot.schedule.timing import plan_firing
@@ -49,10 +50,12 @@ class Scheduler:
         config: Callable[[], ScheduleConfig],
         *,
         clock: Clock = SYSTEM_CLOCK,
+        limits: ScheduleLimits = DEFAULT_SCHEDULE_LIMITS,
     ) -> None:
         self.store = store
         self.config = config
         self.clock = clock
+        self.limits = limits
         self._sinks: dict[str, FiringSink] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -115,15 +118,14 @@ class Scheduler:
             await asyncio.wait_for(self._wake.wait(), seconds)
 
     async def _until_next(self) -> float:
-        config = self.config()
-        if not config.enabled:
-            return config.poll_seconds
+        if not self.config().enabled:
+            return self.limits.poll_seconds
         soonest = None
         for channel in list(self._sinks):
             due = await self.store.next_due(channel)
             if due is not None and (soonest is None or due < soonest):
                 soonest = due
-        wait = config.poll_seconds
+        wait = self.limits.poll_seconds
         if soonest is not None:
             wait = min(wait, max(0.0, soonest - self.clock()))
         return wait
@@ -140,12 +142,11 @@ class Scheduler:
             if not tasks:
                 continue
             full = full or len(tasks) >= BATCH
-            await self._fire(sink, tasks, now, config)
+            await self._fire(sink, tasks, now)
         return full
 
-    async def _fire(
-        self, sink: FiringSink, tasks: list[Task], now: float, config: ScheduleConfig
-    ) -> None:
+    async def _fire(self, sink: FiringSink, tasks: list[Task], now: float) -> None:
+        limits = self.limits
         firings = [
             firing
             for task in tasks
@@ -153,8 +154,8 @@ class Scheduler:
                 firing := plan_firing(
                     task,
                     now,
-                    grace_seconds=config.late_grace_minutes * 60,
-                    late_after_seconds=config.late_after_seconds,
+                    grace_seconds=limits.late_grace_minutes * 60,
+                    late_after_seconds=limits.late_after_seconds,
                 )
             )
             is not None

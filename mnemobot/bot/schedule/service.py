@@ -15,6 +15,7 @@ from pathlib import Path
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.i18n import words_for
 from mnemobot.bot.schedule.firing import FiringRunner
+from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.reminders import RemindersCommand
 from mnemobot.bot.schedule.scheduler import Scheduler
 from mnemobot.bot.schedule.store import FileTaskStore, TaskStore, Waiting
@@ -138,11 +139,13 @@ def build_schedule(
     clock: Clock = SYSTEM_CLOCK,
     store: TaskStore | None = None,
     unavailable: Callable[[ChatRef], Awaitable[str | None]] | None = None,
+    limits: ScheduleLimits = DEFAULT_SCHEDULE_LIMITS,
 ) -> ScheduleService:
     """`store`: another store than the workspace's files (replicas keep tasks in Redis);
-    `unavailable`: why the model cannot set reminders in a chat now (see /reminders)."""
+    `unavailable`: why the model cannot set reminders in a chat now (see /reminders);
+    `limits`: the tasks' limits (a test passes others)."""
     store = store or FileTaskStore(schedule_folder(workspace))
-    scheduler = Scheduler(store, lambda: config().schedule, clock=clock)
+    scheduler = Scheduler(store, lambda: config().schedule, clock=clock, limits=limits)
 
     def zone_for(chat: ChatRef) -> str:
         return chat_zone_name(assistant.session(chat).metadata, config()) or local_zone_name()
@@ -150,8 +153,8 @@ def build_schedule(
     return ScheduleService(
         store=store,
         scheduler=scheduler,
-        runner=FiringRunner(assistant, store, lambda: config().schedule, clock=clock),
-        tool=ScheduleTool(store, permissions, on_added=scheduler.wake).tool(),
+        runner=FiringRunner(assistant, store, clock=clock, limits=limits),
+        tool=ScheduleTool(store, permissions, on_added=scheduler.wake, limits=limits).tool(),
         reminders=RemindersCommand(
             store,
             permissions,
@@ -160,6 +163,7 @@ def build_schedule(
             clock=clock,
             on_changed=scheduler.wake,
             unavailable=unavailable,
+            limits=limits,
         ),
         clock=clock,
     )

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 
 class TooManyTasks(Exception):
-    """The chat already has as many tasks as `schedule.maxTasksPerChat` allows."""
+    """The chat already has as many tasks as `ScheduleLimits.max_tasks_per_chat` allows."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -194,7 +194,7 @@ class Firing:
 
     task: Task
     due: float
-    # Handed over later than `schedule.lateAfterSeconds` after `due` (the bot was offline).
+    # Handed over later than `ScheduleLimits.late_after_seconds` after `due` (bot offline).
     late: bool = False
     # Older than the grace period: the chat is told it was missed; nothing is run.
     missed: bool = False

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.parsing import WhenError, parse_interval, parse_when
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat, TaskKind
@@ -95,10 +96,12 @@ class ScheduleTool:
         permissions: Permissions,
         *,
         on_added: Callable[[], None] = lambda: None,
+        limits: ScheduleLimits = DEFAULT_SCHEDULE_LIMITS,
     ) -> None:
         self.store = store
         self.permissions = permissions
         self.on_added = on_added
+        self.limits = limits
 
     def tool(self) -> Tool:
         return Tool(
@@ -166,7 +169,7 @@ class ScheduleTool:
         return note
 
     async def _add(self, arguments: ScheduleArguments, ctx: TurnContext) -> str:
-        config = ctx.config.schedule
+        limits = self.limits
         zone_name = arguments.timezone or chat_zone(ctx)
         text = (arguments.text or "").strip()
         kind: TaskKind = arguments.kind
@@ -185,11 +188,11 @@ class ScheduleTool:
         if next_due is None:
             return "error: that schedule never fires"
         gap = shortest_gap(schedule, zone, now)
-        if gap < config.min_interval_minutes * 60:
-            shortest = describe_seconds(config.min_interval_minutes * 60)
+        if gap < limits.min_interval_minutes * 60:
+            shortest = describe_seconds(limits.min_interval_minutes * 60)
             return (
                 f"error: that repeats too often (every {describe_seconds(gap)}); the "
-                f"shortest interval allowed is {shortest} (schedule.minIntervalMinutes)"
+                f"shortest interval allowed is {shortest}"
             )
         task = Task(
             id=uuid.uuid4().hex,
@@ -203,12 +206,9 @@ class ScheduleTool:
             next_due=next_due,
         )
         try:
-            task = await self.store.add(task, max_per_chat=config.max_tasks_per_chat)
+            task = await self.store.add(task, max_per_chat=limits.max_tasks_per_chat)
         except TooManyTasks as exc:
-            return (
-                f"error: {exc} (schedule.maxTasksPerChat is {config.max_tasks_per_chat}); "
-                "cancel one first"
-            )
+            return f"error: {exc}; cancel one first"
         except OSError:
             return "error: the bot's storage is failing; nothing was scheduled, try later"
         self.on_added()

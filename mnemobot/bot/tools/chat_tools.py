@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from mnemobot.base.counts import counted
 from mnemobot.bot.i18n import words_for
 from mnemobot.bot.tools.offer import ToolOffer, first_sentence
 from mnemobot.bot.tools.registry import ToolRegistry
@@ -147,7 +148,7 @@ class ChatTools:
         room = MAX_NAMES_CHARS
         for label, names in grouped.items():
             named, room = _names_within(names, room)
-            lines.append(f"- {label} ({len(names)} tools): {named}")
+            lines.append(f"- {label} ({counted(len(names), 'tool')}): {named}")
         for gone in offer.left_out:
             lines.append(f"- {gone.label}: {gone.count} of {gone.of} left out for want of room")
         if not found.tools:

@@ -74,8 +74,8 @@ class Confirmations:
         self._prompters[channel] = prompter
 
     def waiting(self, chat: ChatRef) -> bool:
-        """Whether a question to this chat's user is open."""
-        return any(self._matches(p, chat) for p in self._pending.values())
+        """Whether a question to this chat's user is open (asked, not yet answered)."""
+        return any(self._matches(p, chat) and not p.answer.done() for p in self._pending.values())
 
     async def ask(self, ctx: TurnContext, question: str, timeout_seconds: float) -> Answer:
         """Ask the user of the turn; wait for their answer at most `timeout_seconds`."""

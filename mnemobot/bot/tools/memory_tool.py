@@ -10,7 +10,7 @@ say it. The text is hidden at once (and taken out of this conversation); the fil
 rewritten by the next maintenance, which `on_forgotten` asks for.
 
 `add`, `update` and `promote` write through `MemoryRecord` like a turn's memory: the
-config weighs a saved fact (memory.toolConfidence, memory.toolSalience), a repeat merges
+tool's facts are weighed as `memory.write.fact_items` says (above extracted ones), a repeat merges
 into the stored fact, and a new value of a single-valued thing ("I moved to Berlin")
 marks the old one earlier. Every call runs in the memory's worker threads.
 
@@ -28,11 +28,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
+from mnemobot.base.counts import counted
 from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
 from mnemobot.memory.notes.daily_notes import MemoryFileTooLong
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.upkeep.forgotten_texts import FORGET_QUERY_MAX_ITEMS
+from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.tool_runner import Tool, ToolError
 
@@ -112,9 +114,9 @@ def _removed_line(item: MemoryItem) -> str:
 def forget_receipt(items: list[MemoryItem], lines: int) -> str:
     """What was forgotten, and where it goes from: the memory tool's answer, and what the
     web page shows after a forget."""
-    parts = [f"forgotten {len(items)} items"]
+    parts = [f"forgotten {counted(len(items), 'item')}"]
     if lines:
-        parts.append(f"{lines} lines of MEMORY.md and the daily notes")
+        parts.append(f"{counted(lines, 'line')} of MEMORY.md and the daily notes")
     listed = "\n".join(_removed_line(item) for item in items[:FORGET_LISTED])
     more = f"\n- ... and {len(items) - FORGET_LISTED} more" if len(items) > FORGET_LISTED else ""
     return (
@@ -169,7 +171,7 @@ class MemoryTool:
         if operation in _EDITS:
             await check_may_edit(self.may_edit, ctx, _EDITS[operation])
         if operation in {"add", "update"}:
-            self._fits(arguments.content, ctx.config.memory.max_item_chars)
+            self._fits(arguments.content, MAX_ITEM_CHARS)
         if operation == "add":
             return await self._add(arguments, ctx)
         if operation == "search":
@@ -230,10 +232,12 @@ class MemoryTool:
             return forget_receipt(gone, 0)
         at = self._turn_time(ctx)
         if operation == "promote":
-            work = partial(self.record.promote, ctx.scope, item_id, at=at, config=ctx.config.memory)
-            promoted = await self.scopes.run(ctx.scope, work, write=True)
+            promote = partial(
+                self.record.promote, ctx.scope, item_id, at=at, config=ctx.config.memory
+            )
+            promoted = await self.scopes.run(ctx.scope, promote, write=True)
             return f"promoted to {_line(promoted)}" if promoted else "already durable"
-        work = partial(
+        rewrite = partial(
             self.record.rewrite_fact,
             ctx.scope,
             item_id,
@@ -243,7 +247,7 @@ class MemoryTool:
             config=ctx.config.memory,
         )
         try:
-            updated = await self.scopes.run(ctx.scope, work, write=True)
+            updated = await self.scopes.run(ctx.scope, rewrite, write=True)
         except ValueError as exc:
             raise ToolError(f"not updated: {exc}") from None
         return f"updated {_line(updated)}" if updated else "not updated"
@@ -278,7 +282,7 @@ class MemoryTool:
             budget = ctx.config.memory.scope_memory_budget_tokens
             work = partial(self.recall.scope_memory_text, ctx.scope, budget)
             return await self.scopes.run(ctx.scope, work) or "(empty)"
-        work = partial(
+        write_file = partial(
             self.record.write_memory_file,
             ctx.scope,
             self._need(arguments.content, "content"),
@@ -286,7 +290,7 @@ class MemoryTool:
             max_chars=MEMORY_FILE_MAX_CHARS,
         )
         try:
-            written = await self.scopes.run(ctx.scope, work, write=True)
+            written = await self.scopes.run(ctx.scope, write_file, write=True)
         except MemoryFileTooLong as exc:
             raise ToolError(str(exc)) from None
         return f"MEMORY.md of this chat now has {written} characters"
@@ -296,7 +300,7 @@ class MemoryTool:
         if content is not None and len(content) > max_chars:
             raise ToolError(
                 f"not saved: {len(content):,} characters, and one memory item holds at most "
-                f"{max_chars:,} (memory.maxItemChars); save a short summary instead, or keep "
+                f"{max_chars:,}; save a short summary instead, or keep "
                 "long text in a file"
             )
 

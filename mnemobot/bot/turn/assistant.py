@@ -24,7 +24,13 @@ from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.config.zones import local_time, zone_or_local
-from mnemobot.conversation.session import SET_ASIDE_KEY, AgentSession, SessionStore, valid_unicode
+from mnemobot.conversation.session import (
+    SET_ASIDE_KEY,
+    AgentSession,
+    Message,
+    SessionStore,
+    valid_unicode,
+)
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.systems.core.context import ChatRef, TurnContext
 from mnemobot.systems.core.llm import LLMFailureKind
@@ -149,8 +155,8 @@ def with_reply_notes(ctx: TurnContext) -> None:
 
 def _user_message(
     chat: ChatRef, text: str, refs: list[str], media: TurnMedia, at: float
-) -> dict[str, object]:
-    message: dict[str, object] = {"role": "user", "content": text, "at": to_iso(at)}
+) -> Message:
+    message: Message = {"role": "user", "content": text, "at": to_iso(at)}
     if refs:
         message["refs"] = refs
     if chat.user_name:
@@ -360,9 +366,7 @@ class Assistant:
             reply = f"{set_aside_note(set_aside, words)}\n\n{reply}"
         return TurnOutcome(reply=reply, ctx=ctx, answered=answered)
 
-    async def _keep_message(
-        self, session: AgentSession, message: dict[str, object], refs: list[str]
-    ) -> None:
+    async def _keep_message(self, session: AgentSession, message: Message, refs: list[str]) -> None:
         """Keep the turn's message before anything else can fail: a model outage never
         loses it. The write runs off the event loop, so other chats go on while it waits."""
         index = find_cut_short(session.messages, refs)

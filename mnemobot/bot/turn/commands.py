@@ -23,7 +23,7 @@ from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import zone_or_local
 from mnemobot.conversation.session import AgentSession
 from mnemobot.memory.services.forget import MemoryForget
-from mnemobot.model.windows import ModelWindow
+from mnemobot.model.windows import ModelWindow, WindowSource
 from mnemobot.systems.compaction.compactor import Compactor
 from mnemobot.systems.compaction.plan import is_summary
 from mnemobot.systems.core.context import ChatRef
@@ -344,13 +344,16 @@ class Commands:
         filename = f"{export_prefix(scope)}{stamp}.zip"
         path = self.assistant.paths.root / EXPORTS_DIR_NAME / filename
         await memory.scopes.run(scope, partial(_write_file, path, data))
-        # Everyone in a group sees the reply: a path only where the reader owns the disk.
-        shown = (
-            str(path) if chat.channel == "console" else f"<workspace>/{EXPORTS_DIR_NAME}/{filename}"
+        # Where the copy lies is the operator's business (everyone in a group reads the
+        # caption): the path only where the reader owns the disk.
+        kept = (
+            f"Written to {path}."
+            if chat.channel == "console"
+            else "The bot keeps a copy until /forget_me."
         )
         return CommandReply(
             f"Your memory of this chat: {filename} (MEMORY.md, daily notes, items as JSONL). "
-            f"Written to {shown}.",
+            f"{kept}",
             Attachment(filename, data, str(path)),
         )
 
@@ -411,7 +414,7 @@ class Commands:
             config = config.for_context_window(window.tokens)
         else:
             unstated = self.window_unstated is not None and self.window_unstated(model)
-            source = "assumed" if unstated else "config"
+            source: WindowSource = "assumed" if unstated else "config"
             window = ModelWindow(config.llm.max_input_tokens, source, "llm.maxInputTokens")
         threshold = config.compaction_threshold_tokens()
         # Where the model runs is the operator's business, not every group member's.

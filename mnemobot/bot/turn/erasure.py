@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemobot.base.counts import counted
 from mnemobot.bot.delivery.journal import DurableQueue
 from mnemobot.bot.turn.erasure_journal import ErasureJournal, FileErasureJournal, PendingErasure
 from mnemobot.config.runtime import RuntimeConfig
@@ -161,7 +162,7 @@ class ScopeErasure:
             return []
         count = sum(1 for p in folder.rglob("*") if p.is_file())
         await asyncio.to_thread(shutil.rmtree, folder)
-        return [f"{self._shown(folder)}/ ({count} files)"]
+        return [f"{self._shown(folder)}/ ({counted(count, 'file')})"]
 
     async def _erase_exports(self, target: ErasureTarget) -> list[str]:
         exports = self.paths.root / EXPORTS_DIR_NAME

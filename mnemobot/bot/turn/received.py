@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mnemobot.conversation.session import Message
+
 # How far back a redelivered message is looked for: far more than one crash can leave
 # unanswered in a chat (its queue is capped), few enough to cost nothing per turn.
 RECEIVED_LOOKBACK_MESSAGES = 200
@@ -17,7 +19,7 @@ class ReceivedMessage:
     answer: str | None
 
 
-def find_received(messages: list[dict[str, object]], refs: list[str]) -> ReceivedMessage | None:
+def find_received(messages: list[Message], refs: list[str]) -> ReceivedMessage | None:
     """The user message with these channel refs among the newest ones, and its answer.
 
     A message handed to the bot again (redelivered after a crash) is recognised by its refs,
@@ -43,7 +45,7 @@ def find_received(messages: list[dict[str, object]], refs: list[str]) -> Receive
     return None
 
 
-def find_cut_short(messages: list[dict[str, object]], refs: list[str]) -> int | None:
+def find_cut_short(messages: list[Message], refs: list[str]) -> int | None:
     """The index of the newest user message when it is still unanswered and `refs` holds
     its refs and more: a turn a crash cut short, handed over again merged with newer
     messages. That turn goes on, with their words too, from the steps it had done."""
@@ -60,7 +62,7 @@ def find_cut_short(messages: list[dict[str, object]], refs: list[str]) -> int | 
     return newest if found is not None and found.answer is None else None
 
 
-def find_containing(messages: list[dict[str, object]], ref: str) -> ReceivedMessage | None:
+def find_containing(messages: list[Message], ref: str) -> ReceivedMessage | None:
     """The newest user message whose refs include `ref` (alone, or merged with others)."""
     start = max(0, len(messages) - RECEIVED_LOOKBACK_MESSAGES)
     for index in range(len(messages) - 1, start - 1, -1):

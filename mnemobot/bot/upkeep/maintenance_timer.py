@@ -1,8 +1,8 @@
 """The maintenance timer: memory upkeep in the background, never inside a turn.
 
-Every `memory.maintenance.intervalHours` it maintains every scope (memory.maintenance
-runs the steps); a compaction (and its memory flush) also starts maintenance of its scope,
-at most once per `memory.maintenance.afterCompactionMinMinutes`. Runs happen one at a time
+Every `INTERVAL_HOURS` it maintains every scope (memory.maintenance runs the steps); a
+compaction (and its memory flush) also starts maintenance of its scope, at most once per
+`AFTER_COMPACTION_MIN_MINUTES`. Runs happen one at a time
 in a worker thread, so chats are never blocked; the model is called on the event loop
 through `ChatModel`, like every other call, and a run waiting on it when the bot stops is
 cancelled (its scope keeps the old MEMORY.md and watermark). `mnemobot memory maintain`
@@ -29,7 +29,9 @@ from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.upkeep.consolidation import (
+    MEMORY_MAX_TOKENS,
     SUPERSEDED_ANSWER_TOKENS,
+    TEMPERATURE,
     CompleteText,
     PromptTooLarge,
     SupersededHook,
@@ -50,8 +52,15 @@ from mnemobot.systems.core.llm import ChatModel, ChatRequest, ChatResponse, LLME
 
 log = logging.getLogger(__name__)
 
+# Hours between two maintenance rounds over every scope (a consolidation is a model call
+# per chat with news). Not measured; four rounds a day keep MEMORY.md a few hours behind.
+INTERVAL_HOURS = 6.0
+# A compaction starts maintenance of its scope at most once per this many minutes: a
+# long chat compacting often must not rewrite MEMORY.md at each. Not measured.
+AFTER_COMPACTION_MIN_MINUTES = 30.0
+
 # In a scope's folder: when a compaction last started its maintenance (epoch seconds), so
-# memory.maintenance.afterCompactionMinMinutes holds across restarts and replicas.
+# AFTER_COMPACTION_MIN_MINUTES holds across restarts and replicas.
 TRIGGERED_FILE_NAME = ".maintenance_triggered"
 
 
@@ -111,16 +120,15 @@ class LoopModelCaller:
 def consolidation_request(
     config: RuntimeConfig, model: str, instructions: str, material: str
 ) -> ChatRequest:
-    settings = config.memory.consolidation
     return ChatRequest(
         messages=[
             {"role": "system", "content": instructions},
             {"role": "user", "content": material},
         ],
         model=model,
-        temperature=settings.temperature,
-        max_output_tokens=settings.max_tokens + SUPERSEDED_ANSWER_TOKENS,
-        timeout_seconds=settings.timeout_seconds,
+        temperature=TEMPERATURE,
+        max_output_tokens=MEMORY_MAX_TOKENS + SUPERSEDED_ANSWER_TOKENS,
+        timeout_seconds=config.llm.request_timeout_seconds,
     )
 
 
@@ -136,8 +144,11 @@ class MaintenanceTimer:
         steps: tuple[MaintenanceStep, ...] = MAINTENANCE_STEPS,
         on_superseded: SupersededHook = ignore_superseded,
         clock: Clock = SYSTEM_CLOCK,
+        interval_hours: float = INTERVAL_HOURS,
     ) -> None:
+        """`interval_hours`: between two rounds over every scope (a test passes less)."""
         self.paths = paths
+        self.interval_hours = interval_hours
         self.runtime = runtime
         self.memory = memory
         self.llm = llm
@@ -235,15 +246,12 @@ class MaintenanceTimer:
 
     def start(self) -> None:
         """Start the periodic runs (from inside the running event loop)."""
-        if self._task is None and self.runtime.current().memory.maintenance.enabled:
+        if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._tick_forever())
 
     async def _tick_forever(self) -> None:
         while not self._stopping:
-            hours = self.runtime.current().memory.maintenance.interval_hours
-            await asyncio.sleep(hours * 3600)
-            if not self.runtime.current().memory.maintenance.enabled:
-                continue
+            await asyncio.sleep(self.interval_hours * 3600)
             try:
                 await self.maintain_all()
             except Exception:  # the next tick tries again
@@ -251,7 +259,7 @@ class MaintenanceTimer:
 
     def notify_compacted(self, scope: str) -> None:
         """A compaction of `scope` finished: maintain it soon, unless this trigger started
-        a run of it less than afterCompactionMinMinutes ago, by this process or an earlier
+        a run of it less than AFTER_COMPACTION_MIN_MINUTES ago, by this process or an earlier
         one (a restart must not let a local model server be asked again at once).
         Called on the loop."""
         if self._task is None or self._stopping or scope in self._claiming:
@@ -261,7 +269,7 @@ class MaintenanceTimer:
 
     async def _maintain_after_compaction(self, scope: str) -> None:
         try:
-            seconds = self.runtime.current().memory.maintenance.after_compaction_min_minutes * 60
+            seconds = AFTER_COMPACTION_MIN_MINUTES * 60
             due = await asyncio.to_thread(self._claim_trigger, scope, seconds)
         except (OSError, ValueError) as exc:
             log.warning("could not read or keep when %s was last maintained: %s", scope, exc)

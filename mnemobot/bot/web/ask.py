@@ -34,7 +34,7 @@ class Answer:
     question: str
     model: str
     window: ModelWindow | None
-    # The most tokens memory may take of this request (memory.maxContextShare).
+    # The most tokens memory may take of this request (`MEMORY_CONTEXT_SHARE`).
     allowance: int
     memory_enabled: bool
     # False for small talk ("thanks"): the bot adds no memory at all.
@@ -60,7 +60,7 @@ def _read_session(host: WebHost, key: str) -> AgentSession:
     if host.in_bot:
         live = host.sessions.get(key)
         copy = AgentSession.new(key, live.updated_at)
-        copy.messages = [dict(message) for message in live.messages]
+        copy.messages = [message.copy() for message in live.messages]
         copy.metadata = dict(live.metadata)
         return copy
     try:
@@ -92,7 +92,8 @@ async def ask(host: WebHost, scope: str, question: str, *, fresh: bool = False) 
         model=model,
         scope=scope,
     )
-    await ContextBuilding(host.memory).build_async(ctx)
+    # The same recall (and recall by meaning) the bot runs, so the page shows its pack.
+    await ContextBuilding(host.memory.recall, host.memory.vectors).build_async(ctx)
     return Answer(
         question=question,
         model=model,

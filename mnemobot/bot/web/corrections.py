@@ -108,9 +108,8 @@ class Corrections:
         version = find_version(paths, version_name)
         if version is None:
             raise CorrectionRefused(f"no version {version_name!r} of MEMORY.md in {scope}")
-        keep = self.host.runtime.current().memory.consolidation.keep_versions
         now = self.host.clock()
-        await asyncio.to_thread(restore_version, paths, version, now, keep=keep)
+        await asyncio.to_thread(restore_version, paths, version, now)
         log.info(
             "web correction by %s: restored MEMORY.md of %s from version %s",
             who,

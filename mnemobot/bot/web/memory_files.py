@@ -32,7 +32,7 @@ CURRENT = "current"
 class NoteDay:
     day: str
     path: Path
-    # Older than memory.dailyRetentionDays: moved to archive/ by maintenance.
+    # Older than `DAILY_RETENTION_DAYS` (memory.maintenance): moved to archive/.
     archived: bool
 
 

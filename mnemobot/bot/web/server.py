@@ -12,6 +12,7 @@ import logging
 from importlib.resources import files
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from mnemobot.bot.web.access import Access, set_who
 from mnemobot.bot.web.correction_pages import CorrectionPages
@@ -50,7 +51,7 @@ def cookie_name(port: int) -> str:
 
 
 @web.middleware
-async def require_token(request: web.Request, handler: web.Handler) -> web.StreamResponse:
+async def require_token(request: web.Request, handler: Handler) -> web.StreamResponse:
     access = request.app[ACCESS_KEY]
     offered = request.query.get("token")
     if offered is not None:
@@ -77,7 +78,7 @@ async def _security_headers(request: web.Request, response: web.StreamResponse) 
     response.headers.update(SECURITY_HEADERS)
 
 
-def _static_files() -> web.Handler:
+def _static_files() -> Handler:
     """The handler of `/static/NAME`: the files of `STATIC`, read once, nothing else."""
     folder = files("mnemobot.bot.web").joinpath("static")
     held = {name: folder.joinpath(name).read_bytes() for name in STATIC}

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 
+from mnemobot.base.counts import counted
 from mnemobot.memory.store.items import Layer, MemoryItem
 
 # Days the chart spans unless asked otherwise (`?days=`), and the most it may span.
@@ -80,9 +81,9 @@ def chart(counts: dict[date, Counter[Layer]], last: date, days: int) -> Chart:
         of_day = counts.get(day, Counter())
         total += sum(of_day.values())
         x = LEFT + n * step
-        base = HEIGHT - BOTTOM
+        base: float = HEIGHT - BOTTOM
         words = ", ".join(f"{of_day[layer]} {layer.value.lower()}" for layer in LAYER_ORDER)
-        title = f"{day.isoformat()}: {sum(of_day.values())} items ({words})"
+        title = f"{day.isoformat()}: {counted(sum(of_day.values()), 'item')} ({words})"
         for layer in LAYER_ORDER:
             if not of_day[layer]:
                 continue

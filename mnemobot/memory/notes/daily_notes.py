@@ -4,6 +4,10 @@ Each turn appends one line to `memory/<scope>/YYYY-MM-DD.md`:
 
     [HH:mm] User: {user[:200]} | Assistant: {assistant[:300]}
 
+and each fact a compaction's flush kept, one line the model wrote, never a `User:` one:
+
+    [HH:mm] Noted from the conversation: {fact[:300]}
+
 `legacy_context` renders the scope's MEMORY.md, today's note and the previous days'
 notes as prompt sections within a token budget, keeping the newest notes when it must
 cut. Files may be hand-edited, so reads never fail on bad UTF-8 and never load a huge
@@ -30,9 +34,14 @@ from mnemobot.memory.text.inert_markdown import inert_markdown
 OMITTED_MARK = "…"
 
 USER_CHARS = 200
+# What a line the model wrote (not the user) begins with, after its time.
+NOTED_LABEL = "Noted from the conversation"
 ASSISTANT_CHARS = 300
 # Share of the legacy budget MEMORY.md may take when there are notes to show too.
 LONG_TERM_SHARE = 0.5
+# Days of daily notes shown as recent context when no memory item matches (the design's
+# value; not measured: a week of notes rarely fits the budget anyway).
+RECENT_NOTES_DAYS = 7
 
 _HEADER = re.compile(r"^#\s+\d{4}-\d{2}-\d{2}\s*$")
 
@@ -49,6 +58,13 @@ def format_note_line(user_text: str, assistant_text: str, at: float, tz: tzinfo 
     return f"[{clock}] User: {user} | Assistant: {assistant}"
 
 
+def format_noted_line(fact: str, at: float, tz: tzinfo | None) -> str:
+    """The daily note line of a fact the model noted (a compaction's flush): its words, not
+    the user's (no trailing newline)."""
+    clock = time_in(at, tz).strftime("%H:%M")
+    return f"[{clock}] {NOTED_LABEL}: {_flatten(fact)[:ASSISTANT_CHARS]}"
+
+
 def daily_note_path(scope_dir: Path, day: date) -> Path:
     return scope_dir / f"{day.isoformat()}.md"
 
@@ -62,9 +78,20 @@ def append_daily_note(
     tz: tzinfo | None = None,
 ) -> Path:
     """Append the turn's line to the note of its local day; returns the note's path."""
+    return _append_lines(scope_dir, [format_note_line(user_text, assistant_text, at, tz)], at, tz)
+
+
+def append_noted_facts(
+    scope_dir: Path, facts: list[str], *, at: float, tz: tzinfo | None = None
+) -> Path:
+    """Append one `Noted from the conversation` line per fact, in one write."""
+    return _append_lines(scope_dir, [format_noted_line(fact, at, tz) for fact in facts], at, tz)
+
+
+def _append_lines(scope_dir: Path, lines: list[str], at: float, tz: tzinfo | None) -> Path:
     day = time_in(at, tz).date()
     path = daily_note_path(scope_dir, day)
-    line = format_note_line(user_text, assistant_text, at, tz) + "\n"
+    line = "".join(f"{one}\n" for one in lines)
     try:
         is_new = path.stat().st_size == 0
     except FileNotFoundError:

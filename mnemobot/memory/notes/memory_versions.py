@@ -20,6 +20,9 @@ from mnemobot.base.atomic_file import read_text_lenient, write_atomic
 from mnemobot.memory.store.scope_paths import ScopePaths
 
 ARCHIVE_DIR_NAME = "archive"
+# Previous MEMORY.md versions kept in a scope's archive/ (oldest removed first). Not
+# measured; a few months of rewrites every six hours, a few hundred KB.
+KEEP_VERSIONS = 50
 _VERSION_FILE = re.compile(r"^MEMORY\.(\d{8}T\d{6}Z)\.md$")
 _STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 
@@ -62,7 +65,9 @@ def list_versions(paths: ScopePaths) -> list[MemoryVersion]:
     return sorted(found, key=lambda v: v.version, reverse=True)
 
 
-def archive_version(paths: ScopePaths, data: bytes, now: float, *, keep: int) -> MemoryVersion:
+def archive_version(
+    paths: ScopePaths, data: bytes, now: float, *, keep: int = KEEP_VERSIONS
+) -> MemoryVersion:
     """Store `data` (the MEMORY.md about to be replaced) as a new version; prune to `keep`."""
     directory = archive_dir(paths)
     directory.mkdir(parents=True, exist_ok=True)
@@ -89,7 +94,9 @@ def find_version(paths: ScopePaths, name: str) -> MemoryVersion | None:
     return None
 
 
-def restore_version(paths: ScopePaths, version: MemoryVersion, now: float, *, keep: int) -> None:
+def restore_version(
+    paths: ScopePaths, version: MemoryVersion, now: float, *, keep: int = KEEP_VERSIONS
+) -> None:
     """Put `version` back as MEMORY.md; the current file is archived first."""
     data = version.path.read_bytes()
     with memory_file_lock(paths.memory_file):

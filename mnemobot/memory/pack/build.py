@@ -31,9 +31,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, tzinfo
 from typing import Any
 
-from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.pack.candidates import Candidates, InContext, find_candidates, in_context
 from mnemobot.memory.pack.fusion import DenseSearch
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.pack.render import (
     SECTION_OF_LAYER,
     PackedItem,
@@ -50,7 +51,7 @@ from mnemobot.memory.pack.selection import (
 )
 from mnemobot.memory.pack.turn_neighbours import TurnsAround
 from mnemobot.memory.store.bm25 import BM25Index
-from mnemobot.memory.store.items import Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.store.items import Layer, MemoryItem
 from mnemobot.memory.text.terms import search_terms
 
 __all__ = [
@@ -194,10 +195,8 @@ def build_pack(
     items: Mapping[str, MemoryItem],
     index: BM25Index,
     query: MemoryQuery,
-    ranking: RankingConfig,
+    ranking: Ranking = DEFAULT_RANKING,
     *,
-    decay_enabled: bool,
-    decay_days: float,
     tz: tzinfo = UTC,
     turns_around: TurnsAround | None = None,
     dense: DenseSearch | None = None,
@@ -214,9 +213,7 @@ def build_pack(
     query_terms = search_terms(query.text, index.document_frequency)
     found = find_candidates(items, index, query, query_terms, ranking, dense)
     context = in_context(found, index, query, query_terms, ranking, turns_around, dense)
-    scored = score_candidates(
-        context, query, ranking, decay_enabled=decay_enabled, decay_days=decay_days
-    )
+    scored = score_candidates(context, query, ranking)
     selection = select_items(scored.ranked, context.window_of, query, ranking, tz)
     if ranking.fill_budget_past_top_k:
         fill_past_top_k(selection, scored.ranked, query, ranking, tz)

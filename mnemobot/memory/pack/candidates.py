@@ -1,6 +1,6 @@
 """The first step of a MemoryPack: which items may go into it, and how relevant each is.
 
-`find_candidates` takes the best BM25 hits of the query (`RankingConfig.candidate_pool`,
+`find_candidates` takes the best BM25 hits of the query (`Ranking.candidate_pool`,
 all layers together: a common term can match most of a 100k-item store, and an item
 that hundreds of others outmatch would not make the pack), the items written on the days
 the query names (`MemoryQuery.date_ranges`), and otherwise the newest episodes the
@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from itertools import compress
 
 from mnemobot.base.clock import SECONDS_PER_DAY
-from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.pack.fusion import DenseSearch, fused_relevance, min_max, reciprocal_rank
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.ranking import Ranking
 from mnemobot.memory.pack.scoring import normalized_relevance
 from mnemobot.memory.pack.turn_neighbours import TurnsAround, turn_context, turns_around_hits
 from mnemobot.memory.store.bm25 import BM25Index
-from mnemobot.memory.store.items import Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.store.items import Layer, MemoryItem
 
 # How far back from the newest end of the store's dict `working` context is looked for.
 # The store keeps its dict in write order, so the newest episodes are at the end; durable
@@ -73,11 +74,11 @@ def find_candidates(
     index: BM25Index,
     query: MemoryQuery,
     query_terms: list[str],
-    ranking: RankingConfig,
+    ranking: Ranking,
     dense: DenseSearch | None = None,
 ) -> Candidates:
     """The items a pack for `query` chooses from (see the module docstring); with `dense`,
-    the `RankingConfig.dense_candidates` items closest in meaning too."""
+    the `Ranking.dense_candidates` items closest in meaning too."""
     top_k = layer_top_k(query)
     # Only the best `candidate_pool` hits (and their ties) can become candidates; `top`
     # finds them without scoring every item a common term matches.
@@ -131,7 +132,7 @@ class InContext:
     relevance_of: dict[str, float]
     # Relevance a turn borrows from a matching turn next to it.
     lent: dict[str, float]
-    # Conversation window of each turn (`RankingConfig.episode_window_gap_minutes`).
+    # Conversation window of each turn (`Ranking.episode_window_gap_minutes`).
     window_of: dict[str, int]
     # Per layer value: candidates added (+) and left out (-) here, for the diagnostics.
     per_layer_change: dict[str, int] = field(default_factory=dict)
@@ -148,7 +149,7 @@ def in_context(
     index: BM25Index,
     query: MemoryQuery,
     query_terms: list[str],
-    ranking: RankingConfig,
+    ranking: Ranking,
     turns_around: TurnsAround | None,
     dense: DenseSearch | None = None,
 ) -> InContext:
@@ -203,9 +204,9 @@ def in_context(
 
 
 def _with_meaning(
-    words: dict[str, float], similarities: dict[str, float], ranking: RankingConfig
+    words: dict[str, float], similarities: dict[str, float], ranking: Ranking
 ) -> dict[str, float]:
-    """BM25 relevance and meaning as one relevance, by `RankingConfig.fusion`."""
+    """BM25 relevance and meaning as one relevance, by `Ranking.fusion`."""
     if not similarities:
         return words
     if ranking.fusion == "rrf":
@@ -225,7 +226,7 @@ def _recent_episodes(
     if count <= 0 or not items:
         return []
     try:
-        newest_first: Iterable[str] = reversed(items)  # type: ignore[call-overload]
+        newest_first: Iterable[str] = reversed(items)  # type: ignore[arg-type]
     except TypeError:
         newest_first = reversed(list(items))
     window: list[MemoryItem] = []

@@ -5,7 +5,7 @@ similarities are compressed (a small multilingual model gives 0.88 to the right 
 and 0.79 to an unrelated one), so they are never read against an absolute threshold:
 each query's similarities are scaled between the lowest and the highest among its
 candidates (min-max), as BM25 is scaled to its best hit, and the two are mixed by
-`RankingConfig.dense_weight`. Reciprocal rank fusion, the other common rule, measured
+`Ranking.dense_weight`. Reciprocal rank fusion, the other common rule, measured
 worse on the LoCoMo development conversations (docs/embeddings.md), and so did dense
 similarity used only to add candidates.
 """

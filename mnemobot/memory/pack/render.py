@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
 
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, how_stated
 from mnemobot.memory.text.inert_markdown import inert_markdown
 
 
@@ -63,11 +63,12 @@ _TYPE_LABELS = {
 def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
     """One Markdown list line for an item; every line says when it was said.
 
-    A conversation turn shows its text; any other item shows its kind, when it was said,
-    and its content (titles are cut copies of the content, so showing both would pay for
-    it twice). An item a newer statement replaced says so ("earlier, until DATE"), so the
-    model never takes it for the current state. Multi-line content keeps its lines,
-    indented as a list continuation.
+    A conversation turn shows its text; any other item shows its kind, when it was said
+    (or noted, when the model wrote it: `items.how_stated`), and its content (titles
+    are cut copies of the content, so showing both would pay for it twice). An item a
+    newer statement replaced says so ("earlier, until DATE"), so the model never takes it
+    for the current state. Multi-line content keeps its lines, indented as a list
+    continuation.
     """
     # What people said is data: it may not open a heading or a code block of the prompt.
     content = inert_markdown(item.content.strip() or item.title.strip())
@@ -78,8 +79,8 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC) -> str:
     elif item.superseded_by is not None:
         earlier = "earlier, since replaced"
     if item.type is not ItemType.TURN:
-        said = _day(item.created_at, tz)
-        said = f"said {item.mentions} times since {said}" if item.mentions > 1 else f"said {said}"
+        said, how = _day(item.created_at, tz), how_stated(item.source)
+        said = f"{how} {item.mentions} times since {said}" if item.mentions > 1 else f"{how} {said}"
         if earlier and item.layer is not Layer.EPISODIC:
             said = f"{said}; {earlier}"
         text = f"{_TYPE_LABELS[item.type]}: {text}"

@@ -1,4 +1,4 @@
-"""Pure scoring functions for memory retrieval; weights live in `config.runtime.RankingConfig`.
+"""Pure scoring functions for memory retrieval; weights live in `memory.pack.ranking.Ranking`.
 
 The combined score of an item for a query is
 
@@ -22,10 +22,8 @@ relevant; between close matches recency, salience and confidence decide.
 from __future__ import annotations
 
 from mnemobot.base.clock import SECONDS_PER_DAY
-from mnemobot.config.runtime import RankingConfig, TypeBoostConfig
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking, TypeBoosts
 from mnemobot.memory.store.items import ItemType
-
-DEFAULT_RANKING = RankingConfig()
 
 
 def age_days(now: float, then: float) -> float:
@@ -59,8 +57,8 @@ def decay_factor(
     return floor + (1.0 - floor) * 0.5 ** (age_days / decay_days)
 
 
-def type_boost(item_type: ItemType, boosts: TypeBoostConfig = DEFAULT_RANKING.type_boost) -> float:
-    """The configured bonus for an item type (e.g. CONSTRAINT -> `boosts.constraint`)."""
+def type_boost(item_type: ItemType, boosts: TypeBoosts = DEFAULT_RANKING.type_boost) -> float:
+    """The bonus for an item type (e.g. CONSTRAINT -> `boosts.constraint`)."""
     return float(getattr(boosts, item_type.value.lower()))
 
 
@@ -88,7 +86,7 @@ def combined_score(
     boost: float,
     *,
     decay: float = 1.0,
-    ranking: RankingConfig = DEFAULT_RANKING,
+    ranking: Ranking = DEFAULT_RANKING,
 ) -> float:
     """The item's rank score; inputs other than `boost` are clamped to 0..1."""
     return _unit(decay) * (

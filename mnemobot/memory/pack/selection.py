@@ -9,7 +9,7 @@ fact a newer statement replaced keeps `superseded_weight` of its score. Best fir
 or whose content a chosen item already covers (`Coverage`); it takes an item while the
 running total stays within the soft budget, and past that only items scoring
 `overflow_min_score` or more, up to the max budget. Turns of one conversation window
-(`RankingConfig.episode_window_gap_minutes`, off by default) share one episodic slot.
+(`Ranking.episode_window_gap_minutes`, off by default) share one episodic slot.
 `fill_past_top_k` then fills soft budget the topK limits left unused with the next
 matching items: the limits keep a pack from being all one layer, not from using it.
 
@@ -26,8 +26,9 @@ from functools import lru_cache
 
 from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.base.tokens import estimate_item_tokens
-from mnemobot.config.runtime import RankingConfig
 from mnemobot.memory.pack.candidates import InContext, layer_top_k
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.ranking import Ranking
 from mnemobot.memory.pack.render import SECTION_OF_LAYER, PackedItem, render_line
 from mnemobot.memory.pack.scoring import (
     age_days,
@@ -37,8 +38,8 @@ from mnemobot.memory.pack.scoring import (
     type_boost,
 )
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, MemoryQuery, normalize_content
-from mnemobot.memory.text.terms import terms
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, normalize_content
+from mnemobot.memory.text.terms import DUPLICATE_TERM_OVERLAP, terms
 
 # The least `estimate_item_tokens` gives any item (max(20, chars/4 + 8)).
 MIN_ITEM_TOKENS = estimate_item_tokens("")
@@ -60,10 +61,7 @@ class Scored:
 def score_candidates(
     context: InContext,
     query: MemoryQuery,
-    ranking: RankingConfig,
-    *,
-    decay_enabled: bool,
-    decay_days: float,
+    ranking: Ranking,
 ) -> Scored:
     """Every candidate's score, best first (ties: most recently updated, then by id)."""
     now = query.now
@@ -83,7 +81,10 @@ def score_candidates(
         if item.layer is not Layer.EPISODIC:
             reinforced = max(item.updated_at, item.last_accessed_at or 0.0)
             decay = decay_factor(
-                age_days(now, reinforced), decay_days, decay_enabled, ranking.decay_floor
+                age_days(now, reinforced),
+                ranking.decay_days,
+                ranking.decay_enabled,
+                ranking.decay_floor,
             )
             if item.valid_to is not None or item.superseded_by is not None:
                 # Replaced by a newer statement: still worth knowing, never ahead of it.
@@ -152,12 +153,12 @@ def select_items(
     ranked: Iterable[ScoredItem],
     window_of: dict[str, int],
     query: MemoryQuery,
-    ranking: RankingConfig,
+    ranking: Ranking,
     tz: tzinfo,
 ) -> Selection:
     """The best items within the topK limits and the budgets (see the module docstring)."""
     top_k = layer_top_k(query)
-    selection = Selection([], Coverage(ranking.duplicate_term_overlap))
+    selection = Selection([], Coverage(DUPLICATE_TERM_OVERLAP))
     slots = selection.slots
     # Turns a window's open slot still has room for.
     window_room: dict[int, int] = {}
@@ -199,11 +200,11 @@ def fill_past_top_k(
     selection: Selection,
     ranked: Iterable[ScoredItem],
     query: MemoryQuery,
-    ranking: RankingConfig,
+    ranking: Ranking,
     tz: tzinfo,
 ) -> None:
     """Fill the soft budget the topK limits left with the next matching items, best first
-    (`RankingConfig.fill_min_relevance` or more); extends `selection`."""
+    (`Ranking.fill_min_relevance` or more); extends `selection`."""
     soft = query.soft_budget_tokens
     if selection.total_tokens + MIN_ITEM_TOKENS > soft:
         return

@@ -13,7 +13,7 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from mnemobot.config.runtime import RankingConfig
+from mnemobot.memory.pack.ranking import Ranking
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.turn_timeline import is_turn
 
@@ -32,7 +32,7 @@ class TurnNeighbourhood:
 
 
 def turn_context(
-    candidates: Iterable[MemoryItem], relevance_of: Mapping[str, float], ranking: RankingConfig
+    candidates: Iterable[MemoryItem], relevance_of: Mapping[str, float], ranking: Ranking
 ) -> TurnNeighbourhood:
     """Windows and borrowed relevance of the conversation turns among `candidates`.
 
@@ -90,7 +90,7 @@ def turns_around_hits(
     candidates: Mapping[str, MemoryItem],
     relevance_of: Mapping[str, float],
     turns_around: TurnsAround,
-    ranking: RankingConfig,
+    ranking: Ranking,
 ) -> dict[str, tuple[MemoryItem, float]]:
     """Turns around the matching turns that are not candidates yet, with what they borrow.
 

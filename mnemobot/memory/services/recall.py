@@ -14,14 +14,16 @@ from typing import Any
 
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.notes.daily_notes import legacy_context, read_memory_file
+from mnemobot.memory.notes.daily_notes import RECENT_NOTES_DAYS, legacy_context, read_memory_file
 from mnemobot.memory.pack.build import MemoryPack, build_pack
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.pack.request_overlap import RequestOverlap
 from mnemobot.memory.services.scopes import LoadedScope, ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.store.item_store import StoreStats
 from mnemobot.memory.store.item_vectors import QueryVector
-from mnemobot.memory.store.items import Layer, MemoryItem, MemoryQuery
+from mnemobot.memory.store.items import Layer, MemoryItem
 from mnemobot.memory.text.dates import find_dates
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
@@ -35,12 +37,21 @@ def memory_query(
     *,
     tz: tzinfo | None = None,
     request_messages: Sequence[Mapping[str, Any]] | None = None,
+    ranking: Ranking = DEFAULT_RANKING,
+    recent_context: bool = True,
 ) -> MemoryQuery:
     """The query for `text`: with the days it names (read in `tz`) and, given the
-    messages the request sends, what they already carry."""
-    spans = find_dates(text, datetime.fromtimestamp(now, tz), config.date_languages) if tz else []
-    query = MemoryQuery.for_config(text, scope, now, config)
-    query.date_ranges = tuple((span.start, span.end) for span in spans)
+    messages the request sends, what they already carry. Without `recent_context` only
+    what matches the text is a candidate: neither the newest episodes nor everything of a
+    day the text names ("I am planning the week today" is not a question about today),
+    nor (`MemoryRecall.build_pack`) the turns around a matching one."""
+    query = MemoryQuery.for_config(text, scope, now, config, ranking)
+    if recent_context:
+        when = datetime.fromtimestamp(now, tz) if tz else None
+        spans = find_dates(text, when, config.date_languages) if when else []
+        query.date_ranges = tuple((span.start, span.end) for span in spans)
+    else:
+        query.working_top_k = 0
     if request_messages:
         query.carried = RequestOverlap.of_messages(request_messages).carries
     return query
@@ -64,9 +75,13 @@ def ranked_search(loaded: LoadedScope, text: str, *, limit: int) -> list[tuple[M
 
 
 class MemoryRecall:
-    def __init__(self, scopes: ScopeRuntime, vectors: MemoryVectors) -> None:
+    def __init__(
+        self, scopes: ScopeRuntime, vectors: MemoryVectors, ranking: Ranking = DEFAULT_RANKING
+    ) -> None:
+        """`ranking`: the pack's tuning (the bot's; an eval or a test passes another)."""
         self.scopes = scopes
         self.vectors = vectors
+        self.ranking = ranking
 
     def build_pack(
         self,
@@ -78,25 +93,35 @@ class MemoryRecall:
         tz: tzinfo,
         request_messages: Sequence[Mapping[str, Any]] | None = None,
         query_vector: QueryVector | None = None,
+        recent_context: bool = True,
     ) -> MemoryPack:
         """The pack for `text`; episodes of `request_messages` (what the request to the
         model sends beside it) are left out. Dates in `text` are read in `tz`.
+        `recent_context`: see `memory_query`.
 
         `query_vector` (embeddings on): the message's vector, fused with the word match
         when the scope has vectors of the same model; the diagnostics say when not."""
         # Read before the scope's lock: the date parser is the slow part of a query.
-        query = memory_query(text, scope, now, config, tz=tz, request_messages=request_messages)
+        query = memory_query(
+            text,
+            scope,
+            now,
+            config,
+            tz=tz,
+            request_messages=request_messages,
+            ranking=self.ranking,
+            recent_context=recent_context,
+        )
         with self.scopes.loaded(scope) as loaded:
             dense, meaning = self.vectors.search(scope, loaded, config, query_vector)
             pack = build_pack(
                 loaded.store.items,
                 loaded.index,
                 query,
-                config.ranking,
-                decay_enabled=config.decay_enabled,
-                decay_days=config.decay_days,
+                self.ranking,
                 tz=tz,
-                turns_around=loaded.store.timeline.around,
+                # A statement's pack: what it matches, not the turns around that.
+                turns_around=loaded.store.timeline.around if recent_context else None,
                 dense=dense,
             )
         pack.diagnostics.meaning = meaning
@@ -158,7 +183,7 @@ class MemoryRecall:
         text = legacy_context(
             paths.directory,
             now.date(),
-            config.recent_days,
+            RECENT_NOTES_DAYS,
             config.legacy_context_budget_tokens,
             long_term=long_term,
         )

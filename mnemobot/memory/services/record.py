@@ -13,7 +13,11 @@ from dataclasses import replace
 from datetime import tzinfo
 
 from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.notes.daily_notes import append_daily_note, write_memory_file
+from mnemobot.memory.notes.daily_notes import (
+    append_daily_note,
+    append_noted_facts,
+    write_memory_file,
+)
 from mnemobot.memory.services.recall import ranked_search
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.store.item_store import ScopeItemStore
@@ -29,6 +33,7 @@ from mnemobot.memory.text.terms import terms
 from mnemobot.memory.upkeep.consolidation import SupersededHook
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 from mnemobot.memory.write.documents import DOCUMENT_TAG
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import new_fact
 from mnemobot.memory.write.facts import SimilarFinder, supersede
 from mnemobot.memory.write.write_path import (
@@ -49,7 +54,6 @@ _SIMILAR_QUERY_TERMS = 6
 # BM25 relevance (0..1 within the query's hits) a durable fact needs to count as the one
 # a superseded MEMORY.md entry is about (`supersede_matching`).
 SUPERSEDED_MATCH_MIN = 0.9
-_MEMORY_DEFAULTS = MemoryConfig()
 
 
 def similar_finder(scopes: ScopeRuntime, scope: str) -> SimilarFinder:
@@ -78,8 +82,13 @@ def forwarded_note(forwarded: Sequence[ForwardedText]) -> str:
 
 
 class MemoryRecord:
-    def __init__(self, scopes: ScopeRuntime) -> None:
+    def __init__(
+        self, scopes: ScopeRuntime, extraction: ExtractionTuning = DEFAULT_EXTRACTION
+    ) -> None:
+        """`extraction`: how sure and how salient what a turn says is taken to be (the
+        bot's; an eval or a test passes another)."""
         self.scopes = scopes
+        self.extraction = extraction
 
     def record_turn(
         self,
@@ -112,7 +121,6 @@ class MemoryRecord:
                 note_text=user_text if user_text.strip() else forwarded_note(forwarded),
                 assistant_text=assistant_text,
                 at=at,
-                config=config,
                 tz=tz,
                 message_refs=message_refs,
                 tool_outputs=tool_outputs,
@@ -132,13 +140,18 @@ class MemoryRecord:
             similar = similar_finder(self.scopes, scope)
             for passed_on in forwarded:
                 written = write_forwarded(
-                    loaded.store, event, passed_on, config=config, similar=similar
+                    loaded.store, event, passed_on, similar=similar, extraction=self.extraction
                 )
                 stored += written.stored
                 promoted += written.promoted
             for document in documents:
                 stored += write_document(
-                    loaded.store, document, scope=scope, at=at, config=config, speaker=speaker
+                    loaded.store,
+                    document,
+                    scope=scope,
+                    at=at,
+                    speaker=speaker,
+                    extraction=self.extraction,
                 )
             return RecordedTurn(stored, promoted)
 
@@ -150,7 +163,6 @@ class MemoryRecord:
         user_text: str,
         assistant_text: str,
         at: float,
-        config: MemoryConfig,
         tz: tzinfo,
         message_refs: list[str] | None,
         tool_outputs: list[str] | None,
@@ -178,7 +190,9 @@ class MemoryRecord:
             speaker=speaker,
             tags=list(tags or []),
         )
-        return write_turn(store, event, config=config, similar=similar_finder(self.scopes, scope))
+        return write_turn(
+            store, event, similar=similar_finder(self.scopes, scope), extraction=self.extraction
+        )
 
     def revise_message(
         self,
@@ -231,7 +245,7 @@ class MemoryRecord:
             similar = similar_finder(self.scopes, scope)
             # Written first: a fact the edit kept word for word merges into its stored
             # item, which then stays current; only what the new wording lacks is marked.
-            recorded = write_turn(store, event, config=config, similar=similar)
+            recorded = write_turn(store, event, similar=similar, extraction=self.extraction)
             kept = {item.id for item in (*recorded.stored, *recorded.promoted)}
             marked = supersede(store, [i for i in stale if i not in kept], None, now, similar)
             # Marking follows an old fact to the turns said when it was, and the new
@@ -256,16 +270,14 @@ class MemoryRecord:
         config: MemoryConfig | None = None,
     ) -> int:
         """Facts the compaction flush found: into the daily note and the durable layers."""
-        config = config or _MEMORY_DEFAULTS
-        facts = flushed_facts(bullets, scope=scope, at=at, session_key=session_key, config=config)
+        facts = flushed_facts(bullets, scope=scope, at=at, session_key=session_key)
         if not facts:
             return 0
-        notes = "\n".join(f"- {fact.content}" for fact in facts)
         with self.scopes.loaded(scope) as loaded:
-            append_daily_note(
+            # The model's words: noted as such, never as something the user said.
+            append_noted_facts(
                 self.scopes.paths(scope).directory,
-                "(facts kept from a compacted conversation)",
-                notes,
+                [fact.content for fact in facts],
                 at=at,
                 tz=tz,
             )
@@ -273,7 +285,6 @@ class MemoryRecord:
                 loaded.store,
                 facts,
                 at=at,
-                config=config,
                 similar=similar_finder(self.scopes, scope),
             )
             return len(written.stored)
@@ -292,7 +303,7 @@ class MemoryRecord:
     ) -> FactWrite:
         """A fact the model saves (the memory tool), said by `speaker` if named.
 
-        Weighted as the config says for the tool; a repeat merges into the stored fact
+        Weighted as `fact_items` weighs the tool's facts; a repeat merges into the stored fact
         and a newer value of a slot replaces the older one, as a turn's facts do. Nothing
         is stored when the text was forgotten at the user's request at `at` or later.
         """
@@ -302,7 +313,7 @@ class MemoryRecord:
             scope=scope,
             at=at,
             source="tool",
-            config=config,
+            extraction=self.extraction,
             speaker=speaker,
             tags=tags,
             references=references,
@@ -312,7 +323,6 @@ class MemoryRecord:
                 loaded.store,
                 [fact],
                 at=at,
-                config=config,
                 similar=similar_finder(self.scopes, scope),
             )
 
@@ -337,7 +347,6 @@ class MemoryRecord:
                 content=content,
                 tags=tags,
                 at=at,
-                config=config,
                 similar=similar_finder(self.scopes, scope),
             )
 
@@ -350,7 +359,6 @@ class MemoryRecord:
                 loaded.store,
                 item_id,
                 at=at,
-                config=config,
                 similar=similar_finder(self.scopes, scope),
             )
 

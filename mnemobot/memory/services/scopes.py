@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
-from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import ScopeItemStore, StoreStats
 from mnemobot.memory.store.items import MemoryItem
@@ -48,8 +47,12 @@ log = logging.getLogger(__name__)
 WARM_WORKERS = 4
 COLD_LOAD_WORKERS = 4
 
+# Scopes kept loaded (most recently used); the others reload from their files when their
+# chat speaks again (a cold load: about a second at 100k items, bench cold-scope). Not
+# measured as a trade-off; a few hundred active chats of a typical bot stay warm.
+MAX_CACHED_SCOPES = 256
+
 T = TypeVar("T")
-_MEMORY_DEFAULTS = MemoryConfig()
 # Told of items a scope's store wrote (scope, items), under the scope's lock.
 WriteListener = Callable[[str, list[MemoryItem]], None]
 
@@ -87,11 +90,11 @@ class ScopeRuntime:
         self,
         workspace: Path,
         *,
-        max_cached_scopes: int | Callable[[], int] = _MEMORY_DEFAULTS.max_cached_scopes,
+        max_cached_scopes: int = MAX_CACHED_SCOPES,
         shared_files: bool = False,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        """`max_cached_scopes`: a number, or a callable read at each load (a live config).
+        """`max_cached_scopes`: scopes kept loaded (`MAX_CACHED_SCOPES`; a test sets fewer).
 
         `shared_files`: other processes (replicas on a shared volume) write scopes too; a
         cached scope whose files changed since this process last touched them is loaded
@@ -113,10 +116,7 @@ class ScopeRuntime:
         self._scope_locks: weakref.WeakValueDictionary[str, threading.RLock] = (
             weakref.WeakValueDictionary()
         )
-        limit = max_cached_scopes
-        self._max_cached_scopes: Callable[[], int] = (
-            limit if callable(limit) else lambda: limit  # type: ignore[return-value]
-        )
+        self._max_cached_scopes = max(1, max_cached_scopes)
         self._warm_pool = ThreadPoolExecutor(WARM_WORKERS, thread_name_prefix="memory")
         self._cold_pool = ThreadPoolExecutor(COLD_LOAD_WORKERS, thread_name_prefix="memory-load")
         self._write_listeners: list[WriteListener] = []
@@ -219,7 +219,7 @@ class ScopeRuntime:
         loaded = LoadedScope(store, index)
         with self._cache_lock:
             self._stores[scope] = loaded
-            while len(self._stores) > max(1, self._max_cached_scopes()):
+            while len(self._stores) > self._max_cached_scopes:
                 self._stores.popitem(last=False)[1].close_vectors()
         return loaded
 

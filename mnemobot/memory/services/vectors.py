@@ -14,8 +14,10 @@ import time
 from collections.abc import Sequence
 
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.services.scopes import LoadedScope, ScopeRuntime
 from mnemobot.memory.store.item_vectors import (
+    FILL_MAX_ITEMS_PER_RUN,
     EmbeddingModel,
     QueryVector,
     VectorFiller,
@@ -34,11 +36,18 @@ QUERY_RETRY_SECONDS = 30.0
 
 
 class MemoryVectors:
-    def __init__(self, scopes: ScopeRuntime, embedder: EmbeddingModel | None) -> None:
+    def __init__(
+        self,
+        scopes: ScopeRuntime,
+        embedder: EmbeddingModel | None,
+        ranking: Ranking = DEFAULT_RANKING,
+    ) -> None:
         """`embedder`: the embedding model (`item_vectors`); written items are embedded in
-        the background while its config is enabled."""
+        the background while its config is enabled. `ranking`: how many of the closest
+        vectors a pack's search rescores (`Ranking.dense_rescore`)."""
         self.scopes = scopes
         self.embedder = embedder
+        self.ranking = ranking
         self._filler = VectorFiller(self._embed_written) if embedder is not None else None
         if self._filler is not None:
             scopes.add_write_listener(self._items_written)
@@ -85,8 +94,7 @@ class MemoryVectors:
             lambda: self.scopes.loaded(scope),
             vectors_of,
             self.embedder,
-            config,
-            limit=config.fill_max_items_per_run if limit is None else limit,
+            limit=FILL_MAX_ITEMS_PER_RUN if limit is None else limit,
             only=only,
         )
 
@@ -142,7 +150,7 @@ class MemoryVectors:
             return None, "no item vectors yet (maintenance embeds them)"
         if vectors.dims != query_vector.vector.shape[-1]:
             return None, "the message's vector has another length than the items'"
-        return VectorSearch(vectors, query_vector.vector, config.ranking.dense_rescore), "used"
+        return VectorSearch(vectors, query_vector.vector, self.ranking.dense_rescore), "used"
 
     def compact(self, scope: str, loaded: LoadedScope) -> None:
         """Rewrite the scope's vector file without the rows of items no longer live,

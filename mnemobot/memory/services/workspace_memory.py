@@ -8,24 +8,22 @@ holds the whole but whoever closes it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
-from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.services.forget import MemoryForget
 from mnemobot.memory.services.recall import MemoryRecall
 from mnemobot.memory.services.record import MemoryRecord
-from mnemobot.memory.services.scopes import ScopeRuntime
+from mnemobot.memory.services.scopes import MAX_CACHED_SCOPES, ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.store.item_store import StoreStats
 from mnemobot.memory.store.item_vectors import EmbeddingModel, VectorFillReport
 from mnemobot.memory.store.items import MemoryItem
 from mnemobot.memory.upkeep.forgetting import ErasureReport
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
-
-_MEMORY_DEFAULTS = MemoryConfig()
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,21 +39,26 @@ class WorkspaceMemory:
         cls,
         workspace: Path,
         *,
-        max_cached_scopes: int | Callable[[], int] = _MEMORY_DEFAULTS.max_cached_scopes,
+        max_cached_scopes: int = MAX_CACHED_SCOPES,
         shared_files: bool = False,
         clock: Clock = SYSTEM_CLOCK,
         embedder: EmbeddingModel | None = None,
+        ranking: Ranking = DEFAULT_RANKING,
+        extraction: ExtractionTuning = DEFAULT_EXTRACTION,
     ) -> WorkspaceMemory:
         """Memory of the scopes under `workspace` (see `ScopeRuntime` for the options);
-        `embedder`: the embedding model, items embedded while its config is enabled."""
+        `embedder`: the embedding model, items embedded while its config is enabled.
+
+        `ranking`, `extraction`: the pack's and the extraction's tuning; the defaults are
+        the bot's, another value is for an eval or a test (they are not settings)."""
         scopes = ScopeRuntime(
             workspace, max_cached_scopes=max_cached_scopes, shared_files=shared_files, clock=clock
         )
-        vectors = MemoryVectors(scopes, embedder)
+        vectors = MemoryVectors(scopes, embedder, ranking)
         return cls(
             scopes=scopes,
-            recall=MemoryRecall(scopes, vectors),
-            record=MemoryRecord(scopes),
+            recall=MemoryRecall(scopes, vectors, ranking),
+            record=MemoryRecord(scopes, extraction),
             forget=MemoryForget(scopes, vectors),
             vectors=vectors,
         )

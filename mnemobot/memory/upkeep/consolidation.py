@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.counts import counted
 from mnemobot.base.tokens import estimate_tokens, max_chars
-from mnemobot.config.runtime import ConsolidationConfig
 from mnemobot.memory.notes.memory_rewrite import (
     NO_CHANGE,
     SUPERSEDED_HEADING,
@@ -67,10 +67,22 @@ log = logging.getLogger(__name__)
 # A MEMORY.md this many times over the cap was pasted by hand: a rewrite of it would need
 # a prompt far beyond the budget, so the run is skipped and the operator told.
 OVERSIZED_FACTOR = 3
+# Largest MEMORY.md a rewrite may produce, in estimated tokens (the model is told about 4
+# characters per token); a longer rewrite is rejected. Not measured; twice what a prompt
+# shows of it by default (memory.scopeMemoryBudgetTokens, 2000), so the file can keep
+# more than one prompt needs (`mnemobot bench consolidation` reports a run's cost).
+MEMORY_MAX_TOKENS = 4_000
+# New notes and facts one run reads at most (oldest first); the rest waits for the next
+# run. Not measured; three times the file, enough for six hours of a busy chat.
+MAX_INPUT_TOKENS = 12_000
+# Sampling temperature of the rewrite: low, it must not invent.
+TEMPERATURE = 0.2
 
 INSTRUCTIONS = f"""You maintain the long-term memory file (MEMORY.md) of one chat between \
 a user and an assistant. You get the current MEMORY.md and what was said or learned since \
-it was last written. Write the new MEMORY.md:
+it was last written. Lines "Noted from the conversation" and facts marked "noted" are \
+the assistant's own notes, not the user's words: never write them as something the user \
+said. Write the new MEMORY.md:
 - Merge the new facts in; keep every old fact that is still true.
 - Deduplicate, and when a new fact replaces an old one (the user moved, changed their \
 mind, a plan changed), keep only the current fact; you may add "(earlier: ...)".
@@ -140,14 +152,13 @@ class _RunTally:
 
     def read_what(self) -> str:
         calls = f" in {self.calls} calls" if self.calls > 1 else ""
-        return f"{self.note_lines} note lines, {self.facts} facts{calls}"
+        return f"{counted(self.note_lines, 'note line')}, {counted(self.facts, 'fact')}{calls}"
 
 
 def consolidate_scope(
     paths: ScopePaths,
     *,
     complete: CompleteText,
-    config: ConsolidationConfig,
     items: Callable[[], Iterable[MemoryItem]],
     now: float,
     on_superseded: SupersededHook = ignore_superseded,
@@ -160,20 +171,20 @@ def consolidate_scope(
     `forgotten` returns the texts waiting for erasure: they are never read. `window` returns
     the context window of the model `complete` calls, if known: each call is sized to it
     and the new material split over several calls when it does not fit one
-    (`model.call_budget`); without it the configured sizes stand.
+    (`model.call_budget`); without it the built-in sizes stand.
     """
     memory_file = paths.memory_file
     previous_bytes = memory_file.read_bytes() if memory_file.is_file() else b""
-    full_chars = max_chars(config.max_tokens)
+    full_chars = max_chars(MEMORY_MAX_TOKENS)
     if len(previous_bytes) > full_chars * OVERSIZED_FACTOR * 4:
         return ConsolidationOutcome(
             False,
             f"skipped: MEMORY.md is far over the cap ({len(previous_bytes)} bytes); "
-            "trim it by hand or raise memory.consolidation.maxTokens",
+            "trim it by hand",
             rejected=True,
         )
     tally = _RunTally()
-    left = config.max_input_tokens
+    left = MAX_INPUT_TOKENS
     shrink = 1.0
     state = load_state(paths)
     while tally.calls < MAX_CALLS_PER_RUN and left > 0:
@@ -186,7 +197,7 @@ def consolidate_scope(
         window_tokens = window()
         budget = rewrite_budget(
             window_tokens=window_tokens,
-            cap_tokens=config.max_tokens,
+            cap_tokens=MEMORY_MAX_TOKENS,
             max_material_tokens=left,
             fixed_prompt_tokens=estimate_tokens(instructions) + estimate_tokens(previous) + 16,
             answer_extra_tokens=SUPERSEDED_ANSWER_TOKENS,
@@ -206,7 +217,6 @@ def consolidate_scope(
             if tally.calls == 0:
                 return ConsolidationOutcome(False, "nothing new since the last run")
             break
-        call_config = config.model_copy(update={"max_tokens": budget.cap_tokens})
         # The model is told the cap in characters: models count those better than tokens.
         instructions = INSTRUCTIONS.format(max_chars=max_chars(budget.cap_tokens))
         prompt = f"CURRENT MEMORY.md:\n{previous.strip() or '(empty)'}\n\n{material.render()}"
@@ -228,9 +238,9 @@ def consolidate_scope(
             state = material.next_state
             save_state(paths, state)
             continue
-        reason = check_rewrite(previous, rewrite, call_config)
+        reason = check_rewrite(previous, rewrite, budget.cap_tokens)
         if reason is None:
-            reason = _replace_memory_file(paths, previous_bytes, rewrite.memory, now, config, tally)
+            reason = _replace_memory_file(paths, previous_bytes, rewrite.memory, now, tally)
         if reason is not None:
             return _finish(paths, tally, f"rejected: {reason}", failed=True)
         material.next_state.last_rewrite_at = now
@@ -254,7 +264,6 @@ def _replace_memory_file(
     previous_bytes: bytes,
     text: str,
     now: float,
-    config: ConsolidationConfig,
     tally: _RunTally,
 ) -> str | None:
     """Write the rewrite over MEMORY.md (the run's first rewrite archives the old file);
@@ -270,7 +279,7 @@ def _replace_memory_file(
             appended = current[len(previous_bytes) :].decode("utf-8", errors="replace")
             new_text = new_text + appended.strip() + "\n"
         if current and not tally.archived:
-            archive_version(paths, current, now, keep=config.keep_versions)
+            archive_version(paths, current, now)
             tally.archived = True
         write_atomic(memory_file, new_text.encode())
     return None
@@ -284,7 +293,7 @@ def _finish(
         entries_now = len(entries(read_memory_text(paths.memory_file, 10**7)))
         line = (
             f"rewrote MEMORY.md from {tally.read_what()} ({tally.first_entries} -> "
-            f"{entries_now} entries, {len(tally.superseded)} superseded)"
+            f"{counted(entries_now, 'entry', 'entries')}, {len(tally.superseded)} superseded)"
         )
         if problem:
             line += f"; then {problem}"

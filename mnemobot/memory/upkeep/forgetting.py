@@ -32,6 +32,7 @@ import orjson
 from filelock import FileLock, Timeout
 
 from mnemobot.base.atomic_file import append_jsonl, write_atomic
+from mnemobot.base.counts import counted
 from mnemobot.memory.notes.daily_notes import FORGOTTEN_MARK
 from mnemobot.memory.store.items import normalize_content
 from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE, ScopePaths
@@ -267,7 +268,7 @@ def erase_scope(workspace: Path, scope: str) -> list[str]:
     if paths.directory.is_dir():
         count = sum(1 for p in paths.directory.rglob("*") if p.is_file())
         shutil.rmtree(paths.directory)
-        removed.append(f"{paths.directory.relative_to(workspace)}/ ({count} files)")
+        removed.append(f"{paths.directory.relative_to(workspace)}/ ({counted(count, 'file')})")
     directory = workspace / SESSIONS_DIR_NAME
     results = workspace / LARGE_RESULTS_DIR_NAME / scope
     if results.is_dir():
@@ -286,15 +287,23 @@ def erase_scope(workspace: Path, scope: str) -> list[str]:
     return removed
 
 
+def _internal(relative: Path) -> bool:
+    """A file of the bot's own upkeep, not memory: a lock, the maintenance record, the
+    consolidation watermark, texts waiting to be erased (every one a dot-file)."""
+    return any(part.startswith(".") for part in relative.parts) or relative.suffix == ".lock"
+
+
 def export_scope(workspace: Path, scope: str) -> bytes:
-    """One zip of the chat's memory: MEMORY.md, daily notes, item files (JSONL), archive."""
+    """One zip of the chat's memory: MEMORY.md, daily notes, item files (JSONL), archive;
+    not the bot's own upkeep files (`_internal`)."""
     paths = ScopePaths(workspace, scope)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         if paths.directory.is_dir():
             for path in sorted(paths.directory.rglob("*")):
-                if path.is_file() and path.name not in {PENDING_FILE_NAME}:
-                    archive.write(path, f"memory/{path.relative_to(paths.directory)}")
+                relative = path.relative_to(paths.directory)
+                if path.is_file() and not _internal(relative):
+                    archive.write(path, f"memory/{relative}")
         archive.writestr(
             "README.txt",
             f"Memory of chat {scope}.\n"

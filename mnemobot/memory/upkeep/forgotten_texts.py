@@ -210,8 +210,8 @@ class ForgetOutcome:
 
 
 def _holding_part(line: str, wanted: set[str]) -> str:
-    """The text of a note line that holds every wanted term: what the user said, else the
-    answer (a flush's facts are the answer of their note line), else the whole line."""
+    """The text of a note line that holds every wanted term: what the user said (or the
+    fact a flush noted), else the answer, else the whole line."""
     body = _CLOCK.sub("", line.strip()).lstrip("-*• ")
     said, _, answer = body.partition(" | Assistant: ")
     for part in (_unlabelled(said), answer):

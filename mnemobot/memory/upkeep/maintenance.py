@@ -2,7 +2,7 @@
 
     erase forgotten remove forgotten texts from every file of the scope (memory.forgetting)
     consolidate     merge new notes and facts into MEMORY.md (memory.consolidation)
-    archive notes   move daily notes older than memory.dailyRetentionDays to archive/
+    archive notes   move daily notes older than DAILY_RETENTION_DAYS to archive/
     prune sessions  delete sessions and offload logs untouched for memory.sessionRetentionDays
     reindex         read the scope's item files again, so the index matches the disk
     embed items     give items without a vector one (memory.embeddings; old items, imports,
@@ -35,6 +35,7 @@ from filelock import FileLock, Timeout
 
 from mnemobot.base.atomic_file import write_atomic
 from mnemobot.base.clock import SECONDS_PER_DAY
+from mnemobot.base.counts import counted
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.notes.memory_versions import archive_dir
 from mnemobot.memory.store.item_store import StoreStats
@@ -58,6 +59,9 @@ from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 log = logging.getLogger(__name__)
 
 LOCK_FILE_NAME = ".maintenance.lock"
+# Daily notes older than this many days move to the scope's archive/ (kept, no longer
+# read for the recent context). Not measured; a season of notes stays at hand.
+DAILY_RETENTION_DAYS = 90
 LAST_RUN_FILE_NAME = ".maintenance_last.json"
 _SESSION_SUFFIXES = (".log.jsonl", ".json", ".lock")
 
@@ -153,15 +157,13 @@ class MaintenanceReport:
 
 
 def consolidate(run: MaintenanceRun) -> str:
-    settings = run.config.consolidation
-    if not settings.enabled:
+    if not run.config.consolidation.enabled:
         return "off (memory.consolidation.enabled)"
     if run.complete is None:
         return "skipped: no model to consolidate with"
     outcome = consolidate_scope(
         run.paths,
         complete=run.complete,
-        config=settings,
         items=lambda: run.memory.items(run.scope),
         forgotten=lambda: run.memory.forgotten_texts(run.scope),
         window=run.window,
@@ -172,9 +174,7 @@ def consolidate(run: MaintenanceRun) -> str:
 
 
 def archive_old_notes(run: MaintenanceRun) -> str:
-    days = run.config.daily_retention_days
-    if days <= 0:
-        return "kept all (memory.dailyRetentionDays is 0)"
+    days = DAILY_RETENTION_DAYS
     cutoff = date.fromtimestamp(run.now) - timedelta(days=days)
     directory = run.paths.directory
     old = []
@@ -187,12 +187,12 @@ def archive_old_notes(run: MaintenanceRun) -> str:
             if day < cutoff:
                 old.append(path)
     if not old:
-        return f"no notes older than {days} days"
+        return f"no notes older than {counted(days, 'day')}"
     target = archive_dir(run.paths)
     target.mkdir(parents=True, exist_ok=True)
     for path in sorted(old):
         os.replace(path, target / path.name)
-    return f"archived {len(old)} notes older than {days} days"
+    return f"archived {counted(len(old), 'note')} older than {counted(days, 'day')}"
 
 
 def prune_old_sessions(run: MaintenanceRun) -> str:
@@ -200,7 +200,7 @@ def prune_old_sessions(run: MaintenanceRun) -> str:
     if days <= 0:
         return "kept all (memory.sessionRetentionDays is 0)"
     cutoff = run.now - days * SECONDS_PER_DAY
-    deleted = {"sessions": 0, "offload logs": 0}
+    deleted = {"session": 0, "offload log": 0}
     directory = run.sessions_dir
     if not directory.is_dir():
         return "no sessions"
@@ -215,14 +215,14 @@ def prune_old_sessions(run: MaintenanceRun) -> str:
             continue
         path.unlink(missing_ok=True)
         if suffix == ".json":
-            deleted["sessions"] += 1
+            deleted["session"] += 1
             directory.joinpath(f"{key}.lock").unlink(missing_ok=True)
         else:
-            deleted["offload logs"] += 1
+            deleted["offload log"] += 1
     if not any(deleted.values()):
-        return f"nothing untouched for {days} days"
-    counts = ", ".join(f"{count} {what}" for what, count in deleted.items())
-    return f"deleted {counts} untouched for {days} days"
+        return f"nothing untouched for {counted(days, 'day')}"
+    counts = ", ".join(counted(count, what) for what, count in deleted.items())
+    return f"deleted {counts} untouched for {counted(days, 'day')}"
 
 
 def reindex(run: MaintenanceRun) -> str:
@@ -233,7 +233,7 @@ def reindex(run: MaintenanceRun) -> str:
     skipped = (
         f", {stats.skipped_lines} torn or corrupt lines skipped" if stats.skipped_lines else ""
     )
-    return f"{stats.items} items in {stats.files} files{skipped}"
+    return f"{counted(stats.items, 'item')} in {counted(stats.files, 'file')}{skipped}"
 
 
 def erase_forgotten(run: MaintenanceRun) -> str:
@@ -247,8 +247,8 @@ def erase_forgotten(run: MaintenanceRun) -> str:
         else ""
     )
     return (
-        f"erased {report.needles} forgotten texts: {files} files rewritten, "
-        f"{report.lines_redacted} lines redacted{busy}"
+        f"erased {counted(report.needles, 'forgotten text')}: {counted(files, 'file')} rewritten, "
+        f"{counted(report.lines_redacted, 'line')} redacted{busy}"
     )
 
 
@@ -260,7 +260,7 @@ def embed_items(run: MaintenanceRun) -> str:
     note = f" ({report.note})" if report.note else ""
     if report.note and not report.embedded:
         return f"skipped: {report.note}{left}"
-    return f"embedded {report.embedded} items{left}{note}"
+    return f"embedded {counted(report.embedded, 'item')}{left}{note}"
 
 
 # The steps in the order they run. Forgotten text goes first, so consolidation never reads

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.store.items import DocumentText, ItemType, Layer, MemoryItem, speaker_tag
 from mnemobot.memory.write.extraction.chunks import split_long_text
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 
 DOCUMENT_TAG = "document"
+# A document is remembered in pieces of at most this many characters (cut at paragraph,
+# line or sentence ends), each found by its own words. Not measured; a turn item's size
+# (`ExtractionTuning.turn_user_chars`), so a piece ranks like a message.
+DOCUMENT_CHUNK_CHARS = 1_200
 
 
 def document_items(
@@ -22,12 +26,12 @@ def document_items(
     *,
     scope: str,
     at: float,
-    config: MemoryConfig,
     id_factory: Callable[[], str],
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
     speaker: str | None = None,
 ) -> list[MemoryItem]:
     """The chunks of `document` as episodic items (below promotion: a document is data)."""
-    chunks = split_long_text(document.text, config.document_chunk_chars)
+    chunks = split_long_text(document.text, DOCUMENT_CHUNK_CHARS)
     tags = [DOCUMENT_TAG, f"file:{document.name}"]
     if speaker:
         # Who sent it ("the PDF Anna sent"); the text is not theirs, so no facts follow.
@@ -55,8 +59,8 @@ def document_items(
                 tags=list(tags),
                 references=list(references),
                 source=DOCUMENT_TAG,
-                confidence=config.extraction.turn_confidence,
-                salience=config.extraction.turn_salience,
+                confidence=extraction.turn_confidence,
+                salience=extraction.turn_salience,
             )
         )
     return items

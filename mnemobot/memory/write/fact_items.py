@@ -3,8 +3,8 @@ slot facts of the update rules (`memory.write.facts`), all made here, one way.
 
 Extraction reads episodes out of what was said, each with the confidence of the rule
 that read it, and promotion makes the confident ones durable. These facts skip both
-steps, so their confidence and salience come from the runtime config by where they came
-from (`FactSource`); the write path (`memory.write.write_path`) then treats them as it treats
+steps, so their confidence and salience are set by where they came from (`FactSource`);
+the write path (`memory.write.write_path`) then treats them as it treats
 a promoted fact: repeats merge, a newer statement of a slot replaces the older one.
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.store.item_store import PROMOTION_TARGET, new_item_id
 from mnemobot.memory.store.items import ItemType, MemoryItem, speaker_tag
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 
 # "tool": the model saved it (memory tool); "compaction": the flush kept it from messages
 # a compaction dropped; "slot": a statement of a single-valued thing ("I moved to
@@ -25,14 +25,32 @@ FactSource = Literal["tool", "compaction", "slot"]
 # Titles are a cut copy of the content, for lists and the CLI.
 _TITLE_CHARS = 80
 
+# Longest text one memory item holds: the memory tool refuses a longer one (the model is
+# told to save a summary), and a longer compaction fact is cut. Not measured; about a
+# page, far past any fact, short of a pasted document (documents are chunked instead).
+MAX_ITEM_CHARS = 4_000
 
-def fact_weights(source: FactSource, config: MemoryConfig) -> tuple[float, float]:
+# Confidence and salience (ranking inputs) of a fact the model saves with the memory
+# tool: it was asked to, or judged it worth keeping, so it ranks above what rules
+# extracted (at most 0.85). Not measured; chosen by that order.
+TOOL_CONFIDENCE = 0.9
+TOOL_SALIENCE = 0.7
+# Of a fact the compaction flush keeps: the model read it out of messages it was told
+# to summarize, so as sure as an explicit statement (0.8) and above promotion. Not
+# measured.
+FLUSH_CONFIDENCE = 0.8
+FLUSH_SALIENCE = 0.6
+
+
+def fact_weights(
+    source: FactSource, extraction: ExtractionTuning = DEFAULT_EXTRACTION
+) -> tuple[float, float]:
     """(confidence, salience) of a fact from `source`."""
     if source == "tool":
-        return config.tool_confidence, config.tool_salience
+        return TOOL_CONFIDENCE, TOOL_SALIENCE
     if source == "compaction":
-        return config.flush_confidence, config.flush_salience
-    return config.extraction.slot_fact_confidence, config.extraction.slot_fact_salience
+        return FLUSH_CONFIDENCE, FLUSH_SALIENCE
+    return extraction.slot_fact_confidence, extraction.slot_fact_salience
 
 
 def new_fact(
@@ -42,14 +60,14 @@ def new_fact(
     scope: str,
     at: float,
     source: FactSource,
-    config: MemoryConfig,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
     speaker: str | None = None,
     tags: Sequence[str] = (),
     references: Sequence[str] = (),
     id_factory: Callable[[], str] = new_item_id,
 ) -> MemoryItem:
     """A durable item (semantic, or procedural for a how-to) said by `speaker`, if named."""
-    confidence, salience = fact_weights(source, config)
+    confidence, salience = fact_weights(source, extraction)
     all_tags = [*tags, speaker_tag(speaker)] if speaker else list(tags)
     return MemoryItem(
         id=id_factory(),

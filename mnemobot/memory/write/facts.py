@@ -11,7 +11,7 @@ consolidation finds, which no rule can see.
   `valid_to` and `superseded_by`, and so do the episodes it came from, so a pack shows
   it only as "earlier (until DATE)", below the current value.
 - Duplicates: a durable fact whose stemmed terms overlap an existing one's by
-  `RankingConfig.duplicate_term_overlap` (or that sets a slot to the value it already
+  `DUPLICATE_TERM_OVERLAP` (or that sets a slot to the value it already
   has) is the same fact said again: the two collapse into one item with the newest
   wording, the earliest date and the sum of their `mentions`.
 - Slot statements extraction has no rule for (German, Russian, or phrasings it misses)
@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from weakref import WeakKeyDictionary
 
-from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, speaker_of, speaker_tag
-from mnemobot.memory.text.terms import terms
+from mnemobot.memory.text.terms import DUPLICATE_TERM_OVERLAP, terms
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import new_fact
 from mnemobot.memory.write.fact_slots import (
     SLOT_TRIGGERS,
@@ -80,7 +80,7 @@ def apply_fact_updates(
     speaker: str | None,
     at: float,
     similar: SimilarFinder,
-    config: MemoryConfig,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
     id_factory: Callable[[], str] = new_item_id,
 ) -> FactUpdates:
     """Supersede, merge and create durable facts after one turn was recorded.
@@ -101,13 +101,13 @@ def apply_fact_updates(
                 (i for i in new_facts if any(s.slot == statement.slot for s in _slots(i))), None
             )
             if fact is None:
-                fact = _slot_fact(store, statement, turn, speaker, at, config, id_factory)
+                fact = _slot_fact(store, statement, turn, speaker, at, extraction, id_factory)
                 if fact is None:
                     continue
                 updates.created.append(fact)
                 new_facts.append(fact)
             _replace_by_slot(store, fact, statement, tag, at, similar, updates)
-        _collapse_restatements(store, new_facts, similar, config, updates)
+        _collapse_restatements(store, new_facts, similar, updates)
     return updates
 
 
@@ -117,7 +117,6 @@ def settle_facts(
     *,
     at: float,
     similar: SimilarFinder,
-    config: MemoryConfig,
 ) -> FactUpdates:
     """The same rules for durable facts written as they are (the memory tool, the
     compaction flush, a promotion by hand): a slot a fact states replaces the earlier
@@ -129,7 +128,7 @@ def settle_facts(
         for fact in new_facts:
             for statement in _slots(fact):
                 _replace_by_slot(store, fact, statement, speaker_of(fact), at, similar, updates)
-        _collapse_restatements(store, new_facts, similar, config, updates)
+        _collapse_restatements(store, new_facts, similar, updates)
     return updates
 
 
@@ -161,12 +160,10 @@ def _collapse_restatements(
     store: ScopeItemStore,
     new_facts: list[MemoryItem],
     similar: SimilarFinder,
-    config: MemoryConfig,
     updates: FactUpdates,
 ) -> None:
     """Each new fact absorbs the earlier facts that say the same in other words."""
     merged = {old for old, _ in updates.merged}
-    overlap = config.ranking.duplicate_term_overlap
     for fact in new_facts:
         current = store.items.get(fact.id)
         if current is None:
@@ -181,7 +178,7 @@ def _collapse_restatements(
                 or twin.is_superseded
                 or twin.created_at > current.created_at
                 or speaker_of(twin) != speaker_of(current)
-                or term_overlap(twin.content, current.content) < overlap
+                or term_overlap(twin.content, current.content) < DUPLICATE_TERM_OVERLAP
             ):
                 continue
             current = _collapse(store, twin, current)
@@ -195,7 +192,7 @@ def _slot_fact(
     turn: MemoryItem | None,
     speaker: str | None,
     at: float,
-    config: MemoryConfig,
+    extraction: ExtractionTuning,
     id_factory: Callable[[], str],
 ) -> MemoryItem | None:
     """A durable fact for a slot statement extraction did not make one of."""
@@ -210,7 +207,7 @@ def _slot_fact(
         scope=store.scope,
         at=at,
         source="slot",
-        config=config,
+        extraction=extraction,
         speaker=speaker,
         tags=["preference" if preference else "fact", _SLOT_TAG],
         references=references,

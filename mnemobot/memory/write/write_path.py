@@ -6,8 +6,9 @@ too), the facts a compaction flush keeps, a fact the memory tool adds, rewrites 
 promotes, and the facts consolidation finds outdated (`facts.supersede`). Each applies
 the same rules:
 
-- confidence and salience: extraction's rules for what a turn says, the config's weight
-  of the source for a fact the bot states itself (`memory.write.fact_items`);
+- confidence and salience: extraction's rules for what a turn says (`ExtractionTuning`),
+  the weight of the source for a fact the bot states itself (`memory.write.fact_items`);
+- promotion: an extracted item at least `PROMOTION_MIN_CONFIDENCE` sure becomes durable;
 - repeats: the store merges an exact repeat (same fingerprint) into the stored item;
 - facts kept current (`memory.write.facts`): a newer statement of a slot ("I moved to
   Berlin") replaces the older one by the same speaker, and a fact said again in other
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.store.item_store import ScopeItemStore, new_item_id
 from mnemobot.memory.store.items import (
     DocumentText,
@@ -32,7 +32,8 @@ from mnemobot.memory.store.items import (
 )
 from mnemobot.memory.write.documents import document_items
 from mnemobot.memory.write.extraction import extract_items
-from mnemobot.memory.write.fact_items import new_fact
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
+from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS, new_fact
 from mnemobot.memory.write.facts import FactUpdates, SimilarFinder, apply_fact_updates, settle_facts
 
 # Tag of the items of a forwarded message: the author's words, passed on by the user.
@@ -41,6 +42,12 @@ FORWARDED_TAG = "forwarded"
 # A flushed fact starting with this is a how-to (a procedural item), as the flush's
 # instructions ask the model to mark them.
 PROCEDURE_MARK = "[procedure]"
+
+# An extracted item at least this sure is promoted to a durable (semantic or procedural)
+# item and shows in every later prompt it matches. The design's value (the bot it
+# follows promoted at 0.75); extraction's confidences (`ExtractionTuning`) are set around
+# it: explicit statements above, guesses and hedged words below.
+PROMOTION_MIN_CONFIDENCE = 0.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,20 +69,15 @@ def write_turn(
     store: ScopeItemStore,
     event: TurnMemoryEvent,
     *,
-    config: MemoryConfig,
     similar: SimilarFinder,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
 ) -> RecordedTurn:
     """The items of one answered turn: extracted, stored, promoted, facts kept current."""
-    items = extract_items(
-        event,
-        code_aware=config.code_aware_extraction_enabled,
-        id_factory=new_item_id,
-        config=config.extraction,
-    )
+    items = extract_items(event, code_aware=True, id_factory=new_item_id, tuning=extraction)
     stored = store.add(items)
     promoted: list[MemoryItem] = []
-    if config.promotion_enabled and stored:
-        promoted = store.auto_promote(config.promotion_min_confidence, stored)
+    if stored:
+        promoted = store.auto_promote(PROMOTION_MIN_CONFIDENCE, stored)
     if stored:
         apply_fact_updates(
             store,
@@ -84,7 +86,7 @@ def write_turn(
             speaker=event.speaker,
             at=event.at,
             similar=similar,
-            config=config,
+            extraction=extraction,
         )
     return RecordedTurn(stored, promoted)
 
@@ -94,8 +96,8 @@ def write_forwarded(
     event: TurnMemoryEvent,
     forwarded: ForwardedText,
     *,
-    config: MemoryConfig,
     similar: SimilarFinder,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
 ) -> RecordedTurn:
     """A forwarded message, by the same rules as a turn but as its author's words at its
     date: "I live in Paris." from Alice is a fact about Alice (her slots, her speaker tag),
@@ -110,7 +112,7 @@ def write_forwarded(
         speaker=forwarded.author,
         tags=[FORWARDED_TAG],
     )
-    return write_turn(store, said, config=config, similar=similar)
+    return write_turn(store, said, similar=similar, extraction=extraction)
 
 
 def write_document(
@@ -119,12 +121,17 @@ def write_document(
     *,
     scope: str,
     at: float,
-    config: MemoryConfig,
     speaker: str | None = None,
+    extraction: ExtractionTuning = DEFAULT_EXTRACTION,
 ) -> list[MemoryItem]:
     """A document's chunks (`memory.write.documents`): stored as they are, never read as facts."""
     items = document_items(
-        document, scope=scope, at=at, config=config, id_factory=new_item_id, speaker=speaker
+        document,
+        scope=scope,
+        at=at,
+        id_factory=new_item_id,
+        speaker=speaker,
+        extraction=extraction,
     )
     return store.add(items)
 
@@ -134,14 +141,13 @@ def write_facts(
     facts: list[MemoryItem],
     *,
     at: float,
-    config: MemoryConfig,
     similar: SimilarFinder,
 ) -> FactWrite:
     """Durable facts as they are (made by `fact_items.new_fact`), facts kept current."""
     stored = store.add(facts)
     if not stored:
         return FactWrite([])
-    updates = settle_facts(store, stored, at=at, similar=similar, config=config)
+    updates = settle_facts(store, stored, at=at, similar=similar)
     # As they are now: a fact that absorbed a restatement holds its mentions and date.
     return FactWrite([store.items.get(item.id, item) for item in stored], updates)
 
@@ -153,7 +159,6 @@ def rewrite_fact(
     content: str,
     tags: list[str] | None,
     at: float,
-    config: MemoryConfig,
     similar: SimilarFinder,
 ) -> MemoryItem | None:
     """An item's new wording (and tags); None when the id is unknown. ValueError when the
@@ -161,7 +166,7 @@ def rewrite_fact(
     updated = store.update(item_id, content=content, tags=tags)
     if updated is None:
         return None
-    settle_facts(store, [updated], at=at, similar=similar, config=config)
+    settle_facts(store, [updated], at=at, similar=similar)
     return store.get(item_id) or updated
 
 
@@ -170,7 +175,6 @@ def promote_item(
     item_id: str,
     *,
     at: float,
-    config: MemoryConfig,
     similar: SimilarFinder,
 ) -> MemoryItem | None:
     """An episode made durable by hand (as promotion does with confident ones); None when
@@ -178,15 +182,15 @@ def promote_item(
     promoted = store.promote(item_id)
     if promoted is None:
         return None
-    settle_facts(store, [promoted], at=at, similar=similar, config=config)
+    settle_facts(store, [promoted], at=at, similar=similar)
     return store.get(promoted.id) or promoted
 
 
 def flushed_facts(
-    bullets: list[str], *, scope: str, at: float, session_key: str, config: MemoryConfig
+    bullets: list[str], *, scope: str, at: float, session_key: str
 ) -> list[MemoryItem]:
     """The facts of a compaction flush's bullets: procedural when marked, else semantic;
-    each cut to `max_item_chars`."""
+    each cut to `MAX_ITEM_CHARS`."""
     facts = []
     for bullet in bullets:
         procedural = bullet.lower().startswith(PROCEDURE_MARK)
@@ -195,12 +199,11 @@ def flushed_facts(
             continue
         facts.append(
             new_fact(
-                text[: config.max_item_chars],
+                text[:MAX_ITEM_CHARS],
                 item_type=ItemType.FIX if procedural else ItemType.PROJECT_FACT,
                 scope=scope,
                 at=at,
                 source="compaction",
-                config=config,
                 tags=["flush"],
                 references=[f"session:{session_key}"],
             )

@@ -10,6 +10,7 @@ from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.tool_runner import ToolRunner
 from mnemobot.systems.memory_steps.context_building import ContextBuilding
 from mnemobot.systems.model_call.request_messages import (
+    KEEP_TOOL_RESULTS_TURNS,
     estimate_request_tokens,
     message_token_limit,
     model_messages,
@@ -38,7 +39,7 @@ def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
     messages = model_messages(
         "",
         ctx.session.messages,
-        keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
+        keep_tool_results_turns=KEEP_TOOL_RESULTS_TURNS,
         # As the model will see them: a message too big for the window counts in part.
         max_message_tokens=message_token_limit(ctx.config),
         speakers=ctx.chat.is_group,

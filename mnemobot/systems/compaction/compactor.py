@@ -38,6 +38,34 @@ log = logging.getLogger(__name__)
 # The flush model's answer when nothing is worth keeping: part of the prompt's contract
 # with parse_bullets, not a tunable.
 
+
+@dataclass(frozen=True, slots=True)
+class CompactionCalls:
+    """The summary's and the memory flush's model calls: constants, not settings (a test
+    passes a shorter time limit). None measured one by one; chosen as noted."""
+
+    # Most tokens of a summary (the instructions ask for 350 words).
+    summary_max_output_tokens: int = 500
+    # Seconds a summary may take; past it the old messages are dropped without one. The
+    # user's reply waits for it: a summary of 500 tokens takes a few seconds on a hosted
+    # model. A slow local summaryModel may need more (a code change, or no summary).
+    summary_timeout_seconds: float = 15
+    # Sampling temperature of summaries: low, it must not invent.
+    summary_temperature: float = 0.3
+    # How much of each dropped message the summary call sees (a gist is enough).
+    summary_message_chars: int = 300
+    # The flush call (durable facts out of the dropped messages) sees each dropped message
+    # cut to this many characters, and the last this many characters of them all.
+    flush_message_chars: int = 1_200
+    flush_input_chars: int = 24_000
+    # Tokens of known memory the flush call is shown so it does not repeat it.
+    flush_known_facts_budget_tokens: int = 1_200
+    # Sampling temperature of the flush: lower still, facts only.
+    flush_temperature: float = 0.2
+
+
+DEFAULT_COMPACTION_CALLS = CompactionCalls()
+
 SUMMARY_INSTRUCTIONS = f"""You compress a chat between a user and an assistant so the \
 assistant can carry on without the full transcript. Write at most 350 words in exactly \
 these four sections:
@@ -149,14 +177,16 @@ class Compactor:
         on_compacted: Callable[[str], None] | None = None,
         windows: ContextWindows | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        calls: CompactionCalls = DEFAULT_COMPACTION_CALLS,
     ) -> None:
         """`on_compacted(scope)` is called on the loop after each compaction (and its
         memory flush), so memory maintenance above this layer can follow it. `windows`
         tells the context window of the model the summary and flush go to, when known;
-        `clock` dates the summary and the facts the flush keeps. `memory`: what is known
-        and what was forgotten (never sent to the summary or the flush), and where new
-        facts go; None compacts without a flush."""
+        `clock` dates the summary and the facts the flush keeps; `calls`: the summary's
+        and the flush's limits. `memory`: what is known and what was forgotten (never sent
+        to the summary or the flush), and where new facts go; None compacts without a flush."""
         self.llm = llm
+        self.calls = calls
         self.sessions = sessions
         self.memory = memory
         self.chat_model_for = chat_model_for
@@ -243,7 +273,7 @@ class Compactor:
     async def _summarize(
         self, plan: CompactionPlan, config: RuntimeConfig, scope: str
     ) -> str | _NoSummary:
-        settings = config.compaction
+        settings = self.calls
         model = self._summary_model(config)
         previous = (plan.previous_summary or "").removeprefix(SUMMARY_PREFIX).strip()
         lines = transcript_lines(
@@ -300,7 +330,7 @@ class Compactor:
     ) -> int:
         if self.memory is None or not config.memory.enabled:
             return 0
-        settings = config.compaction
+        settings = self.calls
         model = self._summary_model(config)
         lines = transcript_lines(
             plan.dropped,

@@ -35,7 +35,7 @@ def cut_reply(text: str, max_chars: int) -> str:
     return (
         text[:max_chars].rstrip()
         + f"\n\n(The model's answer was {len(text):,} characters long; it was cut after "
-        f"{max_chars:,}, the most one answer may have: llm.maxReplyChars.)"
+        f"{max_chars:,}, the most one answer may have.)"
     )
 
 

@@ -7,7 +7,7 @@ are shortened to a one-line stub so old bulky output does not crowd out the cont
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -16,8 +16,17 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.conversation.session import Message
 from mnemobot.systems.model_call.image_parts import content_tokens
 
-API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+API_KEYS: tuple[Literal["role", "content", "tool_calls", "tool_call_id", "name"], ...] = (
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+)
 STUB_PREFIX = "[older tool result shortened"
+# Tool results older than this many user turns are stubbed in the request (the session
+# keeps them whole). Not measured; a result the model used three questions ago is done.
+KEEP_TOOL_RESULTS_TURNS = 3
 # One message never takes more than this of a request, however big the window; the session
 # keeps it whole.
 MAX_MODEL_MESSAGE_TOKENS = 25_000

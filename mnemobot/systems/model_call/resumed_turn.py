@@ -15,6 +15,7 @@ so it is not run again; the model reads that and can check (list the reminders, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from mnemobot.conversation.session import Message
 from mnemobot.systems.core.context import TurnContext
@@ -26,7 +27,7 @@ CUT_OFF_RESULT = (
 )
 # Where a tool message keeps the lines its call added to the turn's reply
 # (`TurnContext.reply_notes`: what was scheduled), so a resumed turn shows them as well.
-REPLY_NOTES_KEY = "notes"
+REPLY_NOTES_KEY: Final = "notes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,22 +85,23 @@ def resume_turn(ctx: TurnContext) -> ResumedTurn | None:
                 continue
             cut_off += 1
             ctx.tool_executions += 1
+            # What a damaged file lacks (a call's id or name, the time) stays out.
+            result: Message = {"role": "tool"}
+            if isinstance(call_id := call.get("id"), str):
+                result["tool_call_id"] = call_id
             function = call.get("function")
-            owed.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call.get("id"),
-                    "name": function.get("name") if isinstance(function, dict) else None,
-                    "content": CUT_OFF_RESULT,
-                    "at": message.get("at"),
-                }
-            )
+            if isinstance(function, dict) and isinstance(name := function.get("name"), str):
+                result["name"] = name
+            result["content"] = CUT_OFF_RESULT
+            if isinstance(at := message.get("at"), str):
+                result["at"] = at
+            owed.append(result)
     messages[last_user + 1 :] = done + owed
     return ResumedTurn(said=said, calls=calls, cut_off=cut_off)
 
 
 def _results_following(steps: list[Message], index: int) -> set[object]:
-    found = set()
+    found: set[object] = set()
     for message in steps[index + 1 :]:
         if message.get("role") != "tool":
             break

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
 from mnemobot.conversation.large_results import LargeResultStore
@@ -26,6 +27,7 @@ from mnemobot.systems.model_call.model_output import (
 )
 from mnemobot.systems.model_call.prompt_usage import count_input
 from mnemobot.systems.model_call.request_messages import (
+    KEEP_TOOL_RESULTS_TURNS,
     is_cut,
     message_token_limit,
     model_messages,
@@ -55,9 +57,35 @@ NOT_RECORDED_RESULT = (
     "error: not run: the bot could not record this call before running it (its storage is "
     "failing); tell the user to try again later"
 )
-_TOOL_TIME_SPENT = (
-    "its tools took the {:g} seconds one turn may spend on them (toolLoop.maxToolSeconds)"
-)
+_TOOL_TIME_SPENT = "its tools took the {:g} seconds one turn may spend on them"
+# A tool result longer than this is stored in large_tool_results/ and the session keeps a
+# reference (the model reads it in parts). Not measured; about 20k tokens, a fifth of a
+# large context window.
+TOOL_RESULT_EVICTION_CHARS = 80_000
+
+
+@dataclass(frozen=True, slots=True)
+class ToolLimits:
+    """What one turn may do beside the settings' `toolLoop` limits: constants, not
+    settings (a test passes tighter ones)."""
+
+    # Most tool calls executed in one turn; the model calls (toolLoop.maxLlmCalls) bound
+    # the loop first in practice. Not measured (the design's value).
+    max_tool_executions: int = 80
+    # Seconds all tool calls of one turn may take together; past it the remaining calls
+    # are not run and the turn ends with what it has. Not measured; ten minutes.
+    max_tool_seconds: float = 600
+    # A tool call's arguments longer than this run as they are, but the session keeps
+    # only their start (marked as cut): every later request resends the session. Not
+    # measured; about 5k tokens.
+    max_stored_argument_chars: int = 20_000
+    # Longest answer kept and sent, in characters; a longer one (a server that ignored
+    # llm.maxOutputTokens) is cut here, and the reply says so. Not measured; 25 Telegram
+    # messages, far past any real answer.
+    max_reply_chars: int = 100_000
+
+
+DEFAULT_TOOL_LIMITS = ToolLimits()
 
 
 def _call_ids(messages: list[Message]) -> set[str]:
@@ -82,11 +110,13 @@ class ToolLoop:
         large_results: LargeResultStore | None = None,
         clock: Clock = SYSTEM_CLOCK,
         save_session: SaveSession | None = None,
+        limits: ToolLimits = DEFAULT_TOOL_LIMITS,
     ) -> None:
         """`clock` dates the messages the turn adds (a replay passes its own);
         `save_session`: how tool calls are put on record before they run and before the
         turn goes on past them (None: they are not, as in a replay of a past chat)."""
         self.llm = llm
+        self.limits = limits
         self.save_session = save_session
         self.clock = clock
         self.tools = tools
@@ -163,7 +193,7 @@ class ToolLoop:
                     # would otherwise take half a sentence for the whole answer.
                     ctx.notes.append(CUT_ANSWER_NOTE)
                 return
-            content = cut_reply(content, ctx.config.llm.max_reply_chars)
+            content = cut_reply(content, self.limits.max_reply_chars)
             said.before_tools(content.strip())
             limit_reached = await self._run_calls(ctx, content, response.tool_calls, said)
             if limit_reached is not None:
@@ -178,7 +208,7 @@ class ToolLoop:
         messages = model_messages(
             ctx.system_prompt,
             ctx.session.messages,
-            keep_tool_results_turns=ctx.config.compaction.prune_tool_results_after_turns,
+            keep_tool_results_turns=KEEP_TOOL_RESULTS_TURNS,
             max_message_tokens=message_tokens,
             # Several people write in a group: the model must know who asks what.
             speakers=ctx.chat.is_group,
@@ -263,18 +293,20 @@ class ToolLoop:
         return None
 
     def _answer(self, ctx: TurnContext, content: str, said: _Said) -> None:
-        answer = cut_reply(content.strip(), ctx.config.llm.max_reply_chars)
+        answer = cut_reply(content.strip(), self.limits.max_reply_chars)
         empty = "(the model returned an empty answer)"
         self._finish(ctx, answer or empty, joined_reply([*said.earlier, answer]) or empty)
         cut_note = ctx.extras.pop(CUT_MESSAGE_EXTRA, None)
         if isinstance(cut_note, str):
             ctx.notes.append(cut_note)
 
-    def _finish(self, ctx: TurnContext, content: str, reply: str, **extra: object) -> None:
+    def _finish(self, ctx: TurnContext, content: str, reply: str, *, stopped: bool = False) -> None:
         """The turn's last message and its reply: what the user reads is the text written
         before the tool calls too, kept with the message (`reply`) so that a message
         handed over again after a crash gets the same answer."""
-        message: dict[str, object] = {"role": "assistant", "content": content, **extra}
+        message: Message = {"role": "assistant", "content": content}
+        if stopped:
+            message["stopped"] = True
         if reply != content:
             message["reply"] = reply
         message["at"] = self._now()
@@ -284,7 +316,7 @@ class ToolLoop:
     def _keep_stopped(self, ctx: TurnContext, said: _Said) -> None:
         """/stop cut the answer short: what was shown stays, marked stopped, in the session
         and on screen (the channel sends the stream's last text as the reply)."""
-        partial = cut_reply(said.current.strip(), ctx.config.llm.max_reply_chars)
+        partial = cut_reply(said.current.strip(), self.limits.max_reply_chars)
         reply = stopped_reply(joined_reply([*said.earlier, partial]))
         self._finish(ctx, stopped_reply(partial), reply, stopped=True)
         if said.stream is not None:
@@ -296,7 +328,8 @@ class ToolLoop:
         """Record the model's tool calls and run them in order, each within its time limit;
         returns why the turn must stop when a limit of the turn (tool runs, tool time) left
         some of them unrun (each gets an error result), else None."""
-        limits = ctx.config.tool_loop
+        limits = self.limits
+        tool_timeout = ctx.config.tool_loop.tool_timeout_seconds
         calls = unique_call_ids(tool_calls, _call_ids(ctx.session.messages))
         kept_chars = limits.max_stored_argument_chars
         ctx.add_message(
@@ -321,10 +354,7 @@ class ToolLoop:
             if not recorded:
                 result = NOT_RECORDED_RESULT
             elif ctx.tool_executions >= limits.max_tool_executions:
-                limit_reached = (
-                    f"it reached the limit of {limits.max_tool_executions} tool runs "
-                    "(toolLoop.maxToolExecutions)"
-                )
+                limit_reached = f"it reached the limit of {limits.max_tool_executions} tool runs"
                 result = "error: not run, the tool execution limit of this turn was reached"
             elif left <= 0:
                 limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
@@ -337,8 +367,8 @@ class ToolLoop:
                     ctx,
                     call.name,
                     call.arguments,
-                    min(limits.tool_timeout_seconds, left),
-                    turn_limited=left < limits.tool_timeout_seconds,
+                    min(tool_timeout, left),
+                    turn_limited=left < tool_timeout,
                 )
                 ctx.tool_seconds += time.monotonic() - started
                 result = self._evict_if_large(ctx, call.id, result)
@@ -385,7 +415,7 @@ class ToolLoop:
         turn_limited: bool = False,
     ) -> str:
         """The tool's result, or the error the model reads; stopped after `timeout_seconds`
-        (`turn_limited`: what the turn had left of toolLoop.maxToolSeconds)."""
+        (`turn_limited`: what the turn had left of `ToolLimits.max_tool_seconds`)."""
         deadline = asyncio.timeout(timeout_seconds)
         try:
             async with deadline:
@@ -416,8 +446,7 @@ class ToolLoop:
         return result
 
     def _evict_if_large(self, ctx: TurnContext, call_id: str, result: str) -> str:
-        limit = ctx.config.compaction.tool_result_eviction_chars
-        if self.large_results is None or len(result) <= limit:
+        if self.large_results is None or len(result) <= TOOL_RESULT_EVICTION_CHARS:
             return result
         return self.large_results.evict(ctx.session.id, call_id, result)
 

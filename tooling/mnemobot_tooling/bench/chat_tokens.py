@@ -147,7 +147,7 @@ async def run_chat(
         config = root / "preferences" / "runtime-config.json"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(json.dumps({"memory": {"embeddings": bench_embeddings(embedding_url)}}))
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         bot_workspace=root,
         openai_api_key="bench-key",

@@ -125,7 +125,7 @@ async def _round(
 async def _measure(
     workspace: Path, llm_url: str, rounds: int, baseline_turns: int
 ) -> tuple[list[float], list[float], list[float]]:
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         bot_workspace=workspace,
         openai_api_key="bench-key",

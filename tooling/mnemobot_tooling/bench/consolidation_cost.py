@@ -26,6 +26,7 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.notes.memory_rewrite import SUPERSEDED_HEADING, entries
 from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
 from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.consolidation import MEMORY_MAX_TOKENS
 from mnemobot.memory.upkeep.maintenance import MaintenanceRun, maintain_scope
 
 SCOPE = "telegram:1"
@@ -99,7 +100,7 @@ def measure(turns: list[tuple[str, str]], every: int, config: MemoryConfig) -> C
     with tempfile.TemporaryDirectory(prefix="mnemobot-consolidation-") as tmp:
         workspace = Path(tmp)
         memory = WorkspaceMemory.open(workspace)
-        model = StandInModel(config.consolidation.max_tokens * CHARS_PER_TOKEN)
+        model = StandInModel(MEMORY_MAX_TOKENS * CHARS_PER_TOKEN)
         start = time.time() - len(turns) * TURN_SPACING_SECONDS
         paths = ScopePaths(workspace, SCOPE)
         try:

@@ -17,10 +17,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from telegram.ext import AIORateLimiter, BaseRateLimiter
 
 from mnemobot.bot.app import build_app, build_replica_app
+from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramTiming
 from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
 from mnemobot.bot.channels.telegram.serve import serve_telegram
 from mnemobot.bot.delivery.replicas import open_replicas
@@ -61,20 +63,22 @@ class BotSetup:
     # A port: webhook mode, listening on 127.0.0.1 there; None: long polling.
     webhook_port: int | None = None
     production_limits: bool = False
+    # The channel's pacing (the streaming bench's edit interval).
+    timing: TelegramTiming = DEFAULT_TIMING
 
     @property
     def webhook_url(self) -> str:
         return f"http://127.0.0.1:{self.webhook_port}/{WEBHOOK_PATH}"
 
     def settings(self) -> Settings:
-        webhook: dict[str, str] = {}
+        webhook: dict[str, Any] = {}
         if self.webhook_port is not None:
             webhook = {
                 "bot_webhook_url": self.webhook_url,
                 "bot_webhook_secret": BENCH_WEBHOOK_SECRET,
                 "bot_webhook_listen": f"127.0.0.1:{self.webhook_port}",
             }
-        return Settings(  # type: ignore[call-arg]
+        return Settings(
             _env_file=None,
             bot_workspace=self.workspace,
             openai_api_key="bench-key",
@@ -107,6 +111,7 @@ async def run_bot(setup: BotSetup, go: asyncio.Event, stop: asyncio.Event) -> No
             on_ready=go.set,
             rate_limiter=bench_rate_limiter(setup.production_limits),
             replicas=replicas,
+            timing=setup.timing,
         )
     finally:
         await app.close()

@@ -44,6 +44,7 @@ from mnemobot.memory.store.items import Layer, MemoryItem, TurnMemoryEvent
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.write.extraction import extract_items
 from mnemobot.memory.write.fact_slots import slot_statements
+from mnemobot.memory.write.write_path import PROMOTION_MIN_CONFIDENCE
 from mnemobot_tooling.bench.localized_text import localize
 from mnemobot_tooling.bench.memory_vectors import embedding_server
 from mnemobot_tooling.bench.report import cpu_model, percentile, usable_cpus
@@ -56,7 +57,6 @@ TARGETS: dict[int, dict[str, float]] = {
     10_000: {"pack_p95_ms": 5.0},
 }
 _START = datetime(2024, 1, 8, 8, 0, tzinfo=UTC).timestamp()
-_PROMOTION_MIN_CONFIDENCE = 0.75  # MemoryConfig's default
 
 SPEAKERS = ["Caroline", "Melanie"]
 PEOPLE = [
@@ -257,7 +257,7 @@ def _turn_items(
             source="promotion",
         )
         for item in items
-        if item.confidence >= _PROMOTION_MIN_CONFIDENCE
+        if item.confidence >= PROMOTION_MIN_CONFIDENCE
     ]
     return speaker, user, items + promoted
 

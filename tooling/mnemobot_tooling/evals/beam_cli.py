@@ -16,6 +16,7 @@ import orjson
 from mnemobot_tooling.evals.beam import DEFAULT_BUDGET, BeamResult, BeamRun, run_eval
 from mnemobot_tooling.evals.beam_data import conversation_dirs
 from mnemobot_tooling.evals.locomo import _OneLineErrors, parse_memory_overrides
+from mnemobot_tooling.evals.tuning_overrides import TuningError, tuning_from_json
 
 
 def format_report(result: BeamResult) -> str:
@@ -76,6 +77,11 @@ def eval_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mnemobot: {exc}", file=sys.stderr)
         return 2
+    try:
+        tuning = tuning_from_json(args.tuning)
+    except TuningError as exc:
+        print(f"mnemobot: --tuning: {exc}", file=sys.stderr)
+        return 2
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneLineErrors("mnemobot: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
@@ -93,6 +99,7 @@ def eval_command(args: argparse.Namespace) -> int:
         embedding_cache=Path(args.embedding_cache) if args.embedding_cache else None,
         details=details,
         progress=None if args.no_progress else sys.stderr,
+        tuning=tuning,
     )
     try:
         if args.workspace:

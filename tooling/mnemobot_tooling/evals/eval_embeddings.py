@@ -80,7 +80,7 @@ def eval_embedder(memory: MemoryConfig, cache: Path | None) -> CachedEmbeddings 
     if memory.embeddings.identity() is None:
         return None
     settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
+        _env_file=None,
         openai_api_key=os.environ.get("OPENAI_API_KEY") or None,
         openai_base_url=os.environ.get("OPENAI_BASE_URL") or None,
         bot_embeddings_api_key=os.environ.get("BOT_EMBEDDINGS_API_KEY") or None,

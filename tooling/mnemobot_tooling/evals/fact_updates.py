@@ -123,7 +123,7 @@ def eval_command(args: argparse.Namespace) -> int:
     total = len(results)
     current = sum(r.current for r in results)
     stale = sum(r.stale for r in results)
-    summary = {
+    summary: dict[str, Any] = {
         "cases": total,
         "currentValueInPack": round(current / total, 3) if total else 0.0,
         "oldValueShownAsCurrent": round(stale / total, 3) if total else 0.0,

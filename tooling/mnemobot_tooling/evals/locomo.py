@@ -16,6 +16,9 @@ item, the derived facts, their promoted copies) carries it in `references`.
 
 Budget: `--budget N` sets `memory.softPromptBudgetTokens` to N and keeps the default
 ratio of max to soft budget (3500/1800), so N=1800 is exactly the bot's default config.
+An ablation changes one of the pack's constants with `--tuning` (`tuning_overrides`), e.g.
+`--tuning '{"ranking": {"turnsAroundHits": 0}}'`; `--memory` takes the operator's memory
+settings (an embedding server).
 The pack may pass the soft budget (up to the max) for high-scoring items, as in the bot;
 the mean tokens it used are reported beside the recall so the comparison stays honest.
 
@@ -59,6 +62,7 @@ from mnemobot.systems.memory_steps.context_building import pack_for_turn
 from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
 from mnemobot_tooling.evals.eval_embeddings import eval_embedder
 from mnemobot_tooling.evals.locomo_baselines import Bm25Baseline, Bm25WindowBaseline, newest_first
+from mnemobot_tooling.evals.tuning_overrides import EvalTuning, TuningError, tuning_from_json
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 # Consecutive turns of a session are this far apart by default (the data only dates
@@ -348,8 +352,10 @@ def run_eval(
     memory_overrides: dict[str, Any] | None = None,
     show_progress: bool = False,
     embedding_cache: Path | None = None,
+    tuning: EvalTuning | None = None,
 ) -> EvalResult:
-    """Ingest and question every conversation of `path` in `workspace`.
+    """Ingest and question every conversation of `path` in `workspace`; `tuning`: other
+    values of the pack's and the extraction's constants (an ablation).
 
     `show_progress` draws a bar on stderr when stderr is a terminal. With
     `memory.embeddings` on, each conversation's items are embedded before its questions
@@ -365,6 +371,7 @@ def run_eval(
             memory_overrides=memory_overrides,
             show_progress=show_progress,
             embedding_cache=embedding_cache,
+            tuning=tuning or EvalTuning(),
         )
     )
 
@@ -378,13 +385,16 @@ async def _run_eval(
     memory_overrides: dict[str, Any] | None,
     show_progress: bool,
     embedding_cache: Path | None,
+    tuning: EvalTuning,
 ) -> EvalResult:
     started = time.perf_counter()
     conversations = load_conversations(path, turn_gap_seconds)
     memory_config = memory_config_for_budget(budget, memory_overrides)
     config = RuntimeConfig().model_copy(update={"memory": memory_config})
     embedder = eval_embedder(memory_config, embedding_cache)
-    memory = WorkspaceMemory.open(workspace, embedder=embedder)
+    memory = WorkspaceMemory.open(
+        workspace, embedder=embedder, ranking=tuning.ranking, extraction=tuning.extraction
+    )
     total_steps = sum(len(c.turns) + len(c.questions) for c in conversations)
     progress = terminal_progress(total_steps) if show_progress else None
     soft = memory_config.soft_prompt_budget_tokens
@@ -506,7 +516,10 @@ def parse_memory_overrides(text: str | None) -> dict[str, Any] | None:
         MemoryConfig.model_validate(overrides)
     except ValidationError as exc:
         where = ".".join(str(part) for part in exc.errors()[0]["loc"])
-        raise ValueError(f"--memory: {where}: {exc.errors()[0]['msg']}") from None
+        why = exc.errors()[0]["msg"]
+        if where.split(".")[0] in MemoryConfig.retired:
+            why = "not a setting any more; a tuning constant goes in --tuning"
+        raise ValueError(f"--memory: {where}: {why}") from None
     except ValueError as exc:
         raise ValueError(f"--memory must be a JSON object ({exc})") from None
     return overrides
@@ -528,6 +541,11 @@ def eval_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mnemobot: {exc}", file=sys.stderr)
         return 2
+    try:
+        tuning = tuning_from_json(args.tuning)
+    except TuningError as exc:
+        print(f"mnemobot: --tuning: {exc}", file=sys.stderr)
+        return 2
     show_progress = not args.no_progress
     cache = Path(args.embedding_cache) if args.embedding_cache else None
     # The bot's systems log their failures (a memory write that raised); say why briefly.
@@ -546,6 +564,7 @@ def eval_command(args: argparse.Namespace) -> int:
                 memory_overrides=overrides,
                 show_progress=show_progress,
                 embedding_cache=cache,
+                tuning=tuning,
             )
         else:
             with tempfile.TemporaryDirectory(prefix="mnemobot-eval-") as tmp:
@@ -557,6 +576,7 @@ def eval_command(args: argparse.Namespace) -> int:
                     memory_overrides=overrides,
                     show_progress=show_progress,
                     embedding_cache=cache,
+                    tuning=tuning,
                 )
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError, MemoryWriteFailed) as exc:
         print(f"mnemobot: cannot evaluate {path}: {exc}", file=sys.stderr)

@@ -1151,6 +1151,8 @@ class _Handler(BaseHTTPRequestHandler):
             step = Reply(step.text)
         if isinstance(step, ToolCall):
             step = ToolCalls((step,))
+        content: str | None
+        finish_reason: str
         if isinstance(step, Reply):
             content, finish_reason, resolved = step.text, step.finish_reason, []
         else:
@@ -1313,7 +1315,8 @@ def parse_transcription_upload(raw: bytes, headers: Mapping[str, str]) -> Transc
     file_name, audio = "", b""
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
-        payload = part.get_payload(decode=True) or b""
+        decoded = part.get_payload(decode=True)
+        payload = decoded if isinstance(decoded, bytes) else b""
         if part.get_filename() is not None:
             file_name, audio = part.get_filename() or "", payload
         elif isinstance(name, str):

@@ -471,7 +471,15 @@ def _default_error_description(status: int, retry_after: int | None) -> str:
 
 
 class TelegramServer:
-    """Fake Telegram Bot API; see the module docstring. Thread-safe."""
+    """Fake Telegram Bot API; see the module docstring. Thread-safe.
+
+    Why so many methods: it is a test's one handle on Telegram's side, over one shared
+    state (chats, messages, calls): what a user does (`send_text`, `send_photo`,
+    `press_button`, `upgrade_group`...), what a test reads back (`sent_messages`, `calls`,
+    `wait_for_messages`...) and the faults it injects (`fail_next`, `set_unreachable`...),
+    in that order below. Split across objects, every test would hold three handles on the
+    same state and lock.
+    """
 
     def __init__(
         self,
@@ -1257,8 +1265,8 @@ class TelegramServer:
             handler.drop()
             return
         except Exception as exc:  # a bug in the fake must show up in the test, not hang it
-            error = BotApiError(500, f"Internal Server Error: fake server failed: {exc!r}")
-            self._answer(handler, call, 500, error.payload())
+            failure = BotApiError(500, f"Internal Server Error: fake server failed: {exc!r}")
+            self._answer(handler, call, 500, failure.payload())
             return
         self._answer(handler, call, 200, {"ok": True, "result": result})
 
@@ -1721,9 +1729,9 @@ class TelegramServer:
             raise BotApiError(400, "Bad Request: chat_id is empty")
         if isinstance(chat_id, str) and not re.fullmatch(r"-?\d+", chat_id):
             username = chat_id.removeprefix("@").lower()
-            for chat in self._chats.values():
-                if str(chat.get("username", "")).lower() == username:
-                    return chat
+            for known in self._chats.values():
+                if str(known.get("username", "")).lower() == username:
+                    return known
             raise BotApiError(400, "Bad Request: chat not found")
         numeric = int(chat_id)
         moved = self._groups.moved_to(numeric)
@@ -1995,7 +2003,8 @@ def _decode_params(query: str, content_type: str, body: bytes) -> JsonDict:
             name = part.get_param("name", header="content-disposition")
             if not isinstance(name, str):
                 continue
-            payload = part.get_payload(decode=True) or b""
+            decoded = part.get_payload(decode=True)
+            payload = decoded if isinstance(decoded, bytes) else b""
             filename = part.get_filename()
             if filename is not None or part.get_content_type() not in ("text/plain",):
                 params[name] = UploadedFile(filename, part.get_content_type(), payload)
@@ -2056,7 +2065,7 @@ class _BotApiRequestHandler(BaseHTTPRequestHandler):
 
     def read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
                 if size == 0:

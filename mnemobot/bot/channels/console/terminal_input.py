@@ -15,6 +15,7 @@ import sys
 import termios
 import threading
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ class TerminalInput:
                 return
 
 
-def _terminal_modes() -> list[object] | None:
+def _terminal_modes() -> list[Any] | None:
     try:
         return termios.tcgetattr(sys.stdin.fileno())
     except (termios.error, OSError, ValueError):

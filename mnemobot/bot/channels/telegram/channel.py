@@ -33,7 +33,14 @@ from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defau
 
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.dispatch import ChatDispatcher
-from mnemobot.bot.channels.lanes import LaneJob, firing_job
+from mnemobot.bot.channels.lanes import (
+    CommandJob,
+    EditJob,
+    LaneJob,
+    LaneRules,
+    MessageJob,
+    firing_job,
+)
 from mnemobot.bot.channels.telegram.access import (
     GROUP_TYPES,
     BotIdentity,
@@ -47,7 +54,7 @@ from mnemobot.bot.channels.telegram.access import (
     without_bot_mention,
 )
 from mnemobot.bot.channels.telegram.aiohttp_request import AiohttpRequest
-from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramConfig, TelegramTiming
 from mnemobot.bot.channels.telegram.confirm_buttons import TelegramConfirmButtons
 from mnemobot.bot.channels.telegram.inbound import Inbound, inbound_for
 from mnemobot.bot.channels.telegram.intake import RedisTelegramIntake, TelegramIntake
@@ -169,9 +176,11 @@ class TelegramChannel:
         application: Application,
         source: UpdateSource,
         replicas: Replicas | None = None,
+        timing: TelegramTiming = DEFAULT_TIMING,
     ) -> None:
         self.app = app
         self.application = application
+        self.timing = timing
         self.allowed = allowed_with_operators(settings)
         self.source = source
         delivery = app.paths.delivery
@@ -193,7 +202,7 @@ class TelegramChannel:
                 replicas.coordination,
                 replicas.leases,
                 lease_seconds=config.lease_seconds,
-                sweep_seconds=config.sweep_seconds,
+                sweep_seconds=timing.sweep_seconds,
                 outage=replicas.outage,
             )
             self.intake = RedisTelegramIntake(
@@ -206,9 +215,9 @@ class TelegramChannel:
             # edits the preview the dead one showed.
             self.preview_journal = RedisShownPreviews(replicas)
         self.intake.handle_firing = self.on_firing
-        delivery = TelegramDelivery(application.bot, on_migrated=self._migrated)
+        sender = TelegramDelivery(application.bot, on_migrated=self._migrated)
         gate = self.intake.redis_inbox if isinstance(self.intake, RedisTelegramIntake) else None
-        self.outbox = Outbox(outbox_path, delivery.deliver, clock=app.clock, gate=gate)
+        self.outbox = Outbox(outbox_path, sender.deliver, clock=app.clock, gate=gate)
         # The preview of the reply being written, per chat (one turn runs per chat).
         self._previews: dict[str, TelegramPreview] = {}
         # Receipts of answers whose previews are forgotten once they are marked answered.
@@ -217,7 +226,7 @@ class TelegramChannel:
             app.assistant,
             app.commands,
             self,
-            self.config,
+            self.lane_rules,
             answered=self._answered,
             confirmations=app.confirmations,
             firings=app.schedule.runner if app.schedule is not None else None,
@@ -231,15 +240,14 @@ class TelegramChannel:
         app.erasure.add_step(self._erase_journals)
         app.commands.permissions.register(
             CHANNEL,
-            TelegramRoles(
-                application.bot,
-                settings.operators,
-                lambda: app.runtime.current().permissions.admin_cache_seconds,
-            ),
+            TelegramRoles(application.bot, settings.operators),
         )
 
     def config(self) -> TelegramConfig:
         return self.app.runtime.current().section(CHANNEL, TelegramConfig)
+
+    def lane_rules(self) -> LaneRules:
+        return self.timing.lane_rules(self.config().queue_mode)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -321,7 +329,7 @@ class TelegramChannel:
             # Shown before a crash, answered now without a new preview.
             _, preview_ids = await self.preview_journal.shown(job.receipts)
         messages = long_reply_messages(
-            target_for_job(job), markdown, self.config().max_reply_messages
+            target_for_job(job), markdown, self.timing.max_reply_messages
         )
         messages = as_edits(messages, preview_ids)
         await self.outbox.put(
@@ -350,7 +358,7 @@ class TelegramChannel:
             thread_id=target.thread_id,
             quote=target.reply_to_message_id,
             method=method,
-            interval_seconds=config.stream_edit_seconds,
+            interval_seconds=self.timing.stream_edit_seconds,
             journal=self.preview_journal,
             key=job.chat.key,
             receipts=job.receipts,
@@ -380,17 +388,16 @@ class TelegramChannel:
         ids = outbox_ids(job, "document", attachment.filename, 1)
         await self.outbox.put(job.chat.key, [message], ids=ids, answering=self._answering(job))
 
-    async def prepare_turn(self, job: LaneJob) -> PreparedTurn:
+    async def prepare_turn(self, job: MessageJob) -> PreparedTurn:
         return await self.media.prepare(job)
 
     def working(self, job: LaneJob) -> AbstractAsyncContextManager[object]:
-        config = self.config()
         preview = self._previews.get(job.chat.key)
         return typing(
             self.application.bot,
             target_for_job(job),
-            config.typing_interval_seconds,
-            config.typing_delay_seconds,
+            self.timing.typing_interval_seconds,
+            self.timing.typing_delay_seconds,
             # "typing…" until the reply's first text shows.
             until=preview.first_text if preview is not None else None,
         )
@@ -458,7 +465,7 @@ class TelegramChannel:
             return
         chat = chat_ref_for(message)
         quote = message.message_id if message.chat.type in GROUP_TYPES else None
-        notice = LaneJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
+        notice = MessageJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
         if verdict is Verdict.REFUSE:
             sender = sender_of(message)
             assert sender is not None  # nobody's message is ignored, not refused
@@ -475,26 +482,29 @@ class TelegramChannel:
             return
         if command is None and text and message.chat.type in GROUP_TYPES:
             text = without_bot_mention(text, self.identity) or text
-        inbound = inbound_for(
-            message, text, photo_max_side=self.app.runtime.current().media.photo_max_side
-        )
+        inbound = inbound_for(message, text)
         if command is None and not inbound.says_something:
             # A service message (a pin, an auto-delete timer, a member joining): nothing
             # was said to the bot, so nothing is answered.
             await self.intake.done([receipt])
             return
-        job = LaneJob(
-            chat=chat,
-            text=text or "",
-            message_refs=(f"tg:{message.message_id}",) if command is None else (),
-            reply_to_message_id=quote,
-            command=command,
-            receipts=(receipt,),
-            parts=(inbound,) if command is None else (),
-            # A forwarded batch, an album or a cut paste arrives as many updates: one
-            # turn for all.
-            gather=command is None and inbound.comes_with_more,
-        )
+        job: LaneJob
+        if command is not None:
+            job = CommandJob(
+                chat, text or "", command, reply_to_message_id=quote, receipts=(receipt,)
+            )
+        else:
+            job = MessageJob(
+                chat=chat,
+                text=text or "",
+                message_refs=(f"tg:{message.message_id}",),
+                reply_to_message_id=quote,
+                receipts=(receipt,),
+                parts=(inbound,),
+                # A forwarded batch, an album or a cut paste arrives as many updates: one
+                # turn for all.
+                gather=inbound.comes_with_more,
+            )
         await self.dispatcher.receive(job)
 
     async def _on_edit(self, message: Message, receipt: str) -> None:
@@ -509,9 +519,7 @@ class TelegramChannel:
             text = without_bot_mention(text, self.identity) or text
         chat = chat_ref_for(message)
         ref = f"tg:{message.message_id}"
-        edited = inbound_for(
-            message, text, photo_max_side=self.app.runtime.current().media.photo_max_side
-        )
+        edited = inbound_for(message, text)
 
         def new_wording(part: object) -> object:
             same = isinstance(part, Inbound) and part.message_id == edited.message_id
@@ -520,7 +528,7 @@ class TelegramChannel:
         if self.dispatcher.lanes.replace_waiting(chat.key, ref, new_wording, text):
             await self.intake.done([receipt])
             return
-        job = LaneJob(chat, text, receipts=(receipt,), edit_of=ref)
+        job = EditJob(chat, text, ref, receipts=(receipt,))
         await self.dispatcher.receive(job)
 
     async def keep_firings(self, firings: Sequence[Firing]) -> None:
@@ -561,6 +569,7 @@ def build_telegram_application(
     source: UpdateSource,
     rate_limiter: BaseRateLimiter | None = None,
     replicas: Replicas | None = None,
+    timing: TelegramTiming = DEFAULT_TIMING,
 ) -> tuple[Application, TelegramChannel]:
     """The PTB Application (the Bot and its requests) and the channel that drives it."""
     if settings.telegram_bot_token is None:
@@ -597,5 +606,5 @@ def build_telegram_application(
         )
     )
     application = builder.build()
-    channel = TelegramChannel(app, settings, application, source, replicas)
+    channel = TelegramChannel(app, settings, application, source, replicas, timing)
     return application, channel

@@ -25,6 +25,10 @@ from mnemobot.bot.channels.telegram.split import utf16_len
 
 # Kinds of file whose sound becomes the turn's text.
 SPOKEN_KINDS = frozenset({"voice", "audio", "video_note"})
+# Of the sizes Telegram offers for a photo, the largest whose longer side is at most this
+# many pixels is fetched: bigger costs more image tokens for little gain. Not measured;
+# the size Telegram's own apps send (1280 px).
+PHOTO_MAX_SIDE = 1280
 
 # Telegram's apps cut a pasted text longer than one message (4096 UTF-16 units) into
 # several messages sent at once. A piece this close to the limit is most likely followed
@@ -148,7 +152,7 @@ def forward_of(message: Message) -> Forward | None:
     return Forward(author=author, said_at=said_at)
 
 
-def file_of(message: Message, photo_max_side: int) -> FileRef | None:
+def file_of(message: Message, photo_max_side: int = PHOTO_MAX_SIDE) -> FileRef | None:
     if message.voice is not None:
         v = message.voice
         return FileRef("voice", v.file_id, v.file_size, None, v.mime_type, _seconds(v))
@@ -165,8 +169,10 @@ def file_of(message: Message, photo_max_side: int) -> FileRef | None:
         d = message.document
         return FileRef("document", d.file_id, d.file_size, d.file_name, d.mime_type)
     if message.video is not None:
-        v = message.video
-        return FileRef("video", v.file_id, v.file_size, v.file_name, v.mime_type, _seconds(v))
+        clip = message.video
+        return FileRef(
+            "video", clip.file_id, clip.file_size, clip.file_name, clip.mime_type, _seconds(clip)
+        )
     return None
 
 
@@ -208,7 +214,9 @@ def rendering_of(message: Message) -> str | None:
     return None
 
 
-def inbound_for(message: Message, text: str | None, *, photo_max_side: int) -> Inbound:
+def inbound_for(
+    message: Message, text: str | None, *, photo_max_side: int = PHOTO_MAX_SIDE
+) -> Inbound:
     """`text`: the message's text or caption as the channel read it (bot mention removed)."""
     file = None if message.animation is not None else file_of(message, photo_max_side)
     rendering = rendering_of(message) if file is None else None

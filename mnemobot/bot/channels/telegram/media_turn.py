@@ -37,8 +37,9 @@ from telegram import Bot
 from telegram.error import TelegramError
 
 from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.counts import counted
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
-from mnemobot.bot.channels.lanes import LaneJob
+from mnemobot.bot.channels.lanes import LaneJob, MessageJob
 from mnemobot.bot.channels.telegram.inbound import (
     SPOKEN_KINDS,
     FileRef,
@@ -81,6 +82,16 @@ KIND_NAMES = {
 EXTENSIONS = {"voice": ".ogg", "video_note": ".mp4", "photo": ".jpg", "video": ".mp4"}
 # A doubtful transcript is only judged on notes at least this long.
 DOUBTFUL_MIN_SECONDS = 10.0
+# A note transcribed as fewer words a minute than this (people say about 150) is
+# doubtful: the reply says what was heard. Not measured; well below slow speech, above a
+# model that heard one word of a minute.
+DOUBTFUL_WORDS_PER_MINUTE = 20.0
+# An image file larger than this is kept but not sent to the model (sent inline, base64
+# makes it a third larger). Not measured; twice a large phone photo.
+MAX_IMAGE_BYTES = 10_000_000
+# The start of a document's text the model gets with the message; it reads the rest with
+# the files tool. Not measured; about 1,000 tokens, enough to say what the file is.
+DOCUMENT_HEAD_CHARS = 4_000
 SAFE_NAME = re.compile(r"[^\w.\-]+")
 
 
@@ -131,9 +142,9 @@ class RetryRequest:
 RETRY = RetryRequest()
 
 
-def retry_job(chat: ChatRef, message_id: int, quote: int | None, receipt: str) -> LaneJob:
+def retry_job(chat: ChatRef, message_id: int, quote: int | None, receipt: str) -> MessageJob:
     """/retry as a turn in the chat's lane (answering the /retry message itself)."""
-    return LaneJob(
+    return MessageJob(
         chat,
         "",
         message_refs=(f"tg:{message_id}",),
@@ -214,7 +225,7 @@ class TelegramMediaTurns:
         scope = self.host.assistant.scope_for(job.chat, config)
         return self.host.paths.files / validate_scope_key(scope)
 
-    async def prepare(self, job: LaneJob) -> PreparedTurn:
+    async def prepare(self, job: MessageJob) -> PreparedTurn:
         parts = [part for part in job.parts if isinstance(part, (Inbound, RetryRequest))]
         if not parts:
             return PreparedTurn(job.text)
@@ -396,10 +407,9 @@ class TelegramMediaTurns:
                 f"{shown}; send it again or type it."
             )
             return MessagePart("", caption)
-        threshold = config.media.transcription.doubtful_words_per_minute
+        threshold = DOUBTFUL_WORDS_PER_MINUTE
         if (
-            threshold
-            and seconds is not None
+            seconds is not None
             and seconds >= DOUBTFUL_MIN_SECONDS
             and words / (seconds / 60) < threshold
         ):
@@ -421,7 +431,7 @@ class TelegramMediaTurns:
         turn: _Turn,
     ) -> MessagePart:
         turn.tag("photo")
-        if len(data) > config.media.max_image_bytes or config.llm.vision == "off":
+        if len(data) > MAX_IMAGE_BYTES or config.llm.vision == "off":
             return MessagePart(
                 "", caption, before=f"[photo kept as {shown}; the model cannot see it]"
             )
@@ -450,7 +460,6 @@ class TelegramMediaTurns:
                 "so I did not read it."
             )
             return MessagePart("", caption, before=f"[file {shown} kept, not read]")
-        media = config.media
         kept = folder / shown if shown.startswith(f"{RECEIVED_FOLDER}/") else None
         try:
             extract = await self.host.media.read_document(
@@ -467,12 +476,11 @@ class TelegramMediaTurns:
             text_file = ""
         if extract.cut:
             turn.notices.append(
-                f"{original} is long: I read it without {extract.cut} (limits "
-                f"media.documentMaxPages, media.documentMaxChars); the whole file is kept "
+                f"{original} is long: I read it without {extract.cut}; the whole file is kept "
                 f"as {shown}."
             )
-        head = extract.text[: media.document_head_chars]
-        pages = f", {extract.pages} pages" if extract.pages else ""
+        head = extract.text[:DOCUMENT_HEAD_CHARS]
+        pages = f", {counted(extract.pages, 'page')}" if extract.pages else ""
         rest = ""
         if len(extract.text) > len(head):
             where = f" in {text_file}" if text_file else ""

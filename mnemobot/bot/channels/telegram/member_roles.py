@@ -1,7 +1,7 @@
 """Who runs the bot and who administers a group, for `bot.turn.permissions`, on Telegram.
 
 Operators are the user ids of `Settings.operators`. Whether a member administers a group is
-Telegram's answer to `getChatMember`, kept for `permissions.adminCacheSeconds`: a group's
+Telegram's answer to `getChatMember`, kept for `ADMIN_CACHE_SECONDS`: a group's
 commands then cost one Bot API call per member and period, not one per command. Only a
 positive answer of Telegram counts; when it cannot be asked, the command is refused.
 
@@ -26,6 +26,10 @@ ADMIN_STATUSES = frozenset({ChatMember.OWNER, ChatMember.ADMINISTRATOR})
 # Answers kept at most; the oldest go first. A bound, not a knob: far above the members
 # who run guarded commands in one cache period.
 MAX_CACHED_ANSWERS = 10_000
+# How long Telegram's answer to "is this member an administrator?" is reused: a member
+# made or unmade administrator is seen after at most this long. Not measured; ten minutes
+# keep a busy group's commands to a few getChatMember calls an hour.
+ADMIN_CACHE_SECONDS = 600.0
 
 
 class TelegramRoles:
@@ -33,7 +37,7 @@ class TelegramRoles:
         self,
         bot: Bot,
         operators: frozenset[int],
-        cache_seconds: Callable[[], float],
+        cache_seconds: float = ADMIN_CACHE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bot = bot
@@ -59,7 +63,7 @@ class TelegramRoles:
         key = (chat.chat_id, chat.user_id)
         now = self.clock()
         known = self._answers.get(key)
-        if known is not None and now - known[1] < self.cache_seconds():
+        if known is not None and now - known[1] < self.cache_seconds:
             return known[0]
         try:
             member = await self.bot.get_chat_member(int(chat.chat_id), int(chat.user_id))

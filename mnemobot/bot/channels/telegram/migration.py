@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from telegram import Message
 
 from mnemobot.base.atomic_file import write_atomic
+from mnemobot.base.counts import counted
 from mnemobot.bot.channels.base import ChannelHost
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, MAINTENANCE_WAIT_SECONDS, export_prefix
 from mnemobot.memory.store.scope_paths import ScopePaths
@@ -135,7 +136,7 @@ class ChatMigration:
                 await sessions.save_async(later)
             count = len(earlier.messages)
             sessions.erase(old_key)
-        return [f"the conversation ({count} messages)"]
+        return [f"the conversation ({counted(count, 'message')})"]
 
     def _join_logs(self, old_key: str, new_key: str) -> None:
         sessions = self.app.sessions
@@ -157,7 +158,7 @@ class ChatMigration:
             with maintenance_paused(ScopePaths(paths.root, old_scope), MAINTENANCE_WAIT_SECONDS):
                 count = erasure.move_scope(old_scope, new_scope, _ref_renamer(old_scope))
             if count:
-                moved.append(f"the memory ({count} files)")
+                moved.append(f"the memory ({counted(count, 'file')})")
             folder, target = paths.files / old_scope, paths.files / new_scope
             if folder.is_dir():
                 if target.exists():

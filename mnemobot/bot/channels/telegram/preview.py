@@ -14,8 +14,10 @@ Which method where (`telegram.streaming`):
   groups get no preview (drafts are private-chat only).
 - `off`: no preview anywhere.
 
-Edits: the first text becomes a message, then edits as text arrives, at most one Bot API
-call per `telegram.streamEditSeconds` per chat, plain text (half-written Markdown does not
+Edits: the first text becomes a message once it is worth a notification (Telegram notifies
+for that `sendMessage` only, never for the edits: a message of "M" is what the lock screen
+would show), then edits as text arrives, at most one Bot API call per
+`TelegramTiming.stream_edit_seconds` per chat, plain text (half-written Markdown does not
 render); a preview longer than one message continues in the next. The final reply, rendered
 Markdown to HTML, goes through the durable outbox as edits of these messages (see
 `TelegramChannel.send_reply`). A preview call is the first thing given up under Telegram's
@@ -33,8 +35,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import zlib
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -59,6 +63,22 @@ PreviewMethod = Literal["edit", "draft"]
 # At close, a preview call already on its way gets this long to land before the final
 # reply is queued (so it cannot overwrite it); a wait for a rate limit is simply dropped.
 CALL_LANDING_SECONDS = 2.0
+# The first preview message waits for its first sentence or this many characters (a lock
+# screen shows about two lines): at 15-20 tokens/s of a local model, about four
+# characters a token, 40 characters take half a second...
+FIRST_MESSAGE_CHARS = 40
+# ...and for no longer than this after the first text came: a slow model (2-5 tokens/s)
+# shows what it has by then, instead of "typing…" for a whole sentence.
+FIRST_MESSAGE_WAIT_SECONDS = 2.5
+# The end of a sentence after a word ("Sure.", "好的。"; not a list's "1.") or a whole
+# line ("Here is the plan:" and its line break).
+_SENTENCE_END = re.compile(r"[^\W\d_][\"')\]*]*[.!?…。！？](?=\s|$)|\S[ \t]*\n")
+
+
+def worth_a_notification(text: str) -> bool:
+    """Whether `text` may be a streamed reply's first message, the one Telegram notifies
+    for: its first sentence is complete, or it is FIRST_MESSAGE_CHARS long."""
+    return len(text.strip()) >= FIRST_MESSAGE_CHARS or bool(_SENTENCE_END.search(text))
 
 
 def preview_method(mode: StreamingMode, is_group: bool) -> PreviewMethod | None:
@@ -106,7 +126,7 @@ class PreviewJournal:
         found: dict[str, dict[int, int]] = {}
         for entry in self.queue.pending():
             receipt = entry.data.get("receipt")
-            if receipt in receipts:
+            if isinstance(receipt, str) and receipt in receipts:
                 found.setdefault(receipt, {})[int(entry.data["index"])] = int(
                     entry.data["message_id"]
                 )
@@ -176,6 +196,8 @@ class TelegramPreview:
         self._in_call = False
         self._closed = False
         self._task: asyncio.Task[None] | None = None
+        # When the first text came (loop time), for FIRST_MESSAGE_WAIT_SECONDS.
+        self._first_text_at: float | None = None
         # Preview calls are marked for our limiter (which gives them up first); PTB refuses
         # the mark without a limiter, and another limiter would misread it.
         limiter = getattr(bot, "rate_limiter", None)
@@ -233,7 +255,8 @@ class TelegramPreview:
             self.receipt = shown
             self.draft_id = zlib.crc32(shown.encode()) or 1
             self.message_ids = ids + self.message_ids
-            self._shown_parts = [None] * len(ids) + self._shown_parts
+            unknown: list[str | None] = [None] * len(ids)
+            self._shown_parts = unknown + self._shown_parts
 
     def _wake(self) -> None:
         if self._closed:
@@ -247,6 +270,18 @@ class TelegramPreview:
             return f"{self.latest}\n\n{self.status}" if self.latest else self.status
         return self.latest
 
+    def _first_message_wait(self) -> float:
+        """Seconds the first preview message should still wait for more text (0: none)."""
+        if self.method != "edit" or self.message_ids:
+            return 0.0
+        view = self._view()
+        if not view.strip() or worth_a_notification(view):
+            return 0.0
+        now = asyncio.get_running_loop().time()
+        if self._first_text_at is None:
+            self._first_text_at = now
+        return max(0.0, self._first_text_at + FIRST_MESSAGE_WAIT_SECONDS - now)
+
     async def _run(self) -> None:
         await self._recall()
         while not self._closed:
@@ -254,6 +289,13 @@ class TelegramPreview:
             self._changed.clear()
             if self._closed:
                 return
+            wait = self._first_message_wait()
+            if wait > 0:
+                # More text or the end of the wait, whichever comes first; then look again.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), wait)
+                self._changed.set()
+                continue
             try:
                 self._in_call = True
                 try:
@@ -266,8 +308,12 @@ class TelegramPreview:
                 self._changed.set()
                 sent = True
             except RetryAfter as error:
-                wait = error.retry_after
-                seconds = wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
+                retry_after = error.retry_after
+                seconds = (
+                    retry_after.total_seconds()
+                    if isinstance(retry_after, timedelta)
+                    else float(retry_after)
+                )
                 log.info("preview in %s rate limited; pausing it %.0f s", self.chat_id, seconds)
                 self.skipped += 1
                 self._changed.set()

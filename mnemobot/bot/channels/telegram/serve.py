@@ -16,7 +16,7 @@ from telegram.ext import BaseRateLimiter
 
 from mnemobot.bot.channels.base import ChannelHost
 from mnemobot.bot.channels.telegram.channel import build_telegram_application
-from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramConfig, TelegramTiming
 from mnemobot.bot.channels.telegram.sources import (
     LeaderPollingSource,
     PollingSource,
@@ -44,10 +44,12 @@ async def serve_telegram(
     on_ready: Callable[[], None] | None = None,
     rate_limiter: BaseRateLimiter | None = None,
     replicas: Replicas | None = None,
+    timing: TelegramTiming = DEFAULT_TIMING,
 ) -> None:
     """Run the Telegram channel until `stop` is set; used by `mnemobot run` and the tests.
 
     With `replicas`, this process is one of several on one Redis (see `bot.delivery.replicas`).
+    `timing`: the channel's pacing (a test passes faster).
     """
     source: UpdateSource
     if webhook:
@@ -57,12 +59,12 @@ async def serve_telegram(
         source = LeaderPollingSource(
             lambda: PollingSource(poll_timeout_seconds),
             replicas,
-            telegram_config.poller_lease_seconds,
+            telegram_config.lease_seconds,
         )
     else:
         source = PollingSource(poll_timeout_seconds)
     _application, channel = build_telegram_application(
-        app, settings, source=source, rate_limiter=rate_limiter, replicas=replicas
+        app, settings, source=source, rate_limiter=rate_limiter, replicas=replicas, timing=timing
     )
     try:
         # Start-up retries while the Bot API is unreachable; a stop request ends the wait.

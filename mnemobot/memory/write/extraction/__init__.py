@@ -15,7 +15,7 @@ Precision matters more than recall here: a wrong durable item is injected into e
 later prompt. So questions, hypotheticals, requests ("I'd like to..."), deictic small
 talk ("I love it!") and hedged statements are left out or kept below the promotion
 threshold. First-person explicit statements score >= 0.8 and are promoted. How sure
-each kind of finding is comes from `config.runtime.ExtractionConfig`.
+each kind of finding is sits in `tuning.ExtractionTuning`.
 
 Statements are read in English, Russian, Chinese, German and Spanish: English rules
 read every sentence in Latin script; a sentence they find nothing in, or one in Cyrillic

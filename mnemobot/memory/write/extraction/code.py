@@ -1,6 +1,6 @@
 """Code in a message: fenced blocks, shell commands, error lines of logs and tracebacks, paths.
 
-Used when code-aware extraction is on (memory.codeAwareExtractionEnabled): what was run,
+Used when code-aware extraction is on (always, for the bot's turns): what was run,
 what failed and which files were involved are what a coding chat needs to remember.
 """
 

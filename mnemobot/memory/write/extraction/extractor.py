@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mnemobot.config.runtime import ExtractionConfig
 from mnemobot.memory.store.items import ItemType, TurnMemoryEvent
 from mnemobot.memory.write.extraction.code import (
     ERROR_LINE,
@@ -41,6 +40,7 @@ from mnemobot.memory.write.extraction.finding import (
 )
 from mnemobot.memory.write.extraction.sentences import cut_text, one_line, split_sentences
 from mnemobot.memory.write.extraction.statements import match_statement
+from mnemobot.memory.write.extraction.tuning import ExtractionTuning
 from mnemobot.memory.write.extraction.vocabulary import SHELL_LANGS
 from mnemobot.memory.write.extraction.words import content_words, is_question
 
@@ -56,10 +56,10 @@ class TurnExtractor:
     """The findings of one turn; one instance per turn (it keeps the errors seen so far)."""
 
     def __init__(
-        self, event: TurnMemoryEvent, *, code_aware: bool, config: ExtractionConfig
+        self, event: TurnMemoryEvent, *, code_aware: bool, tuning: ExtractionTuning
     ) -> None:
         self.event = event
-        self.config = config
+        self.tuning = tuning
         self.speaker = (event.speaker or "").strip() or None
         self.code_aware = code_aware
         self.found: list[Finding] = []
@@ -101,7 +101,7 @@ class TurnExtractor:
         if len(sentence) > SENTENCE_CHARS:
             sentence = cut_text(sentence, SENTENCE_CHARS)
         paths = find_paths(sentence) if self.code_aware else []
-        fix = match_fix(sentence, origin, self.config)
+        fix = match_fix(sentence, origin, self.tuning)
         if fix is not None:
             if self.code_aware and self.errors:
                 self._extend_fix(self.errors[-1], sentence, fix.confidence, origin, paths)
@@ -109,7 +109,7 @@ class TurnExtractor:
                 fix.paths = paths
                 self.found.append(fix)
             return
-        failure = match_failure(sentence, origin, self.config)
+        failure = match_failure(sentence, origin, self.tuning)
         if failure is not None:
             if any(sentence in known.line or known.line in sentence for known in self.errors):
                 return  # the error line itself, already kept by the code-aware pass
@@ -119,7 +119,7 @@ class TurnExtractor:
             return
         if origin != "user":
             return
-        statement = match_statement(sentence, self.speaker, self.config)
+        statement = match_statement(sentence, self.speaker, self.tuning)
         if statement is not None:
             statement.paths = paths
             self.found.append(statement)
@@ -187,7 +187,7 @@ class TurnExtractor:
             self._extend_fix(
                 self.errors[-1],
                 one_line(block.intro),
-                self.config.suggested_fix_confidence,
+                self.tuning.suggested_fix_confidence,
                 origin,
                 paths,
             )
@@ -205,7 +205,7 @@ class TurnExtractor:
         for sighting in sightings:
             if any(existing.line == sighting.line for existing in self.errors):
                 continue
-            if len(self.errors) >= self.config.max_errors:
+            if len(self.errors) >= self.tuning.max_errors:
                 return
             self.errors.append(sighting)
             content = sighting.line
@@ -214,9 +214,9 @@ class TurnExtractor:
             elif intro and len(content_words(intro)) >= 2 and not is_question(intro):
                 content = f"{sighting.line} ({one_line(intro).rstrip(':')})"
             if origin == "assistant":
-                confidence = self.config.assistant_error_line_confidence
+                confidence = self.tuning.assistant_error_line_confidence
             else:
-                confidence = self.config.error_line_confidence
+                confidence = self.tuning.error_line_confidence
             self.found.append(
                 Finding(
                     ItemType.FAILURE,
@@ -231,7 +231,7 @@ class TurnExtractor:
             )
 
     def _add_command(self, run: CommandRun, intro: str, origin: Origin, suggested: bool) -> None:
-        if run.command in self.commands or len(self.commands) >= self.config.max_commands:
+        if run.command in self.commands or len(self.commands) >= self.tuning.max_commands:
             return
         self.commands.add(run.command)
         paths = find_paths(run.command)
@@ -243,7 +243,7 @@ class TurnExtractor:
         useful_intro = intro and len(content_words(intro)) >= 2 and not is_question(intro)
         if suggested and self.errors:
             # A command suggested after an error is how that error gets fixed.
-            step_confidence = self.config.suggested_fix_command_confidence
+            step_confidence = self.tuning.suggested_fix_command_confidence
             if useful_intro:
                 self._extend_fix(self.errors[-1], one_line(intro), step_confidence, origin, [])
             self._extend_fix(
@@ -252,8 +252,8 @@ class TurnExtractor:
             return
         content = f"{one_line(intro)}\n{line}" if useful_intro else line
         tags = ["command", *program_tag(run.command)] + (["suggested"] if suggested else [])
-        config = self.config
-        confidence = config.suggested_command_confidence if suggested else config.command_confidence
+        tuning = self.tuning
+        confidence = tuning.suggested_command_confidence if suggested else tuning.command_confidence
         self.found.append(
             Finding(
                 ItemType.COMMAND_RESULT,
@@ -300,5 +300,5 @@ class TurnExtractor:
 
     def _finish_fix_tags(self) -> None:
         for fix in self.fixes.values():
-            confirmed = fix.confidence >= self.config.confirmed_fix_min_confidence
+            confirmed = fix.confidence >= self.tuning.confirmed_fix_min_confidence
             fix.tags.append("confirmed" if confirmed else "suggested")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from mnemobot.config.runtime import ExtractionConfig
 from mnemobot.memory.store.items import ItemType
 from mnemobot.memory.write.extraction.finding import FAILURE_SALIENCE, FIX_SALIENCE, Finding, Origin
+from mnemobot.memory.write.extraction.tuning import ExtractionTuning
 from mnemobot.memory.write.extraction.vocabulary import FIX_WORDS
 from mnemobot.memory.write.extraction.words import TECH_CONTEXT, content_words, is_question
 
@@ -60,7 +60,7 @@ _FIX_NEGATED = re.compile(
 _SUGGESTION = re.compile(r"^(?:to\s+fix|you\s+can|try|we\s+can|one\s+option)\b", re.IGNORECASE)
 
 
-def match_fix(sentence: str, origin: Origin, config: ExtractionConfig) -> Finding | None:
+def match_fix(sentence: str, origin: Origin, tuning: ExtractionTuning) -> Finding | None:
     """A sentence telling how a problem was (or can be) fixed."""
     if is_question(sentence) or _FIX_NEGATED.search(sentence):
         return None
@@ -70,12 +70,12 @@ def match_fix(sentence: str, origin: Origin, config: ExtractionConfig) -> Findin
     if len([w for w in content_words(sentence) if w not in FIX_WORDS]) < 2:
         return None  # "Fixed it!", "That worked now, thanks"
     suggested = origin == "assistant" or bool(_SUGGESTION.match(sentence))
-    confidence = config.suggested_fix_confidence if suggested else config.confirmed_fix_confidence
+    confidence = tuning.suggested_fix_confidence if suggested else tuning.confirmed_fix_confidence
     tags = ["fix", "suggested" if suggested else "confirmed"]
     return Finding(ItemType.FIX, sentence, confidence, FIX_SALIENCE, tags, origin)
 
 
-def match_failure(sentence: str, origin: Origin, config: ExtractionConfig) -> Finding | None:
+def match_failure(sentence: str, origin: Origin, tuning: ExtractionTuning) -> Finding | None:
     """A sentence telling that something technical fails."""
     if _FAILURE_NEGATED.search(sentence):
         return None
@@ -90,9 +90,9 @@ def match_failure(sentence: str, origin: Origin, config: ExtractionConfig) -> Fi
         return None
     # Only the user's own report of a concrete error is sure enough to become durable.
     if concrete and origin != "assistant":
-        confidence = config.concrete_failure_confidence
+        confidence = tuning.concrete_failure_confidence
     else:
-        confidence = config.vague_failure_confidence
+        confidence = tuning.vague_failure_confidence
     return Finding(ItemType.FAILURE, sentence, confidence, FAILURE_SALIENCE, ["failure"], origin)
 
 

@@ -12,8 +12,8 @@ Origin = Literal["user", "assistant", "tool"]
 
 # How much an item of each kind matters beside the others (the pack's salience term).
 # These are relative weights, set together with the saliences of the statement rules
-# (memory.extraction.personal_rules); a deployment tunes how much salience counts
-# (memory.ranking.salienceWeight), not the weight of each kind, so they are not settings.
+# (`personal_rules`); how much salience counts in a score is `Ranking.salience_weight`.
+# Not measured one by one: chosen by hand, an order above a fix above a failure.
 CONSTRAINT_SALIENCE = 0.8
 FIX_SALIENCE = 0.75
 FAILURE_SALIENCE = 0.6

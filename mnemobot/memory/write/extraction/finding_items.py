@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import PurePath
 
-from mnemobot.config.runtime import ExtractionConfig
 from mnemobot.memory.store.items import (
     TURN_TAG,
     ItemType,
@@ -20,9 +19,9 @@ from mnemobot.memory.write.extraction.code import split_code
 from mnemobot.memory.write.extraction.extractor import MAX_SCAN_CHARS, TurnExtractor
 from mnemobot.memory.write.extraction.finding import Finding
 from mnemobot.memory.write.extraction.sentences import cut_text, one_line, split_sentences
+from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.extraction.words import is_question, is_small_talk
 
-DEFAULT_EXTRACTION = ExtractionConfig()
 # Titles are one short line: a cut copy of the content, for lists and the CLI. A display
 # format, not a behaviour anyone tunes.
 TITLE_CHARS = 80
@@ -49,12 +48,12 @@ def extract_items(
     *,
     code_aware: bool,
     id_factory: Callable[[], str],
-    config: ExtractionConfig = DEFAULT_EXTRACTION,
+    tuning: ExtractionTuning = DEFAULT_EXTRACTION,
 ) -> list[MemoryItem]:
     """The EPISODIC items of one turn: the turn itself, then what was derived from it.
 
     Every derived item is EPISODIC too; promotion moves the confident ones to the
-    SEMANTIC/PROCEDURAL layers. Pure function of the event and the config (and the ids
+    SEMANTIC/PROCEDURAL layers. Pure function of the event and the tuning (and the ids
     it is given).
     """
     user_text = event.user_text or ""
@@ -62,14 +61,14 @@ def extract_items(
     if not user_text.strip() and not assistant_text.strip():
         return []
     speaker = (event.speaker or "").strip() or None
-    found = TurnExtractor(event, code_aware=code_aware, config=config).run()
+    found = TurnExtractor(event, code_aware=code_aware, tuning=tuning).run()
 
     derived: list[MemoryItem] = []
     seen: set[str] = set()
     for finding in found:
-        if len(derived) >= config.max_derived_items:
+        if len(derived) >= tuning.max_derived_items:
             break
-        item = _derived_item(event, finding, speaker, id_factory, config)
+        item = _derived_item(event, finding, speaker, id_factory, tuning)
         if item.fingerprint in seen:
             continue
         seen.add(item.fingerprint)
@@ -78,7 +77,7 @@ def extract_items(
     items: list[MemoryItem] = []
     small_talk = is_small_talk(user_text[:MAX_SCAN_CHARS])
     if derived or not small_talk or (not user_text.strip() and assistant_text):
-        items.extend(_turn_items(event, speaker, found, id_factory, config))
+        items.extend(_turn_items(event, speaker, found, id_factory, tuning))
     items.extend(derived)
     return items
 
@@ -88,10 +87,10 @@ def _derived_item(
     finding: Finding,
     speaker: str | None,
     id_factory: Callable[[], str],
-    config: ExtractionConfig,
+    tuning: ExtractionTuning,
 ) -> MemoryItem:
     # A "sentence" without a stop can run for megabytes: no longer than a turn's piece.
-    said = cut_text(finding.content or finding.sentence, config.turn_user_chars)
+    said = cut_text(finding.content or finding.sentence, tuning.turn_user_chars)
     body = f"{speaker}: {said}" if speaker and finding.origin == "user" else said
     label = _LABELS[finding.type]
     title_label = f"{label} ({speaker})" if speaker and finding.origin == "user" else label
@@ -124,7 +123,7 @@ def _turn_items(
     speaker: str | None,
     found: list[Finding],
     id_factory: Callable[[], str],
-    config: ExtractionConfig,
+    tuning: ExtractionTuning,
 ) -> list[MemoryItem]:
     """The turn's record: one item, or one per piece of a user message too long for one.
 
@@ -137,12 +136,12 @@ def _turn_items(
     user_text = event.user_text.strip()
     assistant_text = event.assistant_text.strip()
     who = speaker or "User"
-    pieces = split_long_text(user_text, config.turn_user_chars) if user_text else []
+    pieces = split_long_text(user_text, tuning.turn_user_chars) if user_text else []
     parts: list[str] = []
     if pieces:
         parts.append(f"{who}: {pieces[0]}")
     if assistant_text:
-        parts.append(f"Assistant: {cut_text(assistant_text, config.turn_assistant_chars)}")
+        parts.append(f"Assistant: {cut_text(assistant_text, tuning.turn_assistant_chars)}")
     content = "\n".join(parts)
 
     lead_text = (user_text or assistant_text)[:MAX_SCAN_CHARS]
@@ -164,7 +163,7 @@ def _turn_items(
     tags.extend(f"file:{_basename(path)}" for path in paths)
     tags = list(dict.fromkeys(tags))
     references = list(event.message_refs) + [f"file:{path}" for path in paths]
-    salience = config.turn_with_findings_salience if found else config.turn_salience
+    salience = tuning.turn_with_findings_salience if found else tuning.turn_salience
 
     def item(text: str, item_title: str) -> MemoryItem:
         # At the turn confidence (below promotion) it stays episodic unless promoted by hand.
@@ -180,7 +179,7 @@ def _turn_items(
             tags=list(tags),
             references=list(references),
             source="turn",
-            confidence=config.turn_confidence,
+            confidence=tuning.turn_confidence,
             salience=salience,
         )
 

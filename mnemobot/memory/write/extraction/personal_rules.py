@@ -2,7 +2,7 @@
 
 A table of data. Each rule is a pattern over one sentence, the item type and tag it
 gives, and its confidence and salience. Confidence is the rule's own precision, set
-against the promotion threshold (memory.promotionMinConfidence, 0.75): explicit
+against the promotion threshold (`write_path.PROMOTION_MIN_CONFIDENCE`, 0.75): explicit
 first-person statements ("I prefer tea", "my sister lives in Oslo") score above it and
 become durable; looser readings ("I'd rather", "we use") stay episodes. It belongs to
 its pattern (changing one without the other breaks the balance), so it is not a

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 
-from mnemobot.config.runtime import ExtractionConfig
 from mnemobot.memory.store.items import ItemType
 from mnemobot.memory.write.extraction.finding import CONSTRAINT_SALIENCE, Finding
 from mnemobot.memory.write.extraction.language import (
@@ -29,6 +28,7 @@ from mnemobot.memory.write.extraction.language import (
 )
 from mnemobot.memory.write.extraction.personal_rules import PERSONAL_RULES, StatementRule
 from mnemobot.memory.write.extraction.rules.tables import rules_of
+from mnemobot.memory.write.extraction.tuning import ExtractionTuning
 from mnemobot.memory.write.extraction.vocabulary import (
     EVALUATIVE,
     GUESSING_SUBJECTS,
@@ -110,7 +110,7 @@ _ENTHUSIASM = re.compile(
 )
 
 
-def match_personal(sentence: str, config: ExtractionConfig) -> Finding | None:
+def match_personal(sentence: str, tuning: ExtractionTuning) -> Finding | None:
     """A preference, fact, decision or task the user states about themselves."""
     normalized = normalize_quotes(sentence)
     if is_question(sentence) or HYPOTHETICAL_START.match(normalized):
@@ -128,7 +128,7 @@ def match_personal(sentence: str, config: ExtractionConfig) -> Finding | None:
     if best is None:
         return None
     hedged = bool(HEDGE.search(normalized))
-    confidence = min(best.confidence, config.hedged_confidence_cap) if hedged else best.confidence
+    confidence = min(best.confidence, tuning.hedged_confidence_cap) if hedged else best.confidence
     tags = [best.tag] + (["hedged"] if hedged else [])
     return Finding(best.type, sentence, confidence, best.salience, tags, "user")
 
@@ -166,7 +166,7 @@ def _is_order(normalized: str) -> bool:
 
 
 def match_constraint(
-    sentence: str, speaker: str | None, config: ExtractionConfig
+    sentence: str, speaker: str | None, tuning: ExtractionTuning
 ) -> Finding | None:
     """A rule or an order ("never push to main", "tests must pass"); see `_rule_finding`."""
     normalized = normalize_quotes(sentence)
@@ -179,19 +179,19 @@ def match_constraint(
     if _FIRST_PERSON_MODAL.search(normalized):
         return None  # "I have to pick up the kids": the user's errand, not a rule for us
     if _CONSTRAINT_STRONG.search(normalized) or _is_order_must(normalized):
-        confidence = config.constraint_confidence
+        confidence = tuning.constraint_confidence
     elif _CONSTRAINT_IMPERATIVE.match(normalized):
         # Among several people an order is mostly advice to one another, not a rule for
         # the assistant: keep it as an episode, below the promotion threshold.
-        confidence = config.weak_constraint_confidence if speaker else config.constraint_confidence
+        confidence = tuning.weak_constraint_confidence if speaker else tuning.constraint_confidence
     elif _CONSTRAINT_SOFT.search(normalized) or (
         _REQUIRES.search(normalized) and TECH_CONTEXT.search(normalized)
     ):
-        confidence = config.weak_constraint_confidence
+        confidence = tuning.weak_constraint_confidence
     else:
         return None
     if HEDGE.search(normalized):
-        confidence = min(confidence, config.hedged_confidence_cap)
+        confidence = min(confidence, tuning.hedged_confidence_cap)
     return _rule_finding(sentence, confidence, _is_order(normalized), [])
 
 
@@ -201,7 +201,7 @@ def match_constraint(
 _OPENING_MARKS = "¡¿«\"'“‘—–- "
 
 
-def match_statement(sentence: str, speaker: str | None, config: ExtractionConfig) -> Finding | None:
+def match_statement(sentence: str, speaker: str | None, tuning: ExtractionTuning) -> Finding | None:
     """A rule for the assistant or a statement about the user, in any known language.
 
     English rules read every sentence in Latin script first (so English gives what it
@@ -212,7 +212,7 @@ def match_statement(sentence: str, speaker: str | None, config: ExtractionConfig
     if language is None or has_latin_letters(sentence):
         # Also a Russian or Chinese sentence with Latin words in it: it may be English
         # quoting them ("I love the word привет").
-        found = match_constraint(sentence, speaker, config) or match_personal(sentence, config)
+        found = match_constraint(sentence, speaker, tuning) or match_personal(sentence, tuning)
         if found is not None:
             return found
         language = language or guess_language(sentence)
@@ -222,13 +222,13 @@ def match_statement(sentence: str, speaker: str | None, config: ExtractionConfig
     text = normalize_quotes(sentence).lstrip(_OPENING_MARKS)
     if is_question(sentence) or rules.hypothetical.search(text):
         return None
-    return _constraint_in(rules, text, sentence, speaker, config) or _personal_in(
-        rules, text, sentence, config
+    return _constraint_in(rules, text, sentence, speaker, tuning) or _personal_in(
+        rules, text, sentence, tuning
     )
 
 
 def _personal_in(
-    rules: LanguageRules, text: str, sentence: str, config: ExtractionConfig
+    rules: LanguageRules, text: str, sentence: str, tuning: ExtractionTuning
 ) -> Finding | None:
     best: StatementRule | None = None
     for rule in rules.personal:
@@ -247,7 +247,7 @@ def _personal_in(
     if best is None:
         return None
     hedged = bool(rules.hedge.search(text))
-    confidence = min(best.confidence, config.hedged_confidence_cap) if hedged else best.confidence
+    confidence = min(best.confidence, tuning.hedged_confidence_cap) if hedged else best.confidence
     tags = [best.tag, f"lang:{rules.code}"] + (["hedged"] if hedged else [])
     return Finding(best.type, sentence, confidence, best.salience, tags, "user")
 
@@ -257,20 +257,20 @@ def _constraint_in(
     text: str,
     sentence: str,
     speaker: str | None,
-    config: ExtractionConfig,
+    tuning: ExtractionTuning,
 ) -> Finding | None:
     if rules.not_constraint.search(text) or content_count(text, rules) < 2:
         return None
     order = rules.constraint_order.search(text) is not None
     if rules.constraint_strong.search(text):
-        confidence = config.constraint_confidence
+        confidence = tuning.constraint_confidence
     elif order:
         # As in English: among several people an order is mostly advice to one another.
-        confidence = config.weak_constraint_confidence if speaker else config.constraint_confidence
+        confidence = tuning.weak_constraint_confidence if speaker else tuning.constraint_confidence
     elif rules.constraint_soft.search(text):
-        confidence = config.weak_constraint_confidence
+        confidence = tuning.weak_constraint_confidence
     else:
         return None
     if rules.hedge.search(text):
-        confidence = min(confidence, config.hedged_confidence_cap)
+        confidence = min(confidence, tuning.hedged_confidence_cap)
     return _rule_finding(sentence, confidence, order, [f"lang:{rules.code}"])
