@@ -329,7 +329,7 @@ def write_index(
     places["vocabulary"][0] = offset
     offset = _aligned(offset + len(vocabulary))
     for name, values in named:
-        data = memoryview(np.ascontiguousarray(values)).cast("B")
+        data = np.ascontiguousarray(values).data.cast("B")
         places[name][0] = offset
         layout.append((offset, data))
         offset = _aligned(offset + data.nbytes)

@@ -14,7 +14,10 @@ Measured with `mnemobot bench memory --items 1000000` (see docs/measured.md).
 from __future__ import annotations
 
 import os
+import threading
 from array import array
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,8 @@ from mnemobot.memory.store.item_table import (
     fingerprint_key,
 )
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.store.turn_timeline import TurnTimeline
 
 # After a load that read this many items from their lines (written since the index file
 # was saved; at least the share 1/_RESAVE_SHARE of the scope), the file is saved again,
@@ -52,7 +57,33 @@ class MovedItem(Exception):
 
 class IndexedLoad:
     """Loading from, and saving, the index file (mixed into `ScopeItemStore`, whose
-    state its methods use: not imported here, which would make a cycle)."""
+    state its methods use: declared here, not imported, which would make a cycle)."""
+
+    paths: ScopePaths
+    items: ItemTable
+    timeline: TurnTimeline
+    index_load: IndexLoad | None
+    _lock: threading.RLock
+    _loaded: bool
+    _index: Any  # the store's `TermIndex` (a `BM25Index` when it keeps an index file)
+    _terms_identity: str | None
+    _lines_at: dict[str, tuple[int, int, int]] | None
+    _lines: Counter[Path]
+    _home: dict[str, Path]
+    _skipped: int
+    _tombstones: dict[str, dict[str, Any]]
+    _tombstone_home: dict[str, Path]
+    _remember_tombstone: Callable[[dict[str, Any], Path], None]
+    _drop: Callable[[str], MemoryItem | None]
+    _insert: Callable[..., None]
+    _is_forgotten: Callable[[MemoryItem], bool]
+    _with_fingerprint: Callable[[str], list[MemoryItem]]
+    _index_all: Callable[[list[MemoryItem]], None]
+    _index_one: Callable[[MemoryItem], None]
+
+    @property
+    def scope(self) -> str:
+        return self.paths.scope
 
     def _open_index_file(self) -> IndexLoad | None:
         """The index file as this load finds it (None: this store keeps none)."""
@@ -287,9 +318,10 @@ class IndexedLoad:
             parts["type"].append(np.array([TYPE_CODE[i.type] for i in fresh], np.uint8))
             parts["created"].append(np.array([i.created_at for i in fresh], np.float64))
             parts["updated"].append(np.array([i.updated_at for i in fresh], np.float64))
-            parts["file"].append(np.array([p[0] for p in places], np.int64))  # type: ignore[index]
-            parts["offset"].append(np.array([p[1] for p in places], np.int64))  # type: ignore[index]
-            parts["length"].append(np.array([p[2] for p in places], np.uint32))  # type: ignore[index]
+            known = [place for place in places if place is not None]
+            parts["file"].append(np.array([p[0] for p in known], np.int64))
+            parts["offset"].append(np.array([p[1] for p in known], np.int64))
+            parts["length"].append(np.array([p[2] for p in known], np.uint32))
             parts["fingerprints"].append(
                 np.array([fingerprint_key(i.layer, i.fingerprint) for i in fresh])
             )

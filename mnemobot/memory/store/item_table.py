@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,7 @@ import orjson
 from mnemobot.memory.store.id_column import IdColumn
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 
+_T = TypeVar("_T")
 LAYERS: tuple[Layer, ...] = tuple(Layer)
 TYPES: tuple[ItemType, ...] = tuple(ItemType)
 LAYER_CODE = {layer: code for code, layer in enumerate(LAYERS)}
@@ -92,7 +94,11 @@ class _Lines:
 
 
 class ItemTable(Mapping[str, MemoryItem]):
-    """id -> item for one scope: `BaseItems` read on demand, then the items in `new`."""
+    """id -> item for one scope: `BaseItems` read on demand, then the items in `new`.
+
+    Why so many methods: it stands in for the store's dict (a `Mapping`, with the dict's
+    `pop`, `update` and item assignment), and answers from its columns what would
+    otherwise read every item (times, fingerprints, counts, durable items)."""
 
     def __init__(
         self,
@@ -123,7 +129,16 @@ class ItemTable(Mapping[str, MemoryItem]):
     def __len__(self) -> int:
         return len(self.new) + self.base_live
 
-    def get(self, item_id: str, default: MemoryItem | None = None) -> MemoryItem | None:  # type: ignore[override]
+    @overload
+    def get(self, item_id: str, /) -> MemoryItem | None: ...
+
+    @overload
+    def get(self, item_id: str, default: MemoryItem, /) -> MemoryItem: ...
+
+    @overload
+    def get(self, item_id: str, default: _T, /) -> MemoryItem | _T: ...
+
+    def get(self, item_id: str, default: object = None, /) -> object:
         found = self.new.get(item_id) or self._cache.get(item_id)
         if found is not None:
             return found

@@ -72,7 +72,7 @@ class TurnTimeline:
         later_times, later_ids = times[1:], ids[1:]
         ties = list(map(eq, times, later_times))
         if not all(map(le, times, later_times)) or not all(
-            map(lt, compress(ids, ties), compress(later_ids, ties))  # type: ignore[arg-type]
+            map(lt, compress(ids, ties), compress(later_ids, ties))
         ):
             turns = sorted(zip(times, ids, strict=True))
             times = array("d", map(_FIRST, turns))

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from mnemobot.memory.store.bm25 import BM25Index
@@ -53,7 +54,7 @@ def _ours(paths: ScopePaths, queries: list[list[str]]) -> tuple[BM25Index, str]:
     return index, _line("index.bin (ours)", opened, times, None, size)
 
 
-def _timed(run, queries: list[list[str]]) -> list[float]:  # type: ignore[no-untyped-def]
+def _timed(run: Callable[[list[str]], object], queries: list[list[str]]) -> list[float]:
     run(queries[0])
     times = []
     for query in queries[1:]:
