@@ -341,3 +341,21 @@ def test_a_load_from_the_index_file_equals_reading_the_files_whole(steps: list[t
         for live in list(indexed.items.values()):
             [merged] = indexed.add([replace(live, id=live.id + "-again")])
             assert merged.id == live.id
+
+
+def test_a_scope_loaded_again_and_again_leaves_no_file_open(paths: ScopePaths) -> None:
+    # Items are read from their day files, kept open while the scope is loaded: a bot
+    # that loads and drops big scopes all day must not run out of file descriptors.
+    open_store(paths).add([make_item(n, day=n) for n in range(30)])
+    open_store(paths)
+    descriptors = Path("/proc/self/fd")
+    before = len(list(descriptors.iterdir()))
+    for round_number in range(40):
+        store = open_store(paths)
+        assert store.items.base is not None
+        for number in range(30):
+            assert store.items[f"i{number}"].content.startswith(_TEXTS[number % len(_TEXTS)])
+        if round_number % 2:
+            store.load()  # a reload closes what the earlier load opened
+        del store
+    assert len(list(descriptors.iterdir())) <= before + 3

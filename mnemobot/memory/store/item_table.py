@@ -19,6 +19,8 @@ again at its next call.
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -71,26 +73,36 @@ def fingerprint_key(layer: Layer, fingerprint: str) -> bytes:
 
 
 class _Lines:
-    """Reads lines of the item files by position, a few files kept open."""
+    """Reads lines of the item files by position, a few files kept open (closed when the
+    table goes, or is closed). Callers outside the scope's lock (the memory page reads a
+    store's items) may read at the same time: the open files are behind a lock."""
 
     def __init__(self, files: list[Path]) -> None:
         self.files = files
         self._open: OrderedDict[int, int] = OrderedDict()
+        self._lock = threading.Lock()
+        weakref.finalize(self, _close_all, self._open)
 
     def read(self, file: int, offset: int, length: int) -> bytes:
-        fd = self._open.get(file)
-        if fd is None:
-            fd = os.open(self.files[file], os.O_RDONLY)
-            self._open[file] = fd
-            if len(self._open) > _OPEN_FILES:
-                os.close(self._open.popitem(last=False)[1])
-        else:
-            self._open.move_to_end(file)
-        return os.pread(fd, length, offset)
+        with self._lock:
+            fd = self._open.get(file)
+            if fd is None:
+                fd = os.open(self.files[file], os.O_RDONLY)
+                self._open[file] = fd
+                if len(self._open) > _OPEN_FILES:
+                    os.close(self._open.popitem(last=False)[1])
+            else:
+                self._open.move_to_end(file)
+            return os.pread(fd, length, offset)
 
     def close(self) -> None:
-        while self._open:
-            os.close(self._open.popitem()[1])
+        with self._lock:
+            _close_all(self._open)
+
+
+def _close_all(open_files: OrderedDict[int, int]) -> None:
+    while open_files:
+        os.close(open_files.popitem()[1])
 
 
 class ItemTable(Mapping[str, MemoryItem]):
