@@ -19,11 +19,18 @@ import orjson
 
 
 def write_atomic(path: Path, data: bytes) -> None:
+    write_atomic_parts(path, (data,))
+
+
+def write_atomic_parts(path: Path, parts: Iterable[bytes | memoryview]) -> None:
+    """`write_atomic` of the parts one after the other, never joined in memory (a file of
+    hundreds of megabytes made of arrays)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for part in parts:
+                handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -261,9 +261,18 @@ def _best_hits(hits: dict[str, float], count: int, items: Mapping[str, MemoryIte
     above = list(compress(hits, map(threshold.__lt__, hits.values())))
     tied = list(compress(hits, map(threshold.__eq__, hits.values())))
 
-    def recency(doc_id: str) -> tuple[float, str]:
-        item = items.get(doc_id)
-        return (item.updated_at if item is not None else float("-inf"), doc_id)
+    updated_at = getattr(items, "updated_at", None)
+    if callable(updated_at):
+        # An `ItemTable` knows the time without reading the item from its file.
+        def recency(doc_id: str) -> tuple[float, str]:
+            when = updated_at(doc_id)
+            return (when if when is not None else float("-inf"), doc_id)
+
+    else:
+
+        def recency(doc_id: str) -> tuple[float, str]:
+            item = items.get(doc_id)
+            return (item.updated_at if item is not None else float("-inf"), doc_id)
 
     return above + heapq.nlargest(count - len(above), tied, key=recency)
 
@@ -277,9 +286,14 @@ def _dated_items(
     short = [(start, end) for start, end in ranges if end - start <= _NAMED_DAYS_SECONDS]
     if not short or limit <= 0:
         return []
-    found = [
-        item
-        for item in items.values()
-        if any(start <= item.created_at < end for start, end in short)
-    ]
+    created_within = getattr(items, "created_within", None)
+    if callable(created_within):
+        # An `ItemTable` finds them in its column of times, reading only those items.
+        found: list[MemoryItem] = created_within(short)
+    else:
+        found = [
+            item
+            for item in items.values()
+            if any(start <= item.created_at < end for start, end in short)
+        ]
     return heapq.nlargest(limit, found, key=lambda it: (it.created_at, it.id))

@@ -36,7 +36,7 @@ from mnemobot.memory.store.item_store import ScopeItemStore, StoreStats
 from mnemobot.memory.store.items import MemoryItem
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.store.vector_file import ScopeVectors
-from mnemobot.memory.text.terms import terms, terms_joined
+from mnemobot.memory.text.terms import terms, terms_identity, terms_joined
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +209,7 @@ class ScopeRuntime:
             lock=lock,
             on_written=partial(self._items_written, scope),
             on_dropped=partial(self._items_dropped, scope),
+            terms_identity=terms_identity(),
         )
         stats = store.load()
         if stats.skipped_lines:

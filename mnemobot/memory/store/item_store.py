@@ -10,6 +10,10 @@ text extracted again later is dropped instead of coming back. Torn or corrupt li
 `compact_files()` rewrites each file with only the live last versions (and the
 tombstones, which must outlive the items they forget); it is for a CLI, not per turn.
 
+A big scope loads from its index file instead (`memory.store.indexed_load`): its items
+stay in their files and are read when asked for (`memory.store.item_table`), so `items`
+is an `ItemTable`, a mapping like a dict. Otherwise a load reads every line:
+
 A load is a bot's cold start for that chat, so it is written for speed and memory: one
 pass over the lines (an item per line as it is read, its file straight into `_home`),
 one over the items (values most items repeat shared, each put in place), the timeline and
@@ -18,15 +22,17 @@ memory --lang ru` (2 cores): whole load 1.77 -> 1.62 s CPU, peak RSS of the proc
 -> 277 MB. No longer held: ~22 MB of titles (kept as lengths into the content), ~13 MB
 of tag strings, ~7 MB of floats, ~6 MB of (layer, fingerprint) pairs; RSS falls by less,
 as the allocator keeps some of what is freed during the load. The module is longer than
-most (about 760 lines) because loading, writing and compacting the same files belong
+most (about 950 lines) because loading, writing and compacting the same files belong
 together.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import threading
 import uuid
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,12 +40,17 @@ from datetime import UTC, date, datetime, tzinfo
 from itertools import compress
 from operator import add, attrgetter
 from pathlib import Path
+from types import CodeType
 from typing import Any, Protocol
 
 import orjson
 
 from mnemobot.base.atomic_file import append_jsonl, write_atomic
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, from_iso, to_iso
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.index_file import IndexLoad
+from mnemobot.memory.store.indexed_load import IndexedLoad
+from mnemobot.memory.store.item_table import ItemTable, fingerprint_key
 from mnemobot.memory.store.items import (
     SPEAKER_TAG,
     TURN_TAG,
@@ -57,6 +68,10 @@ PROMOTED_FROM_PREFIX = "promotedFrom:"
 # time the GIL is held in one C-level pass (~4 ms here; 8192 held it ~18 ms, a lag for
 # every other chat while a scope loads in a worker thread) at no cost in load time.
 _INDEX_CHUNK = 2048
+# A scope of fewer items keeps no index file and all its items in memory: it loads from
+# its JSONL in under a second (50k items, 2 cores), and its packs are faster with items
+# at hand (10k items, `bench memory`: pack p50 6.9 ms in memory, 12 ms read from disk).
+INDEX_FILE_MIN_ITEMS = 50_000
 
 # Where a promoted episodic item goes.
 PROMOTION_TARGET: dict[ItemType, Layer] = {
@@ -110,6 +125,21 @@ def _tags_text(tags: Iterable[str]) -> str:
     """What `indexed_text` adds to the content for these tags ("" for none)."""
     own = [tag for tag in tags if tag != TURN_TAG and not tag.startswith(SPEAKER_TAG)]
     return "\n" + " ".join(own) if own else ""
+
+
+def _indexed_text_identity() -> str:
+    """What `indexed_text` does, as its code: an index file saved by other code is rebuilt."""
+
+    def code_bytes(code: CodeType) -> bytes:
+        # Nested code (a comprehension) by its own bytes: its repr holds an address.
+        consts = b"".join(
+            code_bytes(const) if isinstance(const, CodeType) else repr(const).encode()
+            for const in code.co_consts
+        )
+        return code.co_code + consts + repr(code.co_names).encode()
+
+    code = b"".join(code_bytes(function.__code__) for function in (indexed_text, _tags_text))
+    return format(zlib.crc32(code + TURN_TAG.encode() + SPEAKER_TAG.encode()), "08x")
 
 
 class _TagsTexts(dict[tuple[str, ...], str]):
@@ -198,7 +228,7 @@ def merge_items(existing: MemoryItem, incoming: MemoryItem) -> MemoryItem:
     )
 
 
-class ScopeItemStore:
+class ScopeItemStore(IndexedLoad):
     """Items of ONE scope, loaded in memory, kept in sync with their files and a term index.
 
     Not safe for several processes writing the same scope; safe for threads of one process.
@@ -218,16 +248,22 @@ class ScopeItemStore:
         lock: threading.RLock | None = None,
         on_written: Callable[[list[MemoryItem]], None] | None = None,
         on_dropped: Callable[[list[str]], None] | None = None,
+        terms_identity: str | None = None,
+        index_file_min_items: int = INDEX_FILE_MIN_ITEMS,
     ) -> None:
         """`on_written` is told each item stored or changed (after it is on disk), and
         `on_dropped` each id forgotten or merged away: what keeps data derived from the
-        items (their vectors) in step, whichever way they were written."""
+        items (their vectors) in step, whichever way they were written.
+
+        `terms_identity` (with a `BM25Index`): what the `terms` function is
+        (`memory.text.terms.terms_identity`); given, a scope of `index_file_min_items`
+        items or more keeps its index in `items/index.bin` (`memory.store.index_file`)."""
         if index is not None and terms is None:
             raise ValueError("an index needs a `terms` function to turn item text into terms")
         self.paths = paths
-        self.items: dict[str, MemoryItem] = {}
+        self.items = ItemTable(paths.scope)
         # The turns in time order, for the pack's "turns around a hit".
-        self.timeline = TurnTimeline(lambda item_id: self.items.get(item_id))
+        self.timeline = TurnTimeline(self._turn_of, self._turn_id)
         self._index = index
         self._terms = terms
         # The terms of many texts at once, for `load()` (see `memory.text.terms.terms_joined`).
@@ -242,11 +278,11 @@ class ScopeItemStore:
         self._loaded = False
         self._home: dict[str, Path] = {}
         # layer -> fingerprint -> id (nested, not keyed by (layer, fingerprint): 100k
-        # pairs were 6 MB and 100k more objects for the collector to walk at a load).
+        # pairs were 6 MB and 100k more objects for the collector to walk at a load), for
+        # the items in `items.new`; those of its base are looked up in its columns.
         self._by_fingerprint: dict[Layer, dict[str, str]] = {layer: {} for layer in Layer}
-        # Ids of the semantic and procedural items, in insertion order: what the fact
-        # rules look through on a write, a few percent of a store that is mostly episodes.
-        self.durable_ids: dict[str, None] = {}
+        # Ids of the semantic and procedural items of `items.new`, in insertion order.
+        self._durable_new: dict[str, None] = {}
         # Durable ids (re)inserted since the last load, in order, and how many loads there
         # were: a reader that keeps an index over durable items (`memory.write.facts`) reads on
         # from where it stopped instead of going through all of them on every write.
@@ -264,6 +300,17 @@ class ScopeItemStore:
         self._fresh: dict[str, None] = {}
         self._on_written = on_written
         self._on_dropped = on_dropped
+        self._terms_identity = (
+            f"{terms_identity}/{_indexed_text_identity()}"
+            if terms_identity is not None and isinstance(index, BM25Index)
+            else None
+        )
+        self._index_file_min_items = index_file_min_items
+        # How the last load found the index file (None: no index file is kept).
+        self.index_load: IndexLoad | None = None
+        # Where the line of each item read by this load is (file number, offset,
+        # length), to save the index file; None once anything is written.
+        self._lines_at: dict[str, tuple[int, int, int]] | None = None
 
     @property
     def scope(self) -> str:
@@ -287,7 +334,16 @@ class ScopeItemStore:
         """
         with self._lock:
             self._reset()
-            latest = self._read_item_files()
+            keeper = self._open_index_file()
+            if keeper is not None and keeper.found is not None:
+                if self._load_indexed(keeper):
+                    self._loaded = True
+                    return self.stats()
+                self._reset()  # stale: read the files whole
+                keeper = self._open_index_file()
+                assert keeper is not None
+                keeper.found = None
+            latest = self._read_item_files(keeper)
             episodes = self._admit(latest)
             del latest
             self._insert_episodes(episodes)
@@ -295,14 +351,44 @@ class ScopeItemStore:
             loaded = list(self.items.values())
             self.timeline.rebuild(loaded)
             self._index_all(loaded)
+            if keeper is not None:
+                keeper.built = True
+            if keeper is not None and len(loaded) >= self._index_file_min_items:
+                del loaded
+                self._adopt_index_file()
             self._loaded = True
             return self.stats()
 
+    def _adopt_index_file(self) -> None:
+        """Save the index file, then take the items from it (as every later load will):
+        the items parsed to build it leave memory."""
+        if not self.save_index_file():
+            return
+        self._reset()
+        keeper = self._open_index_file()
+        if keeper is None or keeper.found is None or not self._load_indexed(keeper):
+            # Changed meanwhile (another writer): read whole, without saving.
+            self._reset()
+            self._open_index_file()
+            self._lines_at = None
+            latest = self._read_item_files(None)
+            self._insert_episodes(self._admit(latest))
+            loaded = list(self.items.values())
+            self.timeline.rebuild(loaded)
+            self._index_all(loaded)
+            return
+        keeper.built = keeper.saved = True
+
     def _reset(self) -> None:
-        for item_id in list(self.items):
-            self._unindex(item_id)
-        self.items = {}
-        self.durable_ids = {}
+        if isinstance(self._index, BM25Index):
+            self._index.clear()
+        else:
+            for item_id in list(self.items):
+                self._unindex(item_id)
+        self.items.close()
+        self.items = ItemTable(self.scope)
+        self._durable_new = {}
+        self._lines_at = {} if self._terms_identity is not None else None
         self.durable_log = []
         self.loads += 1
         self.timeline.rebuild(())
@@ -316,22 +402,33 @@ class ScopeItemStore:
         self._lines = Counter()
         self._fresh = {}
 
-    def _read_item_files(self) -> dict[str, MemoryItem | None]:
+    def _read_item_files(self, keeper: IndexLoad | None) -> dict[str, MemoryItem | None]:
         """The last version of each id in the files, in write order (None: it does not
-        parse); tombstones are remembered, each id's file goes into `_home`."""
+        parse); tombstones are remembered, each id's file goes into `_home`. Each file
+        is checked against the index file (`keeper`) as it is read."""
         # Every line becomes an item as soon as it is read (None when it does not
         # parse): holding all raw records until the end doubled the peak RSS at 100k
         # items. Only the last line of an id counts. Its file goes straight into
         # `_home` (no (item, path) pair per line: 100k more objects for the collector).
         latest: dict[str, MemoryItem | None] = {}
         home = self._home
+        lines_at = self._lines_at
         for path in self.paths.item_files():
             try:
-                data = path.read_bytes()
+                with open(path, "rb") as handle:
+                    stat = os.fstat(handle.fileno())
+                    data = handle.read()
             except FileNotFoundError:
-                data = b""
+                continue
+            if keeper is not None:
+                keeper.check(path, stat, data)
+            # The file's number in the index file (the order files were recorded).
+            number = len(keeper.states) - 1 if keeper is not None else 0
             lines = 0
+            offset = 0
             for line in data.split(b"\n"):
+                at = offset
+                offset += len(line) + 1
                 # As `atomic_file.iter_jsonl_lines`, inlined: this loop runs per item.
                 if not line:
                     continue
@@ -360,6 +457,8 @@ class ScopeItemStore:
                 latest.pop(item_id, None)
                 latest[item_id] = parsed
                 home[item_id] = path
+                if lines_at is not None:
+                    lines_at[item_id] = (number, at, len(line))
             del data
             self._lines[path] = lines
         return latest
@@ -383,7 +482,7 @@ class ScopeItemStore:
         episodic = Layer.EPISODIC
         items = self.items
         by_fingerprint = self._by_fingerprint
-        durable = self.durable_ids
+        durable = self._durable_new
         episodes: list[MemoryItem] = []
         skipped = 0
         for item_id, item in latest.items():
@@ -487,16 +586,16 @@ class ScopeItemStore:
             self._forgotten_fingerprints.get(item.fingerprint, -math.inf)
         )
 
-    def _insert(self, item: MemoryItem) -> None:
+    def _insert(self, item: MemoryItem, *, index: bool = True) -> None:
         if item.id in self.items:
             self._drop(item.id)
         self.items[item.id] = item
         self.timeline.add(item)
         self._by_fingerprint[item.layer][item.fingerprint] = item.id
         if item.layer is not Layer.EPISODIC:
-            self.durable_ids[item.id] = None
+            self._durable_new[item.id] = None
             self.durable_log.append(item.id)
-        if self._index is not None and self._terms is not None and is_indexed(item):
+        if index and self._index is not None and self._terms is not None and is_indexed(item):
             self._index.add(item.id, self._terms(indexed_text(item)))
 
     def _drop(self, item_id: str) -> MemoryItem | None:
@@ -504,7 +603,7 @@ class ScopeItemStore:
         if current is not None:
             self.timeline.discard(current)
         item = self.items.pop(item_id, None)
-        self.durable_ids.pop(item_id, None)
+        self._durable_new.pop(item_id, None)
         if item is None:
             return None
         by_fingerprint = self._by_fingerprint[item.layer]
@@ -512,6 +611,10 @@ class ScopeItemStore:
             del by_fingerprint[item.fingerprint]
         self._unindex(item_id)
         return item
+
+    def _index_one(self, item: MemoryItem) -> None:
+        if self._index is not None and self._terms is not None and is_indexed(item):
+            self._index.add(item.id, self._terms(indexed_text(item)))
 
     def _unindex(self, item_id: str) -> None:
         if self._index is not None:
@@ -521,10 +624,15 @@ class ScopeItemStore:
         home = self._home.get(item.id)
         if home is not None:
             return home
+        base = self.items.base
+        position = base.ids.get(item.id) if base is not None else None
+        if base is not None and position is not None:
+            return base.files[int(base.file[position])]
         return self.paths.layer_file(item.layer, day_of(item.created_at, self._tz))
 
     def _write(self, lines_by_file: dict[Path, list[dict[str, Any]]]) -> None:
         # One append per file: each is a single write() of whole lines (crash-safe).
+        self._lines_at = None  # the index file can no longer be saved for this load
         try:
             for path, records in lines_by_file.items():
                 append_jsonl(path, records)
@@ -537,6 +645,53 @@ class ScopeItemStore:
 
     def get(self, item_id: str) -> MemoryItem | None:
         return self.items.get(item_id)
+
+    @property
+    def durable_ids(self) -> list[str]:
+        """Ids of the semantic and procedural items, in the store's order: what the fact
+        rules look through, a few percent of a store that is mostly episodes."""
+        return [*self.items.durable_base_ids(), *self._durable_new]
+
+    def durable_items(self) -> Iterator[MemoryItem]:
+        """The items of `durable_ids`, those on disk read a file span at a time (the fact
+        rules go through all of them once after a load)."""
+        with self._lock:
+            yield from self.items.read_durable()
+            for item_id in list(self._durable_new):
+                item = self.items.get(item_id)
+                if item is not None:
+                    yield item
+
+    def _twin(self, layer: Layer, fp: str) -> str | None:
+        """The id of the item of `layer` with fingerprint `fp`, if there is one."""
+        found = self._by_fingerprint[layer].get(fp)
+        if found is not None:
+            return found
+        base = self.items.base
+        positions = self.items.base_with_fingerprint(fingerprint_key(layer, fp))
+        return base.ids[positions[-1]] if base is not None and positions else None
+
+    def _with_fingerprint(self, fp: str) -> list[MemoryItem]:
+        """The items of any layer whose fingerprint is `fp`."""
+        found = [item for item in self.items.new.values() if item.fingerprint == fp]
+        for layer in Layer:
+            for position in self.items.base_with_fingerprint(fingerprint_key(layer, fp)):
+                item = self.items.at(position)
+                if item is not None:
+                    found.append(item)
+        return found
+
+    def _turn_of(self, key: str | int) -> MemoryItem | None:
+        """A timeline key's item: an id, or the position of a base item."""
+        if isinstance(key, str):
+            return self.items.get(key)
+        return self.items.at(key) if self.items.alive[key] else None
+
+    def _turn_id(self, key: str | int) -> str:
+        if isinstance(key, str):
+            return key
+        assert self.items.base is not None
+        return self.items.base.ids[key]
 
     def __len__(self) -> int:
         return len(self.items)
@@ -575,7 +730,7 @@ class ScopeItemStore:
                 )
                 if self._is_forgotten(item):
                     continue
-                twin_id = self._by_fingerprint[item.layer].get(item.fingerprint)
+                twin_id = self._twin(item.layer, item.fingerprint)
                 if twin_id is not None and twin_id != item.id:
                     result = merge_items(self.items[twin_id], item)
                 else:
@@ -627,7 +782,7 @@ class ScopeItemStore:
                 new_fp = fingerprint(current.type, content)
                 if new_fp in self._forgotten_fingerprints:
                     raise ValueError("that content was forgotten in this scope")
-                twin = self._by_fingerprint[current.layer].get(new_fp)
+                twin = self._twin(current.layer, new_fp)
                 if twin is not None and twin != item_id:
                     raise ValueError(f"item {twin} already holds that content")
                 changes["content"] = content
@@ -657,9 +812,7 @@ class ScopeItemStore:
                 return False
             now = to_iso(self._clock())
             victims = [item] + [
-                other
-                for other in self.items.values()
-                if other.fingerprint == item.fingerprint and other.id != item_id
+                other for other in self._with_fingerprint(item.fingerprint) if other.id != item_id
             ]
             lines_by_file: dict[Path, list[dict[str, Any]]] = defaultdict(list)
             for victim in victims:
@@ -770,8 +923,7 @@ class ScopeItemStore:
     def stats(self) -> StoreStats:
         with self._lock:
             # Counted by enum member (`.value` is a slow descriptor), then named.
-            layers = Counter(item.layer for item in self.items.values())
-            types = Counter(item.type for item in self.items.values())
+            layers, types = self.items.counts()
             per_layer = {layer.value: count for layer, count in layers.items()}
             per_type = {item_type.value: count for item_type, count in types.items()}
             root = self.paths.directory
@@ -780,11 +932,11 @@ class ScopeItemStore:
                 per_layer={layer.value: per_layer.get(layer.value, 0) for layer in Layer},
                 per_type=dict(sorted(per_type.items())),
                 skipped_lines=self._skipped,
-                files=sum(1 for path in self._lines if path.exists()),
+                files=len(self._lines),
                 tombstones=len(self._tombstones),
                 lines=sum(self._lines.values()),
                 per_file={
-                    str(path.relative_to(root)): count
+                    str(path)[len(str(root)) + 1 :]: count
                     for path, count in sorted(self._lines.items())
                 },
             )
@@ -810,6 +962,9 @@ class ScopeItemStore:
                     path.unlink()
                     self._lines.pop(path, None)
             self._skipped = 0
+            if self.items.base is not None:
+                # Its items' lines moved: read the files anew at the next call.
+                self._loaded = False
             return self.stats()
 
 

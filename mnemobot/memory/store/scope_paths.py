@@ -7,6 +7,7 @@
 <workspace>/memory/<scope>/items/episodic/YYYY-MM-DD.jsonl
 <workspace>/memory/<scope>/items/semantic.jsonl
 <workspace>/memory/<scope>/items/procedural.jsonl
+<workspace>/memory/<scope>/items/index.bin                 their BM25 index (10k items and up)
 ```
 
 A scope key becomes a directory name, so anything that could leave the memory
@@ -15,6 +16,7 @@ directory (or hide from a person browsing it) is refused before a path is built.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -129,6 +131,11 @@ class ScopePaths:
         return self.directory / "items"
 
     @property
+    def index_file(self) -> Path:
+        """The BM25 index of the items, saved beside them (`memory.store.index_file`)."""
+        return self.items_dir / "index.bin"
+
+    @property
     def episodic_dir(self) -> Path:
         return self.items_dir / "episodic"
 
@@ -154,10 +161,18 @@ class ScopePaths:
     def item_files(self) -> list[Path]:
         """Existing item files in load order: episodic days (oldest first), semantic, procedural."""
         files: list[Path] = []
-        if self.episodic_dir.is_dir():
-            days = [
-                p for p in self.episodic_dir.iterdir() if _DAY_FILE.match(p.name) and p.is_file()
-            ]
-            files.extend(sorted(days, key=lambda p: p.name))
+        # One directory read, no stat per file (`DirEntry.is_file` knows from it): a scope
+        # of years has thousands of days (5,300 at 1M items: 0.3 s with a stat each).
+        try:
+            with os.scandir(self.episodic_dir) as entries:
+                days = sorted(
+                    entry.name
+                    for entry in entries
+                    if _DAY_FILE.match(entry.name) and entry.is_file()
+                )
+        except (FileNotFoundError, NotADirectoryError):
+            days = []
+        episodic_dir = self.episodic_dir
+        files.extend(episodic_dir / name for name in days)
         files.extend(p for p in (self.semantic_file, self.procedural_file) if p.is_file())
         return files

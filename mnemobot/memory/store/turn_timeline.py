@@ -2,9 +2,10 @@
 
 A turn that matches a question often needs the turn before it (the question it answers)
 or after it (the reply that holds the answer), and those rarely share a word with the
-question: the pack asks the timeline for them. The timeline holds only times and item
-ids (the items stay in the store's dict), sorted by (created_at, id): 16 bytes a turn,
-and a write inserts in O(log n) comparisons and one shift of each column.
+question: the pack asks the timeline for them. The timeline holds only times and keys
+(the items stay in the store: a key is an item's id, or the position of an item the store
+reads from its index file), sorted by (created_at, id): 16 bytes a turn, and a write
+inserts in O(log n) comparisons and one shift of each column.
 """
 
 from __future__ import annotations
@@ -28,19 +29,33 @@ def is_turn(item: MemoryItem) -> bool:
     return item.type is ItemType.TURN and item.layer is Layer.EPISODIC
 
 
+TurnKey = str | int
+
+
+def _same(key: TurnKey) -> str:
+    assert isinstance(key, str)
+    return key
+
+
 class TurnTimeline:
-    """A scope's turns sorted by (created_at, id); `lookup` reads an id's item from the store.
+    """A scope's turns sorted by (created_at, id); `lookup` reads a key's item from the
+    store, `key_id` its id (a key is the id itself, or a position the store knows).
 
     Two parallel columns: the times as C doubles (bisect runs on them at C speed, 8 bytes
-    a turn) and the ids. Equal times are ordered by id.
+    a turn) and the keys. Equal times are ordered by id.
     """
 
-    __slots__ = ("_ids", "_lookup", "_times")
+    __slots__ = ("_ids", "_key_id", "_lookup", "_times")
 
-    def __init__(self, lookup: Callable[[str], MemoryItem | None]) -> None:
+    def __init__(
+        self,
+        lookup: Callable[[TurnKey], MemoryItem | None],
+        key_id: Callable[[TurnKey], str] = _same,
+    ) -> None:
         self._lookup = lookup
+        self._key_id = key_id
         self._times = array("d")
-        self._ids: list[str] = []
+        self._ids: list[TurnKey] = []
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -52,7 +67,7 @@ class TurnTimeline:
         turn, episodic = ItemType.TURN, Layer.EPISODIC
         found = [item for item in items if item.type is turn and item.layer is episodic]
         times = array("d", map(_CREATED_AT, found))
-        ids = list(map(_ID, found))
+        ids: list[TurnKey] = list(map(_ID, found))
         del found
         later_times, later_ids = times[1:], ids[1:]
         ties = list(map(eq, times, later_times))
@@ -65,12 +80,21 @@ class TurnTimeline:
         self._times = times
         self._ids = ids
 
+    def rebuild_from(self, times: array[float], keys: list[TurnKey]) -> None:
+        """Take turns already in (created_at, id) order (an index file's)."""
+        self._times = times
+        self._ids = keys
+
     def _position(self, item: MemoryItem) -> int:
         """Where `item` is, or would go, in the order."""
-        times, ids = self._times, self._ids
+        times, ids, key_id = self._times, self._ids, self._key_id
         position = bisect.bisect_left(times, item.created_at)
         end = len(ids)
-        while position < end and times[position] == item.created_at and ids[position] < item.id:
+        while (
+            position < end
+            and times[position] == item.created_at
+            and key_id(ids[position]) < item.id
+        ):
             position += 1
         return position
 
@@ -84,7 +108,7 @@ class TurnTimeline:
         if not is_turn(item):
             return
         position = self._position(item)
-        if position < len(self._ids) and self._ids[position] == item.id:
+        if position < len(self._ids) and self._key_id(self._ids[position]) == item.id:
             del self._times[position]
             del self._ids[position]
 
@@ -104,7 +128,7 @@ class TurnTimeline:
         """Up to `steps` turns before and after `item`, nearest first (none if unknown)."""
         ids, lookup = self._ids, self._lookup
         position = self._position(item)
-        if position >= len(ids) or ids[position] != item.id:
+        if position >= len(ids) or self._key_id(ids[position]) != item.id:
             return ([], [])
         before = [
             found

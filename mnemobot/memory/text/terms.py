@@ -622,3 +622,30 @@ __all__ = [
     "terms_in",
     "terms_joined",
 ]
+
+
+# ------------------------------------------------------------------ identity
+
+_TERM_MODULES = ("terms.py", "languages.py", "scripts.py")
+
+
+@cache
+def terms_identity() -> str:
+    """A name for what `terms` does now: different whenever its rules could differ (this
+    code, the stemmer and stopword packages, Python's Unicode tables), so an index saved
+    by other rules (`memory.store.index_file`) is rebuilt instead of read. (Versions from
+    the modules themselves: `importlib.metadata` took 0.15 s.)"""
+    from hashlib import blake2b
+    from pathlib import Path
+
+    import Stemmer
+    from stop_words import _version as stop_words_version
+
+    digest = blake2b(digest_size=12)
+    digest.update(unicodedata.unidata_version.encode())
+    digest.update(str(Stemmer.version()).encode())
+    digest.update(str(stop_words_version.__version__).encode())
+    here = Path(__file__).parent
+    for name in _TERM_MODULES:
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()

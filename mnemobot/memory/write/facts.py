@@ -250,14 +250,15 @@ class _SlotIndex:
     def ids(self, store: ScopeItemStore, slot: str, tag: str | None) -> dict[str, None]:
         if store.loads != self.loads:
             self._start(store.loads)
-            fresh: Iterable[str] = list(store.durable_ids)
+            # All at once, read in bulk (a big scope's items are on disk, see `ItemTable`).
+            fresh: Iterable[MemoryItem | None] = store.durable_items()
         else:
-            fresh = store.durable_log[self.read_to :]
+            fresh = map(store.items.get, store.durable_log[self.read_to :])
         self.read_to = len(store.durable_log)
-        for item_id in fresh:
-            item = store.items.get(item_id)
-            if item is None or self.parsed_from.get(item_id) == item.content:
+        for item in fresh:
+            if item is None or self.parsed_from.get(item.id) == item.content:
                 continue
+            item_id = item.id
             self.parsed_from[item_id] = item.content
             if _ANY_TRIGGER.search(item.content.lower()) is None:
                 continue
