@@ -85,4 +85,6 @@ def test_the_ranking_keeps_the_values_its_old_settings_had() -> None:
     assert old.pop("duplicateTermOverlap") == 0.8
     now = {to_camel(k): v for k, v in dataclasses.asdict(DEFAULT_RANKING).items()}
     now["typeBoost"] = {to_camel(k): v for k, v in now["typeBoost"].items()}
+    # A day's digest is a type the old settings did not know: no boost.
+    assert now["typeBoost"].pop("digest") == 0.0
     assert now == old
