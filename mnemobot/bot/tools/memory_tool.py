@@ -77,8 +77,7 @@ class MemoryArguments(BaseModel):
     )
     id: str | None = Field(
         None,
-        description="read/update/promote/forget: the item id; read also takes a message "
-        "ref such as tg:42, which an excerpt in memory names, for the whole message.",
+        description="read/update/promote/forget: the item id (read: or an excerpt's ref).",
     )
     tags: list[str] = Field(default_factory=list)
 
@@ -157,8 +156,7 @@ class MemoryTool:
                 "Your long-term memory of this chat. add: save a durable fact (kind: "
                 "preference|fact|decision|constraint|task|procedure). search: find items by "
                 "keywords. forget: by id, or by query (the words of what the user wants "
-                "forgotten). read/update/promote: by id (read: or the message ref an excerpt "
-                "names, for all of it). read_file/write_file/append_file: "
+                "forgotten). read/update/promote: by id. read_file/write_file/append_file: "
                 "this chat's MEMORY.md notes, shown to you in every turn."
             ),
             arguments=MemoryArguments,
