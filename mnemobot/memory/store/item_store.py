@@ -32,6 +32,7 @@ import math
 import os
 import threading
 import uuid
+import weakref
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -98,6 +99,12 @@ class TermIndex(Protocol):
     def add(self, doc_id: str, terms: list[str]) -> None: ...
 
     def remove(self, doc_id: str) -> object: ...
+
+
+def _alive(store: weakref.ReferenceType[ScopeItemStore]) -> ScopeItemStore:
+    found = store()
+    assert found is not None, "a timeline outlived its store"
+    return found
 
 
 def new_item_id() -> str:
@@ -253,7 +260,13 @@ class ScopeItemStore(IndexedLoad):
         self.paths = paths
         self.items = ItemTable(paths.scope)
         # The turns in time order, for the pack's "turns around a hit".
-        self.timeline = TurnTimeline(self._turn_of, self._turn_id)
+        # Through a weak reference: no cycle keeps a dropped store (and the index file it
+        # maps, an open descriptor) alive until the collector runs.
+        store = weakref.ref(self)
+        self.timeline = TurnTimeline(
+            lambda key: ScopeItemStore._turn_of(_alive(store), key),
+            lambda key: ScopeItemStore._turn_id(_alive(store), key),
+        )
         self._index = index
         self._terms = terms
         # The terms of many texts at once, for `load()` (see `memory.text.terms.terms_joined`).
