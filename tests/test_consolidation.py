@@ -104,6 +104,7 @@ def test_paris_then_berlin_leaves_berlin_in_memory(
         "archive notes",
         "prune sessions",
         "reindex",
+        "digest days",
         "embed items",
     ]
     assert "rewrote MEMORY.md" in steps[1]

@@ -222,3 +222,32 @@ def test_with_assistant_replies_a_reply_shares_the_turn_of_the_message_it_answer
     assert ["tg:1", "tg:2"] in references and ["tg:9", "tg:10"] in references
     # Message 22 (a user message) is answered by filler 23: one turn, refs of both.
     assert ["tg:23", "tg:24"] in references
+
+
+def test_a_message_longer_than_an_export_holds_is_imported_in_parts_of_one_message(
+    tmp_path: Path,
+) -> None:
+    # BEAM's 500K chats hold replies of up to 246,463 characters; `memory import` refuses a
+    # text over 8,192, so the whole conversation could not be evaluated.
+    chat = beam_chat()
+    long_reply = " ".join(f"Part {n} of the long plan." for n in range(2_000))
+    long_reply += " The Zorblax feeding schedule is at the very end."
+    chat[0]["turns"][0][1]["content"] = long_reply
+    directory = tmp_path / "beam" / "500K" / "3"
+    (directory / "probing_questions").mkdir(parents=True)
+    (directory / "chat.json").write_bytes(orjson.dumps(chat))
+    questions = {
+        "information_extraction": [
+            {"question": "What about the Zorblax feeding schedule?", "source_chat_ids": [1]}
+        ]
+    }
+    (directory / "probing_questions" / "probing_questions.json").write_bytes(
+        orjson.dumps(questions)
+    )
+    conversation = load_conversation(directory, 60.0)
+    parts = [m for m in telegram_export(conversation)["messages"] if m["id"] % 10_000_000 == 2]
+    assert len(parts) == 7 and all(len(p["text"]) <= 8_192 for p in parts)
+    assert " ".join(p["text"] for p in parts) == long_reply
+    result = run_eval(BeamRun([directory]), tmp_path / "ws").to_json_dict()
+    # Found through a later part, counted as the one message it is.
+    assert result["budgets"][0]["pack"]["overall"] == 1.0

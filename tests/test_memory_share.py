@@ -57,8 +57,9 @@ def answering(echo: bool) -> Callable[[dict[str, object]], Step]:
     # Measured: 9 with short answers (23 before the share), 25 with echoes (61 before, most
     # of them keeping 1 message). An echoed turn adds ~380 tokens to a 4,000-token budget.
     # With the schedule tool's definition (~200 tokens more in every request, a twentieth
-    # of this budget) echoes take 37.
-    [(False, TURNS // 8), (True, TURNS // 2)],
+    # of this budget) echoes take 37. Since a long note shows as its passage, the pack
+    # fills the same share with more of them: 11 with short answers.
+    [(False, TURNS // 6), (True, TURNS // 2)],
     ids=["short-answers", "echoed"],
 )
 @pytest.mark.slow

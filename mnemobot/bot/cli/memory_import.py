@@ -2,7 +2,8 @@
 
 Every message goes through the live write path (`MemoryRecord.record_turn`), as a turn
 said by its author at its original time, with the message ref the live bot gives it
-(`tg:<id>`): the daily note line, the turn item, whatever extraction derives and promotes.
+(`tg:<id>`): the daily note line, the turn item, whatever extraction derives and promotes;
+at the end, the digest of each finished day (`memory.notes.digests`).
 
 The file is read and checked whole first (`bot.channels.telegram.export_file`): a bad file writes
 nothing and gets one line saying where and what is wrong. Re-importing adds nothing twice:
@@ -42,6 +43,7 @@ from mnemobot.bot.cli.startup import fail
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.memory.services.scopes import ScopeRuntime
+from mnemobot.memory.upkeep.digest_days import write_missing_digests
 
 IMPORTED_REFS_FILE = "imported-messages.txt"
 
@@ -159,4 +161,7 @@ def write_export(
     finally:
         if bar is not None:
             bar.close()
+    # Nobody waits for a reply here: the finished days get their digests now, not at the
+    # next maintenance.
+    write_missing_digests(record.scopes.store(scope), tz, record.scopes.clock())
     return len(todo), len(export.messages) - len(todo)

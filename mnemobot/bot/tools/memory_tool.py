@@ -75,7 +75,11 @@ class MemoryArguments(BaseModel):
         description="search: keywords. forget: the words of what to forget (e.g. 'locker "
         "code'), when there is no id; every item holding all of them is forgotten.",
     )
-    id: str | None = Field(None, description="read/update/promote/forget: the item id.")
+    id: str | None = Field(
+        None,
+        description="read/update/promote/forget: the item id; read also takes a message "
+        "ref such as tg:42, which an excerpt in memory names, for the whole message.",
+    )
     tags: list[str] = Field(default_factory=list)
 
 
@@ -153,7 +157,8 @@ class MemoryTool:
                 "Your long-term memory of this chat. add: save a durable fact (kind: "
                 "preference|fact|decision|constraint|task|procedure). search: find items by "
                 "keywords. forget: by id, or by query (the words of what the user wants "
-                "forgotten). read/update/promote: by id. read_file/write_file/append_file: "
+                "forgotten). read/update/promote: by id (read: or the message ref an excerpt "
+                "names, for all of it). read_file/write_file/append_file: "
                 "this chat's MEMORY.md notes, shown to you in every turn."
             ),
             arguments=MemoryArguments,
@@ -221,8 +226,14 @@ class MemoryTool:
     async def _by_id(self, operation: str, arguments: MemoryArguments, ctx: TurnContext) -> str:
         item_id = self._need(arguments.id, "id")
         item = await self.scopes.run(ctx.scope, partial(self.recall.get, ctx.scope, item_id))
+        if item is None and operation == "read":
+            whole = await self.scopes.run(
+                ctx.scope, partial(self.recall.message_text, ctx.scope, item_id)
+            )
+            if whole is not None:
+                return f"message {item_id}:\n{whole}"
         if item is None:
-            raise ToolError(f"no memory item {item_id!r} in this chat")
+            raise ToolError(f"no memory item or message {item_id!r} in this chat")
         if operation == "read":
             return _line(item) + f"\nreferences: {', '.join(item.references) or '-'}"
         if operation == "forget":

@@ -223,6 +223,7 @@ class MaintenanceTimer:
                 complete=caller,
                 on_superseded=self.on_superseded,
                 window=window,
+                tz=config.assistant.tzinfo(),
             )
             try:
                 return await asyncio.to_thread(maintain_scope, run, steps or self.steps)

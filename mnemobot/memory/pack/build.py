@@ -10,11 +10,15 @@ index over the same ids into a pack, in four steps, each a function of its own m
    left out.
 2. Scores (`pack_selection.score_candidates`): relevance plus recency, salience,
    confidence and a type boost (`memory.pack.scoring`); durable items decay with age but
-   never to zero, and a fact a newer statement replaced keeps `superseded_weight`.
+   never to zero, and a fact a newer statement replaced keeps `superseded_weight`. The
+   newest statement of a figure the question asks about goes first (`memory.pack.figures`).
 3. Selection (`pack_selection.select_items`, `fill_past_top_k`): best first, within
    the per-layer topK and the soft budget (past it only high scorers, up to the max
    budget), skipping what a chosen item already says; soft budget the topK limits left
    is filled with the next matching items.
+   A question spanning the history ("in what order did I...", "summarize...") gets the
+   digests of the days holding its terms first (`memory.notes.digests`), within
+   `DIGEST_SHARE`.
 4. Rendering (`pack_render`): `# Memory` with `## Recent episodes` (oldest first, each
    line dated), `## Relevant facts`, `## Applicable procedures`; empty sections are
    left out and an empty pack renders as "".
@@ -31,12 +35,16 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, tzinfo
 from typing import Any
 
+from mnemobot.base.tokens import CHARS_PER_TOKEN
+from mnemobot.memory.notes.digests import DigestSearch, is_span_question, pick_lines
 from mnemobot.memory.pack.candidates import Candidates, InContext, find_candidates, in_context
+from mnemobot.memory.pack.figures import FIGURE_CANDIDATES, latest_figure
 from mnemobot.memory.pack.fusion import DenseSearch
 from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.pack.render import (
     SECTION_OF_LAYER,
+    Focus,
     PackedItem,
     PackSection,
     render_line,
@@ -44,6 +52,7 @@ from mnemobot.memory.pack.render import (
 )
 from mnemobot.memory.pack.selection import (
     MIN_ITEM_TOKENS,
+    ScoredItem,
     date_boost,
     fill_past_top_k,
     score_candidates,
@@ -53,6 +62,15 @@ from mnemobot.memory.pack.turn_neighbours import TurnsAround
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.items import Layer, MemoryItem
 from mnemobot.memory.text.terms import search_terms
+
+# The share of the soft budget a question spanning the history gives the days' digests
+# (its best-matching turns follow, past the soft budget only as high scorers), and how
+# many days (best BM25 first) it reads line by line. BEAM development chats at 1800
+# tokens, overall recall at a share of 0.3 / 0.5 / 0.65 / 0.8 / 1.0: 100K 0.658 / 0.684 /
+# 0.693 / 0.700 / 0.708, 500K `--assistant-replies` 0.635 (0.5) / 0.647 / 0.654; event
+# ordering and summarization rise with it, nothing else moves (docs/measured.md).
+DIGEST_SHARE = 1.0
+DIGEST_CANDIDATES = 60
 
 __all__ = [
     "CHOICE_REASONS",
@@ -180,7 +198,7 @@ class MemoryPack:
                     "score": round(packed.score, 6),
                     "tokens": packed.tokens,
                     "reasons": list(packed.reasons),
-                    "references": list(packed.item.references),
+                    "references": packed.references,
                     "title": packed.item.title,
                     "content": packed.item.content,
                 }
@@ -189,6 +207,45 @@ class MemoryPack:
             "diagnostics": self.diagnostics.to_json_dict(),
             "rendered": self.rendered,
         }
+
+
+def first(ranked: list[ScoredItem], item_ids: list[str]) -> list[ScoredItem]:
+    """`ranked` with the entries of `item_ids` moved to the front in that order, at the
+    best score."""
+    if not ranked:
+        return ranked
+    top = ranked[0][0]
+    by_id = {entry[2].id: entry for entry in ranked}
+    front = [(max(top, by_id[i][0]), by_id[i][1], by_id[i][2]) for i in item_ids if i in by_id]
+    moved = set(item_ids)
+    return front + [entry for entry in ranked if entry[2].id not in moved]
+
+
+def with_digests(
+    ranked: list[ScoredItem],
+    find: DigestSearch | None,
+    query_terms: list[str],
+    query: MemoryQuery,
+    focus: Focus,
+) -> tuple[list[ScoredItem], Focus]:
+    """For a question spanning the history, the digests of the days holding its terms
+    first, in day order, each showing its best lines within `DIGEST_SHARE` of the soft
+    budget; for any other, none."""
+    if find is None or not query_terms or not is_span_question(query.text):
+        return ranked, focus
+    carried = query.carried
+    chosen = [
+        item
+        for item in find(query_terms, DIGEST_CANDIDATES)
+        if carried is None or not carried(item)
+    ]
+    share = int(DIGEST_SHARE * query.soft_budget_tokens * CHARS_PER_TOKEN)
+    lines = pick_lines(chosen, focus.weights, share)
+    if not lines:
+        return ranked, focus
+    top = ranked[0][0] if ranked else 1.0
+    front = [(top, 1.0, item) for item in chosen if item.id in lines]
+    return front + ranked, replace(focus, digest_lines=lines)
 
 
 def build_pack(
@@ -200,6 +257,7 @@ def build_pack(
     tz: tzinfo = UTC,
     turns_around: TurnsAround | None = None,
     dense: DenseSearch | None = None,
+    digests: DigestSearch | None = None,
 ) -> MemoryPack:
     """Choose, score and render the memory for one turn (see the module docstring).
 
@@ -207,16 +265,29 @@ def build_pack(
     other is ignored. `tz` sets the dates shown on episodes (UTC by default).
     `turns_around` (the store's timeline) finds the turns around a matching turn; without
     it only matching turns and recent episodes are candidates. `dense` (the message's
-    vector against the scope's item vectors) adds meaning to the word match.
+    vector against the scope's item vectors) adds meaning to the word match. `digests`
+    finds the days' digests matching the query terms, which a question spanning the
+    history gets first.
     """
     started = time.perf_counter()
     query_terms = search_terms(query.text, index.document_frequency)
     found = find_candidates(items, index, query, query_terms, ranking, dense)
     context = in_context(found, index, query, query_terms, ranking, turns_around, dense)
     scored = score_candidates(context, query, ranking)
-    selection = select_items(scored.ranked, context.window_of, query, ranking, tz)
+    focus = Focus({term: index.idf(term) for term in query_terms})
+    latest = latest_figure(
+        (item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
+        focus.weights,
+    )
+    if latest.updates:
+        # The current value of what the question asks about goes first, then the updates
+        # before it; older values of it are marked earlier.
+        scored.ranked = first(scored.ranked, [item.id for item in latest.updates])
+        focus = Focus(focus.weights, updated=latest.earlier)
+    scored.ranked, focus = with_digests(scored.ranked, digests, query_terms, query, focus)
+    selection = select_items(scored.ranked, context.window_of, query, ranking, tz, focus)
     if ranking.fill_budget_past_top_k:
-        fill_past_top_k(selection, scored.ranked, query, ranking, tz)
+        fill_past_top_k(selection, scored.ranked, query, ranking, tz, focus)
     by_meaning = frozenset(found.dense_hits)
     chosen = [
         replace(

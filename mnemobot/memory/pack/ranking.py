@@ -41,6 +41,8 @@ class TypeBoosts:
     command_result: float = 0.0
     # The item recording a whole conversation turn.
     turn: float = 0.01
+    # A day's digest: the pack places it itself, for questions over the history.
+    digest: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from mnemobot.base.tokens import estimate_item_tokens
 from mnemobot.memory.pack.candidates import InContext, layer_top_k
 from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.pack.ranking import Ranking
-from mnemobot.memory.pack.render import SECTION_OF_LAYER, PackedItem, render_line
+from mnemobot.memory.pack.render import SECTION_OF_LAYER, Focus, PackedItem, render_line
 from mnemobot.memory.pack.scoring import (
     age_days,
     combined_score,
@@ -155,8 +155,10 @@ def select_items(
     query: MemoryQuery,
     ranking: Ranking,
     tz: tzinfo,
+    focus: Focus | None = None,
 ) -> Selection:
-    """The best items within the topK limits and the budgets (see the module docstring)."""
+    """The best items within the topK limits and the budgets (see the module docstring);
+    with `focus`, a long item is priced and shown as its passage."""
     top_k = layer_top_k(query)
     selection = Selection([], Coverage(DUPLICATE_TERM_OVERLAP))
     slots = selection.slots
@@ -165,7 +167,9 @@ def select_items(
     for score, relevance, item in ranked:
         window = window_of.get(item.id)
         joins = window is not None and window_room.get(window, 0) > 0
-        if not joins and slots[item.layer] >= top_k[item.layer]:
+        # A day's digest is placed by the pack itself, past the limits (`memory.notes.digests`).
+        digest = item.type is ItemType.DIGEST
+        if not joins and not digest and slots[item.layer] >= top_k[item.layer]:
             continue
         total = selection.total_tokens
         # No item costs less than MIN_ITEM_TOKENS: once even that cannot fit, skip the
@@ -179,7 +183,7 @@ def select_items(
         if selection.coverage.covers(item):
             selection.skipped_duplicates += 1
             continue
-        line = render_line(item, tz=tz)
+        line = render_line(item, tz=tz, focus=focus)
         tokens = estimate_item_tokens(line)
         within_soft = total + tokens <= query.soft_budget_tokens
         overflow_ok = score >= ranking.overflow_min_score
@@ -187,6 +191,8 @@ def select_items(
             selection.dropped_by_budget += 1
             continue
         selection.take(score, relevance, item, line, tokens)
+        if digest:
+            continue
         if joins:
             window_room[window] -= 1  # type: ignore[index]
         else:
@@ -202,6 +208,7 @@ def fill_past_top_k(
     query: MemoryQuery,
     ranking: Ranking,
     tz: tzinfo,
+    focus: Focus | None = None,
 ) -> None:
     """Fill the soft budget the topK limits left with the next matching items, best first
     (`Ranking.fill_min_relevance` or more); extends `selection`."""
@@ -214,12 +221,13 @@ def fill_past_top_k(
             break
         if relevance <= 0 or relevance < ranking.fill_min_relevance or item.id in chosen_ids:
             continue
-        # The rendered line is longer than the content: skip what cannot fit unrendered.
-        if selection.total_tokens + estimate_item_tokens(item.content) > soft:
+        # The rendered line is longer than what it shows: skip what cannot fit unrendered.
+        shown = item.content if focus is None else item.content[: 2 * focus.limit]
+        if selection.total_tokens + estimate_item_tokens(shown) > soft:
             continue
         if selection.coverage.covers(item):
             continue
-        line = render_line(item, tz=tz)
+        line = render_line(item, tz=tz, focus=focus)
         tokens = estimate_item_tokens(line)
         if selection.total_tokens + tokens > soft:
             continue
@@ -277,6 +285,8 @@ class Coverage:
 
     def add(self, item: MemoryItem) -> None:
         self.fingerprints.add(item.fingerprint)
+        if item.type is ItemType.DIGEST:
+            return  # it shows a few of its lines: the turns stay to be shown
         durable = item.layer is not Layer.EPISODIC
         if durable or len(item.content) <= _SHORT_STATEMENT_CHARS:
             said = _term_set(_said(item))

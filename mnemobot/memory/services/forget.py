@@ -17,6 +17,7 @@ from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStor
 from mnemobot.memory.store.items import ItemType, MemoryItem, normalize_content
 from mnemobot.memory.store.scope_move import RenameRef
 from mnemobot.memory.text.terms import terms
+from mnemobot.memory.upkeep.digest_days import rewrite_digests
 from mnemobot.memory.upkeep.forgetting import (
     PENDING_FILE_NAME,
     ErasureReport,
@@ -63,6 +64,7 @@ class MemoryForget:
         going, needles = items_to_forget(store.items.values(), item, PROMOTED_FROM_PREFIX)
         for victim in going:
             store.forget(victim.id)
+        rewrite_digests(store, going)
         self._note_forgotten_texts(scope, needles)
         return [victim for victim in going if store.get(victim.id) is None]
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
+from functools import partial
 from typing import Any
 
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.notes.daily_notes import RECENT_NOTES_DAYS, legacy_context, read_memory_file
+from mnemobot.memory.notes.digests import is_span_question, matching_digests
 from mnemobot.memory.pack.build import MemoryPack, build_pack
+from mnemobot.memory.pack.passages import message_text
 from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.pack.request_overlap import RequestOverlap
@@ -27,6 +30,13 @@ from mnemobot.memory.store.items import Layer, MemoryItem
 from mnemobot.memory.text.dates import find_dates
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
+from mnemobot.memory.write.standing import (
+    STANDING_BUDGET_TOKENS,
+    StandingBlock,
+    carried_standing,
+    current_standing,
+    render_standing,
+)
 
 
 def memory_query(
@@ -94,10 +104,12 @@ class MemoryRecall:
         request_messages: Sequence[Mapping[str, Any]] | None = None,
         query_vector: QueryVector | None = None,
         recent_context: bool = True,
+        standing: StandingBlock | None = None,
     ) -> MemoryPack:
         """The pack for `text`; episodes of `request_messages` (what the request to the
-        model sends beside it) are left out. Dates in `text` are read in `tz`.
-        `recent_context`: see `memory_query`.
+        model sends beside it) are left out, and so are the standing preferences the
+        request carries (`standing`; by default the block `standing_block` renders). Dates
+        in `text` are read in `tz`. `recent_context`: see `memory_query`.
 
         `query_vector` (embeddings on): the message's vector, fused with the word match
         when the scope has vectors of the same model; the diagnostics say when not."""
@@ -113,6 +125,9 @@ class MemoryRecall:
             recent_context=recent_context,
         )
         with self.scopes.loaded(scope) as loaded:
+            if standing is None:
+                standing = render_standing(current_standing(loaded.store), tz=tz)
+            query.carried = carried_standing(standing, query.carried)
             dense, meaning = self.vectors.search(scope, loaded, config, query_vector)
             pack = build_pack(
                 loaded.store.items,
@@ -123,6 +138,7 @@ class MemoryRecall:
                 # A statement's pack: what it matches, not the turns around that.
                 turns_around=loaded.store.timeline.around if recent_context else None,
                 dense=dense,
+                digests=partial(matching_digests, loaded.store) if is_span_question(text) else None,
             )
         pack.diagnostics.meaning = meaning
         if query_vector is not None:
@@ -144,6 +160,20 @@ class MemoryRecall:
         """The scope's item of that id (None: unknown, or of another scope)."""
         with self.scopes.loaded(scope) as loaded:
             return loaded.store.get(item_id)
+
+    def message_text(self, scope: str, ref: str) -> str | None:
+        """What memory holds of the message `ref` ("tg:42", as an excerpt in a pack names
+        it): its turn's pieces in order; None when no item carries the ref."""
+        with self.scopes.loaded(scope) as loaded:
+            return message_text(loaded.store.items.values(), ref)
+
+    def standing_block(
+        self, scope: str, tz: tzinfo, budget_tokens: int = STANDING_BUDGET_TOKENS
+    ) -> StandingBlock:
+        """The standing preferences every request of the chat carries
+        (`memory.write.standing`)."""
+        with self.scopes.loaded(scope) as loaded:
+            return render_standing(current_standing(loaded.store), budget_tokens, tz)
 
     def known_facts(self, scope: str, budget_tokens: int) -> str:
         """What the scope already holds durably, newest first, for the compaction flush."""

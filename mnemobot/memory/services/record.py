@@ -31,6 +31,7 @@ from mnemobot.memory.store.items import (
 )
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.upkeep.consolidation import SupersededHook
+from mnemobot.memory.upkeep.digest_days import rewrite_digests
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 from mnemobot.memory.write.documents import DOCUMENT_TAG
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
@@ -257,6 +258,8 @@ class MemoryRecord:
             ]
             if again:
                 store.add(again)
+            # The day's digest shows the new wording, not the old.
+            rewrite_digests(store, marked)
             return recorded
 
     def add_flushed_facts(

@@ -18,7 +18,7 @@ from mnemobot.memory.services.recall import MemoryRecall
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.memory.services.scopes import MAX_CACHED_SCOPES, ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
-from mnemobot.memory.store.item_store import StoreStats
+from mnemobot.memory.store.item_store import ScopeItemStore, StoreStats
 from mnemobot.memory.store.item_vectors import EmbeddingModel, VectorFillReport
 from mnemobot.memory.store.items import MemoryItem
 from mnemobot.memory.upkeep.forgetting import ErasureReport
@@ -91,6 +91,9 @@ class MemoryUpkeep:
 
     def is_loaded(self, scope: str) -> bool:
         return self.memory.scopes.is_loaded(scope)
+
+    def store(self, scope: str) -> ScopeItemStore:
+        return self.memory.scopes.store(scope)
 
     def reload(self, scope: str) -> StoreStats:
         return self.memory.scopes.reload(scope)

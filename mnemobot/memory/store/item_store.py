@@ -38,6 +38,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, tzinfo
+from itertools import compress
 from operator import add, attrgetter
 from pathlib import Path
 from types import CodeType
@@ -85,6 +86,7 @@ PROMOTION_TARGET: dict[ItemType, Layer] = {
     ItemType.COMMAND_RESULT: Layer.PROCEDURAL,
     # Only by hand: a turn's confidence keeps it below automatic promotion.
     ItemType.TURN: Layer.SEMANTIC,
+    ItemType.DIGEST: Layer.SEMANTIC,
 }
 
 
@@ -109,6 +111,12 @@ def _alive(store: weakref.ReferenceType[ScopeItemStore]) -> ScopeItemStore:
 
 def new_item_id() -> str:
     return uuid.uuid4().hex
+
+
+def is_indexed(item: MemoryItem) -> bool:
+    """Whether the scope's word index holds the item: all but the days' digests, which
+    would outmatch the turns they list (`memory.notes.digests` keeps its own index of them)."""
+    return item.type is not ItemType.DIGEST
 
 
 def indexed_text(item: MemoryItem) -> str:
@@ -161,6 +169,8 @@ def _indexed_texts(items: Sequence[MemoryItem], known: _TagsTexts) -> list[str]:
 
 
 _TAGS = attrgetter("tags")
+_TYPE = attrgetter("type")
+_NOT_DIGEST = ItemType.DIGEST.__ne__
 _CONTENT = attrgetter("content")
 _ID = attrgetter("id")
 _FINGERPRINT = attrgetter("fingerprint")
@@ -539,6 +549,8 @@ class ScopeItemStore(IndexedLoad):
         terms = self._terms
         if index is None or terms is None:
             return
+        # `is_indexed` in C-level maps: a Python call per item would cost ~80 ms at 1M.
+        items = list(compress(items, map(_NOT_DIGEST, map(_TYPE, items))))
         add_joined = getattr(index, "add_joined", None)
         if add_joined is None or self._terms_joined is None:
             add_many = getattr(index, "add_many", None)
@@ -596,7 +608,7 @@ class ScopeItemStore(IndexedLoad):
         if item.layer is not Layer.EPISODIC:
             self._durable_new[item.id] = None
             self.durable_log.append(item.id)
-        if index and self._index is not None and self._terms is not None:
+        if index and self._index is not None and self._terms is not None and is_indexed(item):
             self._index.add(item.id, self._terms(indexed_text(item)))
 
     def _drop(self, item_id: str) -> MemoryItem | None:
@@ -614,7 +626,7 @@ class ScopeItemStore(IndexedLoad):
         return item
 
     def _index_one(self, item: MemoryItem) -> None:
-        if self._index is not None and self._terms is not None:
+        if self._index is not None and self._terms is not None and is_indexed(item):
             self._index.add(item.id, self._terms(indexed_text(item)))
 
     def _unindex(self, item_id: str) -> None:

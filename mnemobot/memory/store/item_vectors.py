@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from mnemobot.config.runtime import EmbeddingsConfig
-from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.store.items import ItemType, MemoryItem
 from mnemobot.memory.store.vector_file import ScopeVectors, text_hash, unit_rows
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,10 @@ class QueryVector:
 
 
 def embedded_text(item: MemoryItem, max_chars: int) -> str:
-    """The text an item's vector is made of."""
+    """The text an item's vector is made of; "" (no vector) for a day's digest, which is
+    found by its own index (`memory.notes.digests`), never among the items."""
+    if item.type is ItemType.DIGEST:
+        return ""
     return item.content[:max_chars]
 
 

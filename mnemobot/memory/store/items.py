@@ -29,6 +29,8 @@ class ItemType(StrEnum):
     COMMAND_RESULT = "COMMAND_RESULT"
     # The record of one whole conversation turn (what was said, by whom, when).
     TURN = "TURN"
+    # What a day's messages were about, one line each (`memory.notes.digests`).
+    DIGEST = "DIGEST"
 
 
 # Every turn item also carries this tag: it is part of the text an item is found by, and

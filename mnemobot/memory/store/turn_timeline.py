@@ -112,6 +112,18 @@ class TurnTimeline:
             del self._times[position]
             del self._ids[position]
 
+    def between(self, start: float, end: float) -> list[MemoryItem]:
+        """The turns written in [start, end), in time order."""
+        first = bisect.bisect_left(self._times, start)
+        last = bisect.bisect_left(self._times, end)
+        lookup = self._lookup
+        return [found for i in range(first, last) if (found := lookup(self._ids[i])) is not None]
+
+    def first_at_or_after(self, start: float) -> float | None:
+        """The time of the first turn written at `start` or later; None if there is none."""
+        position = bisect.bisect_left(self._times, start)
+        return self._times[position] if position < len(self._times) else None
+
     def around(self, item: MemoryItem, steps: int = 1) -> tuple[list[MemoryItem], list[MemoryItem]]:
         """Up to `steps` turns before and after `item`, nearest first (none if unknown)."""
         ids, lookup = self._ids, self._lookup

@@ -125,6 +125,9 @@ def items_to_forget(
     item whose text holds a needle of these goes too. A slot value is a needle of the named
     item only: "I work as a nurse", said in the turn of a forgotten address, stays a fact.
     """
+    if item.type is ItemType.DIGEST:
+        # A day's digest is made of its turns' words, and they stay: it goes alone.
+        return [item], []
     everything = list(items)
     by_id = {other.id: other for other in everything}
     named: dict[str, MemoryItem] = {item.id: item}
@@ -135,7 +138,9 @@ def items_to_forget(
     is_turn = item.type is ItemType.TURN
     chosen = dict(named)
     for other in everything:
-        if other.id in chosen or not _same_turn(item, other):
+        # A digest names every message of its day: it is written anew without the turn
+        # (`memory.upkeep.digest_days`), not forgotten with it, unless it holds a needle (below).
+        if other.id in chosen or other.type is ItemType.DIGEST or not _same_turn(item, other):
             continue
         if is_turn or other.type is ItemType.TURN:
             chosen[other.id] = other

@@ -5,6 +5,8 @@
     archive notes   move daily notes older than DAILY_RETENTION_DAYS to archive/
     prune sessions  delete sessions and offload logs untouched for memory.sessionRetentionDays
     reindex         read the scope's item files again, so the index matches the disk
+    digest days     a dated digest of each finished day, summarized by the model when there
+                    is one (memory.upkeep.digest_days)
     embed items     give items without a vector one (memory.embeddings; old items, imports,
                     a changed model, a batch the server failed)
 
@@ -26,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, timedelta, tzinfo
 from pathlib import Path
 from typing import Protocol
 
@@ -38,7 +40,7 @@ from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.base.counts import counted
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.notes.memory_versions import archive_dir
-from mnemobot.memory.store.item_store import StoreStats
+from mnemobot.memory.store.item_store import ScopeItemStore, StoreStats
 from mnemobot.memory.store.item_vectors import VectorFillReport
 from mnemobot.memory.store.items import MemoryItem
 from mnemobot.memory.store.scope_paths import (
@@ -53,6 +55,7 @@ from mnemobot.memory.upkeep.consolidation import (
     consolidate_scope,
     ignore_superseded,
 )
+from mnemobot.memory.upkeep.digest_days import digest_scope_days
 from mnemobot.memory.upkeep.forgetting import ErasureReport
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 
@@ -77,6 +80,10 @@ class ScopeUpkeep(Protocol):
     def forgotten_texts(self, scope: str) -> ForgottenTexts: ...
 
     def is_loaded(self, scope: str) -> bool: ...
+
+    def store(self, scope: str) -> ScopeItemStore:
+        """The scope's store, loaded."""
+        ...
 
     def reload(self, scope: str) -> StoreStats:
         """Read the scope's files again, so its index matches the disk."""
@@ -107,6 +114,8 @@ class MaintenanceRun:
     on_superseded: SupersededHook = ignore_superseded
     # The context window of the model `complete` calls, when known (a small local model).
     window: Callable[[], int | None] = lambda: None
+    # Where the scope's days begin (the operator's zone): the digests' days.
+    tz: tzinfo = UTC
 
     @property
     def scope(self) -> str:
@@ -252,6 +261,10 @@ def erase_forgotten(run: MaintenanceRun) -> str:
     )
 
 
+def digest_days(run: MaintenanceRun) -> str:
+    return digest_scope_days(run.memory, run.paths, run.tz, run.now, run.complete)
+
+
 def embed_items(run: MaintenanceRun) -> str:
     if not run.memory.embeddings_enabled():
         return "off (memory.embeddings.enabled)"
@@ -271,6 +284,7 @@ MAINTENANCE_STEPS: tuple[MaintenanceStep, ...] = (
     MaintenanceStep("archive notes", archive_old_notes),
     MaintenanceStep("prune sessions", prune_old_sessions),
     MaintenanceStep("reindex", reindex),
+    MaintenanceStep("digest days", digest_days),
     MaintenanceStep("embed items", embed_items),
 )
 

@@ -19,8 +19,9 @@ from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, Extracti
 
 # "tool": the model saved it (memory tool); "compaction": the flush kept it from messages
 # a compaction dropped; "slot": a statement of a single-valued thing ("I moved to
-# Berlin") that extraction made no fact of.
-FactSource = Literal["tool", "compaction", "slot"]
+# Berlin") that extraction made no fact of; "standing": how a person asked to be
+# answered (`memory.write.standing`), weighed as a slot fact.
+FactSource = Literal["tool", "compaction", "slot", "standing"]
 
 # Titles are a cut copy of the content, for lists and the CLI.
 _TITLE_CHARS = 80

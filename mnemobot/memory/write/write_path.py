@@ -12,7 +12,11 @@ the same rules:
 - repeats: the store merges an exact repeat (same fingerprint) into the stored item;
 - facts kept current (`memory.write.facts`): a newer statement of a slot ("I moved to
   Berlin") replaces the older one by the same speaker, and a fact said again in other
-  words collapses into one item.
+  words collapses into one item;
+- standing preferences (`memory.write.standing`): how a user asked to be answered, kept as a
+  durable item of theirs that every request of the chat carries, a newer one replacing
+  the older one about the same thing (a turn of the user's own words only: never a
+  forwarded message).
 
 Nothing here touches files other than the store's: `MemoryRecord` writes the daily note
 and MEMORY.md beside these calls.
@@ -35,6 +39,7 @@ from mnemobot.memory.write.extraction import extract_items
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS, new_fact
 from mnemobot.memory.write.facts import FactUpdates, SimilarFinder, apply_fact_updates, settle_facts
+from mnemobot.memory.write.standing import record_standing
 
 # Tag of the items of a forwarded message: the author's words, passed on by the user.
 FORWARDED_TAG = "forwarded"
@@ -88,6 +93,16 @@ def write_turn(
             similar=similar,
             extraction=extraction,
         )
+        if FORWARDED_TAG not in event.tags:
+            record_standing(
+                store,
+                stored,
+                user_text=event.user_text,
+                speaker=event.speaker,
+                at=event.at,
+                similar=similar,
+                extraction=extraction,
+            )
     return RecordedTurn(stored, promoted)
 
 

@@ -3,8 +3,9 @@
 The system prompt holds what changes rarely, so every request of a chat begins the same
 and the model server can reuse its work on that beginning: the bot's instructions (with
 guidance on the memory tool, in a turn that offers it), today's date, the operator's
-`memory/MEMORY.md` and the chat's own `MEMORY.md` (they change the prompt once, when their
-file changes). What
+`memory/MEMORY.md`, the standing preferences of the chat's people
+(`memory.write.standing`: on every turn, small talk too) and the chat's own `MEMORY.md`
+(they change the prompt once, when they change). What
 changes every turn goes with the newest message (`ctx.newest_message_context`, see
 `newest_context`): the exact time, and the MemoryPack for the user's message (the legacy
 daily-notes context when the pack is empty).
@@ -34,6 +35,7 @@ from mnemobot.memory.text.inert_markdown import inert_markdown
 from mnemobot.memory.text.scripts import CJK_CHAR
 from mnemobot.memory.write.extraction import is_small_talk
 from mnemobot.memory.write.extraction.words import lower_words
+from mnemobot.memory.write.standing import STANDING_BUDGET_TOKENS, StandingBlock
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.newest_context import context_block
 
@@ -68,13 +70,16 @@ def pack_for_turn(
     *,
     request_messages: Sequence[Mapping[str, Any]] | None = None,
     query_vector: QueryVector | None = None,
+    standing: StandingBlock | None = None,
     recent_context: bool = True,
 ) -> MemoryPack:
     """The MemoryPack for one user message; also used by `mnemobot memory pack` and eval.
 
     `request_messages`: the conversation the request sends with it, whose episodes the
     pack leaves out. `query_vector`: the message's embedding (`MemoryVectors.query_vector`)
-    when embeddings are on. `recent_context`: see `wants_recent_context`.
+    when embeddings are on. `standing`: the standing preferences the request carries (by
+    default the chat's whole block), which the pack leaves out too. `recent_context`: see
+    `wants_recent_context`.
     """
     return recall.build_pack(
         scope,
@@ -85,6 +90,7 @@ def pack_for_turn(
         tz=now.tzinfo or UTC,
         request_messages=request_messages,
         query_vector=query_vector,
+        standing=standing,
         recent_context=recent_context,
     )
 
@@ -272,6 +278,13 @@ class ContextBuilding:
                 parts.append(f"# Operator notes\n{operator.strip()}")
                 allowance -= estimate_tokens(parts[-1])
             if memory_config.enabled:
+                # At most a third of memory's share; what does not fit, the pack may find.
+                standing = self.recall.standing_block(
+                    ctx.scope, ctx.now.tzinfo or UTC, min(STANDING_BUDGET_TOKENS, allowance // 3)
+                )
+                if standing.text:
+                    parts.append(standing.text)
+                    allowance -= standing.tokens
                 scope_part = self._scope_memory_part(ctx, self.recall, memory_config, allowance)
                 parts.append(scope_part)
                 ctx.newest_message_context += self._recall_parts(
@@ -279,6 +292,7 @@ class ContextBuilding:
                     self.recall,
                     within_allowance(memory_config, max(0, allowance), estimate_tokens(scope_part)),
                     query_vector,
+                    standing,
                 )
         ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
         ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(
@@ -304,6 +318,7 @@ class ContextBuilding:
         recall: MemoryRecall,
         config: MemoryConfig,
         query_vector: QueryVector | None,
+        standing: StandingBlock,
     ) -> list[str]:
         """The pack for the newest message, or the daily notes, within the budgets `config`
         has left after MEMORY.md."""
@@ -321,6 +336,7 @@ class ContextBuilding:
             config,
             request_messages=ctx.session.messages,
             query_vector=query_vector,
+            standing=standing,
             recent_context=recent,
         )
         use_legacy = recent and pack.is_empty

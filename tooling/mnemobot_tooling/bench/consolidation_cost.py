@@ -27,11 +27,19 @@ from mnemobot.memory.notes.memory_rewrite import SUPERSEDED_HEADING, entries
 from mnemobot.memory.services.workspace_memory import MemoryUpkeep, WorkspaceMemory
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.upkeep.consolidation import MEMORY_MAX_TOKENS
-from mnemobot.memory.upkeep.maintenance import MaintenanceRun, maintain_scope
+from mnemobot.memory.upkeep.maintenance import (
+    MAINTENANCE_STEPS,
+    MaintenanceRun,
+    maintain_scope,
+)
 
 SCOPE = "telegram:1"
 TURN_SPACING_SECONDS = 120.0
 _NOTE_USER = re.compile(r"User: (.*?) \| Assistant:")
+
+# Every step but the days' digests, whose summaries are model calls of their own (not
+# consolidation's).
+CONSOLIDATION_STEPS = tuple(step for step in MAINTENANCE_STEPS if step.name != "digest days")
 
 
 @dataclass(slots=True)
@@ -123,7 +131,7 @@ def measure(turns: list[tuple[str, str]], every: int, config: MemoryConfig) -> C
                         memory=MemoryUpkeep(memory),
                         complete=model,
                     )
-                    maintain_scope(run)
+                    maintain_scope(run, CONSOLIDATION_STEPS)
             final = paths.memory_file.read_text() if paths.memory_file.exists() else ""
         finally:
             memory.close()

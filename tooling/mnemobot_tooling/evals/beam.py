@@ -11,14 +11,17 @@ BEAM's conversations (`beam_data`) are tried as a user of the bot would try them
    this process), asked a minute after the conversation's last message (the command
    would use the wall clock, years after the data's dates);
 3. an evidence message is found when its ref is among the pack items' `references`, a
-   promoted copy counting as its source (`locomo.pack_dia_ids`): the message ref `tg:N`
-   is BEAM message N-1 (`beam_data.message_id_of`). A question scores the share of its
-   evidence messages found; an ability, the mean over its questions; overall, the mean
-   over all questions.
+   promoted copy counting as its source (`locomo.pack_dia_ids`), or among those of the
+   standing preferences every request of the chat carries (`MemoryRecall.standing_block`,
+   in the prompt beside the pack: the model has them whatever the question): the message
+   ref `tg:N` is BEAM message N-1 (`beam_data.message_id_of`). A question scores the share
+   of its evidence messages found; an ability, the mean over its questions; overall, the
+   mean over all questions.
 
 Beside the pack, the strong simple baseline (`chunk_baseline`) gets, question by question,
-exactly the tokens the pack used (`diagnostics.total_tokens`, the sum of its lines'
-prices) and pays for each 600-character chunk what the pack pays for a line of it.
+exactly the tokens the pack and the standing block used (`diagnostics.total_tokens`, the
+sum of its lines' prices, plus the block's) and pays for each 600-character chunk what the
+pack pays for a line of it.
 
 Stale-only, for knowledge updates: the pack holds a message of the old value
 (`original_info`) and none of the new one (`updated_info`); a question whose evidence is a
@@ -320,13 +323,21 @@ async def _ask(
     details: TextIO | None,
 ) -> None:
     asked_at = conversation.messages[-1].at + QUESTION_DELAY
+    standing = memory.recall.standing_block(scope, UTC)
+    in_standing = pack_message_ids({ref for item in standing.items for ref in item.references})
     for question in conversation.questions:
         vector = await memory.vectors.query_vector(question.text, config)
         pack = pack_for_turn(
-            memory.recall, scope, question.text, asked_at, config, query_vector=vector
+            memory.recall,
+            scope,
+            question.text,
+            asked_at,
+            config,
+            query_vector=vector,
+            standing=standing,
         )
-        in_pack = pack_message_ids(pack_dia_ids(pack, memory.scopes, scope))
-        tokens = pack.diagnostics.total_tokens
+        in_pack = pack_message_ids(pack_dia_ids(pack, memory.scopes, scope)) | in_standing
+        tokens = pack.diagnostics.total_tokens + standing.tokens
         in_baseline, baseline_tokens = baseline.retrieve(question.text, tokens)
         measured.pack.add(question, in_pack)
         measured.baseline.add(question, in_baseline)
@@ -345,6 +356,7 @@ async def _ask(
                         "pack": sorted(in_pack & set(question.evidence)),
                         "baseline": sorted(in_baseline & set(question.evidence)),
                         "packTokens": tokens,
+                        "standingTokens": standing.tokens,
                         "packItems": [p.item.id for p in pack.items],
                     }
                 ).decode()

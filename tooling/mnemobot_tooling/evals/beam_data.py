@@ -17,7 +17,10 @@ plan bullet it came from) that no user would type: it is cut off.
 
 The export gives message `id` n+1 to BEAM's message n (Telegram's ids start at 1), so the
 import's ref of BEAM message n is `tg:{n+1}` (`message_ref`), the user's messages are from
-USER_NAME and the assistant's from ASSISTANT_NAME.
+USER_NAME and the assistant's from ASSISTANT_NAME. A message longer than an export can
+hold (`MAX_TEXT_CHARS`: 44 of the 500K set's, up to 246,463 characters) is sent as
+several, as a client sends a long text: the first keeps the id, part k (from 1) gets
+`k * PART_ID_STRIDE + n + 1`, and `message_id_of` maps every part's ref to message n.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from mnemobot.bot.channels.telegram.export_file import MAX_TEXT_CHARS
 
 CHAT_FILES = ("chat_trunecated.json", "chat.json")
 QUESTIONS_FILE = Path("probing_questions") / "probing_questions.json"
@@ -44,6 +49,8 @@ UNDATED_SESSION_GAP = timedelta(days=1)
 UNDATED_START = datetime(2024, 1, 1, SESSION_START_HOUR, tzinfo=UTC)
 KNOWLEDGE_UPDATE = "knowledge_update"
 _MARKER = re.compile(r"\s*->->[^\n]*$")
+# Above every message id of a conversation: the ids of a long message's later parts.
+PART_ID_STRIDE = 10_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +101,7 @@ def message_id_of(ref: str) -> int | None:
     if not ref.startswith("tg:"):
         return None
     try:
-        return int(ref[3:]) - 1
+        return (int(ref[3:]) - 1) % PART_ID_STRIDE
     except ValueError:
         return None
 
@@ -234,18 +241,32 @@ def telegram_export(conversation: BeamConversation) -> dict[str, Any]:
         "id": 1,
         "messages": [
             {
-                "id": message.id + 1,
+                "id": part * PART_ID_STRIDE + message.id + 1,
                 "type": "message",
                 "date": message.at.strftime("%Y-%m-%dT%H:%M:%S"),
                 "date_unixtime": str(int(message.at.timestamp())),
                 "from": message.author,
                 "from_id": _AUTHOR_IDS[message.author],
-                "text": message.text,
-                "text_entities": [{"type": "plain", "text": message.text}],
+                "text": text,
+                "text_entities": [{"type": "plain", "text": text}],
             }
             for message in conversation.messages
+            for part, text in enumerate(message_parts(message.text))
         ],
     }
+
+
+def message_parts(text: str, limit: int = MAX_TEXT_CHARS) -> list[str]:
+    """`text` as the messages a client would send it in: within `limit` characters each,
+    cut at the last paragraph, line or word break before it (else at the limit)."""
+    parts = []
+    while len(text) > limit:
+        window = text[:limit]
+        cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind(" "))
+        cut = cut if cut > limit // 2 else limit
+        parts.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    return [*parts, text]
 
 
 def write_telegram_export(conversation: BeamConversation, path: Path) -> Path:

@@ -5,7 +5,8 @@ memory scope through the bot's own write path (`MemoryPersist.process` on a real
 `TurnContext` whose `occurred_at` is the turn's time, as any caller replaying a past
 conversation sets it), then every question of categories 1-4 gets the pack
 ContextBuilding would build (`pack_for_turn`), with the question as the user's message
-and the clock just after the last session. The score is the share of the question's
+and the clock just after the last session (the finished days' digests written, as
+maintenance would have by then). The score is the share of the question's
 evidence turns (`dia_id`s) found in the pack's items.
 
 How a two-person dialogue maps onto the bot: every LoCoMo turn is one user message from
@@ -57,6 +58,7 @@ from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
+from mnemobot.memory.upkeep.digest_days import write_missing_digests
 from mnemobot.systems.core.context import ChatRef, TurnContext
 from mnemobot.systems.memory_steps.context_building import pack_for_turn
 from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
@@ -220,7 +222,8 @@ def pack_dia_ids(pack: MemoryPack, scopes: ScopeRuntime, scope: str) -> set[str]
     store = scopes.store(scope)
     found: set[str] = set()
     for packed in pack.items:
-        pending = list(packed.item.references)
+        # What the line shows: a day's digest names only the messages of its lines shown.
+        pending = list(packed.references)
         seen: set[str] = set()
         while pending:
             ref = pending.pop()
@@ -424,6 +427,8 @@ async def _run_eval(
             if embedder is not None:
                 await asyncio.to_thread(_embed_all, memory.vectors, scope, result)
             asked_at = conversation.turns[-1].at + timedelta(seconds=QUESTION_DELAY_SECONDS)
+            # The finished days' digests, as maintenance would have written them by then.
+            write_missing_digests(memory.scopes.store(scope), UTC, asked_at.timestamp())
             baseline = Bm25Baseline(conversation.turns)
             windows = Bm25WindowBaseline(conversation.turns)
             for question in conversation.questions:

@@ -9,7 +9,12 @@ only the operator sets those, in their notes and instructions. An order to the a
 ("always answer in French", "never push to main", "you must ...") is kept as what the
 user asked for, a PREFERENCE tagged "request"; a rule of the user's world ("tests must
 pass before a merge", "we never deploy on Fridays") as a PROJECT_FACT tagged "rule".
-Both are remembered as something the user said, never as an instruction.
+Both are remembered as something the user said, never as an instruction. What a person
+asks for themselves ("always include versions when I ask about libraries", "I prefer
+short answers") is also kept as their standing preference (`memory.write.standing`): carried
+in every request of the chat as that person's stated preference for answers to them,
+never above the operator's instructions and never binding anyone else; an order that
+steers others or the bot's own rules is not.
 """
 
 from __future__ import annotations

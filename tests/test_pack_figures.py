@@ -1,0 +1,123 @@
+"""A value that changed: the pack carries its newest statement and marks older ones earlier.
+
+"$35 monthly budget for books and subscriptions", later "I've increased my book budget
+to $50": the older statement shares more of the question's words and ranked first, so a
+tight pack could hold the old value alone."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.pack.build import build_pack
+from mnemobot.memory.pack.figures import LATEST_UPDATES, latest_figure
+from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.item_store import indexed_text
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.text.terms import terms
+
+DAY = 86_400.0
+START = 1_700_000_000.0
+
+
+def turn(number: int, text: str, day: float) -> MemoryItem:
+    at = START + day * DAY + number
+    return MemoryItem(
+        id=f"t{number:03d}",
+        layer=Layer.EPISODIC,
+        type=ItemType.TURN,
+        title=text[:80],
+        content=f"User: {text}",
+        scope="s",
+        created_at=at,
+        updated_at=at,
+        tags=["turn"],
+        references=[f"tg:{number}"],
+    )
+
+
+def pack_of(items: list[MemoryItem], question: str, soft: int) -> tuple[str, set[str]]:
+    index = BM25Index()
+    for item in items:
+        index.add(item.id, terms(indexed_text(item)))
+    config = MemoryConfig(soft_prompt_budget_tokens=soft, max_prompt_budget_tokens=soft)
+    query = MemoryQuery.for_config(question, "s", START + 100 * DAY, config)
+    pack = build_pack(
+        {item.id: item for item in items},
+        index,
+        query,
+    )
+    return pack.rendered, {ref for p in pack.items for ref in p.item.references}
+
+
+def test_the_newest_value_is_in_a_tight_pack_and_the_older_one_is_marked_earlier() -> None:
+    items = [
+        turn(1, "I spent $43 on books and subscriptions, $8 over my $35 monthly budget.", 1),
+        *(
+            turn(n, f"My monthly budget for books and subscriptions is tight, week {n}.", 2)
+            for n in range(2, 20)
+        ),
+        turn(30, "Good news: I've increased my book budget to $50 from February.", 10),
+        turn(31, "The new cat tree cost $80 and the cat loves it.", 11),
+    ]
+    rendered, refs = pack_of(items, "What is my monthly budget for books and subscriptions?", 200)
+    assert "tg:30" in refs
+    # The newest value first; the older one, if shown, says it was updated and when.
+    line = next(line for line in rendered.splitlines() if "$35" in line) if "tg:1" in refs else ""
+    assert not line or "(earlier: updated 2023-11-24)" in line
+    # Unrelated figures are left as they are.
+    assert "tg:31" not in refs
+
+
+def test_a_repeat_of_the_old_value_after_the_update_does_not_hide_it() -> None:
+    items = [
+        turn(1, "My monthly budget for books is $35.", 1),
+        turn(2, "I've increased my monthly budget for books to $50.", 5),
+        # Said again later (an echo, a stale note): not an update of the value.
+        turn(3, "Remember the $35 monthly budget for books from the start?", 9),
+    ]
+    found = latest_figure(items, {term: 1.0 for term in terms("monthly budget books")})
+    assert [item.id for item in found.updates] == ["t002"]
+    assert set(found.earlier) == {"t001"}
+
+
+values = st.integers(10, 99)
+cues = st.sampled_from(["", "I've increased ", "Now ", "We changed "])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(cues, values, st.integers(0, 40)), min_size=1, max_size=12))
+def test_the_first_update_is_the_newest_and_earlier_ones_hold_other_values(
+    said: list[tuple[str, int, int]],
+) -> None:
+    items = [
+        turn(number, f"{cue}my monthly book budget to ${value}.", day)
+        for number, (cue, value, day) in enumerate(said)
+    ]
+    found = latest_figure(items, {term: 1.0 for term in terms("monthly book budget")})
+    updates = [item for item, (cue, _, _) in zip(items, said, strict=True) if cue]
+    if not updates:
+        assert not found.updates and not found.earlier
+        return
+    newest = max(updates, key=lambda item: (item.created_at, item.id))
+    value_of = {item.id: value for item, (_, value, _) in zip(items, said, strict=True)}
+    # The current value, by the update that first gave it (a later one repeats it).
+    current = [item for item in updates if value_of[item.id] == value_of[newest.id]]
+    assert found.updates[0].id == min(current, key=lambda i: (i.created_at, i.id)).id
+    # Each update shown gives another value; each earlier item is older and of another.
+    shown = [value_of[item.id] for item in found.updates]
+    assert len(shown) == len(set(shown)) <= LATEST_UPDATES
+    for item_id, when in found.earlier.items():
+        assert when == newest.created_at
+        assert value_of[item_id] != value_of[newest.id]
+        assert items[int(item_id[1:])].created_at < newest.created_at
+    assert not {item.id for item in current} & set(found.earlier)
+
+
+def test_without_a_figure_near_the_question_nothing_is_moved() -> None:
+    items = [turn(1, "We watched a film on 3 May.", 1), turn(2, "I now have 2 cats.", 2)]
+    assert not latest_figure(items, {term: 1.0 for term in terms("favourite colour")}).updates
+    rendered, _ = pack_of(items, "What is my favourite colour?", 1800)
+    assert "earlier" not in rendered
