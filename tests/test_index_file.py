@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.store import index_file
 from mnemobot.memory.store.bm25 import BM25Index
-from mnemobot.memory.store.item_store import ScopeItemStore, indexed_text
+from mnemobot.memory.store.item_store import ScopeItemStore, indexed_text, is_indexed
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.text.terms import terms, terms_identity, terms_joined
@@ -80,7 +80,9 @@ def rebuilt_scores(paths: ScopePaths) -> list[dict[str, float]]:
     plain = ScopeItemStore(paths)
     plain.load()
     index = BM25Index()
-    index.add_many((item.id, terms(indexed_text(item))) for item in plain.items.values())
+    index.add_many(
+        (item.id, terms(indexed_text(item))) for item in plain.items.values() if is_indexed(item)
+    )
     return [index.scores(terms(question)) for question in QUESTIONS]
 
 
@@ -130,6 +132,25 @@ def test_a_big_scope_saves_its_index_and_the_next_load_reads_it(paths: ScopePath
     open_store(other).add([replace(make_item(n), scope=other.scope) for n in range(5)])
     open_store(other, min_items=100)
     assert not other.index_file.exists()
+
+
+def test_a_scope_with_items_kept_out_of_the_word_index_saves_and_reads_it(
+    paths: ScopePaths,
+) -> None:
+    # The days' digests are items the word index leaves out: the index file then names
+    # the index's documents apart from the items, and is saved all the same.
+    digest = replace(
+        make_item(90, "2025-03-01: Caroline hiking; the Kyoto trip; pip install fixed"),
+        type=ItemType.DIGEST,
+        layer=Layer.SEMANTIC,
+    )
+    open_store(paths).add([*(make_item(n) for n in range(30)), digest])
+    open_store(paths)
+    reloaded = open_store(paths)
+    assert reloaded.index_load is not None and not reloaded.index_load.built
+    assert reloaded.items["i90"].type is ItemType.DIGEST
+    assert "i90" not in reloaded._index  # type: ignore[operator]
+    assert same_scores(scores_of(reloaded), rebuilt_scores(paths))
 
 
 def test_what_was_written_since_the_save_is_indexed_on_top(paths: ScopePaths) -> None:

@@ -253,9 +253,16 @@ class IndexedLoad:
             assert isinstance(index, BM25Index)
             arrays = index.to_arrays()
             items = self._columns(len(keeper.states))
-            if items is None or not _same_order(arrays.ids, items.ids):
+            if items is None:
                 return False
-            arrays.ids = items.ids
+            if _same_order(arrays.ids, items.ids):
+                arrays.ids = items.ids
+            elif not isinstance(arrays.ids, IdColumn):
+                # Some items are not in the word index (the days' digests).
+                documents = IdColumn.of(arrays.ids)
+                if documents is None:
+                    return False
+                arrays.ids = documents
             numbers = self._file_numbers(keeper)
             tombstones = [
                 (numbers[self._tombstone_home[item_id]], record)
