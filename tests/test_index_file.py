@@ -390,3 +390,17 @@ def test_scopes_loaded_and_dropped_all_day_leave_no_file_open(tmp_path: Path) ->
     finally:
         gc.enable()
         scopes.close()
+
+
+def test_durable_items_with_a_tag_are_found_among_those_on_disk(paths: ScopePaths) -> None:
+    # What the standing preferences look for after a load: only the durable items tagged
+    # so, read from the lines that hold the tag (an item that only says the word is not).
+    tagged = replace(make_item(5), tags=["standing"])
+    says_it = replace(make_item(10, 'Caroline said "standing" desks help'), tags=[])
+    open_store(paths).add([*(make_item(n) for n in range(30) if n not in (5, 10)), tagged, says_it])
+    store = open_store(paths)
+    assert store.items.base is not None
+    assert [item.id for item in store.durable_items("standing")] == ["i5"]
+    store.add([replace(make_item(40), tags=["standing"])])
+    assert [item.id for item in store.durable_items("standing")] == ["i5", "i40"]
+    assert {item.id for item in store.durable_items()} == set(store.durable_ids)

@@ -665,15 +665,20 @@ class ScopeItemStore(IndexedLoad):
         rules look through, a few percent of a store that is mostly episodes."""
         return [*self.items.durable_base_ids(), *self._durable_new]
 
-    def durable_items(self) -> Iterator[MemoryItem]:
-        """The items of `durable_ids`, those on disk read a file span at a time (the fact
-        rules go through all of them once after a load)."""
+    def durable_items(self, tag: str | None = None) -> Iterator[MemoryItem]:
+        """The items of `durable_ids` (with `tag`: those tagged so), those on disk read a
+        file span at a time: the fact rules and the standing preferences go through them
+        once after a load. A tag is looked for in the raw lines first, so a million-item
+        scope parses only the few lines that hold it."""
+        needle = orjson.dumps(tag) if tag is not None else None
         with self._lock:
-            yield from self.items.read_durable()
-            for item_id in list(self._durable_new):
-                item = self.items.get(item_id)
-                if item is not None:
+            for item in self.items.read_durable(needle):
+                if tag is None or tag in item.tags:
                     yield item
+            for item_id in list(self._durable_new):
+                written = self.items.get(item_id)
+                if written is not None and (tag is None or tag in written.tags):
+                    yield written
 
     def _twin(self, layer: Layer, fp: str) -> str | None:
         """The id of the item of `layer` with fingerprint `fp`, if there is one."""
