@@ -111,6 +111,36 @@ async def test_summary_failure_still_compacts_and_points_at_the_log(
     assert session.messages[1]["content"] == "note 11"
 
 
+async def test_a_failed_summary_keeps_the_one_before_it(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "compaction": {"enabled": False}})
+    app = build_app(make_settings(workspace, openai_server), tuning=QUICK_SUMMARIES)
+    for i in range(6):
+        await ask(app, f"note {i}")
+
+    def summarizing(body: dict[str, object]) -> object:
+        if is_summary_request(body):
+            return reply("The user is planning a trip to Lisbon in May.")
+        return reply("NO_REPLY")
+
+    openai_server.responder = summarizing
+    await app.commands.run(CHAT, ParsedCommand("compact", "2"))
+    openai_server.responder = scripted_responder
+    for i in range(6, 12):
+        await ask(app, f"note {i}")
+    # The next summary fails (a busy one-slot server times out): the gist so far stays.
+    openai_server.responder = lambda body: (
+        error(500, "summary broke") if is_summary_request(body) else reply("NO_REPLY")
+    )
+    answer = await app.commands.run(CHAT, ParsedCommand("compact", "2"))
+    await app.close()
+    assert "no summary" in answer
+    head = app.sessions.get(CHAT.key).messages[0]["content"]
+    assert "planning a trip to Lisbon in May" in head
+    assert "not summarized" in head and "console:local.log.jsonl" in head
+
+
 async def test_a_summary_that_times_out_is_not_sent_again(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

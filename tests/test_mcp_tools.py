@@ -244,9 +244,11 @@ async def test_a_server_that_fails_to_start_is_retried_and_the_bot_answers_anywa
         "stuck": stdio_server(log, "--hang-at-start"),
     }
     with caplog.at_level(logging.DEBUG):
+        # 5 s to start: on a loaded machine vault's Python takes over a second to exit, and
+        # a start cut by the limit first would be another reason, logged as a new warning.
         app = await start_app(
             {"mcp": {"servers": servers}},
-            McpTiming(restart_first_seconds=0.1, restart_max_seconds=0.4, start_timeout_seconds=1),
+            McpTiming(restart_first_seconds=0.1, restart_max_seconds=0.4, start_timeout_seconds=5),
         )
         assert await ask(app, "hello?") == "echo: hello?"
         await wait_until(lambda: failures(app, "vault") >= 4, 20, "four failed starts")

@@ -39,6 +39,17 @@ log = logging.getLogger(__name__)
 # with parse_bullets, not a tunable.
 
 
+def earlier_summary(previous: str | None) -> str | None:
+    """What an earlier compaction summarized (the session's first message, `previous`),
+    without its heading and any note on what it left unsummarized; None when it has none."""
+    if previous is None or not previous.startswith(f"{SUMMARY_PREFIX}\n"):
+        return None
+    body = previous[len(SUMMARY_PREFIX) + 1 :].split("\n\nThe messages after this summary")[0]
+    if body.startswith("No summary is available"):
+        return None
+    return body.strip() or None
+
+
 @dataclass(frozen=True, slots=True)
 class CompactionCalls:
     """The summary's and the memory flush's model calls: constants, not settings (a test
@@ -237,12 +248,21 @@ class Compactor:
             head = f"{SUMMARY_PREFIX}\n{summary}"
         else:
             reason = summary.reason
-            head = (
-                f"{SUMMARY_PREFIX}\nNo summary is available ({reason}). The "
+            where = (
                 f"{len(plan.dropped)} earlier messages are kept word for word in "
                 f"{self.offload_path_text(session)}; the session_history and session_search "
                 "tools can read them."
             )
+            earlier = earlier_summary(plan.previous_summary)
+            if earlier is not None:
+                # A failed summary must not cost the one before it: a local server busy
+                # with maintenance times out, and the conversation's gist would be gone.
+                head = (
+                    f"{SUMMARY_PREFIX}\n{earlier}\n\nThe messages after this summary are "
+                    f"not summarized ({reason}). The {where}"
+                )
+            else:
+                head = f"{SUMMARY_PREFIX}\nNo summary is available ({reason}). The {where}"
         now = to_iso(self.clock())
         session.messages[:] = [{"role": "system", "content": head, "at": now}]
         session.messages += plan.kept
