@@ -32,7 +32,7 @@ from typing import TypeVar
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.memory.store.bm25 import BM25Index
-from mnemobot.memory.store.item_store import ScopeItemStore, StoreStats
+from mnemobot.memory.store.item_store import INDEX_FILE_MIN_ITEMS, ScopeItemStore, StoreStats
 from mnemobot.memory.store.items import MemoryItem
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.store.vector_file import ScopeVectors
@@ -79,6 +79,12 @@ class LoadedScope:
     # Opened at the first use of embeddings, for the identity in force then.
     vectors: ScopeVectors | None = None
 
+    def close(self) -> None:
+        """Close its vectors and the item files it reads lines from (reopened if a
+        caller still holding the store reads on)."""
+        self.close_vectors()
+        self.store.items.close()
+
     def close_vectors(self) -> None:
         if self.vectors is not None:
             self.vectors.close()
@@ -93,8 +99,12 @@ class ScopeRuntime:
         max_cached_scopes: int = MAX_CACHED_SCOPES,
         shared_files: bool = False,
         clock: Clock = SYSTEM_CLOCK,
+        index_file_min_items: int = INDEX_FILE_MIN_ITEMS,
     ) -> None:
         """`max_cached_scopes`: scopes kept loaded (`MAX_CACHED_SCOPES`; a test sets fewer).
+
+        `index_file_min_items`: a scope this big keeps an index file and its items on disk
+        (`memory.store.item_store.INDEX_FILE_MIN_ITEMS`; a test sets fewer).
 
         `shared_files`: other processes (replicas on a shared volume) write scopes too; a
         cached scope whose files changed since this process last touched them is loaded
@@ -105,6 +115,7 @@ class ScopeRuntime:
         self.workspace = workspace
         self.clock = clock
         self.shared_files = shared_files
+        self._index_file_min_items = index_file_min_items
         # What each loaded scope's files looked like after this process last used them.
         self._signatures: dict[str, tuple[tuple[str, int, int, int], ...]] = {}
         # Most recently used last; a bot with thousands of chats keeps only the active
@@ -177,7 +188,7 @@ class ScopeRuntime:
         with self._cache_lock:
             gone = self._stores.pop(scope, None)
         if gone is not None:
-            gone.close_vectors()
+            gone.close()
 
     def add_write_listener(self, listener: WriteListener) -> None:
         """Call `listener(scope, items)` after each write of a store (under the scope's
@@ -210,6 +221,7 @@ class ScopeRuntime:
             on_written=partial(self._items_written, scope),
             on_dropped=partial(self._items_dropped, scope),
             terms_identity=terms_identity(),
+            index_file_min_items=self._index_file_min_items,
         )
         stats = store.load()
         if stats.skipped_lines:
@@ -220,7 +232,7 @@ class ScopeRuntime:
         with self._cache_lock:
             self._stores[scope] = loaded
             while len(self._stores) > self._max_cached_scopes:
-                self._stores.popitem(last=False)[1].close_vectors()
+                self._stores.popitem(last=False)[1].close()
         return loaded
 
     def _items_written(self, scope: str, items: list[MemoryItem]) -> None:

@@ -216,8 +216,15 @@ def _parse(mapped: mmap.mmap, size: int, terms_identity: str, items_dir: Path) -
     text = mapped[start : start + length].decode()
     vocabulary = text.split(_SEP) if text else []
     ids = IdColumn(*(array(f"ids.{name}") for name in _ID_ARRAYS))
+    # The BM25 index's documents: the items themselves, or (when some items are kept out
+    # of it, the days' digests) a column of their own.
+    documents = (
+        IdColumn(*(array(f"documents.{name}") for name in _ID_ARRAYS))
+        if header.get("documents")
+        else ids
+    )
     bm25 = BM25Arrays(
-        ids=ids,
+        ids=documents,
         vocabulary=vocabulary,
         total_len=int(header["total_len"]),
         **{name: array(name) for name in _BM25_ARRAYS},
@@ -254,8 +261,13 @@ def _holds_together(a: BM25Arrays, items: BaseItems, files: int, meta: StoreMeta
     """Checks that the arrays hold together (a few ms at 1M items)."""
     docs, terms = len(a.ids), len(a.vocabulary)
     entries = len(a.doc_terms)
+    documents = a.ids
+    assert isinstance(documents, IdColumn)
+    if len(documents.sorted_ids) != docs or len(documents.order) != docs:
+        return False
     ids = items.ids
-    if len(ids.sorted_ids) != docs or len(ids.order) != docs:
+    count = len(ids)
+    if len(ids.sorted_ids) != count or len(ids.order) != count:
         return False
     if len(a.doc_ptr) != docs + 1 or len(a.lengths) != docs or len(a.df) != terms:
         return False
@@ -267,18 +279,19 @@ def _holds_together(a: BM25Arrays, items: BaseItems, files: int, meta: StoreMeta
         if ptr[0] != 0 or ptr[-1] != entries or bool(np.any(np.diff(ptr) < 0)):
             return False
     columns = (items.layer, items.type, items.created, items.updated, items.file)
-    if any(len(column) != docs for column in (*columns, items.offset, items.length)):
+    if any(len(column) != count for column in (*columns, items.offset, items.length)):
         return False
-    if len(items.fingerprint_keys) != docs or len(items.fingerprint_order) != docs:
+    if len(items.fingerprint_keys) != count or len(items.fingerprint_order) != count:
         return False
     if len(meta.lines) != files or any(not 0 <= n < files for n, _ in meta.tombstones):
         return False
     # The postings themselves (tens of MB) are not scanned: that would read the whole
     # file at every load (and count it in the RSS); numpy checks their bounds anyway.
     return (
-        _in_range(ids.order, docs)
-        and _in_range(items.fingerprint_order, docs)
-        and _in_range(items.turns, docs)
+        _in_range(documents.order, docs)
+        and _in_range(ids.order, count)
+        and _in_range(items.fingerprint_order, count)
+        and _in_range(items.turns, count)
         and _in_range(items.file, files)
         and _in_range(items.layer, len(LAYERS))
         and _in_range(items.type, len(TYPES))
@@ -295,12 +308,17 @@ def write_index(
     terms_identity: str,
     params: tuple[float, float, float],
 ) -> None:
-    """Replace the index file atomically. `items.ids` are `arrays.ids`, in that order;
+    """Replace the index file atomically. `arrays.ids` (an `IdColumn`) is `items.ids`, or
+    the column of the documents the BM25 index holds when it leaves some items out;
     `items.file` numbers count `files`."""
+    documents = arrays.ids
+    assert isinstance(documents, IdColumn)
     vocabulary = _SEP.join(arrays.vocabulary).encode()
     named: list[tuple[str, npt.NDArray[Any]]] = [
         (f"ids.{name}", getattr(items.ids, name)) for name in _ID_ARRAYS
     ]
+    if documents is not items.ids:
+        named += [(f"documents.{name}", getattr(documents, name)) for name in _ID_ARRAYS]
     named += [(name, getattr(arrays, name)) for name in _BM25_ARRAYS]
     named += [(f"items.{name}", getattr(items, name)) for name in _ITEM_ARRAYS]
     k1, b, delta = params
@@ -311,6 +329,7 @@ def write_index(
         "b": b,
         "delta": delta,
         "total_len": arrays.total_len,
+        "documents": documents is not items.ids,
         "files": [state.to_json() for state in files],
         "meta": {
             "tombstones": meta.tombstones,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from array import array
 from collections import Counter
 from collections.abc import Callable
@@ -122,7 +123,9 @@ class IndexedLoad:
             if start < len(data):
                 tails.append((number, path, data, start))
         base = found.items
-        self.items = ItemTable(self.scope, base, on_stale=self._files_changed)
+        # A weak callback: no cycle keeps a dropped store alive (see `ScopeItemStore`).
+        changed = weakref.WeakMethod(self._files_changed)
+        self.items = ItemTable(self.scope, base, on_stale=lambda: _call(changed))
         index = self._index
         assert isinstance(index, BM25Index)
         index.load_arrays(found.arrays)
@@ -250,9 +253,16 @@ class IndexedLoad:
             assert isinstance(index, BM25Index)
             arrays = index.to_arrays()
             items = self._columns(len(keeper.states))
-            if items is None or not _same_order(arrays.ids, items.ids):
+            if items is None:
                 return False
-            arrays.ids = items.ids
+            if _same_order(arrays.ids, items.ids):
+                arrays.ids = items.ids
+            elif not isinstance(arrays.ids, IdColumn):
+                # Some items are not in the word index (the days' digests).
+                documents = IdColumn.of(arrays.ids)
+                if documents is None:
+                    return False
+                arrays.ids = documents
             numbers = self._file_numbers(keeper)
             tombstones = [
                 (numbers[self._tombstone_home[item_id]], record)
@@ -355,6 +365,12 @@ class IndexedLoad:
             turns=turns,
             files=[],
         )
+
+
+def _call(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    found = method()
+    if found is not None:
+        found()
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:

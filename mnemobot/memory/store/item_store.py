@@ -32,6 +32,7 @@ import math
 import os
 import threading
 import uuid
+import weakref
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -100,6 +101,12 @@ class TermIndex(Protocol):
     def add(self, doc_id: str, terms: list[str]) -> None: ...
 
     def remove(self, doc_id: str) -> object: ...
+
+
+def _alive(store: weakref.ReferenceType[ScopeItemStore]) -> ScopeItemStore:
+    found = store()
+    assert found is not None, "a timeline outlived its store"
+    return found
 
 
 def new_item_id() -> str:
@@ -263,7 +270,13 @@ class ScopeItemStore(IndexedLoad):
         self.paths = paths
         self.items = ItemTable(paths.scope)
         # The turns in time order, for the pack's "turns around a hit".
-        self.timeline = TurnTimeline(self._turn_of, self._turn_id)
+        # Through a weak reference: no cycle keeps a dropped store (and the index file it
+        # maps, an open descriptor) alive until the collector runs.
+        store = weakref.ref(self)
+        self.timeline = TurnTimeline(
+            lambda key: ScopeItemStore._turn_of(_alive(store), key),
+            lambda key: ScopeItemStore._turn_id(_alive(store), key),
+        )
         self._index = index
         self._terms = terms
         # The terms of many texts at once, for `load()` (see `memory.text.terms.terms_joined`).
@@ -652,15 +665,20 @@ class ScopeItemStore(IndexedLoad):
         rules look through, a few percent of a store that is mostly episodes."""
         return [*self.items.durable_base_ids(), *self._durable_new]
 
-    def durable_items(self) -> Iterator[MemoryItem]:
-        """The items of `durable_ids`, those on disk read a file span at a time (the fact
-        rules go through all of them once after a load)."""
+    def durable_items(self, tag: str | None = None) -> Iterator[MemoryItem]:
+        """The items of `durable_ids` (with `tag`: those tagged so), those on disk read a
+        file span at a time: the fact rules and the standing preferences go through them
+        once after a load. A tag is looked for in the raw lines first, so a million-item
+        scope parses only the few lines that hold it."""
+        needle = orjson.dumps(tag) if tag is not None else None
         with self._lock:
-            yield from self.items.read_durable()
-            for item_id in list(self._durable_new):
-                item = self.items.get(item_id)
-                if item is not None:
+            for item in self.items.read_durable(needle):
+                if tag is None or tag in item.tags:
                     yield item
+            for item_id in list(self._durable_new):
+                written = self.items.get(item_id)
+                if written is not None and (tag is None or tag in written.tags):
+                    yield written
 
     def _twin(self, layer: Layer, fp: str) -> str | None:
         """The id of the item of `layer` with fingerprint `fp`, if there is one."""

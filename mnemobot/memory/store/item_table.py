@@ -249,9 +249,12 @@ class ItemTable(Mapping[str, MemoryItem]):
         for item in self.values():
             yield item.id, item
 
-    def read_many(self, positions: npt.NDArray[np.int64]) -> list[MemoryItem]:
+    def read_many(
+        self, positions: npt.NDArray[np.int64], needle: bytes | None = None
+    ) -> list[MemoryItem]:
         """The base items at `positions` (current ones), in that order; one read of each
-        file's span instead of one per line."""
+        file's span instead of one per line. With `needle`, only items whose line holds
+        those bytes (the rest are not even parsed)."""
         base = self.base
         assert base is not None
         found: dict[int, MemoryItem] = {}
@@ -270,6 +273,8 @@ class ItemTable(Mapping[str, MemoryItem]):
             for position, offset, end in zip(
                 mine.tolist(), (offsets - start).tolist(), (ends - start).tolist(), strict=True
             ):
+                if needle is not None and span.find(needle, offset, end) < 0:
+                    continue
                 item_id = base.ids[position]
                 item = (
                     self._cache.get(item_id)
@@ -342,13 +347,14 @@ class ItemTable(Mapping[str, MemoryItem]):
             types[item.type] = types.get(item.type, 0) + 1
         return layers, types
 
-    def read_durable(self) -> Iterator[MemoryItem]:
-        """The current base items that are not episodic, read in bulk, in order."""
+    def read_durable(self, needle: bytes | None = None) -> Iterator[MemoryItem]:
+        """The current base items that are not episodic, read in bulk, in order (with
+        `needle`: those whose line holds it, see `read_many`)."""
         if self.base is None or not self.base_live:
             return
         durable = np.flatnonzero(self.alive & (self.base.layer != LAYER_CODE[Layer.EPISODIC]))
         for start in range(0, len(durable), _BULK_CHUNK):
-            yield from self.read_many(durable[start : start + _BULK_CHUNK])
+            yield from self.read_many(durable[start : start + _BULK_CHUNK], needle)
 
     def durable_base_ids(self) -> list[str]:
         """Ids of the current base items that are not episodic, in order."""

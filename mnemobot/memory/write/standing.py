@@ -326,14 +326,15 @@ class _StandingIndex:
     def current(self, store: ScopeItemStore) -> list[MemoryItem]:
         if store.loads != self.loads:
             self.loads, self.read_to, self.ids = store.loads, 0, {}
-            fresh: Iterable[str] = list(store.durable_ids)
+            # Only lines holding the tag are read (a big scope's items are on disk: going
+            # through every durable item took 1.5 s of the first pack at 1M items).
+            fresh: Iterable[MemoryItem | None] = store.durable_items(STANDING_TAG)
         else:
-            fresh = store.durable_log[self.read_to :]
+            fresh = map(store.items.get, store.durable_log[self.read_to :])
         self.read_to = len(store.durable_log)
-        for item_id in fresh:
-            item = store.items.get(item_id)
+        for item in fresh:
             if item is not None and STANDING_TAG in item.tags:
-                self.ids[item_id] = None
+                self.ids[item.id] = None
         found = []
         for item_id in list(self.ids):
             item = store.items.get(item_id)
