@@ -98,8 +98,16 @@ async def test_a_long_chat_learns_the_window_from_the_first_overflow_error(
     assert "Use the `memory` tool" not in system_text(retry)
     assert accepted_requests_fit(openai_server)
     session = json.loads((workspace / "sessions" / "console:local.json").read_text())
-    # Two long exchanges fill this window; it compacts at most every other turn.
+    # Two long exchanges fill this window; it compacts at most every other turn: memory
+    # yields its room to the conversation instead of making it compact...
     assert 1 <= session["metadata"]["compactions"] <= 26 // 2
+    # ...and still brings back, as a passage, turns the compaction took out of the session.
+    newest = [
+        str(r.body["messages"][-1]["content"])
+        for r in openai_server.recorded_requests
+        if not r.rejected and not context_text(r.body).startswith(("You compress", "You keep"))
+    ]
+    assert sum("(excerpt): User: t" in text for text in newest) >= 5
     [(key, entry)] = windows_file(workspace).items()
     assert key == f"{openai_server.base_url} gpt-4o-mini"
     assert (entry["tokens"], entry["source"]) == (WINDOW, "overflow error")

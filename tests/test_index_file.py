@@ -404,3 +404,17 @@ def test_durable_items_with_a_tag_are_found_among_those_on_disk(paths: ScopePath
     store.add([replace(make_item(40), tags=["standing"])])
     assert [item.id for item in store.durable_items("standing")] == ["i5", "i40"]
     assert {item.id for item in store.durable_items()} == set(store.durable_ids)
+
+
+def test_a_big_scopes_items_can_be_walked_twice_like_a_dicts(paths: ScopePaths) -> None:
+    # Code that reads `store.items.values()` once to check one thing and again for another
+    # (the forget command, a test) must see every item both times, as with a small scope.
+    open_store(paths).add([make_item(n, day=n % 3) for n in range(40)])
+    store = open_store(paths)
+    open_store(paths).add([make_item(40)])
+    store.load()
+    assert store.items.base is not None and store.items.new
+    values, pairs = store.items.values(), store.items.items()
+    assert len(list(values)) == len(list(values)) == len(values) == 41
+    assert [key for key, _ in pairs] == [item.id for item in values] == list(store.items)
+    assert store.items["i3"] in values and ("i3", store.items["i3"]) in pairs

@@ -160,7 +160,9 @@ def window_text(words: Words, window: ModelWindow) -> str:
 
 
 def estimate_session_tokens(assistant: Assistant, session: AgentSession) -> int:
-    prompt_tokens = int(session.metadata.get("lastSystemPromptTokens", 0) or 0)
+    prompt_tokens = int(session.metadata.get("lastSystemPromptTokens", 0) or 0) + int(
+        session.metadata.get("lastMemoryTokens", 0) or 0
+    )
     messages = model_messages("", session.messages, keep_tool_results_turns=1_000_000)
     return prompt_tokens + estimate_request_tokens(messages)
 

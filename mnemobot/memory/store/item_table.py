@@ -22,7 +22,15 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, overload
@@ -237,17 +245,19 @@ class ItemTable(Mapping[str, MemoryItem]):
             if alive[position]:
                 yield ids[position]
 
-    def values(self) -> Iterator[MemoryItem]:  # type: ignore[override]
+    def values(self) -> ItemValues:
+        return ItemValues(self)
+
+    def items(self) -> ItemPairs:
+        return ItemPairs(self)
+
+    def iter_values(self) -> Iterator[MemoryItem]:
         """Every item, in order: the base's read in bulk, a file span at a time."""
         if self.base is not None and self.base_live:
             live = np.flatnonzero(self.alive)
             for start in range(0, len(live), _BULK_CHUNK):
                 yield from self.read_many(live[start : start + _BULK_CHUNK])
         yield from self.new.values()
-
-    def items(self) -> Iterator[tuple[str, MemoryItem]]:  # type: ignore[override]
-        for item in self.values():
-            yield item.id, item
 
     def read_many(
         self, positions: npt.NDArray[np.int64], needle: bytes | None = None
@@ -396,3 +406,22 @@ class ItemTable(Mapping[str, MemoryItem]):
             self.base_live -= 1
             self._cache.pop(item_id, None)
             self._older.pop(item_id, None)
+
+
+class ItemValues(ValuesView[MemoryItem]):
+    """The table's items as a dict's `values()` is: iterable again and again (a caller
+    walking it twice sees every item twice), each walk reading the base in bulk."""
+
+    _mapping: ItemTable
+
+    def __iter__(self) -> Iterator[MemoryItem]:
+        return self._mapping.iter_values()
+
+
+class ItemPairs(ItemsView[str, MemoryItem]):
+    """`(id, item)` pairs as a dict's `items()` is, read in bulk like `ItemValues`."""
+
+    _mapping: ItemTable
+
+    def __iter__(self) -> Iterator[tuple[str, MemoryItem]]:
+        return ((item.id, item) for item in self._mapping.iter_values())

@@ -20,6 +20,12 @@ log = logging.getLogger(__name__)
 
 # Until ContextBuilding has run once in a chat, assume a system prompt of this size.
 DEFAULT_SYSTEM_PROMPT_TOKENS = 500
+# Of memory's allowance, the part counted before compacting; memory yields the rest to the
+# conversation. On a 2,048-token window a chat of long messages compacted on 24 turns of 26
+# with the pack counted whole, 12 with it yielding (the same with a floor of 0 to 0.5 of
+# the allowance: tests/test_context_window.py); the floor keeps a turn just under the
+# threshold some recall.
+MEMORY_FLOOR_SHARE = 0.25
 
 
 def newest_messages_within(messages: list[Message], budget_tokens: int) -> int:
@@ -33,6 +39,8 @@ def newest_messages_within(messages: list[Message], budget_tokens: int) -> int:
 
 
 def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
+    """The next request without the memory recalled for its newest message: the prompt that
+    stays from turn to turn, the conversation as the model will see it, the tools' schemas."""
     prompt_tokens = int(
         ctx.session.metadata.get("lastSystemPromptTokens", DEFAULT_SYSTEM_PROMPT_TOKENS)
     )
@@ -48,6 +56,14 @@ def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
     return prompt_tokens + estimate_request_tokens(messages) + schema_tokens
 
 
+def memory_floor_tokens(ctx: TurnContext) -> int:
+    """What a request is sized with for recalled memory even when memory yields to the
+    conversation: a turn just under the threshold still brings some of what it recalls."""
+    if not ctx.config.memory.enabled:
+        return 0
+    return int(ctx.config.memory_allowance_tokens() * MEMORY_FLOOR_SHARE)
+
+
 class AutoCompaction:
     name = "AutoCompaction"
     order = 18
@@ -61,21 +77,26 @@ class AutoCompaction:
 
     async def process(self, ctx: TurnContext) -> None:
         threshold = ctx.config.compaction_threshold_tokens()
+        floor = memory_floor_tokens(ctx)
         estimate = estimated_request_tokens(ctx, self.tools)
-        if estimate <= threshold:
-            return
-        log.info("compacting %s: ~%d tokens > %d", ctx.chat.key, estimate, threshold)
-        # On a small window, keepLastMessages long messages may not fit at all: keep what
-        # fills half the room the prompt leaves, so the next turns fit before compacting again.
-        prompt_tokens = int(ctx.session.metadata.get("lastSystemPromptTokens", 0) or 0)
-        room = max(0, threshold - prompt_tokens) // 2
-        keep = min(
-            ctx.config.compaction.keep_last_messages,
-            newest_messages_within(ctx.session.messages, room),
-        )
-        await self.compactor.compact(
-            ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope, tz=ctx.now.tzinfo
-        )
+        if estimate + floor > threshold:
+            log.info("compacting %s: ~%d tokens > %d", ctx.chat.key, estimate + floor, threshold)
+            # On a small window, keepLastMessages long messages may not fit at all: keep what
+            # fills half the room the prompt leaves, so the next turns fit before compacting
+            # again.
+            prompt_tokens = int(ctx.session.metadata.get("lastSystemPromptTokens", 0) or 0)
+            room = max(0, threshold - prompt_tokens - floor) // 2
+            keep = min(
+                ctx.config.compaction.keep_last_messages,
+                newest_messages_within(ctx.session.messages, room),
+            )
+            await self.compactor.compact(
+                ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope, tz=ctx.now.tzinfo
+            )
+            estimate = estimated_request_tokens(ctx, self.tools)
+        # What the conversation leaves under the threshold is memory's, never less than the
+        # floor: memory shrinks before the conversation is compacted for it.
+        ctx.memory_room_tokens = max(floor, threshold - estimate)
 
 
 class OverflowRecovery:

@@ -73,6 +73,10 @@ class TurnContext:
     # what memory recalled for it): framed as data in front of its text, never stored.
     newest_message_context: list[str] = field(default_factory=list)
     memory_pack: MemoryPack | None = None
+    # Most tokens this turn's recalled memory may take so the request stays within the
+    # compaction threshold (set by AutoCompaction; None: only memory's own budgets). Memory
+    # yields to the conversation: a smaller pack costs nothing, a compaction a model call.
+    memory_room_tokens: int | None = None
     # When the turn happened, in epoch seconds, for the memory it leaves; None means the
     # moment it is written. Set by a caller replaying a past conversation (an import, an eval).
     occurred_at: float | None = None

@@ -287,17 +287,25 @@ class ContextBuilding:
                     allowance -= standing.tokens
                 scope_part = self._scope_memory_part(ctx, self.recall, memory_config, allowance)
                 parts.append(scope_part)
+                recall_config = within_allowance(
+                    memory_config, max(0, allowance), estimate_tokens(scope_part)
+                )
+                if ctx.memory_room_tokens is not None:
+                    recall_config = within_allowance(recall_config, ctx.memory_room_tokens, 0)
                 ctx.newest_message_context += self._recall_parts(
-                    ctx,
-                    self.recall,
-                    within_allowance(memory_config, max(0, allowance), estimate_tokens(scope_part)),
-                    query_vector,
-                    standing,
+                    ctx, self.recall, recall_config, query_vector, standing
                 )
         ctx.system_prompt = "\n\n".join(p for p in parts if p.strip())
-        ctx.session.metadata["lastSystemPromptTokens"] = estimate_tokens(
-            ctx.system_prompt
-        ) + estimate_tokens(context_block(ctx.newest_message_context))
+        # Apart: what stays from turn to turn, and what was recalled for this message alone
+        # (AutoCompaction sizes the next request by the first and gives memory what is left).
+        stable = estimate_tokens(ctx.system_prompt) + estimate_tokens(
+            context_block(ctx.newest_message_context[:1])
+        )
+        whole = estimate_tokens(ctx.system_prompt) + estimate_tokens(
+            context_block(ctx.newest_message_context)
+        )
+        ctx.session.metadata["lastSystemPromptTokens"] = stable
+        ctx.session.metadata["lastMemoryTokens"] = whole - stable
 
     @staticmethod
     def _scope_memory_part(
