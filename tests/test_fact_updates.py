@@ -11,6 +11,7 @@ import orjson
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import Layer, MemoryItem
+from tests.conftest import run_mnemobot
 
 DAY = 86_400.0
 NOW = time.time()
@@ -254,3 +255,36 @@ def test_each_move_replaces_the_last_one_across_reloads_and_by_speaker(tmp_path:
         "Berlin": "I moved to Oslo.",
         "Oslo": "I moved to Lima.",
     }
+
+
+def test_a_search_shows_the_current_value_first_and_marks_the_one_it_replaced(
+    tmp_path: Path,
+) -> None:
+    # `memory search` (and the memory tool, which searches the same way): the short old
+    # statement matched the question's words better and came first, unmarked.
+    workspace = tmp_path / "workspace"
+    memory = WorkspaceMemory.open(workspace)
+    say(memory, "I live in Paris.", 60)
+    say(memory, "I moved to Berlin, I live in Berlin now near the park with my two cats.", 10)
+    memory.close()
+    result = run_mnemobot(
+        "memory", "search", "where do I live", "--chat", SCOPE, BOT_WORKSPACE=str(workspace)
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    first_paris = next(n for n, line in enumerate(lines) if "Paris" in line)
+    assert all("Berlin" in line for line in lines[:first_paris]) and first_paris > 0
+    assert all("(earlier" in line for line in lines if "Paris" in line)
+    assert not any("(earlier" in line for line in lines if "Berlin" in line)
+    found = orjson.loads(
+        run_mnemobot(
+            "memory",
+            "search",
+            "where do I live",
+            "--chat",
+            SCOPE,
+            "--json",
+            BOT_WORKSPACE=str(workspace),
+        ).stdout
+    )
+    assert [hit["earlier"] for hit in found] == ["Paris" in hit["content"] for hit in found]

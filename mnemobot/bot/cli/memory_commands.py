@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
-from mnemobot.base.clock import SYSTEM_CLOCK
+from mnemobot.base.clock import SYSTEM_CLOCK, to_iso
 from mnemobot.base.counts import counted
 from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
@@ -178,6 +178,7 @@ def search_command(args: argparse.Namespace) -> int:
                     "layer": i.layer,
                     "type": i.type,
                     "score": round(s, 6),
+                    "earlier": i.is_superseded,
                     "content": i.content,
                     "references": i.references,
                 }
@@ -188,9 +189,13 @@ def search_command(args: argparse.Namespace) -> int:
     if not found:
         print("(nothing found)")
     for item, score in found:
+        replaced = ""
+        if item.is_superseded:
+            until = f" until {to_iso(item.valid_to)[:10]}" if item.valid_to is not None else ""
+            replaced = f"(earlier{until}) "
         print(
             f"{score:.3f} {item.id} [{item.layer.value.lower()}/{item.type.value.lower()}] "
-            f"{item.content.replace(chr(10), ' ')}"
+            f"{replaced}{item.content.replace(chr(10), ' ')}"
         )
     return 0
 

@@ -88,6 +88,8 @@ def _line(item: MemoryItem, score: float | None = None) -> str:
         head += f" score={score:.2f}"
     if item.valid_to is not None:
         head += f" (earlier, until {to_iso(item.valid_to)[:10]})"
+    elif item.is_superseded:
+        head += " (earlier: replaced)"
     return f"{head}: {item.content}"
 
 

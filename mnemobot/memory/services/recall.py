@@ -67,20 +67,27 @@ def memory_query(
     return query
 
 
-def ranked_search(loaded: LoadedScope, text: str, *, limit: int) -> list[tuple[MemoryItem, float]]:
-    """Items of the loaded scope ranked by BM25 relevance (0..1), best first."""
+def ranked_search(
+    loaded: LoadedScope, text: str, *, limit: int, replaced_weight: float = 1.0
+) -> list[tuple[MemoryItem, float]]:
+    """Items of the loaded scope ranked by BM25 relevance (0..1), best first; an item a
+    newer statement replaced counts `replaced_weight` of its relevance (the pack's
+    `superseded_weight`), so the current value comes before the one it replaced."""
     query_terms = terms(text)
     if not query_terms:
         return []
-    hits = loaded.index.top(query_terms, max(limit, 1))
+    # Twice the hits: a replaced item moved down makes room for one below the limit.
+    wanted = max(limit, 1) * (2 if replaced_weight < 1.0 else 1)
+    hits = loaded.index.top(query_terms, wanted)
     base = loaded.index.base_score(query_terms)
     best = max(hits.values(), default=0.0) - base
-    ranked = sorted(hits.items(), key=lambda hit: hit[1], reverse=True)
     found = []
-    for item_id, score in ranked:
+    for item_id, score in hits.items():
         item = loaded.store.items.get(item_id)
         if item is not None:
-            found.append((item, (score - base) / best if best > 0 else 0.0))
+            relevance = (score - base) / best if best > 0 else 0.0
+            found.append((item, relevance * (replaced_weight if item.is_superseded else 1.0)))
+    found.sort(key=lambda hit: hit[1], reverse=True)
     return found[:limit]
 
 
@@ -148,13 +155,16 @@ class MemoryRecall:
     def search(
         self, scope: str, text: str, *, config: MemoryConfig, tz: tzinfo, limit: int = 10
     ) -> list[tuple[MemoryItem, float]]:
-        """Items of every layer ranked by BM25 relevance (0..1), best first.
+        """Items of every layer ranked by BM25 relevance (0..1), best first; a replaced
+        value after the current one.
 
         Unlike the pack, nothing is deduplicated or budgeted: the memory tool must see
         the durable copy of a fact as well as the episode it came from, to update it.
         """
         with self.scopes.loaded(scope) as loaded:
-            return ranked_search(loaded, text, limit=limit)
+            return ranked_search(
+                loaded, text, limit=limit, replaced_weight=self.ranking.superseded_weight
+            )
 
     def get(self, scope: str, item_id: str) -> MemoryItem | None:
         """The scope's item of that id (None: unknown, or of another scope)."""
