@@ -121,3 +121,25 @@ def test_without_a_figure_near_the_question_nothing_is_moved() -> None:
     assert not latest_figure(items, {term: 1.0 for term in terms("favourite colour")}).updates
     rendered, _ = pack_of(items, "What is my favourite colour?", 1800)
     assert "earlier" not in rendered
+
+
+def test_a_value_updated_in_the_conversation_marks_the_remembered_one_earlier() -> None:
+    # Live: "our dashboard API averages 300 ms" last week; today, still in the conversation
+    # the request sends, "it now averages 250 ms". The pack leaves the new statement out
+    # (the model reads it there) and showed the old value as though it were current.
+    items = [
+        turn(1, "Our dashboard API averages 300 ms per request.", 1),
+        turn(2, "I baked rye bread today.", 2),
+        turn(3, "The dashboard API now averages 250 ms after the cache change.", 9),
+    ]
+    index = BM25Index()
+    for item in items:
+        index.add(item.id, terms(indexed_text(item)))
+    query = MemoryQuery.for_config(
+        "What does the dashboard API average now?", "s", START + 10 * DAY, MemoryConfig()
+    )
+    query.carried = lambda item: item.id == "t003"
+    pack = build_pack({item.id: item for item in items}, index, query)
+    [line] = [line for line in pack.rendered.splitlines() if "300 ms" in line]
+    assert "(earlier: updated 2023-11-23)" in line
+    assert "250 ms" not in pack.rendered

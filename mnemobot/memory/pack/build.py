@@ -275,8 +275,13 @@ def build_pack(
     context = in_context(found, index, query, query_terms, ranking, turns_around, dense)
     scored = score_candidates(context, query, ranking)
     focus = Focus({term: index.idf(term) for term in query_terms})
+    # With what the request carries: a value updated in the conversation marks the older
+    # one in memory as earlier, though the update itself is not repeated in the pack.
     latest = latest_figure(
-        (item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
+        [
+            *(item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
+            *context.carried,
+        ],
         focus.weights,
     )
     if latest.updates:

@@ -138,6 +138,9 @@ class InContext:
     per_layer_change: dict[str, int] = field(default_factory=dict)
     turns_around_hits: int = 0
     skipped_in_request: int = 0
+    # Matching items left out because the request carries them: the newest word on a
+    # value the question asks about may be among them (`memory.pack.figures`).
+    carried: list[MemoryItem] = field(default_factory=list)
 
     def relevance(self, item_id: str) -> float:
         """What the item's score counts as relevance: its own, or what it borrows."""
@@ -180,6 +183,8 @@ def in_context(
     carried = query.carried
     if carried is not None:
         for doc_id in [doc_id for doc_id, item in candidates.items() if carried(item)]:
+            if relevance_of.get(doc_id, 0.0) > 0:
+                context.carried.append(candidates[doc_id])
             del candidates[doc_id]
             context.skipped_in_request += 1
     turns = turn_context(candidates.values(), relevance_of, ranking)
