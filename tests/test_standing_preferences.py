@@ -266,3 +266,26 @@ async def test_in_a_group_each_preference_is_carried_as_its_speakers_own(
     # Bob's order to answer everyone a certain way steers others: not carried.
     assert "Latin" not in prompt.split(HEADING, 1)[1].split("\n#", 1)[0]
     assert estimate_tokens(prompt.split(HEADING, 1)[1]) > 0
+
+
+@pytest.mark.parametrize(
+    "said", ["I prefer metric units in every answer.", "Always answer me briefly!"]
+)
+def test_the_pack_does_not_repeat_a_preference_the_request_carries(
+    workspace: Path, said: str
+) -> None:
+    # Live: the block carried "I prefer metric units in every answer" and the pack said it
+    # again as "Preference: I prefer metric units in every answer." (another item, its
+    # closing full stop kept).
+    memory = WorkspaceMemory.open(workspace)
+    try:
+        record(memory, "telegram:1", said, START, "tg:1")
+        record(memory, "telegram:1", "I baked rye bread.", START + DAY, "tg:2")
+        block = memory.recall.standing_block("telegram:1", UTC)
+        assert said.rstrip(".!") in block.text
+        pack = memory.recall.build_pack(
+            "telegram:1", said, now=START + 2 * DAY, config=CONFIG, tz=UTC, standing=block
+        )
+        assert said.rstrip(".!").lower() not in pack.rendered.lower()
+    finally:
+        memory.close()

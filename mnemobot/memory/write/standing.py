@@ -401,18 +401,24 @@ def carried_standing(
     shown = {item.fingerprint for item in block.items}
     if not shown:
         return carried
-    said = {normalize_content(_said(item.content)) for item in block.items}
+    said = {_statement(item.content) for item in block.items}
 
     def in_block(item: MemoryItem) -> bool:
         if item.fingerprint in shown:
             return True
-        if item.type is not ItemType.TURN:
-            return False
-        return normalize_content(_said(item.content.split("\nAssistant: ", 1)[0])) in said
+        # The same words kept as another item (the episode's preference, a promoted copy)
+        # or a turn that said only that: "I prefer metric units." beside the block's line.
+        return _statement(item.content.split("\nAssistant: ", 1)[0]) in said
 
     if carried is None:
         return in_block
     return lambda item: in_block(item) or carried(item)
+
+
+def _statement(content: str) -> str:
+    """What was said, to compare: without the speaker's label, case, spacing or the
+    closing punctuation."""
+    return normalize_content(_said(content)).rstrip(" .!?…。！？")
 
 
 def _said(content: str) -> str:
