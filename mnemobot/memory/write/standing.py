@@ -402,13 +402,19 @@ def carried_standing(
     if not shown:
         return carried
     said = {_statement(item.content) for item in block.items}
+    said_in = {ref for item in block.items for ref in item.references}
 
     def in_block(item: MemoryItem) -> bool:
         if item.fingerprint in shown:
             return True
-        # The same words kept as another item (the episode's preference, a promoted copy)
-        # or a turn that said only that: "I prefer metric units." beside the block's line.
-        return _statement(item.content.split("\nAssistant: ", 1)[0]) in said
+        statement = _statement(item.content.split("\nAssistant: ", 1)[0])
+        if item.type is ItemType.TURN:
+            return statement in said  # a turn that said only that
+        # The same words from the same message kept as another item (the episode's
+        # preference, with its full stop): "I prefer metric units." beside the block's
+        # line. A restatement in another message stays: when it was said again is news.
+        refs = {ref for ref in item.references if not ref.startswith("promotedFrom:")}
+        return statement in said and bool(refs) and refs <= said_in
 
     if carried is None:
         return in_block
