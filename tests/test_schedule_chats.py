@@ -171,9 +171,8 @@ async def test_stop_cancels_a_running_task_and_a_chat_sets_its_own_zone(
     assert await say(telegram, "ok", CHAT) == "fine"
     assert "too late" not in texts(telegram)
     # Later turns read the time in the chat's own zone.
-    assert "Current date and time: Tuesday, 2026-11-24 18:00 JST" in context_text(
-        openai_server.requests[-1]
-    )
+    assert "Time now: 18:00 JST" in context_text(openai_server.requests[-1])
+    assert "Today is Tuesday, 2026-11-24 (JST)" in context_text(openai_server.requests[-1])
 
 
 async def test_a_reminder_fires_at_the_console(

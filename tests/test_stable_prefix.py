@@ -91,7 +91,12 @@ async def test_each_request_begins_with_the_whole_previous_one(
         # Only the newest turn is new: the assistant's answer and the next message.
         assert len(after["messages"]) == len(begun) + 2
     # The minutes passed between the turns, and the prompt said so, where it matters.
-    assert "Monday, 2026-03-02 10:15 UTC" in newest_context(requests[-1])
+    assert "Time now: 10:15 UTC" in newest_context(requests[-1])
+    # A message memory recalls nothing for carries the time alone, unframed.
+    thanks = next(
+        m for m in requests[3]["messages"] if m["role"] == "user" and "thanks!" in m["content"]
+    )
+    assert thanks["content"] == "[Time now: 10:12 UTC]\n\nthanks!"
     assert "10:" not in system_text(requests[-1])
     assert "Today is Monday, 2026-03-02" in system_text(requests[-1])
 

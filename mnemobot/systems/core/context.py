@@ -72,6 +72,9 @@ class TurnContext:
     # What goes with the newest user message only, in this turn's requests (the exact time,
     # what memory recalled for it): framed as data in front of its text, never stored.
     newest_message_context: list[str] = field(default_factory=list)
+    # The newest message's time ("14:05 UTC"): with it, not in the system prompt, which
+    # says the day only.
+    newest_message_time: str = ""
     memory_pack: MemoryPack | None = None
     # Most tokens this turn's recalled memory may take so the request stays within the
     # compaction threshold (set by AutoCompaction; None: only memory's own budgets). Memory

@@ -16,6 +16,7 @@ turn's recall is never sent again.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,21 +26,31 @@ CONTEXT_CLOSE = "[End of context; the message:]"
 # What the markers look like inside recalled text (a member of a group may have written
 # them): never taken for the end of the block.
 _DEFUSED = {CONTEXT_OPEN: "(context, quoted)", CONTEXT_CLOSE: "(end of context, quoted)"}
+# The block of a message that memory recalled nothing for.
+_TIME_ALONE = re.compile(r"\[(Time now: [^\]\n]{1,40})\]\n\n")
 
 
-def context_block(parts: Sequence[str]) -> str:
-    """The parts (the time line, the MemoryPack) framed as one block; "" when all are empty."""
+def context_block(parts: Sequence[str], *, time: str = "") -> str:
+    """The parts (what memory recalled) framed as one block, the time of the message
+    (`time`, "14:05 UTC") its first line; the time alone as `[Time now: 14:05 UTC]`, which
+    needs no framing as data (every request evaluates it anew: 110 characters fewer on a
+    turn that recalls nothing). "" when there is neither."""
+    time_line = f"Time now: {time}" if time else ""
     body = "\n\n".join(part.strip() for part in parts if part.strip())
     if not body:
-        return ""
+        return f"[{time_line}]" if time_line else ""
     for marker, quoted in _DEFUSED.items():
         body = body.replace(marker, quoted)
+    if time_line:
+        body = f"{time_line}.\n\n{body}"
     return f"{CONTEXT_OPEN}\n{body}\n{CONTEXT_CLOSE}"
 
 
 def split_context(text: str) -> tuple[str, str]:
     """(the block's body, the message's own text) of a request's user message text; the
     body is "" when the message carries no block."""
+    if found := _TIME_ALONE.match(text):
+        return found[1], text[found.end() :]
     if not text.startswith(CONTEXT_OPEN):
         return "", text
     body, found, rest = text[len(CONTEXT_OPEN) :].partition(f"\n{CONTEXT_CLOSE}")

@@ -260,9 +260,10 @@ class ContextBuilding:
             parts.append(_cut_to_budget(config.assistant.instructions, budget))
         # The day only: the minute would make every request begin anew.
         parts.append(f"Today is {ctx.now.strftime('%A, %Y-%m-%d')} ({_zone_name(ctx.now)}).")
-        ctx.newest_message_context = [
-            f"Current date and time: {ctx.now.strftime('%A, %Y-%m-%d %H:%M %Z')}."
-        ]
+        # The time with the newest message, without the day the system prompt says: every
+        # request evaluates it anew (`mnemobot bench prefix`: see docs/measured.md).
+        ctx.newest_message_time = ctx.now.strftime("%H:%M %Z").strip()
+        ctx.newest_message_context = []
         # Until the memory parts are in, the prompt is usable on its own.
         ctx.system_prompt = "\n\n".join(parts)
         memory_config = scaled_memory_config(config.memory, memory_scale)
@@ -299,10 +300,10 @@ class ContextBuilding:
         # Apart: what stays from turn to turn, and what was recalled for this message alone
         # (AutoCompaction sizes the next request by the first and gives memory what is left).
         stable = estimate_tokens(ctx.system_prompt) + estimate_tokens(
-            context_block(ctx.newest_message_context[:1])
+            context_block([], time=ctx.newest_message_time)
         )
         whole = estimate_tokens(ctx.system_prompt) + estimate_tokens(
-            context_block(ctx.newest_message_context)
+            context_block(ctx.newest_message_context, time=ctx.newest_message_time)
         )
         ctx.session.metadata["lastSystemPromptTokens"] = stable
         ctx.session.metadata["lastMemoryTokens"] = whole - stable

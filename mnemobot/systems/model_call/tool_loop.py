@@ -215,7 +215,9 @@ class ToolLoop:
         )
         # The time and the recall for the newest message go with it, on every call of
         # the turn; the requests of the next turns begin with this one, without them.
-        messages = with_newest_context(messages, context_block(ctx.newest_message_context))
+        messages = with_newest_context(
+            messages, context_block(ctx.newest_message_context, time=ctx.newest_message_time)
+        )
         return ChatRequest(
             # This turn's images go with its message on every call of the turn.
             messages=with_images(with_turn_notes(messages, ctx.turn_notes), ctx.media.images),
