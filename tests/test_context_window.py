@@ -8,6 +8,7 @@ it in the workspace, sizes each answer to what fits and compacts against the rea
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from mnemobot.bot.cli.doctor import run_checks
 from mnemobot.bot.llm.window_reports import answer_tokens_that_fit, overflow_figures
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     OverflowForm,
@@ -165,6 +167,31 @@ async def test_the_server_is_asked_for_its_window_at_start_before_any_message(
     assert openai_server.requests == []
     # Its /v1/models names the trained length, which is not the window it runs.
     assert windows_file(workspace)[f"{openai_server.base_url} gpt-4o-mini"]["tokens"] == WINDOW
+
+
+async def test_a_window_learned_before_is_what_the_start_logs_when_the_server_says_none(
+    workspace: Path, openai_server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """llama-cpp-python never says its window: the one its overflow error taught in an
+    earlier run is used, and the log says that, not that llm.maxInputTokens is assumed."""
+    caplog.set_level(logging.INFO, logger="mnemobot.bot.llm.client")
+    serve_small_model(openai_server, "openai", None)
+    ModelWindowStore.in_workspace(workspace).put(
+        openai_server.base_url, "gpt-4o-mini", ModelWindow(WINDOW, "overflow error")
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        app.start_background()
+
+        def said() -> list[str]:
+            return [r.getMessage() for r in caplog.records if "does not say" in r.getMessage()]
+
+        await wait_until(lambda: bool(said()), 10, "the window probe's line")
+    finally:
+        await app.close()
+    [line] = said()
+    assert "llm.maxInputTokens is assumed" not in line
+    assert "the one learned before is used: 2,048 tokens (learned from an overflow error" in line
 
 
 @pytest.mark.parametrize(

@@ -187,11 +187,20 @@ class OpenAIChatModel:
                 self._asked.add(model)
                 if reported is None:
                     self._unstated.add(model)
-                    log.info(
-                        "the server does not say the context window of %s; until an overflow "
-                        "error states it, llm.maxInputTokens is assumed",
-                        model,
-                    )
+                    learned = self.known_window(model)
+                    if learned is not None:
+                        log.info(
+                            "the server does not say the context window of %s; the one "
+                            "learned before is used: %s",
+                            model,
+                            learned.describe(),
+                        )
+                    else:
+                        log.info(
+                            "the server does not say the context window of %s; until an "
+                            "overflow error states it, llm.maxInputTokens is assumed",
+                            model,
+                        )
             if reported is not None:
                 await self._remember_window(model, reported)
         except Exception:  # asking is a courtesy: an overflow error teaches the window too
