@@ -254,7 +254,11 @@ async def test_status_shows_the_configured_window_while_nothing_is_learned(
         shown = await status(app)
     finally:
         await app.close()
-    assert "Context window: 128,000 tokens (from the config: llm.maxInputTokens)" in shown
+    # Not yet asked: the figure is only the configured one, and says so.
+    assert (
+        "Context window: 128,000 tokens (configured: llm.maxInputTokens; the server has not "
+        "said its window yet)"
+    ) in shown
 
 
 async def test_doctor_shows_the_window_and_where_it_came_from(

@@ -138,7 +138,6 @@ def endpoint_for_display(base_url: str | None) -> str:
 
 # Where a context window's size came from (`ModelWindow.source`), as /status says it.
 _WINDOW_SOURCES = {
-    "config": N_("from the config"),
     "assumed": N_("assumed: the server does not say; from the config"),
     "server": N_("reported by the server"),
     "overflow error": N_("learned from an overflow error"),
@@ -148,14 +147,22 @@ _WINDOW_SOURCES = {
 def window_text(words: Words, window: ModelWindow) -> str:
     """`2,048 tokens (reported by the server: /props n_ctx)`: `ModelWindow.describe` in the
     reader's words (what exactly said so stays as the server or the config names it)."""
-    where = words.gettext(_WINDOW_SOURCES[window.source])
-    detail = f": {window.detail}" if window.detail else ""
-    when = f", {window.learned_at[:10]}" if window.learned_at else ""
+    if window.source == "config":
+        # Until the server answers (or when it cannot be reached) the figure is only
+        # the configured one: the window the server runs may be smaller.
+        where = words.gettext(
+            "configured: {setting}; the server has not said its window yet",
+            setting=window.detail,
+        )
+    else:
+        where = words.gettext(_WINDOW_SOURCES[window.source])
+        where += f": {window.detail}" if window.detail else ""
+        where += f", {window.learned_at[:10]}" if window.learned_at else ""
     return words.ngettext(
         "{count} token ({where})",
         "{count} tokens ({where})",
         window.tokens,
-        where=f"{where}{detail}{when}",
+        where=where,
     )
 
 
