@@ -272,6 +272,29 @@ async def test_doctor_shows_the_window_and_where_it_came_from(
     assert "/props n_ctx" in check.detail
 
 
+@pytest.mark.parametrize("models_list", [True, False])
+async def test_doctor_says_the_window_before_the_first_run_and_makes_no_workspace(
+    tmp_path: Path, openai_server: FakeOpenAIServer, models_list: bool
+) -> None:
+    """A fresh install: no workspace yet (`run` makes it), nothing learned. `models_list`
+    False: a server without a models list (the llm check only warns)."""
+    fresh = tmp_path / "not-yet"
+    serve_small_model(openai_server, "llamacpp", "llamacpp")
+    if not models_list:
+        openai_server.models = None
+    results = await run_checks(make_settings(fresh, openai_server), lambda line: None)
+    [check] = [r for r in results if r.name == "context window"]
+    assert check.line().startswith("ok   context window: gpt-4o-mini has 2,048 tokens (reported")
+    openai_server.window_reported_by = None
+    results = await run_checks(make_settings(fresh, openai_server), lambda line: None)
+    [check] = [r for r in results if r.name == "context window"]
+    assert check.line() == (
+        "ok   context window: gpt-4o-mini: 128,000 tokens (assumed: the server does not say; "
+        "llm.maxInputTokens), used until an overflow error states the real window"
+    )
+    assert not fresh.exists()
+
+
 @pytest.mark.parametrize(
     ("message", "fields", "figures"),
     [

@@ -201,7 +201,9 @@ async def check_llm(settings: Settings, model: str, model_source: str, emit: Emi
 async def check_context_window(
     settings: Settings, model: str, paths: WorkspacePaths, store: RuntimeConfigStore, emit: Emit
 ) -> CheckResult:
-    """The window the bot will use for `model`, and where that figure comes from."""
+    """The window the bot will use for `model`, and where that figure comes from (also
+    before the first `run`, when the workspace that keeps learned windows does not exist
+    yet: it is not made here)."""
     where = endpoint_for_display(settings.openai_base_url or "https://api.openai.com/v1")
     emit(f"...  context window: asking {where} (up to {NETWORK_CHECK_SECONDS:g} s)")
     llm = OpenAIChatModel(
@@ -209,7 +211,7 @@ async def check_context_window(
         base_url=settings.openai_base_url,
         max_retries=0,
         timeout_seconds=NETWORK_CHECK_SECONDS,
-        windows=ModelWindowStore.in_workspace(paths.root),
+        windows=ModelWindowStore.in_workspace(paths.root) if paths.root.is_dir() else None,
     )
     try:
         window = await asyncio.wait_for(llm.context_window(model), NETWORK_CHECK_SECONDS)
@@ -343,7 +345,8 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     )
     record(CheckResult("speech to text", *speech))
     paths = WorkspacePaths(settings.bot_workspace)
-    if llm_result.status == "ok" and paths.root.is_dir():
+    # Also when the server has no models list (it answered) and before the first `run`.
+    if llm_result.status != "fail":
         record(await check_context_window(settings, model, paths, store, emit))
     if not store.error:
         offer = llm_result.status == "ok"
