@@ -246,6 +246,45 @@ async def test_a_local_server_that_does_not_say_its_window_is_not_asked_for_a_lo
     assert "128,000 tokens (assumed: the server does not say; llm.maxInputTokens)" in check.detail
 
 
+@pytest.mark.parametrize(
+    ("reporter", "max_output", "asked", "named"),
+    [
+        (
+            None,
+            2048,
+            512,
+            "512 tokens, the most an answer from a server on this machine or network asks "
+            "for until the server says its context window",
+        ),
+        ("llamacpp", 2048, 512, "512 tokens, a quarter of the model's 2,048-token window"),
+        (None, 200, 200, "llm.maxOutputTokens, 200 tokens"),
+    ],
+)
+async def test_an_answer_cut_at_its_length_limit_names_the_limit_that_was_in_force(
+    workspace: Path,
+    openai_server: FakeOpenAIServer,
+    reporter: WindowReporter | None,
+    max_output: int,
+    asked: int,
+    named: str,
+) -> None:
+    """SmolLM2 on llama-cpp-python talks until its 512 tokens run out: the note named
+    llm.maxOutputTokens (2,048), which had nothing to do with it."""
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0, "maxOutputTokens": max_output}})
+    serve_small_model(openai_server, "openai", reporter)
+    openai_server.script(reply("Once upon a time a dragon", finish_reason="length"))
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        answer = await ask(app, "tell me a long story")
+    finally:
+        await app.close()
+    assert openai_server.requests[0]["max_tokens"] == asked
+    assert answer == (
+        "Once upon a time a dragon\n\n(the model stopped before the end of this answer: it "
+        f'reached its length limit ({named}); say "go on" for the rest)'
+    )
+
+
 async def test_status_shows_the_configured_window_while_nothing_is_learned(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

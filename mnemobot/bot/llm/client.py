@@ -42,6 +42,7 @@ from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
 from mnemobot.bot.llm.window_reports import (
     MIN_ANSWER_TOKENS,
+    answer_limit,
     answer_tokens_that_fit,
     answer_tokens_without_window,
     is_local_endpoint,
@@ -308,15 +309,19 @@ class OpenAIChatModel:
             max_tokens = answer_tokens_without_window(max_tokens, self.local)
         try:
             try:
-                return await self._complete(request, max_tokens)
+                response = await self._complete(request, max_tokens)
             except LLMError as error:
                 smaller = await self._learn_from_overflow(request, max_tokens, error)
                 if smaller is None:
                     raise
-                return await self._complete(request, smaller)
+                response, max_tokens = await self._complete(request, smaller), smaller
+                window = self.known_window(request.model)
         except LLMError as error:
             log.warning("LLM call failed: %s", error)
             raise
+        window_tokens = window.tokens if window is not None else None
+        response.length_limit = answer_limit(max_tokens, request.max_output_tokens, window_tokens)
+        return response
 
     async def _learn_from_overflow(
         self, request: ChatRequest, max_tokens: int, error: LLMError
