@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mnemobot.base.clock import shown_time
 from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant
@@ -157,7 +158,7 @@ def window_text(words: Words, window: ModelWindow) -> str:
     else:
         where = words.gettext(_WINDOW_SOURCES[window.source])
         where += f": {window.detail}" if window.detail else ""
-        where += f", {window.learned_at[:10]}" if window.learned_at else ""
+        where += f", {shown_time(window.learned_at)}" if window.learned_at else ""
     return words.ngettext(
         "{count} token ({where})",
         "{count} tokens ({where})",
@@ -447,7 +448,7 @@ class Commands:
                 words.gettext(
                     "Compactions: {count}, last at {at}",
                     count=words.number(compactions),
-                    at=session.metadata.get("lastCompactionAt"),
+                    at=shown_time(str(session.metadata.get("lastCompactionAt") or "?")),
                 )
             )
         else:
