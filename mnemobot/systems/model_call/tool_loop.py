@@ -176,7 +176,7 @@ class ToolLoop:
             try:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
-                count_input(ctx.session.metadata, response)
+                count_input(ctx.session.metadata, response, request)
             except LLMError as error:
                 shrinks = await self._recovered(
                     ctx, error, overflow_rounds, message_shrinks, request

@@ -39,10 +39,11 @@ tool-call deltas with arguments in fragments, finish, usage when ``stream_option
 ``[DONE]``). ``tokens_per_second`` paces them the way a real model writes (a plain
 answer comes after as long as its streamed tokens would take) (a word or an
 argument fragment is a token); ``streams = False`` answers stream requests with a plain
-JSON completion, as a server that cannot stream does; ``empty_stream_on_overflow`` answers
-a streamed request that overflows with an empty 200 event stream and drops the connection,
-as llama-cpp-python's server does. ``first_token_times()`` says when each streamed answer's
-first token went out.
+JSON completion, as a server that cannot stream does; ``usage_in_streams = False`` sends
+no usage in a stream whatever ``stream_options`` asks, and ``empty_stream_on_overflow``
+answers a streamed request that overflows with an empty 200 event stream and drops the
+connection, as llama-cpp-python's server does. ``first_token_times()`` says when each
+streamed answer's first token went out.
 
 Prompt caching: each answer says how much of its prompt the server could take from its cache,
 the way a server that keeps the previous request's work does (llama.cpp, one slot): the
@@ -657,6 +658,8 @@ class FakeOpenAIServer:
         self.tokens_per_second: float | None = None
         self.streams: bool = True
         self.empty_stream_on_overflow: bool = False
+        # False: a stream carries no usage whatever `stream_options` asks (llama-cpp-python).
+        self.usage_in_streams: bool = True
         # (when, the last user text of the request) per streamed answer's first token.
         self._first_tokens: list[tuple[float, str]] = []
         # How answers report the prompt tokens taken from the cache (module docstring).
@@ -1253,7 +1256,9 @@ class _Handler(BaseHTTPRequestHandler):
         Without a finish reason the stream stops after the deltas (a cut stream)."""
         self._stream_headers()
         completion_id = self.fake._next_completion_id()
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        include_usage = self.fake.usage_in_streams and bool(
+            (body.get("stream_options") or {}).get("include_usage")
+        )
         rate = self.fake.tokens_per_second
         first = True
         for delta, finish in _stream_deltas(content, calls, finish_reason or "stop"):
