@@ -10,7 +10,8 @@ of the request, and the line says how many are estimates.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 from mnemobot.systems.core.llm import ChatRequest, ChatResponse
@@ -40,25 +41,24 @@ def count_input(
         counts["cached"] = int(counts.get("cached", 0)) + cached
 
 
-def input_tokens_line(metadata: MutableMapping[str, Any]) -> str:
-    """`/status`: the conversation's input tokens, cached and new, as the server told them."""
+@dataclass(frozen=True, slots=True)
+class InputCounts:
+    """A conversation's input tokens so far; `/status` words them."""
+
+    calls: int
+    prompt: int
+    # Of `prompt`, what servers said they took from their cache, in `told` of the calls.
+    cached: int
+    told: int
+    # Calls counted with the bot's own estimate (the server did not say).
+    estimated: int
+
+
+def input_counts(metadata: Mapping[str, Any]) -> InputCounts | None:
+    """The conversation's counts; None before its first model call."""
     counts = metadata.get(INPUT_TOKENS_KEY)
     if not isinstance(counts, dict) or not counts.get("calls"):
-        return "Input tokens: no model call in this conversation yet"
-    calls, prompt = int(counts.get("calls", 0)), int(counts.get("prompt", 0))
-    cached, estimated = int(counts.get("cached", 0)), int(counts.get("estimated", 0))
-    said = f"{calls:,} model call{'' if calls == 1 else 's'}"
-    about = "~" if estimated else ""
-    if estimated == calls:
-        guess = "estimated: the model server does not say how many"
-    else:
-        guess = f"{estimated:,} of them estimated: the model server did not say how many"
-    if not counts.get("told"):
-        why = guess if estimated else "the model server does not say what it cached"
-        return f"Input tokens: {about}{prompt:,} in {said} ({why})"
-    share = f"{cached / prompt:.0%}" if prompt else "0%"
-    line = (
-        f"Input tokens: {cached:,} cached, {about}{prompt - cached:,} new ({share} from the "
-        f"model server's cache) in {said}"
+        return None
+    return InputCounts(
+        *(int(counts.get(key, 0)) for key in ("calls", "prompt", "cached", "told", "estimated"))
     )
-    return f"{line}; {guess}" if estimated else line
