@@ -35,6 +35,7 @@ from mnemobot.bot.cli.speech_check import check_speech
 from mnemobot.bot.cli.startup import quiet_level, secrets_of
 from mnemobot.bot.delivery.replicas import redis_display
 from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.llm.tool_support import check_tool_support
 from mnemobot.bot.mcp.access import mcp_config
 from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING
 from mnemobot.bot.mcp.probe import probe_server, where
@@ -232,6 +233,29 @@ async def check_context_window(
     return CheckResult("context window", "ok", f"{model} has {window.describe()}")
 
 
+async def check_tools(settings: Settings, model: str, emit: Emit) -> CheckResult:
+    """Whether the server passes tools to `model` (`tool_support`): one or two short
+    requests, each within NETWORK_CHECK_SECONDS."""
+    where = endpoint_for_display(settings.openai_base_url or "https://api.openai.com/v1")
+    emit(
+        f"...  tools: asking {model} at {where} to call a test tool "
+        f"(up to {2 * NETWORK_CHECK_SECONDS:g} s)"
+    )
+    llm = OpenAIChatModel(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        base_url=settings.openai_base_url,
+        max_retries=0,
+        timeout_seconds=NETWORK_CHECK_SECONDS,
+    )
+    try:
+        found = await check_tool_support(llm, model, NETWORK_CHECK_SECONDS)
+    except LLMError as error:
+        return CheckResult("tools", "warn", f"not checked ({error})")
+    finally:
+        await llm.close()
+    return CheckResult("tools", "ok" if found.verdict == "passes" else "warn", found.line)
+
+
 async def check_telegram(settings: Settings, emit: Emit) -> CheckResult:
     if settings.telegram_bot_token is None:
         return CheckResult("telegram", "ok", "no TELEGRAM_BOT_TOKEN set (only needed for `run`)")
@@ -348,6 +372,7 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     # Also when the server has no models list (it answered) and before the first `run`.
     if llm_result.status != "fail":
         record(await check_context_window(settings, model, paths, store, emit))
+        record(await check_tools(settings, model, emit))
     if not store.error:
         offer = llm_result.status == "ok"
         status, detail = await check_embeddings(settings, store, emit, offer=offer)

@@ -39,6 +39,7 @@ from mnemobot.bot.llm.chat_stream import StreamedAnswer
 from mnemobot.bot.llm.errors import classify_openai_error
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
+from mnemobot.bot.llm.tool_support import log_tool_support
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
 from mnemobot.bot.llm.window_reports import (
     MIN_ANSWER_TOKENS,
@@ -134,6 +135,8 @@ class OpenAIChatModel:
         # Whether to ask for token usage at the end of a stream; off once a server refused
         # `stream_options` (some OpenAI-compatible servers reject what they do not know).
         self._usage_in_streams = True
+        # Whether requests with tools say `tool_choice`; off once a server refused it.
+        self._tool_choice = True
         self._learned: dict[str, ModelWindow] = {}
         # Models whose server was asked for the window in this run, those of them it said
         # nothing about, and the askings under way (shared by whoever waits for them).
@@ -142,6 +145,7 @@ class OpenAIChatModel:
         self._probes: dict[str, asyncio.Task[None]] = {}
         # A server on this machine or network: until it says its window, answers are small.
         self.local = is_local_endpoint(base_url)
+        self._tool_check: asyncio.Task[None] | None = None
 
     @property
     def base_url(self) -> str:
@@ -219,6 +223,14 @@ class OpenAIChatModel:
             # A small fsynced write, off the event loop all the same.
             await asyncio.to_thread(self.windows.put, self.base_url, model, window)
             self._learned[model] = self.windows.get(self.base_url, model) or window
+
+    def start_tool_check(self, model: str) -> None:
+        """Ask once, in the background, whether the server passes tools to `model`, and
+        log one line (`tool_support`); call inside the event loop."""
+        if self._tool_check is None:
+            self._tool_check = asyncio.create_task(
+                log_tool_support(self, model), name=f"tool-check-{model}"
+            )
 
     # -- images ------------------------------------------------------------------------------------
 
@@ -349,6 +361,21 @@ class OpenAIChatModel:
         }
         if request.tools:
             body["tools"] = request.tools
+            if self._tool_choice:
+                # OpenAI's default, said: llama-cpp-python's function-calling template
+                # drops the tools of a request that does not say it.
+                body["tool_choice"] = "auto"
+        try:
+            return await self._sent(request, body)
+        except LLMError as error:
+            if "tool_choice" not in body or not _refuses_tool_choice(error):
+                raise
+            log.info("the model server refuses tool_choice (%s); sent without it", error.detail)
+            self._tool_choice = False
+            del body["tool_choice"]
+            return await self._sent(request, body)
+
+    async def _sent(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse:
         if request.on_text is not None:
             streamed = await self._streamed(request, body)
             if streamed is not None:
@@ -462,9 +489,18 @@ class OpenAIChatModel:
         return [model.id for model in page.data]
 
     async def close(self) -> None:
-        for probe in list(self._probes.values()):
+        for probe in [*self._probes.values(), *filter(None, [self._tool_check])]:
             probe.cancel()
         await self.client.close()
+
+
+def _refuses_tool_choice(error: LLMError) -> bool:
+    """A 400 about `tool_choice` itself (vLLM started without --enable-auto-tool-choice
+    says '"auto" tool choice requires ...')."""
+    detail = error.detail.lower()
+    return error.kind is LLMFailureKind.BAD_REQUEST and (
+        "tool_choice" in detail or "tool choice" in detail
+    )
 
 
 def _is_event_stream(response: Any) -> bool:
