@@ -1,8 +1,9 @@
 """`mnemobot doctor`: one line per check, exit 1 if any fails; it changes nothing on disk.
 
 Each network check first prints what it is waiting for, then waits at most
-NETWORK_CHECK_SECONDS. WARN lines (a setting that works but is probably not what was
-meant) do not fail the run.
+NETWORK_CHECK_SECONDS (the tools check, which waits for the model's answers, up to
+CHECK_TIMEOUT_SECONDS for each of its two requests). WARN lines (a setting that works but
+is probably not what was meant) do not fail the run.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from mnemobot.bot.cli.speech_check import check_speech
 from mnemobot.bot.cli.startup import quiet_level, secrets_of
 from mnemobot.bot.delivery.replicas import redis_display
 from mnemobot.bot.llm.client import OpenAIChatModel
-from mnemobot.bot.llm.tool_support import check_tool_support
+from mnemobot.bot.llm.tool_support import CHECK_TIMEOUT_SECONDS, check_tool_support
 from mnemobot.bot.mcp.access import mcp_config
 from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING
 from mnemobot.bot.mcp.probe import probe_server, where
@@ -235,20 +236,20 @@ async def check_context_window(
 
 async def check_tools(settings: Settings, model: str, emit: Emit) -> CheckResult:
     """Whether the server passes tools to `model` (`tool_support`): one or two short
-    requests, each within NETWORK_CHECK_SECONDS."""
+    requests, each within CHECK_TIMEOUT_SECONDS (a model on a busy CPU answers slowly)."""
     where = endpoint_for_display(settings.openai_base_url or "https://api.openai.com/v1")
     emit(
         f"...  tools: asking {model} at {where} to call a test tool "
-        f"(up to {2 * NETWORK_CHECK_SECONDS:g} s)"
+        f"(up to {2 * CHECK_TIMEOUT_SECONDS:g} s)"
     )
     llm = OpenAIChatModel(
         api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
         base_url=settings.openai_base_url,
         max_retries=0,
-        timeout_seconds=NETWORK_CHECK_SECONDS,
+        timeout_seconds=CHECK_TIMEOUT_SECONDS,
     )
     try:
-        found = await check_tool_support(llm, model, NETWORK_CHECK_SECONDS)
+        found = await check_tool_support(llm, model, CHECK_TIMEOUT_SECONDS)
     except LLMError as error:
         return CheckResult("tools", "warn", f"not checked ({error})")
     finally:

@@ -53,7 +53,9 @@ _ANSWER_TOKENS = 32
 # llama-cpp-python's chatml-function-calling, measured); a prompt fewer than this longer
 # with it than without never carried it.
 _TOOL_PROMPT_TOKENS = 10
-# Seconds each of the two requests may take: a prompt of about 50 tokens and a short answer.
+# Seconds each of the two requests may take: a prompt of 50 to 200 tokens and a short
+# answer. llama-cpp-python's chatml-function-calling took 11 s for the first, SmolLM2-135M on
+# one busy CPU core (three generate passes); a 7B model on a CPU is slower still.
 CHECK_TIMEOUT_SECONDS = 30.0
 
 Verdict = Literal["passes", "drops", "unclear", "refuses"]
