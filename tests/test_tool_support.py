@@ -103,9 +103,13 @@ async def test_remind_me_sets_a_reminder_on_llama_cpp_python_with_function_calli
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
     """`--chat_format chatml-function-calling` drops the tools of a request that does not
-    say `tool_choice`: "remind me" got a friendly promise and no reminder."""
+    say `tool_choice`: "remind me" got a friendly promise and no reminder. And its server
+    refuses the tool call sent back with `content: null` (measured, llama-cpp-python
+    0.3.36)."""
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
     openai_server.tools_dropped = "without_tool_choice"
+    # Nor does it take the tool call back with a null content: the turn failed, HTTP 500.
+    openai_server.null_content_refused = True
     openai_server.responder = reminding_model
     app = build_app(make_settings(workspace, openai_server))
     try:

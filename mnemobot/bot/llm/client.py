@@ -355,7 +355,7 @@ class OpenAIChatModel:
     async def _complete(self, request: ChatRequest, max_tokens: int) -> ChatResponse:
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": request.messages,
+            "messages": _on_the_wire(request.messages),
             "temperature": request.temperature,
             "max_tokens": max_tokens,
         }
@@ -492,6 +492,16 @@ class OpenAIChatModel:
         for probe in [*self._probes.values(), *filter(None, [self._tool_check])]:
             probe.cancel()
         await self.client.close()
+
+
+def _on_the_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages as every server takes them: an assistant message that only calls tools
+    has an empty `content`, not the null OpenAI answers it with (llama-cpp-python's server
+    refuses a null one and its function-calling template a missing one, HTTP 500 both;
+    OpenAI and the others take "")."""
+    if all(m.get("content", "") is not None for m in messages):
+        return messages
+    return [{**m, "content": ""} if m.get("content", "") is None else m for m in messages]
 
 
 def _refuses_tool_choice(error: LLMError) -> bool:

@@ -55,7 +55,8 @@ the previous request's, over 4. ``cache_report`` says how: ``"openai"`` (default
 wait, unrecorded, until it is done. ``tools_dropped`` makes the model never see a request's
 tools, silently, as llama-cpp-python's server does (``"always"``: without a function-calling
 chat format; ``"without_tool_choice"``: with ``--chat_format chatml-function-calling``,
-unless the request says ``tool_choice``). ``strict_template`` makes the server refuse what
+unless the request says ``tool_choice``; ``null_content_refused``: its HTTP 500 for a
+message whose ``content`` is null or missing). ``strict_template`` makes the server refuse what
 the strictest chat templates of local servers refuse: a system message after the first
 message, and user and assistant turns that do not alternate starting with the user.
 
@@ -675,6 +676,10 @@ class FakeOpenAIServer:
         # `--chat_format chatml-function-calling`, which drops them from a request that does
         # not say `tool_choice` "auto" (or name a tool).
         self.tools_dropped: Literal["never", "always", "without_tool_choice"] = "never"
+        # HTTP 500 for a message whose content is null (the form OpenAI itself answers tool
+        # calls in) or missing, as llama-cpp-python's request schema and function-calling
+        # template refuse them.
+        self.null_content_refused: bool = False
         # (when, the last user text of the request) per streamed answer's first token.
         self._first_tokens: list[tuple[float, str]] = []
         # How answers report the prompt tokens taken from the cache (module docstring).
@@ -881,6 +886,11 @@ class FakeOpenAIServer:
             rejection, step = "invalid_request", error(400, problem, param="messages")
         elif self.strict_template and (problem := _template_problem(body)):
             rejection, step = "invalid_request", error(400, problem)
+        elif self.null_content_refused and any(
+            isinstance(m, Mapping) and m.get("content") is None for m in body.get("messages") or []
+        ):
+            rejection = "invalid_request"
+            step = error(500, "'dict object' has no attribute 'content'")
         elif self.max_request_chars is not None and (
             (size := request_chars(body)) > self.max_request_chars
         ):
