@@ -33,7 +33,9 @@ def shown_time(when: float | str) -> str:
     the epoch, or an ISO text as `to_iso` writes it; one that does not parse as it is)."""
     if isinstance(when, str):
         try:
-            when = from_iso(when)
+            seconds = from_iso(when)
         except ValueError:
             return when
-    return datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    else:
+        seconds = when
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
