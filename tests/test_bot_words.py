@@ -128,6 +128,65 @@ async def test_a_russian_user_reads_start_help_status_and_reminders_in_russian(
     assert reminders.startswith("В этом чате ничего не запланировано. Попросите меня")
 
 
+async def test_a_russian_user_on_a_small_home_server_reads_tools_and_input_in_russian(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    """llama.cpp with a 2,048-token window: the tools are cut to a tenth of the input, and
+    the replies are streamed without usage. /tools and the /status lines about them came
+    in English, with numbers grouped the English way (1,536 beside 50 000)."""
+    openai_server.context_window = 2048
+    openai_server.window_reported_by = "llamacpp"
+    openai_server.usage_in_streams = False
+    openai_server.cache_report = None
+    await start_bot(runtime={"telegram": {"streaming": "on"}})
+    telegram.send_text("Привет! Меня зовут Анна.", chat_id=USER, language_code="ru")
+    await telegram.wait_for_messages_async(USER, 1)
+    for count, command in enumerate(("/status", "/tools"), 2):
+        telegram.send_text(command, chat_id=USER, language_code="ru")
+        await telegram.wait_for_messages_async(USER, count)
+    status, tools = [m["plain_text"] for m in telegram.sent_messages(USER)[1:]]
+
+    [input_line] = [line for line in status.splitlines() if line.startswith("Входные токены")]
+    assert re.fullmatch(
+        r"Входные токены: ~\d+ за 1 вызов модели \(по оценке: сервер модели не сообщает, "
+        r"сколько\)",
+        input_line,
+    ), input_line
+    [tools_line] = [line for line in status.splitlines() if line.startswith("Инструменты")]
+    assert tools_line == (
+        "Инструменты: доступно 1 из 7, встроенные в краткой форме; встроенные инструменты: не "
+        "вошли 6 из 7 (под инструменты отведено токенов: 153, десятая часть входного лимита "
+        "модели (1\u00a0536))"
+    )
+    assert tools.splitlines() == [
+        "Инструменты, которыми я могу пользоваться в этом чате (1 из 7: под инструменты "
+        "отведено токенов: 153, десятая часть входного лимита модели (1\u00a0536)):",
+        "- schedule (встроенный): Сделать что-то позже в этом чате.",
+        "- встроенные инструменты: 6 из 7 не поместились",
+    ]
+    # Not a number grouped the English way anywhere.
+    assert not re.search(r"\d,\d{3}", status + tools)
+
+
+async def test_every_built_in_tool_reads_in_each_language(
+    start_bot: StartBot, telegram: TelegramServer
+) -> None:
+    """/tools lists the built-in tools by their first sentences: each has its words in
+    every catalog (a changed description fails here until it is translated again)."""
+    await start_bot()
+    languages = ("en", *TRANSLATED)
+    for count, language in enumerate(languages, 1):
+        telegram.send_text("/tools", chat_id=USER, language_code=language)
+        await telegram.wait_for_messages_async(USER, count)
+    said = {
+        language: [line.split("): ", 1)[1] for line in sent["plain_text"].splitlines()[1:]]
+        for language, sent in zip(languages, telegram.sent_messages(USER), strict=True)
+    }
+    assert len(said["en"]) == 7
+    for language in TRANSLATED:
+        assert [a == b for a, b in zip(said["en"], said[language], strict=True)] == [False] * 7
+
+
 async def test_in_a_group_each_member_reads_the_bot_in_their_own_language(
     start_bot: StartBot, telegram: TelegramServer
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from mnemobot.bot.app import App, build_app
 from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.conversation.session import SessionStore
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
 from mnemobot.plugin import Tool
 from mnemobot.systems.compaction.compactor import CompactionCalls, transcript_lines
 from mnemobot_tooling.fakes.openai_server import (
@@ -160,6 +162,8 @@ async def test_a_summary_that_times_out_is_not_sent_again(
 async def test_compact_command_replies(workspace: Path, openai_server: FakeOpenAIServer) -> None:
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
     openai_server.responder = scripted_responder
+    windows = ModelWindowStore.in_workspace(workspace)
+    windows.put(openai_server.base_url, "gpt-4o-mini", ModelWindow(200_000, "overflow error"))
     app = build_app(make_settings(workspace, openai_server))
     answer = await app.commands.run(CHAT, ParsedCommand("compact", ""))
     assert answer == "Nothing to compact (session has 0 messages)."
@@ -175,9 +179,16 @@ async def test_compact_command_replies(workspace: Path, openai_server: FakeOpenA
             "Usage: /compact [N] - keep the last N messages (1-100, default 10)."
         )
     assert len(app.sessions.get(CHAT.key).messages) == 3  # the summary and the last 2
+    assert app.maintenance is not None
+    await app.maintenance.maintain(CHAT.key)
     status = app.commands.status_text(CHAT)
     await app.close()
-    assert "Compactions: 1, last at 20" in status
+    # Every time /status shows reads the same way (it mixed 2026-11-27T23:54:04Z, a bare
+    # date and 2026-11-27 23:51 UTC).
+    times = re.findall(r"\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?(?: UTC|Z)?)?", status)
+    assert len(times) == 3, status
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", t) for t in times), times
+    assert f"Compactions: 1, last at {times[1]}" in status
 
 
 async def test_session_tools_reach_into_the_offload_log(

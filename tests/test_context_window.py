@@ -8,6 +8,7 @@ it in the workspace, sizes each answer to what fits and compacts against the rea
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from mnemobot.bot.cli.doctor import run_checks
 from mnemobot.bot.llm.window_reports import answer_tokens_that_fit, overflow_figures
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.model.windows import ModelWindow, ModelWindowStore
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     OverflowForm,
@@ -175,6 +177,31 @@ async def test_the_server_is_asked_for_its_window_at_start_before_any_message(
     assert windows_file(workspace)[f"{openai_server.base_url} gpt-4o-mini"]["tokens"] == WINDOW
 
 
+async def test_a_window_learned_before_is_what_the_start_logs_when_the_server_says_none(
+    workspace: Path, openai_server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """llama-cpp-python never says its window: the one its overflow error taught in an
+    earlier run is used, and the log says that, not that llm.maxInputTokens is assumed."""
+    caplog.set_level(logging.INFO, logger="mnemobot.bot.llm.client")
+    serve_small_model(openai_server, "openai", None)
+    ModelWindowStore.in_workspace(workspace).put(
+        openai_server.base_url, "gpt-4o-mini", ModelWindow(WINDOW, "overflow error")
+    )
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        app.start_background()
+
+        def said() -> list[str]:
+            return [r.getMessage() for r in caplog.records if "does not say" in r.getMessage()]
+
+        await wait_until(lambda: bool(said()), 10, "the window probe's line")
+    finally:
+        await app.close()
+    [line] = said()
+    assert "llm.maxInputTokens is assumed" not in line
+    assert "the one learned before is used: 2,048 tokens (learned from an overflow error" in line
+
+
 @pytest.mark.parametrize(
     ("num_ctx", "figure", "detail"),
     [
@@ -227,6 +254,45 @@ async def test_a_local_server_that_does_not_say_its_window_is_not_asked_for_a_lo
     assert "128,000 tokens (assumed: the server does not say; llm.maxInputTokens)" in check.detail
 
 
+@pytest.mark.parametrize(
+    ("reporter", "max_output", "asked", "named"),
+    [
+        (
+            None,
+            2048,
+            512,
+            "512 tokens, the most an answer from a server on this machine or network asks "
+            "for until the server says its context window",
+        ),
+        ("llamacpp", 2048, 512, "512 tokens, a quarter of the model's 2,048-token window"),
+        (None, 200, 200, "llm.maxOutputTokens, 200 tokens"),
+    ],
+)
+async def test_an_answer_cut_at_its_length_limit_names_the_limit_that_was_in_force(
+    workspace: Path,
+    openai_server: FakeOpenAIServer,
+    reporter: WindowReporter | None,
+    max_output: int,
+    asked: int,
+    named: str,
+) -> None:
+    """SmolLM2 on llama-cpp-python talks until its 512 tokens run out: the note named
+    llm.maxOutputTokens (2,048), which had nothing to do with it."""
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0, "maxOutputTokens": max_output}})
+    serve_small_model(openai_server, "openai", reporter)
+    openai_server.script(reply("Once upon a time a dragon", finish_reason="length"))
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        answer = await ask(app, "tell me a long story")
+    finally:
+        await app.close()
+    assert openai_server.requests[0]["max_tokens"] == asked
+    assert answer == (
+        "Once upon a time a dragon\n\n(the model stopped before the end of this answer: it "
+        f'reached its length limit ({named}); say "go on" for the rest)'
+    )
+
+
 async def test_status_shows_the_configured_window_while_nothing_is_learned(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
@@ -235,7 +301,11 @@ async def test_status_shows_the_configured_window_while_nothing_is_learned(
         shown = await status(app)
     finally:
         await app.close()
-    assert "Context window: 128,000 tokens (from the config: llm.maxInputTokens)" in shown
+    # Not yet asked: the figure is only the configured one, and says so.
+    assert (
+        "Context window: 128,000 tokens (configured: llm.maxInputTokens; the server has not "
+        "said its window yet)"
+    ) in shown
 
 
 async def test_doctor_shows_the_window_and_where_it_came_from(
@@ -247,6 +317,29 @@ async def test_doctor_shows_the_window_and_where_it_came_from(
     assert check.ok
     assert check.detail.startswith("gpt-4o-mini has 2,048 tokens (reported by the server")
     assert "/props n_ctx" in check.detail
+
+
+@pytest.mark.parametrize("models_list", [True, False])
+async def test_doctor_says_the_window_before_the_first_run_and_makes_no_workspace(
+    tmp_path: Path, openai_server: FakeOpenAIServer, models_list: bool
+) -> None:
+    """A fresh install: no workspace yet (`run` makes it), nothing learned. `models_list`
+    False: a server without a models list (the llm check only warns)."""
+    fresh = tmp_path / "not-yet"
+    serve_small_model(openai_server, "llamacpp", "llamacpp")
+    if not models_list:
+        openai_server.models = None
+    results = await run_checks(make_settings(fresh, openai_server), lambda line: None)
+    [check] = [r for r in results if r.name == "context window"]
+    assert check.line().startswith("ok   context window: gpt-4o-mini has 2,048 tokens (reported")
+    openai_server.window_reported_by = None
+    results = await run_checks(make_settings(fresh, openai_server), lambda line: None)
+    [check] = [r for r in results if r.name == "context window"]
+    assert check.line() == (
+        "ok   context window: gpt-4o-mini: 128,000 tokens (assumed: the server does not say; "
+        "llm.maxInputTokens), used until an overflow error states the real window"
+    )
+    assert not fresh.exists()
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,8 @@ def test_all_checks_pass_and_nothing_is_written(
         "ok   speech to text",
         "...  context window",
         "ok   context window",
+        "...  tools",
+        "ok   tools",
         "...  embeddings",
         "ok   embeddings",
         "...  telegram",

@@ -56,6 +56,12 @@ async def test_the_cli_pack_is_the_one_a_small_window_request_carried(
     assert shown.stdout.strip() == request_pack
     assert "window 2,048 tokens (reported by the server" in shown.stderr
     assert "memory may take" in shown.stderr
+    # The footer is words, not a Python dict of the pack's diagnostics.
+    assert "{" not in shown.stderr and "'" not in shown.stderr
+    assert re.search(
+        r"candidates: \d+ episodic, \d+ semantic, \d+ procedural; dropped by budget: \d+;",
+        shown.stderr,
+    ), shown.stderr
 
     as_json = run_mnemobot("memory", "pack", QUERY, "--chat", SCOPE, "--json", **env)
     sent_items = json.loads(as_json.stdout)["items"]

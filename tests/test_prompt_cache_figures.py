@@ -11,7 +11,7 @@ import pytest
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, request_tokens
 from tests.conftest import CONSOLE_CHAT, make_settings
 
 
@@ -83,3 +83,35 @@ async def test_a_server_that_does_not_say_what_it_cached_is_named_so(
     assert outcome is not None and outcome.answered
     line = input_line(await status(app))
     assert "the model server does not say what it cached" in line and "1 model call" in line
+
+
+async def test_a_stream_without_usage_is_counted_with_an_estimate_that_says_so(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    """llama-cpp-python sends no usage in a stream, whatever `stream_options` asks:
+    /status said "no model call in this conversation yet" after a dozen replies."""
+    openai_server.cache_report = None
+    openai_server.usage_in_streams = False
+    for text in ("My cat is called Miso.", "She likes the balcony."):
+        outcome = await app.assistant.handle_text(CONSOLE_CHAT, text, reply_stream=ShownStream())
+        assert outcome is not None and outcome.answered
+    bodies = [record.body for record in openai_server.recorded_requests]
+    assert all(body["stream_options"] == {"include_usage": True} for body in bodies)
+    line = input_line(await status(app))
+    match = re.fullmatch(
+        r"Input tokens: ~([\d,]+) in 2 model calls \(estimated: the model server does not "
+        r"say how many\)",
+        line,
+    )
+    assert match, line
+    # The bot's own estimate of what it sent: near what the server would have counted.
+    counted = sum(request_tokens(body) for body in bodies)
+    assert 0.5 * counted < int(match[1].replace(",", "")) < 2 * counted
+
+    # A plain request's answer says its usage: only the streamed ones are estimates.
+    outcome = await app.assistant.handle_text(CONSOLE_CHAT, "What is her name?")
+    assert outcome is not None and outcome.answered
+    line = input_line(await status(app))
+    assert line.startswith("Input tokens: ~") and line.endswith(
+        "in 3 model calls (2 of them estimated: the model server did not say how many)"
+    ), line

@@ -74,6 +74,14 @@ async def test_a_voice_note_becomes_the_turn_and_is_remembered(
     assert answer["plain_text"] == f"echo: {heard}"
     assert session_messages(workspace, SCOPE)[0]["content"] == heard
     assert "locker code is 4711" in daily_notes(workspace)
+    # Memory keeps what was said, not how the bot heard it: the items are tagged instead.
+    # (The echo model's answer repeats the label: those are its words.)
+    [turn] = [line for line in daily_notes(workspace).splitlines() if "4711" in line]
+    assert "User: Please remember that my locker code is 4711. | Assistant: " in turn
+    items = [i for i in memory_items(workspace) if "4711" in str(i["content"])]
+    users = [str(i["content"]).split("\nAssistant:")[0] for i in items]
+    assert users and all(u.startswith("Test: Please remember that") for u in users), users
+    assert all("voice" in i["tags"] for i in items)
     kept = list((workspace / "files" / SCOPE / "received").glob("voice-*.ogg"))
     assert [p.read_bytes() for p in kept] == [said]
 
@@ -81,6 +89,19 @@ async def test_a_voice_note_becomes_the_turn_and_is_remembered(
     telegram.send_text("what is my locker code?", chat_id=USER)
     await telegram.wait_for_messages_async(USER, 3)
     assert "4711" in memory_section(openai_server.last_request())
+
+
+async def test_a_fact_said_in_a_voice_note_is_remembered_without_its_label(
+    start_bot: StartBot, telegram: TelegramServer, workspace: Path
+) -> None:
+    await start_bot()
+    said = recording(5, "Please remember that my favourite colour is green.")
+    telegram.send_voice(chat_id=USER, duration=5, content=said)
+    await telegram.wait_for_messages_async(USER, 1)
+    facts = [i for i in memory_items(workspace) if i["layer"] == "SEMANTIC"]
+    assert [i["content"] for i in facts] == [
+        "Test: Please remember that my favourite colour is green."
+    ]
 
 
 async def test_a_voice_notes_length_is_its_own_never_only_the_claimed_one(
@@ -660,7 +681,7 @@ async def test_a_forwarded_voice_note_or_photo_is_its_authors_words_never_the_us
             word in str(i["content"]) for i in items if str(i["content"]).startswith("Test: ")
         ), word
     # The caption of Bob's note is kept with what he said, not instead of it.
-    assert any(str(i["content"]) == "Bob: [voice 0:04] My locker code is 9182.\ngym" for i in items)
+    assert any(str(i["content"]) == "Bob: My locker code is 9182.\ngym" for i in items)
 
     telegram.send_text("/new", chat_id=USER)
     telegram.send_text("where do I live?", chat_id=USER)

@@ -26,3 +26,16 @@ def to_iso(ts: float) -> str:
 
 def from_iso(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def shown_time(when: float | str) -> str:
+    """`2026-11-27 23:54 UTC`: a moment as `/status` shows each of its times (seconds since
+    the epoch, or an ISO text as `to_iso` writes it; one that does not parse as it is)."""
+    if isinstance(when, str):
+        try:
+            seconds = from_iso(when)
+        except ValueError:
+            return when
+    else:
+        seconds = when
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")

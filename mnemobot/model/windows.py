@@ -27,7 +27,8 @@ from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
 
 log = logging.getLogger(__name__)
 
-# "assumed": the server was asked and does not say; the configured window stands in.
+# "config": the server has not said yet (not asked yet, being asked, or unreachable);
+# "assumed": it was asked and does not say. In both the configured window stands in.
 WindowSource = Literal["config", "assumed", "server", "overflow error"]
 _LEARNED_SOURCES: frozenset[str] = frozenset({"server", "overflow error"})
 
@@ -47,8 +48,12 @@ class ModelWindow:
 
     def describe(self) -> str:
         """`2,048 tokens (from the server: /props n_ctx)`, for /status and doctor."""
+        if self.source == "config":
+            return (
+                f"{self.tokens:,} tokens (configured: {self.detail or 'llm.maxInputTokens'}; "
+                "the server has not said its window yet)"
+            )
         where = {
-            "config": "from the config",
             "assumed": "assumed: the server does not say; from the config",
             "server": "reported by the server",
             "overflow error": "learned from an overflow error",

@@ -1,8 +1,9 @@
 """`mnemobot doctor`: one line per check, exit 1 if any fails; it changes nothing on disk.
 
 Each network check first prints what it is waiting for, then waits at most
-NETWORK_CHECK_SECONDS. WARN lines (a setting that works but is probably not what was
-meant) do not fail the run.
+NETWORK_CHECK_SECONDS (the tools check, which waits for the model's answers, up to
+CHECK_TIMEOUT_SECONDS for each of its two requests). WARN lines (a setting that works but
+is probably not what was meant) do not fail the run.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from mnemobot.bot.cli.speech_check import check_speech
 from mnemobot.bot.cli.startup import quiet_level, secrets_of
 from mnemobot.bot.delivery.replicas import redis_display
 from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.llm.tool_support import CHECK_TIMEOUT_SECONDS, check_tool_support
 from mnemobot.bot.mcp.access import mcp_config
 from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING
 from mnemobot.bot.mcp.probe import probe_server, where
@@ -201,7 +203,9 @@ async def check_llm(settings: Settings, model: str, model_source: str, emit: Emi
 async def check_context_window(
     settings: Settings, model: str, paths: WorkspacePaths, store: RuntimeConfigStore, emit: Emit
 ) -> CheckResult:
-    """The window the bot will use for `model`, and where that figure comes from."""
+    """The window the bot will use for `model`, and where that figure comes from (also
+    before the first `run`, when the workspace that keeps learned windows does not exist
+    yet: it is not made here)."""
     where = endpoint_for_display(settings.openai_base_url or "https://api.openai.com/v1")
     emit(f"...  context window: asking {where} (up to {NETWORK_CHECK_SECONDS:g} s)")
     llm = OpenAIChatModel(
@@ -209,7 +213,7 @@ async def check_context_window(
         base_url=settings.openai_base_url,
         max_retries=0,
         timeout_seconds=NETWORK_CHECK_SECONDS,
-        windows=ModelWindowStore.in_workspace(paths.root),
+        windows=ModelWindowStore.in_workspace(paths.root) if paths.root.is_dir() else None,
     )
     try:
         window = await asyncio.wait_for(llm.context_window(model), NETWORK_CHECK_SECONDS)
@@ -228,6 +232,29 @@ async def check_context_window(
             "error states the real window",
         )
     return CheckResult("context window", "ok", f"{model} has {window.describe()}")
+
+
+async def check_tools(settings: Settings, model: str, emit: Emit) -> CheckResult:
+    """Whether the server passes tools to `model` (`tool_support`): one or two short
+    requests, each within CHECK_TIMEOUT_SECONDS (a model on a busy CPU answers slowly)."""
+    where = endpoint_for_display(settings.openai_base_url or "https://api.openai.com/v1")
+    emit(
+        f"...  tools: asking {model} at {where} to call a test tool "
+        f"(up to {2 * CHECK_TIMEOUT_SECONDS:g} s)"
+    )
+    llm = OpenAIChatModel(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        base_url=settings.openai_base_url,
+        max_retries=0,
+        timeout_seconds=CHECK_TIMEOUT_SECONDS,
+    )
+    try:
+        found = await check_tool_support(llm, model, CHECK_TIMEOUT_SECONDS)
+    except LLMError as error:
+        return CheckResult("tools", "warn", f"not checked ({error})")
+    finally:
+        await llm.close()
+    return CheckResult("tools", "ok" if found.verdict == "passes" else "warn", found.line)
 
 
 async def check_telegram(settings: Settings, emit: Emit) -> CheckResult:
@@ -343,8 +370,10 @@ async def run_checks(settings: Settings, emit: Emit) -> list[CheckResult]:
     )
     record(CheckResult("speech to text", *speech))
     paths = WorkspacePaths(settings.bot_workspace)
-    if llm_result.status == "ok" and paths.root.is_dir():
+    # Also when the server has no models list (it answered) and before the first `run`.
+    if llm_result.status != "fail":
         record(await check_context_window(settings, model, paths, store, emit))
+        record(await check_tools(settings, model, emit))
     if not store.error:
         offer = llm_result.status == "ok"
         status, detail = await check_embeddings(settings, store, emit, offer=offer)

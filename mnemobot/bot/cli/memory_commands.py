@@ -117,11 +117,14 @@ def pack_command(args: argparse.Namespace) -> int:
     else:
         print(pack.rendered)
     d = pack.diagnostics
+    candidates = ", ".join(
+        f"{count:,} {layer.lower()}" for layer, count in d.candidates_per_layer.items()
+    )
     print(
-        f"\n-- {len(pack.items)} item{'' if len(pack.items) == 1 else 's'}, {d.total_tokens} "
-        f"tokens (soft {d.soft_budget_tokens}, max {d.max_budget_tokens}); {share}; "
-        f"candidates {d.candidates_per_layer}; dropped by budget {d.dropped_by_budget}; built "
-        f"in {d.build_ms:.1f} ms; meaning: {d.meaning}",
+        f"\n-- {counted(len(pack.items), 'item')}, {d.total_tokens:,} tokens (soft "
+        f"{d.soft_budget_tokens:,}, max {d.max_budget_tokens:,}); {share}; candidates: "
+        f"{candidates or 'none'}; dropped by budget: {d.dropped_by_budget:,}; built in "
+        f"{d.build_ms:.1f} ms; meaning: {d.meaning}",
         file=sys.stderr,
     )
     return 0

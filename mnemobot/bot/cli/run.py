@@ -26,6 +26,7 @@ from mnemobot.bot.cli.startup import log_startup, secrets_of, settings_or_exit, 
 from mnemobot.bot.cli.web import start_beside_bot, start_lines, web_tokens
 from mnemobot.bot.cli.workspace_guard import WorkspaceGuard
 from mnemobot.bot.delivery.replicas import open_replicas
+from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.web.access import WebToken
 from mnemobot.bot.web.server import WebServer
 from mnemobot.config.settings import Settings
@@ -132,6 +133,9 @@ def run_command(args: argparse.Namespace) -> int:
         else:
             app = build_app(settings)
         app.start_background()
+        if isinstance(app.llm, OpenAIChatModel) and app.llm.local:
+            # A home server may drop tools silently (llama-cpp-python): one line says so.
+            app.llm.start_tool_check(app.assistant.model_name(app.runtime.current()))
         watching = asyncio.create_task(guard.watch(stop), name="workspace-guard")
         page = None
         try:

@@ -39,9 +39,11 @@ from mnemobot.bot.llm.chat_stream import StreamedAnswer
 from mnemobot.bot.llm.errors import classify_openai_error
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
+from mnemobot.bot.llm.tool_support import log_tool_support
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
 from mnemobot.bot.llm.window_reports import (
     MIN_ANSWER_TOKENS,
+    answer_limit,
     answer_tokens_that_fit,
     answer_tokens_without_window,
     is_local_endpoint,
@@ -133,6 +135,8 @@ class OpenAIChatModel:
         # Whether to ask for token usage at the end of a stream; off once a server refused
         # `stream_options` (some OpenAI-compatible servers reject what they do not know).
         self._usage_in_streams = True
+        # Whether requests with tools say `tool_choice`; off once a server refused it.
+        self._tool_choice = True
         self._learned: dict[str, ModelWindow] = {}
         # Models whose server was asked for the window in this run, those of them it said
         # nothing about, and the askings under way (shared by whoever waits for them).
@@ -141,6 +145,7 @@ class OpenAIChatModel:
         self._probes: dict[str, asyncio.Task[None]] = {}
         # A server on this machine or network: until it says its window, answers are small.
         self.local = is_local_endpoint(base_url)
+        self._tool_check: asyncio.Task[None] | None = None
 
     @property
     def base_url(self) -> str:
@@ -187,11 +192,20 @@ class OpenAIChatModel:
                 self._asked.add(model)
                 if reported is None:
                     self._unstated.add(model)
-                    log.info(
-                        "the server does not say the context window of %s; until an overflow "
-                        "error states it, llm.maxInputTokens is assumed",
-                        model,
-                    )
+                    learned = self.known_window(model)
+                    if learned is not None:
+                        log.info(
+                            "the server does not say the context window of %s; the one "
+                            "learned before is used: %s",
+                            model,
+                            learned.describe(),
+                        )
+                    else:
+                        log.info(
+                            "the server does not say the context window of %s; until an "
+                            "overflow error states it, llm.maxInputTokens is assumed",
+                            model,
+                        )
             if reported is not None:
                 await self._remember_window(model, reported)
         except Exception:  # asking is a courtesy: an overflow error teaches the window too
@@ -209,6 +223,14 @@ class OpenAIChatModel:
             # A small fsynced write, off the event loop all the same.
             await asyncio.to_thread(self.windows.put, self.base_url, model, window)
             self._learned[model] = self.windows.get(self.base_url, model) or window
+
+    def start_tool_check(self, model: str) -> None:
+        """Ask once, in the background, whether the server passes tools to `model`, and
+        log one line (`tool_support`); call inside the event loop."""
+        if self._tool_check is None:
+            self._tool_check = asyncio.create_task(
+                log_tool_support(self, model), name=f"tool-check-{model}"
+            )
 
     # -- images ------------------------------------------------------------------------------------
 
@@ -299,15 +321,19 @@ class OpenAIChatModel:
             max_tokens = answer_tokens_without_window(max_tokens, self.local)
         try:
             try:
-                return await self._complete(request, max_tokens)
+                response = await self._complete(request, max_tokens)
             except LLMError as error:
                 smaller = await self._learn_from_overflow(request, max_tokens, error)
                 if smaller is None:
                     raise
-                return await self._complete(request, smaller)
+                response, max_tokens = await self._complete(request, smaller), smaller
+                window = self.known_window(request.model)
         except LLMError as error:
             log.warning("LLM call failed: %s", error)
             raise
+        window_tokens = window.tokens if window is not None else None
+        response.length_limit = answer_limit(max_tokens, request.max_output_tokens, window_tokens)
+        return response
 
     async def _learn_from_overflow(
         self, request: ChatRequest, max_tokens: int, error: LLMError
@@ -329,12 +355,27 @@ class OpenAIChatModel:
     async def _complete(self, request: ChatRequest, max_tokens: int) -> ChatResponse:
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": request.messages,
+            "messages": _on_the_wire(request.messages),
             "temperature": request.temperature,
             "max_tokens": max_tokens,
         }
         if request.tools:
             body["tools"] = request.tools
+            if self._tool_choice:
+                # OpenAI's default, said: llama-cpp-python's function-calling template
+                # drops the tools of a request that does not say it.
+                body["tool_choice"] = "auto"
+        try:
+            return await self._sent(request, body)
+        except LLMError as error:
+            if "tool_choice" not in body or not _refuses_tool_choice(error):
+                raise
+            log.info("the model server refuses tool_choice (%s); sent without it", error.detail)
+            self._tool_choice = False
+            del body["tool_choice"]
+            return await self._sent(request, body)
+
+    async def _sent(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse:
         if request.on_text is not None:
             streamed = await self._streamed(request, body)
             if streamed is not None:
@@ -448,9 +489,28 @@ class OpenAIChatModel:
         return [model.id for model in page.data]
 
     async def close(self) -> None:
-        for probe in list(self._probes.values()):
+        for probe in [*self._probes.values(), *filter(None, [self._tool_check])]:
             probe.cancel()
         await self.client.close()
+
+
+def _on_the_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages as every server takes them: an assistant message that only calls tools
+    has an empty `content`, not the null OpenAI answers it with (llama-cpp-python's server
+    refuses a null one and its function-calling template a missing one, HTTP 500 both;
+    OpenAI and the others take "")."""
+    if all(m.get("content", "") is not None for m in messages):
+        return messages
+    return [{**m, "content": ""} if m.get("content", "") is None else m for m in messages]
+
+
+def _refuses_tool_choice(error: LLMError) -> bool:
+    """A 400 about `tool_choice` itself (vLLM started without --enable-auto-tool-choice
+    says '"auto" tool choice requires ...')."""
+    detail = error.detail.lower()
+    return error.kind is LLMFailureKind.BAD_REQUEST and (
+        "tool_choice" in detail or "tool choice" in detail
+    )
 
 
 def _is_event_stream(response: Any) -> bool:

@@ -102,6 +102,22 @@ def answer_tokens_without_window(cap: int, local: bool) -> int:
     return min(cap, int(UNSTATED_LOCAL_WINDOW * SMALL_WINDOW_ANSWER_SHARE))
 
 
+def answer_limit(max_tokens: int, cap: int, window_tokens: int | None) -> str:
+    """What an answer asked for `max_tokens` was capped by, for the note on an answer the
+    model cut there: `cap` (llm.maxOutputTokens), the share or the room of the known window,
+    or the size a local server's answer keeps to while its window is unknown."""
+    if max_tokens >= cap:
+        return f"llm.maxOutputTokens, {cap:,} tokens"
+    if window_tokens is None:
+        return (
+            f"{max_tokens:,} tokens, the most an answer from a server on this machine or "
+            "network asks for until the server says its context window"
+        )
+    if max_tokens == int(window_tokens * SMALL_WINDOW_ANSWER_SHARE):
+        return f"{max_tokens:,} tokens, a quarter of the model's {window_tokens:,}-token window"
+    return f"{max_tokens:,} tokens, what the model's {window_tokens:,}-token window left"
+
+
 def is_local_endpoint(base_url: str | None) -> bool:
     """Whether the server is on this machine or its network (loopback, private or
     link-local address, `localhost`, a `.local`/`.internal`/`.lan` name, or a name without

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from mnemobot.base.counts import counted
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.mcp.access import McpToolAccess, mcp_config
 from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING, McpConfig, McpServerConfig, McpTiming
 from mnemobot.bot.mcp.connection import ServerTool
@@ -24,6 +25,7 @@ from mnemobot.bot.mcp.supervisor import ServerState, ServerSupervisor
 from mnemobot.bot.mcp.tool_adapter import adapt_tool, is_offered, server_of, tool_set_of
 from mnemobot.bot.tools.chat_tools import ChatTools, WindowOf
 from mnemobot.bot.tools.confirmations import Confirmations
+from mnemobot.bot.tools.offer import MCP_SERVER_LABEL
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.runtime_store import RuntimeConfigStore
@@ -146,7 +148,7 @@ class McpServers:
             self._applied = settings
             # While there is room, servers' tools are offered in the order of the config.
             self.registry.order_sets(
-                [(tool_set_of(n), f"MCP server {n}") for n in settings.servers]
+                [(tool_set_of(n), f"{MCP_SERVER_LABEL}{n}") for n in settings.servers]
             )
             for name, server in wanted.items():
                 if name not in self.supervisors:
@@ -222,13 +224,19 @@ class McpServers:
         from, and how many the model's window left out."""
         found = await self.chat_tools.offer(chat)
 
+        words = words_for(chat.language)
+
         def source(tool: Tool) -> str | None:
             server = server_of(tool.tool_set) if tool.tool_set else None
-            return f"MCP server {server}" if server else None
+            return f"{MCP_SERVER_LABEL}{server}" if server else None
 
-        lines = self.chat_tools.listing(found, source)
+        lines = self.chat_tools.listing(found, source, words)
         for name in sorted(filter(None, map(server_of, found.allowed))):
             supervisor = self.supervisors.get(name)
             if supervisor is None or supervisor.state is not ServerState.READY:
-                lines.append(f"- MCP server {name}: its tools are not available right now")
+                lines.append(
+                    words.gettext(
+                        "- MCP server {name}: its tools are not available right now", name=name
+                    )
+                )
         return "\n".join(lines)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from mnemobot.base.counts import counted
-from mnemobot.bot.i18n import words_for
-from mnemobot.bot.tools.offer import ToolOffer, first_sentence
+from mnemobot.base.clock import shown_time
+from mnemobot.bot.i18n import N_, Words, words_for
+from mnemobot.bot.tools.offer import ToolOffer, first_sentence, set_label
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.model.windows import ModelWindow
@@ -27,8 +27,23 @@ WindowOf = Callable[[RuntimeConfig], ModelWindow | None]
 # list stays within three Telegram messages (4,096 characters each).
 MAX_TOOL_LINES = 30
 MAX_NAMES_CHARS = 8_000
-# How /tools and /reminders name what the schedule tool gives.
-REMINDERS = "Reminders and scheduled tasks are"
+# What /tools and /reminders say when the window leaves the schedule tool out.
+REMINDERS = N_(
+    "Reminders and scheduled tasks are unavailable with this model's context window of "
+    "{window}: the {tool} tool does not fit beside the conversation. A window of {tokens} "
+    "tokens or more makes it work: {hint}."
+)
+# The built-in tools' first sentences, for /tools in the reader's language (a tool whose
+# description changed reads in English until its sentence is here again).
+_BUILT_IN_SENTENCES = (
+    N_("Get the current date, weekday and time."),
+    N_("Read, write or list text files in your workspace files folder."),
+    N_("Your long-term memory of this chat."),
+    N_("Read this chat's earlier raw messages, including those compacted away (newest last)."),
+    N_("Keyword search in this chat's compacted-away messages; returns time, role and text."),
+    N_("Read a large tool result that was saved to disk, one page at a time."),
+    N_("Act later in this chat."),
+)
 # Windows suggested to bring every built-in tool back: llama.cpp and Ollama take any size;
 # a power of two is what people type.
 _SUGGESTED_WINDOWS = (4096, 8192, 16384, 32768, 65536, 131072)
@@ -45,19 +60,57 @@ class ChatOffer:
     allowed: frozenset[str]
 
 
-def larger_window_hint(window: ModelWindow | None, tokens: int) -> str:
+# Where a context window's size came from (`ModelWindow.source`), as /status says it.
+_WINDOW_SOURCES = {
+    "assumed": N_("assumed: the server does not say; from the config"),
+    "server": N_("reported by the server"),
+    "overflow error": N_("learned from an overflow error"),
+}
+
+
+def window_text(words: Words, window: ModelWindow) -> str:
+    """`2,048 tokens (reported by the server: /props n_ctx)`: `ModelWindow.describe` in the
+    reader's words (what exactly said so stays as the server or the config names it)."""
+    if window.source == "config":
+        # Until the server answers (or when it cannot be reached) the figure is only
+        # the configured one: the window the server runs may be smaller.
+        where = words.gettext(
+            "configured: {setting}; the server has not said its window yet",
+            setting=window.detail,
+        )
+    else:
+        where = words.gettext(_WINDOW_SOURCES[window.source])
+        where += f": {window.detail}" if window.detail else ""
+        where += f", {shown_time(window.learned_at)}" if window.learned_at else ""
+    return words.ngettext(
+        "{count} token ({where})",
+        "{count} tokens ({where})",
+        window.tokens,
+        where=where,
+    )
+
+
+def larger_window_hint(window: ModelWindow | None, tokens: int, words: Words) -> str:
     """How to give the model a window of `tokens`, in the words of the server that said
     its window (`ModelWindow.detail`)."""
     detail = window.detail if window is not None else ""
     if detail.startswith("/props"):
-        return f"start llama-server with -c {tokens}"
+        return words.gettext("start llama-server with -c {tokens}", tokens=tokens)
     if detail.startswith(("/api/ps", "/api/show")):
-        return f"give the model num_ctx {tokens} (e.g. OLLAMA_CONTEXT_LENGTH={tokens} ollama serve)"
+        return words.gettext(
+            "give the model num_ctx {tokens} (e.g. OLLAMA_CONTEXT_LENGTH={tokens} ollama serve)",
+            tokens=tokens,
+        )
     if detail.startswith("/api/v0/models"):
-        return f"load the model in LM Studio with a context length of {tokens}"
+        return words.gettext(
+            "load the model in LM Studio with a context length of {tokens}", tokens=tokens
+        )
     if "max_model_len" in detail:
-        return f"start vLLM with --max-model-len {tokens}"
-    return f"a model server started with a larger window, e.g. llama-server -c {tokens}"
+        return words.gettext("start vLLM with --max-model-len {tokens}", tokens=tokens)
+    return words.gettext(
+        "a model server started with a larger window, e.g. llama-server -c {tokens}",
+        tokens=tokens,
+    )
 
 
 class ChatTools:
@@ -92,7 +145,7 @@ class ChatTools:
         offer = (await self.offer(chat)).offer
         if offer.trimmed:
             # What was left out and why, as the operator who tunes it reads it in the log.
-            return [words.gettext("Tools: {summary}", summary=offer.summary())]
+            return [words.gettext("Tools: {summary}", summary=offer.summary(words))]
         return [
             words.gettext(
                 "Tools: {count} of {available} offered",
@@ -103,19 +156,25 @@ class ChatTools:
 
     async def missing_text(self, chat: ChatRef, name: str, what: str) -> str | None:
         """Why the model goes without the tool `name` in this chat and what would bring it
-        back (`what`: "Reminders are"); None when it has it (or there is no such tool)."""
-        return self.missing(await self.offer(chat, built_in_only=True), name, what)
+        back (`what`: a message like REMINDERS); None when it has it (or there is no such
+        tool)."""
+        found = await self.offer(chat, built_in_only=True)
+        return self.missing(found, name, what, words_for(chat.language))
 
-    def missing(self, found: ChatOffer, name: str, what: str) -> str | None:
+    def missing(self, found: ChatOffer, name: str, what: str, words: Words) -> str | None:
         if name not in self.registry.names or found.offer.offers(name):
             return None
         window = found.window
-        said = f" of {window.describe()}" if window is not None else ""
         tokens = self.window_for_all_tools(self.config())
-        return (
-            f"{what} unavailable with this model's context window{said}: the {name} tool "
-            f"does not fit beside the conversation. A window of {tokens:,} tokens or more "
-            f"makes it work: {larger_window_hint(window, tokens)}."
+        # Without a known window the offer was cut to the configured input limit.
+        configured = found.config.llm.max_input_tokens
+        shown = window or ModelWindow(configured, "config", "llm.maxInputTokens")
+        return words.gettext(
+            what,
+            window=window_text(words, shown),
+            tool=name,
+            tokens=words.number(tokens),
+            hint=larger_window_hint(window, tokens, words),
         )
 
     def window_for_all_tools(self, config: RuntimeConfig) -> int:
@@ -128,42 +187,62 @@ class ChatTools:
                 return tokens
         return _SUGGESTED_WINDOWS[-1]
 
-    def listing(self, found: ChatOffer, source: Callable[[Tool], str | None]) -> list[str]:
-        """/tools' lines: each offered tool (`source`: the label of its set, None for a
-        built-in one), then what was left out and why."""
+    def listing(
+        self, found: ChatOffer, source: Callable[[Tool], str | None], words: Words
+    ) -> list[str]:
+        """/tools' lines in `words`: each offered tool (`source`: the label of its set, None
+        for a built-in one), then what was left out and why."""
         offer = found.offer
-        head = "Tools I can use in this chat"
         if offer.trimmed:
-            head += f" ({len(offer.names)} of {offer.available}: {offer.why()})"
-        lines = [f"{head}:"]
+            head = words.gettext(
+                "Tools I can use in this chat ({count} of {available}: {why}):",
+                count=words.number(len(offer.names)),
+                available=words.number(offer.available),
+                why=offer.why(words),
+            )
+        else:
+            head = words.gettext("Tools I can use in this chat:")
+        lines = [head]
         each_on_a_line = len(found.tools) <= MAX_TOOL_LINES
         grouped: dict[str, list[str]] = {}
         for tool in found.tools:
             label = source(tool)
             if each_on_a_line or label is None:
-                where = label or "built-in"
-                lines.append(f"- {tool.name} ({where}): {first_sentence(tool.description, 120)}")
+                where = set_label(words, label) if label else words.gettext("built-in")
+                said = first_sentence(tool.description, 120)
+                if label is None:
+                    said = words.gettext(said)  # a built-in tool's (_BUILT_IN_SENTENCES)
+                lines.append(f"- {tool.name} ({where}): {said}")
             else:
                 grouped.setdefault(label, []).append(tool.name)
         room = MAX_NAMES_CHARS
         for label, names in grouped.items():
-            named, room = _names_within(names, room)
-            lines.append(f"- {label} ({counted(len(names), 'tool')}): {named}")
+            named, room = _names_within(names, room, words)
+            count = words.ngettext("{count} tool", "{count} tools", len(names))
+            lines.append(f"- {set_label(words, label)} ({count}): {named}")
         for gone in offer.left_out:
-            lines.append(f"- {gone.label}: {gone.count} of {gone.of} left out for want of room")
+            left = words.gettext(
+                "{count} of {of} left out for want of room",
+                count=words.number(gone.count),
+                of=words.number(gone.of),
+            )
+            lines.append(f"- {gone.shown(words)}: {left}")
         if not found.tools:
-            lines.append("- none: the model's context window leaves no room for tools")
-        if reminders := self.missing(found, "schedule", REMINDERS):
+            lines.append(
+                words.gettext("- none: the model's context window leaves no room for tools")
+            )
+        if reminders := self.missing(found, "schedule", REMINDERS, words):
             lines.append(reminders)
         return lines
 
 
-def _names_within(names: list[str], room: int) -> tuple[str, int]:
+def _names_within(names: list[str], room: int, words: Words) -> tuple[str, int]:
     """`names` joined within `room` characters, and the room left."""
     shown: list[str] = []
     for name in names:
         if len(name) + 2 > room:
-            return f"{', '.join(shown)} and {len(names) - len(shown)} more", 0
+            more = words.number(len(names) - len(shown))
+            return words.gettext("{names} and {more} more", names=", ".join(shown), more=more), 0
         shown.append(name)
         room -= len(name) + 2
     return ", ".join(shown), room

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from mnemobot.base.tokens import estimate_tokens
+from mnemobot.bot.i18n import Words, words_for
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.tool_runner import Tool
 
@@ -100,6 +101,19 @@ def short_form(tool: Tool, schema: dict[str, Any]) -> ToolForm:
     )
 
 
+# The log's words, and /status's and /tools' in a chat without a catalog.
+ENGLISH = words_for(None)
+# How the MCP servers' tool sets are named (`ToolRegistry.order_sets`).
+MCP_SERVER_LABEL = "MCP server "
+
+
+def set_label(words: Words, label: str) -> str:
+    """A tool set's label in `words`: "MCP server big" is "MCP-сервер big" in Russian."""
+    if label.startswith(MCP_SERVER_LABEL):
+        return words.gettext("MCP server {name}", name=label.removeprefix(MCP_SERVER_LABEL))
+    return label
+
+
 @dataclass(frozen=True, slots=True)
 class OfferableTool:
     """A registered tool with its definition in full and, for a built-in one, in short."""
@@ -117,6 +131,12 @@ class LeftOut:
     label: str
     count: int
     of: int
+
+    def shown(self, words: Words = ENGLISH) -> str:
+        """The label in `words`: "built-in tools", "MCP server big"."""
+        if self.tool_set is None:
+            return words.gettext("built-in tools")
+        return set_label(words, self.label)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,23 +162,41 @@ class ToolOffer:
     def offers(self, name: str) -> bool:
         return name in self.names
 
-    def why(self) -> str:
-        share = "a tenth" if self.short else "a third"
-        return (
-            f"tools may take {self.budget:,} tokens, {share} of the model's input limit "
-            f"of {self.input_limit:,}"
+    def why(self, words: Words = ENGLISH) -> str:
+        """Why not all fit, in `words` (the log's: English)."""
+        values = {"budget": words.number(self.budget), "limit": words.number(self.input_limit)}
+        if self.short:
+            return words.gettext(
+                "tools may take {budget} tokens, a tenth of the model's input limit of {limit}",
+                **values,
+            )
+        return words.gettext(
+            "tools may take {budget} tokens, a third of the model's input limit of {limit}",
+            **values,
         )
 
-    def summary(self) -> str:
+    def summary(self, words: Words = ENGLISH) -> str:
         """`12 of 304 offered; MCP server big: 296 of 300 left out (…)` for /status, logs."""
-        text = f"{len(self.names)} of {self.available} offered"
+        text = words.gettext(
+            "{count} of {available} offered",
+            count=words.number(len(self.names)),
+            available=words.number(self.available),
+        )
         if self.short:
-            text += ", the built-in ones in short form"
-        parts = [f"{gone.label}: {gone.count} of {gone.of} left out" for gone in self.left_out]
+            text += words.gettext(", the built-in ones in short form")
+        parts = [
+            words.gettext(
+                "{label}: {count} of {of} left out",
+                label=gone.shown(words),
+                count=words.number(gone.count),
+                of=words.number(gone.of),
+            )
+            for gone in self.left_out
+        ]
         if parts:
             text += f"; {'; '.join(parts)}"
         if self.trimmed:
-            text += f" ({self.why()})"
+            text += f" ({self.why(words)})"
         return text
 
 

@@ -14,11 +14,14 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mnemobot.base.clock import shown_time
 from mnemobot.bot.i18n import N_, Words, words_for
+from mnemobot.bot.tools.chat_tools import window_text
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant
 from mnemobot.bot.turn.erasure import EXPORTS_DIR_NAME, ScopeErasure, export_prefix
 from mnemobot.bot.turn.forget_me import ForgetMe
+from mnemobot.bot.turn.input_status import input_tokens_line
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import zone_or_local
 from mnemobot.conversation.session import AgentSession
@@ -27,7 +30,6 @@ from mnemobot.model.windows import ModelWindow, WindowSource
 from mnemobot.systems.compaction.compactor import Compactor
 from mnemobot.systems.compaction.plan import is_summary
 from mnemobot.systems.core.context import ChatRef
-from mnemobot.systems.model_call.prompt_usage import input_tokens_line
 from mnemobot.systems.model_call.request_messages import estimate_request_tokens, model_messages
 
 log = logging.getLogger(__name__)
@@ -134,29 +136,6 @@ def endpoint_for_display(base_url: str | None) -> str:
     host = parts.hostname or "?"
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{host}{port}"
-
-
-# Where a context window's size came from (`ModelWindow.source`), as /status says it.
-_WINDOW_SOURCES = {
-    "config": N_("from the config"),
-    "assumed": N_("assumed: the server does not say; from the config"),
-    "server": N_("reported by the server"),
-    "overflow error": N_("learned from an overflow error"),
-}
-
-
-def window_text(words: Words, window: ModelWindow) -> str:
-    """`2,048 tokens (reported by the server: /props n_ctx)`: `ModelWindow.describe` in the
-    reader's words (what exactly said so stays as the server or the config names it)."""
-    where = words.gettext(_WINDOW_SOURCES[window.source])
-    detail = f": {window.detail}" if window.detail else ""
-    when = f", {window.learned_at[:10]}" if window.learned_at else ""
-    return words.ngettext(
-        "{count} token ({where})",
-        "{count} tokens ({where})",
-        window.tokens,
-        where=f"{where}{detail}{when}",
-    )
 
 
 def estimate_session_tokens(assistant: Assistant, session: AgentSession) -> int:
@@ -435,14 +414,14 @@ class Commands:
                 threshold=words.number(threshold),
             ),
         ]
-        lines.append(input_tokens_line(session.metadata))
+        lines.append(input_tokens_line(words, session.metadata))
         compactions = int(session.metadata.get("compactions", 0))
         if compactions:
             lines.append(
                 words.gettext(
                     "Compactions: {count}, last at {at}",
                     count=words.number(compactions),
-                    at=session.metadata.get("lastCompactionAt"),
+                    at=shown_time(str(session.metadata.get("lastCompactionAt") or "?")),
                 )
             )
         else:

@@ -17,12 +17,11 @@ import contextlib
 import contextvars
 import logging
 from collections.abc import Callable, Coroutine
-from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
 from mnemobot.base.atomic_file import write_atomic
-from mnemobot.base.clock import SYSTEM_CLOCK, Clock
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, shown_time
 from mnemobot.bot.i18n import Words, words_for
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
@@ -356,6 +355,6 @@ class MaintenanceTimer:
             report = None
         if report is None:
             return [words.gettext("Maintenance: not run yet")]
-        at = datetime.fromtimestamp(report.at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        at = shown_time(report.at)
         done = "; ".join(f"{step.name}: {step.line}" for step in report.steps)
         return [words.gettext("Maintenance: last run {at}: {done}", at=at, done=done)]

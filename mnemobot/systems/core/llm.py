@@ -137,6 +137,9 @@ class ChatResponse:
     cached_prompt_tokens: int | None = None
     # The request's images were replaced by a note: the model does not take images.
     images_dropped: bool = False
+    # What capped the answer's length (its max_tokens, and why that many), for the note
+    # on an answer the model cut there; None when the client does not say.
+    length_limit: str | None = None
 
 
 class ChatModel(Protocol):

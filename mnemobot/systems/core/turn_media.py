@@ -44,6 +44,9 @@ class MessagePart:
     # A forward's header ("[forwarded from Alice, 2026-11-20 14:03]"): the words are then
     # their author's, never the user's.
     header: str | None = None
+    # How the bot came by the words (a transcript's "[voice 0:42]"): the model reads it in
+    # front of them; memory keeps the words alone (the turn's items are tagged instead).
+    label: str = ""
 
     def _joined(self, after: str) -> str:
         return self.sep.join(piece for piece in (self.before, self.text, after) if piece)
@@ -51,6 +54,8 @@ class MessagePart:
     def line(self) -> str:
         """The part as the turn's text shows it; "" when it says nothing."""
         body = self._joined(self.after)
+        if self.label and body:
+            body = f"{self.label} {body}"
         return f"{self.header} {body}" if self.header and body else body
 
     def words(self) -> str:
@@ -69,6 +74,7 @@ class MessagePart:
             "sep": self.sep,
             "rememberedAfter": self.remembered_after,
             "header": self.header,
+            "label": self.label,
         }
         # Only what differs from a plain typed message: the session file stays small.
         return {key: value for key, value in data.items() if value and value != " "}
@@ -83,6 +89,7 @@ class MessagePart:
             sep=str(data.get("sep") or " "),
             remembered_after=_optional(data.get("rememberedAfter")),
             header=_optional(data.get("header")),
+            label=str(data.get("label") or ""),
         )
 
 

@@ -51,8 +51,10 @@ MAX_OVERFLOW_ROUNDS = 3
 CUT_MESSAGE_EXTRA = "cutMessageNote"
 CUT_ANSWER_NOTE = (
     "the model stopped before the end of this answer: it reached its length limit "
-    '(llm.maxOutputTokens, or the end of its context window); say "go on" for the rest'
+    '({limit}); say "go on" for the rest'
 )
+# The limit when the model client does not say which one it set.
+_UNSAID_LIMIT = "llm.maxOutputTokens, or the end of its context window"
 NOT_RECORDED_RESULT = (
     "error: not run: the bot could not record this call before running it (its storage is "
     "failing); tell the user to try again later"
@@ -174,7 +176,7 @@ class ToolLoop:
             try:
                 ctx.llm_calls += 1
                 response = await self.llm.complete(request)
-                count_input(ctx.session.metadata, response)
+                count_input(ctx.session.metadata, response, request)
             except LLMError as error:
                 shrinks = await self._recovered(
                     ctx, error, overflow_rounds, message_shrinks, request
@@ -191,7 +193,8 @@ class ToolLoop:
                 if response.finish_reason == "length":
                     # Cut at the model's output limit or the end of its window: the user
                     # would otherwise take half a sentence for the whole answer.
-                    ctx.notes.append(CUT_ANSWER_NOTE)
+                    limit = response.length_limit or _UNSAID_LIMIT
+                    ctx.notes.append(CUT_ANSWER_NOTE.format(limit=limit))
                 return
             content = cut_reply(content, self.limits.max_reply_chars)
             said.before_tools(content.strip())

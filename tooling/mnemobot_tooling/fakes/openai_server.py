@@ -39,10 +39,11 @@ tool-call deltas with arguments in fragments, finish, usage when ``stream_option
 ``[DONE]``). ``tokens_per_second`` paces them the way a real model writes (a plain
 answer comes after as long as its streamed tokens would take) (a word or an
 argument fragment is a token); ``streams = False`` answers stream requests with a plain
-JSON completion, as a server that cannot stream does; ``empty_stream_on_overflow`` answers
-a streamed request that overflows with an empty 200 event stream and drops the connection,
-as llama-cpp-python's server does. ``first_token_times()`` says when each streamed answer's
-first token went out.
+JSON completion, as a server that cannot stream does; ``usage_in_streams = False`` sends
+no usage in a stream whatever ``stream_options`` asks, and ``empty_stream_on_overflow``
+answers a streamed request that overflows with an empty 200 event stream and drops the
+connection, as llama-cpp-python's server does. ``first_token_times()`` says when each
+streamed answer's first token went out.
 
 Prompt caching: each answer says how much of its prompt the server could take from its cache,
 the way a server that keeps the previous request's work does (llama.cpp, one slot): the
@@ -51,8 +52,12 @@ the previous request's, over 4. ``cache_report`` says how: ``"openai"`` (default
 ``usage.prompt_tokens_details.cached_tokens``), ``"llamacpp"`` (``timings.cache_n`` and
 ``prompt_n``, as llama.cpp's own server reports) or None (not at all).
 ``one_at_a_time`` answers one chat request at a time (a one-slot local server): the others
-wait, unrecorded, until it is done. ``strict_template`` makes the server refuse what the
-strictest chat templates of local servers refuse: a system message after the first
+wait, unrecorded, until it is done. ``tools_dropped`` makes the model never see a request's
+tools, silently, as llama-cpp-python's server does (``"always"``: without a function-calling
+chat format; ``"without_tool_choice"``: with ``--chat_format chatml-function-calling``,
+unless the request says ``tool_choice``; ``null_content_refused``: its HTTP 500 for a
+message whose ``content`` is null or missing). ``strict_template`` makes the server refuse what
+the strictest chat templates of local servers refuse: a system message after the first
 message, and user and assistant turns that do not alternate starting with the user.
 
 With ``context_window`` set, ``window_reported_by`` makes the server tell its window the way
@@ -535,9 +540,16 @@ def _template_problem(request: Mapping[str, Any]) -> str | None:
 
 
 def echo_responder(request: dict[str, Any]) -> Step:
-    """Default responder: ``"echo: <text of the last user message>"``."""
+    """Default responder: ``"echo: <text of the last user message>"``; a last message
+    ``Call <tool>.`` naming a tool the request offers gets that call instead, as from a
+    model that does what it is told (the bot's check that tools reach the model)."""
     texts = user_texts(request)
-    return Reply(f"echo: {texts[-1] if texts else ''}")
+    last = texts[-1] if texts else ""
+    told = re.fullmatch(r"Call (\w+)\.", last)
+    offered = {(tool.get("function") or {}).get("name") for tool in request.get("tools") or []}
+    if told and told[1] in offered and not tool_messages(request):
+        return ToolCall(told[1], '{"ready": true}')
+    return Reply(f"echo: {last}")
 
 
 def _message_sequence_problem(request: Mapping[str, Any]) -> str | None:
@@ -657,6 +669,17 @@ class FakeOpenAIServer:
         self.tokens_per_second: float | None = None
         self.streams: bool = True
         self.empty_stream_on_overflow: bool = False
+        # False: a stream carries no usage whatever `stream_options` asks (llama-cpp-python).
+        self.usage_in_streams: bool = True
+        # Tools the model never sees, silently (`served_body`): "always" as llama-cpp-python
+        # without a function-calling chat format; "without_tool_choice" as it with
+        # `--chat_format chatml-function-calling`, which drops them from a request that does
+        # not say `tool_choice` "auto" (or name a tool).
+        self.tools_dropped: Literal["never", "always", "without_tool_choice"] = "never"
+        # HTTP 500 for a message whose content is null (the form OpenAI itself answers tool
+        # calls in) or missing, as llama-cpp-python's request schema and function-calling
+        # template refuse them.
+        self.null_content_refused: bool = False
         # (when, the last user text of the request) per streamed answer's first token.
         self._first_tokens: list[tuple[float, str]] = []
         # How answers report the prompt tokens taken from the cache (module docstring).
@@ -863,6 +886,11 @@ class FakeOpenAIServer:
             rejection, step = "invalid_request", error(400, problem, param="messages")
         elif self.strict_template and (problem := _template_problem(body)):
             rejection, step = "invalid_request", error(400, problem)
+        elif self.null_content_refused and any(
+            isinstance(m, Mapping) and m.get("content") is None for m in body.get("messages") or []
+        ):
+            rejection = "invalid_request"
+            step = error(500, "'dict object' has no attribute 'content'")
         elif self.max_request_chars is not None and (
             (size := request_chars(body)) > self.max_request_chars
         ):
@@ -884,8 +912,20 @@ class FakeOpenAIServer:
                 self._previous_prompt = prompt
         self._record(RecordedRequest(body, headers, path, rejection, cached))
         if step is None:
-            step = self.responder(body)
+            step = self.responder(self.served_body(body))
         return step, cached
+
+    def served_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The request as the model gets it: without its tools where `tools_dropped` says
+        so (the responder and the usage see this; the recorded request is what was sent)."""
+        if self.tools_dropped == "never" or not body.get("tools"):
+            return body
+        if self.tools_dropped == "without_tool_choice" and body.get("tool_choice") not in (
+            None,
+            "none",
+        ):
+            return body
+        return {key: value for key, value in body.items() if key not in ("tools", "tool_choice")}
 
     def _window_overflow(self, body: dict[str, Any]) -> ErrorResponse | None:
         window = self.context_window
@@ -1158,7 +1198,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             content, finish_reason = step.content, "tool_calls"
             resolved = [(call.call_id or self.fake._next_call_id(), call) for call in step.calls]
-        usage = _usage_json(body, content, resolved, step.usage)
+        usage = _usage_json(self.fake.served_body(body), content, resolved, step.usage)
         timings = self._report_cache(usage, cached)
         if streamed:
             self._stream(body, content, resolved, finish_reason, usage, timings)
@@ -1253,7 +1293,9 @@ class _Handler(BaseHTTPRequestHandler):
         Without a finish reason the stream stops after the deltas (a cut stream)."""
         self._stream_headers()
         completion_id = self.fake._next_completion_id()
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        include_usage = self.fake.usage_in_streams and bool(
+            (body.get("stream_options") or {}).get("include_usage")
+        )
         rate = self.fake.tokens_per_second
         first = True
         for delta, finish in _stream_deltas(content, calls, finish_reason or "stop"):

@@ -5,7 +5,8 @@ read. Each message of the job (one, or a batch: forwards, an album) becomes line
 turn's text, in order:
 
 - typed text and captions as they are;
-- a voice note, audio file or video note: its transcript, marked `[voice 0:42]`;
+- a voice note, audio file or video note: its transcript, marked `[voice 0:42]` for the
+  model (memory keeps the words, the turn's items tagged "voice");
 - a photo: `[photo received/photo-12.jpg: <one line the model wrote about it>]`, and the
   image itself for a model that takes images;
 - a document: its name and the start of its text; the whole text is saved beside it for
@@ -419,7 +420,7 @@ class TelegramMediaTurns:
             )
         mark = "voice" if file.kind == "voice" else kind
         # The caption on a line of its own after what was said.
-        return MessagePart("", caption, before=f"[{mark}{length}] {transcript.text}", sep="\n")
+        return MessagePart("", caption, before=transcript.text, sep="\n", label=f"[{mark}{length}]")
 
     async def _image(
         self,

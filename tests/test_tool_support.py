@@ -1,0 +1,186 @@
+"""A model server that drops tools silently (llama-cpp-python) is found out and named.
+
+llama-cpp-python's server answers a request with tools as one without unless it runs a
+function-calling chat format, and with `--chat_format chatml-function-calling` it still
+drops them from a request that does not say `tool_choice`. The fake server does both
+(`tools_dropped`); the bot, doctor and `run` talk to it through the real openai client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mnemobot.bot.app import build_app
+from mnemobot.bot.cli.doctor import run_checks
+from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    Step,
+    error,
+    reply,
+    tool_call,
+    tool_messages,
+)
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.conftest import CONSOLE_CHAT, ask, make_settings, subprocess_env, write_runtime_config
+
+
+def tools_check(server: FakeOpenAIServer, workspace: Path) -> str:
+    results = asyncio.run(run_checks(make_settings(workspace, server), lambda line: None))
+    [check] = [r for r in results if r.name == "tools"]
+    return check.line()
+
+
+def reminding_model(request: dict[str, object]) -> Step:
+    """A model that sets the reminder when it has the tool, and talks when it has none."""
+    if tool_messages(request):
+        return reply("Done: I will remind you.")
+    if request.get("tools"):
+        return tool_call("schedule", {"when": "in 2 minutes", "text": "stretch"})
+    return reply("Sure, I will remind you to stretch!")
+
+
+@pytest.mark.parametrize(
+    ("dropped", "line"),
+    [
+        ("never", "ok   tools: the server passes tools to gpt-4o-mini: it called the test tool"),
+        # The flag docs/local-models.md names: tool_choice "auto" makes it pass them.
+        (
+            "without_tool_choice",
+            "ok   tools: the server passes tools to gpt-4o-mini: it called the test tool",
+        ),
+    ],
+)
+def test_doctor_says_the_server_passes_tools(
+    workspace: Path, openai_server: FakeOpenAIServer, dropped: str, line: str
+) -> None:
+    openai_server.tools_dropped = dropped  # type: ignore[assignment]
+    assert tools_check(openai_server, workspace) == line
+    [asked] = [r for r in openai_server.requests if r.get("tools")]
+    assert asked["tool_choice"] == "auto"
+
+
+def test_doctor_warns_of_a_server_that_drops_tools_and_names_the_fix(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tools_dropped = "always"
+    line = tools_check(openai_server, workspace)
+    assert line.startswith("WARN tools: the server drops tools: a request with the test tool")
+    assert "reminders and the memory tool cannot work" in line
+    assert "--chat_format chatml-function-calling (docs/local-models.md)" in line
+    # Two short requests, nothing more.
+    assert [r["max_tokens"] for r in openai_server.requests] == [32, 1]
+
+
+def test_doctor_says_what_it_cannot_tell_and_what_the_server_refuses(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    # The model gets the tool (the prompt is longer with it) but answers in text.
+    openai_server.responder = lambda body: reply("I am ready!")
+    line = tools_check(openai_server, workspace)
+    assert line.startswith("WARN tools: the server passes tools to gpt-4o-mini (")
+    assert "a model this small may not use its tools" in line
+    # Ollama with a model whose template has no tools.
+    openai_server.responder = lambda body: error(
+        400, "registry.ollama.ai/library/gemma:2b does not support tools"
+    )
+    line = tools_check(openai_server, workspace)
+    assert line.startswith(
+        "WARN tools: the server refuses a request with tools (registry.ollama.ai/library/"
+        "gemma:2b does not support tools)"
+    )
+
+
+async def test_remind_me_sets_a_reminder_on_llama_cpp_python_with_function_calling(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """`--chat_format chatml-function-calling` drops the tools of a request that does not
+    say `tool_choice`: "remind me" got a friendly promise and no reminder. And its server
+    refuses the tool call sent back with `content: null` (measured, llama-cpp-python
+    0.3.36)."""
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    openai_server.tools_dropped = "without_tool_choice"
+    # Nor does it take the tool call back with a null content: the turn failed, HTTP 500.
+    openai_server.null_content_refused = True
+    openai_server.responder = reminding_model
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        answer = await ask(app, "remind me in 2 minutes to stretch")
+        listing = await app.commands.run(CONSOLE_CHAT, ParsedCommand("reminders", ""))
+    finally:
+        await app.close()
+    assert answer.startswith("Done: I will remind you.")
+    assert "Reminder #1 set for" in answer
+    assert "stretch" in listing and "Nothing is scheduled" not in listing
+
+
+async def test_a_server_that_refuses_tool_choice_gets_requests_without_it(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """vLLM started without --enable-auto-tool-choice refuses it: the turn still goes."""
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+
+    def vllm(body: dict[str, object]) -> Step:
+        if "tool_choice" in body:
+            return error(
+                400,
+                '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser '
+                "to be set",
+            )
+        return reply("Hello!")
+
+    openai_server.responder = vllm
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        assert await ask(app, "hi") == "Hello!"
+        assert await ask(app, "hi again") == "Hello!"
+    finally:
+        await app.close()
+    sent = [("tool_choice" in body) for body in openai_server.requests]
+    assert sent == [True, False, False]
+
+
+def test_run_logs_one_line_when_the_home_server_drops_tools(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tools_dropped = "always"
+    with TelegramServer() as telegram:
+        env = subprocess_env(
+            BOT_WORKSPACE=str(workspace),
+            OPENAI_BASE_URL=openai_server.base_url,
+            TELEGRAM_BOT_TOKEN=telegram.token,
+            TELEGRAM_API_BASE_URL=telegram.base_url,
+            TELEGRAM_ALLOWED_USERS="*",
+        )
+        bot = subprocess.Popen(
+            [sys.executable, "-m", "mnemobot", "run"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=workspace.parent,
+        )
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(bot.stderr or ()), daemon=True)
+        reader.start()
+        try:
+            deadline = time.monotonic() + 60
+            while not any(" tools: " in line for line in lines) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            bot.send_signal(signal.SIGTERM)
+            bot.wait(timeout=30)
+            reader.join(timeout=10)
+    said = [line for line in lines if " tools: " in line]
+    assert len(said) == 1, "".join(lines)
+    assert "WARNING mnemobot.bot.llm.tool_support: tools: the server drops tools" in said[0]
+    # Asked once: the test tool, then the same without it.
+    assert [bool(r.get("tools")) for r in openai_server.requests] == [True, False]
