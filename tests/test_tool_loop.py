@@ -192,3 +192,27 @@ async def test_a_tool_is_cut_at_its_time_limit_and_a_turn_at_its_tool_time(
     ]
     assert "took the 1 seconds one turn may spend on them" in answer
     assert answer.startswith("I stopped before finishing")
+
+
+async def test_a_tool_that_keeps_failing_stops_the_turn_after_three_calls(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    # A small local model that cannot get a tool's arguments right calls it again and
+    # again: the user hears why after three failures, not after every model call allowed.
+    openai_server.responder = lambda body: tool_call("schedule", {"when": "soon-ish"})
+    answer = await ask(app, "remind me in 2 minutes to stretch")
+    assert len(openai_server.requests) == 3
+    assert "stopped" in answer and "the schedule tool failed 3 times in a row" in answer
+    results = [m["content"] for m in app.sessions.get(CHAT.key).messages if m["role"] == "tool"]
+    assert len(results) == 3 and all(r.startswith("error:") for r in results)
+    # A success in between starts the count again.
+    openai_server.responder = None
+    openai_server.script(
+        tool_call("datetime", '{"x": '),
+        tool_call("datetime", '{"x": '),
+        tool_call("datetime", {}),
+        tool_call("datetime", '{"x": '),
+        tool_call("datetime", '{"x": '),
+        reply("It is late."),
+    )
+    assert await ask(app, "what time is it?") == "It is late."

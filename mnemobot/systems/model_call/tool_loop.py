@@ -60,6 +60,7 @@ NOT_RECORDED_RESULT = (
     "failing); tell the user to try again later"
 )
 _TOOL_TIME_SPENT = "its tools took the {:g} seconds one turn may spend on them"
+_FAILING_TOOL = "the {name} tool failed {count} times in a row ({error})"
 # A tool result longer than this is stored in large_tool_results/ and the session keeps a
 # reference (the model reads it in parts). Not measured; about 20k tokens, a fifth of a
 # large context window.
@@ -85,6 +86,11 @@ class ToolLimits:
     # llm.maxOutputTokens) is cut here, and the reply says so. Not measured; 25 Telegram
     # messages, far past any real answer.
     max_reply_chars: int = 100_000
+    # Calls of one tool in a row that failed (their result an error) before the turn
+    # stops and says why. Not measured as a rate: a model that reads the error fixes its
+    # call at the next try or never; live, SmolLM2 behind llama-cpp-python called
+    # `schedule` with bad arguments until the 20-call limit, minutes on a home server.
+    max_failed_calls_in_a_row: int = 3
 
 
 DEFAULT_TOOL_LIMITS = ToolLimits()
@@ -97,6 +103,21 @@ def _call_ids(messages: list[Message]) -> set[str]:
             if isinstance(call, dict) and isinstance(call.get("id"), str):
                 ids.add(call["id"])
     return ids
+
+
+def failing_streak(messages: list[Message], name: str) -> int:
+    """How many of the newest turn's calls of the tool `name` failed in a row, counting
+    back from its last call (a success, or the turn's user message, ends the count)."""
+    streak = 0
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") != "tool" or message.get("name") != name:
+            continue
+        if not str(message.get("content") or "").startswith("error:"):
+            break
+        streak += 1
+    return streak
 
 
 class ToolLoop:
@@ -389,6 +410,12 @@ class ToolLoop:
             ctx.add_message(message)
             if recorded:
                 await self._record(ctx)
+            if limit_reached is None and result.startswith("error:"):
+                failed = failing_streak(ctx.session.messages, call.name)
+                if failed >= limits.max_failed_calls_in_a_row:
+                    limit_reached = _FAILING_TOOL.format(
+                        name=call.name, count=failed, error=result[len("error:") :].strip()[:200]
+                    )
         if limit_reached is None and ctx.tool_seconds >= limits.max_tool_seconds:
             limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
         return limit_reached
