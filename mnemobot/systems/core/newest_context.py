@@ -49,8 +49,8 @@ def context_block(parts: Sequence[str], *, time: str = "") -> str:
 def split_context(text: str) -> tuple[str, str]:
     """(the block's body, the message's own text) of a request's user message text; the
     body is "" when the message carries no block."""
-    if found := _TIME_ALONE.match(text):
-        return found[1], text[found.end() :]
+    if time_alone := _TIME_ALONE.match(text):
+        return time_alone[1], text[time_alone.end() :]
     if not text.startswith(CONTEXT_OPEN):
         return "", text
     body, found, rest = text[len(CONTEXT_OPEN) :].partition(f"\n{CONTEXT_CLOSE}")
