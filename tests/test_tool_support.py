@@ -148,6 +148,31 @@ async def test_a_server_that_refuses_tool_choice_gets_requests_without_it(
     assert sent == [True, False, False]
 
 
+async def test_a_model_that_answers_nothing_when_it_may_call_tools_is_asked_again_without(
+    workspace: Path, openai_server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """llama-cpp-python's chatml-function-calling with tool_choice "auto" let SmolLM2 answer
+    an empty message on every turn that called no tool (measured live): the user got
+    "(the model returned an empty answer)" to "hi". Asked again without tool_choice, the
+    server answers; after three such turns the bot stops saying it and logs why once."""
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+
+    def small_model(body: dict[str, object]) -> Step:
+        return reply("" if "tool_choice" in body else "Hello!")
+
+    openai_server.responder = small_model
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        answers = [await ask(app, f"hi {n}") for n in range(4)]
+    finally:
+        await app.close()
+    assert answers == ["Hello!"] * 4
+    sent = [("tool_choice" in body) for body in openai_server.requests]
+    assert sent == [True, False, True, False, True, False, False]
+    warnings = [r for r in caplog.records if "answered nothing 3 times" in r.getMessage()]
+    assert len(warnings) == 1
+
+
 def test_run_logs_one_line_when_the_home_server_drops_tools(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

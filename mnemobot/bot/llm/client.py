@@ -61,6 +61,11 @@ log = logging.getLogger(__name__)
 # stream left, not on the server: it is sent once more.
 STALE_CONNECTION_SECONDS = 1.0
 _CONNECTION_FAILURES = frozenset({LLMFailureKind.UNAVAILABLE, LLMFailureKind.TIMEOUT})
+# Empty answers in a row with tool_choice said before requests stop saying it. Not
+# measured as a rate: SmolLM2-135M behind llama-cpp-python (chatml-function-calling) gave
+# one on every turn that called no tool; a model able to use tools rarely gives any, and
+# each costs one more call.
+EMPTY_ANSWERS_BEFORE_NO_TOOL_CHOICE = 3
 
 
 def split_credentials(base_url: str | None) -> tuple[str | None, str | None]:
@@ -137,6 +142,8 @@ class OpenAIChatModel:
         self._usage_in_streams = True
         # Whether requests with tools say `tool_choice`; off once a server refused it.
         self._tool_choice = True
+        # Answers in a row that were empty with tool_choice said (see _complete).
+        self._empty_with_tool_choice = 0
         self._learned: dict[str, ModelWindow] = {}
         # Models whose server was asked for the window in this run, those of them it said
         # nothing about, and the askings under way (shared by whoever waits for them).
@@ -366,7 +373,7 @@ class OpenAIChatModel:
                 # drops the tools of a request that does not say it.
                 body["tool_choice"] = "auto"
         try:
-            return await self._sent(request, body)
+            response = await self._sent(request, body)
         except LLMError as error:
             if "tool_choice" not in body or not _refuses_tool_choice(error):
                 raise
@@ -374,6 +381,24 @@ class OpenAIChatModel:
             self._tool_choice = False
             del body["tool_choice"]
             return await self._sent(request, body)
+        if "tool_choice" not in body or response.tool_calls or (response.content or "").strip():
+            self._empty_with_tool_choice = 0
+            return response
+        # Nothing at all: llama-cpp-python's function-calling format lets a small model
+        # pick "a message" and end it at once (SmolLM2: every turn that called no tool).
+        # Asked again without tool_choice, that server answers (and drops the tools).
+        self._empty_with_tool_choice += 1
+        if self._empty_with_tool_choice >= EMPTY_ANSWERS_BEFORE_NO_TOOL_CHOICE:
+            self._tool_choice = False
+            log.warning(
+                "the model answered nothing %d times in a row when it could call tools "
+                "(tool_choice auto); requests no longer say tool_choice, so a server that "
+                "needs it (llama-cpp-python's chatml-function-calling) drops the tools: "
+                "reminders and memory edits then need a model that can call tools",
+                self._empty_with_tool_choice,
+            )
+        del body["tool_choice"]
+        return await self._sent(request, body)
 
     async def _sent(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse:
         if request.on_text is not None:
