@@ -33,6 +33,12 @@ from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, subprocess_env, write_runtime_config
 
 
+@pytest.fixture(autouse=True)
+def checks_reach_the_model(openai_server: FakeOpenAIServer) -> None:
+    """These tests are of the check itself: the fake model answers it as a server would."""
+    openai_server.answers_tool_checks = False
+
+
 def tools_check(server: FakeOpenAIServer, workspace: Path) -> str:
     results = asyncio.run(run_checks(make_settings(workspace, server), lambda line: None))
     [check] = [r for r in results if r.name == "tools"]

@@ -100,6 +100,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypeAlias
 
+from mnemobot.bot.llm.tool_support import TEST_TOOL_NAME
 from mnemobot.systems.core.newest_context import split_context
 
 __all__ = [
@@ -470,6 +471,12 @@ def context_text(request: Mapping[str, Any]) -> str:
     return "\n\n".join(part for part in (system_text(request), newest_context(request)) if part)
 
 
+def _is_tool_check(body: Mapping[str, Any]) -> bool:
+    """A request offering the bot's test tool alone (`mnemobot.bot.llm.tool_support`)."""
+    tools = body.get("tools") or []
+    return len(tools) == 1 and tools[0].get("function", {}).get("name") == TEST_TOOL_NAME
+
+
 def system_text(request: Mapping[str, Any]) -> str:
     """The ``system`` (and ``developer``) messages of a request body, joined by a blank line."""
     return "\n\n".join(
@@ -680,6 +687,12 @@ class FakeOpenAIServer:
         # calls in) or missing, as llama-cpp-python's request schema and function-calling
         # template refuse them.
         self.null_content_refused: bool = False
+        # The bot's check that tools reach the model (`mnemobot run` makes it at start
+        # against a server on this machine: a request offering only the test tool) is
+        # answered here as a model that uses tools would, kept in `tool_checks`, apart
+        # from `requests` and the script; False sends it on like any request.
+        self.answers_tool_checks: bool = True
+        self._tool_checks: list[dict[str, Any]] = []
         # (when, the last user text of the request) per streamed answer's first token.
         self._first_tokens: list[tuple[float, str]] = []
         # How answers report the prompt tokens taken from the cache (module docstring).
@@ -863,9 +876,19 @@ class FakeOpenAIServer:
             return error(401, "Incorrect API key provided.", code="invalid_api_key")
         return self.transcriber(upload)
 
+    @property
+    def tool_checks(self) -> list[dict[str, Any]]:
+        """The bot's tool checks this server answered itself (`answers_tool_checks`)."""
+        with self._lock:
+            return list(self._tool_checks)
+
     def _decide(self, body: dict[str, Any], headers: dict[str, str], path: str) -> tuple[Step, int]:
         """Record the request and choose the step that answers it; with the prompt tokens
         its cache holds."""
+        if self.answers_tool_checks and _is_tool_check(body):
+            with self._lock:
+                self._tool_checks.append(body)
+            return tool_call(TEST_TOOL_NAME, {"ready": True}), 0
         rejection: str | None = None
         cached = 0
         step: Step | None = None
