@@ -186,3 +186,44 @@ def test_ctrl_c_leaves_a_stopped_line_as_the_logs_last(
     # `run` keeps its whole log (INFO lines), and its last line says it ended, and why.
     assert " INFO mnemobot.bot.cli.startup: starting: workspace" in lines[0]
     assert lines[-1].endswith("INFO mnemobot.bot.cli.run: stopped (SIGINT): shut down cleanly")
+
+
+def test_a_stop_while_the_bot_api_is_unreachable_leaves_no_error_in_the_log(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    # Stopped before Telegram ever answered (a wrong API URL, an outage at start): the
+    # log ended "stopped ... shut down cleanly" and then "ERROR asyncio: Unclosed client
+    # session", the connection pool opened by the first try never closed.
+    env = subprocess_env(
+        BOT_WORKSPACE=str(workspace),
+        OPENAI_BASE_URL=openai_server.base_url,
+        TELEGRAM_BOT_TOKEN="123456:TEST-TOKEN",
+        TELEGRAM_API_BASE_URL=f"http://127.0.0.1:{free_port()}/bot",
+        TELEGRAM_ALLOWED_USERS=str(USER),
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mnemobot", "run"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=workspace.parent,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(process.stderr or ()), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not any("waiting for the Telegram Bot API" in line for line in lines):
+            assert time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+        reader.join(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, "".join(lines)
+    assert not [line for line in lines if " ERROR " in line or "Unclosed" in line], lines
+    assert "stopped (SIGTERM): shut down cleanly" in lines[-1]

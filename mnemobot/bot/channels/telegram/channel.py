@@ -272,6 +272,7 @@ class TelegramChannel:
             except InvalidToken:
                 # initialize() opened the HTTP sessions before Telegram said no: close them.
                 await self.application.bot.shutdown()
+                await self.application.bot.request.shutdown()
                 raise
             except (TelegramError, OSError) as exc:
                 log.warning(
@@ -305,6 +306,9 @@ class TelegramChannel:
             await self.outbox.close(OUTBOX_CLOSE_SECONDS)
         finally:
             await self.application.shutdown()
+            # Stopped before Telegram ever answered: the application was never initialized
+            # and leaves the connection pool the first try opened; close it ourselves.
+            await self.application.bot.request.shutdown()
 
     # -- sending ---------------------------------------------------------------------------------
 
