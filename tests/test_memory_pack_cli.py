@@ -17,6 +17,10 @@ QUERY = "what do you know about my green tea habits?"
 CITIES = ["Lisbon", "Kyoto", "Oslo", "Quito", "Lagos", "Hanoi", "Perth", "Tunis", "Lima", "Riga"]
 
 
+def fact_lines(pack: str) -> list[str]:
+    return [line for line in pack.splitlines() if line.startswith("- ")]
+
+
 def sent_pack(request: dict[str, object]) -> str:
     """The `# Memory` part of a request as the model got it (wherever the prompt put it):
     the heading, then `## ` sections of list lines."""
@@ -71,3 +75,38 @@ async def test_the_cli_pack_is_the_one_a_small_window_request_carried(
     all_items = json.loads(unconstrained.stdout)["items"]
     # The configured budgets alone would take many more facts than the window leaves room for.
     assert len(all_items) > len(sent_items) >= 1
+
+
+async def test_the_cli_pack_takes_only_the_room_a_long_conversation_leaves(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    # Memory yields to the conversation (it takes what the conversation leaves under the
+    # compaction threshold): the CLI showed memory's whole share all the same.
+    memory = WorkspaceMemory.open(workspace)
+    facts = [
+        f"I drink green tea every morning when I am in {city} with friend {n}"
+        for n, city in enumerate(CITIES * 4)
+    ]
+    memory.record.add_flushed_facts(SCOPE, facts, at=1_700_000_000.0, session_key=SCOPE)
+    memory.close()
+    write_runtime_config(
+        workspace, {"llm": {"maxRetries": 0}, "compaction": {"maxContextTokens": 2000}}
+    )
+    env = {"BOT_WORKSPACE": str(workspace), "OPENAI_BASE_URL": openai_server.base_url}
+    paragraph = "we walked along the river and talked about the old mill and the bridge; " * 10
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        await ask(app, f"first: {paragraph}")
+        await ask(app, f"second: {paragraph}")
+        # What the bot would send now for the question, then what it sends.
+        shown = run_mnemobot("memory", "pack", QUERY, "--chat", SCOPE, **env)
+        await ask(app, QUERY)
+    finally:
+        await app.close()
+    assert shown.returncode == 0, shown.stderr
+    # As many facts as the request carried (which of the equally good ones may differ).
+    sent = sent_pack(openai_server.last_request())
+    assert len(fact_lines(shown.stdout)) == len(fact_lines(sent)) >= 1
+    # Without the conversation, memory takes more of its share.
+    other = run_mnemobot("memory", "pack", QUERY, "--chat", SCOPE, "--unconstrained", **env)
+    assert len(other.stdout) > len(shown.stdout)

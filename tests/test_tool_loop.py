@@ -216,3 +216,19 @@ async def test_a_tool_that_keeps_failing_stops_the_turn_after_three_calls(
         reply("It is late."),
     )
     assert await ask(app, "what time is it?") == "It is late."
+
+
+async def test_calls_made_together_that_fail_count_once(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    # "What is in a.txt, b.txt and c.txt?": three reads at once, none of the files exists.
+    # That is one failed step of the model, which answers with what it learned.
+    openai_server.script(
+        tool_calls(
+            [tool_call("files", {"operation": "read", "path": f"{name}.txt"}) for name in "abc"]
+        ),
+        reply("None of those files exist."),
+    )
+    assert await ask(app, "what is in a.txt, b.txt and c.txt?") == "None of those files exist."
+    results = [m["content"] for m in tool_messages(openai_server.requests[1])]
+    assert len(results) == 3 and all(r.startswith("error:") for r in results)

@@ -74,6 +74,19 @@ def test_doctor_says_the_server_passes_tools(
     assert asked["tool_choice"] == "auto"
 
 
+def test_doctor_does_not_blame_the_server_when_the_model_answers_nothing(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    # llama-cpp-python with chatml-function-calling and a very small model: an empty
+    # answer to the check. Asked again without tool_choice, that server would drop the
+    # tool, and the check took it for a server that drops tools (the flag it already has).
+    openai_server.tools_dropped = "without_tool_choice"
+    openai_server.responder = lambda body: reply("" if body.get("tools") else "ok")
+    line = tools_check(openai_server, workspace)
+    assert line.startswith("WARN tools: the server passes tools to gpt-4o-mini (")
+    assert "it answered nothing when told to call it" in line
+
+
 def test_doctor_warns_of_a_server_that_drops_tools_and_names_the_fix(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

@@ -37,6 +37,7 @@ from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.store.workspace_scopes import chat_summary, scopes_with_memory
 from mnemobot.memory.upkeep.maintenance import MaintenanceReport
 from mnemobot.model.windows import ModelWindow, ModelWindowStore
+from mnemobot.systems.compaction.auto_compaction import memory_room
 from mnemobot.systems.core.context import ChatRef, TurnContext
 from mnemobot.systems.memory_steps.context_building import (
     ContextBuilding,
@@ -152,6 +153,10 @@ def _pack_as_sent(
         model="",
         scope=scope,
     )
+    # As in a turn: the message joins the conversation (read, never written), and memory
+    # takes what the conversation leaves it (AutoCompaction).
+    ctx.session.messages.append({"role": "user", "content": query, "at": to_iso(now.timestamp())})
+    ctx.memory_room_tokens = memory_room(ctx, None)
     ContextBuilding(memory.recall).build(ctx, query_vector=vector)
     return ctx.memory_pack
 

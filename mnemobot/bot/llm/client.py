@@ -384,6 +384,9 @@ class OpenAIChatModel:
         if "tool_choice" not in body or response.tool_calls or (response.content or "").strip():
             self._empty_with_tool_choice = 0
             return response
+        if not request.reply:
+            # A background call (the tool check) reads an empty answer for what it is.
+            return response
         # Nothing at all: llama-cpp-python's function-calling format lets a small model
         # pick "a message" and end it at once (SmolLM2: every turn that called no tool).
         # Asked again without tool_choice, that server answers (and drops the tools).

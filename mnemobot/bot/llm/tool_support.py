@@ -98,6 +98,7 @@ async def check_tool_support(
     if any(call.name == TEST_TOOL_NAME for call in answer.tool_calls):
         return ToolSupport("passes", f"the server passes tools to {model}: it called the test tool")
     plain = await llm.complete(_request(model, False, timeout))
+    answered = "answered in text" if (answer.content or "").strip() else "answered nothing"
     with_tool, without = answer.prompt_tokens, plain.prompt_tokens
     fix = (
         "llama-cpp-python passes them only with --chat_format chatml-function-calling "
@@ -106,7 +107,7 @@ async def check_tool_support(
     if with_tool is None or without is None:
         return ToolSupport(
             "unclear",
-            f"{model} answered in text when told to call the test tool, and the server does "
+            f"{model} {answered} when told to call the test tool, and the server does "
             f"not say how long the prompt was: it may drop tools, and reminders and the memory "
             f"tool would not work; {fix}",
         )
@@ -114,13 +115,13 @@ async def check_tool_support(
         return ToolSupport(
             "drops",
             f"the server drops tools: a request with the test tool was no longer than one "
-            f"without ({with_tool} prompt tokens, {without} without) and {model} answered in "
-            f"text; reminders and the memory tool cannot work; {fix}",
+            f"without ({with_tool} prompt tokens, {without} without) and {model} {answered}; "
+            f"reminders and the memory tool cannot work; {fix}",
         )
     return ToolSupport(
         "unclear",
         f"the server passes tools to {model} ({with_tool} prompt tokens with the test tool, "
-        f"{without} without), but it answered in text when told to call it: a model this "
+        f"{without} without), but it {answered} when told to call it: a model this "
         "small may not use its tools (reminders, memory)",
     )
 

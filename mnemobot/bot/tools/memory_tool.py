@@ -226,7 +226,9 @@ class MemoryTool:
     async def _by_id(self, operation: str, arguments: MemoryArguments, ctx: TurnContext) -> str:
         item_id = self._need(arguments.id, "id")
         item = await self.scopes.run(ctx.scope, partial(self.recall.get, ctx.scope, item_id))
-        if item is None and operation == "read":
+        # Only a message's ref ("tg:42", as an excerpt names it) is looked for among the
+        # messages: that reads the scope's items, seconds for a big scope's made-up id.
+        if item is None and operation == "read" and ":" in item_id:
             whole = await self.scopes.run(
                 ctx.scope, partial(self.recall.message_text, ctx.scope, item_id)
             )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from mnemobot.base.clock import to_iso
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.web.host import WebHost
 from mnemobot.config.zones import local_time
@@ -22,6 +23,7 @@ from mnemobot.conversation.session import AgentSession
 from mnemobot.memory.pack.build import MemoryPack
 from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE
 from mnemobot.model.windows import ModelWindow
+from mnemobot.systems.compaction.auto_compaction import memory_room
 from mnemobot.systems.core.context import ChatRef, TurnContext
 from mnemobot.systems.memory_steps.context_building import ContextBuilding, wants_memory
 
@@ -92,7 +94,11 @@ async def ask(host: WebHost, scope: str, question: str, *, fresh: bool = False) 
         model=model,
         scope=scope,
     )
-    # The same recall (and recall by meaning) the bot runs, so the page shows its pack.
+    # The same recall (and recall by meaning) the bot runs, so the page shows its pack:
+    # the question joins the conversation (read, never written), and memory takes the
+    # room the conversation leaves it.
+    session.messages.append({"role": "user", "content": question, "at": to_iso(now.timestamp())})
+    ctx.memory_room_tokens = memory_room(ctx, None)
     await ContextBuilding(host.memory.recall, host.memory.vectors).build_async(ctx)
     return Answer(
         question=question,

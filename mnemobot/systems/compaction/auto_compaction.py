@@ -20,6 +20,8 @@ log = logging.getLogger(__name__)
 
 # Until ContextBuilding has run once in a chat, assume a system prompt of this size.
 DEFAULT_SYSTEM_PROMPT_TOKENS = 500
+# Session metadata: the tool definitions' tokens the chat's last request carried.
+SCHEMA_TOKENS_KEY = "lastToolSchemaTokens"
 # Of memory's allowance, the part counted before compacting; memory yields the rest to the
 # conversation. On a 2,048-token window a chat of long messages compacted on 24 turns of 26
 # with the pack counted whole, 12 with it yielding (the same with a floor of 0 to 0.5 of
@@ -40,7 +42,8 @@ def newest_messages_within(messages: list[Message], budget_tokens: int) -> int:
 
 def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
     """The next request without the memory recalled for its newest message: the prompt that
-    stays from turn to turn, the conversation as the model will see it, the tools' schemas."""
+    stays from turn to turn, the conversation as the model will see it, the tools' schemas
+    (`tools`; None: those the chat's last request carried)."""
     prompt_tokens = int(
         ctx.session.metadata.get("lastSystemPromptTokens", DEFAULT_SYSTEM_PROMPT_TOKENS)
     )
@@ -52,7 +55,12 @@ def estimated_request_tokens(ctx: TurnContext, tools: ToolRunner | None) -> int:
         max_message_tokens=message_token_limit(ctx.config),
         speakers=ctx.chat.is_group,
     )
-    schema_tokens = tools.schema_tokens(ctx) if tools is not None else 0
+    if tools is not None:
+        schema_tokens = tools.schema_tokens(ctx)
+        ctx.session.metadata[SCHEMA_TOKENS_KEY] = schema_tokens
+    else:
+        # Without the tools at hand (`mnemobot memory pack`, the web page): as last sent.
+        schema_tokens = int(ctx.session.metadata.get(SCHEMA_TOKENS_KEY, 0) or 0)
     return prompt_tokens + estimate_request_tokens(messages) + schema_tokens
 
 
@@ -62,6 +70,17 @@ def memory_floor_tokens(ctx: TurnContext) -> int:
     if not ctx.config.memory.enabled:
         return 0
     return int(ctx.config.memory_allowance_tokens() * MEMORY_FLOOR_SHARE)
+
+
+def memory_room(ctx: TurnContext, tools: ToolRunner | None) -> int | None:
+    """What the conversation leaves memory under the compaction threshold this turn, never
+    less than the floor; None when compaction is off (memory keeps its own budgets). As
+    AutoCompaction sets it; `mnemobot memory pack` and the web page's Ask use it to show
+    the pack the bot would send."""
+    if not ctx.config.compaction.enabled:
+        return None
+    threshold = ctx.config.compaction_threshold_tokens()
+    return max(memory_floor_tokens(ctx), threshold - estimated_request_tokens(ctx, tools))
 
 
 class AutoCompaction:
@@ -93,10 +112,9 @@ class AutoCompaction:
             await self.compactor.compact(
                 ctx.session, keep_last=keep, config=ctx.config, scope=ctx.scope, tz=ctx.now.tzinfo
             )
-            estimate = estimated_request_tokens(ctx, self.tools)
         # What the conversation leaves under the threshold is memory's, never less than the
         # floor: memory shrinks before the conversation is compacted for it.
-        ctx.memory_room_tokens = max(floor, threshold - estimate)
+        ctx.memory_room_tokens = memory_room(ctx, self.tools)
 
 
 class OverflowRecovery:

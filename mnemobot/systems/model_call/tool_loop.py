@@ -106,15 +106,28 @@ def _call_ids(messages: list[Message]) -> set[str]:
 
 
 def failing_streak(messages: list[Message], name: str) -> int:
-    """How many of the newest turn's calls of the tool `name` failed in a row, counting
-    back from its last call (a success, or the turn's user message, ends the count)."""
+    """How many of the newest turn's model calls in a row called the tool `name` and had
+    every such call fail, counting back from the last (one that succeeded, or the turn's
+    user message, ends the count). Calls one answer makes together count once: three
+    files read at once that do not exist are one failure, not three."""
     streak = 0
+    results: dict[str, str] = {}
     for message in reversed(messages):
-        if message.get("role") == "user":
+        role = message.get("role")
+        if role == "user":
             break
-        if message.get("role") != "tool" or message.get("name") != name:
+        if role == "tool":
+            results[str(message.get("tool_call_id"))] = str(message.get("content") or "")
             continue
-        if not str(message.get("content") or "").startswith("error:"):
+        calls = [
+            call
+            for call in message.get("tool_calls") or ()
+            if isinstance(call, dict) and (call.get("function") or {}).get("name") == name
+        ]
+        outcomes = [results[call["id"]] for call in calls if call.get("id") in results]
+        if not outcomes:
+            continue
+        if not all(outcome.startswith("error:") for outcome in outcomes):
             break
         streak += 1
     return streak
@@ -374,6 +387,8 @@ class ToolLoop:
         # On record before any of them runs: a crash from here on never runs them again.
         recorded = await self._record(ctx, before_calls=True)
         limit_reached: str | None = None
+        # The last failure of each tool in this answer's calls.
+        failures: dict[str, str] = {}
         for call in calls:
             left = limits.max_tool_seconds - ctx.tool_seconds
             notes_before = len(ctx.reply_notes)
@@ -410,12 +425,14 @@ class ToolLoop:
             ctx.add_message(message)
             if recorded:
                 await self._record(ctx)
-            if limit_reached is None and result.startswith("error:"):
-                failed = failing_streak(ctx.session.messages, call.name)
-                if failed >= limits.max_failed_calls_in_a_row:
-                    limit_reached = _FAILING_TOOL.format(
-                        name=call.name, count=failed, error=result[len("error:") :].strip()[:200]
-                    )
+            if result.startswith("error:"):
+                failures[call.name] = result
+        for name, result in failures.items():
+            failed = failing_streak(ctx.session.messages, name)
+            if limit_reached is None and failed >= limits.max_failed_calls_in_a_row:
+                limit_reached = _FAILING_TOOL.format(
+                    name=name, count=failed, error=result[len("error:") :].strip()[:200]
+                )
         if limit_reached is None and ctx.tool_seconds >= limits.max_tool_seconds:
             limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
         return limit_reached
