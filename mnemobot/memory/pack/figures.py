@@ -1,9 +1,9 @@
 """Figures that change: the newest update of the value a question asks about.
 
-"I spent $43, $8 over my $35 monthly budget", weeks later "my increased January book
-budget of $50": both match "what is my monthly budget?", and the older one, saying more
-of the question's words, ranked first, so a pack could hold the old value without the new
-one. No slot rule knows budgets, latencies, deadlines or versions, and a long chat holds
+"The gym costs me €30, €5 over my €25 monthly sports budget", weeks later "my raised
+sports budget of €40": both match "what is my monthly sports budget?", and the older one,
+saying more of the question's words, ranked first, so a pack could hold the old value
+without the new one. No slot rule knows budgets, latencies, deadlines or versions, and a long chat holds
 thousands of them, so they are read relative to the question (`latest_figure`):
 
 - a *figure sentence* of a candidate is a sentence with a value (a token holding a digit:
@@ -34,12 +34,12 @@ from mnemobot.memory.text.terms import languages, terms_in
 
 # An update must hold this share of the best figure sentence's query weight. On BEAM's
 # development chats an update names its subject more briefly than the first statement
-# ("my increased budget of $50" after "$35 monthly budget for books and subscriptions").
+# ("my raised budget of €40" after "€25 monthly budget for sports and the pool").
 UPDATE_SHARE = 0.3
 # An older figure is the same as the update's when its sentence holds this share.
 EARLIER_SHARE = 0.3
 # Updates of the figure a pack takes, newest first, each of another value: the current
-# value and how it got there ("$35", then "$50", now "$75"). BEAM 500K development chats
+# value and how it got there ("€25", then "€40", now "€55"). BEAM 500K development chats
 # (`--assistant-replies`, 1800 tokens): stale-only 6 of 66 at 3, 4 at 5, same recall;
 # an UPDATE_SHARE of 0.5 gained 0.01 there but made 2 of 19 stale-only at 100K.
 LATEST_UPDATES = 5
@@ -63,7 +63,7 @@ UPDATE_WORDS = re.compile(
     re.IGNORECASE,
 )
 # How near a value an update word must be, in characters before it and after it: "my
-# increased January book budget of $50", "$50 is the new budget".
+# raised sports budget of €40", "€40 is the new budget".
 CUE_BEFORE_CHARS = 48
 CUE_AFTER_CHARS = 24
 _SENTENCE = re.compile(r"[^.!?;。！？；\n]+(?:[.!?;。！？；]+|\n|$)")

@@ -8,7 +8,7 @@ query's term weights as a `Focus`): "…" where it was cut, and the message refs
 text is under ("excerpt of tg:42"), which the `memory` tool's `read` takes. A turn of a
 user message and the reply to it shows the passage of each; a reply the question does
 not touch, only its beginning. An item stating an older value of what the question asks
-about ("$35 a month" before "$50") is marked "earlier: updated DATE" (`memory.pack.figures`).
+about ("€25 a month" before "€40") is marked "earlier: updated DATE" (`memory.pack.figures`).
 """
 
 from __future__ import annotations
