@@ -3,8 +3,9 @@
 "The gym costs me €30, €5 over my €25 monthly sports budget", weeks later "my raised
 sports budget of €40": both match "what is my monthly sports budget?", and the older one,
 saying more of the question's words, ranked first, so a pack could hold the old value
-without the new one. No slot rule knows budgets, latencies, deadlines or versions, and a long chat holds
-thousands of them, so they are read relative to the question (`latest_figure`):
+without the new one. No slot rule knows budgets, latencies, deadlines or versions, and a
+long chat holds thousands of them, so they are read relative to the question
+(`latest_figure`):
 
 - a *figure sentence* of a candidate is a sentence with a value (a token holding a digit:
   an amount, a percentage, a date, a time, a version) and the question's terms; its
