@@ -145,3 +145,23 @@ async def test_stop_mid_stream_keeps_what_was_shown_marked_stopped(
     stored = app.sessions.get(CHAT.key).messages[-1]
     assert stored["role"] == "assistant" and stored.get("stopped") is True
     assert str(stored["content"]).endswith(STOPPED_MARK)
+
+
+async def test_a_server_that_cannot_stream_tool_choice_is_asked_once_per_turn(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    # llama-cpp-python with chatml-function-calling: a streamed request with tool_choice
+    # gets an empty 200 before the model runs, and every model call was made twice.
+    openai_server.streams_tool_choice = False
+    openai_server.script(reply("First."), reply("Second."), reply("Third."))
+    for text, answer in (("one", "First."), ("two", "Second."), ("three", "Third.")):
+        outcome = await app.assistant.handle_text(CHAT, text, reply_stream=ShownText())
+        assert outcome is not None and outcome.reply == answer
+    sent = openai_server.recorded_requests
+    # The first call streamed (refused), then went whole; the later ones went whole at once.
+    assert [(bool(r.body.get("stream")), r.rejected) for r in sent] == [
+        (True, True),
+        (False, False),
+        (False, False),
+        (False, False),
+    ]

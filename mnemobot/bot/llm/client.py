@@ -142,6 +142,9 @@ class OpenAIChatModel:
         self._usage_in_streams = True
         # Whether requests with tools say `tool_choice`; off once a server refused it.
         self._tool_choice = True
+        # Whether a request with tool_choice streams; off once a server streamed nothing
+        # for one and answered it whole (`_sent`).
+        self._stream_tool_choice = True
         # Answers in a row that were empty with tool_choice said (see _complete).
         self._empty_with_tool_choice = 0
         self._learned: dict[str, ModelWindow] = {}
@@ -404,21 +407,34 @@ class OpenAIChatModel:
         return await self._sent(request, body)
 
     async def _sent(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse:
-        if request.on_text is not None:
-            streamed = await self._streamed(request, body)
-            if streamed is not None:
-                return streamed
-            started = time.monotonic()
-            try:
-                return await self._call(request, body)
-            except LLMError as error:
-                # A server that broke off a stream may have left its pooled connection
-                # dead (llama-cpp-python does): the next request on it fails at once.
-                quick = time.monotonic() - started < STALE_CONNECTION_SECONDS
-                if not quick or error.kind not in _CONNECTION_FAILURES:
-                    raise
-                log.info("the connection the stream left was dead; asking once more")
-        return await self._call(request, body)
+        with_choice = "tool_choice" in body
+        if request.on_text is None or not (self._stream_tool_choice or not with_choice):
+            return await self._call(request, body)
+        chunks: list[int] = []
+        streamed = await self._streamed(request, body, chunks)
+        if streamed is not None:
+            return streamed
+        started = time.monotonic()
+        try:
+            response = await self._call(request, body)
+        except LLMError as error:
+            # A server that broke off a stream may have left its pooled connection dead
+            # (llama-cpp-python does): the next request on it fails at once.
+            quick = time.monotonic() - started < STALE_CONNECTION_SECONDS
+            if not quick or error.kind not in _CONNECTION_FAILURES:
+                raise
+            log.info("the connection the stream left was dead; asking once more")
+            response = await self._call(request, body)
+        if with_choice and chunks == [0]:
+            # Nothing streamed, the same request answered whole: llama-cpp-python's
+            # function-calling format cannot stream a request with tool_choice, and every
+            # such call would be made twice.
+            self._stream_tool_choice = False
+            log.info(
+                "the model server streams nothing for a request with tools; such requests "
+                "no longer stream (the reply shows when it is whole)"
+            )
+        return response
 
     async def _call(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse:
         try:
@@ -443,9 +459,12 @@ class OpenAIChatModel:
             ) from None
         return _response_from(completion)
 
-    async def _streamed(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse | None:
+    async def _streamed(
+        self, request: ChatRequest, body: dict[str, Any], chunks: list[int] | None = None
+    ) -> ChatResponse | None:
         """The answer read as a stream, telling `request.on_text` the text so far; None when
-        the stream ended without a finish reason (then it is asked for without streaming)."""
+        the stream ended without a finish reason (then it is asked for without streaming,
+        and `chunks` gets how many chunks it had)."""
         assert request.on_text is not None
         streamed = {**body, "stream": True}
         if self._usage_in_streams:
@@ -484,7 +503,7 @@ class OpenAIChatModel:
             if self._usage_in_streams and "stream_options" in str(exc.message):
                 log.info("the model server refuses stream_options; streams without usage")
                 self._usage_in_streams = False
-                return await self._streamed(request, body)
+                return await self._streamed(request, body, chunks)
             raise classify_openai_error(exc) from None
         except openai.OpenAIError as exc:
             raise classify_openai_error(exc) from None
@@ -495,6 +514,8 @@ class OpenAIChatModel:
                 LLMFailureKind.UNAVAILABLE, f"the model call failed ({type(exc).__name__})"
             ) from None
         if not answer.complete:
+            if chunks is not None:
+                chunks.append(answer.chunks)
             # llama-cpp-python answers an overflowing stream with an empty 200 and cuts a
             # running stream when another request arrives: the plain request says which.
             log.info(

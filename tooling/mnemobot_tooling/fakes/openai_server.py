@@ -676,6 +676,11 @@ class FakeOpenAIServer:
         self.tokens_per_second: float | None = None
         self.streams: bool = True
         self.empty_stream_on_overflow: bool = False
+        # False: a streamed request whose tools the model may call (`tool_choice`) gets an
+        # empty 200 event stream, before the model runs, as llama-cpp-python's
+        # chatml-function-calling answers it ("Automatic streaming tool choice is not
+        # supported" in its log).
+        self.streams_tool_choice: bool = True
         # False: a stream carries no usage whatever `stream_options` asks (llama-cpp-python).
         self.usage_in_streams: bool = True
         # Tools the model never sees, silently (`served_body`): "always" as llama-cpp-python
@@ -909,6 +914,13 @@ class FakeOpenAIServer:
             rejection, step = "invalid_request", error(400, problem, param="messages")
         elif self.strict_template and (problem := _template_problem(body)):
             rejection, step = "invalid_request", error(400, problem)
+        elif (
+            not self.streams_tool_choice
+            and body.get("stream")
+            and body.get("tools")
+            and body.get("tool_choice") not in (None, "none")
+        ):
+            rejection, step = "invalid_request", _TOOL_STREAM_REFUSED
         elif self.null_content_refused and any(
             isinstance(m, Mapping) and m.get("content") is None for m in body.get("messages") or []
         ):
@@ -1207,6 +1219,8 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(step, ErrorResponse):
             if streamed and self.fake.empty_stream_on_overflow and _is_overflow(step):
                 return self._empty_stream()
+            if step is _TOOL_STREAM_REFUSED:
+                return self._empty_stream()
             return self._answer_error(step)
         if isinstance(step, CutStream):
             if streamed:
@@ -1403,6 +1417,10 @@ def _has_image_part(body: Mapping[str, Any]) -> bool:
         if isinstance(message.get("content"), list)
         for part in message["content"]
     )
+
+
+# What `streams_tool_choice = False` answers (as an empty stream).
+_TOOL_STREAM_REFUSED = ErrorResponse(500, "Automatic streaming tool choice is not supported")
 
 
 def _is_overflow(step: ErrorResponse) -> bool:
