@@ -60,7 +60,8 @@ NOT_RECORDED_RESULT = (
     "failing); tell the user to try again later"
 )
 _TOOL_TIME_SPENT = "its tools took the {:g} seconds one turn may spend on them"
-_FAILING_TOOL = "the {name} tool failed {count} times in a row ({error})"
+# Said under the answer when a tool kept failing and the model answered without tools.
+_FAILING_TOOL_NOTE = "(I could not use the {name} tool: {error})"
 # A tool result longer than this is stored in large_tool_results/ and the session keeps a
 # reference (the model reads it in parts). Not measured; about 20k tokens, a fifth of a
 # large context window.
@@ -86,14 +87,17 @@ class ToolLimits:
     # llm.maxOutputTokens) is cut here, and the reply says so. Not measured; 25 Telegram
     # messages, far past any real answer.
     max_reply_chars: int = 100_000
-    # Calls of one tool in a row that failed (their result an error) before the turn
-    # stops and says why. Not measured as a rate: a model that reads the error fixes its
-    # call at the next try or never; live, SmolLM2 behind llama-cpp-python called
-    # `schedule` with bad arguments until the 20-call limit, minutes on a home server.
+    # Model calls in a row whose calls of one tool all failed (their result an error)
+    # before the turn's next call goes without tools and the answer says why. Not
+    # measured as a rate: a model that reads the error fixes its call at the next try or
+    # never; live, SmolLM2 behind llama-cpp-python called `schedule` with bad arguments
+    # until the 20-call limit, minutes on a home server.
     max_failed_calls_in_a_row: int = 3
 
 
 DEFAULT_TOOL_LIMITS = ToolLimits()
+# TurnContext.extras: a tool kept failing; the turn's next call goes without tools.
+_TOOLS_TAKEN_AWAY = "toolsTakenAway"
 
 
 def _call_ids(messages: list[Message]) -> set[str]:
@@ -265,7 +269,7 @@ class ToolLoop:
             timeout_seconds=llm_config.request_timeout_seconds,
             # Asked on every call: after an overflow error the window may be known and
             # the tool definitions may no longer fit (the registry leaves them out).
-            tools=self.tools.schemas(ctx),
+            tools=None if ctx.extras.get(_TOOLS_TAKEN_AWAY) else self.tools.schemas(ctx),
             vision=llm_config.vision,
             reply=True,
         )
@@ -428,11 +432,15 @@ class ToolLoop:
             if result.startswith("error:"):
                 failures[call.name] = result
         for name, result in failures.items():
-            failed = failing_streak(ctx.session.messages, name)
-            if limit_reached is None and failed >= limits.max_failed_calls_in_a_row:
-                limit_reached = _FAILING_TOOL.format(
-                    name=name, count=failed, error=result[len("error:") :].strip()[:200]
+            if failing_streak(ctx.session.messages, name) >= limits.max_failed_calls_in_a_row:
+                # The model answers once more, without tools, and the user reads why the
+                # tool did nothing (a small local model retries a call it cannot get right).
+                ctx.extras[_TOOLS_TAKEN_AWAY] = True
+                note = _FAILING_TOOL_NOTE.format(
+                    name=name, error=result[len("error:") :].strip()[:200]
                 )
+                if note not in ctx.reply_notes:
+                    ctx.reply_notes.append(note)
         if limit_reached is None and ctx.tool_seconds >= limits.max_tool_seconds:
             limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
         return limit_reached
