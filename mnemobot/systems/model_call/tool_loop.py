@@ -269,7 +269,7 @@ class ToolLoop:
             timeout_seconds=llm_config.request_timeout_seconds,
             # Asked on every call: after an overflow error the window may be known and
             # the tool definitions may no longer fit (the registry leaves them out).
-            tools=None if ctx.extras.get(_TOOLS_TAKEN_AWAY) else self.tools.schemas(ctx),
+            tools=[] if ctx.extras.get(_TOOLS_TAKEN_AWAY) else self.tools.schemas(ctx),
             vision=llm_config.vision,
             reply=True,
         )
