@@ -6,6 +6,9 @@ import json
 import logging
 import os
 import subprocess
+import sys
+import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,6 +97,44 @@ def subprocess_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _OUR_VARIABLES}
     env.update(overrides)
     return env
+
+
+def start_run(
+    workspace: Path, *, stdout: int = subprocess.PIPE, **env: str
+) -> subprocess.Popen[str]:
+    """`mnemobot run` in a subprocess on `workspace`, with our variables set to `env` only;
+    its stderr piped, as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "mnemobot", "run"],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(BOT_WORKSPACE=str(workspace), **env),
+        cwd=workspace.parent,
+    )
+
+
+class LogLines:
+    """The stderr lines of a `start_run` process, read in a thread as they come."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._reader = threading.Thread(
+            target=lambda: self.lines.extend(process.stderr or ()), daemon=True
+        )
+        self._reader.start()
+
+    def wait_for(self, needle: str, timeout: float) -> bool:
+        """Whether a line holding `needle` came within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while not any(needle in line for line in self.lines):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def join(self) -> None:
+        self._reader.join(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply, user_texts
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from tests.conftest import subprocess_env
+from tests.conftest import LogLines, start_run, subprocess_env
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -96,21 +96,13 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
 ) -> None:
     release = threading.Event()
     openai_server.script(gated(release, reply("answer after SIGTERM")))
-    env = subprocess_env(
-        BOT_WORKSPACE=str(workspace),
+    process = start_run(
+        workspace,
         OPENAI_API_KEY="sk-test-secret-value",
         OPENAI_BASE_URL=openai_server.base_url,
         TELEGRAM_BOT_TOKEN=telegram.token,
         TELEGRAM_API_BASE_URL=telegram.base_url,
         TELEGRAM_ALLOWED_USERS=str(USER),
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mnemobot", "run"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=workspace.parent,
     )
     try:
         telegram.wait_for_call("getUpdates", timeout=30)
@@ -158,20 +150,12 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(
 def test_ctrl_c_leaves_a_stopped_line_as_the_logs_last(
     workspace: Path, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
-    env = subprocess_env(
-        BOT_WORKSPACE=str(workspace),
+    process = start_run(
+        workspace,
         OPENAI_BASE_URL=openai_server.base_url,
         TELEGRAM_BOT_TOKEN=telegram.token,
         TELEGRAM_API_BASE_URL=telegram.base_url,
         TELEGRAM_ALLOWED_USERS=str(USER),
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mnemobot", "run"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=workspace.parent,
     )
     try:
         telegram.wait_for_call("getUpdates", timeout=30)
@@ -194,32 +178,21 @@ def test_a_stop_while_the_bot_api_is_unreachable_leaves_no_error_in_the_log(
     # Stopped before Telegram ever answered (a wrong API URL, an outage at start): the
     # log ended "stopped ... shut down cleanly" and then "ERROR asyncio: Unclosed client
     # session", the connection pool opened by the first try never closed.
-    env = subprocess_env(
-        BOT_WORKSPACE=str(workspace),
+    process = start_run(
+        workspace,
+        stdout=subprocess.DEVNULL,
         OPENAI_BASE_URL=openai_server.base_url,
         TELEGRAM_BOT_TOKEN="123456:TEST-TOKEN",
         TELEGRAM_API_BASE_URL=f"http://127.0.0.1:{free_port()}/bot",
         TELEGRAM_ALLOWED_USERS=str(USER),
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mnemobot", "run"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=workspace.parent,
-    )
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(process.stderr or ()), daemon=True)
-    reader.start()
+    log = LogLines(process)
+    lines = log.lines
     try:
-        deadline = time.monotonic() + 30
-        while not any("waiting for the Telegram Bot API" in line for line in lines):
-            assert time.monotonic() < deadline, "".join(lines)
-            time.sleep(0.05)
+        assert log.wait_for("waiting for the Telegram Bot API", 30), "".join(lines)
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
-        reader.join(timeout=10)
+        log.join()
     finally:
         if process.poll() is None:
             process.kill()

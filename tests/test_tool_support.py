@@ -11,9 +11,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -30,7 +27,14 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from tests.conftest import CONSOLE_CHAT, ask, make_settings, subprocess_env, write_runtime_config
+from tests.conftest import (
+    CONSOLE_CHAT,
+    LogLines,
+    ask,
+    make_settings,
+    start_run,
+    write_runtime_config,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -197,32 +201,22 @@ def test_run_logs_one_line_when_the_home_server_drops_tools(
 ) -> None:
     openai_server.tools_dropped = "always"
     with TelegramServer() as telegram:
-        env = subprocess_env(
-            BOT_WORKSPACE=str(workspace),
+        bot = start_run(
+            workspace,
+            stdout=subprocess.DEVNULL,
             OPENAI_BASE_URL=openai_server.base_url,
             TELEGRAM_BOT_TOKEN=telegram.token,
             TELEGRAM_API_BASE_URL=telegram.base_url,
             TELEGRAM_ALLOWED_USERS="*",
         )
-        bot = subprocess.Popen(
-            [sys.executable, "-m", "mnemobot", "run"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=workspace.parent,
-        )
-        lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.extend(bot.stderr or ()), daemon=True)
-        reader.start()
+        log = LogLines(bot)
+        lines = log.lines
         try:
-            deadline = time.monotonic() + 60
-            while not any(" tools: " in line for line in lines) and time.monotonic() < deadline:
-                time.sleep(0.05)
+            log.wait_for(" tools: ", 60)
         finally:
             bot.send_signal(signal.SIGTERM)
             bot.wait(timeout=30)
-            reader.join(timeout=10)
+            log.join()
     said = [line for line in lines if " tools: " in line]
     assert len(said) == 1, "".join(lines)
     assert "WARNING mnemobot.bot.llm.tool_support: tools: the server drops tools" in said[0]
