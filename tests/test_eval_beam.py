@@ -251,3 +251,21 @@ def test_a_message_longer_than_an_export_holds_is_imported_in_parts_of_one_messa
     result = run_eval(BeamRun([directory]), tmp_path / "ws").to_json_dict()
     # Found through a later part, counted as the one message it is.
     assert result["budgets"][0]["pack"]["overall"] == 1.0
+
+
+def test_a_kept_workspace_is_asked_again_without_a_second_import(
+    conversation_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = tmp_path / "ws"
+    first = run_eval(BeamRun([conversation_dir]), workspace)
+    # Without --reuse-import a kept workspace is refused: the scope holds memory already.
+    args = ["eval", "beam", str(conversation_dir), "--json", "--no-progress"]
+    assert main([*args, "--workspace", str(workspace)]) == 1
+    assert "already holds memory" in capsys.readouterr().err
+    assert main([*args, "--workspace", str(workspace), "--reuse-import"]) == 0
+    again = orjson.loads(capsys.readouterr().out)
+    assert again["budgets"][0]["pack"] == first.to_json_dict()["budgets"][0]["pack"]
+    imported = workspace / "memory" / "beam:100K-7" / "imported-messages.txt"
+    assert len(imported.read_text().split()) == 41  # each message once
+    assert main([*args, "--reuse-import"]) == 2
+    assert "--workspace" in capsys.readouterr().err

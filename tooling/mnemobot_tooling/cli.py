@@ -301,6 +301,12 @@ def _register_eval_beam(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         "--workspace", default=None, help="keep the memory written here (default: a temp dir)"
     )
     beam.add_argument(
+        "--reuse-import",
+        action="store_true",
+        help="with --workspace: ask on the conversations it already holds instead of "
+        "importing them again (for a change to how the pack is built, not to what is kept)",
+    )
+    beam.add_argument(
         "--no-progress", action="store_true", help="no line per imported conversation"
     )
     beam.set_defaults(handler=_eval_beam)

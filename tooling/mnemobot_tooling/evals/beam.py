@@ -219,6 +219,9 @@ class BeamRun:
     progress: TextIO | None = None
     # Other values of the pack's and the extraction's constants (`--tuning`, an ablation).
     tuning: EvalTuning = field(default_factory=EvalTuning)
+    # Ask again on what a kept workspace already holds (`--reuse-import`): only what is
+    # read when asking may differ from the run that imported it.
+    reuse_import: bool = False
 
 
 def run_eval(run: BeamRun, workspace: Path) -> BeamResult:
@@ -256,15 +259,16 @@ async def _run_eval(run: BeamRun, workspace: Path) -> BeamResult:
                 continue
             scope = f"beam:{_scope_safe(conversation.name)}"
             imported = time.perf_counter()
-            await asyncio.to_thread(
-                _import,
-                memory.record,
-                scope,
-                conversation,
-                exports,
-                write_config,
-                run.assistant_replies,
-            )
+            if not (run.reuse_import and memory.record.scopes.store(scope).items):
+                await asyncio.to_thread(
+                    _import,
+                    memory.record,
+                    scope,
+                    conversation,
+                    exports,
+                    write_config,
+                    run.assistant_replies,
+                )
             if embedder is not None:
                 await asyncio.to_thread(_embed_all, memory.vectors, scope)
             result.import_seconds += time.perf_counter() - imported

@@ -77,6 +77,9 @@ def eval_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mnemobot: {exc}", file=sys.stderr)
         return 2
+    if args.reuse_import and not args.workspace:
+        print("mnemobot: --reuse-import needs --workspace DIR of an earlier run", file=sys.stderr)
+        return 2
     try:
         tuning = tuning_from_json(args.tuning)
     except TuningError as exc:
@@ -100,6 +103,7 @@ def eval_command(args: argparse.Namespace) -> int:
         details=details,
         progress=None if args.no_progress else sys.stderr,
         tuning=tuning,
+        reuse_import=args.reuse_import,
     )
     try:
         if args.workspace:
