@@ -75,6 +75,21 @@ CONFIG = MemoryConfig()
         ("当我问到库的时候，总是要包含版本号。", "当我问到库的时候，总是要包含版本号。"),
         ("以后请用中文回答我。", "以后请用中文回答我。"),
         ("我更喜欢简短的回答，可以吗？", "我更喜欢简短的回答"),
+        # A choice made by what matters to the speaker.
+        (
+            "I'm comparing phones and I prioritized battery life over brand prestige in my "
+            "last purchase, what should I look for?",
+            "I prioritized battery life over brand prestige in my last purchase",
+        ),
+        (
+            "I've been prioritizing team success over individual accolades, and it's been "
+            "rewarding, but am I doing enough?",
+            "I've been prioritizing team success over individual accolades",
+        ),
+        (
+            "Я отдаю предпочтение коротким ответам, можешь так?",
+            "Я отдаю предпочтение коротким ответам",
+        ),
     ],
 )
 def test_a_persons_standing_request_or_preference_is_found_in_any_known_language(
@@ -97,6 +112,11 @@ def test_a_persons_standing_request_or_preference_is_found_in_any_known_language
         # A question about a choice, a condition: no preference stated.
         "Should I prioritize the print editions or the audiobooks?",
         "If I prefer print editions, which series would you pick?",
+        # "Always ... when I ask" inside a long account: a remark, not an order.
+        "I have never finished an applied geometry problem, which seems odd given how much I "
+        "practised, but I want to check whether the point-line distance formula is right for "
+        "the shortest distance from a point to a line, since I should always use it when I "
+        "ask about shortest distances in mapping and my last answers were off",
     ],
 )
 def test_what_steers_others_or_states_no_preference_is_not_kept(said: str) -> None:
@@ -287,5 +307,104 @@ def test_the_pack_does_not_repeat_a_preference_the_request_carries(
             "telegram:1", said, now=START + 2 * DAY, config=CONFIG, tz=UTC, standing=block
         )
         assert said.rstrip(".!").lower() not in pack.rendered.lower()
+    finally:
+        memory.close()
+
+
+WANTED = [
+    "prices",
+    "sources",
+    "dates",
+    "units",
+    "examples",
+    "warnings",
+    "links",
+    "versions",
+    "shortcuts",
+    "timings",
+    "costs",
+    "risks",
+    "owners",
+    "deadlines",
+    "ratings",
+    "sizes",
+    "colours",
+    "weights",
+    "calories",
+    "authors",
+    "addresses",
+    "licences",
+    "ports",
+    "regions",
+]
+TOPICS = [
+    "hotels",
+    "papers",
+    "trips",
+    "recipes",
+    "poems",
+    "hikes",
+    "podcasts",
+    "libraries",
+    "editors",
+    "trains",
+    "gadgets",
+    "stocks",
+    "tickets",
+    "essays",
+    "films",
+    "shoes",
+    "paints",
+    "parcels",
+    "snacks",
+    "novels",
+    "venues",
+    "fonts",
+    "servers",
+    "wines",
+]
+
+
+def test_a_preference_the_block_has_no_room_for_is_in_the_pack_when_the_message_needs_it(
+    workspace: Path,
+) -> None:
+    # Months of chat: more standing requests than the block holds (it keeps the newest),
+    # and 300 turns (more than a pack weighs) that share more of the question's words.
+    memory = WorkspaceMemory.open(workspace)
+    scope = "telegram:1"
+    try:
+        record(
+            memory,
+            scope,
+            "Always show each step when I ask about distance formulas.",
+            START,
+            "tg:1",
+        )
+        for n in range(300):
+            record(
+                memory,
+                scope,
+                f"Find the distance between the points ({n}, 7) and (1, {n}) for me.",
+                START + DAY + n * 600,
+                f"tg:{n + 2}",
+            )
+        for n, (what, topic) in enumerate(zip(WANTED, TOPICS, strict=True)):
+            record(
+                memory,
+                scope,
+                f"Always include {what} and a short note on where each came from when I ask "
+                f"about {topic}.",
+                START + 2 * DAY + n * 600,
+                f"tg:{n + 200}",
+            )
+        block = memory.recall.standing_block(scope, UTC)
+        assert "distance formulas" not in block.text and TOPICS[-1] in block.text
+        question = "What is the distance between the points (4, 7) and (1, 3)?"
+        pack = memory.recall.build_pack(
+            scope, question, now=START + 3 * DAY, config=CONFIG, tz=UTC, standing=block
+        )
+        assert "Always show each step when I ask about distance formulas" in pack.rendered
+        # What the block shows is not repeated; what shares no word stays out.
+        assert not any(topic in pack.rendered for topic in TOPICS)
     finally:
         memory.close()

@@ -60,7 +60,7 @@ from mnemobot.memory.pack.selection import (
 )
 from mnemobot.memory.pack.turn_neighbours import TurnsAround
 from mnemobot.memory.store.bm25 import BM25Index
-from mnemobot.memory.store.items import Layer, MemoryItem
+from mnemobot.memory.store.items import STANDING_TAG, Layer, MemoryItem
 from mnemobot.memory.text.terms import search_terms
 
 # The share of the soft budget a question spanning the history gives the days' digests
@@ -221,6 +221,17 @@ def first(ranked: list[ScoredItem], item_ids: list[str]) -> list[ScoredItem]:
     return front + [entry for entry in ranked if entry[2].id not in moved]
 
 
+def standing_matches(ranked: list[ScoredItem], most: int) -> list[str]:
+    """The ids of the best `most` standing preferences in force that matched the query,
+    best first."""
+    found = [
+        item.id
+        for _, relevance, item in ranked
+        if relevance > 0 and STANDING_TAG in item.tags and not item.is_superseded
+    ]
+    return found[:most]
+
+
 def with_digests(
     ranked: list[ScoredItem],
     find: DigestSearch | None,
@@ -275,6 +286,8 @@ def build_pack(
     context = in_context(found, index, query, query_terms, ranking, turns_around, dense)
     scored = score_candidates(context, query, ranking)
     focus = Focus({term: index.idf(term) for term in query_terms})
+    # Those the block carries were left out with the rest of what the request carries.
+    scored.ranked = first(scored.ranked, standing_matches(scored.ranked, ranking.standing_first))
     # With what the request carries: a value updated in the conversation marks the older
     # one in memory as earlier, though the update itself is not repeated in the pack.
     latest = latest_figure(

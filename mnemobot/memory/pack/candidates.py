@@ -91,6 +91,15 @@ def find_candidates(
         if item is not None and top_k[item.layer] > 0:
             candidates[doc_id] = item
             found.per_layer[item.layer.value] += 1
+    if query.held_back_standing and query_terms and ranking.standing_first > 0:
+        # A standing preference says what it applies to in a few words ("when I ask about
+        # distance formulas"): hundreds of turns outmatch it in a long chat's pool.
+        held_back = {item.id: item for item in query.held_back_standing if item.id in items}
+        for doc_id, score in index.score_documents(query_terms, list(held_back)).items():
+            if doc_id not in candidates and top_k[held_back[doc_id].layer] > 0:
+                hits[doc_id] = score
+                candidates[doc_id] = held_back[doc_id]
+                found.per_layer[held_back[doc_id].layer.value] += 1
     if dense is not None and ranking.dense_candidates > 0:
         for doc_id, _ in dense.nearest(ranking.dense_candidates):
             item = get_item(doc_id)

@@ -32,6 +32,10 @@ class MemoryQuery:
     date_ranges: tuple[tuple[float, float], ...] = ()
     # Items the request already carries (its conversation window): left out of the pack.
     carried: Callable[[MemoryItem], bool] | None = None
+    # Standing preferences in force that the request does not carry (the chat's block
+    # keeps the newest within its share): candidates when they share a word with the
+    # message, however many other items share more.
+    held_back_standing: tuple[MemoryItem, ...] = ()
 
     @classmethod
     def for_config(

@@ -132,6 +132,11 @@ class Ranking:
     # When the topK limits leave soft budget unused, fill it with the next matching items.
     # LoCoMo: without it 0.659 at every budget.
     fill_budget_past_top_k: bool = True
+    # Standing preferences the chat's block had no room for (it carries the newest) that
+    # share words with the question go first, at most this many: "always show each step
+    # when I ask about distance formulas", said months ago, for "what is the distance
+    # between these points?". Measured in docs/measured.md (standing preferences at scale).
+    standing_first: int = 3
     # Filling past topK takes only items at least this relevant (the best match is 1).
     # LoCoMo: 0 used 991 / 1787 / 3476 tokens for 0.755 / 0.815 / 0.863; 0.1 uses 981 /
     # 1722 / 3127 for the same recall (0.2: 966 / 1630 / 2649 for 0.754 / 0.812 / 0.851).

@@ -132,9 +132,12 @@ class MemoryRecall:
             recent_context=recent_context,
         )
         with self.scopes.loaded(scope) as loaded:
+            in_force = current_standing(loaded.store)
             if standing is None:
-                standing = render_standing(current_standing(loaded.store), tz=tz)
+                standing = render_standing(in_force, tz=tz)
             query.carried = carried_standing(standing, query.carried)
+            shown = {item.id for item in standing.items}
+            query.held_back_standing = tuple(i for i in in_force if i.id not in shown)
             dense, meaning = self.vectors.search(scope, loaded, config, query_vector)
             pack = build_pack(
                 loaded.store.items,

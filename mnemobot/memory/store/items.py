@@ -36,6 +36,8 @@ class ItemType(StrEnum):
 # Every turn item also carries this tag: it is part of the text an item is found by, and
 # files written before TURN existed mark their turns (typed TASK_STATE) with it alone.
 TURN_TAG = "turn"
+# A standing preference: how a person asked to be answered (`memory.write.standing`).
+STANDING_TAG = "standing"
 # Tag prefix naming who said a turn or a fact ("speaker:anna").
 SPEAKER_TAG = "speaker:"
 

@@ -41,7 +41,14 @@ from weakref import WeakKeyDictionary
 
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.memory.store.item_store import ScopeItemStore, new_item_id
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, normalize_content, speaker_of
+from mnemobot.memory.store.items import (
+    STANDING_TAG,
+    ItemType,
+    Layer,
+    MemoryItem,
+    normalize_content,
+    speaker_of,
+)
 from mnemobot.memory.text.inert_markdown import inert_markdown
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.write.extraction.code import split_code
@@ -51,7 +58,6 @@ from mnemobot.memory.write.extraction.words import is_question
 from mnemobot.memory.write.fact_items import new_fact
 from mnemobot.memory.write.facts import SimilarFinder, supersede
 
-STANDING_TAG = "standing"
 # Tokens the block may take of every request of a chat. BEAM's development chats hold
 # about 16 standing items per 500K-token conversation, 615 tokens in all when shown
 # whole; the newest fit within this (docs/measured.md).
@@ -128,6 +134,11 @@ _NOT_FOR_ONESELF = re.compile(
 _PREFER = re.compile(
     r"\bI\s+(?:(?:really|generally|usually|much|strongly|also|still|definitely|personally"
     r"|now|do|always|tend\s+to)\s+)*(?:prefer|prioriti[sz]e)\b"
+    # A choice the speaker made by what matters to them ("I prioritized battery life over
+    # brand prestige", "I've been prioritizing team success over individual accolades").
+    r"|\bI(?:'ve|\s+have)?\s+(?:been\s+|always\s+|also\s+)?prioriti[sz](?:ed|ing)\b"
+    r"|\bI(?:'m|\s+am)\s+(?:\w+\s+)?prioriti[sz]ing\b"
+    r"|\bя\s+(?:\w+\s+)?отда[юл]\w*\s+предпочтение\b"
     r"|\bI(?:'d|\s+would)\s+(?:much\s+)?(?:rather|prefer)\b"
     r"|\bmy\s+(?:strong\s+|personal\s+)?preference\s+(?:is|for|was)\b"
     r"|\bI(?:'ve|\s+have)\s+(?:set|got)\s+a\s+preference\s+for\b"
@@ -140,7 +151,7 @@ _PREFER = re.compile(
 # Where a preference stated inside a longer sentence ends ("..., so can you ...").
 _CLAUSE_END = re.compile(
     r"[?!;\n]|\.(?:\s|$)"
-    r"|,\s*(?:so|but|and\s+i(?:'m|\s+am|\s+was|\s+want)|can|could|would|will|what|how|do|does"
+    r"|,\s*(?:so|but|and\s+i(?:'m|\s+am|\s+was|\s+want)|and\s+(?:it|this|that)\b|can|could|would|will|what|how|do|does"
     r"|is|are|which|any|please|any\s+tips|should|i'm\s+wondering|i\s+wonder)\b"
     r"|\s-\s"
     r"|,\s*(?:но|так\s+что|поэтому|можешь|можете|как|что|подскажи)\b"
@@ -187,6 +198,8 @@ def standing_statements(
     short = len(text.strip()) <= SHORT_MESSAGE_CHARS if short_message is None else short_message
     found: dict[str, StandingStatement] = {}
     for request in requests:
+        if len(request) > CLAUSE_CHARS:
+            continue  # a remark inside a long account, not an order of its own
         # A quoted "me" is someone else's word ('check "Send me reminders"').
         own = _QUOTED.sub(" ", request)
         if _for_oneself(request) and (_ME.search(own) or (short and not _YOUR.search(own))):
@@ -194,9 +207,13 @@ def standing_statements(
     for sentence in split_sentences(prose):
         if not _for_oneself(sentence):
             continue
-        if not is_question(sentence) and (
-            (_ALWAYS.search(sentence) and _ASKING.search(sentence))
-            or _FROM_NOW_ON_REQUEST.search(sentence)
+        if (
+            len(sentence) <= CLAUSE_CHARS
+            and not is_question(sentence)
+            and (
+                (_ALWAYS.search(sentence) and _ASKING.search(sentence))
+                or _FROM_NOW_ON_REQUEST.search(sentence)
+            )
         ):
             found.setdefault(sentence, StandingStatement(sentence, "request"))
             continue
