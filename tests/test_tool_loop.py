@@ -9,20 +9,26 @@ from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.tuning import Tuning
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.systems.core.tool_runner import Tool
 from mnemobot.systems.model_call.tool_loop import ToolLimits
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,
     hang,
+    newest_context,
     reply,
     tool_call,
     tool_calls,
     tool_messages,
     user_texts,
 )
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import CONSOLE_CHAT as CHAT
-from tests.conftest import ask, make_settings, write_runtime_config
+from tests.conftest import AppFactory, ask, make_settings, run_mnemobot, write_runtime_config
+from tests.telegram_harness import StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
 
 
 async def test_plain_answer_round_trip(app: App, openai_server: FakeOpenAIServer) -> None:
@@ -190,7 +196,7 @@ async def test_a_tool_is_cut_at_its_time_limit_and_a_turn_at_its_tool_time(
         "have done part of its work",
         "error: not run, the tool time limit of this turn was reached",
     ]
-    assert "took the 1 seconds one turn may spend on them" in answer
+    assert "took the 1 second one turn may spend on them" in answer
     assert answer.startswith("I stopped before finishing")
 
 
@@ -241,3 +247,82 @@ async def test_calls_made_together_that_fail_count_once(
     assert await ask(app, "what is in a.txt, b.txt and c.txt?") == "None of those files exist."
     results = [m["content"] for m in tool_messages(openai_server.requests[1])]
     assert len(results) == 3 and all(r.startswith("error:") for r in results)
+
+
+async def test_a_russian_user_reads_why_the_tool_loop_stopped_in_russian(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # The lines the loop writes itself (it stopped at a limit, a tool kept failing) are in
+    # the reader's language, as /status is; the tool's own error stays as it said it.
+    await start_bot(runtime={"toolLoop": {"maxLlmCalls": 3}, "llm": {"maxRetries": 0}})
+    openai_server.responder = lambda body: tool_call("schedule", {"when": "in 2 minutes"})
+    telegram.send_text("напомни через 2 минуты размяться", chat_id=31, language_code="ru")
+    [answer] = await telegram.wait_for_messages_async(31, 1)
+    text = answer["plain_text"]
+    assert text.startswith(
+        "Я остановился, не закончив, потому что достигнут предел в 3 вызова модели "
+        "(toolLoop.maxLlmCalls). Попросите меня продолжить, если нужно."
+    ), text
+    assert "(Мне не удалось воспользоваться инструментом schedule: give text: " in text
+    assert "I stopped" not in text and "I could not use" not in text
+
+    # Someone whose Telegram is in English reads the same lines in English.
+    telegram.send_text("remind me in 2 minutes to stretch", chat_id=32, language_code="en")
+    [english] = await telegram.wait_for_messages_async(32, 1)
+    assert english["plain_text"].startswith(
+        "I stopped before finishing because it reached the limit of 3 model calls"
+    )
+    assert "(I could not use the schedule tool: give text: " in english["plain_text"]
+
+
+async def test_a_tool_called_with_bad_arguments_leaves_no_lesson_and_no_stop_note_in_memory(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # A small model calls `schedule` without the text of the reminder until the turn's
+    # model calls run out. Its errors are the bot's trouble, and "I stopped before
+    # finishing" the bot's own line: neither is the user's memory, nor a how-to for later.
+    # The failure the user reported in the same turn is theirs, and is kept.
+    app = make_app({"toolLoop": {"maxLlmCalls": 3}})
+    openai_server.responder = lambda body: tool_call("schedule", {"when": "in 2 minutes"})
+    answer = await ask(
+        app,
+        "pytest fails with ImportError: No module named 'numpy'. Remind me in 2 minutes to fix it.",
+    )
+    assert answer.startswith("I stopped before finishing")
+    assert "give text: what to say or do at that time" in answer
+
+    await app.close()
+
+    # The next turn, a small model repeating the error it was told (tools taken away).
+    app = make_app({})
+    echoed = "Sorry: error: give text: what to say or do at that time."
+    openai_server.responder = lambda body: (
+        tool_call("schedule", {"when": "in 5 minutes"}) if body.get("tools") else reply(echoed)
+    )
+    assert (await ask(app, "remind me in 5 minutes to stretch")).startswith(echoed)
+    openai_server.responder = None
+
+    def search(query: str) -> str:
+        result = run_mnemobot(
+            "memory", "search", query, "--chat", CHAT.key, BOT_WORKSPACE=str(workspace)
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    # The episode of the second turn holds what the model answered, as the user read it;
+    # no item holds the error as a failure, nor the stop line at all.
+    found = search("give text what to say or do at that time schedule").splitlines()
+    assert not [line for line in found if "give text" in line and "failure" in line]
+    assert "stopped before finishing" not in search("stopped before finishing limit calls")
+    assert "Remind me in 2 minutes to fix it" in search("remind me to fix pytest numpy")
+    procedural = (workspace / "memory" / CHAT.key / "items" / "procedural.jsonl").read_text()
+    assert "give text" not in procedural
+    assert "ImportError: No module named 'numpy'" in procedural
+
+    # Nor does the next conversation's recall bring them back.
+    await app.commands.run(CHAT, ParsedCommand("new", ""))
+    openai_server.script(reply("You asked me to remind you to stretch."))
+    await ask(app, "what did I ask you to remind me about? the schedule text limit")
+    recalled = newest_context(openai_server.last_request())
+    assert "stretch" in recalled and "stopped before finishing" not in recalled
+    assert not [line for line in recalled.splitlines() if "give text" in line and "ailure" in line]

@@ -47,6 +47,7 @@ from mnemobot.bot.turn.erasure_journal import ErasureJournal, RedisErasureJourna
 from mnemobot.bot.turn.memory_status import memory_status
 from mnemobot.bot.turn.permissions import EDIT_MEMORY, ConsoleRoles, Permissions
 from mnemobot.bot.turn.speaker_rights import SpeakerRights
+from mnemobot.bot.turn.tool_loop_words import loop_note
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
 from mnemobot.config.runtime import ConfigSection, RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
@@ -418,6 +419,7 @@ def _assistant(
         ToolLoop(
             llm,
             services.tools,
+            notes=loop_note,
             overflow_recovery=OverflowRecovery(compactor, context_building),
             large_results=large_results,
             clock=services.clock,

@@ -102,6 +102,7 @@ class MemoryRecord:
         tz: tzinfo,
         message_refs: list[str] | None = None,
         tool_outputs: list[str] | None = None,
+        tool_errors: Sequence[str] = (),
         speaker: str | None = None,
         chat_key: str = "",
         forwarded: Sequence[ForwardedText] = (),
@@ -112,7 +113,9 @@ class MemoryRecord:
 
         `forwarded`: messages the user passed on, remembered as their authors' words at
         their dates; `documents`: files' texts, remembered in chunks (never as facts);
-        `tags`: added to the turn's items ("voice", "photo").
+        `tags`: added to the turn's items ("voice", "photo"); `tool_errors`: the results of
+        the turn's failed tool calls (not failures of the user's when the answer repeats
+        them).
         """
         with self.scopes.loaded(scope) as loaded:
             recorded = self._record_turn(
@@ -125,6 +128,7 @@ class MemoryRecord:
                 tz=tz,
                 message_refs=message_refs,
                 tool_outputs=tool_outputs,
+                tool_errors=list(tool_errors),
                 speaker=speaker,
                 chat_key=chat_key,
                 tags=list(tags),
@@ -170,6 +174,7 @@ class MemoryRecord:
         speaker: str | None,
         chat_key: str,
         tags: list[str] | None = None,
+        tool_errors: list[str] | None = None,
         note_text: str | None = None,
     ) -> RecordedTurn:
         """`note_text`: the user's side of the daily note when it is not `user_text` (a
@@ -187,6 +192,7 @@ class MemoryRecord:
             assistant_text=assistant_text,
             at=at,
             tool_outputs=list(tool_outputs or []),
+            tool_errors=list(tool_errors or []),
             message_refs=list(message_refs or []),
             speaker=speaker,
             tags=list(tags or []),

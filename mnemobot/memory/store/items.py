@@ -300,6 +300,9 @@ class TurnMemoryEvent:
     assistant_text: str
     at: float
     tool_outputs: list[str] = field(default_factory=list)
+    # What the turn's failed tool calls told the model ("error: invalid arguments: ..."):
+    # the bot's own trouble, not the user's; the answer repeating one is no failure of theirs.
+    tool_errors: list[str] = field(default_factory=list)
     # Ids of the messages this turn came from (Telegram message ids, LoCoMo dia_ids, ...).
     message_refs: list[str] = field(default_factory=list)
     # Who said the user text, when known (a group member, a LoCoMo speaker).

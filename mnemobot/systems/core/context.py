@@ -90,6 +90,10 @@ class TurnContext:
     # Set by MemoryPersist: how many memory items the turn's write stored.
     memory_items_recorded: int = 0
     reply: str | None = None
+    # What memory keeps of the reply when it holds a line of the bot's own in place of the
+    # model's words (the tool loop saying it stopped at a limit): the model's words alone,
+    # maybe none. None: the reply is the model's.
+    remembered_reply: str | None = None
     # Lines a tool says must reach the user whatever the model writes (what was scheduled,
     # and when): added to the reply unless it already holds them, to an apology too.
     reply_notes: list[str] = field(default_factory=list)
@@ -98,6 +102,10 @@ class TurnContext:
     # The classified model failure that ended the turn without an answer, if any.
     llm_error: LLMError | None = None
     tool_outputs: list[str] = field(default_factory=list)
+    # The results of the turn's failed tool calls (`tool_runner.is_error_result`): what a
+    # tool told the model, which memory does not take for a failure of the user's when the
+    # answer repeats it.
+    tool_errors: list[str] = field(default_factory=list)
     failures: list[SystemFailure] = field(default_factory=list)
     llm_calls: int = 0
     tool_executions: int = 0

@@ -78,6 +78,16 @@ class ToolError(Exception):
     """A tool failed in a way the model should be told about; the message goes to the model."""
 
 
+# How the model reads a failed call's result: a ToolError's message after it, and a tool may
+# return such a line itself ("error: give text: ...").
+ERROR_RESULT_PREFIX = "error:"
+
+
+def is_error_result(result: str) -> bool:
+    """Whether a tool call's result says the call failed (`ERROR_RESULT_PREFIX`)."""
+    return result.startswith(ERROR_RESULT_PREFIX)
+
+
 class ToolRunner(Protocol):
     def schemas(self, ctx: TurnContext) -> list[dict[str, Any]]:
         """OpenAI `tools` entries for this turn; sent with every request, so keep it cheap."""

@@ -48,12 +48,15 @@ class MemoryPersist:
                 self.record.record_turn,
                 scope=ctx.scope,
                 user_text=ctx.user_text if ctx.media.own_text is None else ctx.media.own_text,
-                assistant_text=ctx.reply or "",
+                assistant_text=ctx.remembered_reply
+                if ctx.remembered_reply is not None
+                else ctx.reply or "",
                 at=self.clock() if ctx.occurred_at is None else ctx.occurred_at,
                 config=ctx.config.memory,
                 tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
                 message_refs=ctx.message_refs,
                 tool_outputs=ctx.tool_outputs,
+                tool_errors=ctx.tool_errors,
                 speaker=ctx.chat.user_name,
                 chat_key=ctx.chat.key,
                 forwarded=ctx.media.forwarded,

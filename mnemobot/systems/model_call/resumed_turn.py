@@ -19,6 +19,7 @@ from typing import Final
 
 from mnemobot.conversation.session import Message
 from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.tool_runner import is_error_result
 
 CUT_OFF_RESULT = (
     "error: this call was cut off: the bot stopped while it ran, or just before, so whether "
@@ -66,7 +67,8 @@ def resume_turn(ctx: TurnContext) -> ResumedTurn | None:
         done.append(message)
         if message.get("role") == "tool":
             ctx.tool_executions += 1
-            ctx.tool_outputs.append(str(message.get("content") or ""))
+            output = str(message.get("content") or "")
+            (ctx.tool_errors if is_error_result(output) else ctx.tool_outputs).append(output)
             notes = message.get(REPLY_NOTES_KEY)
             if isinstance(notes, list):
                 ctx.reply_notes.extend(str(note) for note in notes)

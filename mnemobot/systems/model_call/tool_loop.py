@@ -16,9 +16,15 @@ from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind, ToolCall
 from mnemobot.systems.core.newest_context import context_block, with_newest_context
 from mnemobot.systems.core.reply_stream import ReplyStream, joined_reply, stopped_reply
-from mnemobot.systems.core.tool_runner import ToolError, ToolRunner
+from mnemobot.systems.core.tool_runner import (
+    ERROR_RESULT_PREFIX,
+    ToolError,
+    ToolRunner,
+    is_error_result,
+)
 from mnemobot.systems.model_call.context_window import WINDOW_EXTRA, narrow_to_window
 from mnemobot.systems.model_call.image_parts import with_images
+from mnemobot.systems.model_call.loop_notes import LoopNote, LoopNotes
 from mnemobot.systems.model_call.model_output import (
     cut_reply,
     stored_arguments,
@@ -49,19 +55,10 @@ OverflowRecovery = Callable[[TurnContext, int], Awaitable[bool]]
 MAX_OVERFLOW_ROUNDS = 3
 # ctx.extras key of the note for the user while the newest message is shown only in part.
 CUT_MESSAGE_EXTRA = "cutMessageNote"
-CUT_ANSWER_NOTE = (
-    "the model stopped before the end of this answer: it reached its length limit "
-    '({limit}); say "go on" for the rest'
-)
-# The limit when the model client does not say which one it set.
-_UNSAID_LIMIT = "llm.maxOutputTokens, or the end of its context window"
 NOT_RECORDED_RESULT = (
     "error: not run: the bot could not record this call before running it (its storage is "
     "failing); tell the user to try again later"
 )
-_TOOL_TIME_SPENT = "its tools took the {:g} seconds one turn may spend on them"
-# Said under the answer when a tool kept failing and the model answered without tools.
-_FAILING_TOOL_NOTE = "(I could not use the {name} tool: {error})"
 # A tool result longer than this is stored in large_tool_results/ and the session keeps a
 # reference (the model reads it in parts). Not measured; about 20k tokens, a fifth of a
 # large context window.
@@ -131,7 +128,7 @@ def failing_streak(messages: list[Message], name: str) -> int:
         outcomes = [results[call["id"]] for call in calls if call.get("id") in results]
         if not outcomes:
             continue
-        if not all(outcome.startswith("error:") for outcome in outcomes):
+        if not all(is_error_result(outcome) for outcome in outcomes):
             break
         streak += 1
     return streak
@@ -146,16 +143,19 @@ class ToolLoop:
         llm: ChatModel,
         tools: ToolRunner,
         *,
+        notes: LoopNotes,
         overflow_recovery: OverflowRecovery | None = None,
         large_results: LargeResultStore | None = None,
         clock: Clock = SYSTEM_CLOCK,
         save_session: SaveSession | None = None,
         limits: ToolLimits = DEFAULT_TOOL_LIMITS,
     ) -> None:
-        """`clock` dates the messages the turn adds (a replay passes its own);
-        `save_session`: how tool calls are put on record before they run and before the
-        turn goes on past them (None: they are not, as in a replay of a past chat)."""
+        """`notes`: how the lines the loop writes for the user itself are worded in the
+        chat's language; `clock` dates the messages the turn adds (a replay passes its
+        own); `save_session`: how tool calls are put on record before they run and before
+        the turn goes on past them (None: they are not, as in a replay of a past chat)."""
         self.llm = llm
+        self.notes = notes
         self.limits = limits
         self.save_session = save_session
         self.clock = clock
@@ -165,6 +165,9 @@ class ToolLoop:
 
     def _now(self) -> str:
         return to_iso(self.clock())
+
+    def _note(self, ctx: TurnContext, note: LoopNote, **fields: object) -> str:
+        return self.notes(ctx.chat.language, note, **fields)
 
     def enabled(self, ctx: TurnContext) -> bool:
         return ctx.reply is None
@@ -200,12 +203,8 @@ class ToolLoop:
         message_shrinks = 0
         while True:
             if ctx.llm_calls >= limits.max_llm_calls:
-                self._stop(
-                    ctx,
-                    f"it reached the limit of {limits.max_llm_calls} model calls "
-                    "(toolLoop.maxLlmCalls)",
-                    said,
-                )
+                why = self._note(ctx, LoopNote.LLM_CALL_LIMIT, limit=limits.max_llm_calls)
+                self._stop(ctx, why, said)
                 return
             request = self._request(ctx, message_shrinks)
             said.current = ""
@@ -231,8 +230,8 @@ class ToolLoop:
                 if response.finish_reason == "length":
                     # Cut at the model's output limit or the end of its window: the user
                     # would otherwise take half a sentence for the whole answer.
-                    limit = response.length_limit or _UNSAID_LIMIT
-                    ctx.notes.append(CUT_ANSWER_NOTE.format(limit=limit))
+                    limit = response.length_limit or self._note(ctx, LoopNote.UNSAID_LIMIT)
+                    ctx.notes.append(self._note(ctx, LoopNote.CUT_ANSWER, limit=limit))
                 return
             content = cut_reply(content, self.limits.max_reply_chars)
             said.before_tools(content.strip())
@@ -274,18 +273,15 @@ class ToolLoop:
             reply=True,
         )
 
-    @staticmethod
-    def _note_if_cut(ctx: TurnContext, message_tokens: int) -> None:
+    def _note_if_cut(self, ctx: TurnContext, message_tokens: int) -> None:
         """Tell the user when the model sees only part of their message (it is too big for
         the model's window): the answer is about what it saw, and nothing is lost."""
         ctx.extras.pop(CUT_MESSAGE_EXTRA, None)
         newest = next((m for m in reversed(ctx.session.messages) if m.get("role") == "user"), None)
         content = newest.get("content") if newest is not None else None
         if isinstance(content, str) and is_cut(content, message_tokens):
-            ctx.extras[CUT_MESSAGE_EXTRA] = (
-                f"Your message ({len(content):,} characters) is more than this model can "
-                "read at once, so it was shown its beginning and its end; the whole message "
-                "is kept in our conversation and in memory."
+            ctx.extras[CUT_MESSAGE_EXTRA] = self._note(
+                ctx, LoopNote.CUT_MESSAGE, chars=len(content)
             )
 
     async def _recovered(
@@ -337,16 +333,27 @@ class ToolLoop:
 
     def _answer(self, ctx: TurnContext, content: str, said: _Said) -> None:
         answer = cut_reply(content.strip(), self.limits.max_reply_chars)
-        empty = "(the model returned an empty answer)"
-        self._finish(ctx, answer or empty, joined_reply([*said.earlier, answer]) or empty)
+        words = joined_reply([*said.earlier, answer])
+        empty = self._note(ctx, LoopNote.EMPTY_ANSWER)
+        self._finish(ctx, answer or empty, words or empty, words=words)
         cut_note = ctx.extras.pop(CUT_MESSAGE_EXTRA, None)
         if isinstance(cut_note, str):
             ctx.notes.append(cut_note)
 
-    def _finish(self, ctx: TurnContext, content: str, reply: str, *, stopped: bool = False) -> None:
+    def _finish(
+        self,
+        ctx: TurnContext,
+        content: str,
+        reply: str,
+        *,
+        stopped: bool = False,
+        words: str | None = None,
+    ) -> None:
         """The turn's last message and its reply: what the user reads is the text written
         before the tool calls too, kept with the message (`reply`) so that a message
-        handed over again after a crash gets the same answer."""
+        handed over again after a crash gets the same answer. `words`: the model's own
+        words in the reply, when the reply holds a line of the loop's (memory keeps them
+        alone: the loop saying it stopped is nothing the user said or learned)."""
         message: Message = {"role": "assistant", "content": content}
         if stopped:
             message["stopped"] = True
@@ -355,6 +362,7 @@ class ToolLoop:
         message["at"] = self._now()
         ctx.add_message(message)
         ctx.reply = reply
+        ctx.remembered_reply = words if words != reply else None
 
     def _keep_stopped(self, ctx: TurnContext, said: _Said) -> None:
         """/stop cut the answer short: what was shown stays, marked stopped, in the session
@@ -399,10 +407,12 @@ class ToolLoop:
             if not recorded:
                 result = NOT_RECORDED_RESULT
             elif ctx.tool_executions >= limits.max_tool_executions:
-                limit_reached = f"it reached the limit of {limits.max_tool_executions} tool runs"
+                limit_reached = self._note(
+                    ctx, LoopNote.TOOL_RUN_LIMIT, limit=limits.max_tool_executions
+                )
                 result = "error: not run, the tool execution limit of this turn was reached"
             elif left <= 0:
-                limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
+                limit_reached = self._time_spent(ctx)
                 result = "error: not run, the tool time limit of this turn was reached"
             else:
                 ctx.tool_executions += 1
@@ -429,21 +439,25 @@ class ToolLoop:
             ctx.add_message(message)
             if recorded:
                 await self._record(ctx)
-            if result.startswith("error:"):
+            if is_error_result(result):
                 failures[call.name] = result
+                ctx.tool_errors.append(result)
         for name, result in failures.items():
             if failing_streak(ctx.session.messages, name) >= limits.max_failed_calls_in_a_row:
                 # The model answers once more, without tools, and the user reads why the
                 # tool did nothing (a small local model retries a call it cannot get right).
                 ctx.extras[_TOOLS_TAKEN_AWAY] = True
-                note = _FAILING_TOOL_NOTE.format(
-                    name=name, error=result[len("error:") :].strip()[:200]
-                )
+                error = result[len(ERROR_RESULT_PREFIX) :].strip()[:200]
+                note = self._note(ctx, LoopNote.TOOL_TAKEN_AWAY, name=name, error=error)
                 if note not in ctx.reply_notes:
                     ctx.reply_notes.append(note)
         if limit_reached is None and ctx.tool_seconds >= limits.max_tool_seconds:
-            limit_reached = _TOOL_TIME_SPENT.format(limits.max_tool_seconds)
+            limit_reached = self._time_spent(ctx)
         return limit_reached
+
+    def _time_spent(self, ctx: TurnContext) -> str:
+        seconds = float(self.limits.max_tool_seconds)
+        return self._note(ctx, LoopNote.TOOL_TIME_SPENT, seconds=seconds)
 
     async def _record(self, ctx: TurnContext, *, before_calls: bool = False) -> bool:
         """Keep the session with the turn's calls so far; False when it could not be kept."""
@@ -499,7 +513,10 @@ class ToolLoop:
             log.exception("tool %s failed in %s", name, ctx.chat.key)
             return f"error: the tool {name} failed ({type(error).__name__}: {error})"
         result = valid_unicode(result)
-        ctx.tool_outputs.append(result)
+        if not is_error_result(result):
+            # A tool's refusal of the call ("error: give text: ...") is between the tool and
+            # the model, as a ToolError is: nothing memory should learn of the user's world.
+            ctx.tool_outputs.append(result)
         return result
 
     def _evict_if_large(self, ctx: TurnContext, call_id: str, result: str) -> str:
@@ -509,10 +526,10 @@ class ToolLoop:
 
     def _stop(self, ctx: TurnContext, why: str, said: _Said) -> None:
         ctx.stop_reason = why
-        text = (
-            f"I stopped before finishing because {why}. Ask me to continue if you want me to go on."
+        text = self._note(ctx, LoopNote.STOPPED, why=why)
+        self._finish(
+            ctx, text, joined_reply([*said.earlier, text]), words=joined_reply(said.earlier)
         )
-        self._finish(ctx, text, joined_reply([*said.earlier, text]))
 
 
 class _Said:

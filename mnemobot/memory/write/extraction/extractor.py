@@ -3,7 +3,9 @@
 The user's text, then the tool outputs, then the assistant's reply are read in that
 order, so a fix binds to the latest error seen before it. Statements are read from the
 user's words only; failures and fixes from anyone's; tool output is data, read for
-commands and errors only.
+commands and errors only. A failed tool call's error (the model called a tool with bad
+arguments) is the bot's trouble, not the user's: it is never read, and the reply repeating
+it ("error: invalid arguments: ...") is no failure either.
 """
 
 from __future__ import annotations
@@ -50,6 +52,15 @@ from mnemobot.memory.write.extraction.words import content_words, is_question
 MAX_SCAN_CHARS = 30_000
 # A longer sentence is cut to this before it becomes an item's content.
 SENTENCE_CHARS = 500
+# Fewest characters of a reply's error line that count as repeating a tool's error: "error:
+# failed" is anyone's. Not measured; a short clause.
+_SHORTEST_REPEAT = 12
+
+
+def _bare_error(text: str) -> str:
+    """An error's words, compared: no "error:" in front, lowercase, single spaces."""
+    text = " ".join(text.lower().split())
+    return text.removeprefix("error:").strip()
 
 
 class TurnExtractor:
@@ -68,6 +79,15 @@ class TurnExtractor:
         self.errors: list[ErrorSighting] = []
         self.fixes: dict[str, Finding] = {}
         self.commands: set[str] = set()
+        self.tool_errors = [_bare_error(error) for error in event.tool_errors]
+
+    def repeats_tool_error(self, text: str) -> bool:
+        """Whether the reply's `text` says again what a failed tool call told the model."""
+        said = _bare_error(text)
+        return len(said) >= _SHORTEST_REPEAT and any(
+            said in error or (len(error) >= _SHORTEST_REPEAT and error in said)
+            for error in self.tool_errors
+        )
 
     def run(self) -> list[Finding]:
         event = self.event
@@ -110,6 +130,8 @@ class TurnExtractor:
                 self.found.append(fix)
             return
         failure = match_failure(sentence, origin, self.tuning)
+        if failure is not None and origin == "assistant" and self.repeats_tool_error(sentence):
+            return
         if failure is not None:
             if any(sentence in known.line or known.line in sentence for known in self.errors):
                 return  # the error line itself, already kept by the code-aware pass
@@ -204,6 +226,8 @@ class TurnExtractor:
     ) -> None:
         for sighting in sightings:
             if any(existing.line == sighting.line for existing in self.errors):
+                continue
+            if origin == "assistant" and self.repeats_tool_error(sighting.line):
                 continue
             if len(self.errors) >= self.tuning.max_errors:
                 return
