@@ -408,3 +408,53 @@ def test_a_preference_the_block_has_no_room_for_is_in_the_pack_when_the_message_
         assert not any(topic in pack.rendered for topic in TOPICS)
     finally:
         memory.close()
+
+
+def test_a_preference_said_asking_about_something_is_found_by_what_it_was_asked_about(
+    workspace: Path,
+) -> None:
+    # The preference kept is the clause; the message it was said in names the laptop. A
+    # small window's block (a third of memory's share) has room for the newest few only.
+    memory = WorkspaceMemory.open(workspace)
+    scope = "telegram:1"
+    try:
+        record(
+            memory,
+            scope,
+            "I prioritize battery life over graphics, can you help me find a laptop?",
+            START,
+            "tg:1",
+        )
+        for n in range(300):
+            record(
+                memory,
+                scope,
+                f"Which laptop bag fits a {n + 10} inch laptop best for me?",
+                START + DAY + n * 600,
+                f"tg:{n + 2}",
+            )
+        for n, (what, topic) in enumerate(zip(WANTED[:8], TOPICS[:8], strict=True)):
+            record(
+                memory,
+                scope,
+                f"Always include {what} and a short note on where each came from when I ask "
+                f"about {topic}.",
+                START + 2 * DAY + n * 600,
+                f"tg:{n + 400}",
+            )
+        block = memory.recall.standing_block(scope, UTC, 200)
+        assert "battery life" not in block.text
+        pack = memory.recall.build_pack(
+            scope,
+            "Which of two laptop models should I choose?",
+            now=START + 3 * DAY,
+            config=CONFIG,
+            tz=UTC,
+            standing=block,
+        )
+        assert "I prioritize battery life over graphics" in pack.rendered
+        assert any(
+            p.item.type is ItemType.PREFERENCE for p in pack.items if "battery" in p.item.content
+        )
+    finally:
+        memory.close()

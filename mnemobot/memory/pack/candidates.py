@@ -94,12 +94,16 @@ def find_candidates(
     if query.held_back_standing and query_terms and ranking.standing_first > 0:
         # A standing preference says what it applies to in a few words ("when I ask about
         # distance formulas"): hundreds of turns outmatch it in a long chat's pool.
+        # Or the message it was said in does: a preference said asking about laptops.
         held_back = {item.id: item for item in query.held_back_standing if item.id in items}
-        for doc_id, score in index.score_documents(query_terms, list(held_back)).items():
-            if doc_id not in candidates and top_k[held_back[doc_id].layer] > 0:
+        said_in = {i: query.standing_said_in[i] for i in held_back if i in query.standing_said_in}
+        scores = index.score_documents(query_terms, [*held_back, *said_in.values()])
+        for doc_id, item in held_back.items():
+            score = max(scores.get(doc_id, 0.0), scores.get(said_in.get(doc_id, ""), 0.0))
+            if score > 0 and doc_id not in candidates and top_k[item.layer] > 0:
                 hits[doc_id] = score
-                candidates[doc_id] = held_back[doc_id]
-                found.per_layer[held_back[doc_id].layer.value] += 1
+                candidates[doc_id] = item
+                found.per_layer[item.layer.value] += 1
     if dense is not None and ranking.dense_candidates > 0:
         for doc_id, _ in dense.nearest(ranking.dense_candidates):
             item = get_item(doc_id)

@@ -36,6 +36,9 @@ class MemoryQuery:
     # keeps the newest within its share): candidates when they share a word with the
     # message, however many other items share more.
     held_back_standing: tuple[MemoryItem, ...] = ()
+    # The turn each of them was said in (standing id -> turn id): "I prioritize battery
+    # life over graphics" was said asking for a laptop, and applies to laptops.
+    standing_said_in: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def for_config(

@@ -24,7 +24,7 @@ from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.pack.request_overlap import RequestOverlap
 from mnemobot.memory.services.scopes import LoadedScope, ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
-from mnemobot.memory.store.item_store import StoreStats
+from mnemobot.memory.store.item_store import ScopeItemStore, StoreStats
 from mnemobot.memory.store.item_vectors import QueryVector
 from mnemobot.memory.store.items import Layer, MemoryItem
 from mnemobot.memory.text.dates import find_dates
@@ -138,6 +138,7 @@ class MemoryRecall:
             query.carried = carried_standing(standing, query.carried)
             shown = {item.id for item in standing.items}
             query.held_back_standing = tuple(i for i in in_force if i.id not in shown)
+            query.standing_said_in = said_in(loaded.store, query.held_back_standing)
             dense, meaning = self.vectors.search(scope, loaded, config, query_vector)
             pack = build_pack(
                 loaded.store.items,
@@ -238,3 +239,20 @@ class MemoryRecall:
 
     def layer_counts(self, scope: str) -> dict[str, int]:
         return self.stats(scope).per_layer
+
+
+# A standing item is written at its turn's time; a millisecond holds float rounding.
+SAME_TIME = 0.001
+
+
+def said_in(store: ScopeItemStore, standing: Sequence[MemoryItem]) -> dict[str, str]:
+    """The turn each standing item was said in (id -> turn id): at its time, with its
+    message."""
+    found: dict[str, str] = {}
+    for item in standing:
+        refs = set(item.references)
+        for turn in store.timeline.between(item.created_at, item.created_at + SAME_TIME):
+            if refs & set(turn.references):
+                found[item.id] = turn.id
+                break
+    return found
