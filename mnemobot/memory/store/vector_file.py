@@ -33,15 +33,16 @@ average 1-5), at 100k / 1M vectors:
 |---|---|---|---|---|---|
 | this file | 0.26 / 2.7 s | 4.3/7.5, 23/28 ms | 0.969 / 0.884 | 99 / 836 MB | 3 / 18 ms |
 | usearch exact (int8, mapped) | 1 ms | 31/54, 387/571 ms | 0.989 / 0.988 | 42 / 385 MB | append |
-| usearch HNSW (int8, defaults) | 0.15 s | 0.6/5.0 ms | 0.891 | 61 MB | 216 ms |
+| usearch HNSW | 0.15 / 1.0 s | 0.6/5.0, 1.3/2.0 ms | 0.891 / 0.616 | 61 / 601 MB | 0.2/1.5 s |
 | sqlite-vec `vec0` (float32) | 1 ms | 142/165, 910/1148 ms | 1.0 / 1.0 | 5 / 5 MB | 0.14 ms |
 
 The exact libraries scan every vector per query (ten to forty times our time at 1M); HNSW
-answers fast but misses more (0.89 at 100k), took 184 s to build at 100k, and has no
-append: a crash-safe write saves the whole index and renames it (216 ms at 100k), and a
-mapped ("viewed") index is read-only. Recall is against the exact float32 answer; int8
-alone caps it at 0.99. Ours misses more as the scope grows, at the same `rescore`: at 1M,
-8,192 rescored rows give 0.961, 32,768 give 0.981 (p95 115 / 204 ms under load).
+answers fast but misses more (0.62 at 1M), took 184 s to build at 100k and 21 minutes at
+1M, and has no append: a crash-safe write saves the whole index and renames it, and a
+mapped ("viewed") index (0.26 s to open at 1M) is read-only. Recall is against the exact
+float32 answer; int8 alone caps it at 0.99. Ours misses more as the scope grows, at the
+same `rescore`: at 1M, 8,192 rescored rows give 0.961, 32,768 give 0.981 (p95 115 / 204
+ms under load).
 
  (the memory service) calls it under the scope's lock.
 
