@@ -161,6 +161,7 @@ def bench_parser() -> argparse.ArgumentParser:
     _register_bench_voice(benches)
     _register_bench_schedule(benches)
     _register_bench_message_path(benches)
+    _register_bench_vector_backends(benches)
     return parser
 
 
@@ -694,3 +695,38 @@ def _register_bench_message_path(sub: argparse._SubParsersAction[argparse.Argume
     bench.add_argument("--list", action="store_true", help="also list the files per path")
     bench.add_argument("--json", action="store_true", help="print machine-readable results")
     bench.set_defaults(handler=_bench_message_path)
+
+
+def _register_bench_vector_backends(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    from mnemobot_tooling.bench.vector_backends import BACKENDS
+
+    bench = sub.add_parser(
+        "vector-backends",
+        help="the vector file against usearch and sqlite-vec: load, RSS, query, recall, write",
+    )
+    bench.add_argument(
+        "--items",
+        type=lambda text: [int(part) for part in text.split(",")],
+        default=[10_000, 100_000, 1_000_000],
+        metavar="N[,N...]",
+        help="vectors, one run each (default 10000,100000,1000000)",
+    )
+    bench.add_argument(
+        "--backends",
+        type=lambda text: text.split(","),
+        default=list(BACKENDS),
+        metavar="NAME[,NAME...]",
+        help=f"of {', '.join(BACKENDS)} (default all)",
+    )
+    bench.add_argument("--queries", type=positive(int), default=100, help="(default 100)")
+    bench.add_argument("--seed", type=int, default=DEFAULT_BENCH_SEED)
+    bench.add_argument("--json", action="store_true", help="the results as JSON too")
+    bench.set_defaults(handler=_bench_vector_backends)
+
+
+def _bench_vector_backends(args: argparse.Namespace) -> int:
+    from mnemobot_tooling.bench import vector_backends
+
+    return vector_backends.bench_command(args)
