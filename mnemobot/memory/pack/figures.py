@@ -44,6 +44,11 @@ EARLIER_SHARE = 0.3
 # (`--assistant-replies`, 1800 tokens): stale-only 6 of 66 at 3, 4 at 5, same recall;
 # an UPDATE_SHARE of 0.5 gained 0.01 there but made 2 of 19 stale-only at 100K.
 LATEST_UPDATES = 5
+# A figure said again with another value and no word of change ("a portfolio review
+# coming up on June 20" after "a review scheduled for June 15") is taken first, though
+# nothing is marked earlier by it (both may hold: two reviews), when both hold this share
+# of the best figure sentence's weight.
+RESTATED_SHARE = 0.6
 # Candidates looked at, best first: the update is among the question's best matches.
 FIGURE_CANDIDATES = 96
 
@@ -51,6 +56,7 @@ FIGURE_CANDIDATES = 96
 UPDATE_WORDS = re.compile(
     r"\b(?:increased|decreased|raised|lowered|reduced|extended|shortened|adjusted|changed"
     r"|moved|rescheduled|postponed|updated|revised|bumped|dropped|grew|rose|fell|improved"
+    r"|increase|decrease|raise|reduce|extend|shorten|adjust|reschedule|postpone|reached"
     r"|now|currently|new|latest|down\s+to|up\s+to)\b"
     r"|\b(?:увеличил\w*|увеличен\w*|уменьшил\w*|уменьшен\w*|повысил\w*|повышен\w*"
     r"|понизил\w*|сократил\w*|сокращен\w*|продлил\w*|продлен\w*|перенес\w*|перенёс\w*"
@@ -142,6 +148,9 @@ def latest_figure(candidates: Iterable[MemoryItem], weights: Mapping[str, float]
     best = max(f.weight for f in found)
     updated_kinds = {f.kind for f in found if f.update and f.weight >= UPDATE_SHARE * best}
     if not updated_kinds:
+        restated = newest_restated(found, best)
+        if restated is not None:
+            latest.updates.append(restated.item)
         return latest
     # The kind of value the question is about: of those updated, the one said with the
     # most of the question's words.
@@ -168,6 +177,20 @@ def latest_figure(candidates: Iterable[MemoryItem], weights: Mapping[str, float]
         ):
             latest.earlier[figure.item.id] = newest.item.created_at
     return latest
+
+
+def newest_restated(found: list[Figure], best: float) -> Figure | None:
+    """The newest figure said with at least `RESTATED_SHARE` of the question's best
+    weight, when such figures of its kind give more than one value ("a review scheduled
+    for June 15", then "a review coming up on June 20"); else None."""
+    strong = [f for f in found if f.weight >= RESTATED_SHARE * best]
+    if not strong:
+        return None
+    kind = max(strong, key=lambda f: (f.weight, f.item.created_at, f.item.id)).kind
+    of_kind = [f for f in strong if f.kind == kind]
+    if len({f.value for f in of_kind}) < 2:
+        return None
+    return max(of_kind, key=lambda f: (f.item.created_at, f.item.id))
 
 
 def _kind_and_value(match: re.Match[str], text_languages: TextLanguages) -> tuple[str, str]:
