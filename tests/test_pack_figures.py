@@ -98,18 +98,11 @@ def test_the_first_update_is_the_newest_and_earlier_ones_hold_other_values(
     ]
     found = latest_figure(items, {term: 1.0 for term in terms("monthly book budget")})
     updates = [item for item, (cue, _, _) in zip(items, said, strict=True) if cue]
-    value_of = {item.id: value for item, (_, value, _) in zip(items, said, strict=True)}
-    newest_said = max(items, key=lambda item: (item.created_at, item.id))
     if not updates:
-        # Without a word of change nothing is marked; of values said again, the newest
-        # is taken first.
-        assert not found.earlier
-        if len(set(value_of.values())) < 2:
-            assert not found.updates
-        else:
-            assert [item.id for item in found.updates] == [newest_said.id]
+        assert not found.updates and not found.earlier
         return
     newest = max(updates, key=lambda item: (item.created_at, item.id))
+    value_of = {item.id: value for item, (_, value, _) in zip(items, said, strict=True)}
     # The current value, by the update that first gave it (a later one repeats it).
     current = [item for item in updates if value_of[item.id] == value_of[newest.id]]
     assert found.updates[0].id == min(current, key=lambda i: (i.created_at, i.id)).id
@@ -150,3 +143,15 @@ def test_a_value_updated_in_the_conversation_marks_the_remembered_one_earlier() 
     [line] = [line for line in pack.rendered.splitlines() if "300 ms" in line]
     assert "(earlier: updated 2023-11-23)" in line
     assert "250 ms" not in pack.rendered
+
+
+def test_a_value_that_has_reached_another_is_the_newest() -> None:
+    # "has only reached 60%" says where the value stands now, though no word of change
+    # is near it; the older "improved from 40% to 55%" was taken for the current value.
+    items = [
+        turn(1, "I've improved my savings rate from 40% to 55% since March.", 1),
+        turn(2, "I'm worried my savings rate has only reached 60% as of May.", 9),
+    ]
+    found = latest_figure(items, {term: 1.0 for term in terms("current savings rate")})
+    assert [item.id for item in found.updates][:1] == ["t002"]
+    assert set(found.earlier) == {"t001"}
