@@ -143,3 +143,15 @@ def test_a_value_updated_in_the_conversation_marks_the_remembered_one_earlier() 
     [line] = [line for line in pack.rendered.splitlines() if "300 ms" in line]
     assert "(earlier: updated 2023-11-23)" in line
     assert "250 ms" not in pack.rendered
+
+
+def test_a_value_that_has_reached_another_is_the_newest() -> None:
+    # "has only reached 60%" says where the value stands now, though no word of change
+    # is near it; the older "improved from 40% to 55%" was taken for the current value.
+    items = [
+        turn(1, "I've improved my savings rate from 40% to 55% since March.", 1),
+        turn(2, "I'm worried my savings rate has only reached 60% as of May.", 9),
+    ]
+    found = latest_figure(items, {term: 1.0 for term in terms("current savings rate")})
+    assert [item.id for item in found.updates][:1] == ["t002"]
+    assert set(found.earlier) == {"t001"}

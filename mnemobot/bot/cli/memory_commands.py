@@ -174,10 +174,9 @@ def search_command(args: argparse.Namespace) -> int:
     opened = open_chat_memory(args)
     if isinstance(opened, str):
         return fail(opened)
-    memory, config = opened
-    found = memory.recall.search(
-        args.chat, args.query, config=config.memory, tz=config.assistant.tzinfo(), limit=args.limit
-    )
+    memory, _config = opened
+    hits = memory.recall.marked_search(args.chat, args.query, limit=args.limit)
+    found, updated = hits.found, hits.updated
     if args.json:
         _print_json(
             [
@@ -186,7 +185,7 @@ def search_command(args: argparse.Namespace) -> int:
                     "layer": i.layer,
                     "type": i.type,
                     "score": round(s, 6),
-                    "earlier": i.is_superseded,
+                    "earlier": i.is_superseded or i.id in updated,
                     "content": i.content,
                     "references": i.references,
                 }
@@ -201,6 +200,8 @@ def search_command(args: argparse.Namespace) -> int:
         if item.is_superseded:
             until = f" until {to_iso(item.valid_to)[:10]}" if item.valid_to is not None else ""
             replaced = f"(earlier{until}) "
+        elif item.id in updated:
+            replaced = f"(earlier: updated {to_iso(updated[item.id])[:10]}) "
         print(
             f"{score:.3f} {item.id} [{item.layer.value.lower()}/{item.type.value.lower()}] "
             f"{replaced}{item.content.replace(chr(10), ' ')}"

@@ -82,7 +82,8 @@ class MemoryArguments(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
-def _line(item: MemoryItem, score: float | None = None) -> str:
+def _line(item: MemoryItem, score: float | None = None, updated: float | None = None) -> str:
+    """`updated`: when a newer statement found beside it changed what it says."""
     head = f"{item.id} [{item.layer.value.lower()}/{item.type.value.lower()}]"
     if score is not None:
         head += f" score={score:.2f}"
@@ -90,6 +91,8 @@ def _line(item: MemoryItem, score: float | None = None) -> str:
         head += f" (earlier, until {to_iso(item.valid_to)[:10]})"
     elif item.is_superseded:
         head += " (earlier: replaced)"
+    elif updated is not None:
+        head += f" (earlier: updated {to_iso(updated)[:10]})"
     return f"{head}: {item.content}"
 
 
@@ -181,15 +184,10 @@ class MemoryTool:
             return await self._add(arguments, ctx)
         if operation == "search":
             query = self._need(arguments.query or arguments.content, "query")
-            work = partial(
-                self.recall.search,
-                ctx.scope,
-                query,
-                config=ctx.config.memory,
-                tz=ctx.now.tzinfo or ctx.config.assistant.tzinfo(),
-            )
-            found = await self.scopes.run(ctx.scope, work)
-            return "\n".join(_line(item, score) for item, score in found) or "(nothing found)"
+            work = partial(self.recall.marked_search, ctx.scope, query)
+            hits = await self.scopes.run(ctx.scope, work)
+            lines = (_line(item, score, hits.updated.get(item.id)) for item, score in hits.found)
+            return "\n".join(lines) or "(nothing found)"
         if operation == "forget" and not arguments.id:
             query = self._need(arguments.query or arguments.content, "id or query")
             return await self._forget_matching(ctx, query)

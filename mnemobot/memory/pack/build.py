@@ -11,7 +11,8 @@ index over the same ids into a pack, in four steps, each a function of its own m
 2. Scores (`pack_selection.score_candidates`): relevance plus recency, salience,
    confidence and a type boost (`memory.pack.scoring`); durable items decay with age but
    never to zero, and a fact a newer statement replaced keeps `superseded_weight`. The
-   newest statement of a figure the question asks about goes first (`memory.pack.figures`).
+   newest statement of a figure or a state the question asks about goes first
+   (`memory.pack.figures`, `memory.pack.states`).
 3. Selection (`pack_selection.select_items`, `fill_past_top_k`): best first, within
    the per-layer topK and the soft budget (past it only high scorers, up to the max
    budget), skipping what a chosen item already says; soft budget the topK limits left
@@ -38,7 +39,7 @@ from typing import Any
 from mnemobot.base.tokens import CHARS_PER_TOKEN
 from mnemobot.memory.notes.digests import DigestSearch, is_span_question, pick_lines
 from mnemobot.memory.pack.candidates import Candidates, InContext, find_candidates, in_context
-from mnemobot.memory.pack.figures import FIGURE_CANDIDATES, latest_figure
+from mnemobot.memory.pack.figures import FIGURE_CANDIDATES
 from mnemobot.memory.pack.fusion import DenseSearch
 from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
@@ -58,6 +59,7 @@ from mnemobot.memory.pack.selection import (
     score_candidates,
     select_items,
 )
+from mnemobot.memory.pack.states import latest_value
 from mnemobot.memory.pack.turn_neighbours import TurnsAround
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.items import STANDING_TAG, Layer, MemoryItem
@@ -290,7 +292,7 @@ def build_pack(
     scored.ranked = first(scored.ranked, standing_matches(scored.ranked, ranking.standing_first))
     # With what the request carries: a value updated in the conversation marks the older
     # one in memory as earlier, though the update itself is not repeated in the pack.
-    latest = latest_figure(
+    latest = latest_value(
         [
             *(item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
             *context.carried,

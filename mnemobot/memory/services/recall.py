@@ -9,6 +9,7 @@ not yet erased from the files are hidden from what is read.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from functools import partial
 from typing import Any
@@ -22,6 +23,7 @@ from mnemobot.memory.pack.passages import message_text
 from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.pack.request_overlap import RequestOverlap
+from mnemobot.memory.pack.states import latest_value
 from mnemobot.memory.services.scopes import LoadedScope, ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.store.item_store import ScopeItemStore, StoreStats
@@ -67,28 +69,53 @@ def memory_query(
     return query
 
 
+@dataclass(slots=True)
+class SearchHits:
+    """Items found, best first, with their relevance (0..1); and those stating an older
+    value of what the search names than a newer statement found beside them, with when
+    that was stated (`memory.pack.states.latest_value`, as the pack marks them)."""
+
+    found: list[tuple[MemoryItem, float]] = field(default_factory=list)
+    updated: dict[str, float] = field(default_factory=dict)
+
+
 def ranked_search(
     loaded: LoadedScope, text: str, *, limit: int, replaced_weight: float = 1.0
 ) -> list[tuple[MemoryItem, float]]:
     """Items of the loaded scope ranked by BM25 relevance (0..1), best first; an item a
     newer statement replaced counts `replaced_weight` of its relevance (the pack's
     `superseded_weight`), so the current value comes before the one it replaced."""
+    return marked_search(loaded, text, limit=limit, replaced_weight=replaced_weight).found
+
+
+def marked_search(
+    loaded: LoadedScope, text: str, *, limit: int, replaced_weight: float = 1.0
+) -> SearchHits:
+    """`ranked_search`, with the older statements of a value or state that changed (a
+    newer one among the hits says so) marked, and counted as replaced."""
     query_terms = terms(text)
     if not query_terms:
-        return []
+        return SearchHits()
     # Twice the hits: a replaced item moved down makes room for one below the limit.
     wanted = max(limit, 1) * (2 if replaced_weight < 1.0 else 1)
     hits = loaded.index.top(query_terms, wanted)
     base = loaded.index.base_score(query_terms)
     best = max(hits.values(), default=0.0) - base
-    found = []
-    for item_id, score in hits.items():
-        item = loaded.store.items.get(item_id)
-        if item is not None:
-            relevance = (score - base) / best if best > 0 else 0.0
-            found.append((item, relevance * (replaced_weight if item.is_superseded else 1.0)))
+    found = [
+        (item, (score - base) / best if best > 0 else 0.0)
+        for item_id, score in hits.items()
+        if (item := loaded.store.items.get(item_id)) is not None
+    ]
+    weights = {term: loaded.index.idf(term) for term in query_terms}
+    updated = latest_value([item for item, _ in found], weights).earlier
+    found = [
+        (item, relevance * (replaced_weight if item.is_superseded or item.id in updated else 1.0))
+        for item, relevance in found
+    ]
     found.sort(key=lambda hit: hit[1], reverse=True)
-    return found[:limit]
+    kept = found[:limit]
+    shown = {item.id for item, _ in kept}
+    return SearchHits(kept, {i: at for i, at in updated.items() if i in shown})
 
 
 class MemoryRecall:
@@ -165,8 +192,13 @@ class MemoryRecall:
         Unlike the pack, nothing is deduplicated or budgeted: the memory tool must see
         the durable copy of a fact as well as the episode it came from, to update it.
         """
+        return self.marked_search(scope, text, limit=limit).found
+
+    def marked_search(self, scope: str, text: str, *, limit: int = 10) -> SearchHits:
+        """`search`, with the hits stating an older value of what it names (a newer
+        statement among the hits) marked, as the pack marks them."""
         with self.scopes.loaded(scope) as loaded:
-            return ranked_search(
+            return marked_search(
                 loaded, text, limit=limit, replaced_weight=self.ranking.superseded_weight
             )
 
