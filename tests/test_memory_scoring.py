@@ -87,4 +87,6 @@ def test_the_ranking_keeps_the_values_its_old_settings_had() -> None:
     now["typeBoost"] = {to_camel(k): v for k, v in now["typeBoost"].items()}
     # A day's digest is a type the old settings did not know: no boost.
     assert now["typeBoost"].pop("digest") == 0.0
+    # Standing preferences the block has no room for came after the settings moved.
+    assert now.pop("standingFirst") == 3
     assert now == old
