@@ -153,7 +153,8 @@ class KeyIndex:
         before = self._rows[places]
         # Rows only grow, so the largest is the latest record.
         np.maximum.at(self._rows, places, rows[hit])
-        now = [self._rows[np.unique(places)]]
+        taken = rows[hit]
+        now = [taken[self._rows[places] == taken]]  # each key's latest, once
         replaced = [before[before >= 0]]
         if self._extra:
             touched: set[bytes] = set()
