@@ -326,3 +326,26 @@ def test_loading_a_scope_s_vectors_keeps_the_file_out_of_the_process_memory(
     grown = file_rss_mb() - before
     file_mb = path.stat().st_size / 2**20
     assert grown < file_mb / 4, f"RSS of mapped file pages grew {grown:.1f} MB ({file_mb:.0f})"
+
+
+def test_many_items_written_after_the_load_keep_their_vectors(tmp_path: Path) -> None:
+    """A bot that runs for long writes more items than the index keeps aside (65,536):
+    they join the loaded ones, and forgetting still reaches them."""
+    path = tmp_path / "vectors.bin"
+    first = [f"old-{n}" for n in range(10)]
+    store = opened(path, first)
+    store.add(first, list(range(10)), vectors(10, 12))
+    written = [f"new-{n}" for n in range(70_000)]
+    matrix = vectors(len(written), 13)
+    for start in range(0, len(written), 10_000):
+        batch = written[start : start + 10_000]
+        store.add(batch, list(range(start, start + len(batch))), matrix[start : start + 10_000])
+        if start == 0:
+            assert store.discard([written[5], first[1]]) == 2
+    assert store.discard([written[69_999]]) == 1
+    for again in (store, opened(path, [i for i in first + written if i not in ("new-5", "old-1")])):
+        assert again.stats().vectors == 10 + 70_000 - 3 + (again is not store)
+        assert again.has("old-0", 0) and again.has("new-6", 6) and again.has("new-65600", 65_600)
+        assert not again.has("new-5", 5) and not again.has("old-1", 1)
+        unit = matrix[65_600] / np.linalg.norm(matrix[65_600])
+        assert again.nearest(unit, 1, 100_000)[0][0] == "new-65600"

@@ -1,10 +1,12 @@
-"""The vectors of one memory scope's items: `items/vectors.bin`, memory-mapped.
+"""The vectors of one memory scope's items: `items/vectors.bin`.
 
-Beside the item files, one binary file holds an embedding of each item, so a 100k-item
-scope's vectors load without a parse (the file is mapped, not read) and take 480 bytes an
-item (int8 with a scale per vector: 48 MB at 100k, a quarter of float32; float16 was the
-other choice, but numpy converts float16 some twenty times slower than int8 here, and
-every query converts the rows it rescores).
+Beside the item files, one binary file holds an embedding of each item, so a scope's
+vectors load without a parse (its records are read in large blocks straight into numpy
+columns: ids, sign codes, text hashes; the int8 vectors stay on disk, mapped only while a
+query rescores them) and take 480 bytes an item on disk (int8 with a scale per vector:
+48 MB at 100k, a quarter of float32; float16 was the other choice, but numpy converts
+float16 some twenty times slower than int8 here, and every query converts the rows it
+rescores).
 
     header (512 bytes)  magic, version, dimensions, record size, the identity of the
                         vectors (model, length, how stored texts were marked), a checksum
@@ -13,16 +15,19 @@ every query converts the rows it rescores).
 
 Crash safety: records are only appended (one `write` each batch) or the whole file is
 replaced atomically (`compact`). A torn tail (a crash mid-append) is cut off before the
-next append; a record whose checksum fails is ignored. Either way its item simply has no
-vector and is embedded again, never read wrong. The last record of an id wins.
+next append; a record whose checksum fails is ignored (every checksum is verified at the
+load, in the read that takes the columns out, and in `_refresh` for records appended by
+another process). Either way its item simply has no vector and is embedded again, never
+read wrong. The last record of an id wins. The format is unchanged since version 1.
 
 A model change is seen in the header: vectors of another identity are ignored (not
 deleted: switching back finds them), and the first new vector starts a new file.
 
 Search: the sign code is a random-hyperplane hash (SimHash) of the vector, so Hamming
 distance between codes follows the angle between vectors. `nearest` ranks every live row
-by code distance (4.8 MB at 100k, a few ms), then rescores the best `rescore` rows exactly
-from the mapped int8 vectors; below `rescore` rows everything is scored exactly.
+by code distance (4.8 MB at 100k, a few ms), then rescores the best `rescore` rows (at
+least one live row in `_RESCORE_SHARE`) exactly from the int8 vectors; below that many
+rows everything is scored exactly.
 
 Why our own file rather than a library (`mnemobot bench vector-backends --items
 100000,1000000`: the same clustered 384-dimension vectors, the pack's 8 nearest, each
@@ -44,7 +49,7 @@ float32 answer; int8 alone caps it at 0.99. Ours misses more as the scope grows,
 same `rescore`: at 1M, 8,192 rescored rows give 0.961, 32,768 give 0.981 (p95 115 / 204
 ms under load).
 
- (the memory service) calls it under the scope's lock.
+`MemoryVectors` (the memory service) calls it under the scope's lock, off the event loop.
 
 Longer than most modules (about 500 lines): the format, its crash rules and the search
 over it are one concept, and splitting them would spread the record layout over files.

@@ -66,23 +66,31 @@ def key_hashes(keys: np.ndarray) -> np.ndarray:
     return hashed
 
 
+# Keys written since the load that are kept in the dict before they join the columns:
+# a million-key merge costs about 0.2 s, so it comes at most once per this many new items.
+_EXTRA_MAX = 65_536
+
+
 class KeyIndex:
     """Live item key -> row of its latest valid record (see the module docstring)."""
 
-    def __init__(self, keys: np.ndarray) -> None:
+    def __init__(self, keys: np.ndarray, rows: np.ndarray | None = None) -> None:
         hashes = key_hashes(keys)
         order = np.argsort(hashes, kind="stable")
         hashes, keys = hashes[order], keys[order]
+        rows = np.full(len(keys), -1, dtype=np.int64) if rows is None else rows[order]
         clash = np.zeros(len(hashes), dtype=bool)
         if len(hashes) > 1:
             same = hashes[1:] == hashes[:-1]
             clash[1:] |= same
             clash[:-1] |= same
         # Keys whose hash is not unique (or given twice): looked up in the dict instead.
-        self._extra: dict[bytes, int] = dict.fromkeys(keys[clash].tolist(), -1)
+        self._extra: dict[bytes, int] = {}
+        for key, row in zip(keys[clash].tolist(), rows[clash].tolist(), strict=True):
+            self._extra[key] = max(row, self._extra.get(key, -1))
         self._hashes = np.ascontiguousarray(hashes[~clash])
         self._keys = np.ascontiguousarray(keys[~clash])
-        self._rows = np.full(len(self._keys), -1, dtype=np.int64)
+        self._rows = np.ascontiguousarray(rows[~clash])
         # Discarded (forgotten) since the load: their later records count no more.
         self._gone = np.zeros(len(self._keys), dtype=bool)
 
@@ -118,6 +126,18 @@ class KeyIndex:
         self._gone[found[found >= 0]] = False
         for position in np.flatnonzero(found < 0).tolist():
             self._extra.setdefault(keys[position], -1)
+        if len(self._extra) > _EXTRA_MAX:
+            self._merge_extra()
+
+    def _merge_extra(self) -> None:
+        """Move the dict's keys into the columns (discarded keys are left out)."""
+        live = ~self._gone
+        merged = KeyIndex(
+            np.concatenate([self._keys[live], np.array(list(self._extra), dtype=KEY_DTYPE)]),
+            np.concatenate([self._rows[live], np.fromiter(self._extra.values(), dtype=np.int64)]),
+        )
+        self._extra, self._hashes, self._keys = merged._extra, merged._hashes, merged._keys
+        self._rows, self._gone = merged._rows, merged._gone
 
     def discard(self, keys: Sequence[bytes]) -> np.ndarray:
         """These keys are live items no more; the rows their vectors were in."""
