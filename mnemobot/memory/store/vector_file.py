@@ -36,22 +36,29 @@ average 1-5), at 100k / 1M vectors:
 
 | | cold load | query p50 / p95 | recall@8 | RSS added | one write |
 |---|---|---|---|---|---|
-| this file | 0.26 / 2.7 s | 4.3/7.5, 23/28 ms | 0.969 / 0.884 | 99 / 836 MB | 3 / 18 ms |
+| this file | 0.18 / 1.4 s | 4.4/5.8, 31/36 ms | 0.969 / 0.959 | 24 / 158 MB | 0.6 / 0.4 ms |
+| before | 0.22 / 3.5 s | 4.1/4.8, 26/31 ms | 0.969 / 0.884 | 90 / 836 MB | 2.6 / 19 ms |
 | usearch exact (int8, mapped) | 1 ms | 31/54, 387/571 ms | 0.989 / 0.988 | 42 / 385 MB | append |
 | usearch HNSW | 0.15 / 1.0 s | 0.6/5.0, 1.3/2.0 ms | 0.891 / 0.616 | 61 / 601 MB | 0.2/1.5 s |
 | sqlite-vec `vec0` (float32) | 1 ms | 142/165, 910/1148 ms | 1.0 / 1.0 | 5 / 5 MB | 0.14 ms |
+
+The first two rows: `nice -n 10 mnemobot bench vector-backends --items 100000,1000000
+--backends ours`, load average 0.7-1.6, before and after the columns (ids matched by
+`vector_keys`, the file read rather than mapped, columns grown by a quarter, rescore one
+row in 128): at 1M, anon RSS 375 -> 154 MB, mapped file pages 461 -> 4 MB; a write's
+worst (42 ms) is the columns growing, once per quarter more rows.
 
 The exact libraries scan every vector per query (ten to forty times our time at 1M); HNSW
 answers fast but misses more (0.62 at 1M), took 184 s to build at 100k and 21 minutes at
 1M, and has no append: a crash-safe write saves the whole index and renames it, and a
 mapped ("viewed") index (0.26 s to open at 1M) is read-only. Recall is against the exact
-float32 answer; int8 alone caps it at 0.99. Ours misses more as the scope grows, at the
-same `rescore`: at 1M, 8,192 rescored rows give 0.961, 32,768 give 0.981 (p95 115 / 204
-ms under load).
+float32 answer; int8 alone caps it at 0.99. Ours missed more as the scope grew, at a fixed
+`rescore`: at 1M, 8,192 rescored rows gave 0.961, 32,768 gave 0.981 (p95 115 / 204 ms
+under load); hence one row in 128 at least (7,812 at 1M, p95 36 ms at load 1).
 
 `MemoryVectors` (the memory service) calls it under the scope's lock, off the event loop.
 
-Longer than most modules (about 500 lines): the format, its crash rules and the search
+Longer than most modules (about 580 lines): the format, its crash rules and the search
 over it are one concept, and splitting them would spread the record layout over files.
 """
 
