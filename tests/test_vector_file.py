@@ -211,3 +211,141 @@ def test_with_meaning_a_replaced_city_still_shows_as_earlier(tmp_path: Path) -> 
         assert all("earlier" in line for line in lines if "Paris" in line), lines
     finally:
         memory.close()
+
+
+def test_a_file_in_the_first_format_loads_and_finds_the_same_items(tmp_path: Path) -> None:
+    """Files written before the columns were read into numpy (format 1, built here byte by
+    byte as that code wrote it) load as they are: no migration, nothing embedded again."""
+    import hashlib
+    import struct
+    import zlib
+
+    ids = [f"{n:032x}" for n in range(30)] + ["y" * 40]
+    unit = vectors(len(ids), 5)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    name = IDENTITY.encode()
+    head = struct.pack("<8sIIII", b"MNEMOVEC", 1, DIMS, 96 + DIMS, len(name)) + name
+    head = head.ljust(HEADER_BYTES - 4, b"\0")
+    body = bytearray(head + struct.pack("<I", zlib.crc32(head)))
+    planes = np.random.default_rng(2_718_281 + DIMS).standard_normal((DIMS, 384))
+    for n, item_id in enumerate(ids):
+        key = item_id.encode()
+        if len(key) > 32:
+            key = b"~" + hashlib.blake2b(key, digest_size=15).hexdigest().encode()
+        scale = float(np.abs(unit[n]).max() / 127.0)
+        code = np.packbits((unit[n] @ planes.astype(np.float32)) > 0).tobytes()
+        record = bytearray(
+            key.ljust(32, b"\0")
+            + struct.pack("<QfI", n, scale, 0)
+            + code
+            + np.rint(unit[n] / scale).astype(np.int8).tobytes()
+        )
+        words = np.frombuffer(bytes(record), dtype="<u4")
+        check = ((int(words.sum(dtype=np.uint64)) & 0xFFFF_FFFF) ^ 0x5EED_C0DE) & 0xFFFF_FFFF
+        record[44:48] = struct.pack("<I", check)
+        body += record
+    path = tmp_path / "vectors.bin"
+    path.write_bytes(bytes(body))
+    store = opened(path, ids)
+    assert store.stats().vectors == len(ids) and store.stats().damaged == 0
+    for row in (0, 17, len(ids) - 1):
+        for rescore in (4096, 8):
+            assert store.nearest(unit[row], 1, rescore)[0][0] == ids[row]
+        assert store.has(ids[row], row) and not store.has(ids[row], row + 1)
+
+
+def test_a_record_damaged_on_disk_is_never_used_and_its_item_is_embedded_again(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "vectors.bin"
+    ids = [f"item-{n}" for n in range(20)]
+    matrix = vectors(20, 8)
+    opened(path, ids).add(ids, list(range(20)), matrix)
+    record = record_dtype(DIMS).itemsize
+    data = bytearray(path.read_bytes())
+    data[HEADER_BYTES + 7 * record + record - 1] ^= 0x40  # one bit of item-7's vector
+    path.write_bytes(bytes(data))
+    store = opened(path, ids)
+    assert store.stats().damaged == 1 and store.stats().vectors == 19
+    unit = matrix[7] / np.linalg.norm(matrix[7])
+    assert "item-7" not in [found for found, _ in store.nearest(unit, 20, 4096)]
+    assert "item-7" not in store.similarities(unit, ids)
+    assert not store.has("item-7", 7) and store.has("item-8", 8)
+
+
+def test_every_kind_of_id_keeps_its_vector_through_replacing_forgetting_and_a_reload(
+    tmp_path: Path,
+) -> None:
+    """Ids stored as they are and ids stored hashed (long, "~"-led, with a NUL, not ASCII)."""
+    path = tmp_path / "vectors.bin"
+    ids = [f"item-{n}" for n in range(12)]
+    ids += ["z" * 33, "~tilde", "nul\0inside", "länge-ü", "é" * 20, "trailing\0"]
+    matrix = vectors(len(ids), 9)
+    store = opened(path, ids)
+    store.add(ids, list(range(len(ids))), matrix)
+    replaced = vectors(len(ids), 10)
+    store.add(ids[12:], [100] * 6, replaced[12:])  # a later record of an id wins
+    assert store.discard([ids[0], ids[13], "never-seen"]) == 2
+    for again in (store, opened(path, [i for i in ids if i not in (ids[0], ids[13])])):
+        assert again.stats().vectors == len(ids) - 2
+        for row, item_id in enumerate(ids):
+            gone = item_id in (ids[0], ids[13])
+            newer = row >= 12
+            query = (replaced if newer else matrix)[row]
+            query = query / np.linalg.norm(query)
+            best = again.nearest(query, 1, 4096)
+            assert gone or best[0][0] == item_id, (item_id, best)
+            assert again.has(item_id, 100 if newer else row) is not gone
+            assert (item_id in again.similarities(query, ids)) is not gone
+
+
+def test_loading_a_scope_s_vectors_keeps_the_file_out_of_the_process_memory(
+    tmp_path: Path,
+) -> None:
+    """A big scope's vectors are read, not mapped whole: a 1M-item file mapped and touched
+    at load added 461 MB to the bot's RSS (`mnemobot bench vector-backends`)."""
+    path = tmp_path / "vectors.bin"
+    count, dims = 40_000, 384
+    ids = [f"{n:032x}" for n in range(count)]
+    rng = np.random.default_rng(11)
+    writer = opened(path, [])
+    for start in range(0, count, 10_000):
+        chunk = ids[start : start + 10_000]
+        writer.add(chunk, [0] * len(chunk), rng.standard_normal((len(chunk), dims)))
+    writer.close()
+
+    def file_rss_mb() -> float:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("RssFile:"):
+                return int(line.split()[1]) / 1024
+        raise AssertionError("no RssFile in /proc/self/status")
+
+    before = file_rss_mb()
+    store = ScopeVectors(path, "test-model passages=none")
+    assert store.load(ids).vectors == count
+    grown = file_rss_mb() - before
+    file_mb = path.stat().st_size / 2**20
+    assert grown < file_mb / 4, f"RSS of mapped file pages grew {grown:.1f} MB ({file_mb:.0f})"
+
+
+def test_many_items_written_after_the_load_keep_their_vectors(tmp_path: Path) -> None:
+    """A bot that runs for long writes more items than the index keeps aside (65,536):
+    they join the loaded ones, and forgetting still reaches them."""
+    path = tmp_path / "vectors.bin"
+    first = [f"old-{n}" for n in range(10)]
+    store = opened(path, first)
+    store.add(first, list(range(10)), vectors(10, 12))
+    written = [f"new-{n}" for n in range(70_000)]
+    matrix = vectors(len(written), 13)
+    for start in range(0, len(written), 10_000):
+        batch = written[start : start + 10_000]
+        store.add(batch, list(range(start, start + len(batch))), matrix[start : start + 10_000])
+        if start == 0:
+            assert store.discard([written[5], first[1]]) == 2
+    assert store.discard([written[69_999]]) == 1
+    for again in (store, opened(path, [i for i in first + written if i not in ("new-5", "old-1")])):
+        assert again.stats().vectors == 10 + 70_000 - 3 + (again is not store)
+        assert again.has("old-0", 0) and again.has("new-6", 6) and again.has("new-65600", 65_600)
+        assert not again.has("new-5", 5) and not again.has("old-1", 1)
+        unit = matrix[65_600] / np.linalg.norm(matrix[65_600])
+        assert again.nearest(unit, 1, 100_000)[0][0] == "new-65600"

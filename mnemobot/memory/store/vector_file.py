@@ -1,10 +1,12 @@
-"""The vectors of one memory scope's items: `items/vectors.bin`, memory-mapped.
+"""The vectors of one memory scope's items: `items/vectors.bin`.
 
-Beside the item files, one binary file holds an embedding of each item, so a 100k-item
-scope's vectors load without a parse (the file is mapped, not read) and take 480 bytes an
-item (int8 with a scale per vector: 48 MB at 100k, a quarter of float32; float16 was the
-other choice, but numpy converts float16 some twenty times slower than int8 here, and
-every query converts the rows it rescores).
+Beside the item files, one binary file holds an embedding of each item, so a scope's
+vectors load without a parse (its records are read in large blocks straight into numpy
+columns: ids, sign codes, text hashes; the int8 vectors stay on disk, mapped only while a
+query rescores them) and take 480 bytes an item on disk (int8 with a scale per vector:
+48 MB at 100k, a quarter of float32; float16 was the other choice, but numpy converts
+float16 some twenty times slower than int8 here, and every query converts the rows it
+rescores).
 
     header (512 bytes)  magic, version, dimensions, record size, the identity of the
                         vectors (model, length, how stored texts were marked), a checksum
@@ -13,16 +15,19 @@ every query converts the rows it rescores).
 
 Crash safety: records are only appended (one `write` each batch) or the whole file is
 replaced atomically (`compact`). A torn tail (a crash mid-append) is cut off before the
-next append; a record whose checksum fails is ignored. Either way its item simply has no
-vector and is embedded again, never read wrong. The last record of an id wins.
+next append; a record whose checksum fails is ignored (every checksum is verified at the
+load, in the read that takes the columns out, and in `_refresh` for records appended by
+another process). Either way its item simply has no vector and is embedded again, never
+read wrong. The last record of an id wins. The format is unchanged since version 1.
 
 A model change is seen in the header: vectors of another identity are ignored (not
 deleted: switching back finds them), and the first new vector starts a new file.
 
 Search: the sign code is a random-hyperplane hash (SimHash) of the vector, so Hamming
 distance between codes follows the angle between vectors. `nearest` ranks every live row
-by code distance (4.8 MB at 100k, a few ms), then rescores the best `rescore` rows exactly
-from the mapped int8 vectors; below `rescore` rows everything is scored exactly.
+by code distance (4.8 MB at 100k, a few ms), then rescores the best `rescore` rows (at
+least one live row in `_RESCORE_SHARE`) exactly from the int8 vectors; below that many
+rows everything is scored exactly.
 
 Why our own file rather than a library (`mnemobot bench vector-backends --items
 100000,1000000`: the same clustered 384-dimension vectors, the pack's 8 nearest, each
@@ -31,22 +36,29 @@ average 1-5), at 100k / 1M vectors:
 
 | | cold load | query p50 / p95 | recall@8 | RSS added | one write |
 |---|---|---|---|---|---|
-| this file | 0.26 / 2.7 s | 4.3/7.5, 23/28 ms | 0.969 / 0.884 | 99 / 836 MB | 3 / 18 ms |
+| this file | 0.18 / 1.4 s | 4.4/5.8, 31/36 ms | 0.969 / 0.959 | 24 / 158 MB | 0.6 / 0.4 ms |
+| before | 0.22 / 3.5 s | 4.1/4.8, 26/31 ms | 0.969 / 0.884 | 90 / 836 MB | 2.6 / 19 ms |
 | usearch exact (int8, mapped) | 1 ms | 31/54, 387/571 ms | 0.989 / 0.988 | 42 / 385 MB | append |
 | usearch HNSW | 0.15 / 1.0 s | 0.6/5.0, 1.3/2.0 ms | 0.891 / 0.616 | 61 / 601 MB | 0.2/1.5 s |
 | sqlite-vec `vec0` (float32) | 1 ms | 142/165, 910/1148 ms | 1.0 / 1.0 | 5 / 5 MB | 0.14 ms |
+
+The first two rows: `nice -n 10 mnemobot bench vector-backends --items 100000,1000000
+--backends ours`, load average 0.7-1.6, before and after the columns (ids matched by
+`vector_keys`, the file read rather than mapped, columns grown by a quarter, rescore one
+row in 128): at 1M, anon RSS 375 -> 154 MB, mapped file pages 461 -> 4 MB; a write's
+worst (42 ms) is the columns growing, once per quarter more rows.
 
 The exact libraries scan every vector per query (ten to forty times our time at 1M); HNSW
 answers fast but misses more (0.62 at 1M), took 184 s to build at 100k and 21 minutes at
 1M, and has no append: a crash-safe write saves the whole index and renames it, and a
 mapped ("viewed") index (0.26 s to open at 1M) is read-only. Recall is against the exact
-float32 answer; int8 alone caps it at 0.99. Ours misses more as the scope grows, at the
-same `rescore`: at 1M, 8,192 rescored rows give 0.961, 32,768 give 0.981 (p95 115 / 204
-ms under load).
+float32 answer; int8 alone caps it at 0.99. Ours missed more as the scope grew, at a fixed
+`rescore`: at 1M, 8,192 rescored rows gave 0.961, 32,768 gave 0.981 (p95 115 / 204 ms
+under load); hence one row in 128 at least (7,812 at 1M, p95 36 ms at load 1).
 
- (the memory service) calls it under the scope's lock.
+`MemoryVectors` (the memory service) calls it under the scope's lock, off the event loop.
 
-Longer than most modules (about 500 lines): the format, its crash rules and the search
+Longer than most modules (about 580 lines): the format, its crash rules and the search
 over it are one concept, and splitting them would spread the record layout over files.
 """
 
@@ -55,15 +67,19 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import mmap
 import os
 import struct
 import tempfile
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
+
+from mnemobot.memory.store.vector_keys import ID_BYTES, KEY_DTYPE, KeyIndex, id_key, id_keys
 
 VECTOR_FILE_NAME = "vectors.bin"
 _MAGIC = b"MNEMOVEC"
@@ -71,7 +87,6 @@ _VERSION = 1
 HEADER_BYTES = 512
 _HEADER = struct.Struct("<8sIIII")  # magic, version, dims, record size, identity length
 _IDENTITY_MAX = HEADER_BYTES - _HEADER.size - 4
-ID_BYTES = 32
 CODE_BITS = 384
 _CODE_WORDS = CODE_BITS // 64
 # Mixed into every record checksum so an all-zero record (a torn tail) never passes.
@@ -100,14 +115,6 @@ def text_hash(text: str) -> int:
     """The 64-bit hash of an embedded text: a vector is current while its item's text
     still hashes to it."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
-
-
-def id_key(item_id: str) -> bytes:
-    """The id as stored: itself when it fits in 32 bytes, else "~" and its hash."""
-    raw = item_id.encode()
-    if len(raw) <= ID_BYTES and not raw.startswith(b"~") and b"\0" not in raw:
-        return raw
-    return b"~" + hashlib.blake2b(raw, digest_size=15).hexdigest().encode()
 
 
 _projections: dict[int, np.ndarray] = {}
@@ -205,6 +212,16 @@ class VectorStats:
     other_identity: str | None = None
 
 
+# Records read per `pread` at a load: 8,192 records (3.9 MB at 384 dimensions) are taken
+# apart while still in the CPU caches. Reading rather than mapping keeps the file's pages
+# out of the process (they stay in the page cache, shared and reclaimable): mapped and
+# touched whole, a 1M-vector file added 461 MB of RSS (`mnemobot bench vector-backends`).
+_READ_RECORDS = 8_192
+# At least one row in this many is rescored exactly, whatever `rescore` asks: a fixed
+# 2,048 found 0.884 of the 8 nearest at 1M rows, 8,192 found 0.961 (see the table above).
+_RESCORE_SHARE = 128
+
+
 class ScopeVectors:
     """The vectors of one scope for one embedding identity (see the module docstring)."""
 
@@ -217,26 +234,31 @@ class ScopeVectors:
         # The file's byte length up to its last whole record; past it, a torn tail.
         self._valid_bytes = 0
         self._torn_tail = False
-        # (device, inode) of the file mapped: another process's compaction replaces it.
+        # The file read, kept open: another process's compaction replaces it by rename,
+        # and the rows known stay those of this one until it is seen and read again.
+        self._file: BinaryIO | None = None
         self._file_id: tuple[int, int] | None = None
-        self._map: np.ndarray | None = None
         self._count = 0
         # One row per code word (column-major): each word of every code is contiguous,
-        # so a query's Hamming distances are a few flat numpy passes.
+        # so a query's Hamming distances are a few flat numpy passes. Columns grow by a
+        # quarter when full, so an append copies nothing most of the time.
         self._codes = np.zeros((_CODE_WORDS, 0), dtype=np.uint64)
         self._live = np.zeros(0, dtype=bool)
         self._hashes = np.zeros(0, dtype=np.uint64)
-        # stored id key -> row of its latest valid record
-        self._rows: dict[bytes, int] = {}
-        self._key_of_row: list[bytes] = []
-        # key -> item id, for the live items (ids longer than 32 bytes are stored hashed)
-        self._ids: dict[bytes, str] = {}
+        self._keys = KeyIndex(np.zeros(0, dtype=KEY_DTYPE))
+        # Stored key -> item id, for the live ids stored hashed (longer than 32 bytes).
+        self._hashed_ids: dict[bytes, str] = {}
 
     # ------------------------------------------------------------------ loading
 
     def load(self, live_ids: Iterable[str]) -> VectorStats:
-        """Map the file; only rows of `live_ids` count (the scope's items now)."""
-        self._ids = {id_key(item_id): item_id for item_id in live_ids}
+        """Read the file's columns; only rows of `live_ids` count (the scope's items now).
+
+        Every record's checksum is verified here, in the same pass that takes its id and
+        code out (the file is read whole anyway, ids and codes being in every page), so
+        a damaged record is never a candidate and its item is embedded again."""
+        keys, self._hashed_ids = id_keys(list(live_ids))
+        self._keys = KeyIndex(keys)
         self._reset()
         self._refresh()
         return self.stats()
@@ -247,30 +269,37 @@ class ScopeVectors:
         self.damaged = 0
         self._valid_bytes = 0
         self._torn_tail = False
+        if self._file is not None:
+            self._file.close()
+        self._file = None
         self._file_id = None
-        self._map = None
         self._count = 0
         self._codes = np.zeros((_CODE_WORDS, 0), dtype=np.uint64)
         self._live = np.zeros(0, dtype=bool)
         self._hashes = np.zeros(0, dtype=np.uint64)
-        self._rows = {}
-        self._key_of_row = []
+        self._keys.clear_rows()
 
     def _refresh(self) -> None:
-        """Map the file again and take in the records past those already known (all of
-        them when the file was replaced since, by this process or another)."""
+        """Read the records past those already known (all of them when the file was
+        replaced since, by this process or another)."""
         try:
             stat = self.path.stat()
         except FileNotFoundError:
             self._reset()
             return
-        size, file_id = stat.st_size, (stat.st_dev, stat.st_ino)
-        if self._file_id is not None and self._file_id != file_id:
+        if self._file_id is not None and self._file_id != (stat.st_dev, stat.st_ino):
             self._reset()
-        self._file_id = file_id
+        if self._file is None:
+            try:
+                self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (kept open)
+            except FileNotFoundError:
+                return
+            opened = os.fstat(self._file.fileno())
+            self._file_id = (opened.st_dev, opened.st_ino)
+        fd = self._file.fileno()
+        size = os.fstat(fd).st_size
         if self.dims is None:
-            with open(self.path, "rb") as handle:
-                header = decode_header(handle.read(HEADER_BYTES))
+            header = decode_header(os.pread(fd, HEADER_BYTES, 0))
             if header is None:
                 # Not ours or torn before its first record: replaced at the next append.
                 self.other_identity = "(unreadable header)"
@@ -281,44 +310,69 @@ class ScopeVectors:
             self.dims = header.dims
         dtype = record_dtype(self.dims)
         whole = (size - HEADER_BYTES) // dtype.itemsize
+        if whole < self._count:
+            # Cut shorter in place (not by this code): read again from the start.
+            self._reset()
+            self._refresh()
+            return
         self._valid_bytes = HEADER_BYTES + whole * dtype.itemsize
         self._torn_tail = size > self._valid_bytes
         if whole == self._count:
             return
-        self._map = np.memmap(self.path, dtype=dtype, mode="r", offset=HEADER_BYTES, shape=(whole,))
-        self._take_rows(self._count, whole)
+        self._reserve(whole)
+        row = self._count
+        while row < whole:
+            wanted = min(_READ_RECORDS, whole - row) * dtype.itemsize
+            data = os.pread(fd, wanted, HEADER_BYTES + row * dtype.itemsize)
+            if len(data) < wanted:
+                break
+            records = np.frombuffer(data, dtype=dtype)
+            self._take_rows(row, records)
+            row += len(records)
+        self._count = row
 
-    def _take_rows(self, start: int, end: int) -> None:
-        assert self._map is not None
-        fresh = self._map[start:end]
-        words = fresh.view(np.uint32).reshape(end - start, -1)
+    def _reserve(self, rows: int) -> None:
+        capacity = len(self._live)
+        if rows <= capacity:
+            return
+        grown = max(rows, capacity + capacity // 4, 1_024) if capacity else rows
+        codes = np.zeros((_CODE_WORDS, grown), dtype=np.uint64)
+        codes[:, : self._count] = self._codes[:, : self._count]
+        live = np.zeros(grown, dtype=bool)
+        live[: self._count] = self._live[: self._count]
+        hashes = np.zeros(grown, dtype=np.uint64)
+        hashes[: self._count] = self._hashes[: self._count]
+        self._codes, self._live, self._hashes = codes, live, hashes
+
+    def _take_rows(self, start: int, records: np.ndarray) -> None:
+        end = start + len(records)
+        words = records.view(np.uint32).reshape(len(records), -1)
         valid = _checksums(words) == words[:, _CHECK_WORD]
         self.damaged += int((~valid).sum())
-        self._codes = np.concatenate([self._codes, np.asarray(fresh["code"]).T], axis=1)
-        self._hashes = np.concatenate([self._hashes, np.ascontiguousarray(fresh["hash"])])
-        live = np.zeros(end - start, dtype=bool)
-        keys = fresh["id"].tolist()
-        rows, ids = self._rows, self._ids
-        self._key_of_row.extend(keys)
-        for offset, key in enumerate(keys):
-            if not valid[offset] or key not in ids:
-                continue
-            previous = rows.get(key)
-            if previous is not None:
-                # The id's earlier vector: the last record wins.
-                if previous < start:
-                    self._live[previous] = False
-                else:
-                    live[previous - start] = False
-            rows[key] = start + offset
-            live[offset] = True
-        self._live = np.concatenate([self._live, live])
-        self._count = end
+        self._codes[:, start:end] = records["code"].T
+        self._hashes[start:end] = records["hash"]
+        now, replaced = self._keys.take(start, np.ascontiguousarray(records["id"]), valid)
+        self._live[replaced] = False
+        self._live[now] = True
+
+    def _gather(self, rows: np.ndarray) -> np.ndarray:
+        """Copies of the records of `rows` (ascending), from the file read (whatever
+        replaced it since). Mapped for this call only: the pages touched leave the
+        process with the mapping, so a query adds nothing to its RSS (kept mapped, a
+        hundred queries at 1M rows touched nearly every page: 462 MB)."""
+        assert self._file is not None and self.dims is not None
+        with mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            records = np.frombuffer(
+                mapped, dtype=record_dtype(self.dims), count=self._count, offset=HEADER_BYTES
+            )
+            picked = records[rows]
+            del records  # no view of the mapping may outlive it
+        return picked
 
     # -------------------------------------------------------------------- reads
 
     def stats(self) -> VectorStats:
-        live = int(self._live[: self._count].sum())
+        live = len(self)
         return VectorStats(
             vectors=live,
             dims=self.dims,
@@ -328,48 +382,54 @@ class ScopeVectors:
         )
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return int(np.count_nonzero(self._live[: self._count]))
 
     def has(self, item_id: str, embedded_hash: int) -> bool:
         """True when the item has a vector of the text that hashes to `embedded_hash`."""
-        row = self._rows.get(id_key(item_id))
-        return row is not None and int(self._hashes[row]) == embedded_hash
+        return bool(self.current([item_id], [embedded_hash])[0])
 
-    def _similarities(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """Cosine of `query` to the vectors of `rows` (ascending row numbers)."""
-        assert self._map is not None
-        picked = self._map[rows]
+    def current(self, item_ids: Sequence[str], embedded_hashes: Sequence[int]) -> np.ndarray:
+        """`has` of many items at once (a bool each): a million in about a second."""
+        rows = self._keys.rows_of([id_key(item_id) for item_id in item_ids])
+        found = rows >= 0
+        wanted = np.asarray(embedded_hashes, dtype=np.uint64)
+        found[found] = self._hashes[rows[found]] == wanted[found]
+        return found
+
+    def _similarities(self, rows: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Cosine of `query` to the vectors of `rows` (ascending row numbers), and the
+        rows' stored keys."""
+        picked = self._gather(rows)
         # float32 first (numpy has no fast int8 product), then einsum's own loop rather than
         # BLAS: a 2048 x 384 product is too small for BLAS threads, which took 8 ms against
         # einsum's 0.9 ms on the shared 2-core machine.
         vectors = picked["vec"].astype(np.float32)
-        return np.einsum("ij,j->i", vectors, query.astype(np.float32)) * picked["scale"]
+        sims = np.einsum("ij,j->i", vectors, query.astype(np.float32)) * picked["scale"]
+        return sims, picked["id"]
 
     def similarities(self, query: np.ndarray, item_ids: Iterable[str]) -> dict[str, float]:
         """Cosine similarity of `query` (a unit vector) to each item that has a vector."""
-        if self._map is None or query.shape[-1] != self.dims:
+        if not self._count or query.shape[-1] != self.dims:
             return {}
-        pairs = [
-            (item_id, row)
-            for item_id in item_ids
-            if (row := self._rows.get(id_key(item_id))) is not None
-        ]
-        if not pairs:
+        wanted = list(item_ids)
+        rows = self._keys.rows_of([id_key(item_id) for item_id in wanted])
+        having = np.flatnonzero(rows >= 0)
+        if not len(having):
             return {}
-        pairs.sort(key=lambda pair: pair[1])
-        rows = np.fromiter((row for _, row in pairs), dtype=np.int64, count=len(pairs))
-        sims = self._similarities(rows, query)
-        return {item_id: float(sim) for (item_id, _), sim in zip(pairs, sims, strict=True)}
+        having = having[np.argsort(rows[having], kind="stable")]
+        sims, _ = self._similarities(rows[having], query)
+        return {wanted[at]: float(sim) for at, sim in zip(having.tolist(), sims, strict=True)}
 
     def nearest(self, query: np.ndarray, count: int, rescore: int) -> list[tuple[str, float]]:
         """The `count` items most similar to `query` (a unit vector), best first."""
-        if self._map is None or count <= 0 or query.shape[-1] != self.dims:
+        if not self._count or count <= 0 or query.shape[-1] != self.dims:
             return []
         live = self._live[: self._count]
         candidates = np.flatnonzero(live)
+        rescore = max(rescore, len(candidates) // _RESCORE_SHARE)
         if len(candidates) > rescore:
             code = sign_codes(query[None, :])[0]
-            codes = self._codes
+            codes = self._codes[:, : self._count]
             distance = np.bitwise_count(codes[0] ^ code[0]).astype(np.int16)
             for word in range(1, _CODE_WORDS):
                 distance += np.bitwise_count(codes[word] ^ code[word])
@@ -377,40 +437,39 @@ class ScopeVectors:
             candidates = np.sort(np.argpartition(distance, rescore)[:rescore])
         if not len(candidates):
             return []
-        sims = self._similarities(candidates, query)
+        sims, keys = self._similarities(candidates, query)
         take = min(count, len(candidates))
         best = np.argpartition(-sims, take - 1)[:take]
         best = best[np.argsort(-sims[best], kind="stable")]
         found = []
-        for position in best:
-            item_id = self._ids.get(self._key_of_row[int(candidates[position])])
+        for position in best.tolist():
+            key = bytes(keys[position])
+            item_id = self._hashed_ids.get(key) if key.startswith(b"~") else key.decode()
             if item_id is not None:
                 found.append((item_id, float(sims[position])))
         return found
-
-    def embedded_hashes(self) -> Mapping[bytes, int]:
-        """Stored id key -> hash of the text its vector was made of (live rows)."""
-        return {key: int(self._hashes[row]) for key, row in self._rows.items()}
 
     # ------------------------------------------------------------------- writes
 
     def track(self, item_ids: Iterable[str]) -> None:
         """Items written since the load: their vectors (when they come) count."""
+        keys = []
         for item_id in item_ids:
-            self._ids.setdefault(id_key(item_id), item_id)
+            key = id_key(item_id)
+            if key.startswith(b"~"):
+                self._hashed_ids[key] = item_id
+            keys.append(key)
+        self._keys.track(keys)
 
     def discard(self, item_ids: Iterable[str]) -> int:
         """Forget items' vectors (a forgotten or removed item): never returned again, and
         gone from the file at the next `compact`. How many had one."""
-        dropped = 0
-        for item_id in item_ids:
-            key = id_key(item_id)
-            self._ids.pop(key, None)
-            row = self._rows.pop(key, None)
-            if row is not None:
-                self._live[row] = False
-                dropped += 1
-        return dropped
+        keys = list(dict.fromkeys(id_key(item_id) for item_id in item_ids))
+        for key in keys:
+            self._hashed_ids.pop(key, None)
+        rows = self._keys.discard(keys)
+        self._live[rows] = False
+        return len(rows)
 
     def add(self, item_ids: Sequence[str], hashes: Sequence[int], vectors: np.ndarray) -> None:
         """Append vectors of items (float rows, made unit here); a later record of an id
@@ -430,7 +489,7 @@ class ScopeVectors:
         records = encode_records(item_ids, hashes, unit)
         if self.dims is None:
             # No file, or one of another identity: start a new one (atomically).
-            self._replace_file(unit.shape[1], records.tobytes())
+            self._replace_file(unit.shape[1], [records.tobytes()])
             self._reset()
         else:
             self._append(records.tobytes())
@@ -465,7 +524,7 @@ class ScopeVectors:
         finally:
             os.close(fd)
 
-    def _replace_file(self, dims: int, records: bytes) -> None:
+    def _replace_file(self, dims: int, records: Iterable[bytes]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(
             prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
@@ -473,7 +532,8 @@ class ScopeVectors:
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(encode_header(dims, self.identity))
-                handle.write(records)
+                for chunk in records:
+                    handle.write(chunk)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, self.path)
@@ -484,25 +544,33 @@ class ScopeVectors:
 
     def compact(self) -> int:
         """Rewrite the file with only the live rows (atomically); rows dropped."""
-        if self.dims is None or self._map is None:
+        if self.dims is None or not self._count:
             return 0
-        live_rows = np.flatnonzero(self._live[: self._count])
-        dropped = self._count - len(live_rows)
+        live = self._live[: self._count]
+        dropped = self._count - int(np.count_nonzero(live))
         if dropped == 0 and not self._torn_tail:
             return 0
-        kept = np.asarray(self._map[live_rows]).tobytes()
-        self._map = None
-        self._replace_file(self.dims, kept)
-        ids = self._ids
+        self._replace_file(self.dims, self._live_records(live.copy()))
         self._reset()
-        self._ids = ids
         self._refresh()
         return dropped
 
+    def _live_records(self, live: np.ndarray) -> Iterator[bytes]:
+        """The live records' bytes, a read at a time (never the whole file in memory)."""
+        assert self._file is not None and self.dims is not None
+        size = record_dtype(self.dims).itemsize
+        for start in range(0, len(live), _READ_RECORDS):
+            keep = live[start : start + _READ_RECORDS]
+            data = os.pread(self._file.fileno(), len(keep) * size, HEADER_BYTES + start * size)
+            if len(data) < len(keep) * size:
+                raise OSError(f"{self.path.name} was cut shorter while it was compacted")
+            yield np.frombuffer(data, dtype=np.uint8).reshape(len(keep), size)[keep].tobytes()
+
     def close(self) -> None:
-        """Unmap the file (before it is deleted or moved)."""
+        """Close the file (before it is deleted or moved)."""
         self._reset()
-        self._ids = {}
+        self._keys = KeyIndex(np.zeros(0, dtype=KEY_DTYPE))
+        self._hashed_ids = {}
 
 
 def file_identity(path: Path) -> str | None:
