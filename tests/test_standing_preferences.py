@@ -365,6 +365,19 @@ TOPICS = [
 ]
 
 
+def say_standing_requests(memory: WorkspaceMemory, scope: str, count: int, first_ref: int) -> None:
+    """`count` standing requests of distinct words, said on the third day, ten minutes apart."""
+    for n, (what, topic) in enumerate(zip(WANTED[:count], TOPICS[:count], strict=True)):
+        record(
+            memory,
+            scope,
+            f"Always include {what} and a short note on where each came from when I ask "
+            f"about {topic}.",
+            START + 2 * DAY + n * 600,
+            f"tg:{n + first_ref}",
+        )
+
+
 def test_a_preference_the_block_has_no_room_for_is_in_the_pack_when_the_message_needs_it(
     workspace: Path,
 ) -> None:
@@ -388,15 +401,7 @@ def test_a_preference_the_block_has_no_room_for_is_in_the_pack_when_the_message_
                 START + DAY + n * 600,
                 f"tg:{n + 2}",
             )
-        for n, (what, topic) in enumerate(zip(WANTED, TOPICS, strict=True)):
-            record(
-                memory,
-                scope,
-                f"Always include {what} and a short note on where each came from when I ask "
-                f"about {topic}.",
-                START + 2 * DAY + n * 600,
-                f"tg:{n + 200}",
-            )
+        say_standing_requests(memory, scope, len(WANTED), first_ref=200)
         block = memory.recall.standing_block(scope, UTC)
         assert "distance formulas" not in block.text and TOPICS[-1] in block.text
         question = "What is the distance between the points (4, 7) and (1, 3)?"
@@ -433,15 +438,7 @@ def test_a_preference_said_asking_about_something_is_found_by_what_it_was_asked_
                 START + DAY + n * 600,
                 f"tg:{n + 2}",
             )
-        for n, (what, topic) in enumerate(zip(WANTED[:8], TOPICS[:8], strict=True)):
-            record(
-                memory,
-                scope,
-                f"Always include {what} and a short note on where each came from when I ask "
-                f"about {topic}.",
-                START + 2 * DAY + n * 600,
-                f"tg:{n + 400}",
-            )
+        say_standing_requests(memory, scope, 8, first_ref=400)
         block = memory.recall.standing_block(scope, UTC, 200)
         assert "battery life" not in block.text
         pack = memory.recall.build_pack(
