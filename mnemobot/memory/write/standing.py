@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from weakref import WeakKeyDictionary
 
 from mnemobot.base.tokens import estimate_tokens
-from mnemobot.memory.store.item_store import ScopeItemStore, new_item_id
+from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
 from mnemobot.memory.store.items import (
     STANDING_TAG,
     ItemType,
@@ -70,6 +70,14 @@ SHORT_MESSAGE_CHARS = 280
 # Term overlap (Jaccard) at which a newer standing item of a speaker replaces an older
 # one without a shared "when I ask about ..." condition.
 REPLACES_OVERLAP = 0.5
+# A replacing statement this long (in terms) that lacks one of the replaced one's words
+# still says it again ("I prefer dividend-paying stocks for steady income over growth
+# stocks" -> "... for steady income and I've increased my bond allocation"); shorter, one
+# word apart is a change of value. Chosen on BEAM's development chats: of the replaced
+# preferences a question named, the restatements one word short had seven terms or
+# more, while "I prefer Python for data work and Go for services" -> "Rust ..." (six) is
+# a change.
+RESTATED_MIN_TERMS = 7
 HEADING = "# What people in this chat asked for themselves"
 PREAMBLE = (
     "Each line is one person's stated preference for answers to them, as they said it "
@@ -115,6 +123,16 @@ _ME = re.compile(
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|„[^“\n]*“')
 # "Your", said to someone else: advice to the listener ("always back up your data").
 _YOUR = re.compile(r"\b(?:your|yours|yourself|твой|твои|ваш|ваши|dein|deine|euer|tu|tus)\b", re.I)
+# Other people: a statement about them is no preference of the speaker's own answers.
+_OTHERS = re.compile(
+    r"\b(?:every(?:one|body)|any(?:one|body)|all\s+(?:users|members|of\s+you)|other\s+users"
+    r"|each\s+user|every\s+user)\b"
+    r"|\b(?:всем|каждому|другим\s+пользовател\w*|всех\s+участник\w*)\b"
+    r"|\b(?:jedem|allen\s+(?:nutzern|mitgliedern)|anderen\s+(?:nutzern|mitgliedern))\b"
+    r"|\b(?:todo\s+el\s+mundo|cualquiera|a\s+todos|otros\s+usuarios)\b"
+    r"|所有人|每个人|大家",
+    re.IGNORECASE,
+)
 # Other people, or the bot's own rules: never a standing preference of one person.
 _NOT_FOR_ONESELF = re.compile(
     r"\b(?:every(?:one|body)|any(?:one|body)|all\s+(?:users|members|of\s+you)|other\s+users"
@@ -128,6 +146,14 @@ _NOT_FOR_ONESELF = re.compile(
     r"|\b(?:todo\s+el\s+mundo|cualquiera|a\s+todos|otros\s+usuarios|tus\s+instrucciones"
     r"|contraseñas?|ignora)\b"
     r"|所有人|每个人|大家|你的指令|系统提示|密码|忽略",
+    re.IGNORECASE,
+)
+# A statement against something: "never", "not", "don't" and their kin.
+_NEGATIVE = re.compile(
+    r"\b(?:never|not|don't|do\s+not|no\s+longer|stop|avoid|without)\b|n't\b"
+    r"|\b(?:никогда|не|нельзя|без|перестань)\b"
+    r"|\b(?:nie|niemals|nicht|kein\w*|ohne)\b|\b(?:nunca|jamás|no|sin)\b"
+    r"|不要|别|不|没有|从不",
     re.IGNORECASE,
 )
 # "I prefer ...", "my preference for ...", in each language: where the clause starts.
@@ -154,6 +180,8 @@ _CLAUSE_END = re.compile(
     r"|,\s*(?:so|but|and\s+i(?:'m|\s+am|\s+was|\s+want)|and\s+(?:it|this|that)\b|can|could|would|will|what|how|do|does"
     r"|is|are|which|any|please|any\s+tips|should|i'm\s+wondering|i\s+wonder)\b"
     r"|\s-\s"
+    # "... whether my preference for X is the best strategy": the preference is X.
+    r"|\s(?:is|was)\s+(?:really\s+|actually\s+)?(?:the\s+)?(?:best|right|wise|smart|good|a\s+good)\b"
     r"|,\s*(?:но|так\s+что|поэтому|можешь|можете|как|что|подскажи)\b"
     r"|,\s*(?:aber|also|kannst|können|könntest|wie|was)\b"
     r"|,\s*[¿¡]?(?:pero|así\s+que|puedes|puede|podrías|cómo|qué)\b"
@@ -206,6 +234,13 @@ def standing_statements(
             found.setdefault(request, StandingStatement(request, "request"))
     for sentence in split_sentences(prose):
         if not _for_oneself(sentence):
+            # Others named past the preference ("I prefer weekends, how do I make sure
+            # everyone comes?") leave it the speaker's own; the bot's rules never do.
+            if _NOT_FOR_ONESELF.search(_OTHERS.sub(" ", sentence)):
+                continue
+            for clause in _preference_clauses(sentence):
+                if _for_oneself(clause) and not any(clause in known for known in found):
+                    found.setdefault(clause, StandingStatement(clause, "preference"))
             continue
         if (
             len(sentence) <= CLAUSE_CHARS
@@ -230,7 +265,9 @@ def _for_oneself(sentence: str) -> bool:
 def _preference_clauses(sentence: str) -> list[str]:
     clauses = []
     for match in _PREFER.finditer(sentence):
-        if _IMAGINED_BEFORE.search(sentence[: match.start()]):
+        # "whether my preference for X is right" still states it; "if I prefer X" does not.
+        owned = match.group().lower().startswith("my ")
+        if not owned and _IMAGINED_BEFORE.search(sentence[: match.start()]):
             continue
         end = _CLAUSE_END.search(sentence, match.end())
         clause = sentence[match.start() : end.start() if end else len(sentence)].strip(" ,")
@@ -288,15 +325,28 @@ def record_standing(
             item = stored[0]
             made.append(item)
             older = [
-                old.id
+                old
                 for old in current_standing(store)
                 if old.id != item.id
                 and old.created_at <= item.created_at
                 and speaker_of(old) == speaker_of(item)
                 and replaces(item.content, old.content)
             ]
+            # Said again in other words: the messages it was said in before still say it,
+            # and a question about it may name the first one.
+            earlier_refs = [
+                ref
+                for old in older
+                if restates(item.content, old.content)
+                for ref in old.references
+                if not ref.startswith(PROMOTED_FROM_PREFIX)
+            ]
+            if earlier_refs and not set(earlier_refs) <= set(item.references):
+                references = list(dict.fromkeys([*item.references, *earlier_refs]))
+                item = store.add([replace(item, references=references)])[0]
+                made[-1] = item
             if older:
-                supersede(store, older, item.id, at, similar)
+                supersede(store, [old.id for old in older], item.id, at, similar)
     return made
 
 
@@ -309,6 +359,29 @@ def replaces(newer: str, older: str) -> bool:
         same_topic = _overlap(new_topic, old_topic) >= REPLACES_OVERLAP
         return same_topic and _first_term(newer) == _first_term(older)
     return _overlap(set(terms(newer)), set(terms(older))) >= REPLACES_OVERLAP
+
+
+def restates(newer: str, older: str) -> bool:
+    """Whether a newer standing statement that replaces an older one says it again rather
+    than changing it: the same polarity, and one's words hold the other's ("I prefer
+    morning runs" -> "I prefer morning runs before work"), a long one's but for one word.
+
+    One word apart in a short statement is a change ("answer in French" -> "answer in
+    German"), and so is "always" against "never".
+    """
+    if bool(_NEGATIVE.search(_said(newer))) != bool(_NEGATIVE.search(_said(older))):
+        return False
+    new_terms, old_terms = _content_terms(newer), _content_terms(older)
+    if len(old_terms) < 2 or len(new_terms) < 2:
+        return False
+    if new_terms <= old_terms or old_terms <= new_terms:
+        return True
+    return len(old_terms) >= RESTATED_MIN_TERMS and len(old_terms - new_terms) <= 1
+
+
+def _content_terms(text: str) -> set[str]:
+    """A statement's terms without its speaker label or its "always"/"never" words."""
+    return set(terms(_ALWAYS.sub(" ", _said(text))))
 
 
 def _topic_terms(text: str) -> set[str]:
