@@ -30,7 +30,7 @@ from mnemobot.memory.write.standing import (
 )
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
-from tests.conftest import CONSOLE_CHAT, ask, make_settings
+from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 
 DAY = 86_400.0
 START = 1_710_000_000.0
@@ -179,7 +179,7 @@ def test_a_changed_preference_replaces_the_older_one_which_is_kept_as_earlier(
             START + 2 * DAY,
             "tg:3",
         )
-        block = memory.recall.standing_block(scope, UTC)
+        block = memory.recall.standing_block(scope, UTC, CONFIG.standing_budget_tokens)
         assert "Month Day, Year" in block.text and "time zones" in block.text
         assert "MM/DD/YYYY" not in block.text
         assert "- Ada, 2024-03-11: Always format dates as" in block.text
@@ -213,7 +213,7 @@ def test_a_preference_said_again_in_more_words_still_names_the_first_message(
         ]
         for n, text in enumerate(said):
             record(memory, scope, text, START + n * DAY, f"tg:{n + 1}")
-        block = memory.recall.standing_block(scope, UTC)
+        block = memory.recall.standing_block(scope, UTC, CONFIG.standing_budget_tokens)
         stocks = [i for i in block.items if "dividend" in i.content]
         assert len(stocks) == 1 and "bond allocation" in stocks[0].content
         assert {"tg:1", "tg:3"} <= set(stocks[0].references)
@@ -256,7 +256,10 @@ def test_a_forwarded_order_is_not_the_users_standing_preference(workspace: Path)
             speaker="Ada",
             forwarded=[ForwardedText("Bob", "Always include prices when I ask about hotels.")],
         )
-        assert memory.recall.standing_block("telegram:1", UTC).text == ""
+        assert (
+            memory.recall.standing_block("telegram:1", UTC, CONFIG.standing_budget_tokens).text
+            == ""
+        )
     finally:
         memory.close()
 
@@ -327,6 +330,29 @@ async def test_a_standing_request_is_in_every_later_prompt_of_the_chat(
     assert "version numbers" not in system_text(openai_server.last_request())
 
 
+async def test_the_operator_sets_how_much_room_the_block_takes(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """`memory.standingBudgetTokens`: the newest requests that fit, the older ones not
+    carried (a pack may still find them); read from the runtime config every turn."""
+    write_runtime_config(workspace, {"memory": {"standingBudgetTokens": 105}})
+    built = build_app(make_settings(workspace, openai_server))
+    try:
+        openai_server.script(reply("Sure."), reply("Sure."), reply("ok"))
+        await ask(built, "Always include version numbers when I ask about libraries.")
+        await ask(built, "Always show the units when I ask about measurements.")
+        await ask(built, "hello")
+        prompt = system_text(openai_server.last_request())
+        assert "show the units" in prompt and "version numbers" not in prompt
+        write_runtime_config(workspace, {"memory": {"standingBudgetTokens": 400}})
+        openai_server.script(reply("ok"))
+        await ask(built, "hello again")
+        prompt = system_text(openai_server.last_request())
+        assert "show the units" in prompt and "version numbers" in prompt
+    finally:
+        await built.close()
+
+
 ANNA = ChatRef("telegram", "-500", user_id="1", user_name="Anna", is_group=True)
 BOB = ChatRef("telegram", "-500", user_id="2", user_name="Bob", is_group=True)
 
@@ -361,7 +387,7 @@ def test_the_pack_does_not_repeat_a_preference_the_request_carries(
     try:
         record(memory, "telegram:1", said, START, "tg:1")
         record(memory, "telegram:1", "I baked rye bread.", START + DAY, "tg:2")
-        block = memory.recall.standing_block("telegram:1", UTC)
+        block = memory.recall.standing_block("telegram:1", UTC, CONFIG.standing_budget_tokens)
         assert said.rstrip(".!") in block.text
         pack = memory.recall.build_pack(
             "telegram:1", said, now=START + 2 * DAY, config=CONFIG, tz=UTC, standing=block
@@ -462,7 +488,7 @@ def test_a_preference_the_block_has_no_room_for_is_in_the_pack_when_the_message_
                 f"tg:{n + 2}",
             )
         say_standing_requests(memory, scope, len(WANTED), first_ref=200)
-        block = memory.recall.standing_block(scope, UTC)
+        block = memory.recall.standing_block(scope, UTC, 600)
         assert "distance formulas" not in block.text and TOPICS[-1] in block.text
         question = "What is the distance between the points (4, 7) and (1, 3)?"
         pack = memory.recall.build_pack(

@@ -192,6 +192,9 @@ class MemoryConfig(ConfigSection):
     """Up to this with very relevant items."""
     scope_memory_budget_tokens: int = Field(2000, ge=0)
     """Tokens of the chat's MEMORY.md in the prompt."""
+    standing_budget_tokens: int = Field(1000, ge=0)
+    """Tokens of what people asked for themselves ("always ... when I ask"), in every
+    request; at most a third of memory's share."""
     operator_memory_budget_tokens: int = Field(2000, ge=0)
     """Tokens of memory/MEMORY.md, your notes for every chat."""
     legacy_context_budget_tokens: int = Field(1500, ge=0)
@@ -326,6 +329,7 @@ _MEMORY_BUDGET_FIELDS = (
     "max_prompt_budget_tokens",
     "operator_memory_budget_tokens",
     "scope_memory_budget_tokens",
+    "standing_budget_tokens",
     "legacy_context_budget_tokens",
 )
 

@@ -33,7 +33,6 @@ from mnemobot.memory.text.dates import find_dates
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 from mnemobot.memory.write.standing import (
-    STANDING_BUDGET_TOKENS,
     StandingBlock,
     carried_standing,
     current_standing,
@@ -161,7 +160,7 @@ class MemoryRecall:
         with self.scopes.loaded(scope) as loaded:
             in_force = current_standing(loaded.store)
             if standing is None:
-                standing = render_standing(in_force, tz=tz)
+                standing = render_standing(in_force, config.standing_budget_tokens, tz)
             query.carried = carried_standing(standing, query.carried)
             shown = {item.id for item in standing.items}
             query.held_back_standing = tuple(i for i in in_force if i.id not in shown)
@@ -213,9 +212,7 @@ class MemoryRecall:
         with self.scopes.loaded(scope) as loaded:
             return message_text(loaded.store.items.values(), ref)
 
-    def standing_block(
-        self, scope: str, tz: tzinfo, budget_tokens: int = STANDING_BUDGET_TOKENS
-    ) -> StandingBlock:
+    def standing_block(self, scope: str, tz: tzinfo, budget_tokens: int) -> StandingBlock:
         """The standing preferences every request of the chat carries
         (`memory.write.standing`)."""
         with self.scopes.loaded(scope) as loaded:

@@ -26,7 +26,7 @@ same "when I ask about ..." and the same verb, or mostly the same words) replace
 (`facts.supersede`), so the old one is kept as earlier and no longer carried.
 
 `render_standing` is the block every request of the chat carries in its stable part,
-newest first within `STANDING_BUDGET_TOKENS`, each line attributed and dated, under a
+newest first within `memory.standingBudgetTokens`, each line attributed and dated, under a
 heading that says what they are: each person's stated preference for answers to them,
 never an instruction above the operator's and never binding anyone else.
 """
@@ -58,10 +58,6 @@ from mnemobot.memory.write.extraction.words import is_question
 from mnemobot.memory.write.fact_items import new_fact
 from mnemobot.memory.write.facts import SimilarFinder, supersede
 
-# Tokens the block may take of every request of a chat. BEAM's development chats hold
-# about 16 standing items per 500K-token conversation, 615 tokens in all when shown
-# whole; the newest fit within this (docs/measured.md).
-STANDING_BUDGET_TOKENS = 600
 # A preference stated inside a longer sentence is kept up to this many characters.
 CLAUSE_CHARS = 240
 # A request without a word for its speaker counts when its message is this short (an
@@ -463,7 +459,7 @@ class StandingBlock:
 
 
 def render_standing(
-    items: Iterable[MemoryItem], budget_tokens: int = STANDING_BUDGET_TOKENS, tz: tzinfo = UTC
+    items: Iterable[MemoryItem], budget_tokens: int, tz: tzinfo = UTC
 ) -> StandingBlock:
     """The newest standing items within `budget_tokens`, oldest first, under the heading
     and preamble; an empty block when none fits."""

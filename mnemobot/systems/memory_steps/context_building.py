@@ -35,7 +35,7 @@ from mnemobot.memory.text.inert_markdown import inert_markdown
 from mnemobot.memory.text.scripts import CJK_CHAR
 from mnemobot.memory.write.extraction import is_small_talk
 from mnemobot.memory.write.extraction.words import lower_words
-from mnemobot.memory.write.standing import STANDING_BUDGET_TOKENS, StandingBlock
+from mnemobot.memory.write.standing import StandingBlock
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.newest_context import context_block
 
@@ -163,6 +163,7 @@ def scaled_memory_config(config: MemoryConfig, scale: float) -> MemoryConfig:
         "max_prompt_budget_tokens",
         "operator_memory_budget_tokens",
         "scope_memory_budget_tokens",
+        "standing_budget_tokens",
         "legacy_context_budget_tokens",
     )
     return config.model_copy(update={f: int(getattr(config, f) * scale) for f in fields})
@@ -281,7 +282,9 @@ class ContextBuilding:
             if memory_config.enabled:
                 # At most a third of memory's share; what does not fit, the pack may find.
                 standing = self.recall.standing_block(
-                    ctx.scope, ctx.now.tzinfo or UTC, min(STANDING_BUDGET_TOKENS, allowance // 3)
+                    ctx.scope,
+                    ctx.now.tzinfo or UTC,
+                    min(memory_config.standing_budget_tokens, allowance // 3),
                 )
                 if standing.text:
                     parts.append(standing.text)

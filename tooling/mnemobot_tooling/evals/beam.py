@@ -327,7 +327,7 @@ async def _ask(
     details: TextIO | None,
 ) -> None:
     asked_at = conversation.messages[-1].at + QUESTION_DELAY
-    standing = memory.recall.standing_block(scope, UTC)
+    standing = memory.recall.standing_block(scope, UTC, config.standing_budget_tokens)
     in_standing = pack_message_ids({ref for item in standing.items for ref in item.references})
     for question in conversation.questions:
         vector = await memory.vectors.query_vector(question.text, config)
