@@ -186,13 +186,3 @@ def test_from_a_value_to_another_the_second_is_the_value(
     figure = figure_of(turn(1, text, 1), {"daili": 1.0, "goal": 1.0})
     assert figure is not None and figure.update
     assert figure.value.startswith(str(after))
-
-
-def test_a_change_named_by_its_noun_is_an_update() -> None:
-    items = [
-        turn(1, "My blood pressure reading was 138/85 mmHg, should I worry?", 1),
-        turn(2, "My blood pressure was checked and showed a slight improvement to 135/82.", 9),
-    ]
-    found = latest_figure(items, {t: 1.0 for t in terms("latest blood pressure reading")})
-    assert [item.id for item in found.updates][:1] == ["t002"]
-    assert set(found.earlier) == {"t001"}

@@ -57,9 +57,7 @@ UPDATE_WORDS = re.compile(
     r"\b(?:increased|decreased|raised|lowered|reduced|extended|shortened|adjusted|changed"
     r"|moved|rescheduled|postponed|updated|revised|bumped|dropped|grew|rose|fell|improved"
     r"|shorten|reached"
-    r"|now|currently|new|latest|down\s+to|up\s+to"
-    # A change named by its noun: "a slight improvement to 135/82", "an increase to $50".
-    r"|(?:improvement|increase|decrease|reduction|drop|rise|jump|boost)\s+to)\b"
+    r"|now|currently|new|latest|down\s+to|up\s+to)\b"
     r"|\b(?:увеличил\w*|увеличен\w*|уменьшил\w*|уменьшен\w*|повысил\w*|повышен\w*"
     r"|понизил\w*|сократил\w*|сокращен\w*|продлил\w*|продлен\w*|перенес\w*|перенёс\w*"
     r"|изменил\w*|изменен\w*|обновил\w*|обновлен\w*|достиг\w*|теперь|сейчас|нов(?:ый|ая|ое|ые))\b"
