@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.pack.build import build_pack
-from mnemobot.memory.pack.figures import LATEST_UPDATES, figure_of, latest_figure
+from mnemobot.memory.pack.figures import LATEST_UPDATES, latest_figure
 from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import indexed_text
@@ -155,34 +155,3 @@ def test_a_value_that_has_reached_another_is_the_newest() -> None:
     found = latest_figure(items, {term: 1.0 for term in terms("current savings rate")})
     assert [item.id for item in found.updates][:1] == ["t002"]
     assert set(found.earlier) == {"t001"}
-
-
-def test_a_change_from_one_value_to_another_is_the_value_it_went_to() -> None:
-    # "from 8 to 12 minutes" is 12 minutes: read as 8 of a unit "to", it was another kind
-    # of value than the later "15 minutes", and the older update was taken for the newest.
-    items = [
-        turn(1, "I've increased my kneading time from 8 to 12 minutes for better gluten.", 1),
-        turn(2, "I've increased my kneading time to 15 minutes, is that too long?", 9),
-        turn(3, "Я увеличил время замеса с 8 до 12 минут.", 10),
-    ]
-    found = latest_figure(items[:2], {t: 1.0 for t in terms("how long do I knead for gluten")})
-    assert [item.id for item in found.updates][:1] == ["t002"]
-    assert set(found.earlier) == {"t001"}
-    russian = figure_of(items[2], {t: 1.0 for t in terms("время замеса")})
-    assert russian is not None and russian.value == "12"
-
-
-@given(
-    st.sampled_from(["increased", "raised", "moved", "changed"]),
-    st.integers(1, 500),
-    st.integers(1, 500),
-    st.sampled_from(["minutes", "%", "km", ""]),
-)
-def test_from_a_value_to_another_the_second_is_the_value(
-    verb: str, before: int, after: int, unit: str
-) -> None:
-    space = "" if unit == "%" else " "
-    text = f"I {verb} my daily goal from {before}{space}{unit} to {after}{space}{unit}."
-    figure = figure_of(turn(1, text, 1), {"daili": 1.0, "goal": 1.0})
-    assert figure is not None and figure.update
-    assert figure.value.startswith(str(after))

@@ -87,16 +87,6 @@ _VALUE = re.compile(
 )
 
 
-# "from 8 to 12 minutes": the value said is the one it went to ("8 to" read as 8 of a unit
-# "to" made "12 minutes" and a later "15 minutes" two kinds of value, and the older
-# update was taken for the newest). en, ru, de, es.
-_FROM_VALUE = re.compile(
-    r"\b(?:from|с|со|von|de|desde)\s+[$€£¥₽]?\s?\d[\d,.]*\s?(?:%|[^\W\d_]+)?\s*"
-    r"(?=(?:to|до|auf|bis|a|hasta)\s+[$€£¥₽]?\s?\d)",
-    re.IGNORECASE,
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Figure:
     """The value of a candidate's best figure sentence: its kind, value and weight."""
@@ -125,8 +115,7 @@ def figure_of(item: MemoryItem, weights: Mapping[str, float]) -> Figure | None:
         return None
     text_languages = languages(text)
     best: Figure | None = None
-    for said_sentence in _SENTENCE.findall(text):
-        sentence = _FROM_VALUE.sub("", said_sentence)
+    for sentence in _SENTENCE.findall(text):
         values = list(_VALUE.finditer(sentence))
         if not values:
             continue
