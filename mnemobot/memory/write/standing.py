@@ -111,9 +111,10 @@ _FROM_NOW_ON_REQUEST = re.compile(
     re.IGNORECASE,
 )
 # The speaker themselves: the request is about how they are answered.
-# ("i.e." is no "I": "Ensure the light is parallel to the axis (i.e., the y-axis).")
+# "i.e.", "I/O", "Form I-485" are no "I": "Ensure you have your green card (Form I-551)"
+# is advice to the listener, not how its speaker wants answers.
 _ME = re.compile(
-    r"\b(?:i(?!\.e\.)|me|my|mine|i'm|i've|i'd)\b|\b(?:я|мне|меня|мой|моя|моё|мои|мной)\b"
+    r"\b(?:i(?![-/.]\w)|me|my|mine|i'm|i've|i'd)\b|\b(?:я|мне|меня|мой|моя|моё|мои|мной)\b"
     r"|\b(?:ich|mir|mich|mein|meine|meinen|meinem)\b|\b(?:yo|me|mi|mis|conmigo)\b|我",
     re.IGNORECASE,
 )
