@@ -197,6 +197,36 @@ async def test_a_tool_call_mid_answer_keeps_the_text_and_shows_what_is_done(
     assert message["plain_text"] == "Let me look that up.\n\nYour dentist is on Thursday."
 
 
+async def test_a_russian_reader_sees_what_is_done_and_a_stop_in_russian(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # The tools' status lines and the stop mark were English for every reader.
+    openai_server.tokens_per_second = 10
+    openai_server.script(
+        tool_calls(
+            [tool_call("memory", {"operation": "search", "query": "стоматолог"})],
+            content="Сейчас посмотрю.",
+        ),
+        reply(ANSWER),
+    )
+    await start_bot(**streaming(seconds=0.3))
+    telegram.send_text("когда стоматолог?", chat_id=USER, language_code="ru")
+    shown: set[str] = set()
+
+    def searching() -> bool:
+        shown.update(call["params"]["text"] for call in preview_calls(telegram, USER))
+        return any("step3" in text for text in shown)
+
+    await until(searching)
+    assert "Сейчас посмотрю.\n\n🔎 ищу в памяти…" in shown
+    assert not any("searching memory" in text for text in shown)
+    telegram.send_text("/stop", chat_id=USER, language_code="ru")
+    await until(lambda: len(telegram.sent_messages(USER)) >= 2)
+    preview, notice = telegram.sent_messages(USER)
+    assert preview["plain_text"].endswith("⏹ Остановлено.")
+    assert notice["plain_text"].startswith("Остановил ответ, который писал.")
+
+
 async def test_a_429_on_an_edit_waits_for_that_chat_only(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

@@ -35,8 +35,9 @@ from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
 from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
+from mnemobot.bot.turn.tool_loop_words import loop_note
 from mnemobot.systems.core.context import ChatRef
-from mnemobot.systems.core.reply_stream import STOPPED_MARK
+from mnemobot.systems.model_call.loop_notes import LoopNote
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +75,20 @@ class FiringReplies:
         return self.channel.working(self.job)
 
 
-def stop_text(cancelled: bool, dropped: int) -> str:
+def stop_text(cancelled: bool, dropped: int, language: str | None = None) -> str:
+    """What /stop did, in the words of a reader of `language`."""
+    words = words_for(language)
     if not cancelled and not dropped:
-        return "Nothing is running."
-    first = "Stopped the reply in progress." if cancelled else "Nothing was running."
-    noun = "message" if dropped == 1 else "messages"
-    return f"{first} Dropped {dropped} queued {noun}."
+        return words.gettext("Nothing is running.")
+    first = (
+        words.gettext("Stopped the reply in progress.")
+        if cancelled
+        else words.gettext("Nothing was running.")
+    )
+    queued = words.ngettext(
+        "Dropped {count} queued message.", "Dropped {count} queued messages.", dropped
+    )
+    return f"{first} {queued}"
 
 
 Answered = Callable[[Sequence[LaneJob]], Awaitable[None]]
@@ -212,7 +221,7 @@ class ChatDispatcher:
             stream.request_stop()
         outcome = await self.lanes.stop(chat.key, dropped=dropped)
         await self._answered(outcome.dropped_jobs)
-        return stop_text(outcome.cancelled_running, outcome.dropped)
+        return stop_text(outcome.cancelled_running, outcome.dropped, chat.language)
 
     async def _answer_command(self, job: CommandJob, stop: StopHandler) -> None:
         """Work out a command's answer and send it (with its file, if any)."""
@@ -295,7 +304,9 @@ class ChatDispatcher:
         try:
             if stream is not None and stream.stop_requested and (stream.latest or stream.showing):
                 # Only a tool's status line showed: it becomes the stop mark.
-                await self.channel.send_reply(job, stream.latest or STOPPED_MARK)
+                await self.channel.send_reply(
+                    job, stream.latest or loop_note(job.chat.language, LoopNote.STOPPED_MARK)
+                )
             else:
                 await self._end_stream(job, answered=True)
         finally:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
+from mnemobot.bot.i18n import N_
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time, named_zone
 from mnemobot.systems.core.context import TurnContext
@@ -53,5 +54,5 @@ def datetime_tool(clock: Clock = SYSTEM_CLOCK) -> Tool:
         description="Get the current date, weekday and time.",
         arguments=DatetimeArguments,
         handler=now,
-        status="🕒 checking the time…",
+        status=N_("🕒 checking the time…"),
     )

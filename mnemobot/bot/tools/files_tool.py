@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemobot.base.atomic_file import write_atomic
+from mnemobot.bot.i18n import N_
 from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
 from mnemobot.memory.store.scope_paths import validate_scope_key
 from mnemobot.systems.core.context import TurnContext
@@ -85,7 +86,7 @@ class FilesTool:
             ),
             arguments=FilesArguments,
             handler=self.handle,
-            status="📄 working with files…",
+            status=N_("📄 working with files…"),
         )
 
     async def handle(self, arguments: FilesArguments, ctx: TurnContext) -> str:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
 from mnemobot.base.counts import counted
+from mnemobot.bot.i18n import N_
 from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
 from mnemobot.memory.notes.daily_notes import MemoryFileTooLong
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
@@ -109,10 +110,10 @@ def memory_status(arguments: dict[str, object]) -> str:
     """The line a user sees while the model uses its memory, by what it does."""
     operation = arguments.get("operation")
     if operation in _WRITES:
-        return "📝 saving to memory…"
+        return N_("📝 saving to memory…")
     if operation == "forget":
-        return "🧹 forgetting…"
-    return "🔎 searching memory…"
+        return N_("🧹 forgetting…")
+    return N_("🔎 searching memory…")
 
 
 def _removed_line(item: MemoryItem) -> str:

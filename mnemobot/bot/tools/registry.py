@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.tools.offer import (
     FIRST_IN_A_SMALL_WINDOW,
     OfferableTool,
@@ -190,18 +191,26 @@ class ToolRegistry:
     def offered_names(self, ctx: TurnContext) -> frozenset[str]:
         return frozenset(self.offer(ctx.config, ctx.allowed_tool_sets).names)
 
-    def status_line(self, name: str, arguments: str) -> str:
+    def status_line(self, name: str, arguments: str, language: str | None = None) -> str:
+        """The tool's status line in the reader's words: ours are in the catalogs (a
+        plugin's own line, in no catalog, is shown as it wrote it)."""
+        words = words_for(language)
+        plain = words.gettext(N_("⚙️ {name}…"), name=name)
         tool = self._tools.get(name)
         if tool is None:
-            return f"⚙️ {name}…"
+            return plain
         try:
             parsed = orjson.loads(arguments) if arguments.strip() else {}
         except orjson.JSONDecodeError:
             parsed = {}
         try:
-            return tool.status_line(parsed if isinstance(parsed, dict) else {})
+            status = tool.status
+            line = (
+                status(parsed if isinstance(parsed, dict) else {}) if callable(status) else status
+            )
         except Exception:  # a plugin's status function must not end the turn
-            return f"⚙️ {name}…"
+            return plain
+        return words.gettext(line) if line else plain
 
     async def run(self, name: str, arguments: str, ctx: TurnContext) -> str:
         tool = self._tools.get(name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemobot.bot.i18n import N_
 from mnemobot.conversation.large_results import LargeResultStore
 from mnemobot.conversation.session import SessionStore
 from mnemobot.conversation.session_log import LoggedMessage, read_history, search_history
@@ -56,7 +57,7 @@ class SessionTools:
                 "(newest last).",
                 HistoryArguments,
                 self.history,
-                status="📜 reading our earlier messages…",
+                status=N_("📜 reading our earlier messages…"),
             ),
             Tool(
                 "session_search",
@@ -64,14 +65,14 @@ class SessionTools:
                 "and text.",
                 SearchArguments,
                 self.search,
-                status="🔎 searching our earlier messages…",
+                status=N_("🔎 searching our earlier messages…"),
             ),
             Tool(
                 "read_tool_result",
                 "Read a large tool result that was saved to disk, one page at a time.",
                 ReadResultArguments,
                 self.read_result,
-                status="📄 reading a saved result…",
+                status=N_("📄 reading a saved result…"),
             ),
         ]
 

@@ -70,3 +70,6 @@ def loop_note(language: str | None, note: LoopNote, /, **fields: object) -> str:
             )
         case LoopNote.EMPTY_ANSWER:
             return words.gettext("(the model returned an empty answer)")
+        case LoopNote.STOPPED_MARK:
+            # The systems layer's STOPPED_MARK, as the catalogs know it.
+            return words.gettext("⏹ Stopped.")

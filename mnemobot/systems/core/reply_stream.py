@@ -40,6 +40,7 @@ def joined_reply(parts: list[str]) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
-def stopped_reply(text: str) -> str:
-    """What a stopped answer becomes: the text shown so far, then the mark."""
-    return f"{text}\n\n{STOPPED_MARK}" if text else STOPPED_MARK
+def stopped_reply(text: str, mark: str = STOPPED_MARK) -> str:
+    """What a stopped answer becomes: the text shown so far, then the mark (`mark`: in the
+    reader's words)."""
+    return f"{text}\n\n{mark}" if text else mark

@@ -101,7 +101,8 @@ class ToolRunner(Protocol):
         """Run one tool call; raise ToolError for anything the model should see as an error."""
         ...
 
-    def status_line(self, name: str, arguments: str) -> str:
+    def status_line(self, name: str, arguments: str, language: str | None = None) -> str:
         """What a user is shown while the tool `name` runs with these JSON `arguments`
-        (see `Tool.status`); cheap, and never raises."""
+        (see `Tool.status`), in the words of a reader of `language` (None: unknown); cheap,
+        and never raises."""
         ...

@@ -38,6 +38,8 @@ class LoopNote(StrEnum):
     CUT_MESSAGE = "cutMessage"
     # The reply when the model answered nothing.
     EMPTY_ANSWER = "emptyAnswer"
+    # Under what was shown of an answer the user stopped (/stop).
+    STOPPED_MARK = "stoppedMark"
 
 
 class LoopNotes(Protocol):

@@ -368,8 +368,9 @@ class ToolLoop:
         """/stop cut the answer short: what was shown stays, marked stopped, in the session
         and on screen (the channel sends the stream's last text as the reply)."""
         partial = cut_reply(said.current.strip(), self.limits.max_reply_chars)
-        reply = stopped_reply(joined_reply([*said.earlier, partial]))
-        self._finish(ctx, stopped_reply(partial), reply, stopped=True)
+        mark = self.notes(ctx.chat.language, LoopNote.STOPPED_MARK)
+        reply = stopped_reply(joined_reply([*said.earlier, partial]), mark)
+        self._finish(ctx, stopped_reply(partial, mark), reply, stopped=True)
         if said.stream is not None:
             said.stream.show(reply)
 
@@ -416,7 +417,7 @@ class ToolLoop:
                 result = "error: not run, the tool time limit of this turn was reached"
             else:
                 ctx.tool_executions += 1
-                said.tool_running(self.tools, call)
+                said.tool_running(self.tools, call, ctx.chat.language)
                 started = time.monotonic()
                 result = await self._run_tool(
                     ctx,
@@ -560,6 +561,6 @@ class _Said:
             self.earlier.append(content)
         self.current = ""
 
-    def tool_running(self, tools: ToolRunner, call: ToolCall) -> None:
+    def tool_running(self, tools: ToolRunner, call: ToolCall, language: str | None) -> None:
         if self.stream is not None:
-            self.stream.tool_running(tools.status_line(call.name, call.arguments))
+            self.stream.tool_running(tools.status_line(call.name, call.arguments, language))
