@@ -77,6 +77,15 @@ Message = TypedDict(
 SET_ASIDE_KEY = "setAsideFile"
 
 
+def shown_in_chat(message: Message) -> bool:
+    """A message the chat shows, as a user counts them: one of theirs, or a reply of the
+    bot's (not an assistant message that only calls tools, a tool's result or a summary)."""
+    role = message.get("role")
+    if role == "user":
+        return True
+    return role == "assistant" and not message.get("tool_calls") and bool(message.get("content"))
+
+
 def valid_unicode(text: str) -> str:
     """`text` with lone surrogates replaced by U+FFFD.
 

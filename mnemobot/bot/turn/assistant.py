@@ -29,6 +29,7 @@ from mnemobot.conversation.session import (
     AgentSession,
     Message,
     SessionStore,
+    shown_in_chat,
     valid_unicode,
 )
 from mnemobot.memory.services.record import MemoryRecord
@@ -445,11 +446,12 @@ class Assistant:
         return True
 
     def reset_session(self, chat: ChatRef) -> int:
-        """/new: clear the conversation, keep memory; returns how many messages were cleared."""
+        """/new: clear the conversation, keep memory; returns how many messages were cleared,
+        as the user counts them: theirs and the bot's replies, not tool calls or results."""
         # Read again if the file changed (maintenance redacts forgotten texts in it).
         self.sessions.refresh(chat.key)
         session = self.sessions.get(chat.key)
-        cleared = len(session.messages)
+        cleared = sum(1 for message in session.messages if shown_in_chat(message))
         if session.messages:
             # The raw conversation stays searchable in the chat's append-only log.
             self.sessions.append_offload(chat.key, session.messages)

@@ -24,7 +24,7 @@ from mnemobot.bot.turn.forget_me import ForgetMe
 from mnemobot.bot.turn.input_status import input_tokens_line
 from mnemobot.bot.turn.permissions import Permissions
 from mnemobot.config.zones import zone_or_local
-from mnemobot.conversation.session import AgentSession
+from mnemobot.conversation.session import AgentSession, shown_in_chat
 from mnemobot.memory.services.forget import MemoryForget
 from mnemobot.model.windows import ModelWindow, WindowSource
 from mnemobot.systems.compaction.compactor import Compactor
@@ -409,7 +409,7 @@ class Commands:
             words.ngettext(
                 "Session: {count} message, ~{tokens} of {threshold} tokens before compaction",
                 "Session: {count} messages, ~{tokens} of {threshold} tokens before compaction",
-                len(session.messages),
+                sum(1 for message in session.messages if shown_in_chat(message)),
                 tokens=words.number(tokens),
                 threshold=words.number(threshold),
             ),
