@@ -121,7 +121,7 @@ _ME = re.compile(
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|„[^“\n]*“')
 # "Your", said to someone else: advice to the listener ("always back up your data").
 _YOUR = re.compile(r"\b(?:your|yours|yourself|твой|твои|ваш|ваши|dein|deine|euer|tu|tus)\b", re.I)
-# Other people: a statement about them is no preference of the speaker's own answers.
+# Other people: a statement about them is no preference for the speaker's own answers.
 _OTHERS = re.compile(
     r"\b(?:every(?:one|body)|any(?:one|body)|all\s+(?:users|members|of\s+you)|other\s+users"
     r"|each\s+user|every\s+user)\b"
@@ -131,19 +131,15 @@ _OTHERS = re.compile(
     r"|所有人|每个人|大家",
     re.IGNORECASE,
 )
-# Other people, or the bot's own rules: never a standing preference of one person.
-_NOT_FOR_ONESELF = re.compile(
-    r"\b(?:every(?:one|body)|any(?:one|body)|all\s+(?:users|members|of\s+you)|other\s+users"
-    r"|each\s+user|every\s+user|system\s+prompt|(?:your|previous|the\s+operator's)"
+# The bot's own rules, or secrets: never a standing preference of one person.
+_BOT_RULES = re.compile(
+    r"\b(?:system\s+prompt|(?:your|previous|the\s+operator's)"
     r"\s+(?:instructions|rules)|operator|jailbreak|ignore\s+(?:all|previous|your|the)|override"
     r"|obey|api\s+keys?|passwords?|secret\s+keys?|access\s+tokens?)\b"
-    r"|\b(?:всем|каждому|другим\s+пользовател\w*|всех\s+участник\w*|(?:свои|твои|ваши)"
-    r"\s+инструкци\w*|системн\w+\s+промпт\w*|парол\w*|игнорируй)\b"
-    r"|\b(?:jedem|allen\s+(?:nutzern|mitgliedern)|anderen\s+(?:nutzern|mitgliedern)"
-    r"|deine\s+anweisungen|systemprompt|passw(?:ö|o)rt\w*|ignoriere)\b"
-    r"|\b(?:todo\s+el\s+mundo|cualquiera|a\s+todos|otros\s+usuarios|tus\s+instrucciones"
-    r"|contraseñas?|ignora)\b"
-    r"|所有人|每个人|大家|你的指令|系统提示|密码|忽略",
+    r"|\b(?:(?:свои|твои|ваши)\s+инструкци\w*|системн\w+\s+промпт\w*|парол\w*|игнорируй)\b"
+    r"|\b(?:deine\s+anweisungen|systemprompt|passw(?:ö|o)rt\w*|ignoriere)\b"
+    r"|\b(?:tus\s+instrucciones|contraseñas?|ignora)\b"
+    r"|你的指令|系统提示|密码|忽略",
     re.IGNORECASE,
 )
 # A statement against something: "never", "not", "don't" and their kin.
@@ -234,7 +230,7 @@ def standing_statements(
         if not _for_oneself(sentence):
             # Others named past the preference ("I prefer weekends, how do I make sure
             # everyone comes?") leave it the speaker's own; the bot's rules never do.
-            if _NOT_FOR_ONESELF.search(_OTHERS.sub(" ", sentence)):
+            if _BOT_RULES.search(sentence):
                 continue
             for clause in _preference_clauses(sentence):
                 if _for_oneself(clause) and not any(clause in known for known in found):
@@ -257,7 +253,8 @@ def standing_statements(
 
 
 def _for_oneself(sentence: str) -> bool:
-    return _NOT_FOR_ONESELF.search(sentence) is None
+    """Neither steering others nor the bot's rules: one person's own preference."""
+    return _OTHERS.search(sentence) is None and _BOT_RULES.search(sentence) is None
 
 
 def _preference_clauses(sentence: str) -> list[str]:
