@@ -46,8 +46,9 @@ from mnemobot.memory.store.items import (
     ItemType,
     Layer,
     MemoryItem,
-    normalize_content,
     speaker_of,
+    split_label,
+    statement_of,
 )
 from mnemobot.memory.text.inert_markdown import inert_markdown
 from mnemobot.memory.text.terms import terms
@@ -509,16 +510,12 @@ def carried_standing(
     return lambda item: in_block(item) or carried(item)
 
 
-def _statement(content: str) -> str:
-    """What was said, to compare: without the speaker's label, case, spacing or the
-    closing punctuation."""
-    return normalize_content(_said(content)).rstrip(" .!?…。！？")
+_statement = statement_of
 
 
 def _said(content: str) -> str:
     """A statement without its speaker's label ("Ada: ...")."""
-    who, sep, what = content.partition(": ")
-    return what if sep and "\n" not in who and len(who) <= 64 else content
+    return split_label(content)[1]
 
 
 def _line(item: MemoryItem, tz: tzinfo) -> str:
