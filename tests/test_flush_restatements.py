@@ -250,6 +250,26 @@ async def test_in_a_group_the_same_words_stay_each_members_own(
     assert all("standing" in r["tags"] for r in kept)
 
 
+async def test_a_preference_the_model_also_saves_as_a_fact_is_kept_once(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # The prompt asks the model to save preferences with the memory tool: in the turn
+    # that states one, it saves the same words as a fact, beside the standing item.
+    bot = await start_bot(runtime=RUNTIME)
+    openai_server.script(
+        tool_call("memory", {"operation": "add", "content": VERSIONS, "kind": "fact"}),
+        reply("Noted."),
+    )
+    await say(telegram, VERSIONS, CHAT)
+    await say(telegram, "hello", CHAT)
+    block = block_of(openai_server.last_request())
+    assert block.count("include version numbers") == 1, block
+    await bot.shutdown()
+    [kept] = stating(durable_lines(workspace), "include version numbers")
+    assert kept["type"] == "PREFERENCE" and "standing" in kept["tags"], kept
+    assert kept["content"].startswith("Test: ")
+
+
 _WORD = st.sampled_from(["always", "include", "version", "numbers", "when", "I", "ask", "tea"])
 _NAME = st.sampled_from(["Ada", "Bob", "Anna Lee"])
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from mnemobot.memory.store.item_store import ScopeItemStore
 from mnemobot.memory.store.items import (
+    STANDING_TAG,
     Layer,
     MemoryItem,
     speaker_of,
@@ -81,3 +82,17 @@ def kept_already(store: ScopeItemStore, item: MemoryItem, similar: SimilarFinder
     item says the same (any kind; a replaced one too, so an old value is not made current
     again), or an item of those words was forgotten at the user's request."""
     return store.forgot_statement(item.content) or bool(durable_restatements(store, item, similar))
+
+
+def facts_beside_standing(
+    store: ScopeItemStore, standing: MemoryItem, similar: SimilarFinder
+) -> list[MemoryItem]:
+    """The current durable items, not standing ones, that say what the standing item
+    `standing` says, stated no later: the same preference kept as a fact too."""
+    return [
+        kept
+        for kept in durable_restatements(store, standing, similar)
+        if STANDING_TAG not in kept.tags
+        and not kept.is_superseded
+        and kept.created_at <= standing.created_at
+    ]
