@@ -547,3 +547,27 @@ def test_a_preference_said_asking_about_something_is_found_by_what_it_was_asked_
         )
     finally:
         memory.close()
+
+
+def test_a_preference_kept_as_a_fact_before_is_one_standing_item_once_stated(
+    workspace: Path,
+) -> None:
+    # A flush kept the words as a fact (before flushes knew better, or from a message the
+    # rules did not read as a preference); said as a standing preference, they are one item.
+    memory = WorkspaceMemory.open(workspace)
+    try:
+        scope = "telegram:1"
+        said = "Always include version numbers when I ask about libraries."
+        memory.record.add_flushed_facts(scope, [said], at=START, session_key=scope, tz=UTC)
+        record(memory, scope, said, START + DAY, "tg:2")
+        store = memory.scopes.store(scope)
+        kept = [
+            i
+            for i in store.items.values()
+            if i.layer is not Layer.EPISODIC and "version numbers" in i.content
+        ]
+        assert len(kept) == 1 and STANDING_TAG in kept[0].tags, kept
+        assert kept[0].content == "Ada: " + said and kept[0].type is ItemType.PREFERENCE
+        assert f"session:{scope}" in kept[0].references and "tg:2" in kept[0].references
+    finally:
+        memory.close()

@@ -42,6 +42,7 @@ from mnemobot.memory.write.write_path import (
     FactWrite,
     RecordedTurn,
     flushed_facts,
+    new_flushed,
     promote_item,
     rewrite_fact,
     write_document,
@@ -278,11 +279,16 @@ class MemoryRecord:
         tz: tzinfo | None = None,
         config: MemoryConfig | None = None,
     ) -> int:
-        """Facts the compaction flush found: into the daily note and the durable layers."""
+        """Facts the compaction flush found: into the daily note and the durable layers.
+        Those memory keeps already (or forgot) are left out of both (`new_flushed`)."""
         facts = flushed_facts(bullets, scope=scope, at=at, session_key=session_key)
         if not facts:
             return 0
         with self.scopes.loaded(scope) as loaded:
+            similar = similar_finder(self.scopes, scope)
+            facts = new_flushed(loaded.store, facts, similar=similar)
+            if not facts:
+                return 0
             # The model's words: noted as such, never as something the user said.
             append_noted_facts(
                 self.scopes.paths(scope).directory,
@@ -290,12 +296,7 @@ class MemoryRecord:
                 at=at,
                 tz=tz,
             )
-            written = write_facts(
-                loaded.store,
-                facts,
-                at=at,
-                similar=similar_finder(self.scopes, scope),
-            )
+            written = write_facts(loaded.store, facts, at=at, similar=similar)
             return len(written.stored)
 
     def add_fact(

@@ -59,6 +59,7 @@ from mnemobot.memory.store.items import (
     Layer,
     MemoryItem,
     fingerprint,
+    statement_fingerprint,
 )
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.store.turn_timeline import TurnTimeline
@@ -306,6 +307,10 @@ class ScopeItemStore(IndexedLoad):
         # conversation replayed, extracted again) stays out; said anew afterwards, on
         # purpose, it is a new statement and is kept.
         self._forgotten_fingerprints: dict[str, float] = {}
+        # The words of forgotten items, whatever kind held them (`statement_fingerprint`):
+        # what the model restates of the conversation (a compaction's flush) never brings
+        # them back, as a fact or under another speaker's label.
+        self._forgotten_statements: set[str] = set()
         self._tombstones: dict[str, dict[str, Any]] = {}
         self._tombstone_home: dict[str, Path] = {}
         self._skipped = 0
@@ -409,6 +414,7 @@ class ScopeItemStore(IndexedLoad):
         self._by_fingerprint = {layer: {} for layer in Layer}
         self._forgotten_ids = set()
         self._forgotten_fingerprints = {}
+        self._forgotten_statements = set()
         self._tombstones = {}
         self._tombstone_home = {}
         self._skipped = 0
@@ -585,6 +591,9 @@ class ScopeItemStore(IndexedLoad):
             except ValueError:
                 when = math.inf
             self._forgotten_fingerprints[fp] = max(when, self._forgotten_fingerprints.get(fp, when))
+        statement = record.get("statement")
+        if isinstance(statement, str) and statement:
+            self._forgotten_statements.add(statement)
         self._tombstones[item_id] = record
         self._tombstone_home[item_id] = path
 
@@ -720,6 +729,15 @@ class ScopeItemStore(IndexedLoad):
             self._ensure_loaded()
             return self._is_forgotten(item)
 
+    def forgot_statement(self, content: str) -> bool:
+        """True when an item saying these words (`statement_of`: any kind, any speaker's
+        label) was forgotten in this scope, at any time. Items forgotten before tombstones
+        kept the words' hash are not known here."""
+        statement = statement_fingerprint(content)
+        with self._lock:
+            self._ensure_loaded()
+            return bool(statement) and statement in self._forgotten_statements
+
     # ------------------------------------------------------------------ writes
 
     def add(self, items: Iterable[MemoryItem]) -> list[MemoryItem]:
@@ -840,6 +858,9 @@ class ScopeItemStore(IndexedLoad):
                     "fingerprint": victim.fingerprint,
                     "forgottenAt": now,
                 }
+                statement = statement_fingerprint(victim.content)
+                if statement:
+                    record["statement"] = statement
                 path = self._file_for(victim)
                 lines_by_file[path].append(record)
                 self._tombstones[victim.id] = record
@@ -848,6 +869,8 @@ class ScopeItemStore(IndexedLoad):
             for victim in victims:
                 self._forgotten_ids.add(victim.id)
                 self._forgotten_fingerprints[victim.fingerprint] = from_iso(now)
+                if statement := statement_fingerprint(victim.content):
+                    self._forgotten_statements.add(statement)
                 self._drop(victim.id)
                 self._home.pop(victim.id, None)
                 self._fresh.pop(victim.id, None)

@@ -82,6 +82,37 @@ def fingerprint(item_type: ItemType, content: str) -> str:
     return digest.hexdigest()[:20]
 
 
+# A speaker's label is at most this long ("Ada Lovelace: ..."); a longer text before the
+# first ": " is part of what was said.
+_LABEL_CHARS = 64
+_CLOSING = " .!?…。！？"
+
+
+def split_label(content: str) -> tuple[str | None, str]:
+    """A statement's speaker label and what was said: "Ada: I prefer tea" -> ("Ada",
+    "I prefer tea"); (None, content) when it has none."""
+    who, sep, what = content.partition(": ")
+    if sep and who and "\n" not in who and len(who) <= _LABEL_CHARS:
+        return who, what
+    return None, content
+
+
+def statement_of(content: str) -> str:
+    """What was said, to compare: without the speaker's label, case, spacing or the
+    closing punctuation. The same words kept as a standing preference, a fact, or by
+    another member read the same here; who said them is the caller's to compare."""
+    return normalize_content(split_label(content)[1]).rstrip(_CLOSING)
+
+
+def statement_fingerprint(content: str) -> str:
+    """A hash of `statement_of(content)`, whatever kind of item holds it ("" for none):
+    a forgotten item's, kept in its tombstone, keeps the same words out as any kind."""
+    statement = statement_of(content)
+    if not statement:
+        return ""
+    return hashlib.sha1(f"statement\n{statement}".encode()).hexdigest()[:20]
+
+
 @dataclass(slots=True)
 class MemoryItem:
     """One remembered thing. Times are UTC epoch seconds in memory, ISO-8601 on disk.

@@ -27,7 +27,14 @@ from dataclasses import dataclass, field, replace
 from weakref import WeakKeyDictionary
 
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, speaker_of, speaker_tag
+from mnemobot.memory.store.items import (
+    STANDING_TAG,
+    ItemType,
+    Layer,
+    MemoryItem,
+    speaker_of,
+    speaker_tag,
+)
 from mnemobot.memory.text.terms import DUPLICATE_TERM_OVERLAP, terms
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import new_fact
@@ -37,6 +44,7 @@ from mnemobot.memory.write.fact_slots import (
     slot_statements,
     value_terms,
 )
+from mnemobot.memory.write.restatements import says_the_same
 
 # ids of the items best matching a text, best first (the scope's BM25 index).
 SimilarFinder = Callable[[str, int], list[str]]
@@ -176,7 +184,7 @@ def _collapse_restatements(
                 or twin.id in merged
                 or twin.layer is not current.layer
                 or twin.is_superseded
-                or twin.created_at > current.created_at
+                or (twin.created_at > current.created_at and not _same_words(twin, current))
                 or speaker_of(twin) != speaker_of(current)
                 or term_overlap(twin.content, current.content) < DUPLICATE_TERM_OVERLAP
             ):
@@ -184,6 +192,14 @@ def _collapse_restatements(
             current = _collapse(store, twin, current)
             merged.add(twin.id)
             updates.merged.append((twin.id, current.id))
+
+
+def _same_words(later: MemoryItem, fact: MemoryItem) -> bool:
+    """A fact stated later in the very words of `fact` is the same statement, whichever
+    was written first: a compaction's flush dates what it keeps when it runs, a message
+    imported or replayed after it is dated when it was said. A standing item is left to
+    its own rules (`memory.write.standing`)."""
+    return STANDING_TAG not in later.tags and says_the_same(later, fact)
 
 
 def _slot_fact(

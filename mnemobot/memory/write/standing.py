@@ -21,9 +21,11 @@ Nothing that steers other people ("everyone", "all users") or the bot's own rule
 ("system prompt", "instructions", "ignore", a password) is kept: that is one person
 steering others, which extraction never turns into a rule (see `extraction.statements`).
 A standing item is a durable PREFERENCE of its speaker, dated, tagged `standing`, naming
-the message it was said in; a newer one by the same speaker about the same thing (the
-same "when I ask about ..." and the same verb, or mostly the same words) replaces it
-(`facts.supersede`), so the old one is kept as earlier and no longer carried.
+the message it was said in, and the one item of its words: a fact of the same words by
+the same person (or no one) is merged into it (`memory.write.restatements`). A newer one
+by the same speaker about the same thing (the same "when I ask about ..." and the same
+verb, or mostly the same words) replaces it (`facts.supersede`), so the old one is kept
+as earlier and no longer carried.
 
 `render_standing` is the block every request of the chat carries in its stable part,
 newest first within `memory.standingBudgetTokens`, each line attributed and dated, under a
@@ -46,8 +48,9 @@ from mnemobot.memory.store.items import (
     ItemType,
     Layer,
     MemoryItem,
-    normalize_content,
     speaker_of,
+    split_label,
+    statement_of,
 )
 from mnemobot.memory.text.inert_markdown import inert_markdown
 from mnemobot.memory.text.terms import terms
@@ -57,6 +60,7 @@ from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, Extracti
 from mnemobot.memory.write.extraction.words import is_question
 from mnemobot.memory.write.fact_items import new_fact
 from mnemobot.memory.write.facts import SimilarFinder, supersede
+from mnemobot.memory.write.restatements import facts_beside_standing
 
 # A preference stated inside a longer sentence is kept up to this many characters.
 CLAUSE_CHARS = 240
@@ -340,6 +344,16 @@ def record_standing(
                 references = list(dict.fromkeys([*item.references, *earlier_refs]))
                 item = store.add([replace(item, references=references)])[0]
                 made[-1] = item
+            # The same words kept as a fact too (the memory tool's in this turn, a flush's
+            # of an earlier message): one item, the standing one.
+            beside = facts_beside_standing(store, item, similar)
+            if beside:
+                references = [ref for fact in beside for ref in fact.references]
+                merged = list(dict.fromkeys([*item.references, *references]))
+                item = store.add([replace(item, references=merged)])[0]
+                made[-1] = item
+                for fact in beside:
+                    store.remove(fact.id, merged_into=item.id)
             if older:
                 supersede(store, [old.id for old in older], item.id, at, similar)
     return made
@@ -506,16 +520,12 @@ def carried_standing(
     return lambda item: in_block(item) or carried(item)
 
 
-def _statement(content: str) -> str:
-    """What was said, to compare: without the speaker's label, case, spacing or the
-    closing punctuation."""
-    return normalize_content(_said(content)).rstrip(" .!?…。！？")
+_statement = statement_of
 
 
 def _said(content: str) -> str:
     """A statement without its speaker's label ("Ada: ...")."""
-    who, sep, what = content.partition(": ")
-    return what if sep and "\n" not in who and len(who) <= 64 else content
+    return split_label(content)[1]
 
 
 def _line(item: MemoryItem, tz: tzinfo) -> str:

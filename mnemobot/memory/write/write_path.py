@@ -13,6 +13,9 @@ the same rules:
 - facts kept current (`memory.write.facts`): a newer statement of a slot ("I moved to
   Berlin") replaces the older one by the same speaker, and a fact said again in other
   words collapses into one item;
+- a flush restating what memory keeps (`memory.write.restatements`): a fact of the same
+  words as a kept item of any kind (a standing preference, a replaced value) or a
+  forgotten one adds nothing;
 - standing preferences (`memory.write.standing`): how a user asked to be answered, kept as a
   durable item of theirs that every request of the chat carries, a newer one replacing
   the older one about the same thing (a turn of the user's own words only: never a
@@ -39,6 +42,7 @@ from mnemobot.memory.write.extraction import extract_items
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS, new_fact
 from mnemobot.memory.write.facts import FactUpdates, SimilarFinder, apply_fact_updates, settle_facts
+from mnemobot.memory.write.restatements import kept_already, says_the_same
 from mnemobot.memory.write.standing import record_standing
 
 # Tag of the items of a forwarded message: the author's words, passed on by the user.
@@ -224,3 +228,21 @@ def flushed_facts(
             )
         )
     return facts
+
+
+def new_flushed(
+    store: ScopeItemStore, facts: list[MemoryItem], *, similar: SimilarFinder
+) -> list[MemoryItem]:
+    """The flush's facts (`flushed_facts`) whose words memory does not keep yet, each once.
+
+    A flush reads back the messages a compaction drops, whose words were recorded when
+    they were said: a bullet saying what a durable item says (of any kind: a person's
+    standing preference, a value replaced since) or what was forgotten adds nothing, and
+    the kept item stays as it is. Holds the store's lock."""
+    fresh: list[MemoryItem] = []
+    with store.lock:
+        for fact in facts:
+            if kept_already(store, fact, similar) or any(says_the_same(fact, f) for f in fresh):
+                continue
+            fresh.append(fact)
+    return fresh
