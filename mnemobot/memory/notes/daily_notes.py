@@ -4,6 +4,8 @@ Each turn appends one line to `memory/<scope>/YYYY-MM-DD.md`:
 
     [HH:mm] User: {user[:200]} | Assistant: {assistant[:300]}
 
+("User" is the speaker's name in a group, "[HH:mm] Anna: ...": who said it.)
+
 and each fact a compaction's flush kept, one line the model wrote, never a `User:` one:
 
     [HH:mm] Noted from the conversation: {fact[:300]}
@@ -37,6 +39,8 @@ USER_CHARS = 200
 # What a line the model wrote (not the user) begins with, after its time.
 NOTED_LABEL = "Noted from the conversation"
 ASSISTANT_CHARS = 300
+# A speaker's name (a Telegram display name, up to 64 characters there) in a line.
+SPEAKER_CHARS = 64
 # Share of the legacy budget MEMORY.md may take when there are notes to show too.
 LONG_TERM_SHARE = 0.5
 # Days of daily notes shown as recent context when no memory item matches (the design's
@@ -50,12 +54,19 @@ def _flatten(text: str) -> str:
     return text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
 
 
-def format_note_line(user_text: str, assistant_text: str, at: float, tz: tzinfo | None) -> str:
-    """One daily note line (no trailing newline)."""
+def format_note_line(
+    user_text: str,
+    assistant_text: str,
+    at: float,
+    tz: tzinfo | None,
+    speaker: str | None = None,
+) -> str:
+    """One daily note line (no trailing newline); `speaker`: who said it, in a group."""
     clock = time_in(at, tz).strftime("%H:%M")
+    who = _flatten(speaker or "").replace("|", " ").strip()[:SPEAKER_CHARS] or "User"
     user = _flatten(user_text)[:USER_CHARS]
     assistant = _flatten(assistant_text)[:ASSISTANT_CHARS]
-    return f"[{clock}] User: {user} | Assistant: {assistant}"
+    return f"[{clock}] {who}: {user} | Assistant: {assistant}"
 
 
 def format_noted_line(fact: str, at: float, tz: tzinfo | None) -> str:
@@ -76,9 +87,11 @@ def append_daily_note(
     *,
     at: float,
     tz: tzinfo | None = None,
+    speaker: str | None = None,
 ) -> Path:
     """Append the turn's line to the note of its local day; returns the note's path."""
-    return _append_lines(scope_dir, [format_note_line(user_text, assistant_text, at, tz)], at, tz)
+    line = format_note_line(user_text, assistant_text, at, tz, speaker)
+    return _append_lines(scope_dir, [line], at, tz)
 
 
 def append_noted_facts(

@@ -21,13 +21,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mnemobot.memory.notes.daily_notes import OMITTED_MARK
+from mnemobot.memory.notes.daily_notes import NOTED_LABEL, OMITTED_MARK
 from mnemobot.memory.store.items import SPEAKER_TAG, Layer, MemoryItem, normalize_content
 
 # References that name something other than a message (a file, a promoted item's source).
 _NON_MESSAGE_PREFIXES = ("file:", "promotedFrom:", "session:")
-# A daily note line: "[HH:MM] User: ... | Assistant: ..." (memory.daily_notes).
-_NOTE_LINE = re.compile(r"^\[\d\d:\d\d\] User: (.*?)(?: \| Assistant: .*)?$")
+# A daily note line: "[HH:MM] User: ... | Assistant: ..." (memory.daily_notes), "Anna: ..."
+# in a group; not a fact the model noted.
+_NOTE_LINE = re.compile(
+    rf"^\[\d\d:\d\d\] (?!{NOTED_LABEL}: )[^|\n]{{1,64}}?: (.*?)(?: \| Assistant: .*)?$"
+)
 # What `cut_text` leaves at the end of a shortened reply.
 _CUT_MARKS = " …."
 

@@ -109,6 +109,7 @@ class MemoryRecord:
         forwarded: Sequence[ForwardedText] = (),
         documents: Sequence[DocumentText] = (),
         tags: Sequence[str] = (),
+        note_speaker: str | None = None,
     ) -> RecordedTurn:
         """The dual write of one answered turn: the daily note line, then the items.
 
@@ -116,7 +117,8 @@ class MemoryRecord:
         their dates; `documents`: files' texts, remembered in chunks (never as facts);
         `tags`: added to the turn's items ("voice", "photo"); `tool_errors`: the results of
         the turn's failed tool calls (not failures of the user's when the answer repeats
-        them).
+        them); `note_speaker`: whom the daily note line names (a group's member; None:
+        "User").
         """
         with self.scopes.loaded(scope) as loaded:
             recorded = self._record_turn(
@@ -133,6 +135,7 @@ class MemoryRecord:
                 speaker=speaker,
                 chat_key=chat_key,
                 tags=list(tags),
+                note_speaker=note_speaker,
             )
             stored, promoted = list(recorded.stored), list(recorded.promoted)
             event = TurnMemoryEvent(
@@ -177,6 +180,7 @@ class MemoryRecord:
         tags: list[str] | None = None,
         tool_errors: list[str] | None = None,
         note_text: str | None = None,
+        note_speaker: str | None = None,
     ) -> RecordedTurn:
         """`note_text`: the user's side of the daily note when it is not `user_text` (a
         turn of forwards only: whose words they were, not an empty "User:")."""
@@ -185,7 +189,7 @@ class MemoryRecord:
         # kept; the user saying it again, on purpose, is a new statement and is.
         assistant_text = ForgottenTexts.pending(paths).redact(assistant_text)
         note = user_text if note_text is None else note_text
-        append_daily_note(paths.directory, note, assistant_text, at=at, tz=tz)
+        append_daily_note(paths.directory, note, assistant_text, at=at, tz=tz, speaker=note_speaker)
         event = TurnMemoryEvent(
             scope=scope,
             chat_key=chat_key or scope,

@@ -58,6 +58,8 @@ class MemoryPersist:
                 tool_outputs=ctx.tool_outputs,
                 tool_errors=ctx.tool_errors,
                 speaker=ctx.chat.user_name,
+                # The daily note names a group's member; a private chat's says "User".
+                note_speaker=ctx.chat.user_name if ctx.chat.is_group else None,
                 chat_key=ctx.chat.key,
                 forwarded=ctx.media.forwarded,
                 documents=ctx.media.documents,
