@@ -92,7 +92,8 @@ class LlmConfig(ConfigSection):
     request_timeout_seconds: float = Field(120, gt=0, le=3600)
     """Seconds one model call (a reply, a MEMORY.md rewrite) may take."""
     max_retries: int = Field(2, ge=0, le=10)
-    """Retries of a failed call (connection errors, 429, 5xx)."""
+    """Retries of a failed call (connection errors, timeouts, 429, 5xx); a timed-out call is
+    sent again whole, which a one-slot local server computes again: 0 there."""
     vision: Literal["auto", "on", "off"] = "auto"
     """Whether images the user sends go to the chat model as image parts. "auto": they do,
     until the model's server refuses one; then the bot remembers that model takes no
