@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot.conversation.session import Message
 from mnemobot.systems.core.tool_runner import Tool
+from mnemobot.systems.model_call.repeated_calls import same_calls_streak
 from mnemobot.systems.model_call.tool_loop import ToolLimits
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -233,6 +237,33 @@ async def test_a_tool_that_keeps_failing_is_taken_away_and_the_answer_says_why(
     assert all(r.get("tools") for r in openai_server.requests[4:])
 
 
+async def test_a_model_calling_the_same_tool_again_and_again_answers_with_what_it_has(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    # Live, a small model called the clock tool with `{}` until the 20-call limit (eight
+    # minutes on a home server) and the user read only that the turn stopped. The calls
+    # succeed, so the failing-tool rule never ended it.
+    openai_server.responder = lambda body: (
+        tool_call("datetime", {}) if body.get("tools") else reply("It is a quarter past nine.")
+    )
+    answer = await ask(app, "what time is it?")
+    requests = openai_server.requests
+    assert len(requests) == 5 and all(r.get("tools") for r in requests[:4])
+    assert not requests[4].get("tools")
+    assert answer == "It is a quarter past nine."
+    # Different arguments each time are not a circle: the tools stay.
+    openai_server.responder = None
+    openai_server.script(
+        *(
+            tool_call("datetime", {"timezone": zone})
+            for zone in ("UTC", "Europe/Riga", "Asia/Tokyo", "America/Lima", "Africa/Cairo")
+        ),
+        reply("Five clocks."),
+    )
+    assert await ask(app, "what time is it around the world?") == "Five clocks."
+    assert all(r.get("tools") for r in openai_server.requests[5:])
+
+
 async def test_calls_made_together_that_fail_count_once(
     app: App, openai_server: FakeOpenAIServer
 ) -> None:
@@ -326,3 +357,23 @@ async def test_a_tool_called_with_bad_arguments_leaves_no_lesson_and_no_stop_not
     recalled = newest_context(openai_server.last_request())
     assert "stretch" in recalled and "stopped before finishing" not in recalled
     assert not [line for line in recalled.splitlines() if "give text" in line and "ailure" in line]
+
+
+@given(st.integers(0, 6), st.integers(0, 3), st.sampled_from(["{}", '{"a": 1}']))
+def test_the_same_calls_streak_counts_back_to_the_first_other_call(
+    same: int, before: int, arguments: str
+) -> None:
+    def answer(args: str) -> Message:
+        call = {"id": "c", "type": "function", "function": {"name": "datetime", "arguments": args}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    result: Message = {"role": "tool", "tool_call_id": "c", "content": "ok"}
+    messages: list[Message] = [{"role": "user", "content": "hi"}]
+    for _ in range(before):
+        messages += [answer('{"other": true}'), result]
+    for _ in range(same):
+        messages += [answer(arguments), result]
+    expected = same if same else (before if before else 0)
+    assert same_calls_streak(messages) == expected
+    # A new turn starts the count anew.
+    assert same_calls_streak([*messages, {"role": "user", "content": "again"}]) == 0

@@ -32,6 +32,7 @@ from mnemobot.systems.model_call.model_output import (
     without_control_characters,
 )
 from mnemobot.systems.model_call.prompt_usage import count_input
+from mnemobot.systems.model_call.repeated_calls import same_calls_streak
 from mnemobot.systems.model_call.request_messages import (
     KEEP_TOOL_RESULTS_TURNS,
     is_cut,
@@ -90,6 +91,10 @@ class ToolLimits:
     # never; live, SmolLM2 behind llama-cpp-python called `schedule` with bad arguments
     # until the 20-call limit, minutes on a home server.
     max_failed_calls_in_a_row: int = 3
+    # The same calls with the same arguments, answer after answer, that end the tools of
+    # the turn (`repeated_calls`): reasoned, not measured; a tool polled for a status
+    # (the same arguments on purpose) gets four looks before the model must answer.
+    max_same_calls_in_a_row: int = 4
 
 
 DEFAULT_TOOL_LIMITS = ToolLimits()
@@ -452,6 +457,9 @@ class ToolLoop:
                 note = self._note(ctx, LoopNote.TOOL_TAKEN_AWAY, name=name, error=error)
                 if note not in ctx.reply_notes:
                     ctx.reply_notes.append(note)
+        if same_calls_streak(ctx.session.messages) >= limits.max_same_calls_in_a_row:
+            # Going around in circles: the model answers from the results it has.
+            ctx.extras[_TOOLS_TAKEN_AWAY] = True
         if limit_reached is None and ctx.tool_seconds >= limits.max_tool_seconds:
             limit_reached = self._time_spent(ctx)
         return limit_reached
