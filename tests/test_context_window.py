@@ -19,6 +19,7 @@ from mnemobot.bot.llm.window_reports import answer_tokens_that_fit, overflow_fig
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.model.windows import ModelWindow, ModelWindowStore
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     OverflowForm,
@@ -60,6 +61,9 @@ def serve_small_model(
     server.context_window = WINDOW
     server.overflow_form = form
     server.window_reported_by = reporter
+
+
+RUSSIAN = ChatRef("console", "local", language="ru")
 
 
 async def status(app: App) -> str:
@@ -290,6 +294,24 @@ async def test_an_answer_cut_at_its_length_limit_names_the_limit_that_was_in_for
     assert answer == (
         "Once upon a time a dragon\n\n(the model stopped before the end of this answer: it "
         f'reached its length limit ({named}); say "go on" for the rest)'
+    )
+
+
+async def test_a_russian_reader_reads_the_length_limit_in_russian(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    # The note was Russian around an English "96 tokens, ..." (found live).
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0, "maxOutputTokens": 2048}})
+    serve_small_model(openai_server, "openai", "llamacpp")
+    openai_server.script(reply("Жил-был дракон", finish_reason="length"))
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        answer = await ask(app, "расскажи длинную сказку", chat=RUSSIAN)
+    finally:
+        await app.close()
+    assert answer.endswith(
+        "(512 токенов — четверть окна модели в 2\u00a0048 токенов); напишите «продолжай», "
+        "чтобы получить остальное)"
     )
 
 

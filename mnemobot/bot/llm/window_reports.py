@@ -21,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mnemobot.config.runtime import SMALL_WINDOW_ANSWER_SHARE
 from mnemobot.model.windows import ModelWindow
+from mnemobot.systems.core.llm import AnswerCap
 
 # The window and the prompt size as the servers we know state them in an overflow error:
 # OpenAI, vLLM and llama-cpp-python ("maximum context length is 2048 tokens. However, you
@@ -102,20 +103,17 @@ def answer_tokens_without_window(cap: int, local: bool) -> int:
     return min(cap, int(UNSTATED_LOCAL_WINDOW * SMALL_WINDOW_ANSWER_SHARE))
 
 
-def answer_limit(max_tokens: int, cap: int, window_tokens: int | None) -> str:
+def answer_limit(max_tokens: int, cap: int, window_tokens: int | None) -> AnswerCap:
     """What an answer asked for `max_tokens` was capped by, for the note on an answer the
     model cut there: `cap` (llm.maxOutputTokens), the share or the room of the known window,
     or the size a local server's answer keeps to while its window is unknown."""
     if max_tokens >= cap:
-        return f"llm.maxOutputTokens, {cap:,} tokens"
+        return AnswerCap("setting", cap)
     if window_tokens is None:
-        return (
-            f"{max_tokens:,} tokens, the most an answer from a server on this machine or "
-            "network asks for until the server says its context window"
-        )
+        return AnswerCap("unknown window", max_tokens)
     if max_tokens == int(window_tokens * SMALL_WINDOW_ANSWER_SHARE):
-        return f"{max_tokens:,} tokens, a quarter of the model's {window_tokens:,}-token window"
-    return f"{max_tokens:,} tokens, what the model's {window_tokens:,}-token window left"
+        return AnswerCap("window share", max_tokens, window_tokens)
+    return AnswerCap("window room", max_tokens, window_tokens)
 
 
 def is_local_endpoint(base_url: str | None) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mnemobot.bot.i18n import words_for
+from mnemobot.systems.core.llm import AnswerCap
 from mnemobot.systems.model_call.loop_notes import LoopNote
 
 
@@ -55,6 +56,31 @@ def loop_note(language: str | None, note: LoopNote, /, **fields: object) -> str:
                 "the model stopped before the end of this answer: it reached its length limit "
                 '({limit}); say "go on" for the rest',
                 **fields,
+            )
+        case LoopNote.ANSWER_CAP:
+            cap = fields.get("cap")
+            if not isinstance(cap, AnswerCap):
+                return words.gettext("llm.maxOutputTokens, or the end of its context window")
+            tokens = words.number(cap.tokens)
+            window = words.number(cap.window or 0)
+            if cap.by == "setting":
+                return words.gettext("llm.maxOutputTokens, {tokens} tokens", tokens=tokens)
+            if cap.by == "unknown window":
+                return words.gettext(
+                    "{tokens} tokens, the most an answer from a server on this machine or "
+                    "network asks for until the server says its context window",
+                    tokens=tokens,
+                )
+            if cap.by == "window share":
+                return words.gettext(
+                    "{tokens} tokens, a quarter of the model's {window}-token window",
+                    tokens=tokens,
+                    window=window,
+                )
+            return words.gettext(
+                "{tokens} tokens, what the model's {window}-token window left",
+                tokens=tokens,
+                window=window,
             )
         case LoopNote.UNSAID_LIMIT:
             return words.gettext("llm.maxOutputTokens, or the end of its context window")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 
 class LLMFailureKind(StrEnum):
@@ -138,8 +138,20 @@ class ChatResponse:
     # The request's images were replaced by a note: the model does not take images.
     images_dropped: bool = False
     # What capped the answer's length (its max_tokens, and why that many), for the note
-    # on an answer the model cut there; None when the client does not say.
-    length_limit: str | None = None
+    # on an answer the model cut there, worded in the reader's language by the loop;
+    # None when the client does not say.
+    length_limit: AnswerCap | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerCap:
+    """Why an answer was asked for `tokens` at most: `by` "setting" (llm.maxOutputTokens),
+    "unknown window" (a local server's answer size while its window is unknown), "window
+    share" (a quarter of a small window), "window room" (what the window left)."""
+
+    by: Literal["setting", "unknown window", "window share", "window room"]
+    tokens: int
+    window: int | None = None
 
 
 class ChatModel(Protocol):

@@ -33,6 +33,8 @@ class LoopNote(StrEnum):
     CUT_ANSWER = "cutAnswer"
     # The limit of a cut answer when the model client does not say which one it set.
     UNSAID_LIMIT = "unsaidLimit"
+    # The limit of a cut answer the model client names (`AnswerCap`). cap: the AnswerCap.
+    ANSWER_CAP = "answerCap"
     # Under the answer when the newest message is shown to the model only in part.
     # chars: its length in characters (an int).
     CUT_MESSAGE = "cutMessage"

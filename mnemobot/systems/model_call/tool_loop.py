@@ -235,7 +235,12 @@ class ToolLoop:
                 if response.finish_reason == "length":
                     # Cut at the model's output limit or the end of its window: the user
                     # would otherwise take half a sentence for the whole answer.
-                    limit = response.length_limit or self._note(ctx, LoopNote.UNSAID_LIMIT)
+                    cap = response.length_limit
+                    limit = (
+                        self._note(ctx, LoopNote.ANSWER_CAP, cap=cap)
+                        if cap is not None
+                        else self._note(ctx, LoopNote.UNSAID_LIMIT)
+                    )
                     ctx.notes.append(self._note(ctx, LoopNote.CUT_ANSWER, limit=limit))
                 return
             content = cut_reply(content, self.limits.max_reply_chars)
