@@ -187,6 +187,21 @@ async def test_every_built_in_tool_reads_in_each_language(
         assert [a == b for a, b in zip(said["en"], said[language], strict=True)] == [False] * 7
 
 
+async def test_every_built_in_tool_shows_what_it_does_in_each_language(
+    start_bot: StartBot,
+) -> None:
+    """The line shown while a tool runs ("🔎 searching memory…"), of every built-in tool
+    and each thing the memory tool does, has its words in every catalog."""
+    tools = (await start_bot()).app.tools
+    calls = [(name, "{}") for name in tools.names if name != "memory"]
+    calls += [("memory", f'{{"operation": "{op}"}}') for op in ("search", "add", "forget")]
+    assert len(calls) == 9
+    for language in TRANSLATED:
+        english = [tools.status_line(name, arguments, "en") for name, arguments in calls]
+        own = [tools.status_line(name, arguments, language) for name, arguments in calls]
+        assert [a == b for a, b in zip(english, own, strict=True)] == [False] * 9, language
+
+
 async def test_in_a_group_each_member_reads_the_bot_in_their_own_language(
     start_bot: StartBot, telegram: TelegramServer
 ) -> None:

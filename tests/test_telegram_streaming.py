@@ -227,6 +227,30 @@ async def test_a_russian_reader_sees_what_is_done_and_a_stop_in_russian(
     assert notice["plain_text"].startswith("Остановил ответ, который писал.")
 
 
+async def test_a_german_reader_sees_the_schedule_tool_at_work_in_german(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # The schedule tool's line stayed English ("⏰ scheduling…") after the others were
+    # translated.
+    openai_server.tokens_per_second = 10
+    openai_server.script(
+        tool_calls([tool_call("schedule", {"action": "list"})], content="Einen Moment."),
+        # The list is made at once: the status line shows while the model starts again.
+        delay(1.0, reply("Keine.")),
+    )
+    await start_bot(**streaming(seconds=0.3))
+    telegram.send_text("welche Erinnerungen habe ich?", chat_id=USER, language_code="de")
+    shown: set[str] = set()
+
+    def answered() -> bool:
+        shown.update(call["params"]["text"] for call in preview_calls(telegram, USER))
+        return "Einen Moment.\n\nKeine." in shown
+
+    await until(answered)
+    assert "Einen Moment.\n\n⏰ plane Termine…" in shown
+    assert not any("scheduling" in text for text in shown)
+
+
 async def test_a_429_on_an_edit_waits_for_that_chat_only(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

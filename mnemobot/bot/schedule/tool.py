@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from mnemobot.bot.i18n import N_
 from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.parsing import WhenError, parse_interval, parse_when
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
@@ -109,7 +110,7 @@ class ScheduleTool:
             description=DESCRIPTION,
             arguments=ScheduleArguments,
             handler=self.handle,
-            status="⏰ scheduling…",
+            status=N_("⏰ scheduling…"),
             brief=BRIEF,
         )
 
