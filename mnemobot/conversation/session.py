@@ -68,6 +68,9 @@ Message = TypedDict(
         "edited": str,
         # A queued message kept at shutdown without its turn.
         "unanswered": bool,
+        # A user message no one in the chat wrote: a scheduled task's prompt, or the line
+        # that a reminder came due (the chat shows only the bot's reply to it).
+        "scheduled": bool,
     },
     total=False,
 )
@@ -79,10 +82,11 @@ SET_ASIDE_KEY = "setAsideFile"
 
 def shown_in_chat(message: Message) -> bool:
     """A message the chat shows, as a user counts them: one of theirs, or a reply of the
-    bot's (not an assistant message that only calls tools, a tool's result or a summary)."""
+    bot's (not an assistant message that only calls tools, a tool's result, a summary or
+    a scheduled task's own words)."""
     role = message.get("role")
     if role == "user":
-        return True
+        return not message.get("scheduled")
     return role == "assistant" and not message.get("tool_calls") and bool(message.get("content"))
 
 

@@ -225,6 +225,7 @@ class FiringRunner:
                             f"#{firing.task.number} is due]",
                             "at": at,
                             "refs": [firing.entry_id],
+                            "scheduled": True,
                         }
                     )
                     session.messages.append({"role": "assistant", "content": text, "at": at})
@@ -248,7 +249,11 @@ class FiringRunner:
         # with their permissions.
         unsigned = replace(chat, user_name=None)
         outcome = await self.assistant.handle_text(
-            unsigned, task_prompt(firing, now), message_refs=[firing.entry_id], notify=progress
+            unsigned,
+            task_prompt(firing, now),
+            message_refs=[firing.entry_id],
+            notify=progress,
+            scheduled=True,
         )
         if outcome is None:
             return

@@ -252,10 +252,12 @@ class Assistant:
         notify: Callable[[str], Awaitable[None]] | None = None,
         media: TurnMedia = NO_MEDIA,
         reply_stream: ReplyStream | None = None,
+        scheduled: bool = False,
     ) -> TurnOutcome | None:
         """Run one turn; None for empty input (ignored, nothing stored). `media`: what the
         message carries besides its text (images, forwards, documents); `reply_stream`:
-        where the channel shows the answer while it is written."""
+        where the channel shows the answer while it is written; `scheduled`: the text is a
+        scheduled task's, written by no one in the chat."""
         text = valid_unicode(text).strip()
         if not text:
             return None
@@ -268,7 +270,7 @@ class Assistant:
                 self.gate.turn(chat.key),
             ):
                 outcome = await self._turn(
-                    chat, text, message_refs or [], notify, media, reply_stream
+                    chat, text, message_refs or [], notify, media, reply_stream, scheduled
                 )
         except OSError as exc:
             # A full disk, a read-only or vanished workspace: nothing the user can fix, so
@@ -300,6 +302,7 @@ class Assistant:
         notify: Callable[[str], Awaitable[None]] | None,
         media: TurnMedia = NO_MEDIA,
         reply_stream: ReplyStream | None = None,
+        scheduled: bool = False,
     ) -> TurnOutcome:
         config = self.config()
         session = self.sessions.get(chat.key)
@@ -329,6 +332,8 @@ class Assistant:
             return TurnOutcome(reply=earlier.answer, ctx=ctx, answered=True)
         if earlier is None:
             message = _user_message(chat, text, message_refs, media, at)
+            if scheduled:
+                message["scheduled"] = True
             await self._keep_message(session, message, message_refs)
         try:
             await self.pipeline.run(ctx)
