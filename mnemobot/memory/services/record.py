@@ -36,7 +36,8 @@ from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 from mnemobot.memory.write.documents import DOCUMENT_TAG
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import new_fact
-from mnemobot.memory.write.facts import SimilarFinder, supersede
+from mnemobot.memory.write.facts import supersede
+from mnemobot.memory.write.restatements import SimilarFinder
 from mnemobot.memory.write.write_path import (
     FORWARDED_TAG,
     FactWrite,

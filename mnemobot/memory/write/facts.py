@@ -44,10 +44,8 @@ from mnemobot.memory.write.fact_slots import (
     slot_statements,
     value_terms,
 )
-from mnemobot.memory.write.restatements import says_the_same
+from mnemobot.memory.write.restatements import SimilarFinder, says_the_same
 
-# ids of the items best matching a text, best first (the scope's BM25 index).
-SimilarFinder = Callable[[str, int], list[str]]
 # How many of the best matches are looked at for a duplicate or a source turn. A
 # duplicate shares most terms, so it is among the very first hits when there is one.
 _SIMILAR_HITS = 8

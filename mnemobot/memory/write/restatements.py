@@ -29,8 +29,8 @@ from mnemobot.memory.store.items import (
     statement_of,
 )
 
-# ids of the items best matching a text (`facts.SimilarFinder`; the fact rules import
-# this module, so it is spelled out here).
+# ids of the items best matching a text, best first (the scope's BM25 index); the fact
+# rules and standing preferences use it too.
 SimilarFinder = Callable[[str, int], list[str]]
 # How many of the best word matches are looked at. The same words score highest: every
 # item holding them and little else (the durable item, the episode it came from, at most a

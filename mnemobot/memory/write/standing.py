@@ -59,8 +59,8 @@ from mnemobot.memory.write.extraction.sentences import cut_text, split_sentences
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.extraction.words import is_question
 from mnemobot.memory.write.fact_items import new_fact
-from mnemobot.memory.write.facts import SimilarFinder, supersede
-from mnemobot.memory.write.restatements import facts_beside_standing
+from mnemobot.memory.write.facts import supersede
+from mnemobot.memory.write.restatements import SimilarFinder, facts_beside_standing
 
 # A preference stated inside a longer sentence is kept up to this many characters.
 CLAUSE_CHARS = 240

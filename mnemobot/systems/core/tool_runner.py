@@ -47,10 +47,6 @@ class Tool:
     status: str | Callable[[dict[str, Any]], str] = ""
     brief: str = ""
 
-    def status_line(self, arguments: dict[str, Any]) -> str:
-        status = self.status(arguments) if callable(self.status) else self.status
-        return status or f"⚙️ {self.name}…"
-
     def schema(self) -> dict[str, Any]:
         if self.parameters is not None:
             parameters = dict(self.parameters)
