@@ -7,6 +7,7 @@ import asyncio
 import base64
 import json
 import logging
+import re
 
 import pytest
 from mcp_types import (
@@ -18,7 +19,9 @@ from mcp_types import (
 )
 
 from mnemobot.bot.app import RUNTIME_SECTIONS
+from mnemobot.bot.channels.telegram.confirm_buttons import HOW_TO_ANSWER as BUTTONS_HOW_TO_ANSWER
 from mnemobot.bot.cli.logging_setup import configure_logging
+from mnemobot.bot.i18n import TRANSLATED, words_for
 from mnemobot.bot.mcp.config import McpServerConfig
 from mnemobot.bot.mcp.secrets import MissingVariables, fill_server, hide_in_logs, literal_secrets
 from mnemobot.bot.mcp.tool_adapter import (
@@ -28,7 +31,13 @@ from mnemobot.bot.mcp.tool_adapter import (
     result_text,
 )
 from mnemobot.bot.tools.clock_tool import datetime_tool
-from mnemobot.bot.tools.confirmations import Answer, Confirmations, Press, answer_word
+from mnemobot.bot.tools.confirmations import (
+    HOW_TO_ANSWER,
+    Answer,
+    Confirmations,
+    Press,
+    answer_word,
+)
 from mnemobot.bot.tools.registry import ToolRegistry
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_store import RuntimeConfigError, parse_runtime_config
@@ -197,6 +206,27 @@ def test_yes_and_no_are_read_from_short_replies() -> None:
         True,
         True,
         False,
+        False,
+        None,
+    ]
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_the_words_each_language_is_told_to_answer_with_are_answers(language: str) -> None:
+    words = words_for(language)
+    # The yes and the no each line quotes, and the buttons' own words typed.
+    lines = [words.gettext(BUTTONS_HOW_TO_ANSWER), words.gettext(HOW_TO_ANSWER)]
+    for line in lines:
+        quoted = re.findall(r"[«„“\"]([^»“”\"]+)[»“”\"]", line)
+        assert [answer_word(word) for word in quoted] == [True, False], (language, line)
+    assert answer_word(words.gettext("Run it")) is True
+    assert answer_word(words.gettext("Cancel")) is False
+    # English always works, whatever the reader's language; so does "¡Sí!" or "好。".
+    assert [answer_word(t) for t in ("Yes", "no", "¡Sí!", "好。", "Нет.", "да?")] == [
+        True,
+        False,
+        True,
+        True,
         False,
         None,
     ]

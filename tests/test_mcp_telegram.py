@@ -113,6 +113,103 @@ async def test_a_reply_confirms_or_refuses_in_a_private_chat(
     assert len(openai_server.requests) == 4
 
 
+async def test_a_russian_reader_is_asked_in_russian_and_answers_by_button_or_da(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    await start(start_bot, log, confirmTools=["send_*"])
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(
+        tool_call("mcp_mail_send_mail", {"to": "ana@example.com", "subject": "Hi"})
+    )
+    telegram.send_text("напиши Ане", chat_id=ASKER, language_code="ru")
+
+    [question] = await telegram.wait_for_messages_async(ASKER, 1, timeout=15)
+    assert question["plain_text"] == (
+        "Можно запустить send_mail (MCP-сервер mail) с параметрами "
+        '{"subject":"Hi","to":"ana@example.com"}?\n'
+        "Нажмите кнопку или ответьте «да» или «нет»."
+    )
+    [[run_it, cancel]] = question["reply_markup"]["inline_keyboard"]
+    assert (run_it["text"], cancel["text"]) == ("Выполнить", "Отмена")
+
+    telegram.press_button(
+        ASKER,
+        question["message_id"],
+        run_it["callback_data"],
+        user_id=ASKER,
+        first_name="Анна",
+        language_code="ru",
+    )
+    pressed = await telegram.wait_for_call_async("answerCallbackQuery")
+    assert pressed["params"]["text"] == "Выполняю."
+    assert (await texts(telegram, ASKER, 2))[1] == "Result: sent to ana@example.com"
+    assert calls_logged(log) == ["send_mail ana@example.com Hi"]
+    await wait_until(lambda: telegram.sent_messages(ASKER)[0]["edit_count"] == 1, 10, "an edit")
+    assert telegram.sent_messages(ASKER)[0]["plain_text"] == (
+        "Можно запустить send_mail (MCP-сервер mail) с параметрами "
+        '{"subject":"Hi","to":"ana@example.com"}?\n'
+        "Подтверждено: Анна."
+    )
+
+    # Typed in their language, "да" is a yes too.
+    openai_server.script(tool_call("mcp_mail_send_mail", {"to": "bo@example.com", "subject": "Yo"}))
+    telegram.send_text("и Бо тоже", chat_id=ASKER, language_code="ru")
+    await texts(telegram, ASKER, 3)
+    telegram.send_text("Да!", chat_id=ASKER, language_code="ru")
+    assert (await texts(telegram, ASKER, 4))[3] == "Result: sent to bo@example.com"
+    assert calls_logged(log) == ["send_mail ana@example.com Hi", "send_mail bo@example.com Yo"]
+    # The answers were answers, not messages of their own for the model.
+    assert len(openai_server.requests) == 4
+
+
+async def test_in_a_group_a_german_member_reads_the_question_and_presses_in_german(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    await start(start_bot, log, chats="all", confirmTools=["send_*"])
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(
+        tool_call("mcp_mail_send_mail", {"to": "ana@example.com", "subject": "Hi"})
+    )
+    telegram.send_text(
+        "@mnemo_test_bot mail Ana",
+        chat_id=GROUP,
+        user_id=ASKER,
+        chat_type="group",
+        language_code="de",
+    )
+
+    [question] = await telegram.wait_for_messages_async(GROUP, 1, timeout=15)
+    assert question["plain_text"] == (
+        "Test, darf ich send_mail (MCP-Server mail) mit "
+        '{"subject":"Hi","to":"ana@example.com"} ausführen?\n'
+        "Drück eine Taste oder antworte „ja“ oder „nein“."
+    )
+    [[run_it, cancel]] = question["reply_markup"]["inline_keyboard"]
+    assert (run_it["text"], cancel["text"]) == ("Ausführen", "Abbrechen")
+
+    # A Spanish member's press does not count, and they are told so in Spanish.
+    telegram.press_button(
+        GROUP, question["message_id"], run_it["callback_data"], user_id=OTHER, language_code="es"
+    )
+    other = await telegram.wait_for_call_async("answerCallbackQuery")
+    assert other["params"]["text"] == "Solo quien lo pidió puede responder."
+
+    telegram.press_button(
+        GROUP, question["message_id"], cancel["callback_data"], user_id=ASKER, language_code="de"
+    )
+    pressed = await telegram.wait_for_call_async("answerCallbackQuery", count=2)
+    assert pressed["params"]["text"] == "Abgebrochen."
+    await wait_until(lambda: telegram.sent_messages(GROUP)[0]["edit_count"] == 1, 10, "an edit")
+    assert telegram.sent_messages(GROUP)[0]["plain_text"].endswith(
+        "ausführen?\nAbgebrochen von Test."
+    )
+    refused = (await texts(telegram, GROUP, 2))[1]
+    assert refused.startswith("Result: error: not run: the user said no")
+    assert calls_logged(log) == []
+
+
 @pytest.mark.slow
 async def test_who_is_offered_a_servers_tools_and_where(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.mcp.config import McpServerConfig
 from mnemobot.bot.mcp.connection import ServerTool
 from mnemobot.bot.mcp.supervisor import (
@@ -113,12 +114,28 @@ def result_text(result: Any) -> str:
     return "\n".join(parts)
 
 
-def _question(server_name: str, tool: ServerTool, arguments: dict[str, Any], who: str) -> str:
+def _question(
+    server_name: str, tool: ServerTool, arguments: dict[str, Any], who: str, language: str | None
+) -> str:
+    """The confirmation question in the asker's language; in a group it names them."""
     shown = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
     if len(shown) > QUESTION_ARGUMENT_CHARS:
         shown = shown[:QUESTION_ARGUMENT_CHARS] + "…"
-    ask = f"may I run {tool.name} (MCP server {server_name}) with {shown}?"
-    return f"{who}, {ask}" if who else ask[0].upper() + ask[1:]
+    words = words_for(language)
+    if who:
+        return words.gettext(
+            "{name}, may I run {tool} (MCP server {server}) with {arguments}?",
+            name=who,
+            tool=tool.name,
+            server=server_name,
+            arguments=shown,
+        )
+    return words.gettext(
+        "May I run {tool} (MCP server {server}) with {arguments}?",
+        tool=tool.name,
+        server=server_name,
+        arguments=shown,
+    )
 
 
 def adapt_tool(
@@ -135,7 +152,7 @@ def adapt_tool(
         values = arguments.model_dump()
         if confirm:
             who = (ctx.chat.user_name or "") if ctx.chat.is_group else ""
-            question = _question(server_name, tool, values, who)
+            question = _question(server_name, tool, values, who, ctx.chat.language)
             answer = await confirmations.ask(ctx, question, confirm_timeout_seconds)
             if answer is not Answer.YES:
                 raise ToolError(_not_confirmed(answer))

@@ -2,7 +2,8 @@
 
 The question goes to the chat of the turn: on a channel that registered a
 `ConfirmationPrompter` (Telegram: a message with "Run it" / "Cancel" buttons), else as a
-plain note. The user who asked answers with a button or a reply ("yes" / "no"); nobody
+plain note, in the asker's language. The user who asked answers with a button or a reply
+("yes" / "no", or the same in any language the bot speaks: "да", "nein", "好"); nobody
 else's answer counts, so in a group another member cannot approve what one member asked
 for. No answer within the time limit is a no.
 """
@@ -16,11 +17,29 @@ import secrets
 from dataclasses import dataclass
 from typing import Protocol
 
+from mnemobot.bot.i18n import N_, words_for
 from mnemobot.systems.core.context import ChatRef, TurnContext
 
-YES_WORDS = frozenset({"yes", "y", "ok", "okay", "confirm", "run", "run it", "go", "go ahead"})
-NO_WORDS = frozenset({"no", "n", "cancel", "don't", "dont", "do not"})
-HOW_TO_ANSWER = 'Reply "yes" to go ahead or "no" to cancel.'
+# The replies read as an answer, in every language the bot speaks (not only the asker's:
+# many people keep Telegram in English and write in their own language). English always;
+# each language's own include the words its "how to answer" lines quote.
+YES_WORDS = frozenset(
+    {"yes", "y", "ok", "okay", "confirm", "run", "run it", "go", "go ahead"}
+    | {"да", "ага", "давай", "хорошо", "ок", "выполнить", "выполняй", "запускай", "подтверждаю"}
+    | {"ja", "jawohl", "los", "mach", "bestätigen", "ausführen"}
+    | {"sí", "si", "vale", "dale", "adelante", "confirmar", "ejecutar"}
+    | {"是", "是的", "好", "好的", "可以", "行", "确认", "执行", "运行"}
+)
+NO_WORDS = frozenset(
+    {"no", "n", "cancel", "don't", "dont", "do not"}
+    | {"нет", "не", "не надо", "не нужно", "отмена", "отменить", "стоп"}
+    | {"nein", "nö", "abbrechen", "nicht"}
+    | {"cancelar", "no lo hagas"}
+    | {"否", "不", "不要", "不用", "不行", "取消"}
+)
+# Around an answer word and taken off it: "да!", "好。", "¡sí!" (not "?": "да?" asks).
+_ANSWER_PUNCTUATION = re.compile(r"^[\s¡]+|[\s.!。！]+$")
+HOW_TO_ANSWER = N_('Reply "yes" to go ahead or "no" to cancel.')
 
 
 class Answer(enum.Enum):
@@ -56,7 +75,7 @@ class _Pending:
 
 def answer_word(text: str) -> bool | None:
     """True for a yes, False for a no, None for anything else."""
-    word = re.sub(r"[\s.!]+$", "", text.strip().lower())
+    word = _ANSWER_PUNCTUATION.sub("", text.strip().lower())
     word = " ".join(word.split())
     if word in YES_WORDS:
         return True
@@ -92,7 +111,8 @@ class Confirmations:
             if prompter is not None:
                 await prompter.ask(chat, confirmation_id, question)
             elif ctx.notify is not None:
-                await ctx.notify(f"{question}\n{HOW_TO_ANSWER}")
+                how = words_for(chat.language).gettext(HOW_TO_ANSWER)
+                await ctx.notify(f"{question}\n{how}")
             async with asyncio.timeout(timeout_seconds):
                 return Answer.YES if await answer else Answer.NO
         except TimeoutError:

@@ -951,11 +951,13 @@ class TelegramServer:
         *,
         user_id: int,
         first_name: str = "Test",
+        language_code: str = "en",
     ) -> JsonDict:
         """A user presses an inline button of a bot message; returns the queued update.
 
         The update carries the message as it is now (Telegram sends the pressed message
         along) and a fresh ``callback_query`` id; answer it with answerCallbackQuery.
+        ``language_code`` is the language the presser's Telegram app is set to.
         """
         with self._cond:
             message = self._messages.get(chat_id, {}).get(message_id)
@@ -963,7 +965,12 @@ class TelegramServer:
                 raise ValueError(f"no message {message_id} in chat {chat_id}")
             query: JsonDict = {
                 "id": str(next(self._file_counter) + 10_000),
-                "from": {"id": user_id, "is_bot": False, "first_name": first_name},
+                "from": {
+                    "id": user_id,
+                    "is_bot": False,
+                    "first_name": first_name,
+                    "language_code": language_code,
+                },
                 "message": copy.deepcopy(message),
                 "chat_instance": str(chat_id),
                 "data": callback_data,

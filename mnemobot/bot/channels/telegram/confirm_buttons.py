@@ -1,9 +1,11 @@
 """Tool confirmations on Telegram: the question with "Run it" / "Cancel" buttons, and presses.
 
-The question goes through the outbox like any note (in order, retried through outages).
+The question goes through the outbox like any note (in order, retried through outages),
+its buttons and "how to answer" line in the asker's language.
 A press is settled at once (`Confirmations.press`: only the user who was asked counts);
 telling Telegram about it (the small notice on the presser's screen, the question edited
-to say who answered) goes on in the background, off the path that reads updates.
+to say who answered), in the presser's language, goes on in the background, off the path
+that reads updates.
 """
 
 from __future__ import annotations
@@ -17,26 +19,37 @@ from telegram.error import TelegramError
 
 from mnemobot.bot.channels.telegram.replies import ReplyTarget, text_messages
 from mnemobot.bot.delivery.outbox import Outbox
+from mnemobot.bot.i18n import LANGUAGES, N_, Words, words_for
 from mnemobot.bot.tools.confirmations import Confirmations, Press
 from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
 
 CALLBACK_PREFIX = "confirm:"
-HOW_TO_ANSWER = 'Press a button, or reply "yes" or "no".'
+HOW_TO_ANSWER = N_('Press a button, or reply "yes" or "no".')
 
 
-def buttons(confirmation_id: str) -> dict[str, Any]:
+def buttons(confirmation_id: str, words: Words) -> dict[str, Any]:
     """The Bot API's inline keyboard for one question."""
     data = f"{CALLBACK_PREFIX}{confirmation_id}"
     return {
         "inline_keyboard": [
             [
-                {"text": "Run it", "callback_data": f"{data}:y"},
-                {"text": "Cancel", "callback_data": f"{data}:n"},
+                {"text": words.gettext("Run it"), "callback_data": f"{data}:y"},
+                {"text": words.gettext("Cancel"), "callback_data": f"{data}:n"},
             ]
         ]
     }
+
+
+def without_how_to_answer(question: str) -> str:
+    """The question without its last line saying how to answer, in whichever language it
+    was asked (the presser's may differ, and a press after a restart knows no asker)."""
+    for language in LANGUAGES:
+        how = words_for(language).gettext(HOW_TO_ANSWER)
+        if question.endswith(how):
+            return question.removesuffix(how).rstrip()
+    return question.rstrip()
 
 
 class TelegramConfirmButtons:
@@ -53,8 +66,9 @@ class TelegramConfirmButtons:
             chat_id=int(chat.chat_id),
             thread_id=int(chat.thread_id) if chat.thread_id else None,
         )
-        messages = text_messages(target, f"{question}\n{HOW_TO_ANSWER}")
-        messages[-1]["buttons"] = buttons(confirmation_id)
+        words = words_for(chat.language)
+        messages = text_messages(target, f"{question}\n{words.gettext(HOW_TO_ANSWER)}")
+        messages[-1]["buttons"] = buttons(confirmation_id, words)
         await self.outbox.put(chat.key, messages)
 
     def on_press(self, query: CallbackQuery) -> None:
@@ -66,16 +80,24 @@ class TelegramConfirmButtons:
         confirmation_id, _, choice = data.removeprefix(CALLBACK_PREFIX).rpartition(":")
         yes = choice == "y"
         press = self.confirmations.press(confirmation_id, str(query.from_user.id), yes)
+        words = words_for(query.from_user.language_code)
         if press is Press.NOT_YOURS:
-            self._later(self._answer(query, "Only the person who asked can answer this."))
+            notice = words.gettext("Only the person who asked can answer this.")
+            self._later(self._answer(query, notice))
             return
         if press is Press.CLOSED:
-            self._later(self._answer(query, "This question is no longer open."))
-            self._later(self._settle(query, "(no longer open)"))
+            self._later(self._answer(query, words.gettext("This question is no longer open.")))
+            self._later(self._settle(query, words.gettext("(no longer open)")))
             return
-        name = query.from_user.first_name or query.from_user.username or "the user"
-        self._later(self._answer(query, "Running it." if yes else "Cancelled."))
-        self._later(self._settle(query, f"{'Confirmed' if yes else 'Cancelled'} by {name}."))
+        name = query.from_user.first_name or query.from_user.username or words.gettext("the user")
+        if yes:
+            notice = words.gettext("Running it.")
+            outcome = words.gettext("Confirmed by {name}.", name=name)
+        else:
+            notice = words.gettext("Cancelled.")
+            outcome = words.gettext("Cancelled by {name}.", name=name)
+        self._later(self._answer(query, notice))
+        self._later(self._settle(query, outcome))
 
     def _later(self, work: Any) -> None:
         task = asyncio.create_task(work)
@@ -97,7 +119,7 @@ class TelegramConfirmButtons:
             await self.bot.edit_message_text(
                 chat_id=message.chat.id,
                 message_id=message.message_id,
-                text=f"{message.text.removesuffix(HOW_TO_ANSWER).rstrip()}\n{outcome}",
+                text=f"{without_how_to_answer(message.text)}\n{outcome}",
                 reply_markup=None,
             )
         except TelegramError as error:
