@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from mnemobot.bot.app import build_app
 from mnemobot.bot.cli.doctor import run_checks
+from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -25,6 +28,7 @@ from mnemobot_tooling.fakes.openai_server import (
     reply,
     tool_call,
     tool_messages,
+    user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import (
@@ -35,6 +39,9 @@ from tests.conftest import (
     start_run,
     write_runtime_config,
 )
+from tests.telegram_harness import StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
 
 
 @pytest.fixture(autouse=True)
@@ -222,3 +229,81 @@ def test_run_logs_one_line_when_the_home_server_drops_tools(
     assert "WARNING mnemobot.bot.llm.tool_support: tools: the server drops tools" in said[0]
     # Asked once: the test tool, then the same without it.
     assert [bool(r.get("tools")) for r in openai_server.requests] == [True, False]
+
+
+GROUP = -3001
+MEMBER = 31
+
+
+def test_status_says_tools_are_off_when_the_home_server_drops_them(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """Found live: /status said "Tools: 7 of 7 offered" beside the log's "the server drops
+    tools". The bot now offers none, says so in the reader's language, and a turn's
+    request carries no tools the model would be told of and could not call."""
+    openai_server.tools_dropped = "always"
+    with TelegramServer() as telegram:
+        bot = start_run(
+            workspace,
+            stdout=subprocess.DEVNULL,
+            OPENAI_BASE_URL=openai_server.base_url,
+            TELEGRAM_BOT_TOKEN=telegram.token,
+            TELEGRAM_API_BASE_URL=telegram.base_url,
+            TELEGRAM_ALLOWED_USERS="*",
+        )
+        log = LogLines(bot)
+        try:
+            assert log.wait_for(" tools: ", 60), "".join(log.lines)
+            telegram.send_text("/status", chat_id=41)
+            telegram.send_text("/status", chat_id=42, language_code="ru")
+            telegram.send_text("remind me in 2 minutes to stretch", chat_id=41)
+            english = telegram.wait_for_messages(41, 2, timeout=30)
+            russian = telegram.wait_for_messages(42, 1, timeout=30)
+        finally:
+            bot.send_signal(signal.SIGTERM)
+            bot.wait(timeout=30)
+            log.join()
+    status = english[0]["plain_text"]
+    assert (
+        "Tools: off, the model server drops them (reminders and the memory tool do not work)"
+        in status
+    ), status
+    assert "offered" not in status
+    assert "Инструменты: выключены, сервер модели их отбрасывает" in russian[0]["plain_text"]
+    [turn] = [r for r in openai_server.requests if "stretch" in str(r["messages"])]
+    assert "tools" not in turn and "tool_choice" not in turn
+    said = [line for line in log.lines if " tools: " in line]
+    assert "until the bot is restarted, it offers the model no tools" in said[0]
+
+
+async def test_a_group_member_is_not_told_of_memory_rights_when_the_server_drops_tools(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    """A member who may not erase the group's memory is told so beside their message
+    (SpeakerRights), about tools the model calls. With a server that drops tools no tool
+    is offered, and the line only cost prompt tokens; it is left out on every turn."""
+    openai_server.tools_dropped = "always"
+    running = await start_bot(allowed="*")
+    app, llm = running.app, running.app.llm
+    assert isinstance(llm, OpenAIChatModel)
+    model = app.assistant.model_name(app.runtime.current())
+    # What `mnemobot run` does at start for a server on this machine.
+    llm.start_tool_check(model)
+    await until(lambda: llm.drops_tools(model))
+    for n in range(2):
+        telegram.send_text(
+            f"@mnemo_test_bot note {n}", chat_id=GROUP, user_id=MEMBER, chat_type="group"
+        )
+        await telegram.wait_for_messages_async(GROUP, n + 1, timeout=15)
+    turns = [r for r in openai_server.requests if "note" in str(r["messages"])]
+    assert len(turns) == 2
+    for turn in turns:
+        assert "tools" not in turn
+        assert "may not" not in user_texts(turn)[-1], user_texts(turn)[-1]
+
+
+async def until(condition: Callable[[], bool], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not so after {timeout} s"
+        await asyncio.sleep(0.02)

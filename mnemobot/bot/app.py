@@ -210,6 +210,10 @@ def build_app(
         tools=tools,
         clock=clock,
     )
+    if isinstance(llm, OpenAIChatModel):
+        # A server found to drop tools (`run`'s check) gets none: the prompt, the room
+        # tools take and /status then say what the model really has.
+        tools.dropped_by_server = partial(_drops_tools, llm, services)
     maintenance = _maintenance(services, tuning.maintenance_interval_hours)
     large_results = LargeResultStore(paths.large_tool_results)
     permissions = _permissions(runtime)
@@ -303,6 +307,10 @@ def _chat_model(
         vision=ModelVisionStore.in_workspace(paths.root, clock=clock),
         gate=ModelGate(slots, turn_board),
     )
+
+
+def _drops_tools(llm: OpenAIChatModel, services: Services, config: RuntimeConfig) -> bool:
+    return llm.drops_tools(services.chat_model(config))
 
 
 def _maintenance(services: Services, interval_hours: float) -> MaintenanceTimer:
@@ -412,7 +420,7 @@ def _assistant(
     context_building = ContextBuilding(memory.recall, memory.vectors)
     systems: list[System] = [
         mcp_access,
-        SpeakerRights(permissions),
+        SpeakerRights(permissions, tools.offered_names),
         ToolOffering(tools.offered_names),
         AutoCompaction(compactor, services.tools),
         context_building,

@@ -156,6 +156,9 @@ class OpenAIChatModel:
         # A server on this machine or network: until it says its window, answers are small.
         self.local = is_local_endpoint(base_url)
         self._tool_check: asyncio.Task[None] | None = None
+        # Models the tool check found their server drops tools for (for this run: a
+        # restart asks again, so a server restarted with tools gets them).
+        self._dropping_tools: set[str] = set()
 
     @property
     def base_url(self) -> str:
@@ -239,8 +242,18 @@ class OpenAIChatModel:
         log one line (`tool_support`); call inside the event loop."""
         if self._tool_check is None:
             self._tool_check = asyncio.create_task(
-                log_tool_support(self, model), name=f"tool-check-{model}"
+                self._check_tools(model), name=f"tool-check-{model}"
             )
+
+    async def _check_tools(self, model: str) -> None:
+        found = await log_tool_support(self, model)
+        if found is not None and found.verdict == "drops":
+            self._dropping_tools.add(model)
+
+    def drops_tools(self, model: str) -> bool:
+        """Whether the server was found in this run to drop the tools of `model`'s requests
+        (then none are offered: the model would be told of tools it cannot call)."""
+        return model in self._dropping_tools
 
     # -- images ------------------------------------------------------------------------------------
 

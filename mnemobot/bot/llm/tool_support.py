@@ -10,7 +10,9 @@ one did, and the model chose not to call it. A server that does not count its pr
 leaves it open.
 
 `mnemobot doctor` asks; `mnemobot run` asks a server on this machine or network once at
-start, behind any reply (a background call of the model gate), and logs one line.
+start, behind any reply (a background call of the model gate), and logs one line. A server
+that drops tools is then offered none (`OpenAIChatModel.drops_tools`): the model is not
+told of tools it cannot call, and /status says tools are off.
 """
 
 from __future__ import annotations
@@ -126,12 +128,17 @@ async def check_tool_support(
     )
 
 
-async def log_tool_support(llm: ChatModel, model: str) -> None:
-    """`run`'s line about tools: INFO when the server passes them, WARNING otherwise."""
+async def log_tool_support(llm: ChatModel, model: str) -> ToolSupport | None:
+    """`run`'s line about tools: INFO when the server passes them, WARNING otherwise; what
+    was found (None: the server could not be asked)."""
     try:
         found = await check_tool_support(llm, model)
     except LLMError as error:
         log.info("tools: not checked (%s)", error)
-        return
+        return None
     level = logging.INFO if found.verdict == "passes" else logging.WARNING
-    log.log(level, "tools: %s", found.line)
+    line = found.line
+    if found.verdict == "drops":
+        line += "; until the bot is restarted, it offers the model no tools"
+    log.log(level, "tools: %s", line)
+    return found

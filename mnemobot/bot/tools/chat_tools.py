@@ -33,6 +33,18 @@ REMINDERS = N_(
     "{window}: the {tool} tool does not fit beside the conversation. A window of {tokens} "
     "tokens or more makes it work: {hint}."
 )
+# What /status, /tools and /reminders say when the model server drops tools (`run`'s
+# check found it): the model cannot call any, whatever its window.
+TOOLS_DROPPED = N_(
+    "Tools: off, the model server drops them (reminders and the memory tool do not work)"
+)
+_NONE_DROPPED = N_(
+    "- none: the model server drops them (reminders and the memory tool do not work)"
+)
+_TOOL_DROPPED = N_(
+    "The model cannot call the {tool} tool: the model server drops tools, so reminders "
+    "cannot be set."
+)
 # The built-in tools' first sentences, for /tools in the reader's language (a tool whose
 # description changed reads in English until its sentence is here again).
 _BUILT_IN_SENTENCES = (
@@ -143,6 +155,8 @@ class ChatTools:
         """`Tools: 12 of 304 offered; MCP server big: 296 of 300 left out (…)`."""
         words = words_for(chat.language)
         offer = (await self.offer(chat)).offer
+        if offer.dropped_by_server:
+            return [words.gettext(TOOLS_DROPPED)]
         if offer.trimmed:
             # What was left out and why, as the operator who tunes it reads it in the log.
             return [words.gettext("Tools: {summary}", summary=offer.summary(words))]
@@ -164,6 +178,8 @@ class ChatTools:
     def missing(self, found: ChatOffer, name: str, what: str, words: Words) -> str | None:
         if name not in self.registry.names or found.offer.offers(name):
             return None
+        if found.offer.dropped_by_server:
+            return words.gettext(_TOOL_DROPPED, tool=name)
         window = found.window
         tokens = self.window_for_all_tools(self.config())
         # Without a known window the offer was cut to the configured input limit.
@@ -227,6 +243,9 @@ class ChatTools:
                 of=words.number(gone.of),
             )
             lines.append(f"- {gone.shown(words)}: {left}")
+        if offer.dropped_by_server:
+            # Reminders included: the line says so; the window is not what keeps them.
+            return [*lines, words.gettext(_NONE_DROPPED)]
         if not found.tools:
             lines.append(
                 words.gettext("- none: the model's context window leaves no room for tools")

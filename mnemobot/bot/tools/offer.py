@@ -154,6 +154,8 @@ class ToolOffer:
     # The built-in tools go in short form.
     short: bool
     left_out: tuple[LeftOut, ...] = ()
+    # The model server drops tools (`tool_support`): none is offered, whatever the room.
+    dropped_by_server: bool = False
 
     @property
     def trimmed(self) -> bool:
@@ -198,6 +200,11 @@ class ToolOffer:
         if self.trimmed:
             text += f" ({self.why(words)})"
         return text
+
+
+def no_offer(available: int, input_limit: int) -> ToolOffer:
+    """The offer of a turn whose model server drops tools: none of the `available`."""
+    return ToolOffer((), (), 0, 0, input_limit, available, False, (), dropped_by_server=True)
 
 
 def choose_offer(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +29,7 @@ from mnemobot.bot.tools.offer import (
     ToolForm,
     ToolOffer,
     choose_offer,
+    no_offer,
     short_form,
 )
 from mnemobot.config.runtime import RuntimeConfig
@@ -80,6 +82,9 @@ class ToolRegistry:
         self._memo: dict[tuple[int, tuple[str, ...], int], ToolOffer] = {}
         # The trimming decisions logged already: each is logged once, not every turn.
         self._logged: set[tuple[object, ...]] = set()
+        # Whether the model server of a config's model drops tools (`tool_support`): then
+        # none is offered. Wired by the composition root; never, until it is.
+        self.dropped_by_server: Callable[[RuntimeConfig], bool] = lambda config: False
         for tool in tools or []:
             self.register(tool)
 
@@ -151,6 +156,9 @@ class ToolRegistry:
             key=lambda s: (order.index(s) if s in order else len(order), s),
         )
         input_limit = config.llm.max_input_tokens
+        if self.dropped_by_server(config):
+            available = len(self._sets[None]) + sum(len(self._sets[s]) for s in sets)
+            return no_offer(available, input_limit)
         key = (self._version, tuple(sets), input_limit)
         found = self._memo.get(key)
         if found is None:
