@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import App
+from mnemobot.bot.app import App, build_app
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.systems.core.llm import ChatRequest, LLMFailureKind
 from mnemobot.systems.core.reply_stream import STOPPED_MARK
@@ -22,6 +23,7 @@ from mnemobot_tooling.fakes.openai_server import (
     tool_messages,
 )
 from tests.conftest import CONSOLE_CHAT as CHAT
+from tests.conftest import make_settings, write_runtime_config
 
 LONG_ANSWER = " ".join(f"word{i}" for i in range(40))
 
@@ -164,4 +166,36 @@ async def test_a_server_that_cannot_stream_tool_choice_is_asked_once_per_turn(
         (False, False),
         (False, False),
         (False, False),
+    ]
+
+
+async def test_a_restart_remembers_that_the_server_cannot_stream_tool_choice(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """Learned per process, every restart cost one refused streamed request (found live
+    with llama-cpp-python: "Automatic streaming tool choice is not supported"). It is kept
+    beside what the server's model refused before, per server and model."""
+    openai_server.streams_tool_choice = False
+    openai_server.script(reply("First."), reply("Again."), reply("Other."))
+    for runtime, answer in ((None, "First."), (None, "Again."), ("other-model", "Other.")):
+        if runtime is not None:
+            write_runtime_config(workspace, {"llm": {"model": runtime}})
+        app = build_app(make_settings(workspace, openai_server))
+        try:
+            outcome = await app.assistant.handle_text(CHAT, "hi", reply_stream=ShownText())
+        finally:
+            await app.close()
+        assert outcome is not None and outcome.reply == answer
+    sent = [
+        (r.body["model"], bool(r.body.get("stream")), r.rejected)
+        for r in (openai_server.recorded_requests)
+    ]
+    assert sent == [
+        ("gpt-4o-mini", True, True),
+        ("gpt-4o-mini", False, False),
+        # Restarted: the same model at the same server goes whole at once ...
+        ("gpt-4o-mini", False, False),
+        # ... another model is asked as before.
+        ("other-model", True, True),
+        ("other-model", False, False),
     ]

@@ -8,6 +8,11 @@ and a note at once instead of being refused again, restarts included:
       "detail": "HTTP 400: image input is not supported", "learnedAt": "2026-11-25T10:00:00Z"}}
 
 Delete the file (or an entry) when the model behind the name changed, or set `llm.vision`.
+
+The same entry keeps the other thing a server was found unable to do for a model, so a
+restart does not pay for learning it again: stream a request with `tool_choice`
+(llama-cpp-python's function-calling format answers one with an empty stream, "Automatic
+streaming tool choice is not supported"), `"toolChoiceStreams": false`.
 """
 
 from __future__ import annotations
@@ -46,10 +51,24 @@ class ModelVisionStore:
             return entry is not None and entry.get("images") is False
 
     def remember_refusal(self, base_url: str | None, model: str, detail: str) -> None:
+        self._remember(
+            base_url, model, {"images": False, "detail": detail, "learnedAt": to_iso(self.clock())}
+        )
+
+    def streams_tool_choice(self, base_url: str | None, model: str) -> bool:
+        """False once the server streamed nothing for a request of `model` with tool_choice."""
+        with self._lock:
+            entry = self._loaded().get(f"{endpoint_key(base_url)} {model}")
+            return entry is None or entry.get("toolChoiceStreams") is not False
+
+    def remember_no_tool_choice_streams(self, base_url: str | None, model: str) -> None:
+        self._remember(base_url, model, {"toolChoiceStreams": False})
+
+    def _remember(self, base_url: str | None, model: str, facts: dict[str, object]) -> None:
         key = f"{endpoint_key(base_url)} {model}"
         with self._lock:
             entries = self._loaded()
-            entries[key] = {"images": False, "detail": detail, "learnedAt": to_iso(self.clock())}
+            entries[key] = {**entries.get(key, {}), **facts}
             try:
                 write_atomic(self.path, orjson.dumps(entries, option=orjson.OPT_INDENT_2))
             except OSError as exc:

@@ -142,9 +142,9 @@ class OpenAIChatModel:
         self._usage_in_streams = True
         # Whether requests with tools say `tool_choice`; off once a server refused it.
         self._tool_choice = True
-        # Whether a request with tool_choice streams; off once a server streamed nothing
-        # for one and answered it whole (`_sent`).
-        self._stream_tool_choice = True
+        # Models whose requests with tool_choice do not stream: the server streamed nothing
+        # for one and answered it whole (`_sent`); kept across restarts in `vision`.
+        self._no_tool_choice_streams: set[str] = set()
         # Answers in a row that were empty with tool_choice said (see _complete).
         self._empty_with_tool_choice = 0
         self._learned: dict[str, ModelWindow] = {}
@@ -421,7 +421,9 @@ class OpenAIChatModel:
 
     async def _sent(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse:
         with_choice = "tool_choice" in body
-        if request.on_text is None or not (self._stream_tool_choice or not with_choice):
+        if request.on_text is None or (
+            with_choice and not self._streams_tool_choice(request.model)
+        ):
             return await self._call(request, body)
         chunks: list[int] = []
         streamed = await self._streamed(request, body, chunks)
@@ -442,12 +444,29 @@ class OpenAIChatModel:
             # Nothing streamed, the same request answered whole: llama-cpp-python's
             # function-calling format cannot stream a request with tool_choice, and every
             # such call would be made twice.
-            self._stream_tool_choice = False
-            log.info(
-                "the model server streams nothing for a request with tools; such requests "
-                "no longer stream (the reply shows when it is whole)"
-            )
+            await self._remember_no_tool_choice_streams(request.model)
         return response
+
+    def _streams_tool_choice(self, model: str) -> bool:
+        if model in self._no_tool_choice_streams:
+            return False
+        if self.vision is not None and not self.vision.streams_tool_choice(self.base_url, model):
+            self._no_tool_choice_streams.add(model)
+            return False
+        return True
+
+    async def _remember_no_tool_choice_streams(self, model: str) -> None:
+        log.info(
+            "the model server streams nothing for a request of %s with tools; such requests "
+            "no longer stream (the reply shows when it is whole; kept in "
+            "preferences/model-vision.json)",
+            model,
+        )
+        self._no_tool_choice_streams.add(model)
+        if self.vision is not None:
+            await asyncio.to_thread(
+                self.vision.remember_no_tool_choice_streams, self.base_url, model
+            )
 
     async def _call(self, request: ChatRequest, body: dict[str, Any]) -> ChatResponse:
         try:
