@@ -257,18 +257,29 @@ def test_status_says_tools_are_off_when_the_home_server_drops_them(
             telegram.send_text("/status", chat_id=41)
             telegram.send_text("/status", chat_id=42, language_code="ru")
             telegram.send_text("remind me in 2 minutes to stretch", chat_id=41)
-            english = telegram.wait_for_messages(41, 2, timeout=30)
+            telegram.send_text("/tools", chat_id=41)
+            telegram.send_text("/reminders", chat_id=41)
+            english = telegram.wait_for_messages(41, 4, timeout=30)
             russian = telegram.wait_for_messages(42, 1, timeout=30)
         finally:
             bot.send_signal(signal.SIGTERM)
             bot.wait(timeout=30)
             log.join()
-    status = english[0]["plain_text"]
+    [status] = [m["plain_text"] for m in english if m["plain_text"].startswith("Model: ")]
     assert (
         "Tools: off, the model server drops them (reminders and the memory tool do not work)"
         in status
     ), status
     assert "offered" not in status
+    # /tools and /reminders name the server, not the context window, as the reason.
+    texts = [message["plain_text"] for message in english]
+    [tools] = [text for text in texts if text.startswith("Tools I can use")]
+    [reminders] = [text for text in texts if text.startswith("Nothing is scheduled")]
+    assert tools.endswith(
+        "- none: the model server drops them (reminders and the memory tool do not work)"
+    ), tools
+    assert "the model server drops tools, so reminders cannot be set" in reminders, reminders
+    assert "context window" not in tools + reminders
     assert "Инструменты: выключены, сервер модели их отбрасывает" in russian[0]["plain_text"]
     [turn] = [r for r in openai_server.requests if "stretch" in str(r["messages"])]
     assert "tools" not in turn and "tool_choice" not in turn
