@@ -15,7 +15,7 @@ from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.conversation.session import Message
 from mnemobot.systems.core.tool_runner import Tool
 from mnemobot.systems.model_call.repeated_calls import same_calls_streak
-from mnemobot.systems.model_call.tool_loop import ToolLimits
+from mnemobot.systems.model_call.tool_limits import ToolLimits
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     error,

@@ -70,7 +70,8 @@ from mnemobot.systems.core.services import Services
 from mnemobot.systems.memory_steps.context_building import ContextBuilding
 from mnemobot.systems.memory_steps.memory_persist import MemoryPersist
 from mnemobot.systems.model_call.context_window import ContextWindowLimit
-from mnemobot.systems.model_call.tool_loop import ToolLimits, ToolLoop
+from mnemobot.systems.model_call.tool_limits import ToolLimits
+from mnemobot.systems.model_call.tool_loop import ToolLoop
 
 # Each channel's section of runtime-config.json (`"telegram": {...}`), validated by a model
 # kept with the channel; every config store of the bot and its CLI reads them. The console

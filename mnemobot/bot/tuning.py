@@ -19,7 +19,7 @@ from mnemobot.bot.upkeep.maintenance_timer import INTERVAL_HOURS
 from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.systems.compaction.compactor import DEFAULT_COMPACTION_CALLS, CompactionCalls
-from mnemobot.systems.model_call.tool_loop import DEFAULT_TOOL_LIMITS, ToolLimits
+from mnemobot.systems.model_call.tool_limits import DEFAULT_TOOL_LIMITS, ToolLimits
 
 
 @dataclass(frozen=True, slots=True)

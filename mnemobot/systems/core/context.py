@@ -109,7 +109,7 @@ class TurnContext:
     failures: list[SystemFailure] = field(default_factory=list)
     llm_calls: int = 0
     tool_executions: int = 0
-    # Seconds the turn's tool calls have taken (`tool_loop.ToolLimits.max_tool_seconds`).
+    # Seconds the turn's tool calls have taken (`tool_limits.ToolLimits.max_tool_seconds`).
     tool_seconds: float = 0.0
     # Tool sets beyond the built-in tools (an MCP server's) this turn may use, decided
     # before the tool loop by the bot's access rules for this chat and user.

@@ -11,6 +11,7 @@ asks once more without tools, and the model answers from the results it has.
 from __future__ import annotations
 
 from mnemobot.conversation.session import Message
+from mnemobot.systems.core.tool_runner import is_error_result
 
 
 def _signature(message: Message) -> tuple[tuple[str, str], ...]:
@@ -39,6 +40,34 @@ def same_calls_streak(messages: list[Message]) -> int:
         if last is None:
             last = signature
         elif signature != last:
+            break
+        streak += 1
+    return streak
+
+
+def failing_streak(messages: list[Message], name: str) -> int:
+    """How many of the newest turn's model calls in a row called the tool `name` and had
+    every such call fail, counting back from the last (one that succeeded, or the turn's
+    user message, ends the count). Calls one answer makes together count once: three
+    files read at once that do not exist are one failure, not three."""
+    streak = 0
+    results: dict[str, str] = {}
+    for message in reversed(messages):
+        role = message.get("role")
+        if role == "user":
+            break
+        if role == "tool":
+            results[str(message.get("tool_call_id"))] = str(message.get("content") or "")
+            continue
+        calls = [
+            call
+            for call in message.get("tool_calls") or ()
+            if isinstance(call, dict) and (call.get("function") or {}).get("name") == name
+        ]
+        outcomes = [results[call["id"]] for call in calls if call.get("id") in results]
+        if not outcomes:
+            continue
+        if not all(is_error_result(outcome) for outcome in outcomes):
             break
         streak += 1
     return streak

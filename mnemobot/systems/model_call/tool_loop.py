@@ -6,19 +6,17 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
 from mnemobot.conversation.large_results import LargeResultStore
-from mnemobot.conversation.session import AgentSession, Message, valid_unicode
+from mnemobot.conversation.session import AgentSession, Message
 from mnemobot.model.windows import ModelWindow
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind, ToolCall
 from mnemobot.systems.core.newest_context import context_block, with_newest_context
-from mnemobot.systems.core.reply_stream import ReplyStream, joined_reply, stopped_reply
+from mnemobot.systems.core.reply_stream import joined_reply, stopped_reply
 from mnemobot.systems.core.tool_runner import (
     ERROR_RESULT_PREFIX,
-    ToolError,
     ToolRunner,
     is_error_result,
 )
@@ -32,7 +30,7 @@ from mnemobot.systems.model_call.model_output import (
     without_control_characters,
 )
 from mnemobot.systems.model_call.prompt_usage import count_input
-from mnemobot.systems.model_call.repeated_calls import same_calls_streak
+from mnemobot.systems.model_call.repeated_calls import failing_streak, same_calls_streak
 from mnemobot.systems.model_call.request_messages import (
     KEEP_TOOL_RESULTS_TURNS,
     is_cut,
@@ -41,6 +39,9 @@ from mnemobot.systems.model_call.request_messages import (
     with_turn_notes,
 )
 from mnemobot.systems.model_call.resumed_turn import REPLY_NOTES_KEY, resume_turn
+from mnemobot.systems.model_call.said_so_far import SaidSoFar
+from mnemobot.systems.model_call.tool_limits import DEFAULT_TOOL_LIMITS, ToolLimits
+from mnemobot.systems.model_call.tool_run import run_tool
 
 log = logging.getLogger(__name__)
 
@@ -66,38 +67,6 @@ NOT_RECORDED_RESULT = (
 TOOL_RESULT_EVICTION_CHARS = 80_000
 
 
-@dataclass(frozen=True, slots=True)
-class ToolLimits:
-    """What one turn may do beside the settings' `toolLoop` limits: constants, not
-    settings (a test passes tighter ones)."""
-
-    # Most tool calls executed in one turn; the model calls (toolLoop.maxLlmCalls) bound
-    # the loop first in practice. Not measured (the design's value).
-    max_tool_executions: int = 80
-    # Seconds all tool calls of one turn may take together; past it the remaining calls
-    # are not run and the turn ends with what it has. Not measured; ten minutes.
-    max_tool_seconds: float = 600
-    # A tool call's arguments longer than this run as they are, but the session keeps
-    # only their start (marked as cut): every later request resends the session. Not
-    # measured; about 5k tokens.
-    max_stored_argument_chars: int = 20_000
-    # Longest answer kept and sent, in characters; a longer one (a server that ignored
-    # llm.maxOutputTokens) is cut here, and the reply says so. Not measured; 25 Telegram
-    # messages, far past any real answer.
-    max_reply_chars: int = 100_000
-    # Model calls in a row whose calls of one tool all failed (their result an error)
-    # before the turn's next call goes without tools and the answer says why. Not
-    # measured as a rate: a model that reads the error fixes its call at the next try or
-    # never; live, SmolLM2 behind llama-cpp-python called `schedule` with bad arguments
-    # until the 20-call limit, minutes on a home server.
-    max_failed_calls_in_a_row: int = 3
-    # The same calls with the same arguments, answer after answer, that end the tools of
-    # the turn (`repeated_calls`): reasoned, not measured; a tool polled for a status
-    # (the same arguments on purpose) gets four looks before the model must answer.
-    max_same_calls_in_a_row: int = 4
-
-
-DEFAULT_TOOL_LIMITS = ToolLimits()
 # TurnContext.extras: a tool kept failing; the turn's next call goes without tools.
 _TOOLS_TAKEN_AWAY = "toolsTakenAway"
 
@@ -109,34 +78,6 @@ def _call_ids(messages: list[Message]) -> set[str]:
             if isinstance(call, dict) and isinstance(call.get("id"), str):
                 ids.add(call["id"])
     return ids
-
-
-def failing_streak(messages: list[Message], name: str) -> int:
-    """How many of the newest turn's model calls in a row called the tool `name` and had
-    every such call fail, counting back from the last (one that succeeded, or the turn's
-    user message, ends the count). Calls one answer makes together count once: three
-    files read at once that do not exist are one failure, not three."""
-    streak = 0
-    results: dict[str, str] = {}
-    for message in reversed(messages):
-        role = message.get("role")
-        if role == "user":
-            break
-        if role == "tool":
-            results[str(message.get("tool_call_id"))] = str(message.get("content") or "")
-            continue
-        calls = [
-            call
-            for call in message.get("tool_calls") or ()
-            if isinstance(call, dict) and (call.get("function") or {}).get("name") == name
-        ]
-        outcomes = [results[call["id"]] for call in calls if call.get("id") in results]
-        if not outcomes:
-            continue
-        if not all(is_error_result(outcome) for outcome in outcomes):
-            break
-        streak += 1
-    return streak
 
 
 class ToolLoop:
@@ -178,7 +119,7 @@ class ToolLoop:
         return ctx.reply is None
 
     async def process(self, ctx: TurnContext) -> None:
-        said = _Said(ctx.reply_stream)
+        said = SaidSoFar(ctx.reply_stream)
         resumed = resume_turn(ctx)
         if resumed is not None:
             said.earlier += resumed.said
@@ -200,7 +141,7 @@ class ToolLoop:
                 self._keep_stopped(ctx, said)
             raise
 
-    async def _loop(self, ctx: TurnContext, said: _Said) -> None:
+    async def _loop(self, ctx: TurnContext, said: SaidSoFar) -> None:
         """Ask, run the tools the model calls, ask again: until a plain answer or a limit."""
         limits = ctx.config.tool_loop
         overflow_rounds = 0
@@ -341,7 +282,7 @@ class ToolLoop:
             return message_shrinks
         return None
 
-    def _answer(self, ctx: TurnContext, content: str, said: _Said) -> None:
+    def _answer(self, ctx: TurnContext, content: str, said: SaidSoFar) -> None:
         answer = cut_reply(content.strip(), self.limits.max_reply_chars)
         words = joined_reply([*said.earlier, answer])
         empty = self._note(ctx, LoopNote.EMPTY_ANSWER)
@@ -374,7 +315,7 @@ class ToolLoop:
         ctx.reply = reply
         ctx.remembered_reply = words if words != reply else None
 
-    def _keep_stopped(self, ctx: TurnContext, said: _Said) -> None:
+    def _keep_stopped(self, ctx: TurnContext, said: SaidSoFar) -> None:
         """/stop cut the answer short: what was shown stays, marked stopped, in the session
         and on screen (the channel sends the stream's last text as the reply)."""
         partial = cut_reply(said.current.strip(), self.limits.max_reply_chars)
@@ -385,7 +326,7 @@ class ToolLoop:
             said.stream.show(reply)
 
     async def _run_calls(
-        self, ctx: TurnContext, content: str, tool_calls: list[ToolCall], said: _Said
+        self, ctx: TurnContext, content: str, tool_calls: list[ToolCall], said: SaidSoFar
     ) -> str | None:
         """Record the model's tool calls and run them in order, each within its time limit;
         returns why the turn must stop when a limit of the turn (tool runs, tool time) left
@@ -429,7 +370,8 @@ class ToolLoop:
                 ctx.tool_executions += 1
                 said.tool_running(self.tools, call, ctx.chat.language)
                 started = time.monotonic()
-                result = await self._run_tool(
+                result = await run_tool(
+                    self.tools,
                     ctx,
                     call.name,
                     call.arguments,
@@ -490,90 +432,14 @@ class ToolLoop:
             return False
         return True
 
-    async def _run_tool(
-        self,
-        ctx: TurnContext,
-        name: str,
-        arguments: str,
-        timeout_seconds: float,
-        *,
-        turn_limited: bool = False,
-    ) -> str:
-        """The tool's result, or the error the model reads; stopped after `timeout_seconds`
-        (`turn_limited`: what the turn had left of `ToolLimits.max_tool_seconds`)."""
-        deadline = asyncio.timeout(timeout_seconds)
-        try:
-            async with deadline:
-                result = await self.tools.run(name, arguments, ctx)
-        except ToolError as error:
-            return f"error: {error}"
-        except TimeoutError as error:
-            if not deadline.expired():
-                log.warning("tool %s failed in %s: %s", name, ctx.chat.key, error)
-                return f"error: the tool {name} failed (TimeoutError: {error})"
-            log.warning(
-                "tool %s in %s was stopped after %.1f s", name, ctx.chat.key, timeout_seconds
-            )
-            if turn_limited:
-                return (
-                    f"error: the tool {name} was stopped: the tools of this turn used up their "
-                    "time; it may have done part of its work"
-                )
-            return (
-                f"error: the tool {name} did not finish within {timeout_seconds:g} seconds "
-                "and was stopped; it may have done part of its work"
-            )
-        except Exception as error:  # a broken tool must not end the turn
-            log.exception("tool %s failed in %s", name, ctx.chat.key)
-            return f"error: the tool {name} failed ({type(error).__name__}: {error})"
-        result = valid_unicode(result)
-        if not is_error_result(result):
-            # A tool's refusal of the call ("error: give text: ...") is between the tool and
-            # the model, as a ToolError is: nothing memory should learn of the user's world.
-            ctx.tool_outputs.append(result)
-        return result
-
     def _evict_if_large(self, ctx: TurnContext, call_id: str, result: str) -> str:
         if self.large_results is None or len(result) <= TOOL_RESULT_EVICTION_CHARS:
             return result
         return self.large_results.evict(ctx.session.id, call_id, result)
 
-    def _stop(self, ctx: TurnContext, why: str, said: _Said) -> None:
+    def _stop(self, ctx: TurnContext, why: str, said: SaidSoFar) -> None:
         ctx.stop_reason = why
         text = self._note(ctx, LoopNote.STOPPED, why=why)
         self._finish(
             ctx, text, joined_reply([*said.earlier, text]), words=joined_reply(said.earlier)
         )
-
-
-class _Said:
-    """What the model has said to the user in this turn, and the stream that shows it.
-
-    `earlier`: the text it wrote before each of its tool calls; `current`: the answer of
-    the model call in progress, so far. The user sees them joined, in that order.
-    """
-
-    def __init__(self, stream: ReplyStream | None) -> None:
-        self.stream = stream
-        self.earlier: list[str] = []
-        self.current = ""
-
-    def hear(self, text: str) -> None:
-        """The model call's text so far (called as it streams)."""
-        self.current = without_control_characters(text)
-        if self.stream is not None and self.current.strip():
-            self.stream.show(joined_reply([*self.earlier, self.current.strip()]))
-
-    @property
-    def shown(self) -> bool:
-        """Whether the user has seen any of the answer (a stop then keeps it)."""
-        return bool(self.earlier or self.current.strip())
-
-    def before_tools(self, content: str) -> None:
-        if content:
-            self.earlier.append(content)
-        self.current = ""
-
-    def tool_running(self, tools: ToolRunner, call: ToolCall, language: str | None) -> None:
-        if self.stream is not None:
-            self.stream.tool_running(tools.status_line(call.name, call.arguments, language))
