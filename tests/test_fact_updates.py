@@ -288,3 +288,26 @@ def test_a_search_shows_the_current_value_first_and_marks_the_one_it_replaced(
         ).stdout
     )
     assert [hit["earlier"] for hit in found] == ["Paris" in hit["content"] for hit in found]
+
+
+def test_a_move_said_before_a_question_replaces_the_old_city(tmp_path: Path) -> None:
+    # Most messages state something and ask about it in one sentence; the move in it is a
+    # move all the same, and the old city is no longer where the user lives.
+    cases = [
+        ("I live in Paris.", "I moved to Berlin, what should I see first?", "Berlin", "Paris"),
+        ("Я живу в Казани.", "Я переехал в Самару, что посмотреть в городе?", "Самар", "Казан"),
+    ]
+    for number, (before, after, new, old) in enumerate(cases):
+        memory = WorkspaceMemory.open(tmp_path / str(number))
+        say(memory, before, 30)
+        say(memory, after, 2)
+        durable = [
+            i for i in memory.scopes.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC
+        ]
+        moved = next(i for i in durable if new in i.content)
+        assert "?" not in moved.content, moved.content
+        left = next(i for i in durable if old in i.content and new not in i.content)
+        assert left.superseded_by == moved.id, (after, left)
+        for line in fact_lines(pack_text(memory, after)):
+            if old in line and new not in line:
+                assert "earlier, until" in line, line

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from mnemobot.memory.text.terms import terms
+from mnemobot.memory.write.extraction.question_clauses import statement_before_question
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,7 +340,8 @@ def _slot_name(rule: SlotRule, match: re.Match[str]) -> str:
 def slot_statements(text: str) -> tuple[SlotStatement, ...]:
     """The slot-setting statements of `text` (a sentence or a whole message), in order.
 
-    Questions, negated sentences ("I don't live in Paris") and conditionals are not
+    Questions (but for a statement before the asking: "I moved to Berlin, what should I
+    see?"), negated sentences ("I don't live in Paris") and conditionals are not
     statements of a value. A `speaker: ` prefix (a group member, a LoCoMo speaker) is
     ignored here; the caller keys slots by speaker.
     """
@@ -349,7 +351,10 @@ def slot_statements(text: str) -> tuple[SlotStatement, ...]:
     seen: set[str] = set()
     for sentence in _SENTENCE_END.split(text):
         sentence = sentence.strip()
-        if not sentence or sentence.endswith("?") or _NEGATION.search(sentence):
+        if sentence.endswith("?"):
+            # "I moved to Berlin, what should I see first?" states the move all the same.
+            sentence = statement_before_question(sentence) or ""
+        if not sentence or _NEGATION.search(sentence):
             continue
         if re.match(r"(?:if|when|wenn|falls|если)\b", sentence, re.IGNORECASE):
             continue

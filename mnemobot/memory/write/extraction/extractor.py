@@ -40,6 +40,7 @@ from mnemobot.memory.write.extraction.finding import (
     Finding,
     Origin,
 )
+from mnemobot.memory.write.extraction.question_clauses import statement_before_question
 from mnemobot.memory.write.extraction.sentences import cut_text, one_line, split_sentences
 from mnemobot.memory.write.extraction.statements import match_statement
 from mnemobot.memory.write.extraction.tuning import ExtractionTuning
@@ -142,6 +143,12 @@ class TurnExtractor:
         if origin != "user":
             return
         statement = match_statement(sentence, self.speaker, self.tuning)
+        if statement is None:
+            # "I love baking in the afternoon, do you think ...?": the statement before
+            # the asking is kept like any other.
+            leading = statement_before_question(sentence)
+            if leading is not None:
+                statement = match_statement(leading, self.speaker, self.tuning)
         if statement is not None:
             statement.paths = paths
             self.found.append(statement)
