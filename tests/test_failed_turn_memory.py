@@ -9,16 +9,20 @@ crash) does not write the words a second time.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from pathlib import Path
+
+import pytest
 
 from mnemobot.bot.app import App
 from mnemobot.memory.store.items import ItemType, MemoryItem
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, gated, hang, reply
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from tests.conftest import AppFactory
+from tests.conftest import AppFactory, write_runtime_config
+from tests.crash_points import run_to_crash
 from tests.telegram_harness import StartBot, session_messages, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -136,3 +140,59 @@ async def test_a_stopped_turn_remembers_the_words_not_the_half_answer(
     assert not items_saying(bot.app, "Her birthday is")
     [kept] = [m for m in session_messages(workspace, SCOPE) if m["role"] == "user"]
     assert kept.get("remembered") is True
+
+
+FAILED_TURN = """
+import asyncio
+from pathlib import Path
+from mnemobot.bot.app import build_app
+from mnemobot.config.settings import Settings
+from mnemobot.systems.core.context import ChatRef
+
+async def main():
+    workspace, base_url, skip, text = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    settings = Settings(
+        _env_file=None, bot_workspace=workspace, openai_api_key="k", openai_base_url=base_url
+    )
+    app = build_app(settings)
+    chat = ChatRef("telegram", "4242", user_id="4242")
+    arm(skip)  # the turn's daily note line, its items, or the session marking it, dies
+    await app.assistant.handle_text(chat, text, message_refs=["tg:7"])
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("point", "skip"),
+    [
+        ("mid-append", 0),  # half the daily note line written
+        ("after-append", 0),  # the daily note line written, not the items
+        ("mid-append", 1),  # half the items written
+        ("after-append", 1),  # the items written, the message not yet marked remembered
+        ("before-replace", 1),  # the session marking it not yet in place
+    ],
+)
+async def test_a_crash_in_a_failed_turn_neither_loses_nor_doubles_the_words(
+    point: str,
+    skip: int,
+    make_app: AppFactory,
+    workspace: Path,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    openai_server.script(error(500, "overloaded"))
+    await asyncio.to_thread(
+        run_to_crash, FAILED_TURN, point, str(workspace), openai_server.base_url, str(skip), FACT
+    )
+    # Its apology never went out, so the restarted bot is handed the message again; the
+    # model answers this time.
+    app = make_app()
+    again = await app.assistant.handle_text(CHAT, FACT, message_refs=["tg:7"])
+
+    assert again is not None and again.reply == f"echo: {FACT}"
+    assert notes(workspace).count(f"User: {FACT}") == 1
+    said = [i for i in turn_items(app, "12 March") if i.content.startswith("User: Remember")]
+    assert len(said) == 1
+    facts = [i for i in items_saying(app, "12 March") if i.type is not ItemType.TURN]
+    assert len(facts) == 1

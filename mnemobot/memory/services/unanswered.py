@@ -3,18 +3,20 @@ remembered like any message's, with no reply, and once.
 
 Such a turn may be handed in again after a crash (its one-line apology was not delivered
 yet), and the later run may get an answer: the words must not be written a second time
-then. The write here finds what a first, cut-short write left (the daily note line, dated
-by the message's own time and written first; the items holding the message's refs) and
-adds only the rest; `words_noted` tells a later run of the message that such a write began.
+then. The write here finds what a first, cut-short write left and adds only the rest: the
+daily note line, dated by the message's own time, is looked for in the day's note; the
+items come out the same and the store merges a repeat into the item it holds.
+`words_noted` tells a later run of the message that such a write began.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
+from pathlib import Path
 
-from mnemobot.base.atomic_file import read_text_lenient
 from mnemobot.config.zones import time_in
 from mnemobot.memory.notes.daily_notes import (
     append_daily_note,
@@ -22,14 +24,13 @@ from mnemobot.memory.notes.daily_notes import (
     format_note_line,
 )
 from mnemobot.memory.services.record import MemoryRecord, similar_finder
-from mnemobot.memory.store.item_store import ScopeItemStore
 from mnemobot.memory.store.items import TurnMemoryEvent
-from mnemobot.memory.write.documents import DOCUMENT_TAG
-from mnemobot.memory.write.write_path import FORWARDED_TAG, write_turn
+from mnemobot.memory.write.write_path import write_turn
 
-# A day's note read to find a line already written is read no further than this: a day
-# of chat is far less (a line is at most ~600 characters), a hand-pasted file may not be.
-NOTE_SCAN_CHARS = 4_000_000
+# How much of the end of a day's note is read to find the line an earlier run wrote: a
+# message is run again right after a restart, a few lines (at most ~600 bytes each) after
+# its own, and a hand-edited note may be far larger than a day of chat.
+NOTE_TAIL_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,16 +50,14 @@ class UnansweredTurn:
     tags: Sequence[str] = ()
 
 
-def _holds_refs(store: ScopeItemStore, refs: Sequence[str]) -> bool:
-    """Whether the store holds an item of the message with these refs (not one of a file
-    or a forward it carried: those have refs of their own)."""
-    wanted = set(refs)
-    return bool(wanted) and any(
-        wanted <= set(item.references)
-        and FORWARDED_TAG not in item.tags
-        and item.source != DOCUMENT_TAG
-        for item in store.items.values()
-    )
+def _note_tail(note: Path) -> str:
+    try:
+        with open(note, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - NOTE_TAIL_BYTES))
+            return handle.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 def _note_line(record: MemoryRecord, turn: UnansweredTurn) -> tuple[str, bool]:
@@ -66,7 +65,7 @@ def _note_line(record: MemoryRecord, turn: UnansweredTurn) -> tuple[str, bool]:
     directory = record.scopes.paths(turn.scope).directory
     line = format_note_line(turn.user_text, "", turn.at, turn.tz, turn.note_speaker)
     note = daily_note_path(directory, time_in(turn.at, turn.tz).date())
-    return line, f"{line}\n" in read_text_lenient(note, NOTE_SCAN_CHARS)
+    return line, f"{line}\n" in _note_tail(note)
 
 
 def words_noted(record: MemoryRecord, turn: UnansweredTurn) -> bool:
@@ -93,8 +92,8 @@ def record_unanswered(record: MemoryRecord, turn: UnansweredTurn) -> int:
                 tz=turn.tz,
                 speaker=turn.note_speaker,
             )
-        if _holds_refs(loaded.store, turn.message_refs):
-            return 0
+        # Items an earlier, cut-short write stored are the same items again (the same
+        # words, the same fingerprints): the store merges each into the one it holds.
         event = TurnMemoryEvent(
             scope=turn.scope,
             chat_key=turn.chat_key or turn.scope,
