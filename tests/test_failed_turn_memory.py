@@ -12,11 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from mnemobot.bot.app import App
+from mnemobot.bot.channels.telegram.config import TelegramTiming
 from mnemobot.memory.store.items import ItemType, MemoryItem
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, gated, hang, reply
@@ -196,3 +199,37 @@ async def test_a_crash_in_a_failed_turn_neither_loses_nor_doubles_the_words(
     assert len(said) == 1
     facts = [i for i in items_saying(app, "12 March") if i.type is not ItemType.TURN]
     assert len(facts) == 1
+
+
+async def test_a_reply_stopped_mid_stream_is_not_remembered_as_an_answer(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    openai_server.tokens_per_second = 10
+    half = "Noted: Mila, 12 March. " + " ".join(f"word{i}" for i in range(60))
+    openai_server.script(reply(half))
+    bot = await start_bot(
+        runtime={"telegram": {"streaming": "edit"}},
+        timing=TelegramTiming(stream_edit_seconds=0.3),
+    )
+    telegram.send_text(FACT, chat_id=USER)
+
+    def previews() -> int:
+        return len([c for c in telegram.calls() if c["method"] == "editMessageText"])
+
+    await until(lambda: previews() >= 1)
+    telegram.send_text("/stop", chat_id=USER)
+    await until(lambda: len(telegram.sent_messages(USER)) >= 2)
+
+    # The user read part of an answer, marked stopped; memory keeps their words alone.
+    assert telegram.sent_messages(USER)[0]["plain_text"].startswith("Noted: Mila")
+    assert notes(workspace).count(f"User: {FACT} | Assistant: \n") == 1
+    assert "Noted: Mila" not in notes(workspace)
+    assert not items_saying(bot.app, "Noted: Mila")
+    assert len(turn_items(bot.app, "12 March")) == 1
+
+
+async def until(condition: Callable[[], object], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
