@@ -71,6 +71,9 @@ Message = TypedDict(
         # A user message no one in the chat wrote: a scheduled task's prompt, or the line
         # that a reminder came due (the chat shows only the bot's reply to it).
         "scheduled": bool,
+        # A user message whose turn got no answer (the model failed, /stop) and whose
+        # words memory holds already: a later run of it does not write them again.
+        "remembered": bool,
     },
     total=False,
 )

@@ -35,6 +35,7 @@ from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
 from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
+from mnemobot.bot.turn.stopped_turn import remember_stopped
 from mnemobot.bot.turn.tool_loop_words import loop_note
 from mnemobot.systems.core.context import ChatRef
 from mnemobot.systems.model_call.loop_notes import LoopNote
@@ -302,6 +303,8 @@ class ChatDispatcher:
         (the turn stored it so), delivered like any reply; then the job is answered."""
         stream = self._streams.pop(job.chat.key, None)
         try:
+            if isinstance(job, MessageJob):
+                await self._remember_stopped(job)
             if stream is not None and stream.stop_requested and (stream.latest or stream.showing):
                 # Only a tool's status line showed: it becomes the stop mark.
                 await self.channel.send_reply(
@@ -311,6 +314,14 @@ class ChatDispatcher:
                 await self._end_stream(job, answered=True)
         finally:
             await self._answered([job])
+
+    async def _remember_stopped(self, job: MessageJob) -> None:
+        """What the user said is remembered all the same; a half answer is not."""
+        try:
+            await remember_stopped(self.assistant, job.chat, list(job.message_refs))
+        except Exception:
+            # The stop is answered whatever happens to the memory write.
+            log.exception("could not remember the stopped message in %s", job.chat.key)
 
     async def _end_stream(self, job: LaneJob, *, answered: bool) -> None:
         self._streams.pop(job.chat.key, None)

@@ -335,6 +335,10 @@ class Assistant:
             if scheduled:
                 message["scheduled"] = True
             await self._keep_message(session, message, message_refs)
+            ctx.user_message = message
+        else:
+            ctx.user_message = session.messages[earlier.index]
+            ctx.handed_again = True
         try:
             await self.pipeline.run(ctx)
             with_reply_notes(ctx)

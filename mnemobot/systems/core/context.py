@@ -83,6 +83,12 @@ class TurnContext:
     # When the turn happened, in epoch seconds, for the memory it leaves; None means the
     # moment it is written. Set by a caller replaying a past conversation (an import, an eval).
     occurred_at: float | None = None
+    # The session's message of this turn (set by the assistant): MemoryPersist marks on
+    # it that the words of a turn without an answer were remembered ("remembered").
+    user_message: Message | None = None
+    # The message was in the session before this turn (handed in again after a crash):
+    # an earlier run may have remembered its words already.
+    handed_again: bool = False
     # Set by MemoryPersist: the turn's memory write raised (the reply went out regardless).
     memory_write_failed: bool = False
     # The memory write failed on storage (a full disk...): the reply carries a note.
