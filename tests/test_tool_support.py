@@ -231,6 +231,44 @@ def test_run_logs_one_line_when_the_home_server_drops_tools(
     assert [bool(r.get("tools")) for r in openai_server.requests] == [True, False]
 
 
+def test_a_server_that_refuses_requests_with_tools_still_answers_every_turn(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """Ollama with a model whose template has no tools answers a request with tools with
+    a 400: every turn failed with an error line. Found at start, tools are then off."""
+    refusal = "registry.ollama.ai/library/gemma:2b does not support tools"
+    openai_server.responder = lambda body: (
+        error(400, refusal) if body.get("tools") else reply("Hello from gemma.")
+    )
+    with TelegramServer() as telegram:
+        bot = start_run(
+            workspace,
+            stdout=subprocess.DEVNULL,
+            OPENAI_BASE_URL=openai_server.base_url,
+            TELEGRAM_BOT_TOKEN=telegram.token,
+            TELEGRAM_API_BASE_URL=telegram.base_url,
+            TELEGRAM_ALLOWED_USERS="*",
+        )
+        log = LogLines(bot)
+        try:
+            assert log.wait_for(" tools: ", 60), "".join(log.lines)
+            telegram.send_text("hi there", chat_id=41)
+            [answer] = telegram.wait_for_messages(41, 1, timeout=30)
+            telegram.send_text("/status", chat_id=41)
+            status = telegram.wait_for_messages(41, 2, timeout=30)[-1]["plain_text"]
+        finally:
+            bot.send_signal(signal.SIGTERM)
+            bot.wait(timeout=30)
+            log.join()
+    assert answer["plain_text"] == "Hello from gemma."
+    assert "Tools: off" in status, status
+    said = [line for line in log.lines if " tools: " in line]
+    assert "the server refuses a request with tools" in said[0]
+    assert "until the bot is restarted, it offers the model no tools" in said[0]
+    [turn] = [r for r in openai_server.requests if "hi there" in str(r["messages"])]
+    assert "tools" not in turn
+
+
 GROUP = -3001
 MEMBER = 31
 

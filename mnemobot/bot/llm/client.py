@@ -39,7 +39,7 @@ from mnemobot.bot.llm.chat_stream import StreamedAnswer
 from mnemobot.bot.llm.errors import classify_openai_error
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
-from mnemobot.bot.llm.tool_support import log_tool_support
+from mnemobot.bot.llm.tool_support import TOOLS_OFF, log_tool_support
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
 from mnemobot.bot.llm.window_reports import (
     MIN_ANSWER_TOKENS,
@@ -247,12 +247,13 @@ class OpenAIChatModel:
 
     async def _check_tools(self, model: str) -> None:
         found = await log_tool_support(self, model)
-        if found is not None and found.verdict == "drops":
+        if found is not None and found.verdict in TOOLS_OFF:
             self._dropping_tools.add(model)
 
     def drops_tools(self, model: str) -> bool:
-        """Whether the server was found in this run to drop the tools of `model`'s requests
-        (then none are offered: the model would be told of tools it cannot call)."""
+        """Whether the server was found in this run to drop the tools of `model`'s requests,
+        or to refuse requests with tools (then none are offered: the model would be told of
+        tools it cannot call, or every turn would fail)."""
         return model in self._dropping_tools
 
     # -- images ------------------------------------------------------------------------------------

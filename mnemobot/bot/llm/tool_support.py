@@ -61,6 +61,9 @@ _TOOL_PROMPT_TOKENS = 10
 CHECK_TIMEOUT_SECONDS = 30.0
 
 Verdict = Literal["passes", "drops", "unclear", "refuses"]
+# What turns tools off until a restart: a server that drops them (the model would be told
+# of tools it cannot call) or refuses a request with them (every turn would fail).
+TOOLS_OFF: frozenset[Verdict] = frozenset({"drops", "refuses"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +97,8 @@ async def check_tool_support(
             raise
         return ToolSupport(
             "refuses",
-            f"the server refuses a request with tools ({error.detail[:200]}); a turn that "
-            "offers tools fails the same way: use a model (or server) that takes tools",
+            f"the server refuses a request with tools ({error.detail[:200]}); for reminders "
+            "and the memory tool, use a model (or server) that takes tools",
         )
     if any(call.name == TEST_TOOL_NAME for call in answer.tool_calls):
         return ToolSupport("passes", f"the server passes tools to {model}: it called the test tool")
@@ -138,7 +141,7 @@ async def log_tool_support(llm: ChatModel, model: str) -> ToolSupport | None:
         return None
     level = logging.INFO if found.verdict == "passes" else logging.WARNING
     line = found.line
-    if found.verdict == "drops":
+    if found.verdict in TOOLS_OFF:
         line += "; until the bot is restarted, it offers the model no tools"
     log.log(level, "tools: %s", line)
     return found
