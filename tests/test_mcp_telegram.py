@@ -87,6 +87,43 @@ async def test_in_a_group_only_the_asker_can_confirm_a_tool_by_button(
     assert calls_logged(log) == ["send_mail ana@example.com Hi"]
 
 
+async def test_an_anonymous_admins_question_is_answered_by_an_administrators_press(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """An administrator writing as the group has the group's id, and presses a button with
+    their own account: any administrator's press answers it, a member's does not."""
+    log = tmp_path / "calls.log"
+    bot = await start_bot(
+        allowed=f"21,22,{GROUP}",
+        runtime={
+            "mcp": {"servers": {"mail": stdio_server(log, chats="all", confirmTools=["send_*"])}}
+        },
+    )
+    bot.app.mcp.start()
+    await wait_ready(bot.app, "mail")
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(
+        tool_call("mcp_mail_send_mail", {"to": "ana@example.com", "subject": "Hi"})
+    )
+    telegram.set_member_status(GROUP, ASKER, "administrator")
+    telegram.send_as_chat("@mnemo_test_bot mail Ana", chat_id=GROUP, signature="Boss")
+
+    [question] = await telegram.wait_for_messages_async(GROUP, 1, timeout=30)
+    assert question["reply_markup"] is not None, question["plain_text"]
+    [[run_it, _cancel]] = question["reply_markup"]["inline_keyboard"]
+    telegram.press_button(GROUP, question["message_id"], run_it["callback_data"], user_id=OTHER)
+    member = await telegram.wait_for_call_async("answerCallbackQuery")
+    assert member["params"]["text"] == "Only the person who asked can answer this."
+    assert calls_logged(log) == []
+
+    telegram.press_button(GROUP, question["message_id"], run_it["callback_data"], user_id=ASKER)
+    answers = await texts(telegram, GROUP, 2)
+    assert answers[1] == "Result: sent to ana@example.com"
+    assert calls_logged(log) == ["send_mail ana@example.com Hi"]
+    asked = {c["params"]["user_id"] for c in telegram.calls("getChatMember")}
+    assert asked == {OTHER, ASKER}
+
+
 async def test_a_reply_confirms_or_refuses_in_a_private_chat(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:

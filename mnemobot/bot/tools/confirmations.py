@@ -130,6 +130,16 @@ class Confirmations:
         pending.answer.set_result(yes)
         return Press.ACCEPTED
 
+    def asked_as_group(self, confirmation_id: str) -> ChatRef | None:
+        """The chat of an open question asked by someone writing as the group itself (an
+        anonymous administrator, whose user id is the group's), else None: their press
+        comes from their own account, so the channel decides whether it is theirs."""
+        pending = self._pending.get(confirmation_id)
+        if pending is None or pending.answer.done():
+            return None
+        chat = pending.chat
+        return chat if chat.user_id is not None and chat.user_id == chat.chat_id else None
+
     def answer_text(self, chat: ChatRef, text: str) -> bool:
         """A message that answers an open question of its sender in its chat settles it
         (the newest one) and returns True; any other message returns False."""

@@ -231,17 +231,17 @@ class TelegramChannel:
             confirmations=app.confirmations,
             firings=app.schedule.runner if app.schedule is not None else None,
         )
-        self.buttons = TelegramConfirmButtons(application.bot, app.confirmations, self.outbox)
+        roles = TelegramRoles(application.bot, settings.operators)
+        self.buttons = TelegramConfirmButtons(
+            application.bot, app.confirmations, self.outbox, is_admin=roles.is_admin
+        )
         app.confirmations.register(CHANNEL, self.buttons)
         self.migration = ChatMigration(app, self.dispatcher)
         self.identity: BotIdentity | None = None
         self.media = TelegramMediaTurns(application.bot, app)
         self.refusals = RefusalMemory(refusals_path(app.paths.root), app.clock)
         app.erasure.add_step(self._erase_journals)
-        app.commands.permissions.register(
-            CHANNEL,
-            TelegramRoles(application.bot, settings.operators),
-        )
+        app.commands.permissions.register(CHANNEL, roles)
 
     def config(self) -> TelegramConfig:
         return self.app.runtime.current().section(CHANNEL, TelegramConfig)

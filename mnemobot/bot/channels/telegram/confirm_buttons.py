@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from telegram import Bot, CallbackQuery, Message
@@ -55,7 +57,16 @@ def without_how_to_answer(question: str) -> str:
 class TelegramConfirmButtons:
     """The Telegram channel's `ConfirmationPrompter`, and what it does with presses."""
 
-    def __init__(self, bot: Bot, confirmations: Confirmations, outbox: Outbox) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        confirmations: Confirmations,
+        outbox: Outbox,
+        is_admin: Callable[[ChatRef], Awaitable[bool]] | None = None,
+    ) -> None:
+        """`is_admin`: whether a chat's member administers it (asked of Telegram), for a
+        question an anonymous administrator asked; None: only the asker's own id counts."""
+        self.is_admin = is_admin
         self.bot = bot
         self.confirmations = confirmations
         self.outbox = outbox
@@ -79,7 +90,31 @@ class TelegramConfirmButtons:
             return
         confirmation_id, _, choice = data.removeprefix(CALLBACK_PREFIX).rpartition(":")
         yes = choice == "y"
-        press = self.confirmations.press(confirmation_id, str(query.from_user.id), yes)
+        group = self.confirmations.asked_as_group(confirmation_id)
+        if group is not None and self.is_admin is not None:
+            # Asked by an anonymous administrator: any administrator's press answers it
+            # (Telegram cannot say which one asked); asking Telegram is not done here.
+            self._later(self._press_for_group(query, confirmation_id, group, yes))
+            return
+        self._settle_press(query, confirmation_id, str(query.from_user.id), yes)
+
+    async def _press_for_group(
+        self, query: CallbackQuery, confirmation_id: str, group: ChatRef, yes: bool
+    ) -> None:
+        presser = replace(group, user_id=str(query.from_user.id))
+        try:
+            admin = self.is_admin is not None and await self.is_admin(presser)
+        except Exception as error:  # Telegram unreachable: the press does not count
+            log.warning("could not ask whether a presser administers %s: %s", group.key, error)
+            admin = False
+        self._settle_press(
+            query, confirmation_id, group.user_id if admin else str(query.from_user.id), yes
+        )
+
+    def _settle_press(
+        self, query: CallbackQuery, confirmation_id: str, user_id: str | None, yes: bool
+    ) -> None:
+        press = self.confirmations.press(confirmation_id, user_id, yes)
         words = words_for(query.from_user.language_code)
         if press is Press.NOT_YOURS:
             notice = words.gettext("Only the person who asked can answer this.")
