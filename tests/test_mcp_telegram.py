@@ -150,6 +150,26 @@ async def test_a_reply_confirms_or_refuses_in_a_private_chat(
     assert len(openai_server.requests) == 4
 
 
+async def test_a_forwarded_no_is_a_message_to_read_not_the_answer(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    await start(start_bot, log, confirmTools=["*"])
+    openai_server.responder = answer_with_tool_result
+    openai_server.script(tool_call("mcp_mail_add", {"a": 1, "b": 2}))
+    telegram.send_text("add 1 and 2", chat_id=ASKER)
+    await texts(telegram, ASKER, 1)
+    # Someone else's "no", forwarded while the question is open, answers nothing.
+    telegram.send_forward("no", chat_id=ASKER, author="Boris", date=1_700_000_000)
+    telegram.send_text("yes", chat_id=ASKER)
+    answers = await texts(telegram, ASKER, 3)
+    assert answers[1] == "Result: 3", answers
+    assert calls_logged(log) == ["add 1 2"]
+    # The forward was read as a message of its own, after the turn.
+    forwarded = [r for r in openai_server.requests if "Boris" in json.dumps(r["messages"])]
+    assert forwarded, "the forward never reached the model"
+
+
 async def test_a_russian_reader_is_asked_in_russian_and_answers_by_button_or_da(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:

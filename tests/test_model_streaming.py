@@ -12,6 +12,7 @@ import pytest
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.model.vision import ModelVisionStore
 from mnemobot.systems.core.llm import ChatRequest, LLMFailureKind
 from mnemobot.systems.core.reply_stream import STOPPED_MARK
 from mnemobot_tooling.fakes.openai_server import (
@@ -199,3 +200,22 @@ async def test_a_restart_remembers_that_the_server_cannot_stream_tool_choice(
         ("other-model", True, True),
         ("other-model", False, False),
     ]
+
+
+def test_a_server_found_not_to_stream_tool_choice_is_asked_again_after_a_week(
+    tmp_path: Path,
+) -> None:
+    """One empty stream may be one the server broke off for another request: what it
+    taught holds across restarts for a week, not for good."""
+    now = [1_800_000_000.0]
+    base = "http://127.0.0.1:8081/v1"
+    store = ModelVisionStore.in_workspace(tmp_path, clock=lambda: now[0])
+    store.remember_no_tool_choice_streams(base, "smollm")
+    now[0] += 6 * 86_400
+    reopened = ModelVisionStore.in_workspace(tmp_path, clock=lambda: now[0])
+    assert not reopened.streams_tool_choice(base, "smollm")
+    assert reopened.streams_tool_choice(base, "another-model")
+    now[0] += 2 * 86_400
+    assert ModelVisionStore.in_workspace(tmp_path, clock=lambda: now[0]).streams_tool_choice(
+        base, "smollm"
+    )

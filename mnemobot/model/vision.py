@@ -12,7 +12,9 @@ Delete the file (or an entry) when the model behind the name changed, or set `ll
 The same entry keeps the other thing a server was found unable to do for a model, so a
 restart does not pay for learning it again: stream a request with `tool_choice`
 (llama-cpp-python's function-calling format answers one with an empty stream, "Automatic
-streaming tool choice is not supported"), `"toolChoiceStreams": false`.
+streaming tool choice is not supported"), `"toolChoiceStreams": false`, with the time it
+was learned: it holds for a week (`TOOL_CHOICE_STREAMS_DAYS`), since one empty stream may
+also be a stream the server broke off for another request.
 """
 
 from __future__ import annotations
@@ -24,12 +26,16 @@ from pathlib import Path
 import orjson
 
 from mnemobot.base.atomic_file import write_atomic
-from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock, from_iso, to_iso
 from mnemobot.model.windows import endpoint_key
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "model-vision.json"
+# How long a server found not to stream a request with tool_choice is not asked to again:
+# long enough that restarts do not pay for it, short enough that a stream broken off once
+# for another reason does not turn streaming off for good. Reasoned, not measured.
+TOOL_CHOICE_STREAMS_DAYS = 7.0
 
 
 class ModelVisionStore:
@@ -59,10 +65,21 @@ class ModelVisionStore:
         """False once the server streamed nothing for a request of `model` with tool_choice."""
         with self._lock:
             entry = self._loaded().get(f"{endpoint_key(base_url)} {model}")
-            return entry is None or entry.get("toolChoiceStreams") is not False
+            if entry is None or entry.get("toolChoiceStreams") is not False:
+                return True
+            learned = entry.get("toolChoiceStreamsLearnedAt")
+            try:
+                age = self.clock() - from_iso(learned) if isinstance(learned, str) else None
+            except ValueError:
+                age = None
+            return age is None or age > TOOL_CHOICE_STREAMS_DAYS * 86_400
 
     def remember_no_tool_choice_streams(self, base_url: str | None, model: str) -> None:
-        self._remember(base_url, model, {"toolChoiceStreams": False})
+        self._remember(
+            base_url,
+            model,
+            {"toolChoiceStreams": False, "toolChoiceStreamsLearnedAt": to_iso(self.clock())},
+        )
 
     def _remember(self, base_url: str | None, model: str, facts: dict[str, object]) -> None:
         key = f"{endpoint_key(base_url)} {model}"

@@ -155,6 +155,9 @@ class ChatDispatcher:
             # Not a command, an edit, or a firing (it carries the chat's user but is not them
             # speaking: a reminder that says "ok" confirms nothing).
             isinstance(job, MessageJob)
+            # Only words typed as they are: a photo captioned "ok" or a forwarded "нет" is
+            # a message to read, not an answer.
+            and job.typed
             and self.confirmations is not None
             and self.confirmations.answer_text(job.chat, job.text)
         ):

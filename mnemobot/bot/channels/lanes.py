@@ -93,6 +93,9 @@ class MessageJob(_Job):
     # Part of a batch that arrives together (a forwarded batch, an album): the turn waits
     # until the chat has been quiet for `burst_seconds`, so the batch is one turn.
     gather: bool = False
+    # Words typed as they are: no file, photo or forward (only such a message can answer
+    # a confirmation question).
+    typed: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -457,10 +457,10 @@ class OpenAIChatModel:
         return True
 
     async def _remember_no_tool_choice_streams(self, model: str) -> None:
-        log.info(
+        log.warning(
             "the model server streams nothing for a request of %s with tools; such requests "
-            "no longer stream (the reply shows when it is whole; kept in "
-            "preferences/model-vision.json)",
+            "no longer stream for a week (the reply shows when it is whole; kept in "
+            "preferences/model-vision.json: delete its entry to stream again)",
             model,
         )
         self._no_tool_choice_streams.add(model)

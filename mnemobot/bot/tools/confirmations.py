@@ -37,6 +37,9 @@ NO_WORDS = frozenset(
     | {"cancelar", "no lo hagas"}
     | {"否", "不", "不要", "不用", "不行", "取消"}
 )
+# Longer than this, a message is no answer word ("no lo hagas" with a few marks around it
+# is the longest); every message is looked at, so nothing longer is read further.
+LONGEST_ANSWER_CHARS = 40
 # Around an answer word and taken off it: "да!", "好。", "¡sí!" (not "?": "да?" asks).
 _ANSWER_PUNCTUATION = re.compile(r"^[\s¡]+|[\s.!。！]+$")
 HOW_TO_ANSWER = N_('Reply "yes" to go ahead or "no" to cancel.')
@@ -75,6 +78,8 @@ class _Pending:
 
 def answer_word(text: str) -> bool | None:
     """True for a yes, False for a no, None for anything else."""
+    if len(text) > LONGEST_ANSWER_CHARS:
+        return None  # a message, not an answer; and the strip below stays cheap
     word = _ANSWER_PUNCTUATION.sub("", text.strip().lower())
     word = " ".join(word.split())
     if word in YES_WORDS:
@@ -138,7 +143,9 @@ class Confirmations:
         if pending is None or pending.answer.done():
             return None
         chat = pending.chat
-        return chat if chat.user_id is not None and chat.user_id == chat.chat_id else None
+        # A group's id is negative; in a private chat the chat's id is the user's own.
+        anonymous = chat.user_id is not None and chat.user_id.startswith("-")
+        return chat if anonymous and chat.user_id == chat.chat_id else None
 
     def answer_text(self, chat: ChatRef, text: str) -> bool:
         """A message that answers an open question of its sender in its chat settles it

@@ -508,6 +508,7 @@ class TelegramChannel:
                 # A forwarded batch, an album or a cut paste arrives as many updates: one
                 # turn for all.
                 gather=inbound.comes_with_more,
+                typed=inbound.file is None and inbound.forward is None,
             )
         await self.dispatcher.receive(job)
 

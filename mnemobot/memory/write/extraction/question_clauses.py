@@ -45,6 +45,14 @@ _TURN_TO_ASKING = re.compile(
     r"|[，,](?:但|所以|你|能|可以|怎么|请|有什么)",
     re.IGNORECASE,
 )
+# A polite opening before the asking, not a statement about oneself ("I hate to ask, but
+# ...", "I prefer not to say, but why ...?").
+_POLITE_OPENING = re.compile(
+    r"^(?:I\s+(?:hate|don't\s+want|do\s+not\s+want)\s+to\s+(?:ask|say|bother|admit|interrupt"
+    r"|be\s+a\s+pain|sound)|I(?:'d|\s+would)?\s+(?:prefer|rather)\s+not\s+(?:to\s+)?say"
+    r"|I(?:'m|\s+am)\s+(?:sorry|afraid))\b",
+    re.IGNORECASE,
+)
 # The statement is looked for this far into the sentence: a longer lead-in is an account,
 # not a statement before a question, and the search stays linear on hostile text.
 SCAN_CHARS = 600
@@ -64,6 +72,6 @@ def statement_before_question(sentence: str) -> str | None:
         return None
     statement = sentence[: turn.start()].strip(" ,")
     shortest = SHORTEST_CJK_STATEMENT_CHARS if _CJK.search(statement) else SHORTEST_STATEMENT_CHARS
-    if len(statement) < shortest or is_question(statement):
+    if len(statement) < shortest or is_question(statement) or _POLITE_OPENING.match(statement):
         return None
     return statement
