@@ -86,6 +86,8 @@ def stop_text(cancelled: bool, dropped: int, language: str | None = None) -> str
         if cancelled
         else words.gettext("Nothing was running.")
     )
+    if not dropped:
+        return first  # nothing was queued: "Dropped 0 queued messages" says nothing
     queued = words.ngettext(
         "Dropped {count} queued message.", "Dropped {count} queued messages.", dropped
     )
