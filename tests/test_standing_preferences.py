@@ -230,6 +230,30 @@ def test_a_preference_said_again_in_more_words_still_names_the_first_message(
         memory.close()
 
 
+def test_a_preference_said_again_after_a_change_names_where_it_was_first_said(
+    workspace: Path,
+) -> None:
+    """Changed in between and said again: the preference in force names the message that
+    first said it, and not the one that changed it."""
+    memory = WorkspaceMemory.open(workspace)
+    try:
+        scope = "telegram:1"
+        said = [
+            "I prefer Python for data work.",
+            "I prefer Rust for data work.",
+            "I prefer Python for data work, it has the libraries.",
+        ]
+        for n, text in enumerate(said):
+            record(memory, scope, text, START + n * DAY, f"tg:{n + 1}")
+        block = memory.recall.standing_block(scope, UTC, CONFIG.standing_budget_tokens)
+        [data] = [i for i in block.items if "data work" in i.content]
+        assert "Python" in data.content
+        assert {"tg:1", "tg:3"} <= set(data.references)
+        assert "tg:2" not in data.references
+    finally:
+        memory.close()
+
+
 _WORDS = st.sampled_from(
     ["morning", "runs", "tea", "coffee", "short", "answers", "python", "examples", "tables"]
 )

@@ -332,10 +332,12 @@ def record_standing(
                 and replaces(item.content, old.content)
             ]
             # Said again in other words: the messages it was said in before still say it,
-            # and a question about it may name the first one.
+            # and a question about it may name the first one. Also when it was changed in
+            # between ("evening sessions on Fridays", then "evening activities", then
+            # "evening sessions" again): an earlier one it says again, replaced or not.
             earlier_refs = [
                 ref
-                for old in older
+                for old in _standing_said_before(store, item)
                 if restates(item.content, old.content)
                 for ref in old.references
                 if not ref.startswith(PROMOTED_FROM_PREFIX)
@@ -357,6 +359,16 @@ def record_standing(
             if older:
                 supersede(store, [old.id for old in older], item.id, at, similar)
     return made
+
+
+def _standing_said_before(store: ScopeItemStore, item: MemoryItem) -> list[MemoryItem]:
+    """The speaker's standing items older than `item`, replaced ones too."""
+    speaker = speaker_of(item)
+    return [
+        old
+        for old in _index(store).every(store)
+        if old.id != item.id and old.created_at <= item.created_at and speaker_of(old) == speaker
+    ]
 
 
 def replaces(newer: str, older: str) -> bool:
@@ -423,6 +435,10 @@ class _StandingIndex:
         self.ids: dict[str, None] = {}
 
     def current(self, store: ScopeItemStore) -> list[MemoryItem]:
+        return [item for item in self.every(store) if not item.is_superseded]
+
+    def every(self, store: ScopeItemStore) -> list[MemoryItem]:
+        """The standing items kept, replaced ones too."""
         if store.loads != self.loads:
             self.loads, self.read_to, self.ids = store.loads, 0, {}
             # Only lines holding the tag are read (a big scope's items are on disk: going
@@ -437,7 +453,7 @@ class _StandingIndex:
         found = []
         for item_id in list(self.ids):
             item = store.items.get(item_id)
-            if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
+            if item is None or item.layer is Layer.EPISODIC:
                 del self.ids[item_id]
                 continue
             found.append(item)
@@ -450,10 +466,14 @@ _INDEXES: WeakKeyDictionary[ScopeItemStore, _StandingIndex] = WeakKeyDictionary(
 def current_standing(store: ScopeItemStore) -> list[MemoryItem]:
     """The scope's standing items still in force (not replaced, not forgotten)."""
     with store.lock:
-        index = _INDEXES.get(store)
-        if index is None:
-            index = _INDEXES[store] = _StandingIndex()
-        return index.current(store)
+        return _index(store).current(store)
+
+
+def _index(store: ScopeItemStore) -> _StandingIndex:
+    index = _INDEXES.get(store)
+    if index is None:
+        index = _INDEXES[store] = _StandingIndex()
+    return index
 
 
 # --------------------------------------------------------------- carrying them
