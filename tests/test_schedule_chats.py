@@ -162,10 +162,7 @@ async def test_stop_cancels_a_running_task_and_a_chat_sets_its_own_zone(
     calls = len(openai_server.requests)
     await move_to(bot, clock, at(2026, 11, 24, 10, 0, 1))  # 18:00:01 in Tokyo
     await openai_server.wait_for_requests_async(calls + 1)
-    assert (
-        await say(telegram, "/stop", CHAT)
-        == "Stopped the reply in progress."
-    )
+    assert await say(telegram, "/stop", CHAT) == "Stopped the reply in progress."
     slow.set()
     openai_server.script(reply("fine"))
     assert await say(telegram, "ok", CHAT) == "fine"

@@ -138,6 +138,8 @@ def model_messages(
 # What stands before a conversation whose first message left is the assistant's (a
 # compaction kept the tail from an answer on): strict templates begin with a user turn.
 EARLIER_TURNS_NOTE = "[Earlier messages of this conversation are not shown here.]"
+
+
 def _append_alternating(out: list[dict[str, Any]], item: dict[str, Any]) -> None:
     """Append `item` so that user and assistant turns alternate, as the strictest chat
     templates of local servers require (Gemma's, Mistral's): a user message right after
