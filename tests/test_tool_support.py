@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
     error,
+    gated,
     reply,
     tool_call,
     tool_messages,
@@ -267,6 +269,39 @@ def test_a_server_that_refuses_requests_with_tools_still_answers_every_turn(
     assert "until the bot is restarted, it offers the model no tools" in said[0]
     [turn] = [r for r in openai_server.requests if "hi there" in str(r["messages"])]
     assert "tools" not in turn
+
+
+def test_status_says_the_tools_are_being_checked_until_the_server_answers(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """Found live: in the first seconds /status said "7 of 7 offered", then "off"."""
+    release = threading.Event()
+    openai_server.script(gated(release, reply("I am ready!")))
+    with TelegramServer() as telegram:
+        bot = start_run(
+            workspace,
+            stdout=subprocess.DEVNULL,
+            OPENAI_BASE_URL=openai_server.base_url,
+            TELEGRAM_BOT_TOKEN=telegram.token,
+            TELEGRAM_API_BASE_URL=telegram.base_url,
+            TELEGRAM_ALLOWED_USERS="*",
+        )
+        log = LogLines(bot)
+        try:
+            openai_server.wait_for_requests(1, timeout=60)  # the check, held
+            telegram.send_text("/status", chat_id=41)
+            [early] = telegram.wait_for_messages(41, 1, timeout=30)
+            release.set()
+            assert log.wait_for(" tools: ", 60), "".join(log.lines)
+            telegram.send_text("/status", chat_id=41)
+            later = telegram.wait_for_messages(41, 2, timeout=30)[-1]
+        finally:
+            release.set()
+            bot.send_signal(signal.SIGTERM)
+            bot.wait(timeout=30)
+            log.join()
+    assert "(checking whether the model server passes them)" in early["plain_text"]
+    assert "Tools: " in later["plain_text"] and "checking" not in later["plain_text"]
 
 
 GROUP = -3001

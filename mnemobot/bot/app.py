@@ -215,6 +215,7 @@ def build_app(
         # A server found to drop tools (`run`'s check) gets none: the prompt, the room
         # tools take and /status then say what the model really has.
         tools.dropped_by_server = partial(_drops_tools, llm, services)
+        tools.checking_server = llm.checking_tools
     maintenance = _maintenance(services, tuning.maintenance_interval_hours)
     large_results = LargeResultStore(paths.large_tool_results)
     permissions = _permissions(runtime)

@@ -250,6 +250,10 @@ class OpenAIChatModel:
         if found is not None and found.verdict in TOOLS_OFF:
             self._dropping_tools.add(model)
 
+    def checking_tools(self) -> bool:
+        """Whether the start-up check of tools is still waiting for the server."""
+        return self._tool_check is not None and not self._tool_check.done()
+
     def drops_tools(self, model: str) -> bool:
         """Whether the server was found in this run to drop the tools of `model`'s requests,
         or to refuse requests with tools (then none are offered: the model would be told of

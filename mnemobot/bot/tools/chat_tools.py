@@ -160,12 +160,20 @@ class ChatTools:
         if offer.trimmed:
             # What was left out and why, as the operator who tunes it reads it in the log.
             return [words.gettext("Tools: {summary}", summary=offer.summary(words))]
+        count, available = words.number(len(offer.names)), words.number(offer.available)
+        if self.registry.checking_server():
+            # Found live: "7 of 7 offered" in the first seconds, then "off" on a server
+            # that drops them.
+            return [
+                words.gettext(
+                    "Tools: {count} of {available} offered (checking whether the model "
+                    "server passes them)",
+                    count=count,
+                    available=available,
+                )
+            ]
         return [
-            words.gettext(
-                "Tools: {count} of {available} offered",
-                count=words.number(len(offer.names)),
-                available=words.number(offer.available),
-            )
+            words.gettext("Tools: {count} of {available} offered", count=count, available=available)
         ]
 
     async def missing_text(self, chat: ChatRef, name: str, what: str) -> str | None:

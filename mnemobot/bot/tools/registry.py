@@ -85,6 +85,9 @@ class ToolRegistry:
         # Whether the model server of a config's model drops tools (`tool_support`): then
         # none is offered. Wired by the composition root; never, until it is.
         self.dropped_by_server: Callable[[RuntimeConfig], bool] = lambda config: False
+        # Whether the start-up check of the server's tools has not answered yet (then
+        # /status says the tools offered may yet be turned off).
+        self.checking_server: Callable[[], bool] = lambda: False
         for tool in tools or []:
             self.register(tool)
 
