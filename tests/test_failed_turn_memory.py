@@ -96,10 +96,8 @@ async def test_a_server_error_past_retries_keeps_the_words_and_a_later_turn_adds
     answered = await app.assistant.handle_text(chat, "Thanks!", message_refs=["tg:2"])
     assert answered is not None and answered.answered
 
-    # The model saw both messages in the second turn; memory holds each once (the echo
-    # server's answer repeats what it was sent, the earlier words too).
-    said = [line.split(" | Assistant:")[0] for line in notes(workspace).splitlines()]
-    assert sum("12 March" in line for line in said) == 1
+    # The model saw both messages in the second turn; memory holds each once.
+    assert notes(workspace).count("12 March") == 1
     assert notes(workspace).count("User: Thanks!") == 1
     assert len(turn_items(app, "12 March")) == 1
     [kept, _] = [m for m in app.sessions.get(SCOPE).messages if m["role"] == "user"]

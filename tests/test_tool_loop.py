@@ -106,8 +106,7 @@ async def test_model_outage_keeps_the_message_and_the_next_turn_carries_on(
     assert "unavailable" in answer and "kept" in answer
     openai_server.script(reply("Back again."))
     assert await ask(app, "second message") == "Back again."
-    # One user turn holds both (nothing stands in the assistant's place between them).
-    assert user_texts(openai_server.last_request()) == ["first message\n\nsecond message"]
+    assert user_texts(openai_server.last_request()) == ["first message", "second message"]
 
 
 async def test_rate_limit_is_retried_by_the_sdk(

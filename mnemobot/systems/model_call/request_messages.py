@@ -138,39 +138,23 @@ def model_messages(
 # What stands before a conversation whose first message left is the assistant's (a
 # compaction kept the tail from an answer on): strict templates begin with a user turn.
 EARLIER_TURNS_NOTE = "[Earlier messages of this conversation are not shown here.]"
+# What stands between a user message that got no answer (the model failed) and the next.
+NO_ANSWER_NOTE = "[No answer was given to this message.]"
 
 
 def _append_alternating(out: list[dict[str, Any]], item: dict[str, Any]) -> None:
     """Append `item` so that user and assistant turns alternate, as the strictest chat
     templates of local servers require (Gemma's, Mistral's): a user message right after
-    another (a turn that failed) joins it, as messages sent together do, and a
+    another (a turn that failed) gets a note that it had no answer between them, and a
     conversation does not open with the assistant. The same history always gives the same
-    messages, so requests stay each other's beginnings.
-
-    A note in the assistant's place ("[No answer was given to this message.]") was tried:
-    a small model (SmolLM2-135M, live) took it for how it answers, and a Russian reader got
-    it, in English, as the reply."""
+    messages, so requests stay each other's beginnings."""
     role = item.get("role")
     previous = out[-1].get("role") if out else None
     if role == "user" and previous == "user":
-        out[-1] = {**out[-1], "content": _joined(out[-1].get("content"), item.get("content"))}
-        return
+        out.append({"role": "assistant", "content": NO_ANSWER_NOTE})
     if role == "assistant" and previous in (None, "system"):
         out.append({"role": "user", "content": EARLIER_TURNS_NOTE})
     out.append(item)
-
-
-def _joined(first: object, second: object) -> object:
-    """Two user messages' contents as one: text after text, or the parts of both."""
-    if isinstance(first, str) and isinstance(second, str):
-        return f"{first}\n\n{second}"
-
-    def parts(content: object) -> list[object]:
-        if isinstance(content, list):
-            return list(content)
-        return [{"type": "text", "text": "" if content is None else str(content)}]
-
-    return [*parts(first), *parts(second)]
 
 
 def with_speaker(content: object, speaker: str) -> object:
