@@ -33,9 +33,11 @@ GROUP = -3001
 ASKER, OTHER, STRANGER = 21, 22, 23
 
 
-async def start(start_bot: StartBot, log: Path, *args: str, **server: Any) -> RunningBot:
+async def start(
+    start_bot: StartBot, log: Path, *args: str, allowed: str = "21,22", **server: Any
+) -> RunningBot:
     bot = await start_bot(
-        allowed="21,22",
+        allowed=allowed,
         runtime={"mcp": {"servers": {"mail": stdio_server(log, *args, **server)}}},
     )
     bot.app.mcp.start()
@@ -93,14 +95,7 @@ async def test_an_anonymous_admins_question_is_answered_by_an_administrators_pre
     """An administrator writing as the group has the group's id, and presses a button with
     their own account: any administrator's press answers it, a member's does not."""
     log = tmp_path / "calls.log"
-    bot = await start_bot(
-        allowed=f"21,22,{GROUP}",
-        runtime={
-            "mcp": {"servers": {"mail": stdio_server(log, chats="all", confirmTools=["send_*"])}}
-        },
-    )
-    bot.app.mcp.start()
-    await wait_ready(bot.app, "mail")
+    await start(start_bot, log, allowed=f"21,22,{GROUP}", chats="all", confirmTools=["send_*"])
     openai_server.responder = answer_with_tool_result
     openai_server.script(
         tool_call("mcp_mail_send_mail", {"to": "ana@example.com", "subject": "Hi"})

@@ -9,11 +9,12 @@ drops them from a request that does not say `tool_choice`. The fake server does 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -205,10 +206,12 @@ async def test_a_model_that_answers_nothing_when_it_may_call_tools_is_asked_agai
     assert len(warnings) == 1
 
 
-def test_run_logs_one_line_when_the_home_server_drops_tools(
+@contextlib.contextmanager
+def running_bot(
     workspace: Path, openai_server: FakeOpenAIServer
-) -> None:
-    openai_server.tools_dropped = "always"
+) -> Iterator[tuple[TelegramServer, LogLines]]:
+    """`mnemobot run` against the fake Bot API and model server, stopped by SIGTERM (its
+    log read until it ends)."""
     with TelegramServer() as telegram:
         bot = start_run(
             workspace,
@@ -219,13 +222,21 @@ def test_run_logs_one_line_when_the_home_server_drops_tools(
             TELEGRAM_ALLOWED_USERS="*",
         )
         log = LogLines(bot)
-        lines = log.lines
         try:
-            log.wait_for(" tools: ", 60)
+            yield telegram, log
         finally:
             bot.send_signal(signal.SIGTERM)
             bot.wait(timeout=30)
             log.join()
+
+
+def test_run_logs_one_line_when_the_home_server_drops_tools(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tools_dropped = "always"
+    with running_bot(workspace, openai_server) as (_telegram, log):
+        lines = log.lines
+        log.wait_for(" tools: ", 60)
     said = [line for line in lines if " tools: " in line]
     assert len(said) == 1, "".join(lines)
     assert "WARNING mnemobot.bot.llm.tool_support: tools: the server drops tools" in said[0]
@@ -242,26 +253,12 @@ def test_a_server_that_refuses_requests_with_tools_still_answers_every_turn(
     openai_server.responder = lambda body: (
         error(400, refusal) if body.get("tools") else reply("Hello from gemma.")
     )
-    with TelegramServer() as telegram:
-        bot = start_run(
-            workspace,
-            stdout=subprocess.DEVNULL,
-            OPENAI_BASE_URL=openai_server.base_url,
-            TELEGRAM_BOT_TOKEN=telegram.token,
-            TELEGRAM_API_BASE_URL=telegram.base_url,
-            TELEGRAM_ALLOWED_USERS="*",
-        )
-        log = LogLines(bot)
-        try:
-            assert log.wait_for(" tools: ", 60), "".join(log.lines)
-            telegram.send_text("hi there", chat_id=41)
-            [answer] = telegram.wait_for_messages(41, 1, timeout=30)
-            telegram.send_text("/status", chat_id=41)
-            status = telegram.wait_for_messages(41, 2, timeout=30)[-1]["plain_text"]
-        finally:
-            bot.send_signal(signal.SIGTERM)
-            bot.wait(timeout=30)
-            log.join()
+    with running_bot(workspace, openai_server) as (telegram, log):
+        assert log.wait_for(" tools: ", 60), "".join(log.lines)
+        telegram.send_text("hi there", chat_id=41)
+        [answer] = telegram.wait_for_messages(41, 1, timeout=30)
+        telegram.send_text("/status", chat_id=41)
+        status = telegram.wait_for_messages(41, 2, timeout=30)[-1]["plain_text"]
     assert answer["plain_text"] == "Hello from gemma."
     assert "Tools: off" in status, status
     said = [line for line in log.lines if " tools: " in line]
@@ -277,16 +274,7 @@ def test_status_says_the_tools_are_being_checked_until_the_server_answers(
     """Found live: in the first seconds /status said "7 of 7 offered", then "off"."""
     release = threading.Event()
     openai_server.script(gated(release, reply("I am ready!")))
-    with TelegramServer() as telegram:
-        bot = start_run(
-            workspace,
-            stdout=subprocess.DEVNULL,
-            OPENAI_BASE_URL=openai_server.base_url,
-            TELEGRAM_BOT_TOKEN=telegram.token,
-            TELEGRAM_API_BASE_URL=telegram.base_url,
-            TELEGRAM_ALLOWED_USERS="*",
-        )
-        log = LogLines(bot)
+    with running_bot(workspace, openai_server) as (telegram, log):
         try:
             openai_server.wait_for_requests(1, timeout=60)  # the check, held
             telegram.send_text("/status", chat_id=41)
@@ -297,9 +285,6 @@ def test_status_says_the_tools_are_being_checked_until_the_server_answers(
             later = telegram.wait_for_messages(41, 2, timeout=30)[-1]
         finally:
             release.set()
-            bot.send_signal(signal.SIGTERM)
-            bot.wait(timeout=30)
-            log.join()
     assert "(checking whether the model server passes them)" in early["plain_text"]
     assert "Tools: " in later["plain_text"] and "checking" not in later["plain_text"]
 
@@ -315,29 +300,15 @@ def test_status_says_tools_are_off_when_the_home_server_drops_them(
     tools". The bot now offers none, says so in the reader's language, and a turn's
     request carries no tools the model would be told of and could not call."""
     openai_server.tools_dropped = "always"
-    with TelegramServer() as telegram:
-        bot = start_run(
-            workspace,
-            stdout=subprocess.DEVNULL,
-            OPENAI_BASE_URL=openai_server.base_url,
-            TELEGRAM_BOT_TOKEN=telegram.token,
-            TELEGRAM_API_BASE_URL=telegram.base_url,
-            TELEGRAM_ALLOWED_USERS="*",
-        )
-        log = LogLines(bot)
-        try:
-            assert log.wait_for(" tools: ", 60), "".join(log.lines)
-            telegram.send_text("/status", chat_id=41)
-            telegram.send_text("/status", chat_id=42, language_code="ru")
-            telegram.send_text("remind me in 2 minutes to stretch", chat_id=41)
-            telegram.send_text("/tools", chat_id=41)
-            telegram.send_text("/reminders", chat_id=41)
-            english = telegram.wait_for_messages(41, 4, timeout=30)
-            russian = telegram.wait_for_messages(42, 1, timeout=30)
-        finally:
-            bot.send_signal(signal.SIGTERM)
-            bot.wait(timeout=30)
-            log.join()
+    with running_bot(workspace, openai_server) as (telegram, log):
+        assert log.wait_for(" tools: ", 60), "".join(log.lines)
+        telegram.send_text("/status", chat_id=41)
+        telegram.send_text("/status", chat_id=42, language_code="ru")
+        telegram.send_text("remind me in 2 minutes to stretch", chat_id=41)
+        telegram.send_text("/tools", chat_id=41)
+        telegram.send_text("/reminders", chat_id=41)
+        english = telegram.wait_for_messages(41, 4, timeout=30)
+        russian = telegram.wait_for_messages(42, 1, timeout=30)
     [status] = [m["plain_text"] for m in english if m["plain_text"].startswith("Model: ")]
     assert (
         "Tools: off, the model server drops them (reminders and the memory tool do not work)"
