@@ -65,7 +65,8 @@ async def test_a_fact_told_while_the_model_times_out_is_remembered_once_after_ne
     # The words are in the daily note once, with no reply; the apology is no one's words.
     assert notes(workspace).count("12 March") == 1
     assert "did not answer" not in notes(workspace)
-    assert "| Assistant: \n" in notes(workspace)
+    assert f"User: {FACT}\n" in notes(workspace)
+    assert "| Assistant:" not in notes(workspace)
     assert len(turn_items(bot.app, "12 March")) == 1
     before = {item.id for item in items_saying(bot.app, "12 March")}
 
@@ -118,7 +119,10 @@ async def test_a_failed_message_handed_in_again_and_answered_is_not_written_twic
     assert again is not None and again.reply == f"echo: {FACT}"
     assert notes(workspace).count("12 March") == 2  # the words, then the answer echoing them
     assert notes(workspace).count(f"User: {FACT}") == 1
-    assert f"User:  | Assistant: echo: {FACT}" in notes(workspace)
+    # The answer's line is the answer alone: its words are on the line before.
+    assert f"User: {FACT}\n" in notes(workspace)
+    assert f"] Assistant: echo: {FACT}\n" in notes(workspace)
+    assert "User:  |" not in notes(workspace)
     assert len([i for i in turn_items(app, "12 March") if i.content.startswith("User:")]) == 1
 
 
@@ -201,6 +205,28 @@ async def test_a_crash_in_a_failed_turn_neither_loses_nor_doubles_the_words(
     assert len(facts) == 1
 
 
+async def test_a_crash_under_the_earlier_note_form_still_writes_the_words_once(
+    make_app: AppFactory, workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    # The version before wrote a message without an answer as "User: ... | Assistant: ";
+    # a crash under it, then an upgrade: the restarted bot finds that line.
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    openai_server.script(error(500, "overloaded"))
+    await asyncio.to_thread(
+        run_to_crash, FAILED_TURN, "after-append", str(workspace), openai_server.base_url, "0", FACT
+    )
+    [day] = sorted((workspace / "memory" / SCOPE).glob("????-??-??.md"))
+    day.write_text(day.read_text().replace(f"User: {FACT}\n", f"User: {FACT} | Assistant: \n"))
+
+    app = make_app()
+    again = await app.assistant.handle_text(CHAT, FACT, message_refs=["tg:7"])
+
+    assert again is not None and again.reply == f"echo: {FACT}"
+    assert notes(workspace).count(f"User: {FACT}") == 1
+    said = [i for i in turn_items(app, "12 March") if i.content.startswith("User: Remember")]
+    assert len(said) == 1
+
+
 async def test_a_reply_stopped_mid_stream_is_not_remembered_as_an_answer(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
@@ -222,7 +248,7 @@ async def test_a_reply_stopped_mid_stream_is_not_remembered_as_an_answer(
 
     # The user read part of an answer, marked stopped; memory keeps their words alone.
     assert telegram.sent_messages(USER)[0]["plain_text"].startswith("Noted: Mila")
-    assert notes(workspace).count(f"User: {FACT} | Assistant: \n") == 1
+    assert notes(workspace).count(f"User: {FACT}\n") == 1
     assert "Noted: Mila" not in notes(workspace)
     assert not items_saying(bot.app, "Noted: Mila")
     assert len(turn_items(bot.app, "12 March")) == 1

@@ -43,7 +43,15 @@ def test_every_needle_is_held_by_the_turns_own_note_line_or_messages(
 ) -> None:
     """A needle never reaches text the item did not hold: each is in the user's message,
     the answer, or the daily-note line the turn wrote."""
-    content = f"User: {said.strip()}\nAssistant: {answer.strip()}"
+    # The turn's item as it is written: a side nobody wrote is left out, as on the line.
+    content = "\n".join(
+        part
+        for part, text in (
+            (f"User: {said.strip()}", said),
+            (f"Assistant: {answer.strip()}", answer),
+        )
+        if text.strip()
+    )
     note = normalize_content(format_note_line(said.strip(), answer.strip(), 0.0, None))
     held = (normalize_content(said), normalize_content(answer), note)
     for needle in needles_of(content):

@@ -4,7 +4,9 @@ Each turn appends one line to `memory/<scope>/YYYY-MM-DD.md`:
 
     [HH:mm] User: {user[:200]} | Assistant: {assistant[:300]}
 
-("User" is the speaker's name in a group, "[HH:mm] Anna: ...": who said it.)
+("User" is the speaker's name in a group, "[HH:mm] Anna: ...": who said it; a message
+without an answer is its words alone, and the answer a later run of it got, "[HH:mm]
+Assistant: ...".)
 
 and each fact a compaction's flush kept, one line the model wrote, never a `User:` one:
 
@@ -61,11 +63,19 @@ def format_note_line(
     tz: tzinfo | None,
     speaker: str | None = None,
 ) -> str:
-    """One daily note line (no trailing newline); `speaker`: who said it, in a group."""
+    """One daily note line (no trailing newline); `speaker`: who said it, in a group.
+
+    A side nobody wrote is left out: a message without an answer (the model failed, the
+    user sent /stop) is the words alone, and the answer a later run of that message gets
+    is the answer alone (its words are on the line before), not "User:  | Assistant: ..."."""
     clock = time_in(at, tz).strftime("%H:%M")
     who = _flatten(speaker or "").replace("|", " ").strip()[:SPEAKER_CHARS] or "User"
     user = _flatten(user_text)[:USER_CHARS]
     assistant = _flatten(assistant_text)[:ASSISTANT_CHARS]
+    if not assistant.strip():
+        return f"[{clock}] {who}: {user}"
+    if not user.strip():
+        return f"[{clock}] Assistant: {assistant}"
     return f"[{clock}] {who}: {user} | Assistant: {assistant}"
 
 

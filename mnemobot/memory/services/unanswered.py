@@ -65,7 +65,10 @@ def _note_line(record: MemoryRecord, turn: UnansweredTurn) -> tuple[str, bool]:
     directory = record.scopes.paths(turn.scope).directory
     line = format_note_line(turn.user_text, "", turn.at, turn.tz, turn.note_speaker)
     note = daily_note_path(directory, time_in(turn.at, turn.tz).date())
-    return line, f"{line}\n" in _note_tail(note)
+    tail = _note_tail(note)
+    # Before the line left out the missing answer it ended " | Assistant: ": a message a
+    # crash left half-written under that version is found after an upgrade too.
+    return line, f"{line}\n" in tail or f"{line} | Assistant: \n" in tail
 
 
 def words_noted(record: MemoryRecord, turn: UnansweredTurn) -> bool:
