@@ -305,11 +305,11 @@ class ChatDispatcher:
 
     async def _stopped(self, job: LaneJob) -> None:
         """/stop cut the reply short: what was shown stays as the reply, marked stopped
-        (the turn stored it so), delivered like any reply; then the job is answered."""
+        (the turn stored it so), delivered like any reply; then the user's words are
+        remembered (the user sees the stop at once, not after a memory write), and the job
+        is answered."""
         stream = self._streams.pop(job.chat.key, None)
         try:
-            if isinstance(job, MessageJob):
-                await self._remember_stopped(job)
             if stream is not None and stream.stop_requested and (stream.latest or stream.showing):
                 # Only a tool's status line showed: it becomes the stop mark.
                 await self.channel.send_reply(
@@ -318,7 +318,11 @@ class ChatDispatcher:
             else:
                 await self._end_stream(job, answered=True)
         finally:
-            await self._answered([job])
+            try:
+                if isinstance(job, MessageJob):
+                    await self._remember_stopped(job)
+            finally:
+                await self._answered([job])
 
     async def _remember_stopped(self, job: MessageJob) -> None:
         """What the user said is remembered all the same; a half answer is not."""
