@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from tests.test_runtime_config import touch_later
 

@@ -4,8 +4,9 @@ The contracts are in pyproject.toml (`[tool.importlinter]`): base <- config | mo
 memory <- conversation <- systems <- bot; inside memory, text <- store <- notes <- pack |
 write <- upkeep <- services; inside systems, core <- memory_steps | model_call <-
 compaction; inside bot, i18n <- tools | llm | delivery | media <- turn | upkeep <- schedule
-<- channels | mcp | web <- app <- cli; each channel's folder over the shared dispatch; nothing
-imports the CLI; the bot never imports its tooling; no sibling packages import each other.
+<- channels | mcp | web <- assembled_app | runtime_sections <- app <- cli; each channel's
+folder over the shared dispatch; nothing imports the CLI; the bot never imports its
+tooling; no sibling packages import each other.
 No two modules share a name unless it means the same thing in both rooms, and no class has
 more than about 15 public methods without saying why; and the types check (mypy).
 """

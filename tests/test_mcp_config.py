@@ -18,7 +18,6 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from mnemobot.bot.app import RUNTIME_SECTIONS
 from mnemobot.bot.channels.telegram.confirm_buttons import HOW_TO_ANSWER as BUTTONS_HOW_TO_ANSWER
 from mnemobot.bot.cli.logging_setup import configure_logging
 from mnemobot.bot.i18n import TRANSLATED, words_for
@@ -30,6 +29,7 @@ from mnemobot.bot.mcp.tool_adapter import (
     prefixed_name,
     result_text,
 )
+from mnemobot.bot.runtime_sections import RUNTIME_SECTIONS
 from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.confirmations import (
     HOW_TO_ANSWER,

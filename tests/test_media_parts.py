@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemobot.bot.channels.telegram.inbound import clock_text
-from mnemobot.bot.channels.telegram.media_turn import safe_file_name
+from mnemobot.bot.channels.telegram.received_files import safe_file_name
 from mnemobot.bot.media.document_text import UnreadableDocument, extract_text, is_readable
 from mnemobot.systems.core.turn_media import ImageInput
 from mnemobot.systems.model_call.image_parts import (

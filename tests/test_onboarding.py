@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.main import main
+from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.config.settings import load_settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer

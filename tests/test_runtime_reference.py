@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemobot.bot.app import RUNTIME_SECTIONS
 from mnemobot.bot.cli.main import main
+from mnemobot.bot.runtime_sections import RUNTIME_SECTIONS
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_reference import count_keys, reference_markdown
 

@@ -20,14 +20,9 @@ from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
-from mnemobot.memory.write.standing import (
-    HEADING,
-    STANDING_TAG,
-    render_standing,
-    restates,
-    standing_statements,
-)
+from mnemobot.memory.store.items import STANDING_TAG, ItemType, Layer, MemoryItem
+from mnemobot.memory.write.standing_block import HEADING, render_standing
+from mnemobot.memory.write.standing_statements import restates, standing_statements
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config

@@ -1,7 +1,9 @@
 """The composition root: builds the workspace, stores, LLM client, tools, pipeline, commands.
 
 One concept, the assembly, hence a little over the usual length: `build_app` names the
-rooms in the order they need each other, and one small function builds each.
+rooms in the order they need each other, and one small function builds each. What the
+assembled bot is (`App`: its parts, its start and close) is `bot.assembled_app`; the
+runtime config's sections it registers are `bot.runtime_sections`.
 
 Nothing below this module knows how the bot is put together: channels are handed the
 assembled parts (see `bot.channels.base.ChannelHost`), systems and tools get `Services`,
@@ -10,13 +12,10 @@ and the CLI (the only importer of this module inside the package) starts it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
-from mnemobot.bot.channels.telegram.config import TelegramConfig
+from mnemobot.bot.assembled_app import App
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
 from mnemobot.bot.delivery.turn_board import RedisTurnBoard
 from mnemobot.bot.i18n import words_for
@@ -24,9 +23,10 @@ from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.llm.model_gate import ModelGate, TurnBoard, server_slots
 from mnemobot.bot.mcp.access import McpToolAccess, named_users
-from mnemobot.bot.mcp.config import McpConfig, McpTiming
+from mnemobot.bot.mcp.config import McpTiming
 from mnemobot.bot.mcp.servers import McpServers
 from mnemobot.bot.media.reader import MediaReader
+from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.bot.schedule.limits import ScheduleLimits
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
 from mnemobot.bot.schedule.service import ScheduleService, build_schedule
@@ -49,7 +49,7 @@ from mnemobot.bot.turn.permissions import EDIT_MEMORY, ConsoleRoles, Permissions
 from mnemobot.bot.turn.speaker_rights import SpeakerRights
 from mnemobot.bot.turn.tool_loop_words import loop_note
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer
-from mnemobot.config.runtime import ConfigSection, RuntimeConfig
+from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
@@ -73,20 +73,6 @@ from mnemobot.systems.model_call.context_window import ContextWindowLimit
 from mnemobot.systems.model_call.tool_limits import ToolLimits
 from mnemobot.systems.model_call.tool_loop import ToolLoop
 
-# Each channel's section of runtime-config.json (`"telegram": {...}`), validated by a model
-# kept with the channel; every config store of the bot and its CLI reads them. The console
-# has none (its old lane keys are retired, `config.retired_keys`).
-CHANNEL_SECTIONS: dict[str, type[ConfigSection]] = {"telegram": TelegramConfig}
-
-
-# Every section kept with its code: the channels', and the MCP servers' (bot.mcp).
-RUNTIME_SECTIONS: dict[str, type[ConfigSection]] = {**CHANNEL_SECTIONS, "mcp": McpConfig}
-
-
-def open_runtime_config(path: Path) -> RuntimeConfigStore:
-    """The runtime config store with every channel's section and the MCP servers'."""
-    return RuntimeConfigStore(path, sections=RUNTIME_SECTIONS)
-
 
 def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
     """The memory scope of a chat: the chat itself (default) or one global scope.
@@ -94,79 +80,6 @@ def scope_for(chat: ChatRef, config: RuntimeConfig) -> str:
     Forum topics of one group share the group's memory but have their own sessions.
     """
     return chat_scope(chat.channel, chat.chat_id, config.memory.scope)
-
-
-@dataclass(slots=True)
-class App:
-    """The assembled bot, as `build_app` makes it and a channel serves it.
-
-    Lifecycle: `start_background()` once, inside the running event loop (memory maintenance
-    and the MCP servers start), then `close()` (the servers and maintenance stop, the model
-    client and memory's worker threads are released). Like python-telegram-bot's
-    Application, starting what is running, or what was closed, raises; closing what was
-    closed does nothing, and an app that never started may be closed.
-    """
-
-    settings: Settings
-    paths: WorkspacePaths
-    runtime: RuntimeConfigStore
-    sessions: SessionStore
-    memory: WorkspaceMemory
-    llm: ChatModel
-    tools: ToolRegistry
-    pipeline: Pipeline
-    assistant: Assistant
-    commands: Commands
-    erasure: ScopeErasure
-    # Questions to users before a tool runs; channels answer them (buttons, replies).
-    confirmations: Confirmations
-    mcp: McpServers
-    # Speech to text and image descriptions for channels that take files.
-    media: MediaReader
-    # The time of turns, tasks and what channels keep (a replay, a bench or a test: its own).
-    clock: Clock = SYSTEM_CLOCK
-    maintenance: MaintenanceTimer | None = None
-    schedule: ScheduleService | None = None
-    # Asks the model server for its context window (given the model's name) in the
-    # background; None for a model client that cannot ask (a plugin's, a test's).
-    window_probe: Callable[[str], None] | None = None
-    _started: bool = field(default=False, init=False, repr=False)
-    _closed: bool = field(default=False, init=False, repr=False)
-
-    def start_background(self) -> None:
-        """Start background work (memory maintenance, MCP servers); call from inside the
-        event loop."""
-        if self._closed:
-            raise RuntimeError("this App is closed; build a new one with build_app()")
-        if self._started:
-            raise RuntimeError("this App is already started (start_background() runs once)")
-        self._started = True
-        if self.window_probe is not None:
-            # Known before the first reply where the server says it; never waited for here.
-            self.window_probe(self.assistant.model_name(self.runtime.current()))
-        if self.maintenance is not None:
-            self.maintenance.start()
-        self.mcp.start()
-
-    async def tools_ready(self) -> None:
-        """Return once every configured MCP server has started or failed to."""
-        await self.mcp.settled()
-
-    async def close(self) -> None:
-        """Stop background work and release the model client and memory; once."""
-        if self._closed:
-            return
-        self._closed = True
-        if self.schedule is not None:
-            await self.schedule.close()
-        await self.mcp.close()
-        if self.maintenance is not None:
-            await self.maintenance.stop()
-        await self.media.close()
-        await self.llm.close()
-        self.memory.close()
-        if isinstance(self.memory.vectors.embedder, OpenAIEmbeddings):
-            await self.memory.vectors.embedder.aclose()
 
 
 def build_app(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mnemobot.bot.app import RUNTIME_SECTIONS
+from mnemobot.bot.runtime_sections import RUNTIME_SECTIONS
 from mnemobot.config.runtime import with_sections
 from mnemobot.config.runtime_reference import reference_markdown
 

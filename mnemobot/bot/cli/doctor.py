@@ -23,7 +23,6 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from mnemobot.base.clock import SYSTEM_CLOCK
-from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.embedding_check import check_embeddings
 from mnemobot.bot.cli.logging_setup import configure_logging, redact
 from mnemobot.bot.cli.probes import (
@@ -41,6 +40,7 @@ from mnemobot.bot.mcp.access import mcp_config
 from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING
 from mnemobot.bot.mcp.probe import probe_server, where
 from mnemobot.bot.mcp.secrets import bot_environment
+from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.bot.schedule.service import workspace_summary
 from mnemobot.bot.turn.commands import endpoint_for_display
 from mnemobot.config.runtime_store import RuntimeConfigStore

@@ -30,11 +30,11 @@ from pathlib import Path
 from dotenv import dotenv_values
 from pydantic import ValidationError
 
-from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.embedding_check import embedding_models, offered_settings
 from mnemobot.bot.cli.parser import DEFAULT_MODEL, add_init_arguments
 from mnemobot.bot.cli.probes import NETWORK_CHECK_SECONDS, ModelsList, ProbeError, list_models
 from mnemobot.bot.cli.probes import telegram_username as probe_telegram
+from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.bot.turn.commands import endpoint_for_display
 from mnemobot.config.runtime_store import RuntimeConfigError
 from mnemobot.config.settings import (

@@ -17,11 +17,11 @@ from filelock import FileLock, Timeout
 
 from mnemobot.base.clock import SYSTEM_CLOCK, to_iso
 from mnemobot.base.counts import counted
-from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
 from mnemobot.bot.cli.startup import fail, settings_or_exit
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
+from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.bot.schedule.service import cli_erase_step
 from mnemobot.bot.turn.erasure import ScopeErasure, journal_file_step
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer

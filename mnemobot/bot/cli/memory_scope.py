@@ -12,9 +12,9 @@ import difflib
 import sys
 from pathlib import Path
 
-from mnemobot.bot.app import open_runtime_config
 from mnemobot.bot.cli.startup import settings_or_exit
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
+from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory

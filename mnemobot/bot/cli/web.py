@@ -20,13 +20,14 @@ import signal
 from collections.abc import Callable
 from functools import partial
 
-from mnemobot.bot.app import App, open_runtime_config
+from mnemobot.bot.app import App
 from mnemobot.bot.cli.logging_setup import redact
 from mnemobot.bot.cli.memory_commands import served_by_a_bot
 from mnemobot.bot.cli.startup import fail, secrets_of, settings_or_exit
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.mcp.secrets import hide_in_logs
+from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.bot.schedule.service import close_store, schedule_folder, workspace_store
 from mnemobot.bot.schedule.store import FileTaskStore, TaskStore
 from mnemobot.bot.upkeep.maintenance_timer import MaintenanceTimer

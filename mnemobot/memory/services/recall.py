@@ -32,12 +32,8 @@ from mnemobot.memory.store.items import Layer, MemoryItem
 from mnemobot.memory.text.dates import find_dates
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
-from mnemobot.memory.write.standing import (
-    StandingBlock,
-    carried_standing,
-    current_standing,
-    render_standing,
-)
+from mnemobot.memory.write.standing import current_standing
+from mnemobot.memory.write.standing_block import StandingBlock, carried_standing, render_standing
 
 
 def memory_query(

@@ -35,7 +35,7 @@ from mnemobot.memory.text.inert_markdown import inert_markdown
 from mnemobot.memory.text.scripts import CJK_CHAR
 from mnemobot.memory.write.extraction import is_small_talk
 from mnemobot.memory.write.extraction.words import lower_words
-from mnemobot.memory.write.standing import StandingBlock
+from mnemobot.memory.write.standing_block import StandingBlock
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.newest_context import context_block
 

@@ -16,12 +16,12 @@ turn's text, in order:
   Alice's words at her date, never the user's;
 - a sticker, location, poll...: a short line (`inbound.rendering_of`).
 
-Every file is kept in the chat's files folder (`files/<scope>/received/`), also when it
-could not be read, so sending it again (or reading it with the files tool) works; what
-failed gets one line for the user. `/retry` reads the chat's last such message again, from
-the kept file (fetched again when it could not be fetched at all), as a turn of its own.
-The failed message is remembered in the process only: after a restart, sending it again
-does the same.
+Every file is kept in the chat's files folder (`files/<scope>/received/`, named by
+`received_files`), also when it could not be read, so sending it again (or reading it with
+the files tool) works; what failed gets one line for the user. `/retry` reads the chat's
+last such message again, from the kept file (fetched again when it could not be fetched
+at all), as a turn of its own; the message waits for it in the chat's session
+(`retry_unread`), so a restart keeps it.
 """
 
 from __future__ import annotations
@@ -29,10 +29,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
-from typing import Any
 
 from telegram import Bot
 from telegram.error import TelegramError
@@ -46,21 +44,24 @@ from mnemobot.bot.channels.telegram.inbound import (
     FileRef,
     Inbound,
     clock_text,
-    inbound_from_json,
-    inbound_to_json,
 )
+from mnemobot.bot.channels.telegram.received_files import (
+    RECEIVED_FOLDER,
+    kept_file,
+    received_file_name,
+)
+from mnemobot.bot.channels.telegram.retry_unread import RETRY, RetryRequest, UnreadNotes
+from mnemobot.bot.channels.telegram.retry_unread import retry_job as retry_job  # for channel.py
 from mnemobot.bot.i18n import words_for
 from mnemobot.bot.media.document_text import UnreadableDocument, is_readable
 from mnemobot.bot.media.transcription import TranscriptionError
 from mnemobot.bot.tools.clock_tool import chat_zone_name
 from mnemobot.bot.tools.files_tool import SHARED_FOLDER
-from mnemobot.bot.turn.assistant import Assistant
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time
 from mnemobot.memory.store.items import DocumentText, ForwardedText
 from mnemobot.memory.store.scope_paths import validate_scope_key
-from mnemobot.systems.core.context import ChatRef
 from mnemobot.systems.core.turn_media import (
     ImageInput,
     MessagePart,
@@ -71,7 +72,6 @@ from mnemobot.systems.core.turn_media import (
 
 log = logging.getLogger(__name__)
 
-RECEIVED_FOLDER = "received"
 KIND_NAMES = {
     "voice": "voice note",
     "audio": "audio file",
@@ -80,7 +80,6 @@ KIND_NAMES = {
     "document": "file",
     "video": "video",
 }
-EXTENSIONS = {"voice": ".ogg", "video_note": ".mp4", "photo": ".jpg", "video": ".mp4"}
 # A doubtful transcript is only judged on notes at least this long.
 DOUBTFUL_MIN_SECONDS = 10.0
 # A note transcribed as fewer words a minute than this (people say about 150) is
@@ -93,18 +92,10 @@ MAX_IMAGE_BYTES = 10_000_000
 # The start of a document's text the model gets with the message; it reads the rest with
 # the files tool. Not measured; about 1,000 tokens, enough to say what the file is.
 DOCUMENT_HEAD_CHARS = 4_000
-SAFE_NAME = re.compile(r"[^\w.\-]+")
 
 
 def megabytes(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
-
-
-def safe_file_name(name: str) -> str:
-    """A file name that stays inside its folder (no path, no odd characters)."""
-    base = PurePath(name.replace("\\", "/")).name
-    cleaned = SAFE_NAME.sub("_", base).strip("._") or "file"
-    return cleaned[:120]
 
 
 def when_text(epoch: float | None, zone: str | None) -> str:
@@ -133,86 +124,6 @@ class _Turn:
     def tag(self, tag: str) -> None:
         if tag not in self.tags:
             self.tags.append(tag)
-
-
-class RetryRequest:
-    """A job part standing for /retry: the chat's last unread message, looked up when the
-    turn starts (in order with the chat's other messages)."""
-
-
-RETRY = RetryRequest()
-
-
-def retry_job(chat: ChatRef, message_id: int, quote: int | None, receipt: str) -> MessageJob:
-    """/retry as a turn in the chat's lane (answering the /retry message itself)."""
-    return MessageJob(
-        chat,
-        "",
-        message_refs=(f"tg:{message_id}",),
-        reply_to_message_id=quote,
-        receipts=(receipt,),
-        parts=(RETRY,),
-    )
-
-
-class UnreadNotes:
-    """The last message of a sender in a chat that could not be read (its file as kept),
-    for /retry: in the chat session's metadata, so it outlives a restart, reaches every
-    replica and goes with the chat when it is erased. In a group each member retries
-    their own."""
-
-    KEY = "telegramUnread"
-
-    def __init__(self, assistant: Assistant, chat: ChatRef) -> None:
-        self.assistant = assistant
-        self.chat = chat
-        self.sender = chat.user_id or ""
-
-    def _held(self, metadata: dict[str, Any]) -> dict[str, Any]:
-        held = metadata.get(self.KEY)
-        return held if isinstance(held, dict) else {}
-
-    async def waiting(self) -> Inbound | None:
-        """The note /retry reads again, left in place until `settle`: a crash or /stop
-        while it is read leaves it for the next /retry."""
-        found: list[object] = []
-
-        def look(metadata: dict[str, Any]) -> None:
-            found.append(self._held(metadata).get(self.sender))
-
-        # Under the chat's lock, which also fetches the session another replica saved.
-        await self.assistant.read_metadata(self.chat, look)
-        note = found[0] if found else None
-        try:
-            return inbound_from_json(note) if isinstance(note, dict) else None
-        except (KeyError, TypeError, ValueError):
-            return None  # written by another version: nothing to read again
-
-    async def settle(self, last_unread: Inbound | None, read_kinds: set[str]) -> None:
-        """After the turn's messages were read: the newest unread one waits for /retry; a
-        waiting one of a kind this turn did read (read by /retry, or sent again and heard)
-        is dropped, since /retry would answer the same words a second time."""
-        if last_unread is None and not read_kinds:
-            return
-
-        def settle(metadata: dict[str, Any]) -> bool:
-            held = self._held(metadata)
-            if last_unread is not None:
-                held[self.sender] = inbound_to_json(last_unread)
-            else:
-                waiting = held.get(self.sender)
-                file = waiting.get("file") if isinstance(waiting, dict) else None
-                if not isinstance(file, dict) or file.get("kind") not in read_kinds:
-                    return False
-                del held[self.sender]
-            metadata[self.KEY] = held
-            return True
-
-        try:
-            await self.assistant.change_metadata(self.chat, settle)
-        except OSError as exc:
-            # Kept in memory all the same, and written with the chat's next save.
-            log.warning("could not store the session of %s (%s)", self.chat.key, exc)
 
 
 class TelegramMediaTurns:
@@ -305,10 +216,10 @@ class TelegramMediaTurns:
                 + (" I read its caption." if caption else "")
             )
             return _unread(f"[{kind}, {megabytes(file.size)}, too large to fetch]", caption)
-        name = self._name(inbound, file)
+        name = received_file_name(inbound, file)
         shown = f"{RECEIVED_FOLDER}/{name}"
         folder = self.folder(job, config)
-        data = await self._kept(folder, inbound.kept)
+        data = await kept_file(folder, inbound.kept)
         if data is None:
             data = await self._download(file, kind, turn)
             if data is None:
@@ -342,16 +253,6 @@ class TelegramMediaTurns:
         seconds = await self.host.media.audio_seconds(data, config)
         return MessagePart("", caption, before=f"[{kind}{_length(seconds)} kept as {shown}]")
 
-    @staticmethod
-    async def _kept(folder: Path, kept: str | None) -> bytes | None:
-        """A file kept earlier (/retry reads it again), or None to fetch it."""
-        if kept is None:
-            return None
-        try:
-            return await asyncio.to_thread((folder / kept).read_bytes)
-        except OSError:
-            return None
-
     async def _download(self, file: FileRef, kind: str, turn: _Turn) -> bytes | None:
         try:
             remote = await self.bot.get_file(file.file_id)
@@ -363,15 +264,6 @@ class TelegramMediaTurns:
                 f"I could not fetch your {kind} from Telegram just now; /retry fetches it again."
             )
             return None
-
-    @staticmethod
-    def _name(inbound: Inbound, file: FileRef) -> str:
-        if file.name:
-            return f"{inbound.message_id}-{safe_file_name(file.name)}"
-        extension = EXTENSIONS.get(file.kind, ".bin")
-        if file.kind == "audio" and file.mime_type:
-            extension = "." + file.mime_type.rsplit("/", 1)[-1]
-        return f"{file.kind.replace('_', '-')}-{inbound.message_id}{extension}"
 
     async def _spoken(
         self,
