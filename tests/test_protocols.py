@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import pytest
 from telegram import Bot
 
-from mnemobot.bot import app
+from mnemobot.bot import assembled_app
 from mnemobot.bot.app import App
 from mnemobot.bot.channels import dispatch
 from mnemobot.bot.channels.base import Channel, ChannelHost, ChannelReplyStream
@@ -108,7 +108,7 @@ def test_the_app_is_a_channel_host() -> None:
 def test_the_openai_client_is_a_chat_model_and_the_app_uses_only_what_the_protocol_says() -> None:
     assert misfits(ChatModel, OpenAIChatModel) == []
     # The app's own methods; the assembly may use more of the OpenAI client it made.
-    used = _used_members(Path(inspect.getfile(app)), "llm", variables=False)
+    used = _used_members(Path(inspect.getfile(assembled_app)), "llm", variables=False)
     assert "close" in used
     assert used - protocol_members(ChatModel).keys() == set()
 
