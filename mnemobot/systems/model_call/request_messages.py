@@ -142,6 +142,17 @@ EARLIER_TURNS_NOTE = "[Earlier messages of this conversation are not shown here.
 NO_ANSWER_NOTE = "[No answer was given to this message.]"
 
 
+def without_request_notes(answer: str) -> str:
+    """The model's answer without the notes the requests put in the assistant's or the
+    user's place: a small model copies "[No answer was given to this message.]" as its
+    answer (found live: SmolLM2 sent it to a Russian reader, and memory kept it), and
+    what is left, if anything, is the answer."""
+    for note in (NO_ANSWER_NOTE, EARLIER_TURNS_NOTE):
+        if note in answer:
+            answer = answer.replace(note, "")
+    return answer.strip()
+
+
 def _append_alternating(out: list[dict[str, Any]], item: dict[str, Any]) -> None:
     """Append `item` so that user and assistant turns alternate, as the strictest chat
     templates of local servers require (Gemma's, Mistral's): a user message right after

@@ -37,6 +37,7 @@ from mnemobot.systems.model_call.request_messages import (
     message_token_limit,
     model_messages,
     with_turn_notes,
+    without_request_notes,
 )
 from mnemobot.systems.model_call.resumed_turn import REPLY_NOTES_KEY, resume_turn
 from mnemobot.systems.model_call.said_so_far import SaidSoFar
@@ -283,7 +284,7 @@ class ToolLoop:
         return None
 
     def _answer(self, ctx: TurnContext, content: str, said: SaidSoFar) -> None:
-        answer = cut_reply(content.strip(), self.limits.max_reply_chars)
+        answer = cut_reply(without_request_notes(content), self.limits.max_reply_chars)
         words = joined_reply([*said.earlier, answer])
         empty = self._note(ctx, LoopNote.EMPTY_ANSWER)
         self._finish(ctx, answer or empty, words or empty, words=words)
