@@ -22,7 +22,7 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import STANDING_TAG, ItemType, Layer, MemoryItem
 from mnemobot.memory.write.standing_block import HEADING, render_standing
-from mnemobot.memory.write.standing_statements import restates, standing_statements
+from mnemobot.memory.write.standing_statements import replaces, restates, standing_statements
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
@@ -262,6 +262,15 @@ def test_a_statement_with_more_words_restates_it_and_never_against_always(
     longer = said + " " + " ".join(more)
     assert restates(longer, said) and restates(said, longer)
     assert not restates("User: Never use " + " ".join(words), "User: Always use " + " ".join(words))
+
+
+@given(st.sampled_from(["User", "Ada", "Mary Ann Lee", "Жанна Петровна Орлова"]))
+def test_the_speakers_name_is_not_a_word_two_preferences_share(speaker: str) -> None:
+    # Whoever says them, two preferences about different things stay two, and a changed
+    # time of the same thing replaces the older one.
+    tea, walks = "I prefer tea in the morning", "I prefer walks in the evening"
+    assert not replaces(f"{speaker}: {tea}", f"{speaker}: {walks}")
+    assert replaces(f"{speaker}: I prefer evening runs", f"{speaker}: I prefer morning runs")
 
 
 def test_a_forwarded_order_is_not_the_users_standing_preference(workspace: Path) -> None:

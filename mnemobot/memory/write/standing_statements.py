@@ -247,12 +247,14 @@ def _preference_clauses(sentence: str) -> list[str]:
 def replaces(newer: str, older: str) -> bool:
     """Whether a newer standing statement is about what an older one was: the same
     "when I ask about ..." topic and the same first word after it is ordered, or mostly
-    the same words."""
+    the same words. The speaker's label is not one of them: both statements have it, and
+    a member named in three words would find "I prefer tea in the morning" replacing "I
+    prefer walks in the evening"."""
     new_topic, old_topic = _topic_terms(newer), _topic_terms(older)
     if new_topic and old_topic:
         same_topic = _overlap(new_topic, old_topic) >= REPLACES_OVERLAP
         return same_topic and _first_term(newer) == _first_term(older)
-    return _overlap(set(terms(newer)), set(terms(older))) >= REPLACES_OVERLAP
+    return _overlap(set(terms(_said(newer))), set(terms(_said(older)))) >= REPLACES_OVERLAP
 
 
 def restates(newer: str, older: str) -> bool:
