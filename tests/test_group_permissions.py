@@ -117,6 +117,25 @@ async def test_status_names_the_model_server_to_the_operator_only(
     assert f"127.0.0.1:{port}" in operator_status
 
 
+async def test_a_refused_command_speaks_the_members_language(
+    start_bot: StartBot, telegram: TelegramServer
+) -> None:
+    # A Russian member of a group read "/compact" refused in English, amid Russian answers.
+    await start_bot(allowed="11", telegram_operators="13")
+    telegram.send_text(
+        "/compact", chat_id=GROUP, user_id=MEMBER, chat_type="group", language_code="ru"
+    )
+    compact_refused = await next_answer(telegram, 0)
+    telegram.send_text(
+        "/reminders cancel 1", chat_id=GROUP, user_id=MEMBER, chat_type="group", language_code="de"
+    )
+    cancel_refused = await next_answer(telegram, 1)
+    assert compact_refused.startswith("В этой группе /compact могут использовать только")
+    assert "(permissions.compact)" in compact_refused
+    assert cancel_refused.startswith("In dieser Gruppe dürfen nur")
+    assert "(permissions.schedule)" in cancel_refused
+
+
 def items_holding(app: App, text: str) -> list[str]:
     store = app.memory.scopes.store(f"telegram:{GROUP}")
     return [item.content for item in store.items.values() if text in item.content]

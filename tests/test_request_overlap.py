@@ -57,6 +57,25 @@ def test_notes_of_carried_turns_go_and_so_does_what_only_framed_them() -> None:
     )
 
 
+def test_notes_of_an_unanswered_turn_the_request_carries_go() -> None:
+    # The model server was down: the turn's note has no answer, and the next request
+    # carries the message itself; the model read it twice, once in "Today's Notes".
+    overlap = RequestOverlap.of_messages(
+        [
+            {"role": "user", "content": "Remember that my favourite colour is green."},
+            {"role": "assistant", "content": "[No answer was given to this message.]"},
+            {"role": "user", "content": "What is my favourite colour?"},
+        ]
+    )
+    # As written today (the words alone), and as an earlier version wrote it.
+    for unanswered in ("", " | Assistant:", " | Assistant: "):
+        notes = (
+            "## Today's Notes\n[13:43] User: Remember that my favourite colour is green."
+            + unanswered
+        )
+        assert overlap.without_carried_notes(notes) == ""
+
+
 NOTE_KEPT = "[09:00] User: I live in Lisbon. | Assistant: Lovely."
 NOTE_CARRIED = "[10:00] User: Where do I work? | Assistant: At St. Mary."
 

@@ -115,7 +115,7 @@ class RemindersCommand:
             return await self.listing(chat)
         if action not in ("cancel", "resume", "heartbeat"):
             return said.gettext(USAGE)
-        refusal = await self.permissions.refusal(chat, "schedule")
+        refusal = await self.permissions.refusal(chat, "schedule", said)
         if refusal is not None:
             return refusal
         if action == "heartbeat":

@@ -266,7 +266,7 @@ class Commands:
         forgetting = self.forgetting
         if command.name == "forget_me" and forgetting and await forgetting.interrupted(chat):
             return None
-        return await self.permissions.refusal(chat, command.name)
+        return await self.permissions.refusal(chat, command.name, words_for(chat.language))
 
     async def compact(self, chat: ChatRef, args: str) -> str:
         words = words_for(chat.language)

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable
 from typing import Protocol
 
+from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.config.runtime import PermissionLevel, RuntimeConfig
 from mnemobot.memory.store.scope_paths import all_chats_share
 from mnemobot.systems.core.context import ChatRef
@@ -33,10 +34,32 @@ log = logging.getLogger(__name__)
 # ways of forgetting or rewriting what the chat's memory and files hold.
 GUARDED_COMMANDS = frozenset({"export", "forget_me", "compact", "schedule", "edit_memory"})
 EDIT_MEMORY = "edit_memory"
-# What a refusal says the user may not do, where it is not a command of that name.
-_ACTIONS = {
-    "schedule": "schedule, cancel or resume reminders and tasks",
-    EDIT_MEMORY: "erase or rewrite its shared memory and files; everyone may add to them",
+# Whole sentences, so each language words them its own way: who may (admins or the
+# operator) by what they may not do (a command, or the actions named here).
+_ADMINS_ONLY = {
+    "schedule": N_(
+        "In this group only this group's administrators and the bot's operator may "
+        "schedule, cancel or resume reminders and tasks ({setting})."
+    ),
+    EDIT_MEMORY: N_(
+        "In this group only this group's administrators and the bot's operator may erase "
+        "or rewrite its shared memory and files; everyone may add to them ({setting})."
+    ),
+    None: N_(
+        "In this group only this group's administrators and the bot's operator may use "
+        "/{command} ({setting})."
+    ),
+}
+_OPERATOR_ONLY = {
+    "schedule": N_(
+        "In this group only the bot's operator may schedule, cancel or resume reminders "
+        "and tasks ({setting})."
+    ),
+    EDIT_MEMORY: N_(
+        "In this group only the bot's operator may erase or rewrite its shared memory and "
+        "files; everyone may add to them ({setting})."
+    ),
+    None: N_("In this group only the bot's operator may use /{command} ({setting})."),
 }
 # Commands that act on the whole memory: operators only when all chats share one.
 WHOLE_MEMORY_COMMANDS = frozenset({"export", "forget_me", EDIT_MEMORY})
@@ -97,30 +120,39 @@ class Permissions:
             log.warning("could not check the role of %s in %s: %s", chat.user_id, chat.key, exc)
             return False
 
-    async def refusal(self, chat: ChatRef, command: str) -> str | None:
-        """None when the user of `chat` may run `/command` there, else why not (one line)."""
+    async def refusal(self, chat: ChatRef, command: str, words: Words | None = None) -> str | None:
+        """None when the user of `chat` may run `/command` there, else why not (one line),
+        in `words`' language: the reader's for a command; English (the default) for a tool's
+        answer to the model."""
         if command not in GUARDED_COMMANDS:
             return None
+        said = words or words_for(None)
         config = self.config()
         if command in WHOLE_MEMORY_COMMANDS and all_chats_share(config.memory.scope):
             if self.is_operator(chat) and command == "export" and chat.is_group:
                 # The file would go to every member of the group.
-                return (
+                return said.gettext(
                     "All chats share one memory here: send /export to me in a private chat, "
                     "so the file goes to you alone."
                 )
             if self.is_operator(chat):
                 return None
-            action = "erase or rewrite it" if command == EDIT_MEMORY else f"use /{command}"
-            return (
-                f"All chats share one memory here, so only the bot's operator may {action}: "
-                "it holds what everyone told me."
+            if command == EDIT_MEMORY:
+                return said.gettext(
+                    "All chats share one memory here, so only the bot's operator may erase "
+                    "or rewrite it: it holds what everyone told me."
+                )
+            return said.gettext(
+                "All chats share one memory here, so only the bot's operator may use "
+                "/{command}: it holds what everyone told me.",
+                command=command,
             )
         if not chat.is_group:
             return None
         level = _level(config, command)
         if level == "members" or self.is_operator(chat):
             return None
+        sentences = _OPERATOR_ONLY
         if level == "admins":
             roles = self._roles.get(chat.channel)
             try:
@@ -128,15 +160,13 @@ class Permissions:
                     return None
             except RolesUnavailable as exc:
                 log.warning("could not check the role of %s in %s: %s", chat.user_id, chat.key, exc)
-                return (
+                return said.gettext(
                     "I could not check whether you are an administrator of this group just "
                     "now; please try again in a minute."
                 )
-            who = "this group's administrators and the bot's operator"
-        else:
-            who = "the bot's operator"
-        action = _ACTIONS.get(command, f"use /{command}")
-        return f"In this group only {who} may {action} ({_setting(command)})."
+            sentences = _ADMINS_ONLY
+        sentence = sentences.get(command, sentences[None])
+        return said.gettext(sentence, command=command, setting=_setting(command))
 
     async def may(self, chat: ChatRef, command: str) -> bool:
         """Whether the user of `chat` may run `command` there (no refusal)."""

@@ -27,9 +27,10 @@ from mnemobot.memory.store.items import SPEAKER_TAG, Layer, MemoryItem, normaliz
 # References that name something other than a message (a file, a promoted item's source).
 _NON_MESSAGE_PREFIXES = ("file:", "promotedFrom:", "session:")
 # A daily note line: "[HH:MM] User: ... | Assistant: ..." (memory.daily_notes), "Anna: ..."
-# in a group; not a fact the model noted.
+# in a group; not a fact the model noted. A turn the model never answered (its server was
+# down) ends "| Assistant:" with nothing after it once the notes are trimmed.
 _NOTE_LINE = re.compile(
-    rf"^\[\d\d:\d\d\] (?!{NOTED_LABEL}: )[^|\n]{{1,64}}?: (.*?)(?: \| Assistant: .*)?$"
+    rf"^\[\d\d:\d\d\] (?!{NOTED_LABEL}: )[^|\n]{{1,64}}?: (.*?)(?: \| Assistant:(?: .*)?)?$"
 )
 # What `cut_text` leaves at the end of a shortened reply.
 _CUT_MARKS = " …."
