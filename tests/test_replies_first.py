@@ -116,6 +116,38 @@ async def test_consolidation_waits_while_a_reply_is_made(
     assert "rewrote MEMORY.md" in next(s.line for s in report.steps if s.name == "consolidate")
 
 
+async def test_a_rewrite_under_way_gives_way_to_a_reply_and_is_done_again_later(
+    app: App, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # A one-slot server writing a long rewrite at its pace: a user's message comes. The
+    # rewrite is closed (the server stops it), the reply goes, the next run rewrites.
+    await ask(app, "My cat is called Miso.")
+    openai_server.one_at_a_time = True
+    openai_server.tokens_per_second = 40
+    long_rewrite = REWRITE + "\n" + " ".join(f"- detail {i}" for i in range(600))
+
+    def model(body: dict[str, object]) -> Step:
+        return reply(long_rewrite if kind(body) == CONSOLIDATION else "Miso is asleep.")
+
+    openai_server.responder = model
+    openai_server.clear()
+    assert app.maintenance is not None
+    maintenance = asyncio.create_task(app.maintenance.maintain(SCOPE))
+    await openai_server.wait_for_requests_async(1)
+    assert openai_server.requests[0].get("stream") is True
+
+    outcome = await app.assistant.handle_text(CONSOLE_CHAT, "What is Miso doing?")
+    assert outcome is not None and outcome.reply == "Miso is asleep."
+    report = await maintenance
+    consolidate = next(s.line for s in report.steps if s.name == "consolidate")
+    assert "rewrote MEMORY.md" not in consolidate and "put aside" in consolidate
+    assert not (workspace / "memory" / SCOPE / "MEMORY.md").exists()
+
+    openai_server.tokens_per_second = 0
+    again = await app.maintenance.maintain(SCOPE)
+    assert "rewrote MEMORY.md" in next(s.line for s in again.steps if s.name == "consolidate")
+
+
 async def test_the_flush_has_its_own_time_limit_behind_the_summary(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

@@ -27,6 +27,7 @@ import base64
 import contextlib
 import logging
 import time
+from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -318,20 +319,28 @@ class OpenAIChatModel:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         # Replies first on a server that takes few requests at once (`model_gate`); the
         # call's deadline starts once it may go.
-        async with self.gate.admitted():
-            if request.deadline_seconds is None:
+        async with self.gate.admitted(gives_way=request.yields_to_replies) as give_way:
+            if give_way is None:
+                return await self._complete_in_time(request)
+            # Streamed: a server stops a stream its client closed, not always a request.
+            if request.on_text is None:
+                request = replace(request, on_text=_ignore_text)
+            return await _unless_told_to_give_way(self._complete_in_time(request), give_way)
+
+    async def _complete_in_time(self, request: ChatRequest) -> ChatResponse:
+        if request.deadline_seconds is None:
+            return await self._complete_any(request)
+        deadline = asyncio.timeout(request.deadline_seconds)
+        try:
+            async with deadline:
                 return await self._complete_any(request)
-            deadline = asyncio.timeout(request.deadline_seconds)
-            try:
-                async with deadline:
-                    return await self._complete_any(request)
-            except TimeoutError:
-                if not deadline.expired():
-                    raise
-                raise LLMError(
-                    LLMFailureKind.TIMEOUT,
-                    f"no answer within {request.deadline_seconds:g} s",
-                ) from None
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise LLMError(
+                LLMFailureKind.TIMEOUT,
+                f"no answer within {request.deadline_seconds:g} s",
+            ) from None
 
     async def _complete_any(self, request: ChatRequest) -> ChatResponse:
         if has_images(request.messages):
@@ -637,3 +646,27 @@ def _response_from(completion: object) -> ChatResponse:
         completion_tokens=usage.completion_tokens if usage else None,
         cached_prompt_tokens=cache.cached,
     )
+
+
+def _ignore_text(text: str) -> None:
+    """A stream's text so far, which a call that only wants the answer does not show."""
+
+
+async def _unless_told_to_give_way(
+    call: Coroutine[Any, Any, ChatResponse], give_way: asyncio.Event
+) -> ChatResponse:
+    """`call`'s answer, unless `give_way` is set first: then the call is closed and fails
+    as UNAVAILABLE (its work is done again later)."""
+    answer = asyncio.ensure_future(call)
+    told = asyncio.ensure_future(give_way.wait())
+    try:
+        await asyncio.wait({answer, told}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        told.cancel()
+        if not answer.done():
+            answer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, LLMError):
+                await answer
+    if answer.cancelled():
+        raise LLMError(LLMFailureKind.UNAVAILABLE, "put aside for a user's reply; done again later")
+    return answer.result()

@@ -16,6 +16,12 @@ rewrite. So every call passes this gate (`OpenAIChatModel.complete`):
 With `llm.serverSlots` 0 (the default for hosted APIs) nothing waits. A call's own time
 limit counts from when it passes the gate, never while it waits
 (`ChatRequest.deadline_seconds`).
+
+A background call already sent holds the server until it ends: a rewrite of MEMORY.md of
+5,000 tokens took 51 s on a small home server and a user's 6 s reply came after 29 s
+(live, llama-cpp-python). One that can be done later (`ChatRequest.yields_to_replies`)
+is told to give way (`admitted` hands it an event, set once a reply waits for its slot);
+the model client then closes it, which stops a streaming server's work.
 """
 
 from __future__ import annotations
@@ -70,6 +76,8 @@ class ModelGate:
         self._sending = 0
         self._replies_waiting = 0
         self.background_waiting = 0
+        # One event per background call under way that gives way to replies.
+        self._giving_way: set[asyncio.Event] = set()
 
     def _condition(self) -> asyncio.Condition:
         # Made on first use, on the loop that uses the gate.
@@ -101,19 +109,27 @@ class ModelGate:
                     log.warning("could not end the turn mark of %s: %s", key, exc)
 
     @asynccontextmanager
-    async def admitted(self) -> AsyncIterator[None]:
-        """Hold a slot of the server for one call, once the call's turn comes."""
+    async def admitted(self, *, gives_way: bool = False) -> AsyncIterator[asyncio.Event | None]:
+        """Hold a slot of the server for one call, once the call's turn comes. A background
+        call that `gives_way` gets an event, set when a reply waits for its slot: the call
+        should end then (None: nothing will ask it to)."""
         limit = self.slots()
         if limit <= 0:
-            yield
+            yield None
             return
-        if _in_turn.get() is not None:
+        in_turn = _in_turn.get() is not None
+        if in_turn:
             await self._admit_reply()
         else:
             await self._admit_background()
+        give_way = asyncio.Event() if gives_way and not in_turn else None
+        if give_way is not None:
+            self._giving_way.add(give_way)
         try:
-            yield
+            yield give_way
         finally:
+            if give_way is not None:
+                self._giving_way.discard(give_way)
             self._sending -= 1
             await self._notify()
 
@@ -128,6 +144,9 @@ class ModelGate:
     async def _admit_reply(self) -> None:
         changed = self._condition()
         async with changed:
+            if not self._free():
+                for give_way in self._giving_way:
+                    give_way.set()
             self._replies_waiting += 1
             try:
                 await changed.wait_for(self._free)

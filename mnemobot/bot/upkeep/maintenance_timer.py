@@ -128,6 +128,8 @@ def consolidation_request(
         temperature=TEMPERATURE,
         max_output_tokens=MEMORY_MAX_TOKENS + SUPERSEDED_ANSWER_TOKENS,
         timeout_seconds=config.llm.request_timeout_seconds,
+        # Maintenance runs again; a user's reply should not wait for it.
+        yields_to_replies=True,
     )
 
 

@@ -121,6 +121,10 @@ class ChatRequest:
     # waiting for a busy model server's slot (replies go first) is not yet late. Past it
     # the call fails with LLMFailureKind.TIMEOUT. None: `timeout_seconds` per attempt only.
     deadline_seconds: float | None = None
+    # Background work that can be done later (a rewrite of MEMORY.md): on a server that
+    # answers one request at a time, a reply that needs the server stops it (it is asked for
+    # as a stream, so closing it stops the server too) and it fails as UNAVAILABLE.
+    yields_to_replies: bool = False
 
 
 @dataclass(slots=True)
