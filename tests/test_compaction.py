@@ -19,6 +19,7 @@ from mnemobot.plugin import Tool
 from mnemobot.systems.compaction.compactor import CompactionCalls, transcript_lines
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    delay,
     error,
     hang,
     reply,
@@ -91,7 +92,11 @@ async def test_auto_compaction_at_the_threshold_keeps_pairs_and_loses_nothing(
 async def test_summary_failure_still_compacts_and_points_at_the_log(
     workspace: Path, openai_server: FakeOpenAIServer, failure: str
 ) -> None:
-    write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "compaction": {"enabled": False}})
+    # The fake is a local server: the summary may take llm.requestTimeoutSeconds.
+    write_runtime_config(
+        workspace,
+        {"llm": {"maxRetries": 0, "requestTimeoutSeconds": 0.5}, "compaction": {"enabled": False}},
+    )
     app = build_app(make_settings(workspace, openai_server), tuning=QUICK_SUMMARIES)
     for i in range(12):
         await ask(app, f"note {i}")
@@ -111,6 +116,32 @@ async def test_summary_failure_still_compacts_and_points_at_the_log(
     logged = [m["content"] for m in offloaded(app)]
     assert [f"note {i}" for i in range(11)] == [t for t in logged if t.startswith("note")]
     assert session.messages[1]["content"] == "note 11"
+
+
+async def test_a_slow_home_server_gets_the_operators_time_for_the_summary(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    # A small model on a one-request-at-a-time server takes longer than a hosted model's
+    # summary may: the operator's llm.requestTimeoutSeconds applies, and the summary and
+    # the facts of the compacted messages are kept.
+    write_runtime_config(
+        workspace,
+        {"llm": {"maxRetries": 0, "requestTimeoutSeconds": 30}, "compaction": {"enabled": False}},
+    )
+    app = build_app(make_settings(workspace, openai_server), tuning=QUICK_SUMMARIES)
+    for i in range(6):
+        await ask(app, f"note {i}: my sister Ana visits in May")
+
+    def slow(body: dict[str, object]) -> object:
+        if is_summary_request(body):
+            return delay(1.0, reply("The user's sister Ana visits in May."))
+        return delay(1.0, reply("- Sister Ana visits in May"))
+
+    openai_server.responder = slow
+    answer = await app.commands.run(CHAT, ParsedCommand("compact", "2"))
+    await app.close()
+    assert answer.startswith("Compacted with summary"), answer
+    assert "sister Ana visits in May" in app.sessions.get(CHAT.key).messages[0]["content"]
 
 
 async def test_a_failed_summary_keeps_the_one_before_it(
@@ -148,7 +179,9 @@ async def test_a_summary_that_times_out_is_not_sent_again(
 ) -> None:
     # A local model server keeps computing a request its client gave up on: a second copy
     # only doubles its work while the chat's next turn waits behind both.
-    write_runtime_config(workspace, {"compaction": {"enabled": False}})
+    write_runtime_config(
+        workspace, {"llm": {"requestTimeoutSeconds": 0.5}, "compaction": {"enabled": False}}
+    )
     app = build_app(make_settings(workspace, openai_server), tuning=QUICK_SUMMARIES)
     for i in range(12):
         await ask(app, f"note {i}")

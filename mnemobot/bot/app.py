@@ -284,7 +284,18 @@ def _compactor(
         windows=llm if isinstance(llm, OpenAIChatModel) else None,
         clock=services.clock,
         calls=calls,
+        slow_server_seconds=partial(
+            _slow_server_seconds, llm.base_url if isinstance(llm, OpenAIChatModel) else None
+        ),
     )
+
+
+def _slow_server_seconds(base_url: str | None, config: RuntimeConfig) -> float | None:
+    """How long a call may take on a server that answers one request at a time (the
+    operator's llm.requestTimeoutSeconds); None for a server without a slot limit."""
+    if server_slots(config.llm.server_slots, base_url) == 0:
+        return None
+    return config.llm.request_timeout_seconds
 
 
 def _permissions(runtime: RuntimeConfigStore) -> Permissions:

@@ -90,7 +90,8 @@ class LlmConfig(ConfigSection):
     max_output_tokens: int = Field(2048, ge=16)
     """Most tokens one reply may have."""
     request_timeout_seconds: float = Field(120, gt=0, le=3600)
-    """Seconds one model call (a reply, a MEMORY.md rewrite) may take."""
+    """Seconds one model call (a reply, a MEMORY.md rewrite; on a server that answers one
+    request at a time, a compaction's summary and flush too) may take."""
     max_retries: int = Field(2, ge=0, le=10)
     """Retries of a failed call (connection errors, timeouts, 429, 5xx); a timed-out call is
     sent again whole, which a one-slot local server computes again: 0 there."""

@@ -59,7 +59,9 @@ class CompactionCalls:
     summary_max_output_tokens: int = 500
     # Seconds a summary may take; past it the old messages are dropped without one. The
     # user's reply waits for it: a summary of 500 tokens takes a few seconds on a hosted
-    # model. A slow local summaryModel may need more (a code change, or no summary).
+    # model. A server that answers one request at a time (a home one) gets the operator's
+    # llm.requestTimeoutSeconds instead (`Compactor(slow_server_seconds=...)`): a small
+    # model there took more than 15 s, and every compaction lost its summary and its facts.
     summary_timeout_seconds: float = 15
     # Sampling temperature of summaries: low, it must not invent.
     summary_temperature: float = 0.3
@@ -189,21 +191,32 @@ class Compactor:
         windows: ContextWindows | None = None,
         clock: Clock = SYSTEM_CLOCK,
         calls: CompactionCalls = DEFAULT_COMPACTION_CALLS,
+        slow_server_seconds: Callable[[RuntimeConfig], float | None] | None = None,
     ) -> None:
         """`on_compacted(scope)` is called on the loop after each compaction (and its
         memory flush), so memory maintenance above this layer can follow it. `windows`
         tells the context window of the model the summary and flush go to, when known;
         `clock` dates the summary and the facts the flush keeps; `calls`: the summary's
         and the flush's limits. `memory`: what is known and what was forgotten (never sent
-        to the summary or the flush), and where new facts go; None compacts without a flush."""
+        to the summary or the flush), and where new facts go; None compacts without a flush.
+        `slow_server_seconds`: for a config whose model server answers one request at a
+        time, how long a call to it may take (the summary's and the flush's limit when
+        longer than theirs); None: it is not such a server."""
         self.llm = llm
         self.calls = calls
+        self.slow_server_seconds = slow_server_seconds
         self.sessions = sessions
         self.memory = memory
         self.chat_model_for = chat_model_for
         self.on_compacted = on_compacted
         self.windows = windows
         self.clock = clock
+
+    def _time_limit(self, config: RuntimeConfig) -> float:
+        """Seconds the summary, and the flush, may each take."""
+        limit = self.calls.summary_timeout_seconds
+        slow = self.slow_server_seconds(config) if self.slow_server_seconds else None
+        return limit if slow is None else max(limit, slow)
 
     def _summary_model(self, config: RuntimeConfig) -> str:
         # The chat model this bot resolves stands in for BOT_MODEL: the same name.
@@ -294,6 +307,7 @@ class Compactor:
         self, plan: CompactionPlan, config: RuntimeConfig, scope: str
     ) -> str | _NoSummary:
         settings = self.calls
+        time_limit = self._time_limit(config)
         model = self._summary_model(config)
         previous = (plan.previous_summary or "").removeprefix(SUMMARY_PREFIX).strip()
         lines = transcript_lines(
@@ -323,11 +337,11 @@ class Compactor:
                 model=model,
                 temperature=settings.summary_temperature,
                 max_output_tokens=settings.summary_max_output_tokens,
-                timeout_seconds=settings.summary_timeout_seconds,
+                timeout_seconds=time_limit,
                 resend=False,
                 # Its own limit, from when it is sent: not shared with the flush queued
                 # behind it on a one-slot server.
-                deadline_seconds=settings.summary_timeout_seconds + 1,
+                deadline_seconds=time_limit + 1,
             )
             try:
                 response = await self.llm.complete(request)
@@ -351,6 +365,7 @@ class Compactor:
         if self.memory is None or not config.memory.enabled:
             return 0
         settings = self.calls
+        time_limit = self._time_limit(config)
         model = self._summary_model(config)
         lines = transcript_lines(
             plan.dropped,
@@ -400,9 +415,9 @@ class Compactor:
                     model=model,
                     temperature=settings.flush_temperature,
                     max_output_tokens=settings.summary_max_output_tokens,
-                    timeout_seconds=settings.summary_timeout_seconds,
+                    timeout_seconds=time_limit,
                     resend=False,
-                    deadline_seconds=settings.summary_timeout_seconds + 1,
+                    deadline_seconds=time_limit + 1,
                 )
                 try:
                     response = await self.llm.complete(request)
@@ -414,7 +429,7 @@ class Compactor:
                 found += parse_bullets(response.content or "")
                 lines = lines[len(part) :]
         except (LLMError, TimeoutError) as error:
-            why = str(error) or f"no answer within {settings.summary_timeout_seconds:g} s"
+            why = str(error) or f"no answer within {time_limit:g} s"
             log.warning("memory flush skipped for %s: %s", session_key, why)
             if not found:
                 return 0
