@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mnemobot.bot.schedule.tasks import TaskChat
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, system_text, user_texts
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, hang, system_text, user_texts
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.schedule_harness import due_now
 from tests.telegram_harness import StartBot, start_bot, telegram
@@ -61,3 +61,29 @@ async def test_a_scheduled_task_in_a_group_is_nobodys_message(
     await telegram.wait_for_messages_async(GROUP, 1, timeout=15)
     [said] = user_texts(openai_server.requests[-1])
     assert said.startswith("[Scheduled task #1, set by Alex")
+
+
+async def test_a_reply_another_member_stops_still_answers_its_writer(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # Group replies are not streamed: when Boris stops the reply Alex is waiting for, Alex
+    # is told under their message, in their language; Boris hears what /stop did.
+    await start_bot(allowed=f"{ALEX},{BORIS}")
+    openai_server.script(hang())
+    asked = telegram.send_text(
+        "@mnemo_test_bot write a long story about a lighthouse keeper",
+        chat_id=GROUP,
+        user_id=ALEX,
+        first_name="Alex",
+        chat_type="supergroup",
+        language_code="de",
+    )
+    await openai_server.wait_for_requests_async(1)
+    telegram.send_text(
+        "/stop", chat_id=GROUP, user_id=BORIS, first_name="Boris", chat_type="supergroup"
+    )
+    sent = await telegram.wait_for_messages_async(GROUP, 2)
+
+    by_reply = {message["reply_to_message_id"]: message["plain_text"] for message in sent}
+    assert by_reply[asked["message"]["message_id"]] == "⏹ Angehalten."
+    assert "Stopped the reply in progress." in by_reply.values()

@@ -139,6 +139,8 @@ class ChatDispatcher:
         self._last_notice: dict[str, asyncio.Task[Any]] = {}
         # The stream of each chat's running turn, for /stop.
         self._streams: dict[str, ChannelReplyStream] = {}
+        # Who sent the /stop that is cancelling each chat's running turn.
+        self._stopped_by: dict[str, ChatRef] = {}
 
     # -- intake ----------------------------------------------------------------------------------
 
@@ -225,7 +227,10 @@ class ChatDispatcher:
         stream = self._streams.get(chat.key)
         if stream is not None:
             stream.request_stop()
+        self._stopped_by[chat.key] = chat
         outcome = await self.lanes.stop(chat.key, dropped=dropped)
+        if not outcome.cancelled_running:
+            self._stopped_by.pop(chat.key, None)
         await self._answered(outcome.dropped_jobs)
         return stop_text(outcome.cancelled_running, outcome.dropped, chat.language)
 
@@ -309,6 +314,7 @@ class ChatDispatcher:
         remembered (the user sees the stop at once, not after a memory write), and the job
         is answered."""
         stream = self._streams.pop(job.chat.key, None)
+        stopper = self._stopped_by.pop(job.chat.key, None)
         try:
             if stream is not None and stream.stop_requested and (stream.latest or stream.showing):
                 # Only a tool's status line showed: it becomes the stop mark.
@@ -317,6 +323,12 @@ class ChatDispatcher:
                 )
             else:
                 await self._end_stream(job, answered=True)
+                if stopper is not None and stopper.user_id != job.chat.user_id:
+                    # Another member of a group sent /stop: the message's writer was shown
+                    # nothing (group replies are not streamed) and would get no answer.
+                    await self.channel.send_reply(
+                        job, loop_note(job.chat.language, LoopNote.STOPPED_MARK)
+                    )
         finally:
             try:
                 if isinstance(job, MessageJob):
