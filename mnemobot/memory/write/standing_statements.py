@@ -50,6 +50,12 @@ REPLACES_OVERLAP = 0.5
 # more, while "I prefer Python for data work and Go for services" -> "Rust ..." (six) is
 # a change.
 RESTATED_MIN_TERMS = 7
+# The speaker as one word of a statement in `replaces` (no term has a space): a chat's
+# "User: ..." statements compare as they did when REPLACES_OVERLAP was chosen (the label's
+# one word was counted then; on BEAM 500K development every pair of one speaker's
+# standing items gets the same answer). Without it: 0.622 -> 0.621, knowledge update
+# 0.739 -> 0.736, stale-only 4 -> 5.
+_SPEAKER_WORD = "the speaker"
 
 # ------------------------------------------------------------------- the words
 
@@ -247,14 +253,16 @@ def _preference_clauses(sentence: str) -> list[str]:
 def replaces(newer: str, older: str) -> bool:
     """Whether a newer standing statement is about what an older one was: the same
     "when I ask about ..." topic and the same first word after it is ordered, or mostly
-    the same words. The speaker's label is not one of them: both statements have it, and
-    a member named in three words would find "I prefer tea in the morning" replacing "I
-    prefer walks in the evening"."""
+    the same words. The speaker (both statements are the same person's) counts as one
+    shared word, whatever their name: a member named in three words found "I prefer tea in
+    the morning" replacing "I prefer walks in the evening"."""
     new_topic, old_topic = _topic_terms(newer), _topic_terms(older)
     if new_topic and old_topic:
         same_topic = _overlap(new_topic, old_topic) >= REPLACES_OVERLAP
         return same_topic and _first_term(newer) == _first_term(older)
-    return _overlap(set(terms(_said(newer))), set(terms(_said(older)))) >= REPLACES_OVERLAP
+    said_by = {_SPEAKER_WORD}
+    new_words, old_words = set(terms(_said(newer))), set(terms(_said(older)))
+    return _overlap(new_words | said_by, old_words | said_by) >= REPLACES_OVERLAP
 
 
 def restates(newer: str, older: str) -> bool:
