@@ -51,6 +51,7 @@ from mnemobot.memory.pack.render import (
     render_line,
     render_pack,
 )
+from mnemobot.memory.pack.restated import restated_figure
 from mnemobot.memory.pack.selection import (
     MIN_ITEM_TOKENS,
     ScoredItem,
@@ -299,10 +300,18 @@ def build_pack(
         ],
         focus.weights,
     )
-    if latest.updates:
+    # The person's next statement of another value of it, though no word said it changed.
+    restated = restated_figure(
+        (item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
+        focus.weights,
+    )
+    front = [item.id for item in latest.updates]
+    if restated is not None and restated.id not in front:
+        front.append(restated.id)
+    if front:
         # The current value of what the question asks about goes first, then the updates
         # before it; older values of it are marked earlier.
-        scored.ranked = first(scored.ranked, [item.id for item in latest.updates])
+        scored.ranked = first(scored.ranked, front)
         focus = Focus(focus.weights, updated=latest.earlier)
     scored.ranked, focus = with_digests(scored.ranked, digests, query_terms, query, focus)
     selection = select_items(scored.ranked, context.window_of, query, ranking, tz, focus)

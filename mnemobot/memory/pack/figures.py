@@ -73,7 +73,7 @@ UPDATE_WORDS = re.compile(
 # raised sports budget of €40", "€40 is the new budget".
 CUE_BEFORE_CHARS = 48
 CUE_AFTER_CHARS = 24
-_SENTENCE = re.compile(r"[^.!?;。！？；\n]+(?:[.!?;。！？；]+|\n|$)")
+SENTENCE = re.compile(r"[^.!?;。！？；\n]+(?:[.!?;。！？；]+|\n|$)")
 _VALUE = re.compile(
     r"(?P<money>[$€£¥₽]\s?\d[\d,.]*[kKmM]?|\d[\d,.]*\s?(?:usd|eur|dollars?|euros?|руб\w*|元))"
     r"|(?P<percent>\d[\d,.]*\s?%)"
@@ -115,7 +115,7 @@ def figure_of(item: MemoryItem, weights: Mapping[str, float]) -> Figure | None:
         return None
     text_languages = languages(text)
     best: Figure | None = None
-    for sentence in _SENTENCE.findall(text):
+    for sentence in SENTENCE.findall(text):
         values = list(_VALUE.finditer(sentence))
         if not values:
             continue
@@ -174,6 +174,11 @@ def latest_figure(candidates: Iterable[MemoryItem], weights: Mapping[str, float]
         ):
             latest.earlier[figure.item.id] = newest.item.created_at
     return latest
+
+
+def values_in(sentence: str, text_languages: TextLanguages) -> list[tuple[str, str]]:
+    """The kinds and values of the sentence's values, in order."""
+    return [_kind_and_value(match, text_languages) for match in _VALUE.finditer(sentence)]
 
 
 def _kind_and_value(match: re.Match[str], text_languages: TextLanguages) -> tuple[str, str]:

@@ -111,9 +111,7 @@ def state_of(item: MemoryItem, weights: Mapping[str, float]) -> State | None:
         return None
     # Without the speakers' labels: "User" is no word of what either said.
     content = _LABEL.sub("", item.content.replace(_REPLY_PART, "\n"), count=1)
-    spoken = ""
-    if not _ASSISTANT_TURN.match(item.content):
-        spoken = _LABEL.sub("", item.content.split(_REPLY_PART, 1)[0], count=1)
+    spoken = spoken_part(item)
     text_languages = languages(content)
     best: State | None = None
     for sentence in _SENTENCE.findall(content):
@@ -148,6 +146,14 @@ def state_of(item: MemoryItem, weights: Mapping[str, float]) -> State | None:
         value = names or {t for t in said if t not in weights and t not in cue_terms}
         best = State(item, best.weight, best.said, weight, frozenset(value), said)
     return best
+
+
+def spoken_part(item: MemoryItem) -> str:
+    """What a person said in the item, without the speaker's label: none of a turn of the
+    assistant alone, nor the assistant's reply part."""
+    if _ASSISTANT_TURN.match(item.content):
+        return ""
+    return _LABEL.sub("", item.content.split(_REPLY_PART, 1)[0], count=1)
 
 
 def _near_subject(
