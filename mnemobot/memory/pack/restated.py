@@ -9,8 +9,9 @@ increased it") or is a noun ("a slight improvement to 135/82"). So, relative to 
 question (`restated_figure`):
 
 - the *anchor* is the person's sentence (not the assistant's part of a turn: its advice
-  is full of values nobody has) with a value and the most query weight: what the question
-  is about, of a kind (money, percent, time, date, or a number of the same unit);
+  is full of values nobody has) with a value and the most query weight, at least
+  `ANCHOR_SHARE` of the question's: what the question is about, of a kind (money,
+  percent, time, date, or a number of the same unit);
 - the *restatement* is the person's next sentence, said later, with a value of that kind
   but another value, holding at least `RESTATED_SHARE` of the anchor's weight;
 - the pack takes it first, after the updates `memory.pack.figures` found. Nothing is
@@ -37,6 +38,11 @@ from mnemobot.memory.text.terms import languages, terms_in
 # 0.35, stale-only 6 -> 4; at 0.5 stale-only 5. Fresh imports at 0.35: 500K 0.6221 ->
 # 0.6318, dev-1M 0.6081 -> 0.6202; LoCoMo dev 0.816 as before.
 RESTATED_SHARE = 0.35
+# The anchor must hold this share of the question's weight: what the question is about,
+# not a sentence sharing one common word with it (with no floor, "watered the garden on
+# day 18" was put before "the garden tomatoes got blight" for "tomato blight in the
+# garden", and "solar note 5" before "solar panel invoice" for "solar panel").
+ANCHOR_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +81,8 @@ def restated_figure(
     if not found:
         return None
     anchor = max(found, key=lambda s: (s.weight, -s.item.created_at, s.item.id))
+    if anchor.weight < ANCHOR_SHARE * sum(weights.values()):
+        return None
     later = sorted(
         (s for s in found if s.item.created_at > anchor.item.created_at),
         key=lambda s: (s.item.created_at, s.item.id),
