@@ -149,7 +149,12 @@ def _replace_by_slot(
 ) -> None:
     """`fact` states `statement`: earlier facts of the same slot and speaker (`tag`) are
     the same fact again (same value: they collapse into it) or replaced by it."""
-    fact = _with_keywords(store, fact, statement)
+    tagged = _with_keywords(store, fact, statement)
+    if tagged is None:
+        # Found live (a compaction's flush, once in four): the store dropped it as
+        # forgotten, and a forgotten fact replaces nothing.
+        return
+    fact = tagged
     left = frozenset(terms(statement.left)) if statement.left else None
     for old in _same_slot(store, fact, statement, tag):
         old_statement = next(s for s in _slots(old) if s.slot == statement.slot)
@@ -231,13 +236,17 @@ def _slot_fact(
     return stored[0] if stored else None
 
 
-def _with_keywords(store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement) -> MemoryItem:
-    """The fact, tagged with the words a question about its slot uses ("home", "city")."""
+def _with_keywords(
+    store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement
+) -> MemoryItem | None:
+    """The fact, tagged with the words a question about its slot uses ("home", "city");
+    None when the store drops it (forgotten meanwhile)."""
     wanted = [_SLOT_TAG, *statement.keywords]
     if all(tag in fact.tags for tag in wanted):
         return fact
     tagged = replace(fact, tags=list(dict.fromkeys([*fact.tags, *wanted])))
-    return store.add([tagged])[0]
+    stored = store.add([tagged])
+    return stored[0] if stored else None
 
 
 class _SlotIndex:
