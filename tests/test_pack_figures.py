@@ -15,27 +15,13 @@ from mnemobot.memory.pack.figures import LATEST_UPDATES, latest_figure
 from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import indexed_text
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.items import MemoryItem
 from mnemobot.memory.text.terms import terms
-
-DAY = 86_400.0
-START = 1_700_000_000.0
+from tests.pack_turns import DAY, START, turn_item
 
 
 def turn(number: int, text: str, day: float) -> MemoryItem:
-    at = START + day * DAY + number
-    return MemoryItem(
-        id=f"t{number:03d}",
-        layer=Layer.EPISODIC,
-        type=ItemType.TURN,
-        title=text[:80],
-        content=f"User: {text}",
-        scope="s",
-        created_at=at,
-        updated_at=at,
-        tags=["turn"],
-        references=[f"tg:{number}"],
-    )
+    return turn_item(number, text, f"User: {text}", day)
 
 
 def pack_of(items: list[MemoryItem], question: str, soft: int) -> tuple[str, set[str]]:

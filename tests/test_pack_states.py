@@ -23,8 +23,8 @@ from mnemobot.memory.text.terms import terms
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_messages
 from tests.conftest import ask, run_mnemobot
+from tests.pack_turns import DAY, START, turn_item
 
-DAY = 86_400.0
 NOW = time.time()
 CONFIG = MemoryConfig()
 SCOPE = "console:local"
@@ -173,23 +173,9 @@ async def test_the_memory_tool_marks_the_older_state_earlier(
 
 # ---------------------------------------------------------------- the pure function
 
-START = 1_700_000_000.0
-
 
 def turn(number: int, text: str, day: int) -> MemoryItem:
-    at = START + day * DAY + number
-    return MemoryItem(
-        id=f"t{number:03d}",
-        layer=Layer.EPISODIC,
-        type=ItemType.TURN,
-        title=text[:80],
-        content=f"User: {text}\nAssistant: Noted.",
-        scope="s",
-        created_at=at,
-        updated_at=at,
-        tags=["turn"],
-        references=[f"tg:{number}"],
-    )
+    return turn_item(number, text, f"User: {text}\nAssistant: Noted.", day)
 
 
 CITIES = ["Tallinn", "Tartu", "Narva", "Riga", "Vilnius"]
