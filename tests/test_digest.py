@@ -167,9 +167,9 @@ def test_a_question_over_the_history_gets_a_line_of_each_day_in_order(
     workspace = _imported(tmp_path, run)
     pack = _pack(workspace, run, ORDER_QUESTION)
     # All three days' messages, though three of them would not fit in 500 tokens.
-    assert {"tg:1", "tg:3", "tg:5"} <= _refs(pack)
+    assert {"tg-export:1", "tg-export:3", "tg-export:5"} <= _refs(pack)
     rendered = pack["rendered"]
-    where = [rendered.index(f"[tg:{n}, tg:{n + 1}] Ada:") for n in (1, 3, 5)]
+    where = [rendered.index(f"[tg-export:{n}, tg-export:{n + 1}] Ada:") for n in (1, 3, 5)]
     assert where == sorted(where)
     assert "2025-03-02: Digest of the day" in rendered
     assert pack["diagnostics"]["totalTokens"] <= 500
@@ -246,8 +246,8 @@ def test_a_forgotten_message_leaves_its_days_digest_and_every_file(
     day = next(d for d in _digests(workspace) if "2025-03-09" in d.content)
     # The day keeps its digest, without the forgotten line.
     assert "4711" not in day.content and "locker" not in day.content
-    assert "[tg:5, tg:6] Ada: Now the deployment" in day.content
-    assert "tg:7" not in day.references
+    assert "[tg-export:5, tg-export:6] Ada: Now the deployment" in day.content
+    assert "tg-export:7" not in day.references
     openai_server.script(*(reply(f"Day {n} went fine.") for n in range(4)))
     done = run(workspace, "memory", "maintain", "--chat", CHAT, server=openai_server)
     assert done.code == 0, done.err
@@ -255,7 +255,7 @@ def test_a_forgotten_message_leaves_its_days_digest_and_every_file(
     for path in items.rglob("*.jsonl"):
         assert "4711" not in path.read_text(), path
     pack = _pack(workspace, run, ORDER_QUESTION)
-    assert "tg:7" not in _refs(pack) and "tg:5" in _refs(pack)
+    assert "tg-export:7" not in _refs(pack) and "tg-export:5" in _refs(pack)
 
 
 def test_with_a_model_each_day_gets_a_summary_in_the_background(
@@ -365,7 +365,7 @@ def test_forgetting_a_days_digest_keeps_the_days_messages(
     try:
         assert memory.forget.forget(CHAT, day.id) == [day.id]
         left = memory.scopes.store(CHAT).items.values()
-        assert {"tg:5", "tg:7"} <= {ref for item in left for ref in item.references}
+        assert {"tg-export:5", "tg-export:7"} <= {ref for item in left for ref in item.references}
     finally:
         memory.close()
     assert not [d for d in _digests(workspace) if "2025-03-09" in d.content]

@@ -157,9 +157,9 @@ def test_recall_per_ability_and_stale_only_follow_from_the_construction(
     lines = [orjson.loads(line) for line in details.getvalue().splitlines()]
     update = next(line for line in lines if line["ability"] == "knowledge_update")
     assert (update["evidence"], update["pack"], update["baseline"]) == ([8, 22], [8], [8])
-    # The import wrote the export's refs: tg:N is BEAM message N-1.
+    # The import wrote the export's refs: tg-export:N is BEAM message N-1.
     imported = tmp_path / "ws" / "memory" / "beam:100K-7" / "imported-messages.txt"
-    assert imported.read_text().split()[:2] == ["tg:1", "tg:2"]
+    assert imported.read_text().split()[:2] == ["tg-export:1", "tg-export:2"]
 
 
 def test_a_budget_too_small_for_a_line_finds_nothing_in_pack_or_baseline(
@@ -219,9 +219,10 @@ def test_with_assistant_replies_a_reply_shares_the_turn_of_the_message_it_answer
         for line in path.read_bytes().splitlines()
         if orjson.loads(line).get("type") == "TURN"
     ]
-    assert ["tg:1", "tg:2"] in references and ["tg:9", "tg:10"] in references
+    assert ["tg-export:1", "tg-export:2"] in references
+    assert ["tg-export:9", "tg-export:10"] in references
     # Message 22 (a user message) is answered by filler 23: one turn, refs of both.
-    assert ["tg:23", "tg:24"] in references
+    assert ["tg-export:23", "tg-export:24"] in references
 
 
 def test_a_message_longer_than_an_export_holds_is_imported_in_parts_of_one_message(

@@ -324,7 +324,7 @@ def test_an_assistants_messages_become_the_replies_of_the_messages_they_answer(
     # The question and its answer are one turn, as the bot keeps its own; the answer cut
     # like a live reply (800 characters), not kept whole as someone's long message.
     (answered,) = [i for i in turns if "billing service" in i["content"]]
-    assert answered["references"] == ["tg:1", "tg:2"]
+    assert answered["references"] == ["tg-export:1", "tg-export:2"]
     question, reply = answered["content"].split("\n", 1)
     assert question == "Ada: Which database should the billing service use?"
     assert reply.startswith("Assistant: Use Postgres for billing.")
@@ -332,7 +332,7 @@ def test_an_assistants_messages_become_the_replies_of_the_messages_they_answer(
     assert not any(i["content"].startswith("Helper") for i in turns)
     backups = run(workspace, "memory", "pack", "nightly backups", "--chat", CHAT, "--json")
     alone = [i for i in json.loads(backups.stdout)["items"] if "nightly backups" in i["content"]]
-    assert [i["references"] for i in alone if i["type"] == "TURN"] == [["tg:3"]]
+    assert [i["references"] for i in alone if i["type"] == "TURN"] == [["tg-export:3"]]
 
     again = run(workspace, "memory", "import", str(export), "--chat", CHAT, "--assistant", "Helper")
     assert "imported 0 messages" in again.stdout and "4 already there" in again.stdout

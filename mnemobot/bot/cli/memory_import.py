@@ -2,13 +2,17 @@
 
 Every message goes through the live write path (`MemoryRecord.record_turn`), as a turn
 said by its author at its original time, with the message ref the live bot gives it
-(`tg:<id>`): the daily note line, the turn item, whatever extraction derives and promotes;
-at the end, the digest of each finished day (`memory.notes.digests`).
+(`tg:<id>`) where Telegram numbers messages for everyone (supergroups, channels), else a
+ref of the import's own (`tg-export:<id>`: a private chat's numbers are each account's
+own, see `export_file.SHARED_NUMBERING_TYPES`): the daily note line, the turn item,
+whatever extraction derives and promotes; at the end, the digest of each finished day
+(`memory.notes.digests`).
 
 The file is read and checked whole first (`bot.channels.telegram.export_file`): a bad file writes
 nothing and gets one line saying where and what is wrong. Re-importing adds nothing twice:
 a message whose ref the scope already holds (in an item, or in `imported-messages.txt`,
-the list of every ref imported, small talk included) is skipped. An import stopped half
+the list of every ref imported, small talk included) is skipped, and so is one an import
+before refs of their own listed as `tg:<id>`. An import stopped half
 way leaves whole messages only (each write is whole lines), and the same command run
 again finishes it.
 
@@ -48,13 +52,12 @@ from mnemobot.memory.upkeep.digest_days import write_missing_digests
 IMPORTED_REFS_FILE = "imported-messages.txt"
 
 
-def known_refs(scopes: ScopeRuntime, scope: str) -> set[str]:
-    """Message refs the scope already holds: in its items and in its import list."""
-    refs = {ref for item in scopes.store(scope).items.values() for ref in item.references}
+def imported_refs(scopes: ScopeRuntime, scope: str) -> set[str]:
+    """The refs every earlier import into the scope listed."""
     listed = scopes.paths(scope).directory / IMPORTED_REFS_FILE
-    if listed.is_file():
-        refs.update(line.strip() for line in listed.read_text().splitlines() if line.strip())
-    return refs
+    if not listed.is_file():
+        return set()
+    return {line.strip() for line in listed.read_text().splitlines() if line.strip()}
 
 
 def import_command(args: argparse.Namespace) -> int:
@@ -137,10 +140,18 @@ def write_export(
     assistant: str | None = None,
 ) -> tuple[int, int]:
     """Write the export's new messages; (imported, already there)."""
-    known = known_refs(record.scopes, scope)
-    todo = [message for message in export.messages if message.ref not in known]
-    listed = record.scopes.paths(scope).directory / IMPORTED_REFS_FILE
-    listed.parent.mkdir(parents=True, exist_ok=True)
+    listed = imported_refs(record.scopes, scope)
+    known = listed | {
+        r for item in record.scopes.store(scope).items.values() for r in item.references
+    }
+    # Only the import list tells an earlier import's `tg:<id>` from a live message's.
+    todo = [
+        message
+        for message in export.messages
+        if message.ref not in known and message.earlier_ref not in listed
+    ]
+    listing = record.scopes.paths(scope).directory / IMPORTED_REFS_FILE
+    listing.parent.mkdir(parents=True, exist_ok=True)
     bar = terminal_progress(len(todo))
     try:
         for turn in export_turns(todo, assistant):
@@ -155,7 +166,7 @@ def write_export(
                 speaker=turn.author,
                 chat_key=scope,
             )
-            append_bytes(listed, "".join(f"{ref}\n" for ref in turn.refs).encode())
+            append_bytes(listing, "".join(f"{ref}\n" for ref in turn.refs).encode())
             if bar is not None:
                 bar.advance(len(turn.refs), label=turn.author or assistant or "")
     finally:

@@ -5,7 +5,7 @@ BEAM's conversations (`beam_data`) are tried as a user of the bot would try them
 1. each conversation is written as a Telegram Desktop export (`result.json`) and imported
    into a fresh scope of a temporary workspace by `memory import`'s own code
    (`read_export`, then `write_export`: every message a turn of its author at its time,
-   its ref `tg:<id>`);
+   its ref `tg-export:<id>`);
 2. every probing question that names its evidence (`source_chat_ids`) gets the pack
    `mnemobot memory pack QUESTION --chat SCOPE --json` prints (`pack_for_turn`, called in
    this process), asked a minute after the conversation's last message (the command
@@ -14,7 +14,7 @@ BEAM's conversations (`beam_data`) are tried as a user of the bot would try them
    promoted copy counting as its source (`locomo.pack_dia_ids`), or among those of the
    standing preferences every request of the chat carries (`MemoryRecall.standing_block`,
    in the prompt beside the pack: the model has them whatever the question): the message
-   ref `tg:N` is BEAM message N-1 (`beam_data.message_id_of`). A question scores the share
+   ref `tg-export:N` is BEAM message N-1 (`beam_data.message_id_of`). A question scores the share
    of its evidence messages found; an ability, the mean over its questions; overall, the
    mean over all questions.
 

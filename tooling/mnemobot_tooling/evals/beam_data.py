@@ -16,11 +16,13 @@ last message after a day). A user message ends in a generation marker (" ->-> 1,
 plan bullet it came from) that no user would type: it is cut off.
 
 The export gives message `id` n+1 to BEAM's message n (Telegram's ids start at 1), so the
-import's ref of BEAM message n is `tg:{n+1}` (`message_ref`), the user's messages are from
-USER_NAME and the assistant's from ASSISTANT_NAME. A message longer than an export can
-hold (`MAX_TEXT_CHARS`: 44 of the 500K set's, up to 246,463 characters) is sent as
-several, as a client sends a long text: the first keeps the id, part k (from 1) gets
-`k * PART_ID_STRIDE + n + 1`, and `message_id_of` maps every part's ref to message n.
+import's ref of BEAM message n is `tg-export:{n+1}` (`message_ref`; a private chat's
+export has refs of its own, and an import made before that wrote `tg:{n+1}`), the user's
+messages are from USER_NAME and the assistant's from ASSISTANT_NAME. A message longer
+than an export can hold (`MAX_TEXT_CHARS`: 44 of the 500K set's, up to 246,463
+characters) is sent as several, as a client sends a long text: the first keeps the id,
+part k (from 1) gets `k * PART_ID_STRIDE + n + 1`, and `message_id_of` maps every
+part's ref to message n.
 """
 
 from __future__ import annotations
@@ -34,7 +36,11 @@ from typing import Any
 
 import orjson
 
-from mnemobot.bot.channels.telegram.export_file import MAX_TEXT_CHARS
+from mnemobot.bot.channels.telegram.export_file import (
+    EXPORT_REF_PREFIX,
+    LIVE_REF_PREFIX,
+    MAX_TEXT_CHARS,
+)
 
 CHAT_FILES = ("chat_trunecated.json", "chat.json")
 QUESTIONS_FILE = Path("probing_questions") / "probing_questions.json"
@@ -93,17 +99,19 @@ class BeamConversation:
 
 def message_ref(message_id: int) -> str:
     """The ref `mnemobot memory import` gives BEAM message `message_id` of the export."""
-    return f"tg:{message_id + 1}"
+    return f"{EXPORT_REF_PREFIX}{message_id + 1}"
 
 
 def message_id_of(ref: str) -> int | None:
-    """BEAM's message id behind an import ref (`tg:N`), or None for any other ref."""
-    if not ref.startswith("tg:"):
-        return None
-    try:
-        return (int(ref[3:]) - 1) % PART_ID_STRIDE
-    except ValueError:
-        return None
+    """BEAM's message id behind an import ref (`tg-export:N`, or `tg:N` in a workspace
+    imported before), or None for any other ref."""
+    for prefix in (EXPORT_REF_PREFIX, LIVE_REF_PREFIX):
+        if ref.startswith(prefix):
+            try:
+                return (int(ref[len(prefix) :]) - 1) % PART_ID_STRIDE
+            except ValueError:
+                return None
+    return None
 
 
 def conversation_dirs(path: Path) -> list[Path]:

@@ -38,6 +38,18 @@ MAX_EXPORT_BYTES = 64 * 1024 * 1024
 FUTURE_SLACK_SECONDS = 86_400
 # A Telegram name is at most 64 + 64 characters; a chat's title at most 128.
 MAX_NAME_CHARS = 256
+# Telegram numbers a supergroup's or a channel's messages once, for everyone: an exported
+# id there is the id the live bot saw, and the import gives it the same ref (`tg:<id>`), so
+# what the bot already remembers is not imported twice. A private chat's and a basic
+# group's numbers are each account's own (the exporting person's message 42 is not the
+# bot's message 42): their messages get refs of their own, which no live message shares;
+# otherwise an import after months of live use skipped messages as "already there", and an
+# edit of the bot's message 42 revised what was imported of another message.
+SHARED_NUMBERING_TYPES = frozenset(
+    {"private_supergroup", "public_supergroup", "private_channel", "public_channel"}
+)
+LIVE_REF_PREFIX = "tg:"
+EXPORT_REF_PREFIX = "tg-export:"
 # Telegram's limit for a message's text (and a Premium caption) is 4096 UTF-16 units; twice
 # that leaves room for other tools' exports. The write path is linear in a message's length
 # (a 1.2 MB message took 17 s to import): one long "message" must not take an hour.
@@ -54,11 +66,20 @@ class ExportedMessage:
     at: float
     author: str
     text: str
+    # Whether the live bot knows the message by the same number (see
+    # SHARED_NUMBERING_TYPES).
+    shared_numbering: bool = False
 
     @property
     def ref(self) -> str:
-        """The message ref the live bot gives a Telegram message (`tg:<id>`)."""
-        return f"tg:{self.id}"
+        """The message's ref: the one the live bot gives it (`tg:<id>`) where Telegram
+        numbers messages for everyone, else one of the import's own (`tg-export:<id>`)."""
+        return f"{LIVE_REF_PREFIX if self.shared_numbering else EXPORT_REF_PREFIX}{self.id}"
+
+    @property
+    def earlier_ref(self) -> str:
+        """The ref imports before refs of their own gave a message (`tg:<id>`)."""
+        return f"{LIVE_REF_PREFIX}{self.id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +117,11 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
     skipped = 0
     seen: set[int] = set()
     latest = (time.time() if now is None else now) + FUTURE_SLACK_SECONDS
+    chat_type = data.get("type")
+    shared = isinstance(chat_type, str) and chat_type in SHARED_NUMBERING_TYPES
     for index, record in enumerate(raw):
         at = f"{where}: messages[{index}]"
-        message = _message(record, at, tz, latest)
+        message = _message(record, at, tz, latest, shared)
         if message is None:
             skipped += 1
             continue
@@ -131,7 +154,9 @@ def _read_bounded(path: Path) -> bytes:
     return data
 
 
-def _message(record: Any, at: str, tz: tzinfo, latest: float) -> ExportedMessage | None:
+def _message(
+    record: Any, at: str, tz: tzinfo, latest: float, shared_numbering: bool
+) -> ExportedMessage | None:
     if not isinstance(record, dict):
         raise ExportError(f"{at}: not an object")
     kind = record.get("type")
@@ -158,7 +183,7 @@ def _message(record: Any, at: str, tz: tzinfo, latest: float) -> ExportedMessage
         return None  # a photo or sticker without a caption: nothing said to remember
     # A deleted account has no name; its id still tells its messages apart.
     name = author or str(record.get("from_id") or "Deleted Account")
-    return ExportedMessage(message_id, when, name, text)
+    return ExportedMessage(message_id, when, name, text, shared_numbering)
 
 
 def _when(record: dict[str, Any], at: str, tz: tzinfo, latest: float) -> float:

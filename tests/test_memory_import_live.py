@@ -1,0 +1,136 @@
+"""An imported private chat beside what the live bot remembers of the same chat.
+
+Telegram numbers a private chat's messages for each account: the person's export and the
+bot see different numbers for the same message, and the same number for different ones.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from mnemobot.bot.cli.main import main
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.telegram_harness import StartBot, start_bot, telegram
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
+
+USER = 5151
+SCOPE = f"telegram:{USER}"
+
+
+def _export(path: Path, chat_type: str, texts: list[str]) -> Path:
+    """The person's own export: their account numbers the messages from 1."""
+    messages = []
+    for number, text in enumerate(texts, start=1):
+        at = datetime(2025, 3, number, 18, 30, tzinfo=UTC)
+        messages.append(
+            {
+                "id": number,
+                "type": "message",
+                "date": at.strftime("%Y-%m-%dT%H:%M:%S"),
+                "date_unixtime": str(int(at.timestamp())),
+                "from": "Ada",
+                "from_id": f"user{USER}",
+                "text": text,
+            }
+        )
+    path.write_text(
+        json.dumps({"name": "Ada", "type": chat_type, "id": USER, "messages": messages})
+    )
+    return path
+
+
+def _import(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    workspace: Path,
+    export: Path,
+) -> str:
+    monkeypatch.setenv("BOT_WORKSPACE", str(workspace))
+    monkeypatch.setenv("BOT_TIMEZONE", "UTC")
+    code = main(["memory", "import", str(export), "--chat", SCOPE])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return out.out
+
+
+def _current(workspace: Path) -> list[str]:
+    items: dict[str, dict[str, object]] = {}
+    for path in sorted((workspace / "memory" / SCOPE).rglob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip() and "id" in (item := json.loads(line)):
+                items[str(item["id"])] = item
+    return [
+        str(i["content"]) for i in items.values() if "validTo" not in i and "supersededBy" not in i
+    ]
+
+
+async def test_an_import_after_live_use_keeps_every_message_and_an_edit_revises_only_its_own(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bot = await start_bot()
+    live = telegram.send_text("My locker code is 1234.", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    assert live["message"]["message_id"] == 1
+    await bot.shutdown()
+
+    # Months of the chat before the bot, exported by the person: their message 1 is
+    # another message than the bot's message 1.
+    export = _export(
+        workspace.parent / "result.json",
+        "personal_chat",
+        ["My sister Lena lives in Graz.", "I sing in a choir on Tuesdays."],
+    )
+    first = _import(monkeypatch, capsys, workspace, export)
+    assert "imported 2 messages" in first and "0 already there" in first
+    again = _import(monkeypatch, capsys, workspace, export)
+    assert "imported 0 messages" in again and "2 already there" in again
+
+    await start_bot()
+    telegram.edit_message(live, "My locker code is 5678.")
+    # The edit is done in the chat's lane before the next message's turn.
+    telegram.send_text("thanks", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 2)
+    current = _current(workspace)
+    assert any("5678" in c for c in current)
+    # The edit revised the bot's message 1, not what was imported as the person's.
+    assert any("Lena lives in Graz" in c for c in current)
+    assert not any("1234" in c for c in current)
+
+
+def test_a_supergroups_export_shares_the_live_bots_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """There Telegram numbers a message once for everyone: the import and the live bot
+    name it alike, and an import of a message the bot saw adds it once."""
+    workspace = tmp_path / "ws"
+    export = _export(tmp_path / "result.json", "private_supergroup", ["Deploys are on Fridays."])
+    _import(monkeypatch, capsys, workspace, export)
+    pack = main(["memory", "pack", "when are deploys?", "--chat", SCOPE, "--json"])
+    assert pack == 0
+    items = json.loads(capsys.readouterr().out)["items"]
+    assert next(i["references"] for i in items if "Fridays" in i["content"]) == ["tg:1"]
+
+
+def test_an_import_from_before_refs_of_their_own_is_not_imported_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An upgrade: the same private chat export imported again finds its messages there,
+    listed by the earlier import under the live form of their ref."""
+    workspace = tmp_path / "ws"
+    export = _export(tmp_path / "result.json", "personal_chat", ["A", "B", "C"])
+    folder = workspace / "memory" / SCOPE
+    folder.mkdir(parents=True)
+    (folder / "imported-messages.txt").write_text("tg:1\ntg:2\n")
+    out = _import(monkeypatch, capsys, workspace, export)
+    assert "imported 1 message" in out and "2 already there" in out
