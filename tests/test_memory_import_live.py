@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from mnemobot.bot.cli.main import main
+from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
@@ -106,6 +108,29 @@ async def test_an_import_after_live_use_keeps_every_message_and_an_edit_revises_
     # The edit revised the bot's message 1, not what was imported as the person's.
     assert any("Lena lives in Graz" in c for c in current)
     assert not any("1234" in c for c in current)
+
+
+def test_an_import_while_the_bot_serves_the_workspace_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A running bot keeps the chat's memory loaded: it answered from memory without an
+    import made meanwhile until it restarted."""
+    workspace = tmp_path / "ws"
+    export = _export(tmp_path / "result.json", "personal_chat", ["My sister Lena lives in Graz."])
+    monkeypatch.setenv("BOT_WORKSPACE", str(workspace))
+    monkeypatch.setenv("BOT_TIMEZONE", "UTC")
+    paths = WorkspacePaths(workspace)
+    paths.root.mkdir(parents=True)
+    # Held as `mnemobot run` holds it.
+    with FileLock(paths.run_lock):
+        assert main(["memory", "import", str(export), "--chat", SCOPE]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "mnemobot: a running `mnemobot run` serves this workspace and would not see the "
+        "import: stop the bot, import, then start it again"
+    ]
+    assert not (workspace / "memory" / SCOPE).exists()
+    assert "imported 1 message" in _import(monkeypatch, capsys, workspace, export)
 
 
 def test_a_supergroups_export_shares_the_live_bots_numbers(

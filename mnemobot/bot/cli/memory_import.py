@@ -41,15 +41,24 @@ from mnemobot.bot.channels.telegram.export_file import (
     ExportError,
     read_export,
 )
+from mnemobot.bot.cli.memory_commands import served_by_a_bot
 from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.progress import terminal_progress
 from mnemobot.bot.cli.startup import fail
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.upkeep.digest_days import write_missing_digests
 
 IMPORTED_REFS_FILE = "imported-messages.txt"
+# The running bot keeps a chat's memory loaded and would answer from it without what
+# another process writes (it saw an import only after a restart), while both write the
+# same files.
+IMPORT_WHILE_SERVED = (
+    "a running `mnemobot run` serves this workspace and would not see the import: stop "
+    "the bot, import, then start it again"
+)
 
 
 def imported_refs(scopes: ScopeRuntime, scope: str) -> set[str]:
@@ -65,6 +74,9 @@ def import_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
+    if served_by_a_bot(WorkspacePaths(memory.workspace)):
+        memory.close()
+        return fail(IMPORT_WHILE_SERVED)
     tz = config.assistant.tzinfo()
     try:
         export = read_export(Path(args.file), tz)
