@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import threading
 import zipfile
 from pathlib import Path
 
 from mnemobot.bot.app import App
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    gated,
+    hang,
     reply,
     tool_call,
     tool_messages,
@@ -21,6 +24,8 @@ __all__ = ["start_bot", "telegram"]  # fixtures used by name below
 
 GROUP = -2001
 MEMBER, ADMIN, OTHER_ADMIN, OPERATOR = 11, 12, 14, 13
+# A plain member whose question the others' /stop meets.
+WRITER = 15
 
 
 def say(telegram: TelegramServer, text: str, user: int) -> None:
@@ -256,3 +261,84 @@ async def test_a_groups_export_holds_its_memory_only_and_names_no_path(
     caption = document["caption"]
     assert caption.startswith("Your memory of this chat: memory-")
     assert str(workspace) not in caption and "workspace" not in caption
+
+
+async def test_a_member_stops_the_replies_to_their_own_messages_and_an_admin_anyones(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(allowed=f"{MEMBER},{ADMIN},{WRITER}", telegram_operators=str(OPERATOR))
+    telegram.set_member_status(GROUP, ADMIN, "administrator")
+    story_written = threading.Event()
+    openai_server.script(gated(story_written, reply("The keeper lit the lamp every night.")))
+    asked = telegram.send_text(
+        "@mnemo_test_bot tell me a lighthouse story",
+        chat_id=GROUP,
+        user_id=WRITER,
+        chat_type="group",
+    )
+    await openai_server.wait_for_requests_async(1)
+    # The member's own message, queued behind the story, is theirs to drop; the writer's
+    # queued one is not.
+    say(telegram, "@mnemo_test_bot and one about a storm", MEMBER)
+    say(telegram, "@mnemo_test_bot and one about gulls", WRITER)
+    say(telegram, "/stop", MEMBER)
+    refused = await next_answer(telegram, 0)
+    assert refused == (
+        "Dropped 1 queued message. In this group only this group's administrators and the "
+        "bot's operator may stop a reply to another member's message; everyone may stop the "
+        "replies to their own (permissions.stopOthers)."
+    )
+    telegram.send_text(
+        "/stop", chat_id=GROUP, user_id=MEMBER, chat_type="group", language_code="ru"
+    )
+    refused_in_russian = await next_answer(telegram, 1)
+    assert refused_in_russian.startswith("В этой группе останавливать ответ на сообщение")
+    assert refused_in_russian.endswith("(permissions.stopOthers).")
+
+    openai_server.script(reply("The gulls kept the keeper company."))
+    story_written.set()
+    sent = await telegram.wait_for_messages_async(GROUP, 4, timeout=15)
+    # The story went on untouched and whole, to its writer; then the writer's next turn.
+    assert sent[2]["plain_text"] == "The keeper lit the lamp every night."
+    assert sent[2]["reply_to_message_id"] == asked["message"]["message_id"]
+    assert sent[3]["plain_text"] == "The gulls kept the keeper company."
+    newest = user_texts(openai_server.requests[1])[-1]
+    assert "gulls" in newest and "storm" not in newest
+
+    # A member stops the reply to their own message.
+    openai_server.script(hang())
+    say(telegram, "@mnemo_test_bot a story about a lighthouse cat", MEMBER)
+    await openai_server.wait_for_requests_async(3)
+    say(telegram, "/stop", MEMBER)
+    assert await next_answer(telegram, 4) == "Stopped the reply in progress."
+
+    # An administrator stops anyone's, and the writer is told under their message.
+    openai_server.script(hang())
+    asked = telegram.send_text(
+        "@mnemo_test_bot a story about a lighthouse dog",
+        chat_id=GROUP,
+        user_id=WRITER,
+        chat_type="group",
+    )
+    await openai_server.wait_for_requests_async(4)
+    say(telegram, "/stop", ADMIN)
+    sent = await telegram.wait_for_messages_async(GROUP, 7, timeout=15)
+    by_reply = {m["reply_to_message_id"]: m["plain_text"] for m in sent[5:]}
+    assert by_reply[asked["message"]["message_id"]] == "⏹ Stopped."
+    assert "Stopped the reply in progress." in by_reply.values()
+
+
+async def test_with_stop_others_for_members_any_member_stops_any_reply(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(
+        allowed=f"{MEMBER},{WRITER}", runtime={"permissions": {"stopOthers": "members"}}
+    )
+    openai_server.script(hang())
+    say(telegram, "@mnemo_test_bot tell me a lighthouse story", WRITER)
+    await openai_server.wait_for_requests_async(1)
+    say(telegram, "/stop", MEMBER)
+    sent = await telegram.wait_for_messages_async(GROUP, 2, timeout=15)
+    assert "Stopped the reply in progress." in [m["plain_text"] for m in sent]
+    # Nobody needed to ask Telegram whether the member administers the group.
+    assert [c for c in telegram.calls("getChatMember") if c["params"]["user_id"] == MEMBER] == []

@@ -67,8 +67,9 @@ async def test_a_reply_another_member_stops_still_answers_its_writer(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     # Group replies are not streamed: when Boris stops the reply Alex is waiting for, Alex
-    # is told under their message, in their language; Boris hears what /stop did.
-    await start_bot(allowed=f"{ALEX},{BORIS}")
+    # is told under their message, in their language; Boris hears what /stop did. (Any
+    # member may stop another's reply here: tests/test_group_permissions.py has who may.)
+    await start_bot(allowed=f"{ALEX},{BORIS}", runtime={"permissions": {"stopOthers": "members"}})
     openai_server.script(hang())
     asked = telegram.send_text(
         "@mnemo_test_bot write a long story about a lighthouse keeper",

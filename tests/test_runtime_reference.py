@@ -49,8 +49,9 @@ def test_config_docs_lists_every_key_with_its_default(capsys: pytest.CaptureFixt
 
 # A key of the file is a promise kept across versions, and every one is one more thing a
 # newcomer reads: what someone running the bot changes is a setting, the rest a constant
-# beside its code. The target is about 60 (15 of them an MCP server's).
-MOST_OPERATOR_KEYS = 65
+# beside its code. The target is about 60 (15 of them an MCP server's); one more
+# for permissions.stopOthers: who may stop another member's reply is a group's choice.
+MOST_OPERATOR_KEYS = 66
 
 
 def test_the_runtime_config_holds_few_keys() -> None:

@@ -281,7 +281,7 @@ PermissionLevel = Literal["members", "admins", "operators"]
 
 class PermissionsConfig(ConfigSection):
     """Who in a group may run the commands that act on everyone's memory or conversation,
-    and schedule what the bot later says to everyone.
+    schedule what the bot later says to everyone, and stop a reply another member awaits.
 
     "members": every allowed member of the group; "admins": the group's administrators
     (asked of Telegram, cached) and the bot's operators (TELEGRAM_OPERATORS); "operators":
@@ -302,6 +302,9 @@ class PermissionsConfig(ConfigSection):
     """Who may schedule, cancel or resume a group's reminders."""
     edit_memory: PermissionLevel = "admins"
     """Who may have the model forget or rewrite a group's memory and files."""
+    stop_others: PermissionLevel = "admins"
+    """Who may /stop a reply to another member's message (a reply to one's own message, or
+    to a task one scheduled, anyone may stop)."""
 
 
 class ScheduleConfig(ConfigSection):

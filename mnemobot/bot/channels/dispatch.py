@@ -29,12 +29,15 @@ from mnemobot.bot.channels.lanes import (
     LaneJob,
     LaneRules,
     MessageJob,
+    StopOutcome,
+    messages_of,
 )
 from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
 from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
+from mnemobot.bot.turn.permissions import STOP_OTHERS
 from mnemobot.bot.turn.stopped_turn import remember_stopped
 from mnemobot.bot.turn.tool_loop_words import loop_note
 from mnemobot.systems.core.context import ChatRef
@@ -150,9 +153,7 @@ class ChatDispatcher:
         if isinstance(job, CommandJob) and job.command.name not in LANE_COMMANDS:
             stop: StopHandler = self.stop
             if job.command.name == "stop":
-                # The queue empties now, before the next message lands; cancelling the
-                # running reply and saying so go on in the background.
-                stop = partial(self._stop_dropped, self.lanes.drop_queued(job.chat.key))
+                stop = self._stop_of(job.chat)
             self._in_order(job.chat.key, partial(self._answer_command, job, stop))
             return None
         if (
@@ -223,14 +224,72 @@ class ChatDispatcher:
         """/stop: cancel the running reply, drop the queued messages, say what was done."""
         return await self._stop_dropped(None, chat)
 
-    async def _stop_dropped(self, dropped: tuple[LaneJob, ...] | None, chat: ChatRef) -> str:
-        stream = self._streams.get(chat.key)
-        if stream is not None:
-            stream.request_stop()
-        self._stopped_by[chat.key] = chat
-        outcome = await self.lanes.stop(chat.key, dropped=dropped)
-        if not outcome.cancelled_running:
-            self._stopped_by.pop(chat.key, None)
+    def _stop_of(self, chat: ChatRef) -> StopHandler:
+        """/stop from the user of `chat`. Their own waiting messages leave the queue now,
+        before the next message lands; what runs or waits for another member is stopped
+        only once the user's right to (`permissions.stopOthers`) is known, in the
+        background. A job's writer is the member whose message it answers, or who set
+        the scheduled task it runs (its turn acts with their rights)."""
+        key = chat.key
+        own = self.lanes.drop_queued(key, lambda queued: queued.chat.user_id == chat.user_id)
+        others = self.lanes.queued(key)
+        running = self.lanes.running(key)
+        return partial(self._stop_checked, own, others, running)
+
+    async def _stop_checked(
+        self,
+        own: tuple[LaneJob, ...],
+        others: tuple[LaneJob, ...],
+        running: LaneJob | None,
+        chat: ChatRef,
+    ) -> str:
+        someone_elses = bool(others) or (
+            running is not None and running.chat.user_id != chat.user_id
+        )
+        refusal = None
+        if someone_elses:
+            refusal = await self.commands.permissions.refusal(
+                chat, STOP_OTHERS, words_for(chat.language)
+            )
+        if refusal is None:
+            # Those still waiting (a turn may have started meanwhile); none that came later.
+            more = self.lanes.drop_queued(chat.key, lambda job: any(job is o for o in others))
+            return await self._stop_dropped(own + more, chat, running, cancel=running is not None)
+        # Refused: another member's reply goes on untouched; the user's own stop.
+        mine = running if running is not None and running.chat.user_id == chat.user_id else None
+        if mine is not None:
+            done = await self._stop_dropped(own, chat, mine)
+            return f"{done} {refusal}"
+        if not own:
+            return refusal
+        # Not "nothing was running": a reply runs, only not one this user may stop.
+        await self._answered(own)
+        dropped = sum(map(messages_of, own))
+        queued = words_for(chat.language).ngettext(
+            "Dropped {count} queued message.", "Dropped {count} queued messages.", dropped
+        )
+        return f"{queued} {refusal}"
+
+    async def _stop_dropped(
+        self,
+        dropped: tuple[LaneJob, ...] | None,
+        chat: ChatRef,
+        running: LaneJob | None = None,
+        *,
+        cancel: bool = True,
+    ) -> str:
+        """Cancel the running reply (only `running`, when given) and drop `dropped` (the
+        whole queue when None); say what was done."""
+        if not cancel:
+            outcome = StopOutcome(cancelled_running=False, dropped_jobs=dropped or ())
+        else:
+            stream = self._streams.get(chat.key)
+            if stream is not None and (running is None or self.lanes.running(chat.key) is running):
+                stream.request_stop()
+            self._stopped_by[chat.key] = chat
+            outcome = await self.lanes.stop(chat.key, dropped=dropped, running=running)
+            if not outcome.cancelled_running:
+                self._stopped_by.pop(chat.key, None)
         await self._answered(outcome.dropped_jobs)
         return stop_text(outcome.cancelled_running, outcome.dropped, chat.language)
 

@@ -169,6 +169,8 @@ class _Lane:
     pending: deque[LaneJob] = field(default_factory=deque)
     worker: asyncio.Task[None] | None = None
     job: asyncio.Task[None] | None = None
+    # What `job` runs: whose reply it is decides who may /stop it.
+    running: LaneJob | None = None
     # When the newest waiting message arrived: a burst is measured message to message.
     last_arrival: float = 0.0
 
@@ -307,38 +309,63 @@ class ChatLanes:
                     if not lane.pending or self._closed:
                         continue
                 job = self._next_job(lane)
+                lane.running = job
                 lane.job = asyncio.create_task(self._runner(job), name=f"turn:{key}")
                 # wait() instead of awaiting the task: a cancelled job must not cancel the lane.
                 await asyncio.wait({lane.job})
                 if not lane.job.cancelled() and lane.job.exception() is not None:
                     log.error("job in %s failed", key, exc_info=lane.job.exception())
                 lane.job = None
+                lane.running = None
         finally:
             lane.worker = None
             lane.job = None
+            lane.running = None
             if not lane.pending and self._lanes.get(key) is lane:
                 del self._lanes[key]
 
     # -- control ---------------------------------------------------------------------------------
 
-    def drop_queued(self, key: str) -> tuple[LaneJob, ...]:
-        """Take the chat's waiting jobs out of its lane, at once (the first half of /stop)."""
+    def running(self, key: str) -> LaneJob | None:
+        """The job whose turn runs in the chat's lane now, if any."""
+        lane = self._lanes.get(key)
+        return lane.running if lane is not None and self.is_running(key) else None
+
+    def queued(self, key: str) -> tuple[LaneJob, ...]:
+        """The jobs waiting in the chat's lane, in order."""
+        lane = self._lanes.get(key)
+        return tuple(lane.pending) if lane is not None else ()
+
+    def drop_queued(
+        self, key: str, which: Callable[[LaneJob], bool] | None = None
+    ) -> tuple[LaneJob, ...]:
+        """Take the chat's waiting jobs (those `which` picks; all without it) out of its
+        lane, at once (the first half of /stop)."""
         lane = self._lanes.get(key)
         if lane is None:
             return ()
-        dropped = tuple(lane.pending)
+        dropped = tuple(job for job in lane.pending if which is None or which(job))
+        kept = [job for job in lane.pending if not any(job is gone for gone in dropped)]
         lane.pending.clear()
+        lane.pending.extend(kept)
         return dropped
 
-    async def stop(self, key: str, *, dropped: tuple[LaneJob, ...] | None = None) -> StopOutcome:
+    async def stop(
+        self,
+        key: str,
+        *,
+        dropped: tuple[LaneJob, ...] | None = None,
+        running: LaneJob | None = None,
+    ) -> StopOutcome:
         """/stop: drop the queue and cancel the running job; returns once it has ended.
 
         `dropped`: the queue was already emptied by `drop_queued`, with these jobs.
+        `running`: cancel the running job only if it is still this one (None: whichever runs).
         """
         if dropped is None:
             dropped = self.drop_queued(key)
         lane = self._lanes.get(key)
-        if lane is None:
+        if lane is None or (running is not None and lane.running is not running):
             return StopOutcome(cancelled_running=False, dropped_jobs=dropped)
         job = lane.job
         if job is not None and not job.done():

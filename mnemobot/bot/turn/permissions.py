@@ -8,7 +8,8 @@ into the same memory: `permissions.editMemory` says who may have them forget or 
 it (the memory tool's forget, update, write_file; the files tool writing over a file),
 while what anyone says, and the facts, notes and new files the tools add, stays open to
 all. With `memory.scope: "global"` one memory holds what every chat said, so only an
-operator may export, erase or rewrite it.
+operator may export, erase or rewrite it. `permissions.stopOthers` says who may /stop a
+reply another member is waiting for; a reply to one's own message anyone may stop.
 
 Who is an operator or an administrator is a channel's business (`ChatRoles`): Telegram asks
 `getChatMember` (cached, see `bot.channels.telegram.member_roles`); at the console the person at the
@@ -32,8 +33,12 @@ log = logging.getLogger(__name__)
 # Commands whose permission is a setting (`permissions.<name>`; forget_me -> forgetMe);
 # "schedule" covers the schedule tool and changing /reminders; "edit_memory" the tools'
 # ways of forgetting or rewriting what the chat's memory and files hold.
-GUARDED_COMMANDS = frozenset({"export", "forget_me", "compact", "schedule", "edit_memory"})
+# "stop_others" covers /stop of a reply to another member's message.
+GUARDED_COMMANDS = frozenset(
+    {"export", "forget_me", "compact", "schedule", "edit_memory", "stop_others"}
+)
 EDIT_MEMORY = "edit_memory"
+STOP_OTHERS = "stop_others"
 # Whole sentences, so each language words them its own way: who may (admins or the
 # operator) by what they may not do (a command, or the actions named here).
 _ADMINS_ONLY = {
@@ -44,6 +49,11 @@ _ADMINS_ONLY = {
     EDIT_MEMORY: N_(
         "In this group only this group's administrators and the bot's operator may erase "
         "or rewrite its shared memory and files; everyone may add to them ({setting})."
+    ),
+    STOP_OTHERS: N_(
+        "In this group only this group's administrators and the bot's operator may stop "
+        "a reply to another member's message; everyone may stop the replies to their own "
+        "({setting})."
     ),
     None: N_(
         "In this group only this group's administrators and the bot's operator may use "
@@ -58,6 +68,10 @@ _OPERATOR_ONLY = {
     EDIT_MEMORY: N_(
         "In this group only the bot's operator may erase or rewrite its shared memory and "
         "files; everyone may add to them ({setting})."
+    ),
+    STOP_OTHERS: N_(
+        "In this group only the bot's operator may stop a reply to another member's "
+        "message; everyone may stop the replies to their own ({setting})."
     ),
     None: N_("In this group only the bot's operator may use /{command} ({setting})."),
 }
