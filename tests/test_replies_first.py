@@ -5,6 +5,7 @@ time limit from when it is sent, and the after-compaction throttle survives a re
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextvars import Context
@@ -117,7 +118,7 @@ async def test_consolidation_waits_while_a_reply_is_made(
 
 
 async def test_a_rewrite_under_way_gives_way_to_a_reply_and_is_done_again_later(
-    app: App, openai_server: FakeOpenAIServer, workspace: Path
+    app: App, openai_server: FakeOpenAIServer, workspace: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # A one-slot server writing a long rewrite at its pace: a user's message comes. The
     # rewrite is closed (the server stops it), the reply goes, the next run rewrites.
@@ -132,6 +133,7 @@ async def test_a_rewrite_under_way_gives_way_to_a_reply_and_is_done_again_later(
     openai_server.responder = model
     openai_server.clear()
     assert app.maintenance is not None
+    caplog.set_level(logging.INFO, logger="mnemobot")
     maintenance = asyncio.create_task(app.maintenance.maintain(SCOPE))
     await openai_server.wait_for_requests_async(1)
     assert openai_server.requests[0].get("stream") is True
@@ -142,6 +144,13 @@ async def test_a_rewrite_under_way_gives_way_to_a_reply_and_is_done_again_later(
     consolidate = next(s.line for s in report.steps if s.name == "consolidate")
     assert "rewrote MEMORY.md" not in consolidate and "put aside" in consolidate
     assert not (workspace / "memory" / SCOPE / "MEMORY.md").exists()
+    # The operator's log tells it as what it is, not as a failed model call.
+    told = [r for r in caplog.records if "consolidate:" in r.getMessage()]
+    assert [r.levelno for r in told] == [logging.INFO]
+    assert "consolidate: put aside for a user's reply; done again at the next run" in (
+        told[0].getMessage()
+    )
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
     openai_server.tokens_per_second = 0
     again = await app.maintenance.maintain(SCOPE)

@@ -52,7 +52,14 @@ from mnemobot.bot.llm.window_reports import (
 from mnemobot.conversation.session import valid_unicode
 from mnemobot.model.vision import ModelVisionStore
 from mnemobot.model.windows import ModelWindow, ModelWindowStore
-from mnemobot.systems.core.llm import ChatRequest, ChatResponse, LLMError, LLMFailureKind, ToolCall
+from mnemobot.systems.core.llm import (
+    ChatRequest,
+    ChatResponse,
+    GaveWayToReply,
+    LLMError,
+    LLMFailureKind,
+    ToolCall,
+)
 from mnemobot.systems.model_call.image_parts import has_images, without_images
 from mnemobot.systems.model_call.request_messages import estimate_request_tokens
 
@@ -668,5 +675,5 @@ async def _unless_told_to_give_way(
             with contextlib.suppress(asyncio.CancelledError, LLMError):
                 await answer
     if answer.cancelled():
-        raise LLMError(LLMFailureKind.UNAVAILABLE, "put aside for a user's reply; done again later")
+        raise GaveWayToReply
     return answer.result()

@@ -33,6 +33,7 @@ from mnemobot.memory.upkeep.consolidation import (
     TEMPERATURE,
     CompleteText,
     PromptTooLarge,
+    PutAside,
     SupersededHook,
     ignore_superseded,
 )
@@ -47,7 +48,14 @@ from mnemobot.memory.upkeep.maintenance import (
     last_report,
     maintain_scope,
 )
-from mnemobot.systems.core.llm import ChatModel, ChatRequest, ChatResponse, LLMError, LLMFailureKind
+from mnemobot.systems.core.llm import (
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    GaveWayToReply,
+    LLMError,
+    LLMFailureKind,
+)
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +104,8 @@ class LoopModelCaller:
             response = future.result()
         except concurrent.futures.CancelledError:
             raise ConsolidationCallFailed("the bot stopped during the model call") from None
+        except GaveWayToReply:
+            raise PutAside from None
         except LLMError as error:
             if error.kind is LLMFailureKind.CONTEXT_OVERFLOW:
                 raise PromptTooLarge(f"the model call failed ({error})") from None

@@ -128,6 +128,15 @@ class ConsolidationOutcome:
     superseded: tuple[str, ...] = ()
 
 
+class PutAside(Exception):
+    """Raised by a `CompleteText` whose call gave way to a user's reply (a model server
+    with few slots): not a failure; the run stops and the next one does the work."""
+
+
+# The line of a run (or step) that gave way: an ordinary event, logged as such.
+PUT_ASIDE_LINE = "put aside for a user's reply; done again at the next run"
+
+
 class PromptTooLarge(Exception):
     """Raised by a `CompleteText` when the model refused the request as longer than its
     context window; the run then sends less material and tries again."""
@@ -228,6 +237,8 @@ def consolidate_scope(
                 return _finish(paths, tally, f"rejected: {_reason(exc)}", failed=True)
             shrink *= SHRINK_AFTER_OVERFLOW
             continue
+        except PutAside:
+            return _finish(paths, tally, PUT_ASIDE_LINE)
         except Exception as exc:  # any failure of the call: nothing changes, next run retries
             return _finish(paths, tally, f"rejected: {_reason(exc)}", failed=True)
         tally.note_lines += len(material.note_lines)

@@ -47,7 +47,7 @@ from mnemobot.memory.notes.digests import (
 from mnemobot.memory.store.item_store import ScopeItemStore, new_item_id
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.scope_paths import ScopePaths
-from mnemobot.memory.upkeep.consolidation import CompleteText
+from mnemobot.memory.upkeep.consolidation import PUT_ASIDE_LINE, CompleteText, PutAside
 from mnemobot.memory.write.extraction.code import split_code
 from mnemobot.memory.write.extraction.sentences import cut_text, one_line, split_sentences
 
@@ -259,6 +259,8 @@ class SummaryRun:
     summarized: int
     left: int
     failure: str | None = None
+    # A call gave way to a user's reply: the rest wait for the next run (not a failure).
+    put_aside: bool = False
 
 
 def summarize_digests(
@@ -275,6 +277,8 @@ def summarize_digests(
             continue
         try:
             answer = complete(SUMMARY_INSTRUCTIONS, material)
+        except PutAside:
+            return SummaryRun(done, len(waiting) - done, put_aside=True)
         except Exception as exc:  # any failure of the call: the digest stays extractive
             log.info("digest summary of %s failed: %s", digest.title, exc)
             return SummaryRun(done, len(waiting) - done, f"{type(exc).__name__}: {exc}")
@@ -360,6 +364,8 @@ def digest_scope_days(
     done = f"wrote {written}, summarized {summaries.summarized}"
     if summaries.failure is not None:
         return f"rejected: {summaries.failure} ({done})"
+    if summaries.put_aside:
+        return f"{done}; the rest {PUT_ASIDE_LINE}"
     return f"{done}, {summaries.left} left for later runs" if summaries.left else done
 
 

@@ -72,6 +72,16 @@ class LLMError(Exception):
         return _OPERATOR_HINT[self.kind]
 
 
+class GaveWayToReply(LLMError):
+    """A call that could wait (`ChatRequest.yields_to_replies`) was put aside for a user's
+    reply on a server with few slots: not a failure, its work is done again later."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            LLMFailureKind.UNAVAILABLE, "put aside for a user's reply; done again later"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     id: str
