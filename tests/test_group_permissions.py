@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 
 from mnemobot.bot.app import App
+from mnemobot.bot.schedule.tasks import TaskChat
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     gated,
@@ -18,6 +19,7 @@ from mnemobot_tooling.fakes.openai_server import (
     user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.schedule_harness import due_now
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -342,3 +344,30 @@ async def test_with_stop_others_for_members_any_member_stops_any_reply(
     assert "Stopped the reply in progress." in [m["plain_text"] for m in sent]
     # Nobody needed to ask Telegram whether the member administers the group.
     assert [c for c in telegram.calls("getChatMember") if c["params"]["user_id"] == MEMBER] == []
+
+
+async def test_a_scheduled_tasks_turn_is_its_setters_to_stop(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # The task's turn acts with the rights of the member who set it: theirs to stop, and
+    # another member's /stop of it needs permissions.stopOthers.
+    bot = await start_bot(allowed=f"{MEMBER},{WRITER}")
+    assert bot.app.schedule is not None
+    planned = threading.Event()
+    openai_server.script(gated(planned, reply("This week: the lighthouse repaint.")))
+    chat = TaskChat("telegram", str(GROUP), user_id=str(WRITER), user_name="Wren", is_group=True)
+    await bot.app.schedule.store.add(
+        due_now("t-plan", chat, "summarize the week's plans", kind="task"), max_per_chat=25
+    )
+    bot.app.schedule.scheduler.wake()
+    await openai_server.wait_for_requests_async(1)
+    say(telegram, "/stop", MEMBER)
+    refused = await next_answer(telegram, 0)
+    assert refused.endswith("(permissions.stopOthers).")
+    say(telegram, "/stop", WRITER)
+    assert await next_answer(telegram, 1) == "Stopped the reply in progress."
+    planned.set()
+    openai_server.script(reply("Noted."))
+    say(telegram, "@mnemo_test_bot thanks", WRITER)
+    sent = await telegram.wait_for_messages_async(GROUP, 3, timeout=15)
+    assert [m["plain_text"] for m in sent][2:] == ["Noted."]
