@@ -8,7 +8,9 @@ summary of the day; forgetting a message takes its line out of its day's digest.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import time
 from datetime import UTC, datetime
@@ -17,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from mnemobot.bot.app import build_app
 from mnemobot.bot.cli.main import main
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.notes.digests import is_span_question
@@ -27,8 +30,15 @@ from mnemobot.memory.upkeep.digest_days import (
     SUMMARY_INSTRUCTIONS,
     digest_content,
 )
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error, reply, user_texts
-from tests.conftest import write_runtime_config
+from mnemobot.memory.upkeep.maintenance import MAINTENANCE_STEPS
+from mnemobot_tooling.fakes.openai_server import (
+    FakeOpenAIServer,
+    Step,
+    error,
+    reply,
+    user_texts,
+)
+from tests.conftest import CONSOLE_CHAT, make_settings, write_runtime_config
 
 CHAT = "telegram:555"
 ORDER_QUESTION = (
@@ -390,3 +400,43 @@ def test_a_digest_never_takes_a_messages_place_in_a_search(
         assert again and all(item.type is ItemType.TURN for item, _ in again)
     finally:
         memory.close()
+
+
+async def test_a_days_summary_gives_way_to_a_reply_and_is_logged_as_what_it_is(
+    tmp_path: Path,
+    run,  # type: ignore[no-untyped-def]
+    openai_server: FakeOpenAIServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A one-slot home server writing a day's summary at its pace: a user's message comes.
+    # The summary is put aside for the reply; the operator's log says so, not a failure.
+    workspace = _imported(tmp_path, run)
+    openai_server.one_at_a_time = True
+    openai_server.tokens_per_second = 40
+    long_summary = " ".join(f"Ada talked about item {i}." for i in range(400))
+
+    def model(body: dict[str, Any]) -> Step:
+        summary = body["messages"][0]["content"] == SUMMARY_INSTRUCTIONS  # type: ignore[index]
+        return reply(long_summary if summary else "Miso is asleep.")
+
+    openai_server.responder = model
+    app = build_app(make_settings(workspace, openai_server))
+    try:
+        assert app.maintenance is not None
+        # The import above ran the CLI, which set up its own logging: listen again.
+        logging.getLogger().addHandler(caplog.handler)
+        caplog.set_level(logging.INFO, logger="mnemobot.memory.upkeep.maintenance")
+        digest_step = tuple(s for s in MAINTENANCE_STEPS if s.name == "digest days")
+        maintenance = asyncio.create_task(app.maintenance.maintain(CHAT, digest_step))
+        await openai_server.wait_for_requests_async(1)
+        outcome = await app.assistant.handle_text(CONSOLE_CHAT, "What is Miso doing?")
+        assert outcome is not None and outcome.reply == "Miso is asleep."
+        report = await maintenance
+    finally:
+        logging.getLogger().removeHandler(caplog.handler)
+        await app.close()
+    [line] = [s.line for s in report.steps]
+    assert line.endswith("put aside for a user's reply; done again at the next run"), line
+    told = [r for r in caplog.records if "digest days:" in r.getMessage()]
+    assert [r.levelno for r in told] == [logging.INFO]
+    assert "Summary:" not in "".join(d.content for d in _digests(workspace))
