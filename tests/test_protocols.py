@@ -19,7 +19,7 @@ from telegram import Bot
 
 from mnemobot.bot import assembled_app
 from mnemobot.bot.app import App
-from mnemobot.bot.channels import dispatch
+from mnemobot.bot.channels import dispatch, stop_command
 from mnemobot.bot.channels.base import Channel, ChannelHost, ChannelReplyStream
 from mnemobot.bot.channels.console.channel import ConsoleChannel
 from mnemobot.bot.channels.telegram.channel import TelegramChannel
@@ -145,9 +145,10 @@ def _used_members(source: Path, owner: str, *, variables: bool = True) -> set[st
 
 
 def test_what_the_dispatcher_uses_of_a_channel_and_a_stream_is_declared() -> None:
-    source = Path(inspect.getfile(dispatch))
-    channel_uses = _used_members(source, "channel")
-    stream_uses = _used_members(source, "stream")
+    # /stop (stop_command) drives the dispatcher's streams and channel too.
+    sources = [Path(inspect.getfile(module)) for module in (dispatch, stop_command)]
+    channel_uses = set().union(*(_used_members(source, "channel") for source in sources))
+    stream_uses = set().union(*(_used_members(source, "stream") for source in sources))
     # The reading found the calls (a renamed variable would make this pass vacuously).
     assert {"send_reply", "status_lines", "send_document"} <= channel_uses
     assert {"request_stop", "latest"} <= stream_uses

@@ -29,19 +29,14 @@ from mnemobot.bot.channels.lanes import (
     LaneJob,
     LaneRules,
     MessageJob,
-    StopOutcome,
-    messages_of,
 )
+from mnemobot.bot.channels.stop_command import StopRequests
 from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.schedule.firing import FiringRunner
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.turn.assistant import STORAGE_FAILED_TEXT, Assistant, TurnOutcome
 from mnemobot.bot.turn.commands import CommandReply, Commands, StopHandler
-from mnemobot.bot.turn.permissions import STOP_OTHERS
-from mnemobot.bot.turn.stopped_turn import remember_stopped
-from mnemobot.bot.turn.tool_loop_words import loop_note
 from mnemobot.systems.core.context import ChatRef
-from mnemobot.systems.model_call.loop_notes import LoopNote
 
 log = logging.getLogger(__name__)
 
@@ -77,24 +72,6 @@ class FiringReplies:
 
     def working(self) -> AbstractAsyncContextManager[object]:
         return self.channel.working(self.job)
-
-
-def stop_text(cancelled: bool, dropped: int, language: str | None = None) -> str:
-    """What /stop did, in the words of a reader of `language`."""
-    words = words_for(language)
-    if not cancelled and not dropped:
-        return words.gettext("Nothing is running.")
-    first = (
-        words.gettext("Stopped the reply in progress.")
-        if cancelled
-        else words.gettext("Nothing was running.")
-    )
-    if not dropped:
-        return first  # nothing was queued: "Dropped 0 queued messages" says nothing
-    queued = words.ngettext(
-        "Dropped {count} queued message.", "Dropped {count} queued messages.", dropped
-    )
-    return f"{first} {queued}"
 
 
 Answered = Callable[[Sequence[LaneJob]], Awaitable[None]]
@@ -142,8 +119,15 @@ class ChatDispatcher:
         self._last_notice: dict[str, asyncio.Task[Any]] = {}
         # The stream of each chat's running turn, for /stop.
         self._streams: dict[str, ChannelReplyStream] = {}
-        # Who sent the /stop that is cancelling each chat's running turn.
-        self._stopped_by: dict[str, ChatRef] = {}
+        self.stop_requests = StopRequests(
+            self.lanes,
+            self._streams,
+            commands.permissions,
+            self._answered,
+            channel=channel,
+            assistant=assistant,
+            end_stream=self._end_stream,
+        )
 
     # -- intake ----------------------------------------------------------------------------------
 
@@ -151,9 +135,9 @@ class ChatDispatcher:
         """Take one message or command; returns the lane admission, None if answered
         outside the lane. Returns without waiting for any chat's turn or any send."""
         if isinstance(job, CommandJob) and job.command.name not in LANE_COMMANDS:
-            stop: StopHandler = self.stop
+            stop: StopHandler = self.stop_requests.stop
             if job.command.name == "stop":
-                stop = self._stop_of(job.chat)
+                stop = self.stop_requests.stop_of(job.chat)
             self._in_order(job.chat.key, partial(self._answer_command, job, stop))
             return None
         if (
@@ -220,79 +204,6 @@ class ChatDispatcher:
 
     # -- control ---------------------------------------------------------------------------------
 
-    async def stop(self, chat: ChatRef) -> str:
-        """/stop: cancel the running reply, drop the queued messages, say what was done."""
-        return await self._stop_dropped(None, chat)
-
-    def _stop_of(self, chat: ChatRef) -> StopHandler:
-        """/stop from the user of `chat`. Their own waiting messages leave the queue now,
-        before the next message lands; what runs or waits for another member is stopped
-        only once the user's right to (`permissions.stopOthers`) is known, in the
-        background. A job's writer is the member whose message it answers, or who set
-        the scheduled task it runs (its turn acts with their rights)."""
-        key = chat.key
-        own = self.lanes.drop_queued(key, lambda queued: queued.chat.user_id == chat.user_id)
-        others = self.lanes.queued(key)
-        running = self.lanes.running(key)
-        return partial(self._stop_checked, own, others, running)
-
-    async def _stop_checked(
-        self,
-        own: tuple[LaneJob, ...],
-        others: tuple[LaneJob, ...],
-        running: LaneJob | None,
-        chat: ChatRef,
-    ) -> str:
-        someone_elses = bool(others) or (
-            running is not None and running.chat.user_id != chat.user_id
-        )
-        refusal = None
-        if someone_elses:
-            refusal = await self.commands.permissions.refusal(
-                chat, STOP_OTHERS, words_for(chat.language)
-            )
-        if refusal is None:
-            # Those still waiting (a turn may have started meanwhile); none that came later.
-            more = self.lanes.drop_queued(chat.key, lambda job: any(job is o for o in others))
-            return await self._stop_dropped(own + more, chat, running, cancel=running is not None)
-        # Refused: another member's reply goes on untouched; the user's own stop.
-        mine = running if running is not None and running.chat.user_id == chat.user_id else None
-        if mine is not None:
-            done = await self._stop_dropped(own, chat, mine)
-            return f"{done} {refusal}"
-        if not own:
-            return refusal
-        # Not "nothing was running": a reply runs, only not one this user may stop.
-        await self._answered(own)
-        dropped = sum(map(messages_of, own))
-        queued = words_for(chat.language).ngettext(
-            "Dropped {count} queued message.", "Dropped {count} queued messages.", dropped
-        )
-        return f"{queued} {refusal}"
-
-    async def _stop_dropped(
-        self,
-        dropped: tuple[LaneJob, ...] | None,
-        chat: ChatRef,
-        running: LaneJob | None = None,
-        *,
-        cancel: bool = True,
-    ) -> str:
-        """Cancel the running reply (only `running`, when given) and drop `dropped` (the
-        whole queue when None); say what was done."""
-        if not cancel:
-            outcome = StopOutcome(cancelled_running=False, dropped_jobs=dropped or ())
-        else:
-            stream = self._streams.get(chat.key)
-            if stream is not None and (running is None or self.lanes.running(chat.key) is running):
-                stream.request_stop()
-            self._stopped_by[chat.key] = chat
-            outcome = await self.lanes.stop(chat.key, dropped=dropped, running=running)
-            if not outcome.cancelled_running:
-                self._stopped_by.pop(chat.key, None)
-        await self._answered(outcome.dropped_jobs)
-        return stop_text(outcome.cancelled_running, outcome.dropped, chat.language)
-
     async def _answer_command(self, job: CommandJob, stop: StopHandler) -> None:
         """Work out a command's answer and send it (with its file, if any)."""
         await self._send_command_reply(job, await self._command_reply(job, stop))
@@ -356,7 +267,7 @@ class ChatDispatcher:
         except asyncio.CancelledError:
             # Cancelled by /stop: the user dropped it. By shutdown: it runs again next start.
             if not self._shutting_down:
-                await asyncio.shield(self._stopped(job))
+                await asyncio.shield(self.stop_requests.stopped(job))
             else:
                 await asyncio.shield(self._end_stream(job, answered=False))
             raise
@@ -366,42 +277,6 @@ class ChatDispatcher:
             await self._answered([job])
             raise
         await self._answered([job])
-
-    async def _stopped(self, job: LaneJob) -> None:
-        """/stop cut the reply short: what was shown stays as the reply, marked stopped
-        (the turn stored it so), delivered like any reply; then the user's words are
-        remembered (the user sees the stop at once, not after a memory write), and the job
-        is answered."""
-        stream = self._streams.pop(job.chat.key, None)
-        stopper = self._stopped_by.pop(job.chat.key, None)
-        try:
-            if stream is not None and stream.stop_requested and (stream.latest or stream.showing):
-                # Only a tool's status line showed: it becomes the stop mark.
-                await self.channel.send_reply(
-                    job, stream.latest or loop_note(job.chat.language, LoopNote.STOPPED_MARK)
-                )
-            else:
-                await self._end_stream(job, answered=True)
-                if stopper is not None and stopper.user_id != job.chat.user_id:
-                    # Another member of a group sent /stop: the message's writer was shown
-                    # nothing (group replies are not streamed) and would get no answer.
-                    await self.channel.send_reply(
-                        job, loop_note(job.chat.language, LoopNote.STOPPED_MARK)
-                    )
-        finally:
-            try:
-                if isinstance(job, MessageJob):
-                    await self._remember_stopped(job)
-            finally:
-                await self._answered([job])
-
-    async def _remember_stopped(self, job: MessageJob) -> None:
-        """What the user said is remembered all the same; a half answer is not."""
-        try:
-            await remember_stopped(self.assistant, job.chat, list(job.message_refs))
-        except Exception:
-            # The stop is answered whatever happens to the memory write.
-            log.exception("could not remember the stopped message in %s", job.chat.key)
 
     async def _end_stream(self, job: LaneJob, *, answered: bool) -> None:
         self._streams.pop(job.chat.key, None)
@@ -414,7 +289,9 @@ class ChatDispatcher:
             await self.assistant.revise(job.chat, job.edit_of, job.text)
             return
         if isinstance(job, CommandJob) and job.command.name not in SLOW_COMMANDS:
-            await self._send_command_reply(job, await self._command_reply(job, self.stop))
+            await self._send_command_reply(
+                job, await self._command_reply(job, self.stop_requests.stop)
+            )
             return
         # Progress notes are not answers: they quote nothing.
         progress_job = replace(job, reply_to_message_id=None, progress=True)
@@ -433,7 +310,9 @@ class ChatDispatcher:
             self._streams[job.chat.key] = stream
         async with self.channel.working(job):
             if isinstance(job, CommandJob):
-                await self._send_command_reply(job, await self._command_reply(job, self.stop))
+                await self._send_command_reply(
+                    job, await self._command_reply(job, self.stop_requests.stop)
+                )
                 return
             outcome = await self._turn(job, progress, stream)
             if outcome is None:

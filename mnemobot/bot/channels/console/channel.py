@@ -285,7 +285,7 @@ def _stop_on_ctrl_c(channel: ConsoleChannel, chat: ChatRef, terminal: TerminalIn
     stops: set[asyncio.Task[None]] = set()
 
     async def stop() -> None:
-        channel.say(await channel.dispatcher.stop(chat))
+        channel.say(await channel.dispatcher.stop_requests.stop(chat))
 
     def on_ctrl_c() -> None:
         lanes = channel.dispatcher.lanes
