@@ -45,7 +45,9 @@ class SpeechBudget:
 
     seconds: float = 120.0
     per_recorded_second: float = 2.0
-    cap_seconds: float = 3_600.0
+    # A note waits its turn behind a long one within its own time: the cap bounds how
+    # long one recording (a 20 MB note can hold over an hour) holds up everyone's.
+    cap_seconds: float = 900.0
 
     def for_recording(self, recording_seconds: float | None) -> float:
         """Whole seconds (the user may read them) a recording of `recording_seconds`
