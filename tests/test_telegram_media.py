@@ -13,10 +13,12 @@ import pytest
 
 from mnemobot.bot.channels.telegram.config import TelegramTiming
 from mnemobot.bot.media.document_reader import ReaderLimits
+from mnemobot.bot.media.transcription import SpeechBudget
 from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
+    Transcription,
     context_text,
     error,
     reply,
@@ -326,6 +328,32 @@ async def test_a_long_note_heard_as_a_few_words_says_what_was_heard(
     telegram.send_voice(chat_id=USER, duration=60, content=recording(60, "thank you"))
     [answer] = await telegram.wait_for_messages_async(USER, 1)
     assert 'I only heard: "thank you"' in answer["plain_text"]
+
+
+# Speech to text may take 1 s, and 1 s more per recorded second: scaled down from the
+# bot's own 120 s + 2 s per second, which a 4-minute note needs on a small machine.
+SHORT_SPEECH_BUDGET = Tuning(speech=SpeechBudget(seconds=1.0, per_recorded_second=1.0))
+
+
+async def test_a_long_note_gets_time_to_be_heard_in_proportion_to_its_length(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(tuning=SHORT_SPEECH_BUDGET)
+
+    def slow_hearing(upload: Transcription) -> str:
+        time.sleep(3)  # the speech server's own pace, past the 1 s base
+        return "the whole plan"
+
+    openai_server.transcriber = slow_hearing
+    telegram.send_voice(chat_id=USER, duration=8, content=recording(8, "the whole plan"))
+    [heard] = await telegram.wait_for_messages_async(USER, 1, timeout=30)
+    assert heard["plain_text"] == "echo: [voice 0:08] the whole plan"
+
+    # A short note claiming to be long is given the time its recording needs, not its claim.
+    telegram.send_voice(chat_id=USER, duration=600, content=recording(1))
+    sent = await telegram.wait_for_messages_async(USER, 2, timeout=30)
+    assert "could not transcribe" in sent[1]["plain_text"]
+    assert "took longer than 3 s" in sent[1]["plain_text"]
 
 
 async def test_a_separate_speech_server_gets_its_own_key_and_never_the_chat_key(

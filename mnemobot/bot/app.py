@@ -163,7 +163,7 @@ def build_app(
         erasure=erasure,
         confirmations=confirmations,
         mcp=mcp,
-        media=MediaReader(settings, llm, assistant.model_name, tuning.reader),
+        media=MediaReader(settings, llm, assistant.model_name, tuning.reader, tuning.speech),
         clock=clock,
         maintenance=maintenance,
         schedule=schedule,

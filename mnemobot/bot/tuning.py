@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING, McpTiming
 from mnemobot.bot.media.document_reader import DEFAULT_READER_LIMITS, ReaderLimits
+from mnemobot.bot.media.transcription import DEFAULT_SPEECH_BUDGET, SpeechBudget
 from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.upkeep.maintenance_timer import INTERVAL_HOURS
 from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
@@ -30,6 +31,7 @@ class Tuning:
     compaction_calls: CompactionCalls = DEFAULT_COMPACTION_CALLS
     mcp: McpTiming = DEFAULT_MCP_TIMING
     reader: ReaderLimits = DEFAULT_READER_LIMITS
+    speech: SpeechBudget = DEFAULT_SPEECH_BUDGET
     schedule: ScheduleLimits = DEFAULT_SCHEDULE_LIMITS
     maintenance_interval_hours: float = INTERVAL_HOURS
 

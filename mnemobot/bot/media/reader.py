@@ -24,7 +24,12 @@ from mnemobot.bot.media.document_reader import (
     ReaderLimits,
 )
 from mnemobot.bot.media.document_text import DocumentExtract
-from mnemobot.bot.media.transcription import Transcriber, Transcript
+from mnemobot.bot.media.transcription import (
+    DEFAULT_SPEECH_BUDGET,
+    SpeechBudget,
+    Transcriber,
+    Transcript,
+)
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.settings import Settings
 from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError
@@ -51,8 +56,9 @@ class MediaReader:
         llm: ChatModel,
         chat_model: Callable[[RuntimeConfig], str],
         limits: ReaderLimits = DEFAULT_READER_LIMITS,
+        speech: SpeechBudget = DEFAULT_SPEECH_BUDGET,
     ) -> None:
-        self.transcriber = Transcriber(settings)
+        self.transcriber = Transcriber(settings, speech)
         self.llm = llm
         self.chat_model = chat_model
         self.limits = limits
@@ -65,8 +71,16 @@ class MediaReader:
         """A reader process started ahead of a file that is on its way (inside the loop)."""
         self.readers.prewarm()
 
-    async def transcribe(self, audio: bytes, file_name: str, config: RuntimeConfig) -> Transcript:
-        return await self.transcriber.transcribe(audio, file_name, config.media.transcription)
+    async def transcribe(
+        self,
+        audio: bytes,
+        file_name: str,
+        config: RuntimeConfig,
+        recording_seconds: float | None = None,
+    ) -> Transcript:
+        return await self.transcriber.transcribe(
+            audio, file_name, config.media.transcription, recording_seconds
+        )
 
     async def read_document(
         self, data: bytes, kept: Path | None, name: str, mime: str | None, config: RuntimeConfig

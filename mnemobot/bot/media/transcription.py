@@ -7,7 +7,7 @@ Two backends (`media.transcription.backend`):
 - "local": faster-whisper (`pip install 'mnemobot[voice]'`), from a CTranslate2 Whisper
   model folder the operator names, or a model name downloaded on first use (in the reader,
   `local_whisper`). It runs in a reader process of
-  its own (`local_whisper`, within `TIMEOUT_SECONDS` and `LOCAL_MEMORY_MB`), which keeps the
+  its own (`local_whisper`, within its `SpeechBudget` and `LOCAL_MEMORY_MB`), which keeps the
   model loaded; one transcription at a time (it uses every core it is given; two at once
   would only take turns on them).
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +32,31 @@ log = logging.getLogger(__name__)
 
 # Local servers accept any key; the SDK refuses to start without one.
 PLACEHOLDER_KEY = "not-needed"
-# Seconds one transcription may take before it fails (the file is kept). Not measured;
-# local faster-whisper hears a 5 s note in about 1 s on 2 cores, a long recording longer.
-TIMEOUT_SECONDS = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechBudget:
+    """Seconds one transcription may take before it fails (the file is kept): `seconds`,
+    and `per_recorded_second` more for each second of a recording whose length is known,
+    so a long note is heard rather than cut off at a fixed limit, up to `cap_seconds`,
+    since a local model hears one note at a time. Measured on 2 shared cores, tiny.en
+    int8, local: a 4 s note in 1-4 s, a 76 s note in 51 s, a 268 s note in about 150 s
+    (past 120 s); a larger model or a busier machine needs more."""
+
+    seconds: float = 120.0
+    per_recorded_second: float = 2.0
+    # A note waits its turn behind a long one within its own time: the cap bounds how
+    # long one recording (a 20 MB note can hold over an hour) holds up everyone's.
+    cap_seconds: float = 900.0
+
+    def for_recording(self, recording_seconds: float | None) -> float:
+        """Whole seconds (the user may read them) a recording of `recording_seconds`
+        (None: unknown) may take."""
+        extra = self.per_recorded_second * max(recording_seconds or 0.0, 0.0)
+        return float(math.ceil(min(self.seconds + extra, self.cap_seconds)))
+
+
+DEFAULT_SPEECH_BUDGET = SpeechBudget()
 # backend "local": CTranslate2's compute type ("int8" is fastest on a CPU) and threads for
 # one transcription (0: CTranslate2 chooses).
 LOCAL_COMPUTE_TYPE = "int8"
@@ -70,32 +93,38 @@ class Transcript:
 class Transcriber:
     """Turns audio bytes into text with the backend the runtime config names."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, budget: SpeechBudget = DEFAULT_SPEECH_BUDGET) -> None:
         self.settings = settings
+        self.budget = budget
         self._clients: dict[tuple[str | None, str], openai.AsyncOpenAI] = {}
         # One reader for speech: it keeps the model loaded between notes.
         self.speech = ReaderPool("speech", lambda: 1, ("faster_whisper",))
 
     async def transcribe(
-        self, audio: bytes, file_name: str, config: TranscriptionConfig
+        self,
+        audio: bytes,
+        file_name: str,
+        config: TranscriptionConfig,
+        recording_seconds: float | None = None,
     ) -> Transcript:
+        """`recording_seconds`: the length measured from the recording's packets (never
+        the length its message claims), which buys a long note more time."""
         if config.backend == "off":
             raise TranscriptionError("speech to text is off (media.transcription.backend)")
+        seconds = self.budget.for_recording(recording_seconds)
         try:
-            async with asyncio.timeout(TIMEOUT_SECONDS):
+            async with asyncio.timeout(seconds):
                 if config.backend == "local":
-                    return await self._local(audio, config)
-                return await self._api(audio, file_name, config)
+                    return await self._local(audio, config, seconds)
+                return await self._api(audio, file_name, config, seconds)
         except TimeoutError:
             if config.backend == "api":
                 log.warning(
                     "speech to text failed: %s did not answer within %g s",
                     self.server(config),
-                    TIMEOUT_SECONDS,
+                    seconds,
                 )
-            raise TranscriptionError(
-                f"speech to text took longer than {TIMEOUT_SECONDS:g} s"
-            ) from None
+            raise TranscriptionError(f"speech to text took longer than {seconds:g} s") from None
 
     # -- api -------------------------------------------------------------------------------------
 
@@ -121,7 +150,9 @@ class Transcriber:
             self._clients[cache_key] = client
         return client
 
-    async def _api(self, audio: bytes, file_name: str, config: TranscriptionConfig) -> Transcript:
+    async def _api(
+        self, audio: bytes, file_name: str, config: TranscriptionConfig, seconds: float
+    ) -> Transcript:
         extra: dict[str, Any] = {}
         if config.language:
             extra["language"] = config.language
@@ -129,7 +160,7 @@ class Transcriber:
             result = await self._client(config).audio.transcriptions.create(
                 file=(file_name, audio),
                 model=config.model,
-                timeout=TIMEOUT_SECONDS,
+                timeout=seconds,
                 **extra,
             )
         except openai.APIStatusError as exc:
@@ -165,20 +196,20 @@ class Transcriber:
 
     # -- local -----------------------------------------------------------------------------------
 
-    async def _local(self, audio: bytes, config: TranscriptionConfig) -> Transcript:
+    async def _local(self, audio: bytes, config: TranscriptionConfig, seconds: float) -> Transcript:
         params = {
             "model_path": config.local_model_path,
             "compute_type": LOCAL_COMPUTE_TYPE,
             "threads": LOCAL_THREADS,
             "language": config.language,
         }
-        budget = Budget(TIMEOUT_SECONDS, LOCAL_MEMORY_MB * 1_000_000)
+        budget = Budget(seconds, LOCAL_MEMORY_MB * 1_000_000)
         try:
             heard = await self.speech.run("transcribe", params, audio, budget)
         except ReaderRefused as exc:
             raise TranscriptionError(str(exc)) from None
         except OverBudget as exc:
-            raise TranscriptionError(_over_budget_line(exc)) from None
+            raise TranscriptionError(_over_budget_line(exc, seconds)) from None
         except (ReaderFailed, OSError) as exc:
             log.info("local transcription failed: %s", exc)
             raise TranscriptionError(f"the recording could not be decoded ({exc})") from None
@@ -205,9 +236,9 @@ def _heard_seconds(result: Any) -> float | None:
         return None
 
 
-def _over_budget_line(exc: OverBudget) -> str:
+def _over_budget_line(exc: OverBudget, seconds: float) -> str:
     if exc.what == "time":
-        return f"speech to text took longer than {TIMEOUT_SECONDS:g} s"
+        return f"speech to text took longer than {seconds:g} s"
     if exc.what == "memory":
         return f"speech to text needed more than {LOCAL_MEMORY_MB:,} MB"
     return "speech to text stopped while decoding the recording (it may be damaged)"

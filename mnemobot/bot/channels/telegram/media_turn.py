@@ -233,7 +233,7 @@ class TelegramMediaTurns:
                 shown = f"{name} (not kept: the bot's storage is failing)"
         if file.kind in SPOKEN_KINDS:
             # The length shown is the recording's own, never only what the message claims;
-            # measured while the speech is heard.
+            # it also sets how long the note may take to transcribe.
             measuring = asyncio.ensure_future(self.host.media.audio_seconds(data, config))
             try:
                 heard = await self._spoken(
@@ -279,8 +279,10 @@ class TelegramMediaTurns:
         """What was heard; None when the note could not be transcribed (said why).
         `measuring`: the recording's length from its packets, None if it cannot be known."""
         kind = KIND_NAMES[file.kind]
+        # Its length first (a second at most): a long note is given time in proportion.
+        measured = await measuring
         try:
-            transcript = await self.host.media.transcribe(data, name, config)
+            transcript = await self.host.media.transcribe(data, name, config, measured)
         except TranscriptionError as exc:
             turn.notices.append(
                 f"I could not transcribe your {kind} ({exc}). It is kept as {shown}; "
@@ -288,7 +290,6 @@ class TelegramMediaTurns:
             )
             return None
         turn.tag("voice")
-        measured = await measuring
         # Else the length the speech server (or the local model) decoded.
         seconds = measured if measured is not None else transcript.duration
         length = _length(seconds)
