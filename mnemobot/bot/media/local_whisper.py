@@ -13,6 +13,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from mnemobot.bot.media.reader_process import ReaderRefusal
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,36 @@ def _model(path: str | None, compute_type: str, threads: int) -> Any:
         _models.clear()
         _models[key] = model
     return model
+
+
+# Whisper's English-only models have 51,864 tokens; a multilingual one adds a language
+# token (51,865; large-v3 51,866): faster-whisper tells them apart by that size too.
+ENGLISH_ONLY_VOCABULARY = 51_864
+# vocabulary.txt is about 500 KB; a folder's file larger than this is no Whisper vocabulary.
+_MAX_VOCABULARY_BYTES = 4_000_000
+
+
+def hears_english_only(folder: Path) -> bool:
+    """Whether the CTranslate2 Whisper model in `folder` is an English-only one (`tiny.en`),
+    by its vocabulary's size; False when that cannot be told."""
+    for name in ("vocabulary.txt", "vocabulary.json"):
+        path = folder / name
+        try:
+            if not path.is_file() or path.stat().st_size > _MAX_VOCABULARY_BYTES:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if name.endswith(".txt"):
+            size = len(data.splitlines())
+        else:
+            try:
+                words = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                continue
+            size = len(words) if isinstance(words, list) else 0
+        return size == ENGLISH_ONLY_VOCABULARY
+    return False
 
 
 def is_model_name(value: str) -> bool:
