@@ -134,6 +134,8 @@ async def test_a_rewrite_under_way_gives_way_to_a_reply_and_is_done_again_later(
     openai_server.clear()
     assert app.maintenance is not None
     caplog.set_level(logging.INFO, logger="mnemobot")
+    # `memory maintain` run in this process by another test quiets this logger.
+    caplog.set_level(logging.INFO, logger="mnemobot.memory.upkeep.maintenance")
     maintenance = asyncio.create_task(app.maintenance.maintain(SCOPE))
     await openai_server.wait_for_requests_async(1)
     assert openai_server.requests[0].get("stream") is True
