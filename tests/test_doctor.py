@@ -215,3 +215,5 @@ def test_a_local_model_named_by_size_is_downloaded_by_the_first_note(
         "model 'tiny.en' is not downloaded yet: the first voice note downloads it"
         in (checks(result)["WARN speech to text"])
     )
+    # Named ".en": English only, said before it is downloaded.
+    assert checks(result)["WARN speech to text"].endswith("It hears English only.")

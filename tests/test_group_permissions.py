@@ -330,6 +330,51 @@ async def test_a_member_stops_the_replies_to_their_own_messages_and_an_admin_any
     assert "Stopped the reply in progress." in by_reply.values()
 
 
+async def test_an_admins_stop_reaches_the_turn_that_started_while_telegram_was_asked(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    """What waited when /stop came is stopped even if its turn began while Telegram was
+    asked whether the sender administers the group; a message sent after /stop is not."""
+    await start_bot(allowed=f"{MEMBER},{ADMIN},{WRITER}")
+    telegram.set_member_status(GROUP, ADMIN, "administrator")
+    # Both members have talked before: Telegram was asked about them then.
+    openai_server.script(reply("Hello."), reply("Hello."))
+    say(telegram, "@mnemo_test_bot hello", MEMBER)
+    say(telegram, "@mnemo_test_bot hello", WRITER)
+    await telegram.wait_for_messages_async(GROUP, 2, timeout=15)
+    asking = threading.Event()
+    telegram.hold("getChatMember", asking)
+    story_written, storm_written = threading.Event(), threading.Event()
+    openai_server.script(
+        gated(story_written, reply("The keeper lit the lamp every night.")),
+        gated(storm_written, reply("The storm broke at dawn.")),
+        reply("Gulls nest on the cliffs."),
+    )
+    say(telegram, "@mnemo_test_bot tell me a lighthouse story", WRITER)
+    await openai_server.wait_for_requests_async(3)
+    storm = telegram.send_text(
+        "@mnemo_test_bot and one about a storm", chat_id=GROUP, user_id=MEMBER, chat_type="group"
+    )
+    say(telegram, "/stop", ADMIN)
+    await telegram.wait_for_call_async("getChatMember")
+    # The story ends and the member's waiting message gets its turn meanwhile.
+    story_written.set()
+    await openai_server.wait_for_requests_async(4)
+    gulls = telegram.send_text(
+        "@mnemo_test_bot and one about gulls", chat_id=GROUP, user_id=MEMBER, chat_type="group"
+    )
+    asking.set()
+    try:
+        sent = await telegram.wait_for_messages_async(GROUP, 6, timeout=15)
+    finally:
+        storm_written.set()
+    by_reply = {m["reply_to_message_id"]: m["plain_text"] for m in sent}
+    assert by_reply[storm["message"]["message_id"]] == "⏹ Stopped."
+    assert "Stopped the reply in progress." in by_reply.values()
+    assert "The storm broke at dawn." not in by_reply.values()
+    assert by_reply[gulls["message"]["message_id"]] == "Gulls nest on the cliffs."
+
+
 async def test_with_stop_others_for_members_any_member_stops_any_reply(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:

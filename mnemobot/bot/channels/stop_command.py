@@ -57,6 +57,16 @@ class EndStream(Protocol):
     async def __call__(self, job: LaneJob, *, answered: bool) -> None: ...
 
 
+def noted_at_stop(job: LaneJob, noted: Sequence[LaneJob]) -> bool:
+    """Whether `job` is one of `noted`, or what became of them since: a waiting job
+    edited, or merged with its sender's next message, is a new job holding their
+    messages (their receipts); one holding a message sent after them is not."""
+    if any(job is seen for seen in noted):
+        return True
+    receipts = {receipt for seen in noted for receipt in seen.receipts}
+    return bool(job.receipts) and receipts.issuperset(job.receipts)
+
+
 class StopRequests:
     """One channel's /stop: what a member may stop, and the end of a reply they stopped."""
 
@@ -112,9 +122,14 @@ class StopRequests:
         if someone_elses:
             refusal = await self.permissions.refusal(chat, STOP_OTHERS, words_for(chat.language))
         if refusal is None:
-            # Those still waiting (a turn may have started meanwhile); none that came later.
-            more = self.lanes.drop_queued(chat.key, lambda job: any(job is o for o in others))
-            return await self._stop_dropped(own + more, chat, running, cancel=running is not None)
+            # What was running or waiting when /stop came, wherever it is now: Telegram's
+            # answer takes time, in which the running reply may end and a waiting one
+            # start. Nothing that came after /stop.
+            more = self.lanes.drop_queued(chat.key, lambda job: noted_at_stop(job, others))
+            now = self.lanes.running(chat.key)
+            noted = (*others, running) if running is not None else others
+            target = now if now is not None and noted_at_stop(now, noted) else None
+            return await self._stop_dropped(own + more, chat, target, cancel=target is not None)
         # Refused: another member's reply goes on untouched; the user's own stop.
         mine = running if running is not None and running.chat.user_id == chat.user_id else None
         if mine is not None:

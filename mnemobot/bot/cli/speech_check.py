@@ -78,10 +78,13 @@ def check_local_speech(config: TranscriptionConfig) -> tuple[Status, str]:
     try:
         found = download_model(name, local_files_only=True)
     except Exception:
+        # Named English-only models end in ".en" (tiny.en, small.en).
+        english = " It hears English only." if name.endswith(".en") else ""
         return (
             "warn",
             f"local faster-whisper model {name!r} is not downloaded yet: the first voice note "
-            "downloads it (needs the internet; offline, use a model folder: docs/media.md)",
+            "downloads it (needs the internet; offline, use a model folder: docs/media.md)."
+            + english,
         )
     return _for_languages(config, f"local faster-whisper, model {name!r} ({found})", Path(found))
 

@@ -535,6 +535,7 @@ class TelegramServer:
         self._groups = GroupState()
 
         self._failures: dict[str, deque[BotApiError]] = {}
+        self._holds: dict[str, threading.Event] = {}
         self._html_rejector: Callable[[str], bool] | None = None
         self._unreachable = False
         self._unreachable_status: int | None = None
@@ -1159,6 +1160,12 @@ class TelegramServer:
         with self._cond:
             self._failures.setdefault(method.lower(), deque()).extend([error] * times)
 
+    def hold(self, method: str, release: threading.Event) -> None:
+        """Calls of ``method`` are answered only once ``release`` is set (at most 30 s
+        later): a slow Telegram, for what the bot does meanwhile."""
+        with self._cond:
+            self._holds[method.lower()] = release
+
     def reject_html_when(self, predicate: Callable[[str], bool] | None) -> None:
         """HTML sendMessage/editMessageText whose text matches gets "can't parse entities".
 
@@ -1248,6 +1255,9 @@ class TelegramServer:
         with self._cond:
             self._calls.append(call)
             self._cond.notify_all()
+            held = self._holds.get(method.lower())
+        if held is not None:
+            held.wait(timeout=30)
         if self._answer_outage(handler, call):
             return
         if body_error is not None:

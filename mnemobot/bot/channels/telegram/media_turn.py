@@ -279,7 +279,7 @@ class TelegramMediaTurns:
         """What was heard; None when the note could not be transcribed (said why).
         `measuring`: the recording's length from its packets, None if it cannot be known."""
         kind = KIND_NAMES[file.kind]
-        # Its length first (a second at most): a long note is given time in proportion.
+        # Its length first: a long note is given time in proportion to it.
         measured = await measuring
         try:
             transcript = await self.host.media.transcribe(data, name, config, measured)
