@@ -45,8 +45,8 @@ class SpeechBudget:
 
     seconds: float = 120.0
     per_recorded_second: float = 2.0
-    # A note waits its turn behind a long one within its own time: the cap bounds how
-    # long one recording (a 20 MB note can hold over an hour) holds up everyone's.
+    # Notes are heard one at a time: the cap bounds how long one recording (a 20 MB note
+    # can hold over an hour) holds up everyone else's.
     cap_seconds: float = 900.0
 
     def for_recording(self, recording_seconds: float | None) -> float:
@@ -112,18 +112,17 @@ class Transcriber:
         if config.backend == "off":
             raise TranscriptionError("speech to text is off (media.transcription.backend)")
         seconds = self.budget.for_recording(recording_seconds)
+        if config.backend == "local":
+            # Its time starts when the one speech reader takes it (the reader's own budget):
+            # a note waiting behind another chat's long one has used none of it.
+            return await self._local(audio, config, seconds)
         try:
             async with asyncio.timeout(seconds):
-                if config.backend == "local":
-                    return await self._local(audio, config, seconds)
                 return await self._api(audio, file_name, config, seconds)
         except TimeoutError:
-            if config.backend == "api":
-                log.warning(
-                    "speech to text failed: %s did not answer within %g s",
-                    self.server(config),
-                    seconds,
-                )
+            log.warning(
+                "speech to text failed: %s did not answer within %g s", self.server(config), seconds
+            )
             raise TranscriptionError(f"speech to text took longer than {seconds:g} s") from None
 
     # -- api -------------------------------------------------------------------------------------
