@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from pathlib import Path
 
@@ -353,7 +354,9 @@ async def test_a_long_note_gets_time_to_be_heard_in_proportion_to_its_length(
     telegram.send_voice(chat_id=USER, duration=600, content=recording(1))
     sent = await telegram.wait_for_messages_async(USER, 2, timeout=30)
     assert "could not transcribe" in sent[1]["plain_text"]
-    assert "took longer than 3 s" in sent[1]["plain_text"]
+    # 1 s and 1 s per recorded second, rounded up: 2 or 3 s, never the claimed 601.
+    limit = re.search(r"took longer than (\d+) s", sent[1]["plain_text"])
+    assert limit is not None and int(limit.group(1)) in (2, 3)
 
 
 async def test_a_separate_speech_server_gets_its_own_key_and_never_the_chat_key(
