@@ -195,6 +195,44 @@ def test_a_changed_preference_replaces_the_older_one_which_is_kept_as_earlier(
         memory.close()
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "against_first", "first_words"),
+    [
+        (
+            "Always include hydration details when I ask about health routines.",
+            "Always include supplement details when I ask about health routines.",
+            "Never include hydration details when I ask about health routines.",
+            "hydration details",
+        ),
+        (
+            "Всегда указывай версии, когда я спрашиваю о библиотеках.",
+            "Всегда указывай лицензии, когда я спрашиваю о библиотеках.",
+            "Никогда не указывай версии, когда я спрашиваю о библиотеках.",
+            "указывай версии",
+        ),
+    ],
+)
+def test_a_second_request_to_include_something_keeps_the_first(
+    workspace: Path, first: str, second: str, against_first: str, first_words: str
+) -> None:
+    """Asked to include one thing and then another on the same topic, the person wants
+    both; only a request against the first one's own thing replaces it."""
+    memory = WorkspaceMemory.open(workspace)
+    try:
+        scope = "telegram:1"
+        record(memory, scope, first, START, "tg:1")
+        record(memory, scope, second, START + DAY, "tg:2")
+        block = memory.recall.standing_block(scope, UTC, CONFIG.standing_budget_tokens)
+        assert first.rstrip(".") in block.text and second.rstrip(".") in block.text
+        record(memory, scope, against_first, START + 2 * DAY, "tg:3")
+        block = memory.recall.standing_block(scope, UTC, CONFIG.standing_budget_tokens)
+        assert second.rstrip(".") in block.text and against_first.rstrip(".") in block.text
+        assert first.rstrip(".") not in block.text
+        assert sum(first_words in line for line in block.text.splitlines()) == 1
+    finally:
+        memory.close()
+
+
 def test_a_preference_said_again_in_more_words_still_names_the_first_message(
     workspace: Path,
 ) -> None:

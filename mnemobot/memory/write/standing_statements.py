@@ -164,6 +164,23 @@ _IMAGINED_BEFORE = re.compile(
     r"|\b(?:should|can|could|would|will|shall|may|might|must|do|does|did|how|why)\s+$",
     re.IGNORECASE,
 )
+# A request to add something to answers ("always include hydration details", "always
+# confirm guest list sizes"): a second one about another thing asks for both, where a
+# second "always answer in German" replaces "answer in French". Found on BEAM's
+# development chats (500K and the 1M stand-ins): 12 of the 72 replaced standing pairs were
+# two such requests on one topic, the older one dropped from every request.
+_ADDING = re.compile(
+    r"[\s,:;，：]*(?:please\s+|пожалуйста\s+|bitte\s+|por\s+favor\s+)?"
+    r"(?:(?:do\s+)?not\s+|don't\s+|не\s+|nicht\s+|no\s+|不要|别)?"
+    r"(?:(?:includ\w*|mention\w*|add|adds|adding|list|lists|listing|note|notes|noting"
+    r"|confirm\w*|provid\w*|show\w*|cite|citing|highlight\w*|giv\w*|indicat\w*|state"
+    r"|specify\w*"
+    r"|включ\w*|упомина\w*|упомян\w*|добав\w*|указыва\w*|укажи|привод\w*|приведи|давай|дай"
+    r"|füge\w*|nenn\w*|erwähn\w*|gib|gibst|zeig\w*|bestätig\w*"
+    r"|inclu\w*|mencion\w*|añad\w*|agreg\w*|indic\w*|da|dame)\b"
+    r"|包括|包含|加上|注明|列出|提供|说明|确认)",
+    re.IGNORECASE,
+)
 # "when I ask about X": X, the topic a conditional request is about.
 _TOPIC = re.compile(
     r"(?:ask|request|inquire|спрашиваю|спрошу|frage|pregunte|pregunto|问到|问)\s*"
@@ -255,7 +272,16 @@ def replaces(newer: str, older: str) -> bool:
     "when I ask about ..." topic and the same first word after it is ordered, or mostly
     the same words. The speaker (both statements are the same person's) counts as one
     shared word, whatever their name: a member named in three words found "I prefer tea in
-    the morning" replacing "I prefer walks in the evening"."""
+    the morning" replacing "I prefer walks in the evening". Two requests to add something
+    replace only when they add the same thing ("never include X" after "always include
+    X"): "always include Y" asks for Y too."""
+    new_added, old_added = _added(newer), _added(older)
+    if (
+        new_added is not None
+        and old_added is not None
+        and _overlap(new_added, old_added) < REPLACES_OVERLAP
+    ):
+        return False
     new_topic, old_topic = _topic_terms(newer), _topic_terms(older)
     if new_topic and old_topic:
         same_topic = _overlap(new_topic, old_topic) >= REPLACES_OVERLAP
@@ -294,6 +320,19 @@ def _topic_terms(text: str) -> set[str]:
         return set()
     topic = _TOPIC.search(text, asking.start())
     return set(terms(topic["topic"])) if topic else set()
+
+
+def _added(text: str) -> set[str] | None:
+    """The terms of what a request asks answers to include ("Always include hydration
+    details when I ask about ..." -> hydration, details); None when it asks no such thing."""
+    said = _said(text)
+    always = _ALWAYS.search(said)
+    for start in (0, always.end()) if always else (0,):
+        verb = _ADDING.match(said, start)
+        if verb is not None:
+            asking = _ASKING.search(said, verb.end())
+            return set(terms(said[verb.end() : asking.start() if asking else len(said)]))
+    return None
 
 
 def _first_term(text: str) -> str:
