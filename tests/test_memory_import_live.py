@@ -17,6 +17,7 @@ from mnemobot.bot.cli.main import main
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.schedule_harness import SteppedClock
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -159,3 +160,36 @@ def test_an_import_from_before_refs_of_their_own_is_not_imported_twice(
     (folder / "imported-messages.txt").write_text("tg:1\ntg:2\n")
     out = _import(monkeypatch, capsys, workspace, export)
     assert "imported 1 message" in out and "2 already there" in out
+
+
+async def test_an_edit_under_a_new_bot_leaves_what_the_chat_said_to_the_earlier_bot(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    workspace: Path,
+) -> None:
+    """The workspace moved to another bot: that bot numbers the chat's messages from 1
+    again, so its message 1 is another message than the earlier bot's message 1, which
+    memory still names."""
+    with TelegramServer(token="654321:EARLIER-BOT") as earlier_server:
+        earlier = await start_bot(
+            server=earlier_server,
+            clock=SteppedClock(datetime(2025, 3, 1, 9, tzinfo=UTC).timestamp()),
+        )
+        said = earlier_server.send_text("My sister Lena lives in Graz.", chat_id=USER)
+        assert said["message"]["message_id"] == 1
+        await earlier_server.wait_for_messages_async(USER, 1)
+        await earlier.shutdown()
+
+    await start_bot()
+    live = telegram.send_text("My locker code is 1234.", chat_id=USER)
+    assert live["message"]["message_id"] == 1
+    [answer] = await telegram.wait_for_messages_async(USER, 1)
+    # Its own answer, not the one the earlier bot gave its message 1.
+    assert answer["plain_text"] == "echo: My locker code is 1234."
+    telegram.edit_message(live, "My locker code is 5678.")
+    telegram.send_text("thanks", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 2)
+    current = _current(workspace)
+    assert any("5678" in c for c in current)
+    assert not any("1234" in c for c in current)
+    assert any("Lena lives in Graz" in c for c in current)

@@ -18,7 +18,12 @@ from mnemobot.base.clock import SYSTEM_CLOCK, Clock, from_iso, to_iso
 from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.tools.clock_tool import chat_zone_name
-from mnemobot.bot.turn.received import find_containing, find_cut_short, find_received
+from mnemobot.bot.turn.received import (
+    find_containing,
+    find_cut_short,
+    find_received,
+    retire_other_numbering,
+)
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
@@ -306,6 +311,7 @@ class Assistant:
     ) -> TurnOutcome:
         config = self.config()
         session = self.sessions.get(chat.key)
+        retire_other_numbering(session.messages, session.metadata, chat.ref_numbering)
         set_aside = session.metadata.pop(SET_ASIDE_KEY, None)
         at = self.clock()
         # The chat's own zone when it set one (the schedule tool), else the configured one.
@@ -412,6 +418,8 @@ class Assistant:
         config = self.config()
         async with self.lock_for(chat.key), self.sessions.exclusive(chat.key):
             session = self.sessions.get(chat.key)
+            if retire_other_numbering(session.messages, session.metadata, chat.ref_numbering):
+                await self.sessions.save_async(session)
             found = find_containing(session.messages, ref)
             if found is None:
                 return False

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from mnemobot.conversation.session import Message
 
@@ -72,3 +73,44 @@ def find_containing(messages: list[Message], ref: str) -> ReceivedMessage | None
             found = find_received(messages, [str(r) for r in refs])
             return found if found is not None else ReceivedMessage(index, None)
     return None
+
+
+# Session metadata: the numbering the session's channel refs are in (a Telegram bot's id
+# for a private chat or a basic group, which Telegram numbers per account).
+REFS_NUMBERED_BY = "refsNumberedBy"
+_LIVE_PREFIX = "tg:"
+
+
+def retire_other_numbering(
+    messages: list[Message], metadata: dict[str, Any], numbering: str | None
+) -> bool:
+    """Give the refs of an earlier numbering names of their own; True when any changed.
+
+    A workspace moved to another bot: that bot numbers a private chat's messages from 1
+    again, so its message 1 would be taken for the earlier bot's message 1 (answered with
+    that message's answer, or an edit of it rewriting the older one). The earlier refs
+    become `tg-bot<earlier bot>:<n>`. A session from before this was recorded is taken
+    as the current bot's, as the bot that upgrades is the one that received it.
+    `numbering` None: the chat numbers messages once for every bot (a supergroup).
+    """
+    if numbering is None:
+        return False
+    earlier = metadata.get(REFS_NUMBERED_BY)
+    metadata[REFS_NUMBERED_BY] = numbering
+    if earlier is None or earlier == numbering:
+        return earlier is None
+    retired = f"tg-bot{earlier}:"
+
+    def retire(ref: str) -> str:
+        return retired + ref.removeprefix(_LIVE_PREFIX) if ref.startswith(_LIVE_PREFIX) else ref
+
+    for message in messages:
+        refs = message.get("refs")
+        if isinstance(refs, list):
+            message["refs"] = [retire(str(ref)) for ref in refs]
+        parts = message.get("parts")
+        if isinstance(parts, list):
+            for part in parts:
+                if isinstance(part, dict) and isinstance(part.get("ref"), str):
+                    part["ref"] = retire(part["ref"])
+    return True

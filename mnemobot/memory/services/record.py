@@ -57,6 +57,10 @@ _SIMILAR_QUERY_TERMS = 6
 # BM25 relevance (0..1 within the query's hits) a durable fact needs to count as the one
 # a superseded MEMORY.md entry is about (`supersede_matching`).
 SUPERSEDED_MATCH_MIN = 0.9
+# An item of an edited message was recorded at the message's turn or later; times are
+# kept to the second, so one second of slack. An item of the same ref from before that is
+# another message with the same number.
+SAME_MESSAGE_SLACK_SECONDS = 1.0
 
 
 def similar_finder(scopes: ScopeRuntime, scope: str) -> SimilarFinder:
@@ -226,7 +230,10 @@ class MemoryRecord:
         """A message edited after its turn: the turn is recorded again with the new wording
         at its own time `at`, and what memory held of the old wording (the turn, the facts
         derived from it) is marked earlier as of `now`, so it is never recalled as current.
-        Forwarded messages and documents of the turn have refs of their own and stay.
+        Forwarded messages and documents of the turn have refs of their own and stay, and
+        so does what was recorded before the message was sent: another message of the same
+        number (an earlier bot of the chat numbered its messages too, and so did an import
+        made before imports had refs of their own).
         """
         with self.scopes.loaded(scope) as loaded:
             store = loaded.store
@@ -237,6 +244,7 @@ class MemoryRecord:
                 and not item.is_superseded
                 and FORWARDED_TAG not in item.tags
                 and item.source != DOCUMENT_TAG
+                and max(item.created_at, item.updated_at) >= at - SAME_MESSAGE_SLACK_SECONDS
             ]
             append_daily_note(
                 self.scopes.paths(scope).directory,

@@ -36,6 +36,10 @@ class ChatRef:
     # The sender's language as their app reports it (Telegram's `language_code`: "ru",
     # "pt-br"), for the few lines we word ourselves; None when unknown.
     language: str | None = None
+    # Whose numbering the chat's message ids are in when it is not the chat's own (a
+    # Telegram private chat or basic group: the bot's account's; see
+    # `bot.turn.received.retire_other_numbering`); None when every bot sees the same ids.
+    ref_numbering: str | None = None
 
     @property
     def key(self) -> str:

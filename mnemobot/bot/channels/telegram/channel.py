@@ -111,7 +111,14 @@ STARTUP_RETRY_MAX_SECONDS = 30.0
 OUTBOX_CLOSE_SECONDS = 2.0
 
 
-def chat_ref_for(message: Message) -> ChatRef:
+# Chats whose message ids Telegram gives per account (each bot numbers them its own way);
+# a supergroup's and a channel's ids are the chat's, the same for every bot.
+PER_ACCOUNT_NUMBERING = frozenset({"private", "group"})
+
+
+def chat_ref_for(message: Message, bot_id: int | None = None) -> ChatRef:
+    """Who and where `message` is; `bot_id`: the bot receiving it (whose numbering a
+    private chat's message ids are in)."""
     # An anonymous admin's user id is the group's own id (see `access`).
     sender = sender_of(message)
     # Forum topics are separate conversations; plain reply threads are not.
@@ -124,6 +131,11 @@ def chat_ref_for(message: Message) -> ChatRef:
         user_name=sender.name if sender else None,
         is_group=message.chat.type in GROUP_TYPES,
         language=sender.language if sender else None,
+        ref_numbering=(
+            str(bot_id)
+            if bot_id is not None and message.chat.type in PER_ACCOUNT_NUMBERING
+            else None
+        ),
     )
 
 
@@ -467,7 +479,7 @@ class TelegramChannel:
         if verdict is Verdict.IGNORE:
             await self.intake.done([receipt])
             return
-        chat = chat_ref_for(message)
+        chat = chat_ref_for(message, self.identity.user_id)
         quote = message.message_id if message.chat.type in GROUP_TYPES else None
         notice = MessageJob(chat, "", reply_to_message_id=quote, receipts=(receipt,))
         if verdict is Verdict.REFUSE:
@@ -522,7 +534,7 @@ class TelegramChannel:
             return
         if message.chat.type in GROUP_TYPES:
             text = without_bot_mention(text, self.identity) or text
-        chat = chat_ref_for(message)
+        chat = chat_ref_for(message, self.identity.user_id)
         ref = f"tg:{message.message_id}"
         edited = inbound_for(message, text)
 

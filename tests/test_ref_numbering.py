@@ -1,0 +1,73 @@
+"""A session's message refs when the workspace moves to another bot (pure function)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mnemobot.bot.turn.received import (
+    REFS_NUMBERED_BY,
+    find_received,
+    retire_other_numbering,
+)
+from mnemobot.conversation.session import Message
+
+_refs = st.lists(
+    st.one_of(
+        st.integers(1, 10_000).map(lambda n: f"tg:{n}"),
+        st.integers(1, 50).map(lambda n: f"sched:{n}"),
+        st.integers(1, 50).map(lambda n: f"tg-export:{n}"),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def _session(refs: list[list[str]]) -> list[Message]:
+    messages: list[Message] = []
+    for own in refs:
+        messages.append({"role": "user", "content": "hi", "refs": list(own)})
+        messages.append({"role": "assistant", "content": "hello"})
+    return messages
+
+
+@given(st.lists(_refs, max_size=6), st.lists(_refs, max_size=3))
+def test_another_bots_refs_never_match_the_new_bots_messages(
+    earlier: list[list[str]], later: list[list[str]]
+) -> None:
+    messages = _session(earlier)
+    metadata: dict[str, Any] = {REFS_NUMBERED_BY: "111"}
+    assert retire_other_numbering(messages, metadata, "222")
+    assert metadata[REFS_NUMBERED_BY] == "222"
+    live = [ref for m in messages for ref in m.get("refs") or [] if ref.startswith("tg:")]
+    assert live == []
+    # Whatever the new bot's messages are numbered, none is taken for an earlier one.
+    for refs in later:
+        if all(ref.startswith("tg:") for ref in refs):
+            assert find_received(messages, refs) is None
+    # Refs of other kinds (a scheduled task's, an import's) stay as they were.
+    kept = [r for own in earlier for r in own if not r.startswith("tg:")]
+    assert kept == [
+        r for m in messages for r in m.get("refs") or [] if not r.startswith("tg-bot111:")
+    ]
+    # The same bot again changes nothing.
+    before = [dict(m) for m in messages]
+    assert not retire_other_numbering(messages, metadata, "222")
+    assert [dict(m) for m in messages] == before
+
+
+@given(st.lists(_refs, max_size=6))
+def test_a_session_from_before_numbering_was_kept_is_the_current_bots(
+    earlier: list[list[str]],
+) -> None:
+    messages = _session(earlier)
+    before = [dict(m) for m in messages]
+    metadata: dict[str, Any] = {}
+    retire_other_numbering(messages, metadata, "222")
+    assert [dict(m) for m in messages] == before
+    assert metadata[REFS_NUMBERED_BY] == "222"
+    # A chat every bot numbers alike (a supergroup) is never renumbered.
+    assert not retire_other_numbering(messages, {REFS_NUMBERED_BY: "111"}, None)
+    assert [dict(m) for m in messages] == before
