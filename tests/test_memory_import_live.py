@@ -17,6 +17,7 @@ from mnemobot.bot.cli.main import main
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.conftest import run_mnemobot
 from tests.schedule_harness import SteppedClock
 from tests.telegram_harness import StartBot, start_bot, telegram
 
@@ -193,3 +194,45 @@ async def test_an_edit_under_a_new_bot_leaves_what_the_chat_said_to_the_earlier_
     assert any("5678" in c for c in current)
     assert not any("1234" in c for c in current)
     assert any("Lena lives in Graz" in c for c in current)
+
+
+def test_no_bot_starts_and_no_second_import_runs_while_an_import_writes(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    openai_server: FakeOpenAIServer,
+) -> None:
+    """A bot started during a long import would load chats' memory half-written and both
+    would write the same files; so would two imports."""
+    workspace = tmp_path / "ws"
+    export = _export(tmp_path / "result.json", "personal_chat", ["My sister Lena lives in Graz."])
+    paths = WorkspacePaths(workspace)
+    paths.root.mkdir(parents=True)
+    # Held as an import in another process holds it while it writes.
+    with TelegramServer() as telegram_api, FileLock(paths.memory_command_lock):
+        started = run_mnemobot(
+            "run",
+            timeout=60,
+            BOT_WORKSPACE=str(workspace),
+            OPENAI_API_KEY="sk-test",
+            OPENAI_BASE_URL=openai_server.base_url,
+            TELEGRAM_BOT_TOKEN=telegram_api.token,
+            TELEGRAM_API_BASE_URL=telegram_api.base_url,
+            TELEGRAM_ALLOWED_USERS=str(USER),
+        )
+        assert started.returncode == 2
+        assert started.stderr.strip().splitlines()[-1] == (
+            "mnemobot: a `mnemobot memory import` or `memory erase` is writing this "
+            "workspace; run this again when it has finished"
+        )
+        assert "Traceback" not in started.stderr
+        assert telegram_api.calls("getUpdates") == []
+        monkeypatch.setenv("BOT_WORKSPACE", str(workspace))
+        monkeypatch.setenv("BOT_TIMEZONE", "UTC")
+        assert main(["memory", "import", str(export), "--chat", SCOPE]) == 2
+        assert "is writing this workspace" in capsys.readouterr().err
+        assert main(["memory", "erase", "--chat", SCOPE]) == 2
+        assert "is writing this workspace" in capsys.readouterr().err
+        assert not (workspace / "memory" / SCOPE).exists()
+    # Once it has finished, both start.
+    assert "imported 1 message" in _import(monkeypatch, capsys, workspace, export)

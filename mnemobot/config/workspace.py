@@ -46,6 +46,12 @@ class WorkspacePaths:
         return self.root / ".run.lock"
 
     @property
+    def memory_command_lock(self) -> Path:
+        """Held by a `mnemobot memory` command writing the workspace (import, erase): no
+        `run` starts meanwhile, nor a second such command."""
+        return self.root / ".memory-command.lock"
+
+    @property
     def large_tool_results(self) -> Path:
         return self.root / "large_tool_results"
 

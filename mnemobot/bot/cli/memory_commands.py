@@ -19,6 +19,7 @@ from mnemobot.base.clock import SYSTEM_CLOCK, to_iso
 from mnemobot.base.counts import counted
 from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
 from mnemobot.bot.cli.startup import fail, settings_or_exit
+from mnemobot.bot.cli.workspace_guard import MEMORY_COMMAND_RUNNING, MemoryCommandLock
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.runtime_sections import open_runtime_config
@@ -398,6 +399,17 @@ def erase_command(args: argparse.Namespace) -> int:
         return fail(opened)
     memory, _config = opened
     paths = WorkspacePaths(memory.workspace)
+    held = MemoryCommandLock(paths)
+    if not held.acquire():
+        return fail(MEMORY_COMMAND_RUNNING)
+    try:
+        return _erase_held(args, memory, paths)
+    finally:
+        held.release()
+
+
+def _erase_held(args: argparse.Namespace, memory: WorkspaceMemory, paths: WorkspacePaths) -> int:
+    """The erasure, with the workspace held against a `run` starting meanwhile."""
     if served_by_a_bot(paths):
         # Its caches would write back part of what is erased here.
         return fail(

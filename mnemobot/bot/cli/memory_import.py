@@ -45,10 +45,12 @@ from mnemobot.bot.cli.memory_commands import served_by_a_bot
 from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.progress import terminal_progress
 from mnemobot.bot.cli.startup import fail
-from mnemobot.config.runtime import MemoryConfig
+from mnemobot.bot.cli.workspace_guard import MEMORY_COMMAND_RUNNING, MemoryCommandLock
+from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.memory.services.scopes import ScopeRuntime
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.digest_days import write_missing_digests
 
 IMPORTED_REFS_FILE = "imported-messages.txt"
@@ -74,7 +76,25 @@ def import_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
-    if served_by_a_bot(WorkspacePaths(memory.workspace)):
+    paths = WorkspacePaths(memory.workspace)
+    held = MemoryCommandLock(paths)
+    if not held.acquire():
+        memory.close()
+        return fail(MEMORY_COMMAND_RUNNING)
+    try:
+        return _import_held(args, memory, config, paths)
+    finally:
+        held.release()
+
+
+def _import_held(
+    args: argparse.Namespace,
+    memory: WorkspaceMemory,
+    config: RuntimeConfig,
+    paths: WorkspacePaths,
+) -> int:
+    """The import, with the workspace held against a `run` starting meanwhile."""
+    if served_by_a_bot(paths):
         memory.close()
         return fail(IMPORT_WHILE_SERVED)
     tz = config.assistant.tzinfo()

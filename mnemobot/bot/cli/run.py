@@ -24,7 +24,11 @@ from mnemobot.bot.cli.init import offer_init
 from mnemobot.bot.cli.logging_setup import redact
 from mnemobot.bot.cli.startup import log_startup, secrets_of, settings_or_exit, token_rejected_line
 from mnemobot.bot.cli.web import start_beside_bot, start_lines, web_tokens
-from mnemobot.bot.cli.workspace_guard import WorkspaceGuard
+from mnemobot.bot.cli.workspace_guard import (
+    MEMORY_COMMAND_RUNNING,
+    WorkspaceGuard,
+    memory_command_running,
+)
 from mnemobot.bot.delivery.replicas import open_replicas
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.web.access import WebToken
@@ -107,6 +111,11 @@ def run_command(args: argparse.Namespace) -> int:
     guard = WorkspaceGuard(paths, lock_path)
     if not guard.acquire():
         print(f"mnemobot: {refusal}", file=sys.stderr)
+        return 2
+    if memory_command_running(paths):
+        # It writes chats' memory the bot would load half-written and write over.
+        guard.release()
+        print(f"mnemobot: {MEMORY_COMMAND_RUNNING}", file=sys.stderr)
         return 2
 
     log_startup(settings)

@@ -8,6 +8,10 @@ guard looks every `CHECK_SECONDS` whether the lock file is still the one it hold
 it is not, it logs one error saying what happened and what is lost, creates the
 workspace's folders again (new messages are kept again from then on) and takes the new
 lock file. If another `run` took it first, this one stops: one of the two must.
+
+A `mnemobot memory` command that writes the workspace (import, erase) holds another lock
+for as long as it writes (`MemoryCommandLock`); `run` does not start while it is held,
+and the command does not start while a `run` holds the workspace, whichever came first.
 """
 
 from __future__ import annotations
@@ -25,6 +29,43 @@ log = logging.getLogger(__name__)
 
 # A deleted workspace is noticed within this long; each look is one stat.
 CHECK_SECONDS = 2.0
+
+
+MEMORY_COMMAND_RUNNING = (
+    "a `mnemobot memory import` or `memory erase` is writing this workspace; run this "
+    "again when it has finished"
+)
+
+
+class MemoryCommandLock:
+    """The workspace held by one memory command that writes it (see the module docstring)."""
+
+    def __init__(self, paths: WorkspacePaths) -> None:
+        self.path = paths.memory_command_lock
+        self._lock = FileLock(self.path, thread_local=False)
+
+    def acquire(self) -> bool:
+        """Take it; False when another memory command holds it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            return False
+        return True
+
+    def release(self) -> None:
+        self._lock.release()
+
+
+def memory_command_running(paths: WorkspacePaths) -> bool:
+    """Whether a memory command holds the workspace now."""
+    if not paths.memory_command_lock.exists():
+        return False
+    probe = MemoryCommandLock(paths)
+    if not probe.acquire():
+        return True
+    probe.release()
+    return False
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
