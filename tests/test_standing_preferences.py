@@ -233,6 +233,24 @@ def test_a_second_request_to_include_something_keeps_the_first(
         memory.close()
 
 
+@pytest.mark.parametrize(
+    ("newer", "older"),
+    [
+        (
+            "Always show prices in dollars when I ask about flights.",
+            "Always show prices in euros when I ask about flights.",
+        ),
+        ("Always give me answers in German.", "Always give me answers in French."),
+        ("Always include code examples in Rust.", "Always include code examples in Python."),
+        ("Gib mir Preise immer in Dollar an.", "Gib mir Preise immer in Euro an."),
+    ],
+)
+def test_a_request_for_the_same_thing_in_another_form_replaces_the_first(
+    newer: str, older: str
+) -> None:
+    assert replaces(f"Ada: {newer}", f"Ada: {older}")
+
+
 def test_a_preference_said_again_in_more_words_still_names_the_first_message(
     workspace: Path,
 ) -> None:

@@ -181,6 +181,13 @@ _ADDING = re.compile(
     r"|包括|包含|加上|注明|列出|提供|说明|确认)",
     re.IGNORECASE,
 )
+# The form asked for after what is added ("prices in euros", "answers as a table"): two
+# requests of one thing in two forms ("give me prices in dollars" after "... in euros")
+# are a change, not two things to add.
+_IN_FORM = re.compile(
+    r"\s(?:in|as|using|в|во|als|auf|en|como)\s|[用以]",
+    re.IGNORECASE,
+)
 # "when I ask about X": X, the topic a conditional request is about.
 _TOPIC = re.compile(
     r"(?:ask|request|inquire|спрашиваю|спрошу|frage|pregunte|pregunto|问到|问)\s*"
@@ -323,15 +330,18 @@ def _topic_terms(text: str) -> set[str]:
 
 
 def _added(text: str) -> set[str] | None:
-    """The terms of what a request asks answers to include ("Always include hydration
-    details when I ask about ..." -> hydration, details); None when it asks no such thing."""
+    """The terms of what a request asks answers to include, without the form it asks for
+    ("Always include hydration details when I ask about ..." -> hydration, details; "give
+    me prices in euros" -> prices); None when it asks no such thing."""
     said = _said(text)
     always = _ALWAYS.search(said)
     for start in (0, always.end()) if always else (0,):
         verb = _ADDING.match(said, start)
         if verb is not None:
             asking = _ASKING.search(said, verb.end())
-            return set(terms(said[verb.end() : asking.start() if asking else len(said)]))
+            what = said[verb.end() : asking.start() if asking else len(said)]
+            form = _IN_FORM.search(what)
+            return set(terms(what[: form.start()] if form else what))
     return None
 
 
