@@ -655,3 +655,22 @@ def test_a_preference_kept_as_a_fact_before_is_one_standing_item_once_stated(
         assert f"session:{scope}" in kept[0].references and "tg:2" in kept[0].references
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize(
+    ("newer", "older"),
+    [
+        ("Always give me short answers.", "Always give me detailed answers."),
+        ("Always list 5 options.", "Always list 3 options."),
+        ("Always give me the answer first.", "Always give me the reasoning first."),
+        ("Всегда давай короткие ответы.", "Всегда давай подробные ответы."),
+        ("Siempre dame respuestas cortas.", "Siempre dame respuestas largas."),
+        ("总是提供简短的回答", "总是提供详细的回答"),
+    ],
+)
+def test_a_request_for_the_same_thing_described_otherwise_still_replaces(
+    newer: str, older: str
+) -> None:
+    """'Short answers' after 'detailed answers' is a change, not a second thing to add:
+    keeping both puts two contradicting requests in every prompt."""
+    assert replaces(newer, older)
