@@ -236,3 +236,62 @@ def test_no_bot_starts_and_no_second_import_runs_while_an_import_writes(
         assert not (workspace / "memory" / SCOPE).exists()
     # Once it has finished, both start.
     assert "imported 1 message" in _import(monkeypatch, capsys, workspace, export)
+
+
+async def test_a_new_bots_first_message_is_answered_with_what_was_told_the_earlier_bot(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    """Memory names the earlier bot's message 1 `tg:1`, as the new bot's first message is
+    named: that memory is no episode of the new message, so the model is given it."""
+    with TelegramServer(token="654321:EARLIER-BOT") as earlier_server:
+        earlier = await start_bot(
+            server=earlier_server,
+            clock=SteppedClock(datetime(2025, 3, 1, 9, tzinfo=UTC).timestamp()),
+        )
+        earlier_server.send_text("My sister Lena lives in Graz.", chat_id=USER)
+        await earlier_server.wait_for_messages_async(USER, 1)
+        earlier_server.send_text("/new", chat_id=USER)
+        await earlier_server.wait_for_messages_async(USER, 2)
+        await earlier.shutdown()
+
+    await start_bot()
+    asked = telegram.send_text("Where does my sister live?", chat_id=USER)
+    assert asked["message"]["message_id"] == 1
+    await telegram.wait_for_messages_async(USER, 1)
+    # The exchange itself, not only the fact taken from it.
+    assert "Assistant: echo: My sister Lena lives in Graz." in _request_text(openai_server)
+
+
+def _request_text(openai_server: FakeOpenAIServer) -> str:
+    return "\n".join(str(m.get("content")) for m in openai_server.last_request()["messages"])
+
+
+async def test_what_the_earlier_bot_was_told_is_not_repeated_from_memory_beside_it(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    """The conversation still holds the earlier bot's messages (named for that bot now):
+    memory's episodes of them are carried, not shown again."""
+    with TelegramServer(token="654321:EARLIER-BOT") as earlier_server:
+        earlier = await start_bot(
+            server=earlier_server,
+            clock=SteppedClock(datetime(2025, 3, 1, 9, tzinfo=UTC).timestamp()),
+        )
+        earlier_server.send_text("hi", chat_id=USER)
+        await earlier_server.wait_for_messages_async(USER, 1)
+        said = earlier_server.send_text("We keep the spare key under the blue pot.", chat_id=USER)
+        assert said["message"]["message_id"] == 3
+        await earlier_server.wait_for_messages_async(USER, 2)
+        await earlier.shutdown()
+
+    await start_bot()
+    telegram.send_text("Where is the spare key?", chat_id=USER)
+    await telegram.wait_for_messages_async(USER, 1)
+    request = openai_server.last_request()["messages"]
+    conversation = [str(m["content"]) for m in request[1:-1]]
+    assert "We keep the spare key under the blue pot." in conversation
+    # The message, and memory beside it when memory has more to say.
+    assert "blue pot" not in str(request[-1]["content"])

@@ -5,7 +5,11 @@ system prompt. A memory item recorded from one of those messages would repeat it
 live chat almost all of a naive pack is such repeats. An item is *carried* when it is an
 episode of those messages: all of its message refs (`tg:123`, ...) are among the refs of
 the request's messages, or, for an item without refs (a console chat), each of its lines,
-without the speaker label, is a piece of a message the request holds.
+without the speaker label, is a piece of a message the request holds. A message and an
+item are the same message's only when the item was recorded when the message was or
+later: a workspace moved to another bot has that bot's message `tg:1` in the request and
+the earlier bot's `tg:1` in memory (the session names the earlier one
+`tg-bot<id>:1`, memory keeps `tg:1`).
 
 A durable (semantic, procedural) item is carried only when its whole statement is in
 one of those messages as said ("I work as a nurse at St. Mary" while that message is still
@@ -16,16 +20,23 @@ is left of it.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mnemobot.base.clock import from_iso
 from mnemobot.memory.notes.daily_notes import NOTED_LABEL, OMITTED_MARK
 from mnemobot.memory.store.items import SPEAKER_TAG, Layer, MemoryItem, normalize_content
 
 # References that name something other than a message (a file, a promoted item's source).
 _NON_MESSAGE_PREFIXES = ("file:", "promotedFrom:", "session:")
+# A session's ref of a message an earlier bot numbered (`bot.turn.received`): memory
+# names the same message `tg:<n>`.
+_EARLIER_BOTS_REF = re.compile(r"^tg-bot\d+:(?=\d)")
+# Times are kept to the second: an item of a message is recorded at its turn or later.
+_SAME_MESSAGE_SLACK_SECONDS = 1.0
 # A daily note line: "[HH:MM] User: ... | Assistant: ..." (memory.daily_notes), "Anna: ..."
 # in a group; not a fact the model noted. A turn the model never answered (its server was
 # down) ends "| Assistant:" with nothing after it once the notes are trimmed.
@@ -40,20 +51,25 @@ _CUT_MARKS = " …."
 class RequestOverlap:
     """The messages of one request, to ask which memory items they already carry."""
 
-    refs: frozenset[str]
+    # Each message ref as memory names it -> the earliest time a message of the request
+    # with that ref was said (-inf when a message does not say).
+    refs: Mapping[str, float]
     # Every message's text, normalized, joined with a separator no text contains.
     text: str
 
     @classmethod
     def of_messages(cls, messages: Iterable[Mapping[str, Any]]) -> RequestOverlap:
-        refs: set[str] = set()
+        refs: dict[str, float] = {}
         texts: list[str] = []
         for message in messages:
-            refs.update(str(ref) for ref in message.get("refs") or ())
+            at = _time_of(message.get("at"))
+            for ref in message.get("refs") or ():
+                name = _EARLIER_BOTS_REF.sub("tg:", str(ref))
+                refs[name] = min(at, refs.get(name, at))
             content = message.get("content")
             if isinstance(content, str) and content.strip():
                 texts.append(normalize_content(content))
-        return cls(frozenset(refs), "\x00".join(texts))
+        return cls(refs, "\x00".join(texts))
 
     def carries(self, item: MemoryItem) -> bool:
         if item.layer is not Layer.EPISODIC:
@@ -65,7 +81,8 @@ class RequestOverlap:
             return bool(statement) and statement in self.text
         message_refs = [r for r in item.references if not r.startswith(_NON_MESSAGE_PREFIXES)]
         if message_refs:
-            return all(ref in self.refs for ref in message_refs)
+            recorded = item.created_at + _SAME_MESSAGE_SLACK_SECONDS
+            return all(self.refs.get(ref, math.inf) <= recorded for ref in message_refs)
         if not self.text:
             return False
         for line in item.content.splitlines():
@@ -113,3 +130,13 @@ def _drop_empty_headings(lines: list[str]) -> str:
                 continue
         out.append(line)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(reversed(out))).strip("\n")
+
+
+def _time_of(stamp: object) -> float:
+    """A session message's `at` as seconds; -inf when it has none (matched by ref alone)."""
+    if not isinstance(stamp, str):
+        return -math.inf
+    try:
+        return from_iso(stamp)
+    except ValueError:
+        return -math.inf
