@@ -167,7 +167,7 @@ _IMAGINED_BEFORE = re.compile(
 # A request to add something to answers ("always include hydration details", "always
 # confirm guest list sizes"): a second one about another thing asks for both, where a
 # second "always answer in German" replaces "answer in French". Found on BEAM's
-# development chats (500K and the 1M stand-ins): 12 of the 72 replaced standing pairs were
+# development chats (500K and the 1M stand-ins): 11 of the 72 replaced standing pairs were
 # two such requests on one topic, the older one dropped from every request. Only verbs that
 # add: "give me / provide / list / show ..." ask a kind of answer ("short answers" after
 # "detailed answers", "list 5 options" after "3") and a second one is a change.
