@@ -117,21 +117,37 @@ def _downloaded(name: str) -> str:
 
 def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
     """{"text", "seconds"}: what was heard and how long the decoded audio is."""
-    model = _model(params.get("model_path"), str(params["compute_type"]), int(params["threads"]))
     try:
-        # vad_filter: without it silence comes back as "You", and a note longer than
-        # 30 s can lose its first window.
-        segments, info = model.transcribe(
-            io.BytesIO(data), language=params.get("language"), vad_filter=True
-        )
-        text = " ".join(segment.text.strip() for segment in segments)
+        from faster_whisper.audio import decode_audio
+    except ImportError:
+        raise ReaderRefusal(
+            N_("local speech to text needs faster-whisper: pip install 'mnemobot[voice]'")
+        ) from None
+    # Decoded before the model is loaded: a file that is no recording is told at once (and
+    # told apart from a model that fails, which is no fault of the note's).
+    try:
+        audio = decode_audio(io.BytesIO(data))
     except MemoryError:
         raise
     except Exception as exc:
-        # PyAV's errors for a file that is not audio, CTranslate2's for a bad model.
+        # PyAV's errors for a file that is not audio: hearing it again would do the same.
         raise ReaderRefusal(
             N_("the recording could not be decoded ({error})"),
             permanent=True,
             error=type(exc).__name__,
+        ) from None
+    model = _model(params.get("model_path"), str(params["compute_type"]), int(params["threads"]))
+    try:
+        # vad_filter: without it silence comes back as "You", and a note longer than
+        # 30 s can lose its first window.
+        segments, info = model.transcribe(audio, language=params.get("language"), vad_filter=True)
+        text = " ".join(segment.text.strip() for segment in segments)
+    except MemoryError:
+        raise
+    except Exception as exc:
+        # CTranslate2's errors for a bad model: the operator's to fix, then /retry works.
+        log.warning("faster-whisper failed: %s: %s", type(exc).__name__, exc)
+        raise ReaderRefusal(
+            N_("the speech model failed ({error})"), error=type(exc).__name__
         ) from None
     return {"text": text.strip(), "seconds": float(info.duration)}

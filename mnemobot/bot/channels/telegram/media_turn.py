@@ -222,7 +222,7 @@ class TelegramMediaTurns:
         caption = inbound.text.strip()
         limit = config.media.max_download_bytes
         if file.size is not None and file.size > limit:
-            turn.notice(
+            line = turn.words.gettext(
                 N_(
                     "Your {kind} is {size}; Telegram lets bots download files up to {limit}, "
                     "so I could not fetch it."
@@ -232,7 +232,10 @@ class TelegramMediaTurns:
                 limit=megabytes(limit),
             )
             if caption:
-                turn.notice(N_("I read its caption."))
+                # One line: Chinese runs its sentences on without a space.
+                space = "" if turn.words.language == "zh" else " "
+                line += space + turn.words.gettext(N_("I read its caption."))
+            turn.notices.append(line)
             return _unread(f"[{kind}, {megabytes(file.size)}, too large to fetch]", caption)
         name = received_file_name(inbound, file)
         shown = f"{RECEIVED_FOLDER}/{name}"
