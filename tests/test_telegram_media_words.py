@@ -105,8 +105,9 @@ async def test_a_note_no_decoder_reads_is_not_offered_retry_and_needs_no_model(
 
     telegram.send_voice(chat_id=USER, duration=5, content=CORRUPT_NOTE)
     english = (await telegram.wait_for_messages_async(USER, 2, timeout=60))[1]
-    assert "I could not transcribe your voice note (the recording could not be decoded" in (
-        english["plain_text"]
+    assert (
+        "I could not transcribe your voice note (the recording could not be decoded"
+        in (english["plain_text"])
     )
     assert "please record it again or type it." in english["plain_text"]
     assert "/retry" not in english["plain_text"]
