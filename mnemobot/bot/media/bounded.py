@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 import mnemobot
-from mnemobot.bot.media.reader_process import HEADER, frame
+from mnemobot.bot.media.reader_process import HEADER, ReaderRefusal, frame
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +65,17 @@ class OverBudget(Exception):
         self.budget = budget
 
 
-class ReaderRefused(Exception):
-    """The job's own one line for the user (a password-protected PDF...)."""
+class ReaderRefused(ReaderRefusal):
+    """The job's own one line for the user (a password-protected PDF...), as it raised it."""
+
+    @classmethod
+    def of(cls, answer: dict[str, Any]) -> ReaderRefused:
+        values = answer.get("values")
+        return cls(
+            str(answer["refused"]),
+            permanent=bool(answer.get("permanent")),
+            **(values if isinstance(values, dict) else {}),
+        )
 
 
 class ReaderFailed(Exception):
@@ -247,7 +256,7 @@ class ReaderPool:
         if "ok" in answer:
             return answer["ok"]
         if "refused" in answer:
-            raise ReaderRefused(str(answer["refused"]))
+            raise ReaderRefused.of(answer)
         if answer.get("error") == "memory":
             raise OverBudget("memory", budget)
         raise ReaderFailed(str(answer.get("kind") or "Error"), str(answer.get("detail") or ""))

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from mnemobot.base.atomic_file import write_atomic
+from mnemobot.bot.i18n import N_
 from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
 from mnemobot.bot.media.document_text import DocumentExtract, UnreadableDocument
 
@@ -69,11 +70,34 @@ class Overrun:
         return True
 
     def line(self) -> str:
+        return str(self.refusal(again=False))
+
+    def refusal(self, *, again: bool) -> UnreadableDocument:
+        """The line for the user; `again`: it was used up before, so it was not read now."""
         if self.what == "time":
-            return f"reading it took longer than {self.seconds:g} s"
+            if again:
+                message = N_(
+                    "reading it took longer than {seconds:g} s before, so I did not read it again"
+                )
+            else:
+                message = N_("reading it took longer than {seconds:g} s")
+            return UnreadableDocument(message, seconds=self.seconds)
         if self.what == "memory":
-            return f"reading it needed more than {self.memory_mb:,} MB"
-        return "its reader stopped on it (the file may be damaged or made to harm)"
+            if again:
+                message = N_(
+                    "reading it needed more than {megabytes} MB before, so I did not read it again"
+                )
+            else:
+                message = N_("reading it needed more than {megabytes} MB")
+            return UnreadableDocument(message, megabytes=self.memory_mb)
+        if again:
+            message = N_(
+                "its reader stopped on it before (the file may be damaged or made to harm), "
+                "so I did not read it again"
+            )
+        else:
+            message = N_("its reader stopped on it (the file may be damaged or made to harm)")
+        return UnreadableDocument(message, permanent=True)
 
 
 def overrun_path(kept: Path) -> Path:
@@ -113,7 +137,7 @@ class DocumentReader:
             before = await asyncio.to_thread(read_overrun, kept)
             limits = self.limits
             if before is not None and before.holds_for(limits):
-                raise UnreadableDocument(f"{before.line()} before, so I did not read it again")
+                raise before.refusal(again=True)
         params = {
             "name": name,
             "mime_type": mime_type,
@@ -124,10 +148,12 @@ class DocumentReader:
         try:
             read = await self.pool.run("document", params, data, budget)
         except ReaderRefused as exc:
-            raise UnreadableDocument(str(exc)) from None
+            raise UnreadableDocument.of(exc) from None
         except ReaderFailed as exc:
             log.info("unreadable document %s: %s", name, exc)
-            raise UnreadableDocument(f"it looks damaged ({exc.kind})") from None
+            raise UnreadableDocument(
+                N_("it looks damaged ({kind})"), permanent=True, kind=exc.kind
+            ) from None
         except OverBudget as exc:
             overrun = Overrun(exc.what, self.limits.seconds, self.limits.memory_mb)
             log.warning("reading %s: %s", name, overrun.line())
@@ -136,8 +162,14 @@ class DocumentReader:
                     await asyncio.to_thread(write_overrun, kept, overrun)
                 except OSError as error:
                     log.warning("could not record the overrun of %s: %s", name, error)
-            raise UnreadableDocument(overrun.line()) from None
+            raise overrun.refusal(again=False) from None
         except OSError as exc:
             log.warning("no reader process for %s: %s", name, exc)
-            raise UnreadableDocument("no reader process could be started") from None
-        return DocumentExtract(str(read["text"]), cut=read.get("cut"), pages=read.get("pages"))
+            raise UnreadableDocument(N_("no reader process could be started")) from None
+        return DocumentExtract(
+            str(read["text"]),
+            cut=read.get("cut"),
+            pages=read.get("pages"),
+            read_pages=read.get("readPages"),
+            read_chars=read.get("readChars"),
+        )

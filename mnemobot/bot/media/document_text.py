@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
+from mnemobot.bot.i18n import N_
 from mnemobot.bot.media.reader_process import ReaderRefusal
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,12 @@ TEXT_SUFFIXES = frozenset(
 
 
 class UnreadableDocument(ReaderRefusal):
-    """Why the text could not be read (one line for the user)."""
+    """Why the text could not be read (one line for the user, see `ReaderRefusal`)."""
+
+    @classmethod
+    def of(cls, refusal: ReaderRefusal) -> UnreadableDocument:
+        """The reader process's refusal, as the bot raises it."""
+        return cls(refusal.message, permanent=refusal.permanent, **refusal.values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +45,10 @@ class DocumentExtract:
     # What was left out ("pages 301-412", "the text after 1,000,000 characters"), if anything.
     cut: str | None = None
     pages: int | None = None
+    # Where it was cut, for the user's line in their language: pages read (of `pages`), or
+    # characters kept.
+    read_pages: int | None = None
+    read_chars: int | None = None
 
 
 def is_readable(file_name: str, mime_type: str | None) -> bool:
@@ -63,7 +73,13 @@ def document_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
         max_pages=int(params["max_pages"]),
         max_chars=int(params["max_chars"]),
     )
-    return {"text": extract.text, "cut": extract.cut, "pages": extract.pages}
+    return {
+        "text": extract.text,
+        "cut": extract.cut,
+        "pages": extract.pages,
+        "readPages": extract.read_pages,
+        "readChars": extract.read_chars,
+    }
 
 
 def extract_text(
@@ -78,6 +94,8 @@ def extract_text(
             extract.text[:max_chars],
             cut=f"the text after {max_chars:,} characters",
             pages=extract.pages,
+            read_pages=extract.read_pages,
+            read_chars=max_chars,
         )
     return extract
 
@@ -86,7 +104,7 @@ def _plain_text(data: bytes) -> DocumentExtract:
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return DocumentExtract(data.decode("utf-16", errors="replace"))
     if b"\x00" in data[:8192]:
-        raise UnreadableDocument("it is not a text file (it holds binary data)")
+        raise UnreadableDocument(N_("it is not a text file (it holds binary data)"), permanent=True)
     return DocumentExtract(data.decode("utf-8-sig", errors="replace"))
 
 
@@ -97,7 +115,7 @@ def _pdf_text(data: bytes, max_pages: int) -> DocumentExtract:
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise UnreadableDocument("the PDF is password-protected")
+            raise UnreadableDocument(N_("the PDF is password-protected"), permanent=True)
         total = len(reader.pages)
         texts = []
         for page in reader.pages[:max_pages]:
@@ -105,15 +123,25 @@ def _pdf_text(data: bytes, max_pages: int) -> DocumentExtract:
     except (UnreadableDocument, MemoryError):
         raise
     except LimitReachedError:
-        raise UnreadableDocument("the PDF unpacks to more data than a document may hold") from None
+        raise UnreadableDocument(
+            N_("the PDF unpacks to more data than a document may hold"), permanent=True
+        ) from None
     except RecursionError:
-        raise UnreadableDocument("the PDF nests its contents too deeply to read") from None
+        raise UnreadableDocument(
+            N_("the PDF nests its contents too deeply to read"), permanent=True
+        ) from None
     except Exception as exc:
         # pypdf raises what the damage leads to: PdfReadError, ValueError, KeyError...
         log.info("unreadable PDF: %s: %s", type(exc).__name__, exc)
-        raise UnreadableDocument("the PDF could not be read (it looks damaged)") from None
+        raise UnreadableDocument(
+            N_("the PDF could not be read (it looks damaged)"), permanent=True
+        ) from None
     text = "\n\n".join(t.strip() for t in texts if t.strip())
     if not text:
-        raise UnreadableDocument("the PDF has no text layer (a scan? only its images)")
+        raise UnreadableDocument(
+            N_("the PDF has no text layer (a scan? only its images)"), permanent=True
+        )
     cut = f"pages {max_pages + 1}-{total}" if total > max_pages else None
-    return DocumentExtract(text, cut=cut, pages=total)
+    return DocumentExtract(
+        text, cut=cut, pages=total, read_pages=max_pages if total > max_pages else None
+    )

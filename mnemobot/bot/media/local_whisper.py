@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from mnemobot.bot.i18n import N_
 from mnemobot.bot.media.reader_process import ReaderRefusal
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,10 @@ _models: dict[tuple[str, str, int], Any] = {}
 def _model(path: str | None, compute_type: str, threads: int) -> Any:
     if not path:
         raise ReaderRefusal(
-            "media.transcription.localModelPath is not set (a faster-whisper model folder, "
-            "or a model name such as small)"
+            N_(
+                "media.transcription.localModelPath is not set (a faster-whisper model "
+                "folder, or a model name such as small)"
+            )
         )
     folder = Path(path).expanduser()
     key = (str(folder), compute_type, threads)
@@ -36,7 +39,7 @@ def _model(path: str | None, compute_type: str, threads: int) -> Any:
             from faster_whisper import WhisperModel
         except ImportError:
             raise ReaderRefusal(
-                "local speech to text needs faster-whisper: pip install 'mnemobot[voice]'"
+                N_("local speech to text needs faster-whisper: pip install 'mnemobot[voice]'")
             ) from None
         source = str(folder) if (folder / "model.bin").is_file() else _downloaded(path)
         model = WhisperModel(source, device="cpu", compute_type=compute_type, cpu_threads=threads)
@@ -89,8 +92,11 @@ def _downloaded(name: str) -> str:
     from where it stopped the next time)."""
     if not is_model_name(name):
         raise ReaderRefusal(
-            f"no faster-whisper model in {Path(name).expanduser()} (media.transcription."
-            "localModelPath must name a folder with model.bin, or a model such as small)"
+            N_(
+                "no faster-whisper model in {folder} (media.transcription.localModelPath "
+                "must name a folder with model.bin, or a model such as small)"
+            ),
+            folder=str(Path(name).expanduser()),
         )
     from faster_whisper import download_model
 
@@ -99,25 +105,49 @@ def _downloaded(name: str) -> str:
     except Exception as exc:
         log.warning("faster-whisper model %s could not be downloaded: %s", name, exc)
         raise ReaderRefusal(
-            f"the speech model {name!r} could not be downloaded ({type(exc).__name__}); "
-            "without the internet, set media.transcription.localModelPath to a model folder "
-            "(docs/media.md)"
+            N_(
+                "the speech model {name} could not be downloaded ({error}); without the "
+                "internet, set media.transcription.localModelPath to a model folder "
+                "(docs/media.md)"
+            ),
+            name=repr(name),
+            error=type(exc).__name__,
         ) from None
 
 
 def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
     """{"text", "seconds"}: what was heard and how long the decoded audio is."""
+    try:
+        from faster_whisper.audio import decode_audio
+    except ImportError:
+        raise ReaderRefusal(
+            N_("local speech to text needs faster-whisper: pip install 'mnemobot[voice]'")
+        ) from None
+    # Decoded before the model is loaded: a file that is no recording is told at once (and
+    # told apart from a model that fails, which is no fault of the note's).
+    try:
+        audio = decode_audio(io.BytesIO(data))
+    except MemoryError:
+        raise
+    except Exception as exc:
+        # PyAV's errors for a file that is not audio: hearing it again would do the same.
+        raise ReaderRefusal(
+            N_("the recording could not be decoded ({error})"),
+            permanent=True,
+            error=type(exc).__name__,
+        ) from None
     model = _model(params.get("model_path"), str(params["compute_type"]), int(params["threads"]))
     try:
         # vad_filter: without it silence comes back as "You", and a note longer than
         # 30 s can lose its first window.
-        segments, info = model.transcribe(
-            io.BytesIO(data), language=params.get("language"), vad_filter=True
-        )
+        segments, info = model.transcribe(audio, language=params.get("language"), vad_filter=True)
         text = " ".join(segment.text.strip() for segment in segments)
     except MemoryError:
         raise
     except Exception as exc:
-        # PyAV's errors for a file that is not audio, CTranslate2's for a bad model.
-        raise ReaderRefusal(f"the recording could not be decoded ({type(exc).__name__})") from None
+        # CTranslate2's errors for a bad model: the operator's to fix, then /retry works.
+        log.warning("faster-whisper failed: %s: %s", type(exc).__name__, exc)
+        raise ReaderRefusal(
+            N_("the speech model failed ({error})"), error=type(exc).__name__
+        ) from None
     return {"text": text.strip(), "seconds": float(info.duration)}

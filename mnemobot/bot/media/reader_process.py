@@ -12,7 +12,8 @@ bot's secrets (its environment is cut down to what Python needs).
 
 Wire format, both ways: frames of a 4-byte big-endian length and that many bytes. A job is
 two frames: a JSON header {"job", "params", "memoryBytes"} and the file's bytes. The answer
-is one JSON frame: {"ok": result}, {"refused": "one line for the user"}, {"error":
+is one JSON frame: {"ok": result}, {"refused": "one line for the user", "values": {...},
+"permanent": bool} (see `ReaderRefusal`), {"error":
 "memory"} or {"error": "failed", "kind": "RecursionError", "detail": "..."}. The first
 frame this process writes is {"ready": true}, once its modules are imported.
 """
@@ -27,9 +28,12 @@ import signal
 import struct
 import sys
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
+
+if TYPE_CHECKING:
+    from mnemobot.bot.i18n import Words
 
 HEADER = struct.Struct(">I")
 # The jobs a reader runs: name -> "module:function", each `(params, data) -> JSON value`.
@@ -43,7 +47,25 @@ PR_SET_PDEATHSIG = 1
 
 class ReaderRefusal(Exception):
     """A job's own answer that the file cannot be read, as one line for the user (a
-    password-protected PDF, a folder without a model): the process goes on."""
+    password-protected PDF, a folder without a model): the process goes on.
+
+    `message` is the line's English, marked for translation where it is written (`N_`),
+    with named placeholders (`{seconds:g}`) filled from `values`: the bot says it in the
+    reader's language (`said`), this process knows no reader. `permanent`: the file itself
+    is at fault (it cannot be decoded), so reading it again would only do the same."""
+
+    def __init__(self, message: str, /, *, permanent: bool = False, **values: object) -> None:
+        super().__init__(message.format(**values) if values else message)
+        self.message = message
+        self.values = values
+        self.permanent = permanent
+
+    def said(self, words: Words) -> str:
+        """The line in `words`' language."""
+        return words.gettext(self.message, **self.values)
+
+    def wire(self) -> dict[str, Any]:
+        return {"refused": self.message, "values": self.values, "permanent": self.permanent}
 
 
 def frame(payload: bytes) -> bytes:
@@ -110,7 +132,7 @@ def run_job(header: dict[str, Any], data: bytes) -> tuple[dict[str, Any], bool]:
     except MemoryError:
         return {"error": "memory"}, False
     except ReaderRefusal as exc:
-        return {"refused": str(exc)}, True
+        return exc.wire(), True
     except Exception as exc:
         # RecursionError, pypdf's LimitReachedError, a decoder's own: the file is bad.
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""

@@ -22,6 +22,7 @@ from typing import Any
 
 import openai
 
+from mnemobot.bot.i18n import N_
 from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
 from mnemobot.bot.media.reader_process import ReaderRefusal
 from mnemobot.config.runtime import TranscriptionConfig
@@ -75,11 +76,21 @@ NO_ENDPOINT_HINT = (
 
 
 class TranscriptionError(ReaderRefusal):
-    """One line for the user: why the audio could not be turned into text; `status`: the
-    HTTP status the speech-to-text server answered with, if it answered."""
+    """One line for the user (see `ReaderRefusal`): why the audio could not be turned into
+    text; `status`: the HTTP status the speech-to-text server answered with, if it answered.
+    `permanent`: the recording itself cannot be decoded, so /retry would not help; every
+    other failure (a server down or slow, a setting the operator can fix) may pass."""
 
-    def __init__(self, line: str, status: int | None = None) -> None:
-        super().__init__(line)
+    def __init__(
+        self,
+        message: str,
+        /,
+        *,
+        status: int | None = None,
+        permanent: bool = False,
+        **values: object,
+    ) -> None:
+        super().__init__(message, permanent=permanent, **values)
         self.status = status
 
 
@@ -110,7 +121,7 @@ class Transcriber:
         """`recording_seconds`: the length measured from the recording's packets (never
         the length its message claims), which buys a long note more time."""
         if config.backend == "off":
-            raise TranscriptionError("speech to text is off (media.transcription.backend)")
+            raise TranscriptionError(N_("speech to text is off (media.transcription.backend)"))
         seconds = self.budget.for_recording(recording_seconds)
         if config.backend == "local":
             # Its time starts when the one speech reader takes it (the reader's own budget):
@@ -123,7 +134,9 @@ class Transcriber:
             log.warning(
                 "speech to text failed: %s did not answer within %g s", self.server(config), seconds
             )
-            raise TranscriptionError(f"speech to text took longer than {seconds:g} s") from None
+            raise TranscriptionError(
+                N_("speech to text took longer than {seconds:g} s"), seconds=seconds
+            ) from None
 
     # -- api -------------------------------------------------------------------------------------
 
@@ -176,8 +189,10 @@ class Transcriber:
                 NO_ENDPOINT_HINT if exc.status_code in NO_ENDPOINT_STATUSES else "",
             )
             raise TranscriptionError(
-                f"the speech-to-text server answered HTTP {exc.status_code}: {detail}",
-                exc.status_code,
+                N_("the speech-to-text server answered HTTP {code}: {detail}"),
+                status=exc.status_code,
+                code=exc.status_code,
+                detail=detail,
             ) from None
         except openai.APIError as exc:
             log.warning(
@@ -186,11 +201,12 @@ class Transcriber:
                 type(exc).__name__,
             )
             raise TranscriptionError(
-                f"the speech-to-text server could not be reached ({type(exc).__name__})"
+                N_("the speech-to-text server could not be reached ({error})"),
+                error=type(exc).__name__,
             ) from None
         text = getattr(result, "text", None)
         if not isinstance(text, str):
-            raise TranscriptionError("the speech-to-text server answered without text")
+            raise TranscriptionError(N_("the speech-to-text server answered without text"))
         return Transcript(text.strip(), _heard_seconds(result))
 
     # -- local -----------------------------------------------------------------------------------
@@ -206,12 +222,20 @@ class Transcriber:
         try:
             heard = await self.speech.run("transcribe", params, audio, budget)
         except ReaderRefused as exc:
-            raise TranscriptionError(str(exc)) from None
+            raise TranscriptionError(exc.message, permanent=exc.permanent, **exc.values) from None
         except OverBudget as exc:
-            raise TranscriptionError(_over_budget_line(exc, seconds)) from None
-        except (ReaderFailed, OSError) as exc:
+            raise _over_budget(exc, seconds) from None
+        except ReaderFailed as exc:
             log.info("local transcription failed: %s", exc)
-            raise TranscriptionError(f"the recording could not be decoded ({exc})") from None
+            raise TranscriptionError(
+                N_("the recording could not be decoded ({error})"), permanent=True, error=str(exc)
+            ) from None
+        except OSError as exc:
+            # No speech reader could be started (or the bot is stopping): nothing about the note.
+            log.warning("local transcription failed: %s", exc)
+            raise TranscriptionError(
+                N_("no speech reader could be started ({error})"), error=str(exc)
+            ) from None
         return Transcript(str(heard["text"]), float(heard["seconds"]))
 
     async def close(self) -> None:
@@ -235,12 +259,19 @@ def _heard_seconds(result: Any) -> float | None:
         return None
 
 
-def _over_budget_line(exc: OverBudget, seconds: float) -> str:
+def _over_budget(exc: OverBudget, seconds: float) -> TranscriptionError:
     if exc.what == "time":
-        return f"speech to text took longer than {seconds:g} s"
+        return TranscriptionError(
+            N_("speech to text took longer than {seconds:g} s"), seconds=seconds
+        )
     if exc.what == "memory":
-        return f"speech to text needed more than {LOCAL_MEMORY_MB:,} MB"
-    return "speech to text stopped while decoding the recording (it may be damaged)"
+        return TranscriptionError(
+            N_("speech to text needed more than {megabytes} MB"), megabytes=LOCAL_MEMORY_MB
+        )
+    return TranscriptionError(
+        N_("speech to text stopped while decoding the recording (it may be damaged)"),
+        permanent=True,
+    )
 
 
 def _status_detail(exc: openai.APIStatusError) -> str:

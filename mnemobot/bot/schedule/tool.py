@@ -19,9 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mnemobot.bot.i18n import N_
+from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.parsing import WhenError, parse_interval, parse_when
+from mnemobot.bot.schedule.reminders import KIND_NAMES
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat, TaskKind
 from mnemobot.bot.schedule.timing import (
@@ -165,9 +166,13 @@ class ScheduleTool:
         task = await self.store.remove(ctx.chat.key, arguments.number)
         if task is None:
             return f"error: this chat has no scheduled task #{arguments.number}"
-        note = f"Cancelled #{task.number}: {task.text}"
-        ctx.reply_notes.append(note)
-        return note
+        # The user reads the note in their language; the model, the English.
+        said = words_for(ctx.chat.language)
+        what = task.text or said.gettext(KIND_NAMES[task.kind])
+        ctx.reply_notes.append(
+            said.gettext("Cancelled #{number}: {what}.", number=task.number, what=what)
+        )
+        return f"Cancelled #{task.number}: {task.text}"
 
     async def _add(self, arguments: ScheduleArguments, ctx: TurnContext) -> str:
         limits = self.limits

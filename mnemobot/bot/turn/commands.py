@@ -327,14 +327,20 @@ class Commands:
         await memory.scopes.run(scope, partial(_write_file, path, data))
         # Where the copy lies is the operator's business (everyone in a group reads the
         # caption): the path only where the reader owns the disk.
+        words = words_for(chat.language)
         kept = (
-            f"Written to {path}."
+            words.gettext("Written to {path}.", path=str(path))
             if chat.channel == "console"
-            else "The bot keeps a copy until /forget_me."
+            else words.gettext("The bot keeps a copy until /forget_me.")
         )
+        space = "" if words.language == "zh" else " "
         return CommandReply(
-            f"Your memory of this chat: {filename} (MEMORY.md, daily notes, items as JSONL). "
-            f"{kept}",
+            words.gettext(
+                "Your memory of this chat: {file} (MEMORY.md, daily notes, items as JSONL).",
+                file=filename,
+            )
+            + space
+            + kept,
             Attachment(filename, data, str(path)),
         )
 

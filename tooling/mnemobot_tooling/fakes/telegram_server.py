@@ -728,6 +728,7 @@ class TelegramServer:
         reply_to_bot: bool = False,
         push: bool = True,
         extra: JsonDict | None = None,
+        language_code: str = "en",
     ) -> JsonDict:
         """A user sends a photo (two sizes, downloadable via getFile) with an optional caption."""
         sizes = []
@@ -755,6 +756,7 @@ class TelegramServer:
             thread_id=thread_id,
             reply_to_bot=reply_to_bot,
             push=push,
+            language_code=language_code,
         )
 
     def send_voice(
@@ -772,6 +774,7 @@ class TelegramServer:
         reply_to_bot: bool = False,
         push: bool = True,
         extra: JsonDict | None = None,
+        language_code: str = "en",
     ) -> JsonDict:
         """A user sends a voice note (audio/ogg, downloadable via getFile)."""
         stored = self._store_file("voice", "oga", content)
@@ -796,6 +799,7 @@ class TelegramServer:
             thread_id=thread_id,
             reply_to_bot=reply_to_bot,
             push=push,
+            language_code=language_code,
         )
 
     def send_content(
@@ -917,6 +921,7 @@ class TelegramServer:
         reply_to_bot: bool = False,
         push: bool = True,
         extra: JsonDict | None = None,
+        language_code: str = "en",
     ) -> JsonDict:
         """A user sends a document (downloadable via getFile) with an optional caption."""
         extension = file_name.rsplit(".", 1)[-1] if "." in file_name else "bin"
@@ -942,6 +947,7 @@ class TelegramServer:
             thread_id=thread_id,
             reply_to_bot=reply_to_bot,
             push=push,
+            language_code=language_code,
         )
 
     def press_button(

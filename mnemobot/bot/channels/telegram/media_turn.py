@@ -52,7 +52,7 @@ from mnemobot.bot.channels.telegram.received_files import (
 )
 from mnemobot.bot.channels.telegram.retry_unread import RETRY, RetryRequest, UnreadNotes
 from mnemobot.bot.channels.telegram.retry_unread import retry_job as retry_job  # for channel.py
-from mnemobot.bot.i18n import words_for
+from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.media.document_text import UnreadableDocument, is_readable
 from mnemobot.bot.media.transcription import TranscriptionError
 from mnemobot.bot.tools.clock_tool import chat_zone_name
@@ -72,13 +72,14 @@ from mnemobot.systems.core.turn_media import (
 
 log = logging.getLogger(__name__)
 
+# In the model's lines as they are; the user's lines translate them (`_Turn.kind`).
 KIND_NAMES = {
-    "voice": "voice note",
-    "audio": "audio file",
-    "video_note": "video note",
-    "photo": "photo",
-    "document": "file",
-    "video": "video",
+    "voice": N_("voice note"),
+    "audio": N_("audio file"),
+    "video_note": N_("video note"),
+    "photo": N_("photo"),
+    "document": N_("file"),
+    "video": N_("video"),
 }
 # A doubtful transcript is only judged on notes at least this long.
 DOUBTFUL_MIN_SECONDS = 10.0
@@ -107,8 +108,10 @@ def when_text(epoch: float | None, zone: str | None) -> str:
 
 @dataclass(slots=True)
 class _Turn:
-    """What the job's messages add up to, built message by message."""
+    """What the job's messages add up to, built message by message; `words`: the
+    reader's, for the lines the bot itself says."""
 
+    words: Words
     parts: list[MessagePart] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     reply_notes: list[str] = field(default_factory=list)
@@ -124,6 +127,15 @@ class _Turn:
     def tag(self, tag: str) -> None:
         if tag not in self.tags:
             self.tags.append(tag)
+
+    def notice(self, message: str, /, **values: object) -> None:
+        """A line for the user in their language (`message` marked with N_)."""
+        self.notices.append(self.words.gettext(message, **values))
+
+    def kind(self, kind: str) -> str:
+        """A kind's name in the user's lines ("your voice note": the translations carry
+        the possessive where their grammar needs it with the noun)."""
+        return self.words.gettext(kind)
 
 
 class TelegramMediaTurns:
@@ -146,14 +158,14 @@ class TelegramMediaTurns:
             self.host.media.prewarm(config)  # starts while the file downloads
         # Dates are shown in the chat's own zone when it set one, as its turns read the time.
         zone = chat_zone_name(self.host.assistant.session(job.chat).metadata, config)
-        turn = _Turn()
+        turn = _Turn(words_for(job.chat.language))
         unread = UnreadNotes(self.host.assistant, job.chat)
         for part in parts:
             inbound = await unread.waiting() if part is RETRY else part
             if isinstance(inbound, Inbound):
                 await self._read(inbound, job, config, zone, turn)
             else:
-                turn.notices.append(words_for(job.chat.language).gettext(NOTHING_TO_RETRY))
+                turn.notice(NOTHING_TO_RETRY)
         await unread.settle(turn.unread[-1] if turn.unread else None, turn.read_kinds)
         text = turn_text(turn.parts)
         own = own_words(turn.parts)
@@ -183,7 +195,7 @@ class TelegramMediaTurns:
                 # Whatever reading one file did, the turn's other messages are answered.
                 kind = KIND_NAMES.get(inbound.file.kind, "file")
                 log.error("could not read a %s in %s: %s", kind, job.chat.key, exc)
-                turn.notices.append(f"I kept your {kind} but could not read it.")
+                turn.notice(N_("I kept your {kind} but could not read it."), kind=turn.kind(kind))
                 part = _unread(f"[{kind}, unreadable]", inbound.text.strip())
             if len(turn.unread) == unread:
                 turn.read_kinds.add(inbound.file.kind)
@@ -210,11 +222,20 @@ class TelegramMediaTurns:
         caption = inbound.text.strip()
         limit = config.media.max_download_bytes
         if file.size is not None and file.size > limit:
-            turn.notices.append(
-                f"Your {kind} is {megabytes(file.size)}; Telegram lets bots download files "
-                f"up to {megabytes(limit)}, so I could not fetch it."
-                + (" I read its caption." if caption else "")
+            line = turn.words.gettext(
+                N_(
+                    "Your {kind} is {size}; Telegram lets bots download files up to {limit}, "
+                    "so I could not fetch it."
+                ),
+                kind=turn.kind(kind),
+                size=megabytes(file.size),
+                limit=megabytes(limit),
             )
+            if caption:
+                # One line: Chinese runs its sentences on without a space.
+                space = "" if turn.words.language == "zh" else " "
+                line += space + turn.words.gettext(N_("I read its caption."))
+            turn.notices.append(line)
             return _unread(f"[{kind}, {megabytes(file.size)}, too large to fetch]", caption)
         name = received_file_name(inbound, file)
         shown = f"{RECEIVED_FOLDER}/{name}"
@@ -260,8 +281,11 @@ class TelegramMediaTurns:
         except (TelegramError, OSError) as exc:
             # Logged (the log filter redacts the token a download URL holds), never shown.
             log.warning("could not download a %s: %s: %s", kind, type(exc).__name__, exc)
-            turn.notices.append(
-                f"I could not fetch your {kind} from Telegram just now; /retry fetches it again."
+            turn.notice(
+                N_(
+                    "I could not fetch your {kind} from Telegram just now; /retry fetches it again."
+                ),
+                kind=turn.kind(kind),
             )
             return None
 
@@ -284,10 +308,18 @@ class TelegramMediaTurns:
         try:
             transcript = await self.host.media.transcribe(data, name, config, measured)
         except TranscriptionError as exc:
-            turn.notices.append(
-                f"I could not transcribe your {kind} ({exc}). It is kept as {shown}; "
-                "/retry reads it again, or type it."
-            )
+            if exc.permanent:
+                # The recording itself is bad: reading the kept file again would only fail again.
+                message = N_(
+                    "I could not transcribe your {kind} ({reason}). It is kept as {shown}; "
+                    "please record it again or type it."
+                )
+            else:
+                message = N_(
+                    "I could not transcribe your {kind} ({reason}). It is kept as {shown}; "
+                    "/retry reads it again, or type it."
+                )
+            turn.notice(message, kind=turn.kind(kind), reason=exc.said(turn.words), shown=shown)
             return None
         turn.tag("voice")
         # Else the length the speech server (or the local model) decoded.
@@ -296,9 +328,14 @@ class TelegramMediaTurns:
         words = len(transcript.text.split())
         if not words:
             said = f" ({length.strip()})" if length else ""
-            turn.notices.append(
-                f"I could not make out any words in your {kind}{said}. It is kept as "
-                f"{shown}; send it again or type it."
+            turn.notice(
+                N_(
+                    "I could not make out any words in your {kind}{length}. It is kept as "
+                    "{shown}; send it again or type it."
+                ),
+                kind=turn.kind(kind),
+                length=said,
+                shown=shown,
             )
             return MessagePart("", caption)
         threshold = DOUBTFUL_WORDS_PER_MINUTE
@@ -308,8 +345,15 @@ class TelegramMediaTurns:
             and words / (seconds / 60) < threshold
         ):
             turn.reply_notes.append(
-                f'(From your{length} {kind} I only heard: "{transcript.text}". If that is '
-                "not all you said, please send it again or type it.)"
+                turn.words.gettext(
+                    N_(
+                        '(From your{length} {kind} I only heard: "{text}". If that is not all '
+                        "you said, please send it again or type it.)"
+                    ),
+                    kind=turn.kind(kind),
+                    length=length,
+                    text=transcript.text,
+                )
             )
         mark = "voice" if file.kind == "voice" else kind
         # The caption on a line of its own after what was said.
@@ -349,9 +393,13 @@ class TelegramMediaTurns:
         original = file.name or PurePath(shown).name
         turn.tag("document")
         if not is_readable(original, file.mime_type):
-            turn.notices.append(
-                f"I kept {original} as {shown}, but I can only read text files and PDFs, "
-                "so I did not read it."
+            turn.notice(
+                N_(
+                    "I kept {name} as {shown}, but I can only read text files and PDFs, so I "
+                    "did not read it."
+                ),
+                name=original,
+                shown=shown,
             )
             return MessagePart("", caption, before=f"[file {shown} kept, not read]")
         kept = folder / shown if shown.startswith(f"{RECEIVED_FOLDER}/") else None
@@ -360,7 +408,12 @@ class TelegramMediaTurns:
                 data, kept, original, file.mime_type, config
             )
         except UnreadableDocument as exc:
-            turn.notices.append(f"I kept {original} as {shown}, but could not read it: {exc}.")
+            turn.notice(
+                N_("I kept {name} as {shown}, but could not read it: {reason}."),
+                name=original,
+                shown=shown,
+                reason=exc.said(turn.words),
+            )
             return MessagePart("", caption, before=f"[file {shown} kept, unreadable]")
         text_file = f"{shown}.txt"
         try:
@@ -368,10 +421,26 @@ class TelegramMediaTurns:
         except OSError as exc:
             log.warning("could not keep the text of %s: %s", original, exc)
             text_file = ""
-        if extract.cut:
-            turn.notices.append(
-                f"{original} is long: I read it without {extract.cut}; the whole file is kept "
-                f"as {shown}."
+        if extract.read_chars is not None:
+            turn.notice(
+                N_(
+                    "{name} is long: I read its first {chars} characters; the whole file is "
+                    "kept as {shown}."
+                ),
+                name=original,
+                chars=turn.words.number(extract.read_chars),
+                shown=shown,
+            )
+        elif extract.read_pages is not None and extract.pages is not None:
+            turn.notice(
+                N_(
+                    "{name} is long: I read its first {read} of {total} pages; the whole file "
+                    "is kept as {shown}."
+                ),
+                name=original,
+                read=turn.words.number(extract.read_pages),
+                total=turn.words.number(extract.pages),
+                shown=shown,
             )
         head = extract.text[:DOCUMENT_HEAD_CHARS]
         pages = f", {counted(extract.pages, 'page')}" if extract.pages else ""
