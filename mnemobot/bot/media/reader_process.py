@@ -57,7 +57,7 @@ class ReaderRefusal(Exception):
     def __init__(self, message: str, /, *, permanent: bool = False, **values: object) -> None:
         super().__init__(message.format(**values) if values else message)
         self.message = message
-        self.values = values
+        self.values: dict[str, Any] = values
         self.permanent = permanent
 
     def said(self, words: Words) -> str:
