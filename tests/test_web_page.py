@@ -6,11 +6,13 @@ language is shown as written, and no secret shows."""
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import re
 import time
 from datetime import UTC
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 import httpx
 import orjson
@@ -324,3 +326,22 @@ async def test_no_secret_of_the_bot_or_in_memory_is_shown(bot: App, start_page: 
     items = visible_text((await page.get(f"/chat/{SCOPE}/items")).text)
     assert "https://deploy:[REDACTED]@git.example.com/repo.git" in items
     assert "keep this: [REDACTED] and [REDACTED]" in items
+
+
+async def test_no_secret_in_memory_is_in_a_link_of_the_page(
+    bot: App, start_page: StartPage
+) -> None:
+    # The Ask page links each packed item to a search for its first words: those words
+    # were put in the link's address, percent-encoded, where no redaction saw them.
+    bot_token = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+    url = "https://ci:hunter2-very-secret@ci.example.com"
+    await ask(bot, f"tok {bot_token}", chat=CHAT)
+    await ask(bot, f"ci {url}", chat=CHAT)
+    page = await start_page()
+
+    for question in ("tok", "ci"):
+        text = (await page.get(f"/chat/{SCOPE}/ask", q=question, fresh="1")).text
+        links = [unquote_plus(html.unescape(href)) for href in re.findall(r'href="([^"]*)"', text)]
+        assert any("/items?q=" in link for link in links), question  # the item is linked
+        for link in links:
+            assert bot_token not in link and "hunter2-very-secret" not in link, link

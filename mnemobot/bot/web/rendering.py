@@ -67,7 +67,14 @@ class Renderer:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.globals.update(globals_, chat_url=chat_url)
+
+        def redacted_url(scope: str, sub: str = "", **params: object) -> str:
+            # A link's parameters are percent-encoded, and a secret encoded no longer has
+            # the shape `finalize` masks: texts from memory are redacted before that.
+            kept = {k: redact(v) if isinstance(v, str) else v for k, v in params.items()}
+            return chat_url(scope, sub, **kept)
+
+        self.env.globals.update(globals_, chat_url=redacted_url)
         self.env.filters["cut"] = cut
 
     def page(self, template: str, status: int = 200, **context: Any) -> web.Response:
