@@ -269,3 +269,31 @@ async def test_a_running_bot_erases_the_files_right_after_the_turn(
         await asyncio.sleep(0.05)
     assert files_with(workspace, SECRET) == []
     assert app.memory.forget.scopes_to_erase() == []
+
+
+def test_forgetting_the_statement_that_replaced_a_fact_leaves_the_fact_current(
+    tmp_path: Path,
+) -> None:
+    """ "I moved to Berlin" forgotten: "I live in Paris" is what memory holds again, not an
+    earlier value of nothing."""
+    memory = WorkspaceMemory.open(tmp_path)
+    try:
+        now = time.time()
+        say(memory, "I live in Paris.", now - 120)
+        say(memory, "I moved to Berlin.", now - 60)
+        items = memory.scopes.store(SCOPE).items.values()
+        paris = next(i for i in items if i.layer is Layer.SEMANTIC and "Paris" in i.content)
+        berlin = next(i for i in items if i.layer is Layer.SEMANTIC and "Berlin" in i.content)
+        assert paris.superseded_by is not None
+
+        memory.forget.forget(SCOPE, berlin.id)
+
+        store = memory.scopes.store(SCOPE)
+        assert all("Berlin" not in i.content for i in store.items.values())
+        again = store.get(paris.id)
+        assert again is not None and not again.is_superseded
+        pack = memory.recall.build_pack(SCOPE, "where do I live?", now=now, config=CONFIG, tz=UTC)
+        lines = [p.item.content for p in pack.items if "Paris" in p.item.content]
+        assert lines and "earlier" not in pack.rendered
+    finally:
+        memory.close()

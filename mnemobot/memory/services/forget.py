@@ -9,6 +9,8 @@ sessions instead.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mnemobot.memory.notes.daily_notes import redact_daily_notes
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
@@ -64,9 +66,20 @@ class MemoryForget:
         going, needles = items_to_forget(store.items.values(), item, PROMOTED_FROM_PREFIX)
         for victim in going:
             store.forget(victim.id)
+        gone = [victim for victim in going if store.get(victim.id) is None]
+        # What only the forgotten statement replaced holds again: forgetting "I moved to
+        # Berlin" leaves "I live in Paris" current, not earlier than nothing.
+        gone_ids = {victim.id for victim in gone}
+        replaced = [
+            replace(kept, valid_to=None, superseded_by=None)
+            for kept in store.items.values()
+            if kept.superseded_by in gone_ids
+        ]
+        if replaced:
+            store.add(replaced)
         rewrite_digests(store, going)
         self._note_forgotten_texts(scope, needles)
-        return [victim for victim in going if store.get(victim.id) is None]
+        return gone
 
     def _note_forgotten_texts(self, scope: str, needles: list[str]) -> None:
         paths = self.scopes.paths(scope)
