@@ -144,7 +144,7 @@ def test_systemd_unit_parses_and_runs_mnemobot_hardened() -> None:
 
 def test_license_is_the_mit_license_pyproject_declares() -> None:
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    assert pyproject["project"]["license"] == {"text": "MIT"}
+    assert pyproject["project"]["license"] == "MIT"
     text = (REPO / "LICENSE").read_text()
     assert text.startswith("MIT License")
     assert "the mnemobot authors" in text
