@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
+from mnemobot.bot.llm.reasoning_text import visible_answer
 from mnemobot.conversation.session import valid_unicode
 from mnemobot.systems.core.llm import ChatResponse, ToolCall
 
@@ -100,6 +101,11 @@ class StreamedAnswer:
         return "".join(self.text)
 
     @property
+    def shown(self) -> str:
+        """What a reader may see of the answer so far: not the model's thinking."""
+        return visible_answer(self.content)
+
+    @property
     def complete(self) -> bool:
         """The stream ended as a finished answer does: with a finish reason."""
         return self.finish_reason is not None
@@ -115,7 +121,7 @@ class StreamedAnswer:
             if call.name
         ]
         return ChatResponse(
-            content=valid_unicode(self.content) if self.text or not calls else None,
+            content=visible_answer(valid_unicode(self.content)) if self.text or not calls else None,
             tool_calls=calls,
             finish_reason=self.finish_reason,
             prompt_tokens=self.prompt_tokens,

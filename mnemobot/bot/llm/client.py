@@ -40,6 +40,7 @@ from mnemobot.bot.llm.chat_stream import StreamedAnswer
 from mnemobot.bot.llm.errors import classify_openai_error
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
+from mnemobot.bot.llm.reasoning_text import visible_answer
 from mnemobot.bot.llm.tool_support import TOOLS_OFF, log_tool_support
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
 from mnemobot.bot.llm.window_reports import (
@@ -418,7 +419,14 @@ class OpenAIChatModel:
             self._tool_choice = False
             del body["tool_choice"]
             return await self._sent(request, body)
-        if "tool_choice" not in body or response.tool_calls or (response.content or "").strip():
+        if (
+            "tool_choice" not in body
+            or response.tool_calls
+            or (response.content or "").strip()
+            # Cut at its limit: it wrote something, if only its thinking (`reasoning_text`);
+            # asked again, it would think as long.
+            or response.finish_reason == "length"
+        ):
             self._empty_with_tool_choice = 0
             return response
         if not request.reply:
@@ -539,8 +547,8 @@ class OpenAIChatModel:
                         document = orjson.loads(await stream.response.aread())
                         return _response_from(ChatCompletion.model_validate(document))
                     async for chunk in stream:
-                        if answer.add(chunk):
-                            request.on_text(answer.content)
+                        if answer.add(chunk) and (shown := answer.shown):
+                            request.on_text(shown)
                 finally:
                     await stream.close()
         except TimeoutError:
@@ -646,7 +654,9 @@ def _response_from(completion: object) -> ChatResponse:
     usage = completion.usage
     cache = prompt_cache_counts(completion)
     return ChatResponse(
-        content=valid_unicode(message.content) if message.content is not None else None,
+        content=(
+            visible_answer(valid_unicode(message.content)) if message.content is not None else None
+        ),
         tool_calls=calls,
         finish_reason=choice.finish_reason,
         prompt_tokens=usage.prompt_tokens if usage else cache.prompt,
