@@ -121,6 +121,28 @@ def test_updates_in_russian_and_german_are_rules_too(tmp_path: Path) -> None:
     assert all("earlier" in line for line in fact_lines(work) if "Siemens" in line)
 
 
+def test_updates_in_spanish_are_rules_too(tmp_path: Path) -> None:
+    # Spanish leaves the "I" out: "Vivo en Madrid", "Me mudé a Sevilla".
+    memory = WorkspaceMemory.open(tmp_path)
+    say(memory, "Vivo en Madrid.", 60)
+    say(memory, "Trabajo en Telefónica.", 59)
+    say(memory, "Mi número de teléfono es +34 600 111 222.", 58)
+    say(memory, "No vivo en Toledo.", 30)
+    say(memory, "Me mudé a Sevilla.", 10)
+    say(memory, "Ahora trabajo para Iberia.", 9)
+    say(memory, "Mi nuevo número es +34 699 333 444.", 8)
+    home = pack_text(memory, "¿Dónde vivo ahora?")
+    assert any("Sevilla" in line and "earlier" not in line for line in fact_lines(home)), home
+    assert all("earlier" in line for line in fact_lines(home) if "Madrid" in line), home
+    assert "Toledo" not in " ".join(line for line in fact_lines(home) if "earlier" not in line)
+    work = pack_text(memory, "¿En qué empresa trabajo?")
+    assert "Iberia" in work
+    assert all("earlier" in line for line in fact_lines(work) if "Telefónica" in line)
+    phone = pack_text(memory, "¿Cuál es mi número de teléfono?")
+    assert "699 333 444" in phone
+    assert all("earlier" in line for line in fact_lines(phone) if "600 111 222" in line)
+
+
 def test_the_same_fact_in_other_words_takes_one_entry(tmp_path: Path) -> None:
     memory = WorkspaceMemory.open(tmp_path)
     wordings = [

@@ -1,6 +1,6 @@
 """Fact slots: which single-valued thing a statement sets ("I live in X" sets *residence*).
 
-A table of data, one rule per slot and phrasing, in English, German and Russian. A slot
+A table of data, one rule per slot and phrasing, in English, German, Russian and Spanish. A slot
 holds one value at a time, so a newer statement of the same slot (by the same speaker)
 replaces the older one: "I moved to Berlin" ends "I live in Paris". Only slots where that
 reading is reliable are listed; everything else (likes, plans, people one knows) can hold
@@ -42,16 +42,39 @@ class SlotStatement:
 
 
 _VALUE = r"(?P<value>[^.!?;\n]{2,80})"
-_NAME = r"(?P<value>[\w'-]+(?:\s+[A-ZА-ЯЁ][\w'-]+)?)"
+_NAME = r"(?P<value>[\w'-]+(?:\s+[A-ZА-ЯЁÁÉÍÓÚÑ][\w'-]+)?)"
 _PARTNERS_EN = r"(?:partner|girlfriend|boyfriend|wife|husband|fianc[ée]e?|spouse)"
+# Spanish questions ("¿Dónde vivo?") are read as Spanish and stemmed ("viv"), a short
+# statement without accents ("Vivo en Madrid") often is not: the stems a question has are
+# keywords too, so the fact is found either way.
+_SPANISH_STEMS = {
+    "residence": ("viv", "ciud"),
+    "job": ("trabaj", "empres"),
+    "partner": ("novi", "parej"),
+    "phone": ("telefon", "num"),
+    "email": ("corr",),
+    "address": ("direccion",),
+}
 # The words a question about the slot uses, in each language's usual form (a question
 # "Wo wohne ich?" must meet a fact "Ich bin nach München gezogen").
-_RESIDENCE_KEYS = ("home", "city", "live", "residence", "wohnort", "wohne", "город", "живу")
-_JOB_KEYS = ("job", "work", "employer", "company", "arbeit", "работа")
-_PARTNER_KEYS = ("partner", "relationship", "dating", "beziehung", "партнер")
-_PHONE_KEYS = ("phone", "number", "telefon", "telefonnummer", "nummer", "телефон", "номер")
-_EMAIL_KEYS = ("email", "mail", "почта")
-_ADDRESS_KEYS = ("address", "adresse", "адрес")
+_RESIDENCE_KEYS = (
+    *("home", "city", "live", "residence", "wohnort", "wohne", "город", "живу"),
+    *("vivo", "ciudad", *_SPANISH_STEMS["residence"]),
+)
+_JOB_KEYS = (
+    *("job", "work", "employer", "company", "arbeit", "работа", "trabajo", "empresa"),
+    *_SPANISH_STEMS["job"],
+)
+_PARTNER_KEYS = (
+    *("partner", "relationship", "dating", "beziehung", "партнер", "pareja"),
+    *_SPANISH_STEMS["partner"],
+)
+_PHONE_KEYS = (
+    *("phone", "number", "telefon", "telefonnummer", "nummer", "телефон", "номер"),
+    *("teléfono", "número", "móvil", *_SPANISH_STEMS["phone"]),
+)
+_EMAIL_KEYS = ("email", "mail", "почта", "correo", *_SPANISH_STEMS["email"])
+_ADDRESS_KEYS = ("address", "adresse", "адрес", "dirección", *_SPANISH_STEMS["address"])
 _DIET_KEYS = ("diet", "eat", "food")
 
 
@@ -108,6 +131,20 @@ SLOT_RULES: tuple[SlotRule, ...] = (
         r"(?:из\s+(?P<left>(?-i:[А-ЯЁ][\w-]*))\s+(?=в\s+(?-i:[А-ЯЁ])))?в\s+" + _VALUE,
         _RESIDENCE_KEYS,
     ),
+    # Spanish drops the "I": "Vivo en Madrid", "Me mudé a Sevilla (desde Madrid)".
+    _rule(
+        "residence",
+        r"(?<!\w)(?:yo\s+)?(?:ahora\s+|actualmente\s+|todavía\s+)?(?:vivo|resido)\s+en\s+" + _VALUE,
+        _RESIDENCE_KEYS,
+    ),
+    _rule("residence", r"(?<!\w)(?:ahora\s+)?estoy\s+viviendo\s+en\s+" + _VALUE, _RESIDENCE_KEYS),
+    _rule(
+        "residence",
+        r"(?<!\w)(?:yo\s+)?(?:ya\s+|recién\s+|recientemente\s+|por\s+fin\s+)?"
+        r"(?:me\s+(?:he\s+)?(?:mudado|mudé|trasladado|trasladé))\s+"
+        r"(?:(?:de|desde)\s+(?P<left>(?-i:[A-ZÁÉÍÓÚÑ][\w-]*))\s+)?a\s+" + _VALUE,
+        _RESIDENCE_KEYS,
+    ),
     # Employer.
     _rule(
         "employer",
@@ -136,9 +173,15 @@ SLOT_RULES: tuple[SlotRule, ...] = (
         r"(?<!\w)я\s+(?:недавно\s+)?устроила?с[ья]\s+(?:на\s+работу\s+)?в\s+" + _VALUE,
         _JOB_KEYS,
     ),
+    _rule(
+        "employer",
+        r"(?<!\w)(?:yo\s+)?(?:ahora\s+|actualmente\s+)?trabajo\s+(?:en|para)\s+" + _VALUE,
+        _JOB_KEYS,
+    ),
     # Role.
     _rule("role", r"\bi\s+(?:now\s+)?work\s+as\s+" + _VALUE, _JOB_KEYS),
     _rule("role", r"\bich\s+arbeite\s+(?:jetzt\s+)?als\s+" + _VALUE, _JOB_KEYS),
+    _rule("role", r"(?<!\w)(?:yo\s+)?(?:ahora\s+)?trabajo\s+como\s+" + _VALUE, _JOB_KEYS),
     # Partner.
     _rule(
         "partner",
@@ -164,6 +207,12 @@ SLOT_RULES: tuple[SlotRule, ...] = (
         _PARTNER_KEYS,
     ),
     _rule("partner", r"(?<!\w)я\s+(?:теперь\s+)?встречаюсь\s+с\s+" + _NAME, _PARTNER_KEYS),
+    _rule(
+        "partner",
+        r"(?<!\w)mi\s+(?:nuev[oa]\s+)?(?:novia|novio|esposa|esposo|mujer|marido|pareja"
+        r"|prometid[oa])\s+se\s+llama\s+(?:ahora\s+)?" + _NAME,
+        _PARTNER_KEYS,
+    ),
     # Pets: one slot per kind of animal ("my dog" and "my cat" are two slots).
     _rule(
         "pet:{kind}",
@@ -188,6 +237,12 @@ SLOT_RULES: tuple[SlotRule, ...] = (
         r"зовут\s+" + _NAME,
         ("pet", "питомец"),
     ),
+    _rule(
+        "pet:{kind}",
+        r"(?<!\w)mi\s+(?:nuev[oa]\s+)?(?P<kind>perro|perra|gato|gata|perrito|gatito)\s+"
+        r"se\s+llama\s+" + _NAME,
+        ("pet", "mascota"),
+    ),
     # Contact details.
     _rule(
         "phone",
@@ -208,12 +263,25 @@ SLOT_RULES: tuple[SlotRule, ...] = (
         _PHONE_KEYS,
     ),
     _rule(
+        "phone",
+        r"(?<!\w)mi\s+(?:nuevo\s+)?(?:número(?:\s+de\s+(?:teléfono|móvil|celular))?|teléfono"
+        r"|móvil|celular)\s+(?:es|ahora\s+es)\s+(?:ahora\s+)?(?P<value>\+?[\d][\d \-()]{4,20}\d)",
+        _PHONE_KEYS,
+    ),
+    _rule(
         "email",
         r"\bmy\s+(?:new\s+)?e-?mail(?:\s+address)?\s+is\s+(?:now\s+)?(?P<value>\S+@\S+\w)",
         _EMAIL_KEYS,
     ),
+    _rule(
+        "email",
+        r"(?<!\w)mi\s+(?:nuevo\s+)?(?:correo(?:\s+electrónico)?|e-?mail)\s+es\s+(?:ahora\s+)?"
+        r"(?P<value>\S+@\S+\w)",
+        _EMAIL_KEYS,
+    ),
     _rule("address", r"\bmy\s+(?:new\s+)?(?:home\s+)?address\s+is\s+(?:now\s+)?" + _VALUE),
     _rule("address", r"\bmeine\s+(?:neue\s+)?adresse\s+ist\s+(?:jetzt\s+)?" + _VALUE),
+    _rule("address", r"(?<!\w)mi\s+(?:nueva\s+)?dirección\s+es\s+(?:ahora\s+)?" + _VALUE),
     _rule("address", r"(?<!\w)мой\s+(?:новый\s+)?адрес\s*(?:—|-|:)?\s*" + _VALUE),
     # Favourites: one slot per kind of thing ("favourite colour", "favourite food").
     _rule(
@@ -232,6 +300,10 @@ SLOT_RULES: tuple[SlotRule, ...] = (
         r"(?:любим(?:ый|ая|ое|ые))\s+(?P<kind>\w+)\s*(?:—|-|:|это|теперь)\s*"
         r"(?:теперь\s+|это\s+)?" + _VALUE,
     ),
+    _rule(
+        "favourite:{kind}",
+        r"(?<!\w)mi\s+(?P<kind>[\w-]+)\s+favorit[oa]\s+(?:es|son)\s+(?:ahora\s+)?" + _VALUE,
+    ),
     # Diet.
     _rule(
         "diet",
@@ -246,6 +318,7 @@ SLOT_RULES: tuple[SlotRule, ...] = (
         r"|veganer(?:in)?)\b",
         _DIET_KEYS,
     ),
+    _rule("diet", r"(?<!\w)(?:ahora\s+)?soy\s+(?P<value>vegetarian[oa]|vegan[oa])\b", _DIET_KEYS),
 )
 
 # Words one of a slot's statements always holds (lower case, any language above): a cheap
@@ -263,9 +336,14 @@ SLOT_TRIGGERS: dict[str, tuple[str, ...]] = {
         "gezogen",
         "живу",
         "переех",
+        "vivo",
+        "resido",
+        "viviendo",
+        "mud",
+        "traslad",
     ),
-    "employer": ("work", "joined", "started", "job", "arbeite", "работа", "устро"),
-    "role": ("work", "arbeite"),
+    "employer": ("work", "joined", "started", "job", "arbeite", "работа", "устро", "trabajo"),
+    "role": ("work", "arbeite", "trabajo"),
     "partner": (
         "partner",
         "girlfriend",
@@ -287,6 +365,12 @@ SLOT_TRIGGERS: dict[str, tuple[str, ...]] = {
         "парн",
         "муж",
         "встреча",
+        "novi",
+        "espos",
+        "pareja",
+        "marido",
+        "mujer",
+        "prometid",
     ),
     "pet": (
         "dog",
@@ -304,11 +388,13 @@ SLOT_TRIGGERS: dict[str, tuple[str, ...]] = {
         "кошк",
         "кот",
         "пса",
+        "perr",
+        "gat",
     ),
-    "phone": ("number", "nummer", "номер", "телефон"),
-    "email": ("mail",),
-    "address": ("address", "adresse", "адрес"),
-    "favourite": ("favorite", "favourite", "lieblings", "любим"),
+    "phone": ("number", "nummer", "номер", "телефон", "número", "teléfono", "móvil", "celular"),
+    "email": ("mail", "correo"),
+    "address": ("address", "adresse", "адрес", "dirección"),
+    "favourite": ("favorite", "favourite", "lieblings", "любим", "favorit"),
     "diet": ("vegetarian", "vegan", "pescatarian", "meat", "vegetar"),
 }
 
@@ -320,12 +406,17 @@ def may_state(slot: str, lowered_text: str) -> bool:
 
 # Quick test before the rules run one by one: most sentences name no slot at all.
 _ANY_SLOT = re.compile(
-    r"(?<!\w)(?:i|i'm|i've|my|ich|mein|meine|я|мой|моя|мою|моего|мое|моё|мои)(?!\w)",
+    r"(?<!\w)(?:i|i'm|i've|my|ich|mein|meine|я|мой|моя|мою|моего|мое|моё|мои"
+    r"|yo|mi|me|vivo|resido|estoy|trabajo|soy)(?!\w)",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 _NEGATION = re.compile(
-    r"\b(?:not|never|don't|didn't|no\s+longer|nicht|nie|kein\w*)\b|(?<!\w)не(?!\w)", re.I
+    r"\b(?:not|never|don't|didn't|no\s+longer|nicht|nie|kein\w*)\b|(?<!\w)не(?!\w)"
+    # Spanish "no" before the verb ("no vivo", "ya no me mudé"): a bare "No," that
+    # answers a question is no negation of what follows.
+    r"|(?<!\w)no\s+(?:me\s+|lo\s+)?(?:vivo|resido|trabajo|soy|estoy|mud|traslad|tengo)",
+    re.I,
 )
 
 
@@ -356,7 +447,7 @@ def slot_statements(text: str) -> tuple[SlotStatement, ...]:
             sentence = statement_before_question(sentence) or ""
         if not sentence or _NEGATION.search(sentence):
             continue
-        if re.match(r"(?:if|when|wenn|falls|если)\b", sentence, re.IGNORECASE):
+        if re.match(r"(?:if|when|wenn|falls|если|si|cuando)\b", sentence, re.IGNORECASE):
             continue
         for rule in SLOT_RULES:
             match = rule.pattern.search(sentence)
