@@ -30,6 +30,16 @@ _DEFUSED = {CONTEXT_OPEN: "(context, quoted)", CONTEXT_CLOSE: "(end of context, 
 _TIME_ALONE = re.compile(r"\[(Time now: [^\]\n]{1,40})\]\n\n")
 
 
+def defused(text: str) -> str:
+    """`text` with the block's markers as quotes: a person's message (or a model's answer
+    that copied them) never opens or ends a block of the bot's data."""
+    if "[" not in text:
+        return text
+    for marker, quoted in _DEFUSED.items():
+        text = text.replace(marker, quoted)
+    return text
+
+
 def context_block(parts: Sequence[str], *, time: str = "") -> str:
     """The parts (what memory recalled) framed as one block, the time of the message
     (`time`, "14:05 UTC") its first line; the time alone as `[Time now: 14:05 UTC]`, which
@@ -39,8 +49,7 @@ def context_block(parts: Sequence[str], *, time: str = "") -> str:
     body = "\n\n".join(part.strip() for part in parts if part.strip())
     if not body:
         return f"[{time_line}]" if time_line else ""
-    for marker, quoted in _DEFUSED.items():
-        body = body.replace(marker, quoted)
+    body = defused(body)
     if time_line:
         body = f"{time_line}.\n\n{body}"
     return f"{CONTEXT_OPEN}\n{body}\n{CONTEXT_CLOSE}"

@@ -14,6 +14,7 @@ import orjson
 from mnemobot.base.tokens import cut_to_tokens, estimate_tokens
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.conversation.session import Message
+from mnemobot.systems.core.newest_context import defused
 from mnemobot.systems.model_call.image_parts import content_tokens
 
 API_KEYS: tuple[Literal["role", "content", "tool_calls", "tool_call_id", "name"], ...] = (
@@ -111,7 +112,9 @@ def model_messages(
             continue
         item = api_message(message)
         if isinstance(item.get("content"), str):
-            item["content"] = fit_message(item["content"], max_message_tokens)
+            item["content"] = fit_message(defused(item["content"]), max_message_tokens)
+        elif isinstance(item.get("content"), list):
+            item["content"] = [_defused_part(part) for part in item["content"]]
         if speakers and item.get("role") == "user" and message.get("from"):
             item["content"] = with_speaker(item.get("content"), str(message["from"]))
         if index < cutoff_index and item.get("role") == "tool":
@@ -133,6 +136,13 @@ def model_messages(
                     }
                 )
     return out
+
+
+def _defused_part(part: object) -> object:
+    """A content part with the context block's markers quoted in its text (`defused`)."""
+    if isinstance(part, dict) and part.get("type") == "text":
+        return {**part, "text": defused(str(part.get("text") or ""))}
+    return part
 
 
 # What stands before a conversation whose first message left is the assistant's (a
