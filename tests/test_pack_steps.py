@@ -21,6 +21,7 @@ from mnemobot.memory.pack.ranking import Ranking
 from mnemobot.memory.pack.render import render_pack
 from mnemobot.memory.pack.selection import (
     MIN_ITEM_TOKENS,
+    Coverage,
     fill_past_top_k,
     score_candidates,
     select_items,
@@ -361,3 +362,36 @@ def test_each_packed_item_says_why_it_was_chosen() -> None:
     assert chosen["similar"] == ("meaning",)
     nothing = reasons_for("zebra")
     assert nothing and all("recent" in why for why in nothing.values())
+
+
+def test_a_short_turn_chosen_first_never_hides_the_fact_it_stated() -> None:
+    # "I moved to Kazan." as a recent episode, chosen before its fact: the fact (the current
+    # home, found by a question in other words) must still show; the other way round the
+    # turn gives way to the fact, which says the same.
+    said_at = START + 60
+    turn = MemoryItem(
+        id="turn",
+        layer=Layer.EPISODIC,
+        type=ItemType.TURN,
+        title="I moved to Kazan.",
+        content="Test: I moved to Kazan.\nAssistant: Congratulations!",
+        scope=SCOPE,
+        created_at=said_at,
+        updated_at=said_at,
+        references=["tg:7"],
+    )
+    fact = replace(
+        turn,
+        id="fact",
+        layer=Layer.SEMANTIC,
+        type=ItemType.PROJECT_FACT,
+        content="Test: I moved to Kazan.",
+        references=["tg:7", "promotedFrom:x"],
+        fingerprint="f",
+    )
+    after_turn = Coverage()
+    after_turn.add(turn)
+    assert not after_turn.covers(fact)
+    after_fact = Coverage()
+    after_fact.add(fact)
+    assert after_fact.covers(turn)

@@ -241,7 +241,9 @@ class Coverage:
     Beside exact repeats (same fingerprint, an episode holding the fact's text), a
     durable fact is covered by a chosen one of near-equal terms (the same fact in other
     words), and a turn by the facts extracted from it when its user's words add nothing
-    to them. Terms are computed only for candidates that reach this check, a few dozen
+    to them. A fact is never covered by a turn: a short turn chosen first ("I moved to
+    Kazan" as a recent episode) would otherwise hide the current fact it stated, while
+    the fact it replaced shows, marked earlier. Terms are computed only for candidates that reach this check, a few dozen
     at most per pack.
     """
 
@@ -250,9 +252,11 @@ class Coverage:
         # reference -> normalized texts of chosen episodes carrying it
         self.episode_texts: dict[str, list[str]] = {}
         self.duplicate_overlap = duplicate_overlap
-        # terms of what each chosen fact or turn says
+        # terms of what each chosen fact or turn says; of the facts alone
         self.said_terms: list[frozenset[str]] = []
         self.said_exact: set[frozenset[str]] = set()
+        self.fact_terms: list[frozenset[str]] = []
+        self.fact_exact: set[frozenset[str]] = set()
         # time said -> terms of the chosen durable facts said then
         self.fact_terms_at: dict[float, set[str]] = {}
 
@@ -261,12 +265,12 @@ class Coverage:
             return True
         if self.said_terms and len(item.content) <= _SHORT_STATEMENT_CHARS:
             own = _term_set(_said(item))
-            if own and own in self.said_exact:
-                return True
             turn = item.type is ItemType.TURN
+            if own and own in (self.said_exact if turn else self.fact_exact):
+                return True
             # A turn is checked for an equal statement only (the common case, and cheap:
             # most candidates are turns); facts, fewer, for near-equal ones too.
-            if not turn and own and any(self._same(own, chosen) for chosen in self.said_terms):
+            if not turn and own and any(self._same(own, chosen) for chosen in self.fact_terms):
                 return True
             facts_then = self.fact_terms_at.get(item.created_at)
             if turn and facts_then is not None and own <= facts_then:
@@ -292,6 +296,9 @@ class Coverage:
             said = _term_set(_said(item))
             self.said_terms.append(said)
             self.said_exact.add(said)
+            if item.type is not ItemType.TURN:
+                self.fact_terms.append(said)
+                self.fact_exact.add(said)
         if durable:
             self.fact_terms_at.setdefault(item.created_at, set()).update(said)
             return
