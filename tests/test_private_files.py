@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+from mnemobot.bot.cli.workspace_guard import MemoryCommandLock
+from mnemobot.config.workspace import WorkspacePaths
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from tests.conftest import run_mnemobot
 from tests.test_console_e2e import run_chat
@@ -63,3 +65,16 @@ def test_an_old_workspace_is_made_private_once_at_start(workspace: Path) -> None
     assert shared_paths(workspace) == []
     assert (workspace / ".private-modes").is_file()
     assert note.read_text() == "old\n"
+
+
+def test_the_memory_command_lock_is_its_users_only_whatever_the_umask(workspace: Path) -> None:
+    # A caller that did not set the private umask (or a filelock that chmods its file to
+    # its own default) must still get a lock file nobody else can read.
+    previous = os.umask(0o022)
+    held = MemoryCommandLock(WorkspacePaths(workspace))
+    try:
+        assert held.acquire()
+        assert stat.S_IMODE(held.path.stat().st_mode) == 0o600
+    finally:
+        held.release()
+        os.umask(previous)

@@ -398,14 +398,19 @@ def erase_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, _config = opened
-    paths = WorkspacePaths(memory.workspace)
-    held = MemoryCommandLock(paths)
-    if not held.acquire():
-        return fail(MEMORY_COMMAND_RUNNING)
     try:
-        return _erase_held(args, memory, paths)
+        paths = WorkspacePaths(memory.workspace)
+        held = MemoryCommandLock(paths)
+        if not held.acquire():
+            return fail(MEMORY_COMMAND_RUNNING)
+        try:
+            return _erase_held(args, memory, paths)
+        finally:
+            held.release()
     finally:
-        held.release()
+        # Every way out, a refusal too: the memory holds open files (and, in a process
+        # that goes on, e.g. a test or an embedding caller, they would stay open).
+        memory.close()
 
 
 def _erase_held(args: argparse.Namespace, memory: WorkspaceMemory, paths: WorkspacePaths) -> int:

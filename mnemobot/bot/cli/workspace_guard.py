@@ -25,6 +25,8 @@ from filelock import FileLock, Timeout
 
 from mnemobot.config.workspace import WorkspacePaths
 
+PRIVATE_FILE_MODE = 0o600
+
 log = logging.getLogger(__name__)
 
 # A deleted workspace is noticed within this long; each look is one stat.
@@ -42,7 +44,9 @@ class MemoryCommandLock:
 
     def __init__(self, paths: WorkspacePaths) -> None:
         self.path = paths.memory_command_lock
-        self._lock = FileLock(self.path, thread_local=False)
+        # Explicit: older filelock versions chmod their file to 0644 whatever the umask, and
+        # a caller may use this without `use_private_modes`.
+        self._lock = FileLock(self.path, mode=PRIVATE_FILE_MODE, thread_local=False)
 
     def acquire(self) -> bool:
         """Take it; False when another memory command holds it."""
