@@ -243,8 +243,8 @@ class Coverage:
     words), and a turn by the facts extracted from it when its user's words add nothing
     to them. A fact is never covered by a turn: a short turn chosen first ("I moved to
     Kazan" as a recent episode) would otherwise hide the current fact it stated, while
-    the fact it replaced shows, marked earlier. Terms are computed only for candidates that reach this check, a few dozen
-    at most per pack.
+    the fact it replaced shows, marked earlier. Terms are computed only for candidates
+    that reach this check, a few dozen at most per pack.
     """
 
     def __init__(self, duplicate_overlap: float = 1.0) -> None:
