@@ -93,9 +93,10 @@ def test_an_export_is_imported_with_its_dates_and_authors_once(tmp_path: Path, r
     rendered = json.loads(pack.stdout)["rendered"]
     # Its original day and its author, whatever kind of item shows it.
     assert any(
-        line.startswith("- 2025-03-04: ") and "Ada: My sister Lena lives in Graz." in line
+        (line.startswith("- 2025-03-04: ") or line.startswith("- Fact (said 2025-03-04)"))
+        and "Ada: My sister Lena lives in Graz." in line
         for line in rendered.splitlines()
-    )
+    ), rendered
     booked = run(workspace, "memory", "pack", "Pension Seeblick", "--chat", CHAT, "--json")
     assert (
         "2025-03-03: Bob: We booked Pension Seeblick for Easter."

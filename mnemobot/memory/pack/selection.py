@@ -141,12 +141,35 @@ class Selection:
     def take(
         self, score: float, relevance: float, item: MemoryItem, line: str, tokens: int
     ) -> None:
+        if item.type is not ItemType.TURN and item.type is not ItemType.DIGEST:
+            self._drop_turns_said_by(item)
         self.chosen.append(
             PackedItem(item, score, tokens, SECTION_OF_LAYER[item.layer], line, relevance)
         )
         self.coverage.add(item)
         self.taken[item.layer] += 1
         self.total_tokens += tokens
+
+    def _drop_turns_said_by(self, fact: MemoryItem) -> None:
+        """A short turn chosen before the fact extracted from it gives way to the fact when
+        it says nothing the fact does not (no reply in it: the bot's answer stays in view),
+        and the fact says when, and that it is current."""
+        said = _term_set(_said(fact))
+        if not said:
+            return
+        for packed in [
+            packed
+            for packed in self.chosen
+            if packed.item.type is ItemType.TURN
+            and packed.item.created_at == fact.created_at
+            and len(packed.item.content) <= _SHORT_STATEMENT_CHARS
+            and "\nAssistant:" not in packed.item.content
+            and _term_set(_said(packed.item)) <= said
+        ]:
+            self.chosen.remove(packed)
+            self.total_tokens -= packed.tokens
+            self.taken[packed.item.layer] -= 1
+            self.slots[packed.item.layer] = max(0, self.slots[packed.item.layer] - 1)
 
 
 def select_items(
