@@ -15,7 +15,7 @@ from mnemobot.memory.pack.figures import LATEST_UPDATES, latest_figure
 from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import indexed_text
-from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.store.items import MemoryItem, speaker_tag
 from mnemobot.memory.text.terms import terms
 from tests.pack_turns import DAY, START, turn_item
 
@@ -141,3 +141,25 @@ def test_a_value_that_has_reached_another_is_the_newest() -> None:
     found = latest_figure(items, {term: 1.0 for term in terms("current savings rate")})
     assert [item.id for item in found.updates][:1] == ["t002"]
     assert set(found.earlier) == {"t001"}
+
+
+def spoken(number: int, speaker: str, text: str, day: float) -> MemoryItem:
+    """A group member's turn, tagged with its speaker as the write path tags it."""
+    item = turn_item(number, text, f"{speaker}: {text}", day)
+    item.tags.append(speaker_tag(speaker))
+    return item
+
+
+def test_another_members_new_value_leaves_a_members_own_value_current() -> None:
+    # Live in a group: Bob's "My phone number is now ..." marked Alice's own number
+    # "earlier: updated", and the model told Alice her number was Bob's.
+    alice = spoken(1, "Alice", "My phone number is +39 333 1234567.", 1)
+    bob = spoken(2, "Bob", "My phone number is now +44 7700 900123.", 2)
+    about_alice = spoken(3, "Bob", "Alice's phone number is now +81 90 1111 2222.", 3)
+    weights = dict.fromkeys(terms("What is my phone number?"), 1.0)
+    latest = latest_figure([alice, bob, about_alice], weights)
+    assert alice.id not in latest.earlier
+    # Her own update still marks her older number.
+    again = spoken(4, "Alice", "My phone number is now 0612 345678.", 4)
+    latest = latest_figure([alice, bob, about_alice, again], weights)
+    assert latest.earlier.get(alice.id) == again.created_at

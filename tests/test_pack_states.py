@@ -18,7 +18,7 @@ from mnemobot.bot.app import App
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.pack.states import LATEST_STATES, latest_state
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, speaker_tag
 from mnemobot.memory.text.terms import terms
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_messages
@@ -263,3 +263,23 @@ def test_a_question_about_something_else_moves_nothing() -> None:
     items = [turn(1, "My office is in Tallinn.", 1), turn(2, "I moved my office to Tartu.", 5)]
     found = latest_state(items, {term: 1.0 for term in terms("favourite colour")})
     assert not found.updates and not found.earlier
+
+
+def test_another_members_move_leaves_a_members_own_home_current() -> None:
+    # Live in a group: Bob's "I moved to Oslo, I live there now" marked Alice's
+    # "I live in Rome" as "earlier: updated" when she asked where she lives.
+    def said(number: int, speaker: str, text: str, day: int) -> MemoryItem:
+        item = turn_item(number, text, f"{speaker}: {text}\nAssistant: Noted.", day)
+        item.tags.append(speaker_tag(speaker))
+        return item
+
+    alice = said(1, "Alice", "I live in Rome.", 1)
+    bob = said(2, "Bob", "I moved to Oslo, I live there now.", 2)
+    weights = dict.fromkeys(terms("Where do I live?"), 1.0)
+    latest = latest_state([alice, bob], weights)
+    assert bob in latest.updates
+    assert alice.id not in latest.earlier
+    # Her own move still marks her old home.
+    moved = said(3, "Alice", "I moved to Milan, I live there now.", 3)
+    latest = latest_state([alice, bob, moved], weights)
+    assert latest.earlier.get(alice.id) == moved.created_at

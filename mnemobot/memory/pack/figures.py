@@ -18,7 +18,10 @@ long chat holds thousands of them, so they are read relative to the question
 - the newest update is the current figure: the pack takes it first, and the updates
   before it of other values (`LATEST_UPDATES` in all), so it shows how the value got
   there. Older candidates whose best figure sentence gives a value of that kind but
-  another value are marked earlier, naming when the current one was stated.
+  another value are marked earlier, naming when the current one was stated; only by an
+  update of the same speaker (`same_speaker`): in a group, Bob's new phone number, or
+  his word about Alice's, leaves Alice's own statement of hers as it is, as the slot
+  rules do when memory is written.
 
 A pure function of the candidates and the query's term weights.
 """
@@ -29,7 +32,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.store.items import MemoryItem, speaker_of
 from mnemobot.memory.text.languages import TextLanguages
 from mnemobot.memory.text.terms import languages, terms_in
 
@@ -158,7 +161,6 @@ def latest_figure(candidates: Iterable[MemoryItem], weights: Mapping[str, float]
     kind = max(sorted(weight_of), key=weight_of.__getitem__)
     updates = [f for f in found if f.update and f.kind == kind and f.weight >= UPDATE_SHARE * best]
     updates.sort(key=lambda f: (f.item.created_at, f.item.id), reverse=True)
-    newest = updates[0]
     # Each value by the statement that first gave it (a later one repeats it).
     first_said: dict[str, Figure] = {}
     for update in updates:
@@ -166,14 +168,23 @@ def latest_figure(candidates: Iterable[MemoryItem], weights: Mapping[str, float]
     for value in list(first_said)[:LATEST_UPDATES]:
         latest.updates.append(first_said[value].item)
     for figure in found:
+        newer = next((u for u in updates if same_speaker(u.item, figure.item)), None)
         if (
-            figure.item.created_at < newest.item.created_at
+            newer is not None
+            and figure.item.created_at < newer.item.created_at
             and figure.kind == kind
-            and figure.value != newest.value
+            and figure.value != newer.value
             and figure.weight >= EARLIER_SHARE * best
         ):
-            latest.earlier[figure.item.id] = newest.item.created_at
+            latest.earlier[figure.item.id] = newer.item.created_at
     return latest
+
+
+def same_speaker(first: MemoryItem, second: MemoryItem) -> bool:
+    """Whether one person may have said both: an item naming no speaker (an import's,
+    the assistant's note) may be anyone's."""
+    one, other = speaker_of(first), speaker_of(second)
+    return one is None or other is None or one == other
 
 
 def values_in(sentence: str, text_languages: TextLanguages) -> list[tuple[str, str]]:

@@ -20,7 +20,8 @@ relative to the question (`latest_state`):
   before it of other values (`LATEST_STATES` in all). Older candidates whose best subject
   sentence is about the same thing (a question term of the update's sentence, at least
   `STATE_EARLIER_SHARE` of the question's weight) without the current value are marked
-  earlier, naming when the current one was stated.
+  earlier, naming when the current one was stated; only by an update of the same speaker
+  (Bob's move leaves Alice's home as it is).
 
 `latest_value` reads a figure first and a state only when no figure was updated: a
 figure's update word sits next to its value, a state's cue only in its sentence.
@@ -34,7 +35,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from mnemobot.memory.pack.figures import LatestFigure, latest_figure
+from mnemobot.memory.pack.figures import LatestFigure, latest_figure, same_speaker
 from mnemobot.memory.store.items import MemoryItem
 from mnemobot.memory.text.languages import TextLanguages
 from mnemobot.memory.text.terms import languages, terms_in
@@ -179,19 +180,20 @@ def latest_state(candidates: Iterable[MemoryItem], weights: Mapping[str, float])
     if not updates:
         return latest
     updates.sort(key=lambda s: (s.item.created_at, s.item.id), reverse=True)
-    newest = updates[0]
-    subject = {term for term in weights if term in newest.update_said}
     # Each value by the statement that first gave it (a later one repeats it).
     first_said: dict[frozenset[str], State] = {}
     for update in updates:
         first_said[update.value] = update
     for value in list(first_said)[:LATEST_STATES]:
         latest.updates.append(first_said[value].item)
-    current = {first_said[newest.value].item.id}
     for state in found:
+        newest = next((u for u in updates if same_speaker(u.item, state.item)), None)
+        if newest is None:
+            continue
+        subject = {term for term in weights if term in newest.update_said}
         if (
             state.item.created_at < newest.item.created_at
-            and state.item.id not in current
+            and state.item.id != first_said[newest.value].item.id
             and not (state.update_weight and state.value == newest.value)
             and state.weight >= STATE_EARLIER_SHARE * best
             and subject & state.said
