@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 # Seconds of audio in one piece at most. Measured with `python -m
-# mnemobot_tooling.bench.speech_pieces --seconds 300 --pieces 30 60 0` (2-core AMD EPYC,
+# mnemobot_tooling.bench.piece_length --seconds 300 --pieces 30 60 0` (2-core AMD EPYC,
 # Python 3.11.7, idle, tiny.en int8, a 256.5 s espeak-ng note): whole in one job 11.7 s,
 # 91.4% of its words heard; 60 s pieces: 6 pieces, the longest held the model 2.5 s,
 # 12.2 s in all, 90.7%; 30 s pieces: 10, 1.5 s, 13.5 s, 85.6% (more cuts, more words

@@ -1,5 +1,5 @@
 """How long a piece of a long voice note should be: `python -m
-mnemobot_tooling.bench.speech_pieces --seconds 300 [--pieces 0 20 30 45 60]`.
+mnemobot_tooling.bench.piece_length --seconds 300 [--pieces 0 20 30 45 60]`.
 
 One long note (espeak-ng speaking numbered sentences, OGG/Opus as Telegram sends it) is
 heard by the local speech job (`local_whisper.transcribe_job`, in this process, with the
