@@ -55,6 +55,43 @@ def voice_note(text: str) -> tuple[bytes, float]:
         return wav_to_ogg_opus(wav)
 
 
+_NUMBERS = [
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+]
+_SENTENCES = (
+    "The garden behind the old library needs water every morning before the sun is high.",
+    "My brother repairs bicycles in a small shop near the railway station.",
+    "We are planning a trip to the mountains in the first week of September.",
+    "The recipe asks for two cups of flour, three eggs and a spoon of honey.",
+    "Please call the plumber about the leaking pipe under the kitchen sink.",
+    "The museum opens at nine and the guided tour starts half an hour later.",
+)
+# espeak-ng at 160 words a minute, its pauses included.
+_WORDS_PER_SECOND = 2.4
+
+
+def long_text(seconds: float) -> str:
+    """Numbered everyday sentences, about `seconds` long when spoken (`voice_note`)."""
+    words, lines = 0, list[str]()
+    while words < seconds * _WORDS_PER_SECOND:
+        index = len(lines)
+        line = f"Part {_NUMBERS[index % len(_NUMBERS)]}. {_SENTENCES[index % len(_SENTENCES)]}"
+        lines.append(line)
+        words += len(line.split())
+    return " ".join(lines)
+
+
 # Containers and codecs of recordings as Telegram's apps send them.
 _RECORDINGS = {"ogg": ("ogg", "libopus", 48_000), "mp3": ("mp3", "libmp3lame", 44_100)}
 _RECORDINGS["mp4"] = ("mp4", "aac", 48_000)

@@ -175,6 +175,12 @@ class ReaderPool:
         # Every process started and not yet killed, busy or idle: all killed at close.
         self._live: set[_Reader] = set()
         self.started = 0  # processes started, for tests and /status
+        self.jobs = 0  # jobs handed to a reader, for tests and /status
+
+    @property
+    def busy(self) -> int:
+        """Jobs running now."""
+        return self._busy
 
     def prewarm(self) -> None:
         """Start a reader in the background if none is idle (call inside the loop)."""
@@ -235,6 +241,7 @@ class ReaderPool:
             raise ReadersBusy(f"no {self.name} reader free within {wait_seconds:g} s") from None
         try:
             reader = await self._take()
+            self.jobs += 1
             keep = False
             try:
                 async with asyncio.timeout(budget.seconds):
@@ -262,29 +269,36 @@ class ReaderPool:
         raise ReaderFailed(str(answer.get("kind") or "Error"), str(answer.get("detail") or ""))
 
     async def _slot(self) -> None:
-        while self._busy >= max(1, self.size()):
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled():
-                    self._wake()  # woken and cancelled at once: the turn goes to the next
-                raise
-            finally:
-                with contextlib.suppress(ValueError):
-                    self._waiters.remove(waiter)
-        self._busy += 1
+        """A turn, in the order asked for: a slot freed is handed to the first waiter
+        (counted as busy for it), so a caller that asks again the moment its job ends (a
+        long note's next piece) goes behind those already waiting."""
+        if self._busy < max(1, self.size()) and not any(not w.done() for w in self._waiters):
+            self._busy += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            self._hand_over()  # the pool may have grown since its slots filled
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # handed a slot and cancelled at once: it goes to the next
+            raise
+        finally:
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
 
     def _release(self) -> None:
         self._busy -= 1
-        self._wake()
+        self._hand_over()
 
-    def _wake(self) -> None:
+    def _hand_over(self) -> None:
         for waiter in self._waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+            if self._busy >= max(1, self.size()):
                 return
+            if not waiter.done():
+                self._busy += 1
+                waiter.set_result(None)
 
     async def close(self) -> None:
         """Kill every reader (jobs still running end as cancelled by their callers)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,15 @@ import orjson
 
 from mnemobot.bot.i18n import N_
 from mnemobot.bot.media.reader_process import ReaderRefusal
+from mnemobot.bot.media.speech_pieces import cut_window, pauses, piece_end
 
 log = logging.getLogger(__name__)
 
 _models: dict[tuple[str, str, int], Any] = {}
+# faster-whisper decodes to 16 kHz mono.
+SAMPLE_RATE = 16_000
+# The shortest silence taken for a pause between words or sentences where a piece may end.
+PAUSE_MS = 150
 
 
 def _model(path: str | None, compute_type: str, threads: int) -> Any:
@@ -116,7 +122,13 @@ def _downloaded(name: str) -> str:
 
 
 def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
-    """{"text", "seconds"}: what was heard and how long the decoded audio is."""
+    """One piece of a recording heard: the one that starts at `params["start"]` seconds
+    (0: the first) and is at most `params["piece_seconds"]` long (absent: the whole
+    recording), heard in `params["language"]` (None: detected) after `params["prompt"]`
+    (the text before it). {"text", "seconds": the whole decoded audio's length,
+    "language", "end": where the next piece starts (None: this was the last), "busy":
+    seconds this job took}."""
+    began = time.monotonic()
     try:
         from faster_whisper.audio import decode_audio
     except ImportError:
@@ -124,7 +136,9 @@ def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
             N_("local speech to text needs faster-whisper: pip install 'mnemobot[voice]'")
         ) from None
     # Decoded before the model is loaded: a file that is no recording is told at once (and
-    # told apart from a model that fails, which is no fault of the note's).
+    # told apart from a model that fails, which is no fault of the note's). Each piece
+    # decodes the note again: Opus decodes at hundreds of times real time, and the
+    # reader keeps nothing of one note for the next job, which may be another chat's.
     try:
         audio = decode_audio(io.BytesIO(data))
     except MemoryError:
@@ -137,10 +151,21 @@ def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
             error=type(exc).__name__,
         ) from None
     model = _model(params.get("model_path"), str(params["compute_type"]), int(params["threads"]))
+    total = len(audio) / SAMPLE_RATE
+    start = float(params.get("start") or 0.0)
+    piece = params.get("piece_seconds")
+    window = cut_window(start, total, float(piece)) if piece else None
+    end = _piece_end(audio, window) if window else None
+    clip = audio[round(start * SAMPLE_RATE) : round(end * SAMPLE_RATE) if end else None]
     try:
         # vad_filter: without it silence comes back as "You", and a note longer than
         # 30 s can lose its first window.
-        segments, info = model.transcribe(audio, language=params.get("language"), vad_filter=True)
+        segments, info = model.transcribe(
+            clip,
+            language=params.get("language"),
+            initial_prompt=params.get("prompt"),
+            vad_filter=True,
+        )
         text = " ".join(segment.text.strip() for segment in segments)
     except MemoryError:
         raise
@@ -150,4 +175,28 @@ def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
         raise ReaderRefusal(
             N_("the speech model failed ({error})"), error=type(exc).__name__
         ) from None
-    return {"text": text.strip(), "seconds": float(info.duration)}
+    return {
+        "text": text.strip(),
+        "seconds": total,
+        "language": info.language,
+        "end": end,
+        "busy": time.monotonic() - began,
+    }
+
+
+def _piece_end(audio: Any, window: tuple[float, float]) -> float:
+    """Where a piece whose end lies in `window` ends: in a pause the voice-activity
+    detector (the one faster-whisper filters silence with) finds there."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    low, high = window
+    offset = round(low * SAMPLE_RATE)
+    spans = get_speech_timestamps(
+        audio[offset : round(high * SAMPLE_RATE)],
+        VadOptions(min_silence_duration_ms=PAUSE_MS, speech_pad_ms=0),
+    )
+    speech = [
+        ((offset + span["start"]) / SAMPLE_RATE, (offset + span["end"]) / SAMPLE_RATE)
+        for span in spans
+    ]
+    return piece_end(window, pauses(speech, window))

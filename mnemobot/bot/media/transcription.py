@@ -8,8 +8,9 @@ Two backends (`media.transcription.backend`):
   model folder the operator names, or a model name downloaded on first use (in the reader,
   `local_whisper`). It runs in a reader process of
   its own (`local_whisper`, within its `SpeechBudget` and `LOCAL_MEMORY_MB`), which keeps the
-  model loaded; one transcription at a time (it uses every core it is given; two at once
-  would only take turns on them).
+  model loaded; one job at a time (it uses every core it is given; two at once would only
+  take turns on them). A long note is heard in pieces of at most `PIECE_SECONDS`, each
+  its own job, so a short note from another chat waits for one piece, not the whole note.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import openai
 from mnemobot.bot.i18n import N_
 from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
 from mnemobot.bot.media.reader_process import ReaderRefusal
+from mnemobot.bot.media.speech_pieces import PIECE_SECONDS, prompt_tail
 from mnemobot.config.runtime import TranscriptionConfig
 from mnemobot.config.settings import Settings
 from mnemobot.model.windows import endpoint_key
@@ -39,15 +41,16 @@ PLACEHOLDER_KEY = "not-needed"
 class SpeechBudget:
     """Seconds one transcription may take before it fails (the file is kept): `seconds`,
     and `per_recorded_second` more for each second of a recording whose length is known,
-    so a long note is heard rather than cut off at a fixed limit, up to `cap_seconds`,
-    since a local model hears one note at a time. Measured on 2 shared cores, tiny.en
-    int8, local: a 4 s note in 1-4 s, a 76 s note in 51 s, a 268 s note in about 150 s
-    (past 120 s); a larger model or a busier machine needs more."""
+    so a long note is heard rather than cut off at a fixed limit, up to `cap_seconds` (the
+    whole note's time in the reader, however many pieces it is heard in; each piece also
+    has what a recording of its length gets, so one stuck piece fails early). Measured on
+    2 shared cores, tiny.en int8, local: a 4 s note in 1-4 s, a 76 s note in 51 s, a 268 s
+    note in about 150 s (past 120 s); a larger model or a busier machine needs more."""
 
     seconds: float = 120.0
     per_recorded_second: float = 2.0
-    # Notes are heard one at a time: the cap bounds how long one recording (a 20 MB note
-    # can hold over an hour) holds up everyone else's.
+    # The whole note's time in the speech reader (a 20 MB note can hold over an hour);
+    # each piece of it (`speech_pieces`) has its own share: what a piece of its length gets.
     cap_seconds: float = 900.0
 
     def for_recording(self, recording_seconds: float | None) -> float:
@@ -125,8 +128,11 @@ class Transcriber:
         seconds = self.budget.for_recording(recording_seconds)
         if config.backend == "local":
             # Its time starts when the one speech reader takes it (the reader's own budget):
-            # a note waiting behind another chat's long one has used none of it.
-            return await self._local(audio, config, seconds)
+            # a note waiting behind another chat's piece has used none of it.
+            piece_seconds = self.budget.for_recording(
+                min(recording_seconds, PIECE_SECONDS) if recording_seconds is not None else None
+            )
+            return await self._local(audio, config, seconds, piece_seconds)
         try:
             async with asyncio.timeout(seconds):
                 return await self._api(audio, file_name, config, seconds)
@@ -211,20 +217,53 @@ class Transcriber:
 
     # -- local -----------------------------------------------------------------------------------
 
-    async def _local(self, audio: bytes, config: TranscriptionConfig, seconds: float) -> Transcript:
-        params = {
+    async def _local(
+        self, audio: bytes, config: TranscriptionConfig, seconds: float, piece_seconds: float
+    ) -> Transcript:
+        """The note heard piece after piece (`speech_pieces`), each its own job in the one
+        speech reader: another chat's note, waiting in line, goes between two pieces.
+        `seconds`: the whole note's time in the reader; `piece_seconds`: one piece's."""
+        params: dict[str, Any] = {
             "model_path": config.local_model_path,
             "compute_type": LOCAL_COMPUTE_TYPE,
             "threads": LOCAL_THREADS,
             "language": config.language,
+            "piece_seconds": PIECE_SECONDS,
         }
-        budget = Budget(seconds, LOCAL_MEMORY_MB * 1_000_000)
+        texts: list[str] = []
+        start: float | None = 0.0
+        used = 0.0
+        heard: dict[str, Any] = {}
+        while start is not None:
+            # The last piece may have only what the note has left of its whole time.
+            budget_seconds = min(piece_seconds, seconds - used)
+            # The time told when it runs out: the piece's own, or the whole note's.
+            told = piece_seconds if budget_seconds == piece_seconds else seconds
+            piece = {**params, "start": start, "prompt": prompt_tail(" ".join(texts))}
+            heard = await self._piece(piece, audio, budget_seconds, told)
+            # The language heard in the first piece is kept: one transcript, one language.
+            params["language"] = params["language"] or heard.get("language")
+            texts.append(str(heard["text"]))
+            used += float(heard.get("busy") or 0.0)
+            end = heard.get("end")
+            start = float(end) if end is not None and float(end) > start else None
+            if start is not None and used >= seconds:
+                raise TranscriptionError(
+                    N_("speech to text took longer than {seconds:g} s"), seconds=seconds
+                )
+        text = " ".join(part for part in texts if part)
+        return Transcript(text, float(heard["seconds"]))
+
+    async def _piece(
+        self, params: dict[str, Any], audio: bytes, budget_seconds: float, told: float
+    ) -> dict[str, Any]:
+        budget = Budget(budget_seconds, LOCAL_MEMORY_MB * 1_000_000)
         try:
             heard = await self.speech.run("transcribe", params, audio, budget)
         except ReaderRefused as exc:
             raise TranscriptionError(exc.message, permanent=exc.permanent, **exc.values) from None
         except OverBudget as exc:
-            raise _over_budget(exc, seconds) from None
+            raise _over_budget(exc, told) from None
         except ReaderFailed as exc:
             log.info("local transcription failed: %s", exc)
             raise TranscriptionError(
@@ -236,7 +275,7 @@ class Transcriber:
             raise TranscriptionError(
                 N_("no speech reader could be started ({error})"), error=str(exc)
             ) from None
-        return Transcript(str(heard["text"]), float(heard["seconds"]))
+        return dict(heard)
 
     async def close(self) -> None:
         for client in self._clients.values():
