@@ -132,6 +132,13 @@ def test_a_persons_standing_request_or_preference_is_found_in_any_known_language
         "practised, but I want to check whether the point-line distance formula is right for "
         "the shortest distance from a point to a line, since I should always use it when I "
         "ask about shortest distances in mapping and my last answers were off",
+        # Words in quotes are someone's speech: a line the speaker may say to another
+        # person, an example reply (an earlier assistant's advice in an imported chat).
+        "When she asks about the breakup, try: \"Thanks, but I'd rather not get into that "
+        'today." Then change the subject.',
+        '- **Response**: "I appreciate the invitation, but I prefer to keep our '
+        'interactions limited to email for now."',
+        "My manager told me “I would prefer weekly reports from now on”, is that fair?",
     ],
 )
 def test_what_steers_others_or_states_no_preference_is_not_kept(said: str) -> None:
@@ -674,3 +681,60 @@ def test_a_request_for_the_same_thing_described_otherwise_still_replaces(
     """'Short answers' after 'detailed answers' is a change, not a second thing to add:
     keeping both puts two contradicting requests in every prompt."""
     assert replaces(newer, older)
+
+
+async def test_a_line_the_user_quotes_is_not_their_preference_but_their_own_words_are(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    # Seen in a long imported chat: example replies in quotes ("Response: "I prefer to
+    # keep our interactions limited to email"") filled the block, and the person's own
+    # older preferences had no room left.
+    openai_server.script(reply("Sounds good."))
+    await ask(
+        app,
+        "My sister keeps calling me at work. I prefer short answers, by the way. Should I "
+        'tell her: "I would prefer to talk on weekends only, please respect that."?',
+    )
+    app.assistant.reset_session(CONSOLE_CHAT)
+    openai_server.script(reply("Yes."))
+    await ask(app, "How do I answer her text?")
+    prompt = system_text(openai_server.last_request())
+    block = prompt[prompt.index(HEADING) :]
+    assert "I prefer short answers" in block
+    assert "talk on weekends" not in block
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet=st.characters(blacklist_characters='"\n'), max_size=30),
+            st.lists(st.sampled_from(["I", "prefer", "tea", "rather", "now"]), max_size=7).map(
+                lambda words: '"' + " ".join(words) + '"'
+            ),
+        ),
+        max_size=6,
+    )
+)
+def test_quoted_speech_is_cut_to_a_mark_and_nothing_else_changes(parts: list[str]) -> None:
+    from mnemobot.memory.write.extraction.sentences import (
+        QUOTED_SPEECH_WORDS,
+        without_quoted_speech,
+    )
+
+    text = " ".join(parts)
+    cut = without_quoted_speech(text)
+    assert without_quoted_speech(cut) == cut
+    whole = text.strip()
+    if whole.startswith('"') and whole.endswith('"') and whole.count('"') == 2:
+        assert cut == text  # one quotation and nothing else: the writer's own
+        return
+    for part in parts:
+        words = part[1:-1].split() if part.startswith('"') else []
+        if len(words) >= QUOTED_SPEECH_WORDS and "I" in words:
+            assert part not in cut
+        elif part.startswith('"'):
+            assert part in cut  # a term, a title: no one speaks in it
+    # Text outside the quotes is kept as it was.
+    outside = [p for p in parts if not p.startswith('"')]
+    for part in outside:
+        assert part in cut

@@ -31,7 +31,11 @@ from dataclasses import dataclass
 from mnemobot.memory.store.items import split_label
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.write.extraction.code import split_code
-from mnemobot.memory.write.extraction.sentences import cut_text, split_sentences
+from mnemobot.memory.write.extraction.sentences import (
+    cut_text,
+    split_sentences,
+    without_quoted_speech,
+)
 from mnemobot.memory.write.extraction.words import is_question
 
 # A preference stated inside a longer sentence is kept up to this many characters.
@@ -217,7 +221,7 @@ def standing_statements(
     `requests`: the sentences extraction read as requests to the assistant (their
     `PREFERENCE` items tagged "request"); they count when they are about the speaker.
     """
-    prose = split_code(text)[0]
+    prose = without_quoted_speech(split_code(text)[0])
     short = len(text.strip()) <= SHORT_MESSAGE_CHARS if short_message is None else short_message
     found: dict[str, StandingStatement] = {}
     for request in requests:

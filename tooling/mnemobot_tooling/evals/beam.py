@@ -28,6 +28,10 @@ Stale-only, for knowledge updates: the pack holds a message of the old value
 plain list counts its newest message as the update and the others as the old value.
 
 The import does not depend on the budget, so every `--budget` is measured on one import.
+Items that score alike are ordered by their ids, which the bot draws at random; the eval
+draws each message's from its refs (`SeededIds`), so two imports of the same code give the
+same figures and a change is measured against that, not against the luck of the draw
+(random ids moved the development figures by up to 0.005).
 With `--assistant-replies` the import is `memory import --assistant Assistant`: each of
 the assistant's messages is kept as the reply of the user message it answers, in one turn
 whose refs name both, as the bot keeps its own turns.
@@ -36,13 +40,16 @@ whose refs name both, as the bot keeps its own turns.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 import re
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import orjson
 
@@ -229,7 +236,51 @@ def run_eval(run: BeamRun, workspace: Path) -> BeamResult:
     return asyncio.run(_run_eval(run, workspace))
 
 
+class SeededIds:
+    """uuid4 drawn from a seed while the eval runs: item ids (and nothing the eval
+    reports) come from it. Each imported message reseeds it with its refs, so the ids of
+    one message's items do not depend on how many items the messages before it made: a
+    change to what is extracted from some messages leaves every other item's id, and the
+    order of ties among them, as it was."""
+
+    def __init__(self) -> None:
+        self._draw = random.Random(0)
+
+    def reseed(self, key: str) -> None:
+        self._draw = random.Random(key)
+
+    def uuid4(self) -> uuid.UUID:
+        return uuid.UUID(int=self._draw.getrandbits(128), version=4)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[SeededIds]:
+        drawn = uuid.uuid4
+        uuid.uuid4 = self.uuid4
+        try:
+            yield self
+        finally:
+            uuid.uuid4 = drawn
+
+
+class _SeededRecord:
+    """`MemoryRecord` as the import sees it, each turn's ids drawn from its refs."""
+
+    def __init__(self, record: MemoryRecord, ids: SeededIds) -> None:
+        self._record = record
+        self._ids = ids
+        self.scopes = record.scopes
+
+    def record_turn(self, **turn: Any) -> Any:
+        self._ids.reseed(f"{turn['scope']} {turn.get('message_refs')}")
+        return self._record.record_turn(**turn)
+
+
 async def _run_eval(run: BeamRun, workspace: Path) -> BeamResult:
+    with SeededIds().installed() as ids:
+        return await _measure(run, workspace, ids)
+
+
+async def _measure(run: BeamRun, workspace: Path, ids: SeededIds) -> BeamResult:
     started = time.perf_counter()
     directories = [d for path in run.paths for d in conversation_dirs(path)]
     configs = [memory_config_for_budget(b, run.memory_overrides) for b in run.budgets]
@@ -262,7 +313,7 @@ async def _run_eval(run: BeamRun, workspace: Path) -> BeamResult:
             if not (run.reuse_import and memory.record.scopes.store(scope).items):
                 await asyncio.to_thread(
                     _import,
-                    memory.record,
+                    cast(MemoryRecord, _SeededRecord(memory.record, ids)),
                     scope,
                     conversation,
                     exports,

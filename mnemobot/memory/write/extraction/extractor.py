@@ -41,7 +41,12 @@ from mnemobot.memory.write.extraction.finding import (
     Origin,
 )
 from mnemobot.memory.write.extraction.question_clauses import statement_before_question
-from mnemobot.memory.write.extraction.sentences import cut_text, one_line, split_sentences
+from mnemobot.memory.write.extraction.sentences import (
+    cut_text,
+    one_line,
+    split_sentences,
+    without_quoted_speech,
+)
 from mnemobot.memory.write.extraction.statements import match_statement
 from mnemobot.memory.write.extraction.tuning import ExtractionTuning
 from mnemobot.memory.write.extraction.vocabulary import SHELL_LANGS
@@ -113,7 +118,7 @@ class TurnExtractor:
         if origin == "tool":
             return  # tool output is data, not statements
         prose, _blocks = split_code(text)
-        for sentence in split_sentences(prose):
+        for sentence in split_sentences(without_quoted_speech(prose)):
             self._scan_sentence(sentence, origin)
 
     # -------------------------------------------------------------- sentences
