@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.text.languages import language
 from mnemobot.memory.text.terms import TEXT_END, _unicode_terms, languages, terms, terms_joined
 
 NOW = 1_800_000_000.0
@@ -82,6 +83,24 @@ def test_ukrainian_is_not_cut_by_russian_rules() -> None:
     # Snowball has no Ukrainian stemmer; Russian endings would mangle Ukrainian words.
     assert languages("Я їжджу на Шкоді").cyrillic.name == "ukrainian"
     assert terms("Я їжджу на Шкоді") == ["їжджу", "шкоді"]
+
+
+@pytest.mark.parametrize(
+    ("name", "word"),
+    [
+        ("spanish", "trabajo"),
+        ("spanish", "trabajar"),
+        ("italian", "lavoro"),
+        ("italian", "nome"),
+        ("portuguese", "trabalho"),
+        ("portuguese", "nome"),
+        ("french", "nom"),
+        ("russian", "жизнь"),
+    ],
+)
+def test_what_people_ask_about_is_no_stopword(name: str, word: str) -> None:
+    lang = language(name)
+    assert word not in lang.stopwords and lang.stem(word) not in lang.stopwords
 
 
 RUSSIAN_WORDS = st.text(alphabet="абвгдеёжзийклмнопрстуфхцчшщъыьэюя", min_size=1, max_size=12)

@@ -27,7 +27,8 @@ Russian list holds content nouns such as "машина", "жена", "работ
 memory must be able to find. English keeps the classic NLTK/Snowball list (function words
 and contractions): the package's English list (1,333 words) holds "home", "music", "work",
 "need", "new", "old" and "year", and with it LoCoMo evidence recall fell from 0.786 to
-0.754 (`mnemobot eval locomo`, dev file).
+0.754 (`mnemobot eval locomo`, dev file). The few content words the package's lists of
+other languages hold ("trabajo", "lavoro", "nom") are left out of them here.
 Stemmers are PyStemmer's Snowball algorithms (C; about 1 us a word, cached per word above).
 """
 
@@ -107,13 +108,26 @@ _ENGLISH_STOPWORDS = """
 """
 
 
+# Words the `stop-words` lists hold that name what a person tells about themselves and
+# asks about later (work, name, place, people): dropping them, "¿Dónde trabajo?" searched
+# with "dónde" alone. (The package is not ours to edit; they are left out where read.)
+_CONTENT_WORDS: dict[str, str] = {
+    "spanish": "trabajo trabaja trabajas trabajamos trabajais trabajan trabajar lugar",
+    "italian": "lavoro nome persone gente comprare",
+    "portuguese": "trabalho trabalhar nome povo caminho",
+    "french": "nom personnes pièce parole",
+    "russian": "жизнь люди человек",
+}
+
+
 @cache
 def language(name: str) -> Language:
     """The named language (a `stop_words` / Snowball name such as "russian")."""
     if name == "english":
         stopwords = _normalized(_ENGLISH_STOPWORDS.split())
     elif name in stop_words.AVAILABLE_LANGUAGES:
-        stopwords = _normalized(stop_words.get_stop_words(name))
+        content = _normalized(_CONTENT_WORDS.get(name, "").split())
+        stopwords = _normalized(stop_words.get_stop_words(name)) - content
     else:
         stopwords = frozenset()
     return Language(name, stopwords, name if name in _SNOWBALL else None)
