@@ -14,7 +14,7 @@ __all__ = ["start_bot", "telegram"]  # fixtures used by name below
 
 USER = 3434
 TOLD = ["trabajo en una panaderia", "vivo en madrid", "toco la guitarra", "estudio medicina"]
-# What else the user talked about since, so the two lines are not simply the latest.
+# What else the user talked about since: the lines asked about are not simply the latest.
 SINCE = [
     "me gusta mucho el futbol",
     "mi hermana tiene dos gatos",
@@ -28,8 +28,8 @@ SMALL_MEMORY = {
     "maxPromptBudgetTokens": 80,
     "legacyContextBudgetTokens": 0,
 }
-# (question, a word of the line it asks about). The first two are about facts of the
-# person's own (job, home), which slot keywords found before too; the last two are not.
+# (question, a word of the line it asks about): two facts the slot keywords know (job,
+# home), and two lines no slot is about.
 QUESTIONS = [
     ("¿Dónde trabajo?", "panaderia"),
     ("¿Dónde vivo?", "madrid"),
