@@ -7,13 +7,21 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.text.terms import TEXT_END, _unicode_terms, languages, terms, terms_joined
+from mnemobot.memory.text.languages import language
+from mnemobot.memory.text.terms import (
+    TEXT_END,
+    _unicode_terms,
+    languages,
+    query_terms,
+    terms,
+    terms_joined,
+)
 
 NOW = 1_800_000_000.0
 
@@ -82,6 +90,69 @@ def test_ukrainian_is_not_cut_by_russian_rules() -> None:
     # Snowball has no Ukrainian stemmer; Russian endings would mangle Ukrainian words.
     assert languages("Я їжджу на Шкоді").cyrillic.name == "ukrainian"
     assert terms("Я їжджу на Шкоді") == ["їжджу", "шкоді"]
+
+
+@pytest.mark.parametrize(
+    ("statement", "question"),
+    [
+        # Short lines without accents read as English (one Spanish clue or none), their
+        # questions as Spanish; and the other way round.
+        ("vivo en madrid", "¿Dónde vivo ahora?"),
+        ("toco la guitarra", "¿Desde cuándo toco la guitarra?"),
+        ("estudio medicina", "¿Qué estudio en la universidad?"),
+        ("trabajo en una panaderia", "¿Dónde trabajo?"),
+    ],
+)
+def test_a_short_spanish_line_and_the_question_about_it_meet(statement: str, question: str) -> None:
+    assert set(query_terms(question)) & set(terms(statement))
+
+
+@pytest.mark.parametrize(
+    ("name", "word"),
+    [
+        ("spanish", "trabajo"),
+        ("spanish", "trabajar"),
+        ("italian", "lavoro"),
+        ("italian", "nome"),
+        ("portuguese", "trabalho"),
+        ("portuguese", "nome"),
+        ("french", "nom"),
+        ("russian", "жизнь"),
+    ],
+)
+def test_what_people_ask_about_is_no_stopword(name: str, word: str) -> None:
+    lang = language(name)
+    assert word not in lang.stopwords and lang.stem(word) not in lang.stopwords
+
+
+# Words of short Spanish and English chat lines (some on each language's stopword list).
+_MIXED = """
+    vivo en madrid dónde trabajo una panaderia la guitarra mis padres y qué
+    i live in the work at a bakery my parents guitar where what dog die
+"""
+SPANISH_AND_ENGLISH_WORDS = st.sampled_from(_MIXED.split())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(SPANISH_AND_ENGLISH_WORDS, max_size=8) | st.text(max_size=30))
+def test_a_query_searches_with_its_terms_then_each_other_readings_new_terms_once(
+    text: list[str] | str,
+) -> None:
+    text = text if isinstance(text, str) else " ".join(text)
+    own = terms(text)
+    found = query_terms(text)
+    assert found[: len(own)] == own
+    more = found[len(own) :]
+    assert len(set(more)) == len(more) and not set(more) & set(own)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(SPANISH_AND_ENGLISH_WORDS, min_size=1, max_size=8))
+def test_an_english_query_searches_as_before(words: list[str]) -> None:
+    # English by its stopwords: an English question gets no other reading.
+    text = " ".join(["the", *words])
+    assume(languages(text).latin.name == "english")
+    assert query_terms(text) == terms(text)
 
 
 RUSSIAN_WORDS = st.text(alphabet="абвгдеёжзийклмнопрстуфхцчшщъыьэюя", min_size=1, max_size=12)

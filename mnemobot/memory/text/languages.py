@@ -18,8 +18,10 @@
 Counting stopword hits uses the stopword lists themselves (data, not hand-written rules);
 a language identifier would cost more and still need a fallback for the three-word texts
 chats are full of. On the LoCoMo dev file (English chat) it takes 3 of 2,960 turns and
-none of the 1,020 questions for another language. A short question with fewer than two
-clues ("Quali libri?") is read as English and stemmed as such: a known limit.
+none of the 1,020 questions for another language. A short text with fewer than two
+clues ("vivo en madrid", "Quali libri?") is read as English and stemmed as such; so that
+it still meets the questions about it, a query also searches in its other likely
+language (`readings_of_masks`).
 
 Data: stopwords come from the `stop-words` package (maintained, plain text files in the
 wheel, about 0.1 ms to load a language). `stopwordsiso` was the other candidate; its
@@ -27,7 +29,8 @@ Russian list holds content nouns such as "машина", "жена", "работ
 memory must be able to find. English keeps the classic NLTK/Snowball list (function words
 and contractions): the package's English list (1,333 words) holds "home", "music", "work",
 "need", "new", "old" and "year", and with it LoCoMo evidence recall fell from 0.786 to
-0.754 (`mnemobot eval locomo`, dev file).
+0.754 (`mnemobot eval locomo`, dev file). The few content words the package's lists of
+other languages hold ("trabajo", "lavoro", "nom") are left out of them here.
 Stemmers are PyStemmer's Snowball algorithms (C; about 1 us a word, cached per word above).
 """
 
@@ -107,13 +110,26 @@ _ENGLISH_STOPWORDS = """
 """
 
 
+# Words the `stop-words` lists hold that name what a person tells about themselves and
+# asks about later (work, name, place, people): dropping them, "¿Dónde trabajo?" searched
+# with "dónde" alone. (The package is not ours to edit; they are left out where read.)
+_CONTENT_WORDS: dict[str, str] = {
+    "spanish": "trabajo trabaja trabajas trabajamos trabajais trabajan trabajar lugar",
+    "italian": "lavoro nome persone gente comprare",
+    "portuguese": "trabalho trabalhar nome povo caminho",
+    "french": "nom personnes pièce parole",
+    "russian": "жизнь люди человек",
+}
+
+
 @cache
 def language(name: str) -> Language:
     """The named language (a `stop_words` / Snowball name such as "russian")."""
     if name == "english":
         stopwords = _normalized(_ENGLISH_STOPWORDS.split())
     elif name in stop_words.AVAILABLE_LANGUAGES:
-        stopwords = _normalized(stop_words.get_stop_words(name))
+        content = _normalized(_CONTENT_WORDS.get(name, "").split())
+        stopwords = _normalized(stop_words.get_stop_words(name)) - content
     else:
         stopwords = frozenset()
     return Language(name, stopwords, name if name in _SNOWBALL else None)
@@ -274,20 +290,51 @@ def languages_of_masks(masks: list[int]) -> TextLanguages:
         return ENGLISH_TEXT
     best = 0
     if len(clues) >= MIN_FOREIGN_HITS:
-        # Hits per foreign language, keyed by its bit; the lowest bit wins a tie.
-        hits: dict[int, int] = {}
-        for mask in clues:
-            foreign = mask & FOREIGN_LATIN_MASK
-            while foreign:
-                low = foreign & -foreign
-                hits[low] = hits.get(low, 0) + 1
-                foreign ^= low
-        if hits:
-            top_bit = min(hits, key=lambda bit: (-hits[bit], bit))
-            english = sum(mask & 1 for mask in masks)
-            if hits[top_bit] >= MIN_FOREIGN_HITS and hits[top_bit] > english:
-                best = top_bit.bit_length() - 1
+        top, top_hits = _top_foreign(clues)
+        english = sum(mask & 1 for mask in masks)
+        if top_hits >= MIN_FOREIGN_HITS and top_hits > english:
+            best = top
     return text_languages(best, reduce(or_, clues, 0) & MARKER_MASK)
+
+
+def _top_foreign(clues: list[int]) -> tuple[int, int]:
+    """(index in LATIN_LANGUAGES, hits) of the foreign Latin language the most clues
+    name, the first of equal counts; (0, 0) when none names one."""
+    hits: dict[int, int] = {}
+    for mask in clues:
+        foreign = mask & FOREIGN_LATIN_MASK
+        while foreign:
+            low = foreign & -foreign
+            hits[low] = hits.get(low, 0) + 1
+            foreign ^= low
+    if not hits:
+        return 0, 0
+    top_bit = min(hits, key=lambda bit: (-hits[bit], bit))
+    return top_bit.bit_length() - 1, hits[top_bit]
+
+
+def readings_of_masks(masks: list[int]) -> tuple[TextLanguages, ...]:
+    """The languages a query is read in to search: `languages_of_masks` first, then the
+    other Latin language a short text may as well be in.
+
+    A stored line too short to show its language ("vivo en madrid": one Spanish clue) is
+    English in the index, while the question about it ("¿Dónde vivo ahora?") is Spanish,
+    and the other way round: the stems of one never meet the other's. So a query read as
+    another language also searches as English, and a query read as English with no
+    English stopword but some clue to another language ("¿Dónde trabajo?") also searches
+    in that language. The index keeps one reading per text (its terms stay a fixed
+    point, and English texts are indexed as before); only queries get more terms.
+    """
+    detected = languages_of_masks(masks)
+    # (The Cyrillic and Arabic languages stay those detected.)
+    markers = reduce(or_, masks, 0) & MARKER_MASK
+    if detected.latin is not ENGLISH_TEXT.latin:
+        return detected, text_languages(0, markers)
+    clues = [mask for mask in masks if mask & FOREIGN_LATIN_MASK]
+    if not clues or any(mask & 1 for mask in masks):
+        return (detected,)
+    top, _hits = _top_foreign(clues)
+    return detected, text_languages(top, markers)
 
 
 ENGLISH_TEXT = text_languages(0, 0)
@@ -308,6 +355,7 @@ __all__ = [
     "TextLanguages",
     "language",
     "languages_of_masks",
+    "readings_of_masks",
     "script_of",
     "text_languages",
     "word_mask",

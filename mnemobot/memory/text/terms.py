@@ -83,6 +83,7 @@ from mnemobot.memory.text.languages import (
     TextLanguages,
     language,
     languages_of_masks,
+    readings_of_masks,
     script_of,
     text_languages,
     word_mask,
@@ -267,9 +268,27 @@ def terms(text: str) -> list[str]:
     return list(chain.from_iterable(map(all_terms.__getitem__, words)))
 
 
+def query_terms(text: str) -> list[str]:
+    """`terms(text)`, then the terms not among them that the text has when read in the
+    other languages it may be in (`languages.readings_of_masks`: "¿Dónde vivo?" reads
+    as English and as Spanish), each once; for most texts just `terms(text)`."""
+    words = _words(text)
+    readings = readings_of_masks(list(map(_RUN_MASKS.fresh().__getitem__, words)))
+    found = list(chain.from_iterable(map(_word_terms_memo(readings[0]).fresh().__getitem__, words)))
+    if len(readings) == 1:
+        return found
+    seen = set(found)
+    for reading in readings[1:]:
+        for term in chain.from_iterable(map(_word_terms_memo(reading).fresh().__getitem__, words)):
+            if term not in seen:
+                seen.add(term)
+                found.append(term)
+    return found
+
+
 def search_terms(text: str, known: Callable[[str], object] = bool) -> list[str]:
-    """The terms a query searches with: `terms(text)` less the Han/kana characters its
-    bigrams hold, when some bigram of the query is `known` (a stored text has it).
+    """The terms a query searches with: `query_terms(text)` less the Han/kana characters
+    its bigrams hold, when some bigram of the query is `known` (a stored text has it).
 
     Stored texts keep their characters as terms, so a one-character word still meets the
     same character inside a longer run. In a query a bigram says what its characters
@@ -280,7 +299,7 @@ def search_terms(text: str, known: Callable[[str], object] = bool) -> list[str]:
     search too, so "猫" still finds "我家的猫叫豆豆". A character that is a piece of its
     own ("家" of "哪家", cut by stopwords) always searches.
     """
-    found = terms(text)
+    found = query_terms(text)
     bigrams = [term for term in found if len(term) == 2 and CJK_CHAR.match(term)]
     if not any(known(bigram) for bigram in bigrams):
         return found
@@ -616,6 +635,7 @@ def _several_split(out: list[str], memo: _Memo, runs: list[str] | list[bytes]) -
 __all__ = [
     "TEXT_END",
     "languages",
+    "query_terms",
     "search_terms",
     "stem",
     "terms",
