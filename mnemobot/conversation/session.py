@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Literal, Required, TypedDict, cast
 
 import orjson
-from filelock import FileLock
 
 from mnemobot.base.atomic_file import append_jsonl, write_atomic
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, from_iso, to_iso
+from mnemobot.base.file_lock import private_file_lock
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +233,7 @@ class SessionStore:
         yields the current session; its saves inside the block are never interleaved
         with another process's turn of the same chat, so no message is lost.
         """
-        lock = FileLock(self.lock_path_for(key), thread_local=False)
+        lock = private_file_lock(self.lock_path_for(key))
         self.directory.mkdir(parents=True, exist_ok=True)
         # The wait for another process's turn may be long: not on the sessions' threads.
         await asyncio.to_thread(lock.acquire)

@@ -15,6 +15,13 @@ restart does not pay for learning it again: stream a request with `tool_choice`
 streaming tool choice is not supported"), `"toolChoiceStreams": false`, with the time it
 was learned: it holds for a week (`TOOL_CHOICE_STREAMS_DAYS`), since one empty stream may
 also be a stream the server broke off for another request.
+
+It also keeps the last verdict of the start-up check of tools (whether the server passes a
+request's tools to the model: "passes", "drops", "unclear" or "refuses"), `"tools"`, so a
+restart offers what the last check found from its first turn: a prompt that gained and then
+lost its tools sentence after every restart would be evaluated whole once more by a server
+that caches only an unchanged prefix. Every start checks again and its verdict replaces
+this one.
 """
 
 from __future__ import annotations
@@ -80,6 +87,16 @@ class ModelVisionStore:
             model,
             {"toolChoiceStreams": False, "toolChoiceStreamsLearnedAt": to_iso(self.clock())},
         )
+
+    def tools_verdict(self, base_url: str | None, model: str) -> str | None:
+        """The last start-up check's verdict on tools for `model` here; None: never checked."""
+        with self._lock:
+            entry = self._loaded().get(f"{endpoint_key(base_url)} {model}")
+            verdict = entry.get("tools") if entry is not None else None
+            return verdict if isinstance(verdict, str) else None
+
+    def remember_tools_verdict(self, base_url: str | None, model: str, verdict: str) -> None:
+        self._remember(base_url, model, {"tools": verdict, "toolsCheckedAt": to_iso(self.clock())})
 
     def _remember(self, base_url: str | None, model: str, facts: dict[str, object]) -> None:
         key = f"{endpoint_key(base_url)} {model}"

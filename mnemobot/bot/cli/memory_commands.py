@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
 from mnemobot.base.clock import SYSTEM_CLOCK, to_iso
 from mnemobot.base.counts import counted
+from mnemobot.base.file_lock import private_file_lock
 from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
 from mnemobot.bot.cli.startup import fail, settings_or_exit
 from mnemobot.bot.cli.workspace_guard import MEMORY_COMMAND_RUNNING, MemoryCommandLock
@@ -383,7 +384,7 @@ def served_by_a_bot(paths: WorkspacePaths) -> bool:
     for path in locks:
         if not path.exists():
             continue
-        lock = FileLock(path, thread_local=False)
+        lock = private_file_lock(path)
         try:
             lock.acquire(timeout=0)
         except Timeout:

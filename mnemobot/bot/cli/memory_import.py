@@ -76,15 +76,19 @@ def import_command(args: argparse.Namespace) -> int:
     if isinstance(opened, str):
         return fail(opened)
     memory, config = opened
-    paths = WorkspacePaths(memory.workspace)
-    held = MemoryCommandLock(paths)
-    if not held.acquire():
-        memory.close()
-        return fail(MEMORY_COMMAND_RUNNING)
     try:
-        return _import_held(args, memory, config, paths)
+        paths = WorkspacePaths(memory.workspace)
+        held = MemoryCommandLock(paths)
+        if not held.acquire():
+            return fail(MEMORY_COMMAND_RUNNING)
+        try:
+            return _import_held(args, memory, config, paths)
+        finally:
+            held.release()
     finally:
-        held.release()
+        # Every way out, an unreadable export too: the memory holds worker threads and the
+        # embedding client (in a process that goes on, e.g. a test, they would stay open).
+        memory.close()
 
 
 def _import_held(
@@ -95,7 +99,6 @@ def _import_held(
 ) -> int:
     """The import, with the workspace held against a `run` starting meanwhile."""
     if served_by_a_bot(paths):
-        memory.close()
         return fail(IMPORT_WHILE_SERVED)
     tz = config.assistant.tzinfo()
     try:
@@ -105,17 +108,13 @@ def _import_held(
     scope = args.chat
     assistant = getattr(args, "assistant", None)
     if assistant is not None and not any(m.author == assistant for m in export.messages):
-        memory.close()
         authors = ", ".join(sorted({m.author for m in export.messages})) or "none"
         return fail(
             f"--assistant: no message of {args.file} is from {assistant!r}; its authors: {authors}"
         )
-    try:
-        imported, already = write_export(
-            memory.record, scope, export, config=config.memory, tz=tz, assistant=assistant
-        )
-    finally:
-        memory.close()
+    imported, already = write_export(
+        memory.record, scope, export, config=config.memory, tz=tz, assistant=assistant
+    )
     print(
         f"imported {counted(imported, 'message')} of {export.name!r} into {scope}"
         f" ({already} already there, {export.skipped} without text or service messages skipped)"

@@ -23,9 +23,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from mnemobot.base.file_lock import private_file_lock
 from mnemobot.config.workspace import WorkspacePaths
-
-PRIVATE_FILE_MODE = 0o600
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +43,7 @@ class MemoryCommandLock:
 
     def __init__(self, paths: WorkspacePaths) -> None:
         self.path = paths.memory_command_lock
-        # Explicit: older filelock versions chmod their file to 0644 whatever the umask, and
-        # a caller may use this without `use_private_modes`.
-        self._lock = FileLock(self.path, mode=PRIVATE_FILE_MODE, thread_local=False)
+        self._lock = private_file_lock(self.path)
 
     def acquire(self) -> bool:
         """Take it; False when another memory command holds it."""
@@ -90,7 +87,7 @@ class WorkspaceGuard:
     def acquire(self) -> bool:
         """Take the workspace; False when another `run` holds it."""
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(self.lock_path, thread_local=False)
+        lock = private_file_lock(self.lock_path)
         try:
             lock.acquire(timeout=0)
         except Timeout:

@@ -165,9 +165,9 @@ class OpenAIChatModel:
         # A server on this machine or network: until it says its window, answers are small.
         self.local = is_local_endpoint(base_url)
         self._tool_check: asyncio.Task[None] | None = None
-        # Models the tool check found their server drops tools for (for this run: a
-        # restart asks again, so a server restarted with tools gets them).
-        self._dropping_tools: set[str] = set()
+        # The tool check's verdict per model: this run's, else the last run's (kept in
+        # `vision`) until this run's check ends (a server restarted with tools gets them).
+        self._tool_verdicts: dict[str, str] = {}
 
     @property
     def base_url(self) -> str:
@@ -256,18 +256,33 @@ class OpenAIChatModel:
 
     async def _check_tools(self, model: str) -> None:
         found = await log_tool_support(self, model)
-        if found is not None and found.verdict in TOOLS_OFF:
-            self._dropping_tools.add(model)
+        if found is None:
+            return  # not asked: the last run's verdict stands
+        kept = self._kept_tools_verdict(model)
+        self._tool_verdicts[model] = found.verdict
+        if self.vision is not None and found.verdict != kept:
+            await asyncio.to_thread(
+                self.vision.remember_tools_verdict, self.base_url, model, found.verdict
+            )
+
+    def _kept_tools_verdict(self, model: str) -> str | None:
+        verdict = self._tool_verdicts.get(model)
+        if verdict is None and self.vision is not None:
+            verdict = self.vision.tools_verdict(self.base_url, model)
+            if verdict is not None:
+                self._tool_verdicts[model] = verdict
+        return verdict
 
     def checking_tools(self) -> bool:
         """Whether the start-up check of tools is still waiting for the server."""
         return self._tool_check is not None and not self._tool_check.done()
 
     def drops_tools(self, model: str) -> bool:
-        """Whether the server was found in this run to drop the tools of `model`'s requests,
-        or to refuse requests with tools (then none are offered: the model would be told of
-        tools it cannot call, or every turn would fail)."""
-        return model in self._dropping_tools
+        """Whether the server was found to drop the tools of `model`'s requests, or to refuse
+        requests with tools (then none are offered: the model would be told of tools it
+        cannot call, or every turn would fail): by this run's check, or until it ends by
+        the last run's, so the first turns' prompt is the one the last run ended with."""
+        return self._kept_tools_verdict(model) in TOOLS_OFF
 
     # -- images ------------------------------------------------------------------------------------
 

@@ -127,11 +127,16 @@ class OpenAIEmbeddings:
         )
         return as_matrix(response, 1)[0]
 
-    async def aclose(self) -> None:
-        """Close both clients (on the loop the async one was used on)."""
+    def close(self) -> None:
+        """Close the blocking client (`WorkspaceMemory.close`); the async one needs the loop
+        it was used on (`aclose`)."""
         if self._sync is not None:
             self._sync[1].close()
             self._sync = None
+
+    async def aclose(self) -> None:
+        """Close both clients (on the loop the async one was used on)."""
+        self.close()
         if self._async is not None:
             await self._async[1].close()
             self._async = None

@@ -12,7 +12,9 @@ leaves it open.
 `mnemobot doctor` asks; `mnemobot run` asks a server on this machine or network once at
 start, behind any reply (a background call of the model gate), and logs one line. A server
 that drops tools is then offered none (`OpenAIChatModel.drops_tools`): the model is not
-told of tools it cannot call, and /status says tools are off.
+told of tools it cannot call, and /status says tools are off. The verdict is kept
+(`preferences/model-vision.json`): after a restart the first turns, before the new check
+ends, offer what the last one found, so their prompt is the one the last run ended with.
 """
 
 from __future__ import annotations
@@ -61,8 +63,9 @@ _TOOL_PROMPT_TOKENS = 10
 CHECK_TIMEOUT_SECONDS = 30.0
 
 Verdict = Literal["passes", "drops", "unclear", "refuses"]
-# What turns tools off until a restart: a server that drops them (the model would be told
-# of tools it cannot call) or refuses a request with them (every turn would fail).
+# What turns tools off until a check at start finds otherwise: a server that drops them
+# (the model would be told of tools it cannot call) or refuses a request with them (every
+# turn would fail).
 TOOLS_OFF: frozenset[Verdict] = frozenset({"drops", "refuses"})
 
 

@@ -25,9 +25,8 @@ import re
 from datetime import date, timedelta, tzinfo
 from pathlib import Path
 
-from filelock import FileLock
-
 from mnemobot.base.atomic_file import append_bytes, read_text_lenient, write_atomic
+from mnemobot.base.file_lock import private_file_lock
 from mnemobot.base.tokens import cut_to_tokens, estimate_tokens, max_chars
 from mnemobot.config.zones import time_in
 from mnemobot.memory.store.items import normalize_content
@@ -301,7 +300,7 @@ def write_memory_file(path: Path, text: str, *, append: bool, max_chars: int) ->
     Read, change and write happen under the file's lock, so two processes appending at
     once (a running bot and `mnemobot chat` on the same scope) both keep their lines.
     """
-    with FileLock(path.with_name(f".{path.name}.lock"), thread_local=False):
+    with private_file_lock(path.with_name(f".{path.name}.lock")):
         if append:
             current = read_memory_file(path, 1_000_000) if path.exists() else ""
             text = (current.rstrip() + "\n" + text).strip() if current else text

@@ -17,6 +17,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from mnemobot.base.atomic_file import read_text_lenient, write_atomic
+from mnemobot.base.file_lock import private_file_lock
 from mnemobot.memory.store.scope_paths import ScopePaths
 
 ARCHIVE_DIR_NAME = "archive"
@@ -29,7 +30,7 @@ _STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 
 def memory_file_lock(memory_file: Path) -> FileLock:
     """The lock every writer of this MEMORY.md holds (the memory tool takes the same file)."""
-    return FileLock(memory_file.with_name(f".{memory_file.name}.lock"), thread_local=False)
+    return private_file_lock(memory_file.with_name(f".{memory_file.name}.lock"))
 
 
 def archive_dir(paths: ScopePaths) -> Path:

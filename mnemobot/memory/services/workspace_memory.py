@@ -68,10 +68,13 @@ class WorkspaceMemory:
         return self.scopes.workspace
 
     def close(self) -> None:
-        """Stop the worker threads once their calls are done (queued ones still run);
-        items still waiting for their vectors get them at a later maintenance."""
+        """Stop the worker threads once their calls are done (queued ones still run) and
+        close the embedding model's blocking client; items still waiting for their vectors
+        get them at a later maintenance."""
         self.vectors.close()
         self.scopes.close()
+        if self.vectors.embedder is not None:
+            self.vectors.embedder.close()
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,11 @@ class EmbeddingModel(Protocol):
         """(dims,) vector of a user's message; raises on any failure."""
         ...
 
+    def close(self) -> None:
+        """Let go of what `embed_passages` holds (its connections); called when the memory
+        closes. A later call may open them again."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class QueryVector:
@@ -180,6 +185,10 @@ class VectorFiller:
             try:
                 self._embed(scope, ids)
             except Exception as exc:  # the server, the disk: the turn is long answered
+                if self._stopped:
+                    # Cut by the memory closing (its client closed): no failure to report,
+                    # the items get their vectors at a later maintenance.
+                    continue
                 self.failures += 1
                 now = time.monotonic()
                 if now - self._last_failure_log >= _FAILURE_LOG_SECONDS:

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
 from mnemobot.base.atomic_file import append_jsonl, write_atomic
 from mnemobot.base.counts import counted
+from mnemobot.base.file_lock import private_file_lock
 from mnemobot.memory.notes.daily_notes import FORGOTTEN_MARK
 from mnemobot.memory.store.items import normalize_content
 from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE, ScopePaths
@@ -235,7 +236,7 @@ def erase_texts_from_conversations(
         return report
     directory = workspace / SESSIONS_DIR_NAME
     for key, files in sorted(conversation_files(workspace, scope).items()):
-        lock = FileLock(directory / f"{key}.lock", thread_local=False)
+        lock = private_file_lock(directory / f"{key}.lock")
         try:
             lock.acquire(timeout=wait_seconds)
         except Timeout:

@@ -33,11 +33,12 @@ from pathlib import Path
 from typing import Protocol
 
 import orjson
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
 from mnemobot.base.atomic_file import write_atomic
 from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.base.counts import counted
+from mnemobot.base.file_lock import private_file_lock
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.notes.memory_versions import archive_dir
 from mnemobot.memory.store.item_store import ScopeItemStore, StoreStats
@@ -298,7 +299,7 @@ def maintain_scope(
     """Run `steps` on one scope; skipped at once if the scope is being maintained already."""
     report = MaintenanceReport(run.scope, run.now)
     run.paths.directory.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(run.paths.directory / LOCK_FILE_NAME, thread_local=False)
+    lock = private_file_lock(run.paths.directory / LOCK_FILE_NAME)
     try:
         lock.acquire(timeout=0)
     except Timeout:
@@ -339,7 +340,7 @@ def maintenance_paused(paths: ScopePaths, timeout_seconds: float) -> Iterator[No
     if not paths.directory.is_dir():
         yield
         return
-    lock = FileLock(paths.directory / LOCK_FILE_NAME, thread_local=False)
+    lock = private_file_lock(paths.directory / LOCK_FILE_NAME)
     lock.acquire(timeout=timeout_seconds)
     try:
         yield

@@ -67,6 +67,9 @@ class CachedEmbeddings:
             self.asked += 1
         return np.asarray(self._vectors[key], dtype=np.float32)
 
+    def close(self) -> None:
+        self.inner.close()
+
     def save(self) -> None:
         if self.path is not None and self.asked:
             write_atomic(self.path, orjson.dumps(self._vectors))
