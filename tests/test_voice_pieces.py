@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mnemobot.bot.media.bounded import ReaderPool
 from mnemobot.bot.media.speech_pieces import PIECE_SECONDS
 from mnemobot.bot.media.transcription import Transcriber
 from mnemobot.config.runtime import TranscriptionConfig
@@ -56,6 +57,17 @@ async def until(condition: object, timeout: float = 120) -> None:
             await asyncio.sleep(0.05)
 
 
+async def long_note_sent(
+    start_bot: StartBot, telegram: TelegramServer, long_note: tuple[bytes, float]
+) -> tuple[ReaderPool, float]:
+    """A bot hearing voice locally, sent the long note: its speech readers, the length."""
+    note, seconds = long_note
+    runtime = {"media": {"transcription": {"backend": "local", "localModelPath": local_model()}}}
+    bot = await start_bot(runtime=runtime)
+    telegram.send_voice(chat_id=LONG_CHAT, duration=math.ceil(seconds), content=note)
+    return bot.app.media.transcriber.speech, seconds
+
+
 @pytest.mark.slow
 async def test_a_short_note_is_answered_before_another_chats_long_note(
     start_bot: StartBot,
@@ -63,11 +75,7 @@ async def test_a_short_note_is_answered_before_another_chats_long_note(
     openai_server: FakeOpenAIServer,
     long_note: tuple[bytes, float],
 ) -> None:
-    note, seconds = long_note
-    runtime = {"media": {"transcription": {"backend": "local", "localModelPath": local_model()}}}
-    bot = await start_bot(runtime=runtime)
-    speech = bot.app.media.transcriber.speech
-    telegram.send_voice(chat_id=LONG_CHAT, duration=math.ceil(seconds), content=note)
+    speech, _seconds = await long_note_sent(start_bot, telegram, long_note)
     # The long note holds the speech reader before the short one arrives.
     await until(lambda: speech.busy)
     telegram.send_voice(chat_id=SHORT_CHAT, duration=5, content=SHORT_NOTE.read_bytes())
@@ -125,11 +133,7 @@ async def test_stop_partway_through_a_long_note_ends_its_pieces(
     openai_server: FakeOpenAIServer,
     long_note: tuple[bytes, float],
 ) -> None:
-    note, seconds = long_note
-    runtime = {"media": {"transcription": {"backend": "local", "localModelPath": local_model()}}}
-    bot = await start_bot(runtime=runtime)
-    speech = bot.app.media.transcriber.speech
-    telegram.send_voice(chat_id=LONG_CHAT, duration=math.ceil(seconds), content=note)
+    speech, seconds = await long_note_sent(start_bot, telegram, long_note)
     # Partway: the first piece was heard and the next one holds the reader.
     await until(lambda: speech.jobs >= 2 and speech.busy)
     telegram.send_text("/stop", chat_id=LONG_CHAT)
