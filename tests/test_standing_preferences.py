@@ -738,3 +738,18 @@ def test_quoted_speech_is_cut_to_a_mark_and_nothing_else_changes(parts: list[str
     outside = [p for p in parts if not p.startswith('"')]
     for part in outside:
         assert part in cut
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # Inch marks open no quotation: the writer's own preference stays.
+        (
+            'I\'m 6\'2" tall. I prefer aisle seats, and my wife says "take the window".',
+            "I prefer aisle seats",
+        ),
+        ('My TV is 55" and I prefer the 65" one for the living room.', 'I prefer the 65" one'),
+    ],
+)
+def test_marks_that_are_no_quotation_leave_the_statement(said: str, kept: str) -> None:
+    assert any(kept in found.text for found in standing_statements(said))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -24,6 +25,7 @@ from mnemobot.bot.cli.doctor import run_checks
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.tool_support import TEST_TOOL_NAME
 from mnemobot.bot.turn.commands import ParsedCommand
+from mnemobot.model.vision import ModelVisionStore
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
@@ -420,3 +422,30 @@ def test_a_restarted_bot_keeps_the_last_verdict_on_tools_until_it_checks_again(
         assert log.wait_for(" tools: ", 60), "".join(log.lines)
         again = turn("third run")
     assert again.get("tools")
+
+
+async def test_a_kept_verdict_that_no_check_renews_leaves_the_tools_offered(
+    tmp_path: Path,
+) -> None:
+    # A server once found to drop tools, since restarted with a function-calling format,
+    # that is not up yet when the bot starts: the check gets no answer, and keeping the old
+    # verdict would leave tools off for the whole run.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    base_url = f"http://127.0.0.1:{closed_port}/v1"
+    vision = ModelVisionStore(tmp_path / "model-vision.json")
+    vision.remember_tools_verdict(base_url, "home-model", "drops")
+    vision.remember_tools_verdict(base_url, "other-model", "drops")
+    llm = OpenAIChatModel(base_url=base_url, api_key="none", max_retries=0, vision=vision)
+    try:
+        llm.start_tool_check("home-model")
+        # While the check runs, the last run's verdict holds (the prompt the last run ended
+        # with).
+        assert llm.checking_tools() and llm.drops_tools("home-model")
+        await until(lambda: not llm.checking_tools())
+        assert not llm.drops_tools("home-model")
+        # A model the check did not ask about is offered its tools too.
+        assert not llm.drops_tools("other-model")
+    finally:
+        await llm.close()

@@ -257,7 +257,9 @@ class OpenAIChatModel:
     async def _check_tools(self, model: str) -> None:
         found = await log_tool_support(self, model)
         if found is None:
-            return  # not asked: the last run's verdict stands
+            # Not asked (the server was down or slow at start): tools are offered, as
+            # before any check; a kept verdict never outlives the check that could renew it.
+            return
         kept = self._kept_tools_verdict(model)
         self._tool_verdicts[model] = found.verdict
         if self.vision is not None and found.verdict != kept:
@@ -266,12 +268,10 @@ class OpenAIChatModel:
             )
 
     def _kept_tools_verdict(self, model: str) -> str | None:
-        verdict = self._tool_verdicts.get(model)
-        if verdict is None and self.vision is not None:
-            verdict = self.vision.tools_verdict(self.base_url, model)
-            if verdict is not None:
-                self._tool_verdicts[model] = verdict
-        return verdict
+        """The last run's verdict on `model`'s tools here (`vision`); None: none kept."""
+        if self.vision is None:
+            return None
+        return self.vision.tools_verdict(self.base_url, model)
 
     def checking_tools(self) -> bool:
         """Whether the start-up check of tools is still waiting for the server."""
@@ -280,9 +280,13 @@ class OpenAIChatModel:
     def drops_tools(self, model: str) -> bool:
         """Whether the server was found to drop the tools of `model`'s requests, or to refuse
         requests with tools (then none are offered: the model would be told of tools it
-        cannot call, or every turn would fail): by this run's check, or until it ends by
-        the last run's, so the first turns' prompt is the one the last run ended with."""
-        return self._kept_tools_verdict(model) in TOOLS_OFF
+        cannot call, or every turn would fail): by this run's check, or while it runs by
+        the last run's, so the first turns' prompt is the one the last run ended with. A
+        check that got no answer, or a model it did not ask about, leaves tools offered."""
+        verdict = self._tool_verdicts.get(model)
+        if verdict is None and self.checking_tools():
+            verdict = self._kept_tools_verdict(model)
+        return verdict in TOOLS_OFF
 
     # -- images ------------------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ import asyncio
 import contextlib
 import random
 import re
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -245,21 +246,27 @@ class SeededIds:
 
     def __init__(self) -> None:
         self._draw = random.Random(0)
+        # Only the thread that imports draws from the seed: the embedding worker's HTTP
+        # client also takes uuid4s (its requests' keys), as many as the cache misses.
+        self._importing: int | None = None
+        self._drawn = uuid.uuid4
 
     def reseed(self, key: str) -> None:
         self._draw = random.Random(key)
+        self._importing = threading.get_ident()
 
     def uuid4(self) -> uuid.UUID:
+        if threading.get_ident() != self._importing:
+            return self._drawn()
         return uuid.UUID(int=self._draw.getrandbits(128), version=4)
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[SeededIds]:
-        drawn = uuid.uuid4
         uuid.uuid4 = self.uuid4
         try:
             yield self
         finally:
-            uuid.uuid4 = drawn
+            uuid.uuid4 = self._drawn
 
 
 class _SeededRecord:

@@ -80,8 +80,14 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-# Text in quotation marks on one line: «», „“, “”, "".
-_QUOTATION = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|„[^“\n]*“')
+# Text in quotation marks on one line: «», „“, “”, "". A straight mark opens a quotation only
+# at a line's start or after a space or an opening sign, and closes one only before a space,
+# punctuation or the line's end: an inch mark ("6'2" tall", "my 55" TV") opens none. The
+# inside is bounded, so a line of unclosed marks costs linear time, not quadratic.
+_QUOTATION = re.compile(
+    r'(?<![^\s:(\[—–-])"[^"\n]{1,600}"(?=$|[\s.,;:!?)\]…—–-])'
+    r"|“[^”\n]{0,600}”|«[^»\n]{0,600}»|„[^“\n]{0,600}“"
+)
 # A quotation of this many words or more that speaks as "I" or "we" is someone's speech (an
 # example reply, a line of a script, what another person said), not a title or a term the
 # sentence quotes ("I prefer "clean code"", "renamed to "Data Pipeline Design Notes"").
