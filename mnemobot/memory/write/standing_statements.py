@@ -32,6 +32,7 @@ from mnemobot.memory.store.items import split_label
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.write.extraction.code import split_code
 from mnemobot.memory.write.extraction.sentences import (
+    QUOTATION,
     cut_text,
     split_sentences,
     without_quoted_speech,
@@ -98,7 +99,6 @@ _ME = re.compile(
     r"|\b(?:ich|mir|mich|mein|meine|meinen|meinem)\b|\b(?:yo|me|mi|mis|conmigo)\b|我",
     re.IGNORECASE,
 )
-_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|„[^“\n]*“')
 # "Your", said to someone else: advice to the listener ("always back up your data").
 _YOUR = re.compile(r"\b(?:your|yours|yourself|твой|твои|ваш|ваши|dein|deine|euer|tu|tus)\b", re.I)
 # Other people: a statement about them is no preference for the speaker's own answers.
@@ -228,7 +228,7 @@ def standing_statements(
         if len(request) > CLAUSE_CHARS:
             continue  # a remark inside a long account, not an order of its own
         # A quoted "me" is someone else's word ('check "Send me reminders"').
-        own = _QUOTED.sub(" ", request)
+        own = QUOTATION.sub(" ", request)
         if _for_oneself(request) and (_ME.search(own) or (short and not _YOUR.search(own))):
             found.setdefault(request, StandingStatement(request, "request"))
     for sentence in split_sentences(prose):

@@ -84,7 +84,7 @@ def one_line(text: str) -> str:
 # at a line's start or after a space or an opening sign, and closes one only before a space,
 # punctuation or the line's end: an inch mark ("6'2" tall", "my 55" TV") opens none. The
 # inside is bounded, so a line of unclosed marks costs linear time, not quadratic.
-_QUOTATION = re.compile(
+QUOTATION = re.compile(
     r'(?<![^\s:(\[—–-])"[^"\n]{1,600}"(?=$|[\s.,;:!?)\]…—–-])'
     r"|“[^”\n]{0,600}”|«[^»\n]{0,600}»|„[^“\n]{0,600}“"
 )
@@ -119,4 +119,4 @@ def without_quoted_speech(text: str) -> str:
             return quote.group()
         return f"{quote.group()[0]}…{quote.group()[-1]}"
 
-    return _QUOTATION.sub(mark, text)
+    return QUOTATION.sub(mark, text)
