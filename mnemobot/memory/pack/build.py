@@ -12,7 +12,8 @@ index over the same ids into a pack, in four steps, each a function of its own m
    confidence and a type boost (`memory.pack.scoring`); durable items decay with age but
    never to zero, and a fact a newer statement replaced keeps `superseded_weight`. The
    newest statement of a figure or a state the question asks about goes first
-   (`memory.pack.figures`, `memory.pack.states`).
+   (`memory.pack.figures`, `memory.pack.states`), also when only the words of the
+   person's first statement of it find it (`memory.pack.value_thread`).
 3. Selection (`pack_selection.select_items`, `fill_past_top_k`): best first, within
    the per-layer topK and the soft budget (past it only high scorers, up to the max
    budget), skipping what a chosen item already says; soft budget the topK limits left
@@ -62,6 +63,7 @@ from mnemobot.memory.pack.selection import (
 )
 from mnemobot.memory.pack.states import latest_value
 from mnemobot.memory.pack.turn_neighbours import TurnsAround
+from mnemobot.memory.pack.value_thread import value_thread
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.items import STANDING_TAG, Layer, MemoryItem
 from mnemobot.memory.text.terms import search_terms
@@ -291,23 +293,25 @@ def build_pack(
     focus = Focus({term: index.idf(term) for term in query_terms})
     # Those the block carries were left out with the rest of what the request carries.
     scored.ranked = first(scored.ranked, standing_matches(scored.ranked, ranking.standing_first))
+    figure_items = [
+        item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0
+    ]
+    # The person's later words on the value, found by their first statement's words.
+    thread = value_thread(figure_items, items, index, focus.weights, query.carried)
     # With what the request carries: a value updated in the conversation marks the older
     # one in memory as earlier, though the update itself is not repeated in the pack.
-    latest = latest_value(
-        [
-            *(item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
-            *context.carried,
-        ],
-        focus.weights,
-    )
+    latest = latest_value([*figure_items, *thread, *context.carried], focus.weights)
     # The person's next statement of another value of it, though no word said it changed.
-    restated = restated_figure(
-        (item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0),
-        focus.weights,
-    )
+    restated = restated_figure([*figure_items, *thread], focus.weights)
     front = [item.id for item in latest.updates]
     if restated is not None and restated.id not in front:
         front.append(restated.id)
+    ranked_ids = {entry[2].id for entry in scored.ranked}
+    joining = {item.id: item for item in thread if item.id in front and item.id not in ranked_ids}
+    if joining:
+        scored.ranked += score_candidates(
+            InContext(joining, dict.fromkeys(joining, 1.0), {}, {}), query, ranking
+        ).ranked
     if front:
         # The current value of what the question asks about goes first, then the updates
         # before it; older values of it are marked earlier.

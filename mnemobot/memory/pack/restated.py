@@ -23,7 +23,7 @@ A pure function of the candidates and the query's term weights.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mnemobot.memory.pack.figures import SENTENCE, values_in
@@ -54,6 +54,7 @@ class SaidValue:
     item: MemoryItem
     values: frozenset[tuple[str, str]]
     weight: float
+    sentence: str = ""
 
 
 def said_values(item: MemoryItem, weights: Mapping[str, float]) -> list[SaidValue]:
@@ -70,8 +71,17 @@ def said_values(item: MemoryItem, weights: Mapping[str, float]) -> list[SaidValu
         said = set(terms_in(sentence, text_languages))
         weight = sum(w for term, w in weights.items() if term in said)
         if weight > 0:
-            found.append(SaidValue(item, frozenset(values), weight))
+            found.append(SaidValue(item, frozenset(values), weight, sentence))
     return found
+
+
+def value_anchor(found: Sequence[SaidValue], weights: Mapping[str, float]) -> SaidValue | None:
+    """The person's sentence with a value that matches the question best, if it holds
+    `ANCHOR_SHARE` of the question's weight: what the question is about."""
+    if not found:
+        return None
+    anchor = max(found, key=lambda s: (s.weight, -s.item.created_at, s.item.id))
+    return anchor if anchor.weight >= ANCHOR_SHARE * sum(weights.values()) else None
 
 
 def restated_figure(
@@ -80,10 +90,8 @@ def restated_figure(
     """The person's next statement of another value of the kind the question asks about,
     after the one that matches it best (see the module docstring); None if there is none."""
     found = [said for item in candidates for said in said_values(item, weights)]
-    if not found:
-        return None
-    anchor = max(found, key=lambda s: (s.weight, -s.item.created_at, s.item.id))
-    if anchor.weight < ANCHOR_SHARE * sum(weights.values()):
+    anchor = value_anchor(found, weights)
+    if anchor is None:
         return None
     later = sorted(
         (s for s in found if s.item.created_at > anchor.item.created_at),

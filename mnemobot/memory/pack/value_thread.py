@@ -1,0 +1,123 @@
+"""A value's later statements: the person's newer words on the value a question asks
+about, found by the words of their first statement of it.
+
+"I need enough budget for my photography gear, I've allocated $300 monthly", an hour
+later "I'm worried about my photography budget, it's been adjusted to $350 monthly": a
+question in the first one's words ("how much do I allocate monthly for my gear and
+software?") puts every long answer about gear and software above the update, which says
+two of its words. In months of chat the update is not among the best hits at all, so
+`memory.pack.figures` and `memory.pack.restated`, which read the best candidates, never
+see it, and the pack holds the old value alone.
+
+So, when the best candidates hold the person's statement of a value the question is
+about (`restated.value_anchor`, holding `THREAD_ANCHOR_SHARE` of its weight), memory is
+searched again with that sentence's own words (`later_statements`): the same person's
+later items that say it again (`THREAD_SHARE` of its words) with a value of the same kind
+join what those two read. One reaches the pack only when one of them finds it the
+current value, and the older value is marked earlier as for any update; the others are
+not candidates. Another member's words never join: they are not the person's value.
+
+Pure: the index and the items are only read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Mapping, Sequence
+
+from mnemobot.memory.pack.figures import SENTENCE, same_speaker, values_in
+from mnemobot.memory.pack.restated import SaidValue, said_values, value_anchor
+from mnemobot.memory.pack.states import spoken_part
+from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.text.terms import languages, search_terms, terms_in
+
+# Hits of the anchor sentence's words looked at: its own words bring its later statements
+# near the top; more only adds statements of other things with a value of the same kind.
+# Not tuned (on BEAM's development 1M stand-ins the updates a question missed were among
+# the first 10).
+THREAD_HITS = 24
+# The anchor holds this share of the question's term weight (idf): the question is about
+# its value. At `restated.ANCHOR_SHARE` (0.2) a sentence sharing one word with a yes/no
+# question ("how my increased study time to 5 hours helped my conic sections quiz" for
+# "have I worked on ellipse problems before?") brought its later restatements first.
+THREAD_ANCHOR_SHARE = 0.5
+# A later statement holds this share of the anchor sentence's term weight, less its
+# values and years (what a newer statement changes), in one sentence with a value of its
+# kind: it says the same thing ("I'm worried about my photography budget, it's been
+# adjusted to $350 monthly starting March 2024" after "... enough budget for my
+# photography gear, I've allocated $300 monthly starting March 2024": 0.39), where
+# another sentence sharing a word and a date with it is about something else.
+# BEAM development, the packs of one import each (`mnemobot eval beam --reuse-import`,
+# 1800 tokens): without the thread 500K 0.6349 / 1M stand-ins 0.6184 (knowledge update
+# 0.7717 / 0.7575, stale-only 3 / 5); at 0.3 0.6344 / 0.6208 (0.7717 / 0.7799, 3 / 4);
+# at 0.4 0.6344 / 0.6178, the update above left out. LoCoMo development: 0.8163 either way.
+THREAD_SHARE = 0.3
+
+
+def value_thread(
+    figure_items: Sequence[MemoryItem],
+    items: Mapping[str, MemoryItem],
+    index: BM25Index,
+    weights: Mapping[str, float],
+    carried: Callable[[MemoryItem], bool] | None = None,
+) -> list[MemoryItem]:
+    """The person's later statements of the value whose statement among `figure_items`
+    (the best candidates) holds `THREAD_ANCHOR_SHARE` of the question's term `weights`;
+    none the request carries (`carried`)."""
+    said = [s for item in figure_items for s in said_values(item, weights)]
+    anchor = value_anchor(said, weights)
+    if anchor is None or anchor.weight < THREAD_ANCHOR_SHARE * sum(weights.values()):
+        return []
+    read = {item.id for item in figure_items}
+    return [
+        item
+        for item in later_statements(anchor, index, items, read)
+        if carried is None or not carried(item)
+    ]
+
+
+def later_statements(
+    anchor: SaidValue,
+    index: BM25Index,
+    items: Mapping[str, MemoryItem],
+    read: Container[str] = (),
+) -> list[MemoryItem]:
+    """The same person's items said after `anchor` that share its sentence's words and
+    give a value of one of its kinds, best match first; none of `read` (ids already
+    among what is read)."""
+    if not anchor.sentence:
+        return []
+    anchor_terms = search_terms(anchor.sentence, index.document_frequency)
+    hits = index.top(anchor_terms, THREAD_HITS)
+    # Its values and years are what a later statement changes, not what it is about.
+    weight = {t: index.idf(t) for t in anchor_terms if not any(ch.isdigit() for ch in t)}
+    kinds = {kind for kind, _ in anchor.values}
+    found = []
+    for doc_id in sorted(hits, key=lambda doc: (-hits[doc], doc)):
+        item = items.get(doc_id)
+        if (
+            item is None
+            or doc_id in read
+            or item.created_at <= anchor.item.created_at
+            or not same_speaker(anchor.item, item)
+        ):
+            continue
+        if said_again(spoken_part(item), kinds, weight) >= THREAD_SHARE:
+            found.append(item)
+    return found
+
+
+def said_again(spoken: str, kinds: set[str], weight: Mapping[str, float]) -> float:
+    """The most of the anchor sentence's term weight (`weight`) one sentence of `spoken`
+    with a value of one of `kinds` holds, 0..1."""
+    total = sum(weight.values())
+    if not total or not any(ch.isdigit() for ch in spoken):
+        return 0.0
+    text_languages = languages(spoken)
+    best = 0.0
+    for sentence in SENTENCE.findall(spoken):
+        if not any(kind in kinds for kind, _ in values_in(sentence, text_languages)):
+            continue
+        said = set(terms_in(sentence, text_languages))
+        best = max(best, sum(w for term, w in weight.items() if term in said) / total)
+    return best
