@@ -13,13 +13,14 @@ from hypothesis import strategies as st
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.text.languages import language
+from mnemobot.memory.text.languages import language, readings_of_masks, script_of, word_mask
 from mnemobot.memory.text.terms import (
     TEXT_END,
     _unicode_terms,
     languages,
     query_terms,
     terms,
+    terms_in,
     terms_joined,
 )
 
@@ -153,6 +154,63 @@ def test_an_english_query_searches_as_before(words: list[str]) -> None:
     text = " ".join(["the", *words])
     assume(languages(text).latin.name == "english")
     assert query_terms(text) == terms(text)
+
+
+# Function words of Spanish, English, Italian and French; content words (some were on a
+# package's stop list: "trabajo", "lavoro", "nome"); words with an apostrophe.
+_READINGS = """
+    la de el que en ahora dónde cuál qué mis y una los desde
+    the i a my in at where what is
+    il di che dove le et
+    trabajo lavoro nome guitarra medicina madrid bakery guitar ana's l'homme
+"""
+READING_WORDS = st.sampled_from(_READINGS.split())
+CONTENT_WORDS = st.sampled_from(["trabajo", "lavoro", "nome", "guitarra", "medicina", "madrid"])
+
+
+@pytest.mark.parametrize(
+    ("question", "left_out"),
+    [
+        # Spanish, also read as English: its function words are no English stopwords.
+        ("¿Dónde vivo ahora?", ["ahora"]),
+        ("¿De qué color es la casa de mi hermana?", ["de", "la", "qué", "es", "mi"]),
+        ("¿Cuál es el nombre de mi perro?", ["cuál", "el", "de"]),
+        # English, also read as Spanish: "s" and "i" are no Spanish stopwords.
+        ("¿Dónde trabaja Ana's hermano?", ["s"]),
+        ("dónde trabajo? I mean", ["i"]),
+    ],
+)
+def test_a_questions_other_reading_leaves_out_its_stopwords(
+    question: str, left_out: list[str]
+) -> None:
+    found = query_terms(question)
+    assert found != terms(question)
+    assert not set(left_out) & set(found)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(READING_WORDS, max_size=8) | st.text(max_size=30))
+def test_no_reading_searches_with_a_stopword_of_the_questions_language(
+    text: list[str] | str,
+) -> None:
+    text = text if isinstance(text, str) else " ".join(text)
+    detected = languages(text)
+    for term in query_terms(text):
+        assert term not in detected.of_script(script_of(term)).stopwords
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(READING_WORDS, max_size=8), CONTENT_WORDS)
+def test_every_reading_keeps_the_content_words_and_none_the_stopwords(
+    words: list[str], word: str
+) -> None:
+    text = " ".join([*words, word])
+    found = set(query_terms(text))
+    readings = readings_of_masks(list(map(word_mask, text.split())))
+    for reading in readings:
+        read = terms_in(word, reading)
+        assert read and set(read) <= found
+    assert not found & readings[0].latin.stopwords
 
 
 RUSSIAN_WORDS = st.text(alphabet="абвгдеёжзийклмнопрстуфхцчшщъыьэюя", min_size=1, max_size=12)

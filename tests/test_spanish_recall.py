@@ -70,3 +70,32 @@ async def test_spanish_questions_find_what_was_said_without_accents(
         if wanted not in memory.lower():
             missing.append((question, memory))
     assert not missing
+
+
+# Lines indexed as English whose only word in common with the question below is one of
+# its Spanish function words ("la", "de").
+SHARING_A_FUNCTION_WORD = ["Dinner at La Tasca on Friday", "Flying to Rio de Janeiro in May"]
+ROOMY_MEMORY = {**SMALL_MEMORY, "softPromptBudgetTokens": 400, "maxPromptBudgetTokens": 400}
+
+
+async def test_a_spanish_questions_function_words_pull_in_no_english_line(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # Room for every line that matches: what the pack shows is what the search found.
+    await start_bot(runtime={"memory": ROOMY_MEMORY})
+    said = 0
+    for text in [*SHARING_A_FUNCTION_WORD, *SINCE, *TOLD]:
+        openai_server.script(reply("¡Genial!"))
+        telegram.send_text(text, chat_id=USER, language_code="es")
+        said += 1
+        await telegram.wait_for_messages_async(USER, said)
+    telegram.send_text("/new", chat_id=USER, language_code="es")
+    said += 1
+    await telegram.wait_for_messages_async(USER, said)
+    telegram.send_text(
+        "¿Qué estudio en la universidad de Granada?", chat_id=USER, language_code="es"
+    )
+    await telegram.wait_for_messages_async(USER, said + 1)
+    memory = memory_block(openai_server.last_request()).lower()
+    assert "medicina" in memory
+    assert not [line for line in SHARING_A_FUNCTION_WORD if line.lower() in memory], memory

@@ -324,17 +324,40 @@ def readings_of_masks(masks: list[int]) -> tuple[TextLanguages, ...]:
     English stopword but some clue to another language ("¿Dónde trabajo?") also searches
     in that language. The index keeps one reading per text (its terms stay a fixed
     point, and English texts are indexed as before); only queries get more terms.
+
+    The other reading also drops the stopwords of the detected one: "la", "de" and
+    "ahora" of a Spanish question are no English stopwords, and as English terms they
+    met every short line with a "de" or a "la" in it (and "i" or the "s" of "Ana's",
+    of an English-read question, would be Spanish terms).
     """
     detected = languages_of_masks(masks)
     # (The Cyrillic and Arabic languages stay those detected.)
     markers = reduce(or_, masks, 0) & MARKER_MASK
     if detected.latin is not ENGLISH_TEXT.latin:
-        return detected, text_languages(0, markers)
+        return detected, also_read(text_languages(0, markers), detected)
     clues = [mask for mask in masks if mask & FOREIGN_LATIN_MASK]
     if not clues or any(mask & 1 for mask in masks):
         return (detected,)
     top, _hits = _top_foreign(clues)
-    return detected, text_languages(top, markers)
+    return detected, also_read(text_languages(top, markers), detected)
+
+
+@cache
+def also_read(reading: TextLanguages, detected: TextLanguages) -> TextLanguages:
+    """`reading`, the other reading of a text whose own languages are `detected`: each of
+    its languages also drops the stopwords of the detected language of its script."""
+    return TextLanguages(
+        *(
+            mine
+            if mine is theirs
+            else Language(mine.name, mine.stopwords | theirs.stopwords, mine.stemmer_name)
+            for mine, theirs in (
+                (reading.latin, detected.latin),
+                (reading.cyrillic, detected.cyrillic),
+                (reading.arabic, detected.arabic),
+            )
+        )
+    )
 
 
 ENGLISH_TEXT = text_languages(0, 0)
@@ -353,6 +376,7 @@ __all__ = [
     "Language",
     "Script",
     "TextLanguages",
+    "also_read",
     "language",
     "languages_of_masks",
     "readings_of_masks",

@@ -271,15 +271,24 @@ def terms(text: str) -> list[str]:
 def query_terms(text: str) -> list[str]:
     """`terms(text)`, then the terms not among them that the text has when read in the
     other languages it may be in (`languages.readings_of_masks`: "¿Dónde vivo?" reads
-    as English and as Spanish), each once; for most texts just `terms(text)`."""
+    as English and as Spanish), each once; for most texts just `terms(text)`.
+
+    A word the text's own reading drops is not read again: a stopword of its language
+    ("la", "de" of a Spanish question) met every short English line holding it, and so
+    would a word whose stem is one ("cuál", whose Spanish stem is "cual"). The other
+    readings drop those stopwords themselves too (`languages.also_read`), for the parts
+    of a word they split or stem otherwise ("Ana's": "ana" and "s" in Spanish).
+    """
     words = _words(text)
     readings = readings_of_masks(list(map(_RUN_MASKS.fresh().__getitem__, words)))
-    found = list(chain.from_iterable(map(_word_terms_memo(readings[0]).fresh().__getitem__, words)))
+    own = list(map(_word_terms_memo(readings[0]).fresh().__getitem__, words))
+    found = list(chain.from_iterable(own))
     if len(readings) == 1:
         return found
+    kept = [word for word, word_terms in zip(words, own, strict=True) if word_terms]
     seen = set(found)
     for reading in readings[1:]:
-        for term in chain.from_iterable(map(_word_terms_memo(reading).fresh().__getitem__, words)):
+        for term in chain.from_iterable(map(_word_terms_memo(reading).fresh().__getitem__, kept)):
             if term not in seen:
                 seen.add(term)
                 found.append(term)
