@@ -4,10 +4,12 @@ ahora?" as Spanish, and "trabajo" is a content word, not a stopword."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text, reply
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.schedule_harness import SteppedClock
 from tests.telegram_harness import StartBot, start_bot, telegram
 
 __all__ = ["start_bot", "telegram"]  # fixtures used by name below
@@ -81,10 +83,13 @@ ROOMY_MEMORY = {**SMALL_MEMORY, "softPromptBudgetTokens": 400, "maxPromptBudgetT
 async def test_a_spanish_questions_function_words_pull_in_no_english_line(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
-    # Room for every line that matches: what the pack shows is what the search found.
-    await start_bot(runtime={"memory": ROOMY_MEMORY})
+    # Room for every line that matches, and an hour between messages (no turn is another's
+    # neighbour in the conversation): what the pack shows is what the search found.
+    clock = SteppedClock(time.time() - 30 * 3600)
+    await start_bot(runtime={"memory": ROOMY_MEMORY}, clock=clock)
     said = 0
     for text in [*SHARING_A_FUNCTION_WORD, *SINCE, *TOLD]:
+        clock.now += 3600
         openai_server.script(reply("¡Genial!"))
         telegram.send_text(text, chat_id=USER, language_code="es")
         said += 1
@@ -92,6 +97,7 @@ async def test_a_spanish_questions_function_words_pull_in_no_english_line(
     telegram.send_text("/new", chat_id=USER, language_code="es")
     said += 1
     await telegram.wait_for_messages_async(USER, said)
+    clock.now += 3600
     telegram.send_text(
         "¿Qué estudio en la universidad de Granada?", chat_id=USER, language_code="es"
     )

@@ -10,8 +10,9 @@ is asked for a small reply, not for what may be its whole window.
 
 Images are learned the same way (`llm.vision` "auto"): a request with image parts that the
 server refuses is sent again with a note in their place, and once that is answered the
-model is known to take no images. (About 450 lines: windows, images and streams are what
-the server says about one model, each a few lines in `complete`'s path.)
+model is known to take no images. (About 620 lines: windows, images and streams are what
+the server says about one model, each a few lines in `complete`'s path; what goes on
+the wire and comes back is `wire_format`.)
 
 A request with `on_text` is streamed (server-sent events; see `chat_stream`). A server
 that answers it with a whole JSON completion is read as one; a stream that ends without a
@@ -23,14 +24,12 @@ the error it is and the context window is learned the usual way.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
 import time
 from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 import openai
 import orjson
@@ -39,8 +38,6 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from mnemobot.bot.llm.chat_stream import StreamedAnswer
 from mnemobot.bot.llm.errors import classify_openai_error
 from mnemobot.bot.llm.model_gate import ModelGate
-from mnemobot.bot.llm.prompt_cache import prompt_cache_counts
-from mnemobot.bot.llm.reasoning_text import visible_answer
 from mnemobot.bot.llm.tool_support import TOOLS_OFF, log_tool_support
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
 from mnemobot.bot.llm.window_reports import (
@@ -50,7 +47,14 @@ from mnemobot.bot.llm.window_reports import (
     answer_tokens_without_window,
     is_local_endpoint,
 )
-from mnemobot.conversation.session import valid_unicode
+from mnemobot.bot.llm.wire_format import (
+    is_event_stream,
+    messages_on_the_wire,
+    refuses_tool_choice,
+    request_options,
+    response_from_completion,
+    split_credentials,
+)
 from mnemobot.model.vision import ModelVisionStore
 from mnemobot.model.windows import ModelWindow, ModelWindowStore
 from mnemobot.systems.core.llm import (
@@ -59,7 +63,6 @@ from mnemobot.systems.core.llm import (
     GaveWayToReply,
     LLMError,
     LLMFailureKind,
-    ToolCall,
 )
 from mnemobot.systems.model_call.image_parts import has_images, without_images
 from mnemobot.systems.model_call.request_messages import estimate_request_tokens
@@ -75,35 +78,6 @@ _CONNECTION_FAILURES = frozenset({LLMFailureKind.UNAVAILABLE, LLMFailureKind.TIM
 # one on every turn that called no tool; a model able to use tools rarely gives any, and
 # each costs one more call.
 EMPTY_ANSWERS_BEFORE_NO_TOOL_CHOICE = 3
-
-
-def split_credentials(base_url: str | None) -> tuple[str | None, str | None]:
-    """(the URL without `user:password@`, the Basic Authorization value or None).
-
-    The HTTP client refuses a URL with credentials next to an Authorization header, and
-    the SDK always sends one; the credentials become that header instead.
-    """
-    if not base_url:
-        return base_url, None
-    parts = urlsplit(base_url)
-    if parts.username is None and parts.password is None:
-        return base_url, None
-    user, password = unquote(parts.username or ""), unquote(parts.password or "")
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"  # an IPv6 address
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    token = base64.b64encode(f"{user}:{password}".encode()).decode()
-    return urlunsplit(parts._replace(netloc=netloc)), f"Basic {token}"
-
-
-def _options(request: ChatRequest) -> Any:
-    """The SDK's per-request options: the request's timeout, and no resending when the
-    caller has a deadline of its own (`ChatRequest.resend`)."""
-    options: dict[str, Any] = {"timeout": request.timeout_seconds}
-    if not request.resend:
-        options["max_retries"] = 0
-    return options
 
 
 class OpenAIChatModel:
@@ -419,7 +393,7 @@ class OpenAIChatModel:
     async def _complete(self, request: ChatRequest, max_tokens: int) -> ChatResponse:
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": _on_the_wire(request.messages),
+            "messages": messages_on_the_wire(request.messages),
             "temperature": request.temperature,
             "max_tokens": max_tokens,
         }
@@ -432,7 +406,7 @@ class OpenAIChatModel:
         try:
             response = await self._sent(request, body)
         except LLMError as error:
-            if "tool_choice" not in body or not _refuses_tool_choice(error):
+            if "tool_choice" not in body or not refuses_tool_choice(error):
                 raise
             log.info("the model server refuses tool_choice (%s); sent without it", error.detail)
             self._tool_choice = False
@@ -527,7 +501,7 @@ class OpenAIChatModel:
                 "/chat/completions",
                 cast_to=ChatCompletion,
                 content=orjson.dumps(body),
-                options=_options(request),
+                options=request_options(request),
             )
         except openai.OpenAIError as exc:
             raise classify_openai_error(exc) from None
@@ -537,7 +511,7 @@ class OpenAIChatModel:
             raise LLMError(
                 LLMFailureKind.UNAVAILABLE, f"the model call failed ({type(exc).__name__})"
             ) from None
-        return _response_from(completion)
+        return response_from_completion(completion)
 
     async def _streamed(
         self, request: ChatRequest, body: dict[str, Any], chunks: list[int] | None = None
@@ -556,15 +530,15 @@ class OpenAIChatModel:
                     "/chat/completions",
                     cast_to=ChatCompletion,
                     content=orjson.dumps(streamed),
-                    options=_options(request),
+                    options=request_options(request),
                     stream=True,
                     stream_cls=openai.AsyncStream[ChatCompletionChunk],
                 )
                 try:
-                    if not _is_event_stream(stream.response):
+                    if not is_event_stream(stream.response):
                         # A server that does not stream sends the whole completion.
                         document = orjson.loads(await stream.response.aread())
-                        return _response_from(ChatCompletion.model_validate(document))
+                        return response_from_completion(ChatCompletion.model_validate(document))
                     async for chunk in stream:
                         if answer.add(chunk) and (shown := answer.shown):
                             request.on_text(shown)
@@ -621,67 +595,6 @@ class OpenAIChatModel:
         for probe in [*self._probes.values(), *filter(None, [self._tool_check])]:
             probe.cancel()
         await self.client.close()
-
-
-def _on_the_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages as every server takes them: an assistant message that only calls tools
-    has an empty `content`, not the null OpenAI answers it with (llama-cpp-python's server
-    refuses a null one and its function-calling template a missing one, HTTP 500 both;
-    OpenAI and the others take "")."""
-    if all(m.get("content", "") is not None for m in messages):
-        return messages
-    return [{**m, "content": ""} if m.get("content", "") is None else m for m in messages]
-
-
-def _refuses_tool_choice(error: LLMError) -> bool:
-    """A 400 about `tool_choice` itself (vLLM started without --enable-auto-tool-choice
-    says '"auto" tool choice requires ...')."""
-    detail = error.detail.lower()
-    return error.kind is LLMFailureKind.BAD_REQUEST and (
-        "tool_choice" in detail or "tool choice" in detail
-    )
-
-
-def _is_event_stream(response: Any) -> bool:
-    content_type = str(response.headers.get("content-type", ""))
-    return content_type.split(";", 1)[0].strip().lower() == "text/event-stream"
-
-
-def _response_from(completion: object) -> ChatResponse:
-    if not isinstance(completion, ChatCompletion):
-        # The SDK hands back a body that is not JSON as a string: a proxy's error page,
-        # or a URL that is not the model server's API.
-        raise LLMError(
-            LLMFailureKind.UNAVAILABLE,
-            "the server's answer is not a chat completion (not JSON: a proxy's page, or "
-            "OPENAI_BASE_URL does not point at the API)",
-        )
-    if not completion.choices:
-        raise LLMError(LLMFailureKind.BAD_REQUEST, "the model returned no choices")
-    choice = completion.choices[0]
-    message = choice.message
-    calls = [
-        ToolCall(
-            id=call.id,
-            name=function.name,
-            arguments=valid_unicode(function.arguments or ""),
-        )
-        for call in (message.tool_calls or [])
-        # A custom tool call (free text, no function) is none of ours.
-        if (function := getattr(call, "function", None)) is not None
-    ]
-    usage = completion.usage
-    cache = prompt_cache_counts(completion)
-    return ChatResponse(
-        content=(
-            visible_answer(valid_unicode(message.content)) if message.content is not None else None
-        ),
-        tool_calls=calls,
-        finish_reason=choice.finish_reason,
-        prompt_tokens=usage.prompt_tokens if usage else cache.prompt,
-        completion_tokens=usage.completion_tokens if usage else None,
-        cached_prompt_tokens=cache.cached,
-    )
 
 
 def _ignore_text(text: str) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import openai
 
-from mnemobot.bot.llm.client import split_credentials
+from mnemobot.bot.llm.wire_format import split_credentials
 from mnemobot.config.runtime import PASSAGE_PREFIX, QUERY_PREFIX, EmbeddingsConfig
 from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
