@@ -228,7 +228,11 @@ class ReaderPool:
 
     async def _take(self) -> _Reader:
         if self._warming is not None and not self._warming.done() and not self._idle:
-            await asyncio.shield(self._warming)
+            # Waited for, not shielded: `close` cancels the warming, and the job waiting on
+            # it then fails as closed, not as if it had been cancelled itself.
+            await asyncio.wait({self._warming})
+            if self._closed:
+                raise ReadersClosed
         while self._idle:
             reader = self._idle.pop()
             if reader.alive:
