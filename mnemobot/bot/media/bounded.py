@@ -90,6 +90,13 @@ class ReadersBusy(OSError):
     """Every reader stayed busy for as long as the caller would wait."""
 
 
+class ReadersClosed(OSError):
+    """The pool was closed (the bot is stopping): no job starts, none waits on."""
+
+    def __init__(self) -> None:
+        super().__init__("the bot is stopping: its readers are closed")
+
+
 class _Reader:
     """One child process, one job at a time."""
 
@@ -182,6 +189,11 @@ class ReaderPool:
         """Jobs running now."""
         return self._busy
 
+    @property
+    def waiting(self) -> int:
+        """Jobs waiting for a slot."""
+        return sum(not waiter.done() for waiter in self._waiters)
+
     def prewarm(self) -> None:
         """Start a reader in the background if none is idle (call inside the loop)."""
         if self._closed or self._idle or (self._warming and not self._warming.done()):
@@ -193,17 +205,20 @@ class ReaderPool:
     async def _warm(self) -> None:
         try:
             reader = await self._start()
+        except ReadersClosed:
+            return
         except (OSError, TimeoutError) as exc:
             log.warning("could not start a %s reader process: %s", self.name, exc)
             return
-        if self._closed:
-            await self._discard(reader)
-        else:
-            self._idle.append(reader)
+        self._idle.append(reader)
 
     async def _start(self) -> _Reader:
         self.started += 1
         reader = await _Reader.start(self.preload)
+        if self._closed:
+            # Closed while it started: `close` could not see it to kill it.
+            await reader.kill()
+            raise ReadersClosed
         self._live.add(reader)
         return reader
 
@@ -213,7 +228,11 @@ class ReaderPool:
 
     async def _take(self) -> _Reader:
         if self._warming is not None and not self._warming.done() and not self._idle:
-            await asyncio.shield(self._warming)
+            # Waited for, not shielded: `close` cancels the warming, and the job waiting on
+            # it then fails as closed, not as if it had been cancelled itself.
+            await asyncio.wait({self._warming})
+            if self._closed:
+                raise ReadersClosed
         while self._idle:
             reader = self._idle.pop()
             if reader.alive:
@@ -233,13 +252,16 @@ class ReaderPool:
         """The job's result; raises OverBudget, ReaderRefused, ReaderFailed, or OSError
         when no reader can be started (ReadersBusy: none was free within `wait_seconds`)."""
         if self._closed:
-            raise OSError("the bot is stopping: its readers are closed")
+            raise ReadersClosed
         try:
             async with asyncio.timeout(wait_seconds):
                 await self._slot()
         except TimeoutError:
             raise ReadersBusy(f"no {self.name} reader free within {wait_seconds:g} s") from None
         try:
+            # A slot handed over just before `close` is resumed after it: no reader for it.
+            if self._closed:
+                raise ReadersClosed
             reader = await self._take()
             self.jobs += 1
             keep = False
@@ -259,7 +281,8 @@ class ReaderPool:
         finally:
             self._release()
         if answer is None:
-            raise OverBudget("crashed", budget)
+            # Killed by `close`, not by the file: nothing to hold against it.
+            raise ReadersClosed if self._closed else OverBudget("crashed", budget)
         if "ok" in answer:
             return answer["ok"]
         if "refused" in answer:
@@ -281,7 +304,7 @@ class ReaderPool:
             self._hand_over()  # the pool may have grown since its slots filled
             await waiter
         except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
                 self._release()  # handed a slot and cancelled at once: it goes to the next
             raise
         finally:
@@ -301,8 +324,12 @@ class ReaderPool:
                 waiter.set_result(None)
 
     async def close(self) -> None:
-        """Kill every reader (jobs still running end as cancelled by their callers)."""
+        """Kill every reader (jobs still running end as cancelled by their callers); jobs
+        waiting for a slot fail with ReadersClosed, so none starts a reader after this."""
         self._closed = True
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_exception(ReadersClosed())
         if self._warming is not None and not self._warming.done():
             self._warming.cancel()
             with contextlib.suppress(asyncio.CancelledError, OSError, TimeoutError):

@@ -26,7 +26,7 @@ import openai
 from mnemobot.bot.i18n import N_
 from mnemobot.bot.media.bounded import Budget, OverBudget, ReaderFailed, ReaderPool, ReaderRefused
 from mnemobot.bot.media.reader_process import ReaderRefusal
-from mnemobot.bot.media.speech_pieces import PIECE_SECONDS, prompt_tail
+from mnemobot.bot.media.speech_pieces import PIECE_SECONDS, piece_language, prompt_tail
 from mnemobot.config.runtime import TranscriptionConfig
 from mnemobot.config.settings import Settings
 from mnemobot.model.windows import endpoint_key
@@ -241,8 +241,11 @@ class Transcriber:
             told = piece_seconds if budget_seconds == piece_seconds else seconds
             piece = {**params, "start": start, "prompt": prompt_tail(" ".join(texts))}
             heard = await self._piece(piece, audio, budget_seconds, told)
-            # The language heard in the first piece is kept: one transcript, one language.
-            params["language"] = params["language"] or heard.get("language")
+            # One transcript, one language: the first one heard with confidence is kept (a
+            # first piece of music or silence says little about the rest).
+            params["language"] = piece_language(
+                params["language"], heard.get("language"), heard.get("languageProbability")
+            )
             texts.append(str(heard["text"]))
             used += float(heard.get("busy") or 0.0)
             end = heard.get("end")
