@@ -248,8 +248,11 @@ class OpenAIChatModel:
         return self.vision.tools_verdict(self.base_url, model)
 
     def checking_tools(self) -> bool:
-        """Whether the start-up check of tools is still waiting for the server."""
-        return self._tool_check is not None and not self._tool_check.done()
+        """Whether the start-up check of tools is still waiting for the server: not once
+        its verdict is known, while the check still writes it down for the next run."""
+        return (
+            self._tool_check is not None and not self._tool_check.done() and not self._tool_verdicts
+        )
 
     def drops_tools(self, model: str) -> bool:
         """Whether the server was found to drop the tools of `model`'s requests, or to refuse
