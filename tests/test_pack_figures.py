@@ -17,7 +17,7 @@ from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import indexed_text
 from mnemobot.memory.store.items import MemoryItem, speaker_tag
 from mnemobot.memory.text.terms import terms
-from tests.pack_turns import DAY, START, turn_item
+from tests.pack_turns import DAY, START, pack_over, turn_item
 
 
 def turn(number: int, text: str, day: float) -> MemoryItem:
@@ -25,16 +25,7 @@ def turn(number: int, text: str, day: float) -> MemoryItem:
 
 
 def pack_of(items: list[MemoryItem], question: str, soft: int) -> tuple[str, set[str]]:
-    index = BM25Index()
-    for item in items:
-        index.add(item.id, terms(indexed_text(item)))
-    config = MemoryConfig(soft_prompt_budget_tokens=soft, max_prompt_budget_tokens=soft)
-    query = MemoryQuery.for_config(question, "s", START + 100 * DAY, config)
-    pack = build_pack(
-        {item.id: item for item in items},
-        index,
-        query,
-    )
+    pack = pack_over(items, question, soft)
     return pack.rendered, {ref for p in pack.items for ref in p.item.references}
 
 

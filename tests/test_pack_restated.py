@@ -10,15 +10,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.pack.build import build_pack
-from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.pack.restated import RESTATED_SHARE, restated_figure
-from mnemobot.memory.store.bm25 import BM25Index
-from mnemobot.memory.store.item_store import indexed_text
 from mnemobot.memory.store.items import MemoryItem
 from mnemobot.memory.text.terms import terms
-from tests.pack_turns import DAY, START, turn_item
+from tests.pack_turns import pack_over, turn_item
 
 
 def turn(number: int, text: str, day: float, speaker: str = "User") -> MemoryItem:
@@ -30,12 +25,7 @@ def weights_of(question: str) -> dict[str, float]:
 
 
 def pack_refs(items: list[MemoryItem], question: str, soft: int) -> set[str]:
-    index = BM25Index()
-    for item in items:
-        index.add(item.id, terms(indexed_text(item)))
-    config = MemoryConfig(soft_prompt_budget_tokens=soft, max_prompt_budget_tokens=soft)
-    query = MemoryQuery.for_config(question, "s", START + 100 * DAY, config)
-    pack = build_pack({item.id: item for item in items}, index, query)
+    pack = pack_over(items, question, soft)
     return {ref for packed in pack.items for ref in packed.item.references}
 
 

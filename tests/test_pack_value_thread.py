@@ -11,16 +11,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.pack.build import build_pack
 from mnemobot.memory.pack.figures import FIGURE_CANDIDATES
-from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.pack.value_thread import said_again, value_thread
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import indexed_text
 from mnemobot.memory.store.items import MemoryItem, speaker_tag
 from mnemobot.memory.text.terms import terms
-from tests.pack_turns import DAY, START, turn_item
+from tests.pack_turns import pack_over, turn_item
 
 QUESTION = "How much do I allocate monthly for my photography gear and software subscriptions?"
 FIRST = (
@@ -65,12 +62,7 @@ def advice(first: int) -> list[MemoryItem]:
 
 
 def pack_of(items: list[MemoryItem], question: str, soft: int) -> tuple[str, list[str]]:
-    index = BM25Index()
-    for item in items:
-        index.add(item.id, terms(indexed_text(item)))
-    config = MemoryConfig(soft_prompt_budget_tokens=soft, max_prompt_budget_tokens=soft)
-    query = MemoryQuery.for_config(question, "s", START + 100 * DAY, config)
-    pack = build_pack({item.id: item for item in items}, index, query)
+    pack = pack_over(items, question, soft)
     return pack.rendered, [ref for p in pack.items for ref in p.item.references]
 
 
