@@ -154,3 +154,20 @@ def test_another_members_new_value_leaves_a_members_own_value_current() -> None:
     again = spoken(4, "Alice", "My phone number is now 0612 345678.", 4)
     latest = latest_figure([alice, bob, about_alice, again], weights)
     assert latest.earlier.get(alice.id) == again.created_at
+
+
+def test_the_assistants_reply_is_no_update_of_anyones_value() -> None:
+    # Live, a small model answered Bob with "Bob: I think my monthly budget for groceries
+    # is now $25" (misquoting his $250): his own $250 was marked "earlier: updated" and
+    # the model told him his budget was $25.
+    said = spoken(1, "Bob", "My monthly budget for groceries is now $250.", 1)
+    said.content += "\nAssistant: Noted."
+    echoed = spoken(2, "Bob", "From now on, answer me briefly.", 2)
+    echoed.content += "\nAssistant: Bob: I think my monthly budget for groceries is now $25."
+    alone = turn_item(3, "", "Assistant: Your monthly budget for groceries is now $20.", 3)
+    weights = dict.fromkeys(terms("What is my monthly budget for groceries?"), 1.0)
+    latest = latest_figure([said, echoed, alone], weights)
+    assert [item.id for item in latest.updates] == [said.id]
+    assert not latest.earlier
+    rendered, _ = pack_of([said, echoed, alone], "What is my monthly budget for groceries?", 200)
+    assert "(earlier" not in rendered

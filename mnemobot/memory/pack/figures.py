@@ -76,6 +76,10 @@ UPDATE_WORDS = re.compile(
 # raised sports budget of €40", "€40 is the new budget".
 CUE_BEFORE_CHARS = 48
 CUE_AFTER_CHARS = 24
+# The reply part of a turn, and a turn of the assistant alone (`extraction.build`; an
+# import labels the parts of a long message "(continued)").
+REPLY_PART = "\nAssistant: "
+ASSISTANT_TURN = re.compile(r"^Assistant(?: \(continued\))?: ")
 SENTENCE = re.compile(r"[^.!?;。！？；\n]+(?:[.!?;。！？；]+|\n|$)")
 _VALUE = re.compile(
     r"(?P<money>[$€£¥₽]\s?\d[\d,.]*[kKmM]?|\d[\d,.]*\s?(?:usd|eur|dollars?|euros?|руб\w*|元))"
@@ -110,15 +114,28 @@ class LatestFigure:
     earlier: dict[str, float] = field(default_factory=dict)
 
 
+def _person_part_end(content: str) -> int:
+    """Where what a person said in a turn's content ends: at the assistant's reply part,
+    at 0 in a turn of the assistant alone."""
+    if ASSISTANT_TURN.match(content):
+        return 0
+    end = content.find(REPLY_PART)
+    return len(content) if end < 0 else end
+
+
 def figure_of(item: MemoryItem, weights: Mapping[str, float]) -> Figure | None:
     """The item's sentence with a value holding the most query weight (an update first
-    on a tie), with its first value; None when no sentence has both."""
+    on a tie), with its first value; None when no sentence has both. Only what a person
+    said is an update: the assistant's reply echoing "your budget is now $25" (a model
+    misquoting "$250") changes nobody's value."""
     text = item.content
     if not weights or not any(ch.isdigit() for ch in text):
         return None
     text_languages = languages(text)
+    person_end = _person_part_end(text)
     best: Figure | None = None
-    for sentence in SENTENCE.findall(text):
+    for found in SENTENCE.finditer(text):
+        sentence = found.group()
         values = list(_VALUE.finditer(sentence))
         if not values:
             continue
@@ -126,7 +143,11 @@ def figure_of(item: MemoryItem, weights: Mapping[str, float]) -> Figure | None:
         weight = sum(w for term, w in weights.items() if term in said)
         if weight <= 0 or (best is not None and weight < best.weight):
             continue
-        updated = next((v for v in values if _is_update(sentence, v)), None)
+        updated = (
+            next((v for v in values if _is_update(sentence, v)), None)
+            if found.start() < person_end
+            else None
+        )
         if best is None or (weight, updated is not None) > (best.weight, best.update):
             kind, normal = _kind_and_value(updated or values[0], text_languages)
             best = Figure(item, kind, normal, weight, updated is not None)

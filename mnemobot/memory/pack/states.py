@@ -35,7 +35,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from mnemobot.memory.pack.figures import LatestFigure, latest_figure, same_speaker
+from mnemobot.memory.pack.figures import (
+    ASSISTANT_TURN,
+    REPLY_PART,
+    LatestFigure,
+    latest_figure,
+    same_speaker,
+)
 from mnemobot.memory.store.items import MemoryItem
 from mnemobot.memory.text.languages import TextLanguages
 from mnemobot.memory.text.terms import languages, terms_in
@@ -83,10 +89,6 @@ STATE_CUES = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"[^.!?;。！？；\n]+(?:[.!?;。！？；]+|\n|$)")
-# The reply part of a turn, and a turn of the assistant alone (`extraction.build`; an
-# import labels the parts of a long message "(continued)").
-_REPLY_PART = "\nAssistant: "
-_ASSISTANT_TURN = re.compile(r"^Assistant(?: \(continued\))?: ")
 # A speaker's label at the start of a text ("Anna: ", "User (continued): ").
 _LABEL = re.compile(r"^[^\n:]{1,64}: ")
 # A name as written: a capitalized word after the sentence's first ("Tartu", "MySQL").
@@ -111,7 +113,7 @@ def state_of(item: MemoryItem, weights: Mapping[str, float]) -> State | None:
     if not weights:
         return None
     # Without the speakers' labels: "User" is no word of what either said.
-    content = _LABEL.sub("", item.content.replace(_REPLY_PART, "\n"), count=1)
+    content = _LABEL.sub("", item.content.replace(REPLY_PART, "\n"), count=1)
     spoken = spoken_part(item)
     text_languages = languages(content)
     best: State | None = None
@@ -152,9 +154,9 @@ def state_of(item: MemoryItem, weights: Mapping[str, float]) -> State | None:
 def spoken_part(item: MemoryItem) -> str:
     """What a person said in the item, without the speaker's label: none of a turn of the
     assistant alone, nor the assistant's reply part."""
-    if _ASSISTANT_TURN.match(item.content):
+    if ASSISTANT_TURN.match(item.content):
         return ""
-    return _LABEL.sub("", item.content.split(_REPLY_PART, 1)[0], count=1)
+    return _LABEL.sub("", item.content.split(REPLY_PART, 1)[0], count=1)
 
 
 def _near_subject(
