@@ -75,6 +75,16 @@ def test_the_update_its_first_statements_words_find_goes_first() -> None:
     assert all("(earlier: updated" in line for line in old)
 
 
+def test_the_update_goes_first_though_it_says_few_of_the_questions_words() -> None:
+    # Live: "How much do I allocate for photography?" matched the first statement well
+    # and the update ("budget ... adjusted") by one word: both amounts showed as current.
+    items = [turn(1, FIRST, 1), *advice(2), turn(500, UPDATE, 2)]
+    rendered, refs = pack_of(items, "How much do I allocate for photography?", 400)
+    assert refs[0] == "tg:500"
+    old = [line for line in rendered.splitlines() if "$300" in line]
+    assert old and all("(earlier: updated" in line for line in old)
+
+
 def test_another_members_later_value_is_not_the_persons_update() -> None:
     # In a group Bob's budget is his own: Alice's $300 stays her current value.
     items = [
@@ -101,7 +111,7 @@ def thread_of(items: list[MemoryItem], question: str, anchor_id: str) -> list[st
         index.add(item.id, terms(indexed_text(item)))
     weights = {term: index.idf(term) for term in terms(question)}
     by_id = {item.id: item for item in items}
-    return [item.id for item in value_thread([by_id[anchor_id]], by_id, index, weights)]
+    return [item.id for item in value_thread([by_id[anchor_id]], by_id, index, weights).items]
 
 
 def test_only_the_persons_statements_of_the_same_value_are_brought() -> None:

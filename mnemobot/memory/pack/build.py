@@ -300,14 +300,21 @@ def build_pack(
     thread = value_thread(figure_items, items, index, focus.weights, query.carried)
     # With what the request carries: a value updated in the conversation marks the older
     # one in memory as earlier, though the update itself is not repeated in the pack.
-    latest = latest_value([*figure_items, *thread, *context.carried], focus.weights)
+    latest = latest_value([*figure_items, *thread.items, *context.carried], focus.weights)
     # The person's next statement of another value of it, though no word said it changed.
-    restated = restated_figure([*figure_items, *thread], focus.weights)
+    restated = restated_figure([*figure_items, *thread.items], focus.weights)
     front = [item.id for item in latest.updates]
+    earlier = dict(latest.earlier)
+    if thread.current is not None and thread.current.id not in front:
+        front.append(thread.current.id)
+        if thread.anchor_id is not None:
+            earlier.setdefault(thread.anchor_id, thread.current.created_at)
     if restated is not None and restated.id not in front:
         front.append(restated.id)
     ranked_ids = {entry[2].id for entry in scored.ranked}
-    joining = {item.id: item for item in thread if item.id in front and item.id not in ranked_ids}
+    joining = {
+        item.id: item for item in thread.items if item.id in front and item.id not in ranked_ids
+    }
     if joining:
         scored.ranked += score_candidates(
             InContext(joining, dict.fromkeys(joining, 1.0), {}, {}), query, ranking
@@ -316,7 +323,7 @@ def build_pack(
         # The current value of what the question asks about goes first, then the updates
         # before it; older values of it are marked earlier.
         scored.ranked = first(scored.ranked, front)
-        focus = Focus(focus.weights, updated=latest.earlier)
+        focus = Focus(focus.weights, updated=earlier)
     scored.ranked, focus = with_digests(scored.ranked, digests, query_terms, query, focus)
     selection = select_items(scored.ranked, context.window_of, query, ranking, tz, focus)
     if ranking.fill_budget_past_top_k:

@@ -213,6 +213,15 @@ def values_in(sentence: str, text_languages: TextLanguages) -> list[tuple[str, s
     return [_kind_and_value(match, text_languages) for match in _VALUE.finditer(sentence)]
 
 
+def updated_values(sentence: str, text_languages: TextLanguages) -> list[tuple[str, str]]:
+    """The kinds and values of the sentence's values an update word stands next to."""
+    return [
+        _kind_and_value(match, text_languages)
+        for match in _VALUE.finditer(sentence)
+        if _is_update(sentence, match)
+    ]
+
+
 def _kind_and_value(match: re.Match[str], text_languages: TextLanguages) -> tuple[str, str]:
     kind = next(name for name in ("money", "percent", "time", "date", "number") if match[name])
     value = re.sub(r"[\s,$€£¥₽]", "", match[kind]).lower()

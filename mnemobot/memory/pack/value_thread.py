@@ -22,9 +22,10 @@ Pure: the index and the items are only read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
-from mnemobot.memory.pack.figures import SENTENCE, same_speaker, values_in
+from mnemobot.memory.pack.figures import SENTENCE, same_speaker, updated_values, values_in
 from mnemobot.memory.pack.restated import SaidValue, said_values, value_anchor
 from mnemobot.memory.pack.states import spoken_part
 from mnemobot.memory.store.bm25 import BM25Index
@@ -54,37 +55,72 @@ THREAD_ANCHOR_SHARE = 0.5
 THREAD_SHARE = 0.3
 
 
+@dataclass(frozen=True, slots=True)
+class ValueThread:
+    """The later statements found, the newest of them that says the value changed
+    (`current`), and the first statement it makes earlier (`anchor_id`)."""
+
+    items: list[MemoryItem] = field(default_factory=list)
+    current: MemoryItem | None = None
+    anchor_id: str | None = None
+
+
 def value_thread(
     figure_items: Sequence[MemoryItem],
     items: Mapping[str, MemoryItem],
     index: BM25Index,
     weights: Mapping[str, float],
     carried: Callable[[MemoryItem], bool] | None = None,
-) -> list[MemoryItem]:
+) -> ValueThread:
     """The person's later statements of the value whose statement among `figure_items`
     (the best candidates) holds `THREAD_ANCHOR_SHARE` of the question's term `weights`;
-    none the request carries (`carried`)."""
+    none the request carries (`carried`). Its current value: the newest that gives
+    another value of the kind with a word of change next to it ("adjusted to $350"),
+    though it says too few of the question's words for `memory.pack.figures` ("how much
+    do I allocate for photography?" after "my photography budget was adjusted ...")."""
     said = [s for item in figure_items for s in said_values(item, weights)]
     anchor = value_anchor(said, weights)
     if anchor is None or anchor.weight < THREAD_ANCHOR_SHARE * sum(weights.values()):
-        return []
+        return ValueThread()
     read = {item.id for item in figure_items}
-    return [
+    found = [
         item
-        for item in later_statements(anchor, index, items, read)
+        for item in later_statements(anchor, index, items, figure_items)
         if carried is None or not carried(item)
     ]
+    kinds = {kind for kind, _ in anchor.values}
+    current = max(
+        (item for item in found if _changes(spoken_part(item), kinds, anchor.values)),
+        key=lambda item: (item.created_at, item.id),
+        default=None,
+    )
+    return ValueThread(
+        [item for item in found if item.id not in read],
+        current,
+        anchor.item.id if current is not None else None,
+    )
+
+
+def _changes(spoken: str, kinds: set[str], values: frozenset[tuple[str, str]]) -> bool:
+    """Whether a sentence of `spoken` gives another value of one of `kinds` with a word
+    of change next to it."""
+    text_languages = languages(spoken)
+    return any(
+        kind in kinds and (kind, value) not in values
+        for sentence in SENTENCE.findall(spoken)
+        for kind, value in updated_values(sentence, text_languages)
+    )
 
 
 def later_statements(
     anchor: SaidValue,
     index: BM25Index,
     items: Mapping[str, MemoryItem],
-    read: Container[str] = (),
+    also: Sequence[MemoryItem] = (),
 ) -> list[MemoryItem]:
     """The same person's items said after `anchor` that share its sentence's words and
-    give a value of one of its kinds, best match first; none of `read` (ids already
-    among what is read)."""
+    give a value of one of its kinds: the best hits of its words, then those of `also`
+    (the candidates already read) that do."""
     if not anchor.sentence:
         return []
     anchor_terms = search_terms(anchor.sentence, index.document_frequency)
@@ -92,19 +128,19 @@ def later_statements(
     # Its values and years are what a later statement changes, not what it is about.
     weight = {t: index.idf(t) for t in anchor_terms if not any(ch.isdigit() for ch in t)}
     kinds = {kind for kind, _ in anchor.values}
-    found = []
-    for doc_id in sorted(hits, key=lambda doc: (-hits[doc], doc)):
-        item = items.get(doc_id)
-        if (
-            item is None
-            or doc_id in read
-            or item.created_at <= anchor.item.created_at
-            or not same_speaker(anchor.item, item)
-        ):
-            continue
-        if said_again(spoken_part(item), kinds, weight) >= THREAD_SHARE:
-            found.append(item)
-    return found
+    read = {item.id for item in also}
+    looked_at = [
+        item
+        for doc_id in sorted(hits, key=lambda doc: (-hits[doc], doc))
+        if doc_id not in read and (item := items.get(doc_id)) is not None
+    ]
+    return [
+        item
+        for item in [*looked_at, *also]
+        if item.created_at > anchor.item.created_at
+        and same_speaker(anchor.item, item)
+        and said_again(spoken_part(item), kinds, weight) >= THREAD_SHARE
+    ]
 
 
 def said_again(spoken: str, kinds: set[str], weight: Mapping[str, float]) -> float:
