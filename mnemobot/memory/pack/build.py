@@ -39,7 +39,13 @@ from typing import Any
 
 from mnemobot.base.tokens import CHARS_PER_TOKEN
 from mnemobot.memory.notes.digests import DigestSearch, is_span_question, pick_lines
-from mnemobot.memory.pack.candidates import Candidates, InContext, find_candidates, in_context
+from mnemobot.memory.pack.candidates import (
+    Candidates,
+    InContext,
+    find_candidates,
+    in_context,
+    layer_top_k,
+)
 from mnemobot.memory.pack.figures import FIGURE_CANDIDATES
 from mnemobot.memory.pack.fusion import DenseSearch
 from mnemobot.memory.pack.query import MemoryQuery
@@ -63,7 +69,7 @@ from mnemobot.memory.pack.selection import (
 )
 from mnemobot.memory.pack.states import latest_value
 from mnemobot.memory.pack.turn_neighbours import TurnsAround
-from mnemobot.memory.pack.value_thread import value_thread
+from mnemobot.memory.pack.value_thread import ValueThread, value_thread
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.items import STANDING_TAG, Layer, MemoryItem
 from mnemobot.memory.text.terms import search_terms
@@ -264,6 +270,26 @@ def with_digests(
     return front + ranked, replace(focus, digest_lines=lines)
 
 
+def admitted(thread: ValueThread, query: MemoryQuery, ranking: Ranking) -> ValueThread:
+    """The thread's statements the pack could hold (not expired, of the query's scope, of a
+    layer it takes items of): an update it leaves out marks nothing earlier."""
+    if not thread.items and thread.current is None:
+        return thread
+    top_k = layer_top_k(query)
+    every = {item.id: item for item in [*thread.items, *filter(None, [thread.current])]}
+    kept = {
+        item.id
+        for _, _, item in score_candidates(InContext(every, {}, {}, {}), query, ranking).ranked
+        if top_k[item.layer] > 0
+    }
+    current = thread.current if thread.current is not None and thread.current.id in kept else None
+    return ValueThread(
+        [item for item in thread.items if item.id in kept],
+        current,
+        thread.anchor_id if current is not None else None,
+    )
+
+
 def build_pack(
     items: Mapping[str, MemoryItem],
     index: BM25Index,
@@ -297,12 +323,16 @@ def build_pack(
         item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0
     ]
     # The person's later words on the value, found by their first statement's words.
-    thread = value_thread(figure_items, items, index, focus.weights, query.carried)
+    thread = admitted(
+        value_thread(figure_items, items, index, focus.weights, query.carried), query, ranking
+    )
     # With what the request carries: a value updated in the conversation marks the older
     # one in memory as earlier, though the update itself is not repeated in the pack.
     latest = latest_value([*figure_items, *thread.items, *context.carried], focus.weights)
     # The person's next statement of another value of it, though no word said it changed.
-    restated = restated_figure([*figure_items, *thread.items], focus.weights)
+    # Not the thread's: they say the first statement's words by construction, and with no
+    # word of change another trip "in 4 weeks" is no new value of this one "in 11 weeks".
+    restated = restated_figure(figure_items, focus.weights)
     front = [item.id for item in latest.updates]
     earlier = dict(latest.earlier)
     if thread.current is not None and thread.current.id not in front:

@@ -13,9 +13,11 @@ So, when the best candidates hold the person's statement of a value the question
 about (`restated.value_anchor`, holding `THREAD_ANCHOR_SHARE` of its weight), memory is
 searched again with that sentence's own words (`later_statements`): the same person's
 later items that say it again (`THREAD_SHARE` of its words) with a value of the same kind
-join what those two read. One reaches the pack only when one of them finds it the
-current value, and the older value is marked earlier as for any update; the others are
-not candidates. Another member's words never join: they are not the person's value.
+join what `memory.pack.figures` reads, and the newest of them that says the value
+changed ("adjusted to $350") is its current value (`value_thread`). Only those found to
+be updates reach the pack, first, the older value marked earlier as for any update.
+Another member's words, the model's notes, documents and forwards never join: they are
+not the person's word on their value.
 
 Pure: the index and the items are only read.
 """
@@ -25,12 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from mnemobot.memory.pack.figures import SENTENCE, same_speaker, updated_values, values_in
+from mnemobot.memory.pack.figures import SENTENCE, updated_values, values_in
 from mnemobot.memory.pack.restated import SaidValue, said_values, value_anchor
 from mnemobot.memory.pack.states import spoken_part
 from mnemobot.memory.store.bm25 import BM25Index
-from mnemobot.memory.store.items import MemoryItem
-from mnemobot.memory.text.terms import languages, search_terms, terms_in
+from mnemobot.memory.store.items import MemoryItem, how_stated, speaker_of
+from mnemobot.memory.text.terms import languages, search_terms, terms, terms_in
 
 # Hits of the anchor sentence's words looked at: its own words bring its later statements
 # near the top; more only adds statements of other things with a value of the same kind.
@@ -53,6 +55,11 @@ THREAD_ANCHOR_SHARE = 0.5
 # 0.7717 / 0.7575, stale-only 3 / 5); at 0.3 0.6344 / 0.6208 (0.7717 / 0.7799, 3 / 4);
 # at 0.4 0.6344 / 0.6178, the update above left out. LoCoMo development: 0.8163 either way.
 THREAD_SHARE = 0.3
+# Texts memory holds that are nobody's own word on their value: the model's notes (a
+# compaction's flush), a tool's output, what the assistant said, a document's text.
+_NOT_SAID_BY_A_PERSON = frozenset({"compaction", "tool", "assistant", "document"})
+# (`memory.write`'s tag of a message the person passed on: its author's words.)
+_FORWARDED_TAG = "forwarded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +132,10 @@ def later_statements(
         return []
     anchor_terms = search_terms(anchor.sentence, index.document_frequency)
     hits = index.top(anchor_terms, THREAD_HITS)
-    # Its values and years are what a later statement changes, not what it is about.
-    weight = {t: index.idf(t) for t in anchor_terms if not any(ch.isdigit() for ch in t)}
+    # Its values and years are what a later statement changes, not what it is about; in
+    # the reading `said_again` reads a sentence in (the other readings' terms, "presupuesto"
+    # read as English, are words no later sentence read as its own language holds).
+    weight = {t: index.idf(t) for t in terms(anchor.sentence) if not any(ch.isdigit() for ch in t)}
     kinds = {kind for kind, _ in anchor.values}
     read = {item.id for item in also}
     looked_at = [
@@ -138,9 +147,20 @@ def later_statements(
         item
         for item in [*looked_at, *also]
         if item.created_at > anchor.item.created_at
-        and same_speaker(anchor.item, item)
+        and said_by_the_same_person(anchor.item, item)
         and said_again(spoken_part(item), kinds, weight) >= THREAD_SHARE
     ]
+
+
+def said_by_the_same_person(anchor: MemoryItem, item: MemoryItem) -> bool:
+    """Whether `item` is the anchor's speaker's own words: the same speaker tag (none for
+    none), and no text memory holds of someone else (a note, a document, a forward)."""
+    return (
+        speaker_of(item) == speaker_of(anchor)
+        and how_stated(item.source) == "said"
+        and item.source not in _NOT_SAID_BY_A_PERSON
+        and _FORWARDED_TAG not in item.tags
+    )
 
 
 def said_again(spoken: str, kinds: set[str], weight: Mapping[str, float]) -> float:
