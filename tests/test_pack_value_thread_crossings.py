@@ -8,9 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from mnemobot.config.runtime import MemoryConfig
-from mnemobot.memory.pack.build import build_pack
-from mnemobot.memory.pack.query import MemoryQuery
+from mnemobot.memory.pack.build import MemoryPack
 from mnemobot.memory.pack.value_thread import value_thread
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import indexed_text
@@ -18,17 +16,12 @@ from mnemobot.memory.store.items import DocumentText, ItemType, MemoryItem
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.write.documents import document_items
 from mnemobot.memory.write.fact_items import new_fact
-from tests.pack_turns import DAY, START
+from tests.pack_turns import DAY, START, pack_over
 from tests.test_pack_value_thread import FIRST, QUESTION, UPDATE, advice, spoken, turn
 
 
-def pack_of(items: list[MemoryItem], question: str, soft: int = 400):  # type: ignore[no-untyped-def]
-    index = BM25Index()
-    for item in items:
-        index.add(item.id, terms(indexed_text(item)))
-    config = MemoryConfig(soft_prompt_budget_tokens=soft, max_prompt_budget_tokens=soft)
-    query = MemoryQuery.for_config(question, "s", START + 100 * DAY, config)
-    return build_pack({item.id: item for item in items}, index, query)
+def pack_of(items: list[MemoryItem], question: str, soft: int = 400) -> MemoryPack:
+    return pack_over(items, question, soft)
 
 
 def test_the_models_note_is_not_a_group_members_later_value() -> None:
