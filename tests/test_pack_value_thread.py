@@ -11,13 +11,16 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.pack.build import build_pack
 from mnemobot.memory.pack.figures import FIGURE_CANDIDATES
+from mnemobot.memory.pack.query import MemoryQuery
 from mnemobot.memory.pack.value_thread import said_again, value_thread
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import indexed_text
 from mnemobot.memory.store.items import MemoryItem, speaker_tag
 from mnemobot.memory.text.terms import terms
-from tests.pack_turns import pack_over, turn_item
+from tests.pack_turns import DAY, START, pack_over, turn_item
 
 QUESTION = "How much do I allocate monthly for my photography gear and software subscriptions?"
 FIRST = (
@@ -82,6 +85,24 @@ def test_the_update_goes_first_though_it_says_few_of_the_questions_words() -> No
     rendered, refs = pack_of(items, "How much do I allocate for photography?", 400)
     assert refs[0] == "tg:500"
     old = [line for line in rendered.splitlines() if "$300" in line]
+    assert old and all("(earlier: updated" in line for line in old)
+
+
+def test_an_update_the_conversation_holds_marks_the_remembered_value_earlier() -> None:
+    # The update was said in this conversation (the request carries it, so the pack does
+    # not repeat it); the old value in memory must not read as current beside it.
+    items = [turn(1, FIRST, 1), *advice(2), turn(500, UPDATE, 2)]
+    index = BM25Index()
+    for item in items:
+        index.add(item.id, terms(indexed_text(item)))
+    config = MemoryConfig(soft_prompt_budget_tokens=400, max_prompt_budget_tokens=400)
+    query = MemoryQuery.for_config(
+        "How much do I allocate for photography?", "s", START + 100 * DAY, config
+    )
+    query.carried = lambda item: item.id == "t500"
+    pack = build_pack({item.id: item for item in items}, index, query)
+    assert "t500" not in [packed.item.id for packed in pack.items]
+    old = [line for line in pack.rendered.splitlines() if "$300" in line]
     assert old and all("(earlier: updated" in line for line in old)
 
 

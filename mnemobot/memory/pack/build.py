@@ -273,7 +273,8 @@ def with_digests(
 def admitted(thread: ValueThread, query: MemoryQuery, ranking: Ranking) -> ValueThread:
     """The thread's statements the pack could hold (not expired, of the query's scope, of a
     layer it takes items of): an update it leaves out marks nothing earlier."""
-    if not thread.items and thread.current is None:
+    in_request = {item.id for item in thread.carried}
+    if not thread.items and (thread.current is None or thread.current.id in in_request):
         return thread
     top_k = layer_top_k(query)
     every = {item.id: item for item in [*thread.items, *filter(None, [thread.current])]}
@@ -282,11 +283,14 @@ def admitted(thread: ValueThread, query: MemoryQuery, ranking: Ranking) -> Value
         for _, _, item in score_candidates(InContext(every, {}, {}, {}), query, ranking).ranked
         if top_k[item.layer] > 0
     }
-    current = thread.current if thread.current is not None and thread.current.id in kept else None
+    current = thread.current
+    if current is not None and current.id not in in_request and current.id not in kept:
+        current = None
     return ValueThread(
         [item for item in thread.items if item.id in kept],
         current,
         thread.anchor_id if current is not None else None,
+        thread.carried,
     )
 
 
@@ -328,7 +332,9 @@ def build_pack(
     )
     # With what the request carries: a value updated in the conversation marks the older
     # one in memory as earlier, though the update itself is not repeated in the pack.
-    latest = latest_value([*figure_items, *thread.items, *context.carried], focus.weights)
+    latest = latest_value(
+        [*figure_items, *thread.items, *context.carried, *thread.carried], focus.weights
+    )
     # The person's next statement of another value of it, though no word said it changed.
     # Not the thread's: they say the first statement's words by construction, and with no
     # word of change another trip "in 4 weeks" is no new value of this one "in 11 weeks".

@@ -70,6 +70,9 @@ class ValueThread:
     items: list[MemoryItem] = field(default_factory=list)
     current: MemoryItem | None = None
     anchor_id: str | None = None
+    # Later statements the request carries (the conversation holds them): read, never
+    # added; the newest of them may be `current`, marking the first statement earlier.
+    carried: list[MemoryItem] = field(default_factory=list)
 
 
 def value_thread(
@@ -81,7 +84,7 @@ def value_thread(
 ) -> ValueThread:
     """The person's later statements of the value whose statement among `figure_items`
     (the best candidates) holds `THREAD_ANCHOR_SHARE` of the question's term `weights`;
-    none the request carries (`carried`). Its current value: the newest that gives
+    those the request carries (`carried`) apart. Its current value: the newest that gives
     another value of the kind with a word of change next to it ("adjusted to $350"),
     though it says too few of the question's words for `memory.pack.figures` ("how much
     do I allocate for photography?" after "my photography budget was adjusted ...")."""
@@ -90,11 +93,9 @@ def value_thread(
     if anchor is None or anchor.weight < THREAD_ANCHOR_SHARE * sum(weights.values()):
         return ValueThread()
     read = {item.id for item in figure_items}
-    found = [
-        item
-        for item in later_statements(anchor, index, items, figure_items)
-        if carried is None or not carried(item)
-    ]
+    found = later_statements(anchor, index, items, figure_items)
+    in_request = [item for item in found if carried is not None and carried(item)]
+    carried_ids = {item.id for item in in_request}
     kinds = {kind for kind, _ in anchor.values}
     current = max(
         (item for item in found if _changes(spoken_part(item), kinds, anchor.values)),
@@ -102,9 +103,10 @@ def value_thread(
         default=None,
     )
     return ValueThread(
-        [item for item in found if item.id not in read],
+        [item for item in found if item.id not in read and item.id not in carried_ids],
         current,
         anchor.item.id if current is not None else None,
+        in_request,
     )
 
 
