@@ -683,6 +683,35 @@ def test_a_request_for_the_same_thing_described_otherwise_still_replaces(
     assert replaces(newer, older)
 
 
+@pytest.mark.parametrize(
+    ("newer", "older"),
+    [
+        (
+            "From now on, answer me in long detailed paragraphs instead",
+            "From now on, always answer me in short sentences",
+        ),
+        ("Never use emojis anymore.", "Always use emojis in your answers."),
+        ("Always include dates instead.", "Always include prices when I ask about trips."),
+        ("Отвечай мне теперь вместо этого по-английски.", "Всегда отвечай мне по-русски."),
+    ],
+)
+def test_a_request_said_to_come_instead_replaces_the_earlier_one(newer: str, older: str) -> None:
+    """Found live: both answer styles stayed in every prompt (their words barely overlap)."""
+    assert replaces(f"Ada: {newer}", f"Ada: {older}")
+
+
+def test_instead_about_another_thing_leaves_the_earlier_request() -> None:
+    # "Instead" of something else than what was asked before: that request still holds.
+    assert not replaces(
+        "Ada: Remind me to stretch instead of snacking.", "Ada: Always answer me in French."
+    )
+    # A preference that compares two things replaces no other preference of the speaker.
+    assert not replaces(
+        "Ada: I prefer the formula instead of listing every term.",
+        "Ada: I prefer morning practice sessions.",
+    )
+
+
 async def test_a_line_the_user_quotes_is_not_their_preference_but_their_own_words_are(
     app: App, openai_server: FakeOpenAIServer
 ) -> None:

@@ -193,6 +193,14 @@ _IN_FORM = re.compile(
     r"\s(?:in|as|using|в|во|als|auf|en|como)\s|[用以]",
     re.IGNORECASE,
 )
+# The speaker saying a request takes the place of an earlier one: "answer me in long
+# paragraphs instead", "never use emojis anymore".
+_INSTEAD = re.compile(
+    r"\b(?:instead|no\s+longer|any\s*more)\b"
+    r"|\b(?:вместо|больше\s+не)\b|\b(?:stattdessen|nicht\s+mehr)\b"
+    r"|\b(?:en\s+su\s+lugar|en\s+vez\s+de|ya\s+no)\b|改为|不再",
+    re.IGNORECASE,
+)
 # "when I ask about X": X, the topic a conditional request is about.
 _TOPIC = re.compile(
     r"(?:ask|request|inquire|спрашиваю|спрошу|frage|pregunte|pregunto|问到|问)\s*"
@@ -287,6 +295,20 @@ def replaces(newer: str, older: str) -> bool:
     the morning" replacing "I prefer walks in the evening". Two requests to add something
     replace only when they add the same thing ("never include X" after "always include
     X"): "always include Y" asks for Y too."""
+    # Said to take the place of an earlier request about the same thing (the same first
+    # word once "always" and "from now on" are set aside): "from now on, answer me in long
+    # paragraphs instead" after "from now on, always answer me in short sentences", found
+    # live with both kept in every prompt (too few words shared to read as a change).
+    # Requests only: "I prefer X instead of Y" compares two things, it replaces nothing.
+    asked = _first_word_asked(newer)
+    if (
+        asked
+        and _INSTEAD.search(_said(newer))
+        and not _PREFER.search(newer)
+        and not _PREFER.search(older)
+        and asked == _first_word_asked(older)
+    ):
+        return True
     new_added, old_added = _added(newer), _added(older)
     if (
         new_added is not None
@@ -354,6 +376,12 @@ def _first_term(text: str) -> str:
     said = text.split(": ", 1)[-1]
     always = _ALWAYS.search(said)
     found = terms(said[always.end() :] if always else said)
+    return found[0] if found else ""
+
+
+def _first_word_asked(text: str) -> str:
+    """The first term of what a statement asks, without its "always"/"from now on"."""
+    found = terms(_ALWAYS.sub(" ", _said(text)))
     return found[0] if found else ""
 
 
