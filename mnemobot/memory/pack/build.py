@@ -58,7 +58,7 @@ from mnemobot.memory.pack.render import (
     render_line,
     render_pack,
 )
-from mnemobot.memory.pack.restated import restated_figure
+from mnemobot.memory.pack.restated import restated_among, said_in
 from mnemobot.memory.pack.selection import (
     MIN_ITEM_TOKENS,
     ScoredItem,
@@ -270,27 +270,30 @@ def with_digests(
     return front + ranked, replace(focus, digest_lines=lines)
 
 
-def admitted(thread: ValueThread, query: MemoryQuery, ranking: Ranking) -> ValueThread:
+def admitted(
+    thread: ValueThread, query: MemoryQuery, ranking: Ranking
+) -> tuple[ValueThread, dict[str, ScoredItem]]:
     """The thread's statements the pack could hold (not expired, of the query's scope, of a
-    layer it takes items of): an update it leaves out marks nothing earlier."""
+    layer it takes items of), each scored as a candidate at full relevance: an update it
+    leaves out marks nothing earlier."""
     in_request = {item.id for item in thread.carried}
     if not thread.items and (thread.current is None or thread.current.id in in_request):
-        return thread
+        return thread, {}
     top_k = layer_top_k(query)
     every = {item.id: item for item in [*thread.items, *filter(None, [thread.current])]}
-    kept = {
-        item.id
-        for _, _, item in score_candidates(InContext(every, {}, {}, {}), query, ranking).ranked
-        if top_k[item.layer] > 0
-    }
+    scored = score_candidates(InContext(every, dict.fromkeys(every, 1.0), {}, {}), query, ranking)
+    kept = {entry[2].id: entry for entry in scored.ranked if top_k[entry[2].layer] > 0}
     current = thread.current
     if current is not None and current.id not in in_request and current.id not in kept:
         current = None
-    return ValueThread(
-        [item for item in thread.items if item.id in kept],
-        current,
-        thread.anchor_id if current is not None else None,
-        thread.carried,
+    return (
+        ValueThread(
+            [item for item in thread.items if item.id in kept],
+            current,
+            thread.anchor_id if current is not None else None,
+            thread.carried,
+        ),
+        kept,
     )
 
 
@@ -327,8 +330,11 @@ def build_pack(
         item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0
     ]
     # The person's later words on the value, found by their first statement's words.
-    thread = admitted(
-        value_thread(figure_items, items, index, focus.weights, query.carried), query, ranking
+    said = said_in(figure_items, focus.weights)
+    thread, thread_scored = admitted(
+        value_thread(figure_items, items, index, focus.weights, query.carried, said),
+        query,
+        ranking,
     )
     # With what the request carries: a value updated in the conversation marks the older
     # one in memory as earlier, though the update itself is not repeated in the pack.
@@ -338,7 +344,7 @@ def build_pack(
     # The person's next statement of another value of it, though no word said it changed.
     # Not the thread's: they say the first statement's words by construction, and with no
     # word of change another trip "in 4 weeks" is no new value of this one "in 11 weeks".
-    restated = restated_figure(figure_items, focus.weights)
+    restated = restated_among(said, focus.weights)
     front = [item.id for item in latest.updates]
     earlier = dict(latest.earlier)
     if thread.current is not None and thread.current.id not in front:
@@ -348,13 +354,11 @@ def build_pack(
     if restated is not None and restated.id not in front:
         front.append(restated.id)
     ranked_ids = {entry[2].id for entry in scored.ranked}
-    joining = {
-        item.id: item for item in thread.items if item.id in front and item.id not in ranked_ids
-    }
-    if joining:
-        scored.ranked += score_candidates(
-            InContext(joining, dict.fromkeys(joining, 1.0), {}, {}), query, ranking
-        ).ranked
+    scored.ranked += [
+        thread_scored[item.id]
+        for item in thread.items
+        if item.id in front and item.id not in ranked_ids
+    ]
     if front:
         # The current value of what the question asks about goes first, then the updates
         # before it; older values of it are marked earlier.

@@ -89,7 +89,16 @@ def restated_figure(
 ) -> MemoryItem | None:
     """The person's next statement of another value of the kind the question asks about,
     after the one that matches it best (see the module docstring); None if there is none."""
-    found = [said for item in candidates for said in said_values(item, weights)]
+    return restated_among(said_in(candidates, weights), weights)
+
+
+def said_in(candidates: Iterable[MemoryItem], weights: Mapping[str, float]) -> list[SaidValue]:
+    """Every candidate's sentences the person said with a value and a query term."""
+    return [said for item in candidates for said in said_values(item, weights)]
+
+
+def restated_among(found: Sequence[SaidValue], weights: Mapping[str, float]) -> MemoryItem | None:
+    """`restated_figure` of the sentences `said_in` found."""
     anchor = value_anchor(found, weights)
     if anchor is None:
         return None

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mnemobot.memory.pack.figures import SENTENCE, updated_values, values_in
-from mnemobot.memory.pack.restated import SaidValue, said_values, value_anchor
+from mnemobot.memory.pack.restated import SaidValue, said_in, value_anchor
 from mnemobot.memory.pack.states import spoken_part
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.items import MemoryItem, how_stated, speaker_of
@@ -81,6 +81,7 @@ def value_thread(
     index: BM25Index,
     weights: Mapping[str, float],
     carried: Callable[[MemoryItem], bool] | None = None,
+    said: Sequence[SaidValue] | None = None,
 ) -> ValueThread:
     """The person's later statements of the value whose statement among `figure_items`
     (the best candidates) holds `THREAD_ANCHOR_SHARE` of the question's term `weights`;
@@ -88,7 +89,8 @@ def value_thread(
     another value of the kind with a word of change next to it ("adjusted to $350"),
     though it says too few of the question's words for `memory.pack.figures` ("how much
     do I allocate for photography?" after "my photography budget was adjusted ...")."""
-    said = [s for item in figure_items for s in said_values(item, weights)]
+    if said is None:
+        said = said_in(figure_items, weights)
     anchor = value_anchor(said, weights)
     if anchor is None or anchor.weight < THREAD_ANCHOR_SHARE * sum(weights.values()):
         return ValueThread()
