@@ -88,6 +88,29 @@ def test_a_passage_is_one_stretch_within_the_limit_and_never_cuts_a_line_of_code
     assert weight_in(chosen.text, query) >= best_piece - 1e-9
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.text("bcdfghjklmnpqrstvwxz", min_size=6, max_size=9),
+        min_size=8,
+        max_size=12,
+        unique=True,
+    )
+)
+def test_of_two_stretches_holding_the_same_words_the_earlier_is_shown(words: list[str]) -> None:
+    # The same query words in two stretches of one length: the earlier is shown, whatever
+    # the words (their order in a set follows their hashes; a float sum, its order).
+    found = [terms(word) for word in words]
+    query = {t[0]: 1 / (3 + 7 * i) for i, t in enumerate(found) if len(t) == 1}
+    half = len(words) // 2
+    early = " ".join(words[:half]) + ". " + " ".join(words[half:]) + "."
+    late = " ".join(words) + " zz."
+    filler = " ".join(["filler words here."] * 30)
+    text = f"{early} {filler} {late} {filler}"
+    chosen = passage(text, query, len(late) + 2)
+    assert chosen.start == 0, chosen
+
+
 def long_reply(topic: str, ref: str, at: float) -> MemoryItem:
     """A long assistant message (about 3,000 characters) with `topic` in its middle."""
     filler = "Here is one more general remark about planning the week ahead. " * 22

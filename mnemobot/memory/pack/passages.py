@@ -19,6 +19,7 @@ Pure functions of their arguments.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -176,10 +177,13 @@ def _best_window(
                 break
             if last not in matching:
                 continue
-            for term in found[last] & weights.keys():
-                if term not in seen:
-                    seen.add(term)
-                    score += weights[term]
+            fresh = (found[last] & weights.keys()) - seen
+            if fresh:
+                seen |= fresh
+                # fsum is exact, so one set of terms scores the same in any window: a
+                # running sum's last bits follow its order (a set's order follows the
+                # process's hash seed), and windows tie often.
+                score = math.fsum(weights[term] for term in seen)
             if score > 0 and (best is None or (score, -length) > best):
                 best, chosen = (score, -length), (first, last)
     return chosen
