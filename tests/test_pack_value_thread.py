@@ -78,6 +78,17 @@ def test_the_update_its_first_statements_words_find_goes_first() -> None:
     assert all("(earlier: updated" in line for line in old)
 
 
+def test_the_update_found_by_the_first_statement_says_why_it_was_chosen() -> None:
+    # A person asking why the bot brought it up (the web page, `memory pack --json`) is
+    # told it is the newer value, not shown an item with no reason at all.
+    items = [turn(1, FIRST, 1), *advice(2), turn(500, UPDATE, 2)]
+    pack = pack_over(items, QUESTION, 400)
+    first = pack.items[0]
+    assert first.item.references == ["tg:500"]
+    assert "update" in first.reasons
+    assert all("update" not in p.reasons for p in pack.items if "$300" in p.item.content)
+
+
 def test_the_update_goes_first_though_it_says_few_of_the_questions_words() -> None:
     # Live: "How much do I allocate for photography?" matched the first statement well
     # and the update ("budget ... adjusted") by one word: both amounts showed as current.

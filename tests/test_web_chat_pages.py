@@ -139,5 +139,5 @@ async def test_ask_shows_exactly_the_memory_the_bot_adds_within_the_learned_wind
     assert total <= most and soft < bot.runtime.current().memory.soft_prompt_budget_tokens
     # Why each was chosen: the question's words, or a turn next to a matching one.
     reasons = re.findall(r'<span class="reason (\w+)">', shown)
-    assert reasons and set(reasons) <= {"words", "meaning", "date", "neighbour", "recent"}
+    assert reasons and set(reasons) <= {"words", "meaning", "date", "neighbour", "recent", "update"}
     assert "words" in reasons

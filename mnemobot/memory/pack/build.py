@@ -101,8 +101,9 @@ __all__ = [
 # Why an item was a candidate, as `PackedItem.reasons` names it: its words matched the
 # query's; its meaning was among the nearest (embeddings); it was written on a day the
 # query names; it is a turn next to a matching turn (the question a matching answer
-# replies to); it is one of the newest episodes, taken when nothing else matched.
-CHOICE_REASONS = ("words", "meaning", "date", "neighbour", "recent")
+# replies to); it is one of the newest episodes, taken when nothing else matched; it says
+# a newer value of what the query asks about than another candidate (put first).
+CHOICE_REASONS = ("words", "meaning", "date", "neighbour", "recent", "update")
 
 
 def choice_reasons(
@@ -111,6 +112,7 @@ def choice_reasons(
     context: InContext,
     date_ranges: Sequence[tuple[float, float]],
     by_meaning: frozenset[str],
+    updates: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """The `CHOICE_REASONS` that made `item` a candidate, in that order."""
     reasons = []
@@ -124,6 +126,8 @@ def choice_reasons(
         reasons.append("neighbour")
     if item.id in found.unmatched_recent:
         reasons.append("recent")
+    if item.id in updates:
+        reasons.append("update")
     return tuple(reasons)
 
 
@@ -369,10 +373,13 @@ def build_pack(
     if ranking.fill_budget_past_top_k:
         fill_past_top_k(selection, scored.ranked, query, ranking, tz, focus)
     by_meaning = frozenset(found.dense_hits)
+    updates = frozenset(front)
     chosen = [
         replace(
             packed,
-            reasons=choice_reasons(packed.item, found, context, query.date_ranges, by_meaning),
+            reasons=choice_reasons(
+                packed.item, found, context, query.date_ranges, by_meaning, updates
+            ),
         )
         for packed in selection.chosen
     ]
