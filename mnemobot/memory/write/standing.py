@@ -11,7 +11,8 @@ them. A standing item is a durable PREFERENCE of its speaker, dated, tagged `sta
 naming the message it was said in, and the one item of its words: a fact of the same words
 by the same person (or no one) is merged into it (`memory.write.restatements`). A newer
 one by the same speaker about the same thing (the same "when I ask about ..." and the same
-verb, or mostly the same words) replaces it (`facts.supersede`), so the old one is kept
+verb, or mostly the same words, and not about another aspect of the answer: "briefly"
+after "in Spanish" keeps both) replaces it (`facts.supersede`), so the old one is kept
 as earlier and no longer carried.
 
 Every request of the chat carries the ones in force (`current_standing`) as a block of

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from mnemobot.memory.store.items import split_label
 from mnemobot.memory.text.terms import terms
+from mnemobot.memory.write.answer_aspects import about_other_aspects
 from mnemobot.memory.write.extraction.code import split_code
 from mnemobot.memory.write.extraction.sentences import (
     QUOTATION,
@@ -294,7 +295,10 @@ def replaces(newer: str, older: str) -> bool:
     shared word, whatever their name: a member named in three words found "I prefer tea in
     the morning" replacing "I prefer walks in the evening". Two requests to add something
     replace only when they add the same thing ("never include X" after "always include
-    X"): "always include Y" asks for Y too."""
+    X"): "always include Y" asks for Y too. Nor do two about different aspects of the
+    answer ("answer me in Spanish", "answer me briefly"), "instead" or not."""
+    if about_other_aspects(_said(newer), _said(older)):
+        return False
     # Said to take the place of an earlier request about the same thing (the same first
     # word once "always" and "from now on" are set aside): "from now on, answer me in long
     # paragraphs instead" after "from now on, always answer me in short sentences", found

@@ -1,0 +1,163 @@
+"""Standing requests about different aspects of the answer are both kept.
+
+Found in a live chat: "Always answer me in Spanish", later "Always answer me briefly", and
+the block every request carries showed only "briefly" (the two share "always answer me",
+enough words to read as one request changed). A change of the same aspect ("... in
+French") or a request said to come "instead" still replaces the earlier one."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.write.answer_aspects import about_other_aspects, aspects_named
+from mnemobot.memory.write.standing_statements import replaces
+
+DAY = 86_400.0
+START = 1_710_000_000.0
+CONFIG = MemoryConfig()
+
+
+def record(memory: WorkspaceMemory, scope: str, text: str, at: float, ref: str) -> None:
+    memory.record.record_turn(
+        scope=scope,
+        user_text=text,
+        assistant_text="Noted.",
+        at=at,
+        config=CONFIG,
+        tz=UTC,
+        message_refs=[ref],
+        speaker="Ada",
+    )
+
+
+# Said in order: a language, a length, another language, another length "instead".
+SAID = {
+    "en": (
+        "Always answer me in Spanish.",
+        "Always answer me briefly.",
+        "Always answer me in French.",
+        "From now on, answer me in long paragraphs instead.",
+    ),
+    "ru": (
+        "Всегда отвечай мне по-испански.",
+        "Всегда отвечай мне кратко.",
+        "Всегда отвечай мне по-французски.",
+        "Отвечай мне вместо этого подробно, длинными абзацами.",
+    ),
+    "de": (
+        "Ab jetzt antworte mir auf Spanisch.",
+        "Ab jetzt antworte mir kurz.",
+        "Ab jetzt antworte mir auf Französisch.",
+        "Ab jetzt antworte mir stattdessen ausführlich in langen Absätzen.",
+    ),
+}
+
+
+def block_lines(memory: WorkspaceMemory, scope: str) -> list[str]:
+    text = memory.recall.standing_block(scope, UTC, CONFIG.standing_budget_tokens).text
+    return [line for line in text.splitlines() if line.startswith("- Ada, ")]
+
+
+def said_in(lines: list[str], statement: str) -> bool:
+    return any(line.endswith(statement) for line in lines)
+
+
+@pytest.mark.parametrize("language", sorted(SAID))
+def test_a_language_and_a_length_are_both_kept_and_each_changes_on_its_own(
+    workspace: Path, language: str
+) -> None:
+    spanish, briefly, french, long_instead = SAID[language]
+    memory = WorkspaceMemory.open(workspace)
+    try:
+        scope = "telegram:1"
+        record(memory, scope, spanish, START, "tg:1")
+        record(memory, scope, briefly, START + DAY, "tg:2")
+        lines = block_lines(memory, scope)
+        assert said_in(lines, spanish) and said_in(lines, briefly), lines
+        # Another language replaces the first one; the length stays.
+        record(memory, scope, french, START + 2 * DAY, "tg:3")
+        lines = block_lines(memory, scope)
+        assert said_in(lines, french) and said_in(lines, briefly), lines
+        assert not said_in(lines, spanish), lines
+        # Another length "instead" replaces the length; the language stays.
+        record(memory, scope, long_instead, START + 3 * DAY, "tg:4")
+        lines = block_lines(memory, scope)
+        assert said_in(lines, french) and said_in(lines, long_instead), lines
+        assert not said_in(lines, briefly) and len(lines) == 2, lines
+    finally:
+        memory.close()
+
+
+# Ways to ask for one aspect of the answer, in extraction's languages.
+LANGUAGES = ["in Spanish", "in French", "in German", "по-испански", "auf Deutsch", "en inglés"]
+LENGTHS = ["briefly", "in detail", "кратко", "ausführlich", "brevemente", "简短"]
+LAYOUTS = ["in tables", "in bullet points", "списком", "in Stichpunkten", "en párrafos"]
+TONES = ["formally", "casually", "вежливо", "höflich", "de manera formal"]
+KINDS = [LANGUAGES, LENGTHS, LAYOUTS, TONES]
+FRAMES = [
+    "Always answer me {}.",
+    "From now on, answer me {}.",
+    "Всегда отвечай мне {}.",
+    "Antworte mir ab jetzt {}.",
+    "Respóndeme siempre {}.",
+]
+
+
+@st.composite
+def two_of_other_kinds(draw: st.DrawFn) -> tuple[str, str]:
+    first, second = draw(st.permutations(range(len(KINDS))))[:2]
+    return draw(st.sampled_from(KINDS[first])), draw(st.sampled_from(KINDS[second]))
+
+
+@given(
+    st.sampled_from(FRAMES),
+    two_of_other_kinds(),
+    st.sampled_from(["Ada", "User", "Mary Ann Lee"]),
+)
+def test_requests_about_other_aspects_never_replace_one_another(
+    frame: str, asked: tuple[str, str], speaker: str
+) -> None:
+    first, second = (f"{speaker}: {frame.format(words)}" for words in asked)
+    assert about_other_aspects(first, second) and about_other_aspects(second, first)
+    assert not replaces(first, second) and not replaces(second, first)
+
+
+@given(st.sampled_from(FRAMES), st.permutations(LANGUAGES[:3]))
+def test_another_language_in_the_same_words_replaces_the_first(
+    frame: str, languages: list[str]
+) -> None:
+    newer, older = (f"Ada: {frame.format(words)}" for words in languages[:2])
+    assert not about_other_aspects(newer, older)
+    assert replaces(newer, older)
+
+
+@given(st.lists(st.sampled_from([w for kind in KINDS for w in kind]), min_size=1, max_size=4))
+def test_a_request_said_again_with_more_is_about_the_same_aspects(words: list[str]) -> None:
+    # One's named aspects hold the other's: nothing is named on both sides apart.
+    said = "Always answer me " + " ".join(words[:1])
+    more = "Always answer me " + " ".join(words)
+    assert aspects_named(said) <= aspects_named(more)
+    assert not about_other_aspects(more, said) and not about_other_aspects(said, more)
+
+
+@pytest.mark.parametrize(
+    ("said", "named"),
+    [
+        ("Always answer me in Spanish.", {("language", "spanish")}),
+        ("Всегда отвечай мне на испанском.", {("language", "spanish")}),
+        ("用西班牙语回答我", {("language", "spanish")}),
+        ("Always answer me briefly.", {("length", "briefly")}),
+        # A word of a class is a whole word: "belong" names no length.
+        ("Tell me where these belong.", set()),
+        ("Answer me in long paragraphs.", {("length", "long"), ("layout", "paragraphs")}),
+    ],
+)
+def test_the_aspects_a_request_names(said: str, named: set[tuple[str, str]]) -> None:
+    assert aspects_named(said) == named
