@@ -38,8 +38,8 @@ from mnemobot.memory.store.items import (
 from mnemobot.memory.text.terms import DUPLICATE_TERM_OVERLAP, terms
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import new_fact
+from mnemobot.memory.write.fact_slot_words import SLOT_TRIGGERS
 from mnemobot.memory.write.fact_slots import (
-    SLOT_TRIGGERS,
     SlotStatement,
     says_only_slots,
     slot_statements,
