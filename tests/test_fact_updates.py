@@ -336,3 +336,50 @@ def test_a_move_said_before_a_question_replaces_the_old_city(tmp_path: Path) -> 
         for line in fact_lines(pack_text(memory, after)):
             if old in line and new not in line:
                 assert "earlier, until" in line, line
+
+
+def test_a_sentence_of_two_slots_keeps_each_slot_when_one_changes(tmp_path: Path) -> None:
+    # Read whole, "I live in Lisbon and I work as a translator" set the home to "Lisbon
+    # and I work as a translator" and no job: the move then replaced the job with the home.
+    cases = [
+        (
+            ("I live in Lisbon and I work as a translator.", "I moved to Porto."),
+            ("Porto", "Lisbon", "translator"),
+            ("Where do I live?", "What do I work as?"),
+        ),
+        (
+            ("Ich wohne in Hamburg und arbeite als Übersetzer.", "Ich bin nach Köln gezogen."),
+            ("Köln", "Hamburg", "Übersetzer"),
+            ("Wo wohne ich?", "Als was arbeite ich?"),
+        ),
+        (
+            ("Я живу в Москве и работаю в Яндексе.", "Я переехал в Казань."),
+            ("Казань", "Москве", "Яндексе"),
+            ("Где я живу?", "Где я работаю?"),
+        ),
+        (
+            ("Vivo en Madrid y trabajo como traductor.", "Me mudé a Sevilla."),
+            ("Sevilla", "Madrid", "traductor"),
+            ("¿Dónde vivo?", "¿En qué trabajo?"),
+        ),
+    ]
+    for number, ((before, after), (new, old, job), (home_question, job_question)) in enumerate(
+        cases
+    ):
+        memory = WorkspaceMemory.open(tmp_path / str(number))
+        say(memory, before, 30)
+        say(memory, after, 2)
+        durable = [
+            i for i in memory.scopes.store(SCOPE).items.values() if i.layer is Layer.SEMANTIC
+        ]
+        current = [i.content for i in durable if not i.is_superseded]
+        assert any(new in text for text in current), (before, current)
+        assert any(job in text for text in current), (before, current)
+        assert not any(old in text for text in current), (before, current)
+        assert any(old in i.content for i in durable if i.is_superseded), (before, durable)
+        home = fact_lines(pack_text(memory, home_question))
+        assert any(new in line and "earlier" not in line for line in home), home
+        assert any(old in line for line in home), home
+        assert all("earlier, until" in line for line in home if old in line), home
+        work = fact_lines(pack_text(memory, job_question))
+        assert any(job in line and "earlier" not in line for line in work), work

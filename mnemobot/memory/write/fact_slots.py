@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.write.extraction.question_clauses import statement_before_question
+from mnemobot.memory.write.fact_clauses import clauses
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,89 +322,6 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     _rule("diet", r"(?<!\w)(?:ahora\s+)?soy\s+(?P<value>vegetarian[oa]|vegan[oa])\b", _DIET_KEYS),
 )
 
-# Words one of a slot's statements always holds (lower case, any language above): a cheap
-# test that lets a scan over many stored facts run the rules on a few of them only.
-SLOT_TRIGGERS: dict[str, tuple[str, ...]] = {
-    "residence": (
-        "live",
-        "moved",
-        "relocated",
-        "living",
-        "reside",
-        "home",
-        "wohne",
-        "lebe",
-        "gezogen",
-        "живу",
-        "переех",
-        "vivo",
-        "resido",
-        "viviendo",
-        "mud",
-        "traslad",
-    ),
-    "employer": ("work", "joined", "started", "job", "arbeite", "работа", "устро", "trabajo"),
-    "role": ("work", "arbeite", "trabajo"),
-    "partner": (
-        "partner",
-        "girlfriend",
-        "boyfriend",
-        "wife",
-        "husband",
-        "fianc",
-        "spouse",
-        "dating",
-        "seeing",
-        "married",
-        "engaged",
-        " with ",
-        "freund",
-        "frau",
-        "mann",
-        "девушк",
-        "жен",
-        "парн",
-        "муж",
-        "встреча",
-        "novi",
-        "espos",
-        "pareja",
-        "marido",
-        "mujer",
-        "prometid",
-    ),
-    "pet": (
-        "dog",
-        "cat",
-        "pupp",
-        "kitten",
-        "parrot",
-        "hamster",
-        "rabbit",
-        "horse",
-        "hund",
-        "katze",
-        "kater",
-        "собак",
-        "кошк",
-        "кот",
-        "пса",
-        "perr",
-        "gat",
-    ),
-    "phone": ("number", "nummer", "номер", "телефон", "número", "teléfono", "móvil", "celular"),
-    "email": ("mail", "correo"),
-    "address": ("address", "adresse", "адрес", "dirección"),
-    "favourite": ("favorite", "favourite", "lieblings", "любим", "favorit"),
-    "diet": ("vegetarian", "vegan", "pescatarian", "meat", "vegetar"),
-}
-
-
-def may_state(slot: str, lowered_text: str) -> bool:
-    """False when `lowered_text` surely sets no value of `slot` (its family's words absent)."""
-    return any(word in lowered_text for word in SLOT_TRIGGERS[slot.split(":", 1)[0]])
-
-
 # Quick test before the rules run one by one: most sentences name no slot at all.
 _ANY_SLOT = re.compile(
     r"(?<!\w)(?:i|i'm|i've|my|ich|mein|meine|я|мой|моя|мою|моего|мое|моё|мои"
@@ -418,6 +336,7 @@ _NEGATION = re.compile(
     r"|(?<!\w)no\s+(?:me\s+|lo\s+)?(?:vivo|resido|trabajo|soy|estoy|mud|traslad|tengo)",
     re.I,
 )
+_CONDITIONAL = r"(?:if|when|wenn|falls|если|si|cuando)\b"
 
 
 def _slot_name(rule: SlotRule, match: re.Match[str]) -> str:
@@ -445,23 +364,46 @@ def slot_statements(text: str) -> tuple[SlotStatement, ...]:
         if sentence.endswith("?"):
             # "I moved to Berlin, what should I see first?" states the move all the same.
             sentence = statement_before_question(sentence) or ""
-        if not sentence or _NEGATION.search(sentence):
+        if not sentence or re.match(_CONDITIONAL, sentence, re.IGNORECASE):
             continue
-        if re.match(r"(?:if|when|wenn|falls|если|si|cuando)\b", sentence, re.IGNORECASE):
-            continue
-        for rule in SLOT_RULES:
-            match = rule.pattern.search(sentence)
-            if match is None:
+        # Each clause sets its own slot, its value ending where the clause does.
+        for clause in clauses(sentence, _states_a_slot):
+            if _NEGATION.search(clause):
                 continue
-            slot = _slot_name(rule, match)
-            if slot in seen:
-                break
-            seen.add(slot)
-            value = match.group("value").strip(" ,:-—\"'")
-            left = match.groupdict().get("left")
-            found.append(SlotStatement(slot, value, sentence, rule.keywords, left))
-            break
+            statement = _clause_statement(clause)
+            if statement is not None and statement.slot not in seen:
+                seen.add(statement.slot)
+                found.append(statement)
     return tuple(found)
+
+
+def says_only_slots(text: str) -> bool:
+    """Whether every clause of `text` sets a slot: its slot facts hold all it says."""
+    for sentence in _SENTENCE_END.split(text):
+        sentence = sentence.strip()
+        if sentence and (
+            sentence.endswith("?")
+            or re.match(_CONDITIONAL, sentence, re.IGNORECASE)
+            or not all(map(_states_a_slot, clauses(sentence, _states_a_slot)))
+        ):
+            return False
+    return True
+
+
+def _clause_statement(clause: str) -> SlotStatement | None:
+    """The slot `clause` sets: the first rule that reads it."""
+    for rule in SLOT_RULES:
+        match = rule.pattern.search(clause)
+        if match is None:
+            continue
+        value = match.group("value").strip(" ,:-—\"'")
+        left = match.groupdict().get("left")
+        return SlotStatement(_slot_name(rule, match), value, clause, rule.keywords, left)
+    return None
+
+
+def _states_a_slot(text: str) -> bool:
+    return not _NEGATION.search(text) and _clause_statement(text) is not None
 
 
 def value_terms(statement: SlotStatement) -> frozenset[str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from weakref import WeakKeyDictionary
 
@@ -38,9 +38,10 @@ from mnemobot.memory.store.items import (
 from mnemobot.memory.text.terms import DUPLICATE_TERM_OVERLAP, terms
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import new_fact
+from mnemobot.memory.write.fact_slot_words import SLOT_TRIGGERS
 from mnemobot.memory.write.fact_slots import (
-    SLOT_TRIGGERS,
     SlotStatement,
+    says_only_slots,
     slot_statements,
     value_terms,
 )
@@ -100,11 +101,14 @@ def apply_fact_updates(
         turn = next((i for i in recorded if i.type is ItemType.TURN), None)
         tag = speaker_tag(speaker) if speaker else None
         new_facts = [i for i in recorded if _is_durable(i)]
+        # A fact that sets several slots ("I live in Lisbon and I work as a translator")
+        # gets one fact per slot, so a move replaces the home and leaves the job.
+        split = {i.id for i in new_facts if len(_slots(i)) > 1}
         for statement in slot_statements(user_text) if user_text.strip() else ():
             if statement.left is not None and not _states_left(store, statement, tag):
                 continue  # "moved from X to Y" where X is not the value known
             fact = next(
-                (i for i in new_facts if any(s.slot == statement.slot for s in _slots(i))), None
+                (i for i in new_facts if [s.slot for s in _slots(i)] == [statement.slot]), None
             )
             if fact is None:
                 fact = _slot_fact(store, statement, turn, speaker, at, extraction, id_factory)
@@ -112,7 +116,7 @@ def apply_fact_updates(
                     continue
                 updates.created.append(fact)
                 new_facts.append(fact)
-            _replace_by_slot(store, fact, statement, tag, at, similar, updates)
+            _replace_by_slot(store, fact, statement, tag, at, similar, updates, split)
         _collapse_restatements(store, new_facts, similar, updates)
     return updates
 
@@ -146,9 +150,14 @@ def _replace_by_slot(
     at: float,
     similar: SimilarFinder,
     updates: FactUpdates,
+    split: Collection[str] = (),
 ) -> None:
     """`fact` states `statement`: earlier facts of the same slot and speaker (`tag`) are
-    the same fact again (same value: they collapse into it) or replaced by it."""
+    the same fact again (same value: they collapse into it) or replaced by it.
+
+    `split`: facts of this very turn that set several slots, each now a fact of its own.
+    One that says nothing else merges into them (said once, not again); one that says
+    more is kept whole, as a fact of one slot with more said around it is."""
     tagged = _with_keywords(store, fact, statement)
     if tagged is None:
         # Found live (a compaction's flush, once in four): the store dropped it as
@@ -161,7 +170,9 @@ def _replace_by_slot(
         if left is not None and not value_terms(old_statement) & left:
             continue  # it names what it replaces, and that is another value
         if value_terms(old_statement) == value_terms(statement):
-            fact = _collapse(store, old, fact)
+            if old.id in split and not says_only_slots(old.content):
+                continue
+            fact = _collapse(store, old, fact, said_again=old.id not in split)
             updates.merged.append((old.id, fact.id))
         else:
             updates.superseded += supersede(store, [old.id], fact.id, at, similar)
@@ -347,13 +358,16 @@ def _slot_facts(store: ScopeItemStore, slot: str, tag: str | None) -> list[Memor
     return found
 
 
-def _collapse(store: ScopeItemStore, old: MemoryItem, new: MemoryItem) -> MemoryItem:
-    """One item of two statements of a fact: the newest wording, the earliest date."""
+def _collapse(
+    store: ScopeItemStore, old: MemoryItem, new: MemoryItem, *, said_again: bool = True
+) -> MemoryItem:
+    """One item of two statements of a fact: the newest wording, the earliest date.
+    `said_again` False: both come of one message, so it counts as said once."""
     survivor = replace(
         new,
         created_at=min(old.created_at, new.created_at),
         updated_at=max(old.updated_at, new.updated_at),
-        mentions=old.mentions + new.mentions,
+        mentions=old.mentions + new.mentions if said_again else max(old.mentions, new.mentions),
         references=list(dict.fromkeys([*new.references, *old.references])),
         tags=list(dict.fromkeys([*new.tags, *old.tags])),
         confidence=max(old.confidence, new.confidence),

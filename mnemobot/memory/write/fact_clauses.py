@@ -1,0 +1,109 @@
+"""Clauses of one sentence: "I live in Lisbon and I work as a translator" says two things.
+
+A slot's value runs to the end of its sentence (`memory.write.fact_slots`), so read whole,
+that sentence sets the home to "Lisbon and I work as a translator" and no job at all, and
+a later move replaces the job with the home. Cut at its clauses, each value ends where its
+clause does, and each slot is one fact of its own, replaced on its own.
+
+A clause starts after a joiner ("and", "but", a comma; "und", "и", "y" ...) where the
+speaker speaks of themselves again: the pronoun or a possessive ("and I", "und ich",
+"и я", "y yo", "and my") always starts one, since no value goes on with it. A verb alone
+("and work as ...") starts one only when what follows states a slot of its own; other
+words never do, so "fish and chips" or "Johnson and Johnson" stay one value. A clause
+that drops the pronoun ("und arbeite als ...") is read with it put back ("ich arbeite
+als ..."), as the rules read the first person.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class _Language:
+    joiners: str
+    # Words that start a clause about oneself: the pronoun, possessives, and the verbs
+    # the slot rules start with (a clause may drop the pronoun before them).
+    pronoun: str
+    possessives: str
+    verbs: str
+    # Put before a clause that starts with a verb, so the rules read it as they read the
+    # first clause ("" where the rules need no pronoun: Spanish).
+    restore: str
+
+
+_LANGUAGES = (
+    _Language(
+        joiners=r"and|but",
+        pronoun=r"I",
+        possessives=r"my",
+        verbs=r"live|reside|moved|relocated|work|joined|started|got|have|eat",
+        restore="I",
+    ),
+    _Language(
+        joiners=r"und|aber",
+        pronoun=r"ich",
+        possessives=r"mein|meine|meiner|meinen",
+        verbs=r"wohne|lebe|arbeite|bin",
+        restore="ich",
+    ),
+    _Language(
+        joiners=r"и|а|но",
+        pronoun=r"я",
+        possessives=r"мой|моя|моё|мое|мои|мою|моего",
+        verbs=r"живу|работаю|переехала?|устроила?с[ья]|встречаюсь|сейчас|теперь",
+        restore="я",
+    ),
+    _Language(
+        joiners=r"y|e|pero",
+        pronoun=r"yo",
+        possessives=r"mi",
+        verbs=r"vivo|resido|trabajo|estoy|soy|me|ahora|actualmente",
+        restore="",
+    ),
+)
+
+
+def _boundary(language: _Language, index: int) -> str:
+    # A comma (with or without a joiner after it) or a joiner between spaces, then the
+    # clause's first word, in a group named for the kind of start and the language.
+    joiner = rf"(?:\s*,\s*(?:(?:{language.joiners})\s+)?|\s+(?:{language.joiners})\s+)"
+    return (
+        rf"{joiner}(?=(?P<self{index}>{language.pronoun}|{language.possessives})(?!\w)"
+        rf"|(?P<verb{index}>{language.verbs})(?!\w))"
+    )
+
+
+_BOUNDARY = re.compile(
+    "|".join(_boundary(language, index) for index, language in enumerate(_LANGUAGES)),
+    re.IGNORECASE,
+)
+
+
+def clauses(sentence: str, states_slot: Callable[[str], bool]) -> list[str]:
+    """`sentence` cut into the clauses that each state something of the speaker.
+
+    `states_slot` tells whether a text sets a slot: a clause that starts with a verb (no
+    pronoun, no possessive) counts only then; otherwise its words stay part of the
+    clause before. A verb-first clause is given back its pronoun.
+    """
+    matches = list(_BOUNDARY.finditer(sentence))
+    if not matches:
+        return [sentence.strip()] if sentence.strip() else []
+    ends = [match.start() for match in matches[1:]] + [len(sentence)]
+    found = [sentence[: matches[0].start()]]
+    for match, end in zip(matches, ends, strict=True):
+        following = sentence[match.end() : end]
+        kind = next(name for name, value in match.groupdict().items() if value)
+        if kind.startswith("self"):
+            found.append(following)
+            continue
+        restore = _LANGUAGES[int(kind.removeprefix("verb"))].restore
+        restored = f"{restore} {following}" if restore else following
+        if states_slot(restored):
+            found.append(restored)
+        else:
+            found[-1] += match.group(0) + following
+    return [clause.strip() for clause in found if clause.strip()]

@@ -1,0 +1,52 @@
+"""A slot's value ends where the speaker's next clause begins."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mnemobot.memory.write.fact_slots import slot_statements
+
+OPENINGS = st.sampled_from(
+    ["I live in", "I moved to", "I work as", "I work at", "My favourite food is", "My address is"]
+)
+# Places, values with "and" in them, the joiners and the pronoun, and the slot verbs.
+PLACES = ("Lisbon", "Porto", "New", "York", "fish", "chips", "a", "translator", "dog")
+JOINERS = ("and", "but", ",", "and I", ", I", ", and I", "I", "I'm", "my")
+VERBS = ("work", "as", "live", "in", "at")
+WORDS = st.sampled_from((*PLACES, *JOINERS, *VERBS))
+
+
+@given(OPENINGS, st.lists(WORDS, min_size=1, max_size=14))
+def test_a_value_never_runs_into_the_next_clause(opening: str, words: list[str]) -> None:
+    text = f"{opening} {' '.join(words)}".replace(" ,", ",") + "."
+    for statement in slot_statements(text):
+        assert " and I " not in f"{statement.value} ", (text, statement)
+        assert ", I " not in f"{statement.value} ", (text, statement)
+        assert statement.value in statement.sentence, (text, statement)
+
+
+def test_each_clause_sets_its_own_slot_and_values_keep_their_own_and() -> None:
+    cases = {
+        "I live in Lisbon and I work as a translator.": [
+            ("residence", "Lisbon"),
+            ("role", "a translator"),
+        ],
+        "I live in Lisbon, and work at Johnson and Johnson.": [
+            ("residence", "Lisbon"),
+            ("employer", "Johnson and Johnson"),
+        ],
+        "Ich wohne in Berlin und arbeite bei Siemens.": [
+            ("residence", "Berlin"),
+            ("employer", "Siemens"),
+        ],
+        "Я живу в Москве, а работаю в Яндексе.": [("residence", "Москве"), ("employer", "Яндексе")],
+        "Vivo en Madrid pero trabajo en Telefónica.": [
+            ("residence", "Madrid"),
+            ("employer", "Telefónica"),
+        ],
+        "My favourite food is fish and chips.": [("favourite:food", "fish and chips")],
+        "I don't live in Paris, I live in Berlin.": [("residence", "Berlin")],
+    }
+    for text, expected in cases.items():
+        assert [(s.slot, s.value) for s in slot_statements(text)] == expected, text
