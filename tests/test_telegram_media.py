@@ -438,6 +438,37 @@ async def test_a_model_without_vision_gets_the_caption_and_a_note_and_is_learned
     assert sum(1 for r in openai_server.recorded_requests if r.rejected) == refused
 
 
+async def test_a_file_that_is_no_image_turns_images_off_for_no_one(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # Found live: random bytes sent as scan.jpg got the server's 400 for an image it
+    # cannot decode, which was learned as "this model takes no images", for every chat.
+    openai_server.decodes_images = True
+    await start_bot()
+    telegram.send_document(
+        chat_id=USER,
+        file_name="scan.jpg",
+        mime_type="image/jpeg",
+        content=bytes(range(256)) * 8,
+        caption="what does this scan say?",
+    )
+    [first] = await telegram.wait_for_messages_async(USER, 1)
+    assert "what does this scan say?" in first["plain_text"]
+    assert "could not be read" in first["plain_text"]
+    assert "cannot see images" not in first["plain_text"]
+    learned = workspace / "preferences" / "model-vision.json"
+    assert not learned.exists() or False not in [
+        entry.get("images") for entry in json.loads(learned.read_text()).values()
+    ]
+
+    other = USER + 1
+    telegram.send_photo(chat_id=other, caption="is this mould?", content=b"\xff\xd8\xff\xe0jpeg")
+    [answer] = await telegram.wait_for_messages_async(other, 1)
+    assert "cannot see images" not in answer["plain_text"]
+    parts = openai_server.last_request()["messages"][-1]["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url"]
+
+
 async def test_a_text_document_is_kept_read_and_found_later_by_its_words(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:

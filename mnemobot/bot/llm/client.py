@@ -9,10 +9,11 @@ budget was too big is sent again, smaller. Until then a server on this machine o
 is asked for a small reply, not for what may be its whole window.
 
 Images are learned the same way (`llm.vision` "auto"): a request with image parts that the
-server refuses is sent again with a note in their place, and once that is answered the
-model is known to take no images. (About 620 lines: windows, images and streams are what
-the server says about one model, each a few lines in `complete`'s path; what goes on
-the wire and comes back is `wire_format`.)
+server refuses is sent again with a note in their place, and once that is answered, and a
+sound image of our own is refused too (`image_probe`; one stranger's damaged file is not
+the model's fault), the model is known to take no images. (About 660 lines: windows,
+images and streams are what the server says about one model, each a few lines in
+`complete`'s path; what goes on the wire and comes back is `wire_format`.)
 
 A request with `on_text` is streamed (server-sent events; see `chat_stream`). A server
 that answers it with a whole JSON completion is read as one; a stream that ends without a
@@ -37,6 +38,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from mnemobot.bot.llm.chat_stream import StreamedAnswer
 from mnemobot.bot.llm.errors import classify_openai_error
+from mnemobot.bot.llm.image_probe import probe_request
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.llm.tool_support import TOOLS_OFF, log_tool_support
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
@@ -64,7 +66,12 @@ from mnemobot.systems.core.llm import (
     LLMError,
     LLMFailureKind,
 )
-from mnemobot.systems.model_call.image_parts import has_images, without_images
+from mnemobot.systems.model_call.image_parts import (
+    NO_VISION_NOTE,
+    UNREADABLE_IMAGE_NOTE,
+    has_images,
+    without_images,
+)
 from mnemobot.systems.model_call.request_messages import estimate_request_tokens
 
 log = logging.getLogger(__name__)
@@ -120,6 +127,8 @@ class OpenAIChatModel:
         # in `vision` when given.
         self.vision = vision
         self._refusing_images: set[str] = set()
+        # Models shown our own image this run, and whether they answered (`image_probe`).
+        self._takes_images: dict[str, bool] = {}
         # Whether to ask for token usage at the end of a stream; off once a server refused
         # `stream_options` (some OpenAI-compatible servers reject what they do not know).
         self._usage_in_streams = True
@@ -291,9 +300,10 @@ class OpenAIChatModel:
 
     async def _complete_with_images(self, request: ChatRequest) -> ChatResponse:
         """A request with image parts, as `llm.vision` says: sent as it is, or with a note in
-        their place for a model that takes none. In "auto", a refusal is learned once the
-        same request without its images is answered (so an outage is never mistaken for
-        one)."""
+        their place for a model that takes none. In "auto", a refused image is told from a
+        model that takes none by a sound image of our own (`image_probe`): only the latter
+        is learned, and only once the request without its images is answered (so an outage
+        is never mistaken for one); a file that is no image turns off nothing."""
         if request.vision == "off" or (
             request.vision == "auto" and self.refuses_images(request.model)
         ):
@@ -301,19 +311,45 @@ class OpenAIChatModel:
         try:
             return await self._complete_fitted(request)
         except LLMError as error:
-            refusal = error.kind is LLMFailureKind.BAD_REQUEST or (
-                error.kind is LLMFailureKind.UNAVAILABLE and error.status is not None
-            )
-            if request.vision != "auto" or not refusal or request.require_images:
+            if request.vision != "auto" or not _refusal(error) or request.require_images:
                 raise
+            takes_images = await self._model_takes_images(request.model)
+            if takes_images:
+                log.warning(
+                    "%s refused an image it was sent, but takes a sound one: that image is "
+                    "unreadable (%s)",
+                    request.model,
+                    error.detail[:200],
+                )
+                return await self._complete_without_images(request, UNREADABLE_IMAGE_NOTE)
             response = await self._complete_without_images(request)
-            await self._remember_refusal(request.model, error)
+            if takes_images is False:
+                await self._remember_refusal(request.model, error)
             return response
 
-    async def _complete_without_images(self, request: ChatRequest) -> ChatResponse:
+    async def _model_takes_images(self, model: str) -> bool | None:
+        """Whether `model` answers a sound image of ours (asked once a run; False: it
+        refuses that one too). None: the asking failed otherwise (a timeout), and nothing
+        is learned."""
+        known = self._takes_images.get(model)
+        if known is not None:
+            return known
+        try:
+            await self._complete_fitted(probe_request(model))
+        except LLMError as error:
+            if not _refusal(error):
+                return None
+            self._takes_images[model] = False
+            return False
+        self._takes_images[model] = True
+        return True
+
+    async def _complete_without_images(
+        self, request: ChatRequest, note: str = NO_VISION_NOTE
+    ) -> ChatResponse:
         if request.require_images:
             raise LLMError(LLMFailureKind.BAD_REQUEST, "the model takes no images (llm.vision)")
-        plain = replace(request, messages=without_images(request.messages))
+        plain = replace(request, messages=without_images(request.messages, note))
         response = await self._complete_fitted(plain)
         response.images_dropped = True
         return response
@@ -622,3 +658,11 @@ async def _unless_told_to_give_way(
     if answer.cancelled():
         raise GaveWayToReply
     return answer.result()
+
+
+def _refusal(error: LLMError) -> bool:
+    """Whether `error` is a server saying no to the request itself (400, or a status it
+    gave in place of one), not failing to answer it."""
+    return error.kind is LLMFailureKind.BAD_REQUEST or (
+        error.kind is LLMFailureKind.UNAVAILABLE and error.status is not None
+    )

@@ -20,6 +20,11 @@ NO_VISION_NOTE = (
     "[An image was attached here, but the model in use cannot see images: answer from the "
     "text, and tell the user you could not look at the image itself.]"
 )
+UNREADABLE_IMAGE_NOTE = (
+    "[An image was attached here, but the model could not read it (a damaged file, or "
+    "not an image): answer from the text, and tell the user the image could not be read "
+    "and to send it again as a photo.]"
+)
 
 
 def with_images(
@@ -47,8 +52,10 @@ def has_images(messages: Sequence[dict[str, Any]]) -> bool:
     )
 
 
-def without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Image parts replaced by `NO_VISION_NOTE`; each message's content plain text again."""
+def without_images(
+    messages: list[dict[str, Any]], note: str = NO_VISION_NOTE
+) -> list[dict[str, Any]]:
+    """Image parts replaced by `note`; each message's content plain text again."""
     out = []
     for message in messages:
         content = message.get("content")
@@ -60,7 +67,7 @@ def without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if not isinstance(part, dict):
                 continue
             if part.get("type") == "image_url":
-                texts.append(NO_VISION_NOTE)
+                texts.append(note)
             elif isinstance(part.get("text"), str):
                 texts.append(part["text"])
         out.append({**message, "content": "\n\n".join(texts)})

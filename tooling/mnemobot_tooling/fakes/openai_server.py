@@ -72,7 +72,8 @@ trained ``max_context_length``). ``trained_window`` is the trained length they n
 Speech and images: ``POST /v1/audio/transcriptions`` (the multipart upload the openai SDK
 sends) is answered by ``transcriber`` and recorded in ``transcriptions``; with
 ``accepts_images`` False, a chat request holding an ``image_url`` part gets HTTP 400, as
-from a text-only model.
+from a text-only model; with ``decodes_images``, an image whose bytes are no PNG, JPEG,
+GIF or WebP gets OpenAI's 400 for an image it cannot decode.
 
 Run by hand: ``python -m mnemobot_tooling.fakes.openai_server [--port N] [--reply TEXT]
 [--window N [--report-window llamacpp]]``.
@@ -82,6 +83,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import email.parser
 import email.policy
@@ -666,6 +668,9 @@ class FakeOpenAIServer:
         self.required_api_key: str | None = None
         # False: a chat request with an image part gets HTTP 400, as from a text-only model.
         self.accepts_images: bool = True
+        # True: an image part whose bytes are no image gets OpenAI's 400 for an image it
+        # cannot decode (tests send placeholder bytes as photos, so off by default).
+        self.decodes_images: bool = False
         # Answers POST /v1/audio/transcriptions: gets the upload, returns the text or an
         # error step. The default hears what follows b"SPEECH:" in the audio bytes (a test
         # writes the words it wants heard there), and nothing in any other audio.
@@ -910,6 +915,14 @@ class FakeOpenAIServer:
         elif not self.accepts_images and _has_image_part(body):
             rejection = "invalid_request"
             step = error(400, "image input is not supported by this model", param="messages")
+        elif self.decodes_images and _has_unreadable_image(body):
+            # OpenAI's words for an image it cannot decode (its code: image_parse_error).
+            rejection = "invalid_request"
+            step = error(
+                400,
+                "You uploaded an unsupported image. Please make sure your image is valid.",
+                code="image_parse_error",
+            )
         elif self.validate_messages and (problem := _message_sequence_problem(body)):
             rejection, step = "invalid_request", error(400, problem, param="messages")
         elif self.strict_template and (problem := _template_problem(body)):
@@ -1417,6 +1430,30 @@ def _has_image_part(body: Mapping[str, Any]) -> bool:
         if isinstance(message.get("content"), list)
         for part in message["content"]
     )
+
+
+# The first bytes of the images a vision model decodes: PNG, JPEG, GIF, WebP (RIFF).
+_IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF")
+
+
+def _has_unreadable_image(body: Mapping[str, Any]) -> bool:
+    """Whether an image part's data URL holds bytes that are no image at all."""
+    for message in body.get("messages") or []:
+        if not isinstance(message.get("content"), list):
+            continue
+        for part in message["content"]:
+            if not (isinstance(part, Mapping) and part.get("type") == "image_url"):
+                continue
+            url = str((part.get("image_url") or {}).get("url") or "")
+            if not url.startswith("data:"):
+                continue
+            try:
+                head = base64.b64decode(url.split(",", 1)[-1][:16], validate=False)
+            except ValueError:
+                return True
+            if not head.startswith(_IMAGE_MAGIC):
+                return True
+    return False
 
 
 # What `streams_tool_choice = False` answers (as an empty stream).
