@@ -118,6 +118,34 @@ async def test_a_pdf_sent_alone_with_a_caption_gets_a_reply(
     assert (workspace / "files" / SCOPE / "received" / "1-report.pdf").exists()
 
 
+async def test_a_file_nobody_could_read_sent_without_a_caption_asks_the_model_nothing(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # Found live: the line said all there was, then a second reply to "[file ... kept,
+    # unreadable]" followed, from a model with nothing to answer.
+    await start_bot()
+    send_pdf(telegram, USER, b"%PDF-1.7\n" + bytes(range(256)) * 12, None)
+    [line] = await telegram.wait_for_messages_async(USER, 1, timeout=30)
+    assert line["plain_text"].startswith("I kept report.pdf")
+    assert "could not read it" in line["plain_text"]
+    telegram.send_document(
+        chat_id=USER,
+        file_name="notes.docx",
+        mime_type="application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        content=b"PK\x03\x04 docx",
+    )
+    [_, unsupported] = await telegram.wait_for_messages_async(USER, 2, timeout=30)
+    assert "I can only read text files and PDFs" in unsupported["plain_text"]
+    # Still answered as usual, and the model was asked about neither file.
+    telegram.send_text("hello", chat_id=USER)
+    sent = await telegram.wait_for_messages_async(USER, 3, timeout=30)
+    assert sent[-1]["plain_text"] == "echo: hello"
+    said = [text for request in openai_server.requests for text in user_texts(request)]
+    assert "hello" in said[-1]
+    assert not [text for text in said if "report.pdf" in text or "notes.docx" in text]
+    assert (workspace / "files" / SCOPE / "received" / "1-report.pdf").exists()
+
+
 @pytest.mark.slow
 async def test_status_answers_at_once_while_eight_chats_send_hostile_pdfs(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path

@@ -401,7 +401,7 @@ class TelegramMediaTurns:
                 name=original,
                 shown=shown,
             )
-            return MessagePart("", caption, before=f"[file {shown} kept, not read]")
+            return _unread(f"[file {shown} kept, not read]", caption)
         kept = folder / shown if shown.startswith(f"{RECEIVED_FOLDER}/") else None
         try:
             extract = await self.host.media.read_document(
@@ -414,7 +414,7 @@ class TelegramMediaTurns:
                 shown=shown,
                 reason=exc.said(turn.words),
             )
-            return MessagePart("", caption, before=f"[file {shown} kept, unreadable]")
+            return _unread(f"[file {shown} kept, unreadable]", caption)
         text_file = f"{shown}.txt"
         try:
             await asyncio.to_thread(write_atomic, folder / text_file, extract.text.encode())
