@@ -20,7 +20,7 @@ from datetime import tzinfo
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, said_order
 
 # Hits of a search the page pages through (the best first); more would be read by nobody.
 SEARCH_LIMIT = 1_000
@@ -33,7 +33,7 @@ def scope_items(memory: WorkspaceMemory, scope: str) -> list[MemoryItem]:
 
 
 def newest_first(items: Iterable[MemoryItem]) -> list[MemoryItem]:
-    return sorted(items, key=lambda item: (item.created_at, item.id), reverse=True)
+    return sorted(items, key=said_order, reverse=True)
 
 
 @dataclass(frozen=True, slots=True)

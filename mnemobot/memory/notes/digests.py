@@ -28,7 +28,7 @@ from weakref import WeakKeyDictionary
 
 from mnemobot.memory.store.bm25 import BM25Index
 from mnemobot.memory.store.item_store import ScopeItemStore
-from mnemobot.memory.store.items import ItemType, MemoryItem
+from mnemobot.memory.store.items import ItemType, MemoryItem, said_order
 from mnemobot.memory.text.terms import languages, terms, terms_in
 
 # (query terms, how many at most) -> the best-matching digests, oldest day first: what a
@@ -150,7 +150,7 @@ def matching_digests(store: ScopeItemStore, query_terms: list[str], most: int) -
         return []
     with store.lock:
         found = [store.items[i] for i in _index(store).search(store, query_terms, most)]
-    return sorted(found, key=lambda item: (item.created_at, item.id))
+    return sorted(found, key=said_order)
 
 
 def digest_ids_by_day(store: ScopeItemStore) -> dict[str, str]:

@@ -21,7 +21,7 @@ from enum import StrEnum
 
 from mnemobot.memory.notes.digests import shown_digest, shown_refs
 from mnemobot.memory.pack.passages import CUT_MARK, passage, weight_in
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, how_stated
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, how_stated, said_order
 from mnemobot.memory.text.inert_markdown import inert_markdown
 
 # Characters of a long item a line shows: the passage around what the question matched.
@@ -206,7 +206,7 @@ def render_pack(packed: Sequence[PackedItem]) -> str:
     by_section: dict[PackSection, list[PackedItem]] = {section: [] for section in PackSection}
     for entry in packed:
         by_section[entry.section].append(entry)
-    by_section[PackSection.RECENT_EPISODES].sort(key=lambda p: (p.item.created_at, p.item.id))
+    by_section[PackSection.RECENT_EPISODES].sort(key=lambda p: said_order(p.item))
     parts = ["# Memory"]
     for section in PackSection:
         entries = by_section[section]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from mnemobot.memory.pack.ranking import Ranking
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, said_order
 from mnemobot.memory.store.turn_timeline import is_turn
 
 # Up to `steps` turns before and after a turn in its conversation, nearest first.
@@ -57,7 +57,7 @@ def turn_context(
             for item in candidates
             if item.layer is Layer.EPISODIC and item.type is ItemType.TURN
         ),
-        key=lambda item: (item.created_at, item.id),
+        key=said_order,
     )
     if window_gap > 0:
         number = -1

@@ -242,6 +242,23 @@ _TITLE_CODES = tuple(range(4096))
 _TITLE_SLOT: Any = vars(MemoryItem)["title"]
 
 
+def said_order(item: MemoryItem) -> tuple[float, int, str]:
+    """Where an item stands in its scope's timeline: its time, then the number of the
+    first message it names. Telegram dates messages in whole seconds and numbers them in
+    the order they came, so a burst of one second (in a group, a long text the app sent
+    as several messages) keeps its order; the id (random) only breaks what is left."""
+    return (item.created_at, _message_number(item.references), item.id)
+
+
+def _message_number(references: list[str]) -> int:
+    numbers = [
+        int(tail)
+        for ref in references
+        if ref.startswith(("tg:", "tg-export:")) and (tail := ref.rsplit(":", 1)[-1]).isdigit()
+    ]
+    return min(numbers, default=0)
+
+
 def _title_code(title: Any, content: str) -> Any:
     """`title` as a code when `content` starts with it (bar `cut_text`'s ellipsis)."""
     if type(title) is not str:
