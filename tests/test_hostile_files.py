@@ -146,6 +146,29 @@ async def test_a_file_nobody_could_read_sent_without_a_caption_asks_the_model_no
     assert (workspace / "files" / SCOPE / "received" / "1-report.pdf").exists()
 
 
+async def test_a_file_nobody_could_read_beside_a_question_is_named_to_the_model(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # Without a caption, but in one turn with a question about it: the model must know a
+    # file came, or it denies the file the bot just said it kept.
+    release = threading.Event()
+    openai_server.script(gated(release, reply("first answer")))
+    await start_bot()
+    try:
+        telegram.send_text("hello", chat_id=USER)
+        await openai_server.wait_for_requests_async(1)
+        send_pdf(telegram, USER, b"%PDF-1.7\n" + bytes(range(256)) * 12, None)
+        telegram.send_text("what do you make of the file?", chat_id=USER)
+        await wait_until(lambda: not telegram.pending_updates(), 10, "both kept by the bot")
+    finally:
+        release.set()
+    sent = await telegram.wait_for_messages_async(USER, 3, timeout=30)
+    assert any(m["plain_text"].startswith("I kept report.pdf") for m in sent)
+    said = user_texts(openai_server.last_request())[-1]
+    assert "report.pdf kept, unreadable]" in said
+    assert "what do you make of the file?" in said
+
+
 @pytest.mark.slow
 async def test_status_answers_at_once_while_eight_chats_send_hostile_pdfs(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path

@@ -454,7 +454,7 @@ async def test_a_file_that_is_no_image_turns_images_off_for_no_one(
     )
     [first] = await telegram.wait_for_messages_async(USER, 1)
     assert "what does this scan say?" in first["plain_text"]
-    assert "could not be read" in first["plain_text"]
+    assert "could not be looked at" in first["plain_text"]
     assert "cannot see images" not in first["plain_text"]
     learned = workspace / "preferences" / "model-vision.json"
     assert not learned.exists() or False not in [
@@ -465,6 +465,36 @@ async def test_a_file_that_is_no_image_turns_images_off_for_no_one(
     telegram.send_photo(chat_id=other, caption="is this mould?", content=b"\xff\xd8\xff\xe0jpeg")
     [answer] = await telegram.wait_for_messages_async(other, 1)
     assert "cannot see images" not in answer["plain_text"]
+    parts = openai_server.last_request()["messages"][-1]["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url"]
+
+
+async def test_a_server_error_on_the_sound_image_learns_nothing(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # A 503 (a model loading) says nothing of images: learned as "no images", one bad file
+    # and one blip would have turned them off for good.
+    from mnemobot_tooling.fakes.openai_server import error, reply
+
+    def answer(request: dict[str, object]) -> object:
+        if "What colour is this image" in json.dumps(request):
+            return error(503, "model is loading")
+        return reply("Answered.")
+
+    openai_server.decodes_images = True
+    openai_server.responder = answer  # type: ignore[assignment]
+    await start_bot()
+    telegram.send_document(
+        chat_id=USER, file_name="scan.jpg", mime_type="image/jpeg", content=bytes(256) * 8
+    )
+    await telegram.wait_for_messages_async(USER, 1)
+    learned = workspace / "preferences" / "model-vision.json"
+    assert not learned.exists() or False not in [
+        entry.get("images") for entry in json.loads(learned.read_text()).values()
+    ]
+    other = USER + 1
+    telegram.send_photo(chat_id=other, caption="is this mould?", content=b"\xff\xd8\xff\xe0jpeg")
+    await telegram.wait_for_messages_async(other, 1)
     parts = openai_server.last_request()["messages"][-1]["content"]
     assert [p["type"] for p in parts] == ["text", "image_url"]
 

@@ -337,7 +337,9 @@ class OpenAIChatModel:
         try:
             await self._complete_fitted(probe_request(model))
         except LLMError as error:
-            if not _refusal(error):
+            # Only a 400 says no to the image itself: a 5xx (a model loading, a proxy)
+            # says nothing of it, and learning "no images" from one would be for good.
+            if error.kind is not LLMFailureKind.BAD_REQUEST:
                 return None
             self._takes_images[model] = False
             return False

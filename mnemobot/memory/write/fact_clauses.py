@@ -69,7 +69,13 @@ _LANGUAGES = (
 def _boundary(language: _Language, index: int) -> str:
     # A comma (with or without a joiner after it) or a joiner between spaces, then the
     # clause's first word, in a group named for the kind of start and the language.
-    joiner = rf"(?:\s*,\s*(?:(?:{language.joiners})\s+)?|\s+(?:{language.joiners})\s+)"
+    # Tried only where a run of spaces starts (the lookbehind), each run read once
+    # (possessive): tried at every space of a long run, a 4,096-character message of
+    # spaces took 0.5 s, and 40,000 a minute.
+    joiner = (
+        rf"(?<!\s)(?:\s*+,\s*+(?:(?:{language.joiners})\s++)?"
+        rf"|\s++(?:{language.joiners})\s++)"
+    )
     return (
         rf"{joiner}(?=(?P<self{index}>{language.pronoun}|{language.possessives})(?!\w)"
         rf"|(?P<verb{index}>{language.verbs})(?!\w))"

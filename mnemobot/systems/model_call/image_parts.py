@@ -21,9 +21,9 @@ NO_VISION_NOTE = (
     "text, and tell the user you could not look at the image itself.]"
 )
 UNREADABLE_IMAGE_NOTE = (
-    "[An image was attached here, but the model could not read it (a damaged file, or "
-    "not an image): answer from the text, and tell the user the image could not be read "
-    "and to send it again as a photo.]"
+    "[An image was attached here, but the model's server refused it (a damaged file, not "
+    "an image, or more or larger images than it takes at once): answer from the text, and "
+    "tell the user the image could not be looked at.]"
 )
 
 

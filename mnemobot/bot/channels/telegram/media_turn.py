@@ -123,6 +123,10 @@ class _Turn:
     unread: list[Inbound] = field(default_factory=list)
     # Kinds of file this turn did read (a voice note sent again after a failure).
     read_kinds: set[str] = field(default_factory=set)
+    # Lines of files nobody could read, sent without a caption (by their part's index):
+    # alone, the notices say all there is and no turn is made; beside other messages,
+    # the model is told of them, or it would deny a file the user just sent.
+    quiet: dict[int, str] = field(default_factory=dict)
 
     def tag(self, tag: str) -> None:
         if tag not in self.tags:
@@ -167,6 +171,9 @@ class TelegramMediaTurns:
             else:
                 turn.notice(NOTHING_TO_RETRY)
         await unread.settle(turn.unread[-1] if turn.unread else None, turn.read_kinds)
+        if turn_text(turn.parts).strip():
+            for index, line in turn.quiet.items():
+                turn.parts[index] = replace(turn.parts[index], before=line)
         text = turn_text(turn.parts)
         own = own_words(turn.parts)
         return PreparedTurn(
@@ -196,7 +203,7 @@ class TelegramMediaTurns:
                 kind = KIND_NAMES.get(inbound.file.kind, "file")
                 log.error("could not read a %s in %s: %s", kind, job.chat.key, exc)
                 turn.notice(N_("I kept your {kind} but could not read it."), kind=turn.kind(kind))
-                part = _unread(f"[{kind}, unreadable]", inbound.text.strip())
+                part = _unread(f"[{kind}, unreadable]", inbound.text.strip(), turn)
             if len(turn.unread) == unread:
                 turn.read_kinds.add(inbound.file.kind)
         else:
@@ -236,7 +243,7 @@ class TelegramMediaTurns:
                 space = "" if turn.words.language == "zh" else " "
                 line += space + turn.words.gettext(N_("I read its caption."))
             turn.notices.append(line)
-            return _unread(f"[{kind}, {megabytes(file.size)}, too large to fetch]", caption)
+            return _unread(f"[{kind}, {megabytes(file.size)}, too large to fetch]", caption, turn)
         name = received_file_name(inbound, file)
         shown = f"{RECEIVED_FOLDER}/{name}"
         folder = self.folder(job, config)
@@ -245,7 +252,7 @@ class TelegramMediaTurns:
             data = await self._download(file, kind, turn)
             if data is None:
                 turn.unread.append(inbound)
-                return _unread(f"[{kind}, could not be fetched]", caption)
+                return _unread(f"[{kind}, could not be fetched]", caption, turn)
             try:
                 await asyncio.to_thread(write_atomic, folder / shown, data)
                 inbound = replace(inbound, kept=shown)
@@ -263,7 +270,9 @@ class TelegramMediaTurns:
                 if heard is None:
                     turn.unread.append(inbound)
                     length = _length(await measuring)
-                    return _unread(f"[{kind}{length}, not transcribed, kept as {shown}]", caption)
+                    return _unread(
+                        f"[{kind}{length}, not transcribed, kept as {shown}]", caption, turn
+                    )
             finally:
                 measuring.cancel()
             return heard
@@ -401,7 +410,7 @@ class TelegramMediaTurns:
                 name=original,
                 shown=shown,
             )
-            return _unread(f"[file {shown} kept, not read]", caption)
+            return _unread(f"[file {shown} kept, not read]", caption, turn)
         kept = folder / shown if shown.startswith(f"{RECEIVED_FOLDER}/") else None
         try:
             extract = await self.host.media.read_document(
@@ -414,7 +423,7 @@ class TelegramMediaTurns:
                 shown=shown,
                 reason=exc.said(turn.words),
             )
-            return _unread(f"[file {shown} kept, unreadable]", caption)
+            return _unread(f"[file {shown} kept, unreadable]", caption, turn)
         text_file = f"{shown}.txt"
         try:
             await asyncio.to_thread(write_atomic, folder / text_file, extract.text.encode())
@@ -465,7 +474,9 @@ def _length(seconds: float | None) -> str:
     return f" {clock_text(seconds)}" if seconds is not None else ""
 
 
-def _unread(line: str, caption: str) -> MessagePart:
-    """A file that could not be read: its line only with a caption to answer, else the
-    notices say all there is (no turn)."""
+def _unread(line: str, caption: str, turn: _Turn) -> MessagePart:
+    """A file that could not be read: its line with a caption to answer; without one, the
+    line is kept aside (`_Turn.quiet`)."""
+    if not caption:
+        turn.quiet[len(turn.parts)] = line
     return MessagePart("", caption, before=line if caption else "")
