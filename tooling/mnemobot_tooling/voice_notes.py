@@ -17,9 +17,9 @@ def espeak_available() -> bool:
     return shutil.which("espeak-ng") is not None
 
 
-def speak_wav(text: str, path: Path, *, words_per_minute: int = 160) -> None:
+def speak_wav(text: str, path: Path, *, words_per_minute: int = 160, voice: str = "en") -> None:
     subprocess.run(
-        ["espeak-ng", "-s", str(words_per_minute), "-w", str(path), text],
+        ["espeak-ng", "-v", voice, "-s", str(words_per_minute), "-w", str(path), text],
         check=True,
         capture_output=True,
     )
@@ -49,11 +49,12 @@ def wav_to_ogg_opus(source: Path, bitrate: int = 32_000) -> tuple[bytes, float]:
     return out_buffer.getvalue(), seconds
 
 
-def voice_note(text: str) -> tuple[bytes, float]:
-    """`text` spoken as a Telegram voice note: (OGG/Opus bytes, seconds)."""
+def voice_note(text: str, *, voice: str = "en", words_per_minute: int = 160) -> tuple[bytes, float]:
+    """`text` spoken by espeak-ng's `voice` as a Telegram voice note: (OGG/Opus bytes,
+    seconds)."""
     with tempfile.TemporaryDirectory() as folder:
         wav = Path(folder) / "note.wav"
-        speak_wav(text, wav)
+        speak_wav(text, wav, words_per_minute=words_per_minute, voice=voice)
         return wav_to_ogg_opus(wav)
 
 

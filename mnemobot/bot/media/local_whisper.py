@@ -126,8 +126,9 @@ def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
     (0: the first) and is at most `params["piece_seconds"]` long (absent: the whole
     recording), heard in `params["language"]` (None: detected) after `params["prompt"]`
     (the text before it). {"text", "seconds": the whole decoded audio's length,
-    "language", "languageProbability": how sure faster-whisper was of it, "end": where
-    the next piece starts (None: this was the last), "busy": seconds this job took}."""
+    "language", "languageProbability": how sure faster-whisper was of it, "englishOnly":
+    whether the model hears English only, "end": where the next piece starts (None: this
+    was the last), "busy": seconds this job took}."""
     began = time.monotonic()
     try:
         from faster_whisper.audio import decode_audio
@@ -181,6 +182,8 @@ def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
         "language": info.language,
         # 1 when the language was given (or the model hears English only).
         "languageProbability": info.language_probability,
+        # CTranslate2's own answer, whatever the folder or the model's name says.
+        "englishOnly": not model.model.is_multilingual,
         "end": end,
         "busy": time.monotonic() - began,
     }

@@ -102,6 +102,9 @@ class Transcript:
     text: str
     # Seconds of audio the backend heard (None when it does not say).
     duration: float | None = None
+    # The local model hears English only (`tiny.en`): speech in another language comes
+    # back as no words, or as English words nobody said. A server never tells.
+    english_only: bool = False
 
 
 class Transcriber:
@@ -255,7 +258,7 @@ class Transcriber:
                     N_("speech to text took longer than {seconds:g} s"), seconds=seconds
                 )
         text = " ".join(part for part in texts if part)
-        return Transcript(text, float(heard["seconds"]))
+        return Transcript(text, float(heard["seconds"]), bool(heard.get("englishOnly")))
 
     async def _piece(
         self, params: dict[str, Any], audio: bytes, budget_seconds: float, told: float

@@ -52,6 +52,7 @@ from mnemobot.bot.channels.telegram.received_files import (
 )
 from mnemobot.bot.channels.telegram.retry_unread import RETRY, RetryRequest, UnreadNotes
 from mnemobot.bot.channels.telegram.retry_unread import retry_job as retry_job  # for channel.py
+from mnemobot.bot.channels.telegram.spoken_lines import heard_note, no_words_line
 from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.media.document_text import UnreadableDocument, is_readable
 from mnemobot.bot.media.transcription import TranscriptionError
@@ -81,12 +82,6 @@ KIND_NAMES = {
     "document": N_("file"),
     "video": N_("video"),
 }
-# A doubtful transcript is only judged on notes at least this long.
-DOUBTFUL_MIN_SECONDS = 10.0
-# A note transcribed as fewer words a minute than this (people say about 150) is
-# doubtful: the reply says what was heard. Not measured; well below slow speech, above a
-# model that heard one word of a minute.
-DOUBTFUL_WORDS_PER_MINUTE = 20.0
 # An image file larger than this is kept but not sent to the model (sent inline, base64
 # makes it a third larger). Not measured; twice a large phone photo.
 MAX_IMAGE_BYTES = 10_000_000
@@ -109,9 +104,11 @@ def when_text(epoch: float | None, zone: str | None) -> str:
 @dataclass(slots=True)
 class _Turn:
     """What the job's messages add up to, built message by message; `words`: the
-    reader's, for the lines the bot itself says."""
+    reader's, for the lines the bot itself says; `sender_language`: their Telegram
+    `language_code`, which `words` may have no catalog for."""
 
     words: Words
+    sender_language: str | None = None
     parts: list[MessagePart] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     reply_notes: list[str] = field(default_factory=list)
@@ -162,7 +159,7 @@ class TelegramMediaTurns:
             self.host.media.prewarm(config)  # starts while the file downloads
         # Dates are shown in the chat's own zone when it set one, as its turns read the time.
         zone = chat_zone_name(self.host.assistant.session(job.chat).metadata, config)
-        turn = _Turn(words_for(job.chat.language))
+        turn = _Turn(words_for(job.chat.language), job.chat.language)
         unread = UnreadNotes(self.host.assistant, job.chat)
         for part in parts:
             inbound = await unread.waiting() if part is RETRY else part
@@ -334,36 +331,23 @@ class TelegramMediaTurns:
         # Else the length the speech server (or the local model) decoded.
         seconds = measured if measured is not None else transcript.duration
         length = _length(seconds)
-        words = len(transcript.text.split())
-        if not words:
-            said = f" ({length.strip()})" if length else ""
-            turn.notice(
-                N_(
-                    "I could not make out any words in your {kind}{length}. It is kept as "
-                    "{shown}; send it again or type it."
-                ),
-                kind=turn.kind(kind),
-                length=said,
-                shown=shown,
+        english_only = transcript.english_only
+        if not transcript.text.split():
+            turn.notices.append(
+                no_words_line(turn.words, kind, length, shown, english_only=english_only)
             )
             return MessagePart("", caption)
-        threshold = DOUBTFUL_WORDS_PER_MINUTE
-        if (
-            seconds is not None
-            and seconds >= DOUBTFUL_MIN_SECONDS
-            and words / (seconds / 60) < threshold
-        ):
-            turn.reply_notes.append(
-                turn.words.gettext(
-                    N_(
-                        '(From your{length} {kind} I only heard: "{text}". If that is not all '
-                        "you said, please send it again or type it.)"
-                    ),
-                    kind=turn.kind(kind),
-                    length=length,
-                    text=transcript.text,
-                )
-            )
+        note = heard_note(
+            turn.words,
+            kind,
+            length,
+            seconds,
+            transcript.text,
+            english_only=english_only,
+            sender_language=turn.sender_language,
+        )
+        if note is not None:
+            turn.reply_notes.append(note)
         mark = "voice" if file.kind == "voice" else kind
         # The caption on a line of its own after what was said.
         return MessagePart("", caption, before=transcript.text, sep="\n", label=f"[{mark}{length}]")

@@ -1,0 +1,86 @@
+"""What the bot itself tells the sender about how a voice note (audio file, video note)
+was heard: the line for a note heard as no words, and the note after the answer for one
+whose transcript may not be what was said. Pure: the speech model's facts come in as
+arguments.
+
+A local English-only model (`tiny.en`, the bundled one) hears any other language as
+nothing, or as English words nobody said; the sender is told so, since recording the
+note again would only fail again.
+"""
+
+from __future__ import annotations
+
+from mnemobot.bot.i18n import N_, Words
+
+# A doubtful transcript is only judged on notes at least this long.
+DOUBTFUL_MIN_SECONDS = 10.0
+# A note transcribed as fewer words a minute than this (people say about 150) is
+# doubtful: the reply says what was heard. Not measured; well below slow speech, above a
+# model that heard one word of a minute.
+DOUBTFUL_WORDS_PER_MINUTE = 20.0
+
+
+def speaks_english(language_code: str | None) -> bool:
+    """Whether the sender's app is in English ("en", "en-GB"), or says no language: a
+    sender whose language is unknown is not told about other languages."""
+    if not language_code:
+        return True
+    return language_code.strip().lower().replace("_", "-").split("-")[0] in ("", "en")
+
+
+def no_words_line(words: Words, kind: str, length: str, shown: str, *, english_only: bool) -> str:
+    """The one line for a note heard as no words. `kind`: its name (marked with N_);
+    `length`: " 0:42" or ""; `shown`: where the recording is kept."""
+    said = f" ({length.strip()})" if length else ""
+    if english_only:
+        message = N_(
+            "I could not make out any words in your {kind}{length}: the speech model here "
+            "understands only English, so please type it instead. It is kept as {shown}."
+        )
+    else:
+        message = N_(
+            "I could not make out any words in your {kind}{length}. It is kept as "
+            "{shown}; send it again or type it."
+        )
+    return words.gettext(message, kind=words.gettext(kind), length=said, shown=shown)
+
+
+def heard_note(
+    words: Words,
+    kind: str,
+    length: str,
+    seconds: float | None,
+    text: str,
+    *,
+    english_only: bool,
+    sender_language: str | None,
+) -> str | None:
+    """A note after the answer saying what was heard, or None: when the model hears English
+    only and the sender's app is in another language (`sender_language`: Telegram's
+    `language_code`), or when the transcript is doubtfully short for the note's `seconds`.
+    `text`: the transcript, at least one word."""
+    if english_only and not speaks_english(sender_language):
+        return words.gettext(
+            N_(
+                "(The speech model here understands only English: from your{length} {kind} "
+                'I heard "{text}". If you spoke another language, please type it instead.)'
+            ),
+            kind=words.gettext(kind),
+            length=length,
+            text=text,
+        )
+    if (
+        seconds is not None
+        and seconds >= DOUBTFUL_MIN_SECONDS
+        and len(text.split()) / (seconds / 60) < DOUBTFUL_WORDS_PER_MINUTE
+    ):
+        return words.gettext(
+            N_(
+                '(From your{length} {kind} I only heard: "{text}". If that is not all '
+                "you said, please send it again or type it.)"
+            ),
+            kind=words.gettext(kind),
+            length=length,
+            text=text,
+        )
+    return None
