@@ -222,9 +222,11 @@ async def test_a_first_piece_without_words_does_not_choose_the_language_of_the_r
     assert transcriber.speech.jobs == 2
     heard = transcript.text.lower()
     spoken = [word.strip(".,").lower() for word in ENGLISH.split()]
-    # Heard in a wrong language, the English comes out as that language's words.
+    # Heard in a wrong language, the English comes out as that language's words (next to
+    # none of these). Whisper may drop the last sentence of a piece (its temperature
+    # fallback samples: seen once in CI, 56 of 67 words with the last sentence missing).
     assert "garden" in heard and "bicycles" in heard and "plumber" in heard, heard
-    assert sum(word in heard for word in spoken) >= 0.9 * len(spoken), heard
+    assert sum(word in heard for word in spoken) >= 0.75 * len(spoken), heard
 
 
 PIECES = st.lists(
