@@ -18,23 +18,11 @@ from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.write.answer_aspects import about_other_aspects, aspects_named
 from mnemobot.memory.write.standing_statements import replaces
+from tests.test_standing_preferences import record
 
 DAY = 86_400.0
 START = 1_710_000_000.0
 CONFIG = MemoryConfig()
-
-
-def record(memory: WorkspaceMemory, scope: str, text: str, at: float, ref: str) -> None:
-    memory.record.record_turn(
-        scope=scope,
-        user_text=text,
-        assistant_text="Noted.",
-        at=at,
-        config=CONFIG,
-        tz=UTC,
-        message_refs=[ref],
-        speaker="Ada",
-    )
 
 
 # Said in order: a language, a length, another language, another length "instead".

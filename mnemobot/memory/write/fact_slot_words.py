@@ -80,8 +80,3 @@ SLOT_TRIGGERS: dict[str, tuple[str, ...]] = {
     "favourite": ("favorite", "favourite", "lieblings", "любим", "favorit"),
     "diet": ("vegetarian", "vegan", "pescatarian", "meat", "vegetar"),
 }
-
-
-def may_state(slot: str, lowered_text: str) -> bool:
-    """False when `lowered_text` surely sets no value of `slot` (its family's words absent)."""
-    return any(word in lowered_text for word in SLOT_TRIGGERS[slot.split(":", 1)[0]])
