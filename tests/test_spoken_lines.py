@@ -53,6 +53,42 @@ def test_words_an_english_only_model_heard_from_a_non_english_sender_come_with_a
     assert expected.get(language, "versteht nur Englisch") in note
 
 
+@pytest.mark.parametrize("log_prob", [None, -0.86, -1.3])
+def test_words_the_english_only_model_was_unsure_of_come_with_the_note(
+    log_prob: float | None,
+) -> None:
+    note = heard_note(
+        words_for("ru"),
+        VOICE,
+        " 0:02",
+        2.4,
+        "see you",
+        english_only=True,
+        sender_language="ru",
+        log_prob=log_prob,
+    )
+    assert note is not None and "понимает только английский" in note
+
+
+@pytest.mark.parametrize("log_prob", [-0.3, -0.75])
+def test_english_the_english_only_model_was_sure_of_comes_without_the_note(
+    log_prob: float,
+) -> None:
+    """A sender whose app is in another language and who spoke English was told on every
+    note that the model hears only English."""
+    note = heard_note(
+        words_for("ru"),
+        VOICE,
+        " 0:02",
+        2.4,
+        "see you",
+        english_only=True,
+        sender_language="ru",
+        log_prob=log_prob,
+    )
+    assert note is None
+
+
 @pytest.mark.parametrize(
     ("english_only", "sender"), [(True, "en"), (True, "en-GB"), (True, None), (False, "ru")]
 )

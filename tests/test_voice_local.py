@@ -187,6 +187,13 @@ async def test_english_words_heard_in_a_russian_note_come_with_the_note_that_onl
     assert "dentist appointment" in user_texts(openai_server.last_request())[0]
     assert "only English" not in english["plain_text"]
 
+    # Nor is a sender whose app is in Russian and who spoke English the model was sure of:
+    # every English note of theirs came with the note before.
+    telegram.send_voice(chat_id=USER + 2, duration=5, content=NOTE.read_bytes(), language_code="ru")
+    [spoke_english] = await telegram.wait_for_messages_async(USER + 2, 1, timeout=120)
+    assert "dentist appointment" in user_texts(openai_server.last_request())[0]
+    assert ONLY_ENGLISH_RU not in spoke_english["plain_text"]
+
 
 def test_the_speech_reader_tells_whether_its_model_hears_english_only(tmp_path: Path) -> None:
     """faster-whisper's own answer, not the model's name or folder: tiny.en hears English

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,8 @@ def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
     recording), heard in `params["language"]` (None: detected) after `params["prompt"]`
     (the text before it). {"text", "seconds": the whole decoded audio's length,
     "language", "languageProbability": how sure faster-whisper was of it, "englishOnly":
-    whether the model hears English only, "end": where the next piece starts (None: this
+    whether the model hears English only, "tokens" and "logProbSum": how many tokens it
+    heard and the sum of their log probabilities, "end": where the next piece starts (None: this
     was the last), "busy": seconds this job took}."""
     began = time.monotonic()
     try:
@@ -167,7 +169,7 @@ def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
             initial_prompt=params.get("prompt"),
             vad_filter=True,
         )
-        text = " ".join(segment.text.strip() for segment in segments)
+        heard = list(segments)
     except MemoryError:
         raise
     except Exception as exc:
@@ -176,9 +178,13 @@ def transcribe_job(params: dict[str, Any], data: bytes) -> dict[str, Any]:
         raise ReaderRefusal(
             N_("the speech model failed ({error})"), error=type(exc).__name__
         ) from None
+    text = " ".join(segment.text.strip() for segment in heard)
     return {
         "text": text.strip(),
         "seconds": total,
+        # Per token, summed: the pieces of one note are added up (`Transcript.log_prob`).
+        "tokens": sum(len(segment.tokens) for segment in heard),
+        "logProbSum": math.fsum(segment.avg_logprob * len(segment.tokens) for segment in heard),
         "language": info.language,
         # 1 when the language was given (or the model hears English only).
         "languageProbability": info.language_probability,

@@ -105,6 +105,9 @@ class Transcript:
     # The local model hears English only (`tiny.en`): speech in another language comes
     # back as no words, or as English words nobody said. A server never tells.
     english_only: bool = False
+    # The local model's mean log probability per token of what it heard (None: a server,
+    # or no words). An English-only model hearing another language is far less sure.
+    log_prob: float | None = None
 
 
 class Transcriber:
@@ -234,6 +237,8 @@ class Transcriber:
             "piece_seconds": PIECE_SECONDS,
         }
         texts: list[str] = []
+        tokens = 0
+        log_prob_sum = 0.0
         start: float | None = 0.0
         used = 0.0
         heard: dict[str, Any] = {}
@@ -250,6 +255,8 @@ class Transcriber:
                 params["language"], heard.get("language"), heard.get("languageProbability")
             )
             texts.append(str(heard["text"]))
+            tokens += int(heard.get("tokens") or 0)
+            log_prob_sum += float(heard.get("logProbSum") or 0.0)
             used += float(heard.get("busy") or 0.0)
             end = heard.get("end")
             start = float(end) if end is not None and float(end) > start else None
@@ -258,7 +265,12 @@ class Transcriber:
                     N_("speech to text took longer than {seconds:g} s"), seconds=seconds
                 )
         text = " ".join(part for part in texts if part)
-        return Transcript(text, float(heard["seconds"]), bool(heard.get("englishOnly")))
+        return Transcript(
+            text,
+            float(heard["seconds"]),
+            bool(heard.get("englishOnly")),
+            log_prob_sum / tokens if tokens else None,
+        )
 
     async def _piece(
         self, params: dict[str, Any], audio: bytes, budget_seconds: float, told: float

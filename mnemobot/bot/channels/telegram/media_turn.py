@@ -345,6 +345,7 @@ class TelegramMediaTurns:
             transcript.text,
             english_only=english_only,
             sender_language=turn.sender_language,
+            log_prob=transcript.log_prob,
         )
         if note is not None:
             turn.reply_notes.append(note)

@@ -18,6 +18,13 @@ DOUBTFUL_MIN_SECONDS = 10.0
 # doubtful: the reply says what was heard. Not measured; well below slow speech, above a
 # model that heard one word of a minute.
 DOUBTFUL_WORDS_PER_MINUTE = 20.0
+# An English-only model sure of what it heard at least this much (mean log probability
+# per token) heard English: the sender whose app is in another language is not told it
+# may have misheard. Measured with tiny.en on espeak-ng notes at 160 and 190 words a
+# minute: English (en, en-us, en-gb-scotland; 23 notes) -0.28 to -0.75, other languages
+# heard as English words nobody said (de, ru, es, it, pt, nl, fr; 20 notes) -0.97 to
+# -1.51. Whisper itself takes a decoding below -1.0 as failed.
+SURE_OF_ENGLISH_LOG_PROB = -0.85
 
 
 def speaks_english(language_code: str | None) -> bool:
@@ -54,12 +61,15 @@ def heard_note(
     *,
     english_only: bool,
     sender_language: str | None,
+    log_prob: float | None = None,
 ) -> str | None:
     """A note after the answer saying what was heard, or None: when the model hears English
-    only and the sender's app is in another language (`sender_language`: Telegram's
-    `language_code`), or when the transcript is doubtfully short for the note's `seconds`.
-    `text`: the transcript, at least one word."""
-    if english_only and not speaks_english(sender_language):
+    only, the sender's app is in another language (`sender_language`: Telegram's
+    `language_code`) and the model was not sure of the words (`log_prob`: its mean log
+    probability per token; None: not known), or when the transcript is doubtfully short
+    for the note's `seconds`. `text`: the transcript, at least one word."""
+    unsure = log_prob is None or log_prob < SURE_OF_ENGLISH_LOG_PROB
+    if english_only and not speaks_english(sender_language) and unsure:
         return words.gettext(
             N_(
                 "(The speech model here understands only English: from your{length} {kind} "
