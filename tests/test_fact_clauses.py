@@ -50,12 +50,32 @@ def test_each_clause_sets_its_own_slot_and_values_keep_their_own_and() -> None:
         ],
         "My favourite food is fish and chips.": [("favourite:food", "fish and chips")],
         "I don't live in Paris, I live in Berlin.": [("residence", "Berlin")],
+        "我住在浦东，我在腾讯工作。": [("residence", "浦东"), ("employer", "腾讯")],
+        "我不住在北京，我住在天津。": [("residence", "天津")],
+        "我搬到上海了，但是我还在百度工作。": [("residence", "上海"), ("employer", "百度")],
     }
     for text, expected in cases.items():
         assert [(s.slot, s.value) for s in slot_statements(text)] == expected, text
 
 
-@pytest.mark.parametrize("run", [" ", " ,", " and", " и"])
+ZH_OPENINGS = st.sampled_from(["我住在", "我搬到了", "我在", "我的女朋友叫", "我最喜欢的菜是"])
+ZH_WORDS = st.sampled_from(
+    ("上海", "北京", "腾讯", "工作", "，", "，我", "而且我", "我", "了", "。")
+)
+
+
+@given(ZH_OPENINGS, st.lists(ZH_WORDS, min_size=1, max_size=14))
+def test_a_chinese_value_never_runs_into_the_next_clause_or_sentence(
+    opening: str, words: list[str]
+) -> None:
+    text = opening + "".join(words)
+    for statement in slot_statements(text):
+        for mark in ("，", "。", "我"):
+            assert mark not in statement.value, (text, statement)
+        assert statement.value in statement.sentence, (text, statement)
+
+
+@pytest.mark.parametrize("run", [" ", " ,", " and", " и", "，", "我", "，我"])
 def test_a_message_of_one_long_run_is_read_at_once(run: str) -> None:
     # A stranger's message is hostile input: 40,000 spaces took a minute when the clause
     # joiner was tried at every space of the run (now about 0.03 s; 5 s is a budget, not

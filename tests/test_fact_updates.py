@@ -146,6 +146,29 @@ def test_updates_in_spanish_are_rules_too(tmp_path: Path) -> None:
     assert all("earlier" in line for line in fact_lines(phone) if "600 111 222" in line)
 
 
+def test_updates_in_chinese_are_rules_too(tmp_path: Path) -> None:
+    # Chinese writes no spaces and its own punctuation: "我住在北京。我在百度工作。"
+    memory = WorkspaceMemory.open(tmp_path)
+    say(memory, "我住在北京。", 60)
+    say(memory, "我在百度工作。", 59)
+    say(memory, "我的手机号码是13800001111。", 58)
+    say(memory, "我不住在天津。", 30)
+    say(memory, "我上个月搬到了上海。", 10)
+    say(memory, "我现在在腾讯工作，我住在浦东。", 9)
+    say(memory, "我的新手机号是13999992222。", 8)
+    home = pack_text(memory, "我现在住在哪里？")
+    assert any("浦东" in line and "earlier" not in line for line in fact_lines(home)), home
+    assert all("earlier" in line for line in fact_lines(home) if "北京" in line), home
+    current_facts = [line for line in fact_lines(home) if "Fact" in line and "earlier" not in line]
+    assert "天津" not in " ".join(current_facts), home
+    work = pack_text(memory, "我在哪家公司工作？")
+    assert "腾讯" in work
+    assert all("earlier" in line for line in fact_lines(work) if "百度" in line), work
+    phone = pack_text(memory, "我的电话号码是多少？")
+    assert "13999992222" in phone
+    assert all("earlier" in line for line in fact_lines(phone) if "13800001111" in line), phone
+
+
 def test_the_same_fact_in_other_words_takes_one_entry(tmp_path: Path) -> None:
     memory = WorkspaceMemory.open(tmp_path)
     wordings = [

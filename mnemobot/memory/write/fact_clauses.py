@@ -7,11 +7,11 @@ clause does, and each slot is one fact of its own, replaced on its own.
 
 A clause starts after a joiner ("and", "but", a comma; "und", "и", "y" ...) where the
 speaker speaks of themselves again: the pronoun or a possessive ("and I", "und ich",
-"и я", "y yo", "and my") always starts one, since no value goes on with it. A verb alone
-("and work as ...") starts one only when what follows states a slot of its own; other
-words never do, so "fish and chips" or "Johnson and Johnson" stay one value. A clause
-that drops the pronoun ("und arbeite als ...") is read with it put back ("ich arbeite
-als ..."), as the rules read the first person.
+"и я", "y yo", "and my"; "，我" in Chinese) always starts one, since no value goes on
+with it. A verb alone ("and work as ...") starts one only when what follows states a
+slot of its own; other words never do, so "fish and chips" or "Johnson and Johnson" stay
+one value. A clause that drops the pronoun ("und arbeite als ...") is read with it put
+back ("ich arbeite als ..."), as the rules read the first person.
 """
 
 from __future__ import annotations
@@ -82,8 +82,17 @@ def _boundary(language: _Language, index: int) -> str:
     )
 
 
+# Chinese has no spaces: a clause starts after a comma (and a joiner: "而且", "但是") at
+# "我" again ("我住在浦东，我在腾讯工作").
+_CHINESE_BOUNDARY = r"[，,；]\s*+(?:而且|并且|但是|但|也|还)?(?=(?P<selfzh>我))"
+
 _BOUNDARY = re.compile(
-    "|".join(_boundary(language, index) for index, language in enumerate(_LANGUAGES)),
+    "|".join(
+        [
+            *(_boundary(language, index) for index, language in enumerate(_LANGUAGES)),
+            _CHINESE_BOUNDARY,
+        ]
+    ),
     re.IGNORECASE,
 )
 
