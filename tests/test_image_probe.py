@@ -121,7 +121,7 @@ async def test_a_probe_without_verdict_is_not_repeated_until_its_cooldown_ends(
     openai_server.responder = answer  # type: ignore[assignment]
     clock = SettableClock(time.time())
     # The probe takes no longer than any call may (llm.requestTimeoutSeconds).
-    await start_bot(clock=clock, runtime={"llm": {"requestTimeoutSeconds": 2}})
+    await start_bot(clock=clock, runtime={"llm": {"requestTimeoutSeconds": 3}})
     send_scan(telegram, USER)
     [first] = await telegram.wait_for_messages_async(USER, 1, timeout=20)
     assert "what does this scan say?" in first["plain_text"]
