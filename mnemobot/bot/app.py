@@ -221,6 +221,7 @@ def _chat_model(
         windows=ModelWindowStore.in_workspace(paths.root, clock=clock),
         vision=ModelVisionStore.in_workspace(paths.root, clock=clock),
         gate=ModelGate(slots, turn_board),
+        clock=clock,
     )
 
 

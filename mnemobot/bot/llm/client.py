@@ -36,9 +36,10 @@ import openai
 import orjson
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.llm.chat_stream import StreamedAnswer
-from mnemobot.bot.llm.errors import classify_openai_error
-from mnemobot.bot.llm.image_probe import probe_request
+from mnemobot.bot.llm.errors import classify_openai_error, server_detail
+from mnemobot.bot.llm.image_probe import ImageProbes
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.llm.tool_support import TOOLS_OFF, log_tool_support
 from mnemobot.bot.llm.window_probe import PROBE_TIMEOUT_SECONDS, ask_server_for_window
@@ -104,6 +105,7 @@ class OpenAIChatModel:
         windows: ModelWindowStore | None = None,
         vision: ModelVisionStore | None = None,
         gate: ModelGate | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         # Local servers (llama.cpp, Ollama, vLLM) accept any key; without one the SDK refuses
         # to start, so a placeholder lets the server itself decide.
@@ -127,8 +129,8 @@ class OpenAIChatModel:
         # in `vision` when given.
         self.vision = vision
         self._refusing_images: set[str] = set()
-        # Models shown our own image this run, and whether they answered (`image_probe`).
-        self._takes_images: dict[str, bool] = {}
+        # Whether models answer a sound image of ours (`image_probe`).
+        self._image_probes = ImageProbes(self._complete_fitted, clock)
         # Whether to ask for token usage at the end of a stream; off once a server refused
         # `stream_options` (some OpenAI-compatible servers reject what they do not know).
         self._usage_in_streams = True
@@ -290,12 +292,12 @@ class OpenAIChatModel:
             "%s refused an image (%s); images go to it as a note from now on (llm.vision "
             "auto; delete preferences/model-vision.json to try again)",
             model,
-            error.detail[:200],
+            server_detail(error.detail, 200),
         )
         self._refusing_images.add(model)
         if self.vision is not None:
             await asyncio.to_thread(
-                self.vision.remember_refusal, self.base_url, model, error.detail[:300]
+                self.vision.remember_refusal, self.base_url, model, server_detail(error.detail)
             )
 
     async def _complete_with_images(self, request: ChatRequest) -> ChatResponse:
@@ -313,38 +315,19 @@ class OpenAIChatModel:
         except LLMError as error:
             if request.vision != "auto" or not _refusal(error) or request.require_images:
                 raise
-            takes_images = await self._model_takes_images(request.model)
+            takes_images = await self._image_probes.takes_images(request)
             if takes_images:
                 log.warning(
                     "%s refused an image it was sent, but takes a sound one: that image is "
                     "unreadable (%s)",
                     request.model,
-                    error.detail[:200],
+                    server_detail(error.detail, 200),
                 )
                 return await self._complete_without_images(request, UNREADABLE_IMAGE_NOTE)
             response = await self._complete_without_images(request)
             if takes_images is False:
                 await self._remember_refusal(request.model, error)
             return response
-
-    async def _model_takes_images(self, model: str) -> bool | None:
-        """Whether `model` answers a sound image of ours (asked once a run; False: it
-        refuses that one too). None: the asking failed otherwise (a timeout), and nothing
-        is learned."""
-        known = self._takes_images.get(model)
-        if known is not None:
-            return known
-        try:
-            await self._complete_fitted(probe_request(model))
-        except LLMError as error:
-            # Only a 400 says no to the image itself: a 5xx (a model loading, a proxy)
-            # says nothing of it, and learning "no images" from one would be for good.
-            if error.kind is not LLMFailureKind.BAD_REQUEST:
-                return None
-            self._takes_images[model] = False
-            return False
-        self._takes_images[model] = True
-        return True
 
     async def _complete_without_images(
         self, request: ChatRequest, note: str = NO_VISION_NOTE
@@ -635,6 +618,7 @@ class OpenAIChatModel:
     async def close(self) -> None:
         for probe in [*self._probes.values(), *filter(None, [self._tool_check])]:
             probe.cancel()
+        self._image_probes.close()
         await self.client.close()
 
 

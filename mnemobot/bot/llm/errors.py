@@ -3,10 +3,14 @@
 Servers say "the context overflowed" each their own way: OpenAI `code ==
 "context_length_exceeded"`, vLLM a 400 with "maximum context length" in the message,
 llama.cpp `type == "exceed_context_size_error"`; inside a stream, as an error event.
+
+What a server says goes into the log and `preferences/model-vision.json` as
+`server_detail`: short, one line, and without the images a server may echo back.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import openai
@@ -26,6 +30,28 @@ _OVERFLOW_PHRASES = (
     "longer than the model's context length",
     "`max_new_tokens` must be <=",
 )
+
+
+# A data URL's base64 payload (`data:image/png;base64,...`), cut anywhere (a server
+# echoes the start of its input): the user's image in a refusal of it. A backslash: JSON
+# that escapes "/".
+_DATA_URL_PAYLOAD = re.compile(r"(base64,)[A-Za-z0-9+/=\\]*", re.IGNORECASE)
+# A run of base64 with no data URL before it: longer than any word or name a server
+# writes (a 30-byte piece of a file is 40 characters already).
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/\\]{40,}={0,2}")
+_SPACE = re.compile(r"\s+")
+# Past this much of what a server said nothing more is read (a body echoing a request).
+_MOST_READ = 100_000
+DETAIL_CHARS = 300
+
+
+def server_detail(message: str, limit: int = DETAIL_CHARS) -> str:
+    """What a server said, fit for a log line: on one line, without the payload of a data
+    URL or a long base64 run (an echoed image: "[base64]" in its place), at most `limit`
+    characters."""
+    text = _SPACE.sub(" ", message[:_MOST_READ]).strip()
+    text = _DATA_URL_PAYLOAD.sub(r"\1[base64]", text)
+    return _BASE64_RUN.sub("[base64]", text)[:limit]
 
 
 def _error_body(exc: openai.APIStatusError) -> dict[str, Any]:
@@ -64,15 +90,15 @@ def classify_openai_error(exc: Exception) -> LLMError:
             window, prompt = overflow_figures(message, body)
             return LLMError(
                 LLMFailureKind.CONTEXT_OVERFLOW,
-                message[:300],
+                server_detail(message),
                 context_window=window,
                 prompt_tokens=prompt,
             )
-        return LLMError(LLMFailureKind.UNAVAILABLE, f"the stream failed: {message[:300]}")
+        return LLMError(LLMFailureKind.UNAVAILABLE, f"the stream failed: {server_detail(message)}")
     if isinstance(exc, openai.APIStatusError):
         code, kind, message = _error_fields(exc)
         status = exc.status_code
-        short = message[:300]
+        short = server_detail(message)
         lowered = message.lower()
         if (
             code in _OVERFLOW_CODES

@@ -52,7 +52,11 @@ from mnemobot.bot.channels.telegram.received_files import (
 )
 from mnemobot.bot.channels.telegram.retry_unread import RETRY, RetryRequest, UnreadNotes
 from mnemobot.bot.channels.telegram.retry_unread import retry_job as retry_job  # for channel.py
-from mnemobot.bot.channels.telegram.spoken_lines import heard_note, no_words_line
+from mnemobot.bot.channels.telegram.spoken_lines import (
+    heard_note,
+    no_words_line,
+    undecodable_line,
+)
 from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.media.document_text import UnreadableDocument, is_readable
 from mnemobot.bot.media.transcription import TranscriptionError
@@ -315,17 +319,20 @@ class TelegramMediaTurns:
             transcript = await self.host.media.transcribe(data, name, config, measured)
         except TranscriptionError as exc:
             if exc.permanent:
-                # The recording itself is bad: reading the kept file again would only fail again.
-                message = N_(
-                    "I could not transcribe your {kind} ({reason}). It is kept as {shown}; "
-                    "please record it again or type it."
-                )
-            else:
-                message = N_(
+                # The recording itself is bad: reading the kept file again would only fail
+                # again, and the decoder's words (its error's name) say nothing to the sender.
+                log.info("a %s could not be decoded (kept as %s): %s", kind, shown, exc)
+                turn.notices.append(undecodable_line(turn.words, kind))
+                return None
+            turn.notice(
+                N_(
                     "I could not transcribe your {kind} ({reason}). It is kept as {shown}; "
                     "/retry reads it again, or type it."
-                )
-            turn.notice(message, kind=turn.kind(kind), reason=exc.said(turn.words), shown=shown)
+                ),
+                kind=turn.kind(kind),
+                reason=exc.said(turn.words),
+                shown=shown,
+            )
             return None
         turn.tag("voice")
         # Else the length the speech server (or the local model) decoded.

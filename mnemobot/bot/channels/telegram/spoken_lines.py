@@ -1,7 +1,7 @@
 """What the bot itself tells the sender about how a voice note (audio file, video note)
-was heard: the line for a note heard as no words, and the note after the answer for one
-whose transcript may not be what was said. Pure: the speech model's facts come in as
-arguments.
+was heard: the line for a note that could not be decoded, the line for a note heard as no
+words, and the note after the answer for one whose transcript may not be what was said.
+Pure: the speech model's facts come in as arguments.
 
 A local English-only model (`tiny.en`, the bundled one) hears any other language as
 nothing, or as English words nobody said; the sender is told so, since recording the
@@ -33,6 +33,19 @@ def speaks_english(language_code: str | None) -> bool:
     if not language_code:
         return True
     return language_code.strip().lower().replace("_", "-").split("-")[0] in ("", "en")
+
+
+def undecodable_line(words: Words, kind: str) -> str:
+    """The one line for a note no decoder reads (a damaged upload): plain words, never the
+    decoder's error, which is the operator's (the log's). `kind`: its name (marked with
+    N_)."""
+    return words.gettext(
+        N_(
+            "I could not decode your {kind}; the recording may be damaged. Please send it "
+            "again or type it."
+        ),
+        kind=words.gettext(kind),
+    )
 
 
 def no_words_line(words: Words, kind: str, length: str, shown: str, *, english_only: bool) -> str:
