@@ -45,6 +45,12 @@ SAID = {
         "Ab jetzt antworte mir auf Französisch.",
         "Ab jetzt antworte mir stattdessen ausführlich in langen Absätzen.",
     ),
+    "es": (
+        "Respóndeme siempre en español.",
+        "Respóndeme siempre brevemente.",
+        "Respóndeme siempre en francés.",
+        "A partir de ahora, respóndeme en párrafos largos en lugar de eso.",
+    ),
 }
 
 

@@ -25,6 +25,7 @@ steering others, which extraction never turns into a rule (see `extraction.state
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,12 +84,17 @@ _ASKING = re.compile(
     r"|当我问|我问到|我询问|我问起|每当我",
     re.IGNORECASE,
 )
+# Spanish joins "me" to an imperative, which then carries a written accent ("respóndeme",
+# "contéstame"; "dime" is too short to need it): the speaker, as "answer me".
+_ES_TO_ME = r"\b(?:\w*[áéíóú]\w*me|dime|dame|hazme|ponme)\b"
 # "From now on" with the speaker as the one served ("from now on, answer me in French").
 _FROM_NOW_ON_REQUEST = re.compile(
     r"\b(?:from\s+now\s+on|going\s+forward)\b.*\bme\b"
     r"|\b(?:впредь|отныне|с\s+этого\s+момента)\b.*\b(?:мне|меня)\b"
     r"|\b(?:ab\s+jetzt|von\s+nun\s+an|künftig)\b.*\b(?:mir|mich)\b"
-    r"|\b(?:a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante)\b.*\bme\b"
+    r"|\b(?:a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante|desde\s+ahora)\b.*(?:\bme\b|"
+    + _ES_TO_ME
+    + r")"
     r"|(?:以后|今后|从现在起|从今以后).*请",
     re.IGNORECASE,
 )
@@ -97,7 +103,9 @@ _FROM_NOW_ON_REQUEST = re.compile(
 # is advice to the listener, not how its speaker wants answers.
 _ME = re.compile(
     r"\b(?:i(?![-/.]\w)|me|my|mine|i'm|i've|i'd)\b|\b(?:я|мне|меня|мой|моя|моё|мои|мной)\b"
-    r"|\b(?:ich|mir|mich|mein|meine|meinen|meinem)\b|\b(?:yo|me|mi|mis|conmigo)\b|我",
+    r"|\b(?:ich|mir|mich|mein|meine|meinen|meinem)\b|\b(?:yo|me|mi|mis|conmigo)\b|"
+    + _ES_TO_ME
+    + r"|我",
     re.IGNORECASE,
 )
 # "Your", said to someone else: advice to the listener ("always back up your data").
@@ -199,7 +207,10 @@ _IN_FORM = re.compile(
 _INSTEAD = re.compile(
     r"\b(?:instead|no\s+longer|any\s*more)\b"
     r"|\b(?:вместо|больше\s+не)\b|\b(?:stattdessen|nicht\s+mehr)\b"
-    r"|\b(?:en\s+su\s+lugar|en\s+vez\s+de|ya\s+no)\b|改为|不再",
+    r"|\b(?:en\s+su\s+lugar|en\s+lugar\s+de|en\s+vez\s+de|ya\s+no)\b"
+    # "Respóndeme mejor en inglés": "mejor" before the form asked for, not "la mejor opción".
+    r"|\bmejor\s+(?:en|con|sin|como)\b|^\W*mejor\b"
+    r"|改为|不再",
     re.IGNORECASE,
 )
 # "when I ask about X": X, the topic a conditional request is about.
@@ -384,9 +395,14 @@ def _first_term(text: str) -> str:
 
 
 def _first_word_asked(text: str) -> str:
-    """The first term of what a statement asks, without its "always"/"from now on"."""
+    """The first term of what a statement asks, without its "always"/"from now on", and
+    without accents: a short Spanish request may be read as English, whose stemmer keeps
+    them ("respóndem" for "Respóndeme siempre brevemente", "respondem" in a longer one)."""
     found = terms(_ALWAYS.sub(" ", _said(text)))
-    return found[0] if found else ""
+    if not found:
+        return ""
+    letters = unicodedata.normalize("NFD", found[0])
+    return "".join(c for c in letters if not unicodedata.combining(c))
 
 
 def _overlap(first: set[str], second: set[str]) -> float:
