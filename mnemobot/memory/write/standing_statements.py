@@ -40,6 +40,7 @@ from mnemobot.memory.write.extraction.sentences import (
     without_quoted_speech,
 )
 from mnemobot.memory.write.extraction.words import is_question
+from mnemobot.memory.write.preference_choices import CHANGE_BEFORE, PREFER, changed_choice
 
 # A preference stated inside a longer sentence is kept up to this many characters.
 CLAUSE_CHARS = 240
@@ -137,24 +138,6 @@ _NEGATIVE = re.compile(
     r"|\b(?:никогда|не|нельзя|без|перестань)\b"
     r"|\b(?:nie|niemals|nicht|kein\w*|ohne)\b|\b(?:nunca|jamás|no|sin)\b"
     r"|不要|别|不|没有|从不",
-    re.IGNORECASE,
-)
-# "I prefer ...", "my preference for ...", in each language: where the clause starts.
-_PREFER = re.compile(
-    r"\bI\s+(?:(?:really|generally|usually|much|strongly|also|still|definitely|personally"
-    r"|now|do|always|tend\s+to)\s+)*(?:prefer|prioriti[sz]e)\b"
-    # A choice the speaker made by what matters to them ("I prioritized battery life over
-    # brand prestige", "I've been prioritizing team success over individual accolades").
-    r"|\bI(?:'ve|\s+have)?\s+(?:been\s+|always\s+|also\s+)?prioriti[sz](?:ed|ing)\b"
-    r"|\bI(?:'m|\s+am)\s+(?:\w+\s+)?prioriti[sz]ing\b"
-    r"|\bя\s+(?:\w+\s+)?отда[юл]\w*\s+предпочтение\b"
-    r"|\bI(?:'d|\s+would)\s+(?:much\s+)?(?:rather|prefer)\b"
-    r"|\bmy\s+(?:strong\s+|personal\s+)?preference\s+(?:is|for|was)\b"
-    r"|\bI(?:'ve|\s+have)\s+(?:set|got)\s+a\s+preference\s+for\b"
-    r"|\bя\s+(?:\w+\s+)?предпочитаю\b|\bмо[ёе]\s+предпочтение\b|\bмне\s+(?:больше|удобнее)\b"
-    r"|\bich\s+(?:\w+\s+)?(?:bevorzuge|ziehe)\b|\bmir\s+ist\s+(?:\w+\s+)?lieber\b"
-    r"|\b(?:yo\s+)?prefiero\b|\bmi\s+preferencia\b|\bme\s+gusta\s+más\b"
-    r"|我(?:更|比较|还是|一般)?(?:喜欢|偏好|倾向于|宁愿|宁可)",
     re.IGNORECASE,
 )
 # Where a preference stated inside a longer sentence ends ("..., so can you ...").
@@ -284,13 +267,16 @@ def _for_oneself(sentence: str) -> bool:
 
 def _preference_clauses(sentence: str) -> list[str]:
     clauses = []
-    for match in _PREFER.finditer(sentence):
+    for match in PREFER.finditer(sentence):
         # "whether my preference for X is right" still states it; "if I prefer X" does not.
         owned = match.group().lower().startswith("my ")
         if not owned and _IMAGINED_BEFORE.search(sentence[: match.start()]):
             continue
         end = _CLAUSE_END.search(sentence, match.end())
-        clause = sentence[match.start() : end.start() if end else len(sentence)].strip(" ,")
+        # "Actually, I prefer coffee": the change word says what the preference replaces.
+        change = CHANGE_BEFORE.search(sentence, 0, match.start())
+        start = change.start() if change else match.start()
+        clause = sentence[start : end.start() if end else len(sentence)].strip(" ,")
         if len(terms(clause)) >= 2:
             clauses.append(cut_text(clause, CLAUSE_CHARS))
     return clauses
@@ -307,9 +293,14 @@ def replaces(newer: str, older: str) -> bool:
     the morning" replacing "I prefer walks in the evening". Two requests to add something
     replace only when they add the same thing ("never include X" after "always include
     X"): "always include Y" asks for Y too. Nor do two about different aspects of the
-    answer ("answer me in Spanish", "answer me briefly"), "instead" or not."""
+    answer ("answer me in Spanish", "answer me briefly"), "instead" or not. A short
+    preference in one frame is compared by `preference_choices` first ("I prefer coffee
+    now" changes "I prefer tea"; "I prefer short answers" does not)."""
     if about_other_aspects(_said(newer), _said(older)):
         return False
+    choice = changed_choice(_said(newer), _said(older))
+    if choice is not None:
+        return choice
     # Said to take the place of an earlier request about the same thing (the same first
     # word once "always" and "from now on" are set aside): "from now on, answer me in long
     # paragraphs instead" after "from now on, always answer me in short sentences", found
@@ -319,8 +310,8 @@ def replaces(newer: str, older: str) -> bool:
     if (
         asked
         and _INSTEAD.search(_said(newer))
-        and not _PREFER.search(newer)
-        and not _PREFER.search(older)
+        and not PREFER.search(newer)
+        and not PREFER.search(older)
         and asked == _first_word_asked(older)
     ):
         return True
