@@ -45,6 +45,12 @@ SAID = {
         "Ab jetzt antworte mir auf Französisch.",
         "Ab jetzt antworte mir stattdessen ausführlich in langen Absätzen.",
     ),
+    "es": (
+        "Respóndeme siempre en español.",
+        "Respóndeme siempre brevemente.",
+        "Respóndeme siempre en francés.",
+        "A partir de ahora, respóndeme en párrafos largos en lugar de eso.",
+    ),
 }
 
 
@@ -149,3 +155,64 @@ def test_a_request_said_again_with_more_is_about_the_same_aspects(words: list[st
 )
 def test_the_aspects_a_request_names(said: str, named: set[tuple[str, str]]) -> None:
     assert aspects_named(said) == named
+
+
+# One request of two aspects, then a change of one of them "instead".
+BOTH_THEN_ONE = {
+    "en": ("Always answer briefly and in Spanish.", "From now on, answer in English instead."),
+    "ru": ("Всегда отвечай мне кратко и по-испански.", "Отвечай мне вместо этого по-английски."),
+    "de": (
+        "Antworte mir immer kurz und auf Spanisch.",
+        "Ab jetzt antworte mir stattdessen auf Englisch.",
+    ),
+    "es": (
+        "Respóndeme siempre brevemente y en español.",
+        "A partir de ahora, respóndeme en inglés en lugar de eso.",
+    ),
+}
+CHANGED_LATER = " (its language was changed by a later request)"
+
+
+@pytest.mark.parametrize("language", sorted(BOTH_THEN_ONE))
+def test_a_change_of_one_aspect_keeps_the_rest_of_the_older_request(
+    workspace: Path, language: str
+) -> None:
+    """Said in order: "Always answer briefly and in Spanish", then "... in English
+    instead", and "briefly" was gone from every request (the older one replaced whole)."""
+    both, english_instead = BOTH_THEN_ONE[language]
+    memory = WorkspaceMemory.open(workspace)
+    try:
+        scope = "telegram:1"
+        record(memory, scope, both, START, "tg:1")
+        record(memory, scope, english_instead, START + DAY, "tg:2")
+        lines = block_lines(memory, scope)
+        # The older one stays, said as it was, marked where the newer one changed it.
+        assert lines == [
+            f"- Ada, 2024-03-09: {both}{CHANGED_LATER}",
+            f"- Ada, 2024-03-10: {english_instead}",
+        ]
+        # A change of the rest (the length) replaces what is left of it.
+        longer = {
+            "en": "From now on, answer in detail instead.",
+            "ru": "Отвечай мне вместо этого подробно.",
+            "de": "Ab jetzt antworte mir stattdessen ausführlich.",
+            "es": "A partir de ahora, respóndeme en detalle en lugar de eso.",
+        }[language]
+        record(memory, scope, longer, START + 2 * DAY, "tg:3")
+        lines = block_lines(memory, scope)
+        assert [line.split(": ", 1)[1] for line in lines] == [english_instead, longer], lines
+    finally:
+        memory.close()
+
+
+def test_a_change_of_the_only_aspect_still_replaces_the_request_whole(workspace: Path) -> None:
+    memory = WorkspaceMemory.open(workspace)
+    try:
+        scope = "telegram:1"
+        record(memory, scope, "Always answer me in Spanish.", START, "tg:1")
+        record(memory, scope, "From now on, answer me in English instead.", START + DAY, "tg:2")
+        assert block_lines(memory, scope) == [
+            "- Ada, 2024-03-10: From now on, answer me in English instead."
+        ]
+    finally:
+        memory.close()

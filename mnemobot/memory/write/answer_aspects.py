@@ -5,7 +5,9 @@ its tone.
 words, yet a person who says both wants both: they ask about two aspects of the answer.
 "Always answer me in French" after "... in Spanish" asks about the same one, and is a
 change. `memory.write.standing_statements` asks `about_other_aspects` before it reads
-two requests as one changed.
+two requests as one changed, and `memory.write.standing` asks `aspects_left` before it
+replaces an older one whole ("briefly and in Spanish", then "in English instead": the
+length is left).
 
 The classes are closed and small on purpose: the words for them are few in each of
 extraction's languages (en, ru, de, es, zh), so they can be listed. A word no class holds
@@ -15,7 +17,12 @@ says nothing here, and the requests are compared as before.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+
+# Tag prefix of a standing request a newer one changed only in part: "changed:language" on
+# "Always answer me briefly and in Spanish" once "... in English instead" was said. The
+# rest of it ("briefly") still holds, so it stays in force, marked.
+CHANGED_ASPECT = "changed:"
 
 # Each language by the words that name it, in each extraction language; a stem where
 # Russian and German inflect ("по-испански", "на испанском", "auf Spanisch").
@@ -49,7 +56,7 @@ _LENGTH = (
     r"|in\s+detail|in[\s-]+depth|thorough\w*|verbose\w*"
     r"|кратк\w*|коротк\w*|подробн\w*|разв[её]рнут\w*|длинн\w*|сжат\w*|лаконичн\w*|детальн\w*"
     r"|kurz\w*|knapp\w*|ausführlich\w*|lang|lange[nrs]?|länger\w*|detailliert\w*|prägnant\w*"
-    r"|breve\w*|cort[oa]s?|larg[oa]s?|detallad\w*|conciso\w*|extens[oa]s?"
+    r"|breve\w*|cort[oa]s?|larg[oa]s?|detallad\w*|(?:en|con)\s+detalle|conciso\w*|extens[oa]s?"
     r"|简短|简洁|简要|详细|详尽|长篇"
 )
 # How laid out.
@@ -107,3 +114,25 @@ def about_other_aspects(first: str, second: str) -> bool:
     first_only = {aspect for aspect, _ in first_named - second_named}
     second_only = {aspect for aspect, _ in second_named - first_named}
     return bool(first_only) and bool(second_only) and not first_only & second_only
+
+
+def aspects_left(older: str, newer: str, changed: Iterable[str] = ()) -> frozenset[str]:
+    """The aspects an older request asks about that a newer one replacing it leaves as
+    they were: those it names that the newer one does not, nor an earlier change did
+    (`changed`). None when the newer one names no aspect: then it replaces all of it.
+
+    "Always answer me briefly and in Spanish", then "From now on, answer me in English
+    instead": the length is left ("briefly" still wanted), the language changed."""
+    newer_kinds = _kinds(newer)
+    if not newer_kinds:
+        return frozenset()
+    return _kinds(older) - newer_kinds - frozenset(changed)
+
+
+def changed_aspects(older: str, newer: str) -> frozenset[str]:
+    """The aspects both name: what a newer request changes of an older one."""
+    return _kinds(older) & _kinds(newer)
+
+
+def _kinds(text: str) -> frozenset[str]:
+    return frozenset(aspect for aspect, _ in aspects_named(text))

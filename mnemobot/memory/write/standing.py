@@ -13,7 +13,9 @@ by the same person (or no one) is merged into it (`memory.write.restatements`). 
 one by the same speaker about the same thing (the same "when I ask about ..." and the same
 verb, or mostly the same words, and not about another aspect of the answer: "briefly"
 after "in Spanish" keeps both) replaces it (`facts.supersede`), so the old one is kept
-as earlier and no longer carried.
+as earlier and no longer carried. One that changes only some of the aspects an older
+one asks about ("in English instead" after "briefly and in Spanish") leaves it carried,
+marked with what changed (`answer_aspects.CHANGED_ASPECT`): the rest still holds.
 
 Every request of the chat carries the ones in force (`current_standing`) as a block of
 their own (`memory.write.standing_block`).
@@ -33,6 +35,7 @@ from mnemobot.memory.store.items import (
     MemoryItem,
     speaker_of,
 )
+from mnemobot.memory.write.answer_aspects import CHANGED_ASPECT, aspects_left, changed_aspects
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import new_fact
 from mnemobot.memory.write.facts import supersede
@@ -120,9 +123,26 @@ def record_standing(
                 made[-1] = item
                 for fact in beside:
                     store.remove(fact.id, merged_into=item.id)
-            if older:
-                supersede(store, [old.id for old in older], item.id, at, similar)
+            replaced = [old for old in older if not _changed_in_part(store, old, item)]
+            if replaced:
+                supersede(store, [old.id for old in replaced], item.id, at, similar)
     return made
+
+
+def _changed_in_part(store: ScopeItemStore, old: MemoryItem, newer: MemoryItem) -> bool:
+    """Whether `newer` changes only some aspects of `old`, which then stays in force with
+    those marked as changed ("briefly and in Spanish", then "in English instead": the
+    person still wants brevity). Replacing it whole dropped "briefly" from every request."""
+    changed = [
+        tag.removeprefix(CHANGED_ASPECT) for tag in old.tags if tag.startswith(CHANGED_ASPECT)
+    ]
+    if not aspects_left(old.content, newer.content, changed):
+        return False
+    marks = [
+        CHANGED_ASPECT + aspect for aspect in sorted(changed_aspects(old.content, newer.content))
+    ]
+    store.add([replace(old, tags=list(dict.fromkeys([*old.tags, *marks])))])
+    return True
 
 
 def _standing_said_before(store: ScopeItemStore, item: MemoryItem) -> list[MemoryItem]:

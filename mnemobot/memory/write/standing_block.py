@@ -20,6 +20,7 @@ from datetime import UTC, datetime, tzinfo
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.memory.store.items import ItemType, MemoryItem, statement_of
 from mnemobot.memory.text.inert_markdown import inert_markdown
+from mnemobot.memory.write.answer_aspects import CHANGED_ASPECT
 
 HEADING = "# What people in this chat asked for themselves"
 PREAMBLE = (
@@ -97,5 +98,10 @@ def _line(item: MemoryItem, tz: tzinfo) -> str:
     said = " ".join(item.content.split())
     who, _, what = said.partition(": ") if ": " in said[:70] else ("", "", said)
     day = datetime.fromtimestamp(item.created_at, tz).strftime("%Y-%m-%d")
+    # Changed in part by a later line ("in English instead" after "briefly and in
+    # Spanish"): the rest of it holds, and the model is told which part does not.
+    changed = [t.removeprefix(CHANGED_ASPECT) for t in item.tags if t.startswith(CHANGED_ASPECT)]
+    if changed:
+        what += f" (its {' and '.join(changed)} was changed by a later request)"
     # What people said is data: it may not open a heading or a code block of the prompt.
     return inert_markdown(f"- {who or 'User'}, {day}: {what}")

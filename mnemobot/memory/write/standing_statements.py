@@ -25,6 +25,7 @@ steering others, which extraction never turns into a rule (see `extraction.state
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ from mnemobot.memory.write.extraction.sentences import (
     without_quoted_speech,
 )
 from mnemobot.memory.write.extraction.words import is_question
+from mnemobot.memory.write.preference_choices import CHANGE_BEFORE, PREFER, changed_choice
 
 # A preference stated inside a longer sentence is kept up to this many characters.
 CLAUSE_CHARS = 240
@@ -83,12 +85,17 @@ _ASKING = re.compile(
     r"|当我问|我问到|我询问|我问起|每当我",
     re.IGNORECASE,
 )
+# Spanish joins "me" to an imperative, which then carries a written accent ("respóndeme",
+# "contéstame"; "dime" is too short to need it): the speaker, as "answer me".
+_ES_TO_ME = r"\b(?:\w*[áéíóú]\w*me|dime|dame|hazme|ponme)\b"
 # "From now on" with the speaker as the one served ("from now on, answer me in French").
 _FROM_NOW_ON_REQUEST = re.compile(
     r"\b(?:from\s+now\s+on|going\s+forward)\b.*\bme\b"
     r"|\b(?:впредь|отныне|с\s+этого\s+момента)\b.*\b(?:мне|меня)\b"
     r"|\b(?:ab\s+jetzt|von\s+nun\s+an|künftig)\b.*\b(?:mir|mich)\b"
-    r"|\b(?:a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante)\b.*\bme\b"
+    r"|\b(?:a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante|desde\s+ahora)\b.*(?:\bme\b|"
+    + _ES_TO_ME
+    + r")"
     r"|(?:以后|今后|从现在起|从今以后).*请",
     re.IGNORECASE,
 )
@@ -97,7 +104,9 @@ _FROM_NOW_ON_REQUEST = re.compile(
 # is advice to the listener, not how its speaker wants answers.
 _ME = re.compile(
     r"\b(?:i(?![-/.]\w)|me|my|mine|i'm|i've|i'd)\b|\b(?:я|мне|меня|мой|моя|моё|мои|мной)\b"
-    r"|\b(?:ich|mir|mich|mein|meine|meinen|meinem)\b|\b(?:yo|me|mi|mis|conmigo)\b|我",
+    r"|\b(?:ich|mir|mich|mein|meine|meinen|meinem)\b|\b(?:yo|me|mi|mis|conmigo)\b|"
+    + _ES_TO_ME
+    + r"|我",
     re.IGNORECASE,
 )
 # "Your", said to someone else: advice to the listener ("always back up your data").
@@ -129,24 +138,6 @@ _NEGATIVE = re.compile(
     r"|\b(?:никогда|не|нельзя|без|перестань)\b"
     r"|\b(?:nie|niemals|nicht|kein\w*|ohne)\b|\b(?:nunca|jamás|no|sin)\b"
     r"|不要|别|不|没有|从不",
-    re.IGNORECASE,
-)
-# "I prefer ...", "my preference for ...", in each language: where the clause starts.
-_PREFER = re.compile(
-    r"\bI\s+(?:(?:really|generally|usually|much|strongly|also|still|definitely|personally"
-    r"|now|do|always|tend\s+to)\s+)*(?:prefer|prioriti[sz]e)\b"
-    # A choice the speaker made by what matters to them ("I prioritized battery life over
-    # brand prestige", "I've been prioritizing team success over individual accolades").
-    r"|\bI(?:'ve|\s+have)?\s+(?:been\s+|always\s+|also\s+)?prioriti[sz](?:ed|ing)\b"
-    r"|\bI(?:'m|\s+am)\s+(?:\w+\s+)?prioriti[sz]ing\b"
-    r"|\bя\s+(?:\w+\s+)?отда[юл]\w*\s+предпочтение\b"
-    r"|\bI(?:'d|\s+would)\s+(?:much\s+)?(?:rather|prefer)\b"
-    r"|\bmy\s+(?:strong\s+|personal\s+)?preference\s+(?:is|for|was)\b"
-    r"|\bI(?:'ve|\s+have)\s+(?:set|got)\s+a\s+preference\s+for\b"
-    r"|\bя\s+(?:\w+\s+)?предпочитаю\b|\bмо[ёе]\s+предпочтение\b|\bмне\s+(?:больше|удобнее)\b"
-    r"|\bich\s+(?:\w+\s+)?(?:bevorzuge|ziehe)\b|\bmir\s+ist\s+(?:\w+\s+)?lieber\b"
-    r"|\b(?:yo\s+)?prefiero\b|\bmi\s+preferencia\b|\bme\s+gusta\s+más\b"
-    r"|我(?:更|比较|还是|一般)?(?:喜欢|偏好|倾向于|宁愿|宁可)",
     re.IGNORECASE,
 )
 # Where a preference stated inside a longer sentence ends ("..., so can you ...").
@@ -199,7 +190,10 @@ _IN_FORM = re.compile(
 _INSTEAD = re.compile(
     r"\b(?:instead|no\s+longer|any\s*more)\b"
     r"|\b(?:вместо|больше\s+не)\b|\b(?:stattdessen|nicht\s+mehr)\b"
-    r"|\b(?:en\s+su\s+lugar|en\s+vez\s+de|ya\s+no)\b|改为|不再",
+    r"|\b(?:en\s+su\s+lugar|en\s+lugar\s+de|en\s+vez\s+de|ya\s+no)\b"
+    # "Respóndeme mejor en inglés": "mejor" before the form asked for, not "la mejor opción".
+    r"|\bmejor\s+(?:en|con|sin|como)\b|^\W*mejor\b"
+    r"|改为|不再",
     re.IGNORECASE,
 )
 # "when I ask about X": X, the topic a conditional request is about.
@@ -273,13 +267,16 @@ def _for_oneself(sentence: str) -> bool:
 
 def _preference_clauses(sentence: str) -> list[str]:
     clauses = []
-    for match in _PREFER.finditer(sentence):
+    for match in PREFER.finditer(sentence):
         # "whether my preference for X is right" still states it; "if I prefer X" does not.
         owned = match.group().lower().startswith("my ")
         if not owned and _IMAGINED_BEFORE.search(sentence[: match.start()]):
             continue
         end = _CLAUSE_END.search(sentence, match.end())
-        clause = sentence[match.start() : end.start() if end else len(sentence)].strip(" ,")
+        # "Actually, I prefer coffee": the change word says what the preference replaces.
+        change = CHANGE_BEFORE.search(sentence, 0, match.start())
+        start = change.start() if change else match.start()
+        clause = sentence[start : end.start() if end else len(sentence)].strip(" ,")
         if len(terms(clause)) >= 2:
             clauses.append(cut_text(clause, CLAUSE_CHARS))
     return clauses
@@ -296,9 +293,14 @@ def replaces(newer: str, older: str) -> bool:
     the morning" replacing "I prefer walks in the evening". Two requests to add something
     replace only when they add the same thing ("never include X" after "always include
     X"): "always include Y" asks for Y too. Nor do two about different aspects of the
-    answer ("answer me in Spanish", "answer me briefly"), "instead" or not."""
+    answer ("answer me in Spanish", "answer me briefly"), "instead" or not. A short
+    preference in one frame is compared by `preference_choices` first ("I prefer coffee
+    now" changes "I prefer tea"; "I prefer short answers" does not)."""
     if about_other_aspects(_said(newer), _said(older)):
         return False
+    choice = changed_choice(_said(newer), _said(older))
+    if choice is not None:
+        return choice
     # Said to take the place of an earlier request about the same thing (the same first
     # word once "always" and "from now on" are set aside): "from now on, answer me in long
     # paragraphs instead" after "from now on, always answer me in short sentences", found
@@ -308,8 +310,8 @@ def replaces(newer: str, older: str) -> bool:
     if (
         asked
         and _INSTEAD.search(_said(newer))
-        and not _PREFER.search(newer)
-        and not _PREFER.search(older)
+        and not PREFER.search(newer)
+        and not PREFER.search(older)
         and asked == _first_word_asked(older)
     ):
         return True
@@ -384,9 +386,14 @@ def _first_term(text: str) -> str:
 
 
 def _first_word_asked(text: str) -> str:
-    """The first term of what a statement asks, without its "always"/"from now on"."""
+    """The first term of what a statement asks, without its "always"/"from now on", and
+    without accents: a short Spanish request may be read as English, whose stemmer keeps
+    them ("respóndem" for "Respóndeme siempre brevemente", "respondem" in a longer one)."""
     found = terms(_ALWAYS.sub(" ", _said(text)))
-    return found[0] if found else ""
+    if not found:
+        return ""
+    letters = unicodedata.normalize("NFD", found[0])
+    return "".join(c for c in letters if not unicodedata.combining(c))
 
 
 def _overlap(first: set[str], second: set[str]) -> float:

@@ -191,7 +191,24 @@ PERSONAL = (
     ),
 )
 
-_LEAD = r"^(?:(?:por\s+favor|y|además|recuerda|importante|ok|vale|oye)[,:!]?\s+)*"
+# "From now on": an order may follow it ("A partir de ahora, no uses emojis").
+_FROM_NOW_ON = r"(?:a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante|desde\s+ahora|en\s+adelante)"
+_LEAD = (
+    r"^(?:(?:por\s+favor|y|además|recuerda|importante|ok|vale|oye|" + _FROM_NOW_ON + r")[,:!]?\s+)*"
+)
+# An imperative with "me"/"nos" joined to it, which then carries a written accent
+# ("respóndeme", "escríbenos", "contéstame"), or one too short to need it ("dime").
+# Without the accent it is another word ("come", "mismo"): none is an order.
+_IMPERATIVE_TO_ME = r"(?:[\w-]*[áéíóú][\w-]*(?:me|nos)|dime|dame|hazme|ponme)\b"
+# "Nunca me respondas", "no me uses": an order against something done to the speaker
+# takes the subjunctive, which for most verbs is also a statement's form; the verbs of
+# answering are listed, so "nunca me ha gustado" or "nunca me dejas hablar" stay no order.
+_NOT_TO_ME = (
+    r"(?:me|nos)\s+(?:respondas|contestes|hables|escribas|uses|utilices|env[ií]es|mandes"
+    r"|digas|des|pongas|hagas|muestres|incluyas|llames|sugieras|recomiendes|expliques"
+    r"|traduzcas|corrijas|interrumpas|tutees|trates)\b"
+)
+_ASKED_VERB = r"(?:usa|utiliza|responde|contesta|escribe|habla)"
 # After "nunca"/"siempre", words that make it a statement ("Nunca he estado en Roma").
 _NOT_ORDER_AFTER = (
     r"(?:me|te|se|nos|he|has|ha|hemos|han|fue|fui|era|eras|estoy|estaba|es|está|estás|lo|la"
@@ -216,11 +233,20 @@ SPANISH_RULES = LanguageRules(
         re.IGNORECASE,
     ),
     constraint_order=re.compile(
-        _LEAD + r"(?:(?:nunca|jam[áa]s|siempre)\s+(?!" + _NOT_ORDER_AFTER + r"\b)[\w-]+\b"
+        _LEAD + r"(?:(?:nunca|jam[áa]s|no)\s+" + _NOT_TO_ME + r"|(?:nunca|jam[áa]s|siempre)\s+"
+        r"(?!" + _NOT_ORDER_AFTER + r"\b)[\w-]+\b"
         r"|no\s+(?!" + _NOT_ORDER_NO + r"\b)[\w-]+(?:es|as)\b"
-        r"|(?:usa|utiliza|responde|contesta|escribe|habla)\s+(?:solo|sólo|solamente|siempre"
-        r"|únicamente|nada\s+más)\b|(?:solo|sólo)\s+(?:usa|utiliza|responde|contesta|escribe"
-        r"|habla)\b)",
+        r"|(?:" + _ASKED_VERB + r"|" + _IMPERATIVE_TO_ME + r")\s+(?:solo|sólo|solamente|siempre"
+        r"|únicamente|nada\s+más)\b|(?:solo|sólo)\s+" + _ASKED_VERB + r"\b"
+        # As in English, "from now on" and an order after it ("A partir de ahora,
+        # respóndeme en inglés"); "A partir de ahora trabajo desde casa" states a fact.
+        r"|"
+        + _FROM_NOW_ON
+        + r"[,:]?\s+(?:mejor\s+)?(?:"
+        + _IMPERATIVE_TO_ME
+        + r"|"
+        + _ASKED_VERB
+        + r"\b))",
         re.IGNORECASE,
     ),
     constraint_soft=re.compile(
