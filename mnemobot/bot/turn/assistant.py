@@ -331,7 +331,9 @@ class Assistant:
             occurred_at=at,
             media=media,
         )
-        if self.record is not None:
+        if self.record is not None and config.memory.enabled:
+            # Memory off records nothing, so a move meanwhile is renamed at the first turn
+            # with it on.
             await adopt_chat_numbering(self.record, chat, ctx.scope, at)
         earlier = find_received(session.messages, message_refs)
         if earlier is not None and earlier.answer is not None:
