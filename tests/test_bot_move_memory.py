@@ -11,10 +11,10 @@ import pytest
 
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.pack.ranking import DEFAULT_RANKING
+from mnemobot.memory.services.chat_numbering import adopt_numbering
 from mnemobot.memory.services.forget import MemoryForget
 from mnemobot.memory.services.recall import MemoryRecall
 from mnemobot.memory.services.record import MemoryRecord
-from mnemobot.memory.services.ref_numbering import adopt_numbering
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory

@@ -9,8 +9,8 @@ from functools import partial
 
 from filelock import Timeout
 
+from mnemobot.memory.services.chat_numbering import adopt_numbering
 from mnemobot.memory.services.record import MemoryRecord
-from mnemobot.memory.services.ref_numbering import adopt_numbering
 from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
