@@ -77,7 +77,7 @@ def read_mark(paths: ScopePaths) -> NumberingMark | None:
             Renaming(str(r["bot"]), float(r["before"])) for r in data.get("renaming") or ()
         )
         return NumberingMark(str(data["refsNumberedBy"]), renaming)
-    except (FileNotFoundError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+    except (FileNotFoundError, AttributeError, KeyError, TypeError, ValueError):
         return None
 
 
