@@ -145,3 +145,22 @@ def test_memory_from_before_the_mark_is_the_current_bots_and_a_shared_scope_is_l
     assert adopt_numbering(memory.scopes, GLOBAL_SCOPE, "111", EARLIER_DAY, wait_seconds=1) == 0
     assert adopt_numbering(memory.scopes, GLOBAL_SCOPE, "222", MOVED_AT, wait_seconds=1) == 0
     assert memory.recall.message_text(GLOBAL_SCOPE, "tg:1") is not None
+
+
+def test_memory_from_before_the_mark_is_renamed_by_the_moves_the_conversation_shows(
+    memory: WorkspaceMemory,
+) -> None:
+    """A workspace moved before memory kept a mark has both bots' `tg:1`: the session,
+    which names the earlier bot's messages, says when the new bot's first one came."""
+    for number, text in enumerate(EARLIER, start=1):
+        _say(memory, text, f"tg:{number}", EARLIER_DAY + number)
+    _say(memory, "My locker code is 1234.", "tg:1", MOVED_AT)
+
+    later = MOVED_AT + 3_600
+    unmarked = [("111", MOVED_AT + 0.4)]
+    assert adopt_numbering(memory.scopes, SCOPE, "222", later, wait_seconds=1, unmarked=unmarked)
+
+    assert "1234" in _read(memory, "tg:1") and "Lena" not in _read(memory, "tg:1")
+    assert "Lena" in _read(memory, "tg-bot111:1")
+    mark = read_mark(memory.scopes.paths(SCOPE))
+    assert mark is not None and mark.numbering == "222" and not mark.renaming

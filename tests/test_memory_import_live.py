@@ -15,6 +15,7 @@ from filelock import FileLock
 
 from mnemobot.bot.cli.main import main
 from mnemobot.config.workspace import WorkspacePaths
+from mnemobot.memory.upkeep.ref_numbering import MARK_FILE_NAME
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import run_mnemobot
@@ -297,10 +298,13 @@ async def test_what_the_earlier_bot_was_told_is_not_repeated_from_memory_beside_
     assert "blue pot" not in str(request[-1]["content"])
 
 
+@pytest.mark.parametrize("memory_from", ["this release", "an earlier release"])
 async def test_reading_a_message_ref_after_a_move_reads_only_the_current_bots_message(
     start_bot: StartBot,
     telegram: TelegramServer,
     openai_server: FakeOpenAIServer,
+    workspace: Path,
+    memory_from: str,
 ) -> None:
     with TelegramServer(token="654321:EARLIER-BOT") as earlier_server:
         earlier = await start_bot(
@@ -311,6 +315,9 @@ async def test_reading_a_message_ref_after_a_move_reads_only_the_current_bots_me
         assert said["message"]["message_id"] == 1
         await earlier_server.wait_for_messages_async(USER, 1, timeout=30)
         await earlier.shutdown()
+    if memory_from == "an earlier release":
+        # Upgraded and moved at once: memory never recorded which bot numbered it.
+        (workspace / "memory" / SCOPE / MARK_FILE_NAME).unlink()
 
     await start_bot()
     live = telegram.send_text("My locker code is 1234.", chat_id=USER)

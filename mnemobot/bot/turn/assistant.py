@@ -334,7 +334,7 @@ class Assistant:
         if self.record is not None and config.memory.enabled:
             # Memory off records nothing, so a move meanwhile is renamed at the first turn
             # with it on.
-            await adopt_chat_numbering(self.record, chat, ctx.scope, at)
+            await adopt_chat_numbering(self.record, chat, ctx.scope, at, session.messages)
         earlier = find_received(session.messages, message_refs)
         if earlier is not None and earlier.answer is not None:
             # Answered before a crash cut the delivery short: the same answer, no new turn.

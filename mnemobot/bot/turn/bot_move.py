@@ -9,6 +9,8 @@ from functools import partial
 
 from filelock import Timeout
 
+from mnemobot.bot.turn.received import earlier_numberings
+from mnemobot.conversation.session import Message
 from mnemobot.memory.services.chat_numbering import adopt_numbering
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.systems.core.context import ChatRef
@@ -20,8 +22,11 @@ log = logging.getLogger(__name__)
 RENAME_WAIT_SECONDS = 5.0
 
 
-async def adopt_chat_numbering(record: MemoryRecord, chat: ChatRef, scope: str, at: float) -> None:
-    """Tell the chat's memory which bot numbers its messages from this turn (`at`) on."""
+async def adopt_chat_numbering(
+    record: MemoryRecord, chat: ChatRef, scope: str, at: float, messages: list[Message]
+) -> None:
+    """Tell the chat's memory which bot numbers its messages from this turn (`at`) on;
+    `messages`: the conversation, whose refs show a move made before memory kept a mark."""
     if chat.ref_numbering is None:
         return
     work = partial(
@@ -31,6 +36,7 @@ async def adopt_chat_numbering(record: MemoryRecord, chat: ChatRef, scope: str, 
         chat.ref_numbering,
         at,
         wait_seconds=RENAME_WAIT_SECONDS,
+        unmarked=earlier_numberings(messages, at),
     )
     try:
         await record.scopes.run(scope, work, write=True)

@@ -4,6 +4,7 @@ chat has moved to another bot (`memory.upkeep.ref_numbering`)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE
@@ -19,11 +20,18 @@ log = logging.getLogger(__name__)
 
 
 def adopt_numbering(
-    scopes: ScopeRuntime, scope: str, numbering: str, at: float, *, wait_seconds: float
+    scopes: ScopeRuntime,
+    scope: str,
+    numbering: str,
+    at: float,
+    *,
+    wait_seconds: float,
+    unmarked: Sequence[tuple[str, float]] = (),
 ) -> int:
     """Note that bot `numbering` numbers the scope's messages from `at` on; when another
     bot numbered them before, rename that bot's refs (`tg:<n>` -> `tg-bot<id>:<n>`).
-    How many items were renamed.
+    How many items were renamed. `unmarked`: the moves the conversation shows, for memory
+    from before a mark was kept (`noted_numbering`).
 
     A shared scope (memory.scope "global") is left as it is: its `tg:<n>` are of many
     chats, some numbered alike for every bot (a supergroup's). Raises `filelock.Timeout`
@@ -35,7 +43,7 @@ def adopt_numbering(
     paths = scopes.paths(scope)
     with scopes.lock(scope):
         paths.directory.mkdir(parents=True, exist_ok=True)
-        mark = noted_numbering(paths, numbering, at)
+        mark = noted_numbering(paths, numbering, at, unmarked)
     if not mark.renaming:
         return 0
     # Maintenance's lock first, then the scope's, as moving a scope takes them.

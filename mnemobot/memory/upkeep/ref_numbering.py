@@ -8,7 +8,9 @@ the same way, once, when the scope first sees the new bot:
 
 - `memory/<scope>/.refs-numbering.json` records which bot numbers the scope's `tg:<n>`
   refs. A scope without it (memory from before it was kept) is taken as the current
-  bot's: the bot that upgrades is the one that received those messages.
+  bot's (the bot that upgrades is the one that received those messages), except what
+  was said before a move the conversation still shows (its messages named
+  `tg-bot<id>:<n>` there, then the new bot's).
 - Seeing another bot, the mark first records the change and its time (`renaming`);
   then the item files are rewritten, each atomically: every `tg:<n>` of an item said
   before that time (its references, and the lines of a day's digest) becomes
@@ -21,6 +23,7 @@ the same way, once, when the scope first sees the new bot:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -85,14 +88,18 @@ def write_mark(paths: ScopePaths, mark: NumberingMark) -> None:
     write_atomic(paths.directory / MARK_FILE_NAME, mark.to_json())
 
 
-def noted_numbering(paths: ScopePaths, numbering: str, at: float) -> NumberingMark:
+def noted_numbering(
+    paths: ScopePaths, numbering: str, at: float, unmarked: Sequence[tuple[str, float]] = ()
+) -> NumberingMark:
     """The mark once `numbering` (a bot's id) numbers the scope's messages from `at` on:
-    written when it changed, with what is to be renamed."""
+    written when it changed, with what is to be renamed. `unmarked`: for a scope without
+    a mark, the moves (earlier bot, when the next bot's first message came) the
+    conversation shows, made before memory kept a mark."""
     mark = read_mark(paths)
     if mark is None:
-        mark = NumberingMark(numbering)
+        # Times kept to the second, as items' are: the new bot's first turn is not earlier.
+        mark = NumberingMark(numbering, tuple(Renaming(b, float(int(t))) for b, t in unmarked))
     elif mark.numbering != numbering:
-        # Kept to the second, as items' times are: the new bot's first turn is not earlier.
         moved = Renaming(mark.numbering, float(int(at)))
         mark = NumberingMark(numbering, (*mark.renaming, moved))
     else:
