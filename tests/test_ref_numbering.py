@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import given
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 from mnemobot.bot.turn.received import (
     REFS_NUMBERED_BY,
+    earlier_numberings,
     find_received,
     retire_other_numbering,
 )
@@ -71,3 +73,32 @@ def test_a_session_from_before_numbering_was_kept_is_the_current_bots(
     # A chat every bot numbers alike (a supergroup) is never renumbered.
     assert not retire_other_numbering(messages, {REFS_NUMBERED_BY: "111"}, None)
     assert [dict(m) for m in messages] == before
+
+
+def _said(refs: list[str], minute: int) -> Message:
+    return {"role": "user", "content": "hi", "refs": refs, "at": f"2025-03-01T09:{minute:02d}:00Z"}
+
+
+def _at(minute: int) -> float:
+    return datetime(2025, 3, 1, 9, minute, tzinfo=UTC).timestamp()
+
+
+def test_the_moves_a_conversation_shows_are_when_the_next_bots_first_message_came() -> None:
+    """For memory kept before it recorded which bot numbers its refs (an upgrade)."""
+    messages = [
+        _said(["tg:1"], 0),
+        {"role": "assistant", "content": "hello"},
+        _said(["sched:3"], 1),
+        _said(["tg:2", "tg:3"], 2),
+    ]
+    # The same bot all along.
+    assert earlier_numberings(messages, _at(30)) == []
+    # Moved at this turn: the earlier bot's messages are all the conversation has.
+    retire_other_numbering(messages, {REFS_NUMBERED_BY: "111"}, "222")
+    assert earlier_numberings(messages, _at(30)) == [("111", _at(30))]
+    # Moved before: the new bot's first message says when; and a third bot since.
+    messages += [_said(["tg:1"], 10), _said(["tg:2"], 11)]
+    assert earlier_numberings(messages, _at(30)) == [("111", _at(10))]
+    retire_other_numbering(messages, {REFS_NUMBERED_BY: "222"}, "333")
+    messages.append(_said(["tg:1"], 20))
+    assert earlier_numberings(messages, _at(30)) == [("111", _at(10)), ("222", _at(20))]

@@ -89,3 +89,15 @@ def test_notes_keep_every_uncarried_line_and_no_bare_framing(lines: list[str]) -
     for number, line in enumerate(content):
         if line == "…":  # "earlier notes left out" only before notes it is about
             assert number + 1 < len(content) and content[number + 1] == NOTE_KEPT
+
+
+def test_an_earlier_bots_message_is_carried_by_its_name_in_memory_or_as_memory_kept_it() -> None:
+    """After a move the session names the earlier bot's message 1 `tg-bot<id>:1`; memory
+    does too, or, renamed before memory renamed its refs, keeps `tg:1`."""
+    said = "I work as a nurse at the St. Mary clinic."
+    moved = RequestOverlap.of_messages(
+        [{"role": "user", "content": said, "refs": ["tg-bot654321:1"]}]
+    )
+    assert moved.carries(item(said, Layer.EPISODIC, ["tg-bot654321:1"]))
+    assert moved.carries(item(said, Layer.EPISODIC, ["tg:1"]))
+    assert not moved.carries(item(said, Layer.EPISODIC, ["tg-bot777:1"]))

@@ -74,7 +74,8 @@ def test_items_of_one_second_sort_by_their_message_numbers(
             scope=SCOPE,
             created_at=SAID_AT,
             updated_at=SAID_AT,
-            references=[f"tg:{n}" if n % 2 else f"tg:-100500:{n}"],
+            # The bot's own, a migrated group's, an earlier bot's of the chat (a move).
+            references=[(f"tg:{n}", f"tg:-100500:{n}", f"tg-bot654321:{n}")[n % 3]],
         )
         for n in numbers
     ]

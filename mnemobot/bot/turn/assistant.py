@@ -18,6 +18,7 @@ from mnemobot.base.clock import SYSTEM_CLOCK, Clock, from_iso, to_iso
 from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.llm.model_gate import ModelGate
 from mnemobot.bot.tools.clock_tool import chat_zone_name
+from mnemobot.bot.turn.bot_move import adopt_chat_numbering
 from mnemobot.bot.turn.received import (
     find_containing,
     find_cut_short,
@@ -330,6 +331,10 @@ class Assistant:
             occurred_at=at,
             media=media,
         )
+        if self.record is not None and config.memory.enabled:
+            # Memory off records nothing, so a move meanwhile is renamed at the first turn
+            # with it on.
+            await adopt_chat_numbering(self.record, chat, ctx.scope, at, session.messages)
         earlier = find_received(session.messages, message_refs)
         if earlier is not None and earlier.answer is not None:
             # Answered before a crash cut the delivery short: the same answer, no new turn.

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from mnemobot.base.clock import from_iso
 from mnemobot.conversation.session import Message
 
 # How far back a redelivered message is looked for: far more than one crash can leave
@@ -114,3 +116,44 @@ def retire_other_numbering(
                 if isinstance(part, dict) and isinstance(part.get("ref"), str):
                     part["ref"] = retire(part["ref"])
     return True
+
+
+_RETIRED_REF = re.compile(r"^tg-bot(\d+):\d+$")
+_LIVE_REF = re.compile(r"^tg:\d+$")
+
+
+def earlier_numberings(messages: list[Message], now: float) -> list[tuple[str, float]]:
+    """(earlier bot, when the next bot's first message came) for each move the
+    conversation shows, oldest first: what memory from before it kept which bot numbers
+    its refs needs to rename them (`memory.upkeep.ref_numbering`). Newest messages of an
+    earlier bot: the move is this turn's (`now`). A move whose messages the conversation
+    no longer holds (cleared, compacted away) is not shown."""
+    moves: list[tuple[str, float]] = []
+    before: str | None = None
+    for message in messages:
+        numbering = _numbering_of(message)
+        if numbering is None:
+            continue
+        if before and numbering != before:
+            try:
+                moves.append((before, from_iso(str(message.get("at")))))
+            except ValueError:
+                continue
+        before = numbering
+    if before:
+        moves.append((before, now))
+    return moves
+
+
+def _numbering_of(message: Message) -> str | None:
+    """The earlier bot whose message a user message is; "" the current bot's; None when
+    its refs name no Telegram message of the chat's own numbering."""
+    refs = message.get("refs")
+    if message.get("role") != "user" or not isinstance(refs, list):
+        return None
+    for ref in refs:
+        if retired := _RETIRED_REF.match(str(ref)):
+            return retired.group(1)
+        if _LIVE_REF.match(str(ref)):
+            return ""
+    return None

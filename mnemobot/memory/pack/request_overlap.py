@@ -7,9 +7,10 @@ episode of those messages: all of its message refs (`tg:123`, ...) are among the
 the request's messages, or, for an item without refs (a console chat), each of its lines,
 without the speaker label, is a piece of a message the request holds. A message and an
 item are the same message's only when the item was recorded when the message was or
-later: a workspace moved to another bot has that bot's message `tg:1` in the request and
-the earlier bot's `tg:1` in memory (the session names the earlier one
-`tg-bot<id>:1`, memory keeps `tg:1`).
+later: a workspace moved to another bot has that bot's message `tg:1` in the request,
+and the earlier bot's message 1 is `tg-bot<id>:1` in the session and in memory
+(`memory.upkeep.ref_numbering`), or `tg:1` in memory that moved before memory renamed
+such refs.
 
 A durable (semantic, procedural) item is carried only when its whole statement is in
 one of those messages as said ("I work as a nurse at St. Mary" while that message is still
@@ -33,7 +34,7 @@ from mnemobot.memory.store.items import SPEAKER_TAG, Layer, MemoryItem, normaliz
 # References that name something other than a message (a file, a promoted item's source).
 _NON_MESSAGE_PREFIXES = ("file:", "promotedFrom:", "session:")
 # A session's ref of a message an earlier bot numbered (`bot.turn.received`): memory
-# names the same message `tg:<n>`.
+# names it so too, or, renamed before memory renamed such refs, `tg:<n>`.
 _EARLIER_BOTS_REF = re.compile(r"^tg-bot\d+:(?=\d)")
 # Times are kept to the second: an item of a message is recorded at its turn or later.
 _SAME_MESSAGE_SLACK_SECONDS = 1.0
@@ -64,8 +65,8 @@ class RequestOverlap:
         for message in messages:
             at = _time_of(message.get("at"))
             for ref in message.get("refs") or ():
-                name = _EARLIER_BOTS_REF.sub("tg:", str(ref))
-                refs[name] = min(at, refs.get(name, at))
+                for name in {str(ref), _EARLIER_BOTS_REF.sub("tg:", str(ref))}:
+                    refs[name] = min(at, refs.get(name, at))
             content = message.get("content")
             if isinstance(content, str) and content.strip():
                 texts.append(normalize_content(content))

@@ -250,11 +250,16 @@ def said_order(item: MemoryItem) -> tuple[float, int, str]:
     return (item.created_at, _message_number(item.references), item.id)
 
 
+# Refs ending in a Telegram message number: the bot's own, an earlier bot's of the chat
+# (`tg-bot<id>:<n>`), an import's.
+_NUMBERED_REFS = ("tg:", "tg-bot", "tg-export:")
+
+
 def _message_number(references: list[str]) -> int:
     numbers = [
         int(tail)
         for ref in references
-        if ref.startswith(("tg:", "tg-export:")) and (tail := ref.rsplit(":", 1)[-1]).isdigit()
+        if ref.startswith(_NUMBERED_REFS) and (tail := ref.rsplit(":", 1)[-1]).isdigit()
     ]
     return min(numbers, default=0)
 
