@@ -118,3 +118,28 @@ def test_a_spanish_request_instead_replaces_the_same_aspect_and_keeps_the_other(
         assert spanish.is_superseded
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("From now on don't use emojis.", True),
+        ("Отныне не используй эмодзи.", True),
+        ("С этого момента не используй эмодзи.", True),
+        ("Впредь отвечай коротко.", True),
+        ("Ab jetzt benutze keine Emojis.", True),
+        ("Von nun an antworte auf Deutsch.", True),
+        # "From now on" before a statement about oneself states a fact.
+        ("From now on I work from home.", False),
+        ("Отныне я работаю из дома.", False),
+        ("Ab sofort schreibe ich jeden Tag.", False),
+        ("Ab heute nutze ich Linux.", False),
+    ],
+)
+def test_an_order_after_from_now_on_is_kept_in_russian_and_german_as_in_english(
+    tmp_path: Path, said: str, kept: bool
+) -> None:
+    """Found in review: "Отныне не используй эмодзи" and "Ab jetzt benutze keine Emojis"
+    were kept as nothing, where English and Spanish keep their request."""
+    kinds, _ = kept_as(tmp_path, said)
+    assert (kinds == {"request"}) is kept, kinds

@@ -238,7 +238,15 @@ PERSONAL = (
     ),
 )
 
-_LEAD = r"^(?:(?:bitte|und|auch|übrigens|merk\s+dir|denk\s+dran|wichtig|ok|okay)[,:!]?\s+)*"
+# "From now on": an order may follow it ("Ab jetzt benutze keine Emojis"), as in English.
+_FROM_NOW_ON = (
+    r"(?:ab\s+jetzt|von\s+nun\s+an|ab\s+sofort|ab\s+heute|künftig|zukünftig|in\s+zukunft)"
+)
+_LEAD = (
+    r"^(?:(?:bitte|und|auch|übrigens|merk\s+dir|denk\s+dran|wichtig|ok|okay|"
+    + _FROM_NOW_ON
+    + r")[,:!]?\s+)*"
+)
 # First words that make "X nie/immer ..." a statement, not an order.
 _NOT_IMPERATIVE = (
     r"(?:ich|du|er|sie|es|wir|ihr|das|der|die|dies\w*|man|heute|morgen|gestern|jetzt|ja|nein"
@@ -260,7 +268,10 @@ GERMAN_RULES = LanguageRules(
         _LEAD + r"(?:(?!" + _NOT_IMPERATIVE + r"\b)[\w-]+\s+(?:(?:mir|uns|bitte|du)\s+)?"
         r"(?:niemals|nie|immer|stets|nur|keine?n?|nichts|nicht)\b"
         r"|(?:niemals|nie|immer|stets|nur|nicht)\s+(?!.*\b(?:ich|wir|du|er|es|man|mir|mich"
-        r"|uns)\b)(?:[\w-]+\s+){0,5}?[\w-]+en\s*[.!]*\s*$)",
+        r"|uns)\b)(?:[\w-]+\s+){0,5}?[\w-]+en\s*[.!]*\s*$"
+        # As in English, "from now on" and an order of answering ("Ab jetzt antworte kurz").
+        r"|" + _FROM_NOW_ON + r"[,:]?\s+(?:antworte|schreib|schreibe|benutze|verwende|nutze"
+        r"|sprich|rede|nenn|nenne)\b(?!\s+(?:ich|wir|er|sie|es|man)\b))",
         re.IGNORECASE,
     ),
     constraint_soft=re.compile(
