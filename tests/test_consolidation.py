@@ -152,8 +152,18 @@ def seed_scope(workspace: Path) -> ScopePaths:
         (hang(), "did not answer within 0.5 s"),
         (error(500, "boom"), "the model call failed"),
         (reply("- Sister Ana visits in May"), "drops 3 of 3 entries"),
+        # A model that answers with what it was given (found live with an echoing model;
+        # a weak local one off its format does the same): the prompt as the new file.
+        (
+            reply(
+                "CURRENT MEMORY.md:\n"
+                + OLD_MEMORY
+                + "\nNEW CONVERSATION NOTES:\n- [10:00] User: my sister Ana visits in May"
+            ),
+            "the model answered with what it was given",
+        ),
     ],
-    ids=["garbage", "empty", "huge", "cut-off", "timeout", "server-error", "loss"],
+    ids=["garbage", "empty", "huge", "cut-off", "timeout", "server-error", "loss", "echo"],
 )
 async def test_a_bad_rewrite_changes_nothing_and_is_retried(
     make_app: AppFactory,

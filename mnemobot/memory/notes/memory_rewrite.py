@@ -16,6 +16,12 @@ from mnemobot.memory.text.terms import terms
 # What the model answers when nothing new is worth keeping; part of the prompt's contract.
 NO_CHANGE = "NO_CHANGE"
 SUPERSEDED_HEADING = "## Superseded"
+# The labels of what a consolidation prompt gives the model: a rewrite holding one is the
+# prompt given back (a model that echoes, or a weak one off its format), not a file.
+CURRENT_FILE_LABEL = "CURRENT MEMORY.md:"
+NEW_NOTES_LABEL = "NEW CONVERSATION NOTES:"
+NEW_FACTS_LABEL = "NEW FACTS:"
+_PROMPT_LABELS = (CURRENT_FILE_LABEL, NEW_NOTES_LABEL, NEW_FACTS_LABEL)
 # Share of an old entry's words that must still be in the rewrite (or in its superseded
 # list) for the entry to count as kept (or as replaced): rewording keeps most words.
 ENTRY_KEPT_SHARE = 0.6
@@ -97,6 +103,8 @@ def check_rewrite(previous: str, rewrite: Rewrite, max_tokens: int) -> str | Non
         return f"the rewrite has ~{tokens} tokens, over the cap of {max_tokens}"
     if not any(_BULLET.match(line) for line in new.splitlines()):
         return "the rewrite has no bullet entries (not a memory file)"
+    if any(label in new for label in _PROMPT_LABELS):
+        return "the model answered with what it was given, not a rewritten file"
     old_entries = entries(previous)
     if not old_entries:
         return None
