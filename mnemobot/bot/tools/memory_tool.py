@@ -120,9 +120,10 @@ def _removed_line(item: MemoryItem) -> str:
     return f"- [{item.layer.value.lower()}/{item.type.value.lower()}] {item.title}"
 
 
-def forget_receipt(items: list[MemoryItem], lines: int) -> str:
+def forget_receipt(items: list[MemoryItem], lines: int, *, erased_later: bool = True) -> str:
     """What was forgotten, and where it goes from: the memory tool's answer, and what the
-    web page shows after a forget."""
+    web page shows after a forget (`erased_later` False: the page erases at once and says
+    what that did below)."""
     parts = [f"forgotten {counted(len(items), 'item')}"]
     if lines:
         parts.append(f"{counted(lines, 'line')} of MEMORY.md and the daily notes")
@@ -130,8 +131,14 @@ def forget_receipt(items: list[MemoryItem], lines: int) -> str:
     more = f"\n- ... and {len(items) - FORGET_LISTED} more" if len(items) > FORGET_LISTED else ""
     return (
         " and ".join(parts)
-        + ". Hidden now and taken out of this conversation; erased from every file "
-        "(notes, MEMORY.md, sessions, logs) by the next memory maintenance. Removed:\n"
+        + ". Hidden now and taken out of this conversation"
+        + (
+            "; erased from every file (notes, MEMORY.md, sessions, logs) by the next memory "
+            "maintenance"
+            if erased_later
+            else ""
+        )
+        + ". Removed:\n"
         + (listed + more if listed else "(memory-file lines only)")
     )
 

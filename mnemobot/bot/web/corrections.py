@@ -78,7 +78,9 @@ class Corrections:
             scope,
             len(gone),
         )
-        return Forgotten(forget_receipt(gone, 0), await self._erase(scope), [i.id for i in gone])
+        erased = await self._erase(scope)
+        receipt = forget_receipt(gone, 0, erased_later=False)
+        return Forgotten(receipt, erased, [i.id for i in gone])
 
     async def _erase(self, scope: str) -> list[str]:
         timer = self.host.maintenance

@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 STATIC = {"style.css": "text/css", "favicon.svg": "image/svg+xml"}
 UNAUTHORIZED = (
     "401 Unauthorized: this page needs its access token. Open the address `mnemobot web` "
-    "printed (it ends in ?token=...), or send the header Authorization: Bearer TOKEN.\n"
+    "or `mnemobot run --web` printed (it ends in ?token=...), or send the header "
+    "Authorization: Bearer TOKEN.\n"
 )
 # No script, no frames, nothing from elsewhere; forms post only to this page.
 SECURITY_HEADERS = {
