@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import STANDING_TAG
 from mnemobot.memory.write.answer_aspects import about_other_aspects, aspects_named
 from mnemobot.memory.write.standing_statements import replaces
 from tests.test_standing_preferences import record
@@ -214,5 +215,29 @@ def test_a_change_of_the_only_aspect_still_replaces_the_request_whole(workspace:
         assert block_lines(memory, scope) == [
             "- Ada, 2024-03-10: From now on, answer me in English instead."
         ]
+    finally:
+        memory.close()
+
+
+@pytest.mark.parametrize("language", sorted(BOTH_THEN_ONE))
+def test_forgetting_a_change_of_one_aspect_lets_the_older_request_hold_whole(
+    workspace: Path, language: str
+) -> None:
+    """Forgetting a request that replaced an older one whole brings that one back; one that
+    changed only its language left it marked "its language was changed by a later
+    request" by a request no longer there: neither language was then asked for."""
+    both, english_instead = BOTH_THEN_ONE[language]
+    memory = WorkspaceMemory.open(workspace)
+    try:
+        scope = "telegram:1"
+        record(memory, scope, both, START, "tg:1")
+        record(memory, scope, english_instead, START + DAY, "tg:2")
+        newer = next(
+            item
+            for item in memory.scopes.store(scope).items.values()
+            if STANDING_TAG in item.tags and item.content.endswith(english_instead)
+        )
+        assert memory.forget.forget(scope, newer.id)
+        assert block_lines(memory, scope) == [f"- Ada, 2024-03-09: {both}"]
     finally:
         memory.close()

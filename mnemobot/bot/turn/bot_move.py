@@ -47,3 +47,7 @@ async def adopt_chat_numbering(
             chat.key,
             exc,
         )
+    except Exception:
+        # Whatever else goes wrong in the rename, the turn goes on: the message is
+        # answered and kept, and the rename (its mark still pending) is tried again.
+        log.exception("renaming the earlier bot's message refs in %s's memory failed", chat.key)

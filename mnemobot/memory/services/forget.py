@@ -38,6 +38,7 @@ from mnemobot.memory.upkeep.forgotten_texts import (
     items_to_forget,
     lines_holding,
 )
+from mnemobot.memory.write.standing import restore_changed_aspects
 
 
 class MemoryForget:
@@ -77,6 +78,7 @@ class MemoryForget:
         ]
         if replaced:
             store.add(replaced)
+        restore_changed_aspects(store, gone)
         rewrite_digests(store, going)
         self._note_forgotten_texts(scope, needles)
         return gone

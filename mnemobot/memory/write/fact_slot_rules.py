@@ -71,8 +71,10 @@ _ZH_END = r"(?=了|啦|呢|吧|已经|有|快|[，。！？；、,.!?;\s]|$)"
 # "我" starts the speaker's next statement, never a value.
 _ZH_CHAR = r"[^，。！？；、,.!?;\s我]"
 _ZH_VALUE = r"(?P<value>" + _ZH_CHAR + r"{1,20}?)" + _ZH_END
-# "我" and the adverbs that do not change what is said ("我现在也住在...").
-_ZH_I = r"我(?:现在|目前|还|也|一直|已经|刚|刚刚|最近|终于)*"
+# "我" and the adverbs that do not change what is said ("我现在也住在..."). Possessive:
+# "刚刚" is also "刚" twice, and a run of them ("我刚刚刚...") tried every way of splitting
+# it into the two, a time doubling every few characters.
+_ZH_I = r"我(?:现在|目前|还|也|一直|已经|刚刚|刚|最近|终于)*+"
 _ZH_MY = r"我的?(?:新的?)?"
 
 

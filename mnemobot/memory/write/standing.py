@@ -145,6 +145,41 @@ def _changed_in_part(store: ScopeItemStore, old: MemoryItem, newer: MemoryItem) 
     return True
 
 
+def restore_changed_aspects(store: ScopeItemStore, forgotten: Iterable[MemoryItem]) -> None:
+    """After `forgotten` were forgotten: an aspect a standing request is marked changed in
+    holds again when a forgotten request of its speaker changed it and none in force
+    still does. Forgetting "in English instead" leaves "briefly and in Spanish" whole, as
+    forgetting a request that replaced another whole brings that one back."""
+    gone = [item for item in forgotten if STANDING_TAG in item.tags]
+    if not gone:
+        return
+    with store.lock:
+        current = _index(store).current(store)
+        restored = []
+        for item in current:
+            marked = {t[len(CHANGED_ASPECT) :] for t in item.tags if t.startswith(CHANGED_ASPECT)}
+            holds_again = (marked & _changed_by(item, gone)) - _changed_by(item, current)
+            if holds_again:
+                unmarked = {CHANGED_ASPECT + aspect for aspect in holds_again}
+                tags = [tag for tag in item.tags if tag not in unmarked]
+                restored.append(replace(item, tags=tags))
+        if restored:
+            store.add(restored)
+
+
+def _changed_by(item: MemoryItem, others: Iterable[MemoryItem]) -> set[str]:
+    """The aspects of `item` that later requests of its speaker among `others` name."""
+    speaker = speaker_of(item)
+    return {
+        aspect
+        for other in others
+        if other.id != item.id
+        and speaker_of(other) == speaker
+        and other.created_at >= item.created_at
+        for aspect in changed_aspects(item.content, other.content)
+    }
+
+
 def _standing_said_before(store: ScopeItemStore, item: MemoryItem) -> list[MemoryItem]:
     """The speaker's standing items older than `item`, replaced ones too."""
     speaker = speaker_of(item)
