@@ -93,3 +93,20 @@ def test_a_run_of_an_adverb_that_is_also_two_of_another_is_read_at_once() -> Non
     found = slot_statements("我" + "刚" * 36 + "。我" + "刚" * 7 + "住在北京")
     assert time.perf_counter() - started < 5
     assert [(s.slot, s.value) for s in found] == [("residence", "北京")]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我在找工作。",  # looking for work
+        "我在想工作的事。",  # thinking about work
+        "我在网上找工作。",
+        "我入职了。",  # started a job, none named
+        "我妈搬到北京了。",  # the mother's move
+        "我把沙发搬到客厅了。",  # the sofa's
+        "我吃肉夹馍。",  # a dish
+    ],
+)
+def test_ordinary_chinese_sets_no_slot(said: str) -> None:
+    """Found in review: "我在想工作的事" set the employer to 想 and so ended the one known."""
+    assert slot_statements(said) == ()

@@ -83,6 +83,9 @@ def test_a_spanish_standing_request_is_kept_as_its_english_is(
         ("You never let me talk.", "Nunca me dejas hablar."),
         ("From now on I work from home.", "A partir de ahora trabajo desde casa."),
         ("Answer me in Spanish.", "Respóndeme en español."),
+        # "Solo" after most verbs is "just" (found in review).
+        ("Just pass me the salt.", "Pásame solo la sal."),
+        ("Just help me with this.", "Ayúdame solo con esto."),
     ],
 )
 def test_everyday_spanish_is_no_standing_request_as_its_english_is_none(

@@ -70,7 +70,15 @@ _ADDRESS_KEYS_ZH = (*_ADDRESS_KEYS, "地址")
 _ZH_END = r"(?=了|啦|呢|吧|已经|有|快|[，。！？；、,.!?;\s]|$)"
 # "我" starts the speaker's next statement, never a value.
 _ZH_CHAR = r"[^，。！？；、,.!?;\s我]"
-_ZH_VALUE = r"(?P<value>" + _ZH_CHAR + r"{1,20}?)" + _ZH_END
+# A particle never starts one ("我入职了": no employer named).
+_ZH_VALUE = r"(?P<value>(?![了啦呢吧])" + _ZH_CHAR + r"{1,20}?)" + _ZH_END
+# When a move was ("上个月", "2019年"), between "我" and the verb.
+_ZH_WHEN = (
+    r"(?:(?:上个?月|上周|上个星期|去年|前年|今年|昨天|前天|\d{1,4}年|\d{1,2}月)(?:底|初|中)?)?"
+)
+# "在" before a verb is the progressive, not a place: "我在找工作" (looking for work),
+# "我在想工作的事" (thinking about work) name no employer.
+_ZH_DOING = r"(?:找|想|准备|考虑|努力|认真|忙|写|做|等|学|看|网上|家|为|跟|和|给|帮)"
 # "我" and the adverbs that do not change what is said ("我现在也住在..."). Possessive:
 # "刚刚" is also "刚" twice, and a run of them ("我刚刚刚...") tried every way of splitting
 # it into the two, a time doubling every few characters.
@@ -325,14 +333,20 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     # "我上个月搬到了上海", "我从北京搬到了上海": when, or where from, may come between.
     _rule(
         "residence",
-        _ZH_I + r"(?:[^，。！？；、,.!?;\s]{0,6}?)"
-        r"(?:从(?P<left>" + _ZH_CHAR + r"{1,10}?))?(?:搬家?到|搬家?去)了?" + _ZH_VALUE,
+        # Only a when between "我" and the move: "我妈搬到北京" is the mother's move, "我把
+        # 沙发搬到客厅" a sofa's.
+        _ZH_I
+        + _ZH_WHEN
+        + r"(?:从(?P<left>"
+        + _ZH_CHAR
+        + r"{1,10}?))?(?:搬家?到|搬家?去)了?"
+        + _ZH_VALUE,
         _RESIDENCE_KEYS_ZH,
     ),
     # "我在腾讯工作"; "我在家工作" is working from home, no employer.
     _rule(
         "employer",
-        _ZH_I + r"在(?!家)(?P<value>" + _ZH_CHAR + r"{1,20}?)(?:工作|上班|任职)",
+        _ZH_I + r"在(?!" + _ZH_DOING + r")(?P<value>" + _ZH_CHAR + r"{1,20}?)(?:工作|上班|任职)",
         _JOB_KEYS_ZH,
     ),
     _rule("employer", _ZH_I + r"(?:加入了|加入|入职了|入职)" + _ZH_VALUE, _JOB_KEYS_ZH),
@@ -368,7 +382,8 @@ SLOT_RULES: tuple[SlotRule, ...] = (
         "favourite:{kind}",
         _ZH_I + r"最喜欢的(?P<kind>[^，。！？；、,.!?;\s是]{1,4})(?:现在)?是" + _ZH_VALUE,
     ),
-    _rule("diet", _ZH_I + r"(?:开始)?(?P<value>吃素|吃纯素|吃肉)", _DIET_KEYS),
+    # Its end too: "我吃肉夹馍" is a dish, no diet.
+    _rule("diet", _ZH_I + r"(?:开始)?(?P<value>吃素|吃纯素|吃肉)" + _ZH_END, _DIET_KEYS),
     _rule(
         "diet",
         _ZH_I + r"是(?:一个|一名|个)?(?P<value>素食者|素食主义者|纯素食者)",

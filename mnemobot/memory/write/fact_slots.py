@@ -53,10 +53,15 @@ _NEGATION = re.compile(
 _CONDITIONAL = r"(?:(?:if|when|wenn|falls|если|si|cuando)\b|如果|要是|假如|万一)"
 
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
 def _slot_name(rule: SlotRule, match: re.Match[str]) -> str:
     if "{kind}" not in rule.slot:
         return rule.slot
-    kind = " ".join(terms(match.group("kind"))) or match.group("kind").lower()
+    said = match.group("kind")
+    # Chinese terms are characters and their pairs: its kind is kept as written.
+    kind = said if _CJK.search(said) else " ".join(terms(said)) or said.lower()
     return rule.slot.format(kind=kind)
 
 

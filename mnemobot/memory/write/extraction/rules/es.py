@@ -209,6 +209,7 @@ _NOT_TO_ME = (
     r"|traduzcas|corrijas|interrumpas|tutees|trates)\b"
 )
 _ASKED_VERB = r"(?:usa|utiliza|responde|contesta|escribe|habla)"
+_ANSWER_TO_ME = r"(?:resp[óo]nde|cont[ée]sta|escr[íi]be|h[áa]bla|expl[íi]ca)(?:me|nos)\b"
 # After "nunca"/"siempre", words that make it a statement ("Nunca he estado en Roma").
 _NOT_ORDER_AFTER = (
     r"(?:me|te|se|nos|he|has|ha|hemos|han|fue|fui|era|eras|estoy|estaba|es|está|estás|lo|la"
@@ -236,7 +237,10 @@ SPANISH_RULES = LanguageRules(
         _LEAD + r"(?:(?:nunca|jam[áa]s|no)\s+" + _NOT_TO_ME + r"|(?:nunca|jam[áa]s|siempre)\s+"
         r"(?!" + _NOT_ORDER_AFTER + r"\b)[\w-]+\b"
         r"|no\s+(?!" + _NOT_ORDER_NO + r"\b)[\w-]+(?:es|as)\b"
-        r"|(?:" + _ASKED_VERB + r"|" + _IMPERATIVE_TO_ME + r")\s+(?:solo|sólo|solamente|siempre"
+        r"|(?:" + _ASKED_VERB + r"|" + _IMPERATIVE_TO_ME + r")\s+siempre\b"
+        # "Solo" after most verbs is "just" ("Pásame solo la sal"): only after one of
+        # answering is it "only" ("Escríbeme solo en inglés").
+        r"|(?:" + _ASKED_VERB + r"|" + _ANSWER_TO_ME + r")\s+(?:solo|sólo|solamente"
         r"|únicamente|nada\s+más)\b|(?:solo|sólo)\s+" + _ASKED_VERB + r"\b"
         # As in English, "from now on" and an order after it ("A partir de ahora,
         # respóndeme en inglés"); "A partir de ahora trabajo desde casa" states a fact.
