@@ -3,9 +3,12 @@
 The export is `{"name", "type", "id", "messages": [...]}`; a message is
 `{"id", "type": "message", "date": "YYYY-MM-DDTHH:MM:SS", "date_unixtime", "from",
 "from_id", "text": str | [str | {"type", "text"}], ...}`, and `"type": "service"` marks
-joins, pins and the like (skipped). `read_export` checks every message before returning
-any, so an import never starts on a file it cannot finish; a problem is one line naming
-the file, where in it, and what is wrong ("result.json: messages[17].date: not a date").
+joins, pins and the like (skipped). A forward carries `"forwarded_from"`: its original
+author's name (null when Telegram Desktop had none, e.g. a deleted account); `from` is then
+whoever passed it on, and the words are the original author's, never theirs.
+`read_export` checks every message before returning any, so an import never starts on a
+file it cannot finish; a problem is one line naming the file, where in it, and what is
+wrong ("result.json: messages[17].date: not a date").
 
 A file is hostile input like any other: at most `MAX_EXPORT_BYTES` are read (a larger file,
 or an endless one like a pipe or /dev/zero, is refused after that much), nesting stops at
@@ -54,6 +57,8 @@ EXPORT_REF_PREFIX = "tg-export:"
 # that leaves room for other tools' exports. The write path is linear in a message's length
 # (a 1.2 MB message took 17 s to import): one long "message" must not take an hour.
 MAX_TEXT_CHARS = 8192
+# Who a forward's words are when the export names nobody: as the live bot says it.
+UNNAMED_FORWARD_AUTHOR = "someone"
 
 
 class ExportError(ValueError):
@@ -69,6 +74,8 @@ class ExportedMessage:
     # Whether the live bot knows the message by the same number (see
     # SHARED_NUMBERING_TYPES).
     shared_numbering: bool = False
+    # A forward's original author: `text` is their words, which `author` passed on.
+    forwarded_from: str | None = None
 
     @property
     def ref(self) -> str:
@@ -179,11 +186,24 @@ def _message(
             f"{at}.text: {len(text):,} characters, more than a Telegram message holds "
             f"(4096); correct or remove the message"
         )
+    origin = _forwarded_from(record, at)
     if not text.strip():
         return None  # a photo or sticker without a caption: nothing said to remember
     # A deleted account has no name; its id still tells its messages apart.
     name = author or str(record.get("from_id") or "Deleted Account")
-    return ExportedMessage(message_id, when, name, text, shared_numbering)
+    return ExportedMessage(message_id, when, name, text, shared_numbering, origin)
+
+
+def _forwarded_from(record: dict[str, Any], at: str) -> str | None:
+    """A forward's original author (None: not a forward)."""
+    if "forwarded_from" not in record:
+        return None
+    origin = record["forwarded_from"]
+    if origin is not None and not isinstance(origin, str):
+        raise ExportError(f"{at}.forwarded_from: not a name")
+    if origin is not None and len(origin) > MAX_NAME_CHARS:
+        raise ExportError(f"{at}.forwarded_from: {len(origin):,} characters, not a name")
+    return origin if origin and origin.strip() else UNNAMED_FORWARD_AUTHOR
 
 
 def _when(record: dict[str, Any], at: str, tz: tzinfo, latest: float) -> float:
