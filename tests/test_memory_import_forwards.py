@@ -1,4 +1,4 @@
-"""`mnemobot memory import` of forwards.
+"""`mnemobot memory import` of forwards, and of files as editors save them.
 
 A forward in an export is kept as the live bot keeps one (tests/test_telegram_media.py):
 its original author's words, never those of whoever passed it on.
@@ -114,3 +114,47 @@ def test_a_forward_answered_by_the_assistant_shares_its_turn_and_stays_its_autho
     assert renault and all(c.startswith("someone: ") for c in renault), renault
     [marseille] = [line for line in str(pack["rendered"]).splitlines() if "Marseille" in line]
     assert "earlier" not in marseille
+
+
+def test_an_export_saved_with_a_byte_order_mark_is_imported(tmp_path: Path) -> None:
+    """Windows Notepad's "UTF-8 with BOM": JSON all the same."""
+    workspace = tmp_path / "ws"
+    export = tmp_path / "result.json"
+    text = _export_json([_message(1, 10, "Anna", "Ich wohne in Köln.")])
+    export.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    code, out, err = _mnemobot(workspace, "memory", "import", str(export), "--chat", CHAT)
+    assert code == 0, err
+    assert "imported 1 message " in out
+
+
+def test_an_export_not_in_utf8_gets_one_line_saying_so_and_how_to_fix_it(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    export = tmp_path / "result.json"
+    text = _export_json([_message(1, 10, "Anna", "Ich wohne in Köln.")])
+    for encoded in (text.encode("latin-1"), text.encode("utf-16")):
+        export.write_bytes(encoded)
+        code, _, err = _mnemobot(workspace, "memory", "import", str(export), "--chat", CHAT)
+        assert code == 2
+        assert err.strip().splitlines() == [
+            "mnemobot: result.json: not UTF-8 text (saved in another encoding); export the "
+            "chat again from Telegram Desktop as JSON, or save the file as UTF-8"
+        ]
+        assert not (workspace / "memory" / CHAT).exists()
+
+
+def test_a_text_is_refused_past_the_limit_the_message_names(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    export = tmp_path / "result.json"
+    export.write_text(_export_json([_message(1, 10, "Anna", "a" * 8192)]))
+    code, out, err = _mnemobot(workspace, "memory", "import", str(export), "--chat", CHAT)
+    assert code == 0, err
+    assert "imported 1 message " in out
+    export.write_text(_export_json([_message(2, 11, "Anna", "b" * 8193)]))
+    code, _, err = _mnemobot(workspace, "memory", "import", str(export), "--chat", CHAT)
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "mnemobot: result.json: messages[0].text: 8,193 characters, more than an imported "
+        "message may hold (8,192); correct or remove the message"
+    ]

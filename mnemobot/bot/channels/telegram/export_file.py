@@ -10,12 +10,13 @@ whoever passed it on, and the words are the original author's, never theirs.
 file it cannot finish; a problem is one line naming the file, where in it, and what is
 wrong ("result.json: messages[17].date: not a date").
 
-A file is hostile input like any other: at most `MAX_EXPORT_BYTES` are read (a larger file,
-or an endless one like a pipe or /dev/zero, is refused after that much), nesting stops at
-orjson's depth limit, every field has its type checked, and a date must be one a message
-can have: after 1970 and not in the future (the memory store files an episode under its
-day; a date past year 9999 cannot be filed at all, and one in the future would stay the
-newest thing said forever).
+The file is UTF-8, as Telegram Desktop writes it; a byte order mark in front (an editor
+such as Windows Notepad saves one) is skipped. A file is hostile input like any other: at
+most `MAX_EXPORT_BYTES` are read (a larger file, or an endless one like a pipe or
+/dev/zero, is refused after that much), nesting stops at orjson's depth limit, every field
+has its type checked, and a date must be one a message can have: after 1970 and not in the
+future (the memory store files an episode under its day; a date past year 9999 cannot be
+filed at all, and one in the future would stay the newest thing said forever).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ EXPORT_REF_PREFIX = "tg-export:"
 MAX_TEXT_CHARS = 8192
 # Who a forward's words are when the export names nobody: as the live bot says it.
 UNNAMED_FORWARD_AUTHOR = "someone"
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class ExportError(ValueError):
@@ -103,10 +105,17 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
     (Telegram Desktop writes local time); `now` (default: the clock) bounds its dates."""
     where = path.name
     try:
-        data = orjson.loads(_read_bounded(path))
+        data = orjson.loads(_read_bounded(path).removeprefix(_UTF8_BOM))
     except OSError as exc:
         raise ExportError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except orjson.JSONDecodeError as exc:
+        if exc.msg.startswith("str is not valid UTF-8"):
+            # orjson says so of any byte that is not UTF-8 (a file saved as Latin-1 or
+            # UTF-16), in words of its own.
+            raise ExportError(
+                f"{where}: not UTF-8 text (saved in another encoding); export the chat "
+                "again from Telegram Desktop as JSON, or save the file as UTF-8"
+            ) from None
         if str(exc).startswith("depth limit exceeded"):
             # orjson stops at 1024 levels; an export has four.
             raise ExportError(
@@ -183,8 +192,8 @@ def _message(
         raise ExportError(f"{at}.from: {len(author):,} characters, not a name")
     if len(text) > MAX_TEXT_CHARS:
         raise ExportError(
-            f"{at}.text: {len(text):,} characters, more than a Telegram message holds "
-            f"(4096); correct or remove the message"
+            f"{at}.text: {len(text):,} characters, more than an imported message may hold "
+            f"({MAX_TEXT_CHARS:,}); correct or remove the message"
         )
     origin = _forwarded_from(record, at)
     if not text.strip():
