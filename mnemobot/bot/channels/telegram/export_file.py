@@ -105,7 +105,7 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
     (Telegram Desktop writes local time); `now` (default: the clock) bounds its dates."""
     where = path.name
     try:
-        data = orjson.loads(_read_bounded(path).removeprefix(_UTF8_BOM))
+        data = orjson.loads(_without_bom(_read_bounded(path)))
     except OSError as exc:
         raise ExportError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except orjson.JSONDecodeError as exc:
@@ -149,6 +149,12 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
     # Printed in the import's one line: a name, not a page.
     shown_name = name[:MAX_NAME_CHARS] if isinstance(name, str) and name.strip() else path.stem
     return ChatExport(shown_name, messages, skipped)
+
+
+def _without_bom(data: bytes) -> bytes | memoryview:
+    """The bytes after a UTF-8 byte order mark (orjson refuses one), not copied: the copy
+    of a file at the budget would hold it twice."""
+    return memoryview(data)[len(_UTF8_BOM) :] if data.startswith(_UTF8_BOM) else data
 
 
 def _read_bounded(path: Path) -> bytes:
