@@ -153,19 +153,19 @@ def export_turns(
         # A forward is someone's words passed on, never the assistant's reply.
         if assistant is None or message.author != assistant or message.forwarded_from:
             if waiting is not None:
-                yield _alone(waiting)
+                yield _turn_of(waiting)
             waiting = message
             continue
         if waiting is None:
             yield ImportedTurn(None, "", message.text, message.at, [message.ref])
         else:
-            yield _alone(waiting, message)
+            yield _turn_of(waiting, message)
             waiting = None
     if waiting is not None:
-        yield _alone(waiting)
+        yield _turn_of(waiting)
 
 
-def _alone(message: ExportedMessage, reply: ExportedMessage | None = None) -> ImportedTurn:
+def _turn_of(message: ExportedMessage, reply: ExportedMessage | None = None) -> ImportedTurn:
     """The message's turn, with the assistant's `reply` to it if any."""
     refs = [message.ref] if reply is None else [message.ref, reply.ref]
     answer = "" if reply is None else reply.text
