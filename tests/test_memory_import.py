@@ -230,8 +230,8 @@ def _one_message(**fields: object) -> list[dict[str, object]]:
         # hour for the file's whole budget).
         (
             {"messages": _one_message(text="word " * 20_000)},
-            "result.json: messages[0].text: 100,000 characters, more than a Telegram message "
-            "holds (4096); correct or remove the message",
+            "result.json: messages[0].text: 100,000 characters, more than an imported message "
+            "may hold (8,192); correct or remove the message",
         ),
         (
             {"messages": _one_message(**{"from": "A" * 100_000})},

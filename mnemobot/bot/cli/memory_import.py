@@ -23,6 +23,11 @@ turn with the message it answers (the one right before it), cut to
 both; an assistant message that answers nothing (two in a row, or the first of the chat)
 is a turn of the reply alone. Without it every author's message is a turn of its own,
 kept whole: an assistant's long replies would then crowd out what the person said.
+
+A forward (`forwarded_from` in the export) is kept as the live bot keeps one: its words
+are its original author's, at the forward's date (the export has no earlier one), never
+words of whoever passed it on; its turn is tagged "forwarded" and its daily note line says
+whose words they were. An assistant's answer to a forward shares its turn, as live.
 """
 
 from __future__ import annotations
@@ -51,7 +56,9 @@ from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.services.record import MemoryRecord
 from mnemobot.memory.services.scopes import ScopeRuntime
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.store.items import ForwardedText
 from mnemobot.memory.upkeep.digest_days import write_missing_digests
+from mnemobot.memory.write.write_path import FORWARDED_TAG
 
 IMPORTED_REFS_FILE = "imported-messages.txt"
 # The running bot keeps a chat's memory loaded and would answer from it without what
@@ -126,12 +133,14 @@ def _import_held(
 class ImportedTurn:
     """What one `record_turn` of the import writes."""
 
-    # Who said `text`; None for a reply alone.
+    # Who said `text` (or passed on `forwarded`); None for a reply alone.
     author: str | None
     text: str
     reply: str
     at: float
     refs: list[str]
+    # A forward's words, as their original author's (then `text` is "").
+    forwarded: tuple[ForwardedText, ...] = ()
 
 
 def export_turns(
@@ -141,24 +150,30 @@ def export_turns(
     of the messages they answer (see the module docstring)."""
     waiting: ExportedMessage | None = None
     for message in messages:
-        if assistant is None or message.author != assistant:
+        # A forward is someone's words passed on, never the assistant's reply.
+        if assistant is None or message.author != assistant or message.forwarded_from:
             if waiting is not None:
-                yield _alone(waiting)
+                yield _turn_of(waiting)
             waiting = message
             continue
         if waiting is None:
             yield ImportedTurn(None, "", message.text, message.at, [message.ref])
         else:
-            yield ImportedTurn(
-                waiting.author, waiting.text, message.text, waiting.at, [waiting.ref, message.ref]
-            )
+            yield _turn_of(waiting, message)
             waiting = None
     if waiting is not None:
-        yield _alone(waiting)
+        yield _turn_of(waiting)
 
 
-def _alone(message: ExportedMessage) -> ImportedTurn:
-    return ImportedTurn(message.author, message.text, "", message.at, [message.ref])
+def _turn_of(message: ExportedMessage, reply: ExportedMessage | None = None) -> ImportedTurn:
+    """The message's turn, with the assistant's `reply` to it if any."""
+    refs = [message.ref] if reply is None else [message.ref, reply.ref]
+    answer = "" if reply is None else reply.text
+    if message.forwarded_from is None:
+        return ImportedTurn(message.author, message.text, answer, message.at, refs)
+    # No date of its own in the export: the forward's (a live forward's is the original's).
+    passed_on = ForwardedText(message.forwarded_from, message.text, None, message.ref)
+    return ImportedTurn(message.author, "", answer, message.at, refs, (passed_on,))
 
 
 def write_export(
@@ -196,6 +211,8 @@ def write_export(
                 message_refs=turn.refs,
                 speaker=turn.author,
                 chat_key=scope,
+                forwarded=turn.forwarded,
+                tags=[FORWARDED_TAG] if turn.forwarded else [],
             )
             append_bytes(listing, "".join(f"{ref}\n" for ref in turn.refs).encode())
             if bar is not None:

@@ -3,16 +3,20 @@
 The export is `{"name", "type", "id", "messages": [...]}`; a message is
 `{"id", "type": "message", "date": "YYYY-MM-DDTHH:MM:SS", "date_unixtime", "from",
 "from_id", "text": str | [str | {"type", "text"}], ...}`, and `"type": "service"` marks
-joins, pins and the like (skipped). `read_export` checks every message before returning
-any, so an import never starts on a file it cannot finish; a problem is one line naming
-the file, where in it, and what is wrong ("result.json: messages[17].date: not a date").
+joins, pins and the like (skipped). A forward carries `"forwarded_from"`: its original
+author's name (null when Telegram Desktop had none, e.g. a deleted account); `from` is then
+whoever passed it on, and the words are the original author's, never theirs.
+`read_export` checks every message before returning any, so an import never starts on a
+file it cannot finish; a problem is one line naming the file, where in it, and what is
+wrong ("result.json: messages[17].date: not a date").
 
-A file is hostile input like any other: at most `MAX_EXPORT_BYTES` are read (a larger file,
-or an endless one like a pipe or /dev/zero, is refused after that much), nesting stops at
-orjson's depth limit, every field has its type checked, and a date must be one a message
-can have: after 1970 and not in the future (the memory store files an episode under its
-day; a date past year 9999 cannot be filed at all, and one in the future would stay the
-newest thing said forever).
+The file is UTF-8, as Telegram Desktop writes it; a byte order mark in front (an editor
+such as Windows Notepad saves one) is skipped. A file is hostile input like any other: at
+most `MAX_EXPORT_BYTES` are read (a larger file, or an endless one like a pipe or
+/dev/zero, is refused after that much), nesting stops at orjson's depth limit, every field
+has its type checked, and a date must be one a message can have: after 1970 and not in the
+future (the memory store files an episode under its day; a date past year 9999 cannot be
+filed at all, and one in the future would stay the newest thing said forever).
 """
 
 from __future__ import annotations
@@ -54,6 +58,9 @@ EXPORT_REF_PREFIX = "tg-export:"
 # that leaves room for other tools' exports. The write path is linear in a message's length
 # (a 1.2 MB message took 17 s to import): one long "message" must not take an hour.
 MAX_TEXT_CHARS = 8192
+# Who a forward's words are when the export names nobody: as the live bot says it.
+UNNAMED_FORWARD_AUTHOR = "someone"
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class ExportError(ValueError):
@@ -69,6 +76,8 @@ class ExportedMessage:
     # Whether the live bot knows the message by the same number (see
     # SHARED_NUMBERING_TYPES).
     shared_numbering: bool = False
+    # A forward's original author: `text` is their words, which `author` passed on.
+    forwarded_from: str | None = None
 
     @property
     def ref(self) -> str:
@@ -96,10 +105,17 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
     (Telegram Desktop writes local time); `now` (default: the clock) bounds its dates."""
     where = path.name
     try:
-        data = orjson.loads(_read_bounded(path))
+        data = orjson.loads(_without_bom(_read_bounded(path)))
     except OSError as exc:
         raise ExportError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except orjson.JSONDecodeError as exc:
+        if exc.msg.startswith("str is not valid UTF-8"):
+            # orjson says so of any byte that is not UTF-8 (a file saved as Latin-1 or
+            # UTF-16), in words of its own.
+            raise ExportError(
+                f"{where}: not UTF-8 text (saved in another encoding); export the chat "
+                "again from Telegram Desktop as JSON, or save the file as UTF-8"
+            ) from None
         if str(exc).startswith("depth limit exceeded"):
             # orjson stops at 1024 levels; an export has four.
             raise ExportError(
@@ -133,6 +149,12 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
     # Printed in the import's one line: a name, not a page.
     shown_name = name[:MAX_NAME_CHARS] if isinstance(name, str) and name.strip() else path.stem
     return ChatExport(shown_name, messages, skipped)
+
+
+def _without_bom(data: bytes) -> bytes | memoryview:
+    """The bytes after a UTF-8 byte order mark (orjson refuses one), not copied: the copy
+    of a file at the budget would hold it twice."""
+    return memoryview(data)[len(_UTF8_BOM) :] if data.startswith(_UTF8_BOM) else data
 
 
 def _read_bounded(path: Path) -> bytes:
@@ -176,14 +198,27 @@ def _message(
         raise ExportError(f"{at}.from: {len(author):,} characters, not a name")
     if len(text) > MAX_TEXT_CHARS:
         raise ExportError(
-            f"{at}.text: {len(text):,} characters, more than a Telegram message holds "
-            f"(4096); correct or remove the message"
+            f"{at}.text: {len(text):,} characters, more than an imported message may hold "
+            f"({MAX_TEXT_CHARS:,}); correct or remove the message"
         )
+    origin = _forwarded_from(record, at)
     if not text.strip():
         return None  # a photo or sticker without a caption: nothing said to remember
     # A deleted account has no name; its id still tells its messages apart.
     name = author or str(record.get("from_id") or "Deleted Account")
-    return ExportedMessage(message_id, when, name, text, shared_numbering)
+    return ExportedMessage(message_id, when, name, text, shared_numbering, origin)
+
+
+def _forwarded_from(record: dict[str, Any], at: str) -> str | None:
+    """A forward's original author (None: not a forward)."""
+    if "forwarded_from" not in record:
+        return None
+    origin = record["forwarded_from"]
+    if origin is not None and not isinstance(origin, str):
+        raise ExportError(f"{at}.forwarded_from: not a name")
+    if origin is not None and len(origin) > MAX_NAME_CHARS:
+        raise ExportError(f"{at}.forwarded_from: {len(origin):,} characters, not a name")
+    return origin if origin and origin.strip() else UNNAMED_FORWARD_AUTHOR
 
 
 def _when(record: dict[str, Any], at: str, tz: tzinfo, latest: float) -> float:
