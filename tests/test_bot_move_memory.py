@@ -164,3 +164,37 @@ def test_memory_from_before_the_mark_is_renamed_by_the_moves_the_conversation_sh
     assert "Lena" in _read(memory, "tg-bot111:1")
     mark = read_mark(memory.scopes.paths(SCOPE))
     assert mark is not None and mark.numbering == "222" and not mark.renaming
+
+
+def test_a_statement_the_new_bot_said_again_before_the_rename_keeps_the_new_bots_ref(
+    memory: WorkspaceMemory,
+) -> None:
+    """Found in review: the rename named by the time an item was first said, and an item
+    the new bot said again (merged, keeping the earliest time) lost its `tg:2` to the
+    earlier bot: `read tg:2` missed the new bot's message."""
+    _earlier_bots_chat(memory)
+    paths = memory.scopes.paths(SCOPE)
+    # The move noted, the rename still to do (maintenance held the files), and the new
+    # bot's message 2 says the earlier bot's message 1 again.
+    noted_numbering(paths, "222", MOVED_AT)
+    _say(memory, EARLIER[0], "tg:2", MOVED_AT + 5)
+
+    adopt_numbering(memory.scopes, SCOPE, "222", MOVED_AT + 60, wait_seconds=1)
+
+    assert "Lena" in _read(memory, "tg:2")
+    assert "choir" in _read(memory, "tg-bot111:2")
+
+
+def test_a_hand_edited_mark_never_renames_the_current_bots_messages(
+    memory: WorkspaceMemory,
+) -> None:
+    """Found in review: a mark edited to a move "before" the far future renamed every ref
+    of the current bot; one naming no bot was read as bot "None"."""
+    _say(memory, "My locker code is 1234.", "tg:1", MOVED_AT)
+    mark_file = memory.scopes.paths(SCOPE).directory / MARK_FILE_NAME
+    mark_file.write_text('{"refsNumberedBy": "222", "renaming": [{"bot": "111", "before": 1e300}]}')
+    adopt_numbering(memory.scopes, SCOPE, "222", MOVED_AT + 60, wait_seconds=1)
+    assert "1234" in _read(memory, "tg:1")
+
+    mark_file.write_text('{"refsNumberedBy": null}')
+    assert read_mark(memory.scopes.paths(SCOPE)) is None

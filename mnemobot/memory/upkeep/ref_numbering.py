@@ -22,9 +22,10 @@ the same way, once, when the scope first sees the new bot:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -79,9 +80,16 @@ def read_mark(paths: ScopePaths) -> NumberingMark | None:
         renaming = tuple(
             Renaming(str(r["bot"]), float(r["before"])) for r in data.get("renaming") or ()
         )
-        return NumberingMark(str(data["refsNumberedBy"]), renaming)
+        mark = NumberingMark(str(data["refsNumberedBy"]), renaming)
     except (FileNotFoundError, AttributeError, KeyError, TypeError, ValueError):
         return None
+    # A bot's id is digits (a hand-edited "null" is none), a move's time a number.
+    bots = [mark.numbering, *(r.bot for r in mark.renaming)]
+    if not all(bot.isdigit() for bot in bots) or not all(
+        math.isfinite(r.before) for r in mark.renaming
+    ):
+        return None
+    return mark
 
 
 def write_mark(paths: ScopePaths, mark: NumberingMark) -> None:
@@ -96,6 +104,9 @@ def noted_numbering(
     a mark, the moves (earlier bot, when the next bot's first message came) the
     conversation shows, made before memory kept a mark."""
     mark = read_mark(paths)
+    if mark is not None and any(r.before > at for r in mark.renaming):
+        # No move is later than now: a hand-edited time would rename the current bot's.
+        mark = replace(mark, renaming=tuple(r for r in mark.renaming if r.before <= at))
     if mark is None:
         # Times kept to the second, as items' are: the new bot's first turn is not earlier.
         mark = NumberingMark(numbering, tuple(Renaming(b, float(int(t))) for b, t in unmarked))
@@ -147,8 +158,12 @@ def _renamed_line(line: bytes, renaming: tuple[Renaming, ...]) -> bytes | None:
         return None
     content = record.get("content")
     digest = record.get("type") == ItemType.DIGEST.value and isinstance(content, str)
+    last = _last_said_at(record, said)
     for earlier in renaming:
-        if said < earlier.before:
+        # An item said again after the move (a turn "Thanks!", a fact restated) holds the
+        # new bot's refs beside the earlier one's, and which is whose is not kept: it
+        # keeps them all as they are, rather than give the new bot's to the earlier one.
+        if said < earlier.before and (digest or last < earlier.before):
             references = [
                 earlier_bots_ref(earlier.bot, r) if isinstance(r, str) else r for r in references
             ]
@@ -170,6 +185,14 @@ def _said_at(record: dict[str, Any]) -> float:
             if isinstance(tag, str) and tag.startswith(SPAN_TAG_PREFIX):
                 return float(tag[len(SPAN_TAG_PREFIX) :].partition("-")[2]) - 1
     return from_iso(str(record["createdAt"]))
+
+
+def _last_said_at(record: dict[str, Any], said: float) -> float:
+    """When the item was last said (merged statements keep the latest); `said` if unknown."""
+    try:
+        return max(said, from_iso(str(record["updatedAt"])))
+    except (KeyError, TypeError, ValueError):
+        return said
 
 
 def _digest_refs(bot: str, match: re.Match[str]) -> str:
