@@ -16,6 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from mnemobot.bot.app import App
 from mnemobot.bot.cli.main import main
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
@@ -23,6 +24,9 @@ from mnemobot.memory.store.item_store import ScopeItemStore
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.kept_refs import MAX_MESSAGE_REFS
 from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.systems.core.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_messages
+from tests.conftest import ask
 
 SCOPE = "console:kc"
 CHAT = "telegram:555"
@@ -192,3 +196,17 @@ def test_compaction_shrinks_a_file_written_before_refs_were_bounded(tmp_path: Pa
     assert compacted.references == [f"tg:{n}" for n in (1, 2, 3, 4, 297, 298, 299, 300)]
     assert compacted.mentions == 300
     assert store.items["t1"] == compacted
+
+
+async def test_the_memory_tool_reads_how_often_a_repeated_message_was_said(
+    app: App, openai_server: FakeOpenAIServer
+) -> None:
+    say_again(app.memory, 1, 20)
+    [turn] = [i for i in app.memory.scopes.store(SCOPE).items.values() if i.type is ItemType.TURN]
+    openai_server.script(tool_call("memory", {"operation": "read", "id": turn.id}), reply("Ok."))
+    await ask(app, "read it", chat=ChatRef("console", "kc", user_id="u1"))
+    read = tool_messages(openai_server.last_request())[-1]["content"]
+    assert read.endswith(
+        "references: tg:1, tg:2, tg:3, tg:4, tg:17, tg:18, tg:19, tg:20"
+        " (said 20 times; the first and latest named)"
+    ), read
