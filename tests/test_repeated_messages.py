@@ -24,6 +24,7 @@ from mnemobot.memory.store.item_store import ScopeItemStore
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.kept_refs import MAX_MESSAGE_REFS
 from mnemobot.memory.store.scope_paths import ScopePaths
+from mnemobot.memory.upkeep.digest_days import write_digest
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_messages
 from tests.conftest import ask
@@ -210,3 +211,25 @@ async def test_the_memory_tool_reads_how_often_a_repeated_message_was_said(
         "references: tg:1, tg:2, tg:3, tg:4, tg:17, tg:18, tg:19, tg:20"
         " (said 20 times; the first and latest named)"
     ), read
+
+
+def test_a_days_digest_names_the_messages_of_all_its_lines(tmp_path: Path) -> None:
+    """Refs are bounded per item said again, not per digest: a digest of twelve different
+    messages names them all (a request carrying only some of them does not carry it)."""
+    memory = WorkspaceMemory.open(tmp_path)
+    for n in range(1, 13):
+        memory.record.record_turn(
+            scope=SCOPE,
+            user_text=f"Step {n} of the plan is number {n * 7} on the list.",
+            assistant_text="Noted.",
+            at=START + n,
+            config=CONFIG,
+            tz=UTC,
+            message_refs=[f"tg:{n}"],
+        )
+    store = memory.scopes.store(SCOPE)
+    digest = write_digest(store, datetime.fromtimestamp(START, UTC).date(), UTC)
+    assert digest is not None
+    assert digest.references == [f"tg:{n}" for n in range(1, 13)]
+    memory.scopes.reload(SCOPE)
+    assert memory.scopes.store(SCOPE).items[digest.id].references == digest.references

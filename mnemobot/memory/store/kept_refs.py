@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from mnemobot.memory.store.items import MemoryItem
+from mnemobot.memory.store.items import ItemType, MemoryItem
 
 # The first messages kept: the first is where something was said (a pack's "excerpt of",
 # `said_order`); a few more keep a burst of one second in order and cover a turn made of
@@ -51,7 +51,12 @@ def merged_seen(existing: MemoryItem, incoming: MemoryItem, references: Sequence
 def with_kept_refs(item: MemoryItem, seen: int | None = None) -> MemoryItem:
     """`item` naming at most `MAX_MESSAGE_REFS` messages: the first and the latest; the
     others counted in `mentions` (`seen`: the messages it was said in, if known better
-    than its refs tell). An item within the bound is returned as it is."""
+    than its refs tell). An item within the bound is returned as it is, and so is a day's
+    digest: it names the messages of the lines it shows (a bounded day of them, each
+    line's a bounded few), is written once a day rather than once a repeat, and what
+    reads its refs (is a request carrying it all?) needs them all."""
+    if item.type is ItemType.DIGEST:
+        return item
     message_refs = [ref for ref in item.references if is_message_ref(ref)]
     if len(message_refs) <= MAX_MESSAGE_REFS:
         return item
