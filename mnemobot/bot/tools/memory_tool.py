@@ -34,6 +34,7 @@ from mnemobot.bot.tools.edit_guard import EditRefusal, check_may_edit
 from mnemobot.memory.notes.daily_notes import MemoryFileTooLong
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.kept_refs import MAX_MESSAGE_REFS, is_message_ref
 from mnemobot.memory.upkeep.forgotten_texts import FORGET_QUERY_MAX_ITEMS
 from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS
 from mnemobot.systems.core.context import TurnContext
@@ -243,7 +244,7 @@ class MemoryTool:
         if item is None:
             raise ToolError(f"no memory item or message {item_id!r} in this chat")
         if operation == "read":
-            return _line(item) + f"\nreferences: {', '.join(item.references) or '-'}"
+            return _line(item) + f"\nreferences: {_references(item)}"
         if operation == "forget":
             work = partial(self.forget.forget_items, ctx.scope, item_id)
             gone = await self.scopes.run(ctx.scope, work, write=True)
@@ -328,3 +329,12 @@ class MemoryTool:
         if value is None or not value.strip():
             raise ToolError(f"this operation needs `{name}`")
         return value.strip()
+
+
+def _references(item: MemoryItem) -> str:
+    """An item's refs; with how often it was said when it names only some of the messages
+    (a message repeated: the first and the latest, `memory.store.kept_refs`)."""
+    named = sum(map(is_message_ref, item.references))
+    said = f" (said {item.mentions} times; the first and latest named)"
+    some = named >= MAX_MESSAGE_REFS and item.mentions > named
+    return (", ".join(item.references) or "-") + (said if some else "")

@@ -61,6 +61,7 @@ from mnemobot.memory.store.items import (
     fingerprint,
     statement_fingerprint,
 )
+from mnemobot.memory.store.kept_refs import merged_seen, with_kept_refs
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.store.turn_timeline import TurnTimeline
 from mnemobot.memory.text.terms import TEXT_END
@@ -216,15 +217,20 @@ def _whole_seconds(item: MemoryItem) -> MemoryItem:
 
 
 def merge_items(existing: MemoryItem, incoming: MemoryItem) -> MemoryItem:
-    """Merge a duplicate (same fingerprint, same layer) into `existing`; keeps its id."""
+    """Merge a duplicate (same fingerprint, same layer) into `existing`; keeps its id.
+
+    The messages it names stay a bounded few (`memory.store.kept_refs`): a repeat appends
+    the whole item again, so a line that grew with each repeat would grow the file with
+    their square."""
     longer = incoming if len(incoming.content) > len(existing.content) else existing
     last_accessed = [t for t in (existing.last_accessed_at, incoming.last_accessed_at) if t]
-    return replace(
+    references = _union(existing.references, incoming.references)
+    merged = replace(
         existing,
         content=longer.content,
         title=longer.title or existing.title or incoming.title,
         tags=_union(existing.tags, incoming.tags),
-        references=_union(existing.references, incoming.references),
+        references=references,
         confidence=max(existing.confidence, incoming.confidence),
         salience=max(existing.salience, incoming.salience),
         created_at=min(existing.created_at, incoming.created_at),
@@ -234,6 +240,7 @@ def merge_items(existing: MemoryItem, incoming: MemoryItem) -> MemoryItem:
         last_accessed_at=max(last_accessed) if last_accessed else None,
         fingerprint=existing.fingerprint,
     )
+    return with_kept_refs(merged, merged_seen(existing, incoming, references))
 
 
 class ScopeItemStore(IndexedLoad):
@@ -770,8 +777,9 @@ class ScopeItemStore(IndexedLoad):
                 if twin_id is not None and twin_id != item.id:
                     result = merge_items(self.items[twin_id], item)
                 else:
-                    # New, or the same id written again: an update of that item.
-                    result = item
+                    # New, or the same id written again: an update of that item (a fact
+                    # collapsed with another names both's messages: a bounded few too).
+                    result = with_kept_refs(item)
                 self._insert(result)
                 stored[result.id] = result
                 if result.layer is Layer.EPISODIC:
@@ -986,9 +994,16 @@ class ScopeItemStore(IndexedLoad):
         """Rewrite every item file (atomically) with only live last versions and tombstones.
 
         Corrupt lines are dropped for good. Meant for a CLI or a quiet moment, not per turn.
+        An item written before its refs were bounded (`memory.store.kept_refs`) is
+        rewritten with a bounded few: a message repeated thousands of times shrinks too.
         """
         with self._lock:
             self._ensure_loaded()
+            unbounded = [
+                kept for item in self.items.values() if (kept := with_kept_refs(item)) is not item
+            ]
+            for kept in unbounded:
+                self._insert(kept)
             content: dict[Path, list[bytes]] = defaultdict(list)
             for item_id, path in self._tombstone_home.items():
                 content[path].append(orjson.dumps(self._tombstones[item_id]))

@@ -4,7 +4,8 @@ reply waits.
 Maintenance's `digest days` step writes the extractive digest of every finished day of the
 scope that has none (`write_missing_digests`; days cut in the operator's zone), and
 `memory import` does the same once its messages are in. A line holds the turn's refs, its
-speaker, its first sentences (`DIGEST_LINE_CHARS`) and the reply's (`DIGEST_REPLY_CHARS`).
+speaker, its first sentences (`DIGEST_LINE_CHARS`) and the reply's (`DIGEST_REPLY_CHARS`);
+turns saying the same share one line, with how many times it was said.
 With a model for the background (the summary model), the step puts a short summary of the
 day at the top of up to `MODEL_DIGESTS_PER_RUN` digests a run, newest day first
 (`summarize_digests`); the call is made without holding the scope, and a digest rewritten
@@ -46,6 +47,7 @@ from mnemobot.memory.notes.digests import (
 )
 from mnemobot.memory.store.item_store import ScopeItemStore, new_item_id
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
+from mnemobot.memory.store.kept_refs import kept_message_refs
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.upkeep.consolidation import PUT_ASIDE_LINE, CompleteText, PutAside
 from mnemobot.memory.write.extraction.code import split_code
@@ -94,9 +96,21 @@ def _lead(text: str, limit: int) -> str:
     return cut_text(lead, limit) if lead else ""
 
 
-def digest_line(turn: MemoryItem) -> str | None:
-    """The line of one turn: `- [refs] Speaker: its lead / Assistant: the reply's lead`;
-    None for a continued piece of a message (its first piece has the line)."""
+def _turn_refs(turn: MemoryItem) -> list[str]:
+    return [r for r in turn.references if not r.startswith(_NOT_MESSAGE_REF)]
+
+
+def _line(refs: Sequence[str], said: str, times: int) -> str:
+    """A digest line: its refs (a bounded few), how often it was said if more than once."""
+    shown = kept_message_refs(refs)
+    where = f"[{', '.join(shown)}] " if shown else ""
+    count = f"({times}×) " if times > 1 else ""
+    return f"- {where}{count}{said}"
+
+
+def _said_line(turn: MemoryItem) -> str | None:
+    """What a turn's line says after its refs: `Speaker: its lead / Assistant: the reply's
+    lead`; None for a continued piece of a message (its first piece has the line)."""
     content = turn.content.lstrip("\n")
     # "Speaker: text\nAssistant: reply", or "Assistant: reply" alone (labelled as such).
     said, _, reply = content.partition(_REPLY_PART)
@@ -112,21 +126,32 @@ def digest_line(turn: MemoryItem) -> str | None:
         parts.append(f"Assistant: {reply_lead}")
     if not parts:
         return None
-    refs = [r for r in turn.references if not r.startswith(_NOT_MESSAGE_REF)]
-    where = f"[{', '.join(refs)}] " if refs else ""
-    return f"- {where}{' / '.join(parts)}"
+    return " / ".join(parts)
 
 
 def digest_content(day: str, turns: Sequence[MemoryItem]) -> tuple[str, list[str]] | None:
     """The text of a day's digest and the refs its lines name; None when no turn has a
-    line."""
-    lines = [line for turn in turns if (line := digest_line(turn)) is not None]
-    if not lines:
+    line. Turns saying the same (a message repeated, by a spammer or a reminder) share
+    one line, at the first's place, with how often it was said: a day of a thousand
+    repeats is one line, not a thousand."""
+    said_lines: dict[str, tuple[list[str], int]] = {}
+    for turn in turns:
+        said = _said_line(turn)
+        if said is None:
+            continue
+        refs, times = said_lines.get(said, ([], 0))
+        refs += _turn_refs(turn)
+        said_lines[said] = (refs, times + max(1, turn.mentions))
+    if not said_lines:
         return None
+    lines = [
+        _line(list(dict.fromkeys(refs)), said, times) for said, (refs, times) in said_lines.items()
+    ]
+    turn_count = sum(times for _, times in said_lines.values())
     shown = lines[:DIGEST_MAX_LINES]
     more = f", the first {len(shown)} listed" if len(lines) > len(shown) else ""
     refs = [ref for line in shown for ref in line_refs(line)]
-    header = f"Digest of {day} ({turns_text(len(lines))}{more}):"
+    header = f"Digest of {day} ({turns_text(turn_count)}{more}):"
     return header + "\n" + "\n".join(shown), list(dict.fromkeys(refs))
 
 
