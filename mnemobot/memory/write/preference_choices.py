@@ -39,7 +39,8 @@ PREFER = re.compile(
     r"|\bя\s+(?:\w+\s+)?предпочитаю\b|\bмо[ёе]\s+предпочтение\b|\bмне\s+(?:больше|удобнее)\b"
     r"|\bich\s+(?:\w+\s+)?(?:bevorzuge|ziehe)\b|\bmir\s+ist\s+(?:\w+\s+)?lieber\b"
     r"|\b(?:yo\s+)?prefiero\b|\bmi\s+preferencia\b|\bme\s+gusta\s+más\b"
-    r"|我(?:更|比较|还是|一般)?(?:喜欢|偏好|倾向于|宁愿|宁可)",
+    # "我喜欢" alone is "I like" (no choice, as "I like tea" is none); "更喜欢" prefers.
+    r"|我(?:(?:更|比较|还是)喜欢|(?:更|比较|还是|一般)?(?:偏好|倾向于|宁愿|宁可|更愿意))",
     re.IGNORECASE,
 )
 # The speaker saying a preference is a change: "I prefer coffee now", "actually",

@@ -183,7 +183,10 @@ PERSONAL = (
     statement_rule(ItemType.TASK_STATE, r"我(?:打算|计划|准备)", 0.8, 0.55, "task"),
 )
 
-_LEAD = r"^(?:请|记住|记得|注意|另外|还有|今后)?[，,：:]?\s*(?:请)?"
+# "From now on" may come first, as in English ("从现在开始，不要用表情符号").
+_LEAD = (
+    r"^(?:请|记住|记得|注意|另外|还有|今后|从现在开始|从现在起|从今以后|以后)?[，,：:]?\s*(?:请)?"
+)
 
 CHINESE_RULES = LanguageRules(
     code=CHINESE,
@@ -194,7 +197,9 @@ CHINESE_RULES = LanguageRules(
     constraint_order=re.compile(
         _LEAD + r"(?:(?:永远不要|永远别|千万不要|千万别|绝对不要|绝对不能|绝不要|不要|别|不许|不准"
         r"|一定要|只用|只能用|只使用|只能|一律)(?!担心|着急|客气|难过|怕|害怕|伤心|紧张|介意|在意"
-        r"|放弃|急|走|哭|生气|紧|提|这样|那样|谢)|(?:总是|始终|永远)(?:用|使用|回答|回复|写|先"
+        r"|放弃|急|走|哭|生气|紧|提|这样|那样|谢)|(?:总是|始终|永远)(?:[^，。,]{1,4}?地)?"
+        # "请总是简短地回答我": how, then the verb.
+        r"(?:用|使用|回答|回复|写|先"
         r"|检查|运行|提醒|说|加|带))"
     ),
     constraint_soft=re.compile(
