@@ -52,6 +52,14 @@ async def test_in_a_group_only_admins_schedule_and_cancel_and_forget_me_erases_t
     await say(telegram, "@mnemo_test_bot remind us at 12", GROUP, user_id=MEMBER, chat_type="group")
     [refusal] = tool_results(openai_server)
     assert "only this group's administrators" in refusal and "permissions.schedule" in refusal
+    # Nor may a member move everyone's reminders to another time zone (found in live QA).
+    openai_server.script(
+        tool_call("schedule", {"action": "set_timezone", "timezone": "Asia/Tokyo"}),
+        reply("Hmm."),
+    )
+    await say(telegram, "@mnemo_test_bot we are in Tokyo", GROUP, user_id=MEMBER, chat_type="group")
+    refusal = tool_results(openai_server)[-1]
+    assert "only this group's administrators" in refusal
     openai_server.script(schedule, reply("Set for everyone."))
     answer = await say(
         telegram, "@mnemo_test_bot remind us at 12", GROUP, user_id=ADMIN, chat_type="group"

@@ -120,11 +120,12 @@ class ScheduleTool:
             return "error: scheduling is turned off on this bot (schedule.enabled)"
         if arguments.action == "list":
             return await self._list(ctx)
-        if arguments.action == "set_timezone":
-            return self._set_zone(arguments, ctx)
+        # The chat's time zone moves every member's reminders: the same permission.
         refusal = await self.permissions.refusal(ctx.chat, "schedule")
         if refusal is not None:
             return f"error: {refusal}"
+        if arguments.action == "set_timezone":
+            return self._set_zone(arguments, ctx)
         if arguments.action == "cancel":
             return await self._cancel(arguments, ctx)
         return await self._add(arguments, ctx)
