@@ -172,7 +172,8 @@ def _ask_telegram(
     users_flag = args.allowed_users
     while True:
         raw = asker.value(
-            "Telegram user ids allowed to talk to the bot (comma-separated, * for everyone)",
+            "Telegram user ids allowed to talk to the bot (comma-separated, * for everyone; "
+            "not known yet? leave it empty: the bot tells whoever writes to it their id)",
             users_flag,
             old.get("TELEGRAM_ALLOWED_USERS"),
             flag="--allowed-users",
