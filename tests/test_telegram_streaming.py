@@ -377,3 +377,30 @@ async def test_an_answer_cut_at_the_models_length_limit_says_so(
     assert message["plain_text"].startswith("Your dentist is called")
     assert "the model stopped before the end of this answer" in message["plain_text"]
     assert 'say "go on" for the rest' in message["plain_text"]
+
+
+async def test_an_answer_cut_by_the_time_limit_keeps_what_was_shown(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    """Found in live QA on a slow home server: 362 characters the user had read for two
+    minutes were replaced at the time limit by "the model did not answer in time"."""
+    openai_server.tokens_per_second = 8
+    openai_server.script(reply(" ".join(f"word{i}" for i in range(80))))
+    await start_bot(
+        runtime={
+            "telegram": {"streaming": "edit"},
+            "llm": {"requestTimeoutSeconds": 3, "maxRetries": 0},
+        },
+        timing=TelegramTiming(stream_edit_seconds=0.5),
+    )
+    telegram.send_text("tell me a long story", chat_id=USER)
+    await until(lambda: "in time" in str(telegram.sent_messages(USER)), timeout=30)
+    [shown] = telegram.sent_messages(USER)
+    assert shown["text"].startswith("word0 word1")
+    assert "word79" not in shown["text"]
+    assert 'did not finish this answer in time; say "go on"' in shown["text"]
+    # The session keeps it as the answer, so "go on" goes on from there.
+    [kept] = [
+        m for m in session_messages(workspace, f"telegram:{USER}") if m["role"] == "assistant"
+    ]
+    assert str(kept["content"]).startswith("word0 word1")

@@ -99,3 +99,7 @@ def loop_note(language: str | None, note: LoopNote, /, **fields: object) -> str:
         case LoopNote.STOPPED_MARK:
             # The systems layer's STOPPED_MARK, as the catalogs know it.
             return words.gettext("⏹ Stopped.")
+        case LoopNote.TIMED_OUT_MARK:
+            return words.gettext(
+                '⏱ The model did not finish this answer in time; say "go on" for the rest.'
+            )

@@ -42,6 +42,8 @@ class LoopNote(StrEnum):
     EMPTY_ANSWER = "emptyAnswer"
     # Under what was shown of an answer the user stopped (/stop).
     STOPPED_MARK = "stoppedMark"
+    # Under what was shown of an answer the model did not finish within its time limit.
+    TIMED_OUT_MARK = "timedOutMark"
 
 
 class LoopNotes(Protocol):

@@ -133,6 +133,11 @@ class ToolLoop:
         try:
             await self._loop(ctx, said)
         except LLMError as error:
+            if error.kind is LLMFailureKind.TIMEOUT and said.shown:
+                # A slow home server ran out of time mid-answer: what the user already
+                # read stays, marked cut, rather than being replaced by an apology.
+                self._keep_cut(ctx, said, LoopNote.TIMED_OUT_MARK)
+                return
             # No reply: the assistant turns this into a short apology; the user's message
             # is already saved in the session.
             ctx.llm_error = error
@@ -319,8 +324,12 @@ class ToolLoop:
     def _keep_stopped(self, ctx: TurnContext, said: SaidSoFar) -> None:
         """/stop cut the answer short: what was shown stays, marked stopped, in the session
         and on screen (the channel sends the stream's last text as the reply)."""
+        self._keep_cut(ctx, said, LoopNote.STOPPED_MARK)
+
+    def _keep_cut(self, ctx: TurnContext, said: SaidSoFar, note: LoopNote) -> None:
+        """What was shown of an answer cut short stays, under `note`'s mark."""
         partial = cut_reply(said.current.strip(), self.limits.max_reply_chars)
-        mark = self.notes(ctx.chat.language, LoopNote.STOPPED_MARK)
+        mark = self.notes(ctx.chat.language, note)
         reply = stopped_reply(joined_reply([*said.earlier, partial]), mark)
         self._finish(ctx, stopped_reply(partial, mark), reply, stopped=True)
         if said.stream is not None:
