@@ -4,8 +4,13 @@ knows, relative to the chat's current local time.
 
 Two things dateparser gets wrong are settled here:
 
-- A bare hour after a word like "at" ("tomorrow at 9", "um 9 Uhr", "в 9") is read as a day
-  or a month; it is rewritten as a clock time ("at 09:00") first.
+- A bare hour after a word like "at" ("tomorrow at 9", "um 9 Uhr", "в 9"), or with a word
+  that makes it an hour ("9 Uhr", "9点"), is read as a day or a month, or dropped; it is
+  rewritten as a clock time ("at 09:00") first. A word for the evening or the morning
+  ("tonight", "вечером", "abends", "下午", "утра", "früh") decides which half of the day
+  the hour is in, and is then dropped ("tonight" leaves "today"): dateparser reads the
+  day-part words alone, but not with an hour. Small Chinese numbers before a unit ("两小时后")
+  and "half an hour" are given as numbers.
 - dateparser adds durations to the wall-clock time, so "in 2 hours" on the night clocks go
   forward would be one real hour. Whether the words are a duration from now is found by
   reading them again against a later "now": a duration moves with it. A duration of whole
@@ -31,12 +36,53 @@ _PROBE_SHIFT = timedelta(hours=1, minutes=37)
 MAX_AHEAD_DAYS = 5 * 366
 
 _BARE_HOUR = re.compile(
-    r"(?P<word>\b(?:at|@|um|om|à|a las|alle|kl\.?|klockan)\s+|(?<!\w)в\s+)"
-    r"(?P<hour>\d{1,2})(?![\d:.,])"
-    r"(?:\s*(?P<unit>h|uhr|uur|heures?|hours?|час(?:а|ов)?)\b)?"
+    r"(?P<word>\b(?:at|@|um|om|à|a las|a la|alle|kl\.?|klockan)\s+|(?<!\w)в\s+)?"
+    r"(?<![\d:.,])(?P<hour>\d{1,2})(?![\d:.,])"
+    r"(?:\s*(?P<unit>(?:h|uhr|uur|heures?|hours?|час(?:а|ов)?)\b|点)"
+    r"(?:\s*(?P<half>半)|\s*(?P<minute>\d{1,2})\s*分?)?)?"
     r"(?!\s*(?:am|pm|a\.m\.|p\.m\.|minutes?|mins?|days?|weeks?|months?|years?)\b)",
     re.IGNORECASE,
 )
+# Units that make a number an hour of the clock with no "at" before it ("morgen 9 Uhr").
+_CLOCK_UNITS = ("uhr", "点")
+
+# Words for a part of the day, with what is left in their place once the hour is a clock
+# time, and whether they put an hour from 1 to 11 after noon.
+_DAY_PARTS: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), rest, after_noon)
+    for pattern, rest, after_noon in (
+        (r"\btonight\b|\bthis (?:evening|afternoon)\b", "today", True),
+        (r"\bthis morning\b", "today", False),
+        (r"\b(?:in the )?(?:evening|afternoon|night)\b", "", True),
+        (r"\b(?:in the )?morning\b", "", False),
+        (r"\bheute (?:abend|nachmittag)\b", "heute", True),
+        (r"\b(?:am )?(?:abends?|nachmittags?)\b", "", True),
+        (r"\bheute (?:früh|morgen)\b", "heute", False),
+        (r"\b(?:früh|morgens)\b", "", False),
+        (r"\b(?:вечером|вечера|днём|днем)\b", "", True),
+        (r"\b(?:утром|утра)\b", "", False),
+        (r"\besta (?:noche|tarde)\b", "hoy", True),
+        (r"\b(?:de|por) la (?:noche|tarde)\b", "", True),
+        (r"\besta mañana\b", "hoy", False),
+        (r"\b(?:de|por) la mañana\b", "", False),
+        (r"今晚", "今天", True),
+        (r"明晚", "明天", True),
+        (r"下午|晚上|傍晚", "", True),
+        (r"上午|早上|早晨", "", False),
+    )
+)
+
+_CHINESE_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
+_CHINESE_DIGITS |= {"八": 8, "九": 9, "十": 10}
+_CHINESE_COUNT = re.compile(
+    r"(?P<count>十[一二]?|[一二两三四五六七八九])(?=\s*个?\s*(?:小时|钟头|分钟|天|周|星期|点))"
+)
+_HALF_HOUR = {
+    re.compile(r"\bhalf an hour\b", re.IGNORECASE): "30 minutes",
+    re.compile(r"\beiner halben stunde\b", re.IGNORECASE): "30 Minuten",
+    re.compile(r"\bmedia hora\b", re.IGNORECASE): "30 minutos",
+    re.compile(r"半个?(?:小时|钟头)"): "30分钟",
+}
 
 _INTERVAL = re.compile(
     r"^\s*(?:every\s+)?(?P<count>\d+(?:\.\d+)?)?\s*"
@@ -51,15 +97,44 @@ class WhenError(ValueError):
 
 
 def with_clock_times(text: str) -> str:
-    """A bare hour after "at"-like words as a clock time: "at 9" -> "at 09:00"."""
+    """A bare hour as a clock time in the half of the day the words say: "at 9" ->
+    "at 09:00", "tonight at 8" -> "today at 20:00", "明天上午9点" -> "明天09:00"."""
+    text = _numbers_as_digits(text)
+    after_noon = next(
+        (noon for pattern, _, noon in _DAY_PARTS if pattern.search(text) is not None), False
+    )
 
     def clock(match: re.Match[str]) -> str:
         hour = int(match["hour"])
-        if hour > 23:
+        unit = (match["unit"] or "").lower()
+        if hour > 23 or (match["word"] is None and unit not in _CLOCK_UNITS):
             return match[0]
-        return f"{match['word']}{hour:02d}:00"
+        if after_noon and 1 <= hour <= 11:
+            hour += 12
+        minute = 30 if match["half"] else int(match["minute"] or 0)
+        if minute > 59:
+            return match[0]
+        return f"{match['word'] or ''}{hour:02d}:{minute:02d}"
 
-    return _BARE_HOUR.sub(clock, text)
+    clocked = _BARE_HOUR.sub(clock, text)
+    if clocked == text:
+        # No hour: dateparser reads "tonight" or "this evening" alone.
+        return text
+    for pattern, rest, _ in _DAY_PARTS:
+        clocked = pattern.sub(rest, clocked)
+    return re.sub(r"\s{2,}", " ", clocked).strip()
+
+
+def _numbers_as_digits(text: str) -> str:
+    """ "两小时后" -> "2小时后", "in half an hour" -> "in 30 minutes": dateparser reads digits."""
+    for pattern, minutes in _HALF_HOUR.items():
+        text = pattern.sub(minutes, text)
+
+    def digits(match: re.Match[str]) -> str:
+        count = match["count"]
+        return str(sum(_CHINESE_DIGITS[char] for char in count))
+
+    return _CHINESE_COUNT.sub(digits, text)
 
 
 def _read(text: str, base: datetime) -> datetime | None:

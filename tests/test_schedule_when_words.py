@@ -1,0 +1,96 @@
+"""Reminder times said the way people say them, in several languages and zones."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mnemobot.bot.i18n import words_for
+from mnemobot.bot.schedule.parsing import WhenError, parse_when, with_clock_times
+from mnemobot.bot.schedule.reminders import EMPTY
+from mnemobot.config.zones import zone_of
+
+ZONES = ["Europe/Moscow", "America/New_York", "Asia/Shanghai"]
+# Tuesday 24 November 2026, early in the morning and mid-morning, local time.
+EARLY = (2026, 11, 24, 4, 55)
+LATE_MORNING = (2026, 11, 24, 10, 55)
+REFUSED = "refused"
+
+
+def read(words: str, local_now: tuple[int, ...], zone: str) -> str:
+    now = datetime(*local_now, tzinfo=zone_of(zone)).timestamp()  # type: ignore[misc]
+    at = datetime.fromtimestamp(parse_when(words, now, zone), zone_of(zone))
+    return f"{at:%Y-%m-%d %H:%M}"
+
+
+CASES = [
+    # English
+    ("tonight at 8", EARLY, "2026-11-24 20:00"),
+    ("tonight at 8", LATE_MORNING, "2026-11-24 20:00"),
+    ("this evening at 7", LATE_MORNING, "2026-11-24 19:00"),
+    ("tomorrow evening at 7", EARLY, "2026-11-25 19:00"),
+    ("tomorrow morning at 9", EARLY, "2026-11-25 09:00"),
+    ("in half an hour", EARLY, "2026-11-24 05:25"),
+    ("tonight at 8", (2026, 11, 24, 21, 5), REFUSED),
+    # German
+    ("morgen 9 Uhr", EARLY, "2026-11-25 09:00"),
+    ("morgen früh um 9", LATE_MORNING, "2026-11-25 09:00"),
+    ("abends um 8", EARLY, "2026-11-24 20:00"),
+    ("heute Abend um 8", LATE_MORNING, "2026-11-24 20:00"),
+    ("in einer halben Stunde", EARLY, "2026-11-24 05:25"),
+    # Russian
+    ("завтра в 9 утра", EARLY, "2026-11-25 09:00"),
+    ("сегодня вечером в 8", EARLY, "2026-11-24 20:00"),
+    ("вечером в 8", LATE_MORNING, "2026-11-24 20:00"),
+    # Chinese
+    ("明天9点", EARLY, "2026-11-25 09:00"),
+    ("明天 9 点", LATE_MORNING, "2026-11-25 09:00"),
+    ("明天上午9点", EARLY, "2026-11-25 09:00"),
+    ("明天早上9点半", EARLY, "2026-11-25 09:30"),
+    ("今晚8点", LATE_MORNING, "2026-11-24 20:00"),
+    ("下午3点", LATE_MORNING, "2026-11-24 15:00"),
+    ("两小时后", EARLY, "2026-11-24 06:55"),
+    ("半小时后", EARLY, "2026-11-24 05:25"),
+    # Spanish
+    ("esta noche a las 8", LATE_MORNING, "2026-11-24 20:00"),
+    ("mañana por la mañana a las 9", EARLY, "2026-11-25 09:00"),
+    ("en media hora", EARLY, "2026-11-24 05:25"),
+]
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize(("words", "local_now", "expected"), CASES)
+def test_times_read_as_a_person_means_them(
+    words: str, local_now: tuple[int, ...], expected: str, zone: str
+) -> None:
+    if expected != REFUSED:
+        assert read(words, local_now, zone) == expected
+        return
+    with pytest.raises(WhenError, match="in the past") as refused:
+        read(words, local_now, zone)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_chinese_reminders_hint_gives_a_time_that_is_read() -> None:
+    hint = words_for("zh").gettext(EMPTY)
+    example = re.search(r"明天 ?\d+ ?点", hint)
+    assert example is not None, hint
+    assert read(example[0], EARLY, "Asia/Shanghai") == "2026-11-25 09:00"
+
+
+@given(
+    hour=st.integers(1, 11),
+    evening=st.sampled_from(["tonight at", "this evening at", "abends um", "вечером в"]),
+    morning=st.sampled_from(["tomorrow morning at", "morgen früh um", "завтра утром в"]),
+)
+def test_evening_words_put_the_hour_after_noon_and_morning_words_before(
+    hour: int, evening: str, morning: str
+) -> None:
+    assert f"{hour + 12:02d}:00" in with_clock_times(f"{evening} {hour}")
+    assert f"{hour:02d}:00" in with_clock_times(f"{morning} {hour}")
+    assert f"{hour:02d}:00" in with_clock_times(f"明天上午{hour}点")
+    assert f"{hour + 12:02d}:00" in with_clock_times(f"今晚{hour}点")
