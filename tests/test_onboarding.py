@@ -207,7 +207,7 @@ def test_run_at_a_terminal_with_nothing_configured_offers_init(workspace: Path) 
         terminal.expect("copy it again from @BotFather")
         # getpass discards what was typed before it asks, so wait for the prompt itself.
         terminal.answer("Telegram bot token (from @BotFather): ", telegram.token)
-        terminal.answer("(comma-separated, * for everyone): ", "42")
+        terminal.answer("the bot tells whoever writes to it their id): ", "42")
         terminal.answer("Model server base URL (empty for OpenAI): ", llm.base_url)
         terminal.answer("API key (empty for local servers): ", "")
         terminal.answer("Model [qwen2.5]: ", "gpt-4o-mini")
