@@ -14,10 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
-import pytest
 
 from mnemobot.bot.app import App
-from mnemobot.bot.cli.main import main
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.item_store import ScopeItemStore
@@ -28,6 +26,9 @@ from mnemobot.memory.upkeep.digest_days import write_digest
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call, tool_messages
 from tests.conftest import ask
+from tests.test_memory_import import run
+
+__all__ = ["run"]
 
 SCOPE = "console:kc"
 CHAT = "telegram:555"
@@ -97,26 +98,6 @@ def test_a_repeated_message_grows_memory_linearly_and_is_forgotten_everywhere(
     assert files_with(tmp_path, b"QX-7731") == []
     # The item files hold the tombstones only: no superseded copy of the repeats is left.
     assert items_bytes(tmp_path) < after_n / 10
-
-
-class Ran:
-    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
-
-
-@pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
-    """`mnemobot ARGS` in this process."""
-
-    def _run(workspace: Path, *args: str) -> Ran:
-        monkeypatch.setenv("BOT_WORKSPACE", str(workspace))
-        monkeypatch.setenv("BOT_TIMEZONE", "UTC")
-        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        code = main(list(args))
-        out = capsys.readouterr()
-        return Ran(code, out.out, out.err)
-
-    return _run
 
 
 def _export(path: Path, repeats: int) -> Path:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mnemobot.memory.text.scripts import CJK_CHAR
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.write.extraction.question_clauses import statement_before_question
 from mnemobot.memory.write.fact_clauses import clauses
@@ -53,15 +54,12 @@ _NEGATION = re.compile(
 _CONDITIONAL = r"(?:(?:if|when|wenn|falls|если|si|cuando)\b|如果|要是|假如|万一)"
 
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
 def _slot_name(rule: SlotRule, match: re.Match[str]) -> str:
     if "{kind}" not in rule.slot:
         return rule.slot
     said = match.group("kind")
     # Chinese terms are characters and their pairs: its kind is kept as written.
-    kind = said if _CJK.search(said) else " ".join(terms(said)) or said.lower()
+    kind = said if CJK_CHAR.search(said) else " ".join(terms(said)) or said.lower()
     return rule.slot.format(kind=kind)
 
 
