@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -28,6 +29,7 @@ from mnemobot.conversation.session import AgentSession, Message, SessionStore
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget, prompt_room
+from mnemobot.systems.compaction.flush_grounding import changed_copies
 from mnemobot.systems.compaction.plan import SUMMARY_PREFIX, CompactionPlan, plan_compaction
 from mnemobot.systems.core.context import NO_REPLY
 from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
@@ -134,6 +136,14 @@ def transcript_lines(
             who = f"{role} ({message['from']})" if role == "user" and message.get("from") else role
             lines.append(f"{who}: {_cut(content, per_message_chars)}")
     return lines
+
+
+_LABEL = re.compile(r"^(?:user \([^)]*\)|[a-z]+): ")
+
+
+def said(line: str) -> str:
+    """A transcript line's text without who said it."""
+    return _LABEL.sub("", line, count=1)
 
 
 def transcript(messages: list[Message], per_message_chars: int, *, tools: bool) -> str:
@@ -426,7 +436,16 @@ class Compactor:
                         shrink *= SHRINK_AFTER_OVERFLOW
                         continue
                     raise
-                found += parse_bullets(response.content or "")
+                bullets = parse_bullets(response.content or "")
+                copies = changed_copies(bullets, known_now, "\n".join(map(said, part)))
+                if copies:
+                    log.info(
+                        "memory flush for %s: left out %d fact(s) restating known memory "
+                        "with nothing from the conversation",
+                        session_key,
+                        len(copies),
+                    )
+                found += [bullet for bullet in bullets if bullet not in copies]
                 lines = lines[len(part) :]
         except (LLMError, TimeoutError) as error:
             why = str(error) or f"no answer within {time_limit:g} s"
