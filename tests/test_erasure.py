@@ -42,8 +42,13 @@ def in_topic(telegram: TelegramServer, text: str, topic: int) -> None:
 
 
 async def test_forget_me_in_a_forum_erases_every_topic_file_export_and_journal_line(
-    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level("INFO", logger="mnemobot.bot.turn.forget_me")
     await start_bot()
     telegram.set_member_status(FORUM, OWNER, "creator")
     openai_server.script(
@@ -67,7 +72,8 @@ async def test_forget_me_in_a_forum_erases_every_topic_file_export_and_journal_l
     sent = await telegram.wait_for_messages_async(FORUM, 4)
     erased = sent[3]["plain_text"]
 
-    assert erased.startswith("Erased.")
+    # Every member reads the answer: what was removed, file by file, is the operator's log.
+    assert erased == "Erased. I no longer remember anything of this chat."
     for removed in (
         f"sessions/telegram:{FORUM}:5.json",
         f"sessions/telegram:{FORUM}:6.json",
@@ -77,7 +83,7 @@ async def test_forget_me_in_a_forum_erases_every_topic_file_export_and_journal_l
         "delivery/telegram-inbox.jsonl",
         "delivery/telegram-outbox.jsonl",
     ):
-        assert removed in erased, (removed, erased)
+        assert removed in caplog.text and removed not in erased, (removed, caplog.text)
     assert files_with(workspace, SECRET) == []
     assert list((workspace / "exports").glob("*.zip")) == []
 

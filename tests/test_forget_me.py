@@ -22,7 +22,7 @@ from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
-from tests.conftest import ask, make_settings, subprocess_env, write_runtime_config
+from tests.conftest import AppFactory, ask, make_settings, subprocess_env, write_runtime_config
 from tests.crash_points import start_to_crash
 from tests.replicas_harness import redis_url
 from tests.telegram_harness import telegram
@@ -37,10 +37,13 @@ def files_with(workspace: Path, text: bytes) -> list[Path]:
     return [p for p in workspace.rglob("*") if p.is_file() and text in p.read_bytes()]
 
 
-async def test_export_then_forget_me_with_confirmation(app: App, workspace: Path) -> None:
+async def test_export_then_forget_me_with_confirmation(
+    app: App, workspace: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     await ask(app, chat=CHAT, text="My favourite colour is vermilion.")
     await ask(app, chat=OTHER, text="My favourite colour is vermilion too.")
 
+    caplog.set_level("INFO", logger="mnemobot.bot.turn.forget_me")
     exported = await app.commands.reply(CHAT, ParsedCommand("export", ""))
     assert exported.attachment is not None
     assert exported.attachment.filename.endswith(".zip")
@@ -53,10 +56,29 @@ async def test_export_then_forget_me_with_confirmation(app: App, workspace: Path
     first = await app.commands.run(CHAT, ParsedCommand("forget_me", ""))
     assert "/forget_me confirm" in first and files_with(workspace, b"vermilion")
     done = await app.commands.run(CHAT, ParsedCommand("forget_me", "confirm"))
-    assert "Erased" in done and "telegram:3003" in done
+    # What was removed, file by file, is the operator's (the log), never the chat's.
+    assert done == "Erased. I no longer remember anything of this chat."
+    assert "sessions/telegram:3003.json" in caplog.text
     left = files_with(workspace, b"vermilion")
     assert left and all("4004" in str(path) for path in left), left
     assert app.assistant.session(CHAT).messages == []
+
+
+async def test_forget_me_says_the_shared_files_folder_was_left(
+    make_app: AppFactory, workspace: Path
+) -> None:
+    app = make_app({"files": {"shared": True}})
+    shared = workspace / "files" / "shared" / "team-plan.txt"
+    shared.parent.mkdir(parents=True)
+    shared.write_text("everyone's plan")
+    await ask(app, chat=CHAT, text="My favourite colour is vermilion.")
+    await app.commands.run(CHAT, ParsedCommand("forget_me", ""))
+    done = await app.commands.run(CHAT, ParsedCommand("forget_me", "confirm"))
+    assert done == (
+        "Erased. I no longer remember anything of this chat. "
+        "The files folder every chat shares was left as it is."
+    )
+    assert shared.read_text() == "everyone's plan"
 
 
 async def test_forget_me_confirm_unasked_only_asks(app: App) -> None:

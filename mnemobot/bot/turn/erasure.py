@@ -47,6 +47,8 @@ EXPORTS_DIR_NAME = "exports"
 # own timeouts; erasing under it could let it write back what was erased.
 MAINTENANCE_WAIT_SECONDS = 600.0
 # `<key>.json`, `<key>.log.jsonl`, `<key>.lock`, `<key>.json.corrupt-<stamp>`.
+# The line of an erasure that left the files folder every chat shares (`files.shared`).
+SHARED_FILES_LEFT = "(files/shared/ is shared by every chat and was left as it is)"
 _SESSION_FILE = re.compile(r"^(?P<key>.+?)(?:\.log\.jsonl|\.json(?:\..+)?|\.lock)$")
 
 
@@ -156,7 +158,7 @@ class ScopeErasure:
 
     async def _erase_files(self, target: ErasureTarget) -> list[str]:
         if self.config().files.shared:
-            return ["(files/shared/ is shared by every chat and was left as it is)"]
+            return [SHARED_FILES_LEFT]
         folder = self.paths.files / target.scope
         if not folder.is_dir():
             return []

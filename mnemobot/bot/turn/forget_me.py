@@ -10,10 +10,11 @@ channel starts (`finish_interrupted`). The user is told either way.
 from __future__ import annotations
 
 import contextlib
+import logging
 
 from mnemobot.bot.i18n import Words, words_for
 from mnemobot.bot.turn.assistant import Assistant
-from mnemobot.bot.turn.erasure import ScopeErasure
+from mnemobot.bot.turn.erasure import SHARED_FILES_LEFT, ScopeErasure
 from mnemobot.bot.turn.erasure_journal import PendingErasure
 from mnemobot.memory.store.scope_paths import all_chats_share
 from mnemobot.systems.core.context import ChatRef
@@ -21,6 +22,8 @@ from mnemobot.systems.core.context import ChatRef
 # How long a /forget_me waits for its "/forget_me confirm". Not a runtime setting: it
 # guards against a mistyped command, and a few minutes is enough to read the warning.
 FORGET_ME_CONFIRM_MINUTES = 5
+
+log = logging.getLogger(__name__)
 
 
 class ForgetMe:
@@ -76,9 +79,11 @@ class ForgetMe:
                 await held.enter_async_context(assistant.lock_for(key))
             self._running.add(erasure.scope)
             try:
-                return await self.erasure.erase_confirmed(erasure)
+                removed = await self.erasure.erase_confirmed(erasure)
             finally:
                 self._running.discard(erasure.scope)
+        log.info("/forget_me erased %s: %s", erasure.scope, "; ".join(removed) or "nothing")
+        return removed
 
     async def finish_interrupted(self, channel: str) -> list[tuple[ChatRef, str]]:
         """Finish the erasures of `channel`'s chats that a crash cut; for each, its chat
@@ -142,24 +147,19 @@ def erased_text(
     removed: list[str], *, interrupted: bool = False, words: Words | None = None
 ) -> str:
     """The answer to a finished erasure; `interrupted`: it was confirmed before a crash or
-    restart cut it, and finished only now. `removed` names files: not translated."""
+    restart cut it, and finished only now. `removed` (the workspace's files and records) is
+    the operator's to read in the log: in a group every member reads the answer."""
     words = words or words_for(None)
-    listing = "\n".join(f"- {entry}" for entry in removed)
     if interrupted:
-        if not removed:
-            return words.gettext(
-                "Erased. The erasure you confirmed was cut short by a restart of the bot; it "
-                "is finished now, and I no longer remember anything of this chat."
-            )
-        return words.gettext(
+        erased = words.gettext(
             "Erased. The erasure you confirmed was cut short by a restart of the bot; it "
-            "is finished now, and I no longer remember anything of this chat. Removed just "
-            "now:\n{listing}",
-            listing=listing,
+            "is finished now, and I no longer remember anything of this chat."
         )
-    if not removed:
+    elif not removed:
         return words.gettext("There was nothing to erase: I hold no memory of this chat.")
-    return words.gettext(
-        "Erased. I no longer remember anything of this chat. Removed:\n{listing}",
-        listing=listing,
-    )
+    else:
+        erased = words.gettext("Erased. I no longer remember anything of this chat.")
+    if SHARED_FILES_LEFT in removed:
+        left = words.gettext("The files folder every chat shares was left as it is.")
+        return f"{erased} {left}"
+    return erased
