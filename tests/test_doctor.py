@@ -11,6 +11,7 @@ import pytest
 
 from mnemobot.bot.cli.doctor import check_allowed_users
 from mnemobot.bot.cli.probes import ProbeError, list_models, telegram_username
+from mnemobot.bot.cli.startup import log_startup
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, error
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import make_settings, run_mnemobot, write_runtime_config
@@ -99,6 +100,38 @@ def test_warnings_say_what_is_probably_not_meant(tmp_path: Path) -> None:
     assert everyone.line() == (
         "WARN allowed users: TELEGRAM_ALLOWED_USERS is *: the bot serves anyone"
     )
+
+
+def test_a_fresh_install_and_a_second_allowed_user_read_as_meant(tmp_path: Path) -> None:
+    # Right after `mnemobot init`: the default workspace is not there yet, and nothing
+    # named it, so there is no typo to warn of. Two allowed users: neither is an operator,
+    # and the line says why (adding the second took the first's rights).
+    with FakeOpenAIServer() as server:
+        result = run_doctor(
+            HOME=str(tmp_path),
+            OPENAI_BASE_URL=server.base_url,
+            TELEGRAM_ALLOWED_USERS="5001,5002",
+        )
+    found = checks(result)
+    default = tmp_path / ".mnemobot" / "workspace"
+    assert found["ok   workspace"] == (
+        f"{default} will be created by the first `mnemobot run` or `chat`"
+    )
+    assert found["WARN operators"].startswith(
+        "none: TELEGRAM_ALLOWED_USERS names 2 people, and none of them is one by the order "
+        "of a list; set TELEGRAM_OPERATORS to your user id"
+    )
+    assert not default.exists()
+
+
+def test_run_says_at_start_that_several_allowed_users_leave_no_operator(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="mnemobot.bot.cli.startup")
+    log_startup(make_settings(tmp_path, telegram_allowed_users="5001"))
+    assert "operators" not in caplog.text
+    log_startup(make_settings(tmp_path, telegram_allowed_users="5001,5002"))
+    assert "operators: none: TELEGRAM_ALLOWED_USERS names 2 people" in caplog.text
 
 
 def test_failures_are_reported_one_line_each(workspace: Path) -> None:

@@ -32,7 +32,7 @@ from mnemobot.bot.cli.probes import (
     telegram_username,
 )
 from mnemobot.bot.cli.speech_check import check_speech
-from mnemobot.bot.cli.startup import quiet_level, secrets_of
+from mnemobot.bot.cli.startup import no_operator_line, quiet_level, secrets_of
 from mnemobot.bot.delivery.replicas import redis_display
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.tool_support import CHECK_TIMEOUT_SECONDS, check_tool_support
@@ -112,12 +112,7 @@ def check_operators(settings: Settings) -> CheckResult:
         return CheckResult("operators", "ok", f"{ids} (TELEGRAM_OPERATORS)")
     if settings.operators:
         return CheckResult("operators", "ok", f"{ids} (the one allowed user)")
-    return CheckResult(
-        "operators",
-        "warn",
-        "none: set TELEGRAM_OPERATORS to your user id to /export or /forget_me a memory "
-        "all chats share, and to act in groups you do not administer",
-    )
+    return CheckResult("operators", "warn", no_operator_line(settings))
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -139,6 +134,14 @@ def check_workspace(root: Path) -> CheckResult:
         return CheckResult("workspace", "ok", f"{root} is writable")
     parent = _nearest_existing(root.parent)
     if parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
+        default = Settings.model_fields["bot_workspace"].default
+        if root == Path(default).expanduser():
+            # A fresh install's: nothing was named, so nothing can be misspelt.
+            return CheckResult(
+                "workspace",
+                "ok",
+                f"{root} will be created by the first `mnemobot run` or `chat`",
+            )
         return CheckResult(
             "workspace",
             "warn",

@@ -114,6 +114,24 @@ def log_startup(settings: Settings) -> None:
         endpoint_for_display(settings.openai_base_url),
         env_files,
     )
+    if not settings.operators and len(settings.telegram_allowed_users) > 1:
+        log.warning("operators: %s", no_operator_line(settings))
+
+
+def no_operator_line(settings: Settings) -> str:
+    """Why the bot has no operator, and how to name one: `doctor` says it, and `run` when
+    several people are allowed (adding a second took the first's operator rights)."""
+    allowed = settings.telegram_allowed_users
+    why = (
+        f"TELEGRAM_ALLOWED_USERS names {len(allowed)} people, and none of them is one by "
+        "the order of a list; "
+        if len(allowed) > 1
+        else ""
+    )
+    return (
+        f"none: {why}set TELEGRAM_OPERATORS to your user id to /export or /forget_me a "
+        "memory all chats share, and to act in groups you do not administer"
+    )
 
 
 def token_rejected_line(settings: Settings) -> str:
