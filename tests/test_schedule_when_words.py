@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemobot.bot.i18n import words_for
-from mnemobot.bot.schedule.parsing import WhenError, parse_when, with_clock_times
+from mnemobot.bot.schedule.parsing import LAST_NIGHT_HOUR, WhenError, parse_when, with_clock_times
 from mnemobot.bot.schedule.reminders import EMPTY
 from mnemobot.config.zones import zone_of
 
@@ -59,6 +59,19 @@ CASES = [
     ("esta noche a las 8", LATE_MORNING, "2026-11-24 20:00"),
     ("mañana por la mañana a las 9", EARLY, "2026-11-25 09:00"),
     ("en media hora", EARLY, "2026-11-24 05:25"),
+    # After the midnight that follows (found live: "tonight at 1" was 13:00).
+    ("tonight at 1", LATE_MORNING, "2026-11-25 01:00"),
+    ("tonight at 12", LATE_MORNING, "2026-11-25 00:00"),
+    ("tonight at 11:30", LATE_MORNING, "2026-11-24 23:30"),
+    ("tonight at 1:30", LATE_MORNING, "2026-11-25 01:30"),
+    ("tomorrow night at 2", LATE_MORNING, "2026-11-26 02:00"),
+    ("heute Nacht um 2", LATE_MORNING, "2026-11-25 02:00"),
+    ("сегодня ночью в 2", LATE_MORNING, "2026-11-25 02:00"),
+    ("в 2 ночи", LATE_MORNING, "2026-11-25 02:00"),
+    ("в 3 часа дня", LATE_MORNING, "2026-11-24 15:00"),
+    ("через 2 дня в 9", LATE_MORNING, "2026-11-26 09:00"),
+    ("esta noche a la 1", LATE_MORNING, "2026-11-25 01:00"),
+    ("今晚1点", LATE_MORNING, "2026-11-25 01:00"),
 ]
 
 
@@ -83,14 +96,21 @@ def test_the_chinese_reminders_hint_gives_a_time_that_is_read() -> None:
 
 
 @given(
-    hour=st.integers(1, 11),
+    hour=st.integers(1, 12),
     evening=st.sampled_from(["tonight at", "this evening at", "abends um", "вечером в"]),
+    afternoon=st.sampled_from(["this afternoon at", "nachmittags um", "esta tarde a las"]),
     morning=st.sampled_from(["tomorrow morning at", "morgen früh um", "завтра утром в"]),
 )
-def test_evening_words_put_the_hour_after_noon_and_morning_words_before(
-    hour: int, evening: str, morning: str
+def test_evening_words_put_the_hour_after_noon_or_midnight_and_morning_words_before(
+    hour: int, evening: str, afternoon: str, morning: str
 ) -> None:
-    assert f"{hour + 12:02d}:00" in with_clock_times(f"{evening} {hour}")
-    assert f"{hour:02d}:00" in with_clock_times(f"{morning} {hour}")
-    assert f"{hour:02d}:00" in with_clock_times(f"明天上午{hour}点")
-    assert f"{hour + 12:02d}:00" in with_clock_times(f"今晚{hour}点")
+    # "tonight at 9" is 21:00, "tonight at 1" the next day's 01:00, "tonight at 12" its
+    # 00:00 (found live: "tonight at 1" was 13:00).
+    night = hour <= LAST_NIGHT_HOUR or hour == 12
+    evening_clock = f"{hour % 12:02d}:00" if night else f"{hour + 12:02d}:00"
+    assert evening_clock in with_clock_times(f"{evening} {hour}")
+    assert evening_clock in with_clock_times(f"今晚{hour}点")
+    if hour < 12:
+        assert f"{hour + 12:02d}:00" in with_clock_times(f"{afternoon} {hour}")
+        assert f"{hour:02d}:00" in with_clock_times(f"{morning} {hour}")
+        assert f"{hour:02d}:00" in with_clock_times(f"明天上午{hour}点")

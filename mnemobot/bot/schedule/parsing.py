@@ -6,10 +6,11 @@ Two things dateparser gets wrong are settled here:
 
 - A bare hour after a word like "at" ("tomorrow at 9", "um 9 Uhr", "в 9"), or with a word
   that makes it an hour ("9 Uhr", "9点"), is read as a day or a month, or dropped; it is
-  rewritten as a clock time ("at 09:00") first. A word for the evening or the morning
-  ("tonight", "вечером", "abends", "下午", "утра", "früh") decides which half of the day
-  the hour is in, and is then dropped ("tonight" leaves "today"): dateparser reads the
-  day-part words alone, but not with an hour. Small Chinese numbers before a unit ("两小时后")
+  rewritten as a clock time ("at 09:00") first. A word for the evening, the night or the
+  morning ("tonight", "вечером", "abends", "下午", "утра", "früh") decides which half of
+  the day the hour is in, and is then dropped ("tonight" leaves "today"; "tonight at 1",
+  after the midnight that follows, "tomorrow"): dateparser reads the day-part words
+  alone, but not with an hour. Small Chinese numbers before a unit ("两小时后")
   and "half an hour" are given as numbers.
 - dateparser adds durations to the wall-clock time, so "in 2 hours" on the night clocks go
   forward would be one real hour. Whether the words are a duration from now is found by
@@ -40,7 +41,7 @@ MAX_WHEN_CHARS = 200
 
 _BARE_HOUR = re.compile(
     r"(?P<word>\b(?:at|@|um|om|à|a las|a la|alle|kl\.?|klockan)\s+|(?<!\w)в\s+)?"
-    r"(?<![\d:.,])(?P<hour>\d{1,2})(?![\d:.,])"
+    r"(?<![\d:.,])(?P<hour>\d{1,2})(?::(?P<clock_minute>\d{2}))?(?![\d:.,])"
     r"(?:\s*(?P<unit>(?:h|uhr|uur|heures?|hours?|час(?:а|ов)?)\b|点)"
     r"(?:\s*(?P<half>半)|\s*(?P<minute>\d{1,2})\s*分?)?)?"
     r"(?!\s*(?:am|pm|a\.m\.|p\.m\.|minutes?|mins?|days?|weeks?|months?|years?)\b)",
@@ -49,30 +50,69 @@ _BARE_HOUR = re.compile(
 # Units that make a number an hour of the clock with no "at" before it ("morgen 9 Uhr").
 _CLOCK_UNITS = ("uhr", "点")
 
-# Words for a part of the day, with what is left in their place once the hour is a clock
-# time, and whether they put an hour from 1 to 11 after noon.
-_DAY_PARTS: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), rest, after_noon)
-    for pattern, rest, after_noon in (
-        (r"\btonight\b|\bthis (?:evening|afternoon)\b", "today", True),
-        (r"\bthis morning\b", "today", False),
-        (r"\b(?:in the )?(?:evening|afternoon|night)\b", "", True),
-        (r"\b(?:in the )?morning\b", "", False),
-        (r"\bheute (?:abend|nachmittag)\b", "heute", True),
-        (r"\b(?:am )?(?:abends?|nachmittags?)\b", "", True),
-        (r"\bheute (?:früh|morgen)\b", "heute", False),
-        (r"\b(?:früh|morgens)\b", "", False),
-        (r"\b(?:вечером|вечера|днём|днем)\b", "", True),
-        (r"\b(?:утром|утра)\b", "", False),
-        (r"\besta (?:noche|tarde)\b", "hoy", True),
-        (r"\b(?:de|por) la (?:noche|tarde)\b", "", True),
-        (r"\besta mañana\b", "hoy", False),
-        (r"\b(?:de|por) la mañana\b", "", False),
-        (r"今晚", "今天", True),
-        (r"明晚", "明天", True),
-        (r"下午|晚上|傍晚", "", True),
-        (r"上午|早上|早晨", "", False),
+# Which half of the day a part-of-day word puts an hour in. MORNING: as said. AFTERNOON:
+# 1 to 11 after noon ("3 in the afternoon" is 15:00). NIGHT: 5 to 11 after noon, and 12
+# and 1 to 4 after the midnight that follows ("tonight at 1" is 01:00 of the next day,
+# "tonight at 12" its 00:00).
+MORNING, AFTERNOON, NIGHT = "morning", "afternoon", "night"
+# The last hour a NIGHT word puts after midnight: "tonight at 4" is 04:00, "at 5" 17:00.
+LAST_NIGHT_HOUR = 4
+
+
+@dataclass(frozen=True, slots=True)
+class DayPart:
+    """A part-of-day word, what is left in its place once the hour is a clock time, and
+    what is left when the hour is after the midnight that follows (the next day's word)."""
+
+    pattern: re.Pattern[str]
+    rest: str
+    kind: str
+    rest_after_midnight: str
+
+
+def _day_part(pattern: str, rest: str, kind: str, after_midnight: str | None = None) -> DayPart:
+    return DayPart(
+        re.compile(pattern, re.IGNORECASE),
+        rest,
+        kind,
+        rest if after_midnight is None else after_midnight,
     )
+
+
+# The first that a text holds decides; the words with a day come before those without.
+_DAY_PARTS: tuple[DayPart, ...] = (
+    _day_part(r"\btomorrow (?:night|evening)\b", "tomorrow", NIGHT, "day after tomorrow"),
+    _day_part(r"\btonight\b|\bthis evening\b", "today", NIGHT, "tomorrow"),
+    _day_part(r"\bthis afternoon\b", "today", AFTERNOON),
+    _day_part(r"\bthis morning\b", "today", MORNING),
+    _day_part(r"\b(?:at |in the )?(?:evening|night)\b", "", NIGHT),
+    _day_part(r"\b(?:in the )?afternoon\b", "", AFTERNOON),
+    _day_part(r"\b(?:in the )?morning\b", "", MORNING),
+    _day_part(r"\bmorgen (?:abend|nacht)\b", "morgen", NIGHT, "übermorgen"),
+    _day_part(r"\bheute (?:abend|nacht)\b", "heute", NIGHT, "morgen"),
+    _day_part(r"\bheute nachmittag\b", "heute", AFTERNOON),
+    _day_part(r"\b(?:am )?abends?\b|\bnachts\b|\bin der nacht\b", "", NIGHT),
+    _day_part(r"\b(?:am )?nachmittags?\b", "", AFTERNOON),
+    _day_part(r"\bheute (?:früh|morgen)\b", "heute", MORNING),
+    _day_part(r"\b(?:früh|morgens)\b", "", MORNING),
+    _day_part(r"\bзавтра (?:вечером|ночью)", "завтра", NIGHT, "послезавтра"),
+    _day_part(r"\bсегодня (?:вечером|ночью)", "сегодня", NIGHT, "завтра"),
+    _day_part(r"\b(?:вечером|вечера|ночью|ночи)\b", "", NIGHT),
+    # "в 3 (часа) дня" is 15:00; "через 2 дня" two days. (Once clocked: "в 15:00 дня".)
+    _day_part(r"(?<=в )(\d{1,2}(?::\d{2})?)(?:\s+час(?:а|ов)?)?\s+дня\b", r"\1", AFTERNOON),
+    _day_part(r"\b(?:днём|днем)\b", "", AFTERNOON),
+    _day_part(r"\b(?:утром|утра)\b", "", MORNING),
+    _day_part(r"\besta noche\b", "hoy", NIGHT, "mañana"),
+    _day_part(r"\besta tarde\b", "hoy", AFTERNOON),
+    _day_part(r"\b(?:de|por) la noche\b", "", NIGHT),
+    _day_part(r"\b(?:de|por) la tarde\b", "", AFTERNOON),
+    _day_part(r"\besta mañana\b", "hoy", MORNING),
+    _day_part(r"\b(?:de|por) la mañana\b", "", MORNING),
+    _day_part(r"今晚", "今天", NIGHT, "明天"),
+    _day_part(r"明晚", "明天", NIGHT, "后天"),
+    _day_part(r"晚上|傍晚|夜里", "", NIGHT),
+    _day_part(r"下午", "", AFTERNOON),
+    _day_part(r"上午|早上|早晨|凌晨", "", MORNING),
 )
 
 _CHINESE_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
@@ -103,28 +143,38 @@ def with_clock_times(text: str) -> str:
     """A bare hour as a clock time in the half of the day the words say: "at 9" ->
     "at 09:00", "tonight at 8" -> "today at 20:00", "明天上午9点" -> "明天09:00"."""
     text = _numbers_as_digits(text)
-    after_noon = next(
-        (noon for pattern, _, noon in _DAY_PARTS if pattern.search(text) is not None), False
-    )
+    part = next((part for part in _DAY_PARTS if part.pattern.search(text) is not None), None)
+    kind = part.kind if part is not None else MORNING
+    after_midnight = False
 
     def clock(match: re.Match[str]) -> str:
+        nonlocal after_midnight
         hour = int(match["hour"])
         unit = (match["unit"] or "").lower()
-        if hour > 23 or (match["word"] is None and unit not in _CLOCK_UNITS):
+        clock_time = match["clock_minute"] is not None
+        if hour > 23 or (match["word"] is None and unit not in _CLOCK_UNITS and not clock_time):
             return match[0]
-        if after_noon and 1 <= hour <= 11:
+        if clock_time and (kind == MORNING or unit):
+            return match[0]  # "at 09:30", as it is
+        if kind == NIGHT and (hour == 12 or 1 <= hour <= LAST_NIGHT_HOUR):
+            hour %= 12
+            after_midnight = True
+        elif kind != MORNING and 1 <= hour <= 11:
             hour += 12
-        minute = 30 if match["half"] else int(match["minute"] or 0)
+        minute = 30 if match["half"] else int(match["clock_minute"] or match["minute"] or 0)
         if minute > 59:
             return match[0]
-        return f"{match['word'] or ''}{hour:02d}:{minute:02d}"
+        # "a la 1" is Spanish for one o'clock only: "a las 13:00" for any clock time.
+        word = "a las " if (match["word"] or "").lower() == "a la " else match["word"] or ""
+        return f"{word}{hour:02d}:{minute:02d}"
 
     clocked = _BARE_HOUR.sub(clock, text)
     if clocked == text:
         # No hour: dateparser reads "tonight" or "this evening" alone.
         return text
-    for pattern, rest, _ in _DAY_PARTS:
-        clocked = pattern.sub(rest, clocked)
+    for other in _DAY_PARTS:
+        rest = other.rest_after_midnight if after_midnight and other is part else other.rest
+        clocked = other.pattern.sub(rest, clocked)
     return re.sub(r"\s{2,}", " ", clocked).strip()
 
 
