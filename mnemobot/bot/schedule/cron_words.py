@@ -71,7 +71,7 @@ def read_cron(expr: str) -> CronShape | None:
         return None
     try:
         parsed = croniter(expr, 0)
-    except (CroniterError, ValueError, KeyError):
+    except CroniterError:
         return None
     if parsed.nth_weekday_of_month or parsed.nearest_weekday:
         return None
