@@ -86,12 +86,12 @@ async def test_a_daily_task_fires_at_nine_local_time_on_both_sides_of_a_dst_chan
         reply("Every day at 9."),
     )
     confirmed = await say(telegram, "every day at 9 remind me to write my morning pages")
-    assert "#1 set for Saturday 28 March, 09:00 (Europe/Berlin), cron 0 9 * * *" in confirmed
+    assert "#1 set for Saturday 28 March, 09:00 (Europe/Berlin), every day at 09:00" in confirmed
 
     await move_to(bot, clock, at(2026, 3, 28, 9, 0, 1))
     await telegram.wait_for_messages_async(CHAT, 2, timeout=10)
     listing = await say(telegram, "/reminders")
-    assert "#1 Sunday 29 March, 09:00 (Europe/Berlin), cron 0 9 * * *" in listing
+    assert "#1 Sunday 29 March, 09:00 (Europe/Berlin), every day at 09:00" in listing
     # 09:00 summer time is 07:00 UTC; a fixed winter offset would wait until 10:00.
     await move_to(bot, clock, at(2026, 3, 29, 9, 0, 1))
     await telegram.wait_for_messages_async(CHAT, 4, timeout=10)

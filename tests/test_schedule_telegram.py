@@ -136,3 +136,36 @@ async def test_a_russian_user_reads_when_in_russian_from_the_confirmation_to_the
     telegram.send_text("/reminders", chat_id=CHAT, language_code="en")
     await telegram.wait_for_messages_async(CHAT, 5)
     assert "every 3 days at 09:00 — reminder: полить цветы" in texts(telegram)[4]
+
+
+async def test_a_repeating_reminder_set_with_cron_reads_in_words_not_the_expression(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    # Most models answer "every morning at 8:30" with cron: the user reads when, not "30 8 * * *".
+    await start_bot()
+    openai_server.script(
+        tool_call("schedule", {"repeat": "30 8 * * *", "text": "выпить таблетки"}),
+        reply("Хорошо."),
+        tool_call("schedule", {"repeat": "0 8 * * 1-5", "text": "stand-up meeting"}),
+        reply("Done."),
+    )
+    telegram.send_text("каждое утро в 8:30 — выпить таблетки", chat_id=CHAT, language_code="ru")
+    [confirmation] = await telegram.wait_for_messages_async(CHAT, 1)
+    assert confirmation["plain_text"].endswith("🔁 1 день · 08:30: выпить таблетки")
+    assert "30 8 * * *" not in confirmation["plain_text"]
+
+    telegram.send_text("stand-up every weekday at 8", chat_id=CHAT, language_code="en")
+    await telegram.wait_for_messages_async(CHAT, 2)
+    assert texts(telegram)[1].endswith(", Monday to Friday at 08:00: stand-up meeting")
+
+    telegram.send_text("/reminders", chat_id=CHAT, language_code="en")
+    await telegram.wait_for_messages_async(CHAT, 3)
+    listing = texts(telegram)[2]
+    assert "every day at 08:30 — reminder: выпить таблетки" in listing
+    assert "Monday to Friday at 08:00 — reminder: stand-up meeting" in listing
+    assert "* *" not in listing
+    telegram.send_text("/reminders", chat_id=CHAT, language_code="ru")
+    await telegram.wait_for_messages_async(CHAT, 4)
+    assert "🔁 пн–пт · 08:00: stand-up meeting" in texts(telegram)[3]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from mnemobot.bot.schedule.tasks import Schedule
@@ -12,6 +13,9 @@ from mnemobot.bot.schedule.wording import (
     local_when,
     locale_for,
 )
+
+if TYPE_CHECKING:
+    from babel import Locale
 
 ZONE = "Europe/Berlin"
 DUE = datetime(2026, 11, 27, 9, 0, tzinfo=ZoneInfo(ZONE)).timestamp()
@@ -60,8 +64,6 @@ def test_intervals_are_said_in_the_largest_whole_unit() -> None:
     assert local_repeat(weekly, ZONE, russian) == " 🔁 2 недели · 09:00"
     daily = Schedule(type="every", days=3, anchor=DUE)
     assert local_repeat(daily, ZONE, russian) == " 🔁 3 дня · 09:00"
-    cron = Schedule(type="cron", cron="0 8 * * 1")
-    assert local_repeat(cron, ZONE, russian) == " 🔁 0 8 * * 1"
 
 
 def test_a_confirmation_has_no_english_word_in_it() -> None:
@@ -71,3 +73,27 @@ def test_a_confirmation_has_no_english_word_in_it() -> None:
         4, "task", "resumir la semana", (DUE, ZONE, NOW), Schedule(type="once", at=DUE), spanish
     )
     assert line == "✅ #4 📋 vie, 27 de noviembre, 9:00 (Europe/Berlin): resumir la semana"
+
+
+def test_common_cron_shapes_are_said_with_cldr_words_and_others_as_written() -> None:
+    russian = locale_for("ru")
+    chinese = locale_for("zh-hans")
+    assert russian is not None and chinese is not None
+
+    def said(cron: str, locale: Locale = russian) -> str:
+        return local_repeat(Schedule(type="cron", cron=cron), ZONE, locale)
+
+    # Every day at 08:30 reads as the 1-day interval does.
+    assert said("30 8 * * *") == " 🔁 1 день · 08:30"
+    one_day = Schedule(type="every", days=1, anchor=DUE)
+    assert said("0 9 * * *") == local_repeat(one_day, ZONE, russian) == " 🔁 1 день · 09:00"
+    assert said("0 9,18 * * *") == " 🔁 1 день · 09:00, 18:00"
+    assert said("0 8 * * 1-5") == " 🔁 пн–пт · 08:00"
+    assert said("0 8 * * MON-FRI") == " 🔁 пн–пт · 08:00"
+    assert said("0 8 * * 1,3,5") == " 🔁 пн, ср, пт · 08:00"
+    assert said("0 8 * * 1", chinese) == " 🔁 周一 · 08:00"
+    assert said("0 9 1 * *") == " 🔁 1 месяц · 09:00"
+    assert said("*/15 * * * *") == " 🔁 15 минут"
+    assert said("0 */2 * * *") == " 🔁 2 часа"
+    # The second Monday of the month is no common shape: the expression, as the user gave it.
+    assert said("0 8 * * 1#2") == " 🔁 0 8 * * 1#2"

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 
 from mnemobot.base.clock import SECONDS_PER_DAY
+from mnemobot.bot.schedule.cron_words import cron_in_english
 from mnemobot.bot.schedule.tasks import Firing, Schedule, Task
 from mnemobot.config.zones import zone_of
 
@@ -163,11 +164,13 @@ def format_clock(ts: float, zone_name: str, now: float) -> str:
 
 
 def describe_schedule(schedule: Schedule, zone_name: str) -> str:
-    """How often, in words: "once", "cron 0 9 * * 1", "every 2 hours", "every 3 days at 09:00"."""
+    """How often, in words: "once", "every Monday at 09:00", "every 2 hours", "every 3 days
+    at 09:00"; "cron 0 9 * * 1#2" for a cron expression of no common shape."""
     if schedule.type == "once":
         return "once"
     if schedule.type == "cron":
-        return f"cron {schedule.cron}"
+        assert schedule.cron is not None
+        return cron_in_english(schedule.cron) or f"cron {schedule.cron}"
     if schedule.seconds is not None:
         return "every " + describe_seconds(schedule.seconds)
     assert schedule.days is not None and schedule.anchor is not None

@@ -15,6 +15,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from mnemobot.base.clock import SECONDS_PER_DAY
+from mnemobot.bot.schedule.cron_words import (
+    CronShape,
+    Daily,
+    Every,
+    Monthly,
+    read_cron,
+    weekday_groups,
+)
 from mnemobot.bot.schedule.tasks import Schedule, TaskKind
 from mnemobot.config.zones import zone_of
 
@@ -69,11 +77,15 @@ def local_clock(local: datetime, locale: Locale) -> str:
 
 def local_repeat(schedule: Schedule, zone_name: str, locale: Locale) -> str:
     """ " 🔁 3 дня · 09:00" for a recurring schedule (the interval, and the local time for
-    whole days), " 🔁 0 9 * * 1" for cron, "" for a one-shot."""
+    whole days), " 🔁 пн–пт · 08:00" for the common shapes of cron, the expression itself
+    for others (" 🔁 0 8 * * 1#2"), "" for a one-shot."""
     if schedule.type == "once":
         return ""
     if schedule.type == "cron":
-        return f" {REPEAT_SYMBOL} {schedule.cron}"
+        assert schedule.cron is not None
+        shape = read_cron(schedule.cron)
+        said = schedule.cron if shape is None else local_cron(shape, locale)
+        return f" {REPEAT_SYMBOL} {said}"
     from babel.units import format_unit
 
     if schedule.seconds is not None:
@@ -83,6 +95,28 @@ def local_repeat(schedule: Schedule, zone_name: str, locale: Locale) -> str:
     unit, count = ("duration-week", weeks) if rest == 0 else ("duration-day", schedule.days)
     at = local_clock(datetime.fromtimestamp(schedule.anchor, zone_of(zone_name)), locale)
     return f" {REPEAT_SYMBOL} {format_unit(count, unit, locale=locale)} · {at}"
+
+
+def local_cron(shape: CronShape, locale: Locale) -> str:
+    """ "1 день · 08:30", "пн–пт · 08:00", "пн, ср, пт · 08:00", "1 месяц · 09:00" (the first
+    due date is shown beside it), "15 минут": CLDR's words only, no sentence of ours."""
+    from babel.units import format_unit
+
+    if isinstance(shape, Every):
+        return _interval(shape.seconds, locale)
+    if isinstance(shape, Daily):
+        how_often = str(format_unit(1, "duration-day", locale=locale))
+    elif isinstance(shape, Monthly):
+        how_often = str(format_unit(1, "duration-month", locale=locale))
+    else:
+        # The abbreviations the date beside it uses ("пт, 27 ноября", "Fr., 27. November").
+        names = locale.days["format"]["abbreviated"]
+        how_often = ", ".join(
+            names[first] if first == last else f"{names[first]}–{names[last]}"
+            for first, last in weekday_groups(shape.days)
+        )
+    clocks = ", ".join(local_clock(datetime(2000, 1, 1, *clock), locale) for clock in shape.times)
+    return f"{how_often} · {clocks}"
 
 
 def _interval(seconds: float, locale: Locale) -> str:

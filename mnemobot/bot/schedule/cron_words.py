@@ -1,0 +1,187 @@
+"""The common shapes of a cron expression, read for saying in words: pure functions.
+
+Most repeating reminders arrive as cron (the schedule tool's description offers it), and
+the user reads them back in the confirmation and `/reminders`: "30 8 * * *" there means
+nothing to most people. A library was measured for this and left aside: cron-descriptor
+2.2.1 leaves the day names in English in ru/de/es/zh ("В 08:00, Monday по Friday",
+"在 08:00, 仅在 Monday"), because it reads `calendar.day_name` from the process locale
+through a static call a subclass cannot override, and it would not inflect them anyway.
+
+So this module recognises the few shapes people ask for (every day at some times, on some
+days of the week, on one day of the month, every N minutes or hours) and says them in
+English; `wording` says the same shapes in other languages with Babel's CLDR data only.
+Any other expression is None, and the callers show the expression itself.
+
+The fields are read as croniter expands them (names, 7 for Sunday, ranges, lists, steps),
+so the words say what actually fires.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from croniter import CroniterError, croniter
+
+# Day names of our own, not `calendar.day_name` (the process locale's). 0 is Monday, as
+# Babel numbers the days; cron's 0 (and 7) is Sunday.
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+# More times a day than this read better as the expression than as a list.
+MAX_TIMES = 4
+# Hours spread evenly over the day this often or more are "every N hours"; fewer are
+# times ("0 0,12 * * *" is 00:00 and 12:00).
+MIN_EVERY_HOURS_COUNT = 3
+
+Clock = tuple[int, int]  # (hour, minute)
+
+
+@dataclass(frozen=True)
+class Daily:
+    times: tuple[Clock, ...]
+
+
+@dataclass(frozen=True)
+class Weekly:
+    """On some days of the week (0 = Monday), not all seven."""
+
+    days: tuple[int, ...]
+    times: tuple[Clock, ...]
+
+
+@dataclass(frozen=True)
+class Monthly:
+    day: int
+    times: tuple[Clock, ...]
+
+
+@dataclass(frozen=True)
+class Every:
+    """Every N minutes or hours, as `seconds`."""
+
+    seconds: int
+
+
+CronShape = Daily | Weekly | Monthly | Every
+
+
+def read_cron(expr: str) -> CronShape | None:
+    """The shape of a 5-field cron expression, or None when it is none of the common ones."""
+    if len(expr.split()) != 5:
+        return None
+    try:
+        parsed = croniter(expr, 0)
+    except CroniterError:
+        return None
+    if parsed.nth_weekday_of_month or parsed.nearest_weekday:
+        return None
+    minute_field, hour_field, month_day_field, month_field, weekday_field = parsed.expanded
+    if not _any(month_field):
+        return None
+    minutes, hours = _numbers(minute_field), _numbers(hour_field)
+    month_days, weekdays = _numbers(month_day_field), _numbers(weekday_field)
+    every_day = _any(month_day_field) and _any(weekday_field)
+    every = _every(minute_field, hour_field)
+    if every is not None:
+        return Every(every) if every_day else None
+    if minutes is None or hours is None or len(minutes) * len(hours) > MAX_TIMES:
+        return None
+    times = tuple(sorted((hour, minute) for hour in hours for minute in minutes))
+    if every_day:
+        return Daily(times)
+    if _any(month_day_field) and weekdays is not None:
+        days = tuple(sorted({(day - 1) % 7 for day in weekdays}))
+        return Daily(times) if len(days) == 7 else Weekly(days, times)
+    if _any(weekday_field) and month_days is not None and len(month_days) == 1:
+        return Monthly(month_days[0], times)
+    return None
+
+
+def weekday_groups(days: Sequence[int]) -> list[tuple[int, int]]:
+    """The days as (first, last) pairs to say: one range when they are three or more days in
+    a row, counted round the week ((4, 0) is Friday to Monday); else each day on its own."""
+    chosen = set(days)
+    if len(chosen) >= 3:
+        starts = [day for day in sorted(chosen) if (day - 1) % 7 not in chosen]
+        if len(starts) == 1:
+            first = starts[0]
+            return [(first, (first + len(chosen) - 1) % 7)]
+    return [(day, day) for day in sorted(chosen)]
+
+
+def clock_text(clock: Clock) -> str:
+    return f"{clock[0]:02d}:{clock[1]:02d}"
+
+
+def cron_in_english(expr: str) -> str | None:
+    """ "every day at 08:30", "Monday to Friday at 08:00", "every 15 minutes"; None for a
+    shape `read_cron` does not know."""
+    shape = read_cron(expr)
+    if shape is None:
+        return None
+    if isinstance(shape, Every):
+        minutes = shape.seconds // 60
+        if minutes % 60 == 0:
+            return _every_unit(minutes // 60, "hour")
+        return _every_unit(minutes, "minute")
+    at = "at " + english_list([clock_text(clock) for clock in shape.times])
+    if isinstance(shape, Daily):
+        return f"every day {at}"
+    if isinstance(shape, Monthly):
+        return f"on day {shape.day} of every month {at}"
+    groups = weekday_groups(shape.days)
+    if len(groups) == 1 and groups[0][0] != groups[0][1]:
+        first, last = groups[0]
+        return f"{WEEKDAYS[first]} to {WEEKDAYS[last]} {at}"
+    return f"every {english_list([WEEKDAYS[day] for day, _ in groups])} {at}"
+
+
+def english_list(items: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _every_unit(count: int, unit: str) -> str:
+    return f"every {unit}" if count == 1 else f"every {count} {unit}s"
+
+
+def _any(field: Sequence[object]) -> bool:
+    return list(field) == ["*"]
+
+
+def _numbers(field: Sequence[object]) -> tuple[int, ...] | None:
+    """The values of a field croniter expanded, when they are all plain numbers."""
+    numbers: set[int] = set()
+    for value in field:
+        if not isinstance(value, int):
+            return None
+        numbers.add(value)
+    return tuple(sorted(numbers))
+
+
+def _every(minute_field: Sequence[object], hour_field: Sequence[object]) -> int | None:
+    """Seconds between firings when the two fields fire at an even pace round the clock."""
+    if _any(minute_field):
+        return 60 if _any(hour_field) else None
+    minutes = _numbers(minute_field)
+    if minutes is None:
+        return None
+    if _any(hour_field):
+        step = _even_step(minutes, 60)
+        return None if step is None else step * 60
+    hours = _numbers(hour_field)
+    if len(minutes) != 1 or hours is None or len(hours) < MIN_EVERY_HOURS_COUNT:
+        return None
+    step = _even_step(hours, 24)
+    return None if step is None else step * 3_600
+
+
+def _even_step(values: tuple[int, ...], cycle: int) -> int | None:
+    """The step when `values` (sorted) are evenly spaced round the whole cycle ("*/15",
+    "5/15" or "0,15,30,45" of 60), else None; one value is the whole cycle."""
+    step, rest = divmod(cycle, len(values))
+    if rest or any(b - a != step for a, b in itertools.pairwise(values)):
+        return None
+    return step

@@ -1,0 +1,267 @@
+"""Cron expressions said in words: the common shapes, in English and through CLDR, and
+never words that say something else than what croniter fires."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timedelta
+
+from babel.units import format_unit
+from croniter import CroniterError, croniter
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mnemobot.bot.schedule.cron_words import (
+    WEEKDAYS,
+    CronShape,
+    Daily,
+    Every,
+    Monthly,
+    Weekly,
+    cron_in_english,
+    english_list,
+    read_cron,
+)
+from mnemobot.bot.schedule.tasks import Schedule
+from mnemobot.bot.schedule.timing import describe_schedule
+from mnemobot.bot.schedule.wording import local_clock, local_repeat, locale_for
+
+ZONE = "Europe/Berlin"
+# Cron's day names, 0 (and 7) being Sunday.
+CRON_DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+LANGUAGES = ("ru", "de", "es", "zh-hans")
+START = datetime(2026, 1, 1)
+
+Case = tuple[str, set[int], list[tuple[int, int]]]  # (cron, weekdays 0 = Monday, clocks)
+
+
+def number(draw: st.DrawFn, value: int) -> str:
+    return f"{value:02d}" if draw(st.booleans()) else str(value)
+
+
+@st.composite
+def clock_fields(draw: st.DrawFn) -> tuple[str, str, list[tuple[int, int]]]:
+    """A minute field and an hour field of one or two values each, and the clocks they give."""
+    hours = draw(st.lists(st.integers(0, 23), min_size=1, max_size=2, unique=True))
+    minutes = draw(st.lists(st.integers(0, 59), min_size=1, max_size=2, unique=True))
+    clocks = sorted(itertools.product(hours, minutes))
+    minute_field = ",".join(number(draw, m) for m in minutes)
+    return minute_field, ",".join(number(draw, h) for h in hours), clocks
+
+
+def cron_day(draw: st.DrawFn, day: int, *, seven: bool = True) -> str:
+    """Cron day `day` (0 = Sunday) as a number, 7 for Sunday, or a name in some case."""
+    if draw(st.booleans()):
+        name = CRON_DAY_NAMES[day % 7]
+        return draw(st.sampled_from([name, name.upper(), name.title()]))
+    return "7" if day == 7 or (day == 0 and seven and draw(st.booleans())) else str(day)
+
+
+@st.composite
+def weekly(draw: st.DrawFn) -> Case:
+    """Days of the week as a list, or a range when they run on in cron's numbering."""
+    days = sorted(draw(st.sets(st.integers(0, 6), min_size=1, max_size=6)))
+    minute_field, hour_field, clocks = draw(clock_fields())
+    # Sunday as 7 lets Saturday-Sunday (6-7) be a range too.
+    as_seven = [7 if d == 0 else d for d in days] if 0 in days and 1 not in days else days
+    as_seven.sort()
+    runs_on = len(as_seven) > 1 and as_seven == list(range(as_seven[0], as_seven[-1] + 1))
+    if runs_on and draw(st.booleans()):
+        first, last = as_seven[0], as_seven[-1]
+        field = f"{cron_day(draw, first, seven=False)}-{cron_day(draw, last)}"
+    else:
+        field = ",".join(cron_day(draw, d) for d in draw(st.permutations(days)))
+    return f"{minute_field} {hour_field} * * {field}", {(d - 1) % 7 for d in days}, clocks
+
+
+@st.composite
+def daily(draw: st.DrawFn) -> Case:
+    minute_field, hour_field, clocks = draw(clock_fields())
+    every = draw(st.sampled_from(["*", "0-6", "1-7", "0-7", "*/1"]))
+    return f"{minute_field} {hour_field} * * {every}", set(range(7)), clocks
+
+
+@st.composite
+def monthly(draw: st.DrawFn) -> tuple[str, int, list[tuple[int, int]]]:
+    minute_field, hour_field, clocks = draw(clock_fields())
+    day = draw(st.integers(1, 31))
+    return f"{minute_field} {hour_field} {number(draw, day)} * *", day, clocks
+
+
+@st.composite
+def every(draw: st.DrawFn) -> tuple[str, int]:
+    """Every N minutes ("*/15 * * * *") or hours ("0 */2 * * *"), and N in seconds."""
+    if draw(st.booleans()):
+        step = draw(st.sampled_from([1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30]))
+        start = draw(st.sampled_from(["*", str(draw(st.integers(0, step - 1)))]))
+        return f"{start}/{step} * * * *", step * 60
+    step = draw(st.sampled_from([1, 2, 3, 4, 6, 8]))
+    minute = draw(st.integers(0, 59))
+    hours = "*" if step == 1 and draw(st.booleans()) else f"*/{step}"
+    return f"{minute} {hours} * * *", step * 3_600
+
+
+@st.composite
+def uncommon(draw: st.DrawFn) -> str:
+    """Crons croniter fires that are none of the common shapes."""
+    minute, hour = draw(st.integers(0, 59)), draw(st.integers(0, 23))
+    day, weekday = draw(st.integers(1, 28)), draw(st.integers(0, 6))
+    return draw(
+        st.sampled_from(
+            [
+                f"{minute} {hour} {day} * {weekday}",  # a day of the month or of the week
+                f"{minute} {hour} {day} {draw(st.integers(1, 12))} *",  # once a year
+                f"{minute} {hour} * * {weekday}#{draw(st.integers(1, 4))}",  # 2nd Monday
+                f"{minute} {hour} L * *",  # the last day of the month
+                f"*/{draw(st.sampled_from([7, 8, 9, 11, 25, 45]))} * * * *",  # uneven steps
+                f"0,30 {hour % 12 + 1}-23 * * *",  # many times
+                f"*/15 * * * {weekday}",  # every 15 minutes on Mondays
+                f"{minute} {hour % 18}-{hour % 18 + 5} * * *",  # hourly for six hours
+            ]
+        )
+    )
+
+
+def days_in_english(words: str) -> set[int]:
+    """The days of the week "every Monday and Friday at ..." or "Monday to Friday at ..." says."""
+    head = words.split(" at ")[0]
+    if head == "every day":
+        return set(range(7))
+    if not head.startswith("every "):
+        first, last = (WEEKDAYS.index(name) for name in head.split(" to "))
+        return {(first + k) % 7 for k in range((last - first) % 7 + 1)}
+    names = head.removeprefix("every ").replace(" and ", ", ").split(", ")
+    return {WEEKDAYS.index(name) for name in names}
+
+
+def days_in_local_words(words: str, names: list[str]) -> set[int]:
+    """The days of the week " 🔁 пн, ср–пт · 08:00" says, `names` the locale's (0 = Monday)."""
+    days: set[int] = set()
+    for part in words.removeprefix(" 🔁 ").split(" · ")[0].split(", "):
+        first, _, last = part.partition("–")
+        a, b = names.index(first), names.index(last or first)
+        days |= {(a + k) % 7 for k in range((b - a) % 7 + 1)}
+    return days
+
+
+@given(st.one_of(weekly(), daily()))
+def test_the_days_and_times_of_a_cron_are_all_said_in_english(case: Case) -> None:
+    cron, days, clocks = case
+    words = cron_in_english(cron)
+    assert words is not None
+    assert "*" not in words and cron not in words
+    assert days_in_english(words) == days
+    for hour, minute in clocks:
+        assert f"{hour:02d}:{minute:02d}" in words
+    assert describe_schedule(Schedule(type="cron", cron=cron), ZONE) == words
+
+
+@given(st.one_of(weekly(), daily()), st.sampled_from(LANGUAGES))
+def test_the_days_and_times_of_a_cron_are_said_in_the_users_language(
+    case: Case, language: str
+) -> None:
+    cron, days, clocks = case
+    locale = locale_for(language)
+    assert locale is not None
+    words = local_repeat(Schedule(type="cron", cron=cron), ZONE, locale)
+    assert "*" not in words and cron not in words
+    assert not any(name in words for name in WEEKDAYS)
+    if days != set(range(7)):
+        names = [locale.days["format"]["abbreviated"][day] for day in range(7)]
+        assert days_in_local_words(words, names) == days
+    for hour, minute in clocks:
+        assert local_clock(datetime(2000, 1, 1, hour, minute), locale) in words
+
+
+@given(monthly(), st.sampled_from(LANGUAGES))
+def test_a_day_of_every_month_is_said(
+    case: tuple[str, int, list[tuple[int, int]]], lang: str
+) -> None:
+    cron, day, clocks = case
+    clock_words = english_list([f"{h:02d}:{m:02d}" for h, m in clocks])
+    assert cron_in_english(cron) == f"on day {day} of every month at {clock_words}"
+    locale = locale_for(lang)
+    assert locale is not None
+    words = local_repeat(Schedule(type="cron", cron=cron), ZONE, locale)
+    # The month as the unit ("1 месяц"); the first due date beside it says which day.
+    assert words.startswith(f" 🔁 {format_unit(1, 'duration-month', locale=locale)} · ")
+    assert cron not in words and "*" not in words
+
+
+@given(every(), st.sampled_from(LANGUAGES))
+def test_every_few_minutes_or_hours_is_said_as_the_interval_is(
+    case: tuple[str, int], language: str
+) -> None:
+    cron, seconds = case
+    interval = Schedule(type="every", seconds=seconds, anchor=START.timestamp())
+    assert cron_in_english(cron) == describe_schedule(interval, ZONE)
+    locale = locale_for(language)
+    assert locale is not None
+    cron_words = local_repeat(Schedule(type="cron", cron=cron), ZONE, locale)
+    assert cron_words == local_repeat(interval, ZONE, locale)
+
+
+@given(uncommon(), st.sampled_from(LANGUAGES))
+def test_a_cron_of_no_common_shape_is_shown_as_written(cron: str, language: str) -> None:
+    assert croniter.is_valid(cron)
+    assert read_cron(cron) is None
+    assert cron_in_english(cron) is None
+    assert describe_schedule(Schedule(type="cron", cron=cron), ZONE) == f"cron {cron}"
+    locale = locale_for(language)
+    assert locale is not None
+    assert local_repeat(Schedule(type="cron", cron=cron), ZONE, locale) == f" 🔁 {cron}"
+
+
+FIELD = st.one_of(
+    st.just("*"),
+    st.integers(0, 7).map(str),
+    st.lists(st.integers(0, 23), min_size=1, max_size=3).map(lambda xs: ",".join(map(str, xs))),
+    st.tuples(st.integers(0, 12), st.integers(0, 12)).map(lambda ab: f"{ab[0]}-{ab[1]}"),
+    st.integers(1, 13).map(lambda n: f"*/{n}"),
+    st.sampled_from(["mon-fri", "SUN", "sat,sun", "L", "?", "1#2", "15W", "1-5/2", "jan"]),
+)
+
+
+ANY_CRON = st.one_of(
+    st.tuples(FIELD, FIELD, FIELD, FIELD, FIELD).map(" ".join),
+    st.one_of(weekly(), daily(), monthly(), every()).map(lambda case: case[0]),
+)
+
+
+@given(ANY_CRON)
+def test_whatever_the_words_say_is_what_croniter_fires(cron: str) -> None:
+    shape = read_cron(cron)
+    if shape is None:
+        return
+    assert croniter.is_valid(cron)
+    fired = fires(cron, START + timedelta(days=70))
+    if isinstance(shape, Every):
+        assert {b - a for a, b in itertools.pairwise(fired)} == {timedelta(seconds=shape.seconds)}
+    else:
+        assert fired == said_fires(shape, START + timedelta(days=70))
+
+
+def fires(cron: str, until: datetime) -> list[datetime]:
+    walker = croniter(cron, START - timedelta(seconds=1))
+    times: list[datetime] = []
+    try:
+        while len(times) < 300 and (at := walker.get_next(datetime)) < until:
+            times.append(at)
+    except CroniterError:
+        pass
+    return times
+
+
+def said_fires(shape: CronShape, until: datetime) -> list[datetime]:
+    assert not isinstance(shape, Every)
+    times: list[datetime] = []
+    day = START
+    while day < until and len(times) < 300:
+        if (
+            isinstance(shape, Daily)
+            or (isinstance(shape, Weekly) and day.weekday() in shape.days)
+            or (isinstance(shape, Monthly) and day.day == shape.day)
+        ):
+            times += [day.replace(hour=h, minute=m) for h, m in shape.times]
+        day += timedelta(days=1)
+    return times[:300]
