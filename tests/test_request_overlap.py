@@ -62,11 +62,9 @@ def test_notes_of_an_unanswered_turn_the_request_carries_go() -> None:
     # carries the message itself; the model read it twice, once in "Today's Notes".
     overlap = RequestOverlap.of_messages(
         [
-            {
-                "role": "user",
-                "content": "Remember that my favourite colour is green.\n\n"
-                "What is my favourite colour?",
-            },
+            {"role": "user", "content": "Remember that my favourite colour is green."},
+            {"role": "assistant", "content": "[No answer was given to this message.]"},
+            {"role": "user", "content": "What is my favourite colour?"},
         ]
     )
     # As written today (the words alone), and as an earlier version wrote it.

@@ -176,13 +176,9 @@ async def test_a_strict_chat_template_takes_every_request(
     assert "unavailable" in await ask(app, "What is my locker code?")
     clock.minutes_later(3)
     assert await ask(app, "Hello? What is my locker code?") == (
-        "echo: What is my locker code?\n\nHello? What is my locker code?"
+        "echo: Hello? What is my locker code?"
     )
     asked = openai_server.recorded_requests[-1]
     assert not asked.rejected
-    # The unanswered message and the next are one turn, with nothing in the assistant's
-    # place between them (a small model copied such a note as its answer).
-    assert [m["role"] for m in asked.body["messages"]] == ["system", "user"]
-    turn = asked.body["messages"][1]["content"]
-    assert turn.endswith("What is my locker code?\n\nHello? What is my locker code?"), turn
+    assert [m["role"] for m in asked.body["messages"]] == ["system", "user", "assistant", "user"]
     assert "QX-7731" in newest_context(asked.body)

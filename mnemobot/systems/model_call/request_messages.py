@@ -7,6 +7,7 @@ are shortened to a one-line stub so old bulky output does not crowd out the cont
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import orjson
@@ -148,46 +149,41 @@ def _defused_part(part: object) -> object:
 # What stands before a conversation whose first message left is the assistant's (a
 # compaction kept the tail from an answer on): strict templates begin with a user turn.
 EARLIER_TURNS_NOTE = "[Earlier messages of this conversation are not shown here.]"
+# What stands between a user message that got no answer (the model failed) and the next.
+NO_ANSWER_NOTE = "[No answer was given to this message.]"
 
 
 def without_request_notes(answer: str) -> str:
-    """The model's answer without the note a request puts in the user's place: a small
-    model copies what stands in for a turn as its answer (found live: SmolLM2 sent "[No
-    answer was given to this message.]", the note that once stood for a missing answer,
-    to a Russian reader, and memory kept it), and what is left, if anything, is the
-    answer."""
-    return answer.replace(EARLIER_TURNS_NOTE, "").strip()
+    """The model's answer without the notes the requests put in the assistant's or the
+    user's place: a small model copies "[No answer was given to this message.]" as its
+    answer (found live: SmolLM2 sent it to a Russian reader, and memory kept it), or its
+    paraphrase ("[No answer was provided to this message.]", SmolLM2's whole answer to a
+    43 KB message), and what is left, if anything, is the answer."""
+    answer = answer.replace(EARLIER_TURNS_NOTE, "")
+    return _NO_ANSWER_NOTE_SAID.sub("", answer).strip()
+
+
+# NO_ANSWER_NOTE as a model says it again: its own verb, "reply" for "answer", no full stop.
+_NO_ANSWER_NOTE_SAID = re.compile(
+    r"\[no (?:answer|reply|response) (?:was|has been) \w+ (?:to|for) (?:this|the|your) "
+    r"message\.?\]",
+    re.IGNORECASE,
+)
 
 
 def _append_alternating(out: list[dict[str, Any]], item: dict[str, Any]) -> None:
     """Append `item` so that user and assistant turns alternate, as the strictest chat
     templates of local servers require (Gemma's, Mistral's): a user message right after
-    another (one that got no answer: the model failed, or /stop) joins it as one turn,
-    and a conversation does not open with the assistant. Nothing stands in the
-    assistant's place of the missing answer: SmolLM2 paraphrased such a note as its whole
-    answer. The same history always gives the same messages, so requests stay each
-    other's beginnings (the joined turn begins with the message it adds to)."""
+    another (a turn that failed) gets a note that it had no answer between them, and a
+    conversation does not open with the assistant. The same history always gives the same
+    messages, so requests stay each other's beginnings."""
     role = item.get("role")
     previous = out[-1].get("role") if out else None
     if role == "user" and previous == "user":
-        out[-1] = {**item, "content": _joined(out[-1].get("content"), item.get("content"))}
-        return
+        out.append({"role": "assistant", "content": NO_ANSWER_NOTE})
     if role == "assistant" and previous in (None, "system"):
         out.append({"role": "user", "content": EARLIER_TURNS_NOTE})
     out.append(item)
-
-
-def _joined(first: object, second: object) -> object:
-    """Two user messages' contents as one: text, or content parts when one has images."""
-    if isinstance(first, str) and isinstance(second, str):
-        return f"{first}\n\n{second}"
-    return [*_parts(first), *_parts(second)]
-
-
-def _parts(content: object) -> list[object]:
-    if isinstance(content, list):
-        return list(content)
-    return [{"type": "text", "text": str(content or "")}]
 
 
 def with_speaker(content: object, speaker: str) -> object:
