@@ -50,7 +50,9 @@ def changed_copies(bullets: list[str], known: str, excerpt: str) -> list[str]:
         if len(shared) <= NEAR_COPY_SHARE * len(bullet_terms):
             continue
         new = bullet_terms - known_terms
-        if new & excerpt_terms:
+        # Nothing changed: a restatement, which the write's own check leaves out (or
+        # keeps, when it says more) as it does any fact said again.
+        if not new or new & excerpt_terms:
             continue
         if any(script_of(term) not in excerpt_scripts for term in new):
             continue
