@@ -92,6 +92,16 @@ CONFIG = MemoryConfig()
             "make sure everyone attends?",
             "I prefer scheduling them on weekends",
         ),
+        # What follows with a subject of its own is not the preference (found live: the
+        # dog's name was carried in every request of a group as a rule for answers).
+        (
+            "I prefer tea over coffee, and my dog is called Rex.",
+            "I prefer tea over coffee",
+        ),
+        ("Я предпочитаю чай, а моя собака Рекс.", "Я предпочитаю чай"),
+        ("Ich bevorzuge grünen Tee, und mein Hund heißt Rex.", "Ich bevorzuge grünen Tee"),
+        ("Prefiero el té verde, y mi perro se llama Rex.", "Prefiero el té verde"),
+        ("我更喜欢绿茶，我的狗叫旺财。", "我更喜欢绿茶"),
         # Doubted, but stated.
         (
             "I'm not sure if my preference for index funds over single stocks is the best "

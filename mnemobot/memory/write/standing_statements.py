@@ -146,12 +146,16 @@ _CLAUSE_END = re.compile(
     r"|,\s*(?:so|but|and\s+i(?:'m|\s+am|\s+was|\s+want)|and\s+(?:it|this|that)\b|can|could|would|will|what|how|do|does"
     r"|is|are|which|any|please|any\s+tips|should|i'm\s+wondering|i\s+wonder)\b"
     r"|\s-\s"
+    # A new subject after "and": "I prefer tea over coffee, and my dog is called Rex".
+    r"|,\s*(?:and|а|и|und|y|e)\s+(?:my|our|his|her|their|i|we|he|she|they"
+    r"|мой|моя|моё|мои|у\s+меня|я|мы|он|она|mein|meine|unser|unsere|ich|wir|er|sie"
+    r"|mi|mis|nuestro|nuestra|yo|nosotros|él|ella)\b"
     # "... whether my preference for X is the best strategy": the preference is X.
     r"|\s(?:is|was)\s+(?:really\s+|actually\s+)?(?:the\s+)?(?:best|right|wise|smart|good|a\s+good)\b"
     r"|,\s*(?:но|так\s+что|поэтому|можешь|можете|как|что|подскажи)\b"
     r"|,\s*(?:aber|also|kannst|können|könntest|wie|was)\b"
     r"|,\s*[¿¡]?(?:pero|así\s+que|puedes|puede|podrías|cómo|qué)\b"
-    r"|[，,；。？！](?:但|所以|你|能|可以|怎么|请)",
+    r"|[，,；。？！](?:但|所以|你|能|可以|怎么|请|我的|我们)",
     re.IGNORECASE,
 )
 # Before "I prefer": a condition, or a question about it ("should I prioritize X or Y?").
