@@ -53,12 +53,21 @@ def test_each_clause_sets_its_own_slot_and_values_keep_their_own_and() -> None:
         "我住在浦东，我在腾讯工作。": [("residence", "浦东"), ("employer", "腾讯")],
         "我不住在北京，我住在天津。": [("residence", "天津")],
         "我搬到上海了，但是我还在百度工作。": [("residence", "上海"), ("employer", "百度")],
+        "我是一名工程师，我住在上海。": [("role", "工程师"), ("residence", "上海")],
+        "我是北京人。": [],
+        "Я работаю программистом и живу в Казани.": [
+            ("role", "программистом"),
+            ("residence", "Казани"),
+        ],
+        "Я работаю дома.": [],
     }
     for text, expected in cases.items():
         assert [(s.slot, s.value) for s in slot_statements(text)] == expected, text
 
 
-ZH_OPENINGS = st.sampled_from(["我住在", "我搬到了", "我在", "我的女朋友叫", "我最喜欢的菜是"])
+ZH_OPENINGS = st.sampled_from(
+    ["我住在", "我搬到了", "我在", "我的女朋友叫", "我最喜欢的菜是", "我是一名", "我的工作是"]
+)
 ZH_WORDS = st.sampled_from(
     ("上海", "北京", "腾讯", "工作", "，", "，我", "而且我", "我", "了", "。")
 )

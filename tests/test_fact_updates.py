@@ -7,6 +7,7 @@ from datetime import UTC
 from pathlib import Path
 
 import orjson
+import pytest
 
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
@@ -167,6 +168,26 @@ def test_updates_in_chinese_are_rules_too(tmp_path: Path) -> None:
     phone = pack_text(memory, "我的电话号码是多少？")
     assert "13999992222" in phone
     assert all("earlier" in line for line in fact_lines(phone) if "13800001111" in line), phone
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "question", "old", "new"),
+    [
+        ("我是一名工程师。", "我现在担任产品经理。", "我现在的职位是什么？", "工程师", "产品经理"),
+        ("我的工作是老师。", "我现在的工作是律师。", "我是做什么工作的？", "老师", "律师"),
+    ],
+)
+def test_a_changed_post_is_a_rule_in_chinese_too(
+    tmp_path: Path, before: str, after: str, question: str, old: str, new: str
+) -> None:
+    # English, German and Spanish had it ("I work as"); in Chinese both posts were current.
+    memory = WorkspaceMemory.open(tmp_path)
+    say(memory, before, 60)
+    say(memory, "我住在北京。", 30)
+    say(memory, after, 10)
+    post = pack_text(memory, question)
+    assert any(new in line and "earlier" not in line for line in fact_lines(post)), post
+    assert all("earlier" in line for line in fact_lines(post) if old in line), post
 
 
 def test_the_same_fact_in_other_words_takes_one_entry(tmp_path: Path) -> None:

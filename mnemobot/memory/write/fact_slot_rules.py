@@ -5,6 +5,9 @@ phrasing, in English, German, Russian, Spanish and Chinese (data; read by
 Each pattern has a `value` group: what the slot is set to; a `kind` group names the slot
 of a family ("pet:dog", "favourite:food"); a `left` group the value a move names as left
 ("moved from Berlin to Lisbon").
+
+Longer than a module of ours should be: it is one table, and splitting it by language
+would spread one slot's phrasings over five files.
 """
 
 from __future__ import annotations
@@ -190,6 +193,14 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     _rule("role", r"\bi\s+(?:now\s+)?work\s+as\s+" + _VALUE, _JOB_KEYS),
     _rule("role", r"\bich\s+arbeite\s+(?:jetzt\s+)?als\s+" + _VALUE, _JOB_KEYS),
     _rule("role", r"(?<!\w)(?:yo\s+)?(?:ahora\s+)?trabajo\s+como\s+" + _VALUE, _JOB_KEYS),
+    # "я работаю программистом": the role in the instrumental case, one word (not "дома",
+    # "удалённо", "днём", nor "в Яндексе", which is the employer).
+    _rule(
+        "role",
+        r"(?<!\w)я\s+(?:сейчас\s+|теперь\s+)?работаю\s+"
+        r"(?P<value>(?!днём|ночью|вечером|утром)\w{3,}(?:ом|ем|ём|ой|ей))(?!\w)",
+        _JOB_KEYS,
+    ),
     # Partner.
     _rule(
         "partner",
@@ -350,6 +361,18 @@ SLOT_RULES: tuple[SlotRule, ...] = (
         _JOB_KEYS_ZH,
     ),
     _rule("employer", _ZH_I + r"(?:加入了|加入|入职了|入职)" + _ZH_VALUE, _JOB_KEYS_ZH),
+    # "我是一名工程师", "我现在担任产品经理", "我的工作是老师": words that name a post (a
+    # bare "我是…" is as often "我是北京人").
+    _rule(
+        "role",
+        _ZH_I + r"(?:是一名|是一位|当上了|当了|担任|做了?一名)" + _ZH_VALUE,
+        _JOB_KEYS_ZH,
+    ),
+    _rule(
+        "role",
+        r"我(?:现在|目前)?的?(?:新的?)?(?:工作|职位|职业)(?:现在)?是" + _ZH_VALUE,
+        _JOB_KEYS_ZH,
+    ),
     _rule(
         "partner",
         _ZH_MY + r"(?:女朋友|男朋友|女友|男友|老婆|老公|妻子|丈夫|对象|未婚妻|未婚夫)"
