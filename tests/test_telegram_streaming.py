@@ -404,3 +404,8 @@ async def test_an_answer_cut_by_the_time_limit_keeps_what_was_shown(
         m for m in session_messages(workspace, f"telegram:{USER}") if m["role"] == "assistant"
     ]
     assert str(kept["content"]).startswith("word0 word1")
+    # Memory keeps what the model said, not the line saying it was cut.
+    notes = workspace / "memory" / f"telegram:{USER}"
+    await until(lambda: "word0 word1" in "".join(p.read_text() for p in notes.glob("*.md")))
+    written = "".join(p.read_text() for p in notes.glob("*.md"))
+    assert "in time" not in written and "go on" not in written, written

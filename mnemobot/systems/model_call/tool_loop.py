@@ -330,8 +330,10 @@ class ToolLoop:
         """What was shown of an answer cut short stays, under `note`'s mark."""
         partial = cut_reply(said.current.strip(), self.limits.max_reply_chars)
         mark = self.notes(ctx.chat.language, note)
-        reply = stopped_reply(joined_reply([*said.earlier, partial]), mark)
-        self._finish(ctx, stopped_reply(partial, mark), reply, stopped=True)
+        words = joined_reply([*said.earlier, partial])
+        reply = stopped_reply(words, mark)
+        # Memory keeps what the model said, not the line saying it was cut.
+        self._finish(ctx, stopped_reply(partial, mark), reply, stopped=True, words=words)
         if said.stream is not None:
             said.stream.show(reply)
 
