@@ -14,6 +14,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mnemobot.systems.compaction.compactor import said
 from mnemobot.systems.compaction.flush_grounding import changed_copies
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -74,6 +75,16 @@ def test_a_change_the_excerpt_names_is_kept() -> None:
     assert changed_copies([moved], KNOWN, "Я переехал в Москву, пишу на Python.") == []
     # Said nowhere: invented.
     assert changed_copies([moved], KNOWN, "We talked about the weather.") == [moved]
+
+
+def test_a_members_own_statement_in_a_group_is_no_copy_of_anothers() -> None:
+    # Boris says what Anna said before: his name is in the excerpt as its writer.
+    known = "- Anna: I live in Riga."
+    excerpt = "\n".join(map(said, ["user (Boris): I live in Riga too.", "assistant: Nice!"]))
+    assert changed_copies(["Boris: I live in Riga."], known, excerpt) == []
+    # Nobody named Boris wrote anything: the name swapped in is invented.
+    alone = "\n".join(map(said, ["user (Anna): Hi again.", "assistant: Hello!"]))
+    assert changed_copies(["Boris: I live in Riga."], known, alone) == ["Boris: I live in Riga."]
 
 
 def test_a_new_fact_worded_like_known_ones_is_kept() -> None:

@@ -138,12 +138,14 @@ def transcript_lines(
     return lines
 
 
-_LABEL = re.compile(r"^(?:user \([^)]*\)|[a-z]+): ")
+_LABEL = re.compile(r"^(?:user \((?P<name>[^)]*)\)|[a-z]+): ")
 
 
 def said(line: str) -> str:
-    """A transcript line's text without who said it."""
-    return _LABEL.sub("", line, count=1)
+    """A transcript line's text without its role: "user (Boris): hi" is "Boris: hi" (a
+    group member's name is part of what a fact about them says), "assistant: hi" is "hi"
+    (the role's word is in every excerpt, whatever its language)."""
+    return _LABEL.sub(lambda m: f"{m['name']}: " if m["name"] else "", line, count=1)
 
 
 def transcript(messages: list[Message], per_message_chars: int, *, tools: bool) -> str:
