@@ -169,3 +169,37 @@ async def test_a_repeating_reminder_set_with_cron_reads_in_words_not_the_express
     telegram.send_text("/reminders", chat_id=CHAT, language_code="ru")
     await telegram.wait_for_messages_async(CHAT, 4)
     assert "🔁 пн–пт · 08:00: stand-up meeting" in texts(telegram)[3]
+
+
+async def test_a_repeat_the_model_passes_in_the_users_words_is_scheduled(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    # A small local model passes the user's words as they are: "every Monday at 8" was
+    # refused as "neither a 5-field cron expression nor an interval".
+    await start_bot()
+    openai_server.script(
+        tool_call("schedule", {"repeat": "every Monday at 8 pm", "text": "put the bins out"}),
+        reply("Done."),
+        tool_call("schedule", {"repeat": "по будням в 9:30", "text": "планёрка"}),
+        reply("Готово."),
+        tool_call("schedule", {"repeat": "every day at 9 and 18", "text": "water"}),
+        reply("Could not."),
+    )
+    telegram.send_text("remind me every Monday at 8pm to put the bins out", chat_id=CHAT)
+    [bins] = await telegram.wait_for_messages_async(CHAT, 1)
+    assert bins["plain_text"].endswith(", every Monday at 20:00: put the bins out")
+    telegram.send_text("по будням в 9:30 — планёрка", chat_id=CHAT, language_code="ru")
+    await telegram.wait_for_messages_async(CHAT, 2)
+    assert texts(telegram)[1].endswith("🔁 пн–пт · 09:30: планёрка")
+    # Two times in words: refused in one line that says what to give; nothing scheduled.
+    telegram.send_text("water the plants at 9 and 18", chat_id=CHAT)
+    await telegram.wait_for_messages_async(CHAT, 3)
+    results = [m for m in openai_server.last_request()["messages"] if m["role"] == "tool"]
+    refusal = str(results[-1]["content"])
+    assert refusal.startswith("error: repeat 'every day at 9 and 18' is neither"), refusal
+    assert "'every Monday at 08:00'" in refusal and "\n" not in refusal
+    telegram.send_text("/reminders", chat_id=CHAT)
+    await telegram.wait_for_messages_async(CHAT, 4)
+    assert "water" not in texts(telegram)[3]

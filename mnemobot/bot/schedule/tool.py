@@ -23,6 +23,7 @@ from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.parsing import WhenError, parse_interval, parse_when
 from mnemobot.bot.schedule.reminders import KIND_NAMES
+from mnemobot.bot.schedule.repeat_words import cron_from_words
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat, TaskKind
 from mnemobot.bot.schedule.timing import (
@@ -46,7 +47,8 @@ MAX_TEXT_CHARS = 2_000
 DESCRIPTION = (
     "Act later in this chat. kind reminder: send text; task: carry text out (tools, "
     "memory); heartbeat: check in. when: 'tomorrow 09:00', 'in 2 hours'. repeat: cron "
-    "'0 8 * * 1' or 'every 3 days'. action list, cancel (number), set_timezone (IANA). "
+    "'0 8 * * 1', 'every 3 days' or 'every Monday at 8'. action list, cancel (number), "
+    "set_timezone (IANA). "
     "The exact time is added to your reply."
 )
 
@@ -229,13 +231,18 @@ class ScheduleTool:
         repeat = arguments.repeat.strip()
         if repeat and not repeat.lower().startswith("every") and valid_cron(repeat):
             return Schedule(type="cron", cron=repeat)
+        # Days and a time in words, as a small model passes the user's ("every Monday at 8").
+        said = cron_from_words(repeat) if repeat else None
+        if said is not None:
+            return Schedule(type="cron", cron=said)
         if repeat:
             try:
                 interval = parse_interval(repeat)
             except ValueError:
                 raise ValueError(
                     f"repeat {repeat!r} is neither a 5-field cron expression (minute hour day "
-                    "month weekday, e.g. '0 8 * * 1') nor an interval ('every 3 days')"
+                    "month weekday, e.g. '0 8 * * 1'), an interval ('every 3 days') nor days "
+                    "and one time ('every Monday at 08:00', 'weekdays at 9:30')"
                 ) from None
             anchor = (
                 parse_when(arguments.when, now, zone_name)

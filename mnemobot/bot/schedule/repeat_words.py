@@ -1,0 +1,140 @@
+"""A repeat said in words, as a cron expression: pure functions.
+
+The schedule tool's `repeat` takes cron or an interval; a small local model passes the
+user's own words ("every Monday at 8", "по будням в 9", "每天早上7点"), which were refused.
+Days of the week (or every day, weekdays, weekends) and a clock time, in the languages
+the bot speaks (en, ru, de, es, zh), become "M H * * D"; the hour is read as `parsing`
+reads a one-off time ("at 8 in the evening" is 20:00). Anything else is None, and the
+tool reads the words as it did (cron, then an interval).
+"""
+
+from __future__ import annotations
+
+import re
+
+from mnemobot.bot.schedule.parsing import with_clock_times
+
+# Every day, weekdays, weekends: cron's day-of-week field.
+_EVERY_DAY = re.compile(
+    r"\b(?:every\s?day|each day|daily)\b"
+    r"|(?<!\w)(?:каждый день|ежедневно)(?!\w)"
+    r"|\b(?:jeden tag|täglich)\b"
+    r"|\b(?:cada día|todos los días|diariamente)\b"
+    r"|每天|每日|天天",
+    re.IGNORECASE,
+)
+# "Every evening": every day, at the part of the day `parsing` reads an hour in.
+_EVERY_DAY_PART: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), part)
+    for pattern, part in (
+        (r"\bevery morning\b", "in the morning"),
+        (r"\bevery afternoon\b", "in the afternoon"),
+        (r"\bevery (?:evening|night)\b", "in the evening"),
+        (r"(?<!\w)каждое утро(?!\w)", "утром"),
+        (r"(?<!\w)каждый вечер(?!\w)", "вечером"),
+        (r"(?<!\w)каждую ночь(?!\w)", "ночью"),
+        (r"\bjeden morgen\b", "morgens"),
+        (r"\bjeden nachmittag\b", "nachmittags"),
+        (r"\bjeden abend\b", "abends"),
+        (r"\bcada mañana\b", "por la mañana"),
+        (r"\bcada tarde\b", "por la tarde"),
+        (r"\bcada noche\b", "por la noche"),
+    )
+)
+_WEEKDAYS = re.compile(
+    r"\b(?:(?:on |every )?weekdays?|monday (?:to|through|-) friday)\b"
+    r"|(?<!\w)(?:по будням|в будни|в будние дни|с понедельника по пятницу)(?!\w)"
+    r"|\b(?:werktags|wochentags|an wochentagen|an werktagen|montag bis freitag)\b"
+    r"|\b(?:entre semana|de lunes a viernes|los días laborables)\b"
+    r"|工作日|周一(?:到|至)周五|星期一(?:到|至)星期五",
+    re.IGNORECASE,
+)
+_WEEKENDS = re.compile(
+    r"\b(?:(?:on |every )?weekends?)\b"
+    r"|(?<!\w)(?:по выходным|в выходные)(?!\w)"
+    r"|\b(?:am wochenende|an wochenenden|wochenends)\b"
+    r"|\b(?:los fines de semana|cada fin de semana)\b"
+    r"|周末",
+    re.IGNORECASE,
+)
+# Day names, cron's numbers (0 Sunday): the stems inflected forms share ("по средам",
+# "montags", "los sábados").
+_DAY_NAMES: tuple[tuple[int, str], ...] = (
+    (1, r"\bmon(?:day)?s?\b|(?<!\w)понедельник|\bmontags?\b|\blunes\b"),
+    (2, r"\btue(?:s(?:day)?)?s?\b|(?<!\w)вторник|\bdienstags?\b|\bmartes\b"),
+    (3, r"\bwed(?:nesday)?s?\b|(?<!\w)сред[аыуе]|(?<!\w)средам|\bmittwochs?\b|\bmiércoles\b"),
+    (4, r"\bthu(?:r(?:s(?:day)?)?)?s?\b|(?<!\w)четверг|\bdonnerstags?\b|\bjueves\b"),
+    (5, r"\bfri(?:day)?s?\b|(?<!\w)пятниц|\bfreitags?\b|\bviernes\b"),
+    (6, r"\bsat(?:urday)?s?\b|(?<!\w)суббот|\b(?:samstags?|sonnabends?)\b|\bsábados?\b"),
+    (0, r"\bsun(?:day)?s?\b|(?<!\w)воскресень|\bsonntags?\b|\bdomingos?\b"),
+)
+_DAY_PATTERNS = tuple(
+    (number, re.compile(pattern, re.IGNORECASE)) for number, pattern in _DAY_NAMES
+)
+# Chinese: 周一, 星期一, 礼拜一 ... 周日/周天.
+_ZH_DAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_DAY_NUMBERS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 0, "天": 0}
+# A count of a unit: an interval ("every 3 days at 9"), which is not said here.
+_INTERVAL_COUNT = re.compile(
+    r"\d+\s*(?:minutes?|mins?|hours?|days?|weeks?|минут|час|дн|недел|minuten|stunden|tage?n?"
+    r"|wochen|minutos|horas|días|semanas|分钟|小时|天|周)",
+    re.IGNORECASE,
+)
+_BARE_NUMBER = re.compile(r"\d")
+_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
+_TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?m\.?(?!\w)", re.IGNORECASE)
+
+
+def cron_from_words(text: str) -> str | None:
+    """ "every Monday at 8" -> "0 8 * * 1", "по будням в 9:30" -> "30 9 * * 1-5",
+    "每天早上7点" -> "0 7 * * *"; None when the words are not days and a time."""
+    if _INTERVAL_COUNT.search(text):
+        return None
+    days = days_of_week(text)
+    clock = clock_of(text)
+    if days is None or clock is None:
+        return None
+    hour, minute = clock
+    return f"{minute} {hour} * * {days}"
+
+
+def days_of_week(text: str) -> str | None:
+    """Cron's day-of-week field the words name ("*", "1-5", "0,6", "1,3"); None if none."""
+    if _WEEKDAYS.search(text):
+        return "1-5"
+    if _WEEKENDS.search(text):
+        return "0,6"
+    named = {number for number, pattern in _DAY_PATTERNS if pattern.search(text)}
+    named |= {_ZH_DAY_NUMBERS[day] for day in _ZH_DAY.findall(text)}
+    if named:
+        return ",".join(str(number) for number in sorted(named))
+    if _EVERY_DAY.search(text) or any(p.search(text) for p, _ in _EVERY_DAY_PART):
+        return "*"
+    return None
+
+
+def clock_of(text: str) -> tuple[int, int] | None:
+    """The one time of day the words give, as (hour, minute); None if none or several."""
+    twelve = _TWELVE_HOUR.findall(text)
+    if twelve:
+        if len(twelve) > 1:
+            return None
+        hour, minute, half = twelve[0]
+        return int(hour) % 12 + (12 if half.lower() == "p" else 0), int(minute or 0)
+    # A stated day-part word wins over how the hour is written: "every day at 8 in the
+    # evening" is 20:00. The day's words say which day, so none is taken as a date.
+    clocked = with_clock_times(_without_days(text))
+    clocks = {(int(h), int(m)) for h, m in _CLOCK.findall(clocked)}
+    if len(clocks) != 1 or _BARE_NUMBER.search(_CLOCK.sub(" ", clocked)):
+        return None  # several times, or an hour not read ("at 9 and 18")
+    return clocks.pop()
+
+
+def _without_days(text: str) -> str:
+    """`text` without its day words, which `with_clock_times` might read as a date word;
+    "every evening" as the part of the day it names."""
+    for pattern, part in _EVERY_DAY_PART:
+        text = pattern.sub(f" {part} ", text)
+    for pattern in (_EVERY_DAY, _WEEKDAYS, _WEEKENDS, _ZH_DAY, *(p for _, p in _DAY_PATTERNS)):
+        text = pattern.sub(" ", text)
+    return text

@@ -1,0 +1,85 @@
+"""A repeat in words ("every Monday at 8", "по будням в 9:30", "每周一上午9点") as cron."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from croniter import croniter
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mnemobot.bot.schedule.repeat_words import cron_from_words
+
+ENGLISH_DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+# "по <day>ам" for each cron day number.
+RUSSIAN_DAYS = [
+    "воскресеньям",
+    "понедельникам",
+    "вторникам",
+    "средам",
+    "четвергам",
+    "пятницам",
+    "субботам",
+]
+CHINESE_DAYS = "日一二三四五六"
+
+
+@pytest.mark.parametrize(
+    ("words", "cron"),
+    [
+        ("every day at 8:30", "30 8 * * *"),
+        ("weekdays at 9", "0 9 * * 1-5"),
+        ("on weekends at 10", "0 10 * * 0,6"),
+        ("every evening at 8", "0 20 * * *"),
+        ("tuesdays at 6am", "0 6 * * 2"),
+        ("каждый вечер в 8", "0 20 * * *"),
+        ("каждую среду в 19:00", "0 19 * * 3"),
+        ("jeden Tag um 9", "0 9 * * *"),
+        ("montags um 8 Uhr", "0 8 * * 1"),
+        ("werktags um 7:30", "30 7 * * 1-5"),
+        ("todos los lunes a las 8", "0 8 * * 1"),
+        ("cada noche a las 10", "0 22 * * *"),
+        ("每天早上7点", "0 7 * * *"),
+        ("工作日8点半", "30 8 * * 1-5"),
+        ("每个星期五下午3点", "0 15 * * 5"),
+    ],
+)
+def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
+    assert cron_from_words(words) == cron
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["every 3 days at 9", "every 2 hours", "daily", "at 9", "every day at 9 and 18", "soon"],
+)
+def test_what_is_not_days_and_one_time_is_left_to_the_other_readings(words: str) -> None:
+    assert cron_from_words(words) is None
+
+
+@given(
+    days=st.sets(st.integers(0, 6), min_size=1, max_size=3),
+    hour=st.integers(0, 23),
+    minute=st.integers(0, 59),
+    language=st.sampled_from(["en", "ru", "zh"]),
+)
+def test_the_cron_fires_on_the_days_and_at_the_time_said(
+    days: set[int], hour: int, minute: int, language: str
+) -> None:
+    ordered = sorted(days)
+    if language == "en":
+        words = (
+            "every " + " and ".join(ENGLISH_DAYS[d] for d in ordered) + f" at {hour}:{minute:02d}"
+        )
+    elif language == "ru":
+        words = "по " + " и ".join(RUSSIAN_DAYS[d] for d in ordered) + f" в {hour}:{minute:02d}"
+    else:
+        words = "".join(f"每周{CHINESE_DAYS[d]}" for d in ordered) + f"{hour:02d}:{minute:02d}"
+    cron = cron_from_words(words)
+    assert cron is not None, words
+    assert croniter.is_valid(cron)
+    walker = croniter(cron, datetime(2026, 11, 29, tzinfo=UTC))
+    for _ in range(10):
+        moment = walker.get_next(datetime)
+        assert (moment.hour, moment.minute) == (hour, minute)
+        assert (moment.isoweekday() % 7) in days
