@@ -55,6 +55,9 @@ def test_each_clause_sets_its_own_slot_and_values_keep_their_own_and() -> None:
         "我搬到上海了，但是我还在百度工作。": [("residence", "上海"), ("employer", "百度")],
         "我是一名工程师，我住在上海。": [("role", "工程师"), ("residence", "上海")],
         "我是北京人。": [],
+        # Chinese leaves the "我" out of a second clause about the speaker, not another's.
+        "我住在北京，在一家银行工作。": [("residence", "北京"), ("employer", "一家银行")],
+        "他住在北京，在银行工作。": [],
         "Я работаю программистом и живу в Казани.": [
             ("role", "программистом"),
             ("residence", "Казани"),

@@ -190,6 +190,19 @@ def test_a_changed_post_is_a_rule_in_chinese_too(
     assert all("earlier" in line for line in fact_lines(post) if old in line), post
 
 
+def test_a_move_leaves_the_job_said_in_the_same_chinese_sentence(tmp_path: Path) -> None:
+    # Found live: after "我住在北京，在一家银行工作。" and "我搬到了上海。" the bank job was
+    # shown as earlier too (the sentence was one fact, of the home alone).
+    memory = WorkspaceMemory.open(tmp_path)
+    say(memory, "我住在北京，在一家银行工作。", 60)
+    say(memory, "我搬到了上海。", 10)
+    work = pack_text(memory, "我在哪里工作？")
+    assert any("银行" in line and "earlier" not in line for line in fact_lines(work)), work
+    home = pack_text(memory, "我现在住在哪里？")
+    assert any("上海" in line and "earlier" not in line for line in fact_lines(home)), home
+    assert all("earlier" in line for line in fact_lines(home) if "住在北京" in line), home
+
+
 def test_the_same_fact_in_other_words_takes_one_entry(tmp_path: Path) -> None:
     memory = WorkspaceMemory.open(tmp_path)
     wordings = [

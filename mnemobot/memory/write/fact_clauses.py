@@ -83,8 +83,15 @@ def _boundary(language: _Language, index: int) -> str:
 
 
 # Chinese has no spaces: a clause starts after a comma (and a joiner: "而且", "但是") at
-# "我" again ("我住在浦东，我在腾讯工作").
-_CHINESE_BOUNDARY = r"[，,；]\s*+(?:而且|并且|但是|但|也|还)?(?=(?P<selfzh>我))"
+# "我" again ("我住在浦东，我在腾讯工作"), or at a verb the slot rules start with, the "我"
+# left out as Chinese leaves it ("我住在北京，在一家银行工作").
+_CHINESE_BOUNDARY = (
+    r"[，,；]\s*+(?:而且|并且|但是|但|也|还)?"
+    r"(?=(?P<selfzh>我)|(?P<verbzh>(?:现在|目前)?(?:在|住在|搬|加入|入职|担任|当上|是一名|是一位)))"
+)
+# The speaker, whom a Chinese clause without a subject is about only when the sentence
+# began with them ("他住在北京，在银行工作" is his job).
+_CHINESE_SPEAKER_FIRST = re.compile(r"^\s*我")
 
 _BOUNDARY = re.compile(
     "|".join(
@@ -115,9 +122,13 @@ def clauses(sentence: str, states_slot: Callable[[str], bool]) -> list[str]:
         if kind.startswith("self"):
             found.append(following)
             continue
-        restore = _LANGUAGES[int(kind.removeprefix("verb"))].restore
-        restored = f"{restore} {following}" if restore else following
-        if states_slot(restored):
+        if kind == "verbzh":
+            speaker_first = _CHINESE_SPEAKER_FIRST.match(sentence) is not None
+            restored = f"我{following}" if speaker_first else ""
+        else:
+            restore = _LANGUAGES[int(kind.removeprefix("verb"))].restore
+            restored = f"{restore} {following}" if restore else following
+        if restored and states_slot(restored):
             found.append(restored)
         else:
             found[-1] += match.group(0) + following
