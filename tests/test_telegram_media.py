@@ -218,6 +218,8 @@ async def test_retry_reads_the_kept_note_again_once_transcription_works(
     telegram.send_text("/retry", chat_id=USER)
     [nothing] = await telegram.wait_for_messages_async(USER, 1)
     assert nothing["plain_text"] == NOTHING_TO_RETRY
+    # Nothing was ever sent: the answer does not say that files were read (found live).
+    assert "was read" not in nothing["plain_text"]
 
     openai_server.transcriber = lambda upload: error(503, "whisper is loading")
     said = recording(3, "buy oat milk")

@@ -56,7 +56,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("reminders", N_("Scheduled reminders and tasks: /reminders cancel N")),
 )
 COMMAND_NAMES = frozenset(spec.name for spec in COMMANDS)
-NOTHING_TO_RETRY = N_("Nothing to retry: every voice note and file you sent here was read.")
+NOTHING_TO_RETRY = N_(
+    "Nothing to retry: no voice note or file of yours here is waiting to be read."
+)
 
 
 @dataclass(frozen=True, slots=True)
