@@ -188,6 +188,12 @@ def test_a_changed_post_is_a_rule_in_chinese_too(
     post = pack_text(memory, question)
     assert any(new in line and "earlier" not in line for line in fact_lines(post)), post
     assert all("earlier" in line for line in fact_lines(post) if old in line), post
+    # Found live: the pack had no line of the old post, and both were current facts.
+    durable = [
+        i for i in memory.scopes.store(SCOPE).items.values() if i.layer is not Layer.EPISODIC
+    ]
+    assert [i.is_superseded for i in durable if old in i.content] == [True], durable
+    assert [i.is_superseded for i in durable if new in i.content] == [False], durable
 
 
 def test_a_move_leaves_the_job_said_in_the_same_chinese_sentence(tmp_path: Path) -> None:

@@ -32,7 +32,10 @@ SLOT_TRIGGERS: dict[str, tuple[str, ...]] = {
         *("work", "joined", "started", "job", "arbeite", "работа", "устро", "trabajo"),
         *("工作", "上班", "任职", "加入", "入职"),
     ),
-    "role": ("work", "arbeite", "trabajo"),
+    "role": (
+        *("work", "arbeite", "trabajo", "работаю"),
+        *("一名", "一位", "担任", "当上", "当了", "工作", "职位", "职业"),
+    ),
     "partner": (
         "partner",
         "girlfriend",
