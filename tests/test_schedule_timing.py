@@ -206,9 +206,12 @@ def test_durations_count_elapsed_time_and_days_keep_the_time_of_day_across_dst()
 )
 def test_a_bare_hour_after_at_becomes_a_clock_time(word: str, hour: int, before: str) -> None:
     assert with_clock_times(f"{before}{word} {hour}") == f"{before}{word} {hour:02d}:00"
-    # Clock times, am/pm and durations are left as they are.
-    for kept in (f"{word} {hour}:15", f"{word} {hour}pm", f"in {hour} hours"):
+    # Clock times and durations are left as they are; am/pm is the 24-hour clock time.
+    for kept in (f"{word} {hour}:15", f"in {hour} hours"):
         assert with_clock_times(kept) == kept
+    if 1 <= hour <= 12:
+        assert with_clock_times(f"{word} {hour}pm") == f"{word} {hour % 12 + 12:02d}:00"
+        assert with_clock_times(f"{word} {hour} a.m.") == f"{word} {hour % 12:02d}:00"
 
 
 def test_intervals() -> None:

@@ -18,6 +18,7 @@ ZONES = ["Europe/Moscow", "America/New_York", "Asia/Shanghai"]
 # Tuesday 24 November 2026, early in the morning and mid-morning, local time.
 EARLY = (2026, 11, 24, 4, 55)
 LATE_MORNING = (2026, 11, 24, 10, 55)
+JUST_AFTER_MIDNIGHT = (2026, 11, 24, 0, 29)
 REFUSED = "refused"
 
 
@@ -72,6 +73,21 @@ CASES = [
     ("через 2 дня в 9", LATE_MORNING, "2026-11-26 09:00"),
     ("esta noche a la 1", LATE_MORNING, "2026-11-25 01:00"),
     ("今晚1点", LATE_MORNING, "2026-11-25 01:00"),
+    ("tonight at 1am", LATE_MORNING, "2026-11-25 01:00"),
+    ("tonight at midnight", LATE_MORNING, "2026-11-25 00:00"),
+    ("tonight at 0:30", LATE_MORNING, "2026-11-25 00:30"),
+    ("сегодня в 12 ночи", LATE_MORNING, "2026-11-25 00:00"),
+    ("в полночь", LATE_MORNING, "2026-11-25 00:00"),
+    ("mañana por la noche a las 2", LATE_MORNING, "2026-11-26 02:00"),
+    # Said just after midnight, "tonight" is the night already begun (found live: set a
+    # day late), and "at midnight" the next one.
+    ("tonight at 1", JUST_AFTER_MIDNIGHT, "2026-11-24 01:00"),
+    ("heute Nacht um 2", JUST_AFTER_MIDNIGHT, "2026-11-24 02:00"),
+    ("esta noche a la 1", JUST_AFTER_MIDNIGHT, "2026-11-24 01:00"),
+    ("今晚1点", JUST_AFTER_MIDNIGHT, "2026-11-24 01:00"),
+    ("tomorrow night at 2", JUST_AFTER_MIDNIGHT, "2026-11-25 02:00"),
+    ("at midnight", JUST_AFTER_MIDNIGHT, "2026-11-25 00:00"),
+    ("tonight at 8:30", JUST_AFTER_MIDNIGHT, "2026-11-24 20:30"),
 ]
 
 

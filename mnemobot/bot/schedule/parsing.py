@@ -44,7 +44,30 @@ _BARE_HOUR = re.compile(
     r"(?<![\d:.,])(?P<hour>\d{1,2})(?::(?P<clock_minute>\d{2}))?(?![\d:.,])"
     r"(?:\s*(?P<unit>(?:h|uhr|uur|heures?|hours?|час(?:а|ов)?)\b|点)"
     r"(?:\s*(?P<half>半)|\s*(?P<minute>\d{1,2})\s*分?)?)?"
-    r"(?!\s*(?:am|pm|a\.m\.|p\.m\.|minutes?|mins?|days?|weeks?|months?|years?)\b)",
+    r"(?:\s*(?P<half_day>[ap])\.?m\b\.?)?"
+    r"(?!\s*(?:minutes?|mins?|days?|weeks?|months?|years?)\b)",
+    re.IGNORECASE,
+)
+# Midnight, as the twelve of a night ("tonight at midnight" is the 00:00 that follows).
+_MIDNIGHT = (
+    (re.compile(r"\bmidnight\b|\bmitternacht\b", re.IGNORECASE), "12"),
+    (re.compile(r"(?<!\w)полночь(?!\w)", re.IGNORECASE), "12"),
+    (re.compile(r"\ba medianoche\b|\bmedianoche\b", re.IGNORECASE), "a las 12"),
+    (re.compile(r"午夜12点|午夜|半夜12点"), "12点"),
+)
+# "Today" as the day after, for an hour past the midnight that follows ("сегодня в 2
+# ночи" is tomorrow's 02:00).
+_TODAY_TO_TOMORROW = (
+    (re.compile(r"\btoday\b", re.IGNORECASE), "tomorrow"),
+    (re.compile(r"(?<!\w)сегодня(?!\w)", re.IGNORECASE), "завтра"),
+    (re.compile(r"\bheute\b", re.IGNORECASE), "morgen"),
+    (re.compile(r"\bhoy\b", re.IGNORECASE), "mañana"),
+    (re.compile(r"今天"), "明天"),
+)
+# A clock time with nothing else: dateparser read "at 00:00" at 00:30 as the 1st of the
+# month; the next such time is found here instead.
+_ONLY_A_CLOCK = re.compile(
+    r"^(?:(?:at|@|um|om|à|a las|alle|kl\.?|klockan|в)\s+)?(?P<hour>\d{2}):(?P<minute>\d{2})$",
     re.IGNORECASE,
 )
 # Units that make a number an hour of the clock with no "at" before it ("morgen 9 Uhr").
@@ -57,6 +80,10 @@ _CLOCK_UNITS = ("uhr", "点")
 MORNING, AFTERNOON, NIGHT = "morning", "afternoon", "night"
 # The last hour a NIGHT word puts after midnight: "tonight at 4" is 04:00, "at 5" 17:00.
 LAST_NIGHT_HOUR = 4
+# Before this hour "tonight" is the night already begun ("tonight at 1" said at 00:30 is
+# in half an hour); from it on, the coming one (said at 04:55, up early, it is the next
+# night). Chosen, not measured.
+SMALL_HOURS_END = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +129,7 @@ _DAY_PARTS: tuple[DayPart, ...] = (
     _day_part(r"(?<=в )(\d{1,2}(?::\d{2})?)(?:\s+час(?:а|ов)?)?\s+дня\b", r"\1", AFTERNOON),
     _day_part(r"\b(?:днём|днем)\b", "", AFTERNOON),
     _day_part(r"\b(?:утром|утра)\b", "", MORNING),
+    _day_part(r"\bmañana (?:por|en) la noche\b", "mañana", NIGHT, "en 2 días"),
     _day_part(r"\besta noche\b", "hoy", NIGHT, "mañana"),
     _day_part(r"\besta tarde\b", "hoy", AFTERNOON),
     _day_part(r"\b(?:de|por) la noche\b", "", NIGHT),
@@ -139,12 +167,19 @@ class WhenError(ValueError):
     """The words could not be read as a future time; the message says what to give."""
 
 
-def with_clock_times(text: str) -> str:
+def with_clock_times(text: str, *, small_hours: bool = False) -> str:
     """A bare hour as a clock time in the half of the day the words say: "at 9" ->
-    "at 09:00", "tonight at 8" -> "today at 20:00", "明天上午9点" -> "明天09:00"."""
+    "at 09:00", "tonight at 8" -> "today at 20:00", "tonight at 1" -> "tomorrow at
+    01:00", "明天上午9点" -> "明天09:00". `small_hours`: it is just past midnight now
+    (before SMALL_HOURS_END), so "tonight" is the night already begun: "tonight at 1" is
+    "today at 01:00"."""
     text = _numbers_as_digits(text)
+    midnight = False
+    for pattern, twelve in _MIDNIGHT:
+        text, found = pattern.subn(twelve, text)
+        midnight = midnight or found > 0
     part = next((part for part in _DAY_PARTS if part.pattern.search(text) is not None), None)
-    kind = part.kind if part is not None else MORNING
+    kind = NIGHT if midnight else part.kind if part is not None else MORNING
     after_midnight = False
 
     def clock(match: re.Match[str]) -> str:
@@ -152,11 +187,19 @@ def with_clock_times(text: str) -> str:
         hour = int(match["hour"])
         unit = (match["unit"] or "").lower()
         clock_time = match["clock_minute"] is not None
-        if hour > 23 or (match["word"] is None and unit not in _CLOCK_UNITS and not clock_time):
+        half_day = (match["half_day"] or "").lower()
+        if hour > 23 or (
+            match["word"] is None and unit not in _CLOCK_UNITS and not clock_time and not half_day
+        ):
             return match[0]
-        if clock_time and (kind == MORNING or unit):
+        if half_day:
+            if not 1 <= hour <= 12:
+                return match[0]
+            hour = hour % 12 + (12 if half_day == "p" else 0)
+            after_midnight = kind == NIGHT and hour <= LAST_NIGHT_HOUR
+        elif clock_time and (kind == MORNING or unit):
             return match[0]  # "at 09:30", as it is
-        if kind == NIGHT and (hour == 12 or 1 <= hour <= LAST_NIGHT_HOUR):
+        elif kind == NIGHT and (hour in (0, 12) or 1 <= hour <= LAST_NIGHT_HOUR):
             hour %= 12
             after_midnight = True
         elif kind != MORNING and 1 <= hour <= 11:
@@ -172,10 +215,25 @@ def with_clock_times(text: str) -> str:
     if clocked == text:
         # No hour: dateparser reads "tonight" or "this evening" alone.
         return text
+    next_day = after_midnight and not small_hours
     for other in _DAY_PARTS:
-        rest = other.rest_after_midnight if after_midnight and other is part else other.rest
+        rest = other.rest_after_midnight if next_day and other is part else other.rest
         clocked = other.pattern.sub(rest, clocked)
+    if next_day and (part is None or part.rest == part.rest_after_midnight):
+        # The day is a word of its own ("сегодня в 2 ночи"): the next one.
+        for pattern, tomorrow in _TODAY_TO_TOMORROW:
+            clocked = pattern.sub(tomorrow, clocked)
     return re.sub(r"\s{2,}", " ", clocked).strip()
+
+
+def _next_clock_time(normalized: str, base: datetime) -> datetime | None:
+    """The next local `base`-relative time of a text that is only a clock time ("at
+    00:00"); None for any other text."""
+    match = _ONLY_A_CLOCK.match(normalized)
+    if match is None or int(match["hour"]) > 23 or int(match["minute"]) > 59:
+        return None
+    at = base.replace(hour=int(match["hour"]), minute=int(match["minute"]), second=0, microsecond=0)
+    return at if at > base else at + timedelta(days=1)
 
 
 def _numbers_as_digits(text: str) -> str:
@@ -217,9 +275,9 @@ def parse_when(text: str, now: float, zone_name: str) -> float:
     if iso is not None:
         at = iso.timestamp() if iso.tzinfo is not None else wall_to_epoch(iso, zone)
     else:
-        normalized = with_clock_times(words)
         base = wall_time(now, zone)
-        found = _read(normalized, base)
+        normalized = with_clock_times(words, small_hours=base.hour < SMALL_HOURS_END)
+        found = _next_clock_time(normalized, base) or _read(normalized, base)
         if found is None:
             raise WhenError(
                 f"could not read {words!r} as a time; give a date and clock time such as "
