@@ -141,11 +141,13 @@ def transcript_lines(
 _LABEL = re.compile(r"^(?:user \((?P<name>[^)]*)\)|[a-z]+): ")
 
 
-def said(line: str) -> str:
-    """A transcript line's text without its role: "user (Boris): hi" is "Boris: hi" (a
-    group member's name is part of what a fact about them says), "assistant: hi" is "hi"
-    (the role's word is in every excerpt, whatever its language)."""
-    return _LABEL.sub(lambda m: f"{m['name']}: " if m["name"] else "", line, count=1)
+def said(line: str) -> tuple[str | None, str]:
+    """A transcript line's writer (a group member's name; None for a role alone) and
+    text: "user (Boris): hi" is ("Boris", "hi"), "assistant: hi" is (None, "hi")."""
+    match = _LABEL.match(line)
+    if match is None:
+        return None, line
+    return match["name"], line[match.end() :]
 
 
 def transcript(messages: list[Message], per_message_chars: int, *, tools: bool) -> str:
@@ -439,7 +441,13 @@ class Compactor:
                         continue
                     raise
                 bullets = parse_bullets(response.content or "")
-                copies = changed_copies(bullets, known_now, "\n".join(map(said, part)))
+                lines_said = [said(line) for line in part]
+                copies = changed_copies(
+                    bullets,
+                    known_now,
+                    "\n".join(text for _, text in lines_said),
+                    {name for name, _ in lines_said if name},
+                )
                 if copies:
                     log.info(
                         "memory flush for %s: left out %d fact(s) restating known memory "
