@@ -79,6 +79,13 @@ async def test_forget_me_says_the_shared_files_folder_was_left(
         "The files folder every chat shares was left as it is."
     )
     assert shared.read_text() == "everyone's plan"
+    # Chinese runs its sentences on without a space.
+    chinese = ChatRef("telegram", "4004", user_id="4004", user_name="Di", language="zh-hans")
+    await ask(app, chat=chinese, text="我喜欢绿茶。")
+    asked = await app.commands.run(chinese, ParsedCommand("forget_me", ""))
+    assert "）所有聊天共用的文件夹保持原样" in asked, asked
+    done = await app.commands.run(chinese, ParsedCommand("forget_me", "confirm"))
+    assert done.endswith("。所有聊天共用的文件夹保持原样。"), done
 
 
 async def test_forget_me_confirm_unasked_only_asks(app: App) -> None:

@@ -923,3 +923,36 @@ async def test_editing_one_message_of_an_album_keeps_the_others(
     assert any("Crete" in c and "mountain hut" in c for c in current)
     assert not any("our holiday" in c and "Crete" not in c for c in current)
     assert "Crete" in memory_section(openai_server.last_request())
+
+
+async def test_in_a_shared_files_folder_each_chat_keeps_its_own_received_files(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # Found live: Telegram numbers messages per chat, so two chats' message 1 was one
+    # received file in the shared folder: one user's report replaced another's.
+    await start_bot(runtime={"files": {"shared": True}})
+    other = USER + 1
+    for chat, words in ((USER, b"oleg's quarterly numbers"), (other, b"ivan's holiday plan")):
+        telegram.send_document(chat_id=chat, file_name="report.txt", content=words)
+        await telegram.wait_for_messages_async(chat, 1)
+    received = workspace / "files" / "shared" / "received"
+    assert (received / f"telegram_{USER}" / "1-report.txt").read_bytes() == (
+        b"oleg's quarterly numbers"
+    )
+    assert (received / f"telegram_{other}" / "1-report.txt").read_bytes() == (
+        b"ivan's holiday plan"
+    )
+    # Each chat's own is what its model read.
+    assert "ivan's holiday plan" in str(openai_server.last_request()["messages"][-1])
+    # Erasing a chat takes its received files, and leaves the folder everyone shares.
+    telegram.send_text("/forget_me", chat_id=USER)
+    [*_, asked] = await telegram.wait_for_messages_async(USER, 2)
+    # The warning does not promise to erase files the chat does not own alone.
+    assert asked["plain_text"].endswith(
+        "The files folder every chat shares stays as it is; the files sent to this chat go."
+    )
+    telegram.send_text("/forget_me confirm", chat_id=USER)
+    [*_, erased] = await telegram.wait_for_messages_async(USER, 3)
+    assert erased["plain_text"].endswith("The files folder every chat shares was left as it is.")
+    assert not (received / f"telegram_{USER}").exists()
+    assert (received / f"telegram_{other}" / "1-report.txt").exists()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -61,6 +62,17 @@ class FilesArguments(BaseModel):
 
 
 SHARED_FOLDER = "shared"
+# Where the files people send a chat are kept, inside its files folder.
+RECEIVED_FOLDER = "received"
+_NOT_IN_A_NAME = re.compile(r"[^\w.-]+")
+
+
+def shared_received_folder(scope: str) -> str:
+    """A chat's received files inside the folder every chat shares: `received/<scope>`
+    ("telegram:-4001" as "telegram_-4001", a name every file system takes). Telegram
+    numbers messages per chat: in one `received/`, two chats' message 9006 were one file
+    (found live: one user's report replaced another's)."""
+    return f"{RECEIVED_FOLDER}/{_NOT_IN_A_NAME.sub('_', scope)}"
 
 
 def files_folder(root: Path, ctx: TurnContext) -> Path:

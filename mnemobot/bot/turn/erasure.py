@@ -34,6 +34,7 @@ from pathlib import Path
 
 from mnemobot.base.counts import counted
 from mnemobot.bot.delivery.journal import DurableQueue
+from mnemobot.bot.tools.files_tool import SHARED_FOLDER, shared_received_folder
 from mnemobot.bot.turn.erasure_journal import ErasureJournal, FileErasureJournal, PendingErasure
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
@@ -158,7 +159,13 @@ class ScopeErasure:
 
     async def _erase_files(self, target: ErasureTarget) -> list[str]:
         if self.config().files.shared:
-            return [SHARED_FILES_LEFT]
+            # The folder is everyone's; the files people sent this chat are its own.
+            received = self.paths.files / SHARED_FOLDER / shared_received_folder(target.scope)
+            if not received.is_dir():
+                return [SHARED_FILES_LEFT]
+            count = sum(1 for p in received.rglob("*") if p.is_file())
+            await asyncio.to_thread(shutil.rmtree, received)
+            return [f"{self._shown(received)}/ ({counted(count, 'file')})", SHARED_FILES_LEFT]
         folder = self.paths.files / target.scope
         if not folder.is_dir():
             return []

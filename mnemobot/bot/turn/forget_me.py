@@ -104,6 +104,16 @@ class ForgetMe:
         return told
 
     def _ask_text(self, chat: ChatRef) -> str:
+        asked = self._ask_words(chat)
+        if not self.assistant.config().files.shared:
+            return asked
+        words = words_for(chat.language)
+        stays = words.gettext(
+            "The files folder every chat shares stays as it is; the files sent to this chat go."
+        )
+        return joined_sentences(asked, stays, words.language)
+
+    def _ask_words(self, chat: ChatRef) -> str:
         words = words_for(chat.language)
         minutes = FORGET_ME_CONFIRM_MINUTES
         if all_chats_share(self.assistant.config().memory.scope):
@@ -161,5 +171,10 @@ def erased_text(
         erased = words.gettext("Erased. I no longer remember anything of this chat.")
     if SHARED_FILES_LEFT in removed:
         left = words.gettext("The files folder every chat shares was left as it is.")
-        return f"{erased} {left}"
+        return joined_sentences(erased, left, words.language)
     return erased
+
+
+def joined_sentences(first: str, second: str, language: str | None) -> str:
+    """Two sentences as one text: Chinese runs its sentences on without a space."""
+    return f"{first}{'' if language == 'zh' else ' '}{second}"

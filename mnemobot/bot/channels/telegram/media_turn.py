@@ -61,7 +61,7 @@ from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.media.document_text import UnreadableDocument, is_readable
 from mnemobot.bot.media.transcription import TranscriptionError
 from mnemobot.bot.tools.clock_tool import chat_zone_name
-from mnemobot.bot.tools.files_tool import SHARED_FOLDER
+from mnemobot.bot.tools.files_tool import SHARED_FOLDER, shared_received_folder
 from mnemobot.bot.turn.commands import NOTHING_TO_RETRY
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.zones import local_time
@@ -153,6 +153,13 @@ class TelegramMediaTurns:
             return self.host.paths.files / SHARED_FOLDER
         scope = self.host.assistant.scope_for(job.chat, config)
         return self.host.paths.files / validate_scope_key(scope)
+
+    def received_folder(self, job: LaneJob, config: RuntimeConfig) -> str:
+        """Where in `folder` the chat's received files go: `received/`, or in a folder
+        every chat shares the chat's own (`shared_received_folder`)."""
+        if not config.files.shared:
+            return RECEIVED_FOLDER
+        return shared_received_folder(self.host.assistant.scope_for(job.chat, config))
 
     async def prepare(self, job: MessageJob) -> PreparedTurn:
         parts = [part for part in job.parts if isinstance(part, (Inbound, RetryRequest))]
@@ -246,7 +253,7 @@ class TelegramMediaTurns:
             turn.notices.append(line)
             return _unread(f"[{kind}, {megabytes(file.size)}, too large to fetch]", caption, turn)
         name = received_file_name(inbound, file)
-        shown = f"{RECEIVED_FOLDER}/{name}"
+        shown = f"{self.received_folder(job, config)}/{name}"
         folder = self.folder(job, config)
         data = await kept_file(folder, inbound.kept)
         if data is None:

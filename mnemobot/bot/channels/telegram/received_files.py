@@ -13,8 +13,8 @@ import re
 from pathlib import Path, PurePath
 
 from mnemobot.bot.channels.telegram.inbound import FileRef, Inbound
+from mnemobot.bot.tools.files_tool import RECEIVED_FOLDER as RECEIVED_FOLDER
 
-RECEIVED_FOLDER = "received"
 EXTENSIONS = {"voice": ".ogg", "video_note": ".mp4", "photo": ".jpg", "video": ".mp4"}
 SAFE_NAME = re.compile(r"[^\w.\-]+")
 
