@@ -273,7 +273,8 @@ class MediaConfig(ConfigSection):
 
 class FilesConfig(ConfigSection):
     shared: bool = False
-    """One files folder for all chats instead of one per chat."""
+    """One files folder for all chats instead of one per chat (the files people send a chat
+    go to its `received/<chat>/` there, which every chat can read)."""
 
 
 PermissionLevel = Literal["members", "admins", "operators"]
