@@ -58,6 +58,12 @@ def test_each_clause_sets_its_own_slot_and_values_keep_their_own_and() -> None:
         # Chinese leaves the "我" out of a second clause about the speaker, not another's.
         "我住在北京，在一家银行工作。": [("residence", "北京"), ("employer", "一家银行")],
         "他住在北京，在银行工作。": [],
+        # Found in review: another's clause, a trip, a job in the past.
+        "我妈妈住在上海，在医院工作。": [],
+        "我在上海出差，住在酒店。": [],
+        "我住在北京，在一家银行工作过。": [("residence", "北京")],
+        "Я работаю летом, а зимой отдыхаю.": [],
+        "Я работаю полной ставкой.": [],
         "Я работаю программистом и живу в Казани.": [
             ("role", "программистом"),
             ("residence", "Казани"),

@@ -89,9 +89,6 @@ _CHINESE_BOUNDARY = (
     r"[，,；]\s*+(?:而且|并且|但是|但|也|还)?"
     r"(?=(?P<selfzh>我)|(?P<verbzh>(?:现在|目前)?(?:在|住在|搬|加入|入职|担任|当上|是一名|是一位)))"
 )
-# The speaker, whom a Chinese clause without a subject is about only when the sentence
-# began with them ("他住在北京，在银行工作" is his job).
-_CHINESE_SPEAKER_FIRST = re.compile(r"^\s*我")
 
 _BOUNDARY = re.compile(
     "|".join(
@@ -123,8 +120,10 @@ def clauses(sentence: str, states_slot: Callable[[str], bool]) -> list[str]:
             found.append(following)
             continue
         if kind == "verbzh":
-            speaker_first = _CHINESE_SPEAKER_FIRST.match(sentence) is not None
-            restored = f"我{following}" if speaker_first else ""
+            # About the speaker only after a clause that states a slot of theirs: "他住在
+            # 北京，在银行工作" is his job, "我妈妈住在上海，在医院工作" the mother's, "我在
+            # 上海出差，住在酒店" a trip.
+            restored = f"我{following}" if states_slot(found[0].strip()) else ""
         else:
             restore = _LANGUAGES[int(kind.removeprefix("verb"))].restore
             restored = f"{restore} {following}" if restore else following

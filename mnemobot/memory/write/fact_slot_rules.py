@@ -198,7 +198,10 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     _rule(
         "role",
         r"(?<!\w)я\s+(?:сейчас\s+|теперь\s+)?работаю\s+"
-        r"(?P<value>(?!днём|ночью|вечером|утром)\w{3,}(?:ом|ем|ём|ой|ей))(?!\w)",
+        r"(?P<value>(?!(?:днём|ночью|вечером|утром|летом|зимой|весной|осенью|вахтой|неделей"
+        r"|сменой|втроём|вдвоём|удал)\w*)\w{3,}(?:ом|ем|ём|ой|ей))"
+        # One word, the clause's last: "полной ставкой" is how much, not a post.
+        r"(?=\s*(?:[,.;!?]|$|\s(?:и|а|но)\s))",
         _JOB_KEYS,
     ),
     # Partner.
@@ -357,7 +360,12 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     # "我在腾讯工作"; "我在家工作" is working from home, no employer.
     _rule(
         "employer",
-        _ZH_I + r"在(?!" + _ZH_DOING + r")(?P<value>" + _ZH_CHAR + r"{1,20}?)(?:工作|上班|任职)",
+        _ZH_I
+        + r"在(?!"
+        + _ZH_DOING
+        + r")(?P<value>"
+        + _ZH_CHAR
+        + r"{1,20}?)(?:工作|上班|任职)(?!过)",
         _JOB_KEYS_ZH,
     ),
     _rule("employer", _ZH_I + r"(?:加入了|加入|入职了|入职)" + _ZH_VALUE, _JOB_KEYS_ZH),
@@ -365,7 +373,7 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     # bare "我是…" is as often "我是北京人").
     _rule(
         "role",
-        _ZH_I + r"(?:是一名|是一位|当上了|当了|担任|做了?一名)" + _ZH_VALUE,
+        _ZH_I + r"(?:是一名|是一位|当上了|当了|担任(?!过)|做了?一名)" + _ZH_VALUE,
         _JOB_KEYS_ZH,
     ),
     _rule(
