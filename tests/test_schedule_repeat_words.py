@@ -43,6 +43,13 @@ CHINESE_DAYS = "日一二三四五六"
         ("每天早上7点", "0 7 * * *"),
         ("工作日8点半", "30 8 * * 1-5"),
         ("每个星期五下午3点", "0 15 * * 5"),
+        # Ranges and runs of days (found in review: "mon-fri" was Monday and Friday).
+        ("mon-fri at 8", "0 8 * * 1,2,3,4,5"),
+        ("saturday-monday at 10", "0 10 * * 0,1,6"),
+        ("每周一三五9点", "0 9 * * 1,3,5"),
+        ("周二到周四8点", "0 8 * * 2,3,4"),
+        ("каждый день в 9 часов", "0 9 * * *"),
+        ("по будням в 7 часов утра", "0 7 * * 1-5"),
     ],
 )
 def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
@@ -51,7 +58,24 @@ def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
 
 @pytest.mark.parametrize(
     "words",
-    ["every 3 days at 9", "every 2 hours", "daily", "at 9", "every day at 9 and 18", "soon"],
+    [
+        "every 3 days at 9",
+        "every 2 hours",
+        "daily",
+        "at 9",
+        "every day at 9 and 18",
+        "soon",
+        # More than days and a time (found in review: scheduled as the days excepted).
+        "every day at 9 except weekends",
+        "каждый день кроме субботы в 9",
+        "todos los días excepto domingo a las 9",
+        "weekdays at 9:30 except friday",
+        "every day at 9 until friday",
+        "every first Monday of the month at 9",
+        "every other day at 9",
+        "every day at 9 UTC",
+        "1" * 5_000,
+    ],
 )
 def test_what_is_not_days_and_one_time_is_left_to_the_other_readings(words: str) -> None:
     assert cron_from_words(words) is None

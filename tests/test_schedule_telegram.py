@@ -186,6 +186,8 @@ async def test_a_repeat_the_model_passes_in_the_users_words_is_scheduled(
         reply("Готово."),
         tool_call("schedule", {"repeat": "every day at 9 and 18", "text": "water"}),
         reply("Could not."),
+        tool_call("schedule", {"repeat": "1" * 5_000, "text": "loop"}),
+        reply("Could not."),
     )
     telegram.send_text("remind me every Monday at 8pm to put the bins out", chat_id=CHAT)
     [bins] = await telegram.wait_for_messages_async(CHAT, 1)
@@ -200,6 +202,12 @@ async def test_a_repeat_the_model_passes_in_the_users_words_is_scheduled(
     refusal = str(results[-1]["content"])
     assert refusal.startswith("error: repeat 'every day at 9 and 18' is neither"), refusal
     assert "'every Monday at 08:00'" in refusal and "\n" not in refusal
-    telegram.send_text("/reminders", chat_id=CHAT)
+    # A model looping on one character gets one short line, not the characters back.
+    telegram.send_text("remind me of the loop", chat_id=CHAT)
     await telegram.wait_for_messages_async(CHAT, 4)
-    assert "water" not in texts(telegram)[3]
+    results = [m for m in openai_server.last_request()["messages"] if m["role"] == "tool"]
+    refusal = str(results[-1]["content"])
+    assert "5,000 characters long" in refusal and len(refusal) < 300, refusal
+    telegram.send_text("/reminders", chat_id=CHAT)
+    await telegram.wait_for_messages_async(CHAT, 5)
+    assert "water" not in texts(telegram)[4] and "loop" not in texts(telegram)[4]

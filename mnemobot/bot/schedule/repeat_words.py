@@ -71,15 +71,33 @@ _DAY_NAMES: tuple[tuple[int, str], ...] = (
 _DAY_PATTERNS = tuple(
     (number, re.compile(pattern, re.IGNORECASE)) for number, pattern in _DAY_NAMES
 )
-# Chinese: 周一, 星期一, 礼拜一 ... 周日/周天.
-_ZH_DAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
+# Chinese: 周一, 星期一, 礼拜一 ... 周日/周天; 周一三五 is three days.
+_ZH_DAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天]+)")
 _ZH_DAY_NUMBERS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 0, "天": 0}
+# Between two days named, a range: "mon-fri", "Tuesday to Thursday", "周二到周四".
+_RANGE = re.compile(
+    r"\s*[-–—]\s*|\s+(?:to|through|thru|bis|по|a|al|hasta)\s+|\s*(?:到|至)\s*", re.IGNORECASE
+)
 # A count of a unit: an interval ("every 3 days at 9"), which is not said here.
 _INTERVAL_COUNT = re.compile(
-    r"\d+\s*(?:minutes?|mins?|hours?|days?|weeks?|минут|час|дн|недел|minuten|stunden|tage?n?"
-    r"|wochen|minutos|horas|días|semanas|分钟|小时|天|周)",
+    r"(?<!\d)\d++\s*(?:minutes?|mins?|hours?|days?|weeks?|минут|час|дн|недел|minuten|stunden"
+    r"|tage?n?|wochen|minutos|horas|días|semanas|分钟|小时|天|周)",
     re.IGNORECASE,
 )
+# Words that make a repeat more than days and a time ("every day except Sunday", "until
+# Friday", "the first Monday"): refused, so the model gives cron or asks.
+_MORE_THAN_DAYS = re.compile(
+    r"\b(?:except|excluding|but|not|until|till|from|starting|since|first|second|third"
+    r"|fourth|last|other|biweekly|fortnightly|alternate)\b"
+    r"|(?<!\w)(?:кроме|не|до|с|со|начиная|перв\w*|втор(?:ой|ую|ое)|последн\w*|через)(?!\w)"
+    r"|\b(?:außer|ausser|nicht|bis|ab|ersten|zweiten|letzten|jeden zweiten)\b"
+    r"|\b(?:excepto|menos|salvo|no|hasta|desde|primer\w*|segund\w*|últim\w*)\b"
+    r"|除了|不|为止|第|隔",
+    re.IGNORECASE,
+)
+# A zone named: the repeat is read in the chat's zone, so it is refused. Upper case only
+# ("UTC", "EST", "Europe/Berlin"): checked case-sensitively.
+_ZONE = re.compile(r"\b(?:UTC|GMT|[A-Z]{2,4}T|MSK)\b|\b[A-Z][a-z]+/[A-Z][A-Za-z_]+")
 _BARE_NUMBER = re.compile(r"\d")
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 _TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?m\.?(?!\w)", re.IGNORECASE)
@@ -88,7 +106,10 @@ _TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?m\.?(?!
 def cron_from_words(text: str) -> str | None:
     """ "every Monday at 8" -> "0 8 * * 1", "по будням в 9:30" -> "30 9 * * 1-5",
     "每天早上7点" -> "0 7 * * *"; None when the words are not days and a time."""
-    if _INTERVAL_COUNT.search(text):
+    rest = _without_days(text)
+    if _ZONE.search(text) or _MORE_THAN_DAYS.search(rest):
+        return None
+    if _INTERVAL_COUNT.search(with_clock_times(rest)):
         return None
     days = days_of_week(text)
     clock = clock_of(text)
@@ -104,13 +125,35 @@ def days_of_week(text: str) -> str | None:
         return "1-5"
     if _WEEKENDS.search(text):
         return "0,6"
-    named = {number for number, pattern in _DAY_PATTERNS if pattern.search(text)}
-    named |= {_ZH_DAY_NUMBERS[day] for day in _ZH_DAY.findall(text)}
+    named = _named_days(text)
     if named:
         return ",".join(str(number) for number in sorted(named))
     if _EVERY_DAY.search(text) or any(p.search(text) for p, _ in _EVERY_DAY_PART):
         return "*"
     return None
+
+
+def _named_days(text: str) -> set[int]:
+    """The days named, with those between two joined as a range ("mon-fri")."""
+    found = [
+        (match.start(), match.end(), [number])
+        for number, pattern in _DAY_PATTERNS
+        for match in pattern.finditer(text)
+    ]
+    found += [
+        (match.start(), match.end(), [_ZH_DAY_NUMBERS[day] for day in match[1]])
+        for match in _ZH_DAY.finditer(text)
+    ]
+    found.sort()
+    days: set[int] = set()
+    for index, (_, end, numbers) in enumerate(found):
+        days.update(numbers)
+        if index + 1 < len(found):
+            start, _, following = found[index + 1]
+            if _RANGE.fullmatch(text[end:start]):
+                first, last = numbers[-1], following[0]
+                days.update((first + step) % 7 for step in range((last - first) % 7 + 1))
+    return days
 
 
 def clock_of(text: str) -> tuple[int, int] | None:

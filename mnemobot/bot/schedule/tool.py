@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mnemobot.bot.i18n import N_, words_for
 from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
-from mnemobot.bot.schedule.parsing import WhenError, parse_interval, parse_when
+from mnemobot.bot.schedule.parsing import MAX_WHEN_CHARS, WhenError, parse_interval, parse_when
 from mnemobot.bot.schedule.reminders import KIND_NAMES
 from mnemobot.bot.schedule.repeat_words import cron_from_words
 from mnemobot.bot.schedule.store import TaskStore, TooManyTasks
@@ -229,6 +229,11 @@ class ScheduleTool:
     @staticmethod
     def _schedule(arguments: ScheduleArguments, now: float, zone_name: str) -> Schedule:
         repeat = arguments.repeat.strip()
+        if len(repeat) > MAX_WHEN_CHARS:
+            raise ValueError(
+                f"the repeat given is {len(repeat):,} characters long; say it in a few words, "
+                "e.g. '0 8 * * 1', 'every 3 days' or 'every Monday at 08:00'"
+            )
         if repeat and not repeat.lower().startswith("every") and valid_cron(repeat):
             return Schedule(type="cron", cron=repeat)
         # Days and a time in words, as a small model passes the user's ("every Monday at 8").
