@@ -88,6 +88,14 @@ CASES = [
     ("tomorrow night at 2", JUST_AFTER_MIDNIGHT, "2026-11-25 02:00"),
     ("at midnight", JUST_AFTER_MIDNIGHT, "2026-11-25 00:00"),
     ("tonight at 8:30", JUST_AFTER_MIDNIGHT, "2026-11-24 20:30"),
+    # A night hour with "today" or "tomorrow" of its own (found in review).
+    ("сегодня в 1 ночи", LATE_MORNING, "2026-11-25 01:00"),
+    ("heute um 1 in der Nacht", LATE_MORNING, "2026-11-25 01:00"),
+    ("今天夜里1点", LATE_MORNING, "2026-11-25 01:00"),
+    ("завтра в 1 ночи", LATE_MORNING, "2026-11-26 01:00"),
+    ("tomorrow at 1 at night", LATE_MORNING, "2026-11-26 01:00"),
+    ("tonight at 12 midnight", LATE_MORNING, "2026-11-25 00:00"),
+    ("this evening at 4", LATE_MORNING, "2026-11-24 16:00"),
 ]
 
 
@@ -113,19 +121,22 @@ def test_the_chinese_reminders_hint_gives_a_time_that_is_read() -> None:
 
 @given(
     hour=st.integers(1, 12),
-    evening=st.sampled_from(["tonight at", "this evening at", "abends um", "вечером в"]),
+    night=st.sampled_from(["tonight at", "nachts um", "ночью в"]),
+    evening=st.sampled_from(["this evening at", "abends um", "вечером в"]),
     afternoon=st.sampled_from(["this afternoon at", "nachmittags um", "esta tarde a las"]),
     morning=st.sampled_from(["tomorrow morning at", "morgen früh um", "завтра утром в"]),
 )
-def test_evening_words_put_the_hour_after_noon_or_midnight_and_morning_words_before(
-    hour: int, evening: str, afternoon: str, morning: str
+def test_day_part_words_put_the_hour_in_their_half_of_the_day(
+    hour: int, night: str, evening: str, afternoon: str, morning: str
 ) -> None:
     # "tonight at 9" is 21:00, "tonight at 1" the next day's 01:00, "tonight at 12" its
-    # 00:00 (found live: "tonight at 1" was 13:00).
-    night = hour <= LAST_NIGHT_HOUR or hour == 12
-    evening_clock = f"{hour % 12:02d}:00" if night else f"{hour + 12:02d}:00"
+    # 00:00 (found live: "tonight at 1" was 13:00); "this evening at 4" is 16:00.
+    after_midnight = hour <= LAST_NIGHT_HOUR or hour == 12
+    night_clock = f"{hour % 12:02d}:00" if after_midnight else f"{hour + 12:02d}:00"
+    assert night_clock in with_clock_times(f"{night} {hour}")
+    assert night_clock in with_clock_times(f"今晚{hour}点")
+    evening_clock = "00:00" if hour == 12 else f"{hour + 12:02d}:00"
     assert evening_clock in with_clock_times(f"{evening} {hour}")
-    assert evening_clock in with_clock_times(f"今晚{hour}点")
     if hour < 12:
         assert f"{hour + 12:02d}:00" in with_clock_times(f"{afternoon} {hour}")
         assert f"{hour:02d}:00" in with_clock_times(f"{morning} {hour}")

@@ -50,13 +50,20 @@ _BARE_HOUR = re.compile(
 )
 # Midnight, as the twelve of a night ("tonight at midnight" is the 00:00 that follows).
 _MIDNIGHT = (
-    (re.compile(r"\bmidnight\b|\bmitternacht\b", re.IGNORECASE), "12"),
+    (re.compile(r"(?:\b12(?::00)?\s*)?(?:\bmidnight\b|\bmitternacht\b)", re.IGNORECASE), "12"),
     (re.compile(r"(?<!\w)полночь(?!\w)", re.IGNORECASE), "12"),
     (re.compile(r"\ba medianoche\b|\bmedianoche\b", re.IGNORECASE), "a las 12"),
     (re.compile(r"午夜12点|午夜|半夜12点"), "12点"),
 )
-# "Today" as the day after, for an hour past the midnight that follows ("сегодня в 2
-# ночи" is tomorrow's 02:00).
+# "Tomorrow" and "today" as the day after, for an hour past the midnight that follows
+# ("завтра в 1 ночи" is the day after tomorrow's 01:00, "сегодня в 2 ночи" tomorrow's
+# 02:00); "tomorrow" first, so no day moves twice.
+_TOMORROW_TO_DAY_AFTER = (
+    (re.compile(r"\btomorrow\b", re.IGNORECASE), "day after tomorrow"),
+    (re.compile(r"(?<!\w)завтра(?!\w)", re.IGNORECASE), "послезавтра"),
+    (re.compile(r"\bmorgen\b", re.IGNORECASE), "übermorgen"),
+    (re.compile(r"明天"), "后天"),
+)
 _TODAY_TO_TOMORROW = (
     (re.compile(r"\btoday\b", re.IGNORECASE), "tomorrow"),
     (re.compile(r"(?<!\w)сегодня(?!\w)", re.IGNORECASE), "завтра"),
@@ -74,10 +81,11 @@ _ONLY_A_CLOCK = re.compile(
 _CLOCK_UNITS = ("uhr", "点")
 
 # Which half of the day a part-of-day word puts an hour in. MORNING: as said. AFTERNOON:
-# 1 to 11 after noon ("3 in the afternoon" is 15:00). NIGHT: 5 to 11 after noon, and 12
-# and 1 to 4 after the midnight that follows ("tonight at 1" is 01:00 of the next day,
-# "tonight at 12" its 00:00).
-MORNING, AFTERNOON, NIGHT = "morning", "afternoon", "night"
+# 1 to 11 after noon ("3 in the afternoon" is 15:00). EVENING: 1 to 11 after noon, 0 and
+# 12 the midnight that follows ("this evening at 4" is 16:00). NIGHT: 5 to 11 after
+# noon, and 0, 12 and 1 to 4 after the midnight that follows ("tonight at 1" is 01:00 of
+# the next day, "tonight at 12" its 00:00).
+MORNING, AFTERNOON, EVENING, NIGHT = "morning", "afternoon", "evening", "night"
 # The last hour a NIGHT word puts after midnight: "tonight at 4" is 04:00, "at 5" 17:00.
 LAST_NIGHT_HOUR = 4
 # Before this hour "tonight" is the night already begun ("tonight at 1" said at 00:30 is
@@ -108,23 +116,32 @@ def _day_part(pattern: str, rest: str, kind: str, after_midnight: str | None = N
 
 # The first that a text holds decides; the words with a day come before those without.
 _DAY_PARTS: tuple[DayPart, ...] = (
-    _day_part(r"\btomorrow (?:night|evening)\b", "tomorrow", NIGHT, "day after tomorrow"),
-    _day_part(r"\btonight\b|\bthis evening\b", "today", NIGHT, "tomorrow"),
+    _day_part(r"\btomorrow night\b", "tomorrow", NIGHT, "day after tomorrow"),
+    _day_part(r"\btomorrow evening\b", "tomorrow", EVENING, "day after tomorrow"),
+    _day_part(r"\btonight\b", "today", NIGHT, "tomorrow"),
+    _day_part(r"\bthis evening\b", "today", EVENING, "tomorrow"),
     _day_part(r"\bthis afternoon\b", "today", AFTERNOON),
     _day_part(r"\bthis morning\b", "today", MORNING),
-    _day_part(r"\b(?:at |in the )?(?:evening|night)\b", "", NIGHT),
+    _day_part(r"\b(?:at |in the )?night\b", "", NIGHT),
+    _day_part(r"\b(?:in the )?evening\b", "", EVENING),
     _day_part(r"\b(?:in the )?afternoon\b", "", AFTERNOON),
     _day_part(r"\b(?:in the )?morning\b", "", MORNING),
-    _day_part(r"\bmorgen (?:abend|nacht)\b", "morgen", NIGHT, "übermorgen"),
-    _day_part(r"\bheute (?:abend|nacht)\b", "heute", NIGHT, "morgen"),
+    _day_part(r"\bmorgen nacht\b", "morgen", NIGHT, "übermorgen"),
+    _day_part(r"\bmorgen abend\b", "morgen", EVENING, "übermorgen"),
+    _day_part(r"\bheute nacht\b", "heute", NIGHT, "morgen"),
+    _day_part(r"\bheute abend\b", "heute", EVENING, "morgen"),
     _day_part(r"\bheute nachmittag\b", "heute", AFTERNOON),
-    _day_part(r"\b(?:am )?abends?\b|\bnachts\b|\bin der nacht\b", "", NIGHT),
+    _day_part(r"\bnachts\b|\bin der nacht\b", "", NIGHT),
+    _day_part(r"\b(?:am )?abends?\b", "", EVENING),
     _day_part(r"\b(?:am )?nachmittags?\b", "", AFTERNOON),
     _day_part(r"\bheute (?:früh|morgen)\b", "heute", MORNING),
     _day_part(r"\b(?:früh|morgens)\b", "", MORNING),
-    _day_part(r"\bзавтра (?:вечером|ночью)", "завтра", NIGHT, "послезавтра"),
-    _day_part(r"\bсегодня (?:вечером|ночью)", "сегодня", NIGHT, "завтра"),
-    _day_part(r"\b(?:вечером|вечера|ночью|ночи)\b", "", NIGHT),
+    _day_part(r"\bзавтра ночью", "завтра", NIGHT, "послезавтра"),
+    _day_part(r"\bзавтра вечером", "завтра", EVENING, "послезавтра"),
+    _day_part(r"\bсегодня ночью", "сегодня", NIGHT, "завтра"),
+    _day_part(r"\bсегодня вечером", "сегодня", EVENING, "завтра"),
+    _day_part(r"\b(?:ночью|ночи)\b", "", NIGHT),
+    _day_part(r"\b(?:вечером|вечера)\b", "", EVENING),
     # "в 3 (часа) дня" is 15:00; "через 2 дня" two days. (Once clocked: "в 15:00 дня".)
     _day_part(r"(?<=в )(\d{1,2}(?::\d{2})?)(?:\s+час(?:а|ов)?)?\s+дня\b", r"\1", AFTERNOON),
     _day_part(r"\b(?:днём|днем)\b", "", AFTERNOON),
@@ -138,7 +155,8 @@ _DAY_PARTS: tuple[DayPart, ...] = (
     _day_part(r"\b(?:de|por) la mañana\b", "", MORNING),
     _day_part(r"今晚", "今天", NIGHT, "明天"),
     _day_part(r"明晚", "明天", NIGHT, "后天"),
-    _day_part(r"晚上|傍晚|夜里", "", NIGHT),
+    _day_part(r"夜里|半夜", "", NIGHT),
+    _day_part(r"晚上|傍晚", "", EVENING),
     _day_part(r"下午", "", AFTERNOON),
     _day_part(r"上午|早上|早晨|凌晨", "", MORNING),
 )
@@ -196,10 +214,12 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
             if not 1 <= hour <= 12:
                 return match[0]
             hour = hour % 12 + (12 if half_day == "p" else 0)
-            after_midnight = kind == NIGHT and hour <= LAST_NIGHT_HOUR
+            after_midnight = kind in (NIGHT, EVENING) and hour <= LAST_NIGHT_HOUR
         elif clock_time and (kind == MORNING or unit):
             return match[0]  # "at 09:30", as it is
-        elif kind == NIGHT and (hour in (0, 12) or 1 <= hour <= LAST_NIGHT_HOUR):
+        elif (kind == NIGHT and (hour in (0, 12) or 1 <= hour <= LAST_NIGHT_HOUR)) or (
+            kind == EVENING and hour in (0, 12)
+        ):
             hour %= 12
             after_midnight = True
         elif kind != MORNING and 1 <= hour <= 11:
@@ -221,8 +241,10 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
         clocked = other.pattern.sub(rest, clocked)
     if next_day and (part is None or part.rest == part.rest_after_midnight):
         # The day is a word of its own ("сегодня в 2 ночи"): the next one.
-        for pattern, tomorrow in _TODAY_TO_TOMORROW:
-            clocked = pattern.sub(tomorrow, clocked)
+        for pattern, later in (*_TOMORROW_TO_DAY_AFTER, *_TODAY_TO_TOMORROW):
+            clocked, moved = pattern.subn(later, clocked)
+            if moved:
+                break
     return re.sub(r"\s{2,}", " ", clocked).strip()
 
 
