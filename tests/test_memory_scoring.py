@@ -89,4 +89,5 @@ def test_the_ranking_keeps_the_values_its_old_settings_had() -> None:
     assert now["typeBoost"].pop("digest") == 0.0
     # Standing preferences the block has no room for came after the settings moved.
     assert now.pop("standingFirst") == 3
+    assert now.pop("standingTopicWindowMinutes") == 120
     assert now == old

@@ -236,14 +236,19 @@ def first(ranked: list[ScoredItem], item_ids: list[str]) -> list[ScoredItem]:
     return front + [entry for entry in ranked if entry[2].id not in moved]
 
 
-def standing_matches(ranked: list[ScoredItem], most: int) -> list[str]:
+def standing_matches(
+    ranked: list[ScoredItem], most: int, fit: Mapping[str, float] | None = None
+) -> list[str]:
     """The ids of the best `most` standing preferences in force that matched the query,
-    best first."""
+    best first: by how well they fit it (`Candidates.standing_fit`) where known, else in
+    the ranking's order."""
     found = [
         item.id
         for _, relevance, item in ranked
         if relevance > 0 and STANDING_TAG in item.tags and not item.is_superseded
     ]
+    if fit:
+        found.sort(key=lambda item_id: -fit.get(item_id, 0.0))
     return found[:most]
 
 
@@ -329,7 +334,9 @@ def build_pack(
     scored = score_candidates(context, query, ranking)
     focus = Focus({term: index.idf(term) for term in query_terms})
     # Those the block carries were left out with the rest of what the request carries.
-    scored.ranked = first(scored.ranked, standing_matches(scored.ranked, ranking.standing_first))
+    scored.ranked = first(
+        scored.ranked, standing_matches(scored.ranked, ranking.standing_first, found.standing_fit)
+    )
     figure_items = [
         item for _, relevance, item in scored.ranked[:FIGURE_CANDIDATES] if relevance > 0
     ]

@@ -18,6 +18,7 @@ Both are pure functions of their arguments (the store's dict and index are only 
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,6 +68,10 @@ class Candidates:
     # only meaning found (no query word, no named day).
     dense_hits: list[str] = field(default_factory=list)
     by_meaning_only: int = 0
+    # Standing preferences the block had no room for that share words with the query (or
+    # the message they were said in does): how well each fits it, their words' score and
+    # that of the best matching turn said near them.
+    standing_fit: dict[str, float] = field(default_factory=dict)
 
 
 def find_candidates(
@@ -92,18 +97,7 @@ def find_candidates(
             candidates[doc_id] = item
             found.per_layer[item.layer.value] += 1
     if query.held_back_standing and query_terms and ranking.standing_first > 0:
-        # A standing preference says what it applies to in a few words ("when I ask about
-        # distance formulas"): hundreds of turns outmatch it in a long chat's pool.
-        # Or the message it was said in does: a preference said asking about laptops.
-        held_back = {item.id: item for item in query.held_back_standing if item.id in items}
-        said_in = {i: query.standing_said_in[i] for i in held_back if i in query.standing_said_in}
-        scores = index.score_documents(query_terms, [*held_back, *said_in.values()])
-        for doc_id, item in held_back.items():
-            score = max(scores.get(doc_id, 0.0), scores.get(said_in.get(doc_id, ""), 0.0))
-            if score > 0 and doc_id not in candidates and top_k[item.layer] > 0:
-                hits[doc_id] = score
-                candidates[doc_id] = item
-                found.per_layer[item.layer.value] += 1
+        _add_held_back_standing(found, items, index, query, query_terms, ranking, top_k)
     if dense is not None and ranking.dense_candidates > 0:
         for doc_id, _ in dense.nearest(ranking.dense_candidates):
             item = get_item(doc_id)
@@ -219,6 +213,73 @@ def in_context(
             if candidates.pop(doc_id, None) is not None:
                 context.per_layer_change[episodic] -= 1
     return context
+
+
+def _add_held_back_standing(
+    found: Candidates,
+    items: Mapping[str, MemoryItem],
+    index: BM25Index,
+    query: MemoryQuery,
+    query_terms: list[str],
+    ranking: Ranking,
+    top_k: Mapping[Layer, int],
+) -> None:
+    """The standing preferences the chat's block had no room for that the query may want,
+    with how well each fits it (`Candidates.standing_fit`)."""
+    # A standing preference says what it applies to in a few words ("when I ask about
+    # distance formulas"): hundreds of turns outmatch it in a long chat's pool.
+    # Or the message it was said in does: a preference said asking about laptops.
+    held_back = {item.id: item for item in query.held_back_standing if item.id in items}
+    said_in = {i: query.standing_said_in[i] for i in held_back if i in query.standing_said_in}
+    scores = index.score_documents(query_terms, [*held_back, *said_in.values()])
+    words = {
+        doc_id: max(scores.get(doc_id, 0.0), scores.get(said_in.get(doc_id, ""), 0.0))
+        for doc_id in held_back
+    }
+    # Of those, the ones said while the question's subject was talked about fit it best:
+    # in months of chat about many things its best matching turns are where that was,
+    # and a few words shared with the question alone ("help", "best", "schedule") fit a
+    # hundred preferences as well as the one said then ("I prefer scheduling around 6:15
+    # PM", said planning walks, for "when should I walk today?").
+    # Up to twice its words' score, with the best match of all near it: never a strong
+    # match of the preference's own words behind a weak one said near the subject.
+    near = _best_turn_near(found, held_back.values(), ranking.standing_topic_window_minutes * 60)
+    best = max(found.hits.values(), default=0.0)
+    for doc_id, item in held_back.items():
+        score = words[doc_id]
+        if score <= 0 or top_k[item.layer] <= 0:
+            continue
+        found.standing_fit[doc_id] = score * (1 + (near.get(doc_id, 0.0) / best if best else 0))
+        if doc_id not in found.items:
+            found.hits[doc_id] = score
+            found.items[doc_id] = item
+            found.per_layer[item.layer.value] += 1
+
+
+def _best_turn_near(
+    found: Candidates, standing: Iterable[MemoryItem], window_seconds: float
+) -> dict[str, float]:
+    """Each standing item's best matching episode (of the pool's hits) said within
+    `window_seconds` of it, as that episode's score; none for an item with none near.
+    The message it was said in does not count: its words count already (`said_in`), and
+    every preference is near itself."""
+    if window_seconds <= 0:
+        return {}
+    episodes = sorted(
+        (item.created_at, found.hits[doc_id], item.references)
+        for doc_id, item in found.items.items()
+        if item.layer is Layer.EPISODIC and doc_id in found.hits
+    )
+    times = [at for at, _, _ in episodes]
+    near: dict[str, float] = {}
+    for item in standing:
+        own = set(item.references)
+        start = bisect_left(times, item.created_at - window_seconds)
+        end = bisect_right(times, item.created_at + window_seconds)
+        scores = [score for _, score, refs in episodes[start:end] if own.isdisjoint(refs)]
+        if scores:
+            near[item.id] = max(scores)
+    return near
 
 
 def _with_meaning(

@@ -137,6 +137,11 @@ class Ranking:
     # when I ask about distance formulas", said months ago, for "what is the distance
     # between these points?". Measured in docs/measured.md (standing preferences at scale).
     standing_first: int = 3
+    # Of those, the ones said within this many minutes of one of the query's best
+    # matching turns fit it by that turn's score too (its subject was being talked about
+    # when they were said), and go first. Measured in docs/measured.md (standing
+    # preferences in a chat of many subjects); 0 turns it off.
+    standing_topic_window_minutes: float = 120
     # Filling past topK takes only items at least this relevant (the best match is 1).
     # LoCoMo: 0 used 991 / 1787 / 3476 tokens for 0.755 / 0.815 / 0.863; 0.1 uses 981 /
     # 1722 / 3127 for the same recall (0.2: 966 / 1630 / 2649 for 0.754 / 0.812 / 0.851).
