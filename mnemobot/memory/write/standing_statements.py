@@ -89,10 +89,16 @@ _ASKING = re.compile(
 # "contéstame"; "dime" is too short to need it): the speaker, as "answer me".
 _ES_TO_ME = r"\b(?:\w*[áéíóú]\w*me|dime|dame|hazme|ponme)\b"
 # "From now on" with the speaker as the one served ("from now on, answer me in French").
+# How the assistant answers the speaker, said as "your answers" ("From now on, keep your
+# answers under 50 words": found live, not kept, as "your" alone is the assistant's own).
+_YOUR_ANSWERS = (
+    r"\byour\s+(?:answers?|replies|reply|responses?)\b|\b(?:твои|ваши)\s+ответы"
+    r"|\b(?:deine|eure|ihre)\s+antworten\b|\btus\s+respuestas\b|你的(?:回答|回复)"
+)
 _FROM_NOW_ON_REQUEST = re.compile(
-    r"\b(?:from\s+now\s+on|going\s+forward)\b.*\bme\b"
-    r"|\b(?:впредь|отныне|с\s+этого\s+момента)\b.*\b(?:мне|меня)\b"
-    r"|\b(?:ab\s+jetzt|von\s+nun\s+an|künftig)\b.*\b(?:mir|mich)\b"
+    r"\b(?:from\s+now\s+on|going\s+forward)\b.*(?:\bme\b|" + _YOUR_ANSWERS + r")"
+    r"|\b(?:впредь|отныне|с\s+этого\s+момента)\b.*(?:\b(?:мне|меня)\b|" + _YOUR_ANSWERS + r")"
+    r"|\b(?:ab\s+jetzt|von\s+nun\s+an|künftig)\b.*(?:\b(?:mir|mich)\b|" + _YOUR_ANSWERS + r")"
     r"|\b(?:a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante|desde\s+ahora)\b.*(?:\bme\b|"
     + _ES_TO_ME
     + r")"
@@ -110,6 +116,7 @@ _ME = re.compile(
     re.IGNORECASE,
 )
 # "Your", said to someone else: advice to the listener ("always back up your data").
+_YOUR_ANSWERS_PATTERN = re.compile(_YOUR_ANSWERS, re.IGNORECASE)
 _YOUR = re.compile(r"\b(?:your|yours|yourself|твой|твои|ваш|ваши|dein|deine|euer|tu|tus)\b", re.I)
 # Other people: a statement about them is no preference for the speaker's own answers.
 _OTHERS = re.compile(
@@ -236,7 +243,8 @@ def standing_statements(
             continue  # a remark inside a long account, not an order of its own
         # A quoted "me" is someone else's word ('check "Send me reminders"').
         own = QUOTATION.sub(" ", request)
-        if _for_oneself(request) and (_ME.search(own) or (short and not _YOUR.search(own))):
+        about_me = _ME.search(own) or _YOUR_ANSWERS_PATTERN.search(own)
+        if _for_oneself(request) and (about_me or (short and not _YOUR.search(own))):
             found.setdefault(request, StandingStatement(request, "request"))
     for sentence in split_sentences(prose):
         if not _for_oneself(sentence):
