@@ -118,8 +118,8 @@ def test_a_fresh_install_and_a_second_allowed_user_read_as_meant(tmp_path: Path)
         f"{default} will be created by the first `mnemobot run` or `chat`"
     )
     assert found["WARN operators"].startswith(
-        "none: TELEGRAM_ALLOWED_USERS names 2 people, and none of them is one by the order "
-        "of a list; set TELEGRAM_OPERATORS to your user id"
+        "none: TELEGRAM_ALLOWED_USERS names 2 users, so none is an operator by default; "
+        "set TELEGRAM_OPERATORS to your user id"
     )
     assert not default.exists()
 
@@ -131,7 +131,7 @@ def test_run_says_at_start_that_several_allowed_users_leave_no_operator(
     log_startup(make_settings(tmp_path, telegram_allowed_users="5001"))
     assert "operators" not in caplog.text
     log_startup(make_settings(tmp_path, telegram_allowed_users="5001,5002"))
-    assert "operators: none: TELEGRAM_ALLOWED_USERS names 2 people" in caplog.text
+    assert "operators: none: TELEGRAM_ALLOWED_USERS names 2 users" in caplog.text
 
 
 def test_failures_are_reported_one_line_each(workspace: Path) -> None:

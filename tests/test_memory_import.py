@@ -131,6 +131,19 @@ def test_a_malformed_export_says_where_and_writes_nothing(tmp_path: Path, run) -
     assert "Traceback" not in result.stderr
 
 
+def test_a_chat_without_its_channel_is_refused_in_one_line(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
+    # Found live: "--chat 5003" imported into a scope the bot never reads.
+    workspace = tmp_path / "ws"
+    export = _export(tmp_path / "result.json", MESSAGES)
+    result = run(workspace, "memory", "import", str(export), "--chat", "5003")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "mnemobot: --chat '5003' names no channel; give the chat as the bot names it, "
+        "e.g. telegram:5003 or console:local"
+    ]
+    assert not (workspace / "memory" / "5003").exists()
+
+
 def test_an_unreadable_export_gets_one_line_and_leaves_the_workspace_free(  # type: ignore[no-untyped-def]
     tmp_path: Path, run
 ) -> None:

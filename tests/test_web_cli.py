@@ -83,6 +83,7 @@ def test_mnemobot_web_listens_on_this_machine_behind_the_token_it_prints(workspa
         found = address_of(lines, process)
         base, token = found.group(1), found.group(3)
         assert token and len(token) >= 32
+        assert lines.get(timeout=30).rstrip().endswith("; Ctrl-C stops it")
         with httpx.Client(timeout=30) as browser:
             assert browser.get(base).status_code == 401
             opened = browser.get(f"{base}?token={token}", follow_redirects=True)
@@ -131,6 +132,8 @@ def test_a_forget_on_the_page_run_web_serves_reaches_the_bots_next_reply(
     )
     with running(["run", "--web", "0"], env, workspace.parent) as (process, lines):
         base = address_of(lines, process).group(1)
+        # Ctrl-C stops the page and the bot with it: the start line says so (it said "it").
+        assert lines.get(timeout=30).rstrip().endswith("; Ctrl-C stops it and the bot")
         telegram.send_text(f"My locker code is {SECRET}.", chat_id=USER)
         telegram.wait_for_messages(USER, 1, timeout=30)
         scope = f"telegram:{USER}"

@@ -173,7 +173,7 @@ def run_command(args: argparse.Namespace) -> int:
                 f"cannot listen on {args.web_host}:{args.web} for --web ({exc.strerror or exc}); "
                 "pass another port"
             ) from None
-        print(start_lines(page, tokens, generated, read_only=False), flush=True)
+        print(start_lines(page, tokens, generated, read_only=False, with_bot=True), flush=True)
         return page
 
     try:

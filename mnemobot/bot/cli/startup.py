@@ -123,8 +123,7 @@ def no_operator_line(settings: Settings) -> str:
     several people are allowed (adding a second took the first's operator rights)."""
     allowed = settings.telegram_allowed_users
     why = (
-        f"TELEGRAM_ALLOWED_USERS names {len(allowed)} people, and none of them is one by "
-        "the order of a list; "
+        f"TELEGRAM_ALLOWED_USERS names {len(allowed)} users, so none is an operator by default; "
         if len(allowed) > 1
         else ""
     )

@@ -138,15 +138,24 @@ def standalone_host(
     )
 
 
-def start_lines(server: WebServer, tokens: list[WebToken], generated: bool, read_only: bool) -> str:
-    """What is printed once the page listens: where, and with which token."""
+def start_lines(
+    server: WebServer,
+    tokens: list[WebToken],
+    generated: bool,
+    read_only: bool,
+    *,
+    with_bot: bool = False,
+) -> str:
+    """What is printed once the page listens: where, and with which token. `with_bot`: it
+    is `run --web`'s, so Ctrl-C stops the bot too."""
     if generated:
         where = f"memory page at {server.address(tokens[0].value)}"
         how = "open it in a browser; the token in it is required (a new one each start)"
     else:
         where = f"memory page at {server.address()}"
         how = f"the access tokens are those of {TOKEN_VARIABLE} / {TOKENS_VARIABLE}"
-    lines = [f"mnemobot: {where}", f"mnemobot: {how}; Ctrl-C stops it"]
+    stops = "Ctrl-C stops it and the bot" if with_bot else "Ctrl-C stops it"
+    lines = [f"mnemobot: {where}", f"mnemobot: {how}; {stops}"]
     if read_only:
         lines.append("mnemobot: read-only: the page makes no corrections")
     if server.host not in LOOPBACK:
