@@ -194,6 +194,24 @@ async def test_a_bad_rewrite_changes_nothing_and_is_retried(
     assert "Ana visits in May" in paths.memory_file.read_text()
 
 
+@pytest.mark.parametrize(
+    "answer", ["1. The new file is:\n(empty)", "- Here is the memory file:\n- (empty)"]
+)
+async def test_a_first_rewrite_that_is_no_memory_file_is_rejected(
+    app: App, workspace: Path, openai_server: FakeOpenAIServer, answer: str
+) -> None:
+    # Found live with SmolLM2 on a chat with no MEMORY.md yet: "1. The new file is:" over
+    # the prompt's "(empty)" became the file every later request of the chat carried.
+    paths = scope_paths(workspace)
+    paths.directory.mkdir(parents=True)
+    write_note(workspace, SCOPE, "2026-11-20", "[10:00] User: my sister Ana visits in May")
+    assert app.maintenance is not None
+    openai_server.script(reply(answer))
+    line = consolidate_step(await app.maintenance.maintain(SCOPE)).line
+    assert line.startswith("rejected: "), line
+    assert not paths.memory_file.exists()
+
+
 async def test_dropping_entries_needs_them_named_as_superseded(
     app: App, workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:

@@ -22,6 +22,8 @@ CURRENT_FILE_LABEL = "CURRENT MEMORY.md:"
 NEW_NOTES_LABEL = "NEW CONVERSATION NOTES:"
 NEW_FACTS_LABEL = "NEW FACTS:"
 _PROMPT_LABELS = (CURRENT_FILE_LABEL, NEW_NOTES_LABEL, NEW_FACTS_LABEL)
+# What the prompt shows for a chat with no MEMORY.md yet.
+EMPTY_FILE_MARK = "(empty)"
 # Share of an old entry's words that must still be in the rewrite (or in its superseded
 # list) for the entry to count as kept (or as replaced): rewording keeps most words.
 ENTRY_KEPT_SHARE = 0.6
@@ -91,6 +93,12 @@ def _covered(entry: str, vocabulary: set[str]) -> bool:
     return len(words & vocabulary) / len(words) >= ENTRY_KEPT_SHARE
 
 
+def _says_empty(line: str) -> bool:
+    """Whether a line (a bullet's text, or the line) is the prompt's mark for no file."""
+    bullet = _BULLET.match(line)
+    return (bullet.group(1) if bullet else line).strip() == EMPTY_FILE_MARK
+
+
 def check_rewrite(previous: str, rewrite: Rewrite, max_tokens: int) -> str | None:
     """Why the rewrite must be rejected, or None: the loss guard (`max_tokens`: the cap)."""
     new = rewrite.memory
@@ -101,9 +109,12 @@ def check_rewrite(previous: str, rewrite: Rewrite, max_tokens: int) -> str | Non
     tokens = estimate_tokens(new)
     if tokens > max_tokens:
         return f"the rewrite has ~{tokens} tokens, over the cap of {max_tokens}"
-    if not any(_BULLET.match(line) for line in new.splitlines()):
+    lines = new.splitlines()
+    # A bullet that ends with a colon leads into something, and is no entry: SmolLM2,
+    # live, answered "1. The new file is:" over the prompt's "(empty)".
+    if not any((m := _BULLET.match(line)) and not m.group(1).endswith(":") for line in lines):
         return "the rewrite has no bullet entries (not a memory file)"
-    if any(label in new for label in _PROMPT_LABELS):
+    if any(label in new for label in _PROMPT_LABELS) or any(map(_says_empty, lines)):
         return "the model answered with what it was given, not a rewritten file"
     old_entries = entries(previous)
     if not old_entries:

@@ -35,6 +35,7 @@ from mnemobot.base.counts import counted
 from mnemobot.base.tokens import estimate_tokens, max_chars
 from mnemobot.memory.notes.memory_rewrite import (
     CURRENT_FILE_LABEL,
+    EMPTY_FILE_MARK,
     NO_CHANGE,
     SUPERSEDED_HEADING,
     check_rewrite,
@@ -229,7 +230,9 @@ def consolidate_scope(
             break
         # The model is told the cap in characters: models count those better than tokens.
         instructions = INSTRUCTIONS.format(max_chars=max_chars(budget.cap_tokens))
-        prompt = f"{CURRENT_FILE_LABEL}\n{previous.strip() or '(empty)'}\n\n{material.render()}"
+        prompt = (
+            f"{CURRENT_FILE_LABEL}\n{previous.strip() or EMPTY_FILE_MARK}\n\n{material.render()}"
+        )
         tally.calls += 1
         try:
             answer = complete(instructions, prompt)
