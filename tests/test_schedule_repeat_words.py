@@ -50,6 +50,13 @@ CHINESE_DAYS = "日一二三四五六"
         ("周二到周四8点", "0 8 * * 2,3,4"),
         ("каждый день в 9 часов", "0 9 * * *"),
         ("по будням в 7 часов утра", "0 7 * * 1-5"),
+        # Found in testing: 二十点 was 10:00, "y media" lost, "every night at 1" 13:00.
+        ("每天二十点", "0 20 * * *"),
+        ("todos los días a las 9 y media", "30 9 * * *"),
+        ("jeden Tag um halb 9", "30 8 * * *"),
+        ("every night at 1", "0 1 * * *"),
+        ("每天晚上1点", "0 1 * * *"),
+        ("every day at noon", "0 12 * * *"),
     ],
 )
 def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
@@ -74,6 +81,9 @@ def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
         "every first Monday of the month at 9",
         "every other day at 9",
         "every day at 9 UTC",
+        "every day at 9 utc",
+        "every day at 9 for a week",
+        "every Monday in January at 9",
         "1" * 5_000,
     ],
 )

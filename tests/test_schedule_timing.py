@@ -197,6 +197,10 @@ def test_durations_count_elapsed_time_and_days_keep_the_time_of_day_across_dst()
     assert parse_when("in 2 hours", night, BERLIN) - night == 7200
     assert local(parse_when("in 1 day", night, BERLIN), BERLIN).strftime("%d %H:%M") == "30 01:30"
     assert local(parse_when("tomorrow 09:00", night, BERLIN), BERLIN).hour == 9
+    # Hours said are elapsed time, even 24 of them (they were a calendar day: 23 real hours).
+    evening = at(BERLIN, 2027, 3, 27, 19, 30)
+    assert parse_when("in 24 hours", evening, BERLIN) - evening == 24 * 3600
+    assert parse_when("in 1 day", evening, BERLIN) - evening == 23 * 3600
 
 
 @given(

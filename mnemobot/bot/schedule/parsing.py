@@ -27,6 +27,12 @@ from datetime import datetime, timedelta
 from dateparser.date import DateDataParser
 
 from mnemobot.base.clock import SECONDS_PER_DAY
+from mnemobot.bot.schedule.time_words import (
+    hour_after_day_word,
+    minutes_as_clock,
+    next_day_words,
+    numbers_as_digits,
+)
 from mnemobot.bot.schedule.timing import wall_time, wall_to_epoch
 from mnemobot.config.zones import zone_of
 
@@ -47,29 +53,6 @@ _BARE_HOUR = re.compile(
     r"(?:\s*(?P<half_day>[ap])\.?m\b\.?)?"
     r"(?!\s*(?:minutes?|mins?|days?|weeks?|months?|years?)\b)",
     re.IGNORECASE,
-)
-# Midnight, as the twelve of a night ("tonight at midnight" is the 00:00 that follows).
-_MIDNIGHT = (
-    (re.compile(r"(?:\b12(?::00)?\s*)?(?:\bmidnight\b|\bmitternacht\b)", re.IGNORECASE), "12"),
-    (re.compile(r"(?<!\w)полночь(?!\w)", re.IGNORECASE), "12"),
-    (re.compile(r"\ba medianoche\b|\bmedianoche\b", re.IGNORECASE), "a las 12"),
-    (re.compile(r"午夜12点|午夜|半夜12点"), "12点"),
-)
-# "Tomorrow" and "today" as the day after, for an hour past the midnight that follows
-# ("завтра в 1 ночи" is the day after tomorrow's 01:00, "сегодня в 2 ночи" tomorrow's
-# 02:00); "tomorrow" first, so no day moves twice.
-_TOMORROW_TO_DAY_AFTER = (
-    (re.compile(r"\btomorrow\b", re.IGNORECASE), "day after tomorrow"),
-    (re.compile(r"(?<!\w)завтра(?!\w)", re.IGNORECASE), "послезавтра"),
-    (re.compile(r"\bmorgen\b", re.IGNORECASE), "übermorgen"),
-    (re.compile(r"明天"), "后天"),
-)
-_TODAY_TO_TOMORROW = (
-    (re.compile(r"\btoday\b", re.IGNORECASE), "tomorrow"),
-    (re.compile(r"(?<!\w)сегодня(?!\w)", re.IGNORECASE), "завтра"),
-    (re.compile(r"\bheute\b", re.IGNORECASE), "morgen"),
-    (re.compile(r"\bhoy\b", re.IGNORECASE), "mañana"),
-    (re.compile(r"今天"), "明天"),
 )
 # A clock time with nothing else: dateparser read "at 00:00" at 00:30 as the 1st of the
 # month; the next such time is found here instead.
@@ -155,23 +138,12 @@ _DAY_PARTS: tuple[DayPart, ...] = (
     _day_part(r"\b(?:de|por) la mañana\b", "", MORNING),
     _day_part(r"今晚", "今天", NIGHT, "明天"),
     _day_part(r"明晚", "明天", NIGHT, "后天"),
-    _day_part(r"夜里|半夜", "", NIGHT),
-    _day_part(r"晚上|傍晚", "", EVENING),
+    # 晚上 runs on into the night: "晚上1点" is 01:00 (下午 is the afternoon's).
+    _day_part(r"晚上|夜里|半夜", "", NIGHT),
+    _day_part(r"傍晚", "", EVENING),
     _day_part(r"下午", "", AFTERNOON),
     _day_part(r"上午|早上|早晨|凌晨", "", MORNING),
 )
-
-_CHINESE_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
-_CHINESE_DIGITS |= {"八": 8, "九": 9, "十": 10}
-_CHINESE_COUNT = re.compile(
-    r"(?P<count>十[一二]?|[一二两三四五六七八九])(?=\s*个?\s*(?:小时|钟头|分钟|天|周|星期|点))"
-)
-_HALF_HOUR = {
-    re.compile(r"\bhalf an hour\b", re.IGNORECASE): "30 minutes",
-    re.compile(r"\beiner halben stunde\b", re.IGNORECASE): "30 Minuten",
-    re.compile(r"\bmedia hora\b", re.IGNORECASE): "30 minutos",
-    re.compile(r"半个?(?:小时|钟头)"): "30分钟",
-}
 
 _INTERVAL = re.compile(
     r"^\s*(?:every\s+)?(?P<count>\d+(?:\.\d+)?)?\s*"
@@ -191,11 +163,8 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
     01:00", "明天上午9点" -> "明天09:00". `small_hours`: it is just past midnight now
     (before SMALL_HOURS_END), so "tonight" is the night already begun: "tonight at 1" is
     "today at 01:00"."""
-    text = _numbers_as_digits(text)
-    midnight = False
-    for pattern, twelve in _MIDNIGHT:
-        text, found = pattern.subn(twelve, text)
-        midnight = midnight or found > 0
+    text, midnight = minutes_as_clock(numbers_as_digits(text))
+    text = hour_after_day_word(text)
     part = next((part for part in _DAY_PARTS if part.pattern.search(text) is not None), None)
     kind = NIGHT if midnight else part.kind if part is not None else MORNING
     after_midnight = False
@@ -241,11 +210,40 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
         clocked = other.pattern.sub(rest, clocked)
     if next_day and (part is None or part.rest == part.rest_after_midnight):
         # The day is a word of its own ("сегодня в 2 ночи"): the next one.
-        for pattern, later in (*_TOMORROW_TO_DAY_AFTER, *_TODAY_TO_TOMORROW):
-            clocked, moved = pattern.subn(later, clocked)
-            if moved:
-                break
+        clocked = next_day_words(clocked)
     return re.sub(r"\s{2,}", " ", clocked).strip()
+
+
+# Units of elapsed time: a duration in them is not a number of calendar days.
+_ELAPSED_UNITS = re.compile(
+    r"hours?|minutes?|\bmins?\b|час|минут|stunden?|minuten?|horas?|minutos?|小时|分钟|钟头",
+    re.IGNORECASE,
+)
+# A day of the month by its number alone: "on the 5th", "5-го" (dateparser read "the 5th"
+# as May).
+_ORDINAL_DAY = re.compile(
+    r"\b(?:on\s+)?the\s+(?P<en>\d{1,2})(?:st|nd|rd|th)\b|(?<!\w)(?P<ru>\d{1,2})-?го(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def ordinal_day_as_date(text: str, base: datetime) -> str:
+    """ "on the 5th at 9" -> "2026-12-05 at 9": the next 5th of a month, from `base`'s day
+    on (a day no month has is left as said)."""
+
+    def date(match: re.Match[str]) -> str:
+        day = int(match["en"] or match["ru"])
+        year, month = base.year, base.month
+        if day < base.day:
+            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+        for _ in range(12):  # the next month that has that day (the 31st)
+            try:
+                return f"{datetime(year, month, day):%Y-%m-%d}"
+            except ValueError:
+                year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+        return match[0]
+
+    return _ORDINAL_DAY.sub(date, text)
 
 
 def _next_clock_time(normalized: str, base: datetime) -> datetime | None:
@@ -256,18 +254,6 @@ def _next_clock_time(normalized: str, base: datetime) -> datetime | None:
         return None
     at = base.replace(hour=int(match["hour"]), minute=int(match["minute"]), second=0, microsecond=0)
     return at if at > base else at + timedelta(days=1)
-
-
-def _numbers_as_digits(text: str) -> str:
-    """ "两小时后" -> "2小时后", "in half an hour" -> "in 30 minutes": dateparser reads digits."""
-    for pattern, minutes in _HALF_HOUR.items():
-        text = pattern.sub(minutes, text)
-
-    def digits(match: re.Match[str]) -> str:
-        count = match["count"]
-        return str(sum(_CHINESE_DIGITS[char] for char in count))
-
-    return _CHINESE_COUNT.sub(digits, text)
 
 
 def _read(text: str, base: datetime) -> datetime | None:
@@ -298,7 +284,8 @@ def parse_when(text: str, now: float, zone_name: str) -> float:
         at = iso.timestamp() if iso.tzinfo is not None else wall_to_epoch(iso, zone)
     else:
         base = wall_time(now, zone)
-        normalized = with_clock_times(words, small_hours=base.hour < SMALL_HOURS_END)
+        dated = ordinal_day_as_date(words, base)
+        normalized = with_clock_times(dated, small_hours=base.hour < SMALL_HOURS_END)
         found = _next_clock_time(normalized, base) or _read(normalized, base)
         if found is None:
             raise WhenError(
@@ -309,7 +296,10 @@ def parse_when(text: str, now: float, zone_name: str) -> float:
         offset = found - base
         if moved is not None and moved - (base + _PROBE_SHIFT) == offset:
             # A duration from now ("in 2 hours", "in 3 days", "tomorrow").
-            whole_days = offset.total_seconds() % SECONDS_PER_DAY == 0
+            # (Not "in 24 hours": hours said are elapsed, whatever the clocks do.)
+            whole_days = offset.total_seconds() % SECONDS_PER_DAY == 0 and not (
+                _ELAPSED_UNITS.search(normalized)
+            )
             at = wall_to_epoch(found, zone) if whole_days else now + offset.total_seconds()
         else:
             at = wall_to_epoch(found, zone)

@@ -29,7 +29,8 @@ _EVERY_DAY_PART: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for pattern, part in (
         (r"\bevery morning\b", "in the morning"),
         (r"\bevery afternoon\b", "in the afternoon"),
-        (r"\bevery (?:evening|night)\b", "in the evening"),
+        (r"\bevery evening\b", "in the evening"),
+        (r"\bevery night\b", "at night"),
         (r"(?<!\w)каждое утро(?!\w)", "утром"),
         (r"(?<!\w)каждый вечер(?!\w)", "вечером"),
         (r"(?<!\w)каждую ночь(?!\w)", "ночью"),
@@ -88,7 +89,9 @@ _INTERVAL_COUNT = re.compile(
 # Friday", "the first Monday"): refused, so the model gives cron or asks.
 _MORE_THAN_DAYS = re.compile(
     r"\b(?:except|excluding|but|not|until|till|from|starting|since|first|second|third"
-    r"|fourth|last|other|biweekly|fortnightly|alternate)\b"
+    r"|fourth|last|other|biweekly|fortnightly|alternate|for|this|next|during|within|time"
+    r"|january|february|march|april|may|june|july|august|september|october|november"
+    r"|december)\b"
     r"|(?<!\w)(?:кроме|не|до|с|со|начиная|перв\w*|втор(?:ой|ую|ое)|последн\w*|через)(?!\w)"
     r"|\b(?:außer|ausser|nicht|bis|ab|ersten|zweiten|letzten|jeden zweiten)\b"
     r"|\b(?:excepto|menos|salvo|no|hasta|desde|primer\w*|segund\w*|últim\w*)\b"
@@ -97,7 +100,9 @@ _MORE_THAN_DAYS = re.compile(
 )
 # A zone named: the repeat is read in the chat's zone, so it is refused. Upper case only
 # ("UTC", "EST", "Europe/Berlin"): checked case-sensitively.
-_ZONE = re.compile(r"\b(?:UTC|GMT|[A-Z]{2,4}T|MSK)\b|\b[A-Z][a-z]+/[A-Z][A-Za-z_]+")
+_ZONE = re.compile(
+    r"\b(?:(?i:utc|gmt)|[A-Z]{2,4}T|MSK)\b|\b[A-Z][a-z]+/[A-Z][A-Za-z_]+|(?i:\btime zone\b)"
+)
 _BARE_NUMBER = re.compile(r"\d")
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 _TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?m\.?(?!\w)", re.IGNORECASE)
