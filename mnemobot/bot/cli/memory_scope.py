@@ -18,7 +18,7 @@ from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
-from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE, scope_under, validate_scope_key
+from mnemobot.memory.store.scope_paths import scope_under, validate_scope_key
 from mnemobot.memory.store.workspace_scopes import scopes_with_memory
 
 # How many existing scopes an unknown chat key's error names.
@@ -74,7 +74,7 @@ def open_chat_memory(
         validate_scope_key(args.chat)
     except ValueError as exc:
         return f"{exc}; use the chat's scope key, e.g. console:local or telegram:12345"
-    if ":" not in args.chat and args.chat != GLOBAL_SCOPE:
+    if args.chat.lstrip("-").isdigit():
         # Found live: "--chat 5003" imported into a scope the bot never reads.
         return (
             f"--chat {args.chat!r} names no channel; give the chat as the bot names it, "
