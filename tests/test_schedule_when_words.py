@@ -98,6 +98,8 @@ CASES = [
     ("this evening at 4", LATE_MORNING, "2026-11-24 16:00"),
     # Found in testing: silent wrong times and refusals of common phrases.
     ("tomorrow 9", LATE_MORNING, "2026-11-25 09:00"),
+    ("9 tomorrow", LATE_MORNING, "2026-11-25 09:00"),
+    ("at 9 tomorrow", LATE_MORNING, "2026-11-25 09:00"),
     ("tomorrow morning 8", LATE_MORNING, "2026-11-25 08:00"),
     ("Friday 9", LATE_MORNING, "2026-11-27 09:00"),
     ("в пятницу 9", LATE_MORNING, "2026-11-27 09:00"),

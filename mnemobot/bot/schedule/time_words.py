@@ -114,7 +114,7 @@ def minutes_as_clock(text: str) -> tuple[str, bool]:
 # ------------------------------------------------------ an hour after a day word
 
 # A day word, then an hour with no "at": the hour is meant ("tomorrow 9", "Friday 9").
-_DAY_THEN_HOUR = (
+_DAY_THEN_HOUR: tuple[tuple[str, str], ...] = (
     (
         r"\b(?:today|tomorrow|tonight|mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday"
         r"|urday)?(?:\s+(?:morning|afternoon|evening|night))?,?\s+"
@@ -137,6 +137,9 @@ _DAY_THEN_HOUR = (
         "a las ",
     ),
 )
+# ... or the hour first: "9 tomorrow".
+_HOUR_THEN_DAY = r"(?<![\w:.,@])(?<!\bat\s)(?<!\bin\s)(?=\d{1,2}\s+(?:tomorrow|today|tonight)\b)"
+_DAY_THEN_HOUR += ((_HOUR_THEN_DAY, "at "),)
 _DAY_THEN_HOUR_PATTERNS = tuple(
     (re.compile(pattern, re.IGNORECASE), at) for pattern, at in _DAY_THEN_HOUR
 )
