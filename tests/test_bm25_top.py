@@ -7,7 +7,7 @@ import heapq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.bm25 import BM25Index, max_ties
 
 # "name" plays a speaker's name: on most documents, so pruning has common terms to skip.
 COMMON = st.just("name")
@@ -104,3 +104,21 @@ def test_top_over_a_bulk_loaded_base_with_later_adds_and_removals(
     asked = [f"d{position}" for position in range(60)]
     everything = index.scores(query)
     assert index.score_documents(query, asked) == everything
+
+
+def test_ties_are_bounded_and_the_newest_stay() -> None:
+    # Found live: 300,000 imported messages alike all tied, and the pack read every one
+    # (29 s for one question). Past the bound the newest written are kept.
+    index = BM25Index()
+    # The better one written first, the oldest of all.
+    index.add_many(
+        [
+            ("the-one", ["message", "number", "4242"]),
+            *((f"m{position:06d}", ["message", "number", "things"]) for position in range(5_000)),
+        ]
+    )
+    best = index.top(["message", "number", "4242"], 10)
+    assert len(best) == max_ties(10) < 5_001
+    # The one better than the tied stays, whatever its age; of the tied, the newest.
+    newest = {f"m{position:06d}" for position in range(5_001 - max_ties(10), 5_000)}
+    assert set(best) == {"the-one", *newest}

@@ -97,6 +97,19 @@ _MERGE_SHARE = 64
 
 _EMPTY_INT = np.zeros(0, dtype=np.int32)
 
+# Ties `top` keeps past k: at least MIN_TIES, at most TIES_FACTOR times k (see `max_ties`).
+TIES_FACTOR = 8
+MIN_TIES = 1_024
+
+
+def max_ties(k: int) -> int:
+    """Most documents `BM25Index.top` returns for `k`, ties included. Found live: 300,000
+    imported messages alike ("message number N about things") all tied, and the pack
+    read every one for a value that changed: 29 s for one question. The bound leaves
+    every tie of a real chat (the pools' k are 24 to a few hundred)."""
+    return max(TIES_FACTOR * k, k + MIN_TIES)
+
+
 # Documents in doc-major form, to build into the base: (ids, distinct terms per document,
 # term ids, term frequencies, lengths), the term entries of each document contiguous.
 _DocParts = tuple[
@@ -426,6 +439,18 @@ class BM25Index:
             # so every document that can make the cut is among these.
             cut = np.partition(totals, len(totals) - k)[len(totals) - k]
             keep = totals >= cut
+            if np.count_nonzero(keep) > max_ties(k):
+                # Ties at the cut past the bound: every better one stays, and of the tied
+                # the newest written (the highest positions).
+                better = np.flatnonzero(totals > cut)
+                tied = np.flatnonzero(totals == cut)
+                room = max(max_ties(k) - len(better), k - len(better), 0)
+                newest_tied = (
+                    tied[np.argsort(positions[tied], kind="stable")[-room:]] if room else tied[:0]
+                )
+                keep = np.zeros(len(totals), dtype=bool)
+                keep[better] = True
+                keep[newest_tied] = True
             positions, totals = positions[keep], totals[keep]
         found = dict(
             zip(
