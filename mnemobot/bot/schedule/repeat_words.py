@@ -105,7 +105,6 @@ _ZONE = re.compile(
 )
 _BARE_NUMBER = re.compile(r"\d")
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
-_TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?m\.?(?!\w)", re.IGNORECASE)
 
 
 def cron_from_words(text: str) -> str | None:
@@ -114,10 +113,14 @@ def cron_from_words(text: str) -> str | None:
     rest = _without_days(text)
     if _ZONE.search(text) or _MORE_THAN_DAYS.search(rest):
         return None
-    if _INTERVAL_COUNT.search(with_clock_times(rest)):
+    # The hour as `parsing` reads it (a day-part word wins over how the hour is written:
+    # "every day at 8 in the evening" is 20:00); the days' words are out, so none is
+    # taken as a date.
+    clocked = with_clock_times(rest)
+    if _INTERVAL_COUNT.search(clocked):
         return None
     days = days_of_week(text)
-    clock = clock_of(text)
+    clock = clock_in(clocked)
     if days is None or clock is None:
         return None
     hour, minute = clock
@@ -161,20 +164,12 @@ def _named_days(text: str) -> set[int]:
     return days
 
 
-def clock_of(text: str) -> tuple[int, int] | None:
-    """The one time of day the words give, as (hour, minute); None if none or several."""
-    twelve = _TWELVE_HOUR.findall(text)
-    if twelve:
-        if len(twelve) > 1:
-            return None
-        hour, minute, half = twelve[0]
-        return int(hour) % 12 + (12 if half.lower() == "p" else 0), int(minute or 0)
-    # A stated day-part word wins over how the hour is written: "every day at 8 in the
-    # evening" is 20:00. The day's words say which day, so none is taken as a date.
-    clocked = with_clock_times(_without_days(text))
+def clock_in(clocked: str) -> tuple[int, int] | None:
+    """The one clock time of a text `with_clock_times` rewrote, as (hour, minute); None if
+    none, several, or an hour it could not read ("at 9 and 18")."""
     clocks = {(int(h), int(m)) for h, m in _CLOCK.findall(clocked)}
     if len(clocks) != 1 or _BARE_NUMBER.search(_CLOCK.sub(" ", clocked)):
-        return None  # several times, or an hour not read ("at 9 and 18")
+        return None
     return clocks.pop()
 
 
