@@ -39,6 +39,7 @@ from mnemobot_tooling.fakes.openai_server import (
     user_texts,
 )
 from tests.conftest import CONSOLE_CHAT, make_settings, write_runtime_config
+from tests.telegram_exports import export_message
 
 CHAT = "telegram:555"
 ORDER_QUESTION = (
@@ -80,17 +81,7 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):  #
 
 
 def _message(message_id: int, day: int, minute: int, author: str, text: str) -> dict[str, Any]:
-    at = datetime(2025, 3, day, 9, minute, tzinfo=UTC)
-    return {
-        "id": message_id,
-        "type": "message",
-        "date": at.strftime("%Y-%m-%dT%H:%M:%S"),
-        "date_unixtime": str(int(at.timestamp())),
-        "from": author,
-        "from_id": f"user{len(author)}",
-        "text": text,
-        "text_entities": [],
-    }
+    return export_message(message_id, datetime(2025, 3, day, 9, minute, tzinfo=UTC), author, text)
 
 
 # Day 2: the schema; day 5: caching; day 9: deployment (with a locker code); day 12: a cat.

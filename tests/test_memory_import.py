@@ -14,6 +14,7 @@ import pytest
 
 from mnemobot.bot.cli.main import main
 from tests.conftest import run_mnemobot
+from tests.telegram_exports import export_message
 
 CHAT = "telegram:555"
 
@@ -26,17 +27,7 @@ def _export(path: Path, messages: list[dict[str, object]]) -> Path:
 
 
 def _message(message_id: int, day: int, author: str, text: object) -> dict[str, object]:
-    at = datetime(2025, 3, day, 18, 30, tzinfo=UTC)
-    return {
-        "id": message_id,
-        "type": "message",
-        "date": at.strftime("%Y-%m-%dT%H:%M:%S"),
-        "date_unixtime": str(int(at.timestamp())),
-        "from": author,
-        "from_id": f"user{len(author)}",
-        "text": text,
-        "text_entities": [],
-    }
+    return export_message(message_id, datetime(2025, 3, day, 18, 30, tzinfo=UTC), author, text)
 
 
 MESSAGES = [

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.conftest import run_mnemobot
+from tests.telegram_exports import export_message
 
 CHAT = "telegram:777"
 
@@ -18,17 +19,9 @@ CHAT = "telegram:777"
 def _message(
     message_id: int, day: int, author: str, text: str, **more: object
 ) -> dict[str, object]:
-    at = datetime(2025, 10, day, 9, 0, tzinfo=UTC)
-    return {
-        "id": message_id,
-        "type": "message",
-        "date": at.strftime("%Y-%m-%dT%H:%M:%S"),
-        "date_unixtime": str(int(at.timestamp())),
-        "from": author,
-        "from_id": f"user{len(author)}",
-        "text": text,
-        **more,
-    }
+    return export_message(
+        message_id, datetime(2025, 10, day, 9, 0, tzinfo=UTC), author, text, **more
+    )
 
 
 def _export_json(messages: list[dict[str, object]]) -> str:
