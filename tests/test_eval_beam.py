@@ -200,10 +200,12 @@ def test_command_line_prints_json_and_one_line_for_a_wrong_path(
     assert err.count("\n") == 1 and "nothing-here" in err and "Traceback" not in err
 
 
-def test_with_assistant_replies_a_reply_shares_the_turn_of_the_message_it_answers(
+def test_as_a_chat_with_a_bot_a_reply_shares_the_turn_of_the_message_it_answers(
     conversation_dir: Path, tmp_path: Path
 ) -> None:
-    result = run_eval(BeamRun([conversation_dir], assistant_replies=True), tmp_path / "ws")
+    """The conversation is exported as Telegram Desktop writes a chat with a bot, and
+    `memory import` keeps the bot's messages as replies without being told."""
+    result = run_eval(BeamRun([conversation_dir]), tmp_path / "ws")
     (at_default,) = result.to_json_dict()["budgets"]
     assert result.to_json_dict()["assistantReplies"] is True
     # The same evidence is found: one turn now holds message 0 and its reply 1.
@@ -224,6 +226,18 @@ def test_with_assistant_replies_a_reply_shares_the_turn_of_the_message_it_answer
     assert ["tg-export:9", "tg-export:10"] in references
     # Message 22 (a user message) is answered by filler 23: one turn, refs of both.
     assert ["tg-export:23", "tg-export:24"] in references
+
+    apart = run_eval(BeamRun([conversation_dir], assistant_replies=False), tmp_path / "ws2")
+    assert apart.to_json_dict()["assistantReplies"] is False
+    items = tmp_path / "ws2" / "memory" / "beam:100K-7" / "items"
+    references = [
+        orjson.loads(line)["references"]
+        for path in items.rglob("*.jsonl")
+        for line in path.read_bytes().splitlines()
+        if orjson.loads(line).get("type") == "TURN"
+    ]
+    assert ["tg-export:1"] in references and ["tg-export:2"] in references
+    assert ["tg-export:1", "tg-export:2"] not in references
 
 
 def test_a_message_longer_than_an_export_holds_is_imported_in_parts_of_one_message(

@@ -358,3 +358,43 @@ def test_an_assistants_messages_become_the_replies_of_the_messages_they_answer(
 
     again = run(workspace, "memory", "import", str(export), "--chat", CHAT, "--assistant", "Helper")
     assert "imported 0 messages" in again.stdout and "4 already there" in again.stdout
+
+
+def test_an_export_of_a_chat_with_a_bot_keeps_the_bots_messages_as_its_replies(
+    tmp_path: Path,
+    run,  # type: ignore[no-untyped-def]
+) -> None:
+    """Telegram Desktop writes a chat with a bot as `bot_chat`, the bot's id as the chat's:
+    its messages are the replies to what the person said, as the bot keeps its own turns,
+    without the person having to know `--assistant`."""
+    at = datetime(2025, 3, 2, 18, 30, tzinfo=UTC)
+    messages = [
+        export_message(1, at, "Ada", "Which database should billing use?", from_id="user555"),
+        export_message(2, at, "Helper", "Use Postgres, with nightly backups.", from_id="user777"),
+        # Someone else's name in the export is never taken for the bot.
+        export_message(3, at, "Ada", "And for the cache?", from_id="user555"),
+    ]
+    export = tmp_path / "result.json"
+    export.write_text(
+        json.dumps({"name": "Helper", "type": "bot_chat", "id": 777, "messages": messages})
+    )
+
+    done = run(tmp_path / "ws", "memory", "import", str(export), "--chat", CHAT)
+    assert done.returncode == 0, done.stderr
+    assert "imported 3 messages" in done.stdout
+    assert "Helper's messages kept as replies" in done.stdout
+    pack = run(tmp_path / "ws", "memory", "pack", "billing Postgres", "--chat", CHAT, "--json")
+    turns = [i for i in json.loads(pack.stdout)["items"] if i["type"] == "TURN"]
+    (answered,) = [i for i in turns if "billing" in i["content"]]
+    assert answered["references"] == ["tg-export:1", "tg-export:2"]
+    assert answered["content"].splitlines() == [
+        "Ada: Which database should billing use?",
+        "Assistant: Use Postgres, with nightly backups.",
+    ]
+
+    alone = run(tmp_path / "ws2", "memory", "import", str(export), "--chat", CHAT, "--no-assistant")
+    assert alone.returncode == 0, alone.stderr
+    assert "kept as replies" not in alone.stdout
+    pack = run(tmp_path / "ws2", "memory", "pack", "billing Postgres", "--chat", CHAT, "--json")
+    refs = [i["references"] for i in json.loads(pack.stdout)["items"] if i["type"] == "TURN"]
+    assert ["tg-export:1"] in refs and ["tg-export:2"] in refs

@@ -278,11 +278,21 @@ def _register_eval_beam(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         help="other values of the pack's or the extraction's constants, for an ablation "
         '(not settings), e.g. \'{"extraction": {"turnUserChars": 600}}\'',
     )
-    beam.add_argument(
+    written_as = beam.add_mutually_exclusive_group()
+    written_as.add_argument(
         "--assistant-replies",
+        dest="assistant_replies",
         action="store_true",
-        help="import with `memory import --assistant`: each assistant message kept as the "
-        "reply of the message it answers, as the bot keeps its own turns",
+        default=True,
+        help="write each conversation as the export of a chat with a bot, whose messages "
+        "`memory import` keeps as the replies of those they answer (the default)",
+    )
+    written_as.add_argument(
+        "--personal-chat",
+        dest="assistant_replies",
+        action="store_false",
+        help="write each conversation as the export of a chat between two people: every "
+        "message a turn of its own",
     )
     beam.add_argument("--json", action="store_true", help="print machine-readable results")
     beam.add_argument(

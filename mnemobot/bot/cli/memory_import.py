@@ -21,8 +21,11 @@ the export. Its messages are then kept as the bot keeps its own replies: each sh
 turn with the message it answers (the one right before it), cut to
 `extraction.turnAssistantChars` in the item like a live reply, the turn's refs naming
 both; an assistant message that answers nothing (two in a row, or the first of the chat)
-is a turn of the reply alone. Without it every author's message is a turn of its own,
-kept whole: an assistant's long replies would then crowd out what the person said.
+is a turn of the reply alone. An export of a chat with a bot (Telegram Desktop's
+`bot_chat`) is imported so by default, with the bot as the assistant: that is how the bot
+would have kept the chat live. Without it (or with `--no-assistant`) every author's
+message is a turn of its own, kept whole: an assistant's long replies would then crowd
+out what the person said.
 
 A forward (`forwarded_from` in the export) is kept as the live bot keeps one: its words
 are its original author's, at the forward's date (the export has no earlier one), never
@@ -114,6 +117,8 @@ def _import_held(
         return fail(str(exc))
     scope = args.chat
     assistant = getattr(args, "assistant", None)
+    if assistant is None and not getattr(args, "no_assistant", False):
+        assistant = export.bot
     if assistant is not None and not any(m.author == assistant for m in export.messages):
         authors = ", ".join(sorted({m.author for m in export.messages})) or "none"
         return fail(
@@ -122,9 +127,11 @@ def _import_held(
     imported, already = write_export(
         memory.record, scope, export, config=config.memory, tz=tz, assistant=assistant
     )
+    replies = f"; {assistant}'s messages kept as replies" if assistant is not None else ""
     print(
         f"imported {counted(imported, 'message')} of {export.name!r} into {scope}"
-        f" ({already} already there, {export.skipped} without text or service messages skipped)"
+        f" ({already} already there, {export.skipped} without text or service messages"
+        f" skipped{replies})"
     )
     return 0
 

@@ -255,12 +255,19 @@ def _add_memory(sub: Any) -> None:
     )
     imported.add_argument("file", help="the export's result.json (Export chat history, JSON)")
     imported.add_argument("--chat", required=True, help="scope key, e.g. telegram:12345")
-    imported.add_argument(
+    replies = imported.add_mutually_exclusive_group()
+    replies.add_argument(
         "--assistant",
         default=None,
         metavar="NAME",
         help="the chat was with an assistant whose messages are from NAME: keep each of them "
-        "as the reply of the message it answers, as the bot keeps its own turns",
+        "as the reply of the message it answers, as the bot keeps its own turns (the default "
+        "for an export of a chat with a bot, with the bot's messages)",
+    )
+    replies.add_argument(
+        "--no-assistant",
+        action="store_true",
+        help="keep every message as a turn of its own, the bot's too in a chat with a bot",
     )
     imported.set_defaults(handler=f"{CLI}.memory_import:import_command")
     export = add(

@@ -32,9 +32,10 @@ Items that score alike are ordered by their ids, which the bot draws at random; 
 draws each message's from its refs (`SeededIds`), so two imports of the same code give the
 same figures and a change is measured against that, not against the luck of the draw
 (random ids moved the development figures by up to 0.005).
-With `--assistant-replies` the import is `memory import --assistant Assistant`: each of
-the assistant's messages is kept as the reply of the user message it answers, in one turn
-whose refs name both, as the bot keeps its own turns.
+The export is of a chat with a bot (Telegram Desktop's `bot_chat`, the assistant's id the
+chat's own), so `memory import` keeps each of the assistant's messages as the reply of the
+user message it answers, in one turn whose refs name both, as the bot keeps its own turns.
+With `--personal-chat` it is of a chat between two people, every message a turn of its own.
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.systems.memory_steps.context_building import pack_for_turn
 from mnemobot_tooling.evals.beam_data import (
-    ASSISTANT_NAME,
     DEFAULT_MESSAGE_GAP_SECONDS,
     KNOWLEDGE_UPDATE,
     BeamConversation,
@@ -221,7 +221,9 @@ class BeamRun:
     budgets: Sequence[int] = (DEFAULT_BUDGET,)
     message_gap_seconds: float = DEFAULT_MESSAGE_GAP_SECONDS
     memory_overrides: dict[str, Any] | None = None
-    assistant_replies: bool = False
+    # The export is of a chat with a bot (its messages imported as replies); false: of a
+    # chat between two people (`--personal-chat`), every message a turn of its own.
+    assistant_replies: bool = True
     embedding_cache: Path | None = None
     details: TextIO | None = None
     progress: TextIO | None = None
@@ -357,14 +359,17 @@ def _import(
     config: MemoryConfig,
     assistant_replies: bool,
 ) -> None:
-    """`mnemobot memory import EXPORT --chat SCOPE [--assistant Assistant]`, minus opening
-    the workspace."""
+    """`mnemobot memory import EXPORT --chat SCOPE`, minus opening the workspace: the
+    export of a chat with a bot keeps the bot's messages as replies, as the command does."""
     if record.scopes.store(scope).items:
         raise ValueError(f"the workspace already holds memory of {scope}; use a new one")
-    path = write_telegram_export(conversation, exports / f"{_scope_safe(conversation.name)}.json")
-    assistant = ASSISTANT_NAME if assistant_replies else None
+    path = write_telegram_export(
+        conversation,
+        exports / f"{_scope_safe(conversation.name)}.json",
+        with_bot=assistant_replies,
+    )
     export = read_export(path, UTC)
-    write_export(record, scope, export, config=config, tz=UTC, assistant=assistant)
+    write_export(record, scope, export, config=config, tz=UTC, assistant=export.bot)
 
 
 def _embed_all(vectors: MemoryVectors, scope: str) -> None:

@@ -27,9 +27,9 @@ def format_report(result: BeamResult) -> str:
         f"not asked; {result.skipped_evidence} unknown evidence ids), "
         f"{result.message_gap_seconds:g} s between messages; "
         + (
-            "the assistant's messages imported as replies (--assistant)"
+            "a chat with a bot: the assistant's messages imported as replies"
             if result.assistant_replies
-            else "every message imported as its author's turn"
+            else "a chat between two people (--personal-chat): every message its author's turn"
         ),
     ]
     for measured in result.budgets:

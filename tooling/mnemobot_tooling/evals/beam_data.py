@@ -241,12 +241,14 @@ def _question(
     return BeamQuestion(ability, str(raw["question"]).strip(), evidence, older, newer)
 
 
-def telegram_export(conversation: BeamConversation) -> dict[str, Any]:
-    """The conversation as Telegram Desktop's `result.json` of a private chat."""
+def telegram_export(conversation: BeamConversation, *, with_bot: bool = True) -> dict[str, Any]:
+    """The conversation as Telegram Desktop's `result.json` of a chat with a bot (the
+    assistant's id is the chat's own, as Telegram Desktop writes it), or with `with_bot`
+    false of a private chat between two people."""
     return {
-        "name": f"BEAM {conversation.name}",
-        "type": "personal_chat",
-        "id": 1,
+        "name": ASSISTANT_NAME if with_bot else f"BEAM {conversation.name}",
+        "type": "bot_chat" if with_bot else "personal_chat",
+        "id": int(_AUTHOR_IDS[ASSISTANT_NAME].removeprefix("user")) if with_bot else 1,
         "messages": [
             {
                 "id": part * PART_ID_STRIDE + message.id + 1,
@@ -277,6 +279,8 @@ def message_parts(text: str, limit: int = MAX_TEXT_CHARS) -> list[str]:
     return [*parts, text]
 
 
-def write_telegram_export(conversation: BeamConversation, path: Path) -> Path:
-    path.write_bytes(orjson.dumps(telegram_export(conversation)))
+def write_telegram_export(
+    conversation: BeamConversation, path: Path, *, with_bot: bool = True
+) -> Path:
+    path.write_bytes(orjson.dumps(telegram_export(conversation, with_bot=with_bot)))
     return path

@@ -98,6 +98,9 @@ class ChatExport:
     # caption are left out.
     messages: list[ExportedMessage]
     skipped: int
+    # In a chat with a bot (Telegram Desktop's `bot_chat`), the name its messages carry:
+    # the other side of the chat is the bot, whose `from_id` is the chat's own id.
+    bot: str | None = None
 
 
 def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExport:
@@ -135,6 +138,9 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
     latest = (time.time() if now is None else now) + FUTURE_SLACK_SECONDS
     chat_type = data.get("type")
     shared = isinstance(chat_type, str) and chat_type in SHARED_NUMBERING_TYPES
+    chat_id = data.get("id")
+    bot_from_id = f"user{chat_id}" if chat_type == "bot_chat" and type(chat_id) is int else None
+    bot: str | None = None
     for index, record in enumerate(raw):
         at = f"{where}: messages[{index}]"
         message = _message(record, at, tz, latest, shared)
@@ -145,10 +151,12 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
             raise ExportError(f"{at}.id: {message.id} appears twice")
         seen.add(message.id)
         messages.append(message)
+        if bot is None and bot_from_id is not None and record.get("from_id") == bot_from_id:
+            bot = message.author
     name = data.get("name")
     # Printed in the import's one line: a name, not a page.
     shown_name = name[:MAX_NAME_CHARS] if isinstance(name, str) and name.strip() else path.stem
-    return ChatExport(shown_name, messages, skipped)
+    return ChatExport(shown_name, messages, skipped, bot)
 
 
 def _without_bom(data: bytes) -> bytes | memoryview:
