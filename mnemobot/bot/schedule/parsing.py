@@ -2,7 +2,8 @@
 days", a cron expression. Pure functions; `dateparser` reads the words, in any language it
 knows, relative to the chat's current local time.
 
-Two things dateparser gets wrong are settled here:
+Days and dates it misreads or does not read ("nächsten Freitag", "am 5.12.", "12月5日")
+are ISO dates first (`date_words`). Two more things dateparser gets wrong are settled here:
 
 - A bare hour after a word like "at" ("tomorrow at 9", "um 9 Uhr", "в 9"), or with a word
   that makes it an hour ("9 Uhr", "9点"), is read as a day or a month, or dropped; it is
@@ -27,7 +28,10 @@ from datetime import datetime, timedelta
 from dateparser.date import DateDataParser
 
 from mnemobot.base.clock import SECONDS_PER_DAY
+from mnemobot.bot.schedule.date_words import dates_as_iso
 from mnemobot.bot.schedule.time_words import (
+    about_as_at,
+    day_words_read,
     hour_after_day_word,
     minutes_as_clock,
     next_day_words,
@@ -129,6 +133,7 @@ _DAY_PARTS: tuple[DayPart, ...] = (
     _day_part(r"(?<=в )(\d{1,2}(?::\d{2})?)(?:\s+час(?:а|ов)?)?\s+дня\b", r"\1", AFTERNOON),
     _day_part(r"\b(?:днём|днем)\b", "", AFTERNOON),
     _day_part(r"\b(?:утром|утра)\b", "", MORNING),
+    _day_part(r"\bpasado mañana (?:por|en) la noche\b", "pasado mañana", NIGHT, "en 3 días"),
     _day_part(r"\bmañana (?:por|en) la noche\b", "mañana", NIGHT, "en 2 días"),
     _day_part(r"\besta noche\b", "hoy", NIGHT, "mañana"),
     _day_part(r"\besta tarde\b", "hoy", AFTERNOON),
@@ -164,7 +169,7 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
     (before SMALL_HOURS_END), so "tonight" is the night already begun: "tonight at 1" is
     "today at 01:00"."""
     text, midnight = minutes_as_clock(numbers_as_digits(text))
-    text = hour_after_day_word(text)
+    text = hour_after_day_word(about_as_at(text))
     part = next((part for part in _DAY_PARTS if part.pattern.search(text) is not None), None)
     kind = NIGHT if midnight else part.kind if part is not None else MORNING
     after_midnight = False
@@ -219,31 +224,6 @@ _ELAPSED_UNITS = re.compile(
     r"hours?|minutes?|\bmins?\b|час|минут|stunden?|minuten?|horas?|minutos?|小时|分钟|钟头",
     re.IGNORECASE,
 )
-# A day of the month by its number alone: "on the 5th", "5-го" (dateparser read "the 5th"
-# as May).
-_ORDINAL_DAY = re.compile(
-    r"\b(?:on\s+)?the\s+(?P<en>\d{1,2})(?:st|nd|rd|th)\b|(?<!\w)(?P<ru>\d{1,2})-?го(?!\w)",
-    re.IGNORECASE,
-)
-
-
-def ordinal_day_as_date(text: str, base: datetime) -> str:
-    """ "on the 5th at 9" -> "2026-12-05 at 9": the next 5th of a month, from `base`'s day
-    on (a day no month has is left as said)."""
-
-    def date(match: re.Match[str]) -> str:
-        day = int(match["en"] or match["ru"])
-        year, month = base.year, base.month
-        if day < base.day:
-            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-        for _ in range(12):  # the next month that has that day (the 31st)
-            try:
-                return f"{datetime(year, month, day):%Y-%m-%d}"
-            except ValueError:
-                year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-        return match[0]
-
-    return _ORDINAL_DAY.sub(date, text)
 
 
 def _next_clock_time(normalized: str, base: datetime) -> datetime | None:
@@ -284,8 +264,9 @@ def parse_when(text: str, now: float, zone_name: str) -> float:
         at = iso.timestamp() if iso.tzinfo is not None else wall_to_epoch(iso, zone)
     else:
         base = wall_time(now, zone)
-        dated = ordinal_day_as_date(words, base)
-        normalized = with_clock_times(dated, small_hours=base.hour < SMALL_HOURS_END)
+        dated = dates_as_iso(words, base)
+        clocked = with_clock_times(dated, small_hours=base.hour < SMALL_HOURS_END)
+        normalized = day_words_read(clocked)
         found = _next_clock_time(normalized, base) or _read(normalized, base)
         if found is None:
             raise WhenError(

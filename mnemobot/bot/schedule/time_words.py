@@ -9,21 +9,28 @@ pure functions and their tables, for `parsing`.
   `parsing` puts it after the midnight that follows).
 - An hour right after a day word, with no "at": "tomorrow 9" -> "tomorrow at 9", "Friday
   9" -> "Friday at 9" (dateparser read "Friday 9" as 2 September).
-- The next day's word, for an hour past the coming midnight: "завтра" -> "послезавтра".
+- The next day's word, for an hour past the coming midnight: "завтра" -> "послезавтра",
+  "2026-12-05" -> "2026-12-06".
+- About a time: "around 9pm" -> "at 9pm", "gegen 21 Uhr" -> "um 21 Uhr", "около 9 вечера"
+  -> "в 9 вечера", "sobre las 9" -> "a las 9", "9点左右" -> "9点"; "9 o'clock" -> "at 9". A
+  reminder fires at one time: the hour said is the best reading of "about".
+- Spanish "pasado mañana" as "en 2 días" (dateparser reads neither it nor "pasado mañana a
+  las 10").
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import date, timedelta
 
 # ------------------------------------------------------------------ numbers in words
 
 _CHINESE_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
 _CHINESE_DIGITS |= {"八": 8, "九": 9}
-_CHINESE_NUMBER = r"[二三四五六七八九]?十[一二三四五六七八九]?|[一二两三四五六七八九]"
+CHINESE_NUMBER = r"[二三四五六七八九]?十[一二三四五六七八九]?|[一二两三四五六七八九]"
 _CHINESE_COUNT = re.compile(
-    rf"(?P<count>{_CHINESE_NUMBER})(?=\s*个?\s*(?:小时|钟头|分钟|天|周|星期|点))"
+    rf"(?P<count>{CHINESE_NUMBER})(?=\s*个?\s*(?:小时|钟头|分钟|天|周|星期|点))"
 )
 _WORD_DURATIONS = {
     re.compile(r"\ban hour and a half\b", re.IGNORECASE): "90 minutes",
@@ -39,7 +46,7 @@ _WORD_DURATIONS = {
 }
 
 
-def _chinese_number(said: str) -> int:
+def chinese_number(said: str) -> int:
     """ "二十一" -> 21, "十三" -> 13, "九" -> 9."""
     if "十" not in said:
         return _CHINESE_DIGITS[said]
@@ -51,7 +58,7 @@ def numbers_as_digits(text: str) -> str:
     """Durations and Chinese counts in words as digits (see the module docstring)."""
     for pattern, minutes in _WORD_DURATIONS.items():
         text = pattern.sub(minutes, text)
-    return _CHINESE_COUNT.sub(lambda match: str(_chinese_number(match["count"])), text)
+    return _CHINESE_COUNT.sub(lambda match: str(chinese_number(match["count"])), text)
 
 
 # ----------------------------------------------------------------- minutes in words
@@ -137,6 +144,13 @@ _DAY_THEN_HOUR: tuple[tuple[str, str], ...] = (
         "a las ",
     ),
 )
+# An ISO date (a day or date `date_words` read), then an hour: "2026-12-04 9".
+_DATE_THEN_HOUR = (
+    r"(?<![\d-])\d{4}-\d{2}-\d{2},?\s+"
+    r"(?=\d{1,2}\b(?![:.,]\d|\s*(?:minutes?|hours?|days?|минут|час|дн|minuten|stunden|tage"
+    r"|minutos|horas|días)))"
+)
+_DAY_THEN_HOUR += ((_DATE_THEN_HOUR, "at "),)
 # ... or the hour first: "9 tomorrow".
 _HOUR_THEN_DAY = r"(?<![\w:.,@])(?<!\bat\s)(?<!\bin\s)(?=\d{1,2}\s+(?:tomorrow|today|tonight)\b)"
 _DAY_THEN_HOUR += ((_HOUR_THEN_DAY, "at "),)
@@ -186,10 +200,83 @@ _NEXT_DAY = (
 )
 
 
+_ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
+
+
 def next_day_words(text: str) -> str:
-    """`text` with its day word moved a day on (see `_NEXT_DAY`), if it has one."""
+    """`text` with its day word moved a day on (see `_NEXT_DAY`), if it has one; else its
+    ISO date ("5 декабря в 1 ночи" is the 6th's 01:00, as "завтра в 1 ночи" is the day
+    after tomorrow's)."""
     for pattern, later in _NEXT_DAY:
         text, moved = pattern.subn(later, text, count=1)
         if moved:
-            break
+            return text
+
+    def day_after(match: re.Match[str]) -> str:
+        try:
+            return (
+                f"{date(int(match[1]), int(match[2]), int(match[3])) + timedelta(days=1):%Y-%m-%d}"
+            )
+        except (ValueError, OverflowError):  # no such date, or the last there is
+            return match[0]
+
+    return _ISO_DATE.sub(day_after, text, count=1)
+
+
+# ------------------------------------------------------------------ about a time
+
+# Words for "about" before (or, in Chinese, after) a clock time, and what is left: the
+# language's "at", which makes the number an hour. Durations keep theirs ("in about 2
+# hours" -> "in 2 hours").
+_NOT_A_DURATION = (
+    r"(?!\d*(?:[:.]\d{2})?\s*(?:hours?|minutes?|mins?|days?|weeks?|stunden|minuten|tage?n?"
+    r"|час|минут|дн|недел|horas?|minutos?|días?|semanas?)\b)"
+)
+_ABOUT: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), rest)
+    for pattern, rest in (
+        (r"\bin\s+(?:about|around|roughly|approximately|approx\.)\s+(?=\d)", "in "),
+        (
+            rf"(?:\bat\s+)?\b(?:around|about|roughly|approximately|approx\.|circa|ca\.)\s+"
+            rf"(?:at\s+)?(?=\d{_NOT_A_DURATION})",
+            "at ",
+        ),
+        (r"\bin\s+(?:etwa|ungefähr|circa|ca\.)\s+(?=\d)", "in "),
+        (
+            rf"(?:\bum\s+)?\b(?:so\s+)?(?:gegen|etwa|ungefähr|circa|ca\.)\s+(?:um\s+)?"
+            rf"(?=\d{_NOT_A_DURATION})",
+            "um ",
+        ),
+        (
+            rf"(?<!\w)(?:в\s+)?(?:около|примерно|приблизительно|где-то|в районе)\s+(?:в\s+)?"
+            rf"(?=\d{_NOT_A_DURATION})",
+            "в ",
+        ),
+        (r"\b(?:sobre|hacia|alrededor de|a eso de|como a)\s+(?=las?\s+\d)", "a "),
+        (r"(?:大约|大概|差不多)\s*(?=\d{1,2}\s*点)", ""),
+        (r"(?<=点)(\s*(?:半|\d{1,2}\s*分?)?)\s*(?:左右|前后)", r"\1"),
+        (r"(?<=\d分)\s*(?:左右|前后)", ""),
+        # "9 o'clock": an hour, as "9 Uhr" is.
+        (r"(?:\bat\s+)?\b(\d{1,2})\s*o['’]?\s?clock\b", r"at \1"),
+    )
+)
+
+
+def about_as_at(text: str) -> str:
+    """ "around 9pm" -> "at 9pm", "gegen 21 Uhr" -> "um 21 Uhr" (see `_ABOUT`)."""
+    for pattern, rest in _ABOUT:
+        text = pattern.sub(rest, text)
+    return text
+
+
+# --------------------------------------------------------------- day words read
+
+# Day words dateparser does not read, as words it does.
+_DAY_WORDS = ((re.compile(r"\bpasado\s+mañana\b", re.IGNORECASE), "en 2 días"),)
+
+
+def day_words_read(text: str) -> str:
+    """ "pasado mañana a las 10:00" -> "en 2 días a las 10:00"."""
+    for pattern, read in _DAY_WORDS:
+        text = pattern.sub(read, text)
     return text

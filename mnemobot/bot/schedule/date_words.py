@@ -1,0 +1,245 @@
+"""Days and dates people name that dateparser misreads or does not read, as the ISO dates
+("2026-12-04") it does: pure functions of the words and the local time now, for `parsing`.
+
+- A weekday with "next" or "this", in the languages the bot speaks: "next Friday",
+  "nächsten Freitag", "в следующую пятницу", "el próximo viernes" (dateparser reads only
+  the English), "this Friday", "diesen Freitag", "в эту пятницу", "este viernes".
+  "Next Friday" is dateparser's reading, which the English had before: the first Friday
+  after today (said on a Thursday, the next day; on a Friday, a week on). "This Friday" is
+  the coming one, today included. Chinese names the week itself: "下周五" is the Friday of
+  next week (weeks run Monday to Sunday; said on a Thursday, eight days on), "这周五" this
+  week's (said on a Saturday, yesterday: refused as past).
+- A date: "5 December", "December 5th", "am 5. Dezember", "5 декабря", "el 5 de
+  diciembre", "12月5日", and day-first digits "5.12." (German and Russian), "5/12" only
+  when the words around it are German, Russian or Spanish: in English "5/12" is 12 May to
+  some and 5 December to others, and it is left to dateparser as before (month first, as
+  in American English and Chinese). The confirmation names the month in words, so a
+  misread shows. Without a year, the next such date from today on: one already past this
+  year is next year's; today's stays today's (so "5 December at 9" said at 10:00 that day
+  is refused as past, where dateparser moved it a year on).
+- A day of the month by its number alone: "on the 5th", "5-го" (dateparser read "the
+  5th" as May): the next 5th of a month, from today on.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+
+from mnemobot.bot.schedule.time_words import CHINESE_NUMBER, chinese_number
+
+# ------------------------------------------------------------------------------- tables
+
+# Month names and their common short forms: English, German, Russian (the genitive, as
+# dates say it), Spanish.
+_MONTH_NAMES = (
+    "january jan januar jänner января enero",
+    "february feb februar февраля febrero",
+    "march mar märz maerz марта marzo",
+    "april apr апреля abril",
+    "may mai мая mayo",
+    "june jun juni июня junio",
+    "july jul juli июля julio",
+    "august aug августа agosto",
+    "september sept sep сентября septiembre setiembre",
+    "october oct oktober okt октября octubre",
+    "november nov ноября noviembre",
+    "december dec dezember dez декабря diciembre",
+)
+_MONTHS = {name: month for month, names in enumerate(_MONTH_NAMES, 1) for name in names.split()}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# Weekday names, Monday first as `date.weekday()` counts; Russian as said after "в".
+_WEEKDAY_NAMES = (
+    r"monday|mon|montag|понедельник|lunes",
+    r"tuesday|tues|tue|dienstag|вторник|martes",
+    r"wednesday|wed|mittwoch|сред[ауе]|mi[ée]rcoles",
+    r"thursday|thurs|thur|thu|donnerstag|четверг|jueves",
+    r"friday|fri|freitag|пятниц[ауе]|viernes",
+    r"saturday|sat|samstag|sonnabend|суббот[ауе]|s[áa]bado",
+    r"sunday|sun|sonntag|воскресень[ея]|domingo",
+)
+_WEEKDAY = "|".join(f"(?P<d{index}>{names})" for index, names in enumerate(_WEEKDAY_NAMES))
+_ANY_WEEKDAY = "|".join(_WEEKDAY_NAMES)
+_NEXT_WORDS = (
+    r"next|this\s+coming|coming|nächste[nrs]?|kommende[nrs]?|следующ(?:ий|ую|ее|ая)"
+    r"|pr[óo]xim[oa]"
+)
+_THIS_WORDS = r"this|diese[nrs]?|эт(?:у|от|о|а)|ближайш(?:ий|ую|ее|ая)|este|esta"
+# Words before a day that say nothing more: "on", "am", "el", "в".
+_ON = r"(?:(?:on|am|el|den|в|во)\s+)?"
+# The word for "at" before a number makes it a clock time ("um 9.30"), never a date.
+_NOT_AFTER_AT = r"(?<!\bat\s)(?<!\bum\s)(?<!в\s)(?<!\blas\s)(?<!\bla\s)(?<!\balle\s)(?<!@)"
+
+# What each kind of day word counts from today's weekday to the named one.
+NEXT, THIS, NEXT_WEEK, THIS_WEEK = "next", "this", "next week", "this week"
+
+_QUALIFIED_WEEKDAY = re.compile(
+    rf"(?<!\w){_ON}(?:(?P<next>{_NEXT_WORDS})|(?P<this>{_THIS_WORDS}))\s+(?:{_WEEKDAY})(?!\w)"
+    rf"|(?<!\w)(?:el\s+)?(?:{_WEEKDAY.replace('(?P<d', '(?P<s')})\s+"
+    r"(?P<after>pr[óo]ximo|que\s+viene)(?!\w)",
+    re.IGNORECASE,
+)
+_CHINESE_WEEKDAY = re.compile(
+    r"(?<!下)(?P<week>[下这這本])个?(?:周|星期|礼拜|禮拜)(?P<day>[一二三四五六日天])"
+)
+_CHINESE_DAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+
+_DAY_MONTH = re.compile(
+    rf"(?:\b(?:on|am|el|den)\s+)?(?:the\s+)?(?:d[ií]a\s+)?(?<![\d.:/-])(?P<day>\d{{1,2}})"
+    rf"(?:st|nd|rd|th|\.|-?го)?\s*(?:of\s+|de\s+)?(?P<month>{_MONTH})\.?(?!\w)"
+    r"(?:,?\s+(?:del?\s+)?(?P<year>\d{4})(?:\s*(?:года|г\.))?)?(?!\d)",
+    re.IGNORECASE,
+)
+_MONTH_DAY = re.compile(
+    rf"(?:\bon\s+)?(?<!\w)(?P<month>{_MONTH})\.?\s+(?:the\s+)?(?P<day>\d{{1,2}})"
+    r"(?:st|nd|rd|th)?(?![\d:.,]\d|\s*(?:[ap]\.?m\b|h\b|uhr\b|o['’]?clock))(?!\w)"
+    r"(?:,?\s+(?P<year>\d{4}))?(?!\d)",
+    re.IGNORECASE,
+)
+# "5.12.", "5.12.2026", and "5.12" with the time after it ("5.12 в 9") or an article
+# before it ("am 5.12"); not "um 9.30".
+_DOTTED = re.compile(
+    rf"(?P<article>\b(?:am|el|on|den)\s+)?(?<![\w.:/]){_NOT_AFTER_AT}"
+    r"(?P<day>\d{1,2})\.(?P<month>\d{1,2})"
+    r"(?P<tail>\.(?P<year>\d{4}|\d{2})(?![\d.])|\.(?!\d)|(?=\s+(?:um|в|at|a\s+las?|alle)\s+\d))?"
+    r"(?![\d.])",
+    re.IGNORECASE,
+)
+_SLASHED = re.compile(
+    rf"(?:\b(?:am|el|on|den)\s+)?(?<![\w./:]){_NOT_AFTER_AT}"
+    r"(?P<day>\d{1,2})/(?P<month>\d{1,2})(?:/(?P<year>\d{4}|\d{2}))?(?![\d/])",
+    re.IGNORECASE,
+)
+# Words of the languages that write the day first ("5/12" is 5 December in them).
+_DAY_FIRST_WORDS = re.compile(
+    r"[а-яё]|\b(?:um|uhr|heute|morgen|übermorgen|gegen|abends|nachts|früh|nächste[nrs]?"
+    r"|diese[nrs]?)\b|\bam\s+\d"
+    r"|\b(?:a\s+las?|el|hoy|mañana|pasado|próximo|sobre|de\s+la|por\s+la)\b",
+    re.IGNORECASE,
+)
+_CHINESE_DATE = re.compile(
+    rf"(?:(?P<year>\d{{4}})\s*年\s*)?(?P<month>\d{{1,2}}|{CHINESE_NUMBER})\s*月\s*"
+    rf"(?P<day>\d{{1,2}}|{CHINESE_NUMBER})\s*[日号號]"
+)
+# A day of the month by its number alone: "on the 5th", "5-го".
+_ORDINAL_DAY = re.compile(
+    r"\b(?:on\s+)?the\s+(?P<en>\d{1,2})(?:st|nd|rd|th)\b|(?<!\w)(?P<ru>\d{1,2})-?го(?!\w)",
+    re.IGNORECASE,
+)
+# A weekday said with a date says nothing more ("Saturday, 5 December"): the date is read.
+_WEEKDAY_BEFORE_DATE = re.compile(
+    rf"(?<!\w){_ON}(?:{_ANY_WEEKDAY})\.?,?\s+(?=\d{{4}}-\d{{2}}-\d{{2}})", re.IGNORECASE
+)
+# Years a date without one is looked for in (the 29th of February: the next leap year).
+_YEARS_AHEAD = 8
+
+
+# ---------------------------------------------------------------------------- functions
+
+
+def dates_as_iso(text: str, base: datetime) -> str:
+    """The days and dates of `text` as ISO dates, relative to the local time `base` (see
+    the module docstring): "next Friday at 9" -> "2026-11-27 at 9"."""
+    today = base.date()
+    text = _DAY_MONTH.sub(lambda match: _named(match, today), text)
+    text = _MONTH_DAY.sub(lambda match: _named(match, today), text)
+    text = _CHINESE_DATE.sub(lambda match: _numbered(match, today), text)
+    text = _DOTTED.sub(lambda match: _dotted(match, today), text)
+    if _DAY_FIRST_WORDS.search(text):
+        text = _SLASHED.sub(lambda match: _numbered(match, today), text)
+    text = _QUALIFIED_WEEKDAY.sub(lambda match: _weekday(match, today), text)
+    text = _CHINESE_WEEKDAY.sub(lambda match: _chinese_weekday(match, today), text)
+    text = ordinal_day_as_date(text, base)
+    text = _WEEKDAY_BEFORE_DATE.sub("", text)
+    return re.sub(r"\s{2,}", " ", text).strip()
+
+
+def day_on_or_after(today: date, month: int, day: int, year: int | None = None) -> date | None:
+    """The date of a month and day: in `year`, or the first from `today` on; None if
+    there is no such date."""
+    if year is not None:
+        try:
+            return date(year + 2000 if year < 100 else year, month, day)
+        except ValueError:
+            return None
+    for later in range(today.year, today.year + _YEARS_AHEAD + 1):
+        try:
+            found = date(later, month, day)
+        except ValueError:
+            continue
+        if found >= today:
+            return found
+    return None
+
+
+def weekday_date(today: date, weekday: int, kind: str) -> date:
+    """The date of a weekday (0 Monday) said with a `kind` of word (NEXT, THIS, NEXT_WEEK,
+    THIS_WEEK; see the module docstring)."""
+    ahead = (weekday - today.weekday()) % 7
+    if kind == NEXT:
+        return today + timedelta(days=ahead or 7)
+    if kind == THIS:
+        return today + timedelta(days=ahead)
+    monday = today - timedelta(days=today.weekday())
+    return monday + timedelta(days=weekday + (7 if kind == NEXT_WEEK else 0))
+
+
+def _iso(found: date | None, said: str) -> str:
+    return said if found is None else f" {found:%Y-%m-%d} "
+
+
+def _year(said: str | None) -> int | None:
+    return int(said) if said else None
+
+
+def _named(match: re.Match[str], today: date) -> str:
+    month = _MONTHS[match["month"].lower()]
+    return _iso(day_on_or_after(today, month, int(match["day"]), _year(match["year"])), match[0])
+
+
+def _number(said: str) -> int:
+    return int(said) if said.isdigit() else chinese_number(said)
+
+
+def _numbered(match: re.Match[str], today: date) -> str:
+    found = day_on_or_after(
+        today, _number(match["month"]), _number(match["day"]), _year(match["year"])
+    )
+    return _iso(found, match[0])
+
+
+def _dotted(match: re.Match[str], today: date) -> str:
+    if match["tail"] is None and match["article"] is None:
+        return match[0]  # "5.12" alone: a time to some ("at 5.12"), left as it was read
+    return _numbered(match, today)
+
+
+def _weekday(match: re.Match[str], today: date) -> str:
+    prefix = "d" if match["after"] is None else "s"
+    weekday = next(day for day in range(7) if match[f"{prefix}{day}"] is not None)
+    kind = THIS if match["this"] is not None else NEXT
+    return _iso(weekday_date(today, weekday, kind), match[0])
+
+
+def _chinese_weekday(match: re.Match[str], today: date) -> str:
+    kind = NEXT_WEEK if match["week"] == "下" else THIS_WEEK
+    return _iso(weekday_date(today, _CHINESE_DAYS[match["day"]], kind), match[0])
+
+
+def ordinal_day_as_date(text: str, base: datetime) -> str:
+    """ "on the 5th at 9" -> "2026-12-05 at 9": the next 5th of a month, from `base`'s day
+    on (a day no month has is left as said)."""
+
+    def day_of_month(match: re.Match[str]) -> str:
+        day = int(match["en"] or match["ru"])
+        year, month = base.year, base.month
+        if day < base.day:
+            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+        for _ in range(12):  # the next month that has that day (the 31st)
+            try:
+                return f"{datetime(year, month, day):%Y-%m-%d}"
+            except ValueError:
+                year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+        return match[0]
+
+    return _ORDINAL_DAY.sub(day_of_month, text)
