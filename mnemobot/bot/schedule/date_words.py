@@ -58,7 +58,13 @@ _WEEKDAY_NAMES = (
     r"saturday|sat|samstag|sonnabend|суббот[ауе]|s[áa]bado",
     r"sunday|sun|sonntag|воскресень[ея]|domingo",
 )
-_WEEKDAY = "|".join(f"(?P<d{index}>{names})" for index, names in enumerate(_WEEKDAY_NAMES))
+
+
+def _weekday_groups(prefix: str) -> str:
+    """The weekday names as one alternation, each day a group: `prefix` and its number."""
+    return "|".join(f"(?P<{prefix}{index}>{names})" for index, names in enumerate(_WEEKDAY_NAMES))
+
+
 _ANY_WEEKDAY = "|".join(_WEEKDAY_NAMES)
 _NEXT_WORDS = (
     r"next|this\s+coming|coming|nächste[nrs]?|kommende[nrs]?|следующ(?:ий|ую|ее|ая)"
@@ -74,8 +80,10 @@ _NOT_AFTER_AT = r"(?<!\bat\s)(?<!\bum\s)(?<!в\s)(?<!\blas\s)(?<!\bla\s)(?<!\bal
 NEXT, THIS, NEXT_WEEK, THIS_WEEK = "next", "this", "next week", "this week"
 
 _QUALIFIED_WEEKDAY = re.compile(
-    rf"(?<!\w){_ON}(?:(?P<next>{_NEXT_WORDS})|(?P<this>{_THIS_WORDS}))\s+(?:{_WEEKDAY})(?!\w)"
-    rf"|(?<!\w)(?:el\s+)?(?:{_WEEKDAY.replace('(?P<d', '(?P<s')})\s+"
+    rf"(?<!\w){_ON}(?:(?P<next>{_NEXT_WORDS})|(?P<this>{_THIS_WORDS}))\s+"
+    rf"(?:{_weekday_groups('d')})(?!\w)"
+    # Spanish also says it after the day: "el viernes próximo", "el viernes que viene".
+    rf"|(?<!\w)(?:el\s+)?(?:{_weekday_groups('s')})\s+"
     r"(?P<after>pr[óo]ximo|que\s+viene)(?!\w)",
     re.IGNORECASE,
 )
