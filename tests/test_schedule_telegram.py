@@ -125,11 +125,13 @@ async def test_a_russian_user_reads_when_in_russian_from_the_confirmation_to_the
 
     telegram.send_text("каждые три дня в 9 — полить цветы", chat_id=CHAT, language_code="ru")
     await telegram.wait_for_messages_async(CHAT, 3)
-    assert "🔁 3 дня · 09:00: полить цветы" in texts(telegram)[2]
+    assert "🔁 каждые 3 дня в 09:00: полить цветы" in texts(telegram)[2]
     telegram.send_text("/reminders", chat_id=CHAT, language_code="ru")
     await telegram.wait_for_messages_async(CHAT, 4)
     listing = texts(telegram)[3].splitlines()
-    assert listing[1].startswith("#2 ⏰ ") and listing[1].endswith("🔁 3 дня · 09:00: полить цветы")
+    assert listing[1].startswith("#2 ⏰ ") and listing[1].endswith(
+        "🔁 каждые 3 дня в 09:00: полить цветы"
+    )
     assert "Scheduled" not in texts(telegram)[3]
 
     # Someone whose Telegram is in English reads the same task in English.
@@ -153,7 +155,7 @@ async def test_a_repeating_reminder_set_with_cron_reads_in_words_not_the_express
     )
     telegram.send_text("каждое утро в 8:30 — выпить таблетки", chat_id=CHAT, language_code="ru")
     [confirmation] = await telegram.wait_for_messages_async(CHAT, 1)
-    assert confirmation["plain_text"].endswith("🔁 1 день · 08:30: выпить таблетки")
+    assert confirmation["plain_text"].endswith("🔁 каждый день в 08:30: выпить таблетки")
     assert "30 8 * * *" not in confirmation["plain_text"]
 
     telegram.send_text("stand-up every weekday at 8", chat_id=CHAT, language_code="en")
@@ -168,7 +170,7 @@ async def test_a_repeating_reminder_set_with_cron_reads_in_words_not_the_express
     assert "* *" not in listing
     telegram.send_text("/reminders", chat_id=CHAT, language_code="ru")
     await telegram.wait_for_messages_async(CHAT, 4)
-    assert "🔁 пн–пт · 08:00: stand-up meeting" in texts(telegram)[3]
+    assert "🔁 по будням в 08:00: stand-up meeting" in texts(telegram)[3]
 
 
 async def test_a_repeat_the_model_passes_in_the_users_words_is_scheduled(
@@ -194,7 +196,7 @@ async def test_a_repeat_the_model_passes_in_the_users_words_is_scheduled(
     assert bins["plain_text"].endswith(", every Monday at 20:00: put the bins out")
     telegram.send_text("по будням в 9:30 — планёрка", chat_id=CHAT, language_code="ru")
     await telegram.wait_for_messages_async(CHAT, 2)
-    assert texts(telegram)[1].endswith("🔁 пн–пт · 09:30: планёрка")
+    assert texts(telegram)[1].endswith("🔁 по будням в 09:30: планёрка")
     # Two times in words: refused in one line that says what to give; nothing scheduled.
     telegram.send_text("water the plants at 9 and 18", chat_id=CHAT)
     await telegram.wait_for_messages_async(CHAT, 3)
