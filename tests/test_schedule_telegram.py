@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from mnemobot.bot.mcp.config import McpTiming
-from mnemobot.bot.schedule.tasks import TaskChat
+from mnemobot.bot.schedule.tasks import Schedule, TaskChat
 from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -44,6 +47,31 @@ async def test_a_reminder_due_in_two_seconds_fires_once_with_no_model_call(
     await nothing_waits_async(workspace)
     assert texts(telegram)[1:] == ["⏰ Reminder: call the landlord"]
     assert len(openai_server.requests) == calls
+
+
+RUSSIAN_DAYS = ("пн", "вт", "ср", "чт", "пт", "сб", "вс")
+
+
+async def test_a_repeating_reminder_says_it_repeats_and_when_it_comes_next(
+    start_bot: StartBot, telegram: TelegramServer
+) -> None:
+    """Found live: a fired repeating reminder read "⏰ <text>" alone, as a one-off does."""
+    bot = await start_bot()
+    assert bot.app.schedule is not None
+    every_two_days = Schedule(type="every", days=2, anchor=time.time())
+    for number, language, text in ((1, None, "call mom"), (2, "ru", "позвонить маме")):
+        chat = TaskChat(channel="telegram", chat_id=str(CHAT), user_id=str(CHAT), language=language)
+        task = replace(due_now(f"t-{number}", chat, text), number=number, schedule=every_two_days)
+        await bot.app.schedule.store.add(task, max_per_chat=25)
+    bot.app.schedule.scheduler.wake()
+    sent = await telegram.wait_for_messages_async(CHAT, 2, timeout=10)
+
+    following = datetime.fromtimestamp(every_two_days.anchor + 2 * 86_400, UTC)  # type: ignore[operator]
+    clock = f"{following:%H:%M}"
+    assert sorted(m["plain_text"] for m in sent) == [
+        f"⏰ Reminder: call mom\n🔁 next: {following:%a} {clock}",
+        f"⏰ позвонить маме\n🔁 в следующий раз: {RUSSIAN_DAYS[following.weekday()]} {clock}",
+    ]
 
 
 @pytest.mark.slow

@@ -8,9 +8,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from mnemobot.bot.schedule.tasks import Schedule
+from mnemobot.bot.schedule.timing import soon_in_english
 from mnemobot.bot.schedule.wording import (
     local_confirmation,
     local_repeat,
+    local_soon,
     local_when,
     locale_for,
 )
@@ -164,3 +166,24 @@ def test_a_confirmation_has_no_english_word_in_it() -> None:
         4, "task", "resumir la semana", (DUE, ZONE, NOW), Schedule(type="once", at=DUE), spanish
     )
     assert line == "✅ #4 📋 vie, 27 de noviembre, 9:00 (Europe/Berlin): resumir la semana"
+
+
+def test_when_a_repeat_comes_next_is_said_short() -> None:
+    # NOW is Thursday 26 November 2026, 18:00 in Berlin.
+    later_today = datetime(2026, 11, 26, 21, 30, tzinfo=ZoneInfo(ZONE)).timestamp()
+    monday = datetime(2026, 11, 30, 8, 30, tzinfo=ZoneInfo(ZONE)).timestamp()
+    far = datetime(2026, 12, 7, 8, 30, tzinfo=ZoneInfo(ZONE)).timestamp()
+    next_year = datetime(2027, 1, 4, 8, 30, tzinfo=ZoneInfo(ZONE)).timestamp()
+    assert [soon_in_english(ts, ZONE, NOW) for ts in (later_today, monday, far, next_year)] == [
+        "21:30",
+        "Mon 08:30",
+        "Mon 7 Dec, 08:30",
+        "Mon 4 Jan 2027, 08:30",
+    ]
+    russian = locale_for("ru")
+    assert russian is not None
+    assert [local_soon(ts, ZONE, NOW, russian) for ts in (later_today, monday, far)] == [
+        "21:30",
+        "пн 08:30",
+        "пн, 7 дек., 08:30",
+    ]

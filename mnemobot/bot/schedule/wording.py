@@ -73,6 +73,22 @@ def local_when(ts: float, zone_name: str, now: float | None, locale: Locale) -> 
     return f"{date}, {local_clock(local, locale)} ({zone_name})"
 
 
+def local_soon(ts: float, zone_name: str, now: float, locale: Locale) -> str:
+    """ "15:00" later on the day of `now`, "пн 08:30" within the week, else "пн, 7 дек.,
+    08:30" (the year too when not this year's): when a repeat comes next, said short."""
+    from babel.dates import format_skeleton
+
+    zone = zone_of(zone_name)
+    local = datetime.fromtimestamp(ts, zone)
+    today = datetime.fromtimestamp(now, zone).date()
+    if local.date() == today:
+        return local_clock(local, locale)
+    if (local.date() - today).days < 7:
+        return format_skeleton("EHm", local, locale=locale)
+    date = format_skeleton("MMMEd" if local.year == today.year else "yMMMEd", local, locale=locale)
+    return f"{date}, {local_clock(local, locale)}"
+
+
 def local_clock(local: datetime, locale: Locale) -> str:
     from babel.dates import format_skeleton
 
