@@ -95,7 +95,10 @@ async def test_a_daily_task_fires_at_nine_local_time_on_both_sides_of_a_dst_chan
     # 09:00 summer time is 07:00 UTC; a fixed winter offset would wait until 10:00.
     await move_to(bot, clock, at(2026, 3, 29, 9, 0, 1))
     await telegram.wait_for_messages_async(CHAT, 4, timeout=10)
-    assert [t for t in texts(telegram) if t.startswith("⏰")] == ["⏰ Reminder: morning pages"] * 2
+    assert [t for t in texts(telegram) if t.startswith("⏰")] == [
+        "⏰ Reminder: morning pages\n🔁 next: Sun 09:00",
+        "⏰ Reminder: morning pages\n🔁 next: Mon 09:00",
+    ]
 
 
 async def test_reminders_lists_and_cancels_and_the_limits_hold(

@@ -1,16 +1,17 @@
-"""Cron expressions said in words: the common shapes, in English and through CLDR, and
-never words that say something else than what croniter fires."""
+"""Cron expressions said in words: the common shapes, in English and in the catalogs'
+languages, and never words that say something else than what croniter fires."""
 
 from __future__ import annotations
 
 import itertools
+import re
 from datetime import datetime, timedelta
 
-from babel.units import format_unit
 from croniter import CroniterError, croniter
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mnemobot.bot.i18n import words_for
 from mnemobot.bot.schedule.cron_words import (
     WEEKDAYS,
     CronShape,
@@ -134,10 +135,26 @@ def days_in_english(words: str) -> set[int]:
     return {WEEKDAYS.index(name) for name in names}
 
 
-def days_in_local_words(words: str, names: list[str]) -> set[int]:
-    """The days of the week " 🔁 пн, ср–пт · 08:00" says, `names` the locale's (0 = Monday)."""
+# What stands between the days and the first clock in each language ("в 08:00", "a las").
+_BEFORE_CLOCK = re.compile(r"\s*(?:в|um|a las|a la)?\s*$")
+# How CLDR joins a list in each language ("пн, ср и пт", "周一、周三和周五").
+_LIST_JOINS = re.compile(r", | и | und | y |、|和")
+
+
+def days_in_local_words(words: str, language: str, names: list[str]) -> set[int]:
+    """The days of the week " 🔁 пн, ср и пт в 08:00" or " 🔁 каждую среду в 08:00" says,
+    `names` the locale's abbreviations (0 = Monday)."""
+    head = words.removeprefix(" 🔁 ")
+    head = _BEFORE_CLOCK.sub("", head[: re.search(r"\d", head).start()])  # type: ignore[union-attr]
+    said = words_for(language)
+    phrases = {said.gettext(f"every {name}"): {day} for day, name in enumerate(WEEKDAYS)}
+    phrases[said.gettext("every day")] = set(range(7))
+    phrases[said.gettext("on weekdays")] = {0, 1, 2, 3, 4}
+    phrases[said.gettext("at weekends")] = {5, 6}
+    if head in phrases:
+        return phrases[head]
     days: set[int] = set()
-    for part in words.removeprefix(" 🔁 ").split(" · ")[0].split(", "):
+    for part in _LIST_JOINS.split(head):
         first, _, last = part.partition("–")
         a, b = names.index(first), names.index(last or first)
         days |= {(a + k) % 7 for k in range((b - a) % 7 + 1)}
@@ -166,9 +183,8 @@ def test_the_days_and_times_of_a_cron_are_said_in_the_users_language(
     words = local_repeat(Schedule(type="cron", cron=cron), ZONE, locale)
     assert "*" not in words and cron not in words
     assert not any(name in words for name in WEEKDAYS)
-    if days != set(range(7)):
-        names = [locale.days["format"]["abbreviated"][day] for day in range(7)]
-        assert days_in_local_words(words, names) == days
+    names = [locale.days["format"]["abbreviated"][day] for day in range(7)]
+    assert days_in_local_words(words, language, names) == days
     for hour, minute in clocks:
         assert local_clock(datetime(2000, 1, 1, hour, minute), locale) in words
 
@@ -183,8 +199,11 @@ def test_a_day_of_every_month_is_said(
     locale = locale_for(lang)
     assert locale is not None
     words = local_repeat(Schedule(type="cron", cron=cron), ZONE, locale)
-    # The month as the unit ("1 месяц"); the first due date beside it says which day.
-    assert words.startswith(f" 🔁 {format_unit(1, 'duration-month', locale=locale)} · ")
+    # Found live: "🔁 1 Monat · 09:00" left out which day of the month.
+    said = words_for(lang).gettext("on day {day} of every month", day=day)
+    assert words.startswith(f" 🔁 {said} ")
+    for hour, minute in clocks:
+        assert local_clock(datetime(2000, 1, 1, hour, minute), locale) in words
     assert cron not in words and "*" not in words
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from mnemobot.bot.mcp.config import McpTiming
-from mnemobot.bot.schedule.tasks import TaskChat
+from mnemobot.bot.schedule.tasks import Schedule, TaskChat
 from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -44,6 +47,31 @@ async def test_a_reminder_due_in_two_seconds_fires_once_with_no_model_call(
     await nothing_waits_async(workspace)
     assert texts(telegram)[1:] == ["⏰ Reminder: call the landlord"]
     assert len(openai_server.requests) == calls
+
+
+RUSSIAN_DAYS = ("пн", "вт", "ср", "чт", "пт", "сб", "вс")
+
+
+async def test_a_repeating_reminder_says_it_repeats_and_when_it_comes_next(
+    start_bot: StartBot, telegram: TelegramServer
+) -> None:
+    """Found live: a fired repeating reminder read "⏰ <text>" alone, as a one-off does."""
+    bot = await start_bot()
+    assert bot.app.schedule is not None
+    every_two_days = Schedule(type="every", days=2, anchor=time.time())
+    for number, language, text in ((1, None, "call mom"), (2, "ru", "позвонить маме")):
+        chat = TaskChat(channel="telegram", chat_id=str(CHAT), user_id=str(CHAT), language=language)
+        task = replace(due_now(f"t-{number}", chat, text), number=number, schedule=every_two_days)
+        await bot.app.schedule.store.add(task, max_per_chat=25)
+    bot.app.schedule.scheduler.wake()
+    sent = await telegram.wait_for_messages_async(CHAT, 2, timeout=10)
+
+    following = datetime.fromtimestamp(every_two_days.anchor + 2 * 86_400, UTC)  # type: ignore[operator]
+    clock = f"{following:%H:%M}"
+    assert sorted(m["plain_text"] for m in sent) == [
+        f"⏰ Reminder: call mom\n🔁 next: {following:%a} {clock}",
+        f"⏰ позвонить маме\n🔁 в следующий раз: {RUSSIAN_DAYS[following.weekday()]} {clock}",
+    ]
 
 
 @pytest.mark.slow
@@ -125,11 +153,13 @@ async def test_a_russian_user_reads_when_in_russian_from_the_confirmation_to_the
 
     telegram.send_text("каждые три дня в 9 — полить цветы", chat_id=CHAT, language_code="ru")
     await telegram.wait_for_messages_async(CHAT, 3)
-    assert "🔁 3 дня · 09:00: полить цветы" in texts(telegram)[2]
+    assert "🔁 каждые 3 дня в 09:00: полить цветы" in texts(telegram)[2]
     telegram.send_text("/reminders", chat_id=CHAT, language_code="ru")
     await telegram.wait_for_messages_async(CHAT, 4)
     listing = texts(telegram)[3].splitlines()
-    assert listing[1].startswith("#2 ⏰ ") and listing[1].endswith("🔁 3 дня · 09:00: полить цветы")
+    assert listing[1].startswith("#2 ⏰ ") and listing[1].endswith(
+        "🔁 каждые 3 дня в 09:00: полить цветы"
+    )
     assert "Scheduled" not in texts(telegram)[3]
 
     # Someone whose Telegram is in English reads the same task in English.
@@ -153,7 +183,7 @@ async def test_a_repeating_reminder_set_with_cron_reads_in_words_not_the_express
     )
     telegram.send_text("каждое утро в 8:30 — выпить таблетки", chat_id=CHAT, language_code="ru")
     [confirmation] = await telegram.wait_for_messages_async(CHAT, 1)
-    assert confirmation["plain_text"].endswith("🔁 1 день · 08:30: выпить таблетки")
+    assert confirmation["plain_text"].endswith("🔁 каждый день в 08:30: выпить таблетки")
     assert "30 8 * * *" not in confirmation["plain_text"]
 
     telegram.send_text("stand-up every weekday at 8", chat_id=CHAT, language_code="en")
@@ -168,7 +198,7 @@ async def test_a_repeating_reminder_set_with_cron_reads_in_words_not_the_express
     assert "* *" not in listing
     telegram.send_text("/reminders", chat_id=CHAT, language_code="ru")
     await telegram.wait_for_messages_async(CHAT, 4)
-    assert "🔁 пн–пт · 08:00: stand-up meeting" in texts(telegram)[3]
+    assert "🔁 по будням в 08:00: stand-up meeting" in texts(telegram)[3]
 
 
 async def test_a_repeat_the_model_passes_in_the_users_words_is_scheduled(
@@ -194,7 +224,7 @@ async def test_a_repeat_the_model_passes_in_the_users_words_is_scheduled(
     assert bins["plain_text"].endswith(", every Monday at 20:00: put the bins out")
     telegram.send_text("по будням в 9:30 — планёрка", chat_id=CHAT, language_code="ru")
     await telegram.wait_for_messages_async(CHAT, 2)
-    assert texts(telegram)[1].endswith("🔁 пн–пт · 09:30: планёрка")
+    assert texts(telegram)[1].endswith("🔁 по будням в 09:30: планёрка")
     # Two times in words: refused in one line that says what to give; nothing scheduled.
     telegram.send_text("water the plants at 9 and 18", chat_id=CHAT)
     await telegram.wait_for_messages_async(CHAT, 3)

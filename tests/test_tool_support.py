@@ -363,6 +363,39 @@ async def test_a_group_member_is_not_told_of_memory_rights_when_the_server_drops
         assert "may not" not in user_texts(turn)[-1], user_texts(turn)[-1]
 
 
+async def test_a_reminder_asked_for_on_a_server_that_drops_tools_is_said_not_set(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    """Found live: "Remind me in 5 minutes to call mom" got the model's "Sure, I will
+    remind you!" alone, and no reminder ever came. The reply now says none was set, and
+    what the operator can do, in the asker's language; a question about what was said
+    gets no such line."""
+    openai_server.tools_dropped = "always"
+    openai_server.responder = lambda body: reply("Sure, I will remind you!")
+    running = await start_bot()
+    app, llm = running.app, running.app.llm
+    assert isinstance(llm, OpenAIChatModel)
+    llm.start_tool_check(app.assistant.model_name(app.runtime.current()))
+    await until(lambda: llm.drops_tools(app.assistant.model_name(app.runtime.current())))
+    asks = {
+        51: ("en", "Remind me in 5 minutes to call mom", "⚠️ No reminder was set"),
+        52: ("ru", "Напомни через 5 минут позвонить маме", "⚠️ Напоминание не установлено"),
+        53: ("de", "Erinnere mich in 5 Minuten, Mama anzurufen", "⚠️ Keine Erinnerung gesetzt"),
+        54: ("es", "Recuérdame en 5 minutos llamar a mamá", "⚠️ No se creó ningún recordatorio"),
+        55: ("zh-hans", "5分钟后提醒我给妈妈打电话", "⚠️ 未设置提醒"),
+    }
+    for chat, (language, text, _) in asks.items():
+        telegram.send_text(text, chat_id=chat, language_code=language)
+    telegram.send_text("remind me what we said", chat_id=56)
+    for chat, (_, _, note) in asks.items():
+        [answer] = await telegram.wait_for_messages_async(chat, 1)
+        said = answer["plain_text"]
+        assert said.startswith("Sure, I will remind you!\n\n" + note), said
+        assert "--chat_format chatml-function-calling" in said and "--jinja" in said
+    [answer] = await telegram.wait_for_messages_async(56, 1)
+    assert answer["plain_text"] == "Sure, I will remind you!"
+
+
 async def until(condition: Callable[[], bool], timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while not condition():

@@ -29,6 +29,7 @@ from mnemobot.bot.media.reader import MediaReader
 from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.bot.schedule.limits import ScheduleLimits
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
+from mnemobot.bot.schedule.reminder_asks import RemindersOff
 from mnemobot.bot.schedule.service import ScheduleService, build_schedule
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.tools.chat_tools import REMINDERS
@@ -362,6 +363,8 @@ def _assistant(
             limits=tool_limits,
         ),
         MemoryPersist(memory.record, memory.forget, clock=services.clock),
+        # Read at each turn: the server's check may turn tools off after start.
+        RemindersOff(lambda config: tools.dropped_by_server(config)),
     ]
     if isinstance(llm, OpenAIChatModel):
         systems.append(ContextWindowLimit(llm))

@@ -32,8 +32,19 @@ from mnemobot.bot.i18n import N_, Words, words_for
 from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.schedule.tasks import Firing
-from mnemobot.bot.schedule.timing import describe_schedule, format_clock, format_when
-from mnemobot.bot.schedule.wording import local_clock, local_when, locale_for
+from mnemobot.bot.schedule.timing import (
+    describe_schedule,
+    format_clock,
+    format_when,
+    soon_in_english,
+)
+from mnemobot.bot.schedule.wording import (
+    REPEAT_SYMBOL,
+    local_clock,
+    local_soon,
+    local_when,
+    locale_for,
+)
 from mnemobot.bot.turn.assistant import Assistant, TurnOutcome, llm_failure_text
 from mnemobot.bot.turn.received import find_received
 from mnemobot.config.zones import zone_of
@@ -111,7 +122,23 @@ def reminder_text(firing: Firing, now: float) -> str:
         text = f"⏰ {f'{name}: ' if name else ''}{task.text}"
     if firing.late:
         text += f"\n{late_note(firing, now)}"
+    if task.schedule.recurring and firing.next_due is not None:
+        text += f"\n{next_line(firing.next_due, task.zone, now, task.chat.language)}"
     return text
+
+
+def next_line(ts: float, zone_name: str, now: float, language: str | None) -> str:
+    """ "🔁 next: Mon 08:30" under a repeating reminder, in `language` and the task's zone."""
+    words = words_for(language)
+    locale = locale_for(language)
+    if locale is None:
+        when = soon_in_english(ts, zone_name, now)
+    else:
+        when = local_soon(ts, zone_name, now, locale)
+    if words.translated or locale is None:
+        return words.gettext("🔁 next: {when}", when=when)
+    # A language with dates but no catalog: the symbol says it, no English word.
+    return f"{REPEAT_SYMBOL} {when}"
 
 
 def missed_text(firing: Firing, now: float) -> str:

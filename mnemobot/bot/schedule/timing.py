@@ -163,6 +163,20 @@ def format_clock(ts: float, zone_name: str, now: float) -> str:
     return f"{local:%H:%M} on {local:%A} {local.day} {local:%B}"
 
 
+def soon_in_english(ts: float, zone_name: str, now: float) -> str:
+    """ "15:00" later on the day of `now`, "Mon 08:30" within the week, else "Mon 7 Dec,
+    08:30" (the year too when not this year's): when a repeat comes next, said short."""
+    zone = zone_of(zone_name)
+    local = datetime.fromtimestamp(ts, zone)
+    today = datetime.fromtimestamp(now, zone).date()
+    if local.date() == today:
+        return f"{local:%H:%M}"
+    if (local.date() - today).days < 7:
+        return f"{local:%a} {local:%H:%M}"
+    year = f" {local.year}" if local.year != today.year else ""
+    return f"{local:%a} {local.day} {local:%b}{year}, {local:%H:%M}"
+
+
 def describe_schedule(schedule: Schedule, zone_name: str) -> str:
     """How often, in words: "once", "every Monday at 09:00", "every 2 hours", "every 3 days
     at 09:00"; "cron 0 9 * * 1#2" for a cron expression of no common shape."""
