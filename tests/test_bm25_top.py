@@ -78,6 +78,25 @@ def test_score_documents_equals_scores_at_those_documents(
     }
 
 
+@given(st.lists(DOC, min_size=1, max_size=30), QUERY, st.data())
+def test_score_terms_of_a_documents_own_terms_is_its_score(
+    docs: list[list[str]], query: list[str], data: st.DataObject
+) -> None:
+    """What a part of a document is worth (a turn's words without its reply) is scored
+    as the document would be, with the index's counts."""
+    index = BM25Index()
+    for position, doc in enumerate(docs):
+        index.add(f"d{position}", doc)
+    position = data.draw(st.integers(0, len(docs) - 1))
+    doc = docs[position]
+    whole = index.scores(query).get(f"d{position}", 0.0)
+    assert abs(index.score_terms(query, doc) - whole) <= 1e-9 * max(1.0, whole)
+    # A part without a query term scores nothing, whatever the rest of the document has.
+    part = doc[: data.draw(st.integers(0, len(doc)))]
+    if not set(part) & set(query):
+        assert index.score_terms(query, part) == 0.0
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(DOC, max_size=40),

@@ -661,6 +661,61 @@ def test_a_preference_said_asking_about_something_is_found_by_what_it_was_asked_
         memory.close()
 
 
+def test_a_preference_is_not_found_by_the_rest_of_a_long_reply_to_its_message(
+    workspace: Path,
+) -> None:
+    # The bot keeps each reply in its message's turn; past its opening, a long reply's
+    # words are the assistant's, not what the person's preference is about. Found
+    # importing a chat with a bot: held-back preferences matched questions by them.
+    memory = WorkspaceMemory.open(workspace)
+    scope = "telegram:1"
+    try:
+        memory.record.record_turn(
+            scope=scope,
+            user_text="I prefer green tea over coffee. Anything new from you?",
+            assistant_text="Noted! "
+            + "Green tea has less caffeine than coffee, and many enjoy its taste. " * 6
+            + "Also, new laptop models came out: laptop screens, laptop batteries and laptop "
+            "prices all improved this year.",
+            at=START,
+            config=CONFIG,
+            tz=UTC,
+            message_refs=["tg:1"],
+            speaker="Ada",
+        )
+        record(
+            memory,
+            scope,
+            "I prioritize battery life over graphics, can you help me find a laptop?",
+            START + 600,
+            "tg:2",
+        )
+        for n in range(300):
+            record(
+                memory,
+                scope,
+                f"Which laptop bag fits a {n + 10} inch laptop best for me?",
+                START + DAY + n * 600,
+                f"tg:{n + 3}",
+            )
+        say_standing_requests(memory, scope, 8, first_ref=400)
+        block = memory.recall.standing_block(scope, UTC, 200)
+        assert "green tea" not in block.text and "battery life" not in block.text
+        pack = memory.recall.build_pack(
+            scope,
+            "Which of two laptop models should I choose?",
+            now=START + 3 * DAY,
+            config=CONFIG,
+            tz=UTC,
+            standing=block,
+        )
+        preferences = [p.item.content for p in pack.items if p.item.type is ItemType.PREFERENCE]
+        assert any("I prioritize battery life over graphics" in p for p in preferences)
+        assert not any("green tea" in p for p in preferences), preferences
+    finally:
+        memory.close()
+
+
 def test_a_preference_kept_as_a_fact_before_is_one_standing_item_once_stated(
     workspace: Path,
 ) -> None:

@@ -498,6 +498,23 @@ class BM25Index:
                 found[doc_id] = base + total
         return found
 
+    def score_terms(self, query_terms: list[str], doc_terms: list[str]) -> float:
+        """What `scores(query_terms)` would give a document of `doc_terms` (a part of one:
+        the index's counts stay as they are), 0.0 without a query term in it."""
+        query = self._query(query_terms)
+        if query is None or not doc_terms:
+            return 0.0
+        weights, base, length_a, length_b = query
+        vocab = self._vocab
+        frequencies = Counter(term_id for term_id in map(vocab.get, doc_terms))
+        length = len(doc_terms)
+        total = 0.0
+        for term_id, weight in weights:
+            tf = frequencies.get(term_id)
+            if tf:
+                total += weight * tf / (length_a + length_b * length + tf)
+        return base + total if total else 0.0
+
     # -------------------------------------------------------------- internals
 
     def _query(
