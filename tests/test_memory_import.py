@@ -392,6 +392,25 @@ def test_an_export_of_a_chat_with_a_bot_keeps_the_bots_messages_as_its_replies(
         "Assistant: Use Postgres, with nightly backups.",
     ]
 
+    # A person named as the bot is (found live: every message became the bot's, and none
+    # of the person's facts was kept): the bot is told by its id.
+    same_name = [
+        export_message(1, at, "Ada", "My sister Lena lives in Graz.", from_id="user555"),
+        export_message(2, at, "Ada", "Noted: Lena lives in Graz.", from_id="user777"),
+    ]
+    export.write_text(
+        json.dumps({"name": "Ada", "type": "bot_chat", "id": 777, "messages": same_name})
+    )
+    named = run(tmp_path / "ws3", "memory", "import", str(export), "--chat", CHAT)
+    assert named.returncode == 0, named.stderr
+    assert "Ada (bot)'s messages kept as replies" in named.stdout
+    pack = run(tmp_path / "ws3", "memory", "pack", "Lena Graz", "--chat", CHAT, "--json")
+    contents = [i["content"] for i in json.loads(pack.stdout)["items"] if i["type"] == "TURN"]
+    assert contents == ["Ada: My sister Lena lives in Graz.\nAssistant: Noted: Lena lives in Graz."]
+    export.write_text(
+        json.dumps({"name": "Helper", "type": "bot_chat", "id": 777, "messages": messages})
+    )
+
     alone = run(tmp_path / "ws2", "memory", "import", str(export), "--chat", CHAT, "--no-assistant")
     assert alone.returncode == 0, alone.stderr
     assert "kept as replies" not in alone.stdout

@@ -25,7 +25,7 @@ import math
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -140,7 +140,7 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
     shared = isinstance(chat_type, str) and chat_type in SHARED_NUMBERING_TYPES
     chat_id = data.get("id")
     bot_from_id = f"user{chat_id}" if chat_type == "bot_chat" and type(chat_id) is int else None
-    bot: str | None = None
+    from_bot: list[int] = []  # where the bot's messages are in `messages`
     for index, record in enumerate(raw):
         at = f"{where}: messages[{index}]"
         message = _message(record, at, tz, latest, shared)
@@ -151,12 +151,31 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
             raise ExportError(f"{at}.id: {message.id} appears twice")
         seen.add(message.id)
         messages.append(message)
-        if bot is None and bot_from_id is not None and record.get("from_id") == bot_from_id:
-            bot = message.author
+        if bot_from_id is not None and record.get("from_id") == bot_from_id:
+            from_bot.append(len(messages) - 1)
     name = data.get("name")
     # Printed in the import's one line: a name, not a page.
     shown_name = name[:MAX_NAME_CHARS] if isinstance(name, str) and name.strip() else path.stem
-    return ChatExport(shown_name, messages, skipped, bot)
+    return ChatExport(shown_name, messages, skipped, _bot_named_alone(messages, from_bot))
+
+
+def _bot_named_alone(messages: list[ExportedMessage], from_bot: list[int]) -> str | None:
+    """The name of the bot's messages (at `from_bot` in `messages`), one no one else's
+    messages carry: the import tells the assistant's messages by their name, and a person
+    may call themselves as the bot is called (or the bot may have been renamed)."""
+    if not from_bot:
+        return None
+    name = messages[from_bot[0]].author
+    bots = set(from_bot)
+    others = {m.author for i, m in enumerate(messages) if i not in bots}
+    if name not in others and all(messages[i].author == name for i in from_bot):
+        return name
+    own = f"{name} (bot)"
+    while own in others:
+        own += "'"
+    for i in from_bot:
+        messages[i] = replace(messages[i], author=own)
+    return own
 
 
 def _without_bom(data: bytes) -> bytes | memoryview:
