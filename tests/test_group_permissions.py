@@ -416,3 +416,45 @@ async def test_a_scheduled_tasks_turn_is_its_setters_to_stop(
     say(telegram, "@mnemo_test_bot thanks", WRITER)
     sent = await telegram.wait_for_messages_async(GROUP, 3, timeout=15)
     assert [m["plain_text"] for m in sent][2:] == ["Noted."]
+
+
+async def test_what_a_member_has_the_assistant_note_about_another_says_whose_words_it_was(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    """Found live: Boris had the memory tool add "Anna lives in Rome now", and Anna's next
+    request showed it as the assistant's own knowledge beside her "I live in Paris"."""
+    await start_bot(allowed="11,15")
+    telegram.send_text(
+        "@mnemo_test_bot I live in Paris",
+        chat_id=GROUP,
+        user_id=MEMBER,
+        chat_type="group",
+        first_name="Anna",
+    )
+    await telegram.wait_for_messages_async(GROUP, 1)
+    openai_server.script(
+        tool_call("memory", {"operation": "add", "content": "Anna lives in Rome now"}),
+        reply("Noted."),
+    )
+    telegram.send_text(
+        "@mnemo_test_bot note that Anna lives in Rome now",
+        chat_id=GROUP,
+        user_id=WRITER,
+        chat_type="group",
+        first_name="Boris",
+    )
+    await telegram.wait_for_messages_async(GROUP, 2)
+    # A new conversation: what was said is memory now, not the session's messages.
+    telegram.send_text("/new", chat_id=GROUP, user_id=MEMBER, chat_type="group", first_name="Anna")
+    await telegram.wait_for_messages_async(GROUP, 3)
+    telegram.send_text(
+        "@mnemo_test_bot where do I live? Paris or Rome?",
+        chat_id=GROUP,
+        user_id=MEMBER,
+        chat_type="group",
+        first_name="Anna",
+    )
+    await telegram.wait_for_messages_async(GROUP, 4)
+    memory = openai_server.requests[-1]["messages"][-1]["content"]
+    (line,) = [line for line in memory.splitlines() if line.endswith("): Anna lives in Rome now")]
+    assert "noted by the assistant from what boris said" in line, memory

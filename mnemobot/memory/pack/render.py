@@ -21,7 +21,14 @@ from enum import StrEnum
 
 from mnemobot.memory.notes.digests import shown_digest, shown_refs
 from mnemobot.memory.pack.passages import CUT_MARK, passage, weight_in
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, how_stated, said_order
+from mnemobot.memory.store.items import (
+    ItemType,
+    Layer,
+    MemoryItem,
+    how_stated,
+    said_order,
+    speaker_of,
+)
 from mnemobot.memory.text.inert_markdown import inert_markdown
 
 # Characters of a long item a line shows: the passage around what the question matched.
@@ -182,7 +189,7 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC, focus: Focus | None = Non
     if item.type is ItemType.DIGEST:
         pass
     elif item.type is not ItemType.TURN:
-        said, how = _day(item.created_at, tz), how_stated(item.source)
+        said, how = _day(item.created_at, tz), how_stated(item.source, speaker_of(item))
         said = f"{how} {item.mentions} times since {said}" if item.mentions > 1 else f"{how} {said}"
         if earlier and item.layer is not Layer.EPISODIC:
             said = f"{said}; {earlier}"

@@ -56,10 +56,15 @@ _NOTED_BY_SOURCE = {
 }
 
 
-def how_stated(source: str) -> str:
+def how_stated(source: str, speaker: str | None = None) -> str:
     """`said` for what people said (a turn, a slot statement, a promoted episode), else
-    how the model noted it."""
-    return _NOTED_BY_SOURCE.get(source, "said")
+    how the model noted it; the memory tool's, with whose words it noted (`speaker`, a
+    speaker tag): in a group one member may note something about another, which must not
+    read as the assistant's own knowledge."""
+    how = _NOTED_BY_SOURCE.get(source, "said")
+    if source == "tool" and speaker is not None and speaker.startswith(SPEAKER_TAG):
+        return f"{how} from what {speaker.removeprefix(SPEAKER_TAG)} said"
+    return how
 
 
 def speaker_of(item: MemoryItem) -> str | None:

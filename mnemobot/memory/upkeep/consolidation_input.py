@@ -20,7 +20,13 @@ import orjson
 from mnemobot.base.atomic_file import write_atomic
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.memory.notes.memory_rewrite import NEW_FACTS_LABEL, NEW_NOTES_LABEL
-from mnemobot.memory.store.items import Layer, MemoryItem, how_stated, normalize_content
+from mnemobot.memory.store.items import (
+    Layer,
+    MemoryItem,
+    how_stated,
+    normalize_content,
+    speaker_of,
+)
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts, is_forgotten_mark
 
@@ -99,7 +105,8 @@ class NewMaterial:
             parts.append(f"{NEW_NOTES_LABEL}\n" + "\n".join(self.note_lines))
         if self.items:
             facts = [
-                f"- [{i.type.value.lower()}, {how_stated(i.source)}] {_one_line(i.content)}"
+                f"- [{i.type.value.lower()}, {how_stated(i.source, speaker_of(i))}] "
+                f"{_one_line(i.content)}"
                 for i in self.items
             ]
             parts.append(f"{NEW_FACTS_LABEL}\n" + "\n".join(facts))
