@@ -114,6 +114,9 @@ async def test_a_server_error_past_retries_keeps_the_words_and_a_later_turn_adds
         # Its paraphrase (found live: SmolLM2's whole answer to a 43 KB message).
         ("[No answer was provided to this message.]", "(the model returned an empty answer)"),
         ("[no reply has been sent for this message] Hello again!", "Hello again!"),
+        # The time stamp the message was headed by (found live: SmolLM2 in Russian).
+        ("Вы правы! [Time now: 13:57 UTC] Конечно.", "Вы правы! Конечно."),
+        ("[Time now: 13:57 UTC]\n\nHello again!", "Hello again!"),
     ],
 )
 async def test_the_note_standing_for_a_missing_answer_is_never_the_models_answer(

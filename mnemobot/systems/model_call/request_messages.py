@@ -158,9 +158,15 @@ def without_request_notes(answer: str) -> str:
     user's place: a small model copies "[No answer was given to this message.]" as its
     answer (found live: SmolLM2 sent it to a Russian reader, and memory kept it), or its
     paraphrase ("[No answer was provided to this message.]", SmolLM2's whole answer to a
-    43 KB message), and what is left, if anything, is the answer."""
-    answer = answer.replace(EARLIER_TURNS_NOTE, "")
+    43 KB message), or the time stamp a user message is headed by; what is left, if
+    anything, is the answer."""
+    answer = _TIME_STAMP_SAID.sub("", answer.replace(EARLIER_TURNS_NOTE, ""))
     return _NO_ANSWER_NOTE_SAID.sub("", answer).strip()
+
+
+# The time a user message is headed by (`newest_context`), copied into an answer (found
+# live: SmolLM2 in Russian, and memory then showed it to the model as said).
+_TIME_STAMP_SAID = re.compile(r"[ \t]*\[Time now: [^\]\n]{1,40}\]")
 
 
 # NO_ANSWER_NOTE as a model says it again: its own verb, "reply" for "answer", no full stop.
