@@ -20,6 +20,7 @@ from mnemobot.memory.text.terms import terms
 from mnemobot.memory.write.extraction.question_clauses import statement_before_question
 from mnemobot.memory.write.fact_clauses import clauses
 from mnemobot.memory.write.fact_slot_rules import SLOT_RULES, SlotRule
+from mnemobot.memory.write.fact_slot_times import without_trailing_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,7 @@ _NEGATION = re.compile(
     r"|(?:不再|不|没有|没)(?:住|在|是|叫|吃|搬)",
     re.I,
 )
+_VALUE_EDGES = " ,:-—\"'"
 _CONDITIONAL = r"(?:(?:if|when|wenn|falls|если|si|cuando)\b|如果|要是|假如|万一)"
 
 
@@ -115,7 +117,10 @@ def _clause_statement(clause: str) -> SlotStatement | None:
         match = rule.pattern.search(clause)
         if match is None:
             continue
-        value = match.group("value").strip(" ,:-—\"'")
+        # "I moved to Hamburg last week" sets the home to Hamburg, the same value as a
+        # later "I live in Hamburg".
+        value = without_trailing_time(match.group("value").strip(_VALUE_EDGES))
+        value = value.strip(_VALUE_EDGES)
         left = match.groupdict().get("left")
         return SlotStatement(_slot_name(rule, match), value, clause, rule.keywords, left)
     return None
