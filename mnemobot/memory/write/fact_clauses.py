@@ -46,7 +46,7 @@ _LANGUAGES = (
         joiners=r"und|aber",
         pronoun=r"ich",
         possessives=r"mein|meine|meiner|meinen",
-        verbs=r"wohne|lebe|arbeite|bin",
+        verbs=r"wohne|lebe|arbeite|bin|ziehe",
         restore="ich",
     ),
     _Language(

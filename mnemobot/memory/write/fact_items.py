@@ -10,7 +10,8 @@ a promoted fact: repeats merge, a newer statement of a slot replaces the older o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from typing import Literal
 
 from mnemobot.memory.store.item_store import PROMOTION_TARGET, new_item_id
@@ -84,4 +85,29 @@ def new_fact(
         source=source,
         confidence=confidence,
         salience=salience,
+    )
+
+
+def rest_of_fact(
+    fact: MemoryItem,
+    content: str,
+    *,
+    at: float,
+    dropped_tags: Collection[str] = (),
+    id_factory: Callable[[], str] = new_item_id,
+) -> MemoryItem:
+    """What else `fact` said, as a fact of its own, once a part of it was replaced ("Ich
+    heiße Greta" of "Ich heiße Greta und wohne in Berlin" after a move): said when and by
+    whom `fact` was, from the same words (its references), without `dropped_tags`."""
+    return replace(
+        fact,
+        id=id_factory(),
+        title=content[:_TITLE_CHARS],
+        content=content,
+        updated_at=at,
+        tags=[tag for tag in fact.tags if tag not in dropped_tags],
+        references=list(fact.references),
+        fingerprint="",
+        valid_to=None,
+        superseded_by=None,
     )

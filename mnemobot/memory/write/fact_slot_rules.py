@@ -88,6 +88,23 @@ _ZH_DOING = r"(?:找|想|准备|考虑|努力|认真|忙|写|做|等|学|看|网
 _ZH_I = r"我(?:现在|目前|还|也|一直|已经|刚刚|刚|最近|终于)*+"
 _ZH_MY = r"我的?(?:新的?)?"
 
+# German puts the verb second: after a word of time the subject follows the verb ("Jetzt
+# wohne ich in Hamburg", "Letzte Woche bin ich nach Hamburg gezogen"), so "ich" is read
+# on either side of it. Before "wohne ich", only words that say it holds now: "Im Urlaub
+# wohne ich in einem Hotel" is no home, nor is "Ich wohne gern in Berlin, aber ...".
+_DE_NOW = (
+    r"(?:jetzt|nun|inzwischen|mittlerweile|derzeit|momentan|aktuell|gerade|endlich|schon"
+    r"|bereits|wieder|noch|auch|seit\s+kurzem|seit\s+(?:\w+\s+){0,2}?\w+)"
+)
+# Between "bin" and "nach" a few words say when, how or with whom ("letzte Woche", "vor
+# kurzem", "mit meiner Familie"); none starts another clause or names another subject
+# ("Ich bin sicher dass er nach Hamburg gezogen ist").
+_DE_MOVE_HOW = r"(?:(?!(?:nach|von|dass|daß|weil|wenn|ob|als|er|sie|es|wir|ihr|man)\b)\w+\s+){0,4}?"
+_DE_FROM_TO = r"(?:von\s+(?P<left>[\w-]+)\s+)?nach\s+"
+# The place, up to the verb's end; a time said after it is cut (`fact_slot_times`).
+_DE_PLACE = r"(?P<value>[\w-]+(?:\s+[\w-]+){0,4}?)"
+_DE_MOVING_NOW = r"(?:jetzt|nun|gerade|endlich|heute)"
+
 
 def _rule(slot: str, pattern: str, keywords: tuple[str, ...] = ()) -> SlotRule:
     return SlotRule(slot, re.compile(pattern, re.IGNORECASE), keywords)
@@ -120,14 +137,22 @@ SLOT_RULES: tuple[SlotRule, ...] = (
     _rule("residence", r"\bmy\s+home\s+(?:town|city)?\s*is\s+(?:now\s+)?(?:in\s+)?" + _VALUE),
     _rule(
         "residence",
-        r"\bich\s+(?:wohne|lebe)\s+(?:jetzt\s+|seit\s+\w+\s+|inzwischen\s+)?in\s+" + _VALUE,
+        r"(?:\bich\s+(?:wohne|lebe)|(?<!\w)" + _DE_NOW + r"\s+(?:wohne|lebe)\s+ich)\s+"
+        r"(?:" + _DE_NOW + r"\s+){0,3}in\s+" + _VALUE,
         _RESIDENCE_KEYS,
     ),
     _rule(
         "residence",
-        r"\bich\s+bin\s+(?:jetzt\s+|gerade\s+)?(?:von\s+(?P<left>[\w-]+)\s+)?nach\s+"
-        r"(?P<value>[\w-]+(?:\s+[\w-]+)?)\s+"
-        r"(?:um)?gezogen",
+        r"(?:\bich\s+bin|\bbin\s+ich)\s+" + _DE_MOVE_HOW + _DE_FROM_TO + _DE_PLACE + r"\s+"
+        r"(?:um|zurück)?gezogen\b",
+        _RESIDENCE_KEYS,
+    ),
+    # The present of a move made now ("Ich ziehe gerade nach Hamburg um"); one said with
+    # a time to come ("nächste Woche") is a plan, not yet the home.
+    _rule(
+        "residence",
+        r"(?:\bich\s+ziehe|(?<!\w)" + _DE_MOVING_NOW + r"\s+ziehe\s+ich)\s+"
+        r"(?:" + _DE_MOVING_NOW + r"\s+)?" + _DE_FROM_TO + _DE_PLACE + r"\s+(?:um|zurück)\b",
         _RESIDENCE_KEYS,
     ),
     _rule(

@@ -17,6 +17,7 @@ SLOT_TRIGGERS: dict[str, tuple[str, ...]] = {
         "wohne",
         "lebe",
         "gezogen",
+        "ziehe",
         "живу",
         "переех",
         "vivo",

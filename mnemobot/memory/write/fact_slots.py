@@ -20,6 +20,7 @@ from mnemobot.memory.text.terms import terms
 from mnemobot.memory.write.extraction.question_clauses import statement_before_question
 from mnemobot.memory.write.fact_clauses import clauses
 from mnemobot.memory.write.fact_slot_rules import SLOT_RULES, SlotRule
+from mnemobot.memory.write.fact_slot_times import without_trailing_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,8 @@ _NEGATION = re.compile(
     r"|(?:不再|不|没有|没)(?:住|在|是|叫|吃|搬)",
     re.I,
 )
+_CLAUSE_END = ".!;。！；"
+_VALUE_EDGES = " ,:-—\"'"
 _CONDITIONAL = r"(?:(?:if|when|wenn|falls|если|si|cuando)\b|如果|要是|假如|万一)"
 
 
@@ -107,6 +110,52 @@ def says_only_slots(text: str) -> bool:
     return True
 
 
+def without_slot(text: str, slot: str) -> str | None:
+    """What else `text` says once the clauses that set `slot` are left out, in its own
+    words ("Ich heiße Greta und wohne in Berlin" without *residence*: "Ich heiße Greta.");
+    None when no clause sets it or nothing else is said.
+
+    A move ends the home a sentence states, not the name said beside it.
+    """
+    kept: list[str] = []
+    removed = False
+    for sentence in _SENTENCE_END.split(text):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        parts = clauses(sentence, _states_a_slot)
+        others = [part for part in parts if not _sets(part, slot)]
+        if len(others) == len(parts):
+            kept.append(sentence)
+            continue
+        removed = True
+        if others:
+            kept.append(_sentence_of(others, sentence))
+    if not removed or not kept:
+        return None
+    rest = "".join(
+        part if index == 0 or CJK_CHAR.match(part) else f" {part}"
+        for index, part in enumerate(kept)
+    )
+    return rest
+
+
+def _sets(clause: str, slot: str) -> bool:
+    statement = None if _NEGATION.search(clause) else _clause_statement(clause)
+    return statement is not None and statement.slot == slot
+
+
+def _sentence_of(parts: list[str], sentence: str) -> str:
+    """The clauses `parts` of `sentence` as a sentence of their own: joined as its language
+    joins clauses, its first letter as the sentence had it, its closing mark kept."""
+    chinese = CJK_CHAR.search(sentence) is not None
+    joined = ("，" if chinese else ", ").join(part.rstrip(_CLAUSE_END) for part in parts)
+    if sentence[:1].isupper():
+        joined = joined[:1].upper() + joined[1:]
+    end = sentence[-1] if sentence[-1] in _CLAUSE_END else ""
+    return joined + end
+
+
 @lru_cache(maxsize=4_096)
 def _clause_statement(clause: str) -> SlotStatement | None:
     """The slot `clause` sets: the first rule that reads it. Cached: a clause that starts
@@ -115,7 +164,10 @@ def _clause_statement(clause: str) -> SlotStatement | None:
         match = rule.pattern.search(clause)
         if match is None:
             continue
-        value = match.group("value").strip(" ,:-—\"'")
+        # "I moved to Hamburg last week" sets the home to Hamburg, the same value as a
+        # later "I live in Hamburg".
+        value = without_trailing_time(match.group("value").strip(_VALUE_EDGES))
+        value = value.strip(_VALUE_EDGES)
         left = match.groupdict().get("left")
         return SlotStatement(_slot_name(rule, match), value, clause, rule.keywords, left)
     return None

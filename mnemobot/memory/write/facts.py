@@ -9,7 +9,8 @@ consolidation finds, which no rule can see.
 - Update: a newer statement of a single-valued slot ("I moved to Berlin") replaces the
   older one ("I live in Paris") by the same speaker. The old item is not deleted: it gets
   `valid_to` and `superseded_by`, and so do the episodes it came from, so a pack shows
-  it only as "earlier (until DATE)", below the current value.
+  it only as "earlier (until DATE)", below the current value. What else the old item
+  said ("My name is Oleg and I live in Paris") stays current as a fact of its own.
 - Duplicates: a durable fact whose stemmed terms overlap an existing one's by
   `DUPLICATE_TERM_OVERLAP` (or that sets a slot to the value it already
   has) is the same fact said again: the two collapse into one item with the newest
@@ -24,7 +25,6 @@ import math
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
-from weakref import WeakKeyDictionary
 
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
 from mnemobot.memory.store.items import (
@@ -37,13 +37,14 @@ from mnemobot.memory.store.items import (
 )
 from mnemobot.memory.text.terms import DUPLICATE_TERM_OVERLAP, terms
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
-from mnemobot.memory.write.fact_items import new_fact
-from mnemobot.memory.write.fact_slot_words import SLOT_TRIGGERS
+from mnemobot.memory.write.fact_items import new_fact, rest_of_fact
+from mnemobot.memory.write.fact_slot_index import slot_facts, slots_of
 from mnemobot.memory.write.fact_slots import (
     SlotStatement,
     says_only_slots,
     slot_statements,
     value_terms,
+    without_slot,
 )
 from mnemobot.memory.write.restatements import SimilarFinder, says_the_same
 
@@ -53,6 +54,11 @@ _SIMILAR_HITS = 8
 _SLOT_TAG = "slot"
 # Most earlier facts one statement replaces (see `_same_slot`).
 _MAX_REPLACED_PER_STATEMENT = 8
+# "Ada: " before a group member's words.
+_LABEL = re.compile(r"^[^\s:][^:\n]{0,39}:\s+")
+# Fewest terms of what else a replaced fact said for it to stay a fact ("My name is
+# Oleg": 2); "Hi!" beside the home is no fact.
+_MIN_REST_TERMS = 2
 
 
 @dataclass(slots=True)
@@ -69,10 +75,6 @@ def term_overlap(first: str, second: str) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
-
-
-def _slots(item: MemoryItem) -> tuple[SlotStatement, ...]:
-    return slot_statements(item.content) if item.type is not ItemType.TURN else ()
 
 
 def _is_durable(item: MemoryItem) -> bool:
@@ -103,12 +105,12 @@ def apply_fact_updates(
         new_facts = [i for i in recorded if _is_durable(i)]
         # A fact that sets several slots ("I live in Lisbon and I work as a translator")
         # gets one fact per slot, so a move replaces the home and leaves the job.
-        split = {i.id for i in new_facts if len(_slots(i)) > 1}
+        split = {i.id for i in new_facts if len(slots_of(i)) > 1}
         for statement in slot_statements(user_text) if user_text.strip() else ():
             if statement.left is not None and not _states_left(store, statement, tag):
                 continue  # "moved from X to Y" where X is not the value known
             fact = next(
-                (i for i in new_facts if [s.slot for s in _slots(i)] == [statement.slot]), None
+                (i for i in new_facts if [s.slot for s in slots_of(i)] == [statement.slot]), None
             )
             if fact is None:
                 fact = _slot_fact(store, statement, turn, speaker, at, extraction, id_factory)
@@ -116,7 +118,9 @@ def apply_fact_updates(
                     continue
                 updates.created.append(fact)
                 new_facts.append(fact)
-            _replace_by_slot(store, fact, statement, tag, at, similar, updates, split)
+            _replace_by_slot(
+                store, fact, statement, tag, at, similar, updates, split, id_factory=id_factory
+            )
         _collapse_restatements(store, new_facts, similar, updates)
     return updates
 
@@ -136,7 +140,7 @@ def settle_facts(
     with store.lock:
         new_facts = [store.items[i.id] for i in facts if i.id in store.items and _is_durable(i)]
         for fact in new_facts:
-            for statement in _slots(fact):
+            for statement in slots_of(fact):
                 _replace_by_slot(store, fact, statement, speaker_of(fact), at, similar, updates)
         _collapse_restatements(store, new_facts, similar, updates)
     return updates
@@ -151,6 +155,8 @@ def _replace_by_slot(
     similar: SimilarFinder,
     updates: FactUpdates,
     split: Collection[str] = (),
+    *,
+    id_factory: Callable[[], str] = new_item_id,
 ) -> None:
     """`fact` states `statement`: earlier facts of the same slot and speaker (`tag`) are
     the same fact again (same value: they collapse into it) or replaced by it.
@@ -166,7 +172,7 @@ def _replace_by_slot(
     fact = tagged
     left = frozenset(terms(statement.left)) if statement.left else None
     for old in _same_slot(store, fact, statement, tag):
-        old_statement = next(s for s in _slots(old) if s.slot == statement.slot)
+        old_statement = next(s for s in slots_of(old) if s.slot == statement.slot)
         if left is not None and not value_terms(old_statement) & left:
             continue  # it names what it replaces, and that is another value
         if value_terms(old_statement) == value_terms(statement):
@@ -175,7 +181,35 @@ def _replace_by_slot(
             fact = _collapse(store, old, fact, said_again=old.id not in split)
             updates.merged.append((old.id, fact.id))
         else:
+            _keep_the_rest(store, old, statement, at, similar, updates, id_factory)
             updates.superseded += supersede(store, [old.id], fact.id, at, similar)
+
+
+def _keep_the_rest(
+    store: ScopeItemStore,
+    old: MemoryItem,
+    statement: SlotStatement,
+    at: float,
+    similar: SimilarFinder,
+    updates: FactUpdates,
+    id_factory: Callable[[], str],
+) -> None:
+    """`old` is replaced for its `statement.slot`: what else it says stays current, as a
+    fact of its own. "Hi! My name is Oleg and I live in Berlin" is the only place the name
+    was said; the move to Hamburg ends the home in it, not the name."""
+    label = _LABEL.match(old.content) if speaker_of(old) else None
+    said = old.content[label.end() :] if label else old.content
+    rest = without_slot(said, statement.slot)
+    if rest is None or len(terms(rest)) < _MIN_REST_TERMS:
+        return  # all it said was the slot ("I live in Berlin"), or a greeting beside it
+    content = label.group(0) + rest if label else rest
+    dropped = () if slot_statements(rest) else (_SLOT_TAG, *statement.keywords)
+    kept = store.add(
+        [rest_of_fact(old, content, at=at, dropped_tags=dropped, id_factory=id_factory)]
+    )
+    if kept:
+        updates.created += kept
+        _collapse_restatements(store, kept, similar, updates)
 
 
 def _collapse_restatements(
@@ -260,68 +294,14 @@ def _with_keywords(
     return stored[0] if stored else None
 
 
-class _SlotIndex:
-    """Durable item ids by the slot their text sets and who said it, kept up to date.
-
-    A write looks up the one slot it states instead of going through every durable item
-    that might set one (thousands in a long chat: 40 ms a write at 100k items). The
-    first write after a scope loads parses every durable item holding one of the slot
-    families' words (about half a second at 100k items, in the memory worker thread);
-    later writes parse only what the store logged as inserted since (`durable_log`).
-    """
-
-    def __init__(self) -> None:
-        self._start(loads=-1)
-
-    def _start(self, loads: int) -> None:
-        self.loads = loads
-        self.read_to = 0
-        # (slot, speaker tag) -> ids (an ordered set): each group member has their values.
-        self.by_slot: dict[tuple[str, str | None], dict[str, None]] = {}
-        # The text each indexed item was parsed from, to notice one rewritten in place.
-        self.parsed_from: dict[str, str] = {}
-
-    def ids(self, store: ScopeItemStore, slot: str, tag: str | None) -> dict[str, None]:
-        if store.loads != self.loads:
-            self._start(store.loads)
-            # All at once, read in bulk (a big scope's items are on disk, see `ItemTable`).
-            fresh: Iterable[MemoryItem | None] = store.durable_items()
-        else:
-            fresh = map(store.items.get, store.durable_log[self.read_to :])
-        self.read_to = len(store.durable_log)
-        for item in fresh:
-            if item is None or self.parsed_from.get(item.id) == item.content:
-                continue
-            item_id = item.id
-            self.parsed_from[item_id] = item.content
-            if _ANY_TRIGGER.search(item.content.lower()) is None:
-                continue
-            speaker = speaker_of(item)
-            for statement in _slots(item):
-                self.by_slot.setdefault((statement.slot, speaker), {})[item_id] = None
-        return self.by_slot.setdefault((slot, tag), {})
-
-    def still_sets(self, item: MemoryItem, slot: str) -> bool:
-        if self.parsed_from.get(item.id) == item.content:
-            return True
-        return any(s.slot == slot for s in _slots(item))
-
-
-# Any word of any slot family (`SLOT_TRIGGERS`), in one C-level scan.
-_ANY_TRIGGER = re.compile(
-    "|".join(map(re.escape, sorted({w for words in SLOT_TRIGGERS.values() for w in words})))
-)
-_SLOT_INDEXES: WeakKeyDictionary[ScopeItemStore, _SlotIndex] = WeakKeyDictionary()
-
-
 def _states_left(store: ScopeItemStore, statement: SlotStatement, tag: str | None) -> bool:
     """Whether a current fact of the speaker sets the slot to the value `statement` says
     it replaces ("moved from Berlin": Berlin is the known home)."""
     left = frozenset(terms(statement.left or ""))
     return any(
         s.slot == statement.slot and value_terms(s) & left
-        for item in _slot_facts(store, statement.slot, tag)
-        for s in _slots(item)
+        for item in slot_facts(store, statement.slot, tag)
+        for s in slots_of(item)
     )
 
 
@@ -331,31 +311,13 @@ def _same_slot(
     """Current durable facts of the same speaker that set the same slot, stated earlier."""
     found = [
         item
-        for item in _slot_facts(store, statement.slot, tag)
+        for item in slot_facts(store, statement.slot, tag)
         if item.id != fact.id and item.created_at <= fact.created_at
     ]
     # Newest first, and a bounded number: a store written before these rules may hold
     # the same slot stated many times; marking them all at once would stall this write.
     found.sort(key=lambda item: item.created_at, reverse=True)
     return found[:_MAX_REPLACED_PER_STATEMENT]
-
-
-def _slot_facts(store: ScopeItemStore, slot: str, tag: str | None) -> list[MemoryItem]:
-    """Current durable facts of the speaker `tag` that set `slot`."""
-    index = _SLOT_INDEXES.get(store)
-    if index is None:
-        index = _SLOT_INDEXES[store] = _SlotIndex()
-    ids = index.ids(store, slot, tag)
-    found = []
-    for item_id in list(ids):
-        item = store.items.get(item_id)
-        if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
-            # Gone or replaced for good (a reload starts the index anew): skip it from now on.
-            ids.pop(item_id, None)
-            continue
-        if speaker_of(item) == tag and index.still_sets(item, slot):
-            found.append(item)
-    return found
 
 
 def _collapse(
@@ -389,20 +351,31 @@ def supersede(
 
     The hook consolidation calls with the facts it found outdated. The episodes a
     superseded fact was promoted from, and the turns they were said in, are marked too,
-    so no copy of the old value reads as current. Returns the items marked.
+    so no copy of the old value reads as current; the turn that says the new value is
+    not, though said in the same second as the old one. Returns the items marked.
     """
     marked: list[MemoryItem] = []
     at = float(math.floor(at))  # as stored on disk (ISO seconds)
     with store.lock:
+        new = store.items.get(new_id) if new_id else None
         for old_id in old_ids:
             old = store.items.get(old_id)
             if old is None or old.is_superseded or old_id == new_id:
                 continue
             for item in [old, *_sources(store, old, similar)]:
-                if item.is_superseded:
+                if item.is_superseded or (new is not None and _said_in(new, item)):
                     continue
                 marked += store.add([replace(item, valid_to=at, superseded_by=new_id)])
     return marked
+
+
+def _said_in(fact: MemoryItem, item: MemoryItem) -> bool:
+    """Whether `item` is where `fact` was said: the episode it was promoted from, or a
+    turn of the same message."""
+    if PROMOTED_FROM_PREFIX + item.id in fact.references:
+        return True
+    messages = {ref for ref in fact.references if not ref.startswith(PROMOTED_FROM_PREFIX)}
+    return item.type is ItemType.TURN and not messages.isdisjoint(item.references)
 
 
 def _sources(store: ScopeItemStore, fact: MemoryItem, similar: SimilarFinder) -> list[MemoryItem]:
