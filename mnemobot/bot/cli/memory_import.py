@@ -216,8 +216,12 @@ def write_export(
     """Write the export's new messages; (imported, already there). `reload_every`: messages
     written between two loads of a big scope (`_settle`)."""
     listed = imported_refs(record.scopes, scope)
-    known = listed | {
-        r for item in record.scopes.store(scope).items.values() for r in item.references
+    # The items' refs the list does not hold (after an import, most are: not kept twice).
+    held = {
+        r
+        for item in record.scopes.store(scope).items.values()
+        for r in item.references
+        if r not in listed
     }
     counts = {"new": 0, "read": 0}
 
@@ -227,7 +231,8 @@ def write_export(
             if progress is not None:
                 progress.read(counts["read"])
             # Only the import list tells an earlier import's `tg:<id>` from a live message's.
-            if message.ref not in known and message.earlier_ref not in listed:
+            ref = message.ref
+            if ref not in listed and ref not in held and message.earlier_ref not in listed:
                 counts["new"] += 1
                 yield message
 
