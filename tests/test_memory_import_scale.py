@@ -9,7 +9,9 @@ import tracemalloc
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mnemobot.bot.channels.telegram.export_file import read_export
+import pytest
+
+from mnemobot.bot.channels.telegram.export_file import ExportError, read_export
 from mnemobot.bot.cli.memory_import import write_export
 from mnemobot.bot.cli.progress import ImportProgress
 from mnemobot.config.runtime import MemoryConfig
@@ -121,3 +123,19 @@ def test_a_long_import_leaves_what_it_wrote_to_the_files_as_it_goes(tmp_path: Pa
         ) == (0, 6_000)
     finally:
         scopes.close()
+
+
+def test_an_export_changed_after_its_check_stops_the_import_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """Read twice (checked, then imported): a file rewritten between is not imported as
+    if it were the one checked."""
+    path = _export(tmp_path / "result.json", 3)
+    chat = read_export(path, UTC)
+    _export(path, 4)
+    with pytest.raises(ExportError) as raised:
+        list(chat.messages())
+    assert str(raised.value) == (
+        "result.json: changed while it was imported; run the import again (what was "
+        "imported stays, nothing is imported twice)"
+    )
