@@ -20,14 +20,15 @@ def mnemobot_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "mnemobot", *args]
 
 
-def run_with_terminal_stderr(*args: str, timeout: float = 120) -> tuple[int, str, str]:
-    """Run `mnemobot ARGS` with stderr on a pseudo-terminal: (returncode, stdout, stderr)."""
+def run_with_terminal_stderr(*args: str, timeout: float = 120, **env: str) -> tuple[int, str, str]:
+    """Run `mnemobot ARGS` with stderr on a pseudo-terminal, our variables set to `env`
+    only: (returncode, stdout, stderr)."""
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
         mnemobot_command(*args),
         stdout=subprocess.PIPE,
         stderr=terminal,
-        env=subprocess_env(),
+        env=subprocess_env(**env),
     )
     os.close(terminal)
     chunks: list[bytes] = []

@@ -8,13 +8,20 @@ own, see `export_file.SHARED_NUMBERING_TYPES`): the daily note line, the turn it
 whatever extraction derives and promotes; at the end, the digest of each finished day
 (`memory.notes.digests`).
 
-The file is read and checked whole first (`bot.channels.telegram.export_file`): a bad file writes
-nothing and gets one line saying where and what is wrong. Re-importing adds nothing twice:
-a message whose ref the scope already holds (in an item, or in `imported-messages.txt`,
-the list of every ref imported, small talk included) is skipped, and so is one an import
-before refs of their own listed as `tg:<id>`. An import stopped half
-way leaves whole messages only (each write is whole lines), and the same command run
-again finishes it.
+The file is read and checked whole first (`bot.channels.telegram.export_file`): a bad
+file writes nothing and gets one line saying where and what is wrong. Then it is read
+again, a message at a time, as the messages are written: memory holds neither the file
+nor its messages. Nor all that the import wrote: once the scope is big enough for an
+index file, it is loaded anew every `RELOAD_EVERY_MESSAGES` (`_settle`), and its items
+leave memory for their files as at a bot's start. Progress goes to stderr
+(`bot.cli.progress.ImportProgress`: a bar on a terminal, else a line every 30 s), unless
+`--no-progress`.
+
+Re-importing adds nothing twice: a message whose ref the scope already holds (in an item,
+or in `imported-messages.txt`, the list of every ref imported, small talk included) is
+skipped, and so is one an import before refs of their own listed as `tg:<id>`. An import
+stopped half way leaves whole messages only (each write is whole lines), and the same
+command run again finishes it.
 
 `--assistant NAME`: the chat was with an assistant (a bot) whose messages carry NAME in
 the export. Its messages are then kept as the bot keeps its own replies: each shares one
@@ -36,7 +43,7 @@ whose words they were. An assistant's answer to a forward shares its turn, as li
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
@@ -51,7 +58,7 @@ from mnemobot.bot.channels.telegram.export_file import (
 )
 from mnemobot.bot.cli.memory_commands import served_by_a_bot
 from mnemobot.bot.cli.memory_scope import open_chat_memory
-from mnemobot.bot.cli.progress import terminal_progress
+from mnemobot.bot.cli.progress import ImportProgress, import_progress
 from mnemobot.bot.cli.startup import fail
 from mnemobot.bot.cli.workspace_guard import MEMORY_COMMAND_RUNNING, MemoryCommandLock
 from mnemobot.config.runtime import MemoryConfig, RuntimeConfig
@@ -64,6 +71,12 @@ from mnemobot.memory.upkeep.digest_days import write_missing_digests
 from mnemobot.memory.write.write_path import FORWARDED_TAG
 
 IMPORTED_REFS_FILE = "imported-messages.txt"
+# Messages written between two loads of a big scope (`_settle`). Each load of a scope of
+# 300,000 items reads what was written since the last (1-2 s); without them, all an
+# import wrote stayed in memory to its end. With the export read as a stream, 300,000
+# messages (53 MB) took 508 MB peak RSS and 2:12, against 808 MB and 1:56 before (see
+# docs/measured.md, "Importing a long chat"); the peak is the last load.
+RELOAD_EVERY_MESSAGES = 50_000
 # The running bot keeps a chat's memory loaded and would answer from it without what
 # another process writes (it saw an import only after a restart), while both write the
 # same files.
@@ -119,14 +132,28 @@ def _import_held(
     assistant = getattr(args, "assistant", None)
     if assistant is None and not getattr(args, "no_assistant", False):
         assistant = export.bot
-    if assistant is not None and not any(m.author == assistant for m in export.messages):
-        authors = ", ".join(sorted({m.author for m in export.messages})) or "none"
+    elif assistant is not None and assistant not in export.authors and export.all_authors:
+        authors = ", ".join(sorted(export.authors)) or "none"
         return fail(
             f"--assistant: no message of {args.file} is from {assistant!r}; its authors: {authors}"
         )
-    imported, already = write_export(
-        memory.record, scope, export, config=config.memory, tz=tz, assistant=assistant
-    )
+    progress = None if args.no_progress else import_progress(export.count)
+    try:
+        imported, already = write_export(
+            memory.record,
+            scope,
+            export,
+            config=config.memory,
+            tz=tz,
+            assistant=assistant,
+            progress=progress,
+        )
+    except ExportError as exc:
+        # Changed since it was checked: what was written stays, a re-run finishes it.
+        return fail(str(exc))
+    finally:
+        if progress is not None:
+            progress.close()
     replies = f"; {assistant}'s messages kept as replies" if assistant is not None else ""
     print(
         f"imported {counted(imported, 'message')} of {export.name!r} into {scope}"
@@ -151,7 +178,7 @@ class ImportedTurn:
 
 
 def export_turns(
-    messages: Sequence[ExportedMessage], assistant: str | None = None
+    messages: Iterable[ExportedMessage], assistant: str | None = None
 ) -> Iterator[ImportedTurn]:
     """The messages as turns: each alone, or with `assistant`, its messages as the replies
     of the messages they answer (see the module docstring)."""
@@ -191,43 +218,70 @@ def write_export(
     config: MemoryConfig,
     tz: tzinfo,
     assistant: str | None = None,
+    progress: ImportProgress | None = None,
+    reload_every: int = RELOAD_EVERY_MESSAGES,
 ) -> tuple[int, int]:
-    """Write the export's new messages; (imported, already there)."""
+    """Write the export's new messages; (imported, already there). `reload_every`: messages
+    written between two loads of a big scope (`_settle`)."""
     listed = imported_refs(record.scopes, scope)
-    known = listed | {
-        r for item in record.scopes.store(scope).items.values() for r in item.references
+    # The items' refs the list does not hold (after an import, most are: not kept twice).
+    held = {
+        r
+        for item in record.scopes.store(scope).items.values()
+        for r in item.references
+        if r not in listed
     }
-    # Only the import list tells an earlier import's `tg:<id>` from a live message's.
-    todo = [
-        message
-        for message in export.messages
-        if message.ref not in known and message.earlier_ref not in listed
-    ]
+    counts = {"new": 0, "read": 0}
+
+    def new_messages() -> Iterator[ExportedMessage]:
+        for message in export.messages():
+            counts["read"] += 1
+            if progress is not None:
+                progress.read(counts["read"])
+            # Only the import list tells an earlier import's `tg:<id>` from a live message's.
+            ref = message.ref
+            if ref not in listed and ref not in held and message.earlier_ref not in listed:
+                counts["new"] += 1
+                yield message
+
     listing = record.scopes.paths(scope).directory / IMPORTED_REFS_FILE
     listing.parent.mkdir(parents=True, exist_ok=True)
-    bar = terminal_progress(len(todo))
-    try:
-        for turn in export_turns(todo, assistant):
-            record.record_turn(
-                scope=scope,
-                user_text=turn.text,
-                assistant_text=turn.reply,
-                at=turn.at,
-                config=config,
-                tz=tz,
-                message_refs=turn.refs,
-                speaker=turn.author,
-                chat_key=scope,
-                forwarded=turn.forwarded,
-                tags=[FORWARDED_TAG] if turn.forwarded else [],
-            )
-            append_bytes(listing, "".join(f"{ref}\n" for ref in turn.refs).encode())
-            if bar is not None:
-                bar.advance(len(turn.refs), label=turn.author or assistant or "")
-    finally:
-        if bar is not None:
-            bar.close()
+    written = 0
+    for turn in export_turns(new_messages(), assistant):
+        record.record_turn(
+            scope=scope,
+            user_text=turn.text,
+            assistant_text=turn.reply,
+            at=turn.at,
+            config=config,
+            tz=tz,
+            message_refs=turn.refs,
+            speaker=turn.author,
+            chat_key=scope,
+            forwarded=turn.forwarded,
+            tags=[FORWARDED_TAG] if turn.forwarded else [],
+        )
+        append_bytes(listing, "".join(f"{ref}\n" for ref in turn.refs).encode())
+        written += len(turn.refs)
+        if written >= reload_every:
+            written = 0
+            _settle(record, scope)
     # Nobody waits for a reply here: the finished days get their digests now, not at the
     # next maintenance.
     write_missing_digests(record.scopes.store(scope), tz, record.scopes.clock())
-    return len(todo), len(export.messages) - len(todo)
+    return counts["new"], counts["read"] - counts["new"]
+
+
+def _settle(record: MemoryRecord, scope: str) -> None:
+    """Load the scope anew once it is big enough to keep an index file: its items then
+    leave memory for their files (as at a bot's start), instead of all of an import's
+    staying there to its end."""
+    scopes = record.scopes
+    if len(scopes.store(scope).items) < scopes.index_file_min_items:
+        return
+    scopes.reload(scope)
+    # A load that read many lines written since the index file's save saves it again but
+    # keeps those items; the next load takes them from the file (a stat per file).
+    keeper = scopes.store(scope).index_load
+    if keeper is not None and keeper.saved and scopes.store(scope).items.new:
+        scopes.reload(scope)

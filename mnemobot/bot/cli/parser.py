@@ -16,6 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from mnemobot.bot.cli import tool_commands
+from mnemobot.bot.cli.progress import PROGRESS_LINE_SECONDS
 from mnemobot.config.settings import Settings
 
 CLI = "mnemobot.bot.cli"
@@ -268,6 +269,12 @@ def _add_memory(sub: Any) -> None:
         "--no-assistant",
         action="store_true",
         help="keep every message as a turn of its own, the bot's too in a chat with a bot",
+    )
+    imported.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress on stderr (a bar on a terminal, else a line every "
+        f"{PROGRESS_LINE_SECONDS} s of a long import)",
     )
     imported.set_defaults(handler=f"{CLI}.memory_import:import_command")
     export = add(

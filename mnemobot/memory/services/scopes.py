@@ -135,6 +135,11 @@ class ScopeRuntime:
     def paths(self, scope: str) -> ScopePaths:
         return ScopePaths(self.workspace, scope)
 
+    @property
+    def index_file_min_items(self) -> int:
+        """Items from which a scope keeps an index file and its items on disk."""
+        return self._index_file_min_items
+
     def lock(self, scope: str) -> threading.RLock:
         """The lock every call on `scope` holds (re-entrant; shared with its store)."""
         with self._cache_lock:

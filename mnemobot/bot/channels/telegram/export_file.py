@@ -6,14 +6,17 @@ The export is `{"name", "type", "id", "messages": [...]}`; a message is
 joins, pins and the like (skipped). A forward carries `"forwarded_from"`: its original
 author's name (null when Telegram Desktop had none, e.g. a deleted account); `from` is then
 whoever passed it on, and the words are the original author's, never theirs.
-`read_export` checks every message before returning any, so an import never starts on a
-file it cannot finish; a problem is one line naming the file, where in it, and what is
-wrong ("result.json: messages[17].date: not a date").
+`read_export` checks every message before returning, so an import never starts on a file
+it cannot finish; a problem is one line naming the file, where in it, and what is wrong
+("result.json: messages[17].date: not a date"). It reads the file as a stream
+(`export_stream`), holding one message at a time and the ids seen; `ChatExport.messages()`
+reads it again for the import, one message at a time (a pipe, which can be read once, is
+kept in memory up to the budget).
 
 The file is UTF-8, as Telegram Desktop writes it; a byte order mark in front (an editor
 such as Windows Notepad saves one) is skipped. A file is hostile input like any other: at
 most `MAX_EXPORT_BYTES` are read (a larger file, or an endless one like a pipe or
-/dev/zero, is refused after that much), nesting stops at orjson's depth limit, every field
+/dev/zero, is refused after that much), nesting stops at 1024 levels, every field
 has its type checked, and a date must be one a message can have: after 1970 and not in the
 future (the memory store files an episode under its day; a date past year 9999 cannot be
 filed at all, and one in the future would stay the newest thing said forever).
@@ -21,22 +24,36 @@ filed at all, and one in the future would stay the newest thing said forever).
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from stat import S_ISREG
+from typing import Any, BinaryIO, Protocol
 
-import orjson
+from mnemobot.bot.channels.telegram.export_senders import ExportSenders
+from mnemobot.bot.channels.telegram.export_stream import (
+    MAX_DEPTH,
+    NoMessages,
+    NotAChat,
+    NotJSON,
+    NotUTF8,
+    TooDeep,
+    chat_messages,
+)
 
-# Parsed whole, an export takes 7-9 times its size in memory (`/usr/bin/time -v` around
-# `read_export`, on a busy 2-core machine: as Telegram Desktop writes them, 115 MB, 200k
-# messages: 820 MB peak RSS, 18 s; 63 MB, 115k messages: 478 MB, 12 s; the worst case, 63 MB
-# of 740k bare service messages: 567 MB, 13 s). A longer chat is exported in parts (Telegram
-# Desktop asks for a date range) and each part imported: re-imports skip what is there.
+# What one import reads. Parsed whole (before the stream), an export took 7-9 times its
+# size in memory (115 MB, 200k messages: 820 MB peak RSS); read as a stream it holds one
+# message and the ids seen (about 85 bytes a message), and the budget bounds the time of a
+# read (two of 53 MB, 300k messages: 2-3 s) and a pipe's bytes. A longer chat is exported
+# in parts (Telegram Desktop asks for a date range) and each part imported: re-imports
+# skip what is there.
 MAX_EXPORT_BYTES = 64 * 1024 * 1024
 # A message "in the future" by less than this is a clock that runs a little ahead.
 FUTURE_SLACK_SECONDS = 86_400
@@ -58,6 +75,9 @@ EXPORT_REF_PREFIX = "tg-export:"
 # that leaves room for other tools' exports. The write path is linear in a message's length
 # (a 1.2 MB message took 17 s to import): one long "message" must not take an hour.
 MAX_TEXT_CHARS = 8192
+# Names of authors an export keeps to tell `--assistant` NAME is one of them (a group of
+# more is rare; a hostile file could name a new author in every message).
+MAX_AUTHORS_KEPT = 10_000
 # Who a forward's words are when the export names nobody: as the live bot says it.
 UNNAMED_FORWARD_AUTHOR = "someone"
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -93,114 +113,187 @@ class ExportedMessage:
 
 @dataclass(frozen=True, slots=True)
 class ChatExport:
+    """An export checked whole (`read_export`); `messages()` reads its messages again,
+    one at a time."""
+
     name: str
-    # Messages with text, in the file's order; service messages and media without a
-    # caption are left out.
-    messages: list[ExportedMessage]
+    # Messages with text; service messages and media without a caption are left out.
+    count: int
     skipped: int
-    # In a chat with a bot (Telegram Desktop's `bot_chat`), the name its messages carry:
-    # the other side of the chat is the bot, whose `from_id` is the chat's own id.
+    # Who wrote them: every name, or the first MAX_AUTHORS_KEPT when `all_authors` is False.
+    authors: frozenset[str]
+    all_authors: bool
+    _reader: _Reader
+    # In a chat with a bot (Telegram Desktop's `bot_chat`), the name its messages carry
+    # (`ExportSenders.bot`).
     bot: str | None = None
+
+    def messages(self) -> Iterator[ExportedMessage]:
+        """The messages with text, in the file's order; an ExportError if the file
+        changed since it was checked."""
+        return (message for message in self._reader.messages() if message is not None)
 
 
 def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExport:
-    """The export at `path`; `tz` reads a `date` that has no `date_unixtime` beside it
-    (Telegram Desktop writes local time); `now` (default: the clock) bounds its dates."""
-    where = path.name
-    try:
-        data = orjson.loads(_without_bom(_read_bounded(path)))
-    except OSError as exc:
-        raise ExportError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    except orjson.JSONDecodeError as exc:
-        if exc.msg.startswith("str is not valid UTF-8"):
-            # orjson says so of any byte that is not UTF-8 (a file saved as Latin-1 or
-            # UTF-16), in words of its own.
-            raise ExportError(
-                f"{where}: not UTF-8 text (saved in another encoding); export the chat "
-                "again from Telegram Desktop as JSON, or save the file as UTF-8"
-            ) from None
-        if str(exc).startswith("depth limit exceeded"):
-            # orjson stops at 1024 levels; an export has four.
-            raise ExportError(
-                f"{where}: not a chat export (nested over 1024 levels deep)"
-            ) from None
-        raise ExportError(f"{where}: not JSON ({exc}); export the chat as JSON") from None
-    if not isinstance(data, dict):
-        raise ExportError(f"{where}: not a chat export (expected an object with 'messages')")
-    raw = data.get("messages")
-    if not isinstance(raw, list):
-        raise ExportError(
-            f"{where}: no 'messages' list; export a single chat as JSON (result.json)"
-        )
-    messages: list[ExportedMessage] = []
-    skipped = 0
-    seen: set[int] = set()
+    """The export at `path`, every message checked; `tz` reads a `date` that has no
+    `date_unixtime` beside it (Telegram Desktop writes local time); `now` (default: the
+    clock) bounds its dates. Holds one message at a time (and a pipe's bytes: it is read
+    once)."""
     latest = (time.time() if now is None else now) + FUTURE_SLACK_SECONDS
-    chat_type = data.get("type")
-    shared = isinstance(chat_type, str) and chat_type in SHARED_NUMBERING_TYPES
-    chat_id = data.get("id")
-    bot_from_id = f"user{chat_id}" if chat_type == "bot_chat" and type(chat_id) is int else None
-    from_bot: list[int] = []  # where the bot's messages are in `messages`
-    for index, record in enumerate(raw):
-        at = f"{where}: messages[{index}]"
-        message = _message(record, at, tz, latest, shared)
+    reader = _Reader(path, tz, latest)
+    count = skipped = 0
+    seen: set[int] = set()
+    authors: set[str] = set()
+    for index, message in enumerate(reader.messages()):
         if message is None:
             skipped += 1
             continue
         if message.id in seen:
-            raise ExportError(f"{at}.id: {message.id} appears twice")
+            raise ExportError(f"{path.name}: messages[{index}].id: {message.id} appears twice")
         seen.add(message.id)
-        messages.append(message)
-        if bot_from_id is not None and record.get("from_id") == bot_from_id:
-            from_bot.append(len(messages) - 1)
-    name = data.get("name")
+        count += 1
+        if len(authors) < MAX_AUTHORS_KEPT:
+            authors.add(message.author)
+    name = reader.top.get("name")
     # Printed in the import's one line: a name, not a page.
     shown_name = name[:MAX_NAME_CHARS] if isinstance(name, str) and name.strip() else path.stem
-    return ChatExport(shown_name, messages, skipped, _bot_named_alone(messages, from_bot))
+    return ChatExport(
+        shown_name,
+        count,
+        skipped,
+        frozenset(authors),
+        len(authors) < MAX_AUTHORS_KEPT,
+        reader,
+        reader.senders.bot(reader.top),
+    )
 
 
-def _bot_named_alone(messages: list[ExportedMessage], from_bot: list[int]) -> str | None:
-    """The name of the bot's messages (at `from_bot` in `messages`), one no one else's
-    messages carry: the import tells the assistant's messages by their name, and a person
-    may call themselves as the bot is called (or the bot may have been renamed)."""
-    if not from_bot:
-        return None
-    name = messages[from_bot[0]].author
-    bots = set(from_bot)
-    others = {m.author for i, m in enumerate(messages) if i not in bots}
-    if name not in others and all(messages[i].author == name for i in from_bot):
-        return name
-    own = f"{name} (bot)"
-    while own in others:
-        own += "'"
-    for i in from_bot:
-        messages[i] = replace(messages[i], author=own)
-    return own
+class _Source(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
 
 
-def _without_bom(data: bytes) -> bytes | memoryview:
-    """The bytes after a UTF-8 byte order mark (orjson refuses one), not copied: the copy
-    of a file at the budget would hold it twice."""
-    return memoryview(data)[len(_UTF8_BOM) :] if data.startswith(_UTF8_BOM) else data
+class _Reader:
+    """Reads the export's messages, checked, from the file (or, for a pipe, the bytes
+    read from it the first time)."""
+
+    def __init__(self, path: Path, tz: tzinfo, latest: float) -> None:
+        self.path, self.tz, self.latest = path, tz, latest
+        self.top: dict[str, Any] = {}
+        # A regular file's identity when first read; a pipe's bytes.
+        self._identity: tuple[int, int, int] | None = None
+        self._bytes: bytes | None = None
+        self.senders = ExportSenders()
+
+    def messages(self) -> Iterator[ExportedMessage | None]:
+        """Each message of the file in order (None: one without text), checked; the file's
+        faults as ExportErrors."""
+        where = self.path.name
+        try:
+            with self._opened() as source:
+                chat_type = self.top.get("type")
+                shared = isinstance(chat_type, str) and chat_type in SHARED_NUMBERING_TYPES
+                found: dict[str, Any] = {}
+                for index, record in enumerate(chat_messages(source, found)):
+                    message = _message(
+                        record, f"{where}: messages[{index}]", self.tz, self.latest, shared
+                    )
+                    if message is not None:
+                        author = self.senders.author(record.get("from_id"), message.author)
+                        if author != message.author:
+                            message = replace(message, author=author)
+                    yield message
+                self.top = found
+        except OSError as exc:
+            raise ExportError(f"{self.path}: cannot read it ({exc.strerror or exc})") from None
+        except NotUTF8:
+            raise ExportError(
+                f"{where}: not UTF-8 text (saved in another encoding); export the chat "
+                "again from Telegram Desktop as JSON, or save the file as UTF-8"
+            ) from None
+        except TooDeep:
+            raise ExportError(
+                f"{where}: not a chat export (nested over {MAX_DEPTH} levels deep)"
+            ) from None
+        except NotJSON as exc:
+            raise ExportError(f"{where}: not JSON ({exc}); export the chat as JSON") from None
+        except NotAChat:
+            raise ExportError(
+                f"{where}: not a chat export (expected an object with 'messages')"
+            ) from None
+        except NoMessages:
+            raise ExportError(
+                f"{where}: no 'messages' list; export a single chat as JSON (result.json)"
+            ) from None
+
+    @contextmanager
+    def _opened(self) -> Iterator[_Source]:
+        """The file's bytes after a byte order mark, read up to MAX_EXPORT_BYTES."""
+        if self._bytes is not None:
+            yield _after_bom(io.BytesIO(self._bytes))
+            return
+        with self.path.open("rb") as file:
+            stat = os.fstat(file.fileno())
+            if not S_ISREG(stat.st_mode):
+                # A pipe is read once: its bytes are kept for the second reading.
+                self._bytes = _read_bounded(file, self.path.name)
+                yield _after_bom(io.BytesIO(self._bytes))
+                return
+            if stat.st_size > MAX_EXPORT_BYTES:
+                raise _too_big(self.path.name, stat.st_size)
+            identity = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            if self._identity is not None and identity != self._identity:
+                raise ExportError(
+                    f"{self.path.name}: changed while it was imported; run the import again "
+                    "(what was imported stays, nothing is imported twice)"
+                )
+            self._identity = identity
+            yield _after_bom(_Bounded(file, self.path.name))
 
 
-def _read_bounded(path: Path) -> bytes:
-    """The file's bytes; an ExportError past MAX_EXPORT_BYTES, told by its size when it
-    has one (a regular file) and after reading one byte more otherwise (a pipe)."""
-    data = b""
-    with path.open("rb") as file:
-        size = os.fstat(file.fileno()).st_size
-        if size <= MAX_EXPORT_BYTES:
-            data = file.read(MAX_EXPORT_BYTES + 1)
-    if size > MAX_EXPORT_BYTES or len(data) > MAX_EXPORT_BYTES:
-        # A pipe's size is 0: how much more it held is not read to find out.
-        shown = f"{size / 2**20:.0f} MB, " if size > MAX_EXPORT_BYTES else ""
-        raise ExportError(
-            f"{path.name}: {shown}more than an import reads at once "
-            f"({MAX_EXPORT_BYTES // 2**20} MB); export the chat in parts (Telegram Desktop: "
-            "Export chat history, From and To dates) and import each"
-        )
+def _after_bom(source: _Source) -> _Source:
+    """`source` past a UTF-8 byte order mark, if it starts with one."""
+    if source.read(len(_UTF8_BOM)) != _UTF8_BOM:
+        source.seek(0)
+    return source
+
+
+class _Bounded:
+    """A file read up to MAX_EXPORT_BYTES (one that grows while it is read included)."""
+
+    def __init__(self, file: BinaryIO, name: str) -> None:
+        self._file, self._name, self._read = file, name, 0
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._read = self._file.seek(offset, whence)
+        return self._read
+
+    def read(self, size: int = -1) -> bytes:
+        left = MAX_EXPORT_BYTES + 1 - self._read
+        data = self._file.read(left if size < 0 else min(size, left))
+        self._read += len(data)
+        if self._read > MAX_EXPORT_BYTES:
+            raise _too_big(self._name, None)
+        return data
+
+
+def _read_bounded(file: BinaryIO, name: str) -> bytes:
+    """A pipe's bytes, read up to MAX_EXPORT_BYTES and one byte more to tell (how much
+    more it held is not read to find out)."""
+    data = file.read(MAX_EXPORT_BYTES + 1)
+    if len(data) > MAX_EXPORT_BYTES:
+        raise _too_big(name, None)
     return data
+
+
+def _too_big(name: str, size: int | None) -> ExportError:
+    shown = f"{size / 2**20:.0f} MB, " if size is not None else ""
+    return ExportError(
+        f"{name}: {shown}more than an import reads at once "
+        f"({MAX_EXPORT_BYTES // 2**20} MB); export the chat in parts (Telegram Desktop: "
+        "Export chat history, From and To dates) and import each"
+    )
 
 
 def _message(
