@@ -30,6 +30,7 @@ FOR_SOMEONE_ELSE = [
     "From now on, answer Anna only in French.",
     "From now on, reply to @anna in French.",
     "Always answer Boris in German.",
+    "I want you to answer Anna in French.",
     "From now on, answer her in French.",
     "From now on, answer us in French.",
     "Отныне отвечай Анне по-французски.",
@@ -44,6 +45,7 @@ FOR_SOMEONE_ELSE = [
     "从现在开始，只用法语回答安娜。",
     "用法语回答安娜。",
     "以后请用法语回复她。",
+    "我希望以后用法语回答安娜。",
     "从现在开始，请用法语回答我们。",
 ]
 
@@ -75,6 +77,13 @@ def test_the_speakers_own_request_is_kept(said: str) -> None:
     ("said", "kept"),
     [
         ("I prefer to meet Anna on Fridays.", "I prefer to meet Anna on Fridays"),
+        # The speaker answering someone is their own habit.
+        (
+            "I prefer to talk to Sarah before making decisions.",
+            "I prefer to talk to Sarah before making decisions",
+        ),
+        ("Prefiero responder a Ana por la mañana.", "Prefiero responder a Ana por la mañana"),
+        ("我更喜欢回复安娜。", "我更喜欢回复安娜。"),
         (
             "Я предпочитаю встречаться с Анной по пятницам.",
             "Я предпочитаю встречаться с Анной по пятницам",

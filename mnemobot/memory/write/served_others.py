@@ -52,12 +52,10 @@ _DE_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÄÖÜ][a-zäöü�
 _ES_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+)\b)"
 
 _SERVED_OTHERS = re.compile(
-    # English: "answer Anna", "reply to @anna", "respond to them", "write to us".
+    # English: "answer Anna", "reply to @anna", "respond to them" ("talk to Anna" is
+    # mostly the speaker's own plan: "I'll talk to Anna about it").
     r"\b(?:answer|reply|respond)\s+(?:only\s+|always\s+)?(?:to\s+)?"
     r"(?:" + _EN_NAME + r"|(?:him|her|them|us)\b)"
-    r"|\b(?:write|talk|speak)\s+(?:only\s+|always\s+)?to\s+(?:"
-    + _EN_NAME
-    + r"|(?:him|her|them|us)\b)"
     # Russian: "отвечай Анне", "пиши ей", "обращайся к нам".
     r"|\b(?:отвечай|ответь|пиши|напиши|говори|обращайся|обращайтесь|отвечайте|ответьте"
     r"|пишите|напишите|говорите)\s+(?:только\s+|всегда\s+|тоже\s+)?(?:к\s+|с\s+)?"
@@ -69,9 +67,11 @@ _SERVED_OTHERS = re.compile(
     r"|\b(?:schreib|schreibe|schreibt|schreiben\s+Sie)\s+(?:bitte\s+|nur\s+|immer\s+)?"
     r"(?:an\s+" + _DE_NAME + r"|(?:an\s+)?(?:" + _MENTION + r"|(?-i:ihr|ihm|ihnen|uns)\b))"
     # Spanish: "respóndele", "contéstales", "le respondas", "responde a Ana", "respóndenos".
-    r"|\b(?:resp[oó]nd|cont[eé]st|escr[ií]b|h[aá]bl)\w*?(?:les?|nos)\b"
-    r"|\b(?:les?|nos)\s+(?:resp[oó]nd|cont[eé]st|escrib|habl)\w*"
-    r"|\b(?:resp[oó]nd|cont[eé]st|escr[ií]b|h[aá]bl)\w*\s+(?:solo\s+|siempre\s+)?a\s+"
+    # Orders only: "prefiero responderle", "le respondo" are the speaker's own doing.
+    r"|\b(?:resp[oó]nde|cont[eé]sta|escr[ií]be|h[aá]bla)(?:les?|nos)\b"
+    r"|\b(?:les?|nos)\s+(?:respondas|contestes|escribas|hables)\b"
+    r"|\b(?:resp[oó]nd(?:e|a|an)|cont[eé]st(?:a|e|en)|escr[ií]b(?:e|a|an)|h[aá]bl(?:a|e|en))\s+"
+    r"(?:solo\s+|siempre\s+)?a\s+"
     r"(?:" + _ES_NAME + r"|(?:él|ella|ellos|ellas|nosotros)\b)"
     # Chinese: "回答安娜", "回复她", "给安娜回答", "对他们用法语".
     r"|(?:回答|回复|答复)(?:" + _ZH_PEOPLE + r"|(?!" + _ZH_NO_ONE + r")"
@@ -95,7 +95,25 @@ _EVERYONE = re.compile(
 )
 
 
+# The speaker doing the answering ("I prefer to talk to Sarah first", "ich antworte Anna
+# morgens", "我总是回复安娜"): their own habit, unless they ask it of the assistant ("I want
+# you to answer Anna").
+_SPEAKER_ACTS = re.compile(
+    r"\b(?:i|i'll|i'd|i'm|we|we'll|we'd|let's|ich|wir|я|мы|yo|nosotros)\s+(?:[\w'-]+\s+){0,3}$"
+    # "我希望以后用法语回答安娜" asks it: a wish, not the speaker's doing.
+    r"|我(?!们?(?:希望|想要|要求|请|让|需要))[^你您请让，。,；;]{0,8}$",
+    re.IGNORECASE,
+)
+_YOU = re.compile(r"\b(?:you|dich|dir|du|тебя|тебе|вас|вам|te|ti|usted)\b|你|您", re.IGNORECASE)
+
+
 def serves_others(text: str) -> bool:
     """Whether `text` names someone other than its speaker as the one answered, or
     everyone."""
-    return _EVERYONE.search(text) is not None or _SERVED_OTHERS.search(text) is not None
+    if _EVERYONE.search(text):
+        return True
+    for served in _SERVED_OTHERS.finditer(text):
+        acting = _SPEAKER_ACTS.search(text, 0, served.start())
+        if acting is None or _YOU.search(acting.group()):
+            return True
+    return False
