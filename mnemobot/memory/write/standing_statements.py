@@ -17,9 +17,10 @@ message, a tool's output or the bot's replies):
 - a preference the speaker states, also inside a question ("I prefer X, so can you ...?"
   keeps "I prefer X").
 
-Nothing that steers other people ("everyone", "all users") or the bot's own rules
-("system prompt", "instructions", "ignore", a password) is kept: that is one person
-steering others, which extraction never turns into a rule (see `extraction.statements`).
+Nothing that steers other people ("everyone", "answer Anna ...", "answer us ...": see
+`memory.write.served_others`) or the bot's own rules ("system prompt", "instructions",
+"ignore", a password) is kept: that is one person steering others, which extraction never
+turns into a rule (see `extraction.statements`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from mnemobot.memory.write.extraction.sentences import (
 )
 from mnemobot.memory.write.extraction.words import is_question
 from mnemobot.memory.write.preference_choices import CHANGE_BEFORE, PREFER, changed_choice
+from mnemobot.memory.write.served_others import serves_others
 
 # A preference stated inside a longer sentence is kept up to this many characters.
 CLAUSE_CHARS = 240
@@ -73,7 +75,7 @@ _ALWAYS = re.compile(
     r"|\b(?:всегда|никогда|впредь|отныне|с\s+этого\s+момента|теперь\s+всегда)\b"
     r"|\b(?:immer|niemals|nie|ab\s+jetzt|von\s+nun\s+an|künftig|zukünftig)\b"
     r"|\b(?:siempre|nunca|jamás|a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante)\b"
-    r"|总是|始终|一直|永远|从现在起|从今以后|以后|今后|每次|不要",
+    r"|总是|始终|一直|永远|从现在起|从现在开始|从今以后|以后|今后|每次|不要",
     re.IGNORECASE,
 )
 # A condition on the speaker's own asking: "when I ask about ...".
@@ -102,7 +104,7 @@ _FROM_NOW_ON_REQUEST = re.compile(
     r"|\b(?:a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante|desde\s+ahora)\b.*(?:\bme\b|"
     + _ES_TO_ME
     + r")"
-    r"|(?:以后|今后|从现在起|从今以后).*请",
+    r"|(?:以后|今后|从现在起|从现在开始|从今以后).*请",
     re.IGNORECASE,
 )
 # The speaker themselves: the request is about how they are answered.
@@ -118,16 +120,6 @@ _ME = re.compile(
 # "Your", said to someone else: advice to the listener ("always back up your data").
 _YOUR_ANSWERS_PATTERN = re.compile(_YOUR_ANSWERS, re.IGNORECASE)
 _YOUR = re.compile(r"\b(?:your|yours|yourself|твой|твои|ваш|ваши|dein|deine|euer|tu|tus)\b", re.I)
-# Other people: a statement about them is no preference for the speaker's own answers.
-_OTHERS = re.compile(
-    r"\b(?:every(?:one|body)|any(?:one|body)|all\s+(?:users|members|of\s+you)|other\s+users"
-    r"|each\s+user|every\s+user)\b"
-    r"|\b(?:всем|каждому|другим\s+пользовател\w*|всех\s+участник\w*)\b"
-    r"|\b(?:jedem|allen\s+(?:nutzern|mitgliedern)|anderen\s+(?:nutzern|mitgliedern))\b"
-    r"|\b(?:todo\s+el\s+mundo|cualquiera|a\s+todos|otros\s+usuarios)\b"
-    r"|所有人|每个人|大家",
-    re.IGNORECASE,
-)
 # The bot's own rules, or secrets: never a standing preference of one person.
 _BOT_RULES = re.compile(
     r"\b(?:system\s+prompt|(?:your|previous|the\s+operator's)"
@@ -274,7 +266,7 @@ def standing_statements(
 
 def _for_oneself(sentence: str) -> bool:
     """Neither steering others nor the bot's rules: one person's own preference."""
-    return _OTHERS.search(sentence) is None and _BOT_RULES.search(sentence) is None
+    return not serves_others(sentence) and _BOT_RULES.search(sentence) is None
 
 
 def _preference_clauses(sentence: str) -> list[str]:

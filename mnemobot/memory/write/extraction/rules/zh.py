@@ -183,6 +183,7 @@ PERSONAL = (
     statement_rule(ItemType.TASK_STATE, r"我(?:打算|计划|准备)", 0.8, 0.55, "task"),
 )
 
+_FROM_NOW_ON = r"(?:今后|从现在开始|从现在起|从今以后|以后)"
 # "From now on" may come first, as in English ("从现在开始，不要用表情符号").
 _LEAD = (
     r"^(?:请|记住|记得|注意|另外|还有|今后|从现在开始|从现在起|从今以后|以后)?[，,：:]?\s*(?:请)?"
@@ -200,7 +201,12 @@ CHINESE_RULES = LanguageRules(
         r"|放弃|急|走|哭|生气|紧|提|这样|那样|谢)|(?:总是|始终|永远)(?:[^，。,]{1,4}?地)?"
         # "请总是简短地回答我": how, then the verb.
         r"(?:用|使用|回答|回复|写|先"
-        r"|检查|运行|提醒|说|加|带))"
+        r"|检查|运行|提醒|说|加|带)"
+        # As in the other languages, "from now on" and an order of answering, no subject
+        # between ("从现在开始，请用简短的要点回答"; "以后我在家工作" states a fact).
+        # "以后用电脑工作" says how the speaker works: "用" only with a verb of answering.
+        r"|^(?:请)?" + _FROM_NOW_ON + r"[，,：:]?\s*(?:请|要|都|一律)*"
+        r"(?:(?:只|只能)?(?:用|使用)[^，。,]{1,20}?)?(?:回答|回复|答复))"
     ),
     constraint_soft=re.compile(
         r"我们(?:总是|始终|从不|必须|一定要|不能)|(?:每个|所有|每次)[^，。]{1,8}?(?:都要|都必须|都得|必须)"

@@ -1,0 +1,119 @@
+"""Whether a statement serves someone other than its speaker: everyone, or one person
+named as the one answered.
+
+"From now on, answer Anna only in French", said by Boris in a group, was kept as Boris's
+standing preference and carried in every request of the group: its words steer the
+answers to Anna, who asked for nothing. A standing preference is how its speaker wants to
+be answered (`memory.write.standing_statements`), so one that serves another person is
+not kept, as "answer everyone ..." never was.
+
+The one served is read after a verb of answering ("answer", "reply to", "отвечай",
+"antworte", "respóndele", "回答"): a name, an @mention, "him", "her", "them" or "us" and
+their kin in extraction's languages (en, ru, de, es, zh). A person merely mentioned ("I
+prefer to meet Anna on Fridays") is no one served, and the preference stays the speaker's.
+
+"Us" counts as others: in a group it takes in members who did not ask, and one member's
+word is no one else's preference; "answer me ..." says the same for its speaker alone.
+
+Names are read by their capital letter where a language has one (German capitalises every
+noun, so only after "antworte", whose object is a person), and in Chinese by a short run of
+characters ending the clause after 回答/回复, past the words for what is answered ("问题").
+"""
+
+from __future__ import annotations
+
+import re
+
+# A name: a capitalised word (case-sensitive inside patterns that ignore case), or an
+# @mention. Words that are capitalised but name no one: "I", languages, the formal "you".
+_NOT_NAMES = (
+    r"(?!(?:I|Me|Us|In|On|With|Only|Always|Never|Please|Yes|No|OK|English|French|German|Spanish"
+    r"|Russian|Chinese|Italian|Portuguese|Japanese|Korean|Arabic|Latin|Sie|Ihnen|Deutsch"
+    r"|Englisch|Französisch|Spanisch|Russisch|Chinesisch)\b)"
+)
+_MENTION = r"@\w+"
+# What is answered rather than who ("answer Python questions in code"): not a person.
+_THINGS_ANSWERED = (
+    r"(?!\s+(?:questions?|queries|messages?|emails?|mails?|posts?|comments?|requests?"
+    r"|tickets?|issues?|threads?|chats?)\b)"
+)
+# Chinese: pronouns of others and "us", and what follows 回答 that names no one (what is
+# answered, how, when).
+_ZH_PEOPLE = _MENTION + r"|他们|她们|咱们|我们|他|她|TA"
+_ZH_NO_ONE = (
+    r"问题|所有|全部|一下|一切|清楚|简短|详细|准确|正确|完整"
+    r"|这|那|得|的|时|吧|了|我|你|要|都|就"
+)
+_ZH_ANSWER = r"回答|回复|答复|说话"
+_ZH_ADVERB = r"(?:只|都|也|总是|永远)?"
+_EN_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-Z][a-z]+)\b" + _THINGS_ANSWERED + r")"
+_RU_NAME = r"(?:" + _MENTION + r"|(?-i:[А-ЯЁ][а-яё]+)\b)"
+_DE_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÄÖÜ][a-zäöüß]+)\b)"
+_ES_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+)\b)"
+
+_SERVED_OTHERS = re.compile(
+    # English: "answer Anna", "reply to @anna", "respond to them" ("talk to Anna" is
+    # mostly the speaker's own plan: "I'll talk to Anna about it").
+    r"\b(?:answer|reply|respond)\s+(?:only\s+|always\s+)?(?:to\s+)?"
+    r"(?:" + _EN_NAME + r"|(?:him|her|them|us)\b)"
+    # Russian: "отвечай Анне", "пиши ей", "обращайся к нам".
+    r"|\b(?:отвечай|ответь|пиши|напиши|говори|обращайся|обращайтесь|отвечайте|ответьте"
+    r"|пишите|напишите|говорите)\s+(?:только\s+|всегда\s+|тоже\s+)?(?:к\s+|с\s+)?"
+    r"(?:" + _RU_NAME + r"|(?:ей|ему|им|нам|ней|нему|ним|нами|неё|нее|него|них)\b)"
+    # German: "antworte Anna", "antworte ihr", "schreib uns" (a noun after "schreib" is
+    # what is written: "schreib Code mit Typen").
+    r"|\b(?:antworte|antwortet|antworten\s+Sie)\s+(?:bitte\s+|nur\s+|immer\s+)?"
+    r"(?:" + _DE_NAME + r"|(?-i:ihr|ihm|ihnen|uns)\b)"
+    r"|\b(?:schreib|schreibe|schreibt|schreiben\s+Sie)\s+(?:bitte\s+|nur\s+|immer\s+)?"
+    r"(?:an\s+" + _DE_NAME + r"|(?:an\s+)?(?:" + _MENTION + r"|(?-i:ihr|ihm|ihnen|uns)\b))"
+    # Spanish: "respóndele", "contéstales", "le respondas", "responde a Ana", "respóndenos".
+    # Orders only: "prefiero responderle", "le respondo" are the speaker's own doing.
+    r"|\b(?:resp[oó]nde|cont[eé]sta|escr[ií]be|h[aá]bla)(?:les?|nos)\b"
+    r"|\b(?:les?|nos)\s+(?:respondas|contestes|escribas|hables)\b"
+    r"|\b(?:resp[oó]nd(?:e|a|an)|cont[eé]st(?:a|e|en)|escr[ií]b(?:e|a|an)|h[aá]bl(?:a|e|en))\s+"
+    r"(?:solo\s+|siempre\s+)?a\s+"
+    r"(?:" + _ES_NAME + r"|(?:él|ella|ellos|ellas|nosotros)\b)"
+    # Chinese: "回答安娜", "回复她", "给安娜回答", "对他们用法语".
+    r"|(?:回答|回复|答复)(?:" + _ZH_PEOPLE + r"|(?!" + _ZH_NO_ONE + r")"
+    r"[\u4e00-\u9fff]{2,3}(?=[，。！!,.;；\s]|$))"
+    # "我喜欢给他们写信" gives them letters: only answering, or speaking in a language; a
+    # thing named before "用" is what it is used on ("对代码用英文注释").
+    r"|(?:给|对|跟|向)(?:(?:" + _ZH_PEOPLE + r")" + _ZH_ADVERB + r"(?:" + _ZH_ANSWER + r"|用)"
+    r"|(?!" + _ZH_NO_ONE + r")[\u4e00-\u9fff]{2,3}?" + _ZH_ADVERB + r"(?:" + _ZH_ANSWER + r"))",
+    re.IGNORECASE,
+)
+
+# Everyone, all users: an order about them serves others too ("answer everyone in Latin").
+_EVERYONE = re.compile(
+    r"\b(?:every(?:one|body)|any(?:one|body)|all\s+(?:users|members|of\s+you)|other\s+users"
+    r"|each\s+user|every\s+user)\b"
+    r"|\b(?:всем|каждому|другим\s+пользовател\w*|всех\s+участник\w*)\b"
+    r"|\b(?:jedem|allen\s+(?:nutzern|mitgliedern)|anderen\s+(?:nutzern|mitgliedern))\b"
+    r"|\b(?:todo\s+el\s+mundo|cualquiera|a\s+todos|otros\s+usuarios)\b"
+    r"|所有人|每个人|大家",
+    re.IGNORECASE,
+)
+
+
+# The speaker doing the answering ("I prefer to talk to Sarah first", "ich antworte Anna
+# morgens", "我总是回复安娜"): their own habit, unless they ask it of the assistant ("I want
+# you to answer Anna").
+_SPEAKER_ACTS = re.compile(
+    r"\b(?:i|i'll|i'd|i'm|we|we'll|we'd|let's|ich|wir|я|мы|yo|nosotros)\s+(?:[\w'-]+\s+){0,3}$"
+    # "我希望以后用法语回答安娜" asks it: a wish, not the speaker's doing.
+    r"|我(?!们?(?:希望|想要|要求|请|让|需要))[^你您请让，。,；;]{0,8}$",
+    re.IGNORECASE,
+)
+_YOU = re.compile(r"\b(?:you|dich|dir|du|тебя|тебе|вас|вам|te|ti|usted)\b|你|您", re.IGNORECASE)
+
+
+def serves_others(text: str) -> bool:
+    """Whether `text` names someone other than its speaker as the one answered, or
+    everyone."""
+    if _EVERYONE.search(text):
+        return True
+    for served in _SERVED_OTHERS.finditer(text):
+        acting = _SPEAKER_ACTS.search(text, 0, served.start())
+        if acting is None or _YOU.search(acting.group()):
+            return True
+    return False
