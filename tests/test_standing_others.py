@@ -109,6 +109,12 @@ def test_a_preference_that_mentions_someone_stays_the_speakers_own(said: str, ke
         "以后要用中文回复。",
         "今后请回答得简短一些。",
         "从现在开始，请用法语回答我。",
+        # "Please" between "from now on" and the order, or the infinitive at the end.
+        "Отныне, пожалуйста, отвечай короткими пунктами.",
+        "Ab jetzt bitte antworte in kurzen Stichpunkten.",
+        "Ab jetzt bitte in kurzen Stichpunkten antworten.",
+        "Von nun an bitte kurz antworten.",
+        "A partir de ahora, por favor responde en viñetas cortas.",
     ],
 )
 def test_a_from_now_on_request_is_kept_in_every_language(tmp_path: Path, said: str) -> None:
@@ -127,9 +133,14 @@ def test_a_from_now_on_request_is_kept_in_every_language(tmp_path: Path, said: s
         # A statement of the speaker's own, after "from now on".
         "从现在开始，我在家工作。",
         "以后用电脑工作。",
+        # A plan, or others to do it.
+        "Ab jetzt werde ich öfter antworten.",
+        "Ab jetzt bitte alle Kollegen schneller antworten.",
+        "A partir de ahora, por favor responde a todos en inglés.",
+        "Отныне, пожалуйста, отвечай Анне по-французски.",
     ],
 )
-def test_a_chinese_from_now_on_that_is_no_request_of_ones_own_is_not_carried(
+def test_a_from_now_on_that_is_no_request_of_ones_own_is_not_carried(
     tmp_path: Path, said: str
 ) -> None:
     assert kept_as(tmp_path, said) == (set(), [])

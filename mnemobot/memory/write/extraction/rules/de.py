@@ -270,8 +270,14 @@ GERMAN_RULES = LanguageRules(
         r"|(?:niemals|nie|immer|stets|nur|nicht)\s+(?!.*\b(?:ich|wir|du|er|es|man|mir|mich"
         r"|uns)\b)(?:[\w-]+\s+){0,5}?[\w-]+en\s*[.!]*\s*$"
         # As in English, "from now on" and an order of answering ("Ab jetzt antworte kurz").
-        r"|" + _FROM_NOW_ON + r"[,:]?\s+(?:antworte|schreib|schreibe|benutze|verwende|nutze"
-        r"|sprich|rede|nenn|nenne)\b(?!\s+(?:ich|wir|er|sie|es|man)\b))",
+        r"|" + _FROM_NOW_ON + r"[,:]?\s+(?:bitte,?\s+)?(?:antworte|schreib|schreibe|benutze"
+        r"|verwende|nutze|sprich|rede|nenn|nenne)\b(?!\s+(?:ich|wir|er|sie|es|man)\b)"
+        # Or the infinitive at its end, as an order is said with "bitte" ("Ab jetzt bitte
+        # kurz antworten"); without "bitte" it may be a plan ("ab jetzt öfter antworten"),
+        # and with others named it is theirs to do ("bitte alle schneller antworten").
+        r"|" + _FROM_NOW_ON + r"[,:]?\s+bitte\s+(?!.*\b(?:alle|allen|jede[rnms]?|ihr|wir|sie"
+        r"|man)\b)(?:[\w-]+\s+){0,6}?(?:antworten|schreiben"
+        r"|benutzen|verwenden|sprechen)\s*[.!]*\s*$)",
         re.IGNORECASE,
     ),
     constraint_soft=re.compile(

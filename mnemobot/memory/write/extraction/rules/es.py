@@ -246,7 +246,7 @@ SPANISH_RULES = LanguageRules(
         # respóndeme en inglés"); "A partir de ahora trabajo desde casa" states a fact.
         r"|"
         + _FROM_NOW_ON
-        + r"[,:]?\s+(?:mejor\s+)?(?:"
+        + r"[,:]?\s+(?:por\s+favor,?\s+)?(?:mejor\s+)?(?:"
         + _IMPERATIVE_TO_ME
         + r"|"
         + _ASKED_VERB
