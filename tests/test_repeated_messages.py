@@ -127,7 +127,7 @@ def test_an_export_of_one_message_repeated_imports_in_linear_space(tmp_path: Pat
         export = _export(tmp_path / f"result{repeats}.json", repeats)
         imported = run(workspace, "memory", "import", str(export), "--chat", CHAT)
         assert imported.returncode == 0, imported.stderr
-        assert f"imported {repeats} messages" in imported.stdout
+        assert f"imported {repeats:,} messages" in imported.stdout
         sizes[repeats] = items_bytes(workspace)
     # Quadratic, the 2,000 were 4x the 1,000 (a 650 KB export of 3,000 left 72 MB).
     assert sizes[2000] / sizes[1000] < 2.2, sizes

@@ -8,4 +8,4 @@ from __future__ import annotations
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """`count` and `noun`, the noun plural (`plural`, else noun + "s") unless count is 1."""
-    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
