@@ -407,6 +407,14 @@ def test_an_export_of_a_chat_with_a_bot_keeps_the_bots_messages_as_its_replies(
     pack = run(tmp_path / "ws3", "memory", "pack", "Lena Graz", "--chat", CHAT, "--json")
     contents = [i["content"] for i in json.loads(pack.stdout)["items"] if i["type"] == "TURN"]
     assert contents == ["Ada: My sister Lena lives in Graz.\nAssistant: Noted: Lena lives in Graz."]
+    # Named by the name it has in the file, or by the one it was given: the bot still.
+    for given in ("Ada", "Ada (bot)"):
+        workspace = tmp_path / f"ws-{given}"
+        told = run(workspace, "memory", "import", str(export), "--chat", CHAT, "--assistant", given)
+        assert told.returncode == 0, told.stderr
+        pack = run(workspace, "memory", "pack", "Lena Graz", "--chat", CHAT, "--json")
+        told_turns = [i["content"] for i in json.loads(pack.stdout)["items"] if i["type"] == "TURN"]
+        assert told_turns == contents, given
     export.write_text(
         json.dumps({"name": "Helper", "type": "bot_chat", "id": 777, "messages": messages})
     )

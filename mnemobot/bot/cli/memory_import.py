@@ -132,6 +132,10 @@ def _import_held(
     assistant = getattr(args, "assistant", None)
     if assistant is None and not getattr(args, "no_assistant", False):
         assistant = export.bot
+    elif export.bot is not None and assistant in {export.bot, *export.bot_names}:
+        # The bot by any name it had, or the one of its own it is given beside a person
+        # who calls themselves the same: its messages, told by its id.
+        assistant = export.bot
     elif assistant is not None and assistant not in export.authors and export.all_authors:
         authors = ", ".join(sorted(export.authors)) or "none"
         return fail(

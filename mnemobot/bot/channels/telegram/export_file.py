@@ -125,8 +125,9 @@ class ChatExport:
     all_authors: bool
     _reader: _Reader
     # In a chat with a bot (Telegram Desktop's `bot_chat`), the name its messages carry
-    # (`ExportSenders.bot`).
+    # (`ExportSenders.bot`), and the names they carry in the file.
     bot: str | None = None
+    bot_names: frozenset[str] = frozenset()
 
     def messages(self) -> Iterator[ExportedMessage]:
         """The messages with text, in the file's order; an ExportError if the file
@@ -165,6 +166,7 @@ def read_export(path: Path, tz: tzinfo, *, now: float | None = None) -> ChatExpo
         len(authors) < MAX_AUTHORS_KEPT,
         reader,
         reader.senders.bot(reader.top),
+        reader.senders.bot_names,
     )
 
 

@@ -23,6 +23,8 @@ class ExportSenders:
         self._names: dict[str, set[str]] = {}
         self._count = 0
         self._bot_renamed: tuple[str, str] | None = None
+        # The names the bot's messages carry in the file (`bot`).
+        self.bot_names: frozenset[str] = frozenset()
 
     def author(self, sender: object, name: str) -> str:
         """The name a message of `sender` under `name` is imported with, noted."""
@@ -45,6 +47,7 @@ class ExportSenders:
         names = self._names.get(sender)
         if not names:
             return None
+        self.bot_names = frozenset(names)
         others = {name for key, kept in self._names.items() if key != sender for name in kept}
         name = min(names)
         if len(names) == 1 and name not in others:
