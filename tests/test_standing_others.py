@@ -67,6 +67,20 @@ def test_a_request_that_serves_someone_else_is_not_kept(said: str) -> None:
         "A partir de ahora, respóndeme en francés.",
         "从现在开始，请用法语回答我。",
         "请用中文回答问题。",
+        # What is answered, or how, named by words that look like a name (review: these
+        # were dropped as requests about another person).
+        "Always answer Python and Go questions with code.",
+        "Always answer Google Sheets questions with formulas.",
+        "Always answer React/Vue questions with code.",
+        "Always answer Python-related questions with code.",
+        "Always answer True or False first.",
+        "Всегда отвечай Да или Нет.",
+        "以后回答用中文。",
+        "以后请回复中文。",
+        "以后回答短一点。",
+        "从现在开始，回复简洁点。",
+        "以后回答多举例。",
+        "以后请用英文回复邮件。",
     ],
 )
 def test_the_speakers_own_request_is_kept(said: str) -> None:

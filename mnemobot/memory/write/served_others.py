@@ -16,8 +16,10 @@ prefer to meet Anna on Fridays") is no one served, and the preference stays the 
 word is no one else's preference; "answer me ..." says the same for its speaker alone.
 
 Names are read by their capital letter where a language has one (German capitalises every
-noun, so only after "antworte", whose object is a person), and in Chinese by a short run of
-characters ending the clause after 回答/回复, past the words for what is answered ("问题").
+noun, so only after "antworte", whose object is a person; a product or a language may
+look like one, "answer Python and Go questions"), and in Chinese by a short run of
+characters ending the clause after 回答/回复 said with how ("用法语回答安娜"), past the
+words for what is answered ("问题").
 """
 
 from __future__ import annotations
@@ -33,21 +35,23 @@ _NOT_NAMES = (
 )
 _MENTION = r"@\w+"
 # What is answered rather than who ("answer Python questions in code"): not a person.
+# A word joined to another ("Python and Go questions", "React/Vue", "Python-related",
+# "True or False", "Google Sheets questions") names things too.
 _THINGS_ANSWERED = (
-    r"(?!\s+(?:questions?|queries|messages?|emails?|mails?|posts?|comments?|requests?"
-    r"|tickets?|issues?|threads?|chats?)\b)"
+    r"(?!(?:\s+(?-i:[A-Z])[\w/-]*)?\s+(?:questions?|queries|messages?|emails?|mails?|posts?"
+    r"|comments?|requests?|tickets?|issues?|threads?|chats?)\b|[-/]|\s+(?:and|or|&)\s)"
 )
 # Chinese: pronouns of others and "us", and what follows 回答 that names no one (what is
 # answered, how, when).
 _ZH_PEOPLE = _MENTION + r"|他们|她们|咱们|我们|他|她|TA"
 _ZH_NO_ONE = (
-    r"问题|所有|全部|一下|一切|清楚|简短|详细|准确|正确|完整"
+    r"问题|所有|全部|一下|一切|清楚|简短|详细|准确|正确|完整|邮件|消息|信息|评论|短信"
     r"|这|那|得|的|时|吧|了|我|你|要|都|就"
 )
 _ZH_ANSWER = r"回答|回复|答复|说话"
 _ZH_ADVERB = r"(?:只|都|也|总是|永远)?"
 _EN_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-Z][a-z]+)\b" + _THINGS_ANSWERED + r")"
-_RU_NAME = r"(?:" + _MENTION + r"|(?-i:[А-ЯЁ][а-яё]+)\b)"
+_RU_NAME = r"(?:" + _MENTION + r"|(?-i:[А-ЯЁ][а-яё]+)\b(?![-/]|\s+(?:и|или)\s))"
 _DE_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÄÖÜ][a-zäöüß]+)\b)"
 _ES_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+)\b)"
 
@@ -74,8 +78,11 @@ _SERVED_OTHERS = re.compile(
     r"(?:solo\s+|siempre\s+)?a\s+"
     r"(?:" + _ES_NAME + r"|(?:él|ella|ellos|ellas|nosotros)\b)"
     # Chinese: "回答安娜", "回复她", "给安娜回答", "对他们用法语".
-    r"|(?:回答|回复|答复)(?:" + _ZH_PEOPLE + r"|(?!" + _ZH_NO_ONE + r")"
-    r"[\u4e00-\u9fff]{2,3}(?=[，。！!,.;；\s]|$))"
+    # A name only after how it is answered ("用法语回答安娜"): right after the verb, two
+    # or three characters are mostly how ("回答用中文", "回复简洁点", "回答短一点").
+    r"|(?:回答|回复|答复)(?:" + _ZH_PEOPLE + r")"
+    r"|用[\u4e00-\u9fff]{1,4}?(?:回答|回复|答复)(?!" + _ZH_NO_ONE + r")"
+    r"[\u4e00-\u9fff]{2,3}(?=[，。！!,.;；\s]|$)"
     # "我喜欢给他们写信" gives them letters: only answering, or speaking in a language; a
     # thing named before "用" is what it is used on ("对代码用英文注释").
     r"|(?:给|对|跟|向)(?:(?:" + _ZH_PEOPLE + r")" + _ZH_ADVERB + r"(?:" + _ZH_ANSWER + r"|用)"
