@@ -425,3 +425,33 @@ def test_an_export_of_a_chat_with_a_bot_keeps_the_bots_messages_as_its_replies(
     pack = run(tmp_path / "ws2", "memory", "pack", "billing Postgres", "--chat", CHAT, "--json")
     refs = [i["references"] for i in json.loads(pack.stdout)["items"] if i["type"] == "TURN"]
     assert ["tg-export:1"] in refs and ["tg-export:2"] in refs
+
+
+def test_one_message_of_a_hostile_size_is_refused_without_building_it(
+    tmp_path: Path,
+    run,  # type: ignore[no-untyped-def]
+) -> None:
+    """Found in review: one "message" holding 60 MB of empty objects in a field no one
+    reads took 1.4 GB to build before it was checked."""
+    at = datetime(2025, 3, 2, 18, 30, tzinfo=UTC)
+    first = export_message(1, at, "Ada", "Hello")
+    hostile = json.dumps(export_message(2, at, "Ada", "Hi"))[:-1] + ', "photo": ['
+    export = tmp_path / "result.json"
+    with export.open("w") as out:
+        out.write('{"name": "Ada", "type": "personal_chat", "id": 555, "messages": [')
+        out.write(json.dumps(first) + ", " + hostile)
+        out.write(", ".join(["{}"] * 400_000))
+        out.write("]}]}")
+    tracemalloc.start()
+    try:
+        result = run(tmp_path / "ws", "memory", "import", str(export), "--chat", CHAT)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "mnemobot: result.json: messages[1]: more than 100,000 values, no chat message; "
+        "export the chat again from Telegram Desktop"
+    ]
+    assert peak < 60 * 2**20, peak
+    assert not (tmp_path / "ws" / "memory" / CHAT).exists()

@@ -40,11 +40,13 @@ from typing import Any, BinaryIO, Protocol
 from mnemobot.bot.channels.telegram.export_senders import ExportSenders
 from mnemobot.bot.channels.telegram.export_stream import (
     MAX_DEPTH,
+    MAX_MESSAGE_VALUES,
     NoMessages,
     NotAChat,
     NotJSON,
     NotUTF8,
     TooDeep,
+    TooLarge,
     chat_messages,
 )
 
@@ -197,6 +199,7 @@ class _Reader:
                 chat_type = self.top.get("type")
                 shared = isinstance(chat_type, str) and chat_type in SHARED_NUMBERING_TYPES
                 found: dict[str, Any] = {}
+                index = -1
                 for index, record in enumerate(chat_messages(source, found)):
                     message = _message(
                         record, f"{where}: messages[{index}]", self.tz, self.latest, shared
@@ -213,6 +216,11 @@ class _Reader:
             raise ExportError(
                 f"{where}: not UTF-8 text (saved in another encoding); export the chat "
                 "again from Telegram Desktop as JSON, or save the file as UTF-8"
+            ) from None
+        except TooLarge:
+            raise ExportError(
+                f"{where}: messages[{index + 1}]: more than {MAX_MESSAGE_VALUES:,} values, no "
+                "chat message; export the chat again from Telegram Desktop"
             ) from None
         except TooDeep:
             raise ExportError(

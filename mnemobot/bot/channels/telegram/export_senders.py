@@ -29,9 +29,9 @@ class ExportSenders:
     def author(self, sender: object, name: str) -> str:
         """The name a message of `sender` under `name` is imported with, noted."""
         key = str(sender)
-        kept = self._names.setdefault(key, set())
-        if name not in kept and self._count < MAX_NAMES:
-            kept.add(name)
+        kept = self._names.get(key)
+        if (kept is None or name not in kept) and self._count < MAX_NAMES:
+            self._names.setdefault(key, set()).add(name)
             self._count += 1
         if self._bot_renamed is not None and key == self._bot_renamed[0]:
             return self._bot_renamed[1]

@@ -21,6 +21,10 @@ import ijson
 
 # orjson's limit, which the whole-file parse had; an export nests four levels.
 MAX_DEPTH = 1024
+# Values one message may hold. Telegram's longest message (4096 characters) has at most a
+# few thousand formatting entities; a hostile file's one "message" of 60 MB of empty
+# objects took 1.4 GB to build (review), where every message is bounded now: about 10 MB.
+MAX_MESSAGE_VALUES = 100_000
 _READ_BLOCK = 64 * 1024
 # The top-level values kept (the chat's name, type and id); the rest is skipped unbuilt.
 _KEPT_KEYS = frozenset({"name", "type", "id"})
@@ -46,6 +50,10 @@ class NotUTF8(ValueError):
 
 class TooDeep(ValueError):
     """Nested deeper than MAX_DEPTH."""
+
+
+class TooLarge(ValueError):
+    """A message of more than MAX_MESSAGE_VALUES values."""
 
 
 class NotAChat(ValueError):
@@ -103,10 +111,14 @@ def _built(event: str, value: Any, events: Events) -> Any:
     stack = [root]
     top = root
     key = None
+    values = 0
     for event, value in events:
         if event == "map_key":
             key = value
             continue
+        values += 1
+        if values > MAX_MESSAGE_VALUES:
+            raise TooLarge
         if event in _CLOSES:
             stack.pop()
             if not stack:
