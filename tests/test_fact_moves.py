@@ -90,6 +90,9 @@ def test_what_is_not_the_speakers_move_sets_no_home(said: str) -> None:
     ("said", "value"),
     [
         ("I moved to Hamburg last week.", "Hamburg"),
+        # And what follows the time (review: "Hamburg last week with my wife").
+        ("I moved to Hamburg last week with my wife.", "Hamburg"),
+        ("Я переехал в Гамбург на прошлой неделе с женой.", "Гамбург"),
         ("I relocated to Hamburg in May.", "Hamburg"),
         ("I moved to Hamburg a few weeks ago.", "Hamburg"),
         ("I live in Berlin since 2019.", "Berlin"),
@@ -135,6 +138,7 @@ def fact_lines(memory: WorkspaceMemory, question: str) -> list[str]:
     ("moved", "again", "place"),
     [
         ("I moved to Hamburg last week.", "I live in Hamburg.", "Hamburg"),
+        ("I moved to Hamburg last week with my wife.", "I live in Hamburg.", "Hamburg"),
         ("Ich wohne in Hamburg seit Mai.", "Ich wohne in Hamburg.", "Hamburg"),
         ("Я переехал в Гамбург на прошлой неделе.", "Я живу в Гамбурге.", "Гамбург"),
         ("Me mudé a Hamburgo la semana pasada.", "Vivo en Hamburgo.", "Hamburgo"),

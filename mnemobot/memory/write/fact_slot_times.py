@@ -6,9 +6,10 @@ became "Hamburg last week", and a later "I live in Hamburg" was another value ra
 the same one said again. The phrases here, in every language the slot rules read, are cut
 from a value's end; what they name (a date, a while) is no part of the value.
 
-A phrase is cut only as a whole and only at the very end, and only where it holds a word
-of time ("last week", "in May", "seit 2019", "на прошлой неделе", "hace dos años", "三年"):
-"Frankfurt am Main", "Palm Springs" and "Spring Hill" stay whole.
+A phrase is cut only as a whole, with what follows it (a companion, a reason: "Hamburg
+last week with my wife"), and only where it holds a word of time ("last week", "in May",
+"seit 2019", "на прошлой неделе", "hace dos años", "三年"): "Frankfurt am Main", "Palm
+Springs" and "Spring Hill" stay whole.
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ _ZH = (
     r"|上个?月|上周|上个?星期|去年|前年|今年|昨天|前天|最近|现在"
 )
 
-_SPACED = re.compile(rf"\s+(?:{_EN}|{_DE}|{_RU}|{_ES})$", re.IGNORECASE)
+# And what follows it: "Hamburg last week with my wife" is Hamburg (review).
+_SPACED = re.compile(rf"\s+(?:{_EN}|{_DE}|{_RU}|{_ES})(?:[\s,].*)?$", re.IGNORECASE | re.DOTALL)
 _UNSPACED = re.compile(rf"(?:{_ZH})$")
 _CJK_END = re.compile(r"[\u4e00-\u9fff]$")
 
