@@ -34,6 +34,11 @@ ASKS = [
     "Kannst du eine Erinnerung für morgen 9 Uhr erstellen?",
     "Créame un recordatorio para mañana",
     "Ponme un recordatorio a las 7",
+    # A question word, then a time to be reminded at (review).
+    "Remind me of the dentist appointment tomorrow at 9",
+    "Remind me when the meeting starts at 10am",
+    "提醒我过几分钟喝水",
+    "几分钟后提醒我喝水",
 ]
 
 # Asking the memory, not the clock, or no asking at all: no note.
@@ -66,6 +71,8 @@ NOT_ASKS = [
     "Stell dir vor, ich habe keine Erinnerung daran",
     "my settings have no reminders",
     "the schedule reminders page is empty",
+    "remind me what we said in a meeting",
+    "напомни, о чём мы говорили в 2019",
 ]
 
 

@@ -71,8 +71,19 @@ _QUESTION = re.compile(
     r"|cuál|cual|cuándo|cuando|cuánto|por\s+qué|de\s+qu[eé]|lo\s+que|sobre\s+qu[eé])\b",
     re.IGNORECASE,
 )
-# Chinese asks with a question word anywhere in the sentence.
-_CHINESE_QUESTION = re.compile(r"什么|啥|谁|哪|怎么|为什么|多少|几")
+# A time to be reminded at, after the question words: "Remind me of the dentist tomorrow
+# at 9", "remind me when the meeting starts at 10" ask the clock (review).
+_WHEN_AHEAD = re.compile(
+    r"\b(?:tomorrow|tonight|in\s+(?:\d+|an?|one|half\s+an?|a\s+few)\s+(?:min(?:ute)?s?"
+    r"|hours?|days?|weeks?)|at\s+\d{1,2}(?::\d{2})?\b(?!\d)|\d{1,2}(?::\d{2})?\s*(?:am|pm)"
+    r"|завтра|через\s+\w+|в\s+\d{1,2}(?::\d{2})?\b(?!\d)"
+    r"|morgen|um\s+\d|in\s+\d+\s+(?:minuten|stunden|tagen)"
+    r"|mañana|a\s+las?\s+\d|en\s+\d+\s+(?:minutos|horas|días))\b",
+    re.IGNORECASE,
+)
+# Chinese asks with a question word anywhere in the sentence; "几分钟后" is "in a few
+# minutes", no question.
+_CHINESE_QUESTION = re.compile(r"什么|啥|谁|哪|怎么|为什么|多少|几(?!分钟|个?小时|天|秒)")
 
 
 def asks_for_reminder(text: str) -> bool:
@@ -88,7 +99,8 @@ def asks_for_reminder(text: str) -> bool:
         before = re.split(r"[.?!\n]", text[: found.start()])[-1]
         if ("mich" in said or "uns" in said) and _GERMAN_SUBJECT.search(before + said):
             continue
-        if not _QUESTION.match(text[found.end() :]):
+        after = text[found.end() :]
+        if not _QUESTION.match(after) or _WHEN_AHEAD.search(after):
             return True
     return False
 
