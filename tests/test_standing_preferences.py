@@ -858,3 +858,46 @@ def test_quoted_speech_is_cut_to_a_mark_and_nothing_else_changes(parts: list[str
 )
 def test_marks_that_are_no_quotation_leave_the_statement(said: str, kept: str) -> None:
     assert any(kept in found.text for found in standing_statements(said))
+
+
+def test_the_words_a_preference_was_said_in_are_read_in_the_languages_of_their_turn() -> None:
+    """Review: a Spanish line whose reply goes on in English was indexed as English, and its
+    part alone read as Spanish: no term of the part met the index's, and it scored 0."""
+    from mnemobot.memory.pack.candidates import _said_in_score
+    from mnemobot.memory.pack.query import MemoryQuery
+    from mnemobot.memory.store.bm25 import BM25Index
+    from mnemobot.memory.store.item_store import indexed_text
+    from mnemobot.memory.text.terms import search_terms, terms
+
+    reply = (
+        "Claro, aquí tienes respuestas cortas y claras sobre la cocina. " * 8
+        + "Here is a long answer in English about many other things and more. " * 20
+    )
+
+    def item(item_id: str, content: str, item_type: ItemType) -> MemoryItem:
+        return MemoryItem(
+            id=item_id,
+            layer=Layer.EPISODIC,
+            type=item_type,
+            title=content[:20],
+            content=content,
+            scope="s",
+            created_at=0.0,
+            updated_at=0.0,
+        )
+
+    turn = item(
+        "turn",
+        f"Ana: Prefiero respuestas cortas sobre la cocina\nAssistant: {reply}",
+        ItemType.TURN,
+    )
+    preference = item("pref", "Ana: Prefiero respuestas cortas", ItemType.PREFERENCE)
+    index = BM25Index()
+    index.add(turn.id, terms(indexed_text(turn)))
+    index.add("other", terms("Something else entirely about gardens and weather"))
+    question = "respuestas cortas cocina"
+    query_terms = search_terms(question, index.document_frequency)
+    query = MemoryQuery(text=question, scope="s", now=0.0, standing_said_in={"pref": "turn"})
+    items = {"turn": turn, "pref": preference}
+    assert index.score_documents(query_terms, ["turn"])["turn"] > 0
+    assert _said_in_score("pref", query, items, index, query_terms) > 0

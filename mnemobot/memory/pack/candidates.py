@@ -32,8 +32,9 @@ from mnemobot.memory.pack.ranking import Ranking
 from mnemobot.memory.pack.scoring import normalized_relevance
 from mnemobot.memory.pack.turn_neighbours import TurnsAround, turn_context, turns_around_hits
 from mnemobot.memory.store.bm25 import BM25Index
+from mnemobot.memory.store.item_store import indexed_text
 from mnemobot.memory.store.items import Layer, MemoryItem
-from mnemobot.memory.text.terms import terms
+from mnemobot.memory.text.terms import languages, terms_in
 
 # How far back from the newest end of the store's dict `working` context is looked for.
 # The store keeps its dict in write order, so the newest episodes are at the end; durable
@@ -283,7 +284,10 @@ def _said_in_score(
     if turn is None:
         return 0.0
     said, _, reply = turn.content.partition(REPLY_PART)
-    return index.score_terms(query_terms, terms(f"{said} {reply[:SAID_IN_REPLY_CHARS]}"))
+    # In the languages the whole was indexed in: a part alone may be read as another
+    # ("Prefiero respuestas cortas" beside an English reply was stemmed otherwise; review).
+    part = f"{said} {reply[:SAID_IN_REPLY_CHARS]}"
+    return index.score_terms(query_terms, terms_in(part, languages(indexed_text(turn))))
 
 
 def _best_turn_near(
