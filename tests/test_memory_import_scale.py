@@ -139,3 +139,29 @@ def test_an_export_changed_after_its_check_stops_the_import_with_one_line(
         "result.json: changed while it was imported; run the import again (what was "
         "imported stays, nothing is imported twice)"
     )
+
+
+def test_an_export_rewritten_in_place_while_it_is_imported_says_so(tmp_path: Path) -> None:
+    """Review: a file overwritten mid-read (the same inode) read as broken JSON ("trailing
+    garbage"), after part of it was imported, and a re-run mixed old and new."""
+    path = _export(tmp_path / "result.json", 20_000)
+    chat = read_export(path, UTC)
+    messages = chat.messages()
+    next(messages)
+    with path.open("r+b") as file:  # in place: the same inode, other bytes
+        file.write(b"[" * 1000)
+    with pytest.raises(ExportError) as raised:
+        list(messages)  # read to the end: the checked file is not there any more
+    assert "changed while it was imported" in str(raised.value)
+    # Cut short mid-read, as a new export written over it.
+    _export(path, 20_000)
+    chat = read_export(path, UTC)
+    messages = chat.messages()
+    next(messages)
+    _export(path, 3)
+    with pytest.raises(ExportError) as raised:
+        list(messages)
+    assert str(raised.value) == (
+        "result.json: changed while it was imported; run the import again (what was "
+        "imported stays, nothing is imported twice)"
+    )

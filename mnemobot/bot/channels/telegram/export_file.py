@@ -19,7 +19,13 @@ most `MAX_EXPORT_BYTES` are read (a larger file, or an endless one like a pipe o
 /dev/zero, is refused after that much), nesting stops at 1024 levels, every field
 has its type checked, and a date must be one a message can have: after 1970 and not in the
 future (the memory store files an episode under its day; a date past year 9999 cannot be
-filed at all, and one in the future would stay the newest thing said forever).
+filed at all, and one in the future would stay the newest thing said forever). One
+message holds at most `export_stream.MAX_MESSAGE_VALUES` values, and a file changed while
+it is read (replaced, or rewritten in place) stops the read with one line saying so.
+
+The module is one concept past 400 lines: the file's checks, its budget and its two reads
+share the reader's state (what was read, the file's identity), and split apart each part
+would reach into the others.
 """
 
 from __future__ import annotations
@@ -192,7 +198,27 @@ class _Reader:
 
     def messages(self) -> Iterator[ExportedMessage | None]:
         """Each message of the file in order (None: one without text), checked; the file's
-        faults as ExportErrors."""
+        faults as ExportErrors, and a file changed since it was first read as that: one
+        rewritten in place mid-read reads as broken JSON (review)."""
+        try:
+            yield from self._read_messages()
+        except ExportError:
+            if self._changed():
+                raise _changed_error(self.path.name) from None
+            raise
+        if self._changed():
+            raise _changed_error(self.path.name)
+
+    def _changed(self) -> bool:
+        if self._identity is None:
+            return False
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            return True
+        return (stat.st_ino, stat.st_size, stat.st_mtime_ns) != self._identity
+
+    def _read_messages(self) -> Iterator[ExportedMessage | None]:
         where = self.path.name
         try:
             with self._opened() as source:
@@ -254,12 +280,16 @@ class _Reader:
                 raise _too_big(self.path.name, stat.st_size)
             identity = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
             if self._identity is not None and identity != self._identity:
-                raise ExportError(
-                    f"{self.path.name}: changed while it was imported; run the import again "
-                    "(what was imported stays, nothing is imported twice)"
-                )
+                raise _changed_error(self.path.name)
             self._identity = identity
             yield _after_bom(_Bounded(file, self.path.name))
+
+
+def _changed_error(name: str) -> ExportError:
+    return ExportError(
+        f"{name}: changed while it was imported; run the import again "
+        "(what was imported stays, nothing is imported twice)"
+    )
 
 
 def _after_bom(source: _Source) -> _Source:
