@@ -8,7 +8,9 @@
   after today (said on a Thursday, the next day; on a Friday, a week on). "This Friday" is
   the coming one, today included. Chinese names the week itself: "下周五" is the Friday of
   next week (weeks run Monday to Sunday; said on a Thursday, eight days on), "这周五" this
-  week's (said on a Saturday, yesterday: refused as past).
+  week's (said on a Saturday, yesterday: refused as past), and so do "Friday next week",
+  "nächste Woche Freitag", "в пятницу на следующей неделе", "el viernes de la próxima
+  semana" and their "this week".
 - A date: "5 December", "December 5th", "am 5. Dezember", "5 декабря", "el 5 de
   diciembre", "12月5日", and day-first digits "5.12." (German and Russian), "5/12" only
   when the words around it are German, Russian or Spanish: in English "5/12" is 12 May to
@@ -87,6 +89,20 @@ _QUALIFIED_WEEKDAY = re.compile(
     r"(?P<after>pr[óo]ximo|que\s+viene)(?!\w)",
     re.IGNORECASE,
 )
+# A weekday with the week named: "Friday next week", "nächste Woche Freitag", "в пятницу
+# на следующей неделе", "el viernes de la próxima semana" (weeks run Monday to Sunday, as
+# "下周五" counts them), and "this week" likewise.
+_NEXT_WEEK = (
+    r"next\s+week|(?:nächste|kommende)\s+woche|на\s+следующей\s+неделе"
+    r"|(?:de\s+)?la\s+(?:pr[óo]xima\s+semana|semana\s+que\s+viene)"
+)
+_THIS_WEEK = r"this\s+week|diese\s+woche|на\s+этой\s+неделе|(?:de\s+)?esta\s+semana"
+_WEEKDAY_OF_WEEK = re.compile(
+    rf"(?<!\w){_ON}(?:{_weekday_groups('a')})\s+(?:(?P<anext>{_NEXT_WEEK})|{_THIS_WEEK})(?!\w)"
+    rf"|(?<!\w)(?:(?P<bnext>{_NEXT_WEEK})|{_THIS_WEEK}),?\s+{_ON}(?:{_weekday_groups('b')})"
+    r"(?!\w)",
+    re.IGNORECASE,
+)
 _CHINESE_WEEKDAY = re.compile(
     r"(?<!下)(?P<week>[下这這本])个?(?:周|星期|礼拜|禮拜)(?P<day>[一二三四五六日天])"
 )
@@ -155,6 +171,7 @@ def dates_as_iso(text: str, base: datetime) -> str:
     text = _DOTTED.sub(lambda match: _dotted(match, today), text)
     if _DAY_FIRST_WORDS.search(text):
         text = _SLASHED.sub(lambda match: _numbered(match, today), text)
+    text = _WEEKDAY_OF_WEEK.sub(lambda match: _weekday_of_week(match, today), text)
     text = _QUALIFIED_WEEKDAY.sub(lambda match: _weekday(match, today), text)
     text = _CHINESE_WEEKDAY.sub(lambda match: _chinese_weekday(match, today), text)
     text = ordinal_day_as_date(text, base)
@@ -226,6 +243,13 @@ def _weekday(match: re.Match[str], today: date) -> str:
     prefix = "d" if match["after"] is None else "s"
     weekday = next(day for day in range(7) if match[f"{prefix}{day}"] is not None)
     kind = THIS if match["this"] is not None else NEXT
+    return _iso(weekday_date(today, weekday, kind), match[0])
+
+
+def _weekday_of_week(match: re.Match[str], today: date) -> str:
+    prefix = "a" if any(match[f"a{day}"] is not None for day in range(7)) else "b"
+    weekday = next(day for day in range(7) if match[f"{prefix}{day}"] is not None)
+    kind = NEXT_WEEK if match[f"{prefix}next"] is not None else THIS_WEEK
     return _iso(weekday_date(today, weekday, kind), match[0])
 
 
