@@ -4,12 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import datetime
 from pathlib import Path
 
 import orjson
 
 from mnemobot.bot.delivery.journal import DurableQueue
+from mnemobot.bot.schedule.parsing import parse_when
 from mnemobot.bot.schedule.tasks import Schedule, Task, TaskChat, TaskKind
+from mnemobot.config.zones import zone_of
+
+# Zones the tables of reminder times are read in, and what a refused time is expected as.
+ZONES = ["Europe/Moscow", "America/New_York", "Asia/Shanghai"]
+REFUSED = "refused"
+
+
+def read(words: str, local_now: tuple[int, ...], zone: str) -> str:
+    """When `words` said at the local time `local_now` in `zone` fire, as local time."""
+    now = datetime(*local_now, tzinfo=zone_of(zone)).timestamp()  # type: ignore[misc]
+    at = datetime.fromtimestamp(parse_when(words, now, zone), zone_of(zone))
+    return f"{at:%Y-%m-%d %H:%M}"
 
 
 def due_now(task_id: str, chat: TaskChat, text: str, kind: TaskKind = "reminder") -> Task:

@@ -11,21 +11,14 @@ from hypothesis import strategies as st
 
 from mnemobot.bot.schedule.parsing import WhenError, parse_when
 from mnemobot.config.zones import zone_of
+from tests.schedule_harness import REFUSED, ZONES, read
 
-ZONES = ["Europe/Moscow", "America/New_York", "Asia/Shanghai"]
 # Local times in late November 2026: Tuesday 24th ... Saturday 28th, and 5 December.
 TUESDAY = (2026, 11, 24, 10, 55)
 THURSDAY = (2026, 11, 26, 10, 55)
 FRIDAY = (2026, 11, 27, 10, 55)
 SATURDAY = (2026, 11, 28, 10, 55)
 FIFTH_OF_DECEMBER = (2026, 12, 5, 10, 55)
-REFUSED = "refused"
-
-
-def read(words: str, local_now: tuple[int, ...], zone: str) -> str:
-    now = datetime(*local_now, tzinfo=zone_of(zone)).timestamp()  # type: ignore[misc]
-    at = datetime.fromtimestamp(parse_when(words, now, zone), zone_of(zone))
-    return f"{at:%Y-%m-%d %H:%M}"
 
 
 CASES = [

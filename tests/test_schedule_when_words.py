@@ -3,29 +3,20 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemobot.bot.i18n import words_for
-from mnemobot.bot.schedule.parsing import LAST_NIGHT_HOUR, WhenError, parse_when, with_clock_times
+from mnemobot.bot.schedule.parsing import LAST_NIGHT_HOUR, WhenError, with_clock_times
 from mnemobot.bot.schedule.reminders import EMPTY
-from mnemobot.config.zones import zone_of
+from tests.schedule_harness import REFUSED, ZONES, read
 
-ZONES = ["Europe/Moscow", "America/New_York", "Asia/Shanghai"]
 # Tuesday 24 November 2026, early in the morning and mid-morning, local time.
 EARLY = (2026, 11, 24, 4, 55)
 LATE_MORNING = (2026, 11, 24, 10, 55)
 JUST_AFTER_MIDNIGHT = (2026, 11, 24, 0, 29)
-REFUSED = "refused"
-
-
-def read(words: str, local_now: tuple[int, ...], zone: str) -> str:
-    now = datetime(*local_now, tzinfo=zone_of(zone)).timestamp()  # type: ignore[misc]
-    at = datetime.fromtimestamp(parse_when(words, now, zone), zone_of(zone))
-    return f"{at:%Y-%m-%d %H:%M}"
 
 
 CASES = [
