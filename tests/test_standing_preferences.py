@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.bot.app import App, build_app
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.pack.build import MemoryPack
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import STANDING_TAG, ItemType, Layer, MemoryItem
-from mnemobot.memory.write.standing_block import HEADING, render_standing
+from mnemobot.memory.write.standing_block import HEADING, StandingBlock, render_standing
 from mnemobot.memory.write.standing_statements import replaces, restates, standing_statements
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, tool_call
@@ -619,6 +620,40 @@ def test_a_preference_the_block_has_no_room_for_is_in_the_pack_when_the_message_
         memory.close()
 
 
+def say_laptop_preference_then_talk(
+    memory: WorkspaceMemory, scope: str, at: float, first_ref: int
+) -> None:
+    """A preference said asking about a laptop at `at` (message `first_ref`), then 300
+    laptop-bag questions a day on and eight standing requests (the block's newest)."""
+    record(
+        memory,
+        scope,
+        "I prioritize battery life over graphics, can you help me find a laptop?",
+        at,
+        f"tg:{first_ref}",
+    )
+    for n in range(300):
+        record(
+            memory,
+            scope,
+            f"Which laptop bag fits a {n + 10} inch laptop best for me?",
+            START + DAY + n * 600,
+            f"tg:{n + first_ref + 1}",
+        )
+    say_standing_requests(memory, scope, 8, first_ref=400)
+
+
+def laptop_pack(memory: WorkspaceMemory, scope: str, block: StandingBlock) -> MemoryPack:
+    return memory.recall.build_pack(
+        scope,
+        "Which of two laptop models should I choose?",
+        now=START + 3 * DAY,
+        config=CONFIG,
+        tz=UTC,
+        standing=block,
+    )
+
+
 def test_a_preference_said_asking_about_something_is_found_by_what_it_was_asked_about(
     workspace: Path,
 ) -> None:
@@ -627,32 +662,10 @@ def test_a_preference_said_asking_about_something_is_found_by_what_it_was_asked_
     memory = WorkspaceMemory.open(workspace)
     scope = "telegram:1"
     try:
-        record(
-            memory,
-            scope,
-            "I prioritize battery life over graphics, can you help me find a laptop?",
-            START,
-            "tg:1",
-        )
-        for n in range(300):
-            record(
-                memory,
-                scope,
-                f"Which laptop bag fits a {n + 10} inch laptop best for me?",
-                START + DAY + n * 600,
-                f"tg:{n + 2}",
-            )
-        say_standing_requests(memory, scope, 8, first_ref=400)
+        say_laptop_preference_then_talk(memory, scope, START, first_ref=1)
         block = memory.recall.standing_block(scope, UTC, 200)
         assert "battery life" not in block.text
-        pack = memory.recall.build_pack(
-            scope,
-            "Which of two laptop models should I choose?",
-            now=START + 3 * DAY,
-            config=CONFIG,
-            tz=UTC,
-            standing=block,
-        )
+        pack = laptop_pack(memory, scope, block)
         assert "I prioritize battery life over graphics" in pack.rendered
         assert any(
             p.item.type is ItemType.PREFERENCE for p in pack.items if "battery" in p.item.content
@@ -683,32 +696,10 @@ def test_a_preference_is_not_found_by_the_rest_of_a_long_reply_to_its_message(
             message_refs=["tg:1"],
             speaker="Ada",
         )
-        record(
-            memory,
-            scope,
-            "I prioritize battery life over graphics, can you help me find a laptop?",
-            START + 600,
-            "tg:2",
-        )
-        for n in range(300):
-            record(
-                memory,
-                scope,
-                f"Which laptop bag fits a {n + 10} inch laptop best for me?",
-                START + DAY + n * 600,
-                f"tg:{n + 3}",
-            )
-        say_standing_requests(memory, scope, 8, first_ref=400)
+        say_laptop_preference_then_talk(memory, scope, START + 600, first_ref=2)
         block = memory.recall.standing_block(scope, UTC, 200)
         assert "green tea" not in block.text and "battery life" not in block.text
-        pack = memory.recall.build_pack(
-            scope,
-            "Which of two laptop models should I choose?",
-            now=START + 3 * DAY,
-            config=CONFIG,
-            tz=UTC,
-            standing=block,
-        )
+        pack = laptop_pack(memory, scope, block)
         preferences = [p.item.content for p in pack.items if p.item.type is ItemType.PREFERENCE]
         assert any("I prioritize battery life over graphics" in p for p in preferences)
         assert not any("green tea" in p for p in preferences), preferences
