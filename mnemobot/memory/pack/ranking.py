@@ -142,6 +142,10 @@ class Ranking:
     # when they were said), and go first. Measured in docs/measured.md (standing
     # preferences in a chat of many subjects); 0 turns it off.
     standing_topic_window_minutes: float = 120
+    # Added to a matching turn in which the person says what they want, like or chose,
+    # when the message asks for advice (`stated_wants`). Measured in docs/measured.md
+    # (wants said in passing); 0 turns it off.
+    stated_want_boost: float = 0.05
     # Filling past topK takes only items at least this relevant (the best match is 1).
     # LoCoMo: 0 used 991 / 1787 / 3476 tokens for 0.755 / 0.815 / 0.863; 0.1 uses 981 /
     # 1722 / 3127 for the same recall (0.2: 966 / 1630 / 2649 for 0.754 / 0.812 / 0.851).

@@ -37,6 +37,7 @@ from mnemobot.memory.pack.scoring import (
     recency_score,
     type_boost,
 )
+from mnemobot.memory.pack.stated_wants import asks_for_advice, states_own_want
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, normalize_content
 from mnemobot.memory.text.terms import DUPLICATE_TERM_OVERLAP, terms
@@ -68,6 +69,8 @@ def score_candidates(
     query_tags = set(query.tags)
     date_ranges = query.date_ranges
     boost_of = {item_type: type_boost(item_type, ranking.type_boost) for item_type in ItemType}
+    # What the person said they want fits a request for advice (`stated_wants`).
+    wants_boost = ranking.stated_want_boost if asks_for_advice(query.text) else 0.0
     scored = Scored([])
     for item in context.items.values():
         if item.scope and query.scope and item.scope != query.scope:
@@ -91,6 +94,8 @@ def score_candidates(
                 # (An episode keeps its rank: it is history, dated and marked "earlier".)
                 decay *= ranking.superseded_weight
         boost = boost_of[item.type]
+        if wants_boost and item.type is ItemType.TURN and states_own_want(item.content):
+            boost += wants_boost
         if query_tags and not query_tags.isdisjoint(item.tags):
             boost += ranking.tag_match_boost
         if date_ranges:
