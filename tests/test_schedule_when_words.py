@@ -97,6 +97,10 @@ CASES = [
     ("el viernes a las 9", LATE_MORNING, "2026-11-27 09:00"),
     ("am Freitag um 9", LATE_MORNING, "2026-11-27 09:00"),
     ("on the 5th at 9", LATE_MORNING, "2026-12-05 09:00"),
+    # Without "the", dateparser read "5th" as May and "1st" as January (review).
+    ("5th at 9", LATE_MORNING, "2026-12-05 09:00"),
+    ("on 1st at 8am", LATE_MORNING, "2026-12-01 08:00"),
+    ("23rd at 10", LATE_MORNING, "2026-12-23 10:00"),
     ("5-го в 9", LATE_MORNING, "2026-12-05 09:00"),
     ("midnight", LATE_MORNING, "2026-11-25 00:00"),
     ("midnight tomorrow", LATE_MORNING, "2026-11-26 00:00"),

@@ -145,9 +145,12 @@ _CHINESE_DATE = re.compile(
     rf"(?:(?P<year>\d{{4}})\s*年\s*)?(?P<month>\d{{1,2}}|{CHINESE_NUMBER})\s*月\s*"
     rf"(?P<day>\d{{1,2}}|{CHINESE_NUMBER})\s*[日号號]"
 )
-# A day of the month by its number alone: "on the 5th", "5-го".
+# A day of the month by its number alone: "on the 5th", "5th at 9", "5-го" (not "the 2nd
+# week", "every 3rd day": a count of them).
 _ORDINAL_DAY = re.compile(
-    r"\b(?:on\s+)?the\s+(?P<en>\d{1,2})(?:st|nd|rd|th)\b|(?<!\w)(?P<ru>\d{1,2})-?го(?!\w)",
+    r"\b(?:on\s+)?(?:the\s+)?(?P<en>\d{1,2})(?:st|nd|rd|th)\b"
+    r"(?!\s+(?:day|week|month|year|time|hour|minute|\w+day)s?\b)"
+    r"|(?<!\w)(?P<ru>\d{1,2})-?го(?!\w)",
     re.IGNORECASE,
 )
 # A weekday said with a date says nothing more ("Saturday, 5 December"): the date is read.
