@@ -90,4 +90,6 @@ def test_the_ranking_keeps_the_values_its_old_settings_had() -> None:
     # Standing preferences the block has no room for came after the settings moved.
     assert now.pop("standingFirst") == 3
     assert now.pop("standingTopicWindowMinutes") == 120
+    # As did the wants said in passing that a request for advice finds.
+    assert now.pop("statedWantBoost") == 0.05
     assert now == old
