@@ -8,8 +8,8 @@ speaker, its first sentences (`DIGEST_LINE_CHARS`) and the reply's (`DIGEST_REPL
 turns saying the same share one line, with how many times it was said.
 With a model for the background (the summary model), the step puts a short summary of the
 day at the top of up to `MODEL_DIGESTS_PER_RUN` digests a run, newest day first
-(`summarize_digests`); the call is made without holding the scope, and a digest rewritten
-meanwhile keeps no summary of the old text.
+(`summarize_digests`); the call is made without holding the scope, and a day whose turns
+changed meanwhile (one forgotten) gets no summary of what they were.
 
 When a turn is forgotten or edited, its day is written anew from the turns left
 (`rewrite_digests`), extractive again, so no line or summary keeps what was forgotten; a
@@ -292,8 +292,9 @@ def summarize_digests(
     store: ScopeItemStore, complete: CompleteText, limit: int = MODEL_DIGESTS_PER_RUN
 ) -> SummaryRun:
     """A summary by the model at the top of up to `limit` digests without one, newest day
-    first. The scope is not held during a call; a digest rewritten meanwhile (a turn
-    forgotten) is left for the next run. The first failed call ends the run."""
+    first. The scope is not held during a call; a day whose digest or turns changed
+    meanwhile (a turn forgotten) is left for the next run. The first failed call ends the
+    run."""
     waiting = [item for item in reversed(digests(store)) if SUMMARIZED_TAG not in item.tags]
     done = 0
     for digest in waiting[:limit]:
@@ -312,7 +313,14 @@ def summarize_digests(
             continue
         with store.lock:
             current = store.items.get(digest.id)
-            if current is None or current.fingerprint != digest.fingerprint:
+            # The day's turns are compared, not only its digest: a piece of a message
+            # forgotten during the call has no line of its own, and leaves the digest as
+            # it was; the summary was made from it.
+            if (
+                current is None
+                or current.fingerprint != digest.fingerprint
+                or summary_material(store, current) != material
+            ):
                 continue
             stored = store.add([with_summary(current, summary)])
             if stored:
