@@ -100,6 +100,8 @@ def test_a_request_that_serves_someone_else_is_not_kept(said: str) -> None:
         "Подробнее отвечай, пожалуйста.",
         "Мне всегда отвечай по-русски.",
         "Почти всегда отвечай кратко.",
+        "Покороче отвечай.",
+        "Цифрами отвечай.",
         "A partir de ahora, responde en francés a mis preguntas.",
         "Ab jetzt antworte immer auf Deutsch.",
     ],
@@ -251,20 +253,21 @@ async def test_a_member_named_in_lower_case_is_known_from_the_chat(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
     # "anna" is a name only because Anna spoke in the chat: "answer python questions"
-    # reads the same.
+    # reads the same. She is known by her username, as Telegram names a member who has one.
     await start_bot(allowed=f"{ANNA},{BORIS}")
     said = [
-        (ANNA, "Anna", "Hi all, I'm back from holiday."),
-        (BORIS, "Boris", "from now on answer anna only in spanish"),
-        (BORIS, "Boris", "from now on answer python questions with code"),
-        (ANNA, "Anna", "What's the plan for Friday?"),
+        (ANNA, "anna_k", "Hi all, I'm back from holiday."),
+        (BORIS, None, "from now on answer anna only in spanish"),
+        (BORIS, None, "from now on answer python questions with code"),
+        (ANNA, "anna_k", "What's the plan for Friday?"),
     ]
-    for count, (user, name, text) in enumerate(said, start=1):
+    for count, (user, username, text) in enumerate(said, start=1):
         telegram.send_text(
             f"@mnemo_test_bot {text}",
             chat_id=GROUP,
             user_id=user,
-            first_name=name,
+            username=username,
+            first_name="Anna" if user == ANNA else "Boris",
             chat_type="supergroup",
         )
         await telegram.wait_for_messages_async(GROUP, count)

@@ -77,12 +77,14 @@ _ES_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÁÉÍÓÚÑ][a-z�
 
 _EN_PERSON = r"(?:" + _EN_NAME + r"|(?:him|her|them|us)\b)"
 # Russian adverbs and words for the speaker that look like a dative name before the verb
-# ("Отныне отвечай", "Лучше отвечай кратко", "Мне отвечай"); comparatives in -ее too.
+# ("Отныне отвечай", "Лучше отвечай кратко", "Мне отвечай"), comparatives ("Подробнее",
+# "Покороче", "Попроще") and the instrumental ("Цифрами отвечай").
 _RU_NOT_NAMES = (
     r"(?!(?:Отныне|Далее|Более|Менее|Лучше|Больше|Меньше|Раньше|Позже|Дальше|Короче|Проще"
     r"|Чаще|Реже|Четче|Чётче|Строже|Мягче|Жестче|Жёстче|Тише|Громче|Глубже|Шире|Уже|Выше"
     r"|Ниже|Также|Тоже|Везде|Всюду|Иначе|Сразу|Вкратце|Вначале|Вообще|Еще|Ещё|Почти|Поэтому"
-    r"|Потому|Почему|Никому|Кому|Мне|Тебе|Себе|Всему|Где|Позднее|Ранее)\b|\w+е[ей]\b)"
+    r"|Потому|Почему|Никому|Кому|Мне|Тебе|Себе|Всему|Где|Позднее|Ранее|Хуже|Дороже|Вместе"
+    r"|Кстати|Впоследствии)\b|\w+(?:е[ей]|че|ще|[ая]ми)\b|По\w+(?:же|ше)\b)"
 )
 _RU_ADVERBS = r"(?:(?:только|всегда|тоже|теперь|впредь|отныне|обязательно|пожалуйста),?\s+)*"
 _RU_ANSWER_VERB = (
@@ -196,7 +198,8 @@ _YOU = re.compile(r"\b(?:you|dich|dir|du|тебя|тебе|вас|вам|te|ti|u
 _SERVED_WORDS = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
-        r"\b(?:answer|reply|respond)\s+(?:only\s+|always\s+)?(?:to\s+)?@?(?P<word>\w+)",
+        r"\b(?:answer|reply|respond)\s+(?:only\s+|always\s+)?(?:to\s+)?@?(?P<word>\w+)\b"
+        + _THINGS_ANSWERED,
         r"\b(?:answer|reply|respond|speak|talk|write)\s+(?:only\s+|always\s+)?(?:in\s+)?"
         + _EN_LANGUAGE
         + r"\s+(?:only\s+)?(?:to|with)\s+@?(?P<word>\w+)",

@@ -23,6 +23,7 @@ their own (`memory.write.standing_block`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import cache
@@ -49,6 +50,7 @@ from mnemobot.memory.write.standing_statements import replaces, restates, standi
 # spoke in this many turns of the chat before it count. A bound on the turns read when
 # such a word is seen, not a knob: a group's members mostly speak within a day's turns.
 MEMBER_TURNS = 500
+_FIRST_LETTERS = re.compile(r"[^\W\d_]+")
 
 # ----------------------------------------------------------------- keeping them
 
@@ -146,11 +148,15 @@ def _members_before(
     chat's last `MEMBER_TURNS` turns before `turn`: whom "answer anna in french" may name."""
     if turn is None:
         return frozenset()
-    before, _ = store.timeline.around(turn, steps=MEMBER_TURNS)
+    with store.lock:
+        before, _ = store.timeline.around(turn, steps=MEMBER_TURNS)
     own = speaker_tag(speaker) if speaker else None
     tags = {tag for item in before if (tag := speaker_of(item)) is not None and tag != own}
-    names = (tag.removeprefix(SPEAKER_TAG).lstrip("@") for tag in tags)
-    return frozenset(part for name in names for part in {name, name.split("-")[0]} if part)
+    names = [tag.removeprefix(SPEAKER_TAG).lstrip("@") for tag in tags]
+    # A Telegram member is named by their username when they have one ("@anna_k"): its
+    # first run of letters is the name said ("anna"), as a full name's first word is.
+    firsts = [first.group() for name in names if (first := _FIRST_LETTERS.match(name))]
+    return frozenset([*names, *firsts])
 
 
 def _changed_in_part(store: ScopeItemStore, old: MemoryItem, newer: MemoryItem) -> bool:
