@@ -145,13 +145,16 @@ def _members_before(
     store: ScopeItemStore, turn: MemoryItem | None, speaker: str | None
 ) -> frozenset[str]:
     """The first names and usernames, in lower case, of the others who spoke in the
-    chat's last `MEMBER_TURNS` turns before `turn`: whom "answer anna in french" may name."""
+    chat's last `MEMBER_TURNS` turns around `turn`: whom "answer anna in french" may name."""
     if turn is None:
         return frozenset()
+    # And after it: turns of one second (a Telegram message's time) are in the order of
+    # their ids, so a member who spoke just before may sort after.
     with store.lock:
-        before, _ = store.timeline.around(turn, steps=MEMBER_TURNS)
+        before, after = store.timeline.around(turn, steps=MEMBER_TURNS)
     own = speaker_tag(speaker) if speaker else None
-    tags = {tag for item in before if (tag := speaker_of(item)) is not None and tag != own}
+    turns = [*before, *after]
+    tags = {tag for item in turns if (tag := speaker_of(item)) is not None and tag != own}
     names = [tag.removeprefix(SPEAKER_TAG).lstrip("@") for tag in tags]
     # A Telegram member is named by their username when they have one ("@anna_k"): its
     # first run of letters is the name said ("anna"), as a full name's first word is.
