@@ -124,6 +124,7 @@ MEMBERS = frozenset({"anna", "boris", "анна", "борис"})
         "с этого момента борису всегда отвечай по-немецки",
         "Ab jetzt antworte anna auf Französisch.",
         "A partir de ahora, responde a anna en francés.",
+        "from now on answer anna and boris in french",
     ],
 )
 def test_a_member_named_in_lower_case_is_someone_else(said: str) -> None:
@@ -140,6 +141,7 @@ def test_a_member_named_in_lower_case_is_someone_else(said: str) -> None:
         "always answer true or false first",
         "from now on answer me in french",
         "from now on answer annabel's questions in french",
+        "always answer anna-related questions with a joke",
         "отныне отвечай кратко и по-французски",
         "ab jetzt antworte kurz auf Deutsch",
         "a partir de ahora responde en francés a mis preguntas",

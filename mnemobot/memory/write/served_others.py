@@ -49,10 +49,11 @@ _MENTION = r"@\w+"
 # What is answered rather than who ("answer Python questions in code"): not a person.
 # A word joined to another ("Python and Go questions", "React/Vue", "Python-related",
 # "True or False", "Google Sheets questions") names things too.
-_THINGS_ANSWERED = (
-    r"(?!(?:\s+(?-i:[A-Z])[\w/-]*)?\s+(?:questions?|queries|messages?|emails?|mails?|posts?"
-    r"|comments?|requests?|tickets?|issues?|threads?|chats?)\b|[-/]|\s+(?:and|or|&)\s)"
+_ANSWERED = (
+    r"(?:questions?|queries|messages?|emails?|mails?|posts?|comments?|requests?|tickets?"
+    r"|issues?|threads?|chats?)\b"
 )
+_THINGS_ANSWERED = r"(?!(?:\s+(?-i:[A-Z])[\w/-]*)?\s+" + _ANSWERED + r"|[-/]|\s+(?:and|or|&)\s)"
 # Chinese: pronouns of others and "us", and what follows 回答 that names no one (what is
 # answered, how, when).
 _ZH_PEOPLE = _MENTION + r"|他们|她们|咱们|我们|他|她|TA"
@@ -198,8 +199,10 @@ _YOU = re.compile(r"\b(?:you|dich|dir|du|тебя|тебе|вас|вам|te|ti|u
 _SERVED_WORDS = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
+        # A member's name is known: "answer anna and boris" names two ("True or False",
+        # in capitals, names no one).
         r"\b(?:answer|reply|respond)\s+(?:only\s+|always\s+)?(?:to\s+)?@?(?P<word>\w+)\b"
-        + _THINGS_ANSWERED,
+        r"(?!(?:\s+\w+)?\s+" + _ANSWERED + r"|[-/])",
         r"\b(?:answer|reply|respond|speak|talk|write)\s+(?:only\s+|always\s+)?(?:in\s+)?"
         + _EN_LANGUAGE
         + r"\s+(?:only\s+)?(?:to|with)\s+@?(?P<word>\w+)",
