@@ -69,6 +69,16 @@ def test_each_clause_sets_its_own_slot_and_values_keep_their_own_and() -> None:
             ("residence", "Казани"),
         ],
         "Я работаю дома.": [],
+        # A first-person verb that sets no slot ends the value before it all the same.
+        "Ich wohne in Berlin und heiße Greta.": [("residence", "Berlin")],
+        "Ich wohne in Berlin und bin Lehrerin.": [("residence", "Berlin")],
+        "Я живу в Москве и люблю джаз.": [("residence", "Москве")],
+        "Я живу в Москве и меня зовут Анна.": [("residence", "Москве")],
+        "Vivo en Madrid y soy profesora.": [("residence", "Madrid")],
+        "I live in Berlin and am a nurse.": [("residence", "Berlin")],
+        # A verb with a capital is a name's word, not the speaker's.
+        "I work at Stop and Shop.": [("employer", "Stop and Shop")],
+        "Trabajo en Pan y Soy.": [("employer", "Pan y Soy")],
     }
     for text, expected in cases.items():
         assert [(s.slot, s.value) for s in slot_statements(text)] == expected, text

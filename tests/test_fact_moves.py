@@ -190,6 +190,29 @@ def test_the_home_said_again_without_its_time_is_the_same_home(
             "¿Cómo me llamo?",
         ),
         ("我叫王伟，我住在柏林。", "我上周搬到了汉堡。", "王伟", "柏林", "我叫什么名字？"),
+        # The name after the home, its verb without "ich" ("und heiße"): it was part of
+        # the home's clause and went out of date with it.
+        (
+            "Ich wohne in Berlin und heiße Greta.",
+            "Ich bin letzte Woche nach Hamburg umgezogen.",
+            "Greta",
+            "Berlin",
+            "Wie heiße ich?",
+        ),
+        (
+            "Я живу в Берлине и меня зовут Иван.",
+            "Я переехал в Гамбург на прошлой неделе.",
+            "Иван",
+            "Берлин",
+            "Как меня зовут?",
+        ),
+        (
+            "Vivo en Berlín y me llamo Ana.",
+            "Me mudé a Hamburgo la semana pasada.",
+            "Ana",
+            "Berlín",
+            "¿Cómo me llamo?",
+        ),
     ],
 )
 def test_a_move_ends_the_old_home_not_the_name_said_beside_it(

@@ -47,6 +47,15 @@ FOR_SOMEONE_ELSE = [
     "以后请用法语回复她。",
     "我希望以后用法语回答安娜。",
     "从现在开始，请用法语回答我们。",
+    # The one served after the language, or the language after them (review).
+    "Speak French to Anna from now on.",
+    "From now on, talk to @anna in Spanish.",
+    "From now on, speak to her in German.",
+    "Answer in German to @anna.",
+    "A partir de ahora, responde en francés a Ana.",
+    # The Russian dative before the verb.
+    "С этого момента Анне всегда отвечай по-французски.",
+    "Борису отвечай только по-немецки.",
 ]
 
 
@@ -81,10 +90,65 @@ def test_a_request_that_serves_someone_else_is_not_kept(said: str) -> None:
         "从现在开始，回复简洁点。",
         "以后回答多举例。",
         "以后请用英文回复邮件。",
+        # A language, a way or the speaker where the one served would be (review).
+        "Speak French to me from now on.",
+        "From now on, talk to me in Spanish.",
+        "Always answer in French to questions about Paris.",
+        "Отныне отвечай по-французски.",
+        "Короче отвечай.",
+        "Лучше всегда отвечай кратко.",
+        "Подробнее отвечай, пожалуйста.",
+        "Мне всегда отвечай по-русски.",
+        "Почти всегда отвечай кратко.",
+        "Покороче отвечай.",
+        "Цифрами отвечай.",
+        "A partir de ahora, responde en francés a mis preguntas.",
+        "Ab jetzt antworte immer auf Deutsch.",
     ],
 )
 def test_the_speakers_own_request_is_kept(said: str) -> None:
     assert [s.text for s in standing_statements(said, [said])] == [said]
+
+
+# The chat's other members, as `memory.write.standing` reads them from its recent turns.
+MEMBERS = frozenset({"anna", "boris", "анна", "борис"})
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "from now on answer anna in french",
+        "From now on, reply to anna in German.",
+        "speak french to anna from now on",
+        "Отныне отвечай анне по-французски.",
+        "с этого момента борису всегда отвечай по-немецки",
+        "Ab jetzt antworte anna auf Französisch.",
+        "A partir de ahora, responde a anna en francés.",
+        "from now on answer anna and boris in french",
+    ],
+)
+def test_a_member_named_in_lower_case_is_someone_else(said: str) -> None:
+    assert standing_statements(said, [said], members=lambda: MEMBERS) == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # What is answered or how, in lower case, is no member.
+        "from now on answer questions in french",
+        "from now on answer briefly",
+        "always answer python questions with code",
+        "always answer true or false first",
+        "from now on answer me in french",
+        "from now on answer annabel's questions in french",
+        "always answer anna-related questions with a joke",
+        "отныне отвечай кратко и по-французски",
+        "ab jetzt antworte kurz auf Deutsch",
+        "a partir de ahora responde en francés a mis preguntas",
+    ],
+)
+def test_a_word_in_lower_case_that_names_no_member_keeps_the_request(said: str) -> None:
+    assert [s.text for s in standing_statements(said, [said], members=lambda: MEMBERS)] == [said]
 
 
 @pytest.mark.parametrize(
@@ -185,3 +249,30 @@ async def test_in_a_group_a_members_request_about_another_is_not_carried(
     block = block_of(openai_server.last_request())
     assert "- Boris, " in block and "answer me in French" in block, block
     assert "Anna only" not in block and "Spanish" not in block, block
+
+
+async def test_a_member_named_in_lower_case_is_known_from_the_chat(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    # "anna" is a name only because Anna spoke in the chat: "answer python questions"
+    # reads the same. She is known by her username, as Telegram names a member who has one.
+    await start_bot(allowed=f"{ANNA},{BORIS}")
+    said = [
+        (ANNA, "anna_k", "Hi all, I'm back from holiday."),
+        (BORIS, None, "from now on answer anna only in spanish"),
+        (BORIS, None, "from now on answer python questions with code"),
+        (ANNA, "anna_k", "What's the plan for Friday?"),
+    ]
+    for count, (user, username, text) in enumerate(said, start=1):
+        telegram.send_text(
+            f"@mnemo_test_bot {text}",
+            chat_id=GROUP,
+            user_id=user,
+            username=username,
+            first_name="Anna" if user == ANNA else "Boris",
+            chat_type="supergroup",
+        )
+        await telegram.wait_for_messages_async(GROUP, count)
+    block = block_of(openai_server.last_request())
+    assert "answer python questions with code" in block, block
+    assert "anna only" not in block and "spanish" not in block, block

@@ -10,8 +10,12 @@ speaker speaks of themselves again: the pronoun or a possessive ("and I", "und i
 "и я", "y yo", "and my"; "，我" in Chinese) always starts one, since no value goes on
 with it. A verb alone ("and work as ...") starts one only when what follows states a
 slot of its own; other words never do, so "fish and chips" or "Johnson and Johnson" stay
-one value. A clause that drops the pronoun ("und arbeite als ...") is read with it put
-back ("ich arbeite als ..."), as the rules read the first person.
+one value. A verb in the first person that no value goes on with ("und heiße Greta", "и
+люблю джаз", "y me llamo Ana", "and am a nurse") starts one whatever follows: read as
+part of "Ich wohne in Berlin und heiße Greta", the name went out of date with the home
+when the speaker moved. These are written in lower case only, as a verb after "and" is:
+"Stop and Shop" is a shop. A clause that drops the pronoun ("und arbeite als ...") is
+read with it put back ("ich arbeite als ..."), as the rules read the first person.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ class _Language:
     pronoun: str
     possessives: str
     verbs: str
+    # First-person verbs that start a clause of their own, stating a slot or not.
+    own_verbs: str
     # Put before a clause that starts with a verb, so the rules read it as they read the
     # first clause ("" where the rules need no pronoun: Spanish).
     restore: str
@@ -40,6 +46,7 @@ _LANGUAGES = (
         pronoun=r"I",
         possessives=r"my",
         verbs=r"live|reside|moved|relocated|work|joined|started|got|have|eat",
+        own_verbs=r"am|go\s+by|love|enjoy|speak|study",
         restore="I",
     ),
     _Language(
@@ -47,13 +54,23 @@ _LANGUAGES = (
         pronoun=r"ich",
         possessives=r"mein|meine|meiner|meinen",
         verbs=r"wohne|lebe|arbeite|bin|ziehe",
+        own_verbs=(
+            r"heiße|heisse|bin|habe|hab|mag|liebe|spiele|studiere|lerne|spreche|komme|mache"
+            r"|koche|fahre|gehe|lese|höre|reise|treibe|besitze|kenne|suche|brauche|möchte"
+            r"|will|kann|muss|freue|interessiere|nenne"
+        ),
         restore="ich",
     ),
     _Language(
         joiners=r"и|а|но",
-        pronoun=r"я",
+        # "и меня зовут ...", "и мне 30 лет": the speaker too.
+        pronoun=r"я|меня|мне",
         possessives=r"мой|моя|моё|мое|мои|мою|моего",
         verbs=r"живу|работаю|переехала?|устроила?с[ья]|встречаюсь|сейчас|теперь",
+        own_verbs=(
+            r"люблю|учусь|занимаюсь|увлекаюсь|говорю|играю|хожу|езжу|имею|хочу|могу"
+            r"|зовусь|пишу|читаю|изучаю"
+        ),
         restore="я",
     ),
     _Language(
@@ -61,6 +78,10 @@ _LANGUAGES = (
         pronoun=r"yo",
         possessives=r"mi",
         verbs=r"vivo|resido|trabajo|estoy|soy|me|ahora|actualmente",
+        own_verbs=(
+            r"me\s+llamo|me\s+gusta|me\s+encanta|soy|estoy|tengo|hablo|estudio|juego|hago"
+            r"|practico|toco"
+        ),
         restore="",
     ),
 )
@@ -78,6 +99,7 @@ def _boundary(language: _Language, index: int) -> str:
     )
     return (
         rf"{joiner}(?=(?P<self{index}>{language.pronoun}|{language.possessives})(?!\w)"
+        rf"|(?P<own{index}>(?-i:{language.own_verbs}))(?!\w)"
         rf"|(?P<verb{index}>{language.verbs})(?!\w))"
     )
 
@@ -118,6 +140,10 @@ def clauses(sentence: str, states_slot: Callable[[str], bool]) -> list[str]:
         kind = next(name for name, value in match.groupdict().items() if value)
         if kind.startswith("self"):
             found.append(following)
+            continue
+        if kind.startswith("own"):
+            restore = _LANGUAGES[int(kind.removeprefix("own"))].restore
+            found.append(f"{restore} {following}" if restore else following)
             continue
         if kind == "verbzh":
             # About the speaker only after a clause that states a slot of theirs: "他住在

@@ -20,11 +20,23 @@ noun, so only after "antworte", whose object is a person; a product or a languag
 look like one, "answer Python and Go questions"), and in Chinese by a short run of
 characters ending the clause after 回答/回复 said with how ("用法语回答安娜"), past the
 words for what is answered ("问题").
+
+Also read: the person after the language ("Speak French to Anna", "answer in German to
+@anna", "responde en francés a Ana"), or a language after them ("talk to @anna in
+Spanish": without one, "talk to Anna" is mostly the speaker's own plan); and the Russian
+dative before the verb ("Анне всегда отвечай"), a capitalised word with a dative's ending
+that is no adverb ("Короче отвечай", "Отныне отвечай").
+
+A name in lower case ("answer anna in french") is no name by its look: "answer questions
+in french", "answer briefly", "answer python questions" read the same. It counts only
+when it is a member of the chat, one who spoke there lately (`members`, given by the
+caller): its first name or username, or a Russian form of it ("анне" for Анна).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 
 # A name: a capitalised word (case-sensitive inside patterns that ignore case), or an
 # @mention. Words that are capitalised but name no one: "I", languages, the formal "you".
@@ -37,10 +49,11 @@ _MENTION = r"@\w+"
 # What is answered rather than who ("answer Python questions in code"): not a person.
 # A word joined to another ("Python and Go questions", "React/Vue", "Python-related",
 # "True or False", "Google Sheets questions") names things too.
-_THINGS_ANSWERED = (
-    r"(?!(?:\s+(?-i:[A-Z])[\w/-]*)?\s+(?:questions?|queries|messages?|emails?|mails?|posts?"
-    r"|comments?|requests?|tickets?|issues?|threads?|chats?)\b|[-/]|\s+(?:and|or|&)\s)"
+_ANSWERED = (
+    r"(?:questions?|queries|messages?|emails?|mails?|posts?|comments?|requests?|tickets?"
+    r"|issues?|threads?|chats?)\b"
 )
+_THINGS_ANSWERED = r"(?!(?:\s+(?-i:[A-Z])[\w/-]*)?\s+" + _ANSWERED + r"|[-/]|\s+(?:and|or|&)\s)"
 # Chinese: pronouns of others and "us", and what follows 回答 that names no one (what is
 # answered, how, when).
 _ZH_PEOPLE = _MENTION + r"|他们|她们|咱们|我们|他|她|TA"
@@ -50,43 +63,109 @@ _ZH_NO_ONE = (
 )
 _ZH_ANSWER = r"回答|回复|答复|说话"
 _ZH_ADVERB = r"(?:只|都|也|总是|永远)?"
+_EN_LANGUAGE = (
+    r"(?:english|french|german|spanish|russian|chinese|mandarin|italian|portuguese|japanese"
+    r"|korean|arabic|latin|dutch|polish|ukrainian|hebrew|turkish|hindi|greek|swedish)\b"
+)
+_ES_LANGUAGE = (
+    r"(?:ingl[eé]s|franc[eé]s|alem[aá]n|espa[nñ]ol|castellano|ruso|chino|italiano"
+    r"|portugu[eé]s|japon[eé]s|[aá]rabe|catal[aá]n)\b"
+)
 _EN_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-Z][a-z]+)\b" + _THINGS_ANSWERED + r")"
 _RU_NAME = r"(?:" + _MENTION + r"|(?-i:[А-ЯЁ][а-яё]+)\b(?![-/]|\s+(?:и|или)\s))"
 _DE_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÄÖÜ][a-zäöüß]+)\b)"
 _ES_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+)\b)"
 
+_EN_PERSON = r"(?:" + _EN_NAME + r"|(?:him|her|them|us)\b)"
+# Russian adverbs and words for the speaker that look like a dative name before the verb
+# ("Отныне отвечай", "Лучше отвечай кратко", "Мне отвечай"), comparatives ("Подробнее",
+# "Покороче", "Попроще") and the instrumental ("Цифрами отвечай").
+_RU_NOT_NAMES = (
+    r"(?!(?:Отныне|Далее|Более|Менее|Лучше|Больше|Меньше|Раньше|Позже|Дальше|Короче|Проще"
+    r"|Чаще|Реже|Четче|Чётче|Строже|Мягче|Жестче|Жёстче|Тише|Громче|Глубже|Шире|Уже|Выше"
+    r"|Ниже|Также|Тоже|Везде|Всюду|Иначе|Сразу|Вкратце|Вначале|Вообще|Еще|Ещё|Почти|Поэтому"
+    r"|Потому|Почему|Никому|Кому|Мне|Тебе|Себе|Всему|Где|Позднее|Ранее|Хуже|Дороже|Вместе"
+    r"|Кстати|Впоследствии)\b|\w+(?:е[ей]|че|ще|[ая]ми)\b|По\w+(?:же|ше)\b)"
+)
+_RU_ADVERBS = r"(?:(?:только|всегда|тоже|теперь|впредь|отныне|обязательно|пожалуйста),?\s+)*"
+_RU_ANSWER_VERB = (
+    r"(?:отвечай|ответь|пиши|напиши|говори|отвечайте|ответьте|пишите|напишите|говорите)\b"
+)
+
+_RU_PRONOUNS = r"(?:ей|ему|им|нам|ней|нему|ним|нами|неё|нее|него|них)\b"
+_ES_PRONOUNS = r"(?:él|ella|ellos|ellas|nosotros)\b"
+_ES_VERB = r"\b(?:resp[oó]nd(?:e|a|an)|cont[eé]st(?:a|e|en)|escr[ií]b(?:e|a|an)|h[aá]bl(?:a|e|en))"
+
 _SERVED_OTHERS = re.compile(
-    # English: "answer Anna", "reply to @anna", "respond to them" ("talk to Anna" is
-    # mostly the speaker's own plan: "I'll talk to Anna about it").
-    r"\b(?:answer|reply|respond)\s+(?:only\s+|always\s+)?(?:to\s+)?"
-    r"(?:" + _EN_NAME + r"|(?:him|her|them|us)\b)"
-    # Russian: "отвечай Анне", "пиши ей", "обращайся к нам".
-    r"|\b(?:отвечай|ответь|пиши|напиши|говори|обращайся|обращайтесь|отвечайте|ответьте"
-    r"|пишите|напишите|говорите)\s+(?:только\s+|всегда\s+|тоже\s+)?(?:к\s+|с\s+)?"
-    r"(?:" + _RU_NAME + r"|(?:ей|ему|им|нам|ней|нему|ним|нами|неё|нее|него|них)\b)"
-    # German: "antworte Anna", "antworte ihr", "schreib uns" (a noun after "schreib" is
-    # what is written: "schreib Code mit Typen").
-    r"|\b(?:antworte|antwortet|antworten\s+Sie)\s+(?:bitte\s+|nur\s+|immer\s+)?"
-    r"(?:" + _DE_NAME + r"|(?-i:ihr|ihm|ihnen|uns)\b)"
-    r"|\b(?:schreib|schreibe|schreibt|schreiben\s+Sie)\s+(?:bitte\s+|nur\s+|immer\s+)?"
-    r"(?:an\s+" + _DE_NAME + r"|(?:an\s+)?(?:" + _MENTION + r"|(?-i:ihr|ihm|ihnen|uns)\b))"
-    # Spanish: "respóndele", "contéstales", "le respondas", "responde a Ana", "respóndenos".
-    # Orders only: "prefiero responderle", "le respondo" are the speaker's own doing.
-    r"|\b(?:resp[oó]nde|cont[eé]sta|escr[ií]be|h[aá]bla)(?:les?|nos)\b"
-    r"|\b(?:les?|nos)\s+(?:respondas|contestes|escribas|hables)\b"
-    r"|\b(?:resp[oó]nd(?:e|a|an)|cont[eé]st(?:a|e|en)|escr[ií]b(?:e|a|an)|h[aá]bl(?:a|e|en))\s+"
-    r"(?:solo\s+|siempre\s+)?a\s+"
-    r"(?:" + _ES_NAME + r"|(?:él|ella|ellos|ellas|nosotros)\b)"
-    # Chinese: "回答安娜", "回复她", "给安娜回答", "对他们用法语".
-    # A name only after how it is answered ("用法语回答安娜"): right after the verb, two
-    # or three characters are mostly how ("回答用中文", "回复简洁点", "回答短一点").
-    r"|(?:回答|回复|答复)(?:" + _ZH_PEOPLE + r")"
-    r"|用[\u4e00-\u9fff]{1,4}?(?:回答|回复|答复)(?!" + _ZH_NO_ONE + r")"
-    r"[\u4e00-\u9fff]{2,3}(?=[，。！!,.;；\s]|$)"
-    # "我喜欢给他们写信" gives them letters: only answering, or speaking in a language; a
-    # thing named before "用" is what it is used on ("对代码用英文注释").
-    r"|(?:给|对|跟|向)(?:(?:" + _ZH_PEOPLE + r")" + _ZH_ADVERB + r"(?:" + _ZH_ANSWER + r"|用)"
-    r"|(?!" + _ZH_NO_ONE + r")[\u4e00-\u9fff]{2,3}?" + _ZH_ADVERB + r"(?:" + _ZH_ANSWER + r"))",
+    "|".join(
+        [
+            # English: "answer Anna", "reply to @anna", "respond to them" ("talk to Anna"
+            # is mostly the speaker's own plan: "I'll talk to Anna about it").
+            r"\b(?:answer|reply|respond)\s+(?:only\s+|always\s+)?(?:to\s+)?" + _EN_PERSON,
+            # "Speak French to Anna", "answer in German to @anna", "talk to her in Spanish".
+            r"\b(?:answer|reply|respond|speak|talk|write)\s+(?:only\s+|always\s+)?(?:in\s+)?"
+            + _EN_LANGUAGE
+            + r"\s+(?:only\s+)?(?:to|with)\s+"
+            + _EN_PERSON,
+            r"\b(?:speak|talk|write)\s+(?:only\s+|always\s+)?(?:to|with)\s+"
+            + _EN_PERSON
+            + r"\s+(?:only\s+|always\s+)?(?:in\s+)?"
+            + _EN_LANGUAGE,
+            # Russian: "отвечай Анне", "пиши ей", "обращайся к нам".
+            r"\b(?:отвечай|ответь|пиши|напиши|говори|обращайся|обращайтесь|отвечайте|ответьте"
+            r"|пишите|напишите|говорите)\s+(?:только\s+|всегда\s+|тоже\s+)?(?:к\s+|с\s+)?"
+            r"(?:" + _RU_NAME + r"|" + _RU_PRONOUNS + r")",
+            # The dative before the verb: "Анне всегда отвечай", "ей отвечай по-французски".
+            r"(?<![\w-])(?:"
+            + _RU_NOT_NAMES
+            + r"(?-i:[А-ЯЁ][а-яё]+[еиую])|ей|ему|нам)\s+"
+            + _RU_ADVERBS
+            + _RU_ANSWER_VERB,
+            # German: "antworte Anna", "antworte ihr", "schreib uns" (a noun after "schreib"
+            # is what is written: "schreib Code mit Typen").
+            r"\b(?:antworte|antwortet|antworten\s+Sie)\s+(?:bitte\s+|nur\s+|immer\s+)?"
+            r"(?:" + _DE_NAME + r"|(?-i:ihr|ihm|ihnen|uns)\b)",
+            r"\b(?:schreib|schreibe|schreibt|schreiben\s+Sie)\s+(?:bitte\s+|nur\s+|immer\s+)?"
+            r"(?:an\s+" + _DE_NAME + r"|(?:an\s+)?(?:" + _MENTION + r"|(?-i:ihr|ihm|ihnen|uns)\b))",
+            # Spanish: "respóndele", "contéstales", "le respondas", "responde a Ana",
+            # "respóndenos". Orders only: "prefiero responderle", "le respondo" are the
+            # speaker's own doing.
+            r"\b(?:resp[oó]nde|cont[eé]sta|escr[ií]be|h[aá]bla)(?:les?|nos)\b",
+            r"\b(?:les?|nos)\s+(?:respondas|contestes|escribas|hables)\b",
+            _ES_VERB + r"\s+(?:solo\s+|siempre\s+)?a\s+(?:" + _ES_NAME + r"|" + _ES_PRONOUNS + r")",
+            # "Responde en francés a Ana", "habla en alemán con él".
+            _ES_VERB
+            + r"\s+(?:solo\s+|siempre\s+)?en\s+"
+            + _ES_LANGUAGE
+            + r"\s+(?:solo\s+)?(?:a|con)\s+(?:"
+            + _ES_NAME
+            + r"|"
+            + _ES_PRONOUNS
+            + r")",
+            # Chinese: "回答安娜", "回复她", "给安娜回答", "对他们用法语".
+            # A name only after how it is answered ("用法语回答安娜"): right after the verb,
+            # two or three characters are mostly how ("回答用中文", "回复简洁点", "回答短一点").
+            r"(?:回答|回复|答复)(?:" + _ZH_PEOPLE + r")",
+            r"用[\u4e00-\u9fff]{1,4}?(?:回答|回复|答复)(?!" + _ZH_NO_ONE + r")"
+            r"[\u4e00-\u9fff]{2,3}(?=[，。！!,.;；\s]|$)",
+            # "我喜欢给他们写信" gives them letters: only answering, or speaking in a language;
+            # a thing named before "用" is what it is used on ("对代码用英文注释").
+            r"(?:给|对|跟|向)(?:(?:"
+            + _ZH_PEOPLE
+            + r")"
+            + _ZH_ADVERB
+            + r"(?:"
+            + _ZH_ANSWER
+            + r"|用)"
+            r"|(?!"
+            + _ZH_NO_ONE
+            + r")[\u4e00-\u9fff]{2,3}?"
+            + _ZH_ADVERB
+            + r"(?:"
+            + _ZH_ANSWER
+            + r"))",
+        ]
+    ),
     re.IGNORECASE,
 )
 
@@ -114,13 +193,64 @@ _SPEAKER_ACTS = re.compile(
 _YOU = re.compile(r"\b(?:you|dich|dir|du|тебя|тебе|вас|вам|te|ti|usted)\b|你|您", re.IGNORECASE)
 
 
-def serves_others(text: str) -> bool:
+# A word in the place of the one answered, whatever its case, to compare with the chat's
+# members: "answer anna", "speak french to anna", "отвечай анне", "анне отвечай",
+# "antworte anna", "responde a ana".
+_SERVED_WORDS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        # A member's name is known: "answer anna and boris" names two ("True or False",
+        # in capitals, names no one).
+        r"\b(?:answer|reply|respond)\s+(?:only\s+|always\s+)?(?:to\s+)?@?(?P<word>\w+)\b"
+        r"(?!(?:\s+\w+)?\s+" + _ANSWERED + r"|[-/])",
+        r"\b(?:answer|reply|respond|speak|talk|write)\s+(?:only\s+|always\s+)?(?:in\s+)?"
+        + _EN_LANGUAGE
+        + r"\s+(?:only\s+)?(?:to|with)\s+@?(?P<word>\w+)",
+        r"\b(?:speak|talk|write)\s+(?:only\s+|always\s+)?(?:to|with)\s+@?(?P<word>\w+)\s+"
+        r"(?:only\s+|always\s+)?(?:in\s+)?" + _EN_LANGUAGE,
+        r"\b" + _RU_ANSWER_VERB + r"\s+(?:только\s+|всегда\s+|тоже\s+)?@?(?P<word>\w+)",
+        r"(?<![\w-])@?(?P<word>\w+)\s+" + _RU_ADVERBS + _RU_ANSWER_VERB,
+        r"\b(?:antworte|antwortet)\s+(?:bitte\s+|nur\s+|immer\s+)?@?(?P<word>\w+)",
+        _ES_VERB + r"\s+(?:solo\s+|siempre\s+)?(?:en\s+\w+\s+)?(?:a|con)\s+@?(?P<word>\w+)",
+    )
+)
+_CYRILLIC = re.compile(r"[а-яё]")
+
+
+def serves_others(text: str, members: Callable[[], Collection[str]] | None = None) -> bool:
     """Whether `text` names someone other than its speaker as the one answered, or
-    everyone."""
+    everyone.
+
+    `members`: the chat's members other than the speaker, each a first name or username in
+    lower case (asked only when a word in lower case stands where a name would)."""
     if _EVERYONE.search(text):
         return True
-    for served in _SERVED_OTHERS.finditer(text):
-        acting = _SPEAKER_ACTS.search(text, 0, served.start())
+    served = [match.start() for match in _SERVED_OTHERS.finditer(text)]
+    if members is not None:
+        served += [
+            match.start()
+            for pattern in _SERVED_WORDS
+            for match in pattern.finditer(text)
+            if match["word"].islower() and _names_a_member(match["word"], members())
+        ]
+    for start in served:
+        acting = _SPEAKER_ACTS.search(text, 0, start)
         if acting is None or _YOU.search(acting.group()):
             return True
     return False
+
+
+def _names_a_member(word: str, members: Collection[str]) -> bool:
+    """Whether `word` is one of `members`, or in Russian a form of one ("анне", "борису",
+    "марии" for Анна, Борис, Мария: the name less its last letter, and one letter more at
+    most)."""
+    return any(
+        word == name
+        or (
+            len(name) >= 4
+            and _CYRILLIC.match(name) is not None
+            and word.startswith(name[:-1])
+            and len(word) <= len(name) + 1
+        )
+        for name in members
+    )

@@ -23,17 +23,21 @@ their own (`memory.write.standing_block`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from functools import cache
 from weakref import WeakKeyDictionary
 
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore, new_item_id
 from mnemobot.memory.store.items import (
+    SPEAKER_TAG,
     STANDING_TAG,
     ItemType,
     Layer,
     MemoryItem,
     speaker_of,
+    speaker_tag,
 )
 from mnemobot.memory.write.answer_aspects import CHANGED_ASPECT, aspects_left, changed_aspects
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
@@ -41,6 +45,12 @@ from mnemobot.memory.write.fact_items import new_fact
 from mnemobot.memory.write.facts import supersede
 from mnemobot.memory.write.restatements import SimilarFinder, facts_beside_standing
 from mnemobot.memory.write.standing_statements import replaces, restates, standing_statements
+
+# A request may name another member in lower case ("answer anna in french"): those who
+# spoke in this many turns of the chat before it count. A bound on the turns read when
+# such a word is seen, not a knob: a group's members mostly speak within a day's turns.
+MEMBER_TURNS = 500
+_FIRST_LETTERS = re.compile(r"[^\W\d_]+")
 
 # ----------------------------------------------------------------- keeping them
 
@@ -66,7 +76,9 @@ def record_standing(
         for item in recorded
         if item.type is ItemType.PREFERENCE and "request" in item.tags and item.source == "user"
     ]
-    statements = standing_statements(user_text, requests)
+    statements = standing_statements(
+        user_text, requests, members=cache(lambda: _members_before(store, turn, speaker))
+    )
     if not statements:
         return []
     references = list(turn.references) if turn is not None else []
@@ -127,6 +139,27 @@ def record_standing(
             if replaced:
                 supersede(store, [old.id for old in replaced], item.id, at, similar)
     return made
+
+
+def _members_before(
+    store: ScopeItemStore, turn: MemoryItem | None, speaker: str | None
+) -> frozenset[str]:
+    """The first names and usernames, in lower case, of the others who spoke in the
+    chat's last `MEMBER_TURNS` turns around `turn`: whom "answer anna in french" may name."""
+    if turn is None:
+        return frozenset()
+    # And after it: turns of one second (a Telegram message's time) are in the order of
+    # their ids, so a member who spoke just before may sort after.
+    with store.lock:
+        before, after = store.timeline.around(turn, steps=MEMBER_TURNS)
+    own = speaker_tag(speaker) if speaker else None
+    turns = [*before, *after]
+    tags = {tag for item in turns if (tag := speaker_of(item)) is not None and tag != own}
+    names = [tag.removeprefix(SPEAKER_TAG).lstrip("@") for tag in tags]
+    # A Telegram member is named by their username when they have one ("@anna_k"): its
+    # first run of letters is the name said ("anna"), as a full name's first word is.
+    firsts = [first.group() for name in names if (first := _FIRST_LETTERS.match(name))]
+    return frozenset([*names, *firsts])
 
 
 def _changed_in_part(store: ScopeItemStore, old: MemoryItem, newer: MemoryItem) -> bool:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from mnemobot.memory.store.items import split_label
@@ -220,12 +220,18 @@ class StandingStatement:
 
 
 def standing_statements(
-    text: str, requests: Sequence[str] = (), *, short_message: bool | None = None
+    text: str,
+    requests: Sequence[str] = (),
+    *,
+    short_message: bool | None = None,
+    members: Callable[[], Collection[str]] | None = None,
 ) -> list[StandingStatement]:
     """The standing statements of a user's message `text` (see the module docstring).
 
     `requests`: the sentences extraction read as requests to the assistant (their
     `PREFERENCE` items tagged "request"); they count when they are about the speaker.
+    `members`: the chat's other members, a name of whom in lower case is someone served
+    (`served_others.serves_others`).
     """
     prose = without_quoted_speech(split_code(text)[0])
     short = len(text.strip()) <= SHORT_MESSAGE_CHARS if short_message is None else short_message
@@ -236,16 +242,16 @@ def standing_statements(
         # A quoted "me" is someone else's word ('check "Send me reminders"').
         own = QUOTATION.sub(" ", request)
         about_me = _ME.search(own) or _YOUR_ANSWERS_PATTERN.search(own)
-        if _for_oneself(request) and (about_me or (short and not _YOUR.search(own))):
+        if _for_oneself(request, members) and (about_me or (short and not _YOUR.search(own))):
             found.setdefault(request, StandingStatement(request, "request"))
     for sentence in split_sentences(prose):
-        if not _for_oneself(sentence):
+        if not _for_oneself(sentence, members):
             # Others named past the preference ("I prefer weekends, how do I make sure
             # everyone comes?") leave it the speaker's own; the bot's rules never do.
             if _BOT_RULES.search(sentence):
                 continue
             for clause in _preference_clauses(sentence):
-                if _for_oneself(clause) and not any(clause in known for known in found):
+                if _for_oneself(clause, members) and not any(clause in known for known in found):
                     found.setdefault(clause, StandingStatement(clause, "preference"))
             continue
         if (
@@ -264,9 +270,9 @@ def standing_statements(
     return list(found.values())
 
 
-def _for_oneself(sentence: str) -> bool:
+def _for_oneself(sentence: str, members: Callable[[], Collection[str]] | None) -> bool:
     """Neither steering others nor the bot's rules: one person's own preference."""
-    return not serves_others(sentence) and _BOT_RULES.search(sentence) is None
+    return not serves_others(sentence, members) and _BOT_RULES.search(sentence) is None
 
 
 def _preference_clauses(sentence: str) -> list[str]:
