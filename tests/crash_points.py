@@ -10,6 +10,9 @@ a file write, instead of a kill from outside that may or may not land mid-write.
 - "after-replace": right after it took the file's place;
 - "mid-append": a JSONL append (`append_bytes`) with half of its bytes written;
 - "after-append": right after a whole append;
+  both count only appends to a file whose path holds `arm`'s `inside` and of bytes
+  holding its `holding` (an imported message's items: `inside="items/episodic",
+  holding=b"tg-export:3"`), when given;
 - "before-rmtree": a folder about to be removed (`shutil.rmtree`), counting only folders
   whose path holds `arm`'s `inside`.
 
@@ -44,7 +47,7 @@ class _HalfWritten:
         self._handle.flush()
         _die()
 
-def arm(skip=0, inside=""):
+def arm(skip=0, inside="", holding=b""):
     point = os.environ["CRASH_POINT"]
     real_fdopen, real_replace, real_write = os.fdopen, os.replace, os.write
     real_rmtree = shutil.rmtree
@@ -53,6 +56,15 @@ def arm(skip=0, inside=""):
     def now():
         left[0] -= 1
         return left[0] < 0
+
+    def aimed(fd, data):
+        if not inside and not holding:
+            return True
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return False
+        return inside in target and holding in bytes(data)
 
     def fdopen(fd, *args, **kwargs):
         handle = real_fdopen(fd, *args, **kwargs)
@@ -66,7 +78,7 @@ def arm(skip=0, inside=""):
             _die()
 
     def write(fd, data):
-        if not now():
+        if not (aimed(fd, data) and now()):
             return real_write(fd, data)
         real_write(fd, bytes(data)[: len(data) // 2] if point == "mid-append" else data)
         _die()

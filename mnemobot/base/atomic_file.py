@@ -3,6 +3,8 @@
 Whole-file rewrites go to a temp file in the same directory, are fsynced, then
 `os.replace`d over the target, so a crash at any moment leaves the old or the new file.
 JSONL appends are one `write` of whole lines; a reader skips and counts torn lines.
+Appends may be held back instead (`held_appends`), for a caller that writes several
+files' appends as one step.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +53,27 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+# The appends `held_appends` keeps back in this thread, while one is open.
+_HELD: ContextVar[list[tuple[Path, bytes]] | None] = ContextVar("held_appends", default=None)
+
+
+@contextlib.contextmanager
+def held_appends() -> Iterator[list[tuple[Path, bytes]]]:
+    """The block's appends (`append_bytes`, this thread's), listed in order as (path,
+    data) instead of written; durable ones are written all the same. For a caller whose
+    one step appends to several files (an imported message: its daily note line, its
+    items in two or three files): one append can be cut by a crash only before or after
+    it, several between any two, and the caller writes them so that a crash between them
+    can be finished (`bot.cli.import_journal`). Nothing in the block may read back what
+    it appended."""
+    held: list[tuple[Path, bytes]] = []
+    token = _HELD.set(held)
+    try:
+        yield held
+    finally:
+        _HELD.reset(token)
+
+
 def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
     """Append whole lines in one go; a failed append leaves the file as it was.
 
@@ -58,6 +82,10 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
     so a reader never meets half a record of ours and the caller gets the error. With
     `durable`, the data is fsynced before returning (what an acknowledgement relies on).
     """
+    held = _HELD.get()
+    if held is not None and not durable:
+        held.append((path, bytes(data)))
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:

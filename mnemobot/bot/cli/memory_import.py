@@ -20,8 +20,9 @@ leave memory for their files as at a bot's start. Progress goes to stderr
 Re-importing adds nothing twice: a message whose ref the scope already holds (in an item,
 or in `imported-messages.txt`, the list of every ref imported, small talk included) is
 skipped, and so is one an import before refs of their own listed as `tg:<id>`. An import
-stopped half way leaves whole messages only (each write is whole lines), and the same
-command run again finishes it.
+stopped half way, killed even, leaves whole messages and at most one cut short, and the
+same command run again finishes that one first (`bot.cli.import_journal`), then the rest:
+the items are those of an import never stopped.
 
 `--assistant NAME`: the chat was with an assistant (a bot) whose messages carry NAME in
 the export. Its messages are then kept as the bot keeps its own replies: each shares one
@@ -43,12 +44,13 @@ whose words they were. An assistant's answer to a forward shares its turn, as li
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 
-from mnemobot.base.atomic_file import append_bytes
+from mnemobot.base.atomic_file import append_bytes, held_appends
 from mnemobot.base.counts import counted
 from mnemobot.bot.channels.telegram.export_file import (
     ChatExport,
@@ -56,6 +58,7 @@ from mnemobot.bot.channels.telegram.export_file import (
     ExportError,
     read_export,
 )
+from mnemobot.bot.cli.import_journal import ImportJournal, finish_interrupted
 from mnemobot.bot.cli.memory_commands import served_by_a_bot
 from mnemobot.bot.cli.memory_scope import open_chat_memory
 from mnemobot.bot.cli.progress import ImportProgress, import_progress
@@ -69,6 +72,8 @@ from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import ForwardedText
 from mnemobot.memory.upkeep.digest_days import write_missing_digests
 from mnemobot.memory.write.write_path import FORWARDED_TAG
+
+log = logging.getLogger(__name__)
 
 IMPORTED_REFS_FILE = "imported-messages.txt"
 # Messages written between two loads of a big scope (`_settle`). Each load of a scope of
@@ -227,6 +232,18 @@ def write_export(
 ) -> tuple[int, int]:
     """Write the export's new messages; (imported, already there). `reload_every`: messages
     written between two loads of a big scope (`_settle`)."""
+    directory = record.scopes.paths(scope).directory
+    with record.scopes.lock(scope):
+        interrupted = finish_interrupted(directory)
+        if interrupted is not None:
+            # Its files were written past the store's view of them: read them anew.
+            record.scopes.drop(scope)
+            if not interrupted.finished:
+                log.warning(
+                    "memory import: the message %s was cut short by an earlier import and "
+                    "the chat's memory was written since; it stays as far as it was written",
+                    " + ".join(interrupted.refs),
+                )
     listed = imported_refs(record.scopes, scope)
     # The items' refs the list does not hold (after an import, most are: not kept twice).
     held = {
@@ -248,28 +265,41 @@ def write_export(
                 counts["new"] += 1
                 yield message
 
-    listing = record.scopes.paths(scope).directory / IMPORTED_REFS_FILE
-    listing.parent.mkdir(parents=True, exist_ok=True)
+    listing = directory / IMPORTED_REFS_FILE
+    journal = ImportJournal(directory)
     written = 0
-    for turn in export_turns(new_messages(), assistant):
-        record.record_turn(
-            scope=scope,
-            user_text=turn.text,
-            assistant_text=turn.reply,
-            at=turn.at,
-            config=config,
-            tz=tz,
-            message_refs=turn.refs,
-            speaker=turn.author,
-            chat_key=scope,
-            forwarded=turn.forwarded,
-            tags=[FORWARDED_TAG] if turn.forwarded else [],
-        )
-        append_bytes(listing, "".join(f"{ref}\n" for ref in turn.refs).encode())
-        written += len(turn.refs)
-        if written >= reload_every:
-            written = 0
-            _settle(record, scope)
+    try:
+        for turn in export_turns(new_messages(), assistant):
+            # The turn's appends, its refs listed last, written as one step (the journal):
+            # one by one, a kill after the turn's item lost what was derived from it.
+            with held_appends() as appends:
+                record.record_turn(
+                    scope=scope,
+                    user_text=turn.text,
+                    assistant_text=turn.reply,
+                    at=turn.at,
+                    config=config,
+                    tz=tz,
+                    message_refs=turn.refs,
+                    speaker=turn.author,
+                    chat_key=scope,
+                    forwarded=turn.forwarded,
+                    tags=[FORWARDED_TAG] if turn.forwarded else [],
+                )
+                append_bytes(listing, "".join(f"{ref}\n" for ref in turn.refs).encode())
+            try:
+                journal.write(turn.refs, appends)
+            except OSError:
+                # The store is ahead of its files now, as after a write of its own that
+                # failed: it reads them anew at its next use.
+                record.scopes.drop(scope)
+                raise
+            written += len(turn.refs)
+            if written >= reload_every:
+                written = 0
+                _settle(record, scope)
+    finally:
+        journal.close()
     # Nobody waits for a reply here: the finished days get their digests now, not at the
     # next maintenance.
     write_missing_digests(record.scopes.store(scope), tz, record.scopes.clock())
