@@ -88,7 +88,7 @@ def test_the_ranking_keeps_the_values_its_old_settings_had() -> None:
     # A day's digest is a type the old settings did not know: no boost.
     assert now["typeBoost"].pop("digest") == 0.0
     # Standing preferences the block has no room for came after the settings moved.
-    assert now.pop("standingFirst") == 3
+    assert now.pop("standingFirst") == 8
     assert now.pop("standingTopicWindowMinutes") == 120
     # As did the wants said in passing that a request for advice finds.
     assert now.pop("statedWantBoost") == 0.05

@@ -135,8 +135,10 @@ class Ranking:
     # Standing preferences the chat's block had no room for (it carries the newest) that
     # share words with the question go first, at most this many: "always show each step
     # when I ask about distance formulas", said months ago, for "what is the distance
-    # between these points?". Measured in docs/measured.md (standing preferences at scale).
-    standing_first: int = 3
+    # between these points?". BEAM development chats with their replies at 3M tokens:
+    # 2 / 3 / 5 / 8 / 12 gave preference following 0.701 / 0.701 / 0.733 / 0.754 / 0.754
+    # (docs/measured.md, "Wants said in passing"); a line is some 25 tokens.
+    standing_first: int = 8
     # Of those, the ones said within this many minutes of one of the query's best
     # matching turns fit it by that turn's score too (its subject was being talked about
     # when they were said), and go first. Measured in docs/measured.md (standing
