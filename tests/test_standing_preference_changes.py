@@ -71,6 +71,9 @@ def test_a_short_preference_changed_replaces_the_earlier_one(
         # A change word, but of the answers' length: the tea is another choice.
         ("I prefer tea.", "I now prefer short answers."),
         ("I prefer tea in the morning.", "I prefer walks in the evening."),
+        # The time of day in common, and the frame every preference has.
+        ("I prefer reading in the evening.", "I prefer morning yoga over evening."),
+        ("Я предпочитаю читать вечером.", "Я предпочитаю утреннюю йогу, а не вечернюю."),
         ("Я предпочитаю чай.", "Теперь я предпочитаю короткие ответы."),
         ("Ich bevorzuge Tee.", "Ich bevorzuge jetzt kurze Antworten."),
         ("Prefiero té.", "Ahora prefiero respuestas cortas."),
