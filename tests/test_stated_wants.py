@@ -33,6 +33,9 @@ WANT = "I'm looking for an apartment to rent with a south-facing living room, ca
         "Посоветуй, какую квартиру снять?",
         "¿Qué me recomiendas para el salón?",
         "你推荐什么样的公寓？",
+        # Found live: asked without a pronoun, or with a separable verb.
+        "Что посоветуешь для спальни?",
+        "Was schlägst du für das Wohnzimmer vor?",
     ],
 )
 def test_a_request_for_advice_is_told(text: str) -> None:
@@ -50,6 +53,7 @@ def test_a_request_for_advice_is_told(text: str) -> None:
         # Advice others gave or got: not asked for the asker.
         "What advice did Tim give John about picking endorsements?",
         "Which book did Caroline recommend to Melanie?",
+        "Что предложил Тим Анне?",
     ],
 )
 def test_a_question_of_fact_asks_no_advice(text: str) -> None:
@@ -68,6 +72,13 @@ def test_a_question_of_fact_asks_no_advice(text: str) -> None:
         "Я ищу квартиру с балконом.",
         "Busco un piso con terraza.",
         "我想要一个朝南的客厅。",
+        # Found live: needs, a couple's wants, and Russian without "я".
+        "I need a quiet apartment near a park.",
+        "We're looking for a house with a garden.",
+        "Ищу квартиру у парка.",
+        "Ich brauche eine ruhige Wohnung.",
+        "Necesito un piso tranquilo.",
+        "我们需要一个安静的公寓。",
     ],
 )
 def test_a_want_of_the_person_is_read(said: str) -> None:

@@ -25,7 +25,8 @@ _ASKS_FOR_ADVICE = re.compile(
     r"|how\s+(?:should|can|could|do|would|might)\s+I|help\s+me\s+(?:choose|decide|pick|find"
     r"|plan|figure|organi[sz]e|structure)|best\s+(?:way|options?|approach|time)"
     r"|(?:good|right)\s+time\s+for\s+me|options?|approach(?:es)?|strateg(?:y|ies)|consider)\b"
-    r"|\b(?:empfiehl\w*|empfehl\w*|vorschl\w*|tipps?|soll(?:te)?\s+ich|rat(?:schlag|schläge)?)\b"
+    r"|\b(?:empfiehl\w*|empfehl\w*|vorschl\w*|tipps?|soll(?:te)?\s+ich|rat(?:schlag|schläge)?"
+    r"|schlägst\s+du|schlagen\s+Sie)\b"
     r"|\b(?:посовету\w*|порекоменду\w*|совет\w*|предлож\w*|стоит\s+ли|как\s+мне|что\s+мне)\b"
     r"|\b(?:recomiend\w*|recomend\w*|sugier\w*|suger\w*|consejos?|debería|qué\s+me)\b"
     r"|推荐|建议|应该|怎么安排",
@@ -40,7 +41,10 @@ _ASKER_OR_ASSISTANT = re.compile(
     r"|\b(?:я|мне|меня|мой|моя|моё|мои|мою|ты|тебе|вы|вам)\b"
     r"|\b(?:yo|me|mi|mis|mí|tú|te|usted)\b"
     r"|[我你您]|^\W*(?:please\s+)?(?:suggest|recommend|advise)\b|\bempfiehl\w*"
-    r"|\b(?:посоветуй|порекомендуй|подскажи|предложи)\w*",
+    # Asked of the assistant, not told of others ("Что предложил Тим?"): "посоветуй",
+    # "что посоветуешь".
+    r"|\b(?:посоветуй|порекомендуй|подскажи|предложи)(?:те)?\b"
+    r"|\b(?:посоветуе|порекомендуе|подскаже|предложи)(?:шь|те)\b",
     re.IGNORECASE,
 )
 
@@ -54,14 +58,20 @@ _STATES_WANT = re.compile(
     r"|\bI(?:'ve|\s+have)\s+(?:been\s+)?" + _MODIFIER + r"(?:looking\s+for|considering|leaning"
     r"|decided|chosen|opted|settled)\b"
     r"|\bI(?:'d|\s+would)\s+(?:much\s+)?(?:rather|prefer|like|love)\b"
+    r"|\b(?:I|we)\s+" + _MODIFIER + r"need\s+(?:a|an|some|something|more)\b"
+    r"|\bwe(?:'re|\s+are)\s+" + _MODIFIER + r"(?:looking\s+for|interested\s+in|considering)\b"
+    r"|\bwe\s+" + _MODIFIER + r"(?:love|like|enjoy|prefer|want)\b"
     r"|\bmy\s+(?:favou?rite|preference|priority|priorities)\b|\bmakes\s+the\s+most\s+sense\b"
-    r"|\bich\s+(?:\w+\s+)?(?:mag|liebe|bevorzuge|möchte|suche|wünsche)\b"
+    r"|\bich\s+(?:\w+\s+)?(?:mag|liebe|bevorzuge|möchte|suche|wünsche|brauche)\b"
+    r"|\bwir\s+(?:\w+\s+)?(?:mögen|lieben|bevorzugen|möchten|suchen|brauchen)\b"
     r"|\bmir\s+ist\s+(?:\w+\s+)?(?:wichtig|lieber)\b|\bam\s+liebsten\b"
     r"|\bя\s+(?:\w+\s+)?(?:люблю|предпочитаю|хочу|ищу|выбрал\w*)\b"
-    r"|\bмне\s+(?:\w+\s+)?(?:нравится|нравятся|важн\w+)\b"
-    r"|\b(?:me\s+(?:gusta|gustan|encanta|encantan|interesa)|prefiero|quiero|busco"
-    r"|estoy\s+buscando|elegí)\b"
-    r"|我(?:(?:更|比较|很|真的)?喜欢|爱|想要|希望|在找|偏好|倾向于|选择了|决定)",
+    # Russian leaves the "я" out at the start of a sentence: "Ищу квартиру у парка".
+    r"|(?:^|[.!?:]\s+)(?:люблю|предпочитаю|хочу|ищу|ищем|хотим)\b"
+    r"|\b(?:мне|нам)\s+(?:\w+\s+)?(?:нравится|нравятся|важн\w+|нужн\w+)\b"
+    r"|\b(?:(?:me|nos)\s+(?:gusta|gustan|encanta|encantan|interesa)|prefiero|quiero|busco"
+    r"|necesito|buscamos|queremos|necesitamos|estoy\s+buscando|estamos\s+buscando|elegí)\b"
+    r"|我们?(?:(?:更|比较|很|真的)?喜欢|爱|想要|希望|在找|需要|偏好|倾向于|选择了|决定)",
     re.IGNORECASE,
 )
 # The want is looked for this far into what the person said: a statement before asking
