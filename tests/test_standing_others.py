@@ -114,6 +114,10 @@ def test_a_request_that_serves_someone_else_is_not_kept(said: str) -> None:
         # Russian adverbs in -ью / -у before the verb, capitalised as a sentence starts.
         "Полностью отвечай на вопросы, не сокращай.",
         "Попросту отвечай, без терминов.",
+        # A capitalised word after a preposition is a place or a thing, not a dative.
+        "В Питоне всегда пиши с аннотациями типов.",
+        "Отныне в Питоне пиши с типами.",
+        "В Телеграме пиши кратко.",
     ],
 )
 def test_the_speakers_own_request_is_kept(said: str) -> None:
