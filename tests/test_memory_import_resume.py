@@ -223,3 +223,38 @@ def test_a_message_cut_short_and_written_over_since_is_left_as_it_was(
         f"tg-export:{n}" for n in range(1, 7)
     ]
     assert any(i.content == "Ada: Please always answer me in German." for i in items)
+
+
+def test_a_message_written_whole_before_the_kill_is_not_reported_cut_short(
+    tmp_path: Path,
+) -> None:
+    """Killed after a message's last append (its refs listed), while the next was being
+    read: the journal holds the message whole. Its files rewritten since (a compaction
+    keeps one version of the Berlin fact message 5 marked replaced) leave nothing to
+    finish and nothing lost: no warning that the message was cut short (found in review)."""
+    workspace = tmp_path / "ws"
+    export = _export(tmp_path / "result.json", MESSAGES)
+    run_to_crash(
+        KILLED_IMPORT,
+        "after-append",
+        str(workspace),
+        str(export),
+        "imported-messages.txt",
+        "tg-export:5",
+    )
+    assert (workspace / "memory" / CHAT / ".import-journal").exists()
+    scopes = ScopeRuntime(workspace)
+    try:
+        scopes.store(CHAT).compact_files()
+    finally:
+        scopes.close()
+
+    said = _import(workspace, export)
+    assert "cut short" not in said, said
+    assert not (workspace / "memory" / CHAT / ".import-journal").exists()
+    scopes = ScopeRuntime(workspace)
+    try:
+        items = list(scopes.store(CHAT).items.values())
+    finally:
+        scopes.close()
+    assert any(i.content == "Ada: Please always answer me in German." for i in items)

@@ -101,6 +101,10 @@ CASES = [
     ("5th at 9", LATE_MORNING, "2026-12-05 09:00"),
     ("on 1st at 8am", LATE_MORNING, "2026-12-01 08:00"),
     ("23rd at 10", LATE_MORNING, "2026-12-23 10:00"),
+    # The day alone was put for the ordinal, and "of next month" read as a month from now.
+    ("5th of next month at 9", LATE_MORNING, "2026-12-05 09:00"),
+    ("the 5th of next month at 9", LATE_MORNING, "2026-12-05 09:00"),
+    ("28th of this month at 9", LATE_MORNING, "2026-11-28 09:00"),
     ("5-го в 9", LATE_MORNING, "2026-12-05 09:00"),
     ("midnight", LATE_MORNING, "2026-11-25 00:00"),
     ("midnight tomorrow", LATE_MORNING, "2026-11-26 00:00"),

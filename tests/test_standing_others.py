@@ -104,6 +104,20 @@ def test_a_request_that_serves_someone_else_is_not_kept(said: str) -> None:
         "Цифрами отвечай.",
         "A partir de ahora, responde en francés a mis preguntas.",
         "Ab jetzt antworte immer auf Deutsch.",
+        # How, after "with" / "con": no one served (review of the language-first reading).
+        "From now on, always write in English with Markdown headings.",
+        "Always reply in English with British spelling.",
+        "From now on speak English with American spelling.",
+        "From now on answer in English with Python examples.",
+        "Responde siempre en español con Markdown.",
+        "A partir de ahora, escribe en inglés con Python.",
+        # Russian adverbs in -ью / -у before the verb, capitalised as a sentence starts.
+        "Полностью отвечай на вопросы, не сокращай.",
+        "Попросту отвечай, без терминов.",
+        # A capitalised word after a preposition is a place or a thing, not a dative.
+        "В Питоне всегда пиши с аннотациями типов.",
+        "Отныне в Питоне пиши с типами.",
+        "В Телеграме пиши кратко.",
     ],
 )
 def test_the_speakers_own_request_is_kept(said: str) -> None:
@@ -149,6 +163,21 @@ def test_a_member_named_in_lower_case_is_someone_else(said: str) -> None:
 )
 def test_a_word_in_lower_case_that_names_no_member_keeps_the_request(said: str) -> None:
     assert [s.text for s in standing_statements(said, [said], members=lambda: MEMBERS)] == [said]
+
+
+@pytest.mark.parametrize(
+    ("said", "members"),
+    [
+        # A member's name as a word of how, in lower case: "max" before a number, a
+        # Russian adverb in -о beside a name it starts like (Мила, Вера).
+        ("from now on answer max 3 sentences", {"max"}),
+        ("Всегда отвечай мило и вежливо.", {"мила"}),
+        ("Отныне отвечай верно и кратко.", {"вера"}),
+    ],
+)
+def test_a_word_of_how_like_a_members_name_keeps_the_request(said: str, members: set[str]) -> None:
+    kept = standing_statements(said, [said], members=lambda: frozenset(members))
+    assert [s.text for s in kept] == [said]
 
 
 @pytest.mark.parametrize(

@@ -18,10 +18,12 @@ nothing is there twice, nothing lost, and the items are those of a run never kil
 An entry cut short itself was followed by nothing: its message is imported anew. The
 journal keeps the last message's entry only, and a finished import removes it.
 
-Files written by something else after the kill (the bot, `memory compact`) are not
-cut back: a file holding other bytes than the entry's after its size before, or one
-going on past its append while another lacks part of its own. The entry is dropped,
-and its message stays as the kill left it.
+An entry whose last file holds its append whole was written whole (the kill came while
+the next message was read): nothing is to finish, whatever its other files hold since.
+Files written by something else after the kill (the bot, `memory compact`) are not cut
+back: a file holding other bytes than the entry's after its size before, or one going on
+past its append while another lacks part of its own. The entry is dropped, and its
+message stays as the kill left it.
 """
 
 from __future__ import annotations
@@ -152,6 +154,12 @@ def finish_interrupted(directory: Path) -> Interrupted | None:
         return None
     refs, appends = entry
     found = [_found(append) for append in appends]
+    if not found or found[-1] in (_Found.WHOLE, _Found.MORE):
+        # The files are written in the entry's order: its last append whole, the message
+        # was (killed before the next began). A file rewritten since (`memory compact`)
+        # holds other bytes, and nothing was lost.
+        journal.unlink()
+        return None
     cut = [append for append, state in zip(appends, found, strict=True) if state is _Found.CUT]
     # Written after the kill (a file of the message went on past its append while another
     # lacks part of its own): finished now, the message would come after what followed it.

@@ -146,10 +146,11 @@ _CHINESE_DATE = re.compile(
     rf"(?P<day>\d{{1,2}}|{CHINESE_NUMBER})\s*[日号號]"
 )
 # A day of the month by its number alone: "on the 5th", "5th at 9", "5-го" (not "the 2nd
-# week", "every 3rd day": a count of them).
+# week", "every 3rd day": a count of them; nor "the 5th of next month", which dateparser
+# reads whole and which, the day put alone, became a month from now).
 _ORDINAL_DAY = re.compile(
     r"\b(?:on\s+)?(?:the\s+)?(?P<en>\d{1,2})(?:st|nd|rd|th)\b"
-    r"(?!\s+(?:day|week|month|year|time|hour|minute|\w+day)s?\b)"
+    r"(?!\s+(?:day|week|month|year|time|hour|minute|\w+day)s?\b|\s+of\b)"
     r"|(?<!\w)(?P<ru>\d{1,2})-?го(?!\w)",
     re.IGNORECASE,
 )

@@ -76,16 +76,24 @@ _RU_NAME = r"(?:" + _MENTION + r"|(?-i:[А-ЯЁ][а-яё]+)\b(?![-/]|\s+(?:и|и
 _DE_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÄÖÜ][a-zäöüß]+)\b)"
 _ES_NAME = r"(?:" + _MENTION + r"|" + _NOT_NAMES + r"(?-i:[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+)\b)"
 
-_EN_PERSON = r"(?:" + _EN_NAME + r"|(?:him|her|them|us)\b)"
+_EN_PRONOUNS = r"(?:him|her|them|us)\b"
+_EN_PERSON = r"(?:" + _EN_NAME + r"|" + _EN_PRONOUNS + r")"
+# After "with", a capitalised word is mostly how ("in English with British spelling",
+# "with Markdown headings"): only an @mention or a pronoun is someone served.
+_EN_WITH_PERSON = r"(?:" + _MENTION + r"|" + _EN_PRONOUNS + r")"
 # Russian adverbs and words for the speaker that look like a dative name before the verb
 # ("Отныне отвечай", "Лучше отвечай кратко", "Мне отвечай"), comparatives ("Подробнее",
-# "Покороче", "Попроще") and the instrumental ("Цифрами отвечай").
+# "Покороче", "Попроще") and the instrumental ("Цифрами отвечай", "Полностью отвечай").
 _RU_NOT_NAMES = (
     r"(?!(?:Отныне|Далее|Более|Менее|Лучше|Больше|Меньше|Раньше|Позже|Дальше|Короче|Проще"
     r"|Чаще|Реже|Четче|Чётче|Строже|Мягче|Жестче|Жёстче|Тише|Громче|Глубже|Шире|Уже|Выше"
     r"|Ниже|Также|Тоже|Везде|Всюду|Иначе|Сразу|Вкратце|Вначале|Вообще|Еще|Ещё|Почти|Поэтому"
     r"|Потому|Почему|Никому|Кому|Мне|Тебе|Себе|Всему|Где|Позднее|Ранее|Хуже|Дороже|Вместе"
-    r"|Кстати|Впоследствии)\b|\w+(?:е[ей]|че|ще|[ая]ми)\b|По\w+(?:же|ше)\b)"
+    r"|Кстати|Впоследствии|Попросту|Сверху|Снизу)\b|\w+(?:е[ей]|че|ще|[ая]ми|ью)\b"
+    r"|По\w+(?:же|ше)\b)"
+)
+_RU_NO_PREPOSITION = "".join(
+    rf"(?<!\b{preposition}\s)" for preposition in ("в", "во", "на", "о", "об", "обо", "при", "по")
 )
 _RU_ADVERBS = r"(?:(?:только|всегда|тоже|теперь|впредь|отныне|обязательно|пожалуйста),?\s+)*"
 _RU_ANSWER_VERB = (
@@ -105,8 +113,11 @@ _SERVED_OTHERS = re.compile(
             # "Speak French to Anna", "answer in German to @anna", "talk to her in Spanish".
             r"\b(?:answer|reply|respond|speak|talk|write)\s+(?:only\s+|always\s+)?(?:in\s+)?"
             + _EN_LANGUAGE
-            + r"\s+(?:only\s+)?(?:to|with)\s+"
-            + _EN_PERSON,
+            + r"\s+(?:only\s+)?(?:to\s+"
+            + _EN_PERSON
+            + r"|with\s+"
+            + _EN_WITH_PERSON
+            + r")",
             r"\b(?:speak|talk|write)\s+(?:only\s+|always\s+)?(?:to|with)\s+"
             + _EN_PERSON
             + r"\s+(?:only\s+|always\s+)?(?:in\s+)?"
@@ -115,8 +126,11 @@ _SERVED_OTHERS = re.compile(
             r"\b(?:отвечай|ответь|пиши|напиши|говори|обращайся|обращайтесь|отвечайте|ответьте"
             r"|пишите|напишите|говорите)\s+(?:только\s+|всегда\s+|тоже\s+)?(?:к\s+|с\s+)?"
             r"(?:" + _RU_NAME + r"|" + _RU_PRONOUNS + r")",
-            # The dative before the verb: "Анне всегда отвечай", "ей отвечай по-французски".
-            r"(?<![\w-])(?:"
+            # The dative before the verb: "Анне всегда отвечай", "ей отвечай по-французски"
+            # (after a preposition, a place or a thing: "В Питоне пиши с типами").
+            r"(?<![\w-])"
+            + _RU_NO_PREPOSITION
+            + r"(?:"
             + _RU_NOT_NAMES
             + r"(?-i:[А-ЯЁ][а-яё]+[еиую])|ей|ему|нам)\s+"
             + _RU_ADVERBS
@@ -137,11 +151,15 @@ _SERVED_OTHERS = re.compile(
             _ES_VERB
             + r"\s+(?:solo\s+|siempre\s+)?en\s+"
             + _ES_LANGUAGE
-            + r"\s+(?:solo\s+)?(?:a|con)\s+(?:"
+            + r"\s+(?:solo\s+)?(?:a\s+(?:"
             + _ES_NAME
             + r"|"
             + _ES_PRONOUNS
-            + r")",
+            + r")|con\s+(?:"
+            + _MENTION
+            + r"|"
+            + _ES_PRONOUNS
+            + r"))",
             # Chinese: "回答安娜", "回复她", "给安娜回答", "对他们用法语".
             # A name only after how it is answered ("用法语回答安娜"): right after the verb,
             # two or three characters are mostly how ("回答用中文", "回复简洁点", "回答短一点").
@@ -201,8 +219,9 @@ _SERVED_WORDS = tuple(
     for pattern in (
         # A member's name is known: "answer anna and boris" names two ("True or False",
         # in capitals, names no one).
+        # "answer max 3 sentences": a count follows a word of how.
         r"\b(?:answer|reply|respond)\s+(?:only\s+|always\s+)?(?:to\s+)?@?(?P<word>\w+)\b"
-        r"(?!(?:\s+\w+)?\s+" + _ANSWERED + r"|[-/])",
+        r"(?!(?:\s+\w+)?\s+" + _ANSWERED + r"|[-/]|\.?\s+\d)",
         r"\b(?:answer|reply|respond|speak|talk|write)\s+(?:only\s+|always\s+)?(?:in\s+)?"
         + _EN_LANGUAGE
         + r"\s+(?:only\s+)?(?:to|with)\s+@?(?P<word>\w+)",
@@ -243,11 +262,12 @@ def serves_others(text: str, members: Callable[[], Collection[str]] | None = Non
 def _names_a_member(word: str, members: Collection[str]) -> bool:
     """Whether `word` is one of `members`, or in Russian a form of one ("анне", "борису",
     "марии" for Анна, Борис, Мария: the name less its last letter, and one letter more at
-    most)."""
+    most; not an adverb in -о, "мило", "верно", which no form of Мила or Вера is)."""
     return any(
         word == name
         or (
             len(name) >= 4
+            and not word.endswith("о")
             and _CYRILLIC.match(name) is not None
             and word.startswith(name[:-1])
             and len(word) <= len(name) + 1
