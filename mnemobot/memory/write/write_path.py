@@ -56,7 +56,7 @@ from mnemobot.memory.write.facts import (
     supersede,
 )
 from mnemobot.memory.write.restatements import kept_already, says_the_same
-from mnemobot.memory.write.standing import record_standing
+from mnemobot.memory.write.standing import record_standing, without_requests_for_others
 
 # Tag of the items of a forwarded message: the author's words, passed on by the user.
 FORWARDED_TAG = "forwarded"
@@ -96,7 +96,7 @@ def write_turn(
 ) -> RecordedTurn:
     """The items of one answered turn: extracted, stored, promoted, facts kept current."""
     items = extract_items(event, code_aware=True, id_factory=new_item_id, tuning=extraction)
-    stored = store.add(items)
+    stored = without_requests_for_others(store, store.add(items), speaker=event.speaker)
     promoted: list[MemoryItem] = []
     if stored:
         promoted = store.auto_promote(PROMOTION_MIN_CONFIDENCE, stored)
