@@ -62,3 +62,30 @@ async def test_a_rewritten_fact_is_the_assistants_at_whose_request_and_keeps_the
     assert "1 earlier value" in history and '<q dir="auto">Anna: I live in Lisbon' in history
     earlier = (await page.get(f"/chat/{SCOPE}/facts", kind="earlier")).text
     assert "I live in Lisbon" in earlier
+
+
+async def test_in_a_group_a_rewrite_of_anothers_fact_stays_theirs_at_the_askers_request(
+    bot: App, openai_server: FakeOpenAIServer
+) -> None:
+    boris = ChatRef("console", "g2", user_id="u2", user_name="Boris", is_group=True)
+    anna = ChatRef("console", "g2", user_id="u1", user_name="Anna", is_group=True)
+    await ask(bot, "I live in Riga", chat=boris)
+    store = bot.memory.scopes.store("console:g2")
+    [riga] = [i for i in store.items.values() if "Riga" in i.content and i.layer is Layer.SEMANTIC]
+    openai_server.script(
+        tool_call(
+            "memory", {"operation": "update", "id": riga.id, "content": "Boris lives in Oslo."}
+        ),
+        reply("Done."),
+    )
+    await ask(bot, "EDITFACT Boris moved, fix his city", chat=anna)
+    oslo = store.items[riga.id]
+    # Still Boris's fact (his slot, his preferences' owner), rewritten at Anna's request.
+    assert oslo.content == "Boris lives in Oslo." and "speaker:boris" in oslo.tags
+    assert "speaker:anna" not in oslo.tags and "rewritten-by:anna" in oslo.tags
+    assert "from:tool" in oslo.tags and "from:user" not in oslo.tags
+    bot.assistant.reset_session(boris)
+    await ask(bot, "Where do I live?", chat=boris)
+    request = "\n".join(message_text(m) for m in openai_server.requests[-1]["messages"])
+    (line,) = [line for line in request.splitlines() if line.endswith(": Boris lives in Oslo.")]
+    assert "rewritten by the assistant at anna's request" in line, request

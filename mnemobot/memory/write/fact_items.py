@@ -34,6 +34,8 @@ FactSource = Literal["tool", "compaction", "slot", "standing"]
 
 # Titles are a cut copy of the content, for lists and the CLI.
 _TITLE_CHARS = 80
+# Tag prefix naming where an item's words came from ("from:user", "from:tool").
+_ORIGIN_TAG = "from:"
 
 # Longest text one memory item holds: the memory tool refuses a longer one (the model is
 # told to save a summary), and a longer compaction fact is cut. Not measured; about a
@@ -135,7 +137,9 @@ def rewritten_fact(
     that asked for it (`references`). Its speaker tag stays: it is still that person's
     fact; the value it had is kept apart, marked earlier (`write_path.rewrite_fact`)."""
     given = fact.tags if tags is None else tags
-    kept = [tag for tag in given if not tag.startswith(REWRITER_TAG)]
+    # Its words come from the tool now, whatever they came from before ("from:user").
+    kept = [tag for tag in given if not tag.startswith((REWRITER_TAG, _ORIGIN_TAG))]
+    kept.append(_ORIGIN_TAG + "tool")
     if tags is not None:
         # Whose fact it is is not the model's to change by giving other tags.
         kept += [tag for tag in fact.tags if tag.startswith(SPEAKER_TAG)]
