@@ -96,6 +96,37 @@ def test_mnemobot_web_listens_on_this_machine_behind_the_token_it_prints(workspa
     assert token not in err and "Traceback" not in err
 
 
+def test_the_env_files_access_token_is_the_pages_token(workspace: Path) -> None:
+    token = "file-page-token-0123456789"
+    write_items(workspace, "console:local", 2, start=1_750_000_000.0)
+    env_file = workspace.parent / "bot.env"
+    env_file.write_text(f"BOT_WORKSPACE={workspace}\nMNEMOBOT_WEB_TOKEN={token}\n")
+    env = subprocess_env()
+    args = ["--env-file", str(env_file), "web", "--port", "0"]
+    with running(args, env, workspace.parent) as (process, lines):
+        found = address_of(lines, process)
+        # The file's token is the page's: none is made, so none is printed.
+        assert found.group(3) is None
+        assert "MNEMOBOT_WEB_TOKEN" in lines.get(timeout=30)
+        with httpx.Client(base_url=found.group(1), timeout=30) as page:
+            assert page.get("/").status_code == 401
+            opened = page.get("/", headers={"Authorization": f"Bearer {token}"})
+            assert opened.status_code == 200
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert token not in out and token not in err
+
+
+def test_an_unusable_access_token_in_the_env_file_is_one_clear_line(workspace: Path) -> None:
+    env_file = workspace.parent / "bot.env"
+    env_file.write_text(f"BOT_WORKSPACE={workspace}\nMNEMOBOT_WEB_TOKEN=tiny9q\n")
+    result = run_mnemobot("--env-file", str(env_file), "web")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("mnemobot: MNEMOBOT_WEB_TOKEN") and "tiny9q" not in line
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "says"),
     [

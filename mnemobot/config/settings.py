@@ -124,6 +124,10 @@ class Settings(BaseSettings):
     # Names this replica's own files (its outbox) on a shared workspace; the host name when
     # unset, so a restarted container with a fixed hostname finds its undelivered replies.
     bot_replica_id: str | None = None
+    # The memory page's access tokens (`run --web`, `mnemobot web`): read here so an env
+    # file's value counts as it does for every other setting; unset, the page makes one.
+    mnemobot_web_token: SecretStr | None = None
+    mnemobot_web_tokens: SecretStr | None = None
 
     @field_validator("telegram_allowed_users", mode="before")
     @classmethod

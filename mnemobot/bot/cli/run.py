@@ -81,7 +81,7 @@ def run_command(args: argparse.Namespace) -> int:
     redis_url = settings.bot_redis_url.get_secret_value() if settings.bot_redis_url else None
     page_tokens: tuple[list[WebToken], bool] | None = None
     if args.web is not None:
-        found = web_tokens()
+        found = web_tokens(settings)
         if isinstance(found, str):
             print(f"mnemobot: {found}", file=sys.stderr)
             return 2

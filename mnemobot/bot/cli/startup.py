@@ -26,6 +26,8 @@ def secrets_of(settings: Settings) -> list[str]:
         settings.bot_embeddings_api_key,
         settings.bot_webhook_secret,
         settings.bot_redis_url,
+        settings.mnemobot_web_token,
+        settings.mnemobot_web_tokens,
     ]
     found = [v.get_secret_value() for v in values if v is not None]
     urls = [

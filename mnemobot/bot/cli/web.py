@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 from collections.abc import Callable
 from functools import partial
@@ -56,10 +55,17 @@ BOT_RUNNING = (
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 
-def web_tokens() -> tuple[list[WebToken], bool] | str:
-    """The access tokens and whether they were made now; or the line saying what is wrong."""
+def web_tokens(settings: Settings) -> tuple[list[WebToken], bool] | str:
+    """The access tokens and whether they were made now; or the line saying what is wrong.
+    They come from the settings (the environment, then the env file), like every other one."""
+    given = {
+        TOKEN_VARIABLE: settings.mnemobot_web_token,
+        TOKENS_VARIABLE: settings.mnemobot_web_tokens,
+    }
     try:
-        tokens = tokens_from_environment(os.environ)
+        tokens = tokens_from_environment(
+            {name: value.get_secret_value() for name, value in given.items() if value is not None}
+        )
     except TokenError as exc:
         return str(exc)
     if tokens:
@@ -181,7 +187,7 @@ async def start_beside_bot(
 
 def web_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
-    found = web_tokens()
+    found = web_tokens(settings)
     if isinstance(found, str):
         return fail(found)
     tokens, generated = found

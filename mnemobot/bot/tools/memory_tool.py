@@ -265,12 +265,20 @@ class MemoryTool:
             tags=arguments.tags or None,
             at=at,
             config=ctx.config.memory,
+            rewriter=ctx.chat.user_name,
+            references=ctx.message_refs,
         )
         try:
-            updated = await self.scopes.run(ctx.scope, rewrite, write=True)
+            written = await self.scopes.run(ctx.scope, rewrite, write=True)
         except ValueError as exc:
             raise ToolError(f"not updated: {exc}") from None
-        return f"updated {_line(updated)}" if updated else "not updated"
+        if not written.stored:
+            return "not updated"
+        answer = f"updated {_line(written.stored[0])}"
+        replaced = [i for i in written.updates.superseded if i.layer is not Layer.EPISODIC]
+        if replaced:
+            answer += "\nthe value it had (now marked earlier):\n" + "\n".join(map(_line, replaced))
+        return answer
 
     async def _forget_matching(self, ctx: TurnContext, query: str) -> str:
         work = partial(self.forget.forget_matching, ctx.scope, query)

@@ -17,6 +17,7 @@ from aiohttp import web
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from mnemobot.memory.store.items import how_item_stated
 from mnemobot.memory.store.scope_paths import validate_scope_key
 
 HTML = "text/html"
@@ -76,6 +77,7 @@ class Renderer:
 
         self.env.globals.update(globals_, chat_url=redacted_url)
         self.env.filters["cut"] = cut
+        self.env.filters["how_stated"] = how_item_stated
 
     def page(self, template: str, status: int = 200, **context: Any) -> web.Response:
         text = self.env.get_template(template).render(**context)

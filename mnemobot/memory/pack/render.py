@@ -25,9 +25,8 @@ from mnemobot.memory.store.items import (
     ItemType,
     Layer,
     MemoryItem,
-    how_stated,
+    how_item_stated,
     said_order,
-    speaker_of,
 )
 from mnemobot.memory.text.inert_markdown import inert_markdown
 
@@ -189,7 +188,7 @@ def render_line(item: MemoryItem, *, tz: tzinfo = UTC, focus: Focus | None = Non
     if item.type is ItemType.DIGEST:
         pass
     elif item.type is not ItemType.TURN:
-        said, how = _day(item.created_at, tz), how_stated(item.source, speaker_of(item))
+        said, how = _day(item.created_at, tz), how_item_stated(item)
         said = f"{how} {item.mentions} times since {said}" if item.mentions > 1 else f"{how} {said}"
         if earlier and item.layer is not Layer.EPISODIC:
             said = f"{said}; {earlier}"

@@ -358,8 +358,12 @@ class MemoryRecord:
         tags: list[str] | None,
         at: float,
         config: MemoryConfig,
-    ) -> MemoryItem | None:
-        """An item's new wording (the memory tool's update); None for an unknown id.
+        rewriter: str | None = None,
+        references: Sequence[str] = (),
+    ) -> FactWrite:
+        """An item's new wording (the memory tool's update) at `rewriter`'s request, from
+        the messages `references` names; nothing stored for an unknown id, and the value it
+        replaced kept, marked earlier (`write_path.rewrite_fact`).
 
         ValueError when the text was forgotten or another item already holds it.
         """
@@ -371,6 +375,8 @@ class MemoryRecord:
                 tags=tags,
                 at=at,
                 similar=similar_finder(self.scopes, scope),
+                rewriter=rewriter,
+                references=references,
             )
 
     def promote(

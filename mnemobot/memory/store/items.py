@@ -40,11 +40,20 @@ TURN_TAG = "turn"
 STANDING_TAG = "standing"
 # Tag prefix naming who said a turn or a fact ("speaker:anna").
 SPEAKER_TAG = "speaker:"
+# The source of a fact the memory tool rewrote, and the tag prefix naming at whose request
+# ("rewritten-by:anna"): its speaker tag still names whose fact it is.
+REWRITE_SOURCE = "rewrite"
+REWRITER_TAG = "rewritten-by:"
 
 
 def speaker_tag(speaker: str) -> str:
     """The tag naming `speaker` ("Anna Lee" -> "speaker:anna-lee")."""
     return SPEAKER_TAG + "-".join(speaker.lower().split())
+
+
+def rewriter_tag(name: str) -> str:
+    """The tag naming at whose request a fact was rewritten ("rewritten-by:anna-lee")."""
+    return REWRITER_TAG + "-".join(name.lower().split())
 
 
 # How a fact came to be, in the words a pack and consolidation show: the model's own
@@ -60,17 +69,33 @@ def how_stated(source: str, speaker: str | None = None) -> str:
     """`said` for what people said (a turn, a slot statement, a promoted episode), else
     how the model noted it; the memory tool's, with whose words it noted (`speaker`, a
     speaker tag): in a group one member may note something about another, which must not
-    read as the assistant's own knowledge."""
+    read as the assistant's own knowledge. A rewrite is the assistant's words at someone's
+    request (`speaker`, a rewriter tag), never what the fact's person said."""
+    if source == REWRITE_SOURCE:
+        if speaker is not None and speaker.startswith(REWRITER_TAG):
+            return f"rewritten by the assistant at {speaker.removeprefix(REWRITER_TAG)}'s request"
+        return "rewritten by the assistant"
     how = _NOTED_BY_SOURCE.get(source, "said")
     if source == "tool" and speaker is not None and speaker.startswith(SPEAKER_TAG):
         return f"{how} from what {speaker.removeprefix(SPEAKER_TAG)} said"
     return how
 
 
+def how_item_stated(item: MemoryItem) -> str:
+    """`how_stated` of an item, with the tag that names whose words or request it was."""
+    if item.source == REWRITE_SOURCE:
+        return how_stated(item.source, _tagged(item, REWRITER_TAG))
+    return how_stated(item.source, speaker_of(item))
+
+
 def speaker_of(item: MemoryItem) -> str | None:
     """The speaker tag of an item, if it has one."""
+    return _tagged(item, SPEAKER_TAG)
+
+
+def _tagged(item: MemoryItem, prefix: str) -> str | None:
     for tag in item.tags:
-        if tag.startswith(SPEAKER_TAG):
+        if tag.startswith(prefix):
             return tag
     return None
 

@@ -23,9 +23,8 @@ from mnemobot.memory.notes.memory_rewrite import NEW_FACTS_LABEL, NEW_NOTES_LABE
 from mnemobot.memory.store.items import (
     Layer,
     MemoryItem,
-    how_stated,
+    how_item_stated,
     normalize_content,
-    speaker_of,
 )
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts, is_forgotten_mark
@@ -105,8 +104,7 @@ class NewMaterial:
             parts.append(f"{NEW_NOTES_LABEL}\n" + "\n".join(self.note_lines))
         if self.items:
             facts = [
-                f"- [{i.type.value.lower()}, {how_stated(i.source, speaker_of(i))}] "
-                f"{_one_line(i.content)}"
+                f"- [{i.type.value.lower()}, {how_item_stated(i)}] {_one_line(i.content)}"
                 for i in self.items
             ]
             parts.append(f"{NEW_FACTS_LABEL}\n" + "\n".join(facts))

@@ -15,7 +15,15 @@ from dataclasses import replace
 from typing import Literal
 
 from mnemobot.memory.store.item_store import PROMOTION_TARGET, new_item_id
-from mnemobot.memory.store.items import ItemType, MemoryItem, speaker_tag
+from mnemobot.memory.store.items import (
+    REWRITE_SOURCE,
+    REWRITER_TAG,
+    SPEAKER_TAG,
+    ItemType,
+    MemoryItem,
+    rewriter_tag,
+    speaker_tag,
+)
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 
 # "tool": the model saved it (memory tool); "compaction": the flush kept it from messages
@@ -26,6 +34,8 @@ FactSource = Literal["tool", "compaction", "slot", "standing"]
 
 # Titles are a cut copy of the content, for lists and the CLI.
 _TITLE_CHARS = 80
+# Tag prefix naming where an item's words came from ("from:user", "from:tool").
+_ORIGIN_TAG = "from:"
 
 # Longest text one memory item holds: the memory tool refuses a longer one (the model is
 # told to save a summary), and a longer compaction fact is cut. Not measured; about a
@@ -111,3 +121,45 @@ def rest_of_fact(
         valid_to=None,
         superseded_by=None,
     )
+
+
+def rewritten_fact(
+    fact: MemoryItem,
+    content: str,
+    *,
+    at: float,
+    tags: Sequence[str] | None,
+    rewriter: str | None,
+    references: Sequence[str],
+) -> MemoryItem:
+    """`fact` in the memory tool's new words, under its own id: dated `at`, the assistant's
+    rewrite at `rewriter`'s request (never what the fact's person said), from the message
+    that asked for it (`references`). Its speaker tag stays: it is still that person's
+    fact; the value it had is kept apart, marked earlier (`write_path.rewrite_fact`)."""
+    given = fact.tags if tags is None else tags
+    # Its words come from the tool now, whatever they came from before ("from:user").
+    kept = [tag for tag in given if not tag.startswith((REWRITER_TAG, _ORIGIN_TAG))]
+    kept.append(_ORIGIN_TAG + "tool")
+    if tags is not None:
+        # Whose fact it is is not the model's to change by giving other tags.
+        kept += [tag for tag in fact.tags if tag.startswith(SPEAKER_TAG)]
+    if rewriter:
+        kept.append(rewriter_tag(rewriter))
+    return replace(
+        fact,
+        title=content[:_TITLE_CHARS],
+        content=content,
+        created_at=at,
+        updated_at=max(at, fact.updated_at),
+        tags=list(dict.fromkeys(kept)),
+        references=list(dict.fromkeys(references)),
+        source=REWRITE_SOURCE,
+        fingerprint="",
+        mentions=1,
+    )
+
+
+def earlier_copy(fact: MemoryItem, *, id_factory: Callable[[], str] = new_item_id) -> MemoryItem:
+    """`fact` as it was, under an id of its own: the value a rewrite replaced, kept (with
+    who said it, when, and from which message) to be marked earlier."""
+    return replace(fact, id=id_factory())

@@ -44,6 +44,7 @@ from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, Extracti
 from mnemobot.memory.write.fact_items import new_fact
 from mnemobot.memory.write.facts import supersede
 from mnemobot.memory.write.restatements import SimilarFinder, facts_beside_standing
+from mnemobot.memory.write.served_others import serves_others
 from mnemobot.memory.write.standing_statements import replaces, restates, standing_statements
 
 # A request may name another member in lower case ("answer anna in french"): those who
@@ -139,6 +140,34 @@ def record_standing(
             if replaced:
                 supersede(store, [old.id for old in replaced], item.id, at, similar)
     return made
+
+
+def without_requests_for_others(
+    store: ScopeItemStore, recorded: Iterable[MemoryItem], *, speaker: str | None
+) -> list[MemoryItem]:
+    """The stored items of one turn (`recorded`), less the requests extraction read that
+    serve another member or everyone ("From now on, answer Boris only in German", said by
+    Clara): no preference of the speaker's, they are dropped into the turn that keeps the
+    words as what was said, before promotion could make them a durable preference the
+    page lists and a pack shows as `Preference: ...`. Holds the store's lock."""
+    recorded = list(recorded)
+    turn = next((i for i in recorded if i.type is ItemType.TURN), None)
+    if turn is None:
+        return recorded
+    prefix = f"{speaker}: " if speaker else ""
+    members = cache(lambda: _members_before(store, turn, speaker))
+    kept: list[MemoryItem] = []
+    with store.lock:
+        for item in recorded:
+            if (
+                item.type is ItemType.PREFERENCE
+                and "request" in item.tags
+                and serves_others(item.content.removeprefix(prefix), members)
+            ):
+                store.remove(item.id, merged_into=turn.id)
+            else:
+                kept.append(item)
+    return kept
 
 
 def _members_before(

@@ -27,6 +27,7 @@ and MEMORY.md beside these calls.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mnemobot.memory.store.item_store import ScopeItemStore, new_item_id
@@ -36,14 +37,26 @@ from mnemobot.memory.store.items import (
     ItemType,
     MemoryItem,
     TurnMemoryEvent,
+    normalize_content,
 )
 from mnemobot.memory.write.documents import document_items
 from mnemobot.memory.write.extraction import extract_items
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
-from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS, new_fact
-from mnemobot.memory.write.facts import FactUpdates, SimilarFinder, apply_fact_updates, settle_facts
+from mnemobot.memory.write.fact_items import (
+    MAX_ITEM_CHARS,
+    earlier_copy,
+    new_fact,
+    rewritten_fact,
+)
+from mnemobot.memory.write.facts import (
+    FactUpdates,
+    SimilarFinder,
+    apply_fact_updates,
+    settle_facts,
+    supersede,
+)
 from mnemobot.memory.write.restatements import kept_already, says_the_same
-from mnemobot.memory.write.standing import record_standing
+from mnemobot.memory.write.standing import record_standing, without_requests_for_others
 
 # Tag of the items of a forwarded message: the author's words, passed on by the user.
 FORWARDED_TAG = "forwarded"
@@ -83,7 +96,7 @@ def write_turn(
 ) -> RecordedTurn:
     """The items of one answered turn: extracted, stored, promoted, facts kept current."""
     items = extract_items(event, code_aware=True, id_factory=new_item_id, tuning=extraction)
-    stored = store.add(items)
+    stored = without_requests_for_others(store, store.add(items), speaker=event.speaker)
     promoted: list[MemoryItem] = []
     if stored:
         promoted = store.auto_promote(PROMOTION_MIN_CONFIDENCE, stored)
@@ -179,14 +192,47 @@ def rewrite_fact(
     tags: list[str] | None,
     at: float,
     similar: SimilarFinder,
-) -> MemoryItem | None:
-    """An item's new wording (and tags); None when the id is unknown. ValueError when the
-    text was forgotten or another item already holds it."""
-    updated = store.update(item_id, content=content, tags=tags)
-    if updated is None:
-        return None
-    settle_facts(store, [updated], at=at, similar=similar)
-    return store.get(item_id) or updated
+    rewriter: str | None = None,
+    references: Sequence[str] = (),
+) -> FactWrite:
+    """An item's new wording (and tags), by the memory tool at `rewriter`'s request, from
+    the messages `references` names; nothing stored when the id is unknown. ValueError
+    when the text was forgotten or another item already holds it.
+
+    New words are the assistant's, dated now (`fact_items.rewritten_fact`), and the old
+    value stays under an id of its own, marked earlier as a newer statement marks it
+    (with the episodes and turns it was said in): the model must not read the rewrite as
+    what the person said, nor lose what was true before. Only new tags (the same words)
+    change the item in place."""
+    with store.lock:
+        current = store.items.get(item_id)
+        if current is None:
+            return FactWrite([])
+        if current.type is ItemType.TURN:
+            raise ValueError("a turn is the record of what was said; add a fact instead")
+        if normalize_content(content) == normalize_content(current.content):
+            updated = store.update(item_id, tags=tags)
+            return FactWrite([updated] if updated is not None else [])
+        # Refuses a forgotten text, or one another item holds, before anything changes.
+        store.update(item_id, content=content)
+        [rewritten] = store.add(
+            [
+                rewritten_fact(
+                    current,
+                    content,
+                    at=at,
+                    tags=tags,
+                    rewriter=rewriter,
+                    references=references,
+                )
+            ]
+        )
+        [earlier] = store.add([earlier_copy(current)])
+        updates = FactUpdates(superseded=supersede(store, [earlier.id], rewritten.id, at, similar))
+        settled = settle_facts(store, [rewritten], at=at, similar=similar)
+        updates.superseded += settled.superseded
+        updates.merged += settled.merged
+        return FactWrite([store.items.get(item_id, rewritten)], updates)
 
 
 def promote_item(

@@ -1,0 +1,91 @@
+"""A fact the memory tool rewrites is the assistant's words at someone's request, dated
+when it was rewritten, and the value it had stays, marked earlier: found live, the
+rewrite read as what the person said (`Fact (said ...)`), the page cited their old
+message as its source, and the old value was gone."""
+
+from __future__ import annotations
+
+import re
+
+from mnemobot.bot.app import App
+from mnemobot.memory.store.items import Layer
+from mnemobot.systems.core.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, message_text, reply, tool_call
+from tests.conftest import ask
+from tests.web_harness import SCOPE, StartPage, bot, start_page, visible_text
+
+__all__ = ["bot", "start_page"]  # fixtures used by name below
+
+ANNA = ChatRef("console", "kc", user_id="u1", user_name="Anna")
+
+
+def durable_ids(app: App, text: str) -> list[str]:
+    store = app.memory.scopes.store(SCOPE)
+    return [
+        item.id
+        for item in store.items.values()
+        if text in item.content and item.layer is not Layer.EPISODIC
+    ]
+
+
+async def test_a_rewritten_fact_is_the_assistants_at_whose_request_and_keeps_the_old_value(
+    bot: App, start_page: StartPage, openai_server: FakeOpenAIServer
+) -> None:
+    await ask(bot, "I live in Lisbon", chat=ANNA)
+    [lisbon] = durable_ids(bot, "Lisbon")
+    openai_server.script(
+        tool_call(
+            "memory", {"operation": "update", "id": lisbon, "content": "Anna lives in Porto."}
+        ),
+        reply("Done."),
+    )
+    await ask(bot, "EDITFACT please fix where I live", chat=ANNA)
+    answer = message_text(openai_server.requests[-1]["messages"][-1])
+    assert answer.startswith("updated ") and "the value it had (now marked earlier)" in answer
+
+    bot.assistant.reset_session(ANNA)
+    await ask(bot, "Where do I live?", chat=ANNA)
+    request = "\n".join(message_text(m) for m in openai_server.requests[-1]["messages"])
+    (porto,) = [line for line in request.splitlines() if line.endswith(": Anna lives in Porto.")]
+    assert "rewritten by the assistant at anna's request" in porto and "said" not in porto
+    old = [line for line in request.splitlines() if line.startswith("- ") and "Lisbon" in line]
+    assert old and all("earlier" in line for line in old), request
+
+    # The page: the rewrite says whose request it was; Lisbon is its earlier value, with
+    # the message it was said in.
+    page = await start_page()
+    facts = (await page.get(f"/chat/{SCOPE}/facts")).text
+    [fact] = re.findall(r'<li class="fact">.*?</li>\s*</ol>\s*</details>', facts, re.S)
+    current, history = fact.split('<details class="earlier"')
+    assert "Anna lives in Porto." in current and "Lisbon" not in current
+    assert "rewritten by the assistant at anna's request" in visible_text(current)
+    assert "1 earlier value" in history and '<q dir="auto">Anna: I live in Lisbon' in history
+    earlier = (await page.get(f"/chat/{SCOPE}/facts", kind="earlier")).text
+    assert "I live in Lisbon" in earlier
+
+
+async def test_in_a_group_a_rewrite_of_anothers_fact_stays_theirs_at_the_askers_request(
+    bot: App, openai_server: FakeOpenAIServer
+) -> None:
+    boris = ChatRef("console", "g2", user_id="u2", user_name="Boris", is_group=True)
+    anna = ChatRef("console", "g2", user_id="u1", user_name="Anna", is_group=True)
+    await ask(bot, "I live in Riga", chat=boris)
+    store = bot.memory.scopes.store("console:g2")
+    [riga] = [i for i in store.items.values() if "Riga" in i.content and i.layer is Layer.SEMANTIC]
+    openai_server.script(
+        tool_call(
+            "memory", {"operation": "update", "id": riga.id, "content": "Boris lives in Oslo."}
+        ),
+        reply("Done."),
+    )
+    await ask(bot, "EDITFACT Boris moved, fix his city", chat=anna)
+    oslo = store.items[riga.id]
+    # Still Boris's fact (his slot, his preferences' owner), rewritten at Anna's request.
+    assert oslo.content == "Boris lives in Oslo." and "speaker:boris" in oslo.tags
+    assert "speaker:anna" not in oslo.tags and "rewritten-by:anna" in oslo.tags
+    assert "from:tool" in oslo.tags and "from:user" not in oslo.tags
+    bot.assistant.reset_session(boris)
+    await ask(bot, "Where do I live?", chat=boris)
+    request = "\n".join(message_text(m) for m in openai_server.requests[-1]["messages"])
+    (line,) = [line for line in request.splitlines() if line.endswith(": Boris lives in Oslo.")]
+    assert "rewritten by the assistant at anna's request" in line, request

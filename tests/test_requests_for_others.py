@@ -1,0 +1,45 @@
+"""A member's request that serves another member ("From now on, answer Boris only in
+German", said by Clara) is what Clara said, never a preference: found live, it was kept
+out of the standing block but still promoted to a preference the page listed under
+"Standing preferences" and Boris's requests carried as `Preference: Clara: ...`."""
+
+from __future__ import annotations
+
+from mnemobot.bot.app import App
+from mnemobot.memory.store.items import ItemType
+from mnemobot.systems.core.context import ChatRef
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, message_text
+from tests.conftest import ask
+from tests.web_harness import StartPage, bot, start_page, visible_text
+
+__all__ = ["bot", "start_page"]  # fixtures used by name below
+
+BORIS = ChatRef("console", "g1", user_id="u2", user_name="Boris", is_group=True)
+CLARA = ChatRef("console", "g1", user_id="u3", user_name="Clara", is_group=True)
+SCOPE = "console:g1"
+
+
+async def test_a_request_serving_another_member_is_kept_as_what_was_said_only(
+    bot: App, start_page: StartPage, openai_server: FakeOpenAIServer
+) -> None:
+    await ask(bot, "Hi, I'm Boris. From now on, answer me in French.", chat=BORIS)
+    await ask(bot, "From now on, answer Boris only in German.", chat=CLARA)
+    # Lower case, a member's name known from the chat's turns, counts the same.
+    await ask(bot, "From now on, answer boris only in Spanish.", chat=CLARA)
+    store = bot.memory.scopes.store(SCOPE)
+    preferences = [i.content for i in store.items.values() if i.type is ItemType.PREFERENCE]
+    assert preferences and all(text.startswith("Boris: ") for text in preferences), preferences
+    turns = [i.content for i in store.items.values() if i.type is ItemType.TURN]
+    assert any("answer Boris only in German" in text for text in turns)
+
+    bot.assistant.reset_session(BORIS)
+    await ask(bot, "In which language should you answer me?", chat=BORIS)
+    request = "\n".join(message_text(m) for m in openai_server.requests[-1]["messages"])
+    clara = [line for line in request.splitlines() if "Clara:" in line]
+    # Only as the turn she said it in: never a preference line that reads as a rule.
+    assert clara and not any("Preference" in line for line in clara), request
+
+    page = await start_page()
+    listed = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="preferences")).text)
+    assert "answer me in French" in listed
+    assert "answer Boris only" not in listed and "answer boris only" not in listed
