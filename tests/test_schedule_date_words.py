@@ -89,6 +89,29 @@ CASES = [
     ("December 5 at 9", FIFTH_OF_DECEMBER, REFUSED),
     ("5 декабря в 9", FIFTH_OF_DECEMBER, REFUSED),
     ("December 4 at 9", FIFTH_OF_DECEMBER, "2027-12-04 09:00"),
+    # A day of the month alone is the next such day, as "on the 5th at 9" is (found live:
+    # "am 5. um 9" and "5 числа" were not read, "5. um 9" and "пятого" were this month's).
+    ("am 5. um 9", TUESDAY, "2026-12-05 09:00"),
+    ("5. um 9", TUESDAY, "2026-12-05 09:00"),
+    ("am 05. um 09:00", TUESDAY, "2026-12-05 09:00"),
+    ("am 1. um 8", TUESDAY, "2026-12-01 08:00"),
+    ("Montag, den 7. um 9", TUESDAY, "2026-12-07 09:00"),
+    ("5 числа в 9", TUESDAY, "2026-12-05 09:00"),
+    ("5-го числа в 9 утра", TUESDAY, "2026-12-05 09:00"),
+    ("пятого в 9", TUESDAY, "2026-12-05 09:00"),
+    ("двадцать третьего в 9", TUESDAY, "2026-12-23 09:00"),
+    ("el 5 a las 9", TUESDAY, "2026-12-05 09:00"),
+    ("el día 5 a las 9", TUESDAY, "2026-12-05 09:00"),
+    ("el día 31 a las 9", TUESDAY, "2026-12-31 09:00"),
+    ("5号9点", TUESDAY, "2026-12-05 09:00"),
+    ("5号上午9点", TUESDAY, "2026-12-05 09:00"),
+    ("五号下午3点", TUESDAY, "2026-12-05 15:00"),
+    # Today's while the hour is ahead; at an hour past, refused (as a date is).
+    ("am 5. um 9", (2026, 12, 5, 8, 0), "2026-12-05 09:00"),
+    ("5号9点", (2026, 12, 5, 8, 0), "2026-12-05 09:00"),
+    ("am 5. um 9", FIFTH_OF_DECEMBER, REFUSED),
+    ("5号9点", FIFTH_OF_DECEMBER, REFUSED),
+    ("el 4 a las 9", FIFTH_OF_DECEMBER, "2027-01-04 09:00"),
     # "5/12" is day first in German, Russian and Spanish words; in English it is left as
     # it was read (month first, as in American English).
     ("am 5/12 um 9", TUESDAY, "2026-12-05 09:00"),
@@ -161,6 +184,15 @@ MONTHS = {
                                       "December"]),
     "zh": ("{month}月{day}日{hour}点", None),
 }  # fmt: skip
+
+# A day of the month alone, and its hour.
+MONTH_DAYS = {
+    "en": "on the {day}{suffix} at {hour}",
+    "de": "am {day}. um {hour}",
+    "ru": "{day} числа в {hour}",
+    "es": "el día {day} a las {hour}",
+    "zh": "{day}号{hour}点",
+}
 
 nows = st.builds(
     lambda change, minutes: (change + timedelta(minutes=minutes)).timestamp(),
@@ -246,11 +278,44 @@ def test_a_date_is_its_next_one_at_the_hour_or_refused_when_it_was_earlier_today
     assert found == wall if exists(wall, zone) else found == wall + timedelta(hours=1)
 
 
+def ordinal_suffix(day: int) -> str:
+    return "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    now=nows,
+    zone=st.sampled_from(DST_ZONES),
+    language=st.sampled_from(sorted(MONTH_DAYS)),
+    day=st.integers(1, 31),
+    hour=st.integers(0, 23),
+)
+def test_a_day_of_the_month_is_the_next_one_from_today_at_the_hour(
+    now: float, zone: str, language: str, day: int, hour: int
+) -> None:
+    words = MONTH_DAYS[language].format(day=day, suffix=ordinal_suffix(day), hour=hour)
+    today = local(now, zone).date()
+    expected = next(
+        found for ahead in range(62) if (found := today + timedelta(days=ahead)).day == day
+    )
+    if expected == today and hour <= local(now, zone).hour:
+        with pytest.raises(WhenError, match="in the past"):
+            parse_when(words, now, zone)
+        return
+    at = parse_when(words, now, zone)
+    found = local(at, zone)
+    assert at > now
+    assert found.date() == expected
+    wall = datetime.combine(expected, datetime.min.time()).replace(hour=hour)
+    assert found == wall if exists(wall, zone) else found == wall + timedelta(hours=1)
+
+
 WORDS = [
     "next", "this", "Friday", "пятницу", "в", "um", "at", "a las", "el", "am", "9", "12",
     "5.12.", "31.12.9999", "29.2.", "5/12", "13/13", "下周五", "这周日", "12月", "31日",
-    "around", "gegen", "около", "o'clock", "左右", "pasado mañana", "por la noche", "ночи",
-    "tonight", "December", "декабря", "de", "diciembre", "2027", "-го", "the 5th", "点",
+    "around", "gegen", "около", "o'clock", "左右", "pasado mañana", "por la noche",
+    "ночи", "tonight", "December", "декабря", "de", "diciembre", "2027", "-го", "the 5th",
+    "点", "am 31.", "5.", "числа", "пятого", "двадцать", "половине", "día", "5号", "五号",
 ]  # fmt: skip
 
 

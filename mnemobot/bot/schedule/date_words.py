@@ -19,8 +19,13 @@
   misread shows. Without a year, the next such date from today on: one already past this
   year is next year's; today's stays today's (so "5 December at 9" said at 10:00 that day
   is refused as past, where dateparser moved it a year on).
-- A day of the month by its number alone: "on the 5th", "5-го" (dateparser read "the
-  5th" as May): the next 5th of a month, from today on.
+- A day of the month by its number alone: "on the 5th", "am 5.", "5-го", "5 числа",
+  "пятого", "el (día) 5", "5号" (dateparser read "the 5th" as May, "5. um 9" and "пятого"
+  as this month's 5th, and the rest not at all): the next 5th of a month, from today on
+  (today's at an hour already past is refused, as a date is). German needs its article or
+  an "um" after ("am 5.", "5. um 9"): "5." alone is a number in a list. A Russian ordinal
+  word after "половине", "четверть", "минут" is an hour ("в половине второго"), left as
+  said.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ import re
 from datetime import date, datetime, timedelta
 
 from mnemobot.bot.schedule.time_words import CHINESE_NUMBER, chinese_number
+
+# The characters of a Chinese number: one before "五号" makes it part of a bigger one.
+_CHINESE_DIGIT_CHARS = "一二两三四五六七八九十"
 
 # ------------------------------------------------------------------------------- tables
 
@@ -145,13 +153,37 @@ _CHINESE_DATE = re.compile(
     rf"(?:(?P<year>\d{{4}})\s*年\s*)?(?P<month>\d{{1,2}}|{CHINESE_NUMBER})\s*月\s*"
     rf"(?P<day>\d{{1,2}}|{CHINESE_NUMBER})\s*[日号號]"
 )
-# A day of the month by its number alone: "on the 5th", "5th at 9", "5-го" (not "the 2nd
-# week", "every 3rd day": a count of them; nor "the 5th of next month", which dateparser
-# reads whole and which, the day put alone, became a month from now).
+# A day of the month by its number alone (not "the 2nd week", "every 3rd day", "am 5.
+# Tag", "5日后": a count of them; not "9 am 5.": English "am"; nor "the 5th of next month",
+# which dateparser reads whole and which, the day put alone, became a month from now).
 _ORDINAL_DAY = re.compile(
     r"\b(?:on\s+)?(?:the\s+)?(?P<en>\d{1,2})(?:st|nd|rd|th)\b"
     r"(?!\s+(?:day|week|month|year|time|hour|minute|\w+day)s?\b|\s+of\b)"
-    r"|(?<!\w)(?P<ru>\d{1,2})-?го(?!\w)",
+    r"|(?<![\w-])(?P<ru>\d{1,2})(?:-?го(?:\s+числа)?|\s+числа)(?!\w)"
+    r"|(?<!\d\s)\b(?:am|den)\s+(?P<de>\d{1,2})(?:\.|(?=\s+um\s+\d))(?![\w.])"
+    r"(?!\s+(?:tag|woche|monat|jahr|mal)\w*)"
+    rf"|(?<![\w.:/-]){_NOT_AFTER_AT}(?P<de_um>\d{{1,2}})\.(?=\s+um\s+\d)"
+    r"|\b(?:el\s+d[ií]a|el|d[ií]a)\s+(?P<es>\d{1,2})(?![\w:/%]|[.,]\d|\s+de\b)"
+    rf"|(?<![\d月{_CHINESE_DIGIT_CHARS}])(?<!月\s)(?P<zh>\d{{1,2}}|{CHINESE_NUMBER})\s*[日号號]"
+    r"(?!\s*(?:后|後|内|內|以|楼|樓|线|線))",
+    re.IGNORECASE,
+)
+# Russian ordinal days, as said for a date (the genitive): "пятого", "двадцать пятого".
+_RUSSIAN_DAYS = (
+    ("первого",), ("второго",), ("третьего",), ("четвёртого", "четвертого"), ("пятого",),
+    ("шестого",), ("седьмого",), ("восьмого",), ("девятого",), ("десятого",),
+    ("одиннадцатого",), ("двенадцатого",), ("тринадцатого",), ("четырнадцатого",),
+    ("пятнадцатого",), ("шестнадцатого",), ("семнадцатого",), ("восемнадцатого",),
+    ("девятнадцатого",), ("двадцатого",),
+)  # fmt: skip
+_RUSSIAN_DAY_NUMBERS = {
+    word: day for day, words in enumerate(_RUSSIAN_DAYS, 1) for word in words
+} | {"тридцатого": 30}
+_RUSSIAN_DAY_WORD = re.compile(
+    # After these words the ordinal is an hour: "в половине второго", "четверть пятого".
+    r"(?<!\w)(?:(?P<hour>половин[аеуы]|пол|четверть|начал[еу]|конц[еу]|минут[ы]?)\s+)?"
+    r"(?:(?P<tens>двадцать|тридцать)\s+)?"
+    rf"(?P<day>{'|'.join(sorted(_RUSSIAN_DAY_NUMBERS, key=len, reverse=True))})(?!\w)",
     re.IGNORECASE,
 )
 # A weekday said with a date says nothing more ("Saturday, 5 December"): the date is read.
@@ -169,6 +201,7 @@ def dates_as_iso(text: str, base: datetime) -> str:
     """The days and dates of `text` as ISO dates, relative to the local time `base` (see
     the module docstring): "next Friday at 9" -> "2026-11-27 at 9"."""
     today = base.date()
+    text = russian_day_words_as_numbers(text)
     text = _DAY_MONTH.sub(lambda match: _named(match, today), text)
     text = _MONTH_DAY.sub(lambda match: _named(match, today), text)
     text = _CHINESE_DATE.sub(lambda match: _numbered(match, today), text)
@@ -262,18 +295,36 @@ def _chinese_weekday(match: re.Match[str], today: date) -> str:
     return _iso(weekday_date(today, _CHINESE_DAYS[match["day"]], kind), match[0])
 
 
+def russian_day_words_as_numbers(text: str) -> str:
+    """ "пятого в 9" -> "5-го в 9", "двадцать пятого декабря" -> "25-го декабря"; an hour
+    ("в половине второго") and what is no day ("тридцать пятого") left as said."""
+
+    def number(match: re.Match[str]) -> str:
+        day = _RUSSIAN_DAY_NUMBERS[match["day"].lower()]
+        tens = (match["tens"] or "").lower()
+        if tens:
+            day = (20 if tens == "двадцать" else 30) + day if day < 10 else 99
+        if match["hour"] is not None or day > 31:
+            return match[0]
+        return f"{day}-го"
+
+    return _RUSSIAN_DAY_WORD.sub(number, text)
+
+
 def ordinal_day_as_date(text: str, base: datetime) -> str:
-    """ "on the 5th at 9" -> "2026-12-05 at 9": the next 5th of a month, from `base`'s day
-    on (a day no month has is left as said)."""
+    """ "on the 5th at 9" -> "2026-12-05 at 9", "am 5. um 9" -> "2026-12-05 um 9", "5号9点"
+    -> "2026-12-05 9点": the next 5th of a month, from `base`'s day on (a day no month has
+    is left as said)."""
 
     def day_of_month(match: re.Match[str]) -> str:
-        day = int(match["en"] or match["ru"])
+        said = next(match[kind] for kind in ("en", "ru", "de", "de_um", "es", "zh") if match[kind])
+        day = _number(said)
         year, month = base.year, base.month
         if day < base.day:
             year, month = (year + 1, 1) if month == 12 else (year, month + 1)
         for _ in range(12):  # the next month that has that day (the 31st)
             try:
-                return f"{datetime(year, month, day):%Y-%m-%d}"
+                return _iso(date(year, month, day), match[0])
             except ValueError:
                 year, month = (year + 1, 1) if month == 12 else (year, month + 1)
         return match[0]
