@@ -24,6 +24,10 @@ from mnemobot.bot.app import App
 from mnemobot.bot.cli.logging_setup import redact
 from mnemobot.bot.cli.memory_commands import served_by_a_bot
 from mnemobot.bot.cli.startup import fail, secrets_of, settings_or_exit
+from mnemobot.bot.delivery.journal import DurableQueue
+from mnemobot.bot.delivery.journal_redaction import JournalKeeper
+from mnemobot.bot.delivery.redis_erasure import RedisSessionHolds
+from mnemobot.bot.delivery.replicas import Replicas, open_replicas
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.mcp.secrets import hide_in_logs
@@ -97,9 +101,13 @@ def host_of_app(app: App, shown: Callable[[str], str]) -> WebHost:
 
 
 def standalone_host(
-    settings: Settings, shown: Callable[[str], str], tasks: TaskStore | None
+    settings: Settings,
+    shown: Callable[[str], str],
+    tasks: TaskStore | None,
+    replicas: Replicas | None = None,
 ) -> WebHost:
-    """The page on services of its own over the workspace's files (`mnemobot web`)."""
+    """The page on services of its own over the workspace's files (`mnemobot web`);
+    `replicas`: the Redis of the bot's replicas, whose sessions a forget redacts too."""
     paths = WorkspacePaths(settings.bot_workspace)
     runtime = open_runtime_config(paths.runtime_config)
     memory = WorkspaceMemory.open(
@@ -107,6 +115,10 @@ def standalone_host(
         shared_files=True,
         embedder=OpenAIEmbeddings(settings, runtime),
     )
+    if replicas is not None:
+        memory.forget.keep_sessions_in(RedisSessionHolds(replicas))
+    # Forgetting is refused while a bot runs: no one else writes the delivery journals.
+    memory.forget.add_keeper(JournalKeeper(partial(delivery_journals, paths), paths.root))
     timer = MaintenanceTimer(
         paths=paths,
         runtime=runtime,
@@ -179,6 +191,11 @@ async def start_beside_bot(
     return server
 
 
+def delivery_journals(paths: WorkspacePaths) -> list[DurableQueue]:
+    """The channels' journals on the workspace, as they are now."""
+    return [DurableQueue(path) for path in sorted(paths.delivery.glob("*.jsonl"))]
+
+
 def web_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     found = web_tokens()
@@ -194,7 +211,8 @@ def web_command(args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         tasks = workspace_store(settings.bot_workspace, redis_url) if redis_url else None
-        host = standalone_host(settings, shown, tasks)
+        replicas = open_replicas(redis_url) if redis_url else None
+        host = standalone_host(settings, shown, tasks, replicas)
         access = Access(tokens, cookie_name=cookie_name(args.port))
         web_app = build_web_app(host, access, read_only=args.read_only)
         server = WebServer(web_app, args.host, args.port)
@@ -216,5 +234,7 @@ def web_command(args: argparse.Namespace) -> int:
                 await host.memory.vectors.embedder.aclose()
             if tasks is not None:
                 await close_store(tasks)
+            if replicas is not None:
+                await replicas.close()
 
     return asyncio.run(main())

@@ -253,6 +253,35 @@ class DurableQueue:
                 self._rewrite()
         return dropped
 
+    def redact(self, holds: Callable[[str], bool], redact: Callable[[Any], tuple[Any, int]]) -> int:
+        """Redact what the entries of keys `holds` accepts say (`redact` their data), in the
+        journal and in memory; returns how many entries changed (forgotten texts).
+
+        Every entry keeps its id, key and state, live or done: a message still owed its
+        answer is answered once, a reply still owed its delivery is delivered, with the
+        forgotten text marked. The journal is rewritten line for line under the commit
+        lock, so no append falls in between; records still queued are appended after it.
+        """
+        with self._commit_lock, self._lock:
+            try:
+                lines = self.path.read_bytes().split(b"\n")
+            except FileNotFoundError:
+                lines = []
+            changed = 0
+            for number, line in enumerate(lines):
+                new = _redacted_record(line, holds, redact)
+                if new is not None:
+                    lines[number] = new
+                    changed += 1
+            for entry_id, entry in list(self._live.items()):
+                if holds(entry.key):
+                    data, count = redact(entry.data)
+                    if count:
+                        self._live[entry_id] = replace(entry, data=data)
+            if changed:
+                write_atomic(self.path, b"\n".join(lines))
+        return changed
+
     # Group commit: changes are queued in order under the state lock; one thread at a time
     # writes everything queued so far in one append and one fsync, and every caller whose
     # records that write carried returns. Under load many replies share one fsync instead
@@ -306,3 +335,26 @@ def _entry_from(record: dict[str, Any]) -> QueuedEntry | None:
     return QueuedEntry(
         id=entry_id, key=key, data=data, at=float(at) if isinstance(at, int | float) else 0.0
     )
+
+
+def _redacted_record(
+    line: bytes, holds: Callable[[str], bool], redact: Callable[[Any], tuple[Any, int]]
+) -> bytes | None:
+    """The line of an added entry of a key `holds` accepts, with its data redacted; None
+    when there is nothing to change (another record, another chat, a torn line)."""
+    if b'"add"' not in line:
+        return None  # cheap: most lines are done records
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(record, dict) or record.get("op") != "add":
+        return None
+    key = record.get("key")
+    if not isinstance(key, str) or not holds(key):
+        return None
+    data, count = redact(record.get("data"))
+    if not count:
+        return None
+    record["data"] = data
+    return orjson.dumps(record)

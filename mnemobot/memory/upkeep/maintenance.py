@@ -256,9 +256,10 @@ def erase_forgotten(run: MaintenanceRun) -> str:
         if report.busy
         else ""
     )
+    elsewhere = f"; also {', '.join(report.elsewhere)}" if report.elsewhere else ""
     return (
         f"erased {counted(report.needles, 'forgotten text')}: {counted(files, 'file')} rewritten, "
-        f"{counted(report.lines_redacted, 'line')} redacted{busy}"
+        f"{counted(report.lines_redacted, 'line')} redacted{elsewhere}{busy}"
     )
 
 

@@ -80,7 +80,8 @@ from mnemobot.bot.channels.telegram.replies import (
     typing,
 )
 from mnemobot.bot.channels.telegram.sources import UpdateSource
-from mnemobot.bot.delivery.journal import QueuedEntry
+from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.delivery.journal_redaction import JournalKeeper
 from mnemobot.bot.delivery.outbox import Answering, Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.delivery.replicas import Replicas
@@ -253,6 +254,8 @@ class TelegramChannel:
         self.media = TelegramMediaTurns(application.bot, app)
         self.refusals = RefusalMemory(refusals_path(app.paths.root), app.clock)
         app.erasure.add_step(self._erase_journals)
+        # Forgetting a text redacts it from the journals too (their entries stay).
+        app.memory.forget.add_keeper(JournalKeeper(self._journals, app.paths.root))
         app.commands.permissions.register(CHANNEL, roles)
 
     def config(self) -> TelegramConfig:
@@ -418,18 +421,22 @@ class TelegramChannel:
             until=preview.first_text if preview is not None else None,
         )
 
-    async def _erase_journals(self, target: ErasureTarget) -> list[str]:
-        """Erasure: the finished entries of the chat's messages and replies in the inbox
-        and outbox journals (the ones still owed an answer or a delivery stay), and the
-        notes /retry would read again went with the chat's session)."""
+    def _journals(self) -> list[DurableQueue]:
+        """The journals this process writes that quote what chats said."""
         queues = [self.outbox.queue]
         if isinstance(self.preview_journal, PreviewJournal):
             queues.append(self.preview_journal.queue)
         if not isinstance(self.intake, RedisTelegramIntake):
             # With replicas the inbox is in Redis, which drops an entry once it is done.
             queues.insert(0, self.intake.inbox)
+        return queues
+
+    async def _erase_journals(self, target: ErasureTarget) -> list[str]:
+        """Erasure: the finished entries of the chat's messages and replies in the inbox
+        and outbox journals (the ones still owed an answer or a delivery stay), and the
+        notes /retry would read again went with the chat's session)."""
         removed = []
-        for queue in queues:
+        for queue in self._journals():
             count = await asyncio.to_thread(queue.purge, target.holds)
             if count:
                 shown = queue.path.relative_to(self.app.paths.root)
