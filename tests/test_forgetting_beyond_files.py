@@ -1,0 +1,224 @@
+"""Forgetting reaches what holds a chat beyond its memory and session files: the delivery
+journals (their entries keep their ids and state), and with replicas the sessions in Redis
+(under the chat's lease, so a running turn cannot save the text back) and Redis's
+append-only file.
+
+Real files, a real redis-server (append-only), the fake Bot API and model over HTTP, the
+real `serve_telegram`; the forget is the memory page's (`Corrections`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from mnemobot.base.atomic_file import read_jsonl
+from mnemobot.bot.app import App
+from mnemobot.bot.cli.web import host_of_app
+from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.web.corrections import Corrections
+from mnemobot.memory.upkeep.forgetting import redact_value
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply
+from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.replicas_harness import Replica, post_until_taken, redis_url, two_replicas
+from tests.telegram_harness import StartBot, start_bot, telegram, until_nothing_pending
+from tests.web_harness import files_with
+
+__all__ = ["redis_url", "start_bot", "telegram", "two_replicas"]  # fixtures used by name
+
+
+def item_holding(app: App, scope: str, text: str) -> str:
+    config = app.runtime.current()
+    found = app.memory.recall.search(
+        scope, text, config=config.memory, tz=config.assistant.tzinfo()
+    )
+    assert found, text
+    return found[0][0].id
+
+
+def page_of(app: App) -> Corrections:
+    return Corrections(host_of_app(app, str), read_only=False)
+
+
+def journal_shape(path: Path) -> list[tuple[str, str]]:
+    """What makes a journal's entries answered once: each record's op and id, in order."""
+    return [(str(r.get("op")), str(r.get("id"))) for r in read_jsonl(path).records]
+
+
+async def test_a_forgotten_text_leaves_the_delivery_journals_and_their_entries_stay(
+    start_bot: StartBot, telegram: TelegramServer, workspace: Path
+) -> None:
+    bot = await start_bot()
+    chat, scope = 5101, "telegram:5101"
+    telegram.send_text("My secret bank PIN is 4471", chat_id=chat)
+    await telegram.wait_for_messages_async(chat, 1, timeout=15)
+    await until_nothing_pending(workspace)
+    delivery = workspace / "delivery"
+    journals = [delivery / "telegram-inbox.jsonl", delivery / "telegram-outbox.jsonl"]
+    shapes = [journal_shape(path) for path in journals]
+    assert all(b"4471" in path.read_bytes() for path in journals)
+
+    forgotten = await page_of(bot.app).forget(scope, item_holding(bot.app, scope, "PIN"), "t")
+
+    assert any("erase forgotten: erased" in line for line in forgotten.erasure), forgotten
+    assert files_with(workspace, "4471") == []
+    # Every entry is still there, done as it was: nothing is answered or sent again.
+    assert [journal_shape(path) for path in journals] == shapes
+    telegram.send_text("and now?", chat_id=chat)
+    await telegram.wait_for_messages_async(chat, 2, timeout=15)
+    await until_nothing_pending(workspace)
+    assert [m["plain_text"] for m in telegram.sent_messages(chat)] == [
+        "echo: My secret bank PIN is 4471",
+        "echo: and now?",
+    ]
+
+
+def test_a_redacted_journal_keeps_every_entry_live_or_done_and_its_ids(tmp_path: Path) -> None:
+    path = tmp_path / "outbox.jsonl"
+    queue = DurableQueue(path)
+    said = [
+        QueuedEntry(f"r{n}", key, {"text": text, "chat_id": 7}, float(n))
+        for n, (key, text) in enumerate(
+            [
+                ("telegram:7", "your code is Zebra-4242, noted"),
+                ("telegram:7", "Zebra-4242 again, not yet sent"),
+                ("telegram:8", "another chat: Zebra-4242"),
+                ("telegram:7", "nothing to forget"),
+            ]
+        )
+    ]
+    queue.add(said)
+    queue.done(["r0", "r3"])
+    shape = journal_shape(path)
+
+    def redact(value: Any) -> tuple[Any, int]:
+        return redact_value(value, ["zebra-4242"])
+
+    changed = queue.redact(lambda key: key == "telegram:7", redact)
+
+    assert changed == 2
+    assert journal_shape(path) == shape
+    # The live one is still owed its delivery, with the text marked, in memory too.
+    assert [(e.id, e.data["text"]) for e in queue.pending()] == [
+        ("r1", "[forgotten]"),
+        ("r2", "another chat: Zebra-4242"),
+    ]
+    again = DurableQueue(path)
+    assert [e.id for e in again.pending()] == ["r1", "r2"]
+    assert again.seen("r0") and again.seen("r3")
+    assert b"Zebra" not in path.read_bytes().replace(b"another chat: Zebra-4242", b"")
+    # Appends after the redaction land after it, whole.
+    queue.done(["r1"])
+    assert [e.id for e in DurableQueue(path).pending()] == ["r2"]
+
+
+async def say(replica: Replica, telegram: TelegramServer, chat: int, text: str) -> None:
+    async with httpx.AsyncClient(timeout=10) as client:
+        update = telegram.build_update(text, chat_id=chat)
+        await post_until_taken(client, itertools.cycle([replica.url]), update)
+
+
+async def answered(telegram: TelegramServer, replica: Replica, chat: int, count: int) -> None:
+    """`count` replies are out and the chat is quiet (its lease let go)."""
+    await telegram.wait_for_messages_async(chat, count, timeout=20)
+    deadline = time.monotonic() + 15
+    while await replica.replicas.coordination.holder(f"telegram:{chat}") is not None:
+        assert time.monotonic() < deadline, "the chat's lease was never let go"
+        await asyncio.sleep(0.05)
+
+
+async def aof_rewritten(replica: Replica) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        info = await replica.replicas.client.info("persistence")
+        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
+            return
+        assert time.monotonic() < deadline, "Redis never finished rewriting its AOF"
+        await asyncio.sleep(0.05)
+
+
+def requests_holding(server: FakeOpenAIServer, text: str) -> int:
+    return sum(text.lower() in orjson.dumps(r).decode().lower() for r in server.requests)
+
+
+async def test_forgetting_on_one_replica_takes_the_text_out_of_the_session_in_redis(
+    two_replicas: list[Replica],
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+    tmp_path: Path,
+) -> None:
+    a, b = two_replicas
+    chat, scope = 7700, "telegram:7700"
+    await say(a, telegram, chat, "My safe combination is Mango-9090.")
+    await answered(telegram, a, chat, 1)
+    await say(a, telegram, chat, "Thanks, and what is the capital of Peru?")
+    await answered(telegram, a, chat, 2)
+    client = a.replicas.client
+    assert b"Mango" in await client.get(f"mnemobot:session:{scope}")
+    assert files_with(tmp_path / "redis", "Mango")  # its append-only file
+
+    # Forgotten on the other replica, while `a` holds the chat's session in its cache.
+    forgotten = await page_of(b.app).forget(scope, item_holding(b.app, scope, "Mango"), "t")
+
+    assert b"Mango" not in await client.get(f"mnemobot:session:{scope}")
+    assert any("Redis asked to rewrite" in line for line in forgotten.erasure), forgotten
+    asked = len(openai_server.requests)
+    await say(a, telegram, chat, "What's the combination?")
+    await answered(telegram, a, chat, 3)
+    assert requests_holding(openai_server, "Mango") > 0  # the first turns did carry it
+    assert all(
+        "mango" not in orjson.dumps(r).decode().lower() for r in openai_server.requests[asked:]
+    )
+    await say(a, telegram, chat, "/new")
+    await answered(telegram, a, chat, 4)
+    # Nothing of the chat's files holds it (the other replica's outbox is that replica's).
+    assert files_with(workspace, "Mango") in ([], ["delivery/telegram-outbox-a.jsonl"])
+    await aof_rewritten(a)
+    assert files_with(tmp_path / "redis", "Mango") == []
+
+
+async def test_a_turn_running_on_one_replica_cannot_save_a_text_forgotten_on_another(
+    two_replicas: list[Replica],
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+) -> None:
+    a, b = two_replicas
+    chat, scope = 7701, "telegram:7701"
+    await say(a, telegram, chat, "My bike lock code is Lime-3131.")
+    await answered(telegram, a, chat, 1)
+    item = item_holding(b.app, scope, "Lime")
+    go = threading.Event()
+    openai_server.script(gated(go, reply("Noted, thanks.")))
+    await say(a, telegram, chat, "Thanks!")
+    deadline = time.monotonic() + 15
+    while len(openai_server.requests) < 2:
+        assert time.monotonic() < deadline, "the second turn never called the model"
+        await asyncio.sleep(0.02)
+
+    # `a`'s turn holds the chat, the first message in its session: `b` forgets meanwhile.
+    page = page_of(b.app)
+    page.erase_wait_seconds = 0.5
+    forgetting = asyncio.create_task(page.forget(scope, item, "t"))
+    forgotten = await forgetting
+    assert "still erasing" in " ".join(forgotten.erasure)
+    go.set()
+    await answered(telegram, a, chat, 2)
+    await page.settled()
+
+    session = await a.replicas.client.get(f"mnemobot:session:{scope}")
+    assert b"Lime" not in session and b"Noted, thanks." in session
+    asked = len(openai_server.requests)
+    await say(a, telegram, chat, "What was the code?")
+    await answered(telegram, a, chat, 3)
+    assert all(
+        "lime" not in orjson.dumps(r).decode().lower() for r in openai_server.requests[asked:]
+    )
