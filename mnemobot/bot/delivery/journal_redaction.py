@@ -3,33 +3,118 @@
 The inbox and outbox journals keep the messages and replies of a chat until their next
 rewrite (`journal.REWRITE_AFTER_DONE` finished entries), long after they were answered
 and delivered. The erasure of forgotten texts (`memory.upkeep.text_holders.TextKeeper`)
-calls this from its worker thread; each journal redacts its own entries under its commit
-lock, beside the delivery loop that appends to it (`DurableQueue.redact`).
+calls `JournalKeeper` from its worker thread; each journal redacts its own entries under
+its commit lock, beside the delivery loop that appends to it (`DurableQueue.redact`).
 
-Only the journals this process writes: another replica's outbox file is that replica's
-(two processes never share a journal), and keeps a forgotten reply until its own rewrite.
+Two processes never share a journal, so with replicas the one that erases cannot redact
+another replica's outbox: it hands the texts on (`ReplicaHandoff`), in a file of the
+shared `delivery/` folder for each other replica with an outbox there, and each replica
+looks for its file every `HANDOFF_CHECK_SECONDS` (and when it starts), redacts its own
+journals, then removes the file. A crash in between leaves the file, and the redaction
+is done again. A replica that never starts again keeps both its outbox and its file.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
+import orjson
+
+from mnemobot.base.atomic_file import append_jsonl, read_jsonl
+from mnemobot.base.file_lock import private_file_lock
 from mnemobot.bot.delivery.journal import DurableQueue
-from mnemobot.memory.upkeep.text_holders import Redact
+from mnemobot.memory.upkeep.forgetting import redact_value
+from mnemobot.memory.upkeep.text_holders import scope_holds_key
+
+log = logging.getLogger(__name__)
+
+# How often a replica looks for forgotten texts another replica handed it: a stat a second.
+HANDOFF_CHECK_SECONDS = 1.0
+HANDOFF_PREFIX = ".forgotten-for-"
 
 
 class JournalKeeper:
-    """`TextKeeper` of the journals `journals()` names (read at each erasure)."""
+    """`TextKeeper` of the journals `journals()` names (read at each erasure); with
+    `handoff`, the other replicas' outboxes are handed the texts."""
 
-    def __init__(self, journals: Callable[[], list[DurableQueue]], root: Path) -> None:
+    def __init__(
+        self,
+        journals: Callable[[], list[DurableQueue]],
+        root: Path,
+        *,
+        handoff: ReplicaHandoff | None = None,
+    ) -> None:
         self.journals = journals
         self.root = root
+        self.handoff = handoff
 
-    def redact_texts(self, holds_key: Callable[[str], bool], redact: Redact) -> list[str]:
+    def redact_texts(self, scope: str, needles: list[str]) -> list[str]:
+        lines = self.redact_own(scope, needles)
+        if self.handoff is not None:
+            lines += self.handoff.pass_on(scope, needles)
+        return lines
+
+    def redact_own(self, scope: str, needles: list[str]) -> list[str]:
+        def redact(value: Any) -> tuple[Any, int]:
+            return redact_value(value, needles)
+
         lines = []
         for queue in self.journals():
-            count = queue.redact(holds_key, redact)
-            if count:
+            if queue.redact(partial(scope_holds_key, scope), redact):
                 lines.append(str(queue.path.relative_to(self.root)))
         return lines
+
+
+class ReplicaHandoff:
+    """Forgotten texts passed between the replicas sharing `delivery`, whose outboxes are
+    `<outbox_prefix><replica>.jsonl` there."""
+
+    def __init__(self, delivery: Path, replica: str, outbox_prefix: str) -> None:
+        self.delivery = delivery
+        self.replica = replica
+        self.outbox_prefix = outbox_prefix
+
+    def _file(self, replica: str) -> Path:
+        return self.delivery / f"{HANDOFF_PREFIX}{replica}.jsonl"
+
+    def others(self) -> list[str]:
+        names = (p.name for p in self.delivery.glob(f"{self.outbox_prefix}*.jsonl"))
+        found = (n.removeprefix(self.outbox_prefix).removesuffix(".jsonl") for n in names)
+        return sorted(r for r in found if r and r != self.replica)
+
+    def pass_on(self, scope: str, needles: list[str]) -> list[str]:
+        lines = []
+        for replica in self.others():
+            path = self._file(replica)
+            with private_file_lock(path.with_suffix(".lock")):
+                append_jsonl(path, [{"scope": scope, "needles": needles}], durable=True)
+            lines.append(f"{path.relative_to(self.delivery.parent)} (for replica {replica})")
+        return lines
+
+    def receive(self, keeper: JournalKeeper) -> int:
+        """Redact what other replicas handed this one; how many erasures that was."""
+        path = self._file(self.replica)
+        if not path.exists():
+            return 0
+        with private_file_lock(path.with_suffix(".lock")):
+            records = read_jsonl(path).records
+            for record in records:
+                scope, needles = record.get("scope"), record.get("needles")
+                if isinstance(scope, str) and isinstance(needles, list):
+                    keeper.redact_own(scope, [n for n in needles if isinstance(n, str)])
+            path.unlink(missing_ok=True)
+        return len(records)
+
+    async def receive_forever(self, keeper: JournalKeeper) -> None:
+        """Look for handed texts now and every `HANDOFF_CHECK_SECONDS` (cancel to stop)."""
+        while True:
+            try:
+                await asyncio.to_thread(self.receive, keeper)
+            except (OSError, orjson.JSONDecodeError) as exc:
+                log.warning("could not redact texts another replica forgot: %s", exc)
+            await asyncio.sleep(HANDOFF_CHECK_SECONDS)

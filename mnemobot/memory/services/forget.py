@@ -10,7 +10,6 @@ sessions instead.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from mnemobot.memory.notes.daily_notes import redact_daily_notes
 from mnemobot.memory.services.scopes import ScopeRuntime
@@ -19,7 +18,6 @@ from mnemobot.memory.store import scope_move
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX, ScopeItemStore
 from mnemobot.memory.store.items import ItemType, MemoryItem, normalize_content
 from mnemobot.memory.store.scope_move import RenameRef
-from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.upkeep.digest_days import rewrite_digests
 from mnemobot.memory.upkeep.forgetting import (
@@ -32,7 +30,6 @@ from mnemobot.memory.upkeep.forgetting import (
     finish_erasure,
     note_forgotten,
     pending_needles,
-    redact_value,
 )
 from mnemobot.memory.upkeep.forgotten_texts import (
     FORGET_QUERY_MAX_ITEMS,
@@ -193,14 +190,8 @@ class MemoryForget:
         return report
 
     def _erase_kept(self, report: ErasureReport, scope: str, needles: list[str]) -> None:
-        def holds_key(key: str) -> bool:
-            return scope == GLOBAL_SCOPE or key == scope or key.startswith(scope + ":")
-
-        def redact(value: Any) -> tuple[Any, int]:
-            return redact_value(value, needles)
-
         for keeper in self._keepers:
-            report.files_rewritten += keeper.redact_texts(holds_key, redact)
+            report.files_rewritten += keeper.redact_texts(scope, needles)
 
     def scopes_to_erase(self) -> list[str]:
         """Scopes with forgotten texts still on disk (what `erase_forgotten` has to do)."""

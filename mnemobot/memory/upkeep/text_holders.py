@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from filelock import Timeout
 
 from mnemobot.base.file_lock import private_file_lock
+from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE
 
 # A JSON value with every string holding a forgotten text replaced by the forgotten mark,
 # and how many strings were replaced.
@@ -56,10 +57,15 @@ class SessionHolds(Protocol):
 
 
 class TextKeeper(Protocol):
-    def redact_texts(self, holds_key: Callable[[str], bool], redact: Redact) -> list[str]:
-        """Redact what the kept files hold of chats `holds_key` accepts; one line per file
-        changed."""
+    def redact_texts(self, scope: str, needles: list[str]) -> list[str]:
+        """Redact `needles` (forgotten texts, `normalize_content`d) from what the kept
+        files hold of the scope's chats; one line per file changed or handed on."""
         ...
+
+
+def scope_holds_key(scope: str, key: str) -> bool:
+    """Whether a chat or session key (`telegram:42`, `telegram:42:7`) is of `scope`."""
+    return scope == GLOBAL_SCOPE or key == scope or key.startswith(scope + ":")
 
 
 class FileSessionHolds:
