@@ -13,17 +13,23 @@ import asyncio
 import itertools
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
+import pytest
+import redis
 
 from mnemobot.base.atomic_file import read_jsonl
 from mnemobot.bot.app import App
+from mnemobot.bot.cli.main import main
 from mnemobot.bot.cli.web import host_of_app
 from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
 from mnemobot.bot.web.corrections import Corrections
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.forgetting import redact_value
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -225,3 +231,46 @@ async def test_a_turn_running_on_one_replica_cannot_save_a_text_forgotten_on_ano
     assert all(
         "lime" not in orjson.dumps(r).decode().lower() for r in openai_server.requests[asked:]
     )
+
+
+def test_memory_maintain_erases_from_redis_sessions_and_the_journals_with_no_bot_running(
+    workspace: Path,
+    redis_url: str,
+    openai_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scope, secret = "telegram:7800", "Peach-5150"
+    said = f"My gate code is {secret}."
+    memory = WorkspaceMemory.open(workspace)
+    try:
+        memory.record.record_turn(
+            scope=scope,
+            user_text=said,
+            assistant_text=f"echo: {said}",
+            at=time.time(),
+            config=MemoryConfig(),
+            tz=UTC,
+        )
+        item = memory.recall.search(scope, "gate code", config=MemoryConfig(), tz=UTC)[0][0]
+        memory.forget.forget(scope, item.id)
+    finally:
+        memory.close()
+    session = {"id": scope, "channelType": "telegram", "chatId": "7800"}
+    session |= {"messages": [{"role": "user", "content": said}], "metadata": {}, "state": {}}
+    session |= {"createdAt": "2026-11-29T10:00:00Z", "updatedAt": "2026-11-29T10:00:00Z"}
+    client = redis.Redis.from_url(redis_url)
+    client.set(f"mnemobot:session:{scope}", orjson.dumps(session))
+    outbox = DurableQueue(workspace / "delivery" / "telegram-outbox-a.jsonl")
+    outbox.add([QueuedEntry("r1", scope, {"text": f"echo: {said}"}, 1.0)])
+    outbox.done(["r1"])
+    monkeypatch.setenv("BOT_WORKSPACE", str(workspace))
+    monkeypatch.setenv("BOT_REDIS_URL", redis_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+
+    assert main(["memory", "maintain", "--chat", scope]) == 0
+
+    assert secret.encode() not in client.get(f"mnemobot:session:{scope}")
+    assert files_with(workspace, secret) == []
+    assert journal_shape(outbox.path) == [("add", "r1"), ("done", "r1")]
+    client.close()

@@ -21,13 +21,11 @@ from collections.abc import Callable
 from functools import partial
 
 from mnemobot.bot.app import App
+from mnemobot.bot.cli.erasure_reach import reach_beyond_files, replicas_of
 from mnemobot.bot.cli.logging_setup import redact
 from mnemobot.bot.cli.memory_commands import served_by_a_bot
 from mnemobot.bot.cli.startup import fail, secrets_of, settings_or_exit
-from mnemobot.bot.delivery.journal import DurableQueue
-from mnemobot.bot.delivery.journal_redaction import JournalKeeper
-from mnemobot.bot.delivery.redis_erasure import RedisSessionHolds
-from mnemobot.bot.delivery.replicas import Replicas, open_replicas
+from mnemobot.bot.delivery.replicas import Replicas
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.mcp.secrets import hide_in_logs
@@ -115,10 +113,8 @@ def standalone_host(
         shared_files=True,
         embedder=OpenAIEmbeddings(settings, runtime),
     )
-    if replicas is not None:
-        memory.forget.keep_sessions_in(RedisSessionHolds(replicas))
     # Forgetting is refused while a bot runs: no one else writes the delivery journals.
-    memory.forget.add_keeper(JournalKeeper(partial(delivery_journals, paths), paths.root))
+    reach_beyond_files(memory, paths, replicas=replicas, bot_running=False)
     timer = MaintenanceTimer(
         paths=paths,
         runtime=runtime,
@@ -191,11 +187,6 @@ async def start_beside_bot(
     return server
 
 
-def delivery_journals(paths: WorkspacePaths) -> list[DurableQueue]:
-    """The channels' journals on the workspace, as they are now."""
-    return [DurableQueue(path) for path in sorted(paths.delivery.glob("*.jsonl"))]
-
-
 def web_command(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     found = web_tokens()
@@ -211,7 +202,7 @@ def web_command(args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         tasks = workspace_store(settings.bot_workspace, redis_url) if redis_url else None
-        replicas = open_replicas(redis_url) if redis_url else None
+        replicas = replicas_of(settings)
         host = standalone_host(settings, shown, tasks, replicas)
         access = Access(tokens, cookie_name=cookie_name(args.port))
         web_app = build_web_app(host, access, read_only=args.read_only)
