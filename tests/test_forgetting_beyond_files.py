@@ -26,12 +26,12 @@ from mnemobot.base.atomic_file import read_jsonl
 from mnemobot.bot.app import App
 from mnemobot.bot.cli.main import main
 from mnemobot.bot.cli.web import host_of_app
-from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry, Redacted
 from mnemobot.bot.web.corrections import Corrections
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.forgetting import redact_value
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.replicas_harness import Replica, post_until_taken, redis_url, two_replicas
 from tests.telegram_harness import StartBot, start_bot, telegram, until_nothing_pending
@@ -108,22 +108,24 @@ def test_a_redacted_journal_keeps_every_entry_live_or_done_and_its_ids(tmp_path:
     def redact(value: Any) -> tuple[Any, int]:
         return redact_value(value, ["zebra-4242"])
 
-    changed = queue.redact(lambda key: key == "telegram:7", redact)
+    redacted = queue.redact(lambda key: key == "telegram:7", redact)
 
-    assert changed == 2
+    # The finished one is redacted; the live one is still owed its delivery, as written,
+    # and counted, so the erasure comes back for it.
+    assert (redacted.entries, redacted.live) == (1, 1)
     assert journal_shape(path) == shape
-    # The live one is still owed its delivery, with the text marked, in memory too.
-    assert [(e.id, e.data["text"]) for e in queue.pending()] == [
-        ("r1", "[forgotten]"),
+    again = DurableQueue(path)
+    assert [(e.id, e.data["text"]) for e in again.pending()] == [
+        ("r1", "Zebra-4242 again, not yet sent"),
         ("r2", "another chat: Zebra-4242"),
     ]
-    again = DurableQueue(path)
-    assert [e.id for e in again.pending()] == ["r1", "r2"]
     assert again.seen("r0") and again.seen("r3")
-    assert b"Zebra" not in path.read_bytes().replace(b"another chat: Zebra-4242", b"")
-    # Appends after the redaction land after it, whole.
+    assert b"your code is" not in path.read_bytes()
+    # Appends after the redaction land after it, whole; once delivered, it goes too.
     queue.done(["r1"])
+    assert queue.redact(lambda key: key == "telegram:7", redact) == Redacted(1, 0)
     assert [e.id for e in DurableQueue(path).pending()] == ["r2"]
+    assert path.read_bytes().count(b"Zebra") == 1  # the other chat's
 
 
 async def say(replica: Replica, telegram: TelegramServer, chat: int, text: str) -> None:
@@ -275,3 +277,38 @@ def test_memory_maintain_erases_from_redis_sessions_and_the_journals_with_no_bot
     assert files_with(workspace, secret) == []
     assert journal_shape(outbox.path) == [("add", "r1"), ("done", "r1")]
     client.close()
+
+
+async def test_the_reply_of_the_turn_that_forgot_does_not_stay_in_the_journals(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+) -> None:
+    bot = await start_bot()
+    bot.app.start_background()  # as `mnemobot run` does: the erasure right after the turn
+    chat = 5102
+    telegram.send_text("My locker code is QX-7731-ZEBRA.", chat_id=chat)
+    await telegram.wait_for_messages_async(chat, 1, timeout=15)
+    openai_server.script(
+        tool_call("memory", {"operation": "forget", "query": "locker code"}),
+        reply("Done: I removed your locker code QX-7731-ZEBRA."),
+    )
+    # A slow Telegram: the answer waits in the outbox while the erasure runs.
+    delivered = threading.Event()
+    telegram.hold("sendMessage", delivered)
+    telegram.send_text("forget my locker code", chat_id=chat)
+    memory = workspace / "memory" / f"telegram:{chat}"
+    deadline = time.monotonic() + 15
+    while files_with(memory, "QX-7731-ZEBRA"):
+        assert time.monotonic() < deadline, "the erasure never reached the memory files"
+        await asyncio.sleep(0.02)
+    delivered.set()
+    await telegram.wait_for_messages_async(chat, 2, timeout=15)
+    # The user reads the answer as it was written; it is erased after its delivery.
+    assert "QX-7731-ZEBRA" in telegram.sent_messages(chat)[-1]["plain_text"]
+    assert bot.app.maintenance is not None
+    await bot.app.maintenance.settled()
+    await until_nothing_pending(workspace)
+    assert files_with(workspace, "QX-7731-ZEBRA") == []
+    assert bot.app.memory.forget.scopes_to_erase() == []

@@ -36,7 +36,9 @@ def reach_beyond_files(
     if replicas is not None:
         memory.forget.keep_sessions_in(RedisSessionHolds(replicas))
     if not bot_running:
-        memory.forget.add_keeper(JournalKeeper(partial(delivery_journals, paths), paths.root))
+        # No delivery loop: an entry still live stays so until a bot runs again.
+        keeper = JournalKeeper(partial(delivery_journals, paths), paths.root, waits=False)
+        memory.forget.add_keeper(keeper)
 
 
 def replicas_of(settings: Settings) -> Replicas | None:

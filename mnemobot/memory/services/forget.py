@@ -180,7 +180,7 @@ class MemoryForget:
                 )
             )
         if needles:
-            self._erase_kept(report, scope, needles)
+            self._erase_kept(report, scope, needles, session_wait_seconds)
             done = holds.after_erasure()
             if done:
                 report.elsewhere.append(done)
@@ -189,9 +189,13 @@ class MemoryForget:
                 finish_erasure(paths, needles)
         return report
 
-    def _erase_kept(self, report: ErasureReport, scope: str, needles: list[str]) -> None:
+    def _erase_kept(
+        self, report: ErasureReport, scope: str, needles: list[str], wait_seconds: float
+    ) -> None:
         for keeper in self._keepers:
-            report.files_rewritten += keeper.redact_texts(scope, needles)
+            kept = keeper.redact_texts(scope, needles, wait_seconds)
+            report.files_rewritten += kept.files
+            report.busy += kept.busy
 
     def scopes_to_erase(self) -> list[str]:
         """Scopes with forgotten texts still on disk (what `erase_forgotten` has to do)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -56,10 +57,20 @@ class SessionHolds(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class KeptRedaction:
+    """What a `TextKeeper` did: the files changed or handed on, one line each, and what
+    it could not redact yet (a reply still owed its delivery), so the texts stay pending."""
+
+    files: list[str] = field(default_factory=list)
+    busy: list[str] = field(default_factory=list)
+
+
 class TextKeeper(Protocol):
-    def redact_texts(self, scope: str, needles: list[str]) -> list[str]:
+    def redact_texts(self, scope: str, needles: list[str], wait_seconds: float) -> KeptRedaction:
         """Redact `needles` (forgotten texts, `normalize_content`d) from what the kept
-        files hold of the scope's chats; one line per file changed or handed on."""
+        files hold of the scope's chats, waiting up to `wait_seconds` for what is still
+        being answered or delivered."""
         ...
 
 
