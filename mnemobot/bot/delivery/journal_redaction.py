@@ -91,7 +91,7 @@ class JournalKeeper:
             if redacted.entries:
                 done.files.append(shown)
             if redacted.live:
-                done.busy.append(f"{shown} (still delivering)")
+                done.busy.append(f"{shown} (a reply not delivered yet)")
         return done
 
 
