@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import signal
 import threading
 import time
 from datetime import UTC
@@ -33,6 +34,7 @@ from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.forgetting import redact_value
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.crash_points import start_to_crash
 from tests.replicas_harness import Replica, post_until_taken, redis_url, two_replicas
 from tests.telegram_harness import StartBot, start_bot, telegram, until_nothing_pending
 from tests.web_harness import files_with
@@ -236,14 +238,13 @@ async def test_a_turn_running_on_one_replica_cannot_save_a_text_forgotten_on_ano
     )
 
 
-def test_memory_maintain_erases_from_redis_sessions_and_the_journals_with_no_bot_running(
-    workspace: Path,
-    redis_url: str,
-    openai_server: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    scope, secret = "telegram:7800", "Peach-5150"
-    said = f"My gate code is {secret}."
+GATE = "Peach-5150"
+
+
+def forgotten_with_no_bot(workspace: Path, redis_url: str) -> tuple[redis.Redis, Path]:
+    """A chat whose gate code was forgotten while no bot ran: its turn in memory, its
+    session in Redis, its finished reply in a replica's outbox; the erasure still to do."""
+    scope, said = "telegram:7800", f"My gate code is {GATE}."
     memory = WorkspaceMemory.open(workspace)
     try:
         memory.record.record_turn(
@@ -266,16 +267,71 @@ def test_memory_maintain_erases_from_redis_sessions_and_the_journals_with_no_bot
     outbox = DurableQueue(workspace / "delivery" / "telegram-outbox-a.jsonl")
     outbox.add([QueuedEntry("r1", scope, {"text": f"echo: {said}"}, 1.0)])
     outbox.done(["r1"])
-    monkeypatch.setenv("BOT_WORKSPACE", str(workspace))
-    monkeypatch.setenv("BOT_REDIS_URL", redis_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    return client, outbox.path
 
-    assert main(["memory", "maintain", "--chat", scope]) == 0
 
-    assert secret.encode() not in client.get(f"mnemobot:session:{scope}")
-    assert files_with(workspace, secret) == []
-    assert journal_shape(outbox.path) == [("add", "r1"), ("done", "r1")]
+def maintain_env(workspace: Path, redis_url: str, llm: FakeOpenAIServer) -> dict[str, str]:
+    return {
+        "BOT_WORKSPACE": str(workspace),
+        "BOT_REDIS_URL": redis_url,
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": llm.base_url,
+    }
+
+
+def test_memory_maintain_erases_from_redis_sessions_and_the_journals_with_no_bot_running(
+    workspace: Path,
+    redis_url: str,
+    openai_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client, outbox = forgotten_with_no_bot(workspace, redis_url)
+    for name, value in maintain_env(workspace, redis_url, openai_server).items():
+        monkeypatch.setenv(name, value)
+
+    assert main(["memory", "maintain", "--chat", "telegram:7800"]) == 0
+
+    assert GATE.encode() not in client.get("mnemobot:session:telegram:7800")
+    assert files_with(workspace, GATE) == []
+    assert journal_shape(outbox) == [("add", "r1"), ("done", "r1")]
+    client.close()
+
+
+# `mnemobot memory maintain`, killed as it is about to put the redacted outbox in place.
+MAINTAIN_UNTIL_OUTBOX = """
+arm(inside="telegram-outbox-a")
+from mnemobot.bot.cli.main import main
+raise SystemExit(main(["memory", "maintain", "--chat", "telegram:7800"]))
+"""
+
+
+def test_an_erasure_killed_mid_way_is_finished_by_the_next_run(
+    workspace: Path,
+    redis_url: str,
+    openai_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client, outbox = forgotten_with_no_bot(workspace, redis_url)
+    env = maintain_env(workspace, redis_url, openai_server)
+    killed = start_to_crash(MAINTAIN_UNTIL_OUTBOX, "before-replace", env=env, cwd=workspace)
+    _, err = killed.communicate(timeout=60)
+    assert killed.returncode == -signal.SIGKILL, err[-2000:]
+    # Cut after the session in Redis and the memory files, before the journal: the
+    # journal is whole as it was, and the text is still pending.
+    assert GATE.encode() not in client.get("mnemobot:session:telegram:7800")
+    assert files_with(workspace / "memory", GATE) == []
+    pending = workspace / "memory" / "telegram:7800" / ".forget_pending.jsonl"
+    assert b"peach-5150" in pending.read_bytes()
+    assert GATE.encode() in outbox.read_bytes()
+    assert journal_shape(outbox) == [("add", "r1"), ("done", "r1")]
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["memory", "maintain", "--chat", "telegram:7800"]) == 0
+
+    assert files_with(workspace, GATE) == [] and not pending.exists()
+    assert journal_shape(outbox) == [("add", "r1"), ("done", "r1")]
+    assert not DurableQueue(outbox).pending() and DurableQueue(outbox).seen("r1")
     client.close()
 
 
