@@ -74,13 +74,14 @@ class RedisSessionHolds:
         deadline = time.monotonic() + wait_seconds
         token = None
         while True:
-            # A token like the leases replicas take (fence:random): writes fenced by the
-            # lease held before this one are refused from now on.
-            fence = int(client.incr(self._key("fence", name)))
-            candidate = f"{fence}:{secrets.token_hex(8)}"
-            if client.set(lease_key, candidate, nx=True, px=HOLD_MS):
-                token = candidate
-                break
+            if not client.exists(lease_key):
+                # A token like the leases replicas take (fence:random): writes fenced by
+                # the lease held before this one are refused from now on.
+                fence = int(client.incr(self._key("fence", name)))
+                candidate = f"{fence}:{secrets.token_hex(8)}"
+                if client.set(lease_key, candidate, nx=True, px=HOLD_MS):
+                    token = candidate
+                    break
             if time.monotonic() >= deadline:
                 yield False
                 return
