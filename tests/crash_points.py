@@ -8,6 +8,7 @@ a file write, instead of a kill from outside that may or may not land mid-write.
 - "mid-write": a whole-file rewrite (`write_atomic`) with half of its temp file written;
 - "before-replace": the temp file written and fsynced, not yet put in the file's place;
 - "after-replace": right after it took the file's place;
+  both count only files whose path holds `arm`'s `inside`, when given;
 - "mid-append": a JSONL append (`append_bytes`) with half of its bytes written;
 - "after-append": right after a whole append;
   both count only appends to a file whose path holds `arm`'s `inside` and of bytes
@@ -71,10 +72,11 @@ def arm(skip=0, inside="", holding=b""):
         return _HalfWritten(handle) if now() else handle
 
     def replace(src, dst):
-        if point == "before-replace" and now():
+        aimed_at = inside in str(dst)
+        if point == "before-replace" and aimed_at and now():
             _die()
         real_replace(src, dst)
-        if point == "after-replace" and now():
+        if point == "after-replace" and aimed_at and now():
             _die()
 
     def write(fd, data):

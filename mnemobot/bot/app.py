@@ -16,6 +16,7 @@ from functools import partial
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.bot.assembled_app import App
+from mnemobot.bot.delivery.redis_erasure import RedisSessionHolds, append_only_rewrite_step
 from mnemobot.bot.delivery.replicas import LeasedSessions, Replicas
 from mnemobot.bot.delivery.turn_board import RedisTurnBoard
 from mnemobot.bot.i18n import words_for
@@ -460,7 +461,7 @@ def build_replica_app(
     namespace = replicas.coordination.namespace
     tasks = RedisTaskStore(replicas.client, namespace=namespace)
     board = RedisTurnBoard(replicas.client, namespace=namespace, replica_id=settings.replica_id)
-    return build_app(
+    app = build_app(
         settings,
         sessions=sessions,
         shared_workspace=True,
@@ -470,3 +471,8 @@ def build_replica_app(
         tuning=tuning,
         turn_board=board,
     )
+    # Forgetting redacts the sessions in Redis too, under each chat's lease; /forget_me
+    # has Redis drop the old values from its append-only file.
+    app.memory.forget.keep_sessions_in(RedisSessionHolds(replicas))
+    app.erasure.add_step(append_only_rewrite_step(replicas, sessions.flush))
+    return app

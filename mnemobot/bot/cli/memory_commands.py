@@ -18,6 +18,7 @@ from filelock import Timeout
 from mnemobot.base.clock import SYSTEM_CLOCK, to_iso
 from mnemobot.base.counts import counted
 from mnemobot.base.file_lock import private_file_lock
+from mnemobot.bot.cli.erasure_reach import reach_beyond_files, replicas_of
 from mnemobot.bot.cli.memory_scope import open_chat_memory, unknown_scope_line
 from mnemobot.bot.cli.startup import fail, settings_or_exit
 from mnemobot.bot.cli.workspace_guard import MEMORY_COMMAND_RUNNING, MemoryCommandLock
@@ -291,6 +292,8 @@ def maintain_command(args: argparse.Namespace) -> int:
         )
         embedder = OpenAIEmbeddings(settings, runtime)
         memory = WorkspaceMemory.open(paths.root, embedder=embedder)
+        replicas = replicas_of(settings)
+        reach_beyond_files(memory, paths, replicas=replicas, bot_running=served_by_a_bot(paths))
         timer = MaintenanceTimer(
             paths=paths,
             runtime=runtime,
@@ -306,6 +309,8 @@ def maintain_command(args: argparse.Namespace) -> int:
             await llm.close()
             memory.close()
             await embedder.aclose()
+            if replicas is not None:
+                await replicas.close()
 
     reports = asyncio.run(run())
     if not reports:

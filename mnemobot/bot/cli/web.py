@@ -20,9 +20,11 @@ from collections.abc import Callable
 from functools import partial
 
 from mnemobot.bot.app import App
+from mnemobot.bot.cli.erasure_reach import reach_beyond_files, replicas_of
 from mnemobot.bot.cli.logging_setup import redact
 from mnemobot.bot.cli.memory_commands import served_by_a_bot
 from mnemobot.bot.cli.startup import fail, secrets_of, settings_or_exit
+from mnemobot.bot.delivery.replicas import Replicas
 from mnemobot.bot.llm.client import OpenAIChatModel
 from mnemobot.bot.llm.embeddings import OpenAIEmbeddings
 from mnemobot.bot.mcp.secrets import hide_in_logs
@@ -103,9 +105,13 @@ def host_of_app(app: App, shown: Callable[[str], str]) -> WebHost:
 
 
 def standalone_host(
-    settings: Settings, shown: Callable[[str], str], tasks: TaskStore | None
+    settings: Settings,
+    shown: Callable[[str], str],
+    tasks: TaskStore | None,
+    replicas: Replicas | None = None,
 ) -> WebHost:
-    """The page on services of its own over the workspace's files (`mnemobot web`)."""
+    """The page on services of its own over the workspace's files (`mnemobot web`);
+    `replicas`: the Redis of the bot's replicas, whose sessions a forget redacts too."""
     paths = WorkspacePaths(settings.bot_workspace)
     runtime = open_runtime_config(paths.runtime_config)
     memory = WorkspaceMemory.open(
@@ -113,6 +119,8 @@ def standalone_host(
         shared_files=True,
         embedder=OpenAIEmbeddings(settings, runtime),
     )
+    # Forgetting is refused while a bot runs: no one else writes the delivery journals.
+    reach_beyond_files(memory, paths, replicas=replicas, bot_running=False)
     timer = MaintenanceTimer(
         paths=paths,
         runtime=runtime,
@@ -200,7 +208,8 @@ def web_command(args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         tasks = workspace_store(settings.bot_workspace, redis_url) if redis_url else None
-        host = standalone_host(settings, shown, tasks)
+        replicas = replicas_of(settings)
+        host = standalone_host(settings, shown, tasks, replicas)
         access = Access(tokens, cookie_name=cookie_name(args.port))
         web_app = build_web_app(host, access, read_only=args.read_only)
         server = WebServer(web_app, args.host, args.port)
@@ -222,5 +231,7 @@ def web_command(args: argparse.Namespace) -> int:
                 await host.memory.vectors.embedder.aclose()
             if tasks is not None:
                 await close_store(tasks)
+            if replicas is not None:
+                await replicas.close()
 
     return asyncio.run(main())

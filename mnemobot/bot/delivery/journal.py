@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,15 @@ log = logging.getLogger(__name__)
 # Rewrite the journal once this many done records have piled up and they outnumber the
 # live entries: often enough to keep replay fast, rarely enough to cost nothing per entry.
 REWRITE_AFTER_DONE = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """What `DurableQueue.redact` did: finished entries redacted, live ones left holding
+    a text."""
+
+    entries: int
+    live: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +262,34 @@ class DurableQueue:
                 self._rewrite()
         return dropped
 
+    def redact(
+        self, holds: Callable[[str], bool], redact: Callable[[Any], tuple[Any, int]]
+    ) -> Redacted:
+        """Redact what the finished entries of keys `holds` accepts say (`redact` their
+        data: forgotten texts), in place: every entry keeps its id, key and state.
+
+        Live entries stay as they are: a message still owed its answer is answered, a reply
+        still owed its delivery goes out as it was written; those holding a text are
+        counted (`Redacted.live`), for the caller to come back once they are done. The
+        journal is rewritten line for line under the commit lock, so no append falls in
+        between; records still queued are appended after it.
+        """
+        with self._commit_lock, self._lock:
+            live = sum(1 for e in self._live.values() if holds(e.key) and redact(e.data)[1] > 0)
+            try:
+                lines = self.path.read_bytes().split(b"\n")
+            except FileNotFoundError:
+                lines = []
+            changed = 0
+            for number, line in enumerate(lines):
+                new = _redacted_record(line, holds, redact, self._live)
+                if new is not None:
+                    lines[number] = new
+                    changed += 1
+            if changed:
+                write_atomic(self.path, b"\n".join(lines))
+        return Redacted(changed, live)
+
     # Group commit: changes are queued in order under the state lock; one thread at a time
     # writes everything queued so far in one append and one fsync, and every caller whose
     # records that write carried returns. Under load many replies share one fsync instead
@@ -306,3 +343,30 @@ def _entry_from(record: dict[str, Any]) -> QueuedEntry | None:
     return QueuedEntry(
         id=entry_id, key=key, data=data, at=float(at) if isinstance(at, int | float) else 0.0
     )
+
+
+def _redacted_record(
+    line: bytes,
+    holds: Callable[[str], bool],
+    redact: Callable[[Any], tuple[Any, int]],
+    live: Mapping[str, QueuedEntry],
+) -> bytes | None:
+    """The line of a finished entry of a key `holds` accepts, with its data redacted; None
+    when there is nothing to change (another record, another chat, a live entry, a torn
+    line)."""
+    if b'"add"' not in line:
+        return None  # cheap: most lines are done records
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(record, dict) or record.get("op") != "add":
+        return None
+    key = record.get("key")
+    if not isinstance(key, str) or not holds(key) or record.get("id") in live:
+        return None
+    data, count = redact(record.get("data"))
+    if not count:
+        return None
+    record["data"] = data
+    return orjson.dumps(record)

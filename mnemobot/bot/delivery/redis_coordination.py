@@ -52,7 +52,7 @@ end
 return 0
 """
 
-_RELEASE = """
+RELEASE_LEASE_SCRIPT = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
@@ -85,7 +85,7 @@ return 0
 # What a claim holds once its entry is answered: this, then the answer's name.
 ANSWERED = "answered "
 
-_FENCED_SET = """
+FENCED_SET_SCRIPT = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
@@ -122,9 +122,9 @@ class RedisCoordination:
         self.namespace = namespace
         self._accept = client.register_script(_ACCEPT)
         self._renew = client.register_script(_RENEW)
-        self._release = client.register_script(_RELEASE)
+        self._release = client.register_script(RELEASE_LEASE_SCRIPT)
         self._done = client.register_script(_DONE)
-        self._fenced_set = client.register_script(_FENCED_SET)
+        self._fenced_set = client.register_script(FENCED_SET_SCRIPT)
 
     def _key(self, *parts: str) -> str:
         return ":".join((self.namespace, *parts))

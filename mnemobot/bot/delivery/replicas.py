@@ -17,6 +17,7 @@ import logging
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -48,10 +49,28 @@ class Replicas:
     leases: LeaseBook = field(default_factory=LeaseBook)
     outage: RedisOutage = field(default_factory=RedisOutage)
     where: str = ""
+    # The URL, for a blocking client of worker threads (`blocking_client`); it may hold a
+    # password, so it is never shown.
+    url: str = field(default="", repr=False)
+    _blocking: SyncRedis | None = field(default=None, repr=False)
+
+    def blocking_client(self) -> SyncRedis:
+        """A blocking client on the same Redis, for code running in a worker thread (the
+        erasure of forgotten texts), made at first use."""
+        if self._blocking is None:
+            self._blocking = SyncRedis.from_url(
+                self.url,
+                socket_timeout=REDIS_TIMEOUT_SECONDS,
+                socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
+            )
+        return self._blocking
 
     async def close(self) -> None:
         with contextlib.suppress(RedisError):
             await self.client.aclose()
+        if self._blocking is not None:
+            with contextlib.suppress(RedisError):
+                self._blocking.close()
 
 
 def open_replicas(url: str, *, namespace: str = "mnemobot") -> Replicas:
@@ -67,7 +86,7 @@ def open_replicas(url: str, *, namespace: str = "mnemobot") -> Replicas:
         retry_on_error=[RedisConnectionError],
     )
     return Replicas(
-        client, RedisCoordination(client, namespace=namespace), where=redis_display(url)
+        client, RedisCoordination(client, namespace=namespace), where=redis_display(url), url=url
     )
 
 

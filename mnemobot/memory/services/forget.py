@@ -38,6 +38,7 @@ from mnemobot.memory.upkeep.forgotten_texts import (
     items_to_forget,
     lines_holding,
 )
+from mnemobot.memory.upkeep.text_holders import FILE_SESSION_HOLDS, SessionHolds, TextKeeper
 from mnemobot.memory.write.standing import restore_changed_aspects
 
 
@@ -45,6 +46,18 @@ class MemoryForget:
     def __init__(self, scopes: ScopeRuntime, vectors: MemoryVectors) -> None:
         self.scopes = scopes
         self.vectors = vectors
+        # How the erasure keeps a chat's turns out of its session, and where else sessions
+        # are kept (replicas: Redis); more files quoting the chats (a channel's journals).
+        self.session_holds: SessionHolds = FILE_SESSION_HOLDS
+        self._keepers: list[TextKeeper] = []
+
+    def keep_sessions_in(self, holds: SessionHolds) -> None:
+        """Sessions live elsewhere too (replicas: Redis): the erasure redacts them there."""
+        self.session_holds = holds
+
+    def add_keeper(self, keeper: TextKeeper) -> None:
+        """More files that quote what the chats said, redacted with every erasure."""
+        self._keepers.append(keeper)
 
     def forget(self, scope: str, item_id: str) -> list[str]:
         """Forget an item and whatever would still tell the same thing; ids forgotten.
@@ -131,7 +144,8 @@ class MemoryForget:
         Live items still holding a forgotten text are forgotten too; item files are
         rewritten without forgotten items (tombstones keep only ids and fingerprints);
         daily notes, MEMORY.md and its versions, the sessions and offload logs of the
-        scope's chats are redacted. A session a turn holds for longer than
+        scope's chats (and their copies elsewhere, `keep_sessions_in`), and the files
+        keepers hold (`add_keeper`) are redacted. A session a turn holds for longer than
         `session_wait_seconds` keeps the erasure pending for the next run. Cheap when
         nothing was forgotten since the last run.
         """
@@ -144,8 +158,9 @@ class MemoryForget:
         # until it has recorded itself in memory, so what a turn still running wrote (its
         # note line, its items) is on disk before the memory files below are redacted.
         # Not under the scope's lock: the turn may need it before it lets go.
+        holds = self.session_holds
         report = erase_texts_from_conversations(
-            self.scopes.workspace, scope, needles, wait_seconds=session_wait_seconds
+            self.scopes.workspace, scope, needles, wait_seconds=session_wait_seconds, holds=holds
         )
         with self.scopes.loaded(scope) as loaded:
             store = loaded.store
@@ -164,10 +179,23 @@ class MemoryForget:
                     self.scopes.workspace, paths, needles, skip=paths.item_files()
                 )
             )
+        if needles:
+            self._erase_kept(report, scope, needles, session_wait_seconds)
+            done = holds.after_erasure()
+            if done:
+                report.elsewhere.append(done)
         if not report.busy:
             with self.scopes.lock(scope):
                 finish_erasure(paths, needles)
         return report
+
+    def _erase_kept(
+        self, report: ErasureReport, scope: str, needles: list[str], wait_seconds: float
+    ) -> None:
+        for keeper in self._keepers:
+            kept = keeper.redact_texts(scope, needles, wait_seconds)
+            report.files_rewritten += kept.files
+            report.busy += kept.busy
 
     def scopes_to_erase(self) -> list[str]:
         """Scopes with forgotten texts still on disk (what `erase_forgotten` has to do)."""

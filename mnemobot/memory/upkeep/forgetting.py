@@ -6,9 +6,10 @@ it said in the scope's pending-erasure file (which texts: `memory.upkeep.forgott
 file of the scope: item files rewritten with only live items (the tombstones keep their
 fingerprints, a hash, never the text), daily notes redacted line by line, the lines of
 MEMORY.md and its archived versions removed, and the conversations of the scope's chats
-(sessions and offload logs, forum topics included) redacted message by message, each
-under the session's lock. The pending file goes last, so a crash mid-way, or a session
-held by a long turn, leaves the work to the next run.
+(sessions and offload logs, forum topics included; with replicas, the sessions in Redis)
+redacted message by message, each while its turns are kept out (`text_holders`). The
+pending file goes last, so a crash mid-way, or a session held by a long turn, leaves the
+work to the next run.
 
 Saying a forgotten thing again later, on purpose, is a new statement and is kept: a
 tombstone's fingerprint only keeps out copies dated before the forgetting (an old
@@ -29,14 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from filelock import Timeout
 
 from mnemobot.base.atomic_file import append_jsonl, write_atomic
 from mnemobot.base.counts import counted
-from mnemobot.base.file_lock import private_file_lock
 from mnemobot.memory.notes.daily_notes import FORGOTTEN_MARK
 from mnemobot.memory.store.items import normalize_content
 from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE, ScopePaths
+from mnemobot.memory.upkeep.text_holders import FILE_SESSION_HOLDS, SessionHolds
 
 PENDING_FILE_NAME = ".forget_pending.jsonl"
 SESSIONS_DIR_NAME = "sessions"
@@ -53,11 +53,15 @@ class ErasureReport:
     lines_redacted: int = 0
     # Sessions that stayed locked by a running turn: their erasure waits for the next run.
     busy: list[str] = field(default_factory=list)
+    # What was redacted outside the workspace's files (a session in Redis), and what was
+    # done after (the store asked to drop its old copies).
+    elsewhere: list[str] = field(default_factory=list)
 
     def add(self, other: ErasureReport) -> ErasureReport:
         self.files_rewritten += other.files_rewritten
         self.lines_redacted += other.lines_redacted
         self.busy += other.busy
+        self.elsewhere += other.elsewhere
         return self
 
 
@@ -222,32 +226,49 @@ def conversation_files(workspace: Path, scope: str) -> dict[str, list[Path]]:
 
 
 def erase_texts_from_conversations(
-    workspace: Path, scope: str, needles: list[str], *, wait_seconds: float
+    workspace: Path,
+    scope: str,
+    needles: list[str],
+    *,
+    wait_seconds: float,
+    holds: SessionHolds = FILE_SESSION_HOLDS,
 ) -> ErasureReport:
-    """Redact `needles` from the scope's sessions and offload logs (`conversation_files`).
+    """Redact `needles` from the scope's sessions and offload logs (`conversation_files`),
+    and from the copies `holds` keeps elsewhere (sessions in Redis).
 
-    Each session is redacted under its lock file, the one a turn holds: a turn running in
-    this or another process would otherwise save its copy of the conversation over the
-    redacted file. A session still locked after `wait_seconds` is left for the next run
-    (named in `busy`).
+    Each session is redacted while `holds` keeps its turns out (its lock file, or the
+    chat's lease): a turn running in this or another process would otherwise save its copy
+    of the conversation over the redacted one. A session still held after `wait_seconds`
+    is left for the next run (named in `busy`).
     """
     report = ErasureReport(scope, needles=len(needles))
     if not needles:
         return report
     directory = workspace / SESSIONS_DIR_NAME
-    for key, files in sorted(conversation_files(workspace, scope).items()):
-        lock = private_file_lock(directory / f"{key}.lock")
-        try:
-            lock.acquire(timeout=wait_seconds)
-        except Timeout:
-            report.busy.append(key)
-            continue
-        try:
-            for path in files:
+    files = conversation_files(workspace, scope)
+    keys = set(files) | set(holds.stored_keys(scope))
+
+    def redact(value: Any) -> tuple[Any, int]:
+        return _redact_value(value, needles)
+
+    for key in sorted(keys):
+        with holds.hold(directory, key, wait_seconds) as held:
+            if not held:
+                report.busy.append(key)
+                continue
+            for path in files.get(key, []):
                 _redact_into(report, workspace, path, needles)
-        finally:
-            lock.release()
+            stored = holds.redact_stored(key, redact)
+            if stored:
+                report.lines_redacted += stored
+                report.elsewhere.append(f"session {key}")
     return report
+
+
+def redact_value(value: Any, needles: list[str]) -> tuple[Any, int]:
+    """`value` (JSON) with every string holding one of `needles` replaced by the forgotten
+    mark, and how many were."""
+    return _redact_value(value, needles)
 
 
 def finish_erasure(paths: ScopePaths, erased: Iterable[str]) -> None:

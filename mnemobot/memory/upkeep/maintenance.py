@@ -252,13 +252,12 @@ def erase_forgotten(run: MaintenanceRun) -> str:
         return "nothing forgotten since the last run"
     files = len(report.files_rewritten)
     busy = (
-        f"; {', '.join(report.busy)} in use by a turn, erased at the next run"
-        if report.busy
-        else ""
+        f"; still in use: {', '.join(report.busy)} (erased at the next run)" if report.busy else ""
     )
+    elsewhere = f"; also {', '.join(report.elsewhere)}" if report.elsewhere else ""
     return (
         f"erased {counted(report.needles, 'forgotten text')}: {counted(files, 'file')} rewritten, "
-        f"{counted(report.lines_redacted, 'line')} redacted{busy}"
+        f"{counted(report.lines_redacted, 'line')} redacted{elsewhere}{busy}"
     )
 
 

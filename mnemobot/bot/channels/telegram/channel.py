@@ -21,6 +21,7 @@ stop on one they cannot parse.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 from collections.abc import Sequence
@@ -80,7 +81,8 @@ from mnemobot.bot.channels.telegram.replies import (
     typing,
 )
 from mnemobot.bot.channels.telegram.sources import UpdateSource
-from mnemobot.bot.delivery.journal import QueuedEntry
+from mnemobot.bot.delivery.journal import DurableQueue, QueuedEntry
+from mnemobot.bot.delivery.journal_redaction import JournalKeeper, ReplicaHandoff
 from mnemobot.bot.delivery.outbox import Answering, Outbox
 from mnemobot.bot.delivery.redis_ingress import RedisInbox
 from mnemobot.bot.delivery.replicas import Replicas
@@ -253,6 +255,16 @@ class TelegramChannel:
         self.media = TelegramMediaTurns(application.bot, app)
         self.refusals = RefusalMemory(refusals_path(app.paths.root), app.clock)
         app.erasure.add_step(self._erase_journals)
+        # Forgetting a text redacts it from the journals too (their entries stay); another
+        # replica's outbox is handed the texts, and this one looks for what it is handed.
+        self.handoff = (
+            ReplicaHandoff(delivery, self.replica_id, "telegram-outbox-")
+            if self.replica_id
+            else None
+        )
+        self.journal_keeper = JournalKeeper(self._journals, app.paths.root, handoff=self.handoff)
+        app.memory.forget.add_keeper(self.journal_keeper)
+        self._handed: asyncio.Task[None] | None = None
         app.commands.permissions.register(CHANNEL, roles)
 
     def config(self) -> TelegramConfig:
@@ -272,6 +284,8 @@ class TelegramChannel:
         await self.source.start(self.application, self.intake.keep)
         if self.app.schedule is not None:
             self.app.schedule.scheduler.attach(CHANNEL, self.keep_firings)
+        if self.handoff is not None:
+            self._handed = asyncio.create_task(self.handoff.receive_forever(self.journal_keeper))
 
     async def _connect(self) -> None:
         pause = 1.0
@@ -310,6 +324,10 @@ class TelegramChannel:
         Safe after a start that failed half-way.
         """
         try:
+            if self._handed is not None:
+                self._handed.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._handed
             if self.app.schedule is not None:
                 await self.app.schedule.scheduler.detach(CHANNEL)
             await self.source.stop()
@@ -418,18 +436,22 @@ class TelegramChannel:
             until=preview.first_text if preview is not None else None,
         )
 
-    async def _erase_journals(self, target: ErasureTarget) -> list[str]:
-        """Erasure: the finished entries of the chat's messages and replies in the inbox
-        and outbox journals (the ones still owed an answer or a delivery stay), and the
-        notes /retry would read again went with the chat's session)."""
+    def _journals(self) -> list[DurableQueue]:
+        """The journals this process writes that quote what chats said."""
         queues = [self.outbox.queue]
         if isinstance(self.preview_journal, PreviewJournal):
             queues.append(self.preview_journal.queue)
         if not isinstance(self.intake, RedisTelegramIntake):
             # With replicas the inbox is in Redis, which drops an entry once it is done.
             queues.insert(0, self.intake.inbox)
+        return queues
+
+    async def _erase_journals(self, target: ErasureTarget) -> list[str]:
+        """Erasure: the finished entries of the chat's messages and replies in the inbox
+        and outbox journals (the ones still owed an answer or a delivery stay), and the
+        notes /retry would read again went with the chat's session)."""
         removed = []
-        for queue in queues:
+        for queue in self._journals():
             count = await asyncio.to_thread(queue.purge, target.holds)
             if count:
                 shown = queue.path.relative_to(self.app.paths.root)
