@@ -12,10 +12,13 @@ world, never carried, where its English, Russian, German and Spanish were.
 
 from __future__ import annotations
 
+from datetime import UTC
 from pathlib import Path
 
 import pytest
 
+from mnemobot.config.runtime import MemoryConfig
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.write.standing_statements import standing_statements
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -305,3 +308,30 @@ async def test_a_member_named_in_lower_case_is_known_from_the_chat(
     block = block_of(openai_server.last_request())
     assert "answer python questions with code" in block, block
     assert "anna only" not in block and "spanish" not in block, block
+
+
+def test_a_username_that_starts_with_a_common_word_names_no_one_by_it(workspace: Path) -> None:
+    # "@the_boss" is "the boss", not "the": review found "answer the way a pirate would"
+    # read as a request serving them.
+    memory = WorkspaceMemory.open(workspace)
+    scope = "telegram:-100"
+    said = [
+        ("@the_boss", "Hi all, I'm back from holiday."),
+        ("Boris", "from now on answer the way a pirate would"),
+    ]
+    try:
+        for n, (speaker, text) in enumerate(said, start=1):
+            memory.record.record_turn(
+                scope=scope,
+                user_text=text,
+                assistant_text="Noted.",
+                at=1_710_000_000.0 + n,
+                config=MemoryConfig(),
+                tz=UTC,
+                message_refs=[f"tg:{n}"],
+                speaker=speaker,
+            )
+        block = memory.recall.standing_block(scope, UTC, 1000)
+        assert "answer the way a pirate would" in block.text, block.text
+    finally:
+        memory.close()

@@ -39,6 +39,7 @@ from mnemobot.memory.store.items import (
     speaker_of,
     speaker_tag,
 )
+from mnemobot.memory.text.languages import language
 from mnemobot.memory.write.answer_aspects import CHANGED_ASPECT, aspects_left, changed_aspects
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import new_fact
@@ -186,9 +187,24 @@ def _members_before(
     tags = {tag for item in turns if (tag := speaker_of(item)) is not None and tag != own}
     names = [tag.removeprefix(SPEAKER_TAG).lstrip("@") for tag in tags]
     # A Telegram member is named by their username when they have one ("@anna_k"): its
-    # first run of letters is the name said ("anna"), as a full name's first word is.
-    firsts = [first.group() for name in names if (first := _FIRST_LETTERS.match(name))]
+    # first run of letters is the name said ("anna"), as a full name's first word is; but
+    # not a word every request has ("@the_boss" made "answer the way a pirate would"
+    # serve someone: review).
+    firsts = [
+        first.group()
+        for name in names
+        if (first := _FIRST_LETTERS.match(name))
+        and first.group() != name
+        and first.group() not in _common_words()
+    ]
     return frozenset([*names, *firsts])
+
+
+@cache
+def _common_words() -> frozenset[str]:
+    """Words no one is named by: the stopwords of the languages requests are read in."""
+    names = ("english", "german", "spanish", "russian")
+    return frozenset().union(*(language(name).stopwords for name in names))
 
 
 def _changed_in_part(store: ScopeItemStore, old: MemoryItem, newer: MemoryItem) -> bool:
