@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+from datetime import date
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemobot.bot.i18n import words_for
-from mnemobot.bot.schedule.parsing import LAST_NIGHT_HOUR, WhenError, with_clock_times
+from mnemobot.bot.schedule.month_words import NoSuchDay, month_days_as_iso
+from mnemobot.bot.schedule.parsing import (
+    LAST_NIGHT_HOUR,
+    MAX_WHEN_CHARS,
+    WhenError,
+    with_clock_times,
+)
 from mnemobot.bot.schedule.reminders import EMPTY
 from tests.schedule_harness import REFUSED, ZONES, read
 
@@ -105,6 +113,23 @@ CASES = [
     ("5th of next month at 9", LATE_MORNING, "2026-12-05 09:00"),
     ("the 5th of next month at 9", LATE_MORNING, "2026-12-05 09:00"),
     ("28th of this month at 9", LATE_MORNING, "2026-11-28 09:00"),
+    # A day by where it falls in a month (review: "3rd of the month" was three months on,
+    # "next month on 3rd" a month from now at this minute, "1st Monday of December" the 1st).
+    ("3rd of the month at 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("the 28th of the month at 9", LATE_MORNING, "2026-11-28 09:00"),
+    ("next month on 3rd at 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("next month on the 3rd at 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("on the 3rd next month at 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("on the 3rd of next month at 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("the first of next month at 9", LATE_MORNING, "2026-12-01 09:00"),
+    ("1st Monday of December at 9", LATE_MORNING, "2026-12-07 09:00"),
+    ("the first Monday of next month at 9", LATE_MORNING, "2026-12-07 09:00"),
+    ("the last Friday of the month at 17:00", LATE_MORNING, "2026-11-27 17:00"),
+    ("the last Friday of the month at 17:00", (2026, 11, 28, 10, 55), "2026-12-25 17:00"),
+    ("2nd Tuesday of next month at 9", LATE_MORNING, "2026-12-08 09:00"),
+    ("the 2nd Tuesday of the month at 9", LATE_MORNING, "2026-12-08 09:00"),
+    ("last Sunday of March at 9", LATE_MORNING, "2027-03-28 09:00"),
+    ("3rd of this month at 10", LATE_MORNING, REFUSED),
     ("5-го в 9", LATE_MORNING, "2026-12-05 09:00"),
     ("midnight", LATE_MORNING, "2026-11-25 00:00"),
     ("midnight tomorrow", LATE_MORNING, "2026-11-26 00:00"),
@@ -139,6 +164,40 @@ def test_times_read_as_a_person_means_them(
     with pytest.raises(WhenError, match="in the past") as refused:
         read(words, local_now, zone)
     assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "the 5th Monday of December at 9",
+        "the 31st of next month at 9",
+        "the 6th Friday of the month",
+    ],
+)
+def test_a_day_the_month_has_not_is_refused_in_one_line(words: str) -> None:
+    # Said in January: next month is February, which has no 31st; December 2026 has four
+    # Mondays. Moved to another day, the reminder would come on a day nobody named.
+    with pytest.raises(WhenError, match="could not read") as refused:
+        read(words, (2027, 1, 10, 10, 55), "Europe/Berlin")
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "run",
+    ["1st ", "the ", "1st Monday ", "last Friday of ", "of the month ", "next month on the 3rd ",
+     "3rd of next month ", "on the ", "11th", "  "],
+)  # fmt: skip
+def test_a_hostile_run_of_month_words_gives_a_time_or_one_line(run: str) -> None:
+    # At the most characters the words of a time may have (a few hundredths of a
+    # millisecond a pattern, measured: month_words' docstring).
+    for tail in ("", "x", " of next month", " of December 2026 at 9"):
+        words = (run * MAX_WHEN_CHARS)[: MAX_WHEN_CHARS - len(tail)] + tail
+        with contextlib.suppress(NoSuchDay):
+            month_days_as_iso(words, date(2026, 11, 24))
+        try:
+            read(words, LATE_MORNING, "Europe/Berlin")
+        except WhenError as refused:
+            assert "\n" not in str(refused)
 
 
 def test_the_chinese_reminders_hint_gives_a_time_that_is_read() -> None:

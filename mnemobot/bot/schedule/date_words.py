@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
+from mnemobot.bot.schedule.month_words import month_days_as_iso
 from mnemobot.bot.schedule.time_words import CHINESE_NUMBER, chinese_number
 
 # The characters of a Chinese number: one before "五号" makes it part of a bigger one.
@@ -199,8 +200,10 @@ _YEARS_AHEAD = 8
 
 def dates_as_iso(text: str, base: datetime) -> str:
     """The days and dates of `text` as ISO dates, relative to the local time `base` (see
-    the module docstring): "next Friday at 9" -> "2026-11-27 at 9"."""
+    the module docstring): "next Friday at 9" -> "2026-11-27 at 9"; NoSuchDay for a day
+    the month named has not ("the 5th Monday of December")."""
     today = base.date()
+    text = month_days_as_iso(text, today)
     text = russian_day_words_as_numbers(text)
     text = _DAY_MONTH.sub(lambda match: _named(match, today), text)
     text = _MONTH_DAY.sub(lambda match: _named(match, today), text)

@@ -29,6 +29,7 @@ from dateparser.date import DateDataParser
 
 from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.bot.schedule.date_words import dates_as_iso
+from mnemobot.bot.schedule.month_words import NoSuchDay
 from mnemobot.bot.schedule.time_words import (
     about_as_at,
     day_words_read,
@@ -264,10 +265,13 @@ def parse_when(text: str, now: float, zone_name: str) -> float:
         at = iso.timestamp() if iso.tzinfo is not None else wall_to_epoch(iso, zone)
     else:
         base = wall_time(now, zone)
-        dated = dates_as_iso(words, base)
-        clocked = with_clock_times(dated, small_hours=base.hour < SMALL_HOURS_END)
+        try:
+            dated: str | None = dates_as_iso(words, base)
+        except NoSuchDay:
+            dated = None  # "the 5th Monday of December": no such day, so no time
+        clocked = with_clock_times(dated, small_hours=base.hour < SMALL_HOURS_END) if dated else ""
         normalized = day_words_read(clocked)
-        found = _next_clock_time(normalized, base) or _read(normalized, base)
+        found = (_next_clock_time(normalized, base) or _read(normalized, base)) if dated else None
         if found is None:
             raise WhenError(
                 f"could not read {words!r} as a time; give a date and clock time such as "
