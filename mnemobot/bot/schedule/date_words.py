@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
+from mnemobot.bot.schedule.month_names import MONTH as _MONTH
+from mnemobot.bot.schedule.month_names import MONTHS as _MONTHS
 from mnemobot.bot.schedule.month_words import month_days_as_iso
 from mnemobot.bot.schedule.time_words import CHINESE_NUMBER, chinese_number
 
@@ -41,24 +43,6 @@ _CHINESE_DIGIT_CHARS = "一二两三四五六七八九十"
 
 # ------------------------------------------------------------------------------- tables
 
-# Month names and their common short forms: English, German, Russian (the genitive, as
-# dates say it), Spanish.
-_MONTH_NAMES = (
-    "january jan januar jänner января enero",
-    "february feb februar февраля febrero",
-    "march mar märz maerz марта marzo",
-    "april apr апреля abril",
-    "may mai мая mayo",
-    "june jun juni июня junio",
-    "july jul juli июля julio",
-    "august aug августа agosto",
-    "september sept sep сентября septiembre setiembre",
-    "october oct oktober okt октября octubre",
-    "november nov ноября noviembre",
-    "december dec dezember dez декабря diciembre",
-)
-_MONTHS = {name: month for month, names in enumerate(_MONTH_NAMES, 1) for name in names.split()}
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 # Weekday names, Monday first as `date.weekday()` counts; Russian as said after "в".
 _WEEKDAY_NAMES = (
     r"monday|mon|montag|понедельник|lunes",

@@ -21,24 +21,11 @@ import re
 from collections.abc import Callable
 from datetime import date, timedelta
 
+from mnemobot.bot.schedule.month_names import MONTH as _MONTH
+from mnemobot.bot.schedule.month_names import MONTHS as _MONTHS
+
 _ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
 _ORDINAL = r"(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fourth|fifth)"
-_MONTH_NAMES = (
-    "january jan",
-    "february feb",
-    "march mar",
-    "april apr",
-    "may",
-    "june jun",
-    "july jul",
-    "august aug",
-    "september sept sep",
-    "october oct",
-    "november nov",
-    "december dec",
-)
-_MONTHS = {name: month for month, names in enumerate(_MONTH_NAMES, 1) for name in names.split()}
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _WEEKDAYS = (
     "monday mon",
     "tuesday tues tue",
