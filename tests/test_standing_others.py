@@ -260,24 +260,34 @@ GROUP = -4101
 ANNA, BORIS = 41, 42
 
 
-async def test_in_a_group_a_members_request_about_another_is_not_carried(
-    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+async def say_in_group(
+    telegram: TelegramServer, said: list[tuple[int, str, str | None, str]]
 ) -> None:
-    await start_bot(allowed=f"{ANNA},{BORIS}")
-    said = [
-        (BORIS, "Boris", "From now on, answer me in French."),
-        (BORIS, "Boris", "From now on, answer Anna only in Spanish."),
-        (ANNA, "Anna", "What's the plan for Friday?"),
-    ]
-    for count, (user, name, text) in enumerate(said, start=1):
+    """Each (user, first name, username, text) in turn, each answered before the next."""
+    for count, (user, name, username, text) in enumerate(said, start=1):
         telegram.send_text(
             f"@mnemo_test_bot {text}",
             chat_id=GROUP,
             user_id=user,
             first_name=name,
+            username=username,
             chat_type="supergroup",
         )
         await telegram.wait_for_messages_async(GROUP, count)
+
+
+async def test_in_a_group_a_members_request_about_another_is_not_carried(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    await start_bot(allowed=f"{ANNA},{BORIS}")
+    await say_in_group(
+        telegram,
+        [
+            (BORIS, "Boris", None, "From now on, answer me in French."),
+            (BORIS, "Boris", None, "From now on, answer Anna only in Spanish."),
+            (ANNA, "Anna", None, "What's the plan for Friday?"),
+        ],
+    )
     block = block_of(openai_server.last_request())
     assert "- Boris, " in block and "answer me in French" in block, block
     assert "Anna only" not in block and "Spanish" not in block, block
@@ -289,22 +299,15 @@ async def test_a_member_named_in_lower_case_is_known_from_the_chat(
     # "anna" is a name only because Anna spoke in the chat: "answer python questions"
     # reads the same. She is known by her username, as Telegram names a member who has one.
     await start_bot(allowed=f"{ANNA},{BORIS}")
-    said = [
-        (ANNA, "anna_k", "Hi all, I'm back from holiday."),
-        (BORIS, None, "from now on answer anna only in spanish"),
-        (BORIS, None, "from now on answer python questions with code"),
-        (ANNA, "anna_k", "What's the plan for Friday?"),
-    ]
-    for count, (user, username, text) in enumerate(said, start=1):
-        telegram.send_text(
-            f"@mnemo_test_bot {text}",
-            chat_id=GROUP,
-            user_id=user,
-            username=username,
-            first_name="Anna" if user == ANNA else "Boris",
-            chat_type="supergroup",
-        )
-        await telegram.wait_for_messages_async(GROUP, count)
+    await say_in_group(
+        telegram,
+        [
+            (ANNA, "Anna", "anna_k", "Hi all, I'm back from holiday."),
+            (BORIS, "Boris", None, "from now on answer anna only in spanish"),
+            (BORIS, "Boris", None, "from now on answer python questions with code"),
+            (ANNA, "Anna", "anna_k", "What's the plan for Friday?"),
+        ],
+    )
     block = block_of(openai_server.last_request())
     assert "answer python questions with code" in block, block
     assert "anna only" not in block and "spanish" not in block, block
