@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from datetime import UTC
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -236,6 +237,39 @@ async def test_a_turn_running_on_one_replica_cannot_save_a_text_forgotten_on_ano
     assert all(
         "lime" not in orjson.dumps(r).decode().lower() for r in openai_server.requests[asked:]
     )
+
+
+async def test_a_text_whose_erasure_still_waits_never_reaches_the_model_again(
+    two_replicas: list[Replica],
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    """The erasure could not hold the chat (a replica kept it busy past the wait): its
+    session in Redis still quotes the text until the next maintenance run, hours later.
+    The turns meanwhile keep it out of what they send, the user's old words included."""
+    a, b = two_replicas
+    chat, scope = 7702, "telegram:7702"
+    await say(a, telegram, chat, "My locker code is Plum-4242.")
+    await answered(telegram, a, chat, 1)
+    item = item_holding(b.app, scope, "Plum")
+    # Hidden at once; its erasure from every file left for later.
+    await b.app.memory.scopes.run(
+        scope, partial(b.app.memory.forget.forget_items, scope, item), write=True
+    )
+    assert b"Plum" in await a.replicas.client.get(f"mnemobot:session:{scope}")
+
+    asked = len(openai_server.requests)
+    await say(a, telegram, chat, "Which gym did I say I go to?")
+    await answered(telegram, a, chat, 2)
+    await say(a, telegram, chat, "Plum-4242 is my new code, keep it this time.")
+    await answered(telegram, a, chat, 3)
+    sent = [orjson.dumps(r).decode() for r in openai_server.requests[asked:]]
+    assert len(sent) == 2
+    assert "Plum-4242" not in sent[0]
+    # Said again on purpose: the message being answered is read as written.
+    assert "Plum-4242 is my new code" in sent[1]
+    assert "My locker code" not in sent[1]
+    assert b"My locker code" not in await a.replicas.client.get(f"mnemobot:session:{scope}")
 
 
 GATE = "Peach-5150"

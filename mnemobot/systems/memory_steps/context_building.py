@@ -33,11 +33,13 @@ from mnemobot.memory.services.vectors import MemoryVectors
 from mnemobot.memory.store.item_vectors import QueryVector
 from mnemobot.memory.text.inert_markdown import inert_markdown
 from mnemobot.memory.text.scripts import CJK_CHAR
+from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 from mnemobot.memory.write.extraction import is_small_talk
 from mnemobot.memory.write.extraction.words import lower_words
 from mnemobot.memory.write.standing_block import StandingBlock
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.newest_context import context_block
+from mnemobot.systems.memory_steps.forgotten_in_session import keep_forgotten_out
 
 log = logging.getLogger(__name__)
 
@@ -248,6 +250,10 @@ class ContextBuilding:
         Blocking (files, the pack): from the event loop, await `build_async` instead.
         """
         config = ctx.config
+        if self.recall is not None:
+            # An erasure still waiting for the session (a busy chat on replicas).
+            forgotten = ForgottenTexts.pending(self.recall.scopes.paths(ctx.scope))
+            keep_forgotten_out(ctx.session.messages, forgotten, current=ctx.user_message)
         instructions = BASE_INSTRUCTIONS.format(
             name=config.assistant.name, channel=ctx.chat.channel
         )

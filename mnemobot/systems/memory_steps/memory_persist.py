@@ -7,8 +7,9 @@ A later run of the same message (handed in again after a crash) writes its answe
 
 It also keeps forgotten texts out of the conversation: a turn that forgot something (or
 ran while a forgotten text waited for erasure) may have answered with it ("I removed your
-code QX-..."); those answers and tool results are redacted in the session before it is
-saved, so the next request does not carry the text back.
+code QX-..."); those answers, tool results and earlier messages are redacted in the
+session before it is saved, so the next request does not carry the text back
+(`forgotten_in_session`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mnemobot.memory.services.unanswered import (
     words_noted,
 )
 from mnemobot.systems.core.context import NO_REPLY, TurnContext
+from mnemobot.systems.memory_steps.forgotten_in_session import keep_forgotten_out
 
 log = logging.getLogger(__name__)
 
@@ -150,8 +152,4 @@ class MemoryPersist:
         forgotten = await self.forget.scopes.run(
             ctx.scope, partial(self.forget.forgotten_texts, ctx.scope)
         )
-        if forgotten:
-            for message in ctx.session.messages:
-                content = message.get("content")
-                if message.get("role") in ("assistant", "tool") and isinstance(content, str):
-                    message["content"] = forgotten.redact(content)
+        keep_forgotten_out(ctx.session.messages, forgotten, current=ctx.user_message)
