@@ -121,6 +121,11 @@ def test_a_request_that_serves_someone_else_is_not_kept(said: str) -> None:
         "В Питоне всегда пиши с аннотациями типов.",
         "Отныне в Питоне пиши с типами.",
         "В Телеграме пиши кратко.",
+        # Places and products where a person would be: the speaker's own way of writing.
+        "Always write in English to Slack channels.",
+        "From now on, write in English to Discord servers and GitHub issues.",
+        "Always answer Jira tickets in English.",
+        "Always talk to Siri in English for me.",
     ],
 )
 def test_the_speakers_own_request_is_kept(said: str) -> None:

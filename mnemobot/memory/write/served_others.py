@@ -43,7 +43,10 @@ from collections.abc import Callable, Collection
 _NOT_NAMES = (
     r"(?!(?:I|Me|Us|In|On|With|Only|Always|Never|Please|Yes|No|OK|English|French|German|Spanish"
     r"|Russian|Chinese|Italian|Portuguese|Japanese|Korean|Arabic|Latin|Sie|Ihnen|Deutsch"
-    r"|Englisch|Französisch|Spanisch|Russisch|Chinesisch)\b)"
+    r"|Englisch|Französisch|Spanisch|Russisch|Chinesisch"
+    # Assistants and services, spoken or written to as people are.
+    r"|Siri|Alexa|Cortana|Google|ChatGPT|Copilot|Slack|Discord|Teams|Jira|GitHub|GitLab"
+    r"|Gmail|Outlook|Notion|Confluence|Telegram|WhatsApp|Zoom)\b)"
 )
 _MENTION = r"@\w+"
 # What is answered rather than who ("answer Python questions in code"): not a person.
@@ -51,7 +54,8 @@ _MENTION = r"@\w+"
 # "True or False", "Google Sheets questions") names things too.
 _ANSWERED = (
     r"(?:questions?|queries|messages?|emails?|mails?|posts?|comments?|requests?|tickets?"
-    r"|issues?|threads?|chats?)\b"
+    r"|issues?|threads?|chats?|channels?|groups?|servers?|workspaces?|forums?|repos?"
+    r"|repositories|reviews?)\b"
 )
 _THINGS_ANSWERED = r"(?!(?:\s+(?-i:[A-Z])[\w/-]*)?\s+" + _ANSWERED + r"|[-/]|\s+(?:and|or|&)\s)"
 # Chinese: pronouns of others and "us", and what follows 回答 that names no one (what is
