@@ -16,7 +16,8 @@ from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.conversation.session import SessionStore
 from mnemobot.model.windows import ModelWindow, ModelWindowStore
 from mnemobot.plugin import Tool
-from mnemobot.systems.compaction.compactor import CompactionCalls, transcript_lines
+from mnemobot.systems.compaction.compactor import CompactionCalls
+from mnemobot.systems.compaction.transcript import transcript_lines
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     delay,

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemobot.systems.compaction.compactor import said
 from mnemobot.systems.compaction.flush_grounding import changed_copies
+from mnemobot.systems.compaction.transcript import said
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram

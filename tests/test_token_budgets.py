@@ -6,7 +6,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from mnemobot.base.tokens import CHARS_PER_TOKEN, cut_to_tokens, estimate_tokens, max_chars
-from mnemobot.systems.compaction.compactor import split_lines
+from mnemobot.systems.compaction.transcript import split_lines
 from mnemobot.systems.memory_steps.context_building import _cut_to_budget
 
 # Latin, Cyrillic, CJK and emoji words: each script costs its own characters per token.

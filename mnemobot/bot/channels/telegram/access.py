@@ -189,3 +189,33 @@ def without_bot_mention(text: str, bot: BotIdentity) -> str:
     pattern = re.compile(rf"(?<![\w@])@{re.escape(bot.username)}(?!\w)", re.IGNORECASE)
     stripped = pattern.sub("", text)
     return re.sub(r"[ \t]{2,}", " ", stripped).lstrip(" \t,:").strip()
+
+
+# The channel's name in chat keys ("telegram:<chat id>").
+CHANNEL = "telegram"
+# Chats whose message ids Telegram gives per account (each bot numbers them its own way);
+# a supergroup's and a channel's ids are the chat's, the same for every bot.
+PER_ACCOUNT_NUMBERING = frozenset({"private", "group"})
+
+
+def chat_ref_for(message: Message, bot_id: int | None = None) -> ChatRef:
+    """Who and where `message` is; `bot_id`: the bot receiving it (whose numbering a
+    private chat's message ids are in)."""
+    # An anonymous admin's user id is the group's own id (see `access`).
+    sender = sender_of(message)
+    # Forum topics are separate conversations; plain reply threads are not.
+    thread = message.message_thread_id if message.is_topic_message else None
+    return ChatRef(
+        channel=CHANNEL,
+        chat_id=str(message.chat.id),
+        user_id=str(sender.id) if sender else None,
+        thread_id=str(thread) if thread is not None else None,
+        user_name=sender.name if sender else None,
+        is_group=message.chat.type in GROUP_TYPES,
+        language=sender.language if sender else None,
+        ref_numbering=(
+            str(bot_id)
+            if bot_id is not None and message.chat.type in PER_ACCOUNT_NUMBERING
+            else None
+        ),
+    )

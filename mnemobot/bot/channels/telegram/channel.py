@@ -13,24 +13,28 @@ claimed once across replicas and answered by the replica holding its chat's leas
 out once their messages are marked answered in Redis (`answering_for`), so a replica that
 takes over a dead one's chat never answers again what the dead one delivered.
 
-python-telegram-bot provides the Bot (requests, rate limiter, defaults); its Updater and
-handler machinery are not used, because they acknowledge updates before they are kept and
-stop on one they cannot parse.
+python-telegram-bot provides the Bot (requests, rate limiter, defaults: `application`); its
+Updater and handler machinery are not used, because they acknowledge updates before they
+are kept and stop on one they cannot parse.
+
+About 520 lines, longer than our modules should be: what is left here is the channel's
+wiring and the callbacks its parts call (intake, lanes, outbox, previews, erasure); each
+part's rules live in a module of its own (`access`, `answer_ids`, `inbound`, `intake`,
+`media_turn`, `preview`, `replies`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 
-from telegram import BotCommand, LinkPreviewOptions, Message, Update
+from telegram import BotCommand, Message, Update
 from telegram.error import InvalidToken, TelegramError
-from telegram.ext import Application, ApplicationBuilder, BaseRateLimiter, Defaults
+from telegram.ext import Application
 
 from mnemobot.bot.channels.base import ChannelHost, PreparedTurn
 from mnemobot.bot.channels.dispatch import ChatDispatcher
@@ -43,10 +47,12 @@ from mnemobot.bot.channels.lanes import (
     firing_job,
 )
 from mnemobot.bot.channels.telegram.access import (
+    CHANNEL,
     GROUP_TYPES,
     BotIdentity,
     Verdict,
     allowed_with_operators,
+    chat_ref_for,
     message_text,
     refusal_text,
     sender_of,
@@ -54,7 +60,7 @@ from mnemobot.bot.channels.telegram.access import (
     verdict_for,
     without_bot_mention,
 )
-from mnemobot.bot.channels.telegram.aiohttp_request import AiohttpRequest
+from mnemobot.bot.channels.telegram.answer_ids import answering_for, outbox_ids, target_for_job
 from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramConfig, TelegramTiming
 from mnemobot.bot.channels.telegram.confirm_buttons import TelegramConfirmButtons
 from mnemobot.bot.channels.telegram.inbound import Inbound, inbound_for
@@ -68,11 +74,9 @@ from mnemobot.bot.channels.telegram.preview import (
     TelegramPreview,
     preview_method,
 )
-from mnemobot.bot.channels.telegram.rate_limits import RepliesFirstRateLimiter
 from mnemobot.bot.channels.telegram.redis_previews import RedisShownPreviews
 from mnemobot.bot.channels.telegram.refusals import RefusalMemory, refusals_path
 from mnemobot.bot.channels.telegram.replies import (
-    ReplyTarget,
     TelegramDelivery,
     as_edits,
     document_message,
@@ -95,87 +99,10 @@ from mnemobot.systems.core.context import ChatRef
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "telegram"
-# RetryAfter (429) is retried by the rate limiter after the wait Telegram asks for.
-RATE_LIMIT_RETRIES = 3
-# Bot API connections for sends (getUpdates has its own). Telegram takes ~30 messages/s
-# per bot, which a few dozen keep-alive connections carry with room to spare even at a 1 s
-# round trip; PTB's default of 256 only made httpcore scan more idle connections per call.
-CONNECTION_POOL_SIZE = 32
-# How long a send may wait for a free connection in a burst (PTB's default is 1 s).
-POOL_TIMEOUT_SECONDS = 10.0
-CONNECT_TIMEOUT_SECONDS = 10.0
-READ_TIMEOUT_SECONDS = 30.0
-WRITE_TIMEOUT_SECONDS = 30.0
 # At start-up, the Bot API is retried with growing pauses up to this long each.
 STARTUP_RETRY_MAX_SECONDS = 30.0
 # At shutdown, replies still in the outbox get this long; the rest go out on the next start.
 OUTBOX_CLOSE_SECONDS = 2.0
-
-
-# Chats whose message ids Telegram gives per account (each bot numbers them its own way);
-# a supergroup's and a channel's ids are the chat's, the same for every bot.
-PER_ACCOUNT_NUMBERING = frozenset({"private", "group"})
-
-
-def chat_ref_for(message: Message, bot_id: int | None = None) -> ChatRef:
-    """Who and where `message` is; `bot_id`: the bot receiving it (whose numbering a
-    private chat's message ids are in)."""
-    # An anonymous admin's user id is the group's own id (see `access`).
-    sender = sender_of(message)
-    # Forum topics are separate conversations; plain reply threads are not.
-    thread = message.message_thread_id if message.is_topic_message else None
-    return ChatRef(
-        channel=CHANNEL,
-        chat_id=str(message.chat.id),
-        user_id=str(sender.id) if sender else None,
-        thread_id=str(thread) if thread is not None else None,
-        user_name=sender.name if sender else None,
-        is_group=message.chat.type in GROUP_TYPES,
-        language=sender.language if sender else None,
-        ref_numbering=(
-            str(bot_id)
-            if bot_id is not None and message.chat.type in PER_ACCOUNT_NUMBERING
-            else None
-        ),
-    )
-
-
-def target_for_job(job: LaneJob) -> ReplyTarget:
-    return ReplyTarget(
-        chat_id=int(job.chat.chat_id),
-        thread_id=int(job.chat.thread_id) if job.chat.thread_id else None,
-        reply_to_message_id=job.reply_to_message_id,
-    )
-
-
-def outbox_ids(job: LaneJob, kind: str, text: str, count: int) -> list[str] | None:
-    """Stable outbox ids for what answers an inbox message, so answering it again after a
-    crash (before its inbox entry was marked done) does not send the answer twice.
-
-    A reply is one per message whatever its words; notes (progress, notices) are told
-    apart by their text.
-    """
-    if not job.receipts:
-        return None
-    label = kind
-    if kind != "reply":
-        label += ":" + hashlib.blake2s(text.encode(), digest_size=6).hexdigest()
-    return [f"{job.receipts[-1]}:{label}:{n}" for n in range(count)]
-
-
-def answering_for(job: LaneJob, replica_id: str) -> Answering | None:
-    """What the replies `job` gets from this replica answer (None for a progress note,
-    which is not an answer, or a job without inbox entries).
-
-    Named like its outbox ids (`outbox_ids`): the same job answered again by this replica
-    (after a restart) has the same name and ids, so the outbox keeps one copy and the mark
-    releases it; an answer by another replica, or of other messages merged in, has a name
-    of its own, and this one's replies are dropped for it.
-    """
-    if job.progress or not job.receipts:
-        return None
-    return Answering(job.receipts, f"{replica_id}/{job.receipts[-1]}")
 
 
 class TelegramChannel:
@@ -599,51 +526,3 @@ class TelegramChannel:
             return []
         words = words_for(chat.language)
         return [words.gettext("Replies waiting for Telegram: {count}", count=words.number(waiting))]
-
-
-def build_telegram_application(
-    app: ChannelHost,
-    settings: Settings,
-    *,
-    source: UpdateSource,
-    rate_limiter: BaseRateLimiter | None = None,
-    replicas: Replicas | None = None,
-    timing: TelegramTiming = DEFAULT_TIMING,
-) -> tuple[Application, TelegramChannel]:
-    """The PTB Application (the Bot and its requests) and the channel that drives it."""
-    if settings.telegram_bot_token is None:
-        raise ValueError("TELEGRAM_BOT_TOKEN is not set")
-    builder = (
-        ApplicationBuilder()
-        .token(settings.telegram_bot_token.get_secret_value())
-        .base_url(settings.telegram_api_base_url)
-        .base_file_url(settings.telegram_file_url())
-        .rate_limiter(rate_limiter or RepliesFirstRateLimiter(max_retries=RATE_LIMIT_RETRIES))
-        .defaults(
-            Defaults(
-                allow_sending_without_reply=True,
-                # An answer that mentions a URL should not grow a big preview card.
-                link_preview_options=LinkPreviewOptions(is_disabled=True),
-            )
-        )
-        # Updates come from our own poller or webhook server (see the module docstring).
-        .updater(None)
-        # One long poll at a time: PTB's own (httpx) request is cheap enough there. PTB
-        # accepts these only before `.request(...)`.
-        .get_updates_connect_timeout(CONNECT_TIMEOUT_SECONDS)
-        .get_updates_read_timeout(READ_TIMEOUT_SECONDS)
-        .get_updates_write_timeout(WRITE_TIMEOUT_SECONDS)
-        # Sends (replies, typing) go through aiohttp: a fraction of httpx's CPU per call.
-        .request(
-            AiohttpRequest(
-                connection_pool_size=CONNECTION_POOL_SIZE,
-                pool_timeout=POOL_TIMEOUT_SECONDS,
-                connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                read_timeout=READ_TIMEOUT_SECONDS,
-                write_timeout=WRITE_TIMEOUT_SECONDS,
-            )
-        )
-    )
-    application = builder.build()
-    channel = TelegramChannel(app, settings, application, source, replicas, timing)
-    return application, channel

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from telegram.ext import BaseRateLimiter
 
 from mnemobot.bot.channels.base import ChannelHost
-from mnemobot.bot.channels.telegram.channel import build_telegram_application
+from mnemobot.bot.channels.telegram.application import build_telegram_application
 from mnemobot.bot.channels.telegram.config import DEFAULT_TIMING, TelegramConfig, TelegramTiming
 from mnemobot.bot.channels.telegram.sources import (
     LeaderPollingSource,
