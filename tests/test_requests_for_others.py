@@ -43,3 +43,23 @@ async def test_a_request_serving_another_member_is_kept_as_what_was_said_only(
     listed = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="preferences")).text)
     assert "answer me in French" in listed
     assert "answer Boris only" not in listed and "answer boris only" not in listed
+
+
+async def test_the_page_lists_as_standing_only_what_is_carried_in_every_request(
+    bot: App, start_page: StartPage
+) -> None:
+    """A liking said in passing is a preference of the person, not a rule for the answers:
+    the page had listed "I love sushi" under "Standing preferences"."""
+    await ask(bot, "I love sushi, especially salmon nigiri.", chat=BORIS)
+    await ask(bot, "From now on, answer me in short bullet points.", chat=BORIS)
+    store = bot.memory.scopes.store(SCOPE)
+    liked = [
+        i for i in store.items.values() if "sushi" in i.content and i.layer.value != "episodic"
+    ]
+    assert any(i.type is ItemType.PREFERENCE for i in liked), liked  # what makes it a case
+
+    page = await start_page()
+    standing = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="preferences")).text)
+    facts = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="facts")).text)
+    assert "short bullet points" in standing and "sushi" not in standing
+    assert "sushi" in facts and "short bullet points" not in facts

@@ -20,7 +20,7 @@ from datetime import tzinfo
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.item_store import PROMOTED_FROM_PREFIX
-from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, said_order
+from mnemobot.memory.store.items import STANDING_TAG, ItemType, Layer, MemoryItem, said_order
 
 # Hits of a search the page pages through (the best first); more would be read by nobody.
 SEARCH_LIMIT = 1_000
@@ -105,6 +105,10 @@ def _durable(item: MemoryItem) -> bool:
     return item.layer is not Layer.EPISODIC
 
 
+def _standing(item: MemoryItem) -> bool:
+    return item.type is ItemType.PREFERENCE and STANDING_TAG in item.tags
+
+
 class FactBook:
     """A scope's durable facts and how they replaced one another."""
 
@@ -116,14 +120,18 @@ class FactBook:
                 self.replaced.setdefault(item.superseded_by, []).append(item)
 
     def current(self, *, preferences: bool, text: str = "") -> list[MemoryItem]:
-        """Facts that hold now (standing preferences, or every other kind), newest first."""
+        """Facts that hold now (standing preferences, or every other kind), newest first.
+
+        Standing: how a person asked to be answered, carried in every request. A liking
+        learned in passing ("I love sushi") is a preference too, but no rule for the
+        answers: it is listed with the facts."""
         needle = text.casefold()
         found = [
             item
             for item in self.by_id.values()
             if _durable(item)
             and not item.is_superseded
-            and (item.type is ItemType.PREFERENCE) == preferences
+            and _standing(item) == preferences
             and needle in item.content.casefold()
         ]
         return sorted(found, key=lambda item: (item.updated_at, item.id), reverse=True)
