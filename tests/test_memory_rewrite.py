@@ -6,12 +6,14 @@ message as its source, and the old value was gone."""
 from __future__ import annotations
 
 import re
+import time
+from pathlib import Path
 
-from mnemobot.bot.app import App
+from mnemobot.bot.app import App, build_app
 from mnemobot.memory.store.items import Layer
 from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, message_text, reply, tool_call
-from tests.conftest import ask
+from tests.conftest import ask, make_settings
 from tests.web_harness import SCOPE, StartPage, bot, start_page, visible_text
 
 __all__ = ["bot", "start_page"]  # fixtures used by name below
@@ -89,3 +91,58 @@ async def test_in_a_group_a_rewrite_of_anothers_fact_stays_theirs_at_the_askers_
     request = "\n".join(message_text(m) for m in openai_server.requests[-1]["messages"])
     (line,) = [line for line in request.splitlines() if line.endswith(": Boris lives in Oslo.")]
     assert "rewritten by the assistant at anna's request" in line, request
+
+
+class HourlyClock:
+    """A clock an hour further on at each turn: a rewrite comes well after what it
+    rewrites, as it does in a chat."""
+
+    def __init__(self) -> None:
+        self.now = time.time() - 3 * 86_400
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_fact_rewritten_back_to_the_value_it_replaced_holds_again_as_said(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """Found in a review: the rewrite back to the old words was refused ("another item
+    holds that content": the old value kept as earlier)."""
+    clock = HourlyClock()
+    bot = build_app(make_settings(workspace, openai_server), clock=clock)
+    try:
+        await ask(bot, "I live in Lisbon", chat=ANNA)
+        [lisbon] = durable_ids(bot, "Lisbon")
+        said = bot.memory.scopes.store(SCOPE).items[lisbon].content
+        openai_server.script(
+            tool_call(
+                "memory", {"operation": "update", "id": lisbon, "content": "Anna lives in Porto."}
+            ),
+            reply("Done."),
+        )
+        clock.now += 3600
+        await ask(bot, "EDITFACT she moved", chat=ANNA)
+        [porto] = durable_ids(bot, "Porto")
+        openai_server.script(
+            tool_call("memory", {"operation": "update", "id": porto, "content": said}),
+            reply("Done."),
+        )
+        clock.now += 3600
+        await ask(bot, "EDITFACT no, she still lives in Lisbon", chat=ANNA)
+        answer = message_text(openai_server.requests[-1]["messages"][-1])
+        assert answer.startswith("updated "), answer
+
+        bot.assistant.reset_session(ANNA)
+        clock.now += 3600
+        await ask(bot, "Where do I live?", chat=ANNA)
+    finally:
+        await bot.close()
+    request = "\n".join(message_text(m) for m in openai_server.requests[-1]["messages"])
+    lines = [line for line in request.splitlines() if line.startswith("- ")]
+    lisbon_lines = [line for line in lines if "I live in Lisbon" in line]
+    porto_lines = [line for line in lines if "Porto" in line]
+    # Lisbon holds, as Anna said it; Porto is the earlier value.
+    assert lisbon_lines and not any("earlier" in line for line in lisbon_lines), request
+    assert not any("rewritten" in line for line in lisbon_lines), request
+    assert porto_lines and all("earlier" in line for line in porto_lines), request

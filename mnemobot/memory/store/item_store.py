@@ -696,6 +696,13 @@ class ScopeItemStore(IndexedLoad):
                 if written is not None and (tag is None or tag in written.tags):
                     yield written
 
+    def holder(self, like: MemoryItem, content: str) -> MemoryItem | None:
+        """The stored item of `like`'s layer and type whose words are `content`, if any."""
+        with self._lock:
+            self._ensure_loaded()
+            found = self._twin(like.layer, fingerprint(like.type, content))
+            return self.items.get(found) if found is not None else None
+
     def _twin(self, layer: Layer, fp: str) -> str | None:
         """The id of the item of `layer` with fingerprint `fp`, if there is one."""
         found = self._by_fingerprint[layer].get(fp)

@@ -369,6 +369,22 @@ def supersede(
     return marked
 
 
+def reinstate(store: ScopeItemStore, fact_id: str, similar: SimilarFinder) -> list[MemoryItem]:
+    """`supersede` undone for one fact: it holds again, with the episodes and turns that
+    were marked with it (those marked by the same newer item). Returns the items revived."""
+    with store.lock:
+        fact = store.items.get(fact_id)
+        if fact is None or not fact.is_superseded:
+            return []
+        by = fact.superseded_by
+        again = [
+            replace(item, valid_to=None, superseded_by=None)
+            for item in [fact, *_sources(store, fact, similar)]
+            if item.is_superseded and item.superseded_by == by
+        ]
+        return store.add(again)
+
+
 def _said_in(fact: MemoryItem, item: MemoryItem) -> bool:
     """Whether `item` is where `fact` was said: the episode it was promoted from, or a
     turn of the same message."""

@@ -52,6 +52,7 @@ from mnemobot.memory.write.facts import (
     FactUpdates,
     SimilarFinder,
     apply_fact_updates,
+    reinstate,
     settle_facts,
     supersede,
 )
@@ -213,6 +214,15 @@ def rewrite_fact(
         if normalize_content(content) == normalize_content(current.content):
             updated = store.update(item_id, tags=tags)
             return FactWrite([updated] if updated is not None else [])
+        back = store.holder(current, content)
+        if back is not None and back.superseded_by == item_id:
+            # Back to a value this one replaced ("Paris" again after "Berlin"): that value,
+            # with who said it and where, holds again; the one it replaced is earlier.
+            reinstate(store, back.id, similar)
+            if tags is not None:
+                store.update(back.id, tags=tags)
+            updates = FactUpdates(superseded=supersede(store, [item_id], back.id, at, similar))
+            return FactWrite([store.items.get(back.id, back)], updates)
         # Refuses a forgotten text, or one another item holds, before anything changes.
         store.update(item_id, content=content)
         [rewritten] = store.add(
