@@ -39,14 +39,14 @@ LAST = -1
 
 # Ordinal words, in each language and gender they are said in, and their numbers.
 _ORDINAL_NAMES = (
-    (1, "first primer primero primera первый первую первое ersten erster erste"),
-    (2, "second segundo segunda второй вторую второе zweiten zweiter zweite"),
-    (3, "third tercer tercero tercera третий третью третье dritten dritter dritte"),
-    (4, "fourth cuarto cuarta четвёртый четвертый четвёртую четвертую четвёртое четвертое"
+    (1, "first primer primero primera primeros первый первую первое ersten erster erste"),
+    (2, "second segundo segunda segundos второй вторую второе zweiten zweiter zweite"),
+    (3, "third tercer tercero tercera terceros третий третью третье dritten dritter dritte"),
+    (4, "fourth cuarto cuarta cuartos четвёртый четвертый четвёртую четвертую четвёртое четвертое"
         " vierten vierter vierte"),
-    (5, "fifth quinto quinta пятый пятую пятое fünften fünfter fünfte"),
-    (LAST, "last último ultimo última ultima последний последнюю последнее последнего letzten"
-           " letzter letzte"),
+    (5, "fifth quinto quinta quintos пятый пятую пятое fünften fünfter fünfte"),
+    (LAST, "last último ultimo última ultima últimos ultimos последний последнюю последнее"
+           " последнего letzten letzter letzte"),
 )  # fmt: skip
 ORDINAL_WORDS = {word: number for number, words in _ORDINAL_NAMES for word in words.split()}
 _ORDINAL_WORD = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
@@ -54,20 +54,21 @@ _ORDINAL_WORD = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
 ORDINAL_DIGITS = r"\d{1,2}(?:st|nd|rd|th|\.|-[йюея]|er|\.?º|°|ª)"
 ORDINAL = rf"(?:{ORDINAL_DIGITS}|{_ORDINAL_WORD})"
 
-# Weekday names, Monday first as `date.weekday()` counts them; Russian as said after "в".
+# Weekday names, Monday first as `date.weekday()` counts them; Russian as said after "в",
+# Spanish plurals as said after "todos los".
 _WEEKDAY_NAMES = (
     "monday mon montag понедельник lunes",
     "tuesday tues tue dienstag вторник martes",
     "wednesday wed mittwoch среду среда miércoles miercoles",
     "thursday thurs thur thu donnerstag четверг jueves",
     "friday fri freitag пятницу пятница viernes",
-    "saturday sat samstag sonnabend субботу суббота sábado sabado",
-    "sunday sun sonntag воскресенье domingo",
+    "saturday sat samstag sonnabend субботу суббота sábado sabado sábados sabados",
+    "sunday sun sonntag воскресенье domingo domingos",
 )
 WEEKDAY_NUMBERS = {name: day for day, names in enumerate(_WEEKDAY_NAMES) for name in names.split()}
 WEEKDAY = "|".join(sorted(WEEKDAY_NUMBERS, key=len, reverse=True))
 # The word for a day itself: "the last day", "последний день", "letzten Tag", "último día".
-_DAY_WORD = r"day|день|число|числа|tag|d[ií]a"
+DAY_WORD = r"day|день|число|числа|tag|d[ií]a"
 
 # Which month, said after the day: "of the month", "следующего месяца", "des Monats"
 # (the longer first: "del mes que viene" before "del mes").
@@ -101,20 +102,20 @@ def _which(phrases: dict[str, str]) -> str:
 # Words before a day that say nothing more: "on the", "am", "el", "в".
 _BEFORE = r"(?:(?:on|am|el|в|во)\s+)?(?:the\s+)?"
 # A day of the month said alone: "3rd", "3-го", "3 числа", "3.", "el 3", "el día 3", "third".
-_DAY = (
+DAY = (
     r"(?:d[ií]a\s+)?(?:(?P<day>\d{1,2})(?:st|nd|rd|th|-?го(?:\s+числа)?|\s+числа|\.)"
     r"|(?:(?<=\bel\s)|(?<=d[ií]a\s))(?P<day_es>\d{1,2})(?![\d.:,])"
     rf"|(?P<day_word>{_ORDINAL_WORD}))"
 )
 _DAY_THEN_MONTH = re.compile(
-    rf"(?<!\w){_BEFORE}{_DAY},?\s+(?:{_which(_WHICH_AFTER)})(?!\w)", re.IGNORECASE
+    rf"(?<!\w){_BEFORE}{DAY},?\s+(?:{_which(_WHICH_AFTER)})(?!\w)", re.IGNORECASE
 )
 _MONTH_THEN_DAY = re.compile(
-    rf"(?<!\w)(?:{_which(_WHICH_BEFORE)}),?\s+{_BEFORE}{_DAY}(?!\w)", re.IGNORECASE
+    rf"(?<!\w)(?:{_which(_WHICH_BEFORE)}),?\s+{_BEFORE}{DAY}(?!\w)", re.IGNORECASE
 )
 # The nth weekday, or day, of a month: "1st Monday of December", "el último día del mes".
 _NTH_OF_MONTH = re.compile(
-    rf"(?<!\w){_BEFORE}(?P<nth>{ORDINAL})\s+(?:(?P<weekday>{WEEKDAY})|(?P<day_word>{_DAY_WORD}))"
+    rf"(?<!\w){_BEFORE}(?P<nth>{ORDINAL})\s+(?:(?P<weekday>{WEEKDAY})|(?P<the_day>{DAY_WORD}))"
     rf"\s+(?:{_which(_WHICH_AFTER)}|(?:(?:of|in|im|de)\s+)?(?P<month>{_MONTH})"
     r"(?:,?\s+(?:de\s+)?(?P<year>\d{4})(?:\s*(?:года|г\.))?)?)(?!\w)",
     re.IGNORECASE,
