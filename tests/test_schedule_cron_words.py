@@ -18,11 +18,14 @@ from mnemobot.bot.schedule.cron_words import (
     Daily,
     Every,
     Monthly,
+    MonthlyWeekday,
     Weekly,
     cron_in_english,
     english_list,
     read_cron,
 )
+from mnemobot.bot.schedule.month_words import LAST
+from mnemobot.bot.schedule.repeat_phrases import cron_phrase
 from mnemobot.bot.schedule.tasks import Schedule
 from mnemobot.bot.schedule.timing import describe_schedule
 from mnemobot.bot.schedule.wording import local_clock, local_repeat, locale_for
@@ -112,8 +115,8 @@ def uncommon(draw: st.DrawFn) -> str:
             [
                 f"{minute} {hour} {day} * {weekday}",  # a day of the month or of the week
                 f"{minute} {hour} {day} {draw(st.integers(1, 12))} *",  # once a year
-                f"{minute} {hour} * * {weekday}#{draw(st.integers(1, 4))}",  # 2nd Monday
-                f"{minute} {hour} L * *",  # the last day of the month
+                f"{minute} {hour} * * {weekday}#1,{weekday}#3",  # 1st and 3rd Monday
+                f"{minute} {hour} {day} * {weekday}#2",  # a day and the 2nd Monday
                 f"*/{draw(st.sampled_from([7, 8, 9, 11, 25, 45]))} * * * *",  # uneven steps
                 f"0,30 {hour % 12 + 1}-23 * * *",  # many times
                 f"*/15 * * * {weekday}",  # every 15 minutes on Mondays
@@ -207,6 +210,44 @@ def test_a_day_of_every_month_is_said(
     assert cron not in words and "*" not in words
 
 
+ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", LAST: "last"}
+
+
+@given(
+    nth=st.sampled_from(sorted(ORDINALS)),
+    weekday=st.integers(0, 6),
+    clock=st.tuples(st.integers(0, 23), st.integers(0, 59)),
+    lang=st.sampled_from(LANGUAGES),
+)
+def test_a_weekday_or_the_last_day_of_every_month_is_said(
+    nth: int, weekday: int, clock: tuple[int, int], lang: str
+) -> None:
+    # Found in review: "every first Monday" was shown as "🔁 0 9 * * 1#1".
+    hour, minute = clock
+    cron_weekday = (weekday + 1) % 7
+    days = f"* * L{cron_weekday}" if nth == LAST else f"* * {cron_weekday}#{nth}"
+    for cron, english in (
+        (f"{minute} {hour} {days}", f"on the {ORDINALS[nth]} {WEEKDAYS[weekday]} of every month"),
+        (f"{minute} {hour} L * *", "on the last day of every month"),
+    ):
+        assert cron_in_english(cron) == f"{english} at {hour:02d}:{minute:02d}"
+        locale = locale_for(lang)
+        assert locale is not None
+        words = local_repeat(Schedule(type="cron", cron=cron), ZONE, locale)
+        said = words_for(lang).gettext(english)
+        assert said != english
+        assert words.startswith(f" 🔁 {said} ")
+        assert local_clock(datetime(2000, 1, 1, hour, minute), locale) in words
+        assert "*" not in words and "#" not in words
+    # Each ordinal and weekday its own phrase: no two the same in a language.
+    phrases = {
+        cron_phrase(MonthlyWeekday(n, d, ((9, 0),)), words_for(lang), locale)
+        for n in ORDINALS
+        for d in range(7)
+    }
+    assert len(phrases) == len(ORDINALS) * 7
+
+
 @given(every(), st.sampled_from(LANGUAGES))
 def test_every_few_minutes_or_hours_is_said_as_the_interval_is(
     case: tuple[str, int], language: str
@@ -280,6 +321,20 @@ def said_fires(shape: CronShape, until: datetime) -> list[datetime]:
             isinstance(shape, Daily)
             or (isinstance(shape, Weekly) and day.weekday() in shape.days)
             or (isinstance(shape, Monthly) and day.day == shape.day)
+            or (
+                isinstance(shape, Monthly)
+                and shape.day == LAST
+                and (day + timedelta(days=1)).day == 1
+            )
+            or (
+                isinstance(shape, MonthlyWeekday)
+                and day.weekday() == shape.weekday
+                and (
+                    (day + timedelta(days=7)).month != day.month
+                    if shape.nth == LAST
+                    else (day.day - 1) // 7 + 1 == shape.nth
+                )
+            )
         ):
             times += [day.replace(hour=h, minute=m) for h, m in shape.times]
         day += timedelta(days=1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from croniter import croniter
@@ -57,6 +57,26 @@ CHINESE_DAYS = "日一二三四五六"
         ("every night at 1", "0 1 * * *"),
         ("每天晚上1点", "0 1 * * *"),
         ("every day at noon", "0 12 * * *"),
+        # A day of every month (they were refused): croniter's "1#1" and "L5".
+        ("every 1st Monday at 9", "0 9 * * 1#1"),
+        ("every first Monday of the month at 9", "0 9 * * 1#1"),
+        ("on the second Tuesday of every month at 10:30", "30 10 * * 2#2"),
+        ("every last Friday of the month at 5pm", "0 17 * * L5"),
+        ("каждый первый понедельник месяца в 9", "0 9 * * 1#1"),
+        ("в последнюю пятницу каждого месяца в 17:00", "0 17 * * L5"),
+        ("jeden ersten Montag im Monat um 9", "0 9 * * 1#1"),
+        ("am letzten Freitag jedes Monats um 17 Uhr", "0 17 * * L5"),
+        ("el primer lunes de cada mes a las 9", "0 9 * * 1#1"),
+        ("cada último viernes del mes a las 17:00", "0 17 * * L5"),
+        ("todos los primeros lunes de mes a las 9", "0 9 * * 1#1"),
+        ("on the 3rd of every month at 9", "0 9 3 * *"),
+        ("третьего числа каждого месяца в 10", "0 10 3 * *"),
+        ("am 3. jedes Monats um 10", "0 10 3 * *"),
+        ("el día 3 de cada mes a las 10", "0 10 3 * *"),
+        ("the last day of every month at 9", "0 9 L * *"),
+        ("в последний день каждого месяца в 9", "0 9 L * *"),
+        ("am letzten Tag jedes Monats um 9", "0 9 L * *"),
+        ("el último día de cada mes a las 9", "0 9 L * *"),
     ],
 )
 def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
@@ -78,7 +98,12 @@ def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
         "todos los días excepto domingo a las 9",
         "weekdays at 9:30 except friday",
         "every day at 9 until friday",
-        "every first Monday of the month at 9",
+        "every first Monday of the month at 9 except in July",
+        "every 6th Monday at 9",
+        "every 32nd of the month at 9",
+        "every 3rd at 9",
+        "every last Friday of the month",
+        "every first Monday of the month at 9 and 18",
         "every other day at 9",
         "every day at 9 UTC",
         "every day at 9 utc",
@@ -117,3 +142,43 @@ def test_the_cron_fires_on_the_days_and_at_the_time_said(
         moment = walker.get_next(datetime)
         assert (moment.hour, moment.minute) == (hour, minute)
         assert (moment.isoweekday() % 7) in days
+
+
+ORDINALS = {
+    1: ("first", "первый", "ersten", "primer"),
+    2: ("second", "второй", "zweiten", "segundo"),
+    3: ("third", "третий", "dritten", "tercer"),
+    4: ("fourth", "четвёртый", "vierten", "cuarto"),
+    -1: ("last", "последний", "letzten", "último"),
+}
+MONTHLY = (
+    "every {nth} Monday of the month at {hour}:{minute:02d}",
+    "каждый {nth} понедельник месяца в {hour}:{minute:02d}",
+    "jeden {nth} Montag im Monat um {hour}:{minute:02d}",
+    "el {nth} lunes de cada mes a las {hour}:{minute:02d}",
+)
+
+
+@given(
+    nth=st.sampled_from(sorted(ORDINALS)),
+    language=st.integers(0, 3),
+    hour=st.integers(0, 23),
+    minute=st.integers(0, 59),
+)
+def test_a_monday_of_every_month_fires_on_that_monday_of_each_month(
+    nth: int, language: int, hour: int, minute: int
+) -> None:
+    words = MONTHLY[language].format(nth=ORDINALS[nth][language], hour=hour, minute=minute)
+    cron = cron_from_words(words)
+    assert cron is not None, words
+    walker = croniter(cron, datetime(2026, 11, 29, tzinfo=UTC))
+    months = set()
+    for _ in range(14):
+        moment = walker.get_next(datetime)
+        assert (moment.weekday(), moment.hour, moment.minute) == (0, hour, minute)
+        if nth == -1:
+            assert (moment + timedelta(days=7)).month != moment.month
+        else:
+            assert (moment.day - 1) // 7 + 1 == nth
+        months.add((moment.year, moment.month))
+    assert len(months) == 14  # once a month, every month

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from datetime import date
+from calendar import monthrange
+from datetime import date, datetime, timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemobot.bot.i18n import words_for
@@ -130,6 +131,44 @@ CASES = [
     ("the 2nd Tuesday of the month at 9", LATE_MORNING, "2026-12-08 09:00"),
     ("last Sunday of March at 9", LATE_MORNING, "2027-03-28 09:00"),
     ("3rd of this month at 10", LATE_MORNING, REFUSED),
+    # The same in Russian, German and Spanish (they were misread or refused).
+    ("в первый понедельник декабря в 9", LATE_MORNING, "2026-12-07 09:00"),
+    ("в последнюю пятницу месяца в 17:00", LATE_MORNING, "2026-11-27 17:00"),
+    ("во второй вторник следующего месяца в 9", LATE_MORNING, "2026-12-08 09:00"),
+    ("в последнее воскресенье марта в 9", LATE_MORNING, "2027-03-28 09:00"),
+    ("3-го числа следующего месяца в 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("третьего числа месяца в 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("в следующем месяце третьего в 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("am ersten Montag im Dezember um 9", LATE_MORNING, "2026-12-07 09:00"),
+    ("am letzten Freitag des Monats um 17 Uhr", LATE_MORNING, "2026-11-27 17:00"),
+    ("am zweiten Dienstag im nächsten Monat um 9", LATE_MORNING, "2026-12-08 09:00"),
+    ("am 1. Montag des nächsten Monats um 9", LATE_MORNING, "2026-12-07 09:00"),
+    ("am 3. des Monats um 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("nächsten Monat am 3. um 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("el primer lunes de diciembre a las 9", LATE_MORNING, "2026-12-07 09:00"),
+    ("el último viernes del mes a las 17:00", LATE_MORNING, "2026-11-27 17:00"),
+    ("el segundo martes del mes que viene a las 9", LATE_MORNING, "2026-12-08 09:00"),
+    ("el 3 del próximo mes a las 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("el mes que viene el día 3 a las 10", LATE_MORNING, "2026-12-03 10:00"),
+    ("el primero del mes a las 9", LATE_MORNING, "2026-12-01 09:00"),
+    # The last day of the month; said on it after the time, next month's.
+    ("the last day of the month at 9", LATE_MORNING, "2026-11-30 09:00"),
+    ("on the last day of the month at 9", (2026, 11, 30, 8, 0), "2026-11-30 09:00"),
+    ("the last day of the month at 9", (2026, 11, 30, 10, 0), "2026-12-31 09:00"),
+    ("the last day of next month at 9", LATE_MORNING, "2026-12-31 09:00"),
+    ("the last day of February at 9", LATE_MORNING, "2027-02-28 09:00"),
+    ("в последний день месяца в 9", LATE_MORNING, "2026-11-30 09:00"),
+    ("в последний день месяца в 9", (2026, 11, 30, 10, 0), "2026-12-31 09:00"),
+    ("am letzten Tag des Monats um 9", LATE_MORNING, "2026-11-30 09:00"),
+    ("am Monatsletzten um 9", (2026, 11, 30, 10, 0), "2026-12-31 09:00"),
+    ("el último día del mes a las 9", LATE_MORNING, "2026-11-30 09:00"),
+    ("el último día del mes a las 9", (2026, 11, 30, 10, 0), "2026-12-31 09:00"),
+    # "Of the month", today's passed: the next month's (as the last day's is).
+    ("the last Friday of the month at 17:00", (2026, 11, 27, 18, 0), "2026-12-25 17:00"),
+    # "Of this month" names one month: its day passed is refused.
+    ("the last day of this month at 9", (2026, 11, 30, 10, 0), REFUSED),
+    # Months are not days: "in 3 months".
+    ("через 3 месяца", LATE_MORNING, "2027-02-24 10:55"),
     ("5-го в 9", LATE_MORNING, "2026-12-05 09:00"),
     ("midnight", LATE_MORNING, "2026-11-25 00:00"),
     ("midnight tomorrow", LATE_MORNING, "2026-11-26 00:00"),
@@ -182,6 +221,16 @@ def test_times_read_as_a_person_means_them(
         "the 5th Monday of December at 9",
         "the 31st of next month at 9",
         "the 6th Friday of the month",
+        # A day no month has, in words and digits (found in review: "тридцать пятого"
+        # was 30 May).
+        "тридцать пятого в 9",
+        "тридцать второго декабря в 9",
+        "35th at 9",
+        "am 35. um 9",
+        "el día 35 a las 9",
+        "в пятый понедельник февраля в 9",
+        "el quinto lunes de febrero a las 9",
+        "am fünften Montag im Februar um 9",
     ],
 )
 def test_a_day_the_month_has_not_is_refused_in_one_line(words: str) -> None:
@@ -239,3 +288,35 @@ def test_day_part_words_put_the_hour_in_their_half_of_the_day(
         assert f"{hour + 12:02d}:00" in with_clock_times(f"{afternoon} {hour}")
         assert f"{hour:02d}:00" in with_clock_times(f"{morning} {hour}")
         assert f"{hour:02d}:00" in with_clock_times(f"明天上午{hour}点")
+
+
+LAST_DAY_OF_THE_MONTH = [
+    "the last day of the month at {hour}",
+    "в последний день месяца в {hour}",
+    "am letzten Tag des Monats um {hour}",
+    "el último día del mes a las {hour}",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    now=st.datetimes(datetime(2026, 1, 1), datetime(2030, 12, 31)),
+    zone=st.sampled_from(ZONES),
+    template=st.sampled_from(LAST_DAY_OF_THE_MONTH),
+    hour=st.integers(0, 23),
+)
+def test_the_last_day_of_the_month_is_the_next_day_before_a_first(
+    now: datetime, zone: str, template: str, hour: int
+) -> None:
+    local_now = (now.year, now.month, now.day, now.hour, now.minute)
+    found = datetime.strptime(read(template.format(hour=hour), local_now, zone), "%Y-%m-%d %H:%M")
+    assert (found.date() + timedelta(days=1)).day == 1
+    # This month's while its time is ahead, else next month's.
+    today = now.date()
+    this_months, next_months = (
+        date(day.year, day.month, monthrange(day.year, day.month)[1])
+        for day in (today, today.replace(day=28) + timedelta(days=7))
+    )
+    expected = this_months if (this_months, hour) > (today, now.hour) else next_months
+    assert found.date() == expected
+    assert found > now

@@ -130,8 +130,14 @@ def test_russian_says_every_n_days_in_the_form_the_number_takes(days: int, said:
         ("es", "0 * * * *", "cada hora"),
         ("es", "*/5 * * * *", "cada 5 minutos"),
         ("zh-hans", "0 */3 * * *", "每3小时"),
-        # The second Monday of the month is no common shape: the expression, as given.
-        ("ru", "0 8 * * 1#2", "0 8 * * 1#2"),
+        # The second Monday, the last Friday, the last day of the month.
+        ("ru", "0 8 * * 1#2", "во второй понедельник каждого месяца в 08:00"),
+        ("ru", "0 17 * * L5", "в последнюю пятницу каждого месяца в 17:00"),
+        ("de", "0 8 * * 1#1", "am ersten Montag jedes Monats um 08:00"),
+        ("es", "0 9 L * *", "el último día de cada mes a las 9:00"),
+        ("zh-hans", "0 9 * * 5#1", "每月第一个周五 09:00"),
+        # Two nths of a weekday are no common shape: the expression, as given.
+        ("ru", "0 8 * * 1#1,1#3", "0 8 * * 1#1,1#3"),
     ],
 )
 def test_a_cron_repeat_is_said_as_a_native_speaker_says_it(

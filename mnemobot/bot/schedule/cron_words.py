@@ -8,7 +8,8 @@ nothing to most people. A library was measured for this and left aside: cron-des
 through a static call a subclass cannot override, and it would not inflect them anyway.
 
 So this module recognises the few shapes people ask for (every day at some times, on some
-days of the week, on one day of the month, every N minutes or hours) and says them in
+days of the week, on one day of the month or its last, on the nth or last weekday of the
+month: "1#1", "L5", every N minutes or hours) and says them in
 English; `wording` says the same shapes in other languages with Babel's CLDR data only.
 Any other expression is None, and the callers show the expression itself.
 
@@ -19,10 +20,12 @@ so the words say what actually fires.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from croniter import CroniterError, croniter
+
+from mnemobot.bot.schedule.month_words import LAST
 
 # Day names of our own, not `calendar.day_name` (the process locale's). 0 is Monday, as
 # Babel numbers the days; cron's 0 (and 7) is Sunday.
@@ -51,7 +54,18 @@ class Weekly:
 
 @dataclass(frozen=True)
 class Monthly:
+    """On one day of every month; LAST: its last day ("L")."""
+
     day: int
+    times: tuple[Clock, ...]
+
+
+@dataclass(frozen=True)
+class MonthlyWeekday:
+    """On the `nth` (LAST: the last) `weekday` (0 = Monday) of every month: "1#1", "L5"."""
+
+    nth: int
+    weekday: int
     times: tuple[Clock, ...]
 
 
@@ -62,7 +76,9 @@ class Every:
     seconds: int
 
 
-CronShape = Daily | Weekly | Monthly | Every
+CronShape = Daily | Weekly | Monthly | MonthlyWeekday | Every
+# How the nth weekday of a month is said in English.
+ENGLISH_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", LAST: "last"}
 
 
 def read_cron(expr: str) -> CronShape | None:
@@ -73,7 +89,7 @@ def read_cron(expr: str) -> CronShape | None:
         parsed = croniter(expr, 0)
     except CroniterError:
         return None
-    if parsed.nth_weekday_of_month or parsed.nearest_weekday:
+    if parsed.nearest_weekday:
         return None
     minute_field, hour_field, month_day_field, month_field, weekday_field = parsed.expanded
     if not _any(month_field):
@@ -87,6 +103,10 @@ def read_cron(expr: str) -> CronShape | None:
     if minutes is None or hours is None or len(minutes) * len(hours) > MAX_TIMES:
         return None
     times = tuple(sorted((hour, minute) for hour in hours for minute in minutes))
+    if parsed.nth_weekday_of_month:
+        return _monthly_weekday(parsed.nth_weekday_of_month, month_day_field, weekdays, times)
+    if list(month_day_field) == ["l"] and _any(weekday_field):
+        return Monthly(LAST, times)
     if every_day:
         return Daily(times)
     if _any(month_day_field) and weekdays is not None:
@@ -95,6 +115,24 @@ def read_cron(expr: str) -> CronShape | None:
     if _any(weekday_field) and month_days is not None and len(month_days) == 1:
         return Monthly(month_days[0], times)
     return None
+
+
+def _monthly_weekday(
+    nth_weekdays: Mapping[int, Collection[int | str]],
+    month_day_field: Sequence[object],
+    weekdays: tuple[int, ...] | None,
+    times: tuple[Clock, ...],
+) -> MonthlyWeekday | None:
+    """One nth (or last, croniter's "l") of one weekday, on any day of the month."""
+    if not _any(month_day_field) or weekdays is None or len(weekdays) != 1:
+        return None
+    if len(nth_weekdays) != 1:
+        return None
+    ((cron_day, nths),) = nth_weekdays.items()
+    if len(nths) != 1:
+        return None
+    nth = next(iter(nths))
+    return MonthlyWeekday(LAST if nth == "l" else int(nth), (cron_day - 1) % 7, times)
 
 
 def weekday_groups(days: Sequence[int]) -> list[tuple[int, int]]:
@@ -128,7 +166,12 @@ def cron_in_english(expr: str) -> str | None:
     if isinstance(shape, Daily):
         return f"every day {at}"
     if isinstance(shape, Monthly):
+        if shape.day == LAST:
+            return f"on the last day of every month {at}"
         return f"on day {shape.day} of every month {at}"
+    if isinstance(shape, MonthlyWeekday):
+        nth = ENGLISH_ORDINALS[shape.nth]
+        return f"on the {nth} {WEEKDAYS[shape.weekday]} of every month {at}"
     groups = weekday_groups(shape.days)
     if len(groups) == 1 and groups[0][0] != groups[0][1]:
         first, last = groups[0]

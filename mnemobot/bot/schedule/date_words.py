@@ -35,7 +35,7 @@ from datetime import date, datetime, timedelta
 
 from mnemobot.bot.schedule.month_names import MONTH as _MONTH
 from mnemobot.bot.schedule.month_names import MONTHS as _MONTHS
-from mnemobot.bot.schedule.month_words import month_days_as_iso
+from mnemobot.bot.schedule.month_words import NoSuchDay, month_days_as_iso
 from mnemobot.bot.schedule.time_words import CHINESE_NUMBER, chinese_number
 
 # The characters of a Chinese number: one before "五号" makes it part of a bigger one.
@@ -175,6 +175,8 @@ _RUSSIAN_DAY_WORD = re.compile(
 _WEEKDAY_BEFORE_DATE = re.compile(
     rf"(?<!\w){_ON}(?:{_ANY_WEEKDAY})\.?,?\s+(?=\d{{4}}-\d{{2}}-\d{{2}})", re.IGNORECASE
 )
+# The most days a month has: a day past it is in none.
+_LONGEST_MONTH = 31
 # Years a date without one is looked for in (the 29th of February: the next leap year).
 _YEARS_AHEAD = 8
 
@@ -182,13 +184,14 @@ _YEARS_AHEAD = 8
 # ---------------------------------------------------------------------------- functions
 
 
-def dates_as_iso(text: str, base: datetime) -> str:
+def dates_as_iso(text: str, base: datetime, month_from: date | None = None) -> str:
     """The days and dates of `text` as ISO dates, relative to the local time `base` (see
     the module docstring): "next Friday at 9" -> "2026-11-27 at 9"; NoSuchDay for a day
-    the month named has not ("the 5th Monday of December")."""
+    no month, or the month named, has ("тридцать пятого", "the 5th Monday of December").
+    `month_from`: the first day "of the month" may be (`month_words`)."""
     today = base.date()
-    text = month_days_as_iso(text, today)
     text = russian_day_words_as_numbers(text)
+    text = month_days_as_iso(text, today, month_from)
     text = _DAY_MONTH.sub(lambda match: _named(match, today), text)
     text = _MONTH_DAY.sub(lambda match: _named(match, today), text)
     text = _CHINESE_DATE.sub(lambda match: _numbered(match, today), text)
@@ -284,15 +287,18 @@ def _chinese_weekday(match: re.Match[str], today: date) -> str:
 
 def russian_day_words_as_numbers(text: str) -> str:
     """ "пятого в 9" -> "5-го в 9", "двадцать пятого декабря" -> "25-го декабря"; an hour
-    ("в половине второго") and what is no day ("тридцать пятого") left as said."""
+    ("в половине второго") left as said; NoSuchDay for a day no month has ("тридцать
+    пятого")."""
 
     def number(match: re.Match[str]) -> str:
         day = _RUSSIAN_DAY_NUMBERS[match["day"].lower()]
         tens = (match["tens"] or "").lower()
         if tens:
             day = (20 if tens == "двадцать" else 30) + day if day < 10 else 99
-        if match["hour"] is not None or day > 31:
+        if match["hour"] is not None:
             return match[0]
+        if day > _LONGEST_MONTH:
+            raise NoSuchDay
         return f"{day}-го"
 
     return _RUSSIAN_DAY_WORD.sub(number, text)
@@ -300,12 +306,14 @@ def russian_day_words_as_numbers(text: str) -> str:
 
 def ordinal_day_as_date(text: str, base: datetime) -> str:
     """ "on the 5th at 9" -> "2026-12-05 at 9", "am 5. um 9" -> "2026-12-05 um 9", "5号9点"
-    -> "2026-12-05 9点": the next 5th of a month, from `base`'s day on (a day no month has
-    is left as said)."""
+    -> "2026-12-05 9点": the next 5th of a month, from `base`'s day on; NoSuchDay for a
+    day no month has ("the 35th")."""
 
     def day_of_month(match: re.Match[str]) -> str:
         said = next(match[kind] for kind in ("en", "ru", "de", "de_um", "es", "zh") if match[kind])
         day = _number(said)
+        if not 1 <= day <= _LONGEST_MONTH:
+            raise NoSuchDay
         year, month = base.year, base.month
         if day < base.day:
             year, month = (year + 1, 1) if month == 12 else (year, month + 1)

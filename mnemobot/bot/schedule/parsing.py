@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from dateparser.date import DateDataParser
 
@@ -265,29 +266,13 @@ def parse_when(text: str, now: float, zone_name: str) -> float:
         at = iso.timestamp() if iso.tzinfo is not None else wall_to_epoch(iso, zone)
     else:
         base = wall_time(now, zone)
-        try:
-            dated: str | None = dates_as_iso(words, base)
-        except NoSuchDay:
-            dated = None  # "the 5th Monday of December": no such day, so no time
-        clocked = with_clock_times(dated, small_hours=base.hour < SMALL_HOURS_END) if dated else ""
-        normalized = day_words_read(clocked)
-        found = (_next_clock_time(normalized, base) or _read(normalized, base)) if dated else None
-        if found is None:
-            raise WhenError(
-                f"could not read {words!r} as a time; give a date and clock time such as "
-                "'2026-11-27 09:00', 'tomorrow 09:00' or 'in 2 hours'"
-            )
-        moved = _read(normalized, base + _PROBE_SHIFT)
-        offset = found - base
-        if moved is not None and moved - (base + _PROBE_SHIFT) == offset:
-            # A duration from now ("in 2 hours", "in 3 days", "tomorrow").
-            # (Not "in 24 hours": hours said are elapsed, whatever the clocks do.)
-            whole_days = offset.total_seconds() % SECONDS_PER_DAY == 0 and not (
-                _ELAPSED_UNITS.search(normalized)
-            )
-            at = wall_to_epoch(found, zone) if whole_days else now + offset.total_seconds()
-        else:
-            at = wall_to_epoch(found, zone)
+        dated = _dated(words, base)
+        at = _read_words(words, now, zone, dated)
+        if at <= now:
+            # "The last day of the month at 9", said on it at 10: next month's.
+            later = _dated(words, base, month_from=base.date() + timedelta(days=1))
+            if later != dated:
+                at = _read_words(words, now, zone, later)
     if at <= now:
         raise WhenError(
             f"{words!r} is in the past (it is now {wall_time(now, zone):%Y-%m-%d %H:%M} "
@@ -296,6 +281,38 @@ def parse_when(text: str, now: float, zone_name: str) -> float:
     if at - now > MAX_AHEAD_DAYS * SECONDS_PER_DAY:
         raise WhenError(f"{words!r} is more than {MAX_AHEAD_DAYS // 366} years ahead")
     return at
+
+
+def _dated(words: str, base: datetime, month_from: date | None = None) -> str | None:
+    """The words with their days as ISO dates (`dates_as_iso`); None for a day the month
+    has not ("the 5th Monday of December": no such day, so no time)."""
+    try:
+        return dates_as_iso(words, base, month_from)
+    except NoSuchDay:
+        return None
+
+
+def _read_words(words: str, now: float, zone: ZoneInfo, dated: str | None) -> float:
+    """The epoch time of the words, `dated` their days as ISO dates; WhenError if none."""
+    base = wall_time(now, zone)
+    clocked = with_clock_times(dated, small_hours=base.hour < SMALL_HOURS_END) if dated else ""
+    normalized = day_words_read(clocked)
+    found = (_next_clock_time(normalized, base) or _read(normalized, base)) if dated else None
+    if found is None:
+        raise WhenError(
+            f"could not read {words!r} as a time; give a date and clock time such as "
+            "'2026-11-27 09:00', 'tomorrow 09:00' or 'in 2 hours'"
+        )
+    moved = _read(normalized, base + _PROBE_SHIFT)
+    offset = found - base
+    if moved is not None and moved - (base + _PROBE_SHIFT) == offset:
+        # A duration from now ("in 2 hours", "in 3 days", "tomorrow").
+        # (Not "in 24 hours": hours said are elapsed, whatever the clocks do.)
+        whole_days = offset.total_seconds() % SECONDS_PER_DAY == 0 and not (
+            _ELAPSED_UNITS.search(normalized)
+        )
+        return wall_to_epoch(found, zone) if whole_days else now + offset.total_seconds()
+    return wall_to_epoch(found, zone)
 
 
 def _iso(text: str) -> datetime | None:

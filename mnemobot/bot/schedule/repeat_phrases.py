@@ -20,8 +20,10 @@ from mnemobot.bot.schedule.cron_words import (
     Daily,
     Every,
     Monthly,
+    MonthlyWeekday,
     weekday_groups,
 )
+from mnemobot.bot.schedule.month_words import LAST
 
 if TYPE_CHECKING:
     from babel import Locale
@@ -46,6 +48,65 @@ _EVERY_WEEKDAY = (
     N_("every Friday"),
     N_("every Saturday"),
     N_("every Sunday"),
+)
+# The nth (first to fifth, then the last) weekday of every month, Monday first: a phrase
+# each, as the ordinal takes the day's gender in some languages ("в первый понедельник",
+# "в первую среду", "в первое воскресенье").
+_NTH_WEEKDAY_OF_EVERY_MONTH = (
+    (
+        N_("on the first Monday of every month"),
+        N_("on the first Tuesday of every month"),
+        N_("on the first Wednesday of every month"),
+        N_("on the first Thursday of every month"),
+        N_("on the first Friday of every month"),
+        N_("on the first Saturday of every month"),
+        N_("on the first Sunday of every month"),
+    ),
+    (
+        N_("on the second Monday of every month"),
+        N_("on the second Tuesday of every month"),
+        N_("on the second Wednesday of every month"),
+        N_("on the second Thursday of every month"),
+        N_("on the second Friday of every month"),
+        N_("on the second Saturday of every month"),
+        N_("on the second Sunday of every month"),
+    ),
+    (
+        N_("on the third Monday of every month"),
+        N_("on the third Tuesday of every month"),
+        N_("on the third Wednesday of every month"),
+        N_("on the third Thursday of every month"),
+        N_("on the third Friday of every month"),
+        N_("on the third Saturday of every month"),
+        N_("on the third Sunday of every month"),
+    ),
+    (
+        N_("on the fourth Monday of every month"),
+        N_("on the fourth Tuesday of every month"),
+        N_("on the fourth Wednesday of every month"),
+        N_("on the fourth Thursday of every month"),
+        N_("on the fourth Friday of every month"),
+        N_("on the fourth Saturday of every month"),
+        N_("on the fourth Sunday of every month"),
+    ),
+    (
+        N_("on the fifth Monday of every month"),
+        N_("on the fifth Tuesday of every month"),
+        N_("on the fifth Wednesday of every month"),
+        N_("on the fifth Thursday of every month"),
+        N_("on the fifth Friday of every month"),
+        N_("on the fifth Saturday of every month"),
+        N_("on the fifth Sunday of every month"),
+    ),
+    (
+        N_("on the last Monday of every month"),
+        N_("on the last Tuesday of every month"),
+        N_("on the last Wednesday of every month"),
+        N_("on the last Thursday of every month"),
+        N_("on the last Friday of every month"),
+        N_("on the last Saturday of every month"),
+        N_("on the last Sunday of every month"),
+    ),
 )
 _WORKDAYS = (0, 1, 2, 3, 4)
 _WEEKEND = (5, 6)
@@ -83,13 +144,19 @@ def every_days(days: int, clock: Clock, words: Words, locale: Locale) -> str:
 
 def cron_phrase(shape: CronShape, words: Words, locale: Locale) -> str:
     """ "every day at 08:30", "on weekdays at 08:00", "every Monday at 08:00", "Mon, Wed
-    and Fri at 08:00", "on day 1 of every month at 09:00", "every 15 minutes"."""
+    and Fri at 08:00", "on day 1 of every month at 09:00", "on the first Monday of every
+    month at 09:00", "on the last day of every month at 09:00", "every 15 minutes"."""
     if isinstance(shape, Every):
         return every_seconds(shape.seconds, words)
     if isinstance(shape, Daily):
         how_often = words.gettext(_EVERY_ONE["day"])
+    elif isinstance(shape, Monthly) and shape.day == LAST:
+        how_often = words.gettext("on the last day of every month")
     elif isinstance(shape, Monthly):
         how_often = words.gettext("on day {day} of every month", day=shape.day)
+    elif isinstance(shape, MonthlyWeekday):
+        nth = len(_NTH_WEEKDAY_OF_EVERY_MONTH) - 1 if shape.nth == LAST else shape.nth - 1
+        how_often = words.gettext(_NTH_WEEKDAY_OF_EVERY_MONTH[nth][shape.weekday])
     elif shape.days == _WORKDAYS:
         how_often = words.gettext("on weekdays")
     elif shape.days == _WEEKEND:

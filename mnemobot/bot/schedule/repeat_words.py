@@ -4,14 +4,29 @@ The schedule tool's `repeat` takes cron or an interval; a small local model pass
 user's own words ("every Monday at 8", "по будням в 9", "每天早上7点"), which were refused.
 Days of the week (or every day, weekdays, weekends) and a clock time, in the languages
 the bot speaks (en, ru, de, es, zh), become "M H * * D"; the hour is read as `parsing`
-reads a one-off time ("at 8 in the evening" is 20:00). Anything else is None, and the
-tool reads the words as it did (cron, then an interval).
+reads a one-off time ("at 8 in the evening" is 20:00). A day of every month, in en, ru,
+de and es, becomes croniter's cron for it: "every first Monday of the month" "M H * * 1#1",
+"every last Friday" "M H * * L5" (croniter 7 reads "L5", not "5L"), "on the 3rd of every
+month" "M H 3 * *", "the last day of every month" "M H L * *". Anything else is None,
+and the tool reads the words as it did (cron, then an interval).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 
+from mnemobot.bot.schedule.date_words import russian_day_words_as_numbers
+from mnemobot.bot.schedule.month_words import (
+    DAY,
+    DAY_WORD,
+    LAST,
+    ORDINAL,
+    WEEKDAY,
+    WEEKDAY_NUMBERS,
+    NoSuchDay,
+    ordinal,
+)
 from mnemobot.bot.schedule.parsing import with_clock_times
 
 # Every day, weekdays, weekends: cron's day-of-week field.
@@ -103,13 +118,39 @@ _MORE_THAN_DAYS = re.compile(
 _ZONE = re.compile(
     r"\b(?:(?i:utc|gmt)|[A-Z]{2,4}T|MSK)\b|\b[A-Z][a-z]+/[A-Z][A-Za-z_]+|(?i:\btime zone\b)"
 )
+# A day of every month: "every first Monday (of the month)", "on the last Friday of every
+# month", "каждую последнюю пятницу месяца", "am ersten Montag jedes Monats", "el último
+# día de cada mes", "todos los primeros lunes de mes", "on the 3rd of every month".
+_EVERY = r"every|each|каждый|каждую|каждое|jeden|jede|cada|todos\s+los"
+_OF_EVERY_MONTH = (
+    r"of\s+(?:every|each)\s+month|(?:every|each|a)\s+month|каждого\s+месяца|jedes\s+monats"
+    r"|jeden\s+monats|de\s+cada\s+mes|de\s+todos\s+los\s+meses"
+)
+_OF_THE_MONTH = (
+    r"of\s+the\s+month|in\s+the\s+month|месяца|des\s+monats|im\s+monat|del\s+mes|de\s+mes"
+)
+_MONTHLY = re.compile(
+    rf"(?<!\w)(?P<every>(?:{_EVERY})\s+)?(?:(?:on|am|el|в|во)\s+)?(?:the\s+)?"
+    rf"(?:(?P<nth>{ORDINAL})\s+(?:(?P<weekday>{WEEKDAY})|(?P<the_day>{DAY_WORD}))|{DAY})"
+    rf"(?:\s+(?P<month>{_OF_EVERY_MONTH}|{_OF_THE_MONTH}))?(?!\w)",
+    re.IGNORECASE,
+)
+# The most weeks a month has part of: "the 5th Monday" is in some months, a 6th in none.
+_MAX_NTH = 5
+_LONGEST_MONTH = 31
 _BARE_NUMBER = re.compile(r"\d")
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 
 
 def cron_from_words(text: str) -> str | None:
     """ "every Monday at 8" -> "0 8 * * 1", "по будням в 9:30" -> "30 9 * * 1-5",
-    "每天早上7点" -> "0 7 * * *"; None when the words are not days and a time."""
+    "每天早上7点" -> "0 7 * * *", "every last Friday at 17" -> "0 17 * * L5"; None when the
+    words are not days and a time."""
+    with contextlib.suppress(NoSuchDay):
+        text = russian_day_words_as_numbers(text)  # "третьего числа" as "3-го числа"
+    monthly = _MONTHLY.search(text)
+    if monthly is not None and (monthly["month"] or (monthly["every"] and monthly["nth"])):
+        return _monthly_cron(monthly, text)
     rest = _without_days(text)
     if _ZONE.search(text) or _MORE_THAN_DAYS.search(rest):
         return None
@@ -125,6 +166,38 @@ def cron_from_words(text: str) -> str | None:
         return None
     hour, minute = clock
     return f"{minute} {hour} * * {days}"
+
+
+def _monthly_cron(monthly: re.Match[str], text: str) -> str | None:
+    """The cron of a day of every month and the one time said with it; None if there is
+    more ("every first Monday at 9 except in July") or no such day ("the 6th Monday")."""
+    rest = text[: monthly.start()] + " " + text[monthly.end() :]
+    if _ZONE.search(text) or _MORE_THAN_DAYS.search(rest) or days_of_week(rest) is not None:
+        return None
+    clocked = with_clock_times(rest)
+    clock = clock_in(clocked)
+    if clock is None or _INTERVAL_COUNT.search(clocked):
+        return None
+    if monthly["weekday"] is not None:
+        nth = ordinal(monthly["nth"])
+        weekday = (WEEKDAY_NUMBERS[monthly["weekday"].lower()] + 1) % 7  # cron's: 0 Sunday
+        if nth == LAST:
+            days = f"* * L{weekday}"
+        elif 1 <= nth <= _MAX_NTH:
+            days = f"* * {weekday}#{nth}"
+        else:
+            return None
+    else:
+        said = monthly["nth"] or monthly["day"] or monthly["day_es"] or monthly["day_word"]
+        day = ordinal(said)
+        if day == LAST:
+            days = "L * *"
+        elif 1 <= day <= _LONGEST_MONTH:
+            days = f"{day} * *"
+        else:
+            return None
+    hour, minute = clock
+    return f"{minute} {hour} {days}"
 
 
 def days_of_week(text: str) -> str | None:

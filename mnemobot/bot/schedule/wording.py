@@ -23,6 +23,7 @@ from mnemobot.bot.schedule.cron_words import (
     Daily,
     Every,
     Monthly,
+    MonthlyWeekday,
     read_cron,
     weekday_groups,
 )
@@ -139,7 +140,7 @@ def local_cron(shape: CronShape, locale: Locale) -> str:
         return _interval(shape.seconds, locale)
     if isinstance(shape, Daily):
         how_often = str(format_unit(1, "duration-day", locale=locale))
-    elif isinstance(shape, Monthly):
+    elif isinstance(shape, Monthly | MonthlyWeekday):
         how_often = str(format_unit(1, "duration-month", locale=locale))
     else:
         # The abbreviations the date beside it uses ("lun. 27 nov.").
