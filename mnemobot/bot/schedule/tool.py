@@ -247,7 +247,8 @@ class ScheduleTool:
                 raise ValueError(
                     f"repeat {repeat!r} is neither a 5-field cron expression (minute hour day "
                     "month weekday, e.g. '0 8 * * 1'), an interval ('every 3 days') nor days "
-                    "and one time ('every Monday at 08:00', 'weekdays at 9:30')"
+                    "and one time ('every Monday at 08:00', 'weekdays at 9:30', 'every first "
+                    "Monday of the month at 9')"
                 ) from None
             anchor = (
                 parse_when(arguments.when, now, zone_name)
