@@ -76,6 +76,14 @@ def test_each_clause_sets_its_own_slot_and_values_keep_their_own_and() -> None:
         "Я живу в Москве и меня зовут Анна.": [("residence", "Москве")],
         "Vivo en Madrid y soy profesora.": [("residence", "Madrid")],
         "I live in Berlin and am a nurse.": [("residence", "Berlin")],
+        # An English verb says no person: after another's clause it is theirs (review).
+        "My parents live in Rome and work at Fiat.": [],
+        "My parents live in Rome and work as teachers.": [],
+        "My parents and I live in Rome and work at Fiat.": [
+            ("residence", "Rome"),
+            ("employer", "Fiat"),
+        ],
+        "My brother lives in Oslo and I work at Equinor.": [("employer", "Equinor")],
         # A verb with a capital is a name's word, not the speaker's.
         "I work at Stop and Shop.": [("employer", "Stop and Shop")],
         "Trabajo en Pan y Soy.": [("employer", "Pan y Soy")],

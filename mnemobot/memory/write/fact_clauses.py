@@ -38,6 +38,9 @@ class _Language:
     # Put before a clause that starts with a verb, so the rules read it as they read the
     # first clause ("" where the rules need no pronoun: Spanish).
     restore: str
+    # Where a verb says no person (English "work", "speak"): the clause before names who
+    # acts, and a verb-first clause is the speaker's only when that clause is theirs.
+    subject: str = ""
 
 
 _LANGUAGES = (
@@ -48,6 +51,7 @@ _LANGUAGES = (
         verbs=r"live|reside|moved|relocated|work|joined|started|got|have|eat",
         own_verbs=r"am|go\s+by|love|enjoy|speak|study",
         restore="I",
+        subject=r"(?-i:\bI\b)",
     ),
     _Language(
         joiners=r"und|aber",
@@ -141,6 +145,12 @@ def clauses(sentence: str, states_slot: Callable[[str], bool]) -> list[str]:
         if kind.startswith("self"):
             found.append(following)
             continue
+        if kind.startswith("own") or (kind.startswith("verb") and kind != "verbzh"):
+            language = _LANGUAGES[int(kind.removeprefix("own").removeprefix("verb"))]
+            if not _speakers_clause(language, found[-1], states_slot):
+                # "My parents live in Rome and work at Fiat": theirs, not the speaker's.
+                found[-1] += match.group(0) + following
+                continue
         if kind.startswith("own"):
             restore = _LANGUAGES[int(kind.removeprefix("own"))].restore
             found.append(f"{restore} {following}" if restore else following)
@@ -158,3 +168,11 @@ def clauses(sentence: str, states_slot: Callable[[str], bool]) -> list[str]:
         else:
             found[-1] += match.group(0) + following
     return [clause.strip() for clause in found if clause.strip()]
+
+
+def _speakers_clause(language: _Language, before: str, states_slot: Callable[[str], bool]) -> bool:
+    """Whether the clause `before` a verb-first one is the speaker's, so the verb is too
+    (always, where the verb itself says who acts)."""
+    if not language.subject:
+        return True
+    return re.search(language.subject, before) is not None or states_slot(before.strip())
