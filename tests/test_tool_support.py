@@ -482,3 +482,36 @@ async def test_a_kept_verdict_that_no_check_renews_leaves_the_tools_offered(
         assert not llm.drops_tools("other-model")
     finally:
         await llm.close()
+
+
+async def test_a_request_to_forget_on_a_server_that_drops_tools_is_said_not_done(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
+) -> None:
+    """Found live (llama-cpp-python, SmolLM2): "Forget my locker code." got the model's
+    "I don't have a locker code." alone, and the next turn's memory sent the code to the
+    model again. The reply now says nothing was forgotten and what can be done, in the
+    asker's language; "don't forget to..." gets no such line."""
+    openai_server.tools_dropped = "always"
+    openai_server.responder = lambda body: reply("Done, it is forgotten.")
+    running = await start_bot()
+    app, llm = running.app, running.app.llm
+    assert isinstance(llm, OpenAIChatModel)
+    llm.start_tool_check(app.assistant.model_name(app.runtime.current()))
+    await until(lambda: llm.drops_tools(app.assistant.model_name(app.runtime.current())))
+    asks = {
+        61: ("en", "Forget my locker code.", "⚠️ Nothing was forgotten"),
+        62: ("ru", "Забудь код от моего шкафчика.", "⚠️ Ничего не забыто"),
+        63: ("de", "Vergiss meine PIN.", "⚠️ Nichts wurde vergessen"),
+        64: ("es", "Olvida mi dirección, por favor.", "⚠️ No se olvidó nada"),
+        65: ("zh-hans", "请忘掉我的密码", "⚠️ 没有忘记任何内容"),
+    }
+    for chat, (language, text, _) in asks.items():
+        telegram.send_text(text, chat_id=chat, language_code=language)
+    telegram.send_text("Don't forget to call mom", chat_id=66)
+    for chat, (_, _, note) in asks.items():
+        [answer] = await telegram.wait_for_messages_async(chat, 1)
+        said = answer["plain_text"]
+        assert said.startswith("Done, it is forgotten.\n\n" + note), said
+        assert "mnemobot web" in said and "--chat_format chatml-function-calling" in said
+    [answer] = await telegram.wait_for_messages_async(66, 1)
+    assert answer["plain_text"] == "Done, it is forgotten."

@@ -37,6 +37,7 @@ from mnemobot.bot.tools.chat_tools import REMINDERS
 from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.confirmations import Confirmations
 from mnemobot.bot.tools.files_tool import FilesTool
+from mnemobot.bot.tools.forget_asks import ForgettingOff
 from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.offer import ToolOffering
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
@@ -366,6 +367,7 @@ def _assistant(
         MemoryPersist(memory.record, memory.forget, clock=services.clock),
         # Read at each turn: the server's check may turn tools off after start.
         RemindersOff(lambda config: tools.dropped_by_server(config)),
+        ForgettingOff(lambda config: tools.dropped_by_server(config)),
     ]
     if isinstance(llm, OpenAIChatModel):
         systems.append(ContextWindowLimit(llm))

@@ -31,6 +31,7 @@ from dateparser.date import DateDataParser
 from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.bot.schedule.date_words import dates_as_iso
 from mnemobot.bot.schedule.month_words import NoSuchDay
+from mnemobot.bot.schedule.russian_clock import russian_clock_words
 from mnemobot.bot.schedule.time_words import (
     about_as_at,
     day_words_read,
@@ -170,14 +171,15 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
     01:00", "明天上午9点" -> "明天09:00". `small_hours`: it is just past midnight now
     (before SMALL_HOURS_END), so "tonight" is the night already begun: "tonight at 1" is
     "today at 01:00"."""
-    text, midnight = minutes_as_clock(numbers_as_digits(text))
+    text, midnight = minutes_as_clock(numbers_as_digits(russian_clock_words(text)))
     text = hour_after_day_word(about_as_at(text))
     part = next((part for part in _DAY_PARTS if part.pattern.search(text) is not None), None)
     kind = NIGHT if midnight else part.kind if part is not None else MORNING
     after_midnight = False
+    clock_kept = False
 
     def clock(match: re.Match[str]) -> str:
-        nonlocal after_midnight
+        nonlocal after_midnight, clock_kept
         hour = int(match["hour"])
         unit = (match["unit"] or "").lower()
         clock_time = match["clock_minute"] is not None
@@ -192,6 +194,7 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
             hour = hour % 12 + (12 if half_day == "p" else 0)
             after_midnight = kind in (NIGHT, EVENING) and hour <= LAST_NIGHT_HOUR
         elif clock_time and (kind == MORNING or unit):
+            clock_kept = True
             return match[0]  # "at 09:30", as it is
         elif (kind == NIGHT and (hour in (0, 12) or 1 <= hour <= LAST_NIGHT_HOUR)) or (
             kind == EVENING and hour in (0, 12)
@@ -208,8 +211,9 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
         return f"{word}{hour:02d}:{minute:02d}"
 
     clocked = _BARE_HOUR.sub(clock, text)
-    if clocked == text:
-        # No hour: dateparser reads "tonight" or "this evening" alone.
+    if clocked == text and not clock_kept:
+        # No hour: dateparser reads "tonight" or "this evening" alone. (A clock time kept
+        # as it is still takes its day-part word out: "в 8:45 утра", "morgen früh um 8:30".)
         return text
     next_day = after_midnight and not small_hours
     for other in _DAY_PARTS:

@@ -4,8 +4,8 @@ pure functions and their tables, for `parsing`.
 - Numbers in words: "两小时后" -> "2小时后", "二十点" -> "20点", "half an hour" -> "30
   minutes", "an hour and a half" -> "90 minutes".
 - Minutes in words: "half past 9" -> "9:30", "quarter to 9" -> "8:45", "halb 9" -> "8:30"
-  (German counts to the coming hour), "9 y media" -> "9:30", "8点一刻" -> "8:15", "пять
-  минут шестого" -> "5:05", "без четверти шесть" -> "5:45" (so does Russian).
+  (German counts to the coming hour), "9 y media" -> "9:30", "8点一刻" -> "8:15"
+  (Russian's clock words: `russian_clock`).
 - Noon and midnight: "at noon" -> "at 12:00", "midnight" -> "at 12" (the twelve of a night:
   `parsing` puts it after the midnight that follows).
 - An hour right after a day word, with no "at": "tomorrow 9" -> "tomorrow at 9", "Friday
@@ -87,99 +87,6 @@ _MINUTE_WORDS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...
         (r"\b(at|um|в|a las)\s+(\d{1,2})\.(\d{2})\b", lambda m: f"{m[1]} {m[2]}:{m[3]}"),
     )
 )
-# Russian counts minutes into the coming hour, named by its ordinal ("пять минут шестого"
-# is 5:05, "половина шестого" 5:30) or, with "без", before the hour named ("без четверти
-# шесть" is 5:45). Read otherwise, "пять минут" is a delay: the reminder came in five
-# minutes.
-_RU_ORDINAL_HOURS = [
-    "первого",
-    "второго",
-    "третьего",
-    "четв[её]ртого",
-    "пятого",
-    "шестого",
-    "седьмого",
-    "восьмого",
-    "девятого",
-    "десятого",
-    "одиннадцатого",
-    "двенадцатого",
-]
-_RU_HOURS = {"час": 1, "один": 1} | {
-    word: n
-    for n, word in enumerate(
-        [
-            "два",
-            "три",
-            "четыре",
-            "пять",
-            "шесть",
-            "семь",
-            "восемь",
-            "девять",
-            "десять",
-            "одиннадцать",
-            "двенадцать",
-        ],
-        2,
-    )
-}
-_RU_MINUTES = {
-    "одну": 1, "одна": 1, "две": 2, "три": 3, "четыре": 4, "пять": 5, "шесть": 6, "семь": 7,
-    "восемь": 8, "девять": 9, "десять": 10, "пятнадцать": 15, "двадцать": 20,
-    "двадцать пять": 25, "одной": 1, "двух": 2, "тр[её]х": 3, "четыр[её]х": 4, "пяти": 5,
-    "шести": 6, "семи": 7, "восьми": 8, "девяти": 9, "десяти": 10, "пятнадцати": 15,
-    "двадцати": 20, "двадцати пяти": 25, "четверти": 15, "четверть": 15,
-}  # fmt: skip
-_RU_ORDINAL = "(?P<ordinal>" + "|".join(_RU_ORDINAL_HOURS) + ")"
-_RU_HOUR = "(?P<hour>" + "|".join(_RU_HOURS) + r"|\d{1,2})"
-_RU_COUNT = "(?P<count>" + "|".join(sorted(_RU_MINUTES, key=len, reverse=True)) + r"|\d{1,2})"
-
-
-def _ru_number(said: str, table: dict[str, int]) -> int:
-    said = said.lower()
-    if said.isdigit():
-        return int(said)
-    return next(value for word, value in table.items() if re.fullmatch(word, said))
-
-
-def _ru_hour_before(hour: int) -> int:
-    """The hour before `hour` on a twelve-hour dial: before "первого" (one) is twelve."""
-    return 12 if hour == 1 else hour - 1
-
-
-def _ru_into_hour(match: re.Match[str], minute: int) -> str:
-    ordinal = next(
-        n
-        for n, word in enumerate(_RU_ORDINAL_HOURS, 1)
-        if re.fullmatch(word, match["ordinal"], re.I)
-    )
-    return f"в {_clock(_ru_hour_before(ordinal), minute)}"
-
-
-def _ru_before_hour(match: re.Match[str]) -> str:
-    said = match["hour"].lower()
-    hour = int(said) if said.isdigit() else _RU_HOURS[said]
-    minutes = _ru_number(match["count"], _RU_MINUTES)
-    if not 1 <= minutes <= 59 or not 1 <= hour <= 24:
-        return match[0]
-    return f"в {_clock(_ru_hour_before(hour), 60 - minutes)}"
-
-
-_RU_MINUTE_WORDS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), said)
-    for pattern, said in (
-        (rf"(?<!\w)(?:в\s+)?(?:половин[аеуы]\s+|пол-?){_RU_ORDINAL}(?!\w)",
-         lambda m: _ru_into_hour(m, 30)),
-        (rf"(?<!\w)(?:в\s+)?четверть\s+{_RU_ORDINAL}(?!\w)", lambda m: _ru_into_hour(m, 15)),
-        (rf"(?<!\w)(?:в\s+)?{_RU_COUNT}\s+минут[уы]?\s+{_RU_ORDINAL}(?!\w)",
-         lambda m: _ru_into_hour(m, min(59, _ru_number(m["count"], _RU_MINUTES)))),
-        (rf"(?<!\w)(?:в\s+)?без\s+{_RU_COUNT}(?:\s+минут[ы]?)?\s+{_RU_HOUR}(?!\w)",
-         _ru_before_hour),
-    )
-)  # fmt: skip
-_MINUTE_WORDS += _RU_MINUTE_WORDS
-
 # Noon, said as a word: its clock time, with each language's word for "at".
 _NOON = (
     (re.compile(r"\b(?:at )?(?:12 )?noon\b|\bmidday\b", re.IGNORECASE), "at 12:00"),
