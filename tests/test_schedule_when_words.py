@@ -187,6 +187,17 @@ CASES = [
     ("завтра без пятнадцати девять", EARLY, "2026-11-25 08:45"),
     ("без пяти час", LATE_MORNING, "2026-11-24 12:55"),
     ("в половине первого ночи", LATE_MORNING, "2026-11-25 00:30"),
+    # "Пол-пятого" is written with a hyphen or a space; "одну минуту" counts into an hour too.
+    ("в пол-пятого вечера", LATE_MORNING, "2026-11-24 16:30"),
+    ("пол пятого", LATE_MORNING, "2026-11-25 04:30"),
+    ("одну минуту второго", LATE_MORNING, "2026-11-25 01:01"),
+    # A clock time with the morning (or the noon hour with the day) said after it.
+    ("в половине девятого утра", LATE_MORNING, "2026-11-25 08:30"),
+    ("без пяти девять утра", LATE_MORNING, "2026-11-25 08:55"),
+    ("в 8:30 утра", LATE_MORNING, "2026-11-25 08:30"),
+    ("в половине первого дня", LATE_MORNING, "2026-11-24 12:30"),
+    ("um 8:30 morgens", LATE_MORNING, "2026-11-25 08:30"),
+    ("a las 8:30 de la mañana", LATE_MORNING, "2026-11-25 08:30"),
     ("через пять минут", LATE_MORNING, "2026-11-24 11:00"),
     ("a las 9 y media", LATE_MORNING, "2026-11-25 09:30"),
     ("8点一刻", LATE_MORNING, "2026-11-25 08:15"),

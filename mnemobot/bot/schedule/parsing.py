@@ -175,9 +175,12 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
     part = next((part for part in _DAY_PARTS if part.pattern.search(text) is not None), None)
     kind = NIGHT if midnight else part.kind if part is not None else MORNING
     after_midnight = False
+    # A clock time kept as said ("at 09:30" in the morning) is read all the same: the
+    # words of the day's part around it ("в 8:30 утра") go as they do around any other.
+    read = False
 
     def clock(match: re.Match[str]) -> str:
-        nonlocal after_midnight
+        nonlocal after_midnight, read
         hour = int(match["hour"])
         unit = (match["unit"] or "").lower()
         clock_time = match["clock_minute"] is not None
@@ -192,6 +195,7 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
             hour = hour % 12 + (12 if half_day == "p" else 0)
             after_midnight = kind in (NIGHT, EVENING) and hour <= LAST_NIGHT_HOUR
         elif clock_time and (kind == MORNING or unit):
+            read = True
             return match[0]  # "at 09:30", as it is
         elif (kind == NIGHT and (hour in (0, 12) or 1 <= hour <= LAST_NIGHT_HOUR)) or (
             kind == EVENING and hour in (0, 12)
@@ -205,10 +209,11 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
             return match[0]
         # "a la 1" is Spanish for one o'clock only: "a las 13:00" for any clock time.
         word = "a las " if (match["word"] or "").lower() == "a la " else match["word"] or ""
+        read = True
         return f"{word}{hour:02d}:{minute:02d}"
 
     clocked = _BARE_HOUR.sub(clock, text)
-    if clocked == text:
+    if not read:
         # No hour: dateparser reads "tonight" or "this evening" alone.
         return text
     next_day = after_midnight and not small_hours

@@ -169,7 +169,7 @@ def _ru_before_hour(match: re.Match[str]) -> str:
 _RU_MINUTE_WORDS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), said)
     for pattern, said in (
-        (rf"(?<!\w)(?:в\s+)?(?:половин[аеуы]\s+|пол-?){_RU_ORDINAL}(?!\w)",
+        (rf"(?<!\w)(?:в\s+)?(?:половин[аеуы]\s+|пол[\s-]?){_RU_ORDINAL}(?!\w)",
          lambda m: _ru_into_hour(m, 30)),
         (rf"(?<!\w)(?:в\s+)?четверть\s+{_RU_ORDINAL}(?!\w)", lambda m: _ru_into_hour(m, 15)),
         (rf"(?<!\w)(?:в\s+)?{_RU_COUNT}\s+минут[уы]?\s+{_RU_ORDINAL}(?!\w)",
