@@ -272,6 +272,39 @@ async def test_a_text_whose_erasure_still_waits_never_reaches_the_model_again(
     assert b"My locker code" not in await a.replicas.client.get(f"mnemobot:session:{scope}")
 
 
+async def test_a_text_whose_erasure_waits_is_kept_out_of_earlier_tool_calls_too(
+    two_replicas: list[Replica],
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    """Found in a review: the turns kept a forgotten text out of the messages' words but
+    not out of the arguments of the tool calls that held it (the memory tool's `add`), and
+    the next request quoted the code again; the erasure itself redacts them."""
+    a, b = two_replicas
+    chat, scope = 7703, "telegram:7703"
+    openai_server.script(
+        tool_call("memory", {"operation": "add", "content": "Locker code: Plum-4343."}),
+        reply("Noted."),
+    )
+    await say(a, telegram, chat, "Remember my locker code Plum-4343.")
+    await answered(telegram, a, chat, 1)
+    item = item_holding(b.app, scope, "Plum")
+    await b.app.memory.scopes.run(
+        scope, partial(b.app.memory.forget.forget_items, scope, item), write=True
+    )
+    assert b"Plum" in await a.replicas.client.get(f"mnemobot:session:{scope}")
+
+    asked = len(openai_server.requests)
+    await say(a, telegram, chat, "Which gym did I say I go to?")
+    await answered(telegram, a, chat, 2)
+    sent = [orjson.dumps(r).decode() for r in openai_server.requests[asked:]]
+    held = [
+        r[r.find("Plum-4343") - 300 : r.find("Plum-4343") + 50] for r in sent if "Plum-4343" in r
+    ]
+    assert sent and not held, held
+    assert b"Plum-4343" not in await a.replicas.client.get(f"mnemobot:session:{scope}")
+
+
 GATE = "Peach-5150"
 
 
