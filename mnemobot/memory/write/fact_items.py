@@ -159,6 +159,15 @@ def rewritten_fact(
     )
 
 
+def retagged(fact: MemoryItem, tags: Sequence[str]) -> list[str]:
+    """The memory tool's `tags` for `fact` whose words stay: whose fact it is and where its
+    words came from (a person, a rewrite at someone's request) are not the model's to
+    change by giving other tags."""
+    given = [tag for tag in tags if not tag.startswith((REWRITER_TAG, _ORIGIN_TAG))]
+    own = [tag for tag in fact.tags if tag.startswith((SPEAKER_TAG, REWRITER_TAG, _ORIGIN_TAG))]
+    return list(dict.fromkeys([*given, *own]))
+
+
 def earlier_copy(fact: MemoryItem, *, id_factory: Callable[[], str] = new_item_id) -> MemoryItem:
     """`fact` as it was, under an id of its own: the value a rewrite replaced, kept (with
     who said it, when, and from which message) to be marked earlier."""
