@@ -192,3 +192,35 @@ async def test_a_value_rewritten_back_with_tags_stays_its_speakers(
         await bot.close()
     assert "home" in back.tags
     assert "speaker:boris" in back.tags and "from:user" in back.tags, back.tags
+
+
+async def test_a_standing_preference_rewritten_with_tags_is_listed_where_requests_carry_it(
+    bot: App, start_page: StartPage, openai_server: FakeOpenAIServer
+) -> None:
+    """Found in a review: rewritten with tags of the model's own, a standing preference lost
+    its tag but not its place in every request; the page listed it with the facts."""
+    await ask(bot, "From now on, always answer me in French.", chat=ANNA)
+    [french] = durable_ids(bot, "French")
+    openai_server.script(
+        tool_call(
+            "memory",
+            {
+                "operation": "update",
+                "id": french,
+                "content": "Always answer Anna in German.",
+                "tags": ["language"],
+            },
+        ),
+        reply("Done."),
+    )
+    await ask(bot, "EDITFACT german please", chat=ANNA)
+    bot.assistant.reset_session(ANNA)
+    await ask(bot, "hello there", chat=ANNA)
+    request = "\n".join(message_text(m) for m in openai_server.requests[-1]["messages"])
+    standing = request.split("# What people in this chat asked for themselves")[1]
+    assert "Always answer Anna in German." in standing.split("\n[Time now")[0], request
+
+    page = await start_page()
+    listed = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="preferences")).text)
+    facts = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="facts")).text)
+    assert "answer Anna in German" in listed and "answer Anna in German" not in facts
