@@ -198,6 +198,8 @@ CASES = [
     ("в половине первого дня", LATE_MORNING, "2026-11-24 12:30"),
     ("um 8:30 morgens", LATE_MORNING, "2026-11-25 08:30"),
     ("a las 8:30 de la mañana", LATE_MORNING, "2026-11-25 08:30"),
+    ("morgen früh um 7:30", LATE_MORNING, "2026-11-25 07:30"),
+    ("завтра утром в 7:30", LATE_MORNING, "2026-11-25 07:30"),
     ("через пять минут", LATE_MORNING, "2026-11-24 11:00"),
     ("a las 9 y media", LATE_MORNING, "2026-11-25 09:30"),
     ("8点一刻", LATE_MORNING, "2026-11-25 08:15"),
