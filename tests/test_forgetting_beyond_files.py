@@ -33,14 +33,16 @@ from mnemobot.bot.web.corrections import Corrections
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.forgetting import redact_value
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, gated, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.conftest import ask
 from tests.crash_points import start_to_crash
 from tests.replicas_harness import Replica, post_until_taken, redis_url, two_replicas
 from tests.telegram_harness import StartBot, start_bot, telegram, until_nothing_pending
-from tests.web_harness import files_with
+from tests.web_harness import bot, files_with
 
-__all__ = ["redis_url", "start_bot", "telegram", "two_replicas"]  # fixtures used by name
+__all__ = ["bot", "redis_url", "start_bot", "telegram", "two_replicas"]  # fixtures used by name
 
 
 def item_holding(app: App, scope: str, text: str) -> str:
@@ -270,6 +272,66 @@ async def test_a_text_whose_erasure_still_waits_never_reaches_the_model_again(
     assert "Plum-4242 is my new code" in sent[1]
     assert "My locker code" not in sent[1]
     assert b"My locker code" not in await a.replicas.client.get(f"mnemobot:session:{scope}")
+
+
+async def test_a_text_whose_erasure_waits_is_kept_out_of_earlier_tool_calls_too(
+    two_replicas: list[Replica],
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    """Found in a review: the turns kept a forgotten text out of the messages' words but
+    not out of the arguments of the tool calls that held it (the memory tool's `add`), and
+    the next request quoted the code again; the erasure itself redacts them."""
+    a, b = two_replicas
+    chat, scope = 7703, "telegram:7703"
+    openai_server.script(
+        tool_call("memory", {"operation": "add", "content": "Locker code: Plum-4343."}),
+        reply("Noted."),
+    )
+    await say(a, telegram, chat, "Remember my locker code Plum-4343.")
+    await answered(telegram, a, chat, 1)
+    item = item_holding(b.app, scope, "Plum")
+    await b.app.memory.scopes.run(
+        scope, partial(b.app.memory.forget.forget_items, scope, item), write=True
+    )
+    assert b"Plum" in await a.replicas.client.get(f"mnemobot:session:{scope}")
+
+    asked = len(openai_server.requests)
+    await say(a, telegram, chat, "Which gym did I say I go to?")
+    await answered(telegram, a, chat, 2)
+    sent = [orjson.dumps(r).decode() for r in openai_server.requests[asked:]]
+    held = [
+        r[r.find("Plum-4343") - 300 : r.find("Plum-4343") + 50] for r in sent if "Plum-4343" in r
+    ]
+    assert sent and not held, held
+    assert b"Plum-4343" not in await a.replicas.client.get(f"mnemobot:session:{scope}")
+
+
+async def test_a_text_whose_erasure_waits_is_kept_out_of_the_chats_earlier_messages_tools(
+    bot: App, workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """Found in a review: while the erasure waited, session_search and session_history read
+    the forgotten text back from the chat's log of earlier messages (a /new put it there),
+    and the model was handed it again."""
+    chat = ChatRef("console", "lk", user_id="u1", user_name="Anna")
+    await ask(bot, "My locker code is Plum-4545.", chat=chat)
+    bot.assistant.reset_session(chat)
+    item = item_holding(bot, chat.key, "Plum")
+    await bot.memory.scopes.run(
+        chat.key, partial(bot.memory.forget.forget_items, chat.key, item), write=True
+    )
+    assert files_with(workspace, "Plum-4545"), "the erasure did not wait"
+
+    asked = len(openai_server.requests)
+    openai_server.script(
+        tool_call("session_search", {"query": "locker code"}),
+        tool_call("session_history", {"count": 20}),
+        reply("I no longer know it."),
+    )
+    await ask(bot, "What was my locker code?", chat=chat)
+    sent = [orjson.dumps(r).decode() for r in openai_server.requests[asked:]]
+    assert len(sent) == 3 and "locker code" in sent[1], sent
+    assert not any("Plum-4545" in request for request in sent), sent
 
 
 GATE = "Peach-5150"

@@ -146,3 +146,81 @@ async def test_a_fact_rewritten_back_to_the_value_it_replaced_holds_again_as_sai
     assert lisbon_lines and not any("earlier" in line for line in lisbon_lines), request
     assert not any("rewritten" in line for line in lisbon_lines), request
     assert porto_lines and all("earlier" in line for line in porto_lines), request
+
+
+async def test_a_value_rewritten_back_with_tags_stays_its_speakers(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """Found in a review: rewritten back with tags of the model's own, the value Boris said
+    held again under those tags alone: whose it was and that he said it were gone, against
+    the rule a rewrite keeps."""
+    boris = ChatRef("console", "g3", user_id="u2", user_name="Boris", is_group=True)
+    anna = ChatRef("console", "g3", user_id="u1", user_name="Anna", is_group=True)
+    clock = HourlyClock()
+    bot = build_app(make_settings(workspace, openai_server), clock=clock)
+    try:
+        await ask(bot, "I live in Riga", chat=boris)
+        store = bot.memory.scopes.store("console:g3")
+        [riga] = [
+            i for i in store.items.values() if "Riga" in i.content and i.layer is Layer.SEMANTIC
+        ]
+        openai_server.script(
+            tool_call(
+                "memory", {"operation": "update", "id": riga.id, "content": "Boris lives in Oslo."}
+            ),
+            reply("Done."),
+        )
+        clock.now += 3600
+        await ask(bot, "EDITFACT Boris moved, fix his city", chat=anna)
+        openai_server.script(
+            tool_call(
+                "memory",
+                {"operation": "update", "id": riga.id, "content": riga.content, "tags": ["home"]},
+            ),
+            reply("Done."),
+        )
+        clock.now += 3600
+        await ask(bot, "EDITFACT no, he still lives in Riga", chat=anna)
+        answer = message_text(openai_server.requests[-1]["messages"][-1])
+        assert answer.startswith("updated "), answer
+        [back] = [
+            i
+            for i in store.items.values()
+            if i.content == riga.content and i.layer is Layer.SEMANTIC and not i.is_superseded
+        ]
+    finally:
+        await bot.close()
+    assert "home" in back.tags
+    assert "speaker:boris" in back.tags and "from:user" in back.tags, back.tags
+
+
+async def test_a_standing_preference_rewritten_with_tags_is_listed_where_requests_carry_it(
+    bot: App, start_page: StartPage, openai_server: FakeOpenAIServer
+) -> None:
+    """Found in a review: rewritten with tags of the model's own, a standing preference lost
+    its tag but not its place in every request; the page listed it with the facts."""
+    await ask(bot, "From now on, always answer me in French.", chat=ANNA)
+    [french] = durable_ids(bot, "French")
+    openai_server.script(
+        tool_call(
+            "memory",
+            {
+                "operation": "update",
+                "id": french,
+                "content": "Always answer Anna in German.",
+                "tags": ["language"],
+            },
+        ),
+        reply("Done."),
+    )
+    await ask(bot, "EDITFACT german please", chat=ANNA)
+    bot.assistant.reset_session(ANNA)
+    await ask(bot, "hello there", chat=ANNA)
+    request = "\n".join(message_text(m) for m in openai_server.requests[-1]["messages"])
+    standing = request.split("# What people in this chat asked for themselves")[1]
+    assert "Always answer Anna in German." in standing.split("\n[Time now")[0], request
+
+    page = await start_page()
+    listed = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="preferences")).text)
+    facts = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="facts")).text)
+    assert "answer Anna in German" in listed and "answer Anna in German" not in facts

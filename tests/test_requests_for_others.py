@@ -16,6 +16,7 @@ __all__ = ["bot", "start_page"]  # fixtures used by name below
 
 BORIS = ChatRef("console", "g1", user_id="u2", user_name="Boris", is_group=True)
 CLARA = ChatRef("console", "g1", user_id="u3", user_name="Clara", is_group=True)
+ALEXA = ChatRef("console", "g1", user_id="u4", user_name="Alexa", is_group=True)
 SCOPE = "console:g1"
 
 
@@ -63,3 +64,20 @@ async def test_the_page_lists_as_standing_only_what_is_carried_in_every_request(
     facts = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="facts")).text)
     assert "short bullet points" in standing and "sushi" not in standing
     assert "sushi" in facts and "short bullet points" not in facts
+
+
+async def test_a_member_named_like_an_assistant_is_served_as_a_member(
+    bot: App, start_page: StartPage
+) -> None:
+    """Found in a review: with "Alexa" read as the assistant of that name, Boris's "answer
+    Alexa only in French" was his own standing preference, carried in every request of
+    the group (Alexa's included)."""
+    await ask(bot, "Hi all, I'm Alexa.", chat=ALEXA)
+    await ask(bot, "From now on, answer Alexa only in French.", chat=BORIS)
+    store = bot.memory.scopes.store(SCOPE)
+    preferences = [i.content for i in store.items.values() if i.type is ItemType.PREFERENCE]
+    assert not any("French" in text for text in preferences), preferences
+
+    page = await start_page()
+    listed = visible_text((await page.get(f"/chat/{SCOPE}/facts", kind="preferences")).text)
+    assert "answer Alexa only" not in listed

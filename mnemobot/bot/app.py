@@ -269,7 +269,9 @@ def _register_tools(
         datetime_tool(services.clock),
         FilesTool(services.paths.files, may_edit=may_edit).tool(),
         memory_tool.tool(),
-        *SessionTools(services.sessions, large_results).tools(),
+        *SessionTools(
+            services.sessions, large_results, services.memory.forget.forgotten_texts
+        ).tools(),
     ]:
         tools.register(tool)
     load_entry_point_tools(tools, services)

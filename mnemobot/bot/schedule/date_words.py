@@ -166,7 +166,9 @@ _RUSSIAN_DAY_NUMBERS = {
 } | {"тридцатого": 30}
 _RUSSIAN_DAY_WORD = re.compile(
     # After these words the ordinal is an hour: "в половине второго", "четверть пятого".
-    r"(?<!\w)(?:(?P<hour>половин[аеуы]|пол|четверть|начал[еу]|конц[еу]|минут[ы]?)\s+)?"
+    # ("пол-пятого" is written with a hyphen too; "одну минуту второго" is 1:01.)
+    r"(?<!\w)(?:(?P<hour>половин[аеуы]|пол|четверть|начал[еу]|конц[еу]|минут[уы]?)"
+    r"(?:\s+|(?<=пол)-))?"
     r"(?:(?P<tens>двадцать|тридцать)\s+)?"
     rf"(?P<day>{'|'.join(sorted(_RUSSIAN_DAY_NUMBERS, key=len, reverse=True))})(?!\w)",
     re.IGNORECASE,

@@ -176,10 +176,10 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
     part = next((part for part in _DAY_PARTS if part.pattern.search(text) is not None), None)
     kind = NIGHT if midnight else part.kind if part is not None else MORNING
     after_midnight = False
-    clock_kept = False
+    clock_read = False
 
     def clock(match: re.Match[str]) -> str:
-        nonlocal after_midnight, clock_kept
+        nonlocal after_midnight, clock_read
         hour = int(match["hour"])
         unit = (match["unit"] or "").lower()
         clock_time = match["clock_minute"] is not None
@@ -194,7 +194,7 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
             hour = hour % 12 + (12 if half_day == "p" else 0)
             after_midnight = kind in (NIGHT, EVENING) and hour <= LAST_NIGHT_HOUR
         elif clock_time and (kind == MORNING or unit):
-            clock_kept = True
+            clock_read = True
             return match[0]  # "at 09:30", as it is
         elif (kind == NIGHT and (hour in (0, 12) or 1 <= hour <= LAST_NIGHT_HOUR)) or (
             kind == EVENING and hour in (0, 12)
@@ -208,12 +208,13 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
             return match[0]
         # "a la 1" is Spanish for one o'clock only: "a las 13:00" for any clock time.
         word = "a las " if (match["word"] or "").lower() == "a la " else match["word"] or ""
+        clock_read = True
         return f"{word}{hour:02d}:{minute:02d}"
 
     clocked = _BARE_HOUR.sub(clock, text)
-    if clocked == text and not clock_kept:
-        # No hour: dateparser reads "tonight" or "this evening" alone. (A clock time kept
-        # as it is still takes its day-part word out: "в 8:45 утра", "morgen früh um 8:30".)
+    if not clock_read:
+        # No hour: dateparser reads "tonight" or "this evening" alone. (A clock time read,
+        # changed or not, takes its day-part word out: "в 8:45 утра", "в 12:30 дня".)
         return text
     next_day = after_midnight and not small_hours
     for other in _DAY_PARTS:

@@ -48,7 +48,7 @@ _PAST = re.compile(
     rf"(?<!\w){_AT}(?:"
     rf"(?P<past>{_words(_MINUTES_PAST)}|\d{{1,2}})\s+минут[уы]?\s+"
     r"|(?P<quarter>четверть)\s+"
-    r"|(?P<half>половин[аеуы]\s+|пол\s*)"
+    r"|(?P<half>половин[аеуы]\s+|пол[\s-]*)"
     rf"){_ORDINAL}(?!\w)",
     re.IGNORECASE,
 )

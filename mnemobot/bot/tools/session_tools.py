@@ -1,7 +1,13 @@
 """Tools over the current chat's own raw history: session_history, session_search, and
-read_tool_result for evicted large tool results. Each is bound to the turn's chat."""
+read_tool_result for evicted large tool results. Each is bound to the turn's chat.
+
+A text forgotten and not yet erased from these files (the erasure waits while a chat is
+busy) reads "[forgotten]" here, as it does in the conversation a turn sends."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -9,6 +15,7 @@ from mnemobot.bot.i18n import N_
 from mnemobot.conversation.large_results import LargeResultStore
 from mnemobot.conversation.session import SessionStore
 from mnemobot.conversation.session_log import LoggedMessage, read_history, search_history
+from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.tool_runner import Tool, ToolError
 
@@ -44,10 +51,21 @@ class ReadResultArguments(BaseModel):
     offset: int = Field(0, ge=0)
 
 
+def _kept_out(entries: list[LoggedMessage], forgotten: ForgottenTexts) -> list[LoggedMessage]:
+    return [replace(entry, text=forgotten.redact(entry.text)) for entry in entries]
+
+
 class SessionTools:
-    def __init__(self, sessions: SessionStore, large_results: LargeResultStore) -> None:
+    def __init__(
+        self,
+        sessions: SessionStore,
+        large_results: LargeResultStore,
+        forgotten: Callable[[str], ForgottenTexts] = lambda scope: ForgottenTexts(),
+    ) -> None:
         self.sessions = sessions
         self.large_results = large_results
+        # A scope's texts forgotten and not yet erased.
+        self.forgotten = forgotten
 
     def tools(self) -> list[Tool]:
         return [
@@ -78,7 +96,10 @@ class SessionTools:
 
     def history(self, arguments: HistoryArguments, ctx: TurnContext) -> str:
         key = ctx.session.id
-        entries = read_history(self.sessions.offload_path_for(key), ctx.session.messages)
+        entries = _kept_out(
+            read_history(self.sessions.offload_path_for(key), ctx.session.messages),
+            self.forgotten(ctx.scope),
+        )
         end = len(entries) - arguments.before
         chosen = entries[max(0, end - arguments.count) : max(0, end)]
         return _format(chosen) or "(no messages)"
@@ -87,7 +108,9 @@ class SessionTools:
         found = search_history(
             [self.sessions.offload_path_for(ctx.session.id)], arguments.query, limit=arguments.limit
         )
-        return _format(found) or "(no matching messages in this chat's log)"
+        return _format(_kept_out(found, self.forgotten(ctx.scope))) or (
+            "(no matching messages in this chat's log)"
+        )
 
     def read_result(self, arguments: ReadResultArguments, ctx: TurnContext) -> str:
         page = self.large_results.read_page(
@@ -95,4 +118,4 @@ class SessionTools:
         )
         if page is None:
             raise ToolError(f"no saved result {arguments.result_id!r} in this chat")
-        return page
+        return self.forgotten(ctx.scope).keep_lines(page)

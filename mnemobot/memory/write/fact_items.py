@@ -19,6 +19,7 @@ from mnemobot.memory.store.items import (
     REWRITE_SOURCE,
     REWRITER_TAG,
     SPEAKER_TAG,
+    STANDING_TAG,
     ItemType,
     MemoryItem,
     rewriter_tag,
@@ -141,8 +142,9 @@ def rewritten_fact(
     kept = [tag for tag in given if not tag.startswith((REWRITER_TAG, _ORIGIN_TAG))]
     kept.append(_ORIGIN_TAG + "tool")
     if tags is not None:
-        # Whose fact it is is not the model's to change by giving other tags.
-        kept += [tag for tag in fact.tags if tag.startswith(SPEAKER_TAG)]
+        # Whose fact it is is not the model's to change by giving other tags, nor whether
+        # it is how its person asked to be answered (every request carries it still).
+        kept += [tag for tag in fact.tags if tag.startswith(SPEAKER_TAG) or tag == STANDING_TAG]
     if rewriter:
         kept.append(rewriter_tag(rewriter))
     return replace(
@@ -157,6 +159,19 @@ def rewritten_fact(
         fingerprint="",
         mentions=1,
     )
+
+
+def retagged(fact: MemoryItem, tags: Sequence[str]) -> list[str]:
+    """The memory tool's `tags` for `fact` whose words stay: whose fact it is, where its
+    words came from (a person, a rewrite at someone's request) and whether it is how its
+    person asked to be answered are not the model's to change by giving other tags."""
+    given = [tag for tag in tags if not tag.startswith((REWRITER_TAG, _ORIGIN_TAG))]
+    own = [
+        tag
+        for tag in fact.tags
+        if tag.startswith((SPEAKER_TAG, REWRITER_TAG, _ORIGIN_TAG)) or tag == STANDING_TAG
+    ]
+    return list(dict.fromkeys([*given, *own]))
 
 
 def earlier_copy(fact: MemoryItem, *, id_factory: Callable[[], str] = new_item_id) -> MemoryItem:

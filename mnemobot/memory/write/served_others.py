@@ -30,7 +30,9 @@ that is no adverb ("Короче отвечай", "Отныне отвечай")
 A name in lower case ("answer anna in french") is no name by its look: "answer questions
 in french", "answer briefly", "answer python questions" read the same. It counts only
 when it is a member of the chat, one who spoke there lately (`members`, given by the
-caller): its first name or username, or a Russian form of it ("анне" for Анна).
+caller): its first name or username, or a Russian form of it ("анне" for Анна). So does
+the name of an assistant or service ("talk to Siri in English" serves no one) when a
+member bears it ("answer Alexa in French", Alexa in the chat).
 """
 
 from __future__ import annotations
@@ -38,15 +40,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection
 
+# Assistants and services, spoken or written to as people are; a member of the chat may
+# still bear the name ("Alexa"), and then it is hers.
+_SERVICES = (
+    r"Siri|Alexa|Cortana|Google|ChatGPT|Copilot|Slack|Discord|Teams|Jira|GitHub|GitLab"
+    r"|Gmail|Outlook|Notion|Confluence|Telegram|WhatsApp|Zoom"
+)
+_SERVICE = re.compile(_SERVICES, re.IGNORECASE)
 # A name: a capitalised word (case-sensitive inside patterns that ignore case), or an
 # @mention. Words that are capitalised but name no one: "I", languages, the formal "you".
 _NOT_NAMES = (
     r"(?!(?:I|Me|Us|In|On|With|Only|Always|Never|Please|Yes|No|OK|English|French|German|Spanish"
     r"|Russian|Chinese|Italian|Portuguese|Japanese|Korean|Arabic|Latin|Sie|Ihnen|Deutsch"
-    r"|Englisch|Französisch|Spanisch|Russisch|Chinesisch"
-    # Assistants and services, spoken or written to as people are.
-    r"|Siri|Alexa|Cortana|Google|ChatGPT|Copilot|Slack|Discord|Teams|Jira|GitHub|GitLab"
-    r"|Gmail|Outlook|Notion|Confluence|Telegram|WhatsApp|Zoom)\b)"
+    r"|Englisch|Französisch|Spanisch|Russisch|Chinesisch|" + _SERVICES + r")\b)"
 )
 _MENTION = r"@\w+"
 # What is answered rather than who ("answer Python questions in code"): not a person.
@@ -254,7 +260,8 @@ def serves_others(text: str, members: Callable[[], Collection[str]] | None = Non
             match.start()
             for pattern in _SERVED_WORDS
             for match in pattern.finditer(text)
-            if match["word"].islower() and _names_a_member(match["word"], members())
+            if (match["word"].islower() or _SERVICE.fullmatch(match["word"]))
+            and _names_a_member(match["word"].lower(), members())
         ]
     for start in served:
         acting = _SPEAKER_ACTS.search(text, 0, start)

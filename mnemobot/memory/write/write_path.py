@@ -46,6 +46,7 @@ from mnemobot.memory.write.fact_items import (
     MAX_ITEM_CHARS,
     earlier_copy,
     new_fact,
+    retagged,
     rewritten_fact,
 )
 from mnemobot.memory.write.facts import (
@@ -212,7 +213,9 @@ def rewrite_fact(
         if current.type is ItemType.TURN:
             raise ValueError("a turn is the record of what was said; add a fact instead")
         if normalize_content(content) == normalize_content(current.content):
-            updated = store.update(item_id, tags=tags)
+            updated = store.update(
+                item_id, tags=retagged(current, tags) if tags is not None else None
+            )
             return FactWrite([updated] if updated is not None else [])
         back = store.holder(current, content)
         if back is not None and back.superseded_by == item_id:
@@ -220,7 +223,7 @@ def rewrite_fact(
             # with who said it and where, holds again; the one it replaced is earlier.
             reinstate(store, back.id, similar)
             if tags is not None:
-                store.update(back.id, tags=tags)
+                store.update(back.id, tags=retagged(back, tags))
             updates = FactUpdates(superseded=supersede(store, [item_id], back.id, at, similar))
             return FactWrite([store.items.get(back.id, back)], updates)
         # Refuses a forgotten text, or one another item holds, before anything changes.

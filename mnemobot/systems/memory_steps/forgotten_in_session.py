@@ -4,8 +4,9 @@ The erasure redacts a chat's session only when it can hold it: with replicas, a 
 never goes quiet for its wait keeps the old messages until the next maintenance run, hours
 later. Meanwhile every turn redacts its own session the same way the erasure would, so
 the model is never sent a forgotten text from an earlier message: the user's words, the
-answers and the tool results alike. The message being answered stays as written: a text
-said again now is said on purpose.
+answers, the tool results and the arguments of the tool calls (the memory tool's `add`
+quotes what it keeps) alike. The message being answered stays as written: a text said
+again now is said on purpose.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from collections.abc import Sequence
 
 from mnemobot.conversation.session import Message
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
+
+# A tool call's arguments once they held a forgotten text: still JSON, which servers that
+# read the arguments of past calls (chat templates) require.
+NO_ARGUMENTS = "{}"
 
 
 def keep_forgotten_out(
@@ -24,11 +29,17 @@ def keep_forgotten_out(
         return 0
     redacted = 0
     for message in messages:
-        content = message.get("content")
-        if message is current or not isinstance(content, str):
+        if message is current:
             continue
-        kept = forgotten.redact(content)
-        if kept != content:
-            message["content"] = kept
-            redacted += 1
+        content = message.get("content")
+        changed = False
+        if isinstance(content, str) and forgotten.holds(content):
+            message["content"] = forgotten.redact(content)
+            changed = True
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            if forgotten.holds(str(function.get("arguments") or "")):
+                function["arguments"] = NO_ARGUMENTS
+                changed = True
+        redacted += changed
     return redacted
