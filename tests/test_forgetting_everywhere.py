@@ -7,6 +7,7 @@ the compaction flush and summary, the chat's session and its offload log, forum 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from datetime import UTC
@@ -297,3 +298,34 @@ def test_forgetting_the_statement_that_replaced_a_fact_leaves_the_fact_current(
         assert lines and "earlier" not in pack.rendered
     finally:
         memory.close()
+
+
+def test_an_erased_tool_call_keeps_arguments_a_server_can_read(tmp_path: Path) -> None:
+    """The memory tool's `add` quoted the code in its call: erased, its arguments stay JSON
+    (they were the bare "[forgotten]", which servers whose chat template reads the past
+    calls' arguments refuse, every later turn of the chat with them)."""
+    memory = WorkspaceMemory.open(tmp_path)
+    scope = "telegram:-101"
+    say(memory, "The alarm code is 5582-BX-3.", time.time() - 10, scope=scope)
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "memory", "arguments": '{"content": "alarm code 5582-BX-3"}'},
+    }
+    messages = [
+        {"role": "user", "content": "The alarm code is 5582-BX-3."},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "added"},
+    ]
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    (sessions / f"{scope}.json").write_text(json.dumps({"id": scope, "messages": messages}))
+    turn = next(iter(memory.scopes.store(scope).items.values()))
+    memory.forget.forget(scope, turn.id)
+    memory.forget.erase_forgotten(scope)
+    memory.close()
+
+    kept = json.loads((sessions / f"{scope}.json").read_text())["messages"]
+    assert "5582" not in json.dumps(kept)
+    arguments = kept[1]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(arguments) == {}

@@ -113,6 +113,10 @@ def _contains(text: str, needles: list[str]) -> bool:
     return any(needle in folded for needle in needles)
 
 
+# What a tool call's arguments become once they held a forgotten text.
+NO_ARGUMENTS = "{}"
+
+
 def _redact_value(value: Any, needles: list[str]) -> tuple[Any, int]:
     """A JSON value with every string holding a needle replaced by the forgotten mark."""
     if isinstance(value, str):
@@ -130,6 +134,10 @@ def _redact_value(value: Any, needles: list[str]) -> tuple[Any, int]:
         result = {}
         for key, element in value.items():
             result[key], changed = _redact_value(element, needles)
+            if changed and key == "arguments" and isinstance(element, str):
+                # A tool call's arguments stay JSON: servers whose chat template reads the
+                # arguments of past calls refuse the next request otherwise.
+                result[key] = NO_ARGUMENTS
             count += changed
         return result, count
     return value, 0

@@ -14,11 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mnemobot.conversation.session import Message
+from mnemobot.memory.upkeep.forgetting import NO_ARGUMENTS
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
-
-# A tool call's arguments once they held a forgotten text: still JSON, which servers that
-# read the arguments of past calls (chat templates) require.
-NO_ARGUMENTS = "{}"
 
 
 def keep_forgotten_out(
