@@ -36,7 +36,7 @@ from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.kept_refs import MAX_MESSAGE_REFS, is_message_ref
 from mnemobot.memory.upkeep.forgotten_texts import FORGET_QUERY_MAX_ITEMS
-from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS
+from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS, model_tags
 from mnemobot.systems.core.context import TurnContext
 from mnemobot.systems.core.tool_runner import Tool, ToolError
 
@@ -218,7 +218,7 @@ class MemoryTool:
             at=self._turn_time(ctx),
             config=ctx.config.memory,
             speaker=ctx.chat.user_name,
-            tags=[*arguments.tags, "from:tool"],
+            tags=[*model_tags(arguments.tags), "from:tool"],
             references=ctx.message_refs,
         )
         written = await self.scopes.run(ctx.scope, work, write=True)

@@ -20,6 +20,7 @@ from mnemobot.memory.store.items import (
     REWRITER_TAG,
     SPEAKER_TAG,
     STANDING_TAG,
+    TURN_TAG,
     ItemType,
     MemoryItem,
     rewriter_tag,
@@ -37,6 +38,8 @@ FactSource = Literal["tool", "compaction", "slot", "standing"]
 _TITLE_CHARS = 80
 # Tag prefix naming where an item's words came from ("from:user", "from:tool").
 _ORIGIN_TAG = "from:"
+# Tags that say what memory made of an item, never the model's to give (`model_tags`).
+_MEMORYS_OWN_TAGS = frozenset({STANDING_TAG, TURN_TAG, "request"})
 
 # Longest text one memory item holds: the memory tool refuses a longer one (the model is
 # told to save a summary), and a longer compaction fact is cut. Not measured; about a
@@ -137,7 +140,7 @@ def rewritten_fact(
     rewrite at `rewriter`'s request (never what the fact's person said), from the message
     that asked for it (`references`). Its speaker tag stays: it is still that person's
     fact; the value it had is kept apart, marked earlier (`write_path.rewrite_fact`)."""
-    given = fact.tags if tags is None else tags
+    given = fact.tags if tags is None else model_tags(tags)
     # Its words come from the tool now, whatever they came from before ("from:user").
     kept = [tag for tag in given if not tag.startswith((REWRITER_TAG, _ORIGIN_TAG))]
     kept.append(_ORIGIN_TAG + "tool")
@@ -161,11 +164,24 @@ def rewritten_fact(
     )
 
 
+def model_tags(tags: Sequence[str]) -> list[str]:
+    """The memory tool's `tags` less those only memory itself gives: whose words a fact is
+    ("speaker:boris"), at whose request it was rewritten, where its words came from, and
+    whether every request carries it ("standing", "request", "turn"). The model reads
+    strangers' text; with them, Clara's words became Boris's standing preference."""
+    return [
+        tag
+        for tag in tags
+        if not tag.startswith((SPEAKER_TAG, REWRITER_TAG, _ORIGIN_TAG))
+        and tag not in _MEMORYS_OWN_TAGS
+    ]
+
+
 def retagged(fact: MemoryItem, tags: Sequence[str]) -> list[str]:
     """The memory tool's `tags` for `fact` whose words stay: whose fact it is, where its
     words came from (a person, a rewrite at someone's request) and whether it is how its
     person asked to be answered are not the model's to change by giving other tags."""
-    given = [tag for tag in tags if not tag.startswith((REWRITER_TAG, _ORIGIN_TAG))]
+    given = model_tags(tags)
     own = [
         tag
         for tag in fact.tags
