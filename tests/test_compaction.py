@@ -198,7 +198,9 @@ async def test_compact_command_replies(workspace: Path, openai_server: FakeOpenA
     openai_server.responder = scripted_responder
     windows = ModelWindowStore.in_workspace(workspace)
     windows.put(openai_server.base_url, "gpt-4o-mini", ModelWindow(200_000, "overflow error"))
-    app = build_app(make_settings(workspace, openai_server))
+    app = build_app(
+        make_settings(workspace, openai_server), tuning=Tuning(background_quiet_seconds=0)
+    )
     answer = await app.commands.run(CHAT, ParsedCommand("compact", ""))
     assert answer == "Nothing to compact (session has 0 messages)."
     for i in range(3):

@@ -131,7 +131,10 @@ def test_paris_then_berlin_leaves_berlin_in_memory(
 @pytest.fixture
 async def app(make_app: AppFactory) -> App:
     # A MEMORY.md rewrite is a model call like any other: llm.requestTimeoutSeconds.
-    return make_app({"llm": {"requestTimeoutSeconds": 0.5}})
+    # Sent as soon as the server is free: the quiet spell after a turn has its own test.
+    return make_app(
+        {"llm": {"requestTimeoutSeconds": 0.5}}, tuning=Tuning(background_quiet_seconds=0)
+    )
 
 
 def seed_scope(workspace: Path) -> ScopePaths:

@@ -18,6 +18,7 @@ import pytest
 from filelock import FileLock
 
 from mnemobot.bot.app import App, build_app
+from mnemobot.bot.tuning import Tuning
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import ItemType, Layer
@@ -67,7 +68,8 @@ def copying_model(request: dict[str, Any]) -> Step:
 @pytest.fixture
 async def app(make_app: AppFactory, openai_server: FakeOpenAIServer) -> App:
     openai_server.responder = copying_model
-    return make_app()
+    # Consolidation sent as soon as the server is free (the quiet spell has its own test).
+    return make_app(tuning=Tuning(background_quiet_seconds=0))
 
 
 async def test_forgetting_a_turn_by_id_erases_it_before_consolidation_reads_it(

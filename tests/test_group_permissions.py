@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mnemobot.bot.app import App
 from mnemobot.bot.schedule.tasks import TaskChat
+from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     gated,
@@ -243,7 +244,9 @@ async def test_a_channel_let_in_is_served_as_a_member(
 async def test_a_groups_export_holds_its_memory_only_and_names_no_path(
     start_bot: StartBot, telegram: TelegramServer, workspace: Path
 ) -> None:
-    bot = await start_bot(allowed="11,12", telegram_operators="13")
+    bot = await start_bot(
+        allowed="11,12", telegram_operators="13", tuning=Tuning(background_quiet_seconds=0)
+    )
     telegram.set_member_status(GROUP, ADMIN, "administrator")
     say(telegram, "@mnemo_test_bot our launch code word is marmalade", MEMBER)
     await telegram.wait_for_messages_async(GROUP, 1)

@@ -70,9 +70,13 @@ async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
 
 
 @pytest.fixture
-async def app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
+async def eager_app(workspace: Path, openai_server: FakeOpenAIServer) -> AsyncIterator[App]:
+    """Background work sent as soon as the server is free, no quiet spell after a turn: for
+    what happens to a call already under way."""
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
-    built = build_app(make_settings(workspace, openai_server))
+    built = build_app(
+        make_settings(workspace, openai_server), tuning=Tuning(background_quiet_seconds=0)
+    )
     yield built
     await built.close()
 
@@ -88,8 +92,9 @@ def test_a_local_server_has_one_slot_and_a_hosted_api_no_limit() -> None:
 
 
 async def test_consolidation_waits_while_a_reply_is_made(
-    app: App, openai_server: FakeOpenAIServer, workspace: Path
+    eager_app: App, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
+    app = eager_app
     await ask(app, "My cat is called Miso.")
     answer_now = threading.Event()
 
@@ -117,11 +122,47 @@ async def test_consolidation_waits_while_a_reply_is_made(
     assert "rewrote MEMORY.md" in next(s.line for s in report.steps if s.name == "consolidate")
 
 
+async def test_work_that_can_wait_waits_for_a_quiet_spell_after_a_reply(
+    workspace: Path, openai_server: FakeOpenAIServer
+) -> None:
+    """Found live on llama-cpp-python: consolidation sent the moment a reply was out took
+    the server's one slot, and the user's next message, 4 s later, waited 35 s for the
+    server to finish reading the abandoned prompt. It now waits for a quiet spell."""
+    write_runtime_config(workspace, {"llm": {"maxRetries": 0}})
+    app = build_app(
+        make_settings(workspace, openai_server), tuning=Tuning(background_quiet_seconds=1.5)
+    )
+    try:
+        await ask(app, "My cat is called Miso.")
+
+        def model(body: dict[str, object]) -> Step:
+            return reply(REWRITE if kind(body) == CONSOLIDATION else "Miso is asleep.")
+
+        openai_server.responder = model
+        openai_server.clear()
+        assert app.maintenance is not None
+        maintenance = asyncio.create_task(app.maintenance.maintain(SCOPE))
+        await until(lambda: app.assistant.gate.background_waiting == 1)
+        # The user answers within the spell: the reply goes first.
+        outcome = await app.assistant.handle_text(CONSOLE_CHAT, "What is Miso doing?")
+        assert outcome is not None and outcome.reply == "Miso is asleep."
+        report = await maintenance
+    finally:
+        await app.close()
+    kinds = [kind(body) for body in openai_server.requests]
+    assert kinds[0] == "reply" and set(kinds[1:]) == {CONSOLIDATION}, kinds
+    assert "rewrote MEMORY.md" in next(s.line for s in report.steps if s.name == "consolidate")
+
+
 async def test_a_rewrite_under_way_gives_way_to_a_reply_and_is_done_again_later(
-    app: App, openai_server: FakeOpenAIServer, workspace: Path, caplog: pytest.LogCaptureFixture
+    eager_app: App,
+    openai_server: FakeOpenAIServer,
+    workspace: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # A one-slot server writing a long rewrite at its pace: a user's message comes. The
     # rewrite is closed (the server stops it), the reply goes, the next run rewrites.
+    app = eager_app
     await ask(app, "My cat is called Miso.")
     openai_server.one_at_a_time = True
     openai_server.tokens_per_second = 40
@@ -209,7 +250,11 @@ async def test_the_after_compaction_throttle_survives_a_restart(
     clock = Clock()
 
     async def compact_in_a_new_run() -> None:
-        app = build_app(make_settings(workspace, openai_server), clock=clock)
+        app = build_app(
+            make_settings(workspace, openai_server),
+            clock=clock,
+            tuning=Tuning(background_quiet_seconds=0),
+        )
         app.start_background()
         try:
             for index in range(4):

@@ -113,7 +113,7 @@ def build_app(
     if sessions is None:
         sessions = SessionStore(paths.sessions, clock=clock)
     if llm is None:
-        llm = _chat_model(settings, paths, runtime, clock, turn_board)
+        llm = _chat_model(settings, paths, runtime, clock, turn_board, tuning)
     tools = ToolRegistry()
     services = Services(
         settings=settings,
@@ -209,6 +209,7 @@ def _chat_model(
     runtime: RuntimeConfigStore,
     clock: Clock,
     turn_board: TurnBoard | None,
+    tuning: Tuning,
 ) -> OpenAIChatModel:
     config = runtime.current()
 
@@ -223,7 +224,7 @@ def _chat_model(
         timeout_seconds=config.llm.request_timeout_seconds,
         windows=ModelWindowStore.in_workspace(paths.root, clock=clock),
         vision=ModelVisionStore.in_workspace(paths.root, clock=clock),
-        gate=ModelGate(slots, turn_board),
+        gate=ModelGate(slots, turn_board, quiet_seconds=tuning.background_quiet_seconds),
         clock=clock,
     )
 

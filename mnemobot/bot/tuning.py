@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mnemobot.bot.llm.model_gate import BACKGROUND_QUIET_SECONDS
 from mnemobot.bot.mcp.config import DEFAULT_MCP_TIMING, McpTiming
 from mnemobot.bot.media.document_reader import DEFAULT_READER_LIMITS, ReaderLimits
 from mnemobot.bot.media.transcription import DEFAULT_SPEECH_BUDGET, SpeechBudget
@@ -34,6 +35,7 @@ class Tuning:
     speech: SpeechBudget = DEFAULT_SPEECH_BUDGET
     schedule: ScheduleLimits = DEFAULT_SCHEDULE_LIMITS
     maintenance_interval_hours: float = INTERVAL_HOURS
+    background_quiet_seconds: float = BACKGROUND_QUIET_SECONDS
 
 
 DEFAULT_TUNING = Tuning()

@@ -21,14 +21,18 @@ A background call already sent holds the server until it ends: a rewrite of MEMO
 5,000 tokens took 51 s on a small home server and a user's 6 s reply came after 29 s
 (live, llama-cpp-python). One that can be done later (`ChatRequest.yields_to_replies`)
 is told to give way (`admitted` hands it an event, set once a reply waits for its slot);
-the model client then closes it, which stops a streaming server's work.
+the model client then closes it, which stops a streaming server's work. Such a call also
+waits for a quiet spell after a turn (`BACKGROUND_QUIET_SECONDS`): closed, it still holds a
+server that finishes reading its prompt first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Literal, Protocol
@@ -39,6 +43,13 @@ log = logging.getLogger(__name__)
 
 # How often a background call asks the replicas' board whether a turn is still in flight.
 BOARD_POLL_SECONDS = 1.0
+# A background call that can be done later (`ChatRequest.yields_to_replies`: consolidation,
+# a rewrite) waits until no turn has ended for this long: a person answers a reply
+# within seconds, and a call sent meanwhile holds the server even once it gives way. Live
+# (QA on llama-cpp-python with a 2,048-token window): consolidation sent the moment a turn
+# ended, the next message 4 s later waited 35 s for the server to finish reading the
+# abandoned 1,781-token prompt. Not measured as a sweep; long enough for a quick answer.
+BACKGROUND_QUIET_SECONDS = 20.0
 
 _in_turn: contextvars.ContextVar[str | None] = contextvars.ContextVar("model_turn", default=None)
 
@@ -66,11 +77,23 @@ class TurnBoard(Protocol):
 class ModelGate:
     """Orders calls to one model server (see the module docstring); on the event loop."""
 
-    def __init__(self, slots: Callable[[], int], board: TurnBoard | None = None) -> None:
+    def __init__(
+        self,
+        slots: Callable[[], int],
+        board: TurnBoard | None = None,
+        *,
+        quiet_seconds: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """`slots`: how many calls the server takes at once, read at each call (the runtime
-        config may change); 0: unlimited. `board`: turns in flight in other replicas."""
+        config may change); 0: unlimited. `board`: turns in flight in other replicas.
+        `quiet_seconds`: how long after a turn of this process a background call waits
+        (`BACKGROUND_QUIET_SECONDS` in the bot)."""
         self.slots = slots
         self.board = board
+        self.quiet_seconds = quiet_seconds
+        self.clock = clock
+        self._last_turn_end: float | None = None
         self._changed: asyncio.Condition | None = None
         self._turns = 0
         self._sending = 0
@@ -101,6 +124,7 @@ class ModelGate:
         finally:
             _in_turn.reset(token)
             self._turns -= 1
+            self._last_turn_end = self.clock()
             await self._notify()
             if mark is not None and self.board is not None:
                 try:
@@ -121,7 +145,9 @@ class ModelGate:
         if in_turn:
             await self._admit_reply()
         else:
-            await self._admit_background()
+            # Only work that can be done later waits for a quiet spell: an image's probe
+            # for the photo a user just sent is not that.
+            await self._admit_background(quiet=gives_way)
         give_way = asyncio.Event() if gives_way and not in_turn else None
         if give_way is not None:
             self._giving_way.add(give_way)
@@ -157,19 +183,31 @@ class ModelGate:
     def _background_may_go(self) -> bool:
         return self._turns == 0 and self._replies_waiting == 0 and self._free()
 
-    async def _admit_background(self) -> None:
+    def _quiet_left(self) -> float:
+        """Seconds until the server has been free of turns for `quiet_seconds`."""
+        if self._last_turn_end is None or self.quiet_seconds <= 0:
+            return 0.0
+        return self._last_turn_end + self.quiet_seconds - self.clock()
+
+    async def _admit_background(self, *, quiet: bool) -> None:
         changed = self._condition()
         self.background_waiting += 1
         try:
             while True:
                 async with changed:
                     await changed.wait_for(self._background_may_go)
+                    left = self._quiet_left() if quiet else 0.0
+                    if left > 0:
+                        # Woken sooner by a turn's start or end, which starts the wait anew.
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(changed.wait(), left)
+                        continue
                     if self.board is None:
                         self._sending += 1
                         return
                 if not await self._turns_elsewhere():
                     async with changed:
-                        if self._background_may_go():
+                        if self._background_may_go() and (not quiet or self._quiet_left() <= 0):
                             self._sending += 1
                             return
                     continue
