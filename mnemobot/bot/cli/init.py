@@ -73,7 +73,8 @@ def _env_line(key: str, value: str) -> str:
 def write_env_file(path: Path, values: dict[str, str]) -> None:
     """Replace `path` atomically with `values`, readable by its owner only (0600)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    text = "# Written by `mnemobot init`; see .env.example for every variable.\n"
+    # `.env.example` is the repository's, not installed: a pip user has no such file.
+    text = "# Written by `mnemobot init`; every variable: docs/configuration.md of mnemobot.\n"
     text += "".join(_env_line(key, value) for key, value in values.items())
     # mkstemp creates the file 0600, so the token is never readable by others, even briefly.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".env.", suffix=".tmp")
