@@ -241,6 +241,16 @@ async def test_a_turn_running_on_one_replica_cannot_save_a_text_forgotten_on_ano
     )
 
 
+async def forgotten_on_b_erasure_waiting(a: Replica, b: Replica, scope: str, text: str) -> None:
+    """The item holding `text` forgotten on replica `b`: hidden at once, its erasure from
+    every file left for later, so the session in Redis still quotes it."""
+    item = item_holding(b.app, scope, text)
+    await b.app.memory.scopes.run(
+        scope, partial(b.app.memory.forget.forget_items, scope, item), write=True
+    )
+    assert text.encode() in await a.replicas.client.get(f"mnemobot:session:{scope}")
+
+
 async def test_a_text_whose_erasure_still_waits_never_reaches_the_model_again(
     two_replicas: list[Replica],
     telegram: TelegramServer,
@@ -253,12 +263,7 @@ async def test_a_text_whose_erasure_still_waits_never_reaches_the_model_again(
     chat, scope = 7702, "telegram:7702"
     await say(a, telegram, chat, "My locker code is Plum-4242.")
     await answered(telegram, a, chat, 1)
-    item = item_holding(b.app, scope, "Plum")
-    # Hidden at once; its erasure from every file left for later.
-    await b.app.memory.scopes.run(
-        scope, partial(b.app.memory.forget.forget_items, scope, item), write=True
-    )
-    assert b"Plum" in await a.replicas.client.get(f"mnemobot:session:{scope}")
+    await forgotten_on_b_erasure_waiting(a, b, scope, "Plum")
 
     asked = len(openai_server.requests)
     await say(a, telegram, chat, "Which gym did I say I go to?")
@@ -290,11 +295,7 @@ async def test_a_text_whose_erasure_waits_is_kept_out_of_earlier_tool_calls_too(
     )
     await say(a, telegram, chat, "Remember my locker code Plum-4343.")
     await answered(telegram, a, chat, 1)
-    item = item_holding(b.app, scope, "Plum")
-    await b.app.memory.scopes.run(
-        scope, partial(b.app.memory.forget.forget_items, scope, item), write=True
-    )
-    assert b"Plum" in await a.replicas.client.get(f"mnemobot:session:{scope}")
+    await forgotten_on_b_erasure_waiting(a, b, scope, "Plum")
 
     asked = len(openai_server.requests)
     await say(a, telegram, chat, "Which gym did I say I go to?")

@@ -363,6 +363,20 @@ async def test_a_group_member_is_not_told_of_memory_rights_when_the_server_drops
         assert "may not" not in user_texts(turn)[-1], user_texts(turn)[-1]
 
 
+async def started_on_a_server_that_drops_tools(
+    start_bot: StartBot, openai_server: FakeOpenAIServer, answer: str
+) -> None:
+    """The bot on a server that drops every request's tools and always says `answer`,
+    once its check of the tools has found so."""
+    openai_server.tools_dropped = "always"
+    openai_server.responder = lambda body: reply(answer)
+    running = await start_bot()
+    app, llm = running.app, running.app.llm
+    assert isinstance(llm, OpenAIChatModel)
+    llm.start_tool_check(app.assistant.model_name(app.runtime.current()))
+    await until(lambda: llm.drops_tools(app.assistant.model_name(app.runtime.current())))
+
+
 async def test_a_reminder_asked_for_on_a_server_that_drops_tools_is_said_not_set(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer
 ) -> None:
@@ -370,13 +384,7 @@ async def test_a_reminder_asked_for_on_a_server_that_drops_tools_is_said_not_set
     remind you!" alone, and no reminder ever came. The reply now says none was set, and
     what the operator can do, in the asker's language; a question about what was said
     gets no such line."""
-    openai_server.tools_dropped = "always"
-    openai_server.responder = lambda body: reply("Sure, I will remind you!")
-    running = await start_bot()
-    app, llm = running.app, running.app.llm
-    assert isinstance(llm, OpenAIChatModel)
-    llm.start_tool_check(app.assistant.model_name(app.runtime.current()))
-    await until(lambda: llm.drops_tools(app.assistant.model_name(app.runtime.current())))
+    await started_on_a_server_that_drops_tools(start_bot, openai_server, "Sure, I will remind you!")
     asks = {
         51: ("en", "Remind me in 5 minutes to call mom", "⚠️ No reminder was set"),
         52: ("ru", "Напомни через 5 минут позвонить маме", "⚠️ Напоминание не установлено"),
@@ -491,13 +499,7 @@ async def test_a_request_to_forget_on_a_server_that_drops_tools_is_said_not_done
     "I don't have a locker code." alone, and the next turn's memory sent the code to the
     model again. The reply now says nothing was forgotten and what can be done, in the
     asker's language; "don't forget to..." gets no such line."""
-    openai_server.tools_dropped = "always"
-    openai_server.responder = lambda body: reply("Done, it is forgotten.")
-    running = await start_bot()
-    app, llm = running.app, running.app.llm
-    assert isinstance(llm, OpenAIChatModel)
-    llm.start_tool_check(app.assistant.model_name(app.runtime.current()))
-    await until(lambda: llm.drops_tools(app.assistant.model_name(app.runtime.current())))
+    await started_on_a_server_that_drops_tools(start_bot, openai_server, "Done, it is forgotten.")
     asks = {
         61: ("en", "Forget my locker code.", "⚠️ Nothing was forgotten"),
         62: ("ru", "Забудь код от моего шкафчика.", "⚠️ Ничего не забыто"),

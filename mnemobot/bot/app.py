@@ -30,14 +30,15 @@ from mnemobot.bot.media.reader import MediaReader
 from mnemobot.bot.runtime_sections import open_runtime_config
 from mnemobot.bot.schedule.limits import ScheduleLimits
 from mnemobot.bot.schedule.redis_store import RedisTaskStore
-from mnemobot.bot.schedule.reminder_asks import RemindersOff
+from mnemobot.bot.schedule.reminder_asks import REMINDERS_OFF, asks_for_reminder
 from mnemobot.bot.schedule.service import ScheduleService, build_schedule
 from mnemobot.bot.schedule.store import TaskStore
 from mnemobot.bot.tools.chat_tools import REMINDERS
 from mnemobot.bot.tools.clock_tool import datetime_tool
 from mnemobot.bot.tools.confirmations import Confirmations
+from mnemobot.bot.tools.dropped_tool_note import DroppedToolNote
 from mnemobot.bot.tools.files_tool import FilesTool
-from mnemobot.bot.tools.forget_asks import ForgettingOff
+from mnemobot.bot.tools.forget_asks import FORGETTING_OFF, asks_to_forget
 from mnemobot.bot.tools.memory_tool import MemoryTool
 from mnemobot.bot.tools.offer import ToolOffering
 from mnemobot.bot.tools.registry import ToolRegistry, load_entry_point_tools
@@ -351,6 +352,10 @@ def _assistant(
     """The turn core: the pipeline of systems (the plugins' among them) a turn runs."""
     llm, memory = services.llm, services.memory
     context_building = ContextBuilding(memory.recall, memory.vectors)
+
+    def dropped(config: RuntimeConfig) -> bool:
+        return tools.dropped_by_server(config)
+
     systems: list[System] = [
         mcp_access,
         SpeakerRights(permissions, tools.offered_names),
@@ -368,9 +373,10 @@ def _assistant(
             limits=tool_limits,
         ),
         MemoryPersist(memory.record, memory.forget, clock=services.clock),
-        # Read at each turn: the server's check may turn tools off after start.
-        RemindersOff(lambda config: tools.dropped_by_server(config)),
-        ForgettingOff(lambda config: tools.dropped_by_server(config)),
+        # `tools.dropped_by_server` is looked up at each turn: it is set once the model
+        # client is built, and its check may turn tools off after start.
+        DroppedToolNote("RemindersOff", asks_for_reminder, REMINDERS_OFF, dropped),
+        DroppedToolNote("ForgettingOff", asks_to_forget, FORGETTING_OFF, dropped),
     ]
     if isinstance(llm, OpenAIChatModel):
         systems.append(ContextWindowLimit(llm))

@@ -3,7 +3,7 @@
 Such a server answers "Remind me in 5 minutes to call mom" with the model's text alone,
 which may well be "Sure, I will remind you!": nothing was scheduled, and the user learns
 it only when no reminder comes. `/tools` and `/reminders` say it, but nobody asks them
-first; the reply to the request itself now carries one line that says it (`RemindersOff`).
+first; the reply to the request itself now carries one line that says it (`dropped_tool_note`).
 
 Whether a message asks for a reminder is read from its words (`asks_for_reminder`), in the
 languages the bot has words for, and conservatively: a missing note costs what it did
@@ -15,11 +15,8 @@ makes it no request.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from mnemobot.bot.i18n import N_, words_for
-from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.systems.core.context import TurnContext
+from mnemobot.bot.i18n import N_
 
 # What the chat reads under the model's reply (the fixes the operator's log and
 # docs/local-models.md name).
@@ -103,22 +100,3 @@ def asks_for_reminder(text: str) -> bool:
         if not _QUESTION.match(after) or _WHEN_AHEAD.search(after):
             return True
     return False
-
-
-class RemindersOff:
-    """A pipeline system, after the tool loop: a turn that asked for a reminder on a model
-    server that drops tools ends with the line that says none was set (`reply_notes`)."""
-
-    name = "RemindersOff"
-    order = 40
-
-    def __init__(self, dropped_by_server: Callable[[RuntimeConfig], bool]) -> None:
-        self.dropped_by_server = dropped_by_server
-
-    def enabled(self, ctx: TurnContext) -> bool:
-        scheduled = ctx.user_message is not None and ctx.user_message.get("scheduled")
-        return ctx.reply is not None and not scheduled
-
-    async def process(self, ctx: TurnContext) -> None:
-        if self.dropped_by_server(ctx.config) and asks_for_reminder(ctx.user_text):
-            ctx.reply_notes.append(words_for(ctx.chat.language).gettext(REMINDERS_OFF))

@@ -5,7 +5,7 @@ live (llama-cpp-python's server, SmolLM2): "Forget my locker code." got the mode
 sorry, I don't have a locker code." alone; the code stayed in memory and the next turn's
 MemoryPack sent it to the model again. The user believed it gone. The reply to the request
 itself now carries one line that says nothing was forgotten and what can be done
-(`ForgettingOff`).
+(`dropped_tool_note`).
 
 Whether a message asks to forget is read from its words (`asks_to_forget`), conservatively:
 a missing note costs what it did before, a false one puzzles. "Don't forget to call", "I
@@ -15,11 +15,8 @@ forgot my keys", "forget it" (never mind) and "vergiss nicht" ask nothing of the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from mnemobot.bot.i18n import N_, words_for
-from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.systems.core.context import TurnContext
+from mnemobot.bot.i18n import N_
 
 # What the chat reads under the model's reply (the fixes the operator's log and
 # docs/local-models.md name).
@@ -59,22 +56,3 @@ _CHINESE = re.compile(
 def asks_to_forget(text: str) -> bool:
     """Whether `text` asks the bot to forget something (not "don't forget", "I forgot")."""
     return bool(_ASK.search(text) or _CHINESE.search(text))
-
-
-class ForgettingOff:
-    """A pipeline system, after the tool loop: a turn that asked to forget on a model
-    server that drops tools ends with the line that says nothing was (`reply_notes`)."""
-
-    name = "ForgettingOff"
-    order = 40
-
-    def __init__(self, dropped_by_server: Callable[[RuntimeConfig], bool]) -> None:
-        self.dropped_by_server = dropped_by_server
-
-    def enabled(self, ctx: TurnContext) -> bool:
-        scheduled = ctx.user_message is not None and ctx.user_message.get("scheduled")
-        return ctx.reply is not None and not scheduled
-
-    async def process(self, ctx: TurnContext) -> None:
-        if self.dropped_by_server(ctx.config) and asks_to_forget(ctx.user_text):
-            ctx.reply_notes.append(words_for(ctx.chat.language).gettext(FORGETTING_OFF))
