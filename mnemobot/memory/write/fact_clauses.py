@@ -139,6 +139,10 @@ def clauses(sentence: str, states_slot: Callable[[str], bool]) -> list[str]:
         return [sentence.strip()] if sentence.strip() else []
     ends = [match.start() for match in matches[1:]] + [len(sentence)]
     found = [sentence[: matches[0].start()]]
+    # Whether each clause is the speaker's, read once, as it first stood: the words merged
+    # into it later do not change whose it is, and reading a clause grown by every "and"
+    # again at each one took 0.2 s for a 4,096-character message, 3 s for 16,000.
+    speakers: dict[tuple[int, str], bool] = {}
     for match, end in zip(matches, ends, strict=True):
         following = sentence[match.end() : end]
         kind = next(name for name, value in match.groupdict().items() if value)
@@ -147,7 +151,10 @@ def clauses(sentence: str, states_slot: Callable[[str], bool]) -> list[str]:
             continue
         if kind.startswith("own") or (kind.startswith("verb") and kind != "verbzh"):
             language = _LANGUAGES[int(kind.removeprefix("own").removeprefix("verb"))]
-            if not _speakers_clause(language, found[-1], states_slot):
+            key = (len(found) - 1, language.joiners)
+            if key not in speakers:
+                speakers[key] = _speakers_clause(language, found[-1], states_slot)
+            if not speakers[key]:
                 # "My parents live in Rome and work at Fiat": theirs, not the speaker's.
                 found[-1] += match.group(0) + following
                 continue
