@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     echo_responder,
@@ -42,7 +43,7 @@ async def test_a_chat_in_its_own_zone_gets_every_daily_note_and_date_in_it(
 ) -> None:
     # 20:00 in Berlin, the configured zone, is 04:00 the next day in Tokyo.
     clock = SteppedClock(at(2026, 11, 24, 20, 0))
-    await start_bot(runtime=RUNTIME, clock=clock)
+    bot = await start_bot(runtime=RUNTIME, clock=clock, tuning=Tuning(background_quiet_seconds=0))
     openai_server.script(
         tool_call("schedule", {"action": "set_timezone", "timezone": "Asia/Tokyo"}),
         reply("Noted."),
@@ -58,6 +59,9 @@ async def test_a_chat_in_its_own_zone_gets_every_daily_note_and_date_in_it(
     )
     await telegram.wait_for_messages_async(CHAT, 3, timeout=REPLY_BOUND)
     assert (await say(telegram, "/compact 1", CHAT)).startswith("Compacted")
+    # The memory flush follows on this local (one-slot) server.
+    assert bot.app.maintenance is not None
+    await bot.app.maintenance.settled()
 
     assert user_texts(openai_server.requests[-3])[-1] == (
         "[forwarded from Alice, 2026-11-25 03:00] Dinner at eight?"

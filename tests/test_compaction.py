@@ -16,7 +16,7 @@ from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.conversation.session import SessionStore
 from mnemobot.model.windows import ModelWindow, ModelWindowStore
 from mnemobot.plugin import Tool
-from mnemobot.systems.compaction.compactor import CompactionCalls
+from mnemobot.systems.compaction.summary_model import CompactionCalls
 from mnemobot.systems.compaction.transcript import transcript_lines
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -338,7 +338,9 @@ async def test_flush_writes_new_facts_to_memory_and_the_daily_note(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "compaction": {"enabled": False}})
-    app = build_app(make_settings(workspace, openai_server))
+    app = build_app(
+        make_settings(workspace, openai_server), tuning=Tuning(background_quiet_seconds=0)
+    )
     for i in range(6):
         await ask(app, f"chatting about the boat trip, part {i}")
     seen_known: list[str] = []
@@ -356,6 +358,9 @@ async def test_flush_writes_new_facts_to_memory_and_the_daily_note(
     assert (await app.commands.run(CHAT, ParsedCommand("compact", "2"))).startswith(
         "Compacted with summary"
     )
+    # After the reply on this local (one-slot) server.
+    assert app.maintenance is not None
+    await app.maintenance.settled()
     await app.close()
     assert "KNOWN MEMORY" in seen_known[0] and "boat trip, part 0" in seen_known[0]
     items = workspace / "memory" / "console:local" / "items"

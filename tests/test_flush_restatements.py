@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mnemobot.bot.tuning import Tuning
 from mnemobot.memory.store.items import ItemType, Layer, MemoryItem, speaker_tag
 from mnemobot.memory.write.restatements import says_the_same
 from mnemobot_tooling.fakes.openai_server import (
@@ -31,7 +32,7 @@ from mnemobot_tooling.fakes.openai_server import (
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.conftest import run_mnemobot
-from tests.telegram_harness import StartBot, start_bot, telegram
+from tests.telegram_harness import RunningBot, StartBot, start_bot, telegram
 from tests.test_compaction import is_flush_request, is_summary_request
 from tests.test_schedule_clock import say
 
@@ -48,6 +49,17 @@ RUNTIME = {
     "memory": {"consolidation": {"enabled": False}},
     "permissions": {"compact": "members", "editMemory": "members"},
 }
+
+
+# Background work goes as soon as the server is free: the flush follows /compact's reply
+# on this local (one-slot) server.
+NO_QUIET_SPELL = Tuning(background_quiet_seconds=0)
+
+
+async def flushed(bot: RunningBot) -> None:
+    """Once the flush that follows a compaction is done."""
+    assert bot.app.maintenance is not None
+    await bot.app.maintenance.settled()
 
 
 def flushing(*bullets: str) -> Callable[[dict[str, Any]], Step]:
@@ -98,12 +110,13 @@ def request_text(request: dict[str, Any]) -> str:
 async def test_a_flushed_standing_preference_is_kept_once_and_shown_once(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
-    bot = await start_bot(runtime=RUNTIME)
+    bot = await start_bot(tuning=NO_QUIET_SPELL, runtime=RUNTIME)
     openai_server.responder = flushing(VERSIONS, "The parser uses httpx and lxml.")
     await say(telegram, VERSIONS, CHAT)
     await say(telegram, "The parser uses httpx and lxml.", CHAT)
     await say(telegram, "Let's look at the build next.", CHAT)
     assert (await say(telegram, "/compact 1", CHAT)).startswith("Compacted")
+    await flushed(bot)
     assert any(is_flush_request(r) for r in openai_server.requests)
 
     await say(telegram, "Which libraries does the parser use?", CHAT)
@@ -141,7 +154,7 @@ async def test_a_forgotten_preference_never_comes_back_through_a_flush(
     # The flush's model answers with the forgotten words anyway (a small model repeats
     # what it half remembers): the forgetting holds all the same, before the files are
     # erased and after.
-    bot = await start_bot(runtime=RUNTIME)
+    bot = await start_bot(tuning=NO_QUIET_SPELL, runtime=RUNTIME)
     openai_server.responder = flushing(VERSIONS, "The parser uses httpx and lxml.")
     await say(telegram, VERSIONS, CHAT)
     await say(telegram, "The parser uses httpx and lxml.", CHAT)
@@ -156,6 +169,7 @@ async def test_a_forgotten_preference_never_comes_back_through_a_flush(
         assert bot.app.memory.forget.scopes_to_erase() == []
     await say(telegram, "Let's look at the build next.", CHAT)
     assert (await say(telegram, "/compact 1", CHAT)).startswith("Compacted")
+    await flushed(bot)
     assert any(is_flush_request(r) for r in openai_server.requests)
 
     await say(telegram, "Which libraries does the parser use?", CHAT)
@@ -173,13 +187,14 @@ async def test_a_changed_preference_flushed_after_the_change_stays_replaced(
 ) -> None:
     french = "Always answer in French when I ask about recipes."
     german = "Always answer in German when I ask about recipes."
-    bot = await start_bot(runtime=RUNTIME)
+    bot = await start_bot(tuning=NO_QUIET_SPELL, runtime=RUNTIME)
     # The flush reads both messages and keeps both, the older first.
     openai_server.responder = flushing(french, german)
     await say(telegram, french, CHAT)
     await say(telegram, german, CHAT)
     await say(telegram, "Let's look at the build next.", CHAT)
     assert (await say(telegram, "/compact 1", CHAT)).startswith("Compacted")
+    await flushed(bot)
 
     await say(telegram, "Which recipes can I cook with rye flour?", CHAT)
     request = openai_server.last_request()
@@ -206,7 +221,7 @@ ALEX, BORIS = 31, 32
 async def test_in_a_group_the_same_words_stay_each_members_own(
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
-    bot = await start_bot(runtime=RUNTIME, allowed=f"{ALEX},{BORIS}")
+    bot = await start_bot(tuning=NO_QUIET_SPELL, runtime=RUNTIME, allowed=f"{ALEX},{BORIS}")
     openai_server.responder = flushing(VERSIONS, f"Boris: {VERSIONS}")
     for count, (user, name) in enumerate([(ALEX, "Alex"), (BORIS, "Boris")], start=1):
         telegram.send_text(
@@ -222,6 +237,7 @@ async def test_in_a_group_the_same_words_stay_each_members_own(
     )
     sent = await telegram.wait_for_messages_async(GROUP, 3)
     assert str(sent[2]["plain_text"]).startswith("Compacted"), sent[2]
+    await flushed(bot)
     assert any(is_flush_request(r) for r in openai_server.requests)
     telegram.send_text(
         "@mnemo_test_bot Which libraries does the parser use?",
@@ -255,7 +271,7 @@ async def test_a_preference_the_model_also_saves_as_a_fact_is_kept_once(
 ) -> None:
     # The prompt asks the model to save preferences with the memory tool: in the turn
     # that states one, it saves the same words as a fact, beside the standing item.
-    bot = await start_bot(runtime=RUNTIME)
+    bot = await start_bot(tuning=NO_QUIET_SPELL, runtime=RUNTIME)
     openai_server.script(
         tool_call("memory", {"operation": "add", "content": VERSIONS, "kind": "fact"}),
         reply("Noted."),

@@ -235,7 +235,9 @@ async def test_compaction_never_sends_a_forgotten_text(
         {"llm": {"maxRetries": 0}, "compaction": {"maxContextTokens": 1000, "keepLastMessages": 2}},
     )
     openai_server.responder = copying_model
-    app = build_app(make_settings(workspace, openai_server))
+    app = build_app(
+        make_settings(workspace, openai_server), tuning=Tuning(background_quiet_seconds=0)
+    )
     try:
         await ask(app, "My locker code is QX-7731-ZEBRA.", chat=CHAT)
         [(turn, _)] = app.memory.recall.search(SCOPE, "locker code", config=CONFIG, tz=UTC)[:1]
@@ -243,6 +245,9 @@ async def test_compaction_never_sends_a_forgotten_text(
         before = len(openai_server.requests)
         for n in range(6):
             await ask(app, f"Long note {n}: " + "lorem ipsum dolor sit amet " * 30, chat=CHAT)
+        # The flush follows the reply on this local (one-slot) server.
+        assert app.maintenance is not None
+        await app.maintenance.settled()
         sent = openai_server.requests[before:]
         summaries = [r for r in sent if system_text(r).startswith("You compress a chat")]
         flushes = [r for r in sent if system_text(r).startswith("You keep an assistant's")]

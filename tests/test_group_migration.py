@@ -7,7 +7,9 @@ import time
 from datetime import UTC
 from pathlib import Path
 
+from mnemobot.bot.tuning import Tuning
 from mnemobot.config.runtime import MemoryConfig
+from mnemobot.conversation.pending_flushes import PendingFlushes
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.scope_move import move_scope
 from mnemobot_tooling.fakes.openai_server import (
@@ -15,6 +17,7 @@ from mnemobot_tooling.fakes.openai_server import (
     context_text,
     gated,
     reply,
+    system_text,
     user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
@@ -90,3 +93,34 @@ def test_moving_into_a_scope_that_already_has_memory_merges_both(workspace: Path
     assert {item.scope for item in store.items.values()} == {"telegram:-1000042"}
     refs = {ref for item in store.items.values() for ref in item.references}
     assert {"tg:5@old", "tg:2"} <= refs and "tg:5" not in refs
+
+
+async def test_a_flush_left_for_later_follows_the_group_to_its_supergroup(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # The bot stopped while the group's compacted messages waited for their memory flush.
+    sessions = workspace / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    said = "2026-11-01T10:00:00Z"
+    (sessions / f"telegram:{GROUP}.log.jsonl").write_text(
+        f'{{"role": "user", "content": "Test: our office moved to Lisbon", "at": "{said}"}}\n'
+    )
+    PendingFlushes(sessions).note_last(f"telegram:{GROUP}", 1, said)
+
+    def model(body: dict[str, object]) -> object:
+        if system_text(body).startswith("You keep an assistant's long-term memory"):
+            return reply("- The group's office is in Lisbon")
+        return reply("hello")
+
+    openai_server.responder = model  # type: ignore[assignment]
+    bot = await start_bot(tuning=Tuning(background_quiet_seconds=0))
+    telegram.upgrade_group(GROUP, SUPERGROUP, user_id=USER)
+    telegram.send_text(
+        "@mnemo_test_bot hi", chat_id=SUPERGROUP, user_id=USER, chat_type="supergroup"
+    )
+    await telegram.wait_for_messages_async(SUPERGROUP, 1)
+    assert bot.app.maintenance is not None
+    await bot.app.maintenance.settled()
+    flushes = [r for r in openai_server.requests if "CONVERSATION EXCERPT" in str(r)]
+    assert flushes and "our office moved to Lisbon" in str(flushes[-1])
+    assert not (sessions / "pending-flushes" / f"telegram:{SUPERGROUP}.json").exists()

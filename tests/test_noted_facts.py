@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemobot.bot.app import build_app
+from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
@@ -21,6 +22,9 @@ from tests.conftest import ask, make_settings, run_mnemobot, write_runtime_confi
 
 START = 1_600_000_000.0
 INVENTED = "The assistant was designed by a team of engineers at Acme"
+
+
+QUESTION = "who designed the assistant? engineers at Acme?"
 
 
 async def test_a_flushed_fact_is_noted_not_said_in_pack_note_and_consolidation(
@@ -42,11 +46,18 @@ async def test_a_flushed_fact_is_noted_not_said_in_pack_note_and_consolidation(
 
     openai_server.responder = model
     minutes = itertools.count(START, 60.0)
-    app = build_app(make_settings(workspace, openai_server), clock=lambda: next(minutes))
+    app = build_app(
+        make_settings(workspace, openai_server),
+        clock=lambda: next(minutes),
+        tuning=Tuning(background_quiet_seconds=0),
+    )
     try:
         for n in range(6):
             await ask(app, f"Long note {n}: " + "lorem ipsum dolor sit amet " * 30)
-        await ask(app, "who designed the assistant? engineers at Acme?")
+        # The flush follows the reply on this local (one-slot) server.
+        assert app.maintenance is not None
+        await app.maintenance.settled()
+        await ask(app, QUESTION)
     finally:
         await app.close()
 
@@ -58,7 +69,8 @@ async def test_a_flushed_fact_is_noted_not_said_in_pack_note_and_consolidation(
     assert all(line[8:].startswith("Noted from the conversation: ") for line in noted), noted
 
     # The pack the last turn's request carried says who wrote it.
-    last = json.dumps(openai_server.last_request(), ensure_ascii=False)
+    [last_turn] = [r for r in openai_server.requests if user_texts(r)[-1:] == [QUESTION]]
+    last = json.dumps(last_turn, ensure_ascii=False)
     assert "Fact (noted from the conversation 2020-09-13): " + INVENTED in last, last
     assert f"(said 2020-09-13): {INVENTED}" not in last
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from mnemobot.bot.app import build_app
 from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
-from mnemobot.systems.compaction.compactor import CompactionCalls
+from mnemobot.systems.compaction.summary_model import CompactionCalls
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, system_text, user_texts
 from tests.conftest import CONSOLE_CHAT, ask, make_settings, write_runtime_config
 
@@ -38,12 +38,16 @@ async def test_compaction_shows_its_model_only_the_sizes_it_allows(
     calls = CompactionCalls(
         summary_message_chars=60, flush_message_chars=80, flush_input_chars=1_000
     )
-    app = build_app(make_settings(workspace, openai_server), tuning=Tuning(compaction_calls=calls))
+    tuning = Tuning(compaction_calls=calls, background_quiet_seconds=0)
+    app = build_app(make_settings(workspace, openai_server), tuning=tuning)
     try:
         for i in range(6):
             await ask(app, f"message {i} " + "x" * 400)
         openai_server.script(reply("SUMMARY: talked"), reply("NO_REPLY"))
         await app.commands.run(CONSOLE_CHAT, ParsedCommand("compact", "2"))
+        # The flush follows the reply on this local (one-slot) server.
+        assert app.maintenance is not None
+        await app.maintenance.settled()
     finally:
         await app.close()
     (summary,) = [r for r in openai_server.requests if "CONVERSATION:" in user_texts(r)[0]]

@@ -24,7 +24,7 @@ from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.upkeep.maintenance import last_report
-from mnemobot.systems.compaction.compactor import CompactionCalls
+from mnemobot.systems.compaction.summary_model import CompactionCalls
 from mnemobot.systems.core.llm import ChatRequest
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
@@ -203,11 +203,12 @@ async def test_a_rewrite_under_way_gives_way_to_a_reply_and_is_done_again_later(
 async def test_the_flush_has_its_own_time_limit_behind_the_summary(
     workspace: Path, openai_server: FakeOpenAIServer
 ) -> None:
-    # A one-slot server: the flush is answered only after the summary. Each takes 0.7 s
-    # of a 1 s limit; sent together, the flush would wait 0.7 s of its own second first.
+    # A one-slot server: the flush is answered only after the summary (it follows the
+    # reply). Each takes 0.7 s of a 1 s limit; the flush's counts from when it is sent.
     write_runtime_config(workspace, {"llm": {"maxRetries": 0}, "compaction": {"enabled": False}})
     calls = CompactionCalls(summary_timeout_seconds=1)
-    app = build_app(make_settings(workspace, openai_server), tuning=Tuning(compaction_calls=calls))
+    tuning = Tuning(compaction_calls=calls, background_quiet_seconds=0)
+    app = build_app(make_settings(workspace, openai_server), tuning=tuning)
     try:
         for index in range(6):
             await ask(app, f"note {index}: I prefer oolong tea in the morning")
@@ -223,6 +224,8 @@ async def test_the_flush_has_its_own_time_limit_behind_the_summary(
         openai_server.responder = model
         answer = await app.commands.run(CONSOLE_CHAT, ParsedCommand("compact", "2"))
         assert answer.startswith("Compacted with summary"), answer
+        assert app.maintenance is not None
+        await app.maintenance.settled()
         items = app.memory.scopes.store(SCOPE).items.values()
         assert any("Prefers oolong tea in the morning" in item.content for item in items)
     finally:

@@ -58,6 +58,7 @@ from mnemobot.config.runtime_store import RuntimeConfigStore
 from mnemobot.config.settings import Settings
 from mnemobot.config.workspace import WorkspacePaths
 from mnemobot.conversation.large_results import LargeResultStore
+from mnemobot.conversation.pending_flushes import PendingFlushes
 from mnemobot.conversation.redis_sessions import RedisSessionStore
 from mnemobot.conversation.session import SessionStore
 from mnemobot.memory.services.record import supersede_matching_facts
@@ -66,7 +67,8 @@ from mnemobot.memory.store.scope_paths import chat_scope
 from mnemobot.model.vision import ModelVisionStore
 from mnemobot.model.windows import ModelWindow, ModelWindowStore
 from mnemobot.systems.compaction.auto_compaction import AutoCompaction, OverflowRecovery
-from mnemobot.systems.compaction.compactor import CompactionCalls, Compactor
+from mnemobot.systems.compaction.compactor import Compactor
+from mnemobot.systems.compaction.summary_model import CompactionCalls
 from mnemobot.systems.core.context import ChatRef
 from mnemobot.systems.core.llm import ChatModel
 from mnemobot.systems.core.pipeline import Pipeline, System, load_entry_point_systems
@@ -295,6 +297,9 @@ def _compactor(
         slow_server_seconds=partial(
             _slow_server_seconds, llm.base_url if isinstance(llm, OpenAIChatModel) else None
         ),
+        pending=PendingFlushes(services.sessions.directory, clock=services.clock),
+        start_background=partial(maintenance.start_background, cancel_on_stop=True),
+        until_quiet=llm.gate.quiet if isinstance(llm, OpenAIChatModel) else None,
     )
 
 

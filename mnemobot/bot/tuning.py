@@ -20,7 +20,7 @@ from mnemobot.bot.schedule.limits import DEFAULT_SCHEDULE_LIMITS, ScheduleLimits
 from mnemobot.bot.upkeep.maintenance_timer import INTERVAL_HOURS
 from mnemobot.memory.pack.ranking import DEFAULT_RANKING, Ranking
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
-from mnemobot.systems.compaction.compactor import DEFAULT_COMPACTION_CALLS, CompactionCalls
+from mnemobot.systems.compaction.summary_model import DEFAULT_COMPACTION_CALLS, CompactionCalls
 from mnemobot.systems.model_call.tool_limits import DEFAULT_TOOL_LIMITS, ToolLimits
 
 

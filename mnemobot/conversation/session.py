@@ -81,6 +81,8 @@ Message = TypedDict(
 # Metadata of a fresh session that replaced an unreadable file: the set-aside file's name,
 # so the chat's next reply can say so once (the assistant removes it when it does).
 SET_ASIDE_KEY = "setAsideFile"
+# The folder, in the sessions' one, of the ledgers of flushes left for later.
+FLUSH_LEDGER_DIR_NAME = "pending-flushes"
 
 
 def shown_in_chat(message: Message) -> bool:
@@ -213,6 +215,9 @@ class SessionStore:
     def offload_path_for(self, key: str) -> Path:
         return self.directory / f"{check_session_key(key)}.log.jsonl"
 
+    def flush_ledger_path_for(self, key: str) -> Path:
+        return flush_ledger_path(self.directory, key)
+
     def lock_path_for(self, key: str) -> Path:
         return self.directory / f"{check_session_key(key)}.lock"
 
@@ -342,6 +347,7 @@ class SessionStore:
         self._cache.pop(key, None)
         self._known_files.pop(key, None)
         candidates = [self.path_for(key), self.offload_path_for(key)]
+        candidates.append(self.flush_ledger_path_for(key))
         candidates += sorted(self.directory.glob(f"{glob.escape(key)}.json.*"))
         removed = []
         for path in candidates:
@@ -365,6 +371,13 @@ def _file_signature(path: Path) -> tuple[int, int, int] | None:
 # The end of an offload log read back to find a batch written before a crash; a batch is
 # the messages one compaction drops, far smaller than this.
 _TAIL_READ_BYTES = 8 << 20
+
+
+def flush_ledger_path(directory: Path, key: str) -> Path:
+    """Where the memory flushes a compaction of chat `key` left for later are noted
+    (`conversation.pending_flushes`): a folder of their own, so nothing that lists the
+    sessions by their files' names takes a ledger for a session."""
+    return directory / FLUSH_LEDGER_DIR_NAME / f"{check_session_key(key)}.json"
 
 
 def _tail_records(path: Path, count: int) -> list[dict[str, Any]]:

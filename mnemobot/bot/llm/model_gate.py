@@ -189,7 +189,15 @@ class ModelGate:
             return 0.0
         return self._last_turn_end + self.quiet_seconds - self.clock()
 
-    async def _admit_background(self, *, quiet: bool) -> None:
+    async def quiet(self) -> None:
+        """Return once a background call that can be done later would be sent now (no turn
+        in flight here or in another replica, none ended for the quiet spell), without
+        taking a slot: such work reads what it sends only then (a compaction's memory
+        flush must not send a text forgotten while it waited). At once with no limit."""
+        if self.slots() > 0:
+            await self._admit_background(quiet=True, take=False)
+
+    async def _admit_background(self, *, quiet: bool, take: bool = True) -> None:
         changed = self._condition()
         self.background_waiting += 1
         try:
@@ -203,12 +211,12 @@ class ModelGate:
                             await asyncio.wait_for(changed.wait(), left)
                         continue
                     if self.board is None:
-                        self._sending += 1
+                        self._sending += int(take)
                         return
                 if not await self._turns_elsewhere():
                     async with changed:
                         if self._background_may_go() and (not quiet or self._quiet_left() <= 0):
-                            self._sending += 1
+                            self._sending += int(take)
                             return
                     continue
                 try:

@@ -170,6 +170,7 @@ class MaintenanceTimer:
         self.clock = clock
         self._task: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[object]] = set()
+        self._cancel_on_stop: set[asyncio.Task[object]] = set()
         self._callers: set[LoopModelCaller] = set()
         # One run at a time in this process; other processes are kept out by the scope's
         # lock file (a second run of a scope skips).
@@ -277,7 +278,7 @@ class MaintenanceTimer:
         if self._task is None or self._stopping or scope in self._claiming:
             return
         self._claiming.add(scope)
-        self._start(self._maintain_after_compaction(scope))
+        self.start_background(self._maintain_after_compaction(scope))
 
     async def _maintain_after_compaction(self, scope: str) -> None:
         try:
@@ -305,14 +306,21 @@ class MaintenanceTimer:
         write_atomic(path, f"{now:.3f}\n".encode("ascii"))
         return True
 
-    def _start(self, work: Coroutine[Any, Any, object]) -> None:
+    def start_background(
+        self, work: Coroutine[Any, Any, object], *, cancel_on_stop: bool = False
+    ) -> None:
         """Run `work` in the background, outside the turn that asked for it: its model
-        calls are background calls (`bot.llm.model_gate`), which wait for replies."""
+        calls are background calls (`bot.llm.model_gate`), which wait for replies.
+        `cancel_on_stop`: work that keeps its own record of what is left (a compaction's
+        memory flush) is cancelled when the bot stops, not waited for."""
         task: asyncio.Task[object] = asyncio.get_running_loop().create_task(
             work, context=contextvars.Context()
         )
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
+        if cancel_on_stop:
+            self._cancel_on_stop.add(task)
+            task.add_done_callback(self._cancel_on_stop.discard)
 
     def notify_forgotten(self, scope: str) -> None:
         """Something of `scope` was forgotten in a turn: erase it from every file now.
@@ -325,7 +333,7 @@ class MaintenanceTimer:
         erase = tuple(step for step in self.steps if step.run is erase_forgotten)
         if not erase:
             return
-        self._start(self._maintain_logged(scope, erase))
+        self.start_background(self._maintain_logged(scope, erase))
 
     async def _maintain_logged(
         self, scope: str, steps: tuple[MaintenanceStep, ...] | None = None
@@ -347,6 +355,8 @@ class MaintenanceTimer:
         self._stopping = True
         for caller in list(self._callers):
             caller.cancel_all()
+        for task in list(self._cancel_on_stop):
+            task.cancel()
         tasks = [t for t in (self._task, *self._pending) if t is not None]
         if self._task is not None:
             self._task.cancel()

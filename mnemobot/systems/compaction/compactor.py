@@ -4,39 +4,39 @@ Order matters for "no message is ever lost": the dropped messages are appended t
 chat's append-only log first; only then is the session rewritten. A crash in between
 leaves them in both places, never in neither.
 
-The summary and the flush go to `llm.summaryModel` (else the chat model), whose context
-window may be small (a local model): each call is sized to it when it is known
-(`model.call_budget`), and what does not fit one call is split over several (the
-summary carries on from the previous part's summary; each flush call is shown the facts
-the earlier ones found). Texts the user had forgotten, waiting to be erased, are never
-sent: their messages read "[forgotten]".
+The summary and the flush (`compaction.memory_flush`) go to `llm.summaryModel` (else the
+chat model), whose context window may be small (a local model): each call is sized to it
+when it is known (`model.call_budget`), and what does not fit one call is split over
+several (the summary carries on from the previous part's summary). Texts the user had
+forgotten, waiting to be erased, are never sent: their messages read "[forgotten]". On a
+server that answers one request at a time, the flush runs after the reply.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import tzinfo
-from functools import partial
+from typing import Any
 
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock, to_iso
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.conversation.pending_flushes import PendingFlushes
 from mnemobot.conversation.session import AgentSession, SessionStore
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
-from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget, prompt_room
-from mnemobot.systems.compaction.flush_grounding import changed_copies
+from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget
+from mnemobot.systems.compaction.memory_flush import MemoryFlush
 from mnemobot.systems.compaction.plan import SUMMARY_PREFIX, CompactionPlan, plan_compaction
-from mnemobot.systems.compaction.transcript import (
-    parse_bullets,
-    said,
-    split_lines,
-    transcript_lines,
+from mnemobot.systems.compaction.summary_model import (
+    DEFAULT_COMPACTION_CALLS,
+    CompactionCalls,
+    SummaryModel,
 )
-from mnemobot.systems.core.context import NO_REPLY
+from mnemobot.systems.compaction.transcript import split_lines, transcript_lines
 from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
 from mnemobot.systems.model_call.context_window import ContextWindows
 
@@ -54,35 +54,6 @@ def earlier_summary(previous: str | None) -> str | None:
     return body.strip() or None
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionCalls:
-    """The summary's and the memory flush's model calls: constants, not settings (a test
-    passes a shorter time limit). None measured one by one; chosen as noted."""
-
-    # Most tokens of a summary (the instructions ask for 350 words).
-    summary_max_output_tokens: int = 500
-    # Seconds a summary may take; past it the old messages are dropped without one. The
-    # user's reply waits for it: a summary of 500 tokens takes a few seconds on a hosted
-    # model. A server that answers one request at a time (a home one) gets the operator's
-    # llm.requestTimeoutSeconds instead (`Compactor(slow_server_seconds=...)`): a small
-    # model there took more than 15 s, and every compaction lost its summary and its facts.
-    summary_timeout_seconds: float = 15
-    # Sampling temperature of summaries: low, it must not invent.
-    summary_temperature: float = 0.3
-    # How much of each dropped message the summary call sees (a gist is enough).
-    summary_message_chars: int = 300
-    # The flush call (durable facts out of the dropped messages) sees each dropped message
-    # cut to this many characters, and the last this many characters of them all.
-    flush_message_chars: int = 1_200
-    flush_input_chars: int = 24_000
-    # Tokens of known memory the flush call is shown so it does not repeat it.
-    flush_known_facts_budget_tokens: int = 1_200
-    # Sampling temperature of the flush: lower still, facts only.
-    flush_temperature: float = 0.2
-
-
-DEFAULT_COMPACTION_CALLS = CompactionCalls()
-
 SUMMARY_INSTRUCTIONS = f"""You compress a chat between a user and an assistant so the \
 assistant can carry on without the full transcript. Write at most 350 words in exactly \
 these four sections:
@@ -92,13 +63,6 @@ ARTIFACTS: files, commands, links, names and numbers that matter (or "none").
 NEXT STEPS: what is open or was promised (or "none").
 If a previous summary is given, merge it in; do not lose its facts. Do not start with \
 "{SUMMARY_PREFIX}"."""
-
-FLUSH_INSTRUCTIONS = f"""You keep an assistant's long-term memory. From the conversation \
-excerpt below, list durable facts worth remembering for weeks: facts about the user and \
-their world, preferences, decisions, constraints, and how problems were solved. One short \
-self-contained bullet per fact, starting with "- "; start a bullet with "[procedure]" when \
-it is a how-to, a command or a fix. Leave out small talk, and leave out anything already in \
-KNOWN MEMORY. If nothing new is worth keeping, answer exactly {NO_REPLY}."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +87,9 @@ class Compactor:
         clock: Clock = SYSTEM_CLOCK,
         calls: CompactionCalls = DEFAULT_COMPACTION_CALLS,
         slow_server_seconds: Callable[[RuntimeConfig], float | None] | None = None,
+        pending: PendingFlushes | None = None,
+        start_background: Callable[[Coroutine[Any, Any, object]], None] | None = None,
+        until_quiet: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """`on_compacted(scope)` is called on the loop after each compaction (and its
         memory flush), so memory maintenance above this layer can follow it. `windows`
@@ -132,32 +99,37 @@ class Compactor:
         to the summary or the flush), and where new facts go; None compacts without a flush.
         `slow_server_seconds`: for a config whose model server answers one request at a
         time, how long a call to it may take (the summary's and the flush's limit when
-        longer than theirs); None: it is not such a server."""
+        longer than theirs); None: it is not such a server. On such a server, with
+        `pending` (the chats' ledgers of flushes left for later) and `start_background`
+        (runs a coroutine outside any turn, so its model calls give way to replies), the
+        flush runs after the compaction instead of before the reply, reading what it
+        sends once `until_quiet` returns (the server would take background work now)."""
         self.llm = llm
-        self.calls = calls
-        self.slow_server_seconds = slow_server_seconds
         self.sessions = sessions
         self.memory = memory
-        self.chat_model_for = chat_model_for
         self.on_compacted = on_compacted
-        self.windows = windows
         self.clock = clock
+        self.model = SummaryModel(chat_model_for, calls, windows, slow_server_seconds)
+        self.flush = (
+            MemoryFlush(
+                llm,
+                memory,
+                self.model,
+                clock=clock,
+                pending=pending,
+                start_background=start_background,
+                until_quiet=until_quiet,
+            )
+            if memory is not None
+            else None
+        )
 
-    def _time_limit(self, config: RuntimeConfig) -> float:
-        """Seconds the summary, and the flush, may each take."""
-        limit = self.calls.summary_timeout_seconds
-        slow = self.slow_server_seconds(config) if self.slow_server_seconds else None
-        return limit if slow is None else max(limit, slow)
-
-    def _summary_model(self, config: RuntimeConfig) -> str:
-        # The chat model this bot resolves stands in for BOT_MODEL: the same name.
-        return config.llm.summary_model_name(self.chat_model_for(config))
-
-    async def _window(self, model: str) -> int | None:
-        if self.windows is None:
-            return None
-        window = await self.windows.context_window(model)
-        return window.tokens if window is not None else None
+    def resume_flushes(
+        self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo | None = None
+    ) -> None:
+        """Start the chat's memory flush left for later, if one waits (on the loop)."""
+        if self.flush is not None:
+            self.flush.resume_flushes(session_key, scope, config, tz)
 
     def _forgotten(self, scope: str) -> ForgottenTexts:
         if self.memory is None:
@@ -184,9 +156,20 @@ class Compactor:
         # File writes (an append, then a rewrite with fsync) go to a worker thread, so other
         # chats go on meanwhile; awaited in turn, so the order above still holds.
         await asyncio.to_thread(self.sessions.append_offload, session.id, plan.dropped)
-        summary_task = self._summarize(plan, config, scope)
-        flush_task = self._flush(plan, config, scope, session.id, tz or config.assistant.tzinfo())
-        summary, flushed = await asyncio.gather(summary_task, flush_task)
+        zone = tz or config.assistant.tzinfo()
+        flush = self.flush
+        later = flush is not None and flush.defers(config)
+        if flush is not None and later:
+            # Noted before the session is rewritten: a crash between the two offloads the
+            # same messages again, and notes the same lines once.
+            await flush.note(session.id, plan.dropped)
+            summary, flushed = await self._summarize(plan, config, scope), 0
+        elif flush is not None:
+            summary_task = self._summarize(plan, config, scope)
+            flush_task = flush.flush(plan.dropped, config, scope, session.id, zone)
+            summary, flushed = await asyncio.gather(summary_task, flush_task)
+        else:
+            summary, flushed = await self._summarize(plan, config, scope), 0
         reason = None
         if isinstance(summary, str):
             head = f"{SUMMARY_PREFIX}\n{summary}"
@@ -226,6 +209,8 @@ class Compactor:
                 self.on_compacted(scope)
             except Exception:  # a listener's problem must not fail the compaction
                 log.exception("compaction listener failed for %s", session.id)
+        if later:
+            self.resume_flushes(session.id, scope, config, zone)
         return CompactionResult(
             removed=len(plan.dropped),
             kept=len(plan.kept),
@@ -237,9 +222,9 @@ class Compactor:
     async def _summarize(
         self, plan: CompactionPlan, config: RuntimeConfig, scope: str
     ) -> str | _NoSummary:
-        settings = self.calls
-        time_limit = self._time_limit(config)
-        model = self._summary_model(config)
+        settings = self.model.calls
+        time_limit = self.model.time_limit(config)
+        model = self.model.name(config)
         previous = (plan.previous_summary or "").removeprefix(SUMMARY_PREFIX).strip()
         lines = transcript_lines(
             plan.dropped,
@@ -252,7 +237,7 @@ class Compactor:
             # The previous summary (or the last part's) rides along with every part.
             fixed = estimate_tokens(SUMMARY_INSTRUCTIONS) + estimate_tokens(previous) + 16
             budget = input_budget(
-                await self._window(model),
+                await self.model.window(model),
                 answer_tokens=settings.summary_max_output_tokens,
                 fixed_prompt_tokens=fixed,
                 configured=10**9,
@@ -289,112 +274,6 @@ class Compactor:
             previous = text
             lines = lines[len(part) :]
         return previous or _NoSummary("nothing to summarize")
-
-    async def _flush(
-        self, plan: CompactionPlan, config: RuntimeConfig, scope: str, session_key: str, tz: tzinfo
-    ) -> int:
-        if self.memory is None or not config.memory.enabled:
-            return 0
-        settings = self.calls
-        time_limit = self._time_limit(config)
-        model = self._summary_model(config)
-        lines = transcript_lines(
-            plan.dropped,
-            settings.flush_message_chars,
-            tools=True,
-            forgotten=self._forgotten(scope),
-        )
-        # The newest flush_input_chars of the excerpt, as whole lines where possible.
-        kept_chars = 0
-        for start in range(len(lines) - 1, -1, -1):
-            kept_chars += len(lines[start]) + 1
-            if kept_chars > settings.flush_input_chars:
-                lines = lines[start + 1 :] or [lines[-1][-settings.flush_input_chars :]]
-                break
-        window = await self._window(model)
-        known_budget = settings.flush_known_facts_budget_tokens
-        if window is not None:
-            # Known facts take at most a third of what the window leaves for the prompt.
-            room = prompt_room(window, settings.summary_max_output_tokens)
-            known_budget = max(0, min(known_budget, room // 3))
-        # Both may read or load a whole scope: off the event loop.
-        recall, scopes = self.memory.recall, self.memory.scopes
-        known_facts = partial(recall.known_facts, scope, known_budget)
-        known = await scopes.run(scope, known_facts) or "(nothing yet)"
-        found: list[str] = []
-        shrink = 1.0
-        try:
-            while lines:
-                known_now = "\n".join([known, *(f"- {bullet}" for bullet in found)])
-                fixed = estimate_tokens(FLUSH_INSTRUCTIONS) + estimate_tokens(known_now) + 24
-                budget = input_budget(
-                    await self._window(model),
-                    answer_tokens=settings.summary_max_output_tokens,
-                    fixed_prompt_tokens=fixed,
-                    configured=10**9,
-                )
-                part = split_lines(lines, max(1, int(budget * shrink)))[0]
-                request = ChatRequest(
-                    messages=[
-                        {"role": "system", "content": FLUSH_INSTRUCTIONS},
-                        {
-                            "role": "user",
-                            "content": f"KNOWN MEMORY:\n{known_now}\n\n"
-                            f"CONVERSATION EXCERPT:\n{chr(10).join(part)}",
-                        },
-                    ],
-                    model=model,
-                    temperature=settings.flush_temperature,
-                    max_output_tokens=settings.summary_max_output_tokens,
-                    timeout_seconds=time_limit,
-                    resend=False,
-                    deadline_seconds=time_limit + 1,
-                )
-                try:
-                    response = await self.llm.complete(request)
-                except LLMError as error:
-                    if _too_long(error) and shrink > SHRINK_AFTER_OVERFLOW**MAX_SHRINKS:
-                        shrink *= SHRINK_AFTER_OVERFLOW
-                        continue
-                    raise
-                bullets = parse_bullets(response.content or "")
-                lines_said = [said(line) for line in part]
-                copies = changed_copies(
-                    bullets,
-                    known_now,
-                    "\n".join(text for _, text in lines_said),
-                    {name for name, _ in lines_said if name},
-                )
-                if copies:
-                    log.info(
-                        "memory flush for %s: left out %d fact(s) restating known memory "
-                        "with nothing from the conversation",
-                        session_key,
-                        len(copies),
-                    )
-                found += [bullet for bullet in bullets if bullet not in copies]
-                lines = lines[len(part) :]
-        except (LLMError, TimeoutError) as error:
-            why = str(error) or f"no answer within {time_limit:g} s"
-            log.warning("memory flush skipped for %s: %s", session_key, why)
-            if not found:
-                return 0
-        try:
-            if not found:
-                return 0
-            flushed = partial(
-                self.memory.record.add_flushed_facts,
-                scope,
-                found,
-                at=self.clock(),
-                session_key=session_key,
-                tz=tz,
-                config=config.memory,
-            )
-            return await scopes.run(scope, flushed, write=True)
-        except Exception:  # a memory write problem must not stop compaction
-            log.exception("memory flush failed for %s", session_key)
-            return 0
 
 
 def _too_long(error: LLMError) -> bool:

@@ -143,6 +143,13 @@ class ChatMigration:
         old_log, new_log = sessions.offload_path_for(old_key), sessions.offload_path_for(new_key)
         if not old_log.exists():
             return
+        # The old log's lines keep their numbers (they come first): a flush noted on them
+        # goes on under the new key. One the new chat noted already (a rare race) is left:
+        # its lines moved, and it gives nothing rather than other messages.
+        old_ledger = sessions.flush_ledger_path_for(old_key)
+        new_ledger = sessions.flush_ledger_path_for(new_key)
+        if old_ledger.exists() and not new_ledger.exists():
+            old_ledger.rename(new_ledger)
         if new_log.exists():
             write_atomic(new_log, old_log.read_bytes() + new_log.read_bytes())
             old_log.unlink()

@@ -1,0 +1,300 @@
+"""The memory flush of a compaction: durable facts drawn out of the messages it removes,
+kept in memory before they leave the session.
+
+The flush goes to `llm.summaryModel` (else the chat model), sized to its context window
+when known; what does not fit one call is split over several, each shown the facts the
+earlier ones found. Texts the user had forgotten, waiting to be erased, are never sent.
+
+On a server that answers one request at a time the flush does not hold up the reply: the
+compaction notes the offloaded lines (`conversation.pending_flushes`) and the flush runs in
+the background, as a call that gives way to replies; a chat's next turn starts again one
+left undone (given way, or its process killed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import tzinfo
+from functools import partial
+from typing import Any
+
+from mnemobot.base.clock import SYSTEM_CLOCK, Clock
+from mnemobot.base.tokens import estimate_tokens
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.conversation.pending_flushes import LogLines, PendingFlushes
+from mnemobot.conversation.session import Message
+from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget, prompt_room
+from mnemobot.systems.compaction.flush_grounding import changed_copies
+from mnemobot.systems.compaction.summary_model import SummaryModel
+from mnemobot.systems.compaction.transcript import (
+    parse_bullets,
+    said,
+    split_lines,
+    transcript_lines,
+)
+from mnemobot.systems.core.context import NO_REPLY
+from mnemobot.systems.core.llm import (
+    ChatModel,
+    ChatRequest,
+    GaveWayToReply,
+    LLMError,
+    LLMFailureKind,
+)
+
+log = logging.getLogger(__name__)
+
+FLUSH_INSTRUCTIONS = f"""You keep an assistant's long-term memory. From the conversation \
+excerpt below, list durable facts worth remembering for weeks: facts about the user and \
+their world, preferences, decisions, constraints, and how problems were solved. One short \
+self-contained bullet per fact, starting with "- "; start a bullet with "[procedure]" when \
+it is a how-to, a command or a fix. Leave out small talk, and leave out anything already in \
+KNOWN MEMORY. If nothing new is worth keeping, answer exactly {NO_REPLY}."""
+
+
+class MemoryFlush:
+    def __init__(
+        self,
+        llm: ChatModel,
+        memory: WorkspaceMemory,
+        model: SummaryModel,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        pending: PendingFlushes | None = None,
+        start_background: Callable[[Coroutine[Any, Any, object]], None] | None = None,
+        until_quiet: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """`memory`: what is known and was forgotten, and where new facts go; `clock`
+        dates them. With `pending` (the chats' ledgers of flushes left for later) and
+        `start_background` (runs a coroutine outside any turn, so its model calls give way
+        to replies), a server that answers one request at a time gets the flush after the
+        compaction instead of before the reply. `until_quiet` returns once the server would
+        take background work: the lines are read (and what was forgotten meanwhile left
+        out) only then, not while the flush waited behind the chat's turns."""
+        self.llm = llm
+        self.memory = memory
+        self.model = model
+        self.clock = clock
+        self.pending = pending
+        self.start_background = start_background
+        self.until_quiet = until_quiet
+        # Chats whose flush left for later runs in this process now.
+        self._flushing: set[str] = set()
+
+    def defers(self, config: RuntimeConfig) -> bool:
+        """Whether the flush waits until after the reply: a server that answers one request
+        at a time (`SummaryModel.one_slot`), and somewhere to note and run it."""
+        return (
+            self.pending is not None
+            and self.start_background is not None
+            and config.memory.enabled
+            and self.model.one_slot(config)
+        )
+
+    async def note(self, session_key: str, dropped: list[Message]) -> None:
+        """Note `dropped`, just offloaded, as waiting for a flush after the reply."""
+        assert self.pending is not None
+        first_at = dropped[0].get("at") if dropped else None
+        await asyncio.to_thread(
+            self.pending.note_last,
+            session_key,
+            len(dropped),
+            first_at if isinstance(first_at, str) else None,
+        )
+
+    def resume_flushes(
+        self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo | None = None
+    ) -> None:
+        """Start the chat's flush left for later, if one waits and none runs here (a chat's
+        turn calls it: one given way to a reply, or killed with its process, goes on).
+        On the loop; only a file's existence is checked here."""
+        if not self.defers(config) or session_key in self._flushing:
+            return
+        assert self.pending is not None and self.start_background is not None
+        if not self.pending.waiting(session_key):
+            return
+        self._flushing.add(session_key)
+        zone = tz or config.assistant.tzinfo()
+        self.start_background(self._flush_later(session_key, scope, config, zone))
+
+    async def _flush_later(
+        self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo
+    ) -> None:
+        """Flush the chat's noted lines, those a compaction notes meanwhile included."""
+        try:
+            while await self._flush_claimed(session_key, scope, config, tz):
+                pass
+        except OSError as exc:  # the claim runs out; the chat's next turn tries again
+            log.warning("memory flush for %s left for later failed: %s", session_key, exc)
+        finally:
+            self._flushing.discard(session_key)
+
+    async def _flush_claimed(
+        self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo
+    ) -> bool:
+        """Claim the chat's free lines and flush them; whether there were any and they
+        were flushed (not put aside for a reply)."""
+        assert self.pending is not None
+        pending = self.pending
+        if self.until_quiet is not None:
+            await self.until_quiet()
+        lines: list[LogLines] = await asyncio.to_thread(pending.claim, session_key)
+        if not lines:
+            return False
+        messages = await asyncio.to_thread(pending.messages, session_key, lines)
+        try:
+            flushed = await self.flush(
+                messages,
+                config,
+                scope,
+                session_key,
+                tz,
+                at=min(line.at for line in lines),
+                gives_way=True,
+            )
+        except GaveWayToReply:
+            # Drawn again from the chat's next turn, once the server is quiet.
+            await asyncio.to_thread(pending.release, session_key, lines)
+            log.info("memory flush for %s put aside for a reply", session_key)
+            return False
+        except asyncio.CancelledError:
+            # The bot stops: let the lines go now (a small file write), so that the next
+            # start does not wait for the claim to run out.
+            pending.release(session_key, lines)
+            raise
+        await asyncio.to_thread(pending.finish, session_key, lines)
+        log.info(
+            "memory flush for %s after its compaction: %d fact(s) from %d message(s)",
+            session_key,
+            flushed,
+            len(messages),
+        )
+        return True
+
+    async def flush(
+        self,
+        dropped: list[Message],
+        config: RuntimeConfig,
+        scope: str,
+        session_key: str,
+        tz: tzinfo,
+        *,
+        at: float | None = None,
+        gives_way: bool = False,
+    ) -> int:
+        """Draw durable facts out of `dropped` into memory (compacted at `at`, by default
+        now); `gives_way`: a call after the reply, which a reply puts aside
+        (GaveWayToReply is raised, nothing is kept)."""
+        if not config.memory.enabled or not dropped:
+            return 0
+        settings = self.model.calls
+        time_limit = self.model.time_limit(config)
+        model = self.model.name(config)
+        lines = transcript_lines(
+            dropped,
+            settings.flush_message_chars,
+            tools=True,
+            forgotten=self.memory.forget.forgotten_texts(scope),
+        )
+        # The newest flush_input_chars of the excerpt, as whole lines where possible.
+        kept_chars = 0
+        for start in range(len(lines) - 1, -1, -1):
+            kept_chars += len(lines[start]) + 1
+            if kept_chars > settings.flush_input_chars:
+                lines = lines[start + 1 :] or [lines[-1][-settings.flush_input_chars :]]
+                break
+        window = await self.model.window(model)
+        known_budget = settings.flush_known_facts_budget_tokens
+        if window is not None:
+            # Known facts take at most a third of what the window leaves for the prompt.
+            room = prompt_room(window, settings.summary_max_output_tokens)
+            known_budget = max(0, min(known_budget, room // 3))
+        # Both may read or load a whole scope: off the event loop.
+        recall, scopes = self.memory.recall, self.memory.scopes
+        known_facts = partial(recall.known_facts, scope, known_budget)
+        known = await scopes.run(scope, known_facts) or "(nothing yet)"
+        found: list[str] = []
+        shrink = 1.0
+        try:
+            while lines:
+                known_now = "\n".join([known, *(f"- {bullet}" for bullet in found)])
+                fixed = estimate_tokens(FLUSH_INSTRUCTIONS) + estimate_tokens(known_now) + 24
+                budget = input_budget(
+                    await self.model.window(model),
+                    answer_tokens=settings.summary_max_output_tokens,
+                    fixed_prompt_tokens=fixed,
+                    configured=10**9,
+                )
+                part = split_lines(lines, max(1, int(budget * shrink)))[0]
+                request = ChatRequest(
+                    messages=[
+                        {"role": "system", "content": FLUSH_INSTRUCTIONS},
+                        {
+                            "role": "user",
+                            "content": f"KNOWN MEMORY:\n{known_now}\n\n"
+                            f"CONVERSATION EXCERPT:\n{chr(10).join(part)}",
+                        },
+                    ],
+                    model=model,
+                    temperature=settings.flush_temperature,
+                    max_output_tokens=settings.summary_max_output_tokens,
+                    timeout_seconds=time_limit,
+                    resend=False,
+                    deadline_seconds=time_limit + 1,
+                    yields_to_replies=gives_way,
+                )
+                try:
+                    response = await self.llm.complete(request)
+                except LLMError as error:
+                    if isinstance(error, GaveWayToReply):
+                        raise
+                    if _too_long(error) and shrink > SHRINK_AFTER_OVERFLOW**MAX_SHRINKS:
+                        shrink *= SHRINK_AFTER_OVERFLOW
+                        continue
+                    raise
+                bullets = parse_bullets(response.content or "")
+                lines_said = [said(line) for line in part]
+                copies = changed_copies(
+                    bullets,
+                    known_now,
+                    "\n".join(text for _, text in lines_said),
+                    {name for name, _ in lines_said if name},
+                )
+                if copies:
+                    log.info(
+                        "memory flush for %s: left out %d fact(s) restating known memory "
+                        "with nothing from the conversation",
+                        session_key,
+                        len(copies),
+                    )
+                found += [bullet for bullet in bullets if bullet not in copies]
+                lines = lines[len(part) :]
+        except GaveWayToReply:
+            raise
+        except (LLMError, TimeoutError) as error:
+            why = str(error) or f"no answer within {time_limit:g} s"
+            log.warning("memory flush skipped for %s: %s", session_key, why)
+            if not found:
+                return 0
+        try:
+            if not found:
+                return 0
+            flushed = partial(
+                self.memory.record.add_flushed_facts,
+                scope,
+                found,
+                at=self.clock() if at is None else at,
+                session_key=session_key,
+                tz=tz,
+                config=config.memory,
+            )
+            return await scopes.run(scope, flushed, write=True)
+        except Exception:  # a memory write problem must not stop compaction
+            log.exception("memory flush failed for %s", session_key)
+            return 0
+
+
+def _too_long(error: LLMError) -> bool:
+    return error.kind is LLMFailureKind.CONTEXT_OVERFLOW

@@ -1,0 +1,76 @@
+"""The model a compaction's calls go to (`llm.summaryModel`, else the chat model), and how
+long and how large each call may be.
+
+Shared by the summary (`compaction.compactor`) and the memory flush
+(`compaction.memory_flush`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.systems.model_call.context_window import ContextWindows
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionCalls:
+    """The summary's and the memory flush's model calls: constants, not settings (a test
+    passes a shorter time limit). None measured one by one; chosen as noted."""
+
+    # Most tokens of a summary (the instructions ask for 350 words).
+    summary_max_output_tokens: int = 500
+    # Seconds a summary may take; past it the old messages are dropped without one. The
+    # user's reply waits for it: a summary of 500 tokens takes a few seconds on a hosted
+    # model. A server that answers one request at a time (a home one) gets the operator's
+    # llm.requestTimeoutSeconds instead (`Compactor(slow_server_seconds=...)`): a small
+    # model there took more than 15 s, and every compaction lost its summary and its facts.
+    summary_timeout_seconds: float = 15
+    # Sampling temperature of summaries: low, it must not invent.
+    summary_temperature: float = 0.3
+    # How much of each dropped message the summary call sees (a gist is enough).
+    summary_message_chars: int = 300
+    # The flush call (durable facts out of the dropped messages) sees each dropped message
+    # cut to this many characters, and the last this many characters of them all.
+    flush_message_chars: int = 1_200
+    flush_input_chars: int = 24_000
+    # Tokens of known memory the flush call is shown so it does not repeat it.
+    flush_known_facts_budget_tokens: int = 1_200
+    # Sampling temperature of the flush: lower still, facts only.
+    flush_temperature: float = 0.2
+
+
+DEFAULT_COMPACTION_CALLS = CompactionCalls()
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryModel:
+    """`chat_model_for`: the chat model this bot resolves (it stands in for BOT_MODEL);
+    `windows`: the context windows of models, when known; `slow_server_seconds`: for a
+    config whose model server answers one request at a time, how long a call to it may
+    take (None: it is not such a server)."""
+
+    chat_model_for: Callable[[RuntimeConfig], str]
+    calls: CompactionCalls = DEFAULT_COMPACTION_CALLS
+    windows: ContextWindows | None = None
+    slow_server_seconds: Callable[[RuntimeConfig], float | None] | None = None
+
+    def name(self, config: RuntimeConfig) -> str:
+        return config.llm.summary_model_name(self.chat_model_for(config))
+
+    def one_slot(self, config: RuntimeConfig) -> bool:
+        """Whether the server answers one request at a time (a home one)."""
+        return self.slow_server_seconds is not None and self.slow_server_seconds(config) is not None
+
+    def time_limit(self, config: RuntimeConfig) -> float:
+        """Seconds the summary, and the flush, may each take."""
+        limit = self.calls.summary_timeout_seconds
+        slow = self.slow_server_seconds(config) if self.slow_server_seconds else None
+        return limit if slow is None else max(limit, slow)
+
+    async def window(self, model: str) -> int | None:
+        if self.windows is None:
+            return None
+        window = await self.windows.context_window(model)
+        return window.tokens if window is not None else None
