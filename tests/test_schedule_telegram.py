@@ -282,3 +282,29 @@ async def test_a_day_of_every_month_is_a_monthly_repeat_read_back_in_words(
     listing = texts(telegram)[2]
     assert "on day 5 of every month at 09:00 — reminder: оплатить квартиру" in listing
     assert "on day 3 of every month at 09:30 — reminder: pay rent" in listing
+
+
+async def test_a_late_day_of_every_month_says_it_falls_on_a_shorter_months_last_day(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    # Found live: "on the 31st of every month" skipped five months a year without a word.
+    await start_bot()
+    openai_server.script(
+        tool_call("schedule", {"repeat": "on the 31st of every month at 9", "text": "invoice"}),
+        reply("Done."),
+        tool_call("schedule", {"repeat": "0 9 30 * *", "text": "счётчики"}),
+        reply("Готово."),
+    )
+    telegram.send_text("send the invoice on the 31st of every month at 9", chat_id=CHAT)
+    [invoice] = await telegram.wait_for_messages_async(CHAT, 1)
+    assert invoice["plain_text"].endswith(
+        ", on day 31 of every month at 09:00 (in shorter months, on the last day): invoice"
+    )
+    telegram.send_text("30-го числа каждого месяца — счётчики", chat_id=CHAT, language_code="ru")
+    await telegram.wait_for_messages_async(CHAT, 2)
+    assert texts(telegram)[1].endswith(
+        "🔁 30-го числа каждого месяца в 09:00 (в более коротких месяцах — в последний день): "
+        "счётчики"
+    )
