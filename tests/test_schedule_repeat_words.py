@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -77,6 +78,19 @@ CHINESE_DAYS = "日一二三四五六"
         ("в последний день каждого месяца в 9", "0 9 L * *"),
         ("am letzten Tag jedes Monats um 9", "0 9 L * *"),
         ("el último día de cada mes a las 9", "0 9 L * *"),
+        # "Every month" said first, and Russian's "число" (found live: refused).
+        ("every month on the 3rd at 9", "0 9 3 * *"),
+        ("each month on the 15th at 9:30", "30 9 15 * *"),
+        ("monthly on the 1st at 8am", "0 8 1 * *"),
+        ("every month on the first Monday at 9", "0 9 * * 1#1"),
+        ("каждого пятого числа в 9", "0 9 5 * *"),
+        ("каждого 5-го числа в 9", "0 9 5 * *"),
+        ("каждое 5 число в 9:00", "0 9 5 * *"),
+        ("каждый месяц 10-го числа в 9", "0 9 10 * *"),
+        ("jeden Monat am 3. um 9", "0 9 3 * *"),
+        ("monatlich am 3. um 9", "0 9 3 * *"),
+        ("cada mes el día 3 a las 9", "0 9 3 * *"),
+        ("todos los meses el 3 a las 9", "0 9 3 * *"),
     ],
 )
 def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
@@ -182,3 +196,50 @@ def test_a_monday_of_every_month_fires_on_that_monday_of_each_month(
             assert (moment.day - 1) // 7 + 1 == nth
         months.add((moment.year, moment.month))
     assert len(months) == 14  # once a month, every month
+
+
+MONTH_DAY_REPEATS = (
+    "every month on the {day}{suffix} at {hour}:{minute:02d}",
+    "on the {day}{suffix} of every month at {hour}:{minute:02d}",
+    "каждого {day}-го числа в {hour}:{minute:02d}",
+    "каждое {day}-е число в {hour}:{minute:02d}",
+    "{day}-го числа каждого месяца в {hour}:{minute:02d}",
+    "jeden Monat am {day}. um {hour}:{minute:02d}",
+    "am {day}. jedes Monats um {hour}:{minute:02d}",
+    "el día {day} de cada mes a las {hour}:{minute:02d}",
+    "cada mes el día {day} a las {hour}:{minute:02d}",
+)
+
+
+def ordinal_suffix(day: int) -> str:
+    return "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+@given(
+    template=st.sampled_from(MONTH_DAY_REPEATS),
+    day=st.integers(1, 31),
+    hour=st.integers(0, 23),
+    minute=st.integers(0, 59),
+)
+def test_a_day_of_every_month_is_that_day_of_the_month_in_cron(
+    template: str, day: int, hour: int, minute: int
+) -> None:
+    words = template.format(day=day, suffix=ordinal_suffix(day), hour=hour, minute=minute)
+    assert cron_from_words(words) == f"{minute} {hour} {day} * *", words
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "every month on the 3rd at 9 ",
+        "каждого пятого числа в 9 ",
+        "каждое 5 число ",
+        "jeden Monat am 3. um 9 ",
+        "el día 3 de cada mes a las 9 ",
+        "monthly on the 31st ",
+    ],
+)
+def test_a_hostile_run_of_a_monthly_repeat_is_refused_quickly(phrase: str) -> None:
+    started = time.perf_counter()
+    assert cron_from_words(phrase * 5_000) is None
+    assert time.perf_counter() - started < 0.2

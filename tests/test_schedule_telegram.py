@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mnemobot.bot.mcp.config import McpTiming
+from mnemobot.bot.schedule.cron_words import Monthly, read_cron
 from mnemobot.bot.schedule.tasks import Schedule, TaskChat
 from mnemobot.bot.tuning import Tuning
 from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, reply, tool_call
@@ -241,3 +243,68 @@ async def test_a_repeat_the_model_passes_in_the_users_words_is_scheduled(
     telegram.send_text("/reminders", chat_id=CHAT)
     await telegram.wait_for_messages_async(CHAT, 5)
     assert "water" not in texts(telegram)[4] and "loop" not in texts(telegram)[4]
+
+
+async def test_a_day_of_every_month_is_a_monthly_repeat_read_back_in_words(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    # Found live: "каждого пятого числа", "every month on the 3rd" were refused, and the
+    # tool's description gave the model no monthly example to follow.
+    await start_bot()
+    openai_server.script(
+        tool_call("schedule", {"repeat": "каждого пятого числа в 9", "text": "оплатить квартиру"}),
+        reply("Готово."),
+        # The days in `repeat`, the time in `when`, as a small model splits them.
+        tool_call(
+            "schedule", {"repeat": "every month on the 3rd", "when": "09:30", "text": "pay rent"}
+        ),
+        reply("Done."),
+    )
+    telegram.send_text(
+        "каждого пятого числа в 9 — оплатить квартиру", chat_id=CHAT, language_code="ru"
+    )
+    [flat] = await telegram.wait_for_messages_async(CHAT, 1)
+    assert flat["plain_text"].endswith("🔁 5-го числа каждого месяца в 09:00: оплатить квартиру")
+    [schedule] = [
+        tool["function"]
+        for tool in openai_server.requests[0]["tools"]
+        if tool["function"]["name"] == "schedule"
+    ]
+    examples = re.findall(r"'([^']+)'", schedule["description"])
+    assert any(isinstance(read_cron(example), Monthly) for example in examples), examples
+    telegram.send_text("remind me to pay rent every month on the 3rd at 9:30", chat_id=CHAT)
+    await telegram.wait_for_messages_async(CHAT, 2)
+    assert texts(telegram)[1].endswith(", on day 3 of every month at 09:30: pay rent")
+    telegram.send_text("/reminders", chat_id=CHAT, language_code="en")
+    await telegram.wait_for_messages_async(CHAT, 3)
+    listing = texts(telegram)[2]
+    assert "on day 5 of every month at 09:00 — reminder: оплатить квартиру" in listing
+    assert "on day 3 of every month at 09:30 — reminder: pay rent" in listing
+
+
+async def test_a_late_day_of_every_month_says_it_falls_on_a_shorter_months_last_day(
+    start_bot: StartBot,
+    telegram: TelegramServer,
+    openai_server: FakeOpenAIServer,
+) -> None:
+    # Found live: "on the 31st of every month" skipped five months a year without a word.
+    await start_bot()
+    openai_server.script(
+        tool_call("schedule", {"repeat": "on the 31st of every month at 9", "text": "invoice"}),
+        reply("Done."),
+        tool_call("schedule", {"repeat": "0 9 30 * *", "text": "счётчики"}),
+        reply("Готово."),
+    )
+    telegram.send_text("send the invoice on the 31st of every month at 9", chat_id=CHAT)
+    [invoice] = await telegram.wait_for_messages_async(CHAT, 1)
+    assert invoice["plain_text"].endswith(
+        ", on day 31 of every month at 09:00 (in shorter months, on the last day): invoice"
+    )
+    telegram.send_text("30-го числа каждого месяца — счётчики", chat_id=CHAT, language_code="ru")
+    await telegram.wait_for_messages_async(CHAT, 2)
+    assert texts(telegram)[1].endswith(
+        "🔁 30-го числа каждого месяца в 09:00 (в более коротких месяцах — в последний день): "
+        "счётчики"
+    )

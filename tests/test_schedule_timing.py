@@ -4,6 +4,7 @@ rule holds for every input)."""
 from __future__ import annotations
 
 import itertools
+from calendar import monthrange
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -237,3 +238,28 @@ def test_a_time_of_thousands_of_words_gets_one_short_line() -> None:
     assert "8,999 characters long" in str(refused.value)
     assert len(str(refused.value)) < 200
     assert parse_when("tomorrow at 9", now, "Europe/Moscow") > now
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    day=st.integers(29, 31),
+    start=st.datetimes(datetime(2026, 1, 1), datetime(2031, 12, 31)),
+    zone=st.sampled_from(ZONES),
+    hour=st.integers(0, 23),
+)
+def test_a_late_day_of_every_month_falls_on_the_last_day_of_a_shorter_month(
+    day: int, start: datetime, zone: str, hour: int
+) -> None:
+    """Found live: "the 31st of every month" skipped February, April, June, September and
+    November without a word. Once every month: the day, or the month's last if sooner."""
+    schedule = Schedule(type="cron", cron=f"0 {hour} {day} * *")
+    fired = [
+        local(ts, zone) for ts in occurrences(schedule, zone, at(zone, *start.timetuple()[:5]), 25)
+    ]
+    months = [(moment.year, moment.month) for moment in fired]
+    assert all((b[0] * 12 + b[1]) - (a[0] * 12 + a[1]) == 1 for a, b in itertools.pairwise(months))
+    for moment in fired:
+        last = monthrange(moment.year, moment.month)[1]
+        assert moment.day == min(day, last)
+        assert moment.hour == hour or (moment.hour - hour) % 24 == 1  # a gap in the clocks
+    assert shortest_gap(schedule, zone_of(zone), fired[0].timestamp()) >= 27 * 86_400

@@ -212,6 +212,21 @@ CASES = [
     ("一个半小时后", LATE_MORNING, "2026-11-24 12:25"),
     ("in an hour and a half", LATE_MORNING, "2026-11-24 12:25"),
     ("через полчаса", LATE_MORNING, "2026-11-24 11:25"),
+    # Found live: an English clock time in words was refused ("at eight": August), "пол
+    # часа" apart refused, and a clock time with a one-digit hour already past today
+    # refused where "at 08:30" was tomorrow's.
+    ("at half past eight", LATE_MORNING, "2026-11-25 08:30"),
+    ("at half past eight", EARLY, "2026-11-24 08:30"),
+    ("at quarter to nine", EARLY, "2026-11-24 08:45"),
+    ("at eight thirty", EARLY, "2026-11-24 08:30"),
+    ("at eight", EARLY, "2026-11-24 08:00"),
+    ("tonight at eight", LATE_MORNING, "2026-11-24 20:00"),
+    ("tomorrow at half past eight in the evening", LATE_MORNING, "2026-11-25 20:30"),
+    ("at 8:30", (2026, 11, 30, 10, 0), "2026-12-01 08:30"),
+    ("at half past eight", (2026, 11, 30, 10, 0), "2026-12-01 08:30"),
+    ("через пол часа", LATE_MORNING, "2026-11-24 11:25"),
+    ("через пол-часа", LATE_MORNING, "2026-11-24 11:25"),
+    ("in a half hour", LATE_MORNING, "2026-11-24 11:25"),
 ]
 
 

@@ -54,10 +54,12 @@ class Weekly:
 
 @dataclass(frozen=True)
 class Monthly:
-    """On one day of every month; LAST: its last day ("L")."""
+    """On one day of every month; LAST: its last day ("L"). `last_in_shorter`: on the last
+    day of a month too short for it (`short_month_stand_in`)."""
 
     day: int
     times: tuple[Clock, ...]
+    last_in_shorter: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,8 +115,31 @@ def read_cron(expr: str) -> CronShape | None:
         days = tuple(sorted({(day - 1) % 7 for day in weekdays}))
         return Daily(times) if len(days) == 7 else Weekly(days, times)
     if _any(weekday_field) and month_days is not None and len(month_days) == 1:
-        return Monthly(month_days[0], times)
+        return Monthly(month_days[0], times, short_month_stand_in(expr) is not None)
     return None
+
+
+# Days in each month of a common year: the months a late day of the month is not in.
+_MONTH_LENGTHS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+FIRST_LATE_DAY = 29
+
+
+def short_month_stand_in(expr: str) -> str | None:
+    """For a cron on one day of every month that some months have not ("0 9 31 * *"), the
+    cron of the last day of those months ("0 9 L 2,4,6,9,11 *"); None for any other.
+
+    A reminder for "the 31st of every month" (rent, a bill) that skipped February, April,
+    June, September and November without a word was found live; most people expect it
+    on the last day of those months, as Outlook and banks' standing orders do. Fired
+    beside the cron itself (`timing`), and said in the words that read it back."""
+    fields = expr.split()
+    if len(fields) != 5 or fields[3] != "*" or fields[4] != "*" or not fields[2].isdigit():
+        return None
+    day = int(fields[2])
+    if not FIRST_LATE_DAY <= day <= max(_MONTH_LENGTHS):
+        return None
+    months = ",".join(str(month) for month, days in enumerate(_MONTH_LENGTHS, 1) if days < day)
+    return f"{fields[0]} {fields[1]} L {months} *"
 
 
 def _monthly_weekday(
@@ -168,7 +193,8 @@ def cron_in_english(expr: str) -> str | None:
     if isinstance(shape, Monthly):
         if shape.day == LAST:
             return f"on the last day of every month {at}"
-        return f"on day {shape.day} of every month {at}"
+        said = f"on day {shape.day} of every month {at}"
+        return f"{said} (in shorter months, on the last day)" if shape.last_in_shorter else said
     if isinstance(shape, MonthlyWeekday):
         nth = ENGLISH_ORDINALS[shape.nth]
         return f"on the {nth} {WEEKDAYS[shape.weekday]} of every month {at}"

@@ -22,7 +22,8 @@
 - A day of the month by its number alone: "on the 5th", "am 5.", "5-го", "5 числа",
   "пятого", "el (día) 5", "5号" (dateparser read "the 5th" as May, "5. um 9" and "пятого"
   as this month's 5th, and the rest not at all): the next 5th of a month, from today on
-  (today's at an hour already past is refused, as a date is). German needs its article or
+  (today's at an hour already past is next month's, as "the 5th of the month" is: found
+  live, "30-го числа в 9" said on the 30th at 10 was refused). German needs its article or
   an "um" after ("am 5.", "5. um 9"): "5." alone is a number in a list. A Russian ordinal
   word after "половине", "четверть", "минут" is an hour ("в половине второго"), left as
   said.
@@ -190,7 +191,7 @@ def dates_as_iso(text: str, base: datetime, month_from: date | None = None) -> s
     """The days and dates of `text` as ISO dates, relative to the local time `base` (see
     the module docstring): "next Friday at 9" -> "2026-11-27 at 9"; NoSuchDay for a day
     no month, or the month named, has ("тридцать пятого", "the 5th Monday of December").
-    `month_from`: the first day "of the month" may be (`month_words`)."""
+    `month_from`: the first day "of the month", or a day said alone, may be (`month_words`)."""
     today = base.date()
     text = russian_day_words_as_numbers(text)
     text = month_days_as_iso(text, today, month_from)
@@ -203,7 +204,7 @@ def dates_as_iso(text: str, base: datetime, month_from: date | None = None) -> s
     text = _WEEKDAY_OF_WEEK.sub(lambda match: _weekday_of_week(match, today), text)
     text = _QUALIFIED_WEEKDAY.sub(lambda match: _weekday(match, today), text)
     text = _CHINESE_WEEKDAY.sub(lambda match: _chinese_weekday(match, today), text)
-    text = ordinal_day_as_date(text, base)
+    text = ordinal_day_as_date(text, base, month_from)
     text = _WEEKDAY_BEFORE_DATE.sub("", text)
     return re.sub(r"\s{2,}", " ", text).strip()
 
@@ -306,18 +307,20 @@ def russian_day_words_as_numbers(text: str) -> str:
     return _RUSSIAN_DAY_WORD.sub(number, text)
 
 
-def ordinal_day_as_date(text: str, base: datetime) -> str:
+def ordinal_day_as_date(text: str, base: datetime, earliest: date | None = None) -> str:
     """ "on the 5th at 9" -> "2026-12-05 at 9", "am 5. um 9" -> "2026-12-05 um 9", "5号9点"
-    -> "2026-12-05 9点": the next 5th of a month, from `base`'s day on; NoSuchDay for a
-    day no month has ("the 35th")."""
+    -> "2026-12-05 9点": the next 5th of a month, from `base`'s day (or `earliest`, when
+    today's has passed: "30-го в 9" said on the 30th at 10 is next month's, as "the 30th
+    of the month" is) on; NoSuchDay for a day no month has ("the 35th")."""
+    start = earliest or base.date()
 
     def day_of_month(match: re.Match[str]) -> str:
         said = next(match[kind] for kind in ("en", "ru", "de", "de_um", "es", "zh") if match[kind])
         day = _number(said)
         if not 1 <= day <= _LONGEST_MONTH:
             raise NoSuchDay
-        year, month = base.year, base.month
-        if day < base.day:
+        year, month = start.year, start.month
+        if day < start.day:
             year, month = (year + 1, 1) if month == 12 else (year, month + 1)
         for _ in range(12):  # the next month that has that day (the 31st)
             try:

@@ -103,7 +103,7 @@ def _which(phrases: dict[str, str]) -> str:
 _BEFORE = r"(?:(?:on|am|el|в|во)\s+)?(?:the\s+)?"
 # A day of the month said alone: "3rd", "3-го", "3 числа", "3.", "el 3", "el día 3", "third".
 DAY = (
-    r"(?:d[ií]a\s+)?(?:(?P<day>\d{1,2})(?:st|nd|rd|th|-?го(?:\s+числа)?|\s+числа|\.)"
+    r"(?:d[ií]a\s+)?(?:(?P<day>\d{1,2})(?:st|nd|rd|th|-?го(?:\s+числа)?|\s+числ[оа]|\.)"
     r"|(?:(?<=\bel\s)|(?<=d[ií]a\s))(?P<day_es>\d{1,2})(?![\d.:,])"
     rf"|(?P<day_word>{_ORDINAL_WORD}))"
 )

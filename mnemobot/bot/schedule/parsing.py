@@ -30,6 +30,7 @@ from dateparser.date import DateDataParser
 
 from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.bot.schedule.date_words import dates_as_iso
+from mnemobot.bot.schedule.english_clock import english_clock_words
 from mnemobot.bot.schedule.month_words import NoSuchDay
 from mnemobot.bot.schedule.russian_clock import russian_clock_words
 from mnemobot.bot.schedule.time_words import (
@@ -62,9 +63,10 @@ _BARE_HOUR = re.compile(
     re.IGNORECASE,
 )
 # A clock time with nothing else: dateparser read "at 00:00" at 00:30 as the 1st of the
-# month; the next such time is found here instead.
+# month, and "at 8:30" (as "at half past eight" is read) at 10:00 as past; the next such
+# time is found here instead.
 _ONLY_A_CLOCK = re.compile(
-    r"^(?:(?:at|@|um|om|à|a las|alle|kl\.?|klockan|в)\s+)?(?P<hour>\d{2}):(?P<minute>\d{2})$",
+    r"^(?:(?:at|@|um|om|à|a las|alle|kl\.?|klockan|в)\s+)?(?P<hour>\d{1,2}):(?P<minute>\d{2})$",
     re.IGNORECASE,
 )
 # Units that make a number an hour of the clock with no "at" before it ("morgen 9 Uhr").
@@ -171,7 +173,8 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
     01:00", "明天上午9点" -> "明天09:00". `small_hours`: it is just past midnight now
     (before SMALL_HOURS_END), so "tonight" is the night already begun: "tonight at 1" is
     "today at 01:00"."""
-    text, midnight = minutes_as_clock(numbers_as_digits(russian_clock_words(text)))
+    said = english_clock_words(russian_clock_words(text))
+    text, midnight = minutes_as_clock(numbers_as_digits(said))
     text = hour_after_day_word(about_as_at(text))
     part = next((part for part in _DAY_PARTS if part.pattern.search(text) is not None), None)
     kind = NIGHT if midnight else part.kind if part is not None else MORNING

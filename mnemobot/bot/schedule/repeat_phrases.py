@@ -175,7 +175,10 @@ def cron_phrase(shape: CronShape, words: Words, locale: Locale) -> str:
             ],
             locale=locale,
         )
-    return at_clocks(how_often, shape.times, words, locale)
+    said = at_clocks(how_often, shape.times, words, locale)
+    if isinstance(shape, Monthly) and shape.last_in_shorter:
+        return words.gettext("{repeat} (in shorter months, on the last day)", repeat=said)
+    return said
 
 
 def at_clocks(how_often: str, clocks: tuple[Clock, ...], words: Words, locale: Locale) -> str:

@@ -27,7 +27,7 @@ from mnemobot.bot.schedule.month_words import (
     NoSuchDay,
     ordinal,
 )
-from mnemobot.bot.schedule.parsing import with_clock_times
+from mnemobot.bot.schedule.parsing import MAX_WHEN_CHARS, with_clock_times
 
 # Every day, weekdays, weekends: cron's day-of-week field.
 _EVERY_DAY = re.compile(
@@ -121,7 +121,13 @@ _ZONE = re.compile(
 # A day of every month: "every first Monday (of the month)", "on the last Friday of every
 # month", "каждую последнюю пятницу месяца", "am ersten Montag jedes Monats", "el último
 # día de cada mes", "todos los primeros lunes de mes", "on the 3rd of every month".
-_EVERY = r"every|each|каждый|каждую|каждое|jeden|jede|cada|todos\s+los"
+_EVERY = r"every|each|каждый|каждую|каждое|каждого|jeden|jede|cada|todos\s+los"
+# ... or "every month" said first: "every month on the 3rd", "jeden Monat am 3.", "каждый
+# месяц 5-го числа", "cada mes el día 3" (found live: refused).
+_EVERY_MONTH_FIRST = (
+    r"(?:every|each)\s+month|monthly|каждый\s+месяц|ежемесячно|jeden\s+monat|monatlich"
+    r"|cada\s+mes|todos\s+los\s+meses|mensualmente"
+)
 _OF_EVERY_MONTH = (
     r"of\s+(?:every|each)\s+month|(?:every|each|a)\s+month|каждого\s+месяца|jedes\s+monats"
     r"|jeden\s+monats|de\s+cada\s+mes|de\s+todos\s+los\s+meses"
@@ -130,7 +136,8 @@ _OF_THE_MONTH = (
     r"of\s+the\s+month|in\s+the\s+month|месяца|des\s+monats|im\s+monat|del\s+mes|de\s+mes"
 )
 _MONTHLY = re.compile(
-    rf"(?<!\w)(?P<every>(?:{_EVERY})\s+)?(?:(?:on|am|el|в|во)\s+)?(?:the\s+)?"
+    rf"(?<!\w)(?:(?P<month_first>{_EVERY_MONTH_FIRST}),?\s+)?"
+    rf"(?P<every>(?:{_EVERY})\s+)?(?:(?:on|am|el|в|во)\s+)?(?:the\s+)?"
     rf"(?:(?P<nth>{ORDINAL})\s+(?:(?P<weekday>{WEEKDAY})|(?P<the_day>{DAY_WORD}))|{DAY})"
     rf"(?:\s+(?P<month>{_OF_EVERY_MONTH}|{_OF_THE_MONTH}))?(?!\w)",
     re.IGNORECASE,
@@ -139,6 +146,7 @@ _MONTHLY = re.compile(
 _MAX_NTH = 5
 _LONGEST_MONTH = 31
 _BARE_NUMBER = re.compile(r"\d")
+_RUSSIAN_DAY_OF_MONTH = re.compile(r"числ[оа]", re.IGNORECASE)
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 
 
@@ -146,10 +154,18 @@ def cron_from_words(text: str) -> str | None:
     """ "every Monday at 8" -> "0 8 * * 1", "по будням в 9:30" -> "30 9 * * 1-5",
     "每天早上7点" -> "0 7 * * *", "every last Friday at 17" -> "0 17 * * L5"; None when the
     words are not days and a time."""
+    if len(text) > MAX_WHEN_CHARS:
+        # A few words say a repeat; 5,000 of them took 0.7 s to refuse.
+        return None
     with contextlib.suppress(NoSuchDay):
         text = russian_day_words_as_numbers(text)  # "третьего числа" as "3-го числа"
     monthly = _MONTHLY.search(text)
-    if monthly is not None and (monthly["month"] or (monthly["every"] and monthly["nth"])):
+    if monthly is not None and (
+        monthly["month"]
+        or monthly["month_first"]
+        # "каждого 5-го числа": "число" is a day of the month, as "every 3rd" is not.
+        or (monthly["every"] and (monthly["nth"] or _RUSSIAN_DAY_OF_MONTH.search(monthly[0])))
+    ):
         return _monthly_cron(monthly, text)
     rest = _without_days(text)
     if _ZONE.search(text) or _MORE_THAN_DAYS.search(rest):

@@ -35,12 +35,13 @@ _CHINESE_COUNT = re.compile(
 )
 _WORD_DURATIONS = {
     re.compile(r"\ban hour and a half\b", re.IGNORECASE): "90 minutes",
-    re.compile(r"\bhalf an hour\b", re.IGNORECASE): "30 minutes",
+    re.compile(r"\b(?:half an|a half|half a|half)[ -]hour\b", re.IGNORECASE): "30 minutes",
     re.compile(r"\b(?:anderthalb|eineinhalb) stunden\b", re.IGNORECASE): "90 Minuten",
     re.compile(r"\beiner halben stunde\b", re.IGNORECASE): "30 Minuten",
     re.compile(r"\b(?:una )?hora y media\b", re.IGNORECASE): "90 minutos",
     re.compile(r"\bmedia hora\b", re.IGNORECASE): "30 minutos",
-    re.compile(r"(?<!\w)полчаса(?!\w)", re.IGNORECASE): "30 минут",
+    # "через пол часа", "пол-часа": the one word, written apart (found live: refused).
+    re.compile(r"(?<!\w)пол[\s-]?часа(?!\w)", re.IGNORECASE): "30 минут",
     re.compile(r"一个半(?:小时|钟头)"): "90分钟",
     re.compile(r"半个?(?:小时|钟头)"): "30分钟",
     re.compile(r"一个(?=小时|钟头)"): "1",

@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 
 from mnemobot.base.clock import SECONDS_PER_DAY
-from mnemobot.bot.schedule.cron_words import cron_in_english
+from mnemobot.bot.schedule.cron_words import cron_in_english, short_month_stand_in
 from mnemobot.bot.schedule.tasks import Firing, Schedule, Task
 from mnemobot.config.zones import zone_of
 
@@ -79,6 +79,15 @@ def next_occurrence(schedule: Schedule, after: float, zone: ZoneInfo) -> float |
 
 
 def _next_cron(expr: str, after: float, zone: ZoneInfo) -> float | None:
+    # "The 31st of every month" is also the last day of a shorter month (`short_month_stand_in`).
+    stand_in = short_month_stand_in(expr)
+    found = [_next_match(expr, after, zone)]
+    if stand_in is not None:
+        found.append(_next_match(stand_in, after, zone))
+    return min((at for at in found if at is not None), default=None)
+
+
+def _next_match(expr: str, after: float, zone: ZoneInfo) -> float | None:
     walker = croniter(expr, wall_time(after, zone))
     for _ in range(MAX_CRON_STEPS):
         candidate = wall_to_epoch(walker.get_next(datetime), zone)

@@ -34,6 +34,7 @@ from mnemobot.bot.schedule.timing import (
     repeat_suffix,
     shortest_gap,
     valid_cron,
+    wall_time,
 )
 from mnemobot.bot.schedule.wording import local_confirmation, locale_for
 from mnemobot.bot.tools.clock_tool import CHAT_ZONE_KEY, chat_zone_name
@@ -47,8 +48,8 @@ MAX_TEXT_CHARS = 2_000
 DESCRIPTION = (
     "Act later in this chat. kind reminder: send text; task: carry text out (tools, "
     "memory); heartbeat: check in. when: 'tomorrow 09:00', 'in 2 hours'. repeat: cron "
-    "'0 8 * * 1', 'every 3 days' or 'every Monday at 8'. action list, cancel (number), "
-    "set_timezone (IANA). "
+    "'0 8 * * 1', monthly '0 9 3 * *', 'every 3 days' or 'every Monday at 8'. action "
+    "list, cancel (number), set_timezone (IANA). "
     "The exact time is added to your reply."
 )
 
@@ -244,6 +245,9 @@ class ScheduleTool:
             try:
                 interval = parse_interval(repeat)
             except ValueError:
+                timed = _days_at_the_time_of(repeat, arguments.when, now, zone_name)
+                if timed is not None:
+                    return Schedule(type="cron", cron=timed)
                 raise ValueError(
                     f"repeat {repeat!r} is neither a 5-field cron expression (minute hour day "
                     "month weekday, e.g. '0 8 * * 1'), an interval ('every 3 days') nor days "
@@ -261,3 +265,16 @@ class ScheduleTool:
         if arguments.when:
             return Schedule(type="once", at=parse_when(arguments.when, now, zone_name))
         raise ValueError("say when: give when (once) or repeat (a cron expression or interval)")
+
+
+def _days_at_the_time_of(repeat: str, when: str, now: float, zone_name: str) -> str | None:
+    """The cron of days said without a time ("on the 3rd of every month", "every Monday")
+    at the time of day `when` names ("09:00"); None if that is not it. Found live: a model
+    passed the time in `when` and the days in `repeat`, and was refused."""
+    if not when:
+        return None
+    try:
+        at = parse_when(when, now, zone_name)
+    except WhenError:
+        return None
+    return cron_from_words(f"{repeat} at {wall_time(at, zone_of(zone_name)):%H:%M}")
