@@ -19,13 +19,16 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from mnemobot.bot.app import App
 from mnemobot.bot.cli.web import host_of_app
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.bot.web.corrections import Corrections
 from mnemobot.config.runtime import MemoryConfig
 from mnemobot.memory.notes.daily_notes import FORGOTTEN_MARK
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.store.items import normalize_content
 from mnemobot.memory.upkeep.text_redaction import SUMMARY_PREFIX, redact_forgotten
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     Step,
@@ -36,6 +39,7 @@ from mnemobot_tooling.fakes.openai_server import (
     user_texts,
 )
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
+from tests.conftest import AppFactory, ask
 from tests.crash_points import run_to_crash
 from tests.telegram_harness import StartBot, start_bot, telegram
 from tests.test_forgetting_everywhere import copying_model
@@ -173,6 +177,49 @@ async def test_the_erasure_of_a_page_forget_rewrites_only_the_summary_lines_hold
     following = chat_requests(openai_server)[-1]
     assert "QX-7731" not in json.dumps(following)
     assert_gist_without_code(summary_in(following))
+
+
+CHAT = ChatRef("console", "sum", user_id="u1")
+SCOPE = "console:sum"
+BIKE = "5512-KT-88"
+
+
+async def test_a_text_waiting_for_its_erasure_is_kept_out_of_the_summary_sentence_by_sentence(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    """Forgotten while its erasure waits (the session untouched): the turn's own redaction
+    of the session, and a compaction before it, leave out only the summary's sentences."""
+    openai_server.responder = summarizing_model
+    app: App = make_app()
+    for text in (*SAID, f"My bike lock code is {BIKE}.", "ok", "ok then"):
+        await ask(app, text, chat=CHAT)
+    await app.commands.run(CHAT, ParsedCommand("compact", "2"))
+    assert CODE in summary_of(workspace, SCOPE).replace("\n", " ")
+    memory = app.memory
+
+    assert memory.forget.forget_matching(SCOPE, "locker code").items
+    await ask(app, "What do you know about my plans?", chat=CHAT)
+    following = chat_requests(openai_server)[-1]
+    assert "QX-7731" not in json.dumps(following)
+    assert_gist_without_code(summary_in(following))
+    assert BIKE in summary_in(following)
+
+    # Forgotten, then compacted before any turn: the previous summary the summary call is
+    # shown leaves it out, and so does the summary written.
+    assert memory.forget.forget_matching(SCOPE, "bike lock").items
+    before = len(openai_server.requests)
+    await app.commands.run(CHAT, ParsedCommand("compact", "1"))
+    [summary_call] = [
+        r
+        for r in openai_server.requests[before:]
+        if system_text(r).startswith("You compress a chat")
+    ]
+    shown = user_texts(summary_call)[-1]
+    assert shown.startswith("PREVIOUS SUMMARY:")
+    assert_gist_without_code(shown)
+    assert BIKE not in json.dumps(summary_call)
+    assert_gist_without_code(summary_of(workspace, SCOPE))
+    assert BIKE not in summary_of(workspace, SCOPE)
 
 
 # The redaction on its own. Lines that cannot hold a forgotten text (letters a-e only) and
