@@ -7,9 +7,10 @@ file of the scope: item files rewritten with only live items (the tombstones kee
 fingerprints, a hash, never the text), daily notes redacted line by line, the lines of
 MEMORY.md and its archived versions removed, and the conversations of the scope's chats
 (sessions and offload logs, forum topics included; with replicas, the sessions in Redis)
-redacted message by message, each while its turns are kept out (`text_holders`). The
-pending file goes last, so a crash mid-way, or a session held by a long turn, leaves the
-work to the next run.
+redacted message by message (a conversation summary sentence by sentence:
+`text_redaction`), each while its turns are kept out (`text_holders`). The pending file
+goes last, so a crash mid-way, or a session held by a long turn, leaves the work to the
+next run.
 
 Saying a forgotten thing again later, on purpose, is a new statement and is kept: a
 tombstone's fingerprint only keeps out copies dated before the forgetting (an old
@@ -37,6 +38,7 @@ from mnemobot.memory.notes.daily_notes import FORGOTTEN_MARK
 from mnemobot.memory.store.items import normalize_content
 from mnemobot.memory.store.scope_paths import GLOBAL_SCOPE, ScopePaths
 from mnemobot.memory.upkeep.text_holders import FILE_SESSION_HOLDS, SessionHolds
+from mnemobot.memory.upkeep.text_redaction import holds_forgotten, redact_forgotten
 
 PENDING_FILE_NAME = ".forget_pending.jsonl"
 SESSIONS_DIR_NAME = "sessions"
@@ -108,19 +110,17 @@ def session_files(workspace: Path, scope: str) -> list[Path]:
     return files
 
 
-def _contains(text: str, needles: list[str]) -> bool:
-    folded = normalize_content(text)
-    return any(needle in folded for needle in needles)
-
-
 # What a tool call's arguments become once they held a forgotten text.
 NO_ARGUMENTS = "{}"
 
 
 def _redact_value(value: Any, needles: list[str]) -> tuple[Any, int]:
-    """A JSON value with every string holding a needle replaced by the forgotten mark."""
+    """A JSON value with every string holding a needle redacted (`redact_forgotten`: the
+    forgotten mark, or a conversation summary without the sentences holding one)."""
     if isinstance(value, str):
-        return (FORGOTTEN_MARK, 1) if _contains(value, needles) else (value, 0)
+        if not holds_forgotten(value, needles):
+            return value, 0
+        return redact_forgotten(value, needles), 1
     if isinstance(value, list):
         count = 0
         out = []
@@ -149,6 +149,13 @@ def _is_memory_file(path: Path) -> bool:
     return path.suffix == ".md" and path.name.startswith("MEMORY")
 
 
+def _escaped(path: Path, text: str) -> bool:
+    """Whether JSON of `path` may hold a needle its raw text does not show: it escapes a
+    line break in a string (a needle running over one, as in a summary, is only found
+    once the string is read) and a quote."""
+    return path.suffix in (".json", ".jsonl") and "\\" in text
+
+
 def redact_file(path: Path, needles: list[str]) -> int:
     """Redact one file in place (atomically); the number of lines or strings changed."""
     try:
@@ -156,36 +163,46 @@ def redact_file(path: Path, needles: list[str]) -> int:
     except (FileNotFoundError, IsADirectoryError):
         return 0
     text = data.decode("utf-8", errors="replace")
-    if not _contains(text, needles):
+    if not holds_forgotten(text, needles) and not _escaped(path, text):
         return 0
     changed = 0
     if path.suffix == ".json":
         try:
             new, changed = _redact_value(orjson.loads(data), needles)
-            write_atomic(path, orjson.dumps(new, option=orjson.OPT_INDENT_2))
-            return changed
         except orjson.JSONDecodeError:
             pass
-    lines = text.split("\n")
+        else:
+            if changed:
+                write_atomic(path, orjson.dumps(new, option=orjson.OPT_INDENT_2))
+            return changed
     kept: list[str] = []
-    for line in lines:
-        if not _contains(line, needles):
+    for line in text.split("\n"):
+        redacted = _redacted_line(path, line, needles)
+        if redacted is None:
             kept.append(line)
             continue
         changed += 1
-        if _is_memory_file(path):
-            continue
-        if path.suffix == ".jsonl":
-            try:
-                new, _ = _redact_value(orjson.loads(line), needles)
-                kept.append(orjson.dumps(new).decode())
-                continue
-            except orjson.JSONDecodeError:
-                pass
-        clock = line[:7] if line.startswith("[") and line[6:7] == "]" else ""
-        kept.append(f"{clock} {FORGOTTEN_MARK}".strip())
-    write_atomic(path, "\n".join(kept).encode())
+        if not _is_memory_file(path):
+            kept.append(redacted)
+    if changed:
+        write_atomic(path, "\n".join(kept).encode())
     return changed
+
+
+def _redacted_line(path: Path, line: str, needles: list[str]) -> str | None:
+    """A line of a file with the needles redacted; None when it holds none."""
+    holds = holds_forgotten(line, needles)
+    if path.suffix == ".jsonl" and (holds or _escaped(path, line)):
+        try:
+            new, count = _redact_value(orjson.loads(line), needles)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            return orjson.dumps(new).decode() if count or holds else None
+    if not holds:
+        return None
+    clock = line[:7] if line.startswith("[") and line[6:7] == "]" else ""
+    return f"{clock} {FORGOTTEN_MARK}".strip()
 
 
 def erase_texts_from_memory_files(

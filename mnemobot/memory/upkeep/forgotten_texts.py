@@ -35,6 +35,7 @@ from mnemobot.memory.store.items import ItemType, MemoryItem, normalize_content
 from mnemobot.memory.store.scope_paths import ScopePaths
 from mnemobot.memory.text.terms import terms
 from mnemobot.memory.upkeep.forgetting import pending_needles
+from mnemobot.memory.upkeep.text_redaction import holds_forgotten, redact_forgotten
 from mnemobot.memory.write.fact_slots import slot_statements
 
 # "User: ", "Assistant: ", "Ada: ", "User (continued): ": a speaker label before a text.
@@ -171,14 +172,12 @@ class ForgottenTexts:
         return bool(self.needles)
 
     def holds(self, text: str) -> bool:
-        if not self.needles or not text:
-            return False
-        folded = normalize_content(text)
-        return any(needle in folded for needle in self.needles)
+        return holds_forgotten(text, self.needles)
 
     def redact(self, text: str) -> str:
-        """`text`, or the forgotten mark if it holds a forgotten text."""
-        return FORGOTTEN_MARK if self.holds(text) else text
+        """`text`, or the forgotten mark if it holds a forgotten text; a conversation
+        summary loses only its sentences holding one (`text_redaction`)."""
+        return redact_forgotten(text, self.needles)
 
     def keep_lines(self, text: str) -> str:
         """`text` without the lines that hold a forgotten text (or are the forgotten mark)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 from typing import Any
 
@@ -153,6 +153,9 @@ class Compactor:
         plan = plan_compaction(session.messages, keep_last)
         if plan.is_empty:
             return CompactionResult(removed=0, kept=len(plan.kept), summary_ok=False)
+        previous = plan.previous_summary
+        if previous is not None:  # the turn keeps forgotten texts out only after this
+            plan = replace(plan, previous_summary=self._forgotten(scope).redact(previous))
         # File writes (an append, then a rewrite with fsync) go to a worker thread, so other
         # chats go on meanwhile; awaited in turn, so the order above still holds.
         await asyncio.to_thread(self.sessions.append_offload, session.id, plan.dropped)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnemobot.conversation.session import Message
+from mnemobot.memory.upkeep.text_redaction import SUMMARY_PREFIX
 
-SUMMARY_PREFIX = "[Conversation summary]"
+__all__ = ["SUMMARY_PREFIX", "CompactionPlan", "is_summary", "plan_compaction"]
 
 
 def is_summary(message: Message) -> bool:
