@@ -8,6 +8,10 @@ runtime config's sections it registers are `bot.runtime_sections`.
 Nothing below this module knows how the bot is put together: channels are handed the
 assembled parts (see `bot.channels.base.ChannelHost`), systems and tools get `Services`,
 and the CLI (the only importer of this module inside the package) starts it.
+
+Longer than a module of ours should be: it is the one place where every part is built
+and wired to the others, so that what depends on what reads top to bottom; each part's
+own logic lives in its module.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """`mnemobot memory chats`: which chats have memory; `pack|search|stats`: look at a chat's
 memory the way the bot does; `maintain|history|restore`: consolidate it now, list and
-restore MEMORY.md versions; `export|erase`: take a chat's memory out, or delete it for good."""
+restore MEMORY.md versions; `export|erase`: take a chat's memory out, or delete it for good.
+
+Longer than a module of ours should be: the `mnemobot memory` subcommands share how they
+find a chat's scope, open the workspace and print; each is short.
+"""
 
 from __future__ import annotations
 

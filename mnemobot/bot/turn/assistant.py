@@ -3,6 +3,11 @@
 Channels (console, Telegram) own ordering and queueing; the Assistant owns the turn: it
 keeps the user's message first (saved before anything can fail), runs the pipeline, and
 always produces a reply, either the model's answer or a short apology.
+
+Longer than a module of ours should be: it is one lifecycle (hold the chat, keep the
+message, run the pipeline, answer), and each step reads and writes the same session under
+the same locks; its parts that stand alone already live beside it (`received`,
+`stopped_turn`, `speaker_rights`, `bot_move`).
 """
 
 from __future__ import annotations

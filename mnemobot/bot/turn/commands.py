@@ -1,7 +1,12 @@
 """Slash commands shared by every channel: /start /help /new /compact /status /stop,
 /tools, /retry, /export, /forget_me and /reminders (answered by the handler registered for
 it). /retry runs as a turn where files are read (Telegram); anywhere else there is never
-anything to retry."""
+anything to retry.
+
+Longer than a module of ours should be: one short handler per command, sharing the
+permission check and the reply shape; the longer ones already live elsewhere
+(`forget_me`, `memory_status`, `input_status`, `erasure`).
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,11 @@ message, an import, the compaction flush, the memory tool, consolidation's super
 Each goes through `memory.write.write_path`, so the same rules weigh, merge and update facts;
 the daily note line is written here, beside the items. Every method runs under the
 scope's lock (see `scopes`).
+
+Longer than a module of ours should be: every door that writes to a scope (a turn, an
+edit, the flush, the memory tool, a rewrite) is one method here so that all of them take
+the same lock and go through the same write path; the rules themselves live in
+`memory.write`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""ToolLoop (order 30): ask the model, run the tools it calls, repeat until a plain answer."""
+"""ToolLoop (order 30): ask the model, run the tools it calls, repeat until a plain answer.
+
+Longer than a module of ours should be: the loop's states (asking, running calls,
+recovering from an overflow, stopping, keeping what was said) act on one turn's context and
+must stay in step; what stands alone is in the modules beside it (`tool_run`,
+`resumed_turn`, `said_so_far`, `loop_notes`, `repeated_calls`).
+"""
 
 from __future__ import annotations
 
