@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from mnemobot.bot.app import build_app
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.memory.notes.daily_notes import append_daily_note
 from mnemobot.model.windows import FILE_NAME, endpoint_key
@@ -155,12 +156,17 @@ async def test_the_flush_and_summary_fit_the_summary_models_window(
     )
     known_window(workspace, openai_server, SMALL, SMALL_WINDOW)
     openai_server.responder = small_summary_model
-    app = build_app(make_settings(workspace, openai_server))
+    app = build_app(
+        make_settings(workspace, openai_server), tuning=Tuning(background_quiet_seconds=0)
+    )
     try:
         for n in range(8):
             filler = " ".join(f"word{n}x{i}" for i in range(220))
             await ask(app, f"Fact {n}: my locker number {n} is on floor {n + 2}. {filler}")
         answer = await app.commands.run(CONSOLE_CHAT, ParsedCommand("compact", "2"))
+        # The flush follows the reply on this local (one-slot) server.
+        assert app.maintenance is not None
+        await app.maintenance.settled()
     finally:
         await app.close()
 
