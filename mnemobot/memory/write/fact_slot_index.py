@@ -4,7 +4,7 @@ earlier values a statement replaces here)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from weakref import WeakKeyDictionary
 
 from mnemobot.memory.store.item_store import ScopeItemStore
@@ -72,19 +72,36 @@ _ANY_TRIGGER = re.compile(
 _SLOT_INDEXES: WeakKeyDictionary[ScopeItemStore, _SlotIndex] = WeakKeyDictionary()
 
 
-def slot_facts(store: ScopeItemStore, slot: str, tag: str | None) -> list[MemoryItem]:
-    """Current durable facts of the speaker `tag` that set `slot`."""
+def slot_facts(
+    store: ScopeItemStore,
+    slot: str,
+    tag: str | None,
+    also: Callable[[MemoryItem], bool] | None = None,
+) -> list[MemoryItem]:
+    """Current durable facts of the speaker `tag` that set `slot`; with `also`, those of
+    other speakers it holds for too (the same person under another name)."""
     index = _SLOT_INDEXES.get(store)
     if index is None:
         index = _SLOT_INDEXES[store] = _SlotIndex()
-    ids = index.ids(store, slot, tag)
+    by_speaker = [(tag, index.ids(store, slot, tag))]
+    if also is not None:
+        by_speaker += [
+            (speaker, ids)
+            for (stated, speaker), ids in index.by_slot.items()
+            if stated == slot and speaker != tag and speaker is not None
+        ]
     found = []
-    for item_id in list(ids):
-        item = store.items.get(item_id)
-        if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
-            # Gone or replaced for good (a reload starts the index anew): skip it from now on.
-            ids.pop(item_id, None)
-            continue
-        if speaker_of(item) == tag and index.still_sets(item, slot):
-            found.append(item)
+    for speaker, ids in by_speaker:
+        for item_id in list(ids):
+            item = store.items.get(item_id)
+            if item is None or item.is_superseded or item.layer is Layer.EPISODIC:
+                # Gone or replaced for good (a reload starts the index anew): skip it from now on.
+                ids.pop(item_id, None)
+                continue
+            if (
+                speaker_of(item) == speaker
+                and index.still_sets(item, slot)
+                and (speaker == tag or (also is not None and also(item)))
+            ):
+                found.append(item)
     return found
