@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text
+from mnemobot_tooling.fakes.openai_server import FakeOpenAIServer, context_text, reply, tool_call
 from mnemobot_tooling.fakes.telegram_server import TelegramServer
 from tests.telegram_harness import StartBot, start_bot, telegram
 from tests.test_flush_restatements import block_of
@@ -77,6 +77,24 @@ async def test_a_renamed_user_moves_once_and_a_forward_stays_its_authors(
     paris = durable_facts(workspace, scope, "Paris")
     assert paris and all(is_current(item) for item in paris)
     assert all("earlier" not in line for line in memory_lines(asked, "Paris"))
+
+
+async def test_a_fact_the_assistant_notes_after_a_rename_replaces_the_old_names(
+    start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    await start_bot()
+    telegram.send_text("I live in Valencia.", chat_id=USER, first_name="Olga")
+    await telegram.wait_for_messages_async(USER, 1)
+    openai_server.script(
+        tool_call("memory", {"operation": "add", "content": "I live in Seville now."}),
+        reply("Noted."),
+    )
+    telegram.send_text("Remember where the postcard says I live.", chat_id=USER, first_name="Lucía")
+    await telegram.wait_for_messages_async(USER, 2)
+
+    scope = f"telegram:{USER}"
+    assert [is_current(item) for item in durable_facts(workspace, scope, "Valencia")] == [False]
+    assert any(is_current(item) for item in durable_facts(workspace, scope, "Seville"))
 
 
 async def test_a_renamed_users_newer_standing_request_replaces_the_older(

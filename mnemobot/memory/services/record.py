@@ -335,12 +335,14 @@ class MemoryRecord:
         speaker: str | None = None,
         tags: Sequence[str] = (),
         references: Sequence[str] = (),
+        sole_speaker: bool = False,
     ) -> FactWrite:
         """A fact the model saves (the memory tool), said by `speaker` if named.
 
         Weighted as `fact_items` weighs the tool's facts; a repeat merges into the stored fact
-        and a newer value of a slot replaces the older one, as a turn's facts do. Nothing
-        is stored when the text was forgotten at the user's request at `at` or later.
+        and a newer value of a slot replaces the older one, as a turn's facts do (of the
+        speaker under any name when `sole_speaker`, as `record_turn`). Nothing is stored
+        when the text was forgotten at the user's request at `at` or later.
         """
         fact = new_fact(
             content,
@@ -359,6 +361,7 @@ class MemoryRecord:
                 [fact],
                 at=at,
                 similar=similar_finder(self.scopes, scope),
+                sole_speaker=sole_speaker,
             )
 
     def rewrite_fact(

@@ -176,12 +176,14 @@ def write_facts(
     *,
     at: float,
     similar: SimilarFinder,
+    sole_speaker: bool = False,
 ) -> FactWrite:
-    """Durable facts as they are (made by `fact_items.new_fact`), facts kept current."""
+    """Durable facts as they are (made by `fact_items.new_fact`), facts kept current;
+    `sole_speaker`: theirs is the scope's one person (`TurnMemoryEvent.sole_speaker`)."""
     stored = store.add(facts)
     if not stored:
         return FactWrite([])
-    updates = settle_facts(store, stored, at=at, similar=similar)
+    updates = settle_facts(store, stored, at=at, similar=similar, sole_speaker=sole_speaker)
     # As they are now: a fact that absorbed a restatement holds its mentions and date.
     return FactWrite([store.items.get(item.id, item) for item in stored], updates)
 
