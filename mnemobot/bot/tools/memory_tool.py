@@ -37,7 +37,7 @@ from mnemobot.memory.store.items import ItemType, Layer, MemoryItem
 from mnemobot.memory.store.kept_refs import MAX_MESSAGE_REFS, is_message_ref
 from mnemobot.memory.upkeep.forgotten_texts import FORGET_QUERY_MAX_ITEMS
 from mnemobot.memory.write.fact_items import MAX_ITEM_CHARS, model_tags
-from mnemobot.systems.core.context import TurnContext
+from mnemobot.systems.core.context import TurnContext, sole_speaker
 from mnemobot.systems.core.tool_runner import Tool, ToolError
 
 MEMORY_FILE_MAX_CHARS = 40_000
@@ -220,6 +220,7 @@ class MemoryTool:
             speaker=ctx.chat.user_name,
             tags=[*model_tags(arguments.tags), "from:tool"],
             references=ctx.message_refs,
+            sole_speaker=sole_speaker(ctx.chat, ctx.config),
         )
         written = await self.scopes.run(ctx.scope, work, write=True)
         if not written.stored:

@@ -44,7 +44,7 @@ from mnemobot.conversation.session import (
     valid_unicode,
 )
 from mnemobot.memory.services.record import MemoryRecord
-from mnemobot.systems.core.context import ChatRef, TurnContext
+from mnemobot.systems.core.context import ChatRef, TurnContext, sole_speaker
 from mnemobot.systems.core.llm import LLMFailureKind
 from mnemobot.systems.core.pipeline import Pipeline
 from mnemobot.systems.core.reply_stream import ReplyStream
@@ -463,6 +463,7 @@ class Assistant:
             tz=zone,
             message_refs=refs,
             speaker=chat.user_name,
+            sole_speaker=sole_speaker(chat, config),
             chat_key=chat.key,
             tags=[str(tag) for tag in tags] if isinstance(tags, list) else (),
         )

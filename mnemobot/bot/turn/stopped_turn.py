@@ -19,7 +19,7 @@ from mnemobot.bot.turn.received import find_received
 from mnemobot.config.zones import zone_or_local
 from mnemobot.conversation.session import Message
 from mnemobot.memory.services.unanswered import UnansweredTurn, record_unanswered
-from mnemobot.systems.core.context import ChatRef
+from mnemobot.systems.core.context import ChatRef, sole_speaker
 from mnemobot.systems.core.turn_media import kept_parts, own_words
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,7 @@ async def remember_stopped(assistant: Assistant, chat: ChatRef, refs: list[str])
             speaker=chat.user_name,
             note_speaker=chat.user_name if chat.is_group else None,
             tags=[str(tag) for tag in tags] if isinstance(tags, list) else (),
+            sole_speaker=sole_speaker(chat, config),
         )
         try:
             await record.scopes.run(

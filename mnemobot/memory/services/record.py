@@ -120,6 +120,7 @@ class MemoryRecord:
         documents: Sequence[DocumentText] = (),
         tags: Sequence[str] = (),
         note_speaker: str | None = None,
+        sole_speaker: bool = False,
     ) -> RecordedTurn:
         """The dual write of one answered turn: the daily note line, then the items.
 
@@ -128,7 +129,8 @@ class MemoryRecord:
         `tags`: added to the turn's items ("voice", "photo"); `tool_errors`: the results of
         the turn's failed tool calls (not failures of the user's when the answer repeats
         them); `note_speaker`: whom the daily note line names (a group's member; None:
-        "User").
+        "User"); `sole_speaker`: the speaker is the scope's one person (a private chat),
+        whose facts under another name are theirs too (`memory.write.sole_speaker`).
         """
         with self.scopes.loaded(scope) as loaded:
             recorded = self._record_turn(
@@ -146,6 +148,7 @@ class MemoryRecord:
                 chat_key=chat_key,
                 tags=list(tags),
                 note_speaker=note_speaker,
+                sole_speaker=sole_speaker,
             )
             stored, promoted = list(recorded.stored), list(recorded.promoted)
             event = TurnMemoryEvent(
@@ -191,6 +194,7 @@ class MemoryRecord:
         tool_errors: list[str] | None = None,
         note_text: str | None = None,
         note_speaker: str | None = None,
+        sole_speaker: bool = False,
     ) -> RecordedTurn:
         """`note_text`: the user's side of the daily note when it is not `user_text` (a
         turn of forwards only: whose words they were, not an empty "User:")."""
@@ -210,6 +214,7 @@ class MemoryRecord:
             tool_errors=list(tool_errors or []),
             message_refs=list(message_refs or []),
             speaker=speaker,
+            sole_speaker=sole_speaker,
             tags=list(tags or []),
         )
         return write_turn(
@@ -231,6 +236,7 @@ class MemoryRecord:
         speaker: str | None = None,
         chat_key: str = "",
         tags: Sequence[str] = (),
+        sole_speaker: bool = False,
     ) -> RecordedTurn:
         """A message edited after its turn: the turn is recorded again with the new wording
         at its own time `at`, and what memory held of the old wording (the turn, the facts
@@ -266,6 +272,7 @@ class MemoryRecord:
                 at=at,
                 message_refs=list(message_refs),
                 speaker=speaker,
+                sole_speaker=sole_speaker,
                 tags=list(tags),
             )
             similar = similar_finder(self.scopes, scope)
@@ -328,12 +335,14 @@ class MemoryRecord:
         speaker: str | None = None,
         tags: Sequence[str] = (),
         references: Sequence[str] = (),
+        sole_speaker: bool = False,
     ) -> FactWrite:
         """A fact the model saves (the memory tool), said by `speaker` if named.
 
         Weighted as `fact_items` weighs the tool's facts; a repeat merges into the stored fact
-        and a newer value of a slot replaces the older one, as a turn's facts do. Nothing
-        is stored when the text was forgotten at the user's request at `at` or later.
+        and a newer value of a slot replaces the older one, as a turn's facts do (of the
+        speaker under any name when `sole_speaker`, as `record_turn`). Nothing is stored
+        when the text was forgotten at the user's request at `at` or later.
         """
         fact = new_fact(
             content,
@@ -352,6 +361,7 @@ class MemoryRecord:
                 [fact],
                 at=at,
                 similar=similar_finder(self.scopes, scope),
+                sole_speaker=sole_speaker,
             )
 
     def rewrite_fact(

@@ -48,6 +48,8 @@ class UnansweredTurn:
     # Whom the daily note line names (a group's member; None: "User").
     note_speaker: str | None = None
     tags: Sequence[str] = ()
+    # The speaker is the scope's one person (`TurnMemoryEvent.sole_speaker`).
+    sole_speaker: bool = False
 
 
 def _note_tail(note: Path) -> str:
@@ -105,6 +107,7 @@ def record_unanswered(record: MemoryRecord, turn: UnansweredTurn) -> int:
             at=turn.at,
             message_refs=list(turn.message_refs),
             speaker=turn.speaker,
+            sole_speaker=turn.sole_speaker,
             tags=list(turn.tags),
         )
         written = write_turn(

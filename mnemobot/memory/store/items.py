@@ -44,6 +44,8 @@ SPEAKER_TAG = "speaker:"
 # ("rewritten-by:anna"): its speaker tag still names whose fact it is.
 REWRITE_SOURCE = "rewrite"
 REWRITER_TAG = "rewritten-by:"
+# Tag of the turn items of a forwarded message: the author's words, passed on by the user.
+FORWARDED_TAG = "forwarded"
 
 
 def speaker_tag(speaker: str) -> str:
@@ -390,6 +392,9 @@ class TurnMemoryEvent:
     message_refs: list[str] = field(default_factory=list)
     # Who said the user text, when known (a group member, a LoCoMo speaker).
     speaker: str | None = None
+    # The speaker is the only person of the scope (a private chat with its own memory):
+    # their facts said under another name (a renamed Telegram user) are theirs too.
+    sole_speaker: bool = False
     # Added to the turn's items ("voice", "photo", "forwarded"): part of what they are
     # found by.
     tags: list[str] = field(default_factory=list)

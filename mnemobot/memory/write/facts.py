@@ -38,7 +38,7 @@ from mnemobot.memory.store.items import (
 from mnemobot.memory.text.terms import DUPLICATE_TERM_OVERLAP, terms
 from mnemobot.memory.write.extraction.tuning import DEFAULT_EXTRACTION, ExtractionTuning
 from mnemobot.memory.write.fact_items import new_fact, rest_of_fact
-from mnemobot.memory.write.fact_slot_index import slot_facts, slots_of
+from mnemobot.memory.write.fact_slot_index import same_slot, slots_of, states_left
 from mnemobot.memory.write.fact_slots import (
     SlotStatement,
     says_only_slots,
@@ -47,13 +47,12 @@ from mnemobot.memory.write.fact_slots import (
     without_slot,
 )
 from mnemobot.memory.write.restatements import SimilarFinder, says_the_same
+from mnemobot.memory.write.sole_speaker import OwnWords, one_speaker, own_words
 
 # How many of the best matches are looked at for a duplicate or a source turn. A
 # duplicate shares most terms, so it is among the very first hits when there is one.
 _SIMILAR_HITS = 8
 _SLOT_TAG = "slot"
-# Most earlier facts one statement replaces (see `_same_slot`).
-_MAX_REPLACED_PER_STATEMENT = 8
 # "Ada: " before a group member's words.
 _LABEL = re.compile(r"^[^\s:][^:\n]{0,39}:\s+")
 # Fewest terms of what else a replaced fact said for it to stay a fact ("My name is
@@ -91,23 +90,27 @@ def apply_fact_updates(
     similar: SimilarFinder,
     extraction: ExtractionTuning = DEFAULT_EXTRACTION,
     id_factory: Callable[[], str] = new_item_id,
+    sole_speaker: bool = False,
 ) -> FactUpdates:
     """Supersede, merge and create durable facts after one turn was recorded.
 
     `recorded`: the items the turn stored and promoted. A slot the user's words state
-    that no recorded fact states becomes a fact of its own. Holds the store's lock.
+    that no recorded fact states becomes a fact of its own. `sole_speaker`: the speaker
+    is the scope's one person, whose facts under other names are theirs too
+    (`memory.write.sole_speaker`). Holds the store's lock.
     """
     updates = FactUpdates()
     with store.lock:
         recorded = [store.items[i.id] for i in recorded if i.id in store.items]
         turn = next((i for i in recorded if i.type is ItemType.TURN), None)
         tag = speaker_tag(speaker) if speaker else None
+        own = own_words(store, similar) if sole_speaker and tag else None
         new_facts = [i for i in recorded if _is_durable(i)]
         # A fact that sets several slots ("I live in Lisbon and I work as a translator")
         # gets one fact per slot, so a move replaces the home and leaves the job.
         split = {i.id for i in new_facts if len(slots_of(i)) > 1}
         for statement in slot_statements(user_text) if user_text.strip() else ():
-            if statement.left is not None and not _states_left(store, statement, tag):
+            if statement.left is not None and not states_left(store, statement, tag, own):
                 continue  # "moved from X to Y" where X is not the value known
             fact = next(
                 (i for i in new_facts if [s.slot for s in slots_of(i)] == [statement.slot]), None
@@ -119,9 +122,18 @@ def apply_fact_updates(
                 updates.created.append(fact)
                 new_facts.append(fact)
             _replace_by_slot(
-                store, fact, statement, tag, at, similar, updates, split, id_factory=id_factory
+                store,
+                fact,
+                statement,
+                tag,
+                at,
+                similar,
+                updates,
+                split,
+                id_factory=id_factory,
+                own=own,
             )
-        _collapse_restatements(store, new_facts, similar, updates)
+        _collapse_restatements(store, new_facts, similar, updates, own)
     return updates
 
 
@@ -131,18 +143,23 @@ def settle_facts(
     *,
     at: float,
     similar: SimilarFinder,
+    sole_speaker: bool = False,
 ) -> FactUpdates:
     """The same rules for durable facts written as they are (the memory tool, the
     compaction flush, a promotion by hand): a slot a fact states replaces the earlier
-    value by the same speaker, and a restatement collapses into one item. Holds the
-    store's lock."""
+    value by the same speaker (any name of the scope's one person when `sole_speaker`),
+    and a restatement collapses into one item. Holds the store's lock."""
     updates = FactUpdates()
+    own = own_words(store, similar) if sole_speaker else None
     with store.lock:
         new_facts = [store.items[i.id] for i in facts if i.id in store.items and _is_durable(i)]
         for fact in new_facts:
+            tag = speaker_of(fact)
             for statement in slots_of(fact):
-                _replace_by_slot(store, fact, statement, speaker_of(fact), at, similar, updates)
-        _collapse_restatements(store, new_facts, similar, updates)
+                _replace_by_slot(
+                    store, fact, statement, tag, at, similar, updates, own=own if tag else None
+                )
+        _collapse_restatements(store, new_facts, similar, updates, own)
     return updates
 
 
@@ -157,9 +174,11 @@ def _replace_by_slot(
     split: Collection[str] = (),
     *,
     id_factory: Callable[[], str] = new_item_id,
+    own: OwnWords | None = None,
 ) -> None:
-    """`fact` states `statement`: earlier facts of the same slot and speaker (`tag`) are
-    the same fact again (same value: they collapse into it) or replaced by it.
+    """`fact` states `statement`: earlier facts of the same slot and speaker (`tag`, or
+    any name `own` holds for) are the same fact again (same value: they collapse into it)
+    or replaced by it.
 
     `split`: facts of this very turn that set several slots, each now a fact of its own.
     One that says nothing else merges into them (said once, not again); one that says
@@ -171,7 +190,7 @@ def _replace_by_slot(
         return
     fact = tagged
     left = frozenset(terms(statement.left)) if statement.left else None
-    for old in _same_slot(store, fact, statement, tag):
+    for old in same_slot(store, fact, statement, tag, own):
         old_statement = next(s for s in slots_of(old) if s.slot == statement.slot)
         if left is not None and not value_terms(old_statement) & left:
             continue  # it names what it replaces, and that is another value
@@ -217,8 +236,10 @@ def _collapse_restatements(
     new_facts: list[MemoryItem],
     similar: SimilarFinder,
     updates: FactUpdates,
+    own: OwnWords | None = None,
 ) -> None:
-    """Each new fact absorbs the earlier facts that say the same in other words."""
+    """Each new fact absorbs the earlier facts that say the same in other words, by the
+    same speaker (under any name `own` holds for)."""
     merged = {old for old, _ in updates.merged}
     for fact in new_facts:
         current = store.items.get(fact.id)
@@ -233,7 +254,7 @@ def _collapse_restatements(
                 or twin.layer is not current.layer
                 or twin.is_superseded
                 or (twin.created_at > current.created_at and not _same_words(twin, current))
-                or speaker_of(twin) != speaker_of(current)
+                or not one_speaker(twin, current, own)
                 or term_overlap(twin.content, current.content) < DUPLICATE_TERM_OVERLAP
             ):
                 continue
@@ -292,32 +313,6 @@ def _with_keywords(
     tagged = replace(fact, tags=list(dict.fromkeys([*fact.tags, *wanted])))
     stored = store.add([tagged])
     return stored[0] if stored else None
-
-
-def _states_left(store: ScopeItemStore, statement: SlotStatement, tag: str | None) -> bool:
-    """Whether a current fact of the speaker sets the slot to the value `statement` says
-    it replaces ("moved from Berlin": Berlin is the known home)."""
-    left = frozenset(terms(statement.left or ""))
-    return any(
-        s.slot == statement.slot and value_terms(s) & left
-        for item in slot_facts(store, statement.slot, tag)
-        for s in slots_of(item)
-    )
-
-
-def _same_slot(
-    store: ScopeItemStore, fact: MemoryItem, statement: SlotStatement, tag: str | None
-) -> list[MemoryItem]:
-    """Current durable facts of the same speaker that set the same slot, stated earlier."""
-    found = [
-        item
-        for item in slot_facts(store, statement.slot, tag)
-        if item.id != fact.id and item.created_at <= fact.created_at
-    ]
-    # Newest first, and a bounded number: a store written before these rules may hold
-    # the same slot stated many times; marking them all at once would stall this write.
-    found.sort(key=lambda item: item.created_at, reverse=True)
-    return found[:_MAX_REPLACED_PER_STATEMENT]
 
 
 def _collapse(

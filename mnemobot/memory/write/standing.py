@@ -67,9 +67,12 @@ def record_standing(
     similar: SimilarFinder,
     extraction: ExtractionTuning = DEFAULT_EXTRACTION,
     id_factory: Callable[[], str] = new_item_id,
+    sole_speaker: bool = False,
 ) -> list[MemoryItem]:
     """The standing items of one recorded turn of the user (`recorded`: its stored items),
-    each replacing the speaker's earlier ones about the same thing. Holds the store's lock."""
+    each replacing the speaker's earlier ones about the same thing. `sole_speaker`: the
+    speaker is the scope's one person, and its standing items under other names are
+    theirs too (a renamed user's; none is a forward's). Holds the store's lock."""
     recorded = list(recorded)
     turn = next((i for i in recorded if i.type is ItemType.TURN), None)
     prefix = f"{speaker}: " if speaker else ""
@@ -109,7 +112,7 @@ def record_standing(
                 for old in current_standing(store)
                 if old.id != item.id
                 and old.created_at <= item.created_at
-                and speaker_of(old) == speaker_of(item)
+                and _one_speaker(old, item, sole_speaker)
                 and replaces(item.content, old.content)
             ]
             # Said again in other words: the messages it was said in before still say it,
@@ -118,7 +121,7 @@ def record_standing(
             # "evening sessions" again): an earlier one it says again, replaced or not.
             earlier_refs = [
                 ref
-                for old in _standing_said_before(store, item)
+                for old in _standing_said_before(store, item, sole_speaker)
                 if restates(item.content, old.content)
                 for ref in old.references
                 if not ref.startswith(PROMOTED_FROM_PREFIX)
@@ -258,14 +261,24 @@ def _changed_by(item: MemoryItem, others: Iterable[MemoryItem]) -> set[str]:
     }
 
 
-def _standing_said_before(store: ScopeItemStore, item: MemoryItem) -> list[MemoryItem]:
+def _standing_said_before(
+    store: ScopeItemStore, item: MemoryItem, sole_speaker: bool
+) -> list[MemoryItem]:
     """The speaker's standing items older than `item`, replaced ones too."""
-    speaker = speaker_of(item)
     return [
         old
         for old in _index(store).every(store)
-        if old.id != item.id and old.created_at <= item.created_at and speaker_of(old) == speaker
+        if old.id != item.id
+        and old.created_at <= item.created_at
+        and _one_speaker(old, item, sole_speaker)
     ]
+
+
+def _one_speaker(old: MemoryItem, item: MemoryItem, sole_speaker: bool) -> bool:
+    """Whether one person asked for both: the same speaker tag, or any two names of the
+    scope's one person (standing items are only ever of a user's own words)."""
+    one, other = speaker_of(old), speaker_of(item)
+    return one == other or (sole_speaker and one is not None and other is not None)
 
 
 class _StandingIndex:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from mnemobot.memory.store.item_store import ScopeItemStore, new_item_id
 from mnemobot.memory.store.items import (
+    FORWARDED_TAG,
     DocumentText,
     ForwardedText,
     ItemType,
@@ -59,9 +60,6 @@ from mnemobot.memory.write.facts import (
 )
 from mnemobot.memory.write.restatements import kept_already, says_the_same
 from mnemobot.memory.write.standing import record_standing, without_requests_for_others
-
-# Tag of the items of a forwarded message: the author's words, passed on by the user.
-FORWARDED_TAG = "forwarded"
 
 # A flushed fact starting with this is a how-to (a procedural item), as the flush's
 # instructions ask the model to mark them.
@@ -108,6 +106,7 @@ def write_turn(
             [*stored, *promoted],
             user_text=event.user_text,
             speaker=event.speaker,
+            sole_speaker=event.sole_speaker,
             at=event.at,
             similar=similar,
             extraction=extraction,
@@ -118,6 +117,7 @@ def write_turn(
                 stored,
                 user_text=event.user_text,
                 speaker=event.speaker,
+                sole_speaker=event.sole_speaker,
                 at=event.at,
                 similar=similar,
                 extraction=extraction,
@@ -176,12 +176,14 @@ def write_facts(
     *,
     at: float,
     similar: SimilarFinder,
+    sole_speaker: bool = False,
 ) -> FactWrite:
-    """Durable facts as they are (made by `fact_items.new_fact`), facts kept current."""
+    """Durable facts as they are (made by `fact_items.new_fact`), facts kept current;
+    `sole_speaker`: theirs is the scope's one person (`TurnMemoryEvent.sole_speaker`)."""
     stored = store.add(facts)
     if not stored:
         return FactWrite([])
-    updates = settle_facts(store, stored, at=at, similar=similar)
+    updates = settle_facts(store, stored, at=at, similar=similar, sole_speaker=sole_speaker)
     # As they are now: a fact that absorbed a restatement holds its mentions and date.
     return FactWrite([store.items.get(item.id, item) for item in stored], updates)
 

@@ -47,6 +47,13 @@ class ChatRef:
         return f"{base}:{self.thread_id}" if self.thread_id else base
 
 
+def sole_speaker(chat: ChatRef, config: RuntimeConfig) -> bool:
+    """Whether the chat's user is the only person of its memory: a private chat with a
+    memory of its own. Their facts are one person's whatever name they go by (a renamed
+    Telegram user); a group's members, or chats sharing one global memory, stay apart."""
+    return not chat.is_group and config.memory.scope == "chat"
+
+
 @dataclass(frozen=True, slots=True)
 class SystemFailure:
     system: str

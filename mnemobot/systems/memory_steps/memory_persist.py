@@ -25,7 +25,7 @@ from mnemobot.memory.services.unanswered import (
     record_unanswered,
     words_noted,
 )
-from mnemobot.systems.core.context import NO_REPLY, TurnContext
+from mnemobot.systems.core.context import NO_REPLY, TurnContext, sole_speaker
 from mnemobot.systems.memory_steps.forgotten_in_session import keep_forgotten_out
 
 log = logging.getLogger(__name__)
@@ -95,6 +95,7 @@ class MemoryPersist:
             speaker=ctx.chat.user_name,
             note_speaker=ctx.chat.user_name if ctx.chat.is_group else None,
             tags=list(ctx.media.tags),
+            sole_speaker=sole_speaker(ctx.chat, ctx.config),
         )
 
     async def process(self, ctx: TurnContext) -> None:
@@ -127,6 +128,8 @@ class MemoryPersist:
                 speaker=ctx.chat.user_name,
                 # The daily note names a group's member; a private chat's says "User".
                 note_speaker=ctx.chat.user_name if ctx.chat.is_group else None,
+                # A private chat's user is one person under any name they go by.
+                sole_speaker=sole_speaker(ctx.chat, ctx.config),
                 chat_key=ctx.chat.key,
                 forwarded=ctx.media.forwarded,
                 documents=ctx.media.documents,
