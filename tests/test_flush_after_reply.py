@@ -252,3 +252,40 @@ async def test_a_text_forgotten_before_the_flush_runs_never_reaches_it(
     flushes = [r for r in openai_server.requests if is_flush(r)]
     assert flushes and all("QX-7731" not in str(r) for r in flushes)
     assert "QX-7731" not in semantic_items(workspace)
+
+
+async def test_a_flush_put_aside_by_a_reply_goes_on_without_another_message(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # Found live (llama-cpp-python, 2,048-token window): a short question asked while the
+    # flush ran put it aside, and its facts waited for whatever the user wrote next, which
+    # may be never. The turn that puts a flush aside started too early to start it again.
+    flushes: list[int] = []
+
+    def responder(body: dict[str, Any]) -> object:
+        if is_summary(body):
+            return reply("SUMMARY: talked")
+        if is_flush(body):
+            flushes.append(1)
+            if len(flushes) == 1:
+                return delay(30.0, reply("- The user's boat is named Kestrel, said first"))
+            return reply("- The user's boat is named Kestrel")
+        return reply("ok")
+
+    openai_server.responder = responder
+    # A quiet spell, so that the flush starts between the turns, not during the next.
+    app = make_app(SMALL_WINDOW, tuning=Tuning(background_quiet_seconds=0.5))
+    await ask(app, "my boat is named Kestrel")
+    for i in range(7):
+        await ask(app, f"message {i}: {LONG}")
+        if ledger(app).exists():
+            break
+    await until(lambda: bool(flushes))
+    summaries = sum(1 for r in openai_server.requests if is_summary(r))
+    assert await ask(app, "ok?") == "ok"
+    # That turn did not compact: only its reply put the flush aside.
+    assert sum(1 for r in openai_server.requests if is_summary(r)) == summaries
+    await until(lambda: len(flushes) >= 2)
+    await until(lambda: not ledger(app).exists())
+    kept = [line for line in semantic_items(workspace).splitlines() if "Kestrel" in line]
+    assert len(kept) == 1 and "said first" not in kept[0]

@@ -7,8 +7,8 @@ earlier ones found. Texts the user had forgotten, waiting to be erased, are neve
 
 On a server that answers one request at a time the flush does not hold up the reply: the
 compaction notes the offloaded lines (`conversation.pending_flushes`) and the flush runs in
-the background, as a call that gives way to replies; a chat's next turn starts again one
-left undone (given way, or its process killed).
+the background, as a call that gives way to replies and goes on after them; a chat's next
+turn starts again one its process left undone (killed, or stopped).
 """
 
 from __future__ import annotations
@@ -134,8 +134,8 @@ class MemoryFlush:
     async def _flush_claimed(
         self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo
     ) -> bool:
-        """Claim the chat's free lines and flush them; whether there were any and they
-        were flushed (not put aside for a reply)."""
+        """Claim the chat's free lines and flush them; whether there were any (flushed,
+        or put aside for a reply: tried again after it)."""
         assert self.pending is not None
         pending = self.pending
         if self.until_quiet is not None:
@@ -155,10 +155,12 @@ class MemoryFlush:
                 gives_way=True,
             )
         except GaveWayToReply:
-            # Drawn again from the chat's next turn, once the server is quiet.
+            # Drawn again once the server is quiet after that reply: the turn that put it
+            # aside began before it gave way, too early to start it again, and the chat's
+            # next message may never come.
             await asyncio.to_thread(pending.release, session_key, lines)
             log.info("memory flush for %s put aside for a reply", session_key)
-            return False
+            return True
         except asyncio.CancelledError:
             # The bot stops: let the lines go now (a small file write), so that the next
             # start does not wait for the claim to run out.
