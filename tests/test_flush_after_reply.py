@@ -4,6 +4,8 @@ in the background, never lost when it gives way to a reply or its process stops.
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +20,16 @@ from mnemobot.conversation.pending_flushes import (
     PendingFlushes,
     claimable,
     claimed,
+    failed,
+    held_until,
     noted,
     without,
 )
+from mnemobot.systems.compaction.summary_model import CompactionCalls
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     delay,
+    error,
     reply,
     system_text,
     tool_call,
@@ -289,3 +295,84 @@ async def test_a_flush_put_aside_by_a_reply_goes_on_without_another_message(
     await until(lambda: not ledger(app).exists())
     kept = [line for line in semantic_items(workspace).splitlines() if "Kestrel" in line]
     assert len(kept) == 1 and "said first" not in kept[0]
+
+
+async def test_a_flush_a_killed_process_held_runs_at_the_next_start_without_a_message(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    # A process compacted, claimed the lines for its flush and was killed (kill -9): the
+    # ledger still holds its claim. The chat never writes again.
+    sessions = workspace / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    said = "2026-11-01T10:00:00Z"
+    (sessions / "console:local.log.jsonl").write_text(
+        f'{{"role": "user", "content": "my cat is called Miso", "at": "{said}"}}\n'
+    )
+    ledger_file = PendingFlushes(sessions).ledger_path("console:local")
+    PendingFlushes(sessions).note_last("console:local", 1, said, "console:local")
+    held = json.loads(ledger_file.read_text())
+    held["waiting"][0]["claimedUntil"] = time.time() + 1.5
+    ledger_file.write_text(json.dumps(held))
+
+    def responder(body: dict[str, Any]) -> object:
+        if is_flush(body):
+            return reply("- The user's cat is called Miso")
+        return reply("ok")
+
+    openai_server.responder = responder
+    app = make_app(tuning=Tuning(background_quiet_seconds=0))
+    app.start_background()
+    await until(lambda: not ledger_file.exists())
+    flush = next(r for r in openai_server.requests if is_flush(r))
+    assert "my cat is called Miso" in flush["messages"][1]["content"]
+    await until(lambda: "cat is called Miso" in semantic_items(workspace))
+
+
+async def test_a_flush_that_failed_is_tried_again_then_let_go(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    flushes: list[int] = []
+
+    def responder(body: dict[str, Any]) -> object:
+        if is_summary(body):
+            return reply("SUMMARY: talked")
+        if is_flush(body):
+            flushes.append(1)
+            if len(flushes) == 1:
+                return error(500, "the server restarted")
+            shown = body["messages"][1]["content"]
+            said = "my locker is number 4417" in shown
+            return reply("- Noted by the flush: gym locker 4417" if said else "NO_REPLY")
+        return reply("ok")
+
+    openai_server.responder = responder
+    calls = CompactionCalls(flush_retry_seconds=0.5, flush_tries=2)
+    # Sent once the chat is quiet for a second: after the last message, with no reply to
+    # give way to, so the first try fails at the server.
+    tuning = Tuning(background_quiet_seconds=1.0, compaction_calls=calls)
+    app = make_app(SMALL_WINDOW, tuning=tuning)
+    await ask(app, "my locker is number 4417")
+    for i in range(7):
+        await ask(app, f"message {i}: {LONG}")
+    await until(lambda: "Noted by the flush" in semantic_items(workspace))
+    assert len(flushes) >= 2
+    # A server that keeps failing: the lines are let go after the last try.
+    openai_server.responder = lambda body: error(500, "down") if is_flush(body) else responder(body)
+    for i in range(7):
+        await ask(app, f"later message {i}: {LONG}")
+    await until(lambda: not ledger(app).exists())
+
+
+def test_a_claim_held_and_a_failure_counted_in_the_ledger() -> None:
+    lines = [LogLines(0, 2, 1.0), LogLines(2, 5, 2.0)]
+    entries: list[dict[str, Any]] = []
+    for line in lines:
+        entries = noted(entries, line)
+    assert held_until(entries, 10.0) is None
+    held = claimed(entries, lines[:1], 50.0)
+    assert held_until(held, 10.0) == 50.0 and held_until(held, 60.0) is None
+    once, given_up = failed(held, lines[:1], 70.0, 2)
+    assert given_up == [] and claimable(once, 60.0) == [lines[1]]
+    assert claimable(once, 70.0) == lines
+    twice, given_up = failed(once, lines[:1], 90.0, 2)
+    assert given_up == lines[:1] and claimable(twice, 100.0) == [lines[1]]

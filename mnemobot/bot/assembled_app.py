@@ -81,6 +81,13 @@ class App:
             self.window_probe(self.assistant.model_name(self.runtime.current()))
         if self.maintenance is not None:
             self.maintenance.start()
+            compactor = self.commands.compactor
+            if compactor is not None:
+                # Memory flushes a stopped (or killed) process left waiting go on, though
+                # their chats may not write again.
+                self.maintenance.start_background(
+                    compactor.resume_all(self.runtime.current()), cancel_on_stop=True
+                )
         self.mcp.start()
 
     async def tools_ready(self) -> None:

@@ -29,7 +29,13 @@ import orjson
 from mnemobot.base.atomic_file import write_atomic
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.base.file_lock import private_file_lock
-from mnemobot.conversation.session import Message, check_session_key, flush_ledger_path
+from mnemobot.conversation.session import (
+    FLUSH_LEDGER_DIR_NAME,
+    InvalidSessionKey,
+    Message,
+    check_session_key,
+    flush_ledger_path,
+)
 
 # How long a claim keeps other flushes (another replica's, or this process's after a
 # restart) off its lines. It covers the wait at a home server's gate behind the chat's
@@ -51,6 +57,8 @@ class LogLines:
     end: int
     at: float
     first_at: str | None = None
+    # The memory scope its facts go to (a start of the bot resumes it without a turn).
+    scope: str | None = None
 
 
 def noted(entries: Sequence[dict[str, Any]], lines: LogLines) -> list[dict[str, Any]]:
@@ -60,6 +68,8 @@ def noted(entries: Sequence[dict[str, Any]], lines: LogLines) -> list[dict[str, 
     entry: dict[str, Any] = {"start": lines.start, "end": lines.end, "at": lines.at}
     if lines.first_at is not None:
         entry["firstAt"] = lines.first_at
+    if lines.scope is not None:
+        entry["scope"] = lines.scope
     return [*kept, entry]
 
 
@@ -71,6 +81,7 @@ def claimable(entries: Sequence[dict[str, Any]], now: float) -> list[LogLines]:
             entry["end"],
             _number(entry.get("at"), now),
             first if isinstance(first := entry.get("firstAt"), str) else None,
+            scope if isinstance(scope := entry.get("scope"), str) else None,
         )
         for entry in entries
         if _lines_of(entry) is not None and _number(entry.get("claimedUntil"), 0.0) <= now
@@ -91,6 +102,37 @@ def claimed(
                 entry["claimedUntil"] = until
         changed.append(entry)
     return changed
+
+
+def held_until(entries: Sequence[dict[str, Any]], now: float) -> float | None:
+    """When the first claim still held at `now` runs out; None when none is held."""
+    held = [
+        until
+        for entry in entries
+        if _lines_of(entry) is not None and (until := _number(entry.get("claimedUntil"), 0.0)) > now
+    ]
+    return min(held, default=None)
+
+
+def failed(
+    entries: Sequence[dict[str, Any]], lines: Sequence[LogLines], retry_at: float, most: int
+) -> tuple[list[dict[str, Any]], list[LogLines]]:
+    """`entries` after a flush of `lines` failed: each tried again from `retry_at`, or
+    dropped after `most` tries (returned, so that the caller can say so)."""
+    chosen = {(line.start, line.end) for line in lines}
+    kept, dropped_spans = [], set()
+    for entry in entries:
+        entry = dict(entry)
+        span = _lines_of(entry)
+        if span in chosen:
+            tries = int(_number(entry.get("tries"), 0)) + 1
+            if tries >= most:
+                dropped_spans.add(span)
+                continue
+            entry["tries"] = tries
+            entry["claimedUntil"] = retry_at
+        kept.append(entry)
+    return kept, [line for line in lines if (line.start, line.end) in dropped_spans]
 
 
 def without(entries: Sequence[dict[str, Any]], lines: Sequence[LogLines]) -> list[dict[str, Any]]:
@@ -128,12 +170,15 @@ class PendingFlushes:
         """Whether the chat has lines waiting (cheap: the ledger exists)."""
         return self.ledger_path(key).exists()
 
-    def note_last(self, key: str, count: int, first_at: str | None) -> LogLines:
+    def note_last(
+        self, key: str, count: int, first_at: str | None, scope: str | None = None
+    ) -> LogLines:
         """Note the offload log's last `count` lines (a compaction's, just appended; the
-        first of them written at `first_at`) as waiting for a flush; returns them."""
+        first of them written at `first_at`; their facts go to `scope`) as waiting for a
+        flush; returns them."""
         path = self.offload_path(key)
         end = _line_count(path)
-        lines = LogLines(max(0, end - count), end, self.clock(), first_at)
+        lines = LogLines(max(0, end - count), end, self.clock(), first_at, scope)
         with self._locked(key):
             self._write(key, noted(self._read(key), lines))
         return lines
@@ -147,6 +192,36 @@ class PendingFlushes:
             if free:
                 self._write(key, claimed(entries, free, now + CLAIM_SECONDS))
         return free
+
+    def waiting_keys(self) -> list[str]:
+        """The chats with lines waiting (a start of the bot resumes them)."""
+        folder = self.directory / FLUSH_LEDGER_DIR_NAME
+        if not folder.is_dir():
+            return []
+        keys = [p.name[: -len(".json")] for p in folder.glob("*.json") if p.is_file()]
+        return sorted(key for key in keys if _valid_key(key))
+
+    def scope_of(self, key: str) -> str | None:
+        """The memory scope the chat's waiting lines go to, as noted."""
+        with self._locked(key):
+            entries = self._read(key)
+        return next((e["scope"] for e in entries if isinstance(e.get("scope"), str)), None)
+
+    def held_until(self, key: str) -> float | None:
+        """When a claim on the chat's lines held by another flush (a replica's, or one of a
+        process that was killed) runs out; None when none is held."""
+        with self._locked(key):
+            return held_until(self._read(key), self.clock())
+
+    def failed(
+        self, key: str, lines: Sequence[LogLines], retry_seconds: float, most: int
+    ) -> list[LogLines]:
+        """A flush of `lines` failed: try them again in `retry_seconds`, up to `most`
+        tries in all; returns those given up."""
+        with self._locked(key):
+            entries, given_up = failed(self._read(key), lines, self.clock() + retry_seconds, most)
+            self._write(key, entries)
+        return given_up
 
     def release(self, key: str, lines: Sequence[LogLines]) -> None:
         with self._locked(key):
@@ -210,6 +285,14 @@ class PendingFlushes:
             path.unlink(missing_ok=True)
             return
         write_atomic(path, orjson.dumps({"waiting": entries}))
+
+
+def _valid_key(key: str) -> bool:
+    try:
+        check_session_key(key)
+    except InvalidSessionKey:
+        return False
+    return True
 
 
 def _line_count(path: Path) -> int:

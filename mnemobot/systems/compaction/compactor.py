@@ -131,6 +131,11 @@ class Compactor:
         if self.flush is not None:
             self.flush.resume_flushes(session_key, scope, config, tz)
 
+    async def resume_all(self, config: RuntimeConfig) -> None:
+        """At the bot's start: go on with the memory flushes left waiting."""
+        if self.flush is not None:
+            await self.flush.resume_all(config)
+
     def _forgotten(self, scope: str) -> ForgottenTexts:
         if self.memory is None:
             return ForgottenTexts()
@@ -165,7 +170,7 @@ class Compactor:
         if flush is not None and later:
             # Noted before the session is rewritten: a crash between the two offloads the
             # same messages again, and notes the same lines once.
-            await flush.note(session.id, plan.dropped)
+            await flush.note(session.id, scope, plan.dropped)
             summary, flushed = await self._summarize(plan, config, scope), 0
         elif flush is not None:
             summary_task = self._summarize(plan, config, scope)

@@ -23,7 +23,7 @@ from typing import Any
 from mnemobot.base.clock import SYSTEM_CLOCK, Clock
 from mnemobot.base.tokens import estimate_tokens
 from mnemobot.config.runtime import RuntimeConfig
-from mnemobot.conversation.pending_flushes import LogLines, PendingFlushes
+from mnemobot.conversation.pending_flushes import CLAIM_SECONDS, LogLines, PendingFlushes
 from mnemobot.conversation.session import Message
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget, prompt_room
@@ -93,8 +93,9 @@ class MemoryFlush:
             and self.model.one_slot(config)
         )
 
-    async def note(self, session_key: str, dropped: list[Message]) -> None:
-        """Note `dropped`, just offloaded, as waiting for a flush after the reply."""
+    async def note(self, session_key: str, scope: str, dropped: list[Message]) -> None:
+        """Note `dropped`, just offloaded, as waiting for a flush (into `scope`) after the
+        reply."""
         assert self.pending is not None
         first_at = dropped[0].get("at") if dropped else None
         await asyncio.to_thread(
@@ -102,7 +103,21 @@ class MemoryFlush:
             session_key,
             len(dropped),
             first_at if isinstance(first_at, str) else None,
+            scope,
         )
+
+    async def resume_all(self, config: RuntimeConfig) -> None:
+        """At the bot's start: go on with every chat's flush left waiting (its process
+        stopped or was killed), though the chat may not write again."""
+        if not self.defers(config):
+            return
+        assert self.pending is not None
+        pending = self.pending
+        keys = await asyncio.to_thread(pending.waiting_keys)
+        for key in keys:
+            scope = await asyncio.to_thread(pending.scope_of, key)
+            if scope is not None:
+                self.resume_flushes(key, scope, config)
 
     def resume_flushes(
         self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo | None = None
@@ -122,10 +137,18 @@ class MemoryFlush:
     async def _flush_later(
         self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo
     ) -> None:
-        """Flush the chat's noted lines, those a compaction notes meanwhile included."""
+        """Flush the chat's noted lines, those a compaction notes meanwhile included; lines
+        another flush holds are waited for until its claim runs out (a killed process's)."""
+        assert self.pending is not None
+        pending = self.pending
         try:
-            while await self._flush_claimed(session_key, scope, config, tz):
-                pass
+            while True:
+                if await self._flush_claimed(session_key, scope, config, tz):
+                    continue
+                until = await asyncio.to_thread(pending.held_until, session_key)
+                if until is None:
+                    return
+                await asyncio.sleep(min(CLAIM_SECONDS, max(1.0, until - pending.clock())))
         except OSError as exc:  # the claim runs out; the chat's next turn tries again
             log.warning("memory flush for %s left for later failed: %s", session_key, exc)
         finally:
@@ -166,6 +189,21 @@ class MemoryFlush:
             # start does not wait for the claim to run out.
             pending.release(session_key, lines)
             raise
+        except (LLMError, TimeoutError) as error:
+            # The server is down or too slow: tried again later, a few times in all.
+            calls = self.model.calls
+            given_up = await asyncio.to_thread(
+                pending.failed, session_key, lines, calls.flush_retry_seconds, calls.flush_tries
+            )
+            if given_up:
+                log.warning(
+                    "memory flush for %s gave up after %d tries (%s); the messages stay in "
+                    "the chat's offload log",
+                    session_key,
+                    calls.flush_tries,
+                    str(error) or "no answer in time",
+                )
+            return True
         await asyncio.to_thread(pending.finish, session_key, lines)
         log.info(
             "memory flush for %s after its compaction: %d fact(s) from %d message(s)",
@@ -276,6 +314,8 @@ class MemoryFlush:
         except GaveWayToReply:
             raise
         except (LLMError, TimeoutError) as error:
+            if gives_way and not found:
+                raise  # after the reply: tried again later (`_flush_claimed`)
             why = str(error) or f"no answer within {time_limit:g} s"
             log.warning("memory flush skipped for %s: %s", session_key, why)
             if not found:

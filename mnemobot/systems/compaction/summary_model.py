@@ -39,6 +39,12 @@ class CompactionCalls:
     flush_known_facts_budget_tokens: int = 1_200
     # Sampling temperature of the flush: lower still, facts only.
     flush_temperature: float = 0.2
+    # A flush after the reply that failed (the server down, or no answer in time) is tried
+    # again this much later, this many times in all; then its lines are let go (the
+    # messages stay in the offload log, the per-turn facts in memory). Chosen, not
+    # measured: a home server restarted or busy with a long job is back within minutes.
+    flush_retry_seconds: float = 300.0
+    flush_tries: int = 3
 
 
 DEFAULT_COMPACTION_CALLS = CompactionCalls()
