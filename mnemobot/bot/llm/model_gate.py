@@ -44,12 +44,14 @@ log = logging.getLogger(__name__)
 # How often a background call asks the replicas' board whether a turn is still in flight.
 BOARD_POLL_SECONDS = 1.0
 # A background call that can be done later (`ChatRequest.yields_to_replies`: consolidation,
-# a rewrite) waits until no turn has ended for this long: a person answers a reply
-# within seconds, and a call sent meanwhile holds the server even once it gives way. Live
-# (QA on llama-cpp-python with a 2,048-token window): consolidation sent the moment a turn
-# ended, the next message 4 s later waited 35 s for the server to finish reading the
-# abandoned 1,781-token prompt. Not measured as a sweep; long enough for a quick answer.
-BACKGROUND_QUIET_SECONDS = 20.0
+# a rewrite, a compaction's flush) waits until no turn has ended for this long: a call
+# sent meanwhile holds the server even once it gives way. Live (QA on llama-cpp-python with
+# a 2,048-token window): consolidation sent the moment a turn ended, the next message 4 s
+# later waited 35 s for the server to finish reading the abandoned 1,781-token prompt; at
+# 20 s, a flush sent 20 s after a reply held the message that came while it ran 11-34 s
+# more (people read a reply and type for longer than that). Not measured as a sweep: a
+# minute, past the time most answers take, costs background work only that minute.
+BACKGROUND_QUIET_SECONDS = 60.0
 
 _in_turn: contextvars.ContextVar[str | None] = contextvars.ContextVar("model_turn", default=None)
 
