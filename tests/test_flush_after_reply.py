@@ -4,6 +4,7 @@ in the background, never lost when it gives way to a reply or its process stops.
 from __future__ import annotations
 
 import asyncio
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -252,3 +253,42 @@ async def test_a_text_forgotten_before_the_flush_runs_never_reaches_it(
     flushes = [r for r in openai_server.requests if is_flush(r)]
     assert flushes and all("QX-7731" not in str(r) for r in flushes)
     assert "QX-7731" not in semantic_items(workspace)
+
+
+async def test_a_ledger_not_of_ours_costs_no_reply_and_no_flush(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    def responder(body: dict[str, Any]) -> object:
+        if is_summary(body):
+            return reply("SUMMARY: talked")
+        if is_flush(body):
+            return reply("- The user's dog is called Biscuit")
+        return reply("ok")
+
+    openai_server.responder = responder
+    app = make_app(SMALL_WINDOW, tuning=Tuning(background_quiet_seconds=0))
+    ledger(app).parent.mkdir(parents=True, exist_ok=True)
+    ledger(app).write_text('{"waiting": 7}')
+    assert await ask(app, "my dog is called Biscuit") == "ok"
+    for i in range(7):
+        assert await ask(app, f"message {i}: {LONG}") == "ok"
+    assert app.maintenance is not None
+    await app.maintenance.settled()
+    assert "dog is called Biscuit" in semantic_items(workspace)
+    assert not ledger(app).exists()
+
+
+def test_a_span_far_past_the_log_reads_only_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "console:local.log.jsonl"
+    log.write_text('{"role": "user", "content": "m0", "at": "t0"}\n')
+    pending = PendingFlushes(tmp_path)
+    # A hand-made ledger: lines the log never had are not counted one by one.
+    huge = LogLines(0, 10**12, 0.0, "t0")
+    tracemalloc.start()
+    try:
+        found = pending.messages("console:local", [huge])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [m["content"] for m in found] == ["m0"]
+    assert peak < 1 << 20
