@@ -4,6 +4,7 @@ in the background, never lost when it gives way to a reply or its process stops.
 from __future__ import annotations
 
 import asyncio
+import threading
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,11 @@ from mnemobot.conversation.pending_flushes import (
     noted,
     without,
 )
+from mnemobot.systems.compaction.summary_model import CompactionCalls
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     delay,
+    gated,
     reply,
     system_text,
     tool_call,
@@ -292,3 +295,56 @@ def test_a_span_far_past_the_log_reads_only_the_log(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert [m["content"] for m in found] == ["m0"]
     assert peak < 1 << 20
+
+
+async def test_a_text_forgotten_between_the_parts_of_a_flush_never_reaches_the_next(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    first_part_answers = threading.Event()
+    flushes: list[str] = []
+
+    def responder(body: dict[str, Any]) -> object:
+        if is_summary(body):
+            return reply("SUMMARY: talked")
+        if is_flush(body):
+            shown = body["messages"][1]["content"]
+            flushes.append(shown)
+            found = "- The user's locker code is QX-7731" if "QX-7731" in shown else "NO_REPLY"
+            if len(flushes) == 1:
+                return gated(first_part_answers, reply(found))
+            return reply(found)
+        if body["messages"][-1]["role"] == "user" and user_texts(body)[-1] == "forget it":
+            return tool_call("memory", {"operation": "forget", "query": "QX-7731-ZEBRA"})
+        return reply("ok")
+
+    openai_server.responder = responder
+    # Room for a long answer leaves little for the excerpt: the flush takes several calls.
+    openai_server.context_window = 4096
+    openai_server.window_reported_by = "llamacpp"
+    calls = CompactionCalls(summary_max_output_tokens=3_400)
+    tuning = Tuning(compaction_calls=calls, background_quiet_seconds=0)
+    app = make_app({"compaction": {"maxContextTokens": 1600, "keepLastMessages": 4}}, tuning=tuning)
+    await ask(app, f"message 0: {LONG}")
+    await ask(app, f"My locker code is QX-7731-ZEBRA. {LONG}")
+    for i in range(1, 9):
+        await ask(app, f"message {i}: {LONG}")
+        if ledger(app).exists():
+            break
+    await until(lambda: bool(flushes))
+    assert "QX-7731" not in flushes[0], "the code must be in the flush's second part"
+    gate = app.assistant.gate
+    # A turn of another chat still readying its reply (a voice message being transcribed)
+    # when the first part is answered: the second waits for it, and the user forgets.
+    async with gate.turn("console:other"):
+        waiting = gate.background_waiting
+        first_part_answers.set()
+        await until(lambda: gate.background_waiting == waiting + 1)
+        await ask(app, "forget it")
+    forgetting = [r for r in openai_server.requests if r["messages"][-1]["role"] == "tool"]
+    assert "forgotten" in str(forgetting[-1]["messages"][-1]["content"])
+    await until(lambda: not ledger(app).exists())
+    assert app.maintenance is not None
+    await app.maintenance.settled()
+    assert len(flushes) >= 2
+    assert all("QX-7731" not in shown for shown in flushes[1:])
+    assert "QX-7731" not in semantic_items(workspace)

@@ -128,6 +128,15 @@ class PendingFlushes:
         """Whether the chat has lines waiting (cheap: the ledger exists)."""
         return self.ledger_path(key).exists()
 
+    def log_state(self, key: str) -> tuple[int, int, int] | None:
+        """The offload log's inode, size and change time (None: there is none): an
+        erasure rewrites it, an append grows it."""
+        try:
+            stat = self.offload_path(key).stat()
+        except FileNotFoundError:
+            return None
+        return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
     def note_last(self, key: str, count: int, first_at: str | None) -> LogLines:
         """Note the offload log's last `count` lines (a compaction's, just appended; the
         first of them written at `first_at`) as waiting for a flush; returns them."""

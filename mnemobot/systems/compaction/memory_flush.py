@@ -54,6 +54,11 @@ it is a how-to, a command or a fix. Leave out small talk, and leave out anything
 KNOWN MEMORY. If nothing new is worth keeping, answer exactly {NO_REPLY}."""
 
 
+class _ReadAgain(Exception):
+    """The lines a flush read changed before one of its calls could go (a text was
+    forgotten, the log rewritten): they are read again."""
+
+
 class MemoryFlush:
     def __init__(
         self,
@@ -134,8 +139,8 @@ class MemoryFlush:
     async def _flush_claimed(
         self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo
     ) -> bool:
-        """Claim the chat's free lines and flush them; whether there were any and they
-        were flushed (not put aside for a reply)."""
+        """Claim the chat's free lines and flush them; whether to go on (there were some,
+        flushed or to be read again; not put aside for a reply)."""
         assert self.pending is not None
         pending = self.pending
         if self.until_quiet is not None:
@@ -143,8 +148,9 @@ class MemoryFlush:
         lines: list[LogLines] = await asyncio.to_thread(pending.claim, session_key)
         if not lines:
             return False
-        messages = await asyncio.to_thread(pending.messages, session_key, lines)
         try:
+            read_from = await asyncio.to_thread(pending.log_state, session_key)
+            messages = await asyncio.to_thread(pending.messages, session_key, lines)
             flushed = await self.flush(
                 messages,
                 config,
@@ -153,7 +159,12 @@ class MemoryFlush:
                 tz,
                 at=min(line.at for line in lines),
                 gives_way=True,
+                unchanged=lambda: pending.log_state(session_key) == read_from,
             )
+        except _ReadAgain:
+            # Nothing was kept: the lines are claimed and read again, as they are now.
+            await asyncio.to_thread(pending.release, session_key, lines)
+            return True
         except GaveWayToReply:
             # Drawn again from the chat's next turn, once the server is quiet.
             await asyncio.to_thread(pending.release, session_key, lines)
@@ -183,20 +194,21 @@ class MemoryFlush:
         *,
         at: float | None = None,
         gives_way: bool = False,
+        unchanged: Callable[[], bool] | None = None,
     ) -> int:
         """Draw durable facts out of `dropped` into memory (compacted at `at`, by default
         now); `gives_way`: a call after the reply, which a reply puts aside
-        (GaveWayToReply is raised, nothing is kept)."""
+        (GaveWayToReply is raised, nothing is kept). `unchanged`: whether the file
+        `dropped` was read from is still as it was (_ReadAgain is raised when it is not,
+        or something was forgotten since, before a call goes)."""
         if not config.memory.enabled or not dropped:
             return 0
         settings = self.model.calls
         time_limit = self.model.time_limit(config)
         model = self.model.name(config)
+        forgotten = self.memory.forget.forgotten_texts(scope)
         lines = transcript_lines(
-            dropped,
-            settings.flush_message_chars,
-            tools=True,
-            forgotten=self.memory.forget.forgotten_texts(scope),
+            dropped, settings.flush_message_chars, tools=True, forgotten=forgotten
         )
         # The newest flush_input_chars of the excerpt, as whole lines where possible.
         kept_chars = 0
@@ -245,6 +257,15 @@ class MemoryFlush:
                     deadline_seconds=time_limit + 1,
                     yields_to_replies=gives_way,
                 )
+                if unchanged is not None:
+                    # A part after the first, or the first after reading known memory,
+                    # may have waited behind a turn that forgot a text it holds. Checked
+                    # once the server is free, with no await until the call is admitted.
+                    if self.until_quiet is not None:
+                        await self.until_quiet()
+                    now_forgotten = self.memory.forget.forgotten_texts(scope)
+                    if not set(now_forgotten.needles) <= set(forgotten.needles) or not unchanged():
+                        raise _ReadAgain
                 try:
                     response = await self.llm.complete(request)
                 except LLMError as error:
