@@ -24,6 +24,7 @@ from mnemobot.conversation.pending_flushes import (
     without,
 )
 from mnemobot.systems.compaction.summary_model import CompactionCalls
+from mnemobot.systems.core.context import ChatRef
 from mnemobot_tooling.fakes.openai_server import (
     FakeOpenAIServer,
     delay,
@@ -348,3 +349,33 @@ async def test_a_text_forgotten_between_the_parts_of_a_flush_never_reaches_the_n
     assert len(flushes) >= 2
     assert all("QX-7731" not in shown for shown in flushes[1:])
     assert "QX-7731" not in semantic_items(workspace)
+
+
+async def test_a_flush_put_aside_for_another_chats_reply_goes_on_without_a_new_message(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    flushes: list[int] = []
+
+    def responder(body: dict[str, Any]) -> object:
+        if is_summary(body):
+            return reply("SUMMARY: talked")
+        if is_flush(body):
+            flushes.append(1)
+            if len(flushes) == 1:
+                return delay(30.0, reply("- The user's bike is a red Bianchi, said first"))
+            return reply("- The user's bike is a red Bianchi")
+        return reply("ok")
+
+    openai_server.responder = responder
+    app = make_app(SMALL_WINDOW, tuning=Tuning(background_quiet_seconds=0))
+    await ask(app, "my bike is a red Bianchi")
+    for i in range(7):
+        await ask(app, f"message {i}: {LONG}")
+        if ledger(app).exists():
+            break
+    await until(lambda: bool(flushes))
+    # Someone else writes to the bot; this chat's user says nothing more.
+    assert await ask(app, "hello", ChatRef("console", "other", user_id="u2")) == "ok"
+    await until(lambda: not ledger(app).exists())
+    kept = [line for line in semantic_items(workspace).splitlines() if "Bianchi" in line]
+    assert len(kept) == 1 and "said first" not in kept[0]

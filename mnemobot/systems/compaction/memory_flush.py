@@ -7,8 +7,8 @@ earlier ones found. Texts the user had forgotten, waiting to be erased, are neve
 
 On a server that answers one request at a time the flush does not hold up the reply: the
 compaction notes the offloaded lines (`conversation.pending_flushes`) and the flush runs in
-the background, as a call that gives way to replies; a chat's next turn starts again one
-left undone (given way, or its process killed).
+the background, as a call that gives way to replies and is made again once the server is
+quiet; a chat's next turn starts again one its process was stopped or killed for.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class MemoryFlush:
         self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo | None = None
     ) -> None:
         """Start the chat's flush left for later, if one waits and none runs here (a chat's
-        turn calls it: one given way to a reply, or killed with its process, goes on).
+        turn calls it: one whose process was stopped or killed goes on).
         On the loop; only a file's existence is checked here."""
         if not self.defers(config) or session_key in self._flushing:
             return
@@ -139,8 +139,8 @@ class MemoryFlush:
     async def _flush_claimed(
         self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo
     ) -> bool:
-        """Claim the chat's free lines and flush them; whether to go on (there were some,
-        flushed or to be read again; not put aside for a reply)."""
+        """Claim the chat's free lines and flush them; whether to go on (there were some:
+        flushed, put aside for a reply, or to be read again)."""
         assert self.pending is not None
         pending = self.pending
         if self.until_quiet is not None:
@@ -166,10 +166,11 @@ class MemoryFlush:
             await asyncio.to_thread(pending.release, session_key, lines)
             return True
         except GaveWayToReply:
-            # Drawn again from the chat's next turn, once the server is quiet.
+            # Drawn again once the server is quiet: the reply may be another chat's, and
+            # this chat's user may say nothing more.
             await asyncio.to_thread(pending.release, session_key, lines)
             log.info("memory flush for %s put aside for a reply", session_key)
-            return False
+            return True
         except asyncio.CancelledError:
             # The bot stops: let the lines go now (a small file write), so that the next
             # start does not wait for the claim to run out.
