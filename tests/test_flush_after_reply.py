@@ -379,3 +379,36 @@ async def test_a_flush_put_aside_for_another_chats_reply_goes_on_without_a_new_m
     await until(lambda: not ledger(app).exists())
     kept = [line for line in semantic_items(workspace).splitlines() if "Bianchi" in line]
     assert len(kept) == 1 and "said first" not in kept[0]
+
+
+async def test_a_flush_left_on_a_home_server_runs_once_the_bot_uses_a_hosted_one(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    def hanging(body: dict[str, Any]) -> object:
+        if is_summary(body):
+            return reply("SUMMARY: talked")
+        if is_flush(body):
+            return delay(60.0, reply("- too late"))
+        return reply("ok")
+
+    openai_server.responder = hanging
+    app = make_app(SMALL_WINDOW, tuning=Tuning(background_quiet_seconds=0))
+    await ask(app, "my brother lives in Ghent")
+    for i in range(7):
+        await ask(app, f"message {i}: {LONG}")
+    await until(lambda: any(is_flush(r) for r in openai_server.requests))
+    await asyncio.wait_for(app.close(), 10)
+    assert ledger(app).exists()
+
+    def answering(body: dict[str, Any]) -> object:
+        if is_flush(body):
+            return reply("- The user's brother lives in Ghent")
+        return hanging(body)
+
+    openai_server.responder = answering
+    # The operator moved the bot to a server without a slot limit (a hosted API).
+    hosted = {**SMALL_WINDOW, "llm": {"serverSlots": 0}}
+    again = make_app(hosted, tuning=Tuning(background_quiet_seconds=0))
+    await ask(again, "back again")
+    await until(lambda: not ledger(again).exists())
+    assert "brother lives in Ghent" in semantic_items(workspace)

@@ -91,11 +91,14 @@ class MemoryFlush:
     def defers(self, config: RuntimeConfig) -> bool:
         """Whether the flush waits until after the reply: a server that answers one request
         at a time (`SummaryModel.one_slot`), and somewhere to note and run it."""
+        return self.resumes(config) and self.model.one_slot(config)
+
+    def resumes(self, config: RuntimeConfig) -> bool:
+        """Whether flushes left for later are made: also once the server is no longer one
+        that answers one request at a time (the operator moved the bot to a hosted API),
+        or their lines would never reach memory."""
         return (
-            self.pending is not None
-            and self.start_background is not None
-            and config.memory.enabled
-            and self.model.one_slot(config)
+            self.pending is not None and self.start_background is not None and config.memory.enabled
         )
 
     async def note(self, session_key: str, dropped: list[Message]) -> None:
@@ -115,7 +118,7 @@ class MemoryFlush:
         """Start the chat's flush left for later, if one waits and none runs here (a chat's
         turn calls it: one whose process was stopped or killed goes on).
         On the loop; only a file's existence is checked here."""
-        if not self.defers(config) or session_key in self._flushing:
+        if not self.resumes(config) or session_key in self._flushing:
             return
         assert self.pending is not None and self.start_background is not None
         if not self.pending.waiting(session_key):
