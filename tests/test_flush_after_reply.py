@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from mnemobot.bot.app import App
 from mnemobot.bot.tuning import Tuning
+from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.conversation.pending_flushes import (
     CLAIM_SECONDS,
     LogLines,
@@ -412,3 +413,35 @@ async def test_a_flush_left_on_a_home_server_runs_once_the_bot_uses_a_hosted_one
     await ask(again, "back again")
     await until(lambda: not ledger(again).exists())
     assert "brother lives in Ghent" in semantic_items(workspace)
+
+
+async def test_a_flush_under_way_when_the_chat_is_erased_keeps_nothing(
+    make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
+) -> None:
+    flush_answers = threading.Event()
+
+    def responder(body: dict[str, Any]) -> object:
+        if is_summary(body):
+            return reply("SUMMARY: talked")
+        if is_flush(body):
+            return gated(flush_answers, reply("- The user's locker is number 4417"))
+        return reply("ok")
+
+    openai_server.responder = responder
+    app = make_app(SMALL_WINDOW, tuning=Tuning(background_quiet_seconds=0))
+    await ask(app, "my locker is number 4417")
+    for i in range(7):
+        await ask(app, f"message {i}: {LONG}")
+        if ledger(app).exists():
+            break
+    await until(lambda: any(is_flush(r) for r in openai_server.requests))
+    # The model is still writing the facts when the user erases the chat.
+    await app.commands.run(CHAT, ParsedCommand("forget_me", ""))
+    done = await app.commands.run(CHAT, ParsedCommand("forget_me", "confirm"))
+    assert done.startswith("Erased."), done
+    flush_answers.set()
+    assert app.maintenance is not None
+    await app.maintenance.settled()
+    assert "4417" not in semantic_items(workspace)
+    left = [p for p in workspace.rglob("*") if p.is_file() and b"4417" in p.read_bytes()]
+    assert left == []

@@ -26,6 +26,7 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.conversation.pending_flushes import LogLines, PendingFlushes
 from mnemobot.conversation.session import Message
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget, prompt_room
 from mnemobot.systems.compaction.flush_grounding import changed_copies
 from mnemobot.systems.compaction.summary_model import SummaryModel
@@ -267,9 +268,7 @@ class MemoryFlush:
                     # once the server is free, with no await until the call is admitted.
                     if self.until_quiet is not None:
                         await self.until_quiet()
-                    now_forgotten = self.memory.forget.forgotten_texts(scope)
-                    if not set(now_forgotten.needles) <= set(forgotten.needles) or not unchanged():
-                        raise _ReadAgain
+                    _check_unchanged(self.memory, scope, forgotten, unchanged)
                 try:
                     response = await self.llm.complete(request)
                 except LLMError as error:
@@ -303,6 +302,10 @@ class MemoryFlush:
             log.warning("memory flush skipped for %s: %s", session_key, why)
             if not found:
                 return 0
+        if found and unchanged is not None:
+            # The chat may have been erased (/forget_me) or a text forgotten while the
+            # calls were under way: nothing of what they read is kept then.
+            _check_unchanged(self.memory, scope, forgotten, unchanged)
         try:
             if not found:
                 return 0
@@ -319,6 +322,16 @@ class MemoryFlush:
         except Exception:  # a memory write problem must not stop compaction
             log.exception("memory flush failed for %s", session_key)
             return 0
+
+
+def _check_unchanged(
+    memory: WorkspaceMemory, scope: str, forgotten: ForgottenTexts, unchanged: Callable[[], bool]
+) -> None:
+    """Raise _ReadAgain when a text was forgotten since `forgotten` was read, or the file
+    the flush's lines came from changed (rewritten by an erasure, gone with the chat)."""
+    now = memory.forget.forgotten_texts(scope)
+    if not set(now.needles) <= set(forgotten.needles) or not unchanged():
+        raise _ReadAgain
 
 
 def _too_long(error: LLMError) -> bool:
