@@ -149,7 +149,14 @@ class MemoryFlush:
         pending = self.pending
         if self.until_quiet is not None:
             await self.until_quiet()
-        lines: list[LogLines] = await asyncio.to_thread(pending.claim, session_key)
+        claiming = asyncio.ensure_future(asyncio.to_thread(pending.claim, session_key))
+        try:
+            lines: list[LogLines] = await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            # The bot stops while the claim is made in its thread: the claim would keep
+            # the lines from the next start for CLAIM_SECONDS.
+            pending.release(session_key, await claiming)
+            raise
         if not lines:
             return False
         try:
@@ -234,6 +241,7 @@ class MemoryFlush:
         known = await scopes.run(scope, known_facts) or "(nothing yet)"
         found: list[str] = []
         shrink = 1.0
+        calls_made = 0
         try:
             while lines:
                 known_now = "\n".join([known, *(f"- {bullet}" for bullet in found)])
@@ -263,12 +271,13 @@ class MemoryFlush:
                     yields_to_replies=gives_way,
                 )
                 if unchanged is not None:
-                    # A part after the first, or the first after reading known memory,
-                    # may have waited behind a turn that forgot a text it holds. Checked
-                    # once the server is free, with no await until the call is admitted.
-                    if self.until_quiet is not None:
+                    # A part after the first may have waited behind a turn that forgot a
+                    # text it holds: checked once the server is free, with no await until
+                    # the call is admitted (the first part was read once it was free).
+                    if self.until_quiet is not None and calls_made:
                         await self.until_quiet()
                     _check_unchanged(self.memory, scope, forgotten, unchanged)
+                calls_made += 1
                 try:
                     response = await self.llm.complete(request)
                 except LLMError as error:
