@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -376,3 +377,19 @@ def test_a_claim_held_and_a_failure_counted_in_the_ledger() -> None:
     assert claimable(once, 70.0) == lines
     twice, given_up = failed(once, lines[:1], 90.0, 2)
     assert given_up == lines[:1] and claimable(twice, 100.0) == [lines[1]]
+
+
+def test_a_span_far_past_the_log_reads_only_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "console:local.log.jsonl"
+    log.write_text('{"role": "user", "content": "m0", "at": "t0"}\n')
+    pending = PendingFlushes(tmp_path)
+    # A hand-made ledger: lines the log never had are not counted one by one.
+    huge = LogLines(0, 10**12, 0.0, "t0")
+    tracemalloc.start()
+    try:
+        found = pending.messages("console:local", [huge])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [m["content"] for m in found] == ["m0"]
+    assert peak < 1 << 20

@@ -170,6 +170,15 @@ class PendingFlushes:
         """Whether the chat has lines waiting (cheap: the ledger exists)."""
         return self.ledger_path(key).exists()
 
+    def log_state(self, key: str) -> tuple[int, int, int] | None:
+        """The offload log's inode, size and change time (None: there is none): an
+        erasure rewrites it, an append grows it."""
+        try:
+            stat = self.offload_path(key).stat()
+        except FileNotFoundError:
+            return None
+        return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
     def note_last(
         self, key: str, count: int, first_at: str | None, scope: str | None = None
     ) -> LogLines:
@@ -235,17 +244,19 @@ class PendingFlushes:
         """The offload log's messages on `lines`. A torn or unreadable line is skipped;
         lines the log no longer has (pruned), or whose first message is not the one noted
         (the log was erased and begun again), give nothing."""
-        wanted = {n for line in lines for n in range(line.start, line.end)}
-        if not wanted:
+        spans = sorted((line.start, line.end) for line in lines)
+        if not spans:
             return []
-        last = max(wanted)
+        last = max(end for _, end in spans) - 1
         read: dict[int, Message] = {}
         try:
             with open(self.offload_path(key), "rb") as handle:
                 for number, raw in enumerate(handle):
                     if number > last:
                         break
-                    if number not in wanted:
+                    # Spans are checked, never counted out: a hand-made ledger may name
+                    # lines far past the log's end.
+                    if not any(start <= number < end for start, end in spans):
                         continue
                     try:
                         record = orjson.loads(raw)
@@ -260,7 +271,7 @@ class PendingFlushes:
             first = read.get(line.start)
             if line.first_at is not None and (first is None or first.get("at") != line.first_at):
                 continue
-            found += [read[n] for n in range(line.start, line.end) if n in read]
+            found += [read[n] for n in sorted(read) if line.start <= n < line.end]
         return found
 
     def _locked(self, key: str) -> Any:
@@ -277,7 +288,9 @@ class PendingFlushes:
         except (FileNotFoundError, orjson.JSONDecodeError):
             return []
         entries = value.get("waiting") if isinstance(value, dict) else None
-        return [entry for entry in entries or [] if isinstance(entry, dict)]
+        if not isinstance(entries, list):
+            return []
+        return [entry for entry in entries if isinstance(entry, dict)]
 
     def _write(self, key: str, entries: list[dict[str, Any]]) -> None:
         path = self.ledger_path(key)

@@ -95,8 +95,8 @@ class AutoCompaction:
         return ctx.config.compaction.enabled
 
     async def process(self, ctx: TurnContext) -> None:
-        # A memory flush an earlier compaction left for later and did not finish (it gave
-        # way to a reply, or its process was stopped) goes on once this turn is answered.
+        # A memory flush an earlier compaction left for later and did not finish (its
+        # process was stopped or killed) goes on once this turn is answered.
         self.compactor.resume_flushes(ctx.session.id, ctx.scope, ctx.config, ctx.now.tzinfo)
         threshold = ctx.config.compaction_threshold_tokens()
         floor = memory_floor_tokens(ctx)

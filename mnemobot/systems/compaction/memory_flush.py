@@ -7,8 +7,9 @@ earlier ones found. Texts the user had forgotten, waiting to be erased, are neve
 
 On a server that answers one request at a time the flush does not hold up the reply: the
 compaction notes the offloaded lines (`conversation.pending_flushes`) and the flush runs in
-the background, as a call that gives way to replies and goes on after them; a chat's next
-turn starts again one its process left undone (killed, or stopped).
+the background, as a call that gives way to replies and is made again once the server is
+quiet; the bot's next start, or the chat's next turn, goes on with one its process was
+stopped or killed for.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from mnemobot.config.runtime import RuntimeConfig
 from mnemobot.conversation.pending_flushes import CLAIM_SECONDS, LogLines, PendingFlushes
 from mnemobot.conversation.session import Message
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
+from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
 from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget, prompt_room
 from mnemobot.systems.compaction.flush_grounding import changed_copies
 from mnemobot.systems.compaction.summary_model import SummaryModel
@@ -52,6 +54,11 @@ their world, preferences, decisions, constraints, and how problems were solved. 
 self-contained bullet per fact, starting with "- "; start a bullet with "[procedure]" when \
 it is a how-to, a command or a fix. Leave out small talk, and leave out anything already in \
 KNOWN MEMORY. If nothing new is worth keeping, answer exactly {NO_REPLY}."""
+
+
+class _ReadAgain(Exception):
+    """The lines a flush read changed before one of its calls could go (a text was
+    forgotten, the log rewritten): they are read again."""
 
 
 class MemoryFlush:
@@ -86,11 +93,14 @@ class MemoryFlush:
     def defers(self, config: RuntimeConfig) -> bool:
         """Whether the flush waits until after the reply: a server that answers one request
         at a time (`SummaryModel.one_slot`), and somewhere to note and run it."""
+        return self.resumes(config) and self.model.one_slot(config)
+
+    def resumes(self, config: RuntimeConfig) -> bool:
+        """Whether flushes left for later are made: also once the server is no longer one
+        that answers one request at a time (the operator moved the bot to a hosted API),
+        or their lines would never reach memory."""
         return (
-            self.pending is not None
-            and self.start_background is not None
-            and config.memory.enabled
-            and self.model.one_slot(config)
+            self.pending is not None and self.start_background is not None and config.memory.enabled
         )
 
     async def note(self, session_key: str, scope: str, dropped: list[Message]) -> None:
@@ -109,7 +119,7 @@ class MemoryFlush:
     async def resume_all(self, config: RuntimeConfig) -> None:
         """At the bot's start: go on with every chat's flush left waiting (its process
         stopped or was killed), though the chat may not write again."""
-        if not self.defers(config):
+        if not self.resumes(config):
             return
         assert self.pending is not None
         pending = self.pending
@@ -123,9 +133,9 @@ class MemoryFlush:
         self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo | None = None
     ) -> None:
         """Start the chat's flush left for later, if one waits and none runs here (a chat's
-        turn calls it: one given way to a reply, or killed with its process, goes on).
+        turn calls it: one whose process was stopped or killed goes on).
         On the loop; only a file's existence is checked here."""
-        if not self.defers(config) or session_key in self._flushing:
+        if not self.resumes(config) or session_key in self._flushing:
             return
         assert self.pending is not None and self.start_background is not None
         if not self.pending.waiting(session_key):
@@ -157,17 +167,25 @@ class MemoryFlush:
     async def _flush_claimed(
         self, session_key: str, scope: str, config: RuntimeConfig, tz: tzinfo
     ) -> bool:
-        """Claim the chat's free lines and flush them; whether there were any (flushed,
-        or put aside for a reply: tried again after it)."""
+        """Claim the chat's free lines and flush them; whether to go on (there were some:
+        flushed, put aside for a reply, or to be read again)."""
         assert self.pending is not None
         pending = self.pending
         if self.until_quiet is not None:
             await self.until_quiet()
-        lines: list[LogLines] = await asyncio.to_thread(pending.claim, session_key)
+        claiming = asyncio.ensure_future(asyncio.to_thread(pending.claim, session_key))
+        try:
+            lines: list[LogLines] = await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            # The bot stops while the claim is made in its thread: the claim would keep
+            # the lines from the next start for CLAIM_SECONDS.
+            pending.release(session_key, await claiming)
+            raise
         if not lines:
             return False
-        messages = await asyncio.to_thread(pending.messages, session_key, lines)
         try:
+            read_from = await asyncio.to_thread(pending.log_state, session_key)
+            messages = await asyncio.to_thread(pending.messages, session_key, lines)
             flushed = await self.flush(
                 messages,
                 config,
@@ -176,11 +194,15 @@ class MemoryFlush:
                 tz,
                 at=min(line.at for line in lines),
                 gives_way=True,
+                unchanged=lambda: pending.log_state(session_key) == read_from,
             )
+        except _ReadAgain:
+            # Nothing was kept: the lines are claimed and read again, as they are now.
+            await asyncio.to_thread(pending.release, session_key, lines)
+            return True
         except GaveWayToReply:
-            # Drawn again once the server is quiet after that reply: the turn that put it
-            # aside began before it gave way, too early to start it again, and the chat's
-            # next message may never come.
+            # Drawn again once the server is quiet: the reply may be another chat's, and
+            # this chat's user may say nothing more.
             await asyncio.to_thread(pending.release, session_key, lines)
             log.info("memory flush for %s put aside for a reply", session_key)
             return True
@@ -223,20 +245,21 @@ class MemoryFlush:
         *,
         at: float | None = None,
         gives_way: bool = False,
+        unchanged: Callable[[], bool] | None = None,
     ) -> int:
         """Draw durable facts out of `dropped` into memory (compacted at `at`, by default
         now); `gives_way`: a call after the reply, which a reply puts aside
-        (GaveWayToReply is raised, nothing is kept)."""
+        (GaveWayToReply is raised, nothing is kept). `unchanged`: whether the file
+        `dropped` was read from is still as it was (_ReadAgain is raised when it is not,
+        or something was forgotten since, before a call goes)."""
         if not config.memory.enabled or not dropped:
             return 0
         settings = self.model.calls
         time_limit = self.model.time_limit(config)
         model = self.model.name(config)
+        forgotten = self.memory.forget.forgotten_texts(scope)
         lines = transcript_lines(
-            dropped,
-            settings.flush_message_chars,
-            tools=True,
-            forgotten=self.memory.forget.forgotten_texts(scope),
+            dropped, settings.flush_message_chars, tools=True, forgotten=forgotten
         )
         # The newest flush_input_chars of the excerpt, as whole lines where possible.
         kept_chars = 0
@@ -257,6 +280,7 @@ class MemoryFlush:
         known = await scopes.run(scope, known_facts) or "(nothing yet)"
         found: list[str] = []
         shrink = 1.0
+        calls_made = 0
         try:
             while lines:
                 known_now = "\n".join([known, *(f"- {bullet}" for bullet in found)])
@@ -285,6 +309,14 @@ class MemoryFlush:
                     deadline_seconds=time_limit + 1,
                     yields_to_replies=gives_way,
                 )
+                if unchanged is not None:
+                    # A part after the first may have waited behind a turn that forgot a
+                    # text it holds: checked once the server is free, with no await until
+                    # the call is admitted (the first part was read once it was free).
+                    if self.until_quiet is not None and calls_made:
+                        await self.until_quiet()
+                    _check_unchanged(self.memory, scope, forgotten, unchanged)
+                calls_made += 1
                 try:
                     response = await self.llm.complete(request)
                 except LLMError as error:
@@ -320,6 +352,10 @@ class MemoryFlush:
             log.warning("memory flush skipped for %s: %s", session_key, why)
             if not found:
                 return 0
+        if found and unchanged is not None:
+            # The chat may have been erased (/forget_me) or a text forgotten while the
+            # calls were under way: nothing of what they read is kept then.
+            _check_unchanged(self.memory, scope, forgotten, unchanged)
         try:
             if not found:
                 return 0
@@ -336,6 +372,16 @@ class MemoryFlush:
         except Exception:  # a memory write problem must not stop compaction
             log.exception("memory flush failed for %s", session_key)
             return 0
+
+
+def _check_unchanged(
+    memory: WorkspaceMemory, scope: str, forgotten: ForgottenTexts, unchanged: Callable[[], bool]
+) -> None:
+    """Raise _ReadAgain when a text was forgotten since `forgotten` was read, or the file
+    the flush's lines came from changed (rewritten by an erasure, gone with the chat)."""
+    now = memory.forget.forgotten_texts(scope)
+    if not set(now.needles) <= set(forgotten.needles) or not unchanged():
+        raise _ReadAgain
 
 
 def _too_long(error: LLMError) -> bool:
