@@ -91,6 +91,12 @@ CHINESE_DAYS = "日一二三四五六"
         ("monatlich am 3. um 9", "0 9 3 * *"),
         ("cada mes el día 3 a las 9", "0 9 3 * *"),
         ("todos los meses el 3 a las 9", "0 9 3 * *"),
+        # German and Spanish clock words (found live: no repeat read).
+        ("jeden Monat am 3. um halb neun", "30 8 3 * *"),
+        ("jeden Tag um Viertel vor neun", "45 8 * * *"),
+        ("werktags um Viertel nach acht", "15 8 * * 1-5"),
+        ("cada mes el día 3 a las ocho y media", "30 8 3 * *"),
+        ("todos los días a las nueve menos cuarto", "45 8 * * *"),
     ],
 )
 def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
@@ -110,6 +116,7 @@ def test_days_and_a_time_in_five_languages(words: str, cron: str) -> None:
         "every day at 9 except weekends",
         "каждый день кроме субботы в 9",
         "todos los días excepto domingo a las 9",
+        "todos los días menos el domingo a las nueve menos cuarto",
         "weekdays at 9:30 except friday",
         "every day at 9 until friday",
         "every first Monday of the month at 9 except in July",

@@ -227,6 +227,22 @@ CASES = [
     ("через пол часа", LATE_MORNING, "2026-11-24 11:25"),
     ("через пол-часа", LATE_MORNING, "2026-11-24 11:25"),
     ("in a half hour", LATE_MORNING, "2026-11-24 11:25"),
+    # Found live: German and Spanish clock times in words were refused. "Halb neun" is
+    # half an hour before nine.
+    ("um halb neun", LATE_MORNING, "2026-11-25 08:30"),
+    ("um halb neun", EARLY, "2026-11-24 08:30"),
+    ("morgen um halb neun", EARLY, "2026-11-25 08:30"),
+    ("um Viertel nach acht", EARLY, "2026-11-24 08:15"),
+    ("um Viertel vor neun", EARLY, "2026-11-24 08:45"),
+    ("morgen um Viertel vor neun", LATE_MORNING, "2026-11-25 08:45"),
+    ("heute Abend um halb neun", LATE_MORNING, "2026-11-24 20:30"),
+    ("um acht Uhr dreißig", EARLY, "2026-11-24 08:30"),
+    ("a las ocho y media", LATE_MORNING, "2026-11-25 08:30"),
+    ("a las nueve menos cuarto", EARLY, "2026-11-24 08:45"),
+    ("a las ocho y cuarto", EARLY, "2026-11-24 08:15"),
+    ("mañana a las ocho y media", LATE_MORNING, "2026-11-25 08:30"),
+    ("a la una menos diez", LATE_MORNING, "2026-11-24 12:50"),
+    ("esta noche a las ocho y media", LATE_MORNING, "2026-11-24 20:30"),
 ]
 
 

@@ -31,8 +31,10 @@ from dateparser.date import DateDataParser
 from mnemobot.base.clock import SECONDS_PER_DAY
 from mnemobot.bot.schedule.date_words import dates_as_iso
 from mnemobot.bot.schedule.english_clock import english_clock_words
+from mnemobot.bot.schedule.german_clock import german_clock_words
 from mnemobot.bot.schedule.month_words import NoSuchDay
 from mnemobot.bot.schedule.russian_clock import russian_clock_words
+from mnemobot.bot.schedule.spanish_clock import spanish_clock_words
 from mnemobot.bot.schedule.time_words import (
     about_as_at,
     day_words_read,
@@ -173,7 +175,8 @@ def with_clock_times(text: str, *, small_hours: bool = False) -> str:
     01:00", "明天上午9点" -> "明天09:00". `small_hours`: it is just past midnight now
     (before SMALL_HOURS_END), so "tonight" is the night already begun: "tonight at 1" is
     "today at 01:00"."""
-    said = english_clock_words(russian_clock_words(text))
+    said = russian_clock_words(german_clock_words(spanish_clock_words(text)))
+    said = english_clock_words(said)
     text, midnight = minutes_as_clock(numbers_as_digits(said))
     text = hour_after_day_word(about_as_at(text))
     part = next((part for part in _DAY_PARTS if part.pattern.search(text) is not None), None)

@@ -109,7 +109,9 @@ _MORE_THAN_DAYS = re.compile(
     r"|december)\b"
     r"|(?<!\w)(?:кроме|не|до|с|со|начиная|перв\w*|втор(?:ой|ую|ое)|последн\w*|через)(?!\w)"
     r"|\b(?:außer|ausser|nicht|bis|ab|ersten|zweiten|letzten|jeden zweiten)\b"
-    r"|\b(?:excepto|menos|salvo|no|hasta|desde|primer\w*|segund\w*|últim\w*)\b"
+    r"|\b(?:excepto|salvo|no|hasta|desde|primer\w*|segund\w*|últim\w*)\b"
+    # "menos" is "except", but not in a clock time: "a las nueve menos cuarto" is 8:45.
+    r"|\bmenos\b(?!\s+(?:cuarto|cinco|diez|veinte|veinticinco|\d{1,2})\b)"
     r"|除了|不|为止|第|隔",
     re.IGNORECASE,
 )

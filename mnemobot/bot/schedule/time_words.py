@@ -5,7 +5,8 @@ pure functions and their tables, for `parsing`.
   minutes", "an hour and a half" -> "90 minutes".
 - Minutes in words: "half past 9" -> "9:30", "quarter to 9" -> "8:45", "halb 9" -> "8:30"
   (German counts to the coming hour), "9 y media" -> "9:30", "8点一刻" -> "8:15"
-  (Russian's clock words: `russian_clock`).
+  (clock words with the hour in words: `russian_clock`, `german_clock`, `spanish_clock`,
+  `english_clock`).
 - Noon and midnight: "at noon" -> "at 12:00", "midnight" -> "at 12" (the twelve of a night:
   `parsing` puts it after the midnight that follows).
 - An hour right after a day word, with no "at": "tomorrow 9" -> "tomorrow at 9", "Friday
