@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from mnemobot.bot.app import App
 from mnemobot.bot.cli.web import host_of_app
+from mnemobot.bot.tuning import Tuning
 from mnemobot.bot.turn.commands import ParsedCommand
 from mnemobot.bot.web.corrections import Corrections
 from mnemobot.config.runtime import MemoryConfig
@@ -53,6 +54,9 @@ SAID = ("My locker code is QX-7731-ZEBRA.", "I am flying to Lisbon on Friday.", 
 GIST = ("Lisbon", "sencha")
 NOTE = "Long note {}: " + "lorem ipsum dolor sit amet " * 30
 COMPACTING = {"compaction": {"maxContextTokens": 1000, "keepLastMessages": 2}}
+
+# Maintenance's model calls go as soon as the server is free (the quiet spell has its own test).
+NO_QUIET_SPELL = Tuning(background_quiet_seconds=0)
 
 
 def summarizing_model(request: dict[str, Any]) -> Step:
@@ -122,7 +126,7 @@ async def test_forgetting_a_code_the_summary_holds_keeps_the_rest_of_the_summary
     start_bot: StartBot, telegram: TelegramServer, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
     openai_server.responder = summarizing_model
-    bot = await start_bot(runtime=COMPACTING)
+    bot = await start_bot(runtime=COMPACTING, tuning=NO_QUIET_SPELL)
     chat, key = 5301, "telegram:5301"
     await summarized_chat(telegram, workspace, chat)
     assert CODE in summary_in(chat_requests(openai_server)[-1])
@@ -157,7 +161,7 @@ async def test_the_erasure_of_a_page_forget_rewrites_only_the_summary_lines_hold
     """Forgotten on the memory page, the text is erased from the session file at once (no
     turn took it out first): its summary keeps the rest, and so does the next request."""
     openai_server.responder = summarizing_model
-    bot = await start_bot(runtime=COMPACTING)
+    bot = await start_bot(runtime=COMPACTING, tuning=NO_QUIET_SPELL)
     chat, key = 5302, "telegram:5302"
     await summarized_chat(telegram, workspace, chat)
     config = bot.app.runtime.current()
