@@ -7,6 +7,7 @@ import asyncio
 import json
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,24 @@ def ledger(app: App) -> Path:
     return app.sessions.flush_ledger_path_for(CHAT.key)
 
 
+def held_then_answered(fact: str, flushes: list[int]) -> Callable[[dict[str, Any]], object]:
+    """The model: a short summary; the first flush (counted in `flushes`) still being
+    written 30 s later, answering `fact` "said first" (put aside, it must never be kept),
+    every later one answering `fact`; a turn's "ok"."""
+
+    def responder(body: dict[str, Any]) -> object:
+        if is_summary(body):
+            return reply("SUMMARY: talked")
+        if is_flush(body):
+            flushes.append(1)
+            if len(flushes) == 1:
+                return delay(30.0, reply(f"- {fact}, said first"))
+            return reply(f"- {fact}")
+        return reply("ok")
+
+    return responder
+
+
 async def until(condition: Any, seconds: float = 20.0) -> None:
     for _ in range(int(seconds / 0.02)):
         if condition():
@@ -104,19 +123,7 @@ async def test_a_flush_put_aside_for_a_reply_is_drawn_again_once(
     make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
     flushes: list[int] = []
-
-    def responder(body: dict[str, Any]) -> object:
-        if is_summary(body):
-            return reply("SUMMARY: talked")
-        if is_flush(body):
-            flushes.append(1)
-            if len(flushes) == 1:
-                # Still being written when the user's next message comes: put aside.
-                return delay(30.0, reply("- The user's boat is named Kestrel, said first"))
-            return reply("- The user's boat is named Kestrel")
-        return reply("ok")
-
-    openai_server.responder = responder
+    openai_server.responder = held_then_answered("The user's boat is named Kestrel", flushes)
     app = make_app(SMALL_WINDOW, tuning=Tuning(background_quiet_seconds=0))
     await ask(app, "my boat is named Kestrel")
     for i in range(7):
@@ -268,18 +275,7 @@ async def test_a_flush_put_aside_by_a_reply_goes_on_without_another_message(
     # flush ran put it aside, and its facts waited for whatever the user wrote next, which
     # may be never. The turn that puts a flush aside started too early to start it again.
     flushes: list[int] = []
-
-    def responder(body: dict[str, Any]) -> object:
-        if is_summary(body):
-            return reply("SUMMARY: talked")
-        if is_flush(body):
-            flushes.append(1)
-            if len(flushes) == 1:
-                return delay(30.0, reply("- The user's boat is named Kestrel, said first"))
-            return reply("- The user's boat is named Kestrel")
-        return reply("ok")
-
-    openai_server.responder = responder
+    openai_server.responder = held_then_answered("The user's boat is named Kestrel", flushes)
     # A quiet spell, so that the flush starts between the turns, not during the next.
     app = make_app(SMALL_WINDOW, tuning=Tuning(background_quiet_seconds=0.5))
     await ask(app, "my boat is named Kestrel")

@@ -26,6 +26,7 @@ from tests.conftest import AppFactory, ask
 from tests.test_flush_after_reply import (
     LONG,
     SMALL_WINDOW,
+    held_then_answered,
     is_flush,
     is_summary,
     ledger,
@@ -114,18 +115,7 @@ async def test_a_flush_put_aside_for_another_chats_reply_goes_on_without_a_new_m
     make_app: AppFactory, openai_server: FakeOpenAIServer, workspace: Path
 ) -> None:
     flushes: list[int] = []
-
-    def responder(body: dict[str, Any]) -> object:
-        if is_summary(body):
-            return reply("SUMMARY: talked")
-        if is_flush(body):
-            flushes.append(1)
-            if len(flushes) == 1:
-                return delay(30.0, reply("- The user's bike is a red Bianchi, said first"))
-            return reply("- The user's bike is a red Bianchi")
-        return reply("ok")
-
-    openai_server.responder = responder
+    openai_server.responder = held_then_answered("The user's bike is a red Bianchi", flushes)
     app = make_app(SMALL_WINDOW, tuning=Tuning(background_quiet_seconds=0))
     await ask(app, "my bike is a red Bianchi")
     for i in range(7):

@@ -28,16 +28,16 @@ from mnemobot.conversation.pending_flushes import PendingFlushes
 from mnemobot.conversation.session import AgentSession, SessionStore
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
-from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget
 from mnemobot.systems.compaction.memory_flush import MemoryFlush
 from mnemobot.systems.compaction.plan import SUMMARY_PREFIX, CompactionPlan, plan_compaction
 from mnemobot.systems.compaction.summary_model import (
     DEFAULT_COMPACTION_CALLS,
     CompactionCalls,
     SummaryModel,
+    smaller_after,
 )
-from mnemobot.systems.compaction.transcript import split_lines, transcript_lines
-from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError, LLMFailureKind
+from mnemobot.systems.compaction.transcript import transcript_lines
+from mnemobot.systems.core.llm import ChatModel, ChatRequest, LLMError
 from mnemobot.systems.model_call.context_window import ContextWindows
 
 log = logging.getLogger(__name__)
@@ -244,13 +244,7 @@ class Compactor:
         while lines:
             # The previous summary (or the last part's) rides along with every part.
             fixed = estimate_tokens(SUMMARY_INSTRUCTIONS) + estimate_tokens(previous) + 16
-            budget = input_budget(
-                await self.model.window(model),
-                answer_tokens=settings.summary_max_output_tokens,
-                fixed_prompt_tokens=fixed,
-                configured=10**9,
-            )
-            part = split_lines(lines, max(1, int(budget * shrink)))[0]
+            part = await self.model.next_part(lines, model, fixed, shrink)
             parts = [f"PREVIOUS SUMMARY:\n{previous}"] if previous else []
             parts.append("CONVERSATION:\n" + "\n".join(part))
             request = ChatRequest(
@@ -270,8 +264,9 @@ class Compactor:
             try:
                 response = await self.llm.complete(request)
             except LLMError as error:
-                if _too_long(error) and shrink > SHRINK_AFTER_OVERFLOW**MAX_SHRINKS:
-                    shrink *= SHRINK_AFTER_OVERFLOW
+                smaller = smaller_after(error, shrink)
+                if smaller is not None:
+                    shrink = smaller
                     continue
                 return _NoSummary(error.user_text())
             except TimeoutError:
@@ -282,10 +277,6 @@ class Compactor:
             previous = text
             lines = lines[len(part) :]
         return previous or _NoSummary("nothing to summarize")
-
-
-def _too_long(error: LLMError) -> bool:
-    return error.kind is LLMFailureKind.CONTEXT_OVERFLOW
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,13 +28,12 @@ from mnemobot.conversation.pending_flushes import CLAIM_SECONDS, LogLines, Pendi
 from mnemobot.conversation.session import Message
 from mnemobot.memory.services.workspace_memory import WorkspaceMemory
 from mnemobot.memory.upkeep.forgotten_texts import ForgottenTexts
-from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget, prompt_room
+from mnemobot.model.call_budget import prompt_room
 from mnemobot.systems.compaction.flush_grounding import changed_copies
-from mnemobot.systems.compaction.summary_model import SummaryModel
+from mnemobot.systems.compaction.summary_model import SummaryModel, smaller_after
 from mnemobot.systems.compaction.transcript import (
     parse_bullets,
     said,
-    split_lines,
     transcript_lines,
 )
 from mnemobot.systems.core.context import NO_REPLY
@@ -43,7 +42,6 @@ from mnemobot.systems.core.llm import (
     ChatRequest,
     GaveWayToReply,
     LLMError,
-    LLMFailureKind,
 )
 
 log = logging.getLogger(__name__)
@@ -285,13 +283,7 @@ class MemoryFlush:
             while lines:
                 known_now = "\n".join([known, *(f"- {bullet}" for bullet in found)])
                 fixed = estimate_tokens(FLUSH_INSTRUCTIONS) + estimate_tokens(known_now) + 24
-                budget = input_budget(
-                    await self.model.window(model),
-                    answer_tokens=settings.summary_max_output_tokens,
-                    fixed_prompt_tokens=fixed,
-                    configured=10**9,
-                )
-                part = split_lines(lines, max(1, int(budget * shrink)))[0]
+                part = await self.model.next_part(lines, model, fixed, shrink)
                 request = ChatRequest(
                     messages=[
                         {"role": "system", "content": FLUSH_INSTRUCTIONS},
@@ -322,10 +314,11 @@ class MemoryFlush:
                 except LLMError as error:
                     if isinstance(error, GaveWayToReply):
                         raise
-                    if _too_long(error) and shrink > SHRINK_AFTER_OVERFLOW**MAX_SHRINKS:
-                        shrink *= SHRINK_AFTER_OVERFLOW
-                        continue
-                    raise
+                    smaller = smaller_after(error, shrink)
+                    if smaller is None:
+                        raise
+                    shrink = smaller
+                    continue
                 bullets = parse_bullets(response.content or "")
                 lines_said = [said(line) for line in part]
                 copies = changed_copies(
@@ -382,7 +375,3 @@ def _check_unchanged(
     now = memory.forget.forgotten_texts(scope)
     if not set(now.needles) <= set(forgotten.needles) or not unchanged():
         raise _ReadAgain
-
-
-def _too_long(error: LLMError) -> bool:
-    return error.kind is LLMFailureKind.CONTEXT_OVERFLOW

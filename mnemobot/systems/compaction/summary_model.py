@@ -2,7 +2,9 @@
 long and how large each call may be.
 
 Shared by the summary (`compaction.compactor`) and the memory flush
-(`compaction.memory_flush`).
+(`compaction.memory_flush`): each splits what it is shown into parts that fit the model's
+window (`next_part`), smaller again after the server refuses one as too long
+(`smaller_after`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnemobot.config.runtime import RuntimeConfig
+from mnemobot.model.call_budget import MAX_SHRINKS, SHRINK_AFTER_OVERFLOW, input_budget
+from mnemobot.systems.compaction.transcript import split_lines
+from mnemobot.systems.core.llm import LLMError, LLMFailureKind
 from mnemobot.systems.model_call.context_window import ContextWindows
 
 
@@ -80,3 +85,28 @@ class SummaryModel:
             return None
         window = await self.windows.context_window(model)
         return window.tokens if window is not None else None
+
+    async def next_part(
+        self, lines: list[str], model: str, fixed_prompt_tokens: int, shrink: float
+    ) -> list[str]:
+        """The first of `lines` that fit one call to `model` beside a prompt of
+        `fixed_prompt_tokens` (the instructions and what rides along with every part),
+        scaled by `shrink` after the server refused a part as too long."""
+        budget = input_budget(
+            await self.window(model),
+            answer_tokens=self.calls.summary_max_output_tokens,
+            fixed_prompt_tokens=fixed_prompt_tokens,
+            configured=10**9,
+        )
+        return split_lines(lines, max(1, int(budget * shrink)))[0]
+
+
+def smaller_after(error: LLMError, shrink: float) -> float | None:
+    """The share of a part to try again with after `error`: smaller after an overflow,
+    while it may still shrink; None for any other error."""
+    if (
+        error.kind is LLMFailureKind.CONTEXT_OVERFLOW
+        and shrink > SHRINK_AFTER_OVERFLOW**MAX_SHRINKS
+    ):
+        return shrink * SHRINK_AFTER_OVERFLOW
+    return None
